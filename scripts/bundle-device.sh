@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# scripts/bundle-device.sh OUT_DIR
+#
+# Packs what a GPU machine without apt or MLIR needs to run gopt's CUDA
+# backend, under 64 MiB: a runtime-only build (gopt-run, the CUDA tests,
+# make-test-plans), the small non-system shared libraries they load
+# (libprotobuf, libdnnl, libgomp, ...; never libMLIR, never cuDNN/cuBLAS,
+# which come from the GPU machine's PyTorch environment), the .gplan files of
+# the test and benchmark models, and OUT_DIR/run-gpu-tests.sh.
+#
+# Environment: BUILD_DIR (default build-device), GOPT_TRANSLATE (a
+# gopt-translate with --emit-plan; default: the first in build*/bin).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 OUT_DIR" >&2
+  exit 2
+fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-device}
+
+echo "== configuring the runtime-only build in $BUILD"
+cmake -G Ninja -S "$ROOT" -B "$BUILD" -DGOPT_BUILD_COMPILER=OFF \
+  -DGOPT_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$BUILD" gopt-run make-test-plans GoptCudaKernelsTests \
+  GoptCudaHelpersTests
+
+mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/plans"
+cp "$BUILD/bin/gopt-run" "$BUILD/bin/make-test-plans" \
+  "$BUILD/bin/GoptCudaKernelsTests" "$BUILD/bin/GoptCudaHelpersTests" \
+  "$OUT/bin/"
+
+echo "== shared libraries"
+# Everything the binaries load except the C/C++ runtime the GPU machine
+# has, the CUDA libraries its PyTorch environment provides, and MLIR.
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so|libcudnn|libcublas|libcudart|libcuda\.so|libnvrtc|libMLIR|libLLVM)'
+for bin in "$OUT"/bin/*; do
+  ldd "$bin" | awk '/=> \// {print $1, $3}'
+done | sort -u | while read -r name path; do
+  if [[ "$name" =~ $skip ]]; then
+    continue
+  fi
+  cp -L "$path" "$OUT/lib/$name"
+  echo "  $name <- $path"
+done
+if ls "$OUT"/lib | grep -q -i mlir; then
+  echo "error: an MLIR library would travel" >&2
+  exit 1
+fi
+
+echo "== plans"
+"$OUT/bin/make-test-plans" "$OUT/plans" >/dev/null
+TRANSLATE=${GOPT_TRANSLATE:-}
+if [ -z "$TRANSLATE" ]; then
+  for candidate in "$ROOT"/build/bin/gopt-translate "$ROOT"/build*/bin/gopt-translate; do
+    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -q -- --emit-plan; then
+      TRANSLATE=$candidate
+      break
+    fi
+  done
+fi
+if [ -n "$TRANSLATE" ]; then
+  for model in "$ROOT"/examples/graphs/*.mlir "$ROOT"/benchmarks/*/*.mlir; do
+    [ -f "$model" ] || continue
+    name=$(basename "$model" .mlir)
+    if "$TRANSLATE" --emit-plan "$model" -o "$OUT/plans/$name.gplan" 2>/dev/null; then
+      echo "  $name.gplan"
+    else
+      echo "  skipped $model (gopt-translate --emit-plan failed)"
+      rm -f "$OUT/plans/$name.gplan"
+    fi
+  done
+else
+  echo "  no gopt-translate with --emit-plan found (build the compiler, or"
+  echo "  set GOPT_TRANSLATE): only the runtime's test plans are bundled"
+fi
+
+cat > "$OUT/run-gpu-tests.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs gopt's CUDA tests and the bundled plans on a GPU machine. cuDNN and
+# cuBLAS come from the PyTorch environment's nvidia.* packages.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=${PYTHON:-python3}
+libs="$HERE/lib"
+for pkg in nvidia.cudnn nvidia.cublas nvidia.cuda_runtime; do
+  dir=$("$PY" -c "import $pkg, os; print(os.path.dirname($pkg.__file__) if $pkg.__file__ else list($pkg.__path__)[0])" 2>/dev/null) || continue
+  libs="$libs:$dir/lib"
+done
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GOPT_CUDNN_ALGO_CACHE=${GOPT_CUDNN_ALGO_CACHE:-$HERE/cudnn-algos.txt}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+status=0
+"$HERE/bin/GoptCudaHelpersTests" || status=1
+"$HERE/bin/GoptCudaKernelsTests" || status=1
+# Every plan: the reference backend's outputs, then CUDA (TF32 off) against
+# them at 1e-3 relative, then a timed CUDA run with the profile.
+cd "$HERE/plans"
+for plan in *.gplan; do
+  name=${plan%.gplan}
+  for batch in 1 8; do
+    ref="ref-$name-b$batch"
+    if ! "$HERE/bin/gopt-run" "$plan" --backend reference --batch $batch \
+        --warmup 0 --iterations 1 --output-dir "$ref" >/dev/null 2>&1; then
+      echo "skip $plan (batch $batch): the reference backend cannot run it"
+      continue
+    fi
+    args=()
+    for npy in "$ref"/*.npy; do
+      args+=(--compare-npy "$(basename "$npy" .npy)=$npy")
+    done
+    echo "== $plan batch $batch: cuda vs. reference"
+    GOPT_CUDA_TF32=0 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch $batch \
+      --warmup 1 --iterations 3 --rtol 1e-3 --atol 1e-4 "${args[@]}" || status=1
+  done
+  echo "== $plan: cuda timing and profile (batch 32)"
+  "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 32 --warmup 5 \
+    --iterations 20 --profile || status=1
+done
+exit $status
+RUN
+chmod +x "$OUT/run-gpu-tests.sh"
+
+size=$(du -sb "$OUT" | cut -f1)
+echo "== $OUT: $((size / 1024 / 1024)) MiB"
+if [ "$size" -ge $((64 * 1024 * 1024)) ]; then
+  echo "error: the bundle is $size bytes, over 64 MiB" >&2
+  exit 1
+fi

@@ -1,0 +1,383 @@
+#!/bin/sh
+# ONNX node conformance: every case of the ONNX backend test data
+# (/usr/share/libonnx-testdata, Debian's libonnx-testdata) through
+# import -> plan -> CPU runtime, compared with the case's own expected outputs.
+#
+#   scripts/conformance.sh [--build-dir build] [--suites node,pytorch-converted,pytorch-operator,simple]
+#                          [--filter REGEX] [--jobs 2] [--timeout 60] [--time-limit 1800]
+#                          [--backend cpu] [--out docs/conformance.md]
+#
+# Prints "N passed, N failed, N unsupported" and writes docs/conformance.md
+# (per op). A case is
+#   passed       every test_data_set_* output within the case's tolerance
+#                (data.json's rtol/atol when present, else ONNX's defaults,
+#                rtol 1e-3, atol 1e-7, numpy.allclose's criterion);
+#   unsupported  rejected cleanly before running: an op, attribute or element
+#                type gopt does not import, or an input gopt-run cannot read;
+#   failed       anything else: wrong values, a runtime error, a dialect error
+#                on an imported op, a timeout, or a crash (marked CRASH).
+# Test tensors (.pb TensorProto) become .npy files with python3-onnx's
+# numpy_helper (Debian's /usr/bin/python3) and go to gopt-run through
+# --input NAME=FILE.npy and --compare-npy NAME=FILE.npy. Progress goes to the
+# terminal only when stdout is one. Not part of scripts/test.sh (it takes
+# minutes); exit status 0 when no case failed.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ -x /usr/bin/python3 ] || { echo "conformance: needs Debian's /usr/bin/python3 with python3-onnx" >&2; exit 2; }
+export GOPT_ROOT="$root"
+exec /usr/bin/python3 - "$@" <<'PYTHON'
+import argparse
+import collections
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = os.environ["GOPT_ROOT"]
+DEFAULT_DATA = "/usr/share/libonnx-testdata/data"
+
+p = argparse.ArgumentParser(prog="conformance.sh")
+p.add_argument("--build-dir", default="build")
+p.add_argument("--data", default=DEFAULT_DATA)
+p.add_argument("--suites", default="node,pytorch-converted,pytorch-operator,simple")
+p.add_argument("--filter", default=None, help="regular expression on the case name")
+p.add_argument("--jobs", type=int, default=2)
+p.add_argument("--timeout", type=int, default=60, help="seconds per gopt invocation")
+p.add_argument("--time-limit", type=int, default=1800,
+               help="stop starting cases after this many seconds (the rest are reported as not run)")
+p.add_argument("--backend", default="cpu")
+p.add_argument("--out", default=os.path.join(ROOT, "docs", "conformance.md"))
+p.add_argument("--json", default=None, help="also write every case's result as JSON")
+a = p.parse_args(sys.argv[1:])
+build = a.build_dir if os.path.isabs(a.build_dir) else os.path.join(ROOT, a.build_dir)
+GOPT_RUN = os.path.join(build, "bin", "gopt-run")
+GOPT_TRANSLATE = os.path.join(build, "bin", "gopt-translate")
+for tool in (GOPT_RUN, GOPT_TRANSLATE):
+    if not os.access(tool, os.X_OK):
+        sys.exit(f"conformance: {tool} not found: build gopt first or pass --build-dir")
+if not os.path.isdir(a.data):
+    sys.exit(f"conformance: no ONNX test data in {a.data} (apt-get install libonnx-testdata)")
+
+TTY = sys.stdout.isatty()
+UNSUPPORTED = re.compile(r"unsupported|not supported|only .* supported|must be a constant|"
+                         r"no kernel|unknown op|imports no opset of the default", re.I)
+SCHEMAS = sorted({s.name for s in onnx.defs.get_all_schemas_with_history()}, key=len, reverse=True)
+
+
+def first_error(text):
+    """The first error line without its 'FILE:L:C: error: ' prefix (untruncated:
+    classify first, shorten when reporting)."""
+    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    for l in lines:
+        if "error" in l.lower():
+            l = re.sub(r"^gopt-run: error: ", "", l)
+            return re.sub(r"^\S*:\d+:\d+: error: ", "", l)
+    return lines[0] if lines else "no message"
+
+
+def crashed(rc):
+    return rc < 0 or rc in (128 + 6, 128 + 11, 128 + 4, 128 + 8, 128 + 7)
+
+
+def signame(rc):
+    n = -rc if rc < 0 else rc - 128
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"status {rc}"
+
+
+def tolerance(case_dir):
+    rtol, atol = 1e-3, 1e-7
+    dj = os.path.join(case_dir, "data.json")
+    if os.path.exists(dj):
+        with open(dj) as f:
+            d = json.load(f)
+        rtol, atol = d.get("rtol", rtol), d.get("atol", atol)
+    return rtol, atol
+
+
+def op_key(suite, name, model):
+    """The op a node case tests: its only op type, or the one its name starts with."""
+    types = [n.op_type for n in model.graph.node]
+    if suite != "node":
+        return suite
+    if len(set(types)) == 1:
+        return types[0]
+    flat = name[len("test_"):].replace("_", "").lower()
+    for short, full in (("sce", "SoftmaxCrossEntropyLoss"), ("nllloss", "NegativeLogLikelihoodLoss"),
+                        ("mvn", "MeanVarianceNormalization")):
+        if flat.startswith(short):
+            return full
+    for t in SCHEMAS:  # longest first: CastLike before Cast
+        if flat.startswith(t.lower()):
+            return t
+    return "(" + name[len("test_"):].split("_")[0] + ")"
+
+
+def convert(pb, out_npy):
+    t = onnx.TensorProto()
+    with open(pb, "rb") as f:
+        t.ParseFromString(f.read())
+    arr = numpy_helper.to_array(t)
+    if arr.dtype == object or arr.dtype.kind in "USO":
+        raise ValueError(f"{os.path.basename(pb)}: {arr.dtype} tensors are not supported by gopt-run")
+    np.save(out_npy, np.ascontiguousarray(arr))
+    return t.name
+
+
+def run_case(suite, case_dir, tmp_root, reads_onnx):
+    name = os.path.basename(case_dir)
+    res = {"suite": suite, "case": name, "op": None, "status": None, "reason": ""}
+    try:
+        model = onnx.load(os.path.join(case_dir, "model.onnx"))
+    except Exception as e:  # a case the onnx package itself cannot read
+        res.update(op="(unreadable)", status="unsupported", reason=f"onnx.load: {e}"[:240])
+        return res
+    res["op"] = op_key(suite, name, model)
+    initializers = {i.name for i in model.graph.initializer}
+    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
+    for vi in list(graph_inputs) + list(model.graph.output):
+        if vi.type.WhichOneof("value") != "tensor_type":
+            res.update(status="unsupported",
+                       reason=f"'{vi.name}' is a {vi.type.WhichOneof('value')}, not a tensor")
+            return res
+    rtol, atol = tolerance(case_dir)
+    tmp = tempfile.mkdtemp(dir=tmp_root)
+    try:
+        target = os.path.join(case_dir, "model.onnx")
+        if not reads_onnx:
+            target = os.path.join(tmp, "model.mlir")
+            try:
+                r = subprocess.run([GOPT_TRANSLATE, "--import-onnx", os.path.join(case_dir, "model.onnx"),
+                                    "-o", target], capture_output=True, text=True,
+                                   timeout=a.timeout, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                res.update(status="failed", reason=f"import timed out after {a.timeout} s")
+                return res
+            if crashed(r.returncode):
+                res.update(status="failed", crash=True,
+                           reason=f"CRASH in gopt-translate --import-onnx ({signame(r.returncode)}): "
+                                  + first_error(r.stderr))
+                return res
+            if r.returncode != 0:
+                msg = first_error(r.stderr)
+                res.update(status="unsupported" if UNSUPPORTED.search(msg) else "failed",
+                           reason=("import: " + msg)[:300])
+                return res
+        sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+        if not sets:
+            res.update(status="unsupported", reason="no test_data_set")
+            return res
+        worst = 0.0
+        for ds in sets:
+            args = [GOPT_RUN, target, "--backend", a.backend, "--threads", "1",
+                    "--warmup", "0", "--iterations", "1",
+                    "--rtol", repr(rtol), "--atol", repr(atol)]
+            ins = sorted(glob.glob(os.path.join(ds, "input_*.pb")),
+                         key=lambda s: int(re.findall(r"\d+", os.path.basename(s))[0]))
+            outs = sorted(glob.glob(os.path.join(ds, "output_*.pb")),
+                          key=lambda s: int(re.findall(r"\d+", os.path.basename(s))[0]))
+            try:
+                for i, pb in enumerate(ins):
+                    npy = os.path.join(tmp, f"{os.path.basename(ds)}_in{i}.npy")
+                    tname = convert(pb, npy) or (graph_inputs[i].name if i < len(graph_inputs) else f"input_{i}")
+                    args += ["--input", f"{tname}={npy}"]
+                for i, pb in enumerate(outs):
+                    npy = os.path.join(tmp, f"{os.path.basename(ds)}_out{i}.npy")
+                    tname = convert(pb, npy) or model.graph.output[i].name
+                    args += ["--compare-npy", f"{tname}={npy}"]
+            except Exception as e:
+                res.update(status="unsupported", reason=str(e)[:240])
+                return res
+            try:
+                r = subprocess.run(args, capture_output=True, text=True, timeout=a.timeout,
+                                   stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                res.update(status="failed", reason=f"gopt-run timed out after {a.timeout} s")
+                return res
+            if crashed(r.returncode):
+                res.update(status="failed", crash=True,
+                           reason=f"CRASH in gopt-run ({signame(r.returncode)}): " + first_error(r.stderr))
+                return res
+            for m in re.finditer(r"max_rel_err (\S+): (\w+)", r.stdout):
+                try:
+                    worst = max(worst, float(m.group(1)))
+                except ValueError:
+                    pass
+            if r.returncode != 0:
+                bad = re.findall(r"compare (\S+) with .*?max_abs_err (\S+) max_rel_err (\S+): MISMATCH", r.stdout)
+                if bad:
+                    res.update(status="failed", reason="; ".join(
+                        f"{n}: max abs {ab}, max rel {rl} (rtol {rtol:g}, atol {atol:g})" for n, ab, rl in bad)[:240])
+                else:
+                    msg = first_error(r.stderr or r.stdout)
+                    res.update(status="unsupported" if UNSUPPORTED.search(msg) else "failed", reason=msg[:300])
+                return res
+        res.update(status="passed", max_rel_err=worst)
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def probe_reads_onnx(case_dir):
+    r = subprocess.run([GOPT_RUN, os.path.join(case_dir, "model.onnx"), "--warmup", "0",
+                        "--iterations", "1"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return "importer" not in r.stderr
+
+
+def main():
+    cases = []
+    for suite in a.suites.split(","):
+        d = os.path.join(a.data, suite)
+        if not os.path.isdir(d):
+            print(f"conformance: no suite {d}, skipped", file=sys.stderr)
+            continue
+        for c in sorted(os.listdir(d)):
+            if a.filter and not re.search(a.filter, c):
+                continue
+            if os.path.exists(os.path.join(d, c, "model.onnx")):
+                cases.append((suite, os.path.join(d, c)))
+    if not cases:
+        sys.exit("conformance: no cases")
+    reads_onnx = probe_reads_onnx(cases[0][1])
+    tmp_root = tempfile.mkdtemp(prefix="gopt-conformance-")
+    start = time.time()
+    results, not_run = [], []
+    counts = collections.Counter()
+    lock = threading.Lock()
+
+    def progress(final=False):
+        if TTY:
+            el = time.time() - start
+            sys.stderr.write(f"\r[{len(results)}/{len(cases)}] {counts['passed']} passed, "
+                             f"{counts['failed']} failed, {counts['unsupported']} unsupported  ({el:.0f} s)")
+            if final:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    def job(suite, case_dir):
+        if time.time() - start > a.time_limit:
+            with lock:
+                not_run.append((suite, os.path.basename(case_dir)))
+            return
+        try:
+            res = run_case(suite, case_dir, tmp_root, reads_onnx)
+        except Exception as e:  # a bug in this script must not hide the others
+            res = {"suite": suite, "case": os.path.basename(case_dir), "op": "(script error)",
+                   "status": "failed", "reason": f"conformance.sh: {e}"[:240]}
+        with lock:
+            results.append(res)
+            counts[res["status"]] += 1
+            progress()
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+            list(ex.map(lambda c: job(*c), cases))
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
+    progress(final=True)
+    elapsed = time.time() - start
+    results.sort(key=lambda r: (r["suite"], r["case"]))
+    crashes = [r for r in results if r.get("crash")]
+    summary = f"{counts['passed']} passed, {counts['failed']} failed, {counts['unsupported']} unsupported"
+    if not_run:
+        summary += f", {len(not_run)} not run (time limit {a.time_limit} s)"
+    if crashes:
+        summary += f" ({len(crashes)} crashes among the failed)"
+    write_report(results, not_run, summary, elapsed, reads_onnx)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    print(summary)
+    return 1 if counts["failed"] else 0
+
+
+def write_report(results, not_run, summary, elapsed, reads_onnx):
+    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    cmd = "scripts/conformance.sh " + " ".join(sys.argv[1:])
+    L = ["# ONNX conformance", "",
+         "Every case of the ONNX backend test data (Debian's `libonnx-testdata`, "
+         f"`{a.data}`: {', '.join('`' + s + '`' for s in a.suites.split(','))}) imported, lowered "
+         f"to a plan and run on gopt's `{a.backend}` backend, compared with the case's own expected outputs "
+         "(`test_data_set_*/output_*.pb`) with the case's tolerance (`data.json` where present, else ONNX's "
+         "defaults rtol 1e-3, atol 1e-7). Generated by:", "",
+         "```sh", cmd.strip(), "```", "",
+         f"**{summary}** (gopt {sha}, {elapsed:.0f} s"
+         + ("" if reads_onnx else "; models imported with `gopt-translate --import-onnx`, then run by `gopt-run`")
+         + ").", "",
+         "- *passed*: every output within tolerance; *unsupported*: rejected cleanly before running "
+         "(an op, attribute or element type gopt does not import, or a tensor gopt-run cannot read); "
+         "*failed*: wrong values, a runtime or dialect error, a timeout, or a crash.", ""]
+    by_suite = collections.defaultdict(collections.Counter)
+    for r in results:
+        by_suite[r["suite"]][r["status"]] += 1
+    L += ["| suite | cases | passed | failed | unsupported |", "|---|--:|--:|--:|--:|"]
+    for s, c in sorted(by_suite.items()):
+        L.append(f"| {s} | {sum(c.values())} | {c['passed']} | {c['failed']} | {c['unsupported']} |")
+    L.append("")
+    node = [r for r in results if r["suite"] == "node"]
+    if node:
+        by_op = collections.defaultdict(list)
+        for r in node:
+            by_op[r["op"]].append(r)
+        claimed = {op for op, rs in by_op.items() if any(r["status"] != "unsupported" for r in rs)}
+        L += ["## Node tests per op", "",
+              "Ops with at least one case that got past import count as claimed; a claimed op should "
+              "pass all its cases.", "",
+              "| op | cases | passed | failed | unsupported | claimed, all pass |",
+              "|---|--:|--:|--:|--:|---|"]
+        for op in sorted(by_op, key=lambda o: o.lower()):
+            rs = by_op[op]
+            c = collections.Counter(r["status"] for r in rs)
+            mark = ("yes" if c["failed"] == 0 and c["unsupported"] == 0 else
+                    ("no" if c["failed"] else "partly unsupported")) if op in claimed else ""
+            L.append(f"| {op} | {len(rs)} | {c['passed']} | {c['failed']} | {c['unsupported']} | {mark} |")
+        L.append("")
+    fails = [r for r in results if r["status"] == "failed"]
+    if fails:
+        L += ["## Failed cases", "", "| suite | case | op | why |", "|---|---|---|---|"]
+        for r in fails:
+            L.append(f"| {r['suite']} | {r['case']} | {r['op']} | {r['reason'].replace('|', '/')} |")
+        L.append("")
+    uns = [r for r in results if r["status"] == "unsupported"]
+    if uns:
+        reasons = collections.Counter()
+        for r in uns:
+            why = re.sub(r"node (#\d+|'[^']*') ", "node ", r["reason"])
+            why = re.sub(r"^import: ", "", why)
+            why = re.sub(r"'[^']*\.(onnx|npy)'?:?\s*", "", why)
+            reasons[why[:160]] += 1
+        L += ["## Why cases are unsupported", "", "| cases | reason |", "|--:|---|"]
+        for why, n in reasons.most_common():
+            L.append(f"| {n} | {why.replace('|', '/')} |")
+        L.append("")
+    other = [r for r in results if r["suite"] != "node"]
+    if other:
+        L += ["## Model and operator suites, per case", "", "| suite | case | result | why |", "|---|---|---|---|"]
+        for r in other:
+            L.append(f"| {r['suite']} | {r['case']} | {r['status']} | {r['reason'].replace('|', '/')} |")
+        L.append("")
+    if not_run:
+        L += [f"## Not run ({len(not_run)}, time limit {a.time_limit} s)", "",
+              ", ".join(f"{s}/{c}" for s, c in not_run), ""]
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write("\n".join(L))
+
+
+sys.exit(main())
+PYTHON

@@ -1,0 +1,318 @@
+#!/usr/bin/python3
+"""Writes the small graph files the importer tests read.
+
+Run with Debian's /usr/bin/python3 (python3-onnx, python3-protobuf,
+python3-torch): `scripts/make_test_graphs.py [OUT_DIR]`, default
+test/Import/Inputs. The outputs are committed, so the tests need no Python.
+
+- lenet.onnx: a small LeNet exported by torch.onnx (Conv, Relu, MaxPool,
+  Flatten, Gemm).
+- onnx_*.onnx: one tiny model per mapped op family and per error, built with
+  onnx.helper.
+- resnet_block_nhwc.pb/.pbtxt: a ResNet block in NHWC with unfused batch norm
+  (moments via Mean/SquaredDifference, then Rsqrt, Mul, Sub, Add), as
+  tf.layers.batch_normalization(fused=False) writes it.
+- training_nhwc.pbtxt: a training-style graph (Identity, CheckNumerics,
+  FusedBatchNormV3 with is_training, StopGradient, BiasAdd, MatMul, Softmax).
+GraphDefs are built with the project's own schema, lib/Import/graph.proto,
+compiled here with protoc.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "test", "Import", "Inputs")
+RNG = np.random.default_rng(1234)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32) * 0.1
+
+
+def save(model, name, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, name))
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, name="g"):
+    """Outputs given with shape None get the type shape inference finds."""
+    graph = helper.make_graph(nodes, name, inputs, [], initializer=list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8 if opset >= 13 else 6
+    inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
+    for out in outputs:
+        if out.type.HasField("tensor_type") or out.name not in inferred:
+            m.graph.output.append(out)
+        else:
+            m.graph.output.append(inferred[out.name])
+    return m
+
+
+def vi(name, shape, elem=TensorProto.FLOAT):
+    if shape is None:
+        return onnx.ValueInfoProto(name=name)
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(array, name)
+
+
+def lenet():
+    import torch
+    from torch import nn
+
+    torch.manual_seed(1234)
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(1, 4, 5)
+            self.c2 = nn.Conv2d(4, 8, 5)
+            self.f1 = nn.Linear(8 * 4 * 4, 32)
+            self.f2 = nn.Linear(32, 10)
+
+        def forward(self, x):
+            x = nn.functional.max_pool2d(torch.relu(self.c1(x)), 2)
+            x = nn.functional.max_pool2d(torch.relu(self.c2(x)), 2)
+            x = torch.flatten(x, 1)
+            return self.f2(torch.relu(self.f1(x)))
+
+    path = os.path.join(OUT, "lenet.onnx")
+    torch.onnx.export(LeNet().eval(), torch.zeros(1, 1, 28, 28), path,
+                      input_names=["image"], output_names=["logits"],
+                      dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}},
+                      opset_version=13)
+    onnx.checker.check_model(onnx.load(path))
+
+
+def onnx_ops():
+    X4 = vi("x", ["N", 3, 8, 8])
+    # Conv: SAME_LOWER becomes explicit pads; groups and dilations kept.
+    save(model([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv",
+                                 auto_pad="SAME_LOWER", strides=[2, 2], group=3)],
+               [X4], [vi("y", None)], [init("w", rand(6, 1, 4, 4)), init("b", rand(6))]),
+         "onnx_conv.onnx")
+    save(model([helper.make_node("BatchNormalization", ["x", "s", "o", "m", "v"], ["y"],
+                                 name="bn", epsilon=1e-5)],
+               [X4], [vi("y", None)],
+               [init(n, rand(3) + 1) for n in "somv"]), "onnx_batchnorm.onnx")
+    save(model([helper.make_node("Gemm", ["a", "w", "c"], ["y"], name="fc", transB=1,
+                                 alpha=0.5, beta=2.0)],
+               [vi("a", ["N", 4])], [vi("y", None)],
+               [init("w", rand(5, 4)), init("c", rand(5))]), "onnx_gemm.onnx")
+    save(model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+               [vi("a", [2, "M", 4]), vi("b", [4, 3])], [vi("y", None)]), "onnx_matmul.onnx")
+    # Clip: opset 11+ bounds are constant inputs; [0, 6] is relu6.
+    save(model([helper.make_node("Clip", ["x", "lo", "hi"], ["r6"], name="relu6"),
+                helper.make_node("Clip", ["x", "lo2", "hi"], ["c"], name="clip"),
+                helper.make_node("Clip", ["x", "lo"], ["r"], name="relu")],
+               [X4], [vi("r6", None), vi("c", None), vi("r", None)],
+               [init("lo", np.array(0, np.float32)), init("hi", np.array(6, np.float32)),
+                init("lo2", np.array(-1, np.float32))]), "onnx_clip.onnx")
+    save(model([helper.make_node("MaxPool", ["x"], ["mp"], name="maxpool", kernel_shape=[3, 3],
+                                 strides=[2, 2], pads=[1, 0, 1, 0], ceil_mode=1),
+                helper.make_node("AveragePool", ["x"], ["ap"], name="avgpool", kernel_shape=[2, 2],
+                                 auto_pad="SAME_UPPER", count_include_pad=1),
+                helper.make_node("GlobalAveragePool", ["x"], ["gap"], name="gap")],
+               [X4], [vi("mp", None), vi("ap", None), vi("gap", None)]), "onnx_pool.onnx")
+    save(model([helper.make_node(op, ["a", "b"], [op.lower()], name=op.lower())
+                for op in ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"]],
+               [vi("a", ["N", 4]), vi("b", [4])],
+               [vi(op.lower(), None) for op in ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"]]),
+         "onnx_binary.onnx")
+    unary = ["Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs", "Erf"]
+    save(model([helper.make_node(op, ["x"], [op.lower()], name=op.lower()) for op in unary]
+               + [helper.make_node("LeakyRelu", ["x"], ["leaky"], name="leaky", alpha=0.2)],
+               [vi("x", ["N", 4])], [vi(op.lower(), None) for op in unary] + [vi("leaky", None)]),
+         "onnx_unary.onnx")
+    save(model([helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),
+                helper.make_node("Flatten", ["x"], ["f"], name="flatten", axis=2),
+                helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 2, 3, 1]),
+                helper.make_node("Concat", ["x", "x"], ["c"], name="concat", axis=1),
+                helper.make_node("Squeeze", ["r", "ax"], ["sq"], name="squeeze"),
+                helper.make_node("Unsqueeze", ["sq", "ax"], ["usq"], name="unsqueeze"),
+                helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+                helper.make_node("Slice", ["x", "st", "en", "sa", "sp"], ["sl"], name="slice")],
+               [X4], [vi(n, None) for n in ["r", "f", "t", "c", "sq", "usq", "shape", "sl"]],
+               [init("s", np.array([0, 1, 3, -1], np.int64)), init("ax", np.array([1], np.int64)),
+                init("st", np.array([1, -4], np.int64)), init("en", np.array([100, -1], np.int64)),
+                init("sa", np.array([2, 3], np.int64)), init("sp", np.array([2, 1], np.int64))]),
+         "onnx_shape_ops.onnx")
+    # Softmax before opset 13 flattens to 2-D at axis; opset 13 is per axis.
+    save(model([helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=1)],
+               [vi("x", [2, 3, 4])], [vi("y", None)], opset=11), "onnx_softmax_v11.onnx")
+    save(model([helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=1),
+                helper.make_node("LogSoftmax", ["x"], ["z"], name="logsoftmax")],
+               [vi("x", ["N", 3, 4])], [vi("y", None), vi("z", None)]), "onnx_softmax_v13.onnx")
+    save(model([helper.make_node("Constant", [], ["k"], name="const",
+                                 value=helper.make_tensor("k", TensorProto.FLOAT, [4], [1, 2, 3, 4])),
+                helper.make_node("Add", ["x", "k"], ["a"], name="add"),
+                helper.make_node("Dropout", ["a"], ["d"], name="dropout"),
+                helper.make_node("Identity", ["d"], ["i"], name="identity"),
+                helper.make_node("Pad", ["i", "pads", "pv"], ["p"], name="pad", mode="constant"),
+                helper.make_node("ReduceMean", ["p"], ["m"], name="mean", axes=[1], keepdims=0),
+                helper.make_node("Cast", ["m"], ["c"], name="cast", to=TensorProto.FLOAT16)],
+               [vi("x", ["N", 4])], [vi("c", None)],
+               [init("pads", np.array([0, 1, 0, 2], np.int64)), init("pv", np.array(0.5, np.float32))]),
+         "onnx_misc.onnx")
+
+    # Errors.
+    save(model([helper.make_node("Hardmax", ["x"], ["y"], name="hm")],
+               [vi("x", ["N", 4])], [vi("y", None)]), "onnx_err_unsupported.onnx")
+    save(model([helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")],
+               [vi("a", [2, 3]), vi("b", [4])], [vi("y", [2, 3])]), "onnx_err_shape.onnx",
+         check=False)
+    bad = init("w", rand(2, 3))
+    bad.raw_data = bad.raw_data[:-4]
+    save(model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+               [vi("x", [2, 3])], [vi("y", None)], [bad]), "onnx_err_initializer.onnx",
+         check=False)
+    save(model([helper.make_node("Reshape", ["x", "s"], ["y"], name="dyn_reshape")],
+               [vi("x", [2, 3]), vi("s", [2], TensorProto.INT64)], [vi("y", ["a", "b"])]),
+         "onnx_err_nonconst.onnx")
+    save(model([helper.make_node("Clip", ["x", "lo"], ["y"], name="clip")],
+               [vi("x", [2, 3]), vi("lo", [], TensorProto.FLOAT)], [vi("y", None)]),
+         "onnx_err_clip.onnx")
+    save(model([helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2]),
+                helper.make_node("Cast", ["idx"], ["z"], name="use_indices", to=TensorProto.FLOAT)],
+               [X4], [vi("y", None), vi("z", None)]), "onnx_err_indices.onnx")
+    save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+               [X4], [vi("y", None)], [init("w", rand(4, 5, 3, 3))]), "onnx_err_conv_channels.onnx",
+         check=False)
+    with open(os.path.join(OUT, "onnx_err_truncated.onnx"), "wb") as f:
+        f.write(open(os.path.join(OUT, "onnx_conv.onnx"), "rb").read()[:-40])
+
+
+def graphdef():
+    with tempfile.TemporaryDirectory() as tmp:
+        # A file name of its own: torch registers another "graph.proto" in
+        # protobuf's default pool.
+        shutil.copy(os.path.join(ROOT, "lib", "Import", "graph.proto"),
+                    os.path.join(tmp, "gopt_tf_graph.proto"))
+        subprocess.check_call(["protoc", "--python_out=" + tmp, "-I", tmp,
+                               os.path.join(tmp, "gopt_tf_graph.proto")])
+        sys.path.insert(0, tmp)
+        import gopt_tf_graph_pb2 as tf
+        from google.protobuf import text_format
+
+    F = tf.DT_FLOAT
+
+    def node(g, name, op, inputs=(), **attrs):
+        n = g.node.add(name=name, op=op, input=list(inputs))
+        for k, v in attrs.items():
+            a = n.attr[k]
+            if isinstance(v, bool):
+                a.b = v
+            elif isinstance(v, int) and k in ("T", "dtype", "DstT", "SrcT", "out_type", "Tidx", "Tshape"):
+                a.type = v
+            elif isinstance(v, int):
+                a.i = v
+            elif isinstance(v, float):
+                a.f = v
+            elif isinstance(v, bytes):
+                a.s = v
+            elif isinstance(v, list):
+                a.list.i.extend(v)
+            elif isinstance(v, tf.TensorShapeProto):
+                a.shape.CopyFrom(v)
+        return n
+
+    def const(g, name, array):
+        n = node(g, name, "Const", dtype=F if array.dtype == np.float32 else tf.DT_INT32)
+        t = n.attr["value"].tensor
+        t.dtype = F if array.dtype == np.float32 else tf.DT_INT32
+        for d in array.shape:
+            t.tensor_shape.dim.add(size=d)
+        t.tensor_content = array.tobytes()
+        return n
+
+    def placeholder(g, name, dims):
+        shape = tf.TensorShapeProto()
+        for d in dims:
+            shape.dim.add(size=d)
+        return node(g, name, "Placeholder", dtype=F, shape=shape)
+
+    # A ResNet basic block, NHWC, batch norm unfused as tf.layers writes it.
+    g = tf.GraphDef()
+    placeholder(g, "input", [-1, 8, 8, 4])
+
+    def conv_bn(prefix, x):
+        const(g, prefix + "/kernel", rand(3, 3, 4, 4))
+        node(g, prefix + "/Conv2D", "Conv2D", [x, prefix + "/kernel"], T=F, strides=[1, 1, 1, 1],
+             padding=b"SAME", data_format=b"NHWC")
+        c = prefix + "/Conv2D"
+        bn = prefix + "/bn"
+        const(g, bn + "/axes", np.array([0, 1, 2], np.int32))
+        node(g, bn + "/moments/mean", "Mean", [c, bn + "/axes"], T=F, keep_dims=True)
+        node(g, bn + "/moments/StopGradient", "StopGradient", [bn + "/moments/mean"], T=F)
+        node(g, bn + "/moments/SquaredDifference", "SquaredDifference",
+             [c, bn + "/moments/StopGradient"], T=F)
+        node(g, bn + "/moments/variance", "Mean", [bn + "/moments/SquaredDifference", bn + "/axes"],
+             T=F, keep_dims=True)
+        const(g, bn + "/epsilon", np.array(1e-3, np.float32))
+        const(g, bn + "/gamma", rand(4) + 1)
+        const(g, bn + "/beta", rand(4))
+        node(g, bn + "/add", "AddV2", [bn + "/moments/variance", bn + "/epsilon"], T=F)
+        node(g, bn + "/Rsqrt", "Rsqrt", [bn + "/add"], T=F)
+        node(g, bn + "/mul", "Mul", [bn + "/Rsqrt", bn + "/gamma"], T=F)
+        node(g, bn + "/mul_1", "Mul", [c, bn + "/mul"], T=F)
+        node(g, bn + "/mul_2", "Mul", [bn + "/moments/mean", bn + "/mul"], T=F)
+        node(g, bn + "/sub", "Sub", [bn + "/beta", bn + "/mul_2"], T=F)
+        node(g, bn + "/add_1", "AddV2", [bn + "/mul_1", bn + "/sub"], T=F)
+        return bn + "/add_1"
+
+    y = conv_bn("block/conv1", "input")
+    node(g, "block/relu1", "Relu", [y], T=F)
+    y = conv_bn("block/conv2", "block/relu1")
+    node(g, "block/add", "AddV2", [y, "input"], T=F)
+    node(g, "block/relu2", "Relu", ["block/add"], T=F)
+    node(g, "block/pool", "MaxPool", ["block/relu2"], T=F, ksize=[1, 2, 2, 1],
+         strides=[1, 2, 2, 1], padding=b"VALID")
+    with open(os.path.join(OUT, "resnet_block_nhwc.pb"), "wb") as f:
+        f.write(g.SerializeToString())
+    with open(os.path.join(OUT, "resnet_block_nhwc.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(g))
+
+    # A training-style graph.
+    g = tf.GraphDef()
+    placeholder(g, "images", [-1, 8, 8, 3])
+    node(g, "images/read", "Identity", ["images"], T=F)
+    const(g, "conv/kernel", rand(3, 3, 3, 2))
+    node(g, "conv/depthwise", "DepthwiseConv2dNative", ["images/read", "conv/kernel"], T=F,
+         strides=[1, 1, 1, 1], padding=b"SAME")
+    node(g, "conv/check", "CheckNumerics", ["conv/depthwise"], T=F, message=b"conv output")
+    for n, v in [("bn/gamma", rand(6) + 1), ("bn/beta", rand(6)), ("bn/mean", rand(6)),
+                 ("bn/var", rand(6) + 1)]:
+        const(g, n, v)
+    node(g, "bn/FusedBatchNormV3", "FusedBatchNormV3",
+         ["conv/check", "bn/gamma", "bn/beta", "bn/mean", "bn/var"], T=F, U=F, epsilon=1e-3,
+         is_training=True, exponential_avg_factor=0.1, data_format=b"NHWC")
+    node(g, "relu", "Relu6", ["bn/FusedBatchNormV3"], T=F)
+    const(g, "pool/axes", np.array([1, 2], np.int32))
+    node(g, "pool", "Mean", ["relu", "pool/axes"], T=F, keep_dims=False)
+    node(g, "pool/stop", "StopGradient", ["bn/FusedBatchNormV3:1"], T=F)
+    const(g, "fc/w", rand(6, 5))
+    const(g, "fc/b", rand(5))
+    node(g, "fc/MatMul", "MatMul", ["pool", "fc/w"], T=F)
+    node(g, "fc/BiasAdd", "BiasAdd", ["fc/MatMul", "fc/b"], T=F)
+    node(g, "probs", "Softmax", ["fc/BiasAdd"], T=F)
+    node(g, "update", "NoOp", ["^probs"])
+    with open(os.path.join(OUT, "training_nhwc.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(g))
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    lenet()
+    onnx_ops()
+    graphdef()

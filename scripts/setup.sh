@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Sets gopt up on a fresh Debian 12 machine: installs every dependency with
+# apt (idempotent, non-interactive), configures build/ with Ninja and ccache,
+# builds everything, and runs the main job on a bundled example graph.
+#
+#   scripts/setup.sh            # as root, or with sudo available
+#
+# Environment: BUILD_DIR (default build), GOPT_CMAKE_ARGS (extra cmake flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+PACKAGES=(
+  # compiler toolchain and build tools
+  g++ cmake ninja-build ccache pkg-config python3
+  # MLIR/LLVM 19 (shared libMLIR.so) and its link dependencies
+  libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools clang-19 lld-19
+  libzstd-dev libedit-dev zlib1g-dev libxml2-dev
+  # importers, plans, runtime
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
+  # dnnl's CMake config requires OpenCL (its GPU runtime); only recommended
+  ocl-icd-opencl-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+fi
+
+# Configure once; later runs only rebuild what changed.
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  # shellcheck disable=SC2086
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${GOPT_CMAKE_ARGS:-}
+fi
+ninja -C "$BUILD_DIR"
+
+# The main job on a bundled example: import, optimize, run, time.
+if [ -x "$BUILD_DIR/bin/gopt-run" ] && [ -x scripts/run-example.sh ]; then
+  scripts/run-example.sh "$BUILD_DIR"
+fi
+echo "setup: done. Run scripts/test.sh for the test suite."
