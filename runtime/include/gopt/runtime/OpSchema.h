@@ -1,0 +1,104 @@
+//===- OpSchema.h - What the runtime knows about each op kind ---*- C++ -*-===//
+//
+// One entry per op of docs/op-semantics.md: operand/result counts, attribute
+// names, types and defaults, and the shape function the session runs to
+// resolve dynamic dimensions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_OPSCHEMA_H
+#define GOPT_RUNTIME_OPSCHEMA_H
+
+#include "gopt/runtime/Status.h"
+#include "gopt/runtime/Tensor.h"
+#include "gopt/runtime/plan.pb.h"
+
+#include <string>
+#include <vector>
+
+namespace gopt::runtime {
+
+enum class AttrType { kInt, kFloat, kString, kBool, kInts, kFloats };
+const char *attrTypeName(AttrType type);
+
+struct AttrSpec {
+  const char *name;
+  AttrType type;
+  bool required;
+  // For string attributes: the accepted values (empty: any).
+  std::vector<std::string> allowed = {};
+};
+
+// Typed read access to an op's attributes. Absent attributes yield the
+// caller's default (the documented one); validation already checked types.
+class OpAttrs {
+public:
+  explicit OpAttrs(const plan::Op &op) : op_(&op) {}
+  bool has(const std::string &name) const;
+  int64_t getInt(const std::string &name, int64_t dflt) const;
+  double getFloat(const std::string &name, double dflt) const;
+  std::string getString(const std::string &name, const std::string &dflt) const;
+  bool getBool(const std::string &name, bool dflt) const;
+  std::vector<int64_t> getInts(const std::string &name,
+                               const std::vector<int64_t> &dflt = {}) const;
+  std::vector<double> getFloats(const std::string &name) const;
+
+private:
+  const plan::Op *op_;
+};
+
+// Computes result shapes from concrete operand shapes; checks operand shapes
+// and attribute values. `outShapes` has one entry per result of the op.
+using ShapeFn = Status (*)(const OpAttrs &attrs,
+                           const std::vector<Shape> &inShapes,
+                           const std::vector<DType> &inTypes,
+                           std::vector<Shape> &outShapes);
+
+enum class ResultDType {
+  kSameAsFirstInput, // every result has operand 0's element type
+  kAny,              // cast: the result type is the target
+  kI64,              // shape
+};
+
+struct OpSchema {
+  const char *kind;
+  int minInputs;
+  int maxInputs; // -1: unbounded
+  int minResults;
+  int maxResults;
+  std::vector<AttrSpec> attrs;
+  ShapeFn inferShapes;
+  ResultDType resultDType = ResultDType::kSameAsFirstInput;
+};
+
+// nullptr when `kind` is not an op the runtime knows.
+const OpSchema *findOpSchema(const std::string &kind);
+const std::vector<OpSchema> &allOpSchemas();
+
+// Checks counts and attribute presence/types/values of `op` against its
+// schema; the message names the op.
+Status checkOpAgainstSchema(const plan::Op &op, const OpSchema &schema);
+
+// Window arithmetic shared by shape functions and kernels
+// (docs/op-semantics.md): resolves SAME/VALID/EXPLICIT into explicit pads
+// and the output size of one spatial dimension.
+struct WindowDim {
+  int64_t padBefore = 0;
+  int64_t padAfter = 0;
+  int64_t outSize = 0;
+};
+StatusOr<WindowDim> computeWindowDim(int64_t inSize, int64_t kernel,
+                                     int64_t stride, int64_t dilation,
+                                     const std::string &padding,
+                                     int64_t explicitBefore,
+                                     int64_t explicitAfter, bool ceilMode);
+
+// Channel axis per op-semantics: rank-4 NHWC -> 3, NCHW -> 1; otherwise
+// NHWC -> last axis, NCHW -> 1.
+int64_t channelAxis(const std::string &dataFormat, int64_t rank);
+
+// Numpy broadcast of two shapes, or an error naming both.
+StatusOr<Shape> broadcastShapes(const Shape &a, const Shape &b);
+
+} // namespace gopt::runtime
+
+#endif // GOPT_RUNTIME_OPSCHEMA_H

@@ -1,0 +1,43 @@
+//===- KernelAvailability.cpp - Which backend can run an op ---------------===//
+#include "gopt/runtime/KernelAvailability.h"
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/cuda/CudaSupport.h"
+
+namespace gopt::runtime {
+
+namespace {
+bool isCpu(std::string_view backend) {
+  return backend == "cpu" || backend == "reference";
+}
+bool isCuda(std::string_view backend) {
+  return backend == "cuda" || backend == "gpu";
+}
+} // namespace
+
+bool hasKernel(std::string_view opKind, std::string_view backend) {
+  plan::Op op;
+  op.set_kind(std::string(opKind));
+  return hasKernel(op, backend);
+}
+
+bool hasKernel(const plan::Op &op, std::string_view backend,
+               std::string *whyNot) {
+  auto fail = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (isCpu(backend)) {
+    // A CPU session falls back to the reference kernel, so either counts.
+    const KernelRegistry &registry = KernelRegistry::global();
+    if (registry.hasKernel(op.kind(), "cpu") ||
+        registry.hasKernel(op.kind(), "reference"))
+      return true;
+    return fail("'" + op.kind() + "' has no CPU kernel");
+  }
+  if (isCuda(backend))
+    return hasCudaKernel(op, whyNot);
+  return fail("unknown backend '" + std::string(backend) + "'");
+}
+
+} // namespace gopt::runtime

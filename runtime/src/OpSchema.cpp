@@ -1,0 +1,727 @@
+//===- OpSchema.cpp - Op kinds, attributes and shape functions ------------===//
+//
+// Mirrors docs/op-semantics.md; keep the two in step.
+//
+//===----------------------------------------------------------------------===//
+#include "gopt/runtime/OpSchema.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gopt::runtime {
+
+const char *attrTypeName(AttrType type) {
+  switch (type) {
+  case AttrType::kInt:
+    return "int (i)";
+  case AttrType::kFloat:
+    return "float (f)";
+  case AttrType::kString:
+    return "string (s)";
+  case AttrType::kBool:
+    return "bool (b)";
+  case AttrType::kInts:
+    return "int list (ints)";
+  case AttrType::kFloats:
+    return "float list (floats)";
+  }
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// OpAttrs
+//===----------------------------------------------------------------------===//
+
+bool OpAttrs::has(const std::string &name) const {
+  return op_->attrs().count(name) != 0;
+}
+
+int64_t OpAttrs::getInt(const std::string &name, int64_t dflt) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? dflt : it->second.i();
+}
+
+double OpAttrs::getFloat(const std::string &name, double dflt) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? dflt : it->second.f();
+}
+
+std::string OpAttrs::getString(const std::string &name,
+                               const std::string &dflt) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? dflt : it->second.s();
+}
+
+bool OpAttrs::getBool(const std::string &name, bool dflt) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? dflt : it->second.b();
+}
+
+std::vector<int64_t> OpAttrs::getInts(const std::string &name,
+                                      const std::vector<int64_t> &dflt) const {
+  auto it = op_->attrs().find(name);
+  if (it == op_->attrs().end())
+    return dflt;
+  const auto &v = it->second.ints().values();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+std::vector<double> OpAttrs::getFloats(const std::string &name) const {
+  auto it = op_->attrs().find(name);
+  if (it == op_->attrs().end())
+    return {};
+  const auto &v = it->second.floats().values();
+  return std::vector<double>(v.begin(), v.end());
+}
+
+//===----------------------------------------------------------------------===//
+// Shared arithmetic
+//===----------------------------------------------------------------------===//
+
+StatusOr<WindowDim> computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
+                                     int64_t dilation,
+                                     const std::string &padding, int64_t before,
+                                     int64_t after, bool ceilMode) {
+  if (kernel < 1 || stride < 1 || dilation < 1)
+    return invalidArgument("window kernel ", kernel, ", stride ", stride,
+                           ", dilation ", dilation, " must all be >= 1");
+  int64_t effective = (kernel - 1) * dilation + 1;
+  WindowDim w;
+  if (padding == "SAME") {
+    w.outSize = (in + stride - 1) / stride;
+    int64_t total =
+        std::max<int64_t>((w.outSize - 1) * stride + effective - in, 0);
+    w.padBefore = total / 2;
+    w.padAfter = total - w.padBefore;
+    return w;
+  }
+  if (padding == "VALID") {
+    before = after = 0;
+  } else if (padding != "EXPLICIT") {
+    return invalidArgument("unknown padding '", padding, "'");
+  }
+  if (before < 0 || after < 0)
+    return invalidArgument("negative padding");
+  int64_t span = in + before + after - effective;
+  if (span < 0)
+    return invalidArgument("window of extent ", effective,
+                           " is larger than the padded input of size ",
+                           in + before + after);
+  w.padBefore = before;
+  w.padAfter = after;
+  w.outSize = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch's and ONNX's rule (and the dialect's): with ceil_mode the last
+  // window must start inside the input or its leading padding.
+  if (ceilMode && (w.outSize - 1) * stride >= in + before)
+    --w.outSize;
+  return w;
+}
+
+int64_t channelAxis(const std::string &dataFormat, int64_t rank) {
+  if (dataFormat == "NCHW")
+    return rank >= 2 ? 1 : 0;
+  return rank - 1;
+}
+
+StatusOr<Shape> broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return invalidArgument("shapes ", shapeToString(a), " and ",
+                             shapeToString(b), " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using Shapes = std::vector<Shape>;
+using DTypes = std::vector<DType>;
+
+Status requireSameTypes(const DTypes &types, size_t count) {
+  for (size_t i = 1; i < std::min(count, types.size()); ++i)
+    if (types[i] != types[0])
+      return invalidArgument("operand ", i, " has element type ",
+                             dtypeName(types[i]), ", operand 0 has ",
+                             dtypeName(types[0]));
+  return Status::success();
+}
+
+Status requireRank(const Shape &s, int64_t rank, const char *what) {
+  if (static_cast<int64_t>(s.size()) != rank)
+    return invalidArgument(what, " must have rank ", rank, ", got ",
+                           shapeToString(s));
+  return Status::success();
+}
+
+StatusOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                const char *what = "axis") {
+  if (axis < -rank || axis >= rank)
+    return invalidArgument(what, " ", axis, " out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Status requireListSize(const std::vector<int64_t> &v, size_t n,
+                       const char *name) {
+  if (v.size() != n)
+    return invalidArgument("'", name, "' must have ", n, " entries, got ",
+                           v.size());
+  return Status::success();
+}
+
+Status sameShape(const OpAttrs &, const Shapes &in, const DTypes &,
+                 Shapes &out) {
+  for (Shape &s : out)
+    s = in[0];
+  return Status::success();
+}
+
+Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_ASSIGN_OR_RETURN(out[0], broadcastShapes(in[0], in[1]));
+  return Status::success();
+}
+
+Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, in.size()));
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "conv2d input"));
+  GOPT_RETURN_IF_ERROR(requireRank(in[1], 4, "conv2d filter"));
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
+  GOPT_RETURN_IF_ERROR(requireListSize(dilations, 2, "dilations"));
+  GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
+  int64_t groups = attrs.getInt("groups", 1);
+  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  const Shape &x = in[0], &f = in[1];
+  int64_t n = x[0], c = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
+          w = nchw ? x[3] : x[2];
+  int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+  int64_t fin = oihw ? f[1] : f[2], cout = oihw ? f[0] : f[3];
+  if (groups < 1 || c % groups || cout % groups)
+    return invalidArgument("groups ", groups, " must divide input channels ", c,
+                           " and output channels ", cout);
+  if (fin * groups != c)
+    return invalidArgument("filter ", shapeToString(f), " expects ",
+                           fin * groups, " input channels, input ",
+                           shapeToString(x), " has ", c);
+  if (in.size() == 3 && in[2] != Shape{cout})
+    return invalidArgument("bias ", shapeToString(in[2]), " must be [", cout,
+                           "]");
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  GOPT_ASSIGN_OR_RETURN(WindowDim oh,
+                        computeWindowDim(h, kh, strides[0], dilations[0],
+                                         padding, pads[0], pads[1], false));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ow,
+                        computeWindowDim(w, kw, strides[1], dilations[1],
+                                         padding, pads[2], pads[3], false));
+  out[0] = nchw ? Shape{n, cout, oh.outSize, ow.outSize}
+                : Shape{n, oh.outSize, ow.outSize, cout};
+  return Status::success();
+}
+
+Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
+                      const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 5));
+  bool training = attrs.getBool("training", false);
+  size_t expected = training ? 5 : 1;
+  if (out.size() != expected)
+    return invalidArgument(
+        "batch_norm with training=", training ? "true" : "false", " has ",
+        expected, " results, the op lists ", out.size());
+  if (in[0].size() < 2)
+    return invalidArgument("batch_norm input must have rank >= 2");
+  int64_t axis =
+      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  Shape channels{in[0][axis]};
+  for (int i = 1; i < 5; ++i)
+    if (in[i] != channels)
+      return invalidArgument("batch_norm operand ", i, " ",
+                             shapeToString(in[i]), " must be ",
+                             shapeToString(channels));
+  out[0] = in[0];
+  for (size_t i = 1; i < out.size(); ++i)
+    out[i] = channels;
+  return Status::success();
+}
+
+Status biasAddShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                    Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  if (in[0].size() < 2)
+    return invalidArgument("bias_add input must have rank >= 2");
+  int64_t axis =
+      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  if (in[1] != Shape{in[0][axis]})
+    return invalidArgument("bias ", shapeToString(in[1]), " must be [",
+                           in[0][axis], "]");
+  out[0] = in[0];
+  return Status::success();
+}
+
+Status matmulShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  const Shape &a = in[0], &b = in[1];
+  if (a.size() < 2 || b.size() < 2)
+    return invalidArgument("matmul operands must have rank >= 2, got ",
+                           shapeToString(a), " and ", shapeToString(b));
+  bool ta = attrs.getBool("transpose_a", false);
+  bool tb = attrs.getBool("transpose_b", false);
+  size_t ra = a.size(), rb = b.size();
+  int64_t m = ta ? a[ra - 1] : a[ra - 2], ka = ta ? a[ra - 2] : a[ra - 1];
+  int64_t kb = tb ? b[rb - 1] : b[rb - 2], n = tb ? b[rb - 2] : b[rb - 1];
+  if (ka != kb)
+    return invalidArgument("matmul contraction sizes differ: ",
+                           shapeToString(a), " x ", shapeToString(b));
+  GOPT_ASSIGN_OR_RETURN(Shape batch,
+                        broadcastShapes(Shape(a.begin(), a.end() - 2),
+                                        Shape(b.begin(), b.end() - 2)));
+  batch.push_back(m);
+  batch.push_back(n);
+  out[0] = batch;
+  return Status::success();
+}
+
+Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                 Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "pool input"));
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  GOPT_RETURN_IF_ERROR(requireListSize(kernel, 2, "kernel"));
+  GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
+  GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
+  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  const Shape &x = in[0];
+  int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
+  GOPT_ASSIGN_OR_RETURN(WindowDim oh,
+                        computeWindowDim(h, kernel[0], strides[0], 1, padding,
+                                         pads[0], pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ow,
+                        computeWindowDim(w, kernel[1], strides[1], 1, padding,
+                                         pads[2], pads[3], ceilMode));
+  out[0] = nchw ? Shape{x[0], x[1], oh.outSize, ow.outSize}
+                : Shape{x[0], oh.outSize, ow.outSize, x[3]};
+  return Status::success();
+}
+
+Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                       Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "global_avg_pool input"));
+  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  out[0] =
+      nchw ? Shape{in[0][0], in[0][1], 1, 1} : Shape{in[0][0], 1, 1, in[0][3]};
+  return Status::success();
+}
+
+Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                    Shapes &out) {
+  GOPT_RETURN_IF_ERROR(
+      normalizeAxis(attrs.getInt("axis", -1), in[0].size()).status());
+  out[0] = in[0];
+  return Status::success();
+}
+
+Status reduceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                   Shapes &out) {
+  int64_t rank = in[0].size();
+  std::vector<int64_t> axes = attrs.getInts("axes");
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) {
+    GOPT_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, rank));
+    if (reduced[axis])
+      return invalidArgument("axis ", a, " listed twice");
+    reduced[axis] = true;
+  }
+  bool keep = attrs.getBool("keep_dims", false);
+  out[0].clear();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      out[0].push_back(in[0][i]);
+    else if (keep)
+      out[0].push_back(1);
+  }
+  return Status::success();
+}
+
+Status reshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                    Shapes &out) {
+  Shape target = attrs.getInts("shape");
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      if (inferred >= 0)
+        return invalidArgument("reshape 'shape' has more than one -1");
+      inferred = i;
+    } else if (target[i] < 0) {
+      return invalidArgument("reshape 'shape' has invalid entry ", target[i]);
+    } else {
+      known *= target[i];
+    }
+  }
+  int64_t total = numElements(in[0]);
+  if (inferred >= 0) {
+    if (known == 0 || total % known)
+      return invalidArgument("cannot reshape ", shapeToString(in[0]), " to ",
+                             shapeToString(target));
+    target[inferred] = total / known;
+  }
+  if (numElements(target) != total)
+    return invalidArgument("cannot reshape ", shapeToString(in[0]), " (", total,
+                           " elements) to ", shapeToString(target));
+  out[0] = target;
+  return Status::success();
+}
+
+Status flattenShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                    Shapes &out) {
+  int64_t rank = in[0].size();
+  int64_t axis = attrs.getInt("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return invalidArgument("flatten axis ", attrs.getInt("axis", 1),
+                           " out of range for rank ", rank);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= in[0][i];
+  out[0] = {outer, inner};
+  return Status::success();
+}
+
+Status transposeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                      Shapes &out) {
+  std::vector<int64_t> perm = attrs.getInts("perm");
+  int64_t rank = in[0].size();
+  GOPT_RETURN_IF_ERROR(requireListSize(perm, rank, "perm"));
+  std::vector<bool> seen(rank, false);
+  out[0].assign(rank, 0);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
+      return invalidArgument("'perm' is not a permutation of 0..", rank - 1);
+    seen[perm[i]] = true;
+    out[0][i] = in[0][perm[i]];
+  }
+  return Status::success();
+}
+
+Status concatShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
+  int64_t rank = in[0].size();
+  GOPT_ASSIGN_OR_RETURN(int64_t axis,
+                        normalizeAxis(attrs.getInt("axis", 0), rank));
+  Shape result = in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (static_cast<int64_t>(in[i].size()) != rank)
+      return invalidArgument("concat operand ", i, " has rank ", in[i].size(),
+                             ", operand 0 has ", rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && in[i][d] != in[0][d])
+        return invalidArgument("concat operand ", i, " ", shapeToString(in[i]),
+                               " differs from ", shapeToString(in[0]),
+                               " off the axis");
+    result[axis] += in[i][axis];
+  }
+  out[0] = result;
+  return Status::success();
+}
+
+} // namespace
+
+// Resolves slice bounds of one dimension: negative indices count from the
+// end, then both are clamped to [0, dim].
+static void sliceBounds(int64_t dim, int64_t &start, int64_t &end) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  start = std::clamp<int64_t>(start, 0, dim);
+  end = std::clamp<int64_t>(end, 0, dim);
+}
+
+namespace {
+
+Status sliceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                  Shapes &out) {
+  int64_t rank = in[0].size();
+  std::vector<int64_t> starts = attrs.getInts("starts");
+  std::vector<int64_t> ends = attrs.getInts("ends");
+  std::vector<int64_t> steps =
+      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  GOPT_RETURN_IF_ERROR(requireListSize(starts, rank, "starts"));
+  GOPT_RETURN_IF_ERROR(requireListSize(ends, rank, "ends"));
+  GOPT_RETURN_IF_ERROR(requireListSize(steps, rank, "steps"));
+  out[0].assign(rank, 0);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (steps[i] <= 0)
+      return invalidArgument("slice step ", steps[i], " must be > 0");
+    int64_t s = starts[i], e = ends[i];
+    sliceBounds(in[0][i], s, e);
+    out[0][i] = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
+  }
+  return Status::success();
+}
+
+Status padShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
+                Shapes &out) {
+  int64_t rank = in[0].size();
+  std::vector<int64_t> pads = attrs.getInts("pads");
+  GOPT_RETURN_IF_ERROR(requireListSize(pads, 2 * rank, "pads"));
+  std::string mode = attrs.getString("mode", "constant");
+  out[0] = in[0];
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t before = pads[2 * i], after = pads[2 * i + 1];
+    if (before < 0 || after < 0)
+      return invalidArgument("pad amounts must be non-negative");
+    if (mode == "reflect" && (before >= in[0][i] || after >= in[0][i]) &&
+        (before || after))
+      return invalidArgument("reflect padding of dim ", i, " (size ", in[0][i],
+                             ") must be smaller than the dim");
+    if (mode == "edge" && in[0][i] == 0 && (before || after))
+      return invalidArgument("edge padding of an empty dim ", i);
+    out[0][i] += before + after;
+  }
+  return Status::success();
+}
+
+Status shapeOfShape(const OpAttrs &, const Shapes &in, const DTypes &,
+                    Shapes &out) {
+  out[0] = {static_cast<int64_t>(in[0].size())};
+  return Status::success();
+}
+
+const std::vector<std::string> kDataFormats = {"NHWC", "NCHW"};
+const std::vector<std::string> kPaddings = {"EXPLICIT", "SAME", "VALID"};
+
+std::vector<OpSchema> buildSchemas() {
+  using A = AttrType;
+  std::vector<OpSchema> s;
+  s.push_back({"conv2d",
+               2,
+               3,
+               1,
+               1,
+               {{"strides", A::kInts, false},
+                {"dilations", A::kInts, false},
+                {"padding", A::kString, false, kPaddings},
+                {"pads", A::kInts, false},
+                {"groups", A::kInt, false},
+                {"data_format", A::kString, false, kDataFormats},
+                {"filter_format", A::kString, false, {"HWIO", "OIHW"}},
+                {"activation",
+                 A::kString,
+                 false,
+                 {"none", "relu", "relu6", "sigmoid"}}},
+               conv2dShape});
+  s.push_back({"batch_norm",
+               5,
+               5,
+               1,
+               5,
+               {{"epsilon", A::kFloat, false},
+                {"data_format", A::kString, false, kDataFormats},
+                {"training", A::kBool, false},
+                {"momentum", A::kFloat, false}},
+               batchNormShape});
+  s.push_back({"bias_add",
+               2,
+               2,
+               1,
+               1,
+               {{"data_format", A::kString, false, kDataFormats}},
+               biasAddShape});
+  s.push_back(
+      {"matmul",
+       2,
+       2,
+       1,
+       1,
+       {{"transpose_a", A::kBool, false}, {"transpose_b", A::kBool, false}},
+       matmulShape});
+  for (const char *k :
+       {"add", "sub", "mul", "div", "max", "min", "pow", "squared_difference"})
+    s.push_back({k, 2, 2, 1, 1, {}, binaryShape});
+  for (const char *k :
+       {"relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
+        "neg", "abs", "erf", "identity", "stop_gradient"})
+    s.push_back({k, 1, 1, 1, 1, {}, sameShape});
+  s.push_back({"gelu",
+               1,
+               1,
+               1,
+               1,
+               {{"approximate", A::kString, false, {"none", "tanh"}}},
+               sameShape});
+  s.push_back(
+      {"leaky_relu", 1, 1, 1, 1, {{"alpha", A::kFloat, false}}, sameShape});
+  s.push_back({"clip",
+               1,
+               1,
+               1,
+               1,
+               {{"min", A::kFloat, true}, {"max", A::kFloat, true}},
+               sameShape});
+  std::vector<AttrSpec> poolAttrs = {
+      {"kernel", A::kInts, true},
+      {"strides", A::kInts, false},
+      {"padding", A::kString, false, kPaddings},
+      {"pads", A::kInts, false},
+      {"data_format", A::kString, false, kDataFormats},
+      {"ceil_mode", A::kBool, false}};
+  s.push_back({"max_pool", 1, 1, 1, 1, poolAttrs, poolShape});
+  poolAttrs.push_back({"count_include_pad", A::kBool, false});
+  s.push_back({"avg_pool", 1, 1, 1, 1, poolAttrs, poolShape});
+  s.push_back({"global_avg_pool",
+               1,
+               1,
+               1,
+               1,
+               {{"data_format", A::kString, false, kDataFormats}},
+               globalPoolShape});
+  for (const char *k : {"softmax", "log_softmax"})
+    s.push_back({k, 1, 1, 1, 1, {{"axis", A::kInt, false}}, softmaxShape});
+  for (const char *k : {"reduce_mean", "reduce_sum", "reduce_max"})
+    s.push_back({k,
+                 1,
+                 1,
+                 1,
+                 1,
+                 {{"axes", A::kInts, false}, {"keep_dims", A::kBool, false}},
+                 reduceShape});
+  s.push_back(
+      {"reshape", 1, 1, 1, 1, {{"shape", A::kInts, true}}, reshapeShape});
+  s.push_back(
+      {"flatten", 1, 1, 1, 1, {{"axis", A::kInt, false}}, flattenShape});
+  s.push_back(
+      {"transpose", 1, 1, 1, 1, {{"perm", A::kInts, true}}, transposeShape});
+  s.push_back({"concat", 1, -1, 1, 1, {{"axis", A::kInt, true}}, concatShape});
+  s.push_back({"slice",
+               1,
+               1,
+               1,
+               1,
+               {{"starts", A::kInts, true},
+                {"ends", A::kInts, true},
+                {"steps", A::kInts, false}},
+               sliceShape});
+  s.push_back({"pad",
+               1,
+               1,
+               1,
+               1,
+               {{"pads", A::kInts, true},
+                {"mode", A::kString, false, {"constant", "reflect", "edge"}},
+                {"value", A::kFloat, false}},
+               padShape});
+  s.push_back({"cast", 1, 1, 1, 1, {}, sameShape, ResultDType::kAny});
+  s.push_back({"dropout",
+               1,
+               1,
+               1,
+               1,
+               {{"ratio", A::kFloat, false}, {"training", A::kBool, false}},
+               sameShape});
+  s.push_back({"check_numerics",
+               1,
+               1,
+               1,
+               1,
+               {{"message", A::kString, false}},
+               sameShape});
+  s.push_back({"shape", 1, 1, 1, 1, {}, shapeOfShape, ResultDType::kI64});
+  // A copy between host and device memory, inserted by device placement.
+  s.push_back({"transfer",
+               1,
+               1,
+               1,
+               1,
+               {{"from", A::kString, true, {"cpu", "gpu"}},
+                {"to", A::kString, true, {"cpu", "gpu"}}},
+               sameShape});
+  return s;
+}
+
+} // namespace
+
+const std::vector<OpSchema> &allOpSchemas() {
+  static const std::vector<OpSchema> schemas = buildSchemas();
+  return schemas;
+}
+
+const OpSchema *findOpSchema(const std::string &kind) {
+  static const std::map<std::string, const OpSchema *> byKind = [] {
+    std::map<std::string, const OpSchema *> m;
+    for (const OpSchema &s : allOpSchemas())
+      m[s.kind] = &s;
+    return m;
+  }();
+  auto it = byKind.find(kind);
+  return it == byKind.end() ? nullptr : it->second;
+}
+
+static bool attrHasType(const plan::AttrValue &value, AttrType type) {
+  switch (type) {
+  case AttrType::kInt:
+    return value.value_case() == plan::AttrValue::kI;
+  case AttrType::kFloat:
+    return value.value_case() == plan::AttrValue::kF;
+  case AttrType::kString:
+    return value.value_case() == plan::AttrValue::kS;
+  case AttrType::kBool:
+    return value.value_case() == plan::AttrValue::kB;
+  case AttrType::kInts:
+    return value.value_case() == plan::AttrValue::kInts;
+  case AttrType::kFloats:
+    return value.value_case() == plan::AttrValue::kFloats;
+  }
+  return false;
+}
+
+Status checkOpAgainstSchema(const plan::Op &op, const OpSchema &schema) {
+  int numIn = op.inputs_size(), numOut = op.outputs_size();
+  if (numIn < schema.minInputs ||
+      (schema.maxInputs >= 0 && numIn > schema.maxInputs))
+    return invalidArgument(
+        "has ", numIn, " operands, expected ", schema.minInputs,
+        schema.maxInputs < 0 ? std::string(" or more")
+                             : " to " + std::to_string(schema.maxInputs));
+  if (numOut < schema.minResults || numOut > schema.maxResults)
+    return invalidArgument("has ", numOut, " results, expected ",
+                           schema.minResults, " to ", schema.maxResults);
+  for (const AttrSpec &spec : schema.attrs) {
+    auto it = op.attrs().find(spec.name);
+    if (it == op.attrs().end()) {
+      if (spec.required)
+        return invalidArgument("missing required attribute '", spec.name, "'");
+      continue;
+    }
+    if (!attrHasType(it->second, spec.type))
+      return invalidArgument("attribute '", spec.name, "' must be a ",
+                             attrTypeName(spec.type));
+    if (!spec.allowed.empty() &&
+        std::find(spec.allowed.begin(), spec.allowed.end(), it->second.s()) ==
+            spec.allowed.end())
+      return invalidArgument("attribute '", spec.name, "' has unknown value '",
+                             it->second.s(), "'");
+  }
+  return Status::success();
+}
+
+} // namespace gopt::runtime

@@ -1,0 +1,12 @@
+//===- CpuBackend.h - Internals shared by the CPU kernels -------*- C++ -*-===//
+#ifndef GOPT_RUNTIME_SRC_CPU_CPUBACKEND_H
+#define GOPT_RUNTIME_SRC_CPU_CPUBACKEND_H
+
+namespace gopt::runtime {
+
+// Sets the intra-op thread count of the CPU kernels (OpenMP for oneDNN).
+void setCpuThreads(int threads);
+
+} // namespace gopt::runtime
+
+#endif // GOPT_RUNTIME_SRC_CPU_CPUBACKEND_H

@@ -1,0 +1,405 @@
+//===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
+#include "FastKernels.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gopt::runtime::cpu {
+namespace {
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+enum class Unary { kRelu, kRelu6, kClip };
+enum class Binary { kAdd, kSub, kMul };
+
+bool allF32(const KernelConfig &c) {
+  for (DType t : c.inputTypes)
+    if (t != DType::kF32)
+      return false;
+  for (DType t : c.outputTypes)
+    if (t != DType::kF32)
+      return false;
+  return true;
+}
+
+bool parseUnary(const plan::Op &op, Unary &kind, float &lo, float &hi) {
+  const std::string &k = op.kind();
+  if (k == "relu") {
+    kind = Unary::kRelu;
+  } else if (k == "relu6") {
+    kind = Unary::kRelu6;
+  } else if (k == "clip") {
+    OpAttrs attrs(op);
+    kind = Unary::kClip;
+    lo = static_cast<float>(attrs.getFloat("min", 0));
+    hi = static_cast<float>(attrs.getFloat("max", 0));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool parseBinary(const plan::Op &op, Binary &kind) {
+  const std::string &k = op.kind();
+  if (k == "add")
+    kind = Binary::kAdd;
+  else if (k == "sub")
+    kind = Binary::kSub;
+  else if (k == "mul")
+    kind = Binary::kMul;
+  else
+    return false;
+  return true;
+}
+
+// Same results as the reference: NaN goes to 0 through relu and relu6
+// (comparisons with NaN are false), clip keeps the reference's order.
+template <Unary K>
+inline void unaryRange(const float *x, float *y, int64_t begin, int64_t end,
+                       float lo, float hi) {
+  for (int64_t i = begin; i < end; ++i) {
+    float v = x[i];
+    if constexpr (K == Unary::kRelu)
+      y[i] = v > 0 ? v : 0.0f;
+    else if constexpr (K == Unary::kRelu6)
+      y[i] = v < 0 ? 0.0f : (v > 6 ? 6.0f : v);
+    else
+      y[i] = std::min(std::max(v, lo), hi);
+  }
+}
+
+template <typename Fn> void parallelRange(int64_t n, Fn fn) {
+  if (n < kParallelThreshold || omp_get_max_threads() == 1) {
+    fn(0, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    int threads = omp_get_num_threads(), id = omp_get_thread_num();
+    // Chunks of whole cache lines (16 floats) per thread.
+    int64_t chunk = ((n + threads - 1) / threads + 15) / 16 * 16;
+    int64_t begin = std::min(n, id * chunk), end = std::min(n, begin + chunk);
+    if (begin < end)
+      fn(begin, end);
+  }
+}
+
+class UnaryKernel : public Kernel {
+public:
+  UnaryKernel(Unary kind, float lo, float hi, int64_t elements)
+      : kind_(kind), lo_(lo), hi_(hi), elements_(elements) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    float lo = lo_, hi = hi_;
+    parallelRange(elements_, [&](int64_t b, int64_t e) {
+      switch (kind_) {
+      case Unary::kRelu:
+        unaryRange<Unary::kRelu>(x, y, b, e, lo, hi);
+        break;
+      case Unary::kRelu6:
+        unaryRange<Unary::kRelu6>(x, y, b, e, lo, hi);
+        break;
+      case Unary::kClip:
+        unaryRange<Unary::kClip>(x, y, b, e, lo, hi);
+        break;
+      }
+    });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Unary kind_;
+  float lo_, hi_;
+  int64_t elements_;
+};
+
+template <Binary K> inline float apply(float a, float b) {
+  if constexpr (K == Binary::kAdd)
+    return a + b;
+  else if constexpr (K == Binary::kSub)
+    return a - b;
+  else
+    return a * b;
+}
+
+// out[o, m, i] = a[o, m, i] (op) b[m] for the [outer, mid, inner] view of
+// the output; `swapped` computes b (op) a. mid == 1 is a scalar b; outer ==
+// inner == 1 with b full-size is the same-shape case (bStride 1).
+class BinaryKernel : public Kernel {
+public:
+  BinaryKernel(Binary kind, int64_t outer, int64_t mid, int64_t inner,
+               bool bFull, bool swapped)
+      : kind_(kind), outer_(outer), mid_(mid), inner_(inner), bFull_(bFull),
+        swapped_(swapped) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *a = in[swapped_ ? 1 : 0].data<float>();
+    const float *b = in[swapped_ ? 0 : 1].data<float>();
+    float *y = out[0].data<float>();
+    switch (kind_) {
+    case Binary::kAdd:
+      dispatch<Binary::kAdd>(a, b, y);
+      break;
+    case Binary::kSub:
+      swapped_ ? dispatch<Binary::kSub, true>(a, b, y)
+               : dispatch<Binary::kSub>(a, b, y);
+      break;
+    case Binary::kMul:
+      dispatch<Binary::kMul>(a, b, y);
+      break;
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  template <Binary K, bool Swap = false>
+  void dispatch(const float *a, const float *b, float *y) {
+    auto f = [](float x, float v) {
+      return Swap ? apply<K>(v, x) : apply<K>(x, v);
+    };
+    const int64_t total = outer_ * mid_ * inner_;
+    if (bFull_) {
+      parallelRange(total, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i)
+          y[i] = f(a[i], b[i]);
+      });
+      return;
+    }
+    const int64_t mid = mid_, inner = inner_;
+    if (inner == 1) { // b is a vector along the innermost dims
+      const int64_t rows = outer_;
+#pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
+      for (int64_t o = 0; o < rows; ++o)
+        for (int64_t m = 0; m < mid; ++m)
+          y[o * mid + m] = f(a[o * mid + m], b[m]);
+      return;
+    }
+    const int64_t rows = outer_ * mid;
+#pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float v = b[r % mid];
+      const float *pa = a + r * inner;
+      float *py = y + r * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        py[i] = f(pa[i], v);
+    }
+  }
+
+  Binary kind_;
+  int64_t outer_, mid_, inner_;
+  bool bFull_, swapped_;
+};
+
+// If `b` broadcast to `out` varies along one contiguous block of dims only,
+// gives the [outer, mid, inner] split of the output around that block.
+bool blockBroadcast(const Shape &out, const Shape &b, int64_t &outer,
+                    int64_t &mid, int64_t &inner) {
+  const size_t rank = out.size();
+  if (b.size() > rank)
+    return false;
+  Shape padded(rank - b.size(), 1);
+  padded.insert(padded.end(), b.begin(), b.end());
+  int first = -1, last = -1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (padded[d] == 1 && out[d] != 1)
+      continue;
+    if (padded[d] != out[d])
+      return false;
+    if (out[d] == 1)
+      continue; // size-1 dims belong to either side
+    if (first < 0)
+      first = static_cast<int>(d);
+    else if (last != static_cast<int>(d) - 1)
+      return false; // two separate blocks
+    last = static_cast<int>(d);
+  }
+  outer = mid = inner = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (first >= 0 && static_cast<int>(d) < first)
+      outer *= out[d];
+    else if (first >= 0 && static_cast<int>(d) <= last)
+      mid *= out[d];
+    else if (first >= 0)
+      inner *= out[d];
+    else
+      outer *= out[d]; // b is a scalar
+  }
+  return true;
+}
+
+StatusOr<std::unique_ptr<Kernel>> createUnary(const KernelConfig &c) {
+  Unary kind;
+  float lo = 0, hi = 0;
+  if (!allF32(c) || !parseUnary(*c.op, kind, lo, hi))
+    return std::unique_ptr<Kernel>();
+  return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel>(
+      kind, lo, hi, numElements(c.outputShapes[0])));
+}
+
+StatusOr<std::unique_ptr<Kernel>> createBinary(const KernelConfig &c) {
+  Binary kind;
+  if (!allF32(c) || !parseBinary(*c.op, kind))
+    return std::unique_ptr<Kernel>();
+  const Shape &out = c.outputShapes[0];
+  const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
+  int64_t outer, mid, inner;
+  if (a == out && b == out)
+    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(
+        kind, 1, 1, numElements(out), true, false));
+  for (bool swapped : {false, true}) {
+    const Shape &full = swapped ? b : a, &part = swapped ? a : b;
+    if (full == out && blockBroadcast(out, part, outer, mid, inner))
+      return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(
+          kind, outer, mid, inner, false, swapped));
+  }
+  return std::unique_ptr<Kernel>();
+}
+
+class GlobalAvgPoolKernel : public Kernel {
+public:
+  GlobalAvgPoolKernel(bool nchw, const Shape &x) : nchw_(nchw) {
+    n_ = x[0];
+    c_ = nchw ? x[1] : x[3];
+    hw_ = nchw ? x[2] * x[3] : x[1] * x[2];
+  }
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    const int64_t n = n_, c = c_, hw = hw_;
+    const bool parallel = n * c * hw >= kParallelThreshold;
+    // Accumulates in double like the reference.
+    if (nchw_) {
+#pragma omp parallel for if (parallel) schedule(static)
+      for (int64_t r = 0; r < n * c; ++r) {
+        double sum = 0;
+        const float *p = x + r * hw;
+        for (int64_t i = 0; i < hw; ++i)
+          sum += p[i];
+        y[r] = static_cast<float>(sum / hw);
+      }
+      return Status::success();
+    }
+#pragma omp parallel for if (parallel) schedule(static)
+    for (int64_t b = 0; b < n; ++b) {
+      std::vector<double> sum(c, 0.0);
+      const float *p = x + b * hw * c;
+      for (int64_t i = 0; i < hw; ++i)
+        for (int64_t ch = 0; ch < c; ++ch)
+          sum[ch] += p[i * c + ch];
+      for (int64_t ch = 0; ch < c; ++ch)
+        y[b * c + ch] = static_cast<float>(sum[ch] / hw);
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  bool nchw_;
+  int64_t n_, c_, hw_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createGlobalAvgPool(const KernelConfig &c) {
+  if (!allF32(c) || c.inputShapes[0].size() != 4)
+    return std::unique_ptr<Kernel>();
+  bool nchw = c.attrs().getString("data_format", "NHWC") == "NCHW";
+  return std::unique_ptr<Kernel>(
+      std::make_unique<GlobalAvgPoolKernel>(nchw, c.inputShapes[0]));
+}
+
+// softmax / log_softmax along the innermost axis, one row per iteration.
+class SoftmaxKernel : public Kernel {
+public:
+  SoftmaxKernel(bool log, int64_t rows, int64_t len)
+      : log_(log), rows_(rows), len_(len) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    const int64_t rows = rows_, len = len_;
+    const bool log = log_;
+#pragma omp parallel for if (rows * len >= kParallelThreshold) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = x + r * len;
+      float *dst = y + r * len;
+      // Subtracting the max keeps exp from overflowing; double sums as in
+      // the reference.
+      float maxValue = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < len; ++j)
+        maxValue = std::max(maxValue, row[j]);
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j)
+        sum += std::exp(static_cast<double>(row[j]) - maxValue);
+      if (log) {
+        double logSum = std::log(sum);
+        for (int64_t j = 0; j < len; ++j)
+          dst[j] = static_cast<float>(row[j] - maxValue - logSum);
+      } else {
+        double inv = 1.0 / sum;
+        for (int64_t j = 0; j < len; ++j)
+          dst[j] = static_cast<float>(
+              std::exp(static_cast<double>(row[j]) - maxValue) * inv);
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  bool log_;
+  int64_t rows_, len_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createSoftmax(const KernelConfig &c) {
+  const Shape &x = c.inputShapes[0];
+  int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = c.attrs().getInt("axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (!allF32(c) || rank == 0 || axis != rank - 1)
+    return std::unique_ptr<Kernel>();
+  int64_t len = x[rank - 1];
+  int64_t rows = len ? numElements(x) / len : 0;
+  return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(
+      c.op->kind() == "log_softmax", rows, len));
+}
+
+} // namespace
+
+bool isZeroPreservingElementwise(const plan::Op &op) {
+  Unary u;
+  Binary b;
+  float lo = 0, hi = 0;
+  if (parseUnary(op, u, lo, hi))
+    return u != Unary::kClip || (lo <= 0 && hi >= 0);
+  return parseBinary(op, b);
+}
+
+std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op,
+                                              int64_t elements) {
+  Unary u;
+  Binary b;
+  float lo = 0, hi = 0;
+  if (parseUnary(op, u, lo, hi))
+    return std::make_unique<UnaryKernel>(u, lo, hi, elements);
+  if (parseBinary(op, b))
+    return std::make_unique<BinaryKernel>(b, 1, 1, elements, true, false);
+  return nullptr;
+}
+
+void registerFastKernels(KernelRegistry &registry) {
+  for (const char *kind : {"relu", "relu6", "clip"})
+    registry.registerKernel(kind, "cpu", createUnary);
+  for (const char *kind : {"add", "sub", "mul"})
+    registry.registerKernel(kind, "cpu", createBinary);
+  registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
+  registry.registerKernel("softmax", "cpu", createSoftmax);
+  registry.registerKernel("log_softmax", "cpu", createSoftmax);
+}
+
+} // namespace gopt::runtime::cpu

@@ -1,0 +1,434 @@
+//===- RefElementwise.cpp - Reference elementwise kernels and cast --------===//
+#include "Reference.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <type_traits>
+
+namespace gopt::runtime::ref {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Binary ops with numpy broadcasting
+//===----------------------------------------------------------------------===//
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kSqDiff };
+
+template <typename T>
+Status binaryTyped(BinaryOp op, const Tensor &a, const Tensor &b, Tensor &out) {
+  const T *pa = a.data<T>();
+  const T *pb = b.data<T>();
+  T *po = out.data<T>();
+  bool divByZero = false;
+  // Integers (and bool) compute in int64 so that bool add/mul act as or/and.
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  forEachBroadcast(out.shape(), a.shape(), b.shape(),
+                   [&](int64_t i, int64_t ia, int64_t ib) {
+                     Acc x = pa[ia], y = pb[ib], r = 0;
+                     switch (op) {
+                     case BinaryOp::kAdd:
+                       r = x + y;
+                       break;
+                     case BinaryOp::kSub:
+                       r = x - y;
+                       break;
+                     case BinaryOp::kMul:
+                       r = x * y;
+                       break;
+                     case BinaryOp::kDiv:
+                       if constexpr (std::is_floating_point_v<T>) {
+                         r = x / y;
+                       } else if (y == 0) {
+                         divByZero = true;
+                       } else {
+                         r = x / y; // C++ truncates toward zero
+                       }
+                       break;
+                     case BinaryOp::kMax:
+                       r = x > y ? x : y;
+                       if constexpr (std::is_floating_point_v<T>)
+                         if (std::isnan(x) || std::isnan(y))
+                           r = std::numeric_limits<T>::quiet_NaN();
+                       break;
+                     case BinaryOp::kMin:
+                       r = x < y ? x : y;
+                       if constexpr (std::is_floating_point_v<T>)
+                         if (std::isnan(x) || std::isnan(y))
+                           r = std::numeric_limits<T>::quiet_NaN();
+                       break;
+                     case BinaryOp::kPow:
+                       r = static_cast<Acc>(std::pow(static_cast<double>(x),
+                                                     static_cast<double>(y)));
+                       break;
+                     case BinaryOp::kSqDiff:
+                       r = (x - y) * (x - y);
+                       break;
+                     }
+                     if constexpr (std::is_same_v<T, bool>)
+                       po[i] = r != 0;
+                     else
+                       po[i] = static_cast<T>(r);
+                   });
+  if (divByZero)
+    return invalidArgument("integer division by zero");
+  return Status::success();
+}
+
+template <BinaryOp Op>
+Status binaryKernel(const RefContext &, const std::vector<Tensor> &in,
+                    std::vector<Tensor> &out) {
+  switch (in[0].dtype()) {
+  case DType::kF32:
+    return binaryTyped<float>(Op, in[0], in[1], out[0]);
+  case DType::kI32:
+    return binaryTyped<int32_t>(Op, in[0], in[1], out[0]);
+  case DType::kI64:
+    return binaryTyped<int64_t>(Op, in[0], in[1], out[0]);
+  case DType::kI8:
+    return binaryTyped<int8_t>(Op, in[0], in[1], out[0]);
+  case DType::kU8:
+    return binaryTyped<uint8_t>(Op, in[0], in[1], out[0]);
+  case DType::kBool:
+    if (Op == BinaryOp::kSub || Op == BinaryOp::kDiv || Op == BinaryOp::kPow)
+      return unimplemented("not defined for bool operands");
+    return binaryTyped<bool>(Op, in[0], in[1], out[0]);
+  default:
+    return unimplemented("element type ", dtypeName(in[0].dtype()));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+template <typename Fn>
+Status unaryFloat(const std::vector<Tensor> &in, std::vector<Tensor> &out,
+                  Fn fn) {
+  if (in[0].dtype() != DType::kF32)
+    return unimplemented("element type ", dtypeName(in[0].dtype()),
+                         " is not supported (floating point only)");
+  const float *x = in[0].data<float>();
+  float *y = out[0].data<float>();
+  int64_t n = in[0].numElements();
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = fn(x[i]);
+  return Status::success();
+}
+
+// Applies fn in double to any numeric type (integers round-trip exactly).
+template <typename Fn>
+Status unaryNumeric(const std::vector<Tensor> &in, std::vector<Tensor> &out,
+                    Fn fn) {
+  int64_t n = in[0].numElements();
+  auto apply = [&](auto *x, auto *y) {
+    using T = std::remove_pointer_t<decltype(y)>;
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = static_cast<T>(fn(static_cast<double>(x[i])));
+  };
+  switch (in[0].dtype()) {
+  case DType::kF32:
+    apply(in[0].data<float>(), out[0].data<float>());
+    return Status::success();
+  case DType::kI32:
+    apply(in[0].data<int32_t>(), out[0].data<int32_t>());
+    return Status::success();
+  case DType::kI64:
+    apply(in[0].data<int64_t>(), out[0].data<int64_t>());
+    return Status::success();
+  case DType::kI8:
+    apply(in[0].data<int8_t>(), out[0].data<int8_t>());
+    return Status::success();
+  default:
+    return unimplemented("element type ", dtypeName(in[0].dtype()));
+  }
+}
+
+#define GOPT_UNARY_FLOAT(NAME, EXPR)                                           \
+  Status NAME(const RefContext &, const std::vector<Tensor> &in,               \
+              std::vector<Tensor> &out) {                                      \
+    return unaryFloat(in, out, [](float x) -> float { return EXPR; });         \
+  }
+GOPT_UNARY_FLOAT(sigmoidKernel, sigmoid(x))
+GOPT_UNARY_FLOAT(tanhKernel, std::tanh(x))
+GOPT_UNARY_FLOAT(expKernel, std::exp(x))
+GOPT_UNARY_FLOAT(logKernel, std::log(x))
+GOPT_UNARY_FLOAT(sqrtKernel, std::sqrt(x))
+GOPT_UNARY_FLOAT(rsqrtKernel, 1.0f / std::sqrt(x))
+GOPT_UNARY_FLOAT(erfKernel, std::erf(x))
+#undef GOPT_UNARY_FLOAT
+
+#define GOPT_UNARY_NUMERIC(NAME, EXPR)                                         \
+  Status NAME(const RefContext &, const std::vector<Tensor> &in,               \
+              std::vector<Tensor> &out) {                                      \
+    return unaryNumeric(in, out, [](double x) -> double { return EXPR; });     \
+  }
+GOPT_UNARY_NUMERIC(reluKernel, x > 0 ? x : 0.0)
+GOPT_UNARY_NUMERIC(relu6Kernel, x < 0 ? 0.0 : (x > 6 ? 6.0 : x))
+GOPT_UNARY_NUMERIC(negKernel, -x)
+GOPT_UNARY_NUMERIC(absKernel, std::fabs(x))
+#undef GOPT_UNARY_NUMERIC
+
+Status geluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  if (ctx.attrs().getString("approximate", "none") == "tanh")
+    return unaryFloat(in, out, [](float x) {
+      const double k = std::sqrt(2.0 / M_PI);
+      double xd = x;
+      return static_cast<float>(
+          0.5 * xd * (1.0 + std::tanh(k * (xd + 0.044715 * xd * xd * xd))));
+    });
+  return unaryFloat(in, out, [](float x) {
+    return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+  });
+}
+
+Status leakyReluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                       std::vector<Tensor> &out) {
+  float alpha = static_cast<float>(ctx.attrs().getFloat("alpha", 0.01));
+  return unaryFloat(in, out,
+                    [alpha](float x) { return x >= 0 ? x : alpha * x; });
+}
+
+Status clipKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  float lo = static_cast<float>(ctx.attrs().getFloat("min", 0));
+  float hi = static_cast<float>(ctx.attrs().getFloat("max", 0));
+  return unaryNumeric(in, out, [lo, hi](double x) {
+    return std::min<double>(std::max<double>(x, lo), hi);
+  });
+}
+
+Status biasAddKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                     std::vector<Tensor> &out) {
+  const Tensor &x = in[0];
+  int64_t axis =
+      channelAxis(ctx.attrs().getString("data_format", "NHWC"), x.rank());
+  int64_t channels = x.dim(axis);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    inner *= x.dim(d);
+  const float *px = x.data<float>(), *pb = in[1].data<float>();
+  float *py = out[0].data<float>();
+  int64_t n = x.numElements();
+  for (int64_t i = 0; i < n; ++i)
+    py[i] = px[i] + pb[(i / inner) % channels];
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Cast: every pair of element types
+//===----------------------------------------------------------------------===//
+
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T> double toDouble(T v) { return static_cast<double>(v); }
+template <> double toDouble(F16 v) { return halfToFloat(v.bits); }
+template <> double toDouble(BF16 v) { return bf16ToFloat(v.bits); }
+
+template <typename T> constexpr bool isFloatLike() {
+  return std::is_floating_point_v<T> || std::is_same_v<T, F16> ||
+         std::is_same_v<T, BF16>;
+}
+
+template <typename Dst, typename Src> Dst convert(Src v) {
+  if constexpr (std::is_same_v<Dst, bool>) {
+    return toDouble(v) != 0.0;
+  } else if constexpr (std::is_same_v<Dst, F16>) {
+    return F16{floatToHalf(static_cast<float>(toDouble(v)))};
+  } else if constexpr (std::is_same_v<Dst, BF16>) {
+    return BF16{floatToBf16(static_cast<float>(toDouble(v)))};
+  } else if constexpr (std::is_floating_point_v<Dst>) {
+    if constexpr (isFloatLike<Src>())
+      return static_cast<Dst>(toDouble(v));
+    else
+      return static_cast<Dst>(v);
+  } else if constexpr (isFloatLike<Src>()) {
+    // Float to integer truncates toward zero; out-of-range values saturate
+    // (and NaN becomes 0) instead of being undefined behaviour.
+    double d = std::trunc(toDouble(v));
+    if (std::isnan(d))
+      return 0;
+    if (d <= static_cast<double>(std::numeric_limits<Dst>::min()))
+      return std::numeric_limits<Dst>::min();
+    if (d >= static_cast<double>(std::numeric_limits<Dst>::max()))
+      return std::numeric_limits<Dst>::max();
+    return static_cast<Dst>(d);
+  } else {
+    return static_cast<Dst>(v); // integer to integer wraps
+  }
+}
+
+template <typename Src, typename Dst>
+void castLoop(const void *src, void *dst, int64_t n) {
+  const Src *s = static_cast<const Src *>(src);
+  Dst *d = static_cast<Dst *>(dst);
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = convert<Dst>(s[i]);
+}
+
+template <typename Src>
+Status castFrom(DType dst, const void *in, void *out, int64_t n) {
+  switch (dst) {
+  case DType::kF32:
+    castLoop<Src, float>(in, out, n);
+    break;
+  case DType::kF16:
+    castLoop<Src, F16>(in, out, n);
+    break;
+  case DType::kBF16:
+    castLoop<Src, BF16>(in, out, n);
+    break;
+  case DType::kI8:
+    castLoop<Src, int8_t>(in, out, n);
+    break;
+  case DType::kI32:
+    castLoop<Src, int32_t>(in, out, n);
+    break;
+  case DType::kI64:
+    castLoop<Src, int64_t>(in, out, n);
+    break;
+  case DType::kBool:
+    castLoop<Src, bool>(in, out, n);
+    break;
+  case DType::kU8:
+    castLoop<Src, uint8_t>(in, out, n);
+    break;
+  default:
+    return unimplemented("cast to ", dtypeName(dst));
+  }
+  return Status::success();
+}
+
+Status castKernel(const RefContext &, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  const void *src = in[0].data();
+  void *dst = out[0].data();
+  int64_t n = in[0].numElements();
+  DType to = out[0].dtype();
+  switch (in[0].dtype()) {
+  case DType::kF32:
+    return castFrom<float>(to, src, dst, n);
+  case DType::kF16:
+    return castFrom<F16>(to, src, dst, n);
+  case DType::kBF16:
+    return castFrom<BF16>(to, src, dst, n);
+  case DType::kI8:
+    return castFrom<int8_t>(to, src, dst, n);
+  case DType::kI32:
+    return castFrom<int32_t>(to, src, dst, n);
+  case DType::kI64:
+    return castFrom<int64_t>(to, src, dst, n);
+  case DType::kBool:
+    return castFrom<bool>(to, src, dst, n);
+  case DType::kU8:
+    return castFrom<uint8_t>(to, src, dst, n);
+  default:
+    return unimplemented("cast from ", dtypeName(in[0].dtype()));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pass-through ops
+//===----------------------------------------------------------------------===//
+
+Status copyKernel(const RefContext &, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  if (in[0].byteSize() && in[0].data() != out[0].data())
+    std::memcpy(out[0].data(), in[0].data(), in[0].byteSize());
+  return Status::success();
+}
+
+Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                     std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  if (!attrs.getBool("training", false))
+    return copyKernel(ctx, in, out);
+  if (in[0].dtype() != DType::kF32)
+    return unimplemented("training dropout supports floating point only");
+  double ratio = attrs.getFloat("ratio", 0.5);
+  if (ratio < 0 || ratio >= 1)
+    return invalidArgument("dropout ratio ", ratio, " must be in [0, 1)");
+  std::mt19937_64 rng(ctx.seed * 0x9E3779B97F4A7C15ull + ctx.calls);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const float *x = in[0].data<float>();
+  float *y = out[0].data<float>();
+  float scale = static_cast<float>(1.0 / (1.0 - ratio));
+  for (int64_t i = 0, n = in[0].numElements(); i < n; ++i)
+    y[i] = uniform(rng) < ratio ? 0.0f : x[i] * scale;
+  return Status::success();
+}
+
+Status checkNumericsKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                           std::vector<Tensor> &out) {
+  const Tensor &x = in[0];
+  int64_t n = x.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double v;
+    switch (x.dtype()) {
+    case DType::kF32:
+      v = x.data<float>()[i];
+      break;
+    case DType::kF16:
+      v = halfToFloat(x.data<uint16_t>()[i]);
+      break;
+    case DType::kBF16:
+      v = bf16ToFloat(x.data<uint16_t>()[i]);
+      break;
+    default:
+      v = 0; // integers cannot hold NaN or Inf
+    }
+    if (!std::isfinite(v))
+      return invalidArgument(std::isnan(v) ? "NaN" : "Inf",
+                             " found at element ", i, ": ",
+                             ctx.attrs().getString("message", ""));
+  }
+  return copyKernel(ctx, in, out);
+}
+
+} // namespace
+
+void registerElementwiseKernels(KernelRegistry &r) {
+  using D = DTypeSupport;
+  registerKernel(r, "add", binaryKernel<BinaryOp::kAdd>, D::kNumeric);
+  registerKernel(r, "sub", binaryKernel<BinaryOp::kSub>, D::kNumeric);
+  registerKernel(r, "mul", binaryKernel<BinaryOp::kMul>, D::kNumeric);
+  registerKernel(r, "div", binaryKernel<BinaryOp::kDiv>, D::kNumeric);
+  registerKernel(r, "max", binaryKernel<BinaryOp::kMax>, D::kNumeric);
+  registerKernel(r, "min", binaryKernel<BinaryOp::kMin>, D::kNumeric);
+  registerKernel(r, "pow", binaryKernel<BinaryOp::kPow>, D::kNumeric);
+  registerKernel(r, "squared_difference", binaryKernel<BinaryOp::kSqDiff>,
+                 D::kNumeric);
+  registerKernel(r, "relu", reluKernel, D::kNumeric);
+  registerKernel(r, "relu6", relu6Kernel, D::kNumeric);
+  registerKernel(r, "neg", negKernel, D::kNumeric);
+  registerKernel(r, "abs", absKernel, D::kNumeric);
+  registerKernel(r, "clip", clipKernel, D::kNumeric);
+  registerKernel(r, "sigmoid", sigmoidKernel, D::kFloat);
+  registerKernel(r, "tanh", tanhKernel, D::kFloat);
+  registerKernel(r, "exp", expKernel, D::kFloat);
+  registerKernel(r, "log", logKernel, D::kFloat);
+  registerKernel(r, "sqrt", sqrtKernel, D::kFloat);
+  registerKernel(r, "rsqrt", rsqrtKernel, D::kFloat);
+  registerKernel(r, "erf", erfKernel, D::kFloat);
+  registerKernel(r, "gelu", geluKernel, D::kFloat);
+  registerKernel(r, "leaky_relu", leakyReluKernel, D::kFloat);
+  registerKernel(r, "bias_add", biasAddKernel, D::kFloat);
+  registerKernel(r, "cast", castKernel, D::kAny);
+  registerKernel(r, "identity", copyKernel, D::kAny);
+  registerKernel(r, "stop_gradient", copyKernel, D::kAny);
+  // Host memory is the only memory a CPU session has: a transfer is a copy.
+  registerKernel(r, "transfer", copyKernel, D::kAny);
+  registerKernel(r, "dropout", dropoutKernel, D::kAny);
+  registerKernel(r, "check_numerics", checkNumericsKernel, D::kAny);
+}
+
+} // namespace gopt::runtime::ref

@@ -1,0 +1,311 @@
+//===- RefShape.cpp - Reference reductions and data-movement kernels ------===//
+//
+// Data movement is element-type agnostic: it copies elements of
+// dtypeSize() bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace gopt::runtime::ref {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+enum class ReduceOp { kSum, kMean, kMax };
+
+// For every input element, the flat index of the output element it reduces
+// into (reduced dims contribute nothing).
+std::vector<int64_t> reductionTargets(const Shape &shape,
+                                      const std::vector<bool> &reduced) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> outStride(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (!reduced[d]) {
+      outStride[d] = stride;
+      stride *= shape[d];
+    }
+  int64_t total = numElements(shape);
+  std::vector<int64_t> targets(total), idx(rank, 0);
+  int64_t target = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    targets[i] = target;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      target += outStride[d];
+      if (++idx[d] < shape[d])
+        break;
+      target -= outStride[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+  return targets;
+}
+
+template <typename T>
+void reduceTyped(ReduceOp op, const Tensor &x, Tensor &y,
+                 const std::vector<int64_t> &targets) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  int64_t outCount = y.numElements();
+  std::vector<Acc> acc(outCount, op == ReduceOp::kMax
+                                     ? std::numeric_limits<Acc>::lowest()
+                                     : Acc(0));
+  if constexpr (std::is_floating_point_v<T>)
+    if (op == ReduceOp::kMax)
+      std::fill(acc.begin(), acc.end(), -std::numeric_limits<Acc>::infinity());
+  const T *px = x.data<T>();
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Acc v = px[i];
+    Acc &a = acc[targets[i]];
+    if (op == ReduceOp::kMax) {
+      bool nan = false;
+      if constexpr (std::is_floating_point_v<T>)
+        nan = std::isnan(v);
+      a = (nan || v > a) ? v : a;
+    } else {
+      a += v;
+    }
+  }
+  int64_t perOutput = outCount ? x.numElements() / outCount : 0;
+  T *py = y.data<T>();
+  for (int64_t i = 0; i < outCount; ++i)
+    py[i] = static_cast<T>(op == ReduceOp::kMean && perOutput
+                               ? acc[i] / static_cast<Acc>(perOutput)
+                               : acc[i]);
+}
+
+template <ReduceOp Op>
+Status reduceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                    std::vector<Tensor> &out) {
+  const Tensor &x = in[0];
+  std::vector<int64_t> axes = ctx.attrs().getInts("axes");
+  std::vector<bool> reduced(x.rank(), axes.empty());
+  for (int64_t a : axes)
+    reduced[a < 0 ? a + x.rank() : a] = true;
+  std::vector<int64_t> targets = reductionTargets(x.shape(), reduced);
+  switch (x.dtype()) {
+  case DType::kF32:
+    reduceTyped<float>(Op, x, out[0], targets);
+    break;
+  case DType::kI32:
+    reduceTyped<int32_t>(Op, x, out[0], targets);
+    break;
+  case DType::kI64:
+    reduceTyped<int64_t>(Op, x, out[0], targets);
+    break;
+  case DType::kI8:
+    reduceTyped<int8_t>(Op, x, out[0], targets);
+    break;
+  default:
+    return unimplemented("element type ", dtypeName(x.dtype()));
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+Status copyKernel(const RefContext &, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  if (in[0].byteSize())
+    std::memcpy(out[0].data(), in[0].data(), in[0].byteSize());
+  return Status::success();
+}
+
+// Copies an n-d strided gather: out[idx] = in[base + sum(idx[d]*strides[d])]
+// (strides in elements of the input).
+void stridedGather(const Tensor &x, Tensor &y, int64_t base,
+                   const std::vector<int64_t> &strides) {
+  const Shape &shape = y.shape();
+  size_t elem = dtypeSize(x.dtype());
+  int64_t rank = shape.size(), total = y.numElements();
+  const char *src = static_cast<const char *>(x.data());
+  char *dst = static_cast<char *>(y.data());
+  std::vector<int64_t> idx(rank, 0);
+  int64_t offset = base;
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(dst + i * elem, src + offset * elem, elem);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++idx[d] < shape[d])
+        break;
+      offset -= strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+Status transposeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                       std::vector<Tensor> &out) {
+  std::vector<int64_t> perm = ctx.attrs().getInts("perm");
+  std::vector<int64_t> inStrides = rowMajorStrides(in[0].shape());
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    strides[i] = inStrides[perm[i]];
+  stridedGather(in[0], out[0], 0, strides);
+  return Status::success();
+}
+
+Status sliceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                   std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  const Shape &shape = in[0].shape();
+  int64_t rank = shape.size();
+  std::vector<int64_t> starts = attrs.getInts("starts");
+  std::vector<int64_t> steps =
+      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> inStrides = rowMajorStrides(shape);
+  std::vector<int64_t> strides(rank);
+  int64_t base = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t s = starts[d] < 0 ? starts[d] + shape[d] : starts[d];
+    s = std::clamp<int64_t>(s, 0, shape[d]);
+    base += s * inStrides[d];
+    strides[d] = steps[d] * inStrides[d];
+  }
+  if (out[0].numElements())
+    stridedGather(in[0], out[0], base, strides);
+  return Status::success();
+}
+
+Status concatKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                    std::vector<Tensor> &out) {
+  const Shape &outShape = out[0].shape();
+  int64_t rank = outShape.size();
+  int64_t axis = ctx.attrs().getInt("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= outShape[d];
+  size_t elem = dtypeSize(out[0].dtype());
+  // Each operand contributes a contiguous chunk per outer index.
+  size_t outRow = out[0].byteSize() / std::max<int64_t>(outer, 1);
+  char *dst = static_cast<char *>(out[0].data());
+  size_t column = 0;
+  for (const Tensor &t : in) {
+    size_t chunk = outer ? t.numElements() / outer * elem : 0;
+    const char *src = static_cast<const char *>(t.data());
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(dst + o * outRow + column, src + o * chunk, chunk);
+    column += chunk;
+  }
+  return Status::success();
+}
+
+// Writes `value` converted to the element type of `t` into `bytes`.
+void encodeScalar(DType dtype, double value, char *bytes) {
+  switch (dtype) {
+  case DType::kF32: {
+    float v = static_cast<float>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kF16: {
+    uint16_t v = floatToHalf(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kBF16: {
+    uint16_t v = floatToBf16(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kI8:
+    bytes[0] = static_cast<int8_t>(value);
+    break;
+  case DType::kU8:
+    bytes[0] = static_cast<char>(static_cast<uint8_t>(value));
+    break;
+  case DType::kBool:
+    bytes[0] = value != 0;
+    break;
+  case DType::kI32: {
+    int32_t v = static_cast<int32_t>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kI64: {
+    int64_t v = static_cast<int64_t>(value);
+    std::memcpy(bytes, &v, 8);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+Status padKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                 std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  std::vector<int64_t> pads = attrs.getInts("pads");
+  std::string mode = attrs.getString("mode", "constant");
+  const Tensor &x = in[0];
+  Tensor &y = out[0];
+  int64_t rank = x.rank(), total = y.numElements();
+  size_t elem = dtypeSize(x.dtype());
+  char fill[8] = {0};
+  encodeScalar(x.dtype(), attrs.getFloat("value", 0.0), fill);
+  std::vector<int64_t> inStrides = rowMajorStrides(x.shape());
+  const char *src = static_cast<const char *>(x.data());
+  char *dst = static_cast<char *>(y.data());
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < rank && inside; ++d) {
+      int64_t n = x.dim(d);
+      int64_t p = idx[d] - pads[2 * d];
+      if (p < 0 || p >= n) {
+        if (mode == "constant")
+          inside = false;
+        else if (mode == "edge")
+          p = p < 0 ? 0 : n - 1;
+        else // reflect without repeating the edge: -1 -> 1, n -> n-2
+          p = p < 0 ? -p : 2 * (n - 1) - p;
+      }
+      offset += p * inStrides[d];
+    }
+    std::memcpy(dst + i * elem, inside ? src + offset * elem : fill, elem);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < y.dim(d))
+        break;
+      idx[d] = 0;
+    }
+  }
+  return Status::success();
+}
+
+Status shapeKernel(const RefContext &, const std::vector<Tensor> &in,
+                   std::vector<Tensor> &out) {
+  int64_t *dst = out[0].data<int64_t>();
+  for (int64_t d = 0; d < in[0].rank(); ++d)
+    dst[d] = in[0].dim(d);
+  return Status::success();
+}
+
+} // namespace
+
+void registerShapeKernels(KernelRegistry &r) {
+  using D = DTypeSupport;
+  registerKernel(r, "reduce_sum", reduceKernel<ReduceOp::kSum>, D::kNumeric);
+  registerKernel(r, "reduce_mean", reduceKernel<ReduceOp::kMean>, D::kNumeric);
+  registerKernel(r, "reduce_max", reduceKernel<ReduceOp::kMax>, D::kNumeric);
+  registerKernel(r, "reshape", copyKernel, D::kAny);
+  registerKernel(r, "flatten", copyKernel, D::kAny);
+  registerKernel(r, "transpose", transposeKernel, D::kAny);
+  registerKernel(r, "concat", concatKernel, D::kAny);
+  registerKernel(r, "slice", sliceKernel, D::kAny);
+  registerKernel(r, "pad", padKernel, D::kAny);
+  registerKernel(r, "shape", shapeKernel, D::kAny);
+}
+
+} // namespace gopt::runtime::ref

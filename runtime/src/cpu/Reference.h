@@ -1,0 +1,85 @@
+//===- Reference.h - Plumbing of the reference kernels ----------*- C++ -*-===//
+//
+// Reference kernels are plain functions: simple loops that are obviously
+// right, the oracle the fast kernels and the compiler's passes are checked
+// against. The wrapper converts f16/bf16 to f32 for ops that compute in
+// floating point, so each function handles f32 (and integers where the op
+// makes sense) only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_REFERENCE_H
+#define GOPT_RUNTIME_SRC_CPU_REFERENCE_H
+
+#include "gopt/runtime/Kernel.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gopt::runtime::ref {
+
+struct RefContext {
+  const plan::Op *op;
+  uint64_t seed;
+  uint64_t calls; // how often the kernel ran before: varies dropout masks
+  OpAttrs attrs() const { return OpAttrs(*op); }
+};
+
+using RefFn = Status (*)(const RefContext &ctx, const std::vector<Tensor> &in,
+                         std::vector<Tensor> &out);
+
+enum class DTypeSupport {
+  kFloat,   // f32; f16/bf16 computed in f32
+  kNumeric, // f32 and integer types; f16/bf16 computed in f32
+  kAny,     // the function handles every element type itself
+};
+
+void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
+                    DTypeSupport support);
+
+void registerElementwiseKernels(KernelRegistry &registry);
+void registerNNKernels(KernelRegistry &registry);
+void registerShapeKernels(KernelRegistry &registry);
+
+std::vector<int64_t> rowMajorStrides(const Shape &shape);
+
+// Calls fn(outIndex, aIndex, bIndex) for every element of the numpy
+// broadcast of shapes a and b into out.
+template <typename Fn>
+void forEachBroadcast(const Shape &out, const Shape &a, const Shape &b, Fn fn) {
+  const int64_t total = numElements(out);
+  const size_t rank = out.size();
+  if (a == out && b == out) {
+    for (int64_t i = 0; i < total; ++i)
+      fn(i, i, i);
+    return;
+  }
+  // Strides of a and b over the output's dims, 0 where they broadcast.
+  std::vector<int64_t> sa(rank, 0), sb(rank, 0);
+  std::vector<int64_t> stA = rowMajorStrides(a), stB = rowMajorStrides(b);
+  for (size_t i = 0; i < rank; ++i) {
+    size_t oa = rank - a.size(), ob = rank - b.size();
+    if (i >= oa && a[i - oa] != 1)
+      sa[i] = stA[i - oa];
+    if (i >= ob && b[i - ob] != 1)
+      sb[i] = stB[i - ob];
+  }
+  std::vector<int64_t> idx(rank, 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    fn(i, ia, ib);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      ia += sa[d];
+      ib += sb[d];
+      if (++idx[d] < out[d])
+        break;
+      ia -= sa[d] * out[d];
+      ib -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+} // namespace gopt::runtime::ref
+
+#endif // GOPT_RUNTIME_SRC_CPU_REFERENCE_H

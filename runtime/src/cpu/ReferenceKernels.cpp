@@ -1,0 +1,117 @@
+//===- ReferenceKernels.cpp - The reference kernel wrapper ----------------===//
+#include "Reference.h"
+
+#include <cstring>
+
+namespace gopt::runtime {
+namespace ref {
+
+std::vector<int64_t> rowMajorStrides(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+namespace {
+
+bool isHalfType(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+
+Tensor toF32(const Tensor &t) {
+  Tensor f = Tensor::allocate(DType::kF32, t.shape());
+  const uint16_t *src = t.data<uint16_t>();
+  float *dst = f.data<float>();
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] =
+        t.dtype() == DType::kF16 ? halfToFloat(src[i]) : bf16ToFloat(src[i]);
+  return f;
+}
+
+void fromF32(const Tensor &f, Tensor &t) {
+  const float *src = f.data<float>();
+  uint16_t *dst = t.data<uint16_t>();
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] =
+        t.dtype() == DType::kF16 ? floatToHalf(src[i]) : floatToBf16(src[i]);
+}
+
+bool isIntegerType(DType t) {
+  return t == DType::kI8 || t == DType::kI32 || t == DType::kI64 ||
+         t == DType::kU8 || t == DType::kBool;
+}
+
+class ReferenceKernel : public Kernel {
+public:
+  ReferenceKernel(const KernelConfig &config, RefFn fn, DTypeSupport support)
+      : fn_(fn), support_(support), ctx_{config.op, config.seed, 0} {}
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    Status status = runImpl(inputs, outputs);
+    ctx_.calls++;
+    return status;
+  }
+  const char *implementation() const override { return "reference"; }
+
+private:
+  Status runImpl(const std::vector<Tensor> &inputs,
+                 std::vector<Tensor> &outputs) {
+    if (support_ == DTypeSupport::kAny)
+      return fn_(ctx_, inputs, outputs);
+    bool convert = false;
+    for (const std::vector<Tensor> *list :
+         {&inputs, const_cast<const std::vector<Tensor> *>(&outputs)})
+      for (const Tensor &t : *list) {
+        if (isHalfType(t.dtype())) {
+          convert = true;
+        } else if (t.dtype() != DType::kF32 &&
+                   !(support_ == DTypeSupport::kNumeric &&
+                     isIntegerType(t.dtype()))) {
+          return unimplemented("element type ", dtypeName(t.dtype()),
+                               " is not supported by the reference kernel");
+        }
+      }
+    if (!convert)
+      return fn_(ctx_, inputs, outputs);
+    std::vector<Tensor> ins, outs;
+    for (const Tensor &t : inputs)
+      ins.push_back(isHalfType(t.dtype()) ? toF32(t) : t);
+    for (const Tensor &t : outputs)
+      outs.push_back(
+          isHalfType(t.dtype()) ? Tensor::allocate(DType::kF32, t.shape()) : t);
+    GOPT_RETURN_IF_ERROR(fn_(ctx_, ins, outs));
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (isHalfType(outputs[i].dtype()))
+        fromF32(outs[i], outputs[i]);
+    return Status::success();
+  }
+
+  RefFn fn_;
+  DTypeSupport support_;
+  RefContext ctx_;
+};
+
+} // namespace
+
+void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
+                    DTypeSupport support) {
+  registry.registerKernel(
+      kind, "reference",
+      [fn, support](
+          const KernelConfig &config) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(
+            std::make_unique<ReferenceKernel>(config, fn, support));
+      });
+}
+
+} // namespace ref
+
+void registerReferenceKernels(KernelRegistry &registry) {
+  ref::registerElementwiseKernels(registry);
+  ref::registerNNKernels(registry);
+  ref::registerShapeKernels(registry);
+}
+
+} // namespace gopt::runtime

@@ -1,0 +1,1331 @@
+//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own
+//--------===//
+//
+// One CudaKernel class per family of ops. Configuration work (descriptors,
+// algorithm choice, filter reorders) happens at creation, never in run().
+//
+//===----------------------------------------------------------------------===//
+#include "AlgoCache.h"
+#include "CudaCommon.h"
+#include "Kernels.h"
+#include "Launch.h"
+#include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/cuda/CudaSupport.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+
+// The legacy (non-graph) cuDNN API is deprecated in cuDNN 9 but present.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace gopt::runtime::cuda {
+namespace {
+
+std::string opKind(const CudaKernelConfig &c) { return c.op->kind(); }
+
+Status noKernel(const CudaKernelConfig &c, const std::string &why) {
+  return unimplemented("no CUDA kernel for '", c.op->name(), "' (",
+                       c.op->kind(), "): ", why, "; place it on the CPU");
+}
+
+int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, s.size()); ++i)
+    p *= s[i];
+  return p;
+}
+
+bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+StatusOr<cudnnDataType_t> cudnnType(DType t) {
+  switch (t) {
+  case DType::kF32:
+    return CUDNN_DATA_FLOAT;
+  case DType::kF16:
+    return CUDNN_DATA_HALF;
+  case DType::kBF16:
+    return CUDNN_DATA_BFLOAT16;
+  default:
+    return unimplemented("element type ", dtypeName(t));
+  }
+}
+
+StatusOr<cudaDataType_t> cudaType(DType t) {
+  switch (t) {
+  case DType::kF32:
+    return CUDA_R_32F;
+  case DType::kF16:
+    return CUDA_R_16F;
+  case DType::kBF16:
+    return CUDA_R_16BF;
+  default:
+    return unimplemented("element type ", dtypeName(t));
+  }
+}
+
+// RAII wrappers of cuDNN descriptors.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc() { cudnnCreateTensorDescriptor(&d); }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+};
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc() { cudnnCreateFilterDescriptor(&d); }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+};
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc() { cudnnCreateConvolutionDescriptor(&d); }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+};
+struct ActDesc {
+  cudnnActivationDescriptor_t d = nullptr;
+  ActDesc() { cudnnCreateActivationDescriptor(&d); }
+  ~ActDesc() { cudnnDestroyActivationDescriptor(d); }
+};
+struct PoolDesc {
+  cudnnPoolingDescriptor_t d = nullptr;
+  PoolDesc() { cudnnCreatePoolingDescriptor(&d); }
+  ~PoolDesc() { cudnnDestroyPoolingDescriptor(d); }
+};
+
+// Sets a rank-4 descriptor for logical dims (n, c, h, w) in NCHW or NHWC.
+Status set4d(cudnnTensorDescriptor_t d, bool nchw, cudnnDataType_t type,
+             int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (!fitsInt(n) || !fitsInt(c) || !fitsInt(h) || !fitsInt(w) ||
+      !fitsInt(n * c * h * w))
+    return unimplemented("tensor too large for cuDNN");
+  GOPT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
+      d, nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, type, int(n), int(c),
+      int(h), int(w)));
+  return Status::success();
+}
+
+// Logical (n, c, h, w) of a rank-4 shape.
+struct Dims4 {
+  int64_t n, c, h, w;
+};
+Dims4 dims4(const Shape &s, bool nchw) {
+  return nchw ? Dims4{s[0], s[1], s[2], s[3]} : Dims4{s[0], s[3], s[1], s[2]};
+}
+
+UnaryKind activationKind(const std::string &a) {
+  if (a == "relu")
+    return UnaryKind::kRelu;
+  if (a == "relu6")
+    return UnaryKind::kRelu6;
+  if (a == "sigmoid")
+    return UnaryKind::kSigmoid;
+  return UnaryKind::kNone;
+}
+
+// Runs `op` out = gather(in) with a permutation: out dim i = in dim perm[i].
+StatusOr<StridedIndex> permuteIndex(const Shape &in,
+                                    const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inStrides = contiguousStrides(in), dims, strides;
+  for (int64_t p : perm) {
+    dims.push_back(in[p]);
+    strides.push_back(inStrides[p]);
+  }
+  return makeIndex(dims, strides);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class BinaryKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>> create(const CudaKernelConfig &c,
+                                                      BinaryKind op) {
+    DType t = c.inputTypes[0];
+    if (!isNumericKernelType(t))
+      return noKernel(c, detail::concat("element type ", dtypeName(t)));
+    auto k = std::make_unique<BinaryKernel>();
+    k->ctx_ = c.ctx;
+    k->op_ = op;
+    k->dtype_ = t;
+    k->n_ = product(c.outputShapes[0]);
+    k->flag_ = c.errorFlag;
+    const Shape &out = c.outputShapes[0];
+    if (c.inputShapes[0] != out || c.inputShapes[1] != out) {
+      GOPT_ASSIGN_OR_RETURN(k->a_, broadcastIndex(out, c.inputShapes[0]));
+      GOPT_ASSIGN_OR_RETURN(k->b_, broadcastIndex(out, c.inputShapes[1]));
+      k->broadcast_ = true;
+    }
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(launchBinary(op_, dtype_, in[0], broadcast_ ? &a_ : nullptr,
+                                 in[1], broadcast_ ? &b_ : nullptr, out[0], n_,
+                                 flag_, ctx_->stream),
+                    "launchBinary");
+  }
+  const char *implementation() const override { return "cuda"; }
+  std::string flagMessage(int) const override {
+    return "integer division by zero";
+  }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  BinaryKind op_;
+  DType dtype_;
+  int64_t n_ = 0;
+  bool broadcast_ = false;
+  StridedIndex a_, b_;
+  int *flag_ = nullptr;
+};
+
+class UnaryKernel : public CudaKernel {
+public:
+  UnaryKernel(const CudaKernelConfig &c, UnaryKind op, float p0, float p1)
+      : ctx_(c.ctx), op_(op), dtype_(c.inputTypes[0]),
+        n_(product(c.outputShapes[0])), p0_(p0), p1_(p1) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(
+        launchUnary(op_, dtype_, in[0], out[0], n_, p0_, p1_, ctx_->stream),
+        "launchUnary");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  UnaryKind op_;
+  DType dtype_;
+  int64_t n_;
+  float p0_, p1_;
+};
+
+class BiasAddKernel : public CudaKernel {
+public:
+  explicit BiasAddKernel(const CudaKernelConfig &c) : ctx_(c.ctx) {
+    const Shape &x = c.inputShapes[0];
+    int64_t axis =
+        channelAxis(c.attrs().getString("data_format", "NHWC"), x.size());
+    dtype_ = c.inputTypes[0];
+    n_ = product(x);
+    channels_ = x[axis];
+    inner_ = product(x, axis + 1);
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(launchBiasActivation(dtype_, in[0], in[1], out[0], n_,
+                                         channels_,
+                                         std::max<int64_t>(inner_, 1),
+                                         UnaryKind::kNone, 0, 0, ctx_->stream),
+                    "launchBiasActivation");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  DType dtype_;
+  int64_t n_, channels_, inner_;
+};
+
+class CastKernel : public CudaKernel {
+public:
+  explicit CastKernel(const CudaKernelConfig &c)
+      : ctx_(c.ctx), from_(c.inputTypes[0]), to_(c.outputTypes[0]),
+        n_(product(c.inputShapes[0])) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(launchCast(from_, to_, in[0], out[0], n_, ctx_->stream),
+                    "launchCast");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  DType from_, to_;
+  int64_t n_;
+};
+
+// reshape, flatten, identity, stop_gradient, inference dropout.
+class CopyKernel : public CudaKernel {
+public:
+  explicit CopyKernel(const CudaKernelConfig &c)
+      : ctx_(c.ctx),
+        bytes_(product(c.inputShapes[0]) * dtypeSize(c.inputTypes[0])) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (!bytes_ || in[0] == out[0])
+      return Status::success();
+    return fromCuda(cudaMemcpyAsync(out[0], in[0], bytes_,
+                                    cudaMemcpyDeviceToDevice, ctx_->stream),
+                    "cudaMemcpyAsync");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  size_t bytes_;
+};
+
+class CheckNumericsKernel : public CudaKernel {
+public:
+  explicit CheckNumericsKernel(const CudaKernelConfig &c)
+      : ctx_(c.ctx), dtype_(c.inputTypes[0]), n_(product(c.inputShapes[0])),
+        flag_(c.errorFlag), message_(c.attrs().getString("message", "")) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (isFloatKernelType(dtype_))
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchCheckNumerics(dtype_, in[0], n_, flag_, ctx_->stream),
+                   "launchCheckNumerics"));
+    size_t bytes = n_ * dtypeSize(dtype_);
+    if (!bytes || in[0] == out[0])
+      return Status::success();
+    return fromCuda(cudaMemcpyAsync(out[0], in[0], bytes,
+                                    cudaMemcpyDeviceToDevice, ctx_->stream),
+                    "cudaMemcpyAsync");
+  }
+  const char *implementation() const override { return "cuda"; }
+  std::string flagMessage(int flag) const override {
+    return std::string(flag & 1 ? "NaN" : "Inf") + " found: " + message_;
+  }
+
+private:
+  DeviceContext *ctx_;
+  DType dtype_;
+  int64_t n_;
+  int *flag_;
+  std::string message_;
+};
+
+// shape: the dims are known when the kernel is created.
+class ShapeKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c) {
+    auto k = std::make_unique<ShapeKernel>();
+    k->ctx_ = c.ctx;
+    const Shape &s = c.inputShapes[0];
+    k->bytes_ = s.size() * sizeof(int64_t);
+    GOPT_RETURN_IF_ERROR(k->dims_.allocate(k->bytes_));
+    if (k->bytes_)
+      GOPT_CUDA_CHECK(cudaMemcpy(k->dims_.ptr, s.data(), k->bytes_,
+                                 cudaMemcpyHostToDevice));
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &,
+             const std::vector<void *> &out) override {
+    if (!bytes_)
+      return Status::success();
+    return fromCuda(cudaMemcpyAsync(out[0], dims_.ptr, bytes_,
+                                    cudaMemcpyDeviceToDevice, ctx_->stream),
+                    "cudaMemcpyAsync");
+  }
+  const char *implementation() const override { return "cuda"; }
+  size_t workspaceBytes() const override { return dims_.bytes; }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  size_t bytes_ = 0;
+  DeviceBuffer dims_;
+};
+
+//===----------------------------------------------------------------------===//
+// Data movement: transpose, slice, concat, pad
+//===----------------------------------------------------------------------===//
+
+class GatherKernel : public CudaKernel {
+public:
+  GatherKernel(const CudaKernelConfig &c, int64_t base, StridedIndex index)
+      : ctx_(c.ctx), elem_(dtypeSize(c.inputTypes[0])), base_(base),
+        index_(index), n_(product(c.outputShapes[0])) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(
+        launchGather(elem_, in[0], base_, index_, out[0], n_, ctx_->stream),
+        "launchGather");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  size_t elem_;
+  int64_t base_;
+  StridedIndex index_;
+  int64_t n_;
+};
+
+StatusOr<std::unique_ptr<CudaKernel>>
+createTranspose(const CudaKernelConfig &c) {
+  std::vector<int64_t> perm = c.attrs().getInts("perm");
+  GOPT_ASSIGN_OR_RETURN(StridedIndex index,
+                        permuteIndex(c.inputShapes[0], perm));
+  return std::unique_ptr<CudaKernel>(
+      std::make_unique<GatherKernel>(c, 0, index));
+}
+
+StatusOr<std::unique_ptr<CudaKernel>> createSlice(const CudaKernelConfig &c) {
+  const Shape &shape = c.inputShapes[0];
+  size_t rank = shape.size();
+  OpAttrs attrs = c.attrs();
+  std::vector<int64_t> starts = attrs.getInts("starts");
+  std::vector<int64_t> steps =
+      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> inStrides = contiguousStrides(shape), strides(rank);
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t s = starts[d] < 0 ? starts[d] + shape[d] : starts[d];
+    s = std::clamp<int64_t>(s, 0, shape[d]);
+    base += s * inStrides[d];
+    strides[d] = steps[d] * inStrides[d];
+  }
+  const Shape &out = c.outputShapes[0];
+  GOPT_ASSIGN_OR_RETURN(
+      StridedIndex index,
+      makeIndex(std::vector<int64_t>(out.begin(), out.end()), strides));
+  return std::unique_ptr<CudaKernel>(
+      std::make_unique<GatherKernel>(c, base, index));
+}
+
+// Each operand is a 2-D block (outer rows x its chunk) copied with one
+// cudaMemcpy2DAsync into its column range of the output.
+class ConcatKernel : public CudaKernel {
+public:
+  explicit ConcatKernel(const CudaKernelConfig &c) : ctx_(c.ctx) {
+    const Shape &out = c.outputShapes[0];
+    int64_t axis = c.attrs().getInt("axis", 0);
+    if (axis < 0)
+      axis += out.size();
+    outer_ = product(out, 0, axis);
+    size_t elem = dtypeSize(c.outputTypes[0]);
+    rowBytes_ = outer_ ? product(out) / outer_ * elem : 0;
+    for (const Shape &s : c.inputShapes)
+      chunks_.push_back(outer_ ? product(s) / outer_ * elem : 0);
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    size_t column = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (chunks_[i] && outer_)
+        GOPT_CUDA_CHECK(cudaMemcpy2DAsync(
+            static_cast<char *>(out[0]) + column, rowBytes_, in[i], chunks_[i],
+            chunks_[i], outer_, cudaMemcpyDeviceToDevice, ctx_->stream));
+      column += chunks_[i];
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_;
+  int64_t outer_ = 0;
+  size_t rowBytes_ = 0;
+  std::vector<size_t> chunks_;
+};
+
+void encodeScalar(DType dtype, double value, char *bytes) {
+  switch (dtype) {
+  case DType::kF32: {
+    float v = static_cast<float>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kF16: {
+    uint16_t v = floatToHalf(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kBF16: {
+    uint16_t v = floatToBf16(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kI8:
+    bytes[0] = static_cast<int8_t>(value);
+    break;
+  case DType::kU8:
+    bytes[0] = static_cast<char>(static_cast<uint8_t>(value));
+    break;
+  case DType::kBool:
+    bytes[0] = value != 0;
+    break;
+  case DType::kI32: {
+    int32_t v = static_cast<int32_t>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kI64: {
+    int64_t v = static_cast<int64_t>(value);
+    std::memcpy(bytes, &v, 8);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+class PadKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c) {
+    const Shape &x = c.inputShapes[0];
+    if (x.size() > static_cast<size_t>(kMaxRank))
+      return noKernel(c, detail::concat("rank ", x.size(), " > ", kMaxRank));
+    OpAttrs attrs = c.attrs();
+    auto k = std::make_unique<PadKernel>();
+    k->ctx_ = c.ctx;
+    std::vector<int64_t> pads = attrs.getInts("pads");
+    std::string mode = attrs.getString("mode", "constant");
+    k->mode_ = mode == "edge"      ? PadMode::kEdge
+               : mode == "reflect" ? PadMode::kReflect
+                                   : PadMode::kConstant;
+    encodeScalar(c.inputTypes[0], attrs.getFloat("value", 0.0), k->fill_);
+    k->elem_ = dtypeSize(c.inputTypes[0]);
+    std::vector<int64_t> strides = contiguousStrides(x);
+    k->index_.rank = static_cast<int>(x.size());
+    for (size_t d = 0; d < x.size(); ++d) {
+      k->index_.dims[d] = c.outputShapes[0][d];
+      k->index_.strides[d] = strides[d];
+      k->inDims_[d] = x[d];
+      k->before_[d] = pads[2 * d];
+    }
+    k->n_ = product(c.outputShapes[0]);
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(launchPad(elem_, in[0], inDims_, before_, index_, mode_,
+                              fill_, out[0], n_, ctx_->stream),
+                    "launchPad");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  size_t elem_ = 0;
+  PadMode mode_ = PadMode::kConstant;
+  char fill_[8] = {0};
+  StridedIndex index_;
+  int64_t inDims_[kMaxRank] = {}, before_[kMaxRank] = {};
+  int64_t n_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions and global average pooling
+//===----------------------------------------------------------------------===//
+
+class ReduceKernel : public CudaKernel {
+public:
+  // Reduces the dims of `x` where `reduced` is set.
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c, ReduceKind op,
+         const std::vector<bool> &reduced) {
+    const Shape &x = c.inputShapes[0];
+    if (!isNumericKernelType(c.inputTypes[0]))
+      return noKernel(
+          c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
+    std::vector<int64_t> strides = contiguousStrides(x);
+    std::vector<int64_t> od, os, rd, rs;
+    for (size_t d = 0; d < x.size(); ++d) {
+      (reduced[d] ? rd : od).push_back(x[d]);
+      (reduced[d] ? rs : os).push_back(strides[d]);
+    }
+    auto k = std::make_unique<ReduceKernel>();
+    k->ctx_ = c.ctx;
+    k->op_ = op;
+    k->dtype_ = c.inputTypes[0];
+    GOPT_ASSIGN_OR_RETURN(k->outIndex_, makeIndex(od, os));
+    GOPT_ASSIGN_OR_RETURN(k->reduceIndex_, makeIndex(rd, rs));
+    k->empty_ = product(x) == 0;
+    k->outBytes_ = product(c.outputShapes[0]) * dtypeSize(k->dtype_);
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (empty_) // the reference's identity for empty reductions: 0
+      return fromCuda(cudaMemsetAsync(out[0], 0, outBytes_, ctx_->stream),
+                      "cudaMemsetAsync");
+    return fromCuda(launchReduce(op_, dtype_, in[0], out[0], outIndex_,
+                                 reduceIndex_, ctx_->stream),
+                    "launchReduce");
+  }
+  const char *implementation() const override { return "cuda"; }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  ReduceKind op_ = ReduceKind::kSum;
+  DType dtype_ = DType::kF32;
+  StridedIndex outIndex_, reduceIndex_;
+  bool empty_ = false;
+  size_t outBytes_ = 0;
+};
+
+StatusOr<std::unique_ptr<CudaKernel>> createReduce(const CudaKernelConfig &c,
+                                                   ReduceKind op) {
+  size_t rank = c.inputShapes[0].size();
+  std::vector<int64_t> axes = c.attrs().getInts("axes");
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes)
+    reduced[a < 0 ? a + rank : a] = true;
+  return ReduceKernel::create(c, op, reduced);
+}
+
+StatusOr<std::unique_ptr<CudaKernel>>
+createGlobalAvgPool(const CudaKernelConfig &c) {
+  if (!isFloatKernelType(c.inputTypes[0]))
+    return noKernel(
+        c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
+  bool nchw = c.attrs().getString("data_format", "NHWC") == "NCHW";
+  std::vector<bool> reduced = nchw
+                                  ? std::vector<bool>{false, false, true, true}
+                                  : std::vector<bool>{false, true, true, false};
+  return ReduceKernel::create(c, ReduceKind::kMean, reduced);
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax (cuDNN)
+//===----------------------------------------------------------------------===//
+
+class SoftmaxKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>> create(const CudaKernelConfig &c,
+                                                      bool log) {
+    DType t = c.inputTypes[0];
+    if (t != DType::kF32 && t != DType::kF16)
+      return noKernel(c, detail::concat("element type ", dtypeName(t)));
+    const Shape &x = c.inputShapes[0];
+    int64_t axis = c.attrs().getInt("axis", -1);
+    if (axis < 0)
+      axis += x.size();
+    auto k = std::make_unique<SoftmaxKernel>();
+    k->ctx_ = c.ctx;
+    k->log_ = log;
+    GOPT_ASSIGN_OR_RETURN(cudnnDataType_t type, cudnnType(t));
+    GOPT_RETURN_IF_ERROR(set4d(k->desc_.d, true, type, product(x, 0, axis),
+                               x[axis], product(x, axis + 1), 1));
+    k->empty_ = product(x) == 0;
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (empty_)
+      return Status::success();
+    float alpha = 1.f, beta = 0.f;
+    GOPT_CUDNN_CHECK(cudnnSoftmaxForward(
+        ctx_->cudnn, log_ ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+        CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, desc_.d, in[0], &beta, desc_.d,
+        out[0]));
+    return Status::success();
+  }
+  const char *implementation() const override { return "cudnn"; }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  bool log_ = false;
+  bool empty_ = false;
+  TensorDesc desc_;
+};
+
+//===----------------------------------------------------------------------===//
+// Pooling: cuDNN when its symmetric-padding, floor-mode arithmetic gives the
+// same windows, gopt's own kernel otherwise (asymmetric SAME padding,
+// ceil_mode, bf16).
+//===----------------------------------------------------------------------===//
+
+class PoolKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>> create(const CudaKernelConfig &c,
+                                                      bool isMax) {
+    DType t = c.inputTypes[0];
+    if (!isFloatKernelType(t))
+      return noKernel(c, detail::concat("element type ", dtypeName(t)));
+    OpAttrs attrs = c.attrs();
+    auto k = std::make_unique<PoolKernel>();
+    k->ctx_ = c.ctx;
+    k->dtype_ = t;
+    PoolParams &p = k->params_;
+    p.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    p.isMax = isMax;
+    p.countIncludePad = attrs.getBool("count_include_pad", false);
+    Dims4 x = dims4(c.inputShapes[0], p.nchw);
+    Dims4 y = dims4(c.outputShapes[0], p.nchw);
+    std::vector<int64_t> kernel = attrs.getInts("kernel");
+    std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+    std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+    std::string padding = attrs.getString("padding", "EXPLICIT");
+    bool ceilMode = attrs.getBool("ceil_mode", false);
+    GOPT_ASSIGN_OR_RETURN(
+        WindowDim wh, computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
+                                       pads[0], pads[1], ceilMode));
+    GOPT_ASSIGN_OR_RETURN(
+        WindowDim ww, computeWindowDim(x.w, kernel[1], strides[1], 1, padding,
+                                       pads[2], pads[3], ceilMode));
+    p.n = x.n;
+    p.c = x.c;
+    p.h = x.h;
+    p.w = x.w;
+    p.oh = y.h;
+    p.ow = y.w;
+    p.kh = kernel[0];
+    p.kw = kernel[1];
+    p.sh = strides[0];
+    p.sw = strides[1];
+    p.padTop = wh.padBefore;
+    p.padBottom = wh.padAfter;
+    p.padLeft = ww.padBefore;
+    p.padRight = ww.padAfter;
+    bool symmetric = wh.padBefore == wh.padAfter && ww.padBefore == ww.padAfter;
+    bool floorMatches =
+        (x.h + 2 * wh.padBefore - kernel[0]) / strides[0] + 1 == y.h &&
+        (x.w + 2 * ww.padBefore - kernel[1]) / strides[1] + 1 == y.w;
+    // cuDNN requires padding smaller than the window.
+    bool padsFit = wh.padBefore < kernel[0] && ww.padBefore < kernel[1];
+    k->useCudnn_ = (t == DType::kF32 || t == DType::kF16) && symmetric &&
+                   floorMatches && padsFit && product(c.inputShapes[0]) > 0 &&
+                   fitsInt(kernel[0]) && fitsInt(kernel[1]);
+    if (k->useCudnn_) {
+      GOPT_ASSIGN_OR_RETURN(cudnnDataType_t type, cudnnType(t));
+      GOPT_RETURN_IF_ERROR(set4d(k->x_.d, p.nchw, type, x.n, x.c, x.h, x.w));
+      GOPT_RETURN_IF_ERROR(set4d(k->y_.d, p.nchw, type, y.n, y.c, y.h, y.w));
+      cudnnPoolingMode_t mode =
+          isMax ? CUDNN_POOLING_MAX
+                : (p.countIncludePad
+                       ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+      GOPT_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+          k->pool_.d, mode, CUDNN_PROPAGATE_NAN, int(kernel[0]), int(kernel[1]),
+          int(wh.padBefore), int(ww.padBefore), int(strides[0]),
+          int(strides[1])));
+    }
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (!useCudnn_)
+      return fromCuda(launchPool(dtype_, params_, in[0], out[0], ctx_->stream),
+                      "launchPool");
+    float alpha = 1.f, beta = 0.f;
+    GOPT_CUDNN_CHECK(cudnnPoolingForward(ctx_->cudnn, pool_.d, &alpha, x_.d,
+                                         in[0], &beta, y_.d, out[0]));
+    return Status::success();
+  }
+  const char *implementation() const override {
+    return useCudnn_ ? "cudnn" : "cuda";
+  }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  DType dtype_ = DType::kF32;
+  PoolParams params_;
+  bool useCudnn_ = false;
+  TensorDesc x_, y_;
+  PoolDesc pool_;
+};
+
+//===----------------------------------------------------------------------===//
+// Batch norm (inference): cuDNN for f32 rank-4, own kernel otherwise.
+//===----------------------------------------------------------------------===//
+
+class BatchNormKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c) {
+    OpAttrs attrs = c.attrs();
+    if (attrs.getBool("training", false))
+      return noKernel(c, "training-mode batch_norm is CPU-only");
+    DType t = c.inputTypes[0];
+    if (!isFloatKernelType(t))
+      return noKernel(c, detail::concat("element type ", dtypeName(t)));
+    auto k = std::make_unique<BatchNormKernel>();
+    k->ctx_ = c.ctx;
+    k->dtype_ = t;
+    k->eps_ = attrs.getFloat("epsilon", 1e-3);
+    const Shape &x = c.inputShapes[0];
+    bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    int64_t axis = channelAxis(nchw ? "NCHW" : "NHWC", x.size());
+    k->n_ = product(x);
+    k->channels_ = x[axis];
+    k->inner_ = std::max<int64_t>(product(x, axis + 1), 1);
+    k->useCudnn_ = t == DType::kF32 && x.size() == 4 && k->n_ > 0 &&
+                   k->eps_ >= CUDNN_BN_MIN_EPSILON;
+    if (k->useCudnn_) {
+      Dims4 d = dims4(x, nchw);
+      GOPT_RETURN_IF_ERROR(
+          set4d(k->x_.d, nchw, CUDNN_DATA_FLOAT, d.n, d.c, d.h, d.w));
+      GOPT_CUDNN_CHECK(cudnnDeriveBNTensorDescriptor(k->param_.d, k->x_.d,
+                                                     CUDNN_BATCHNORM_SPATIAL));
+    }
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    if (!useCudnn_)
+      return fromCuda(
+          launchBatchNormInference(dtype_, in[0], in[1], in[2], in[3], in[4],
+                                   out[0], n_, channels_, inner_,
+                                   static_cast<float>(eps_), ctx_->stream),
+          "launchBatchNormInference");
+    float alpha = 1.f, beta = 0.f;
+    GOPT_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
+        ctx_->cudnn, CUDNN_BATCHNORM_SPATIAL, &alpha, &beta, x_.d, in[0], x_.d,
+        out[0], param_.d, in[1], in[2], in[3], in[4], eps_));
+    return Status::success();
+  }
+  const char *implementation() const override {
+    return useCudnn_ ? "cudnn" : "cuda";
+  }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  DType dtype_ = DType::kF32;
+  double eps_ = 1e-3;
+  int64_t n_ = 0, channels_ = 1, inner_ = 1;
+  bool useCudnn_ = false;
+  TensorDesc x_, param_;
+};
+
+//===----------------------------------------------------------------------===//
+// conv2d (cuDNN): filters reordered to cuDNN's layout once when constant;
+// asymmetric padding applied by a pad kernel; bias + relu fused through
+// cudnnConvolutionBiasActivationForward, other activations by a bias +
+// activation kernel.
+//===----------------------------------------------------------------------===//
+
+class ConvKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c);
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override;
+  const char *implementation() const override { return "cudnn"; }
+  size_t workspaceBytes() const override {
+    return filter_.bytes + padded_.bytes + zeroBias_.bytes;
+  }
+
+private:
+  Status chooseAlgorithm(const std::string &key);
+  Status enqueue(const void *x, const void *w, const void *bias, void *y);
+
+  DeviceContext *ctx_ = nullptr;
+  DType dtype_ = DType::kF32;
+  bool nchw_ = true;
+  TensorDesc x_, y_, bias_;
+  FilterDesc w_;
+  ConvDesc conv_;
+  ActDesc act_;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t algoWorkspace_ = 0;
+  // Filter reorder (when the plan's layout is not cuDNN's).
+  bool reorderFilter_ = false;
+  bool filterIsConstant_ = false;
+  StridedIndex filterIndex_;
+  int64_t filterCount_ = 0;
+  DeviceBuffer filter_;
+  // Explicit padding of the input (asymmetric pads).
+  bool prePad_ = false;
+  int64_t xDims_[4] = {}, padBefore_[4] = {};
+  StridedIndex padIndex_;
+  int64_t paddedCount_ = 0;
+  DeviceBuffer padded_;
+  bool hasBias_ = false;
+  bool fused_ = false;
+  DeviceBuffer zeroBias_;
+  UnaryKind act_kind_ = UnaryKind::kNone;
+  int64_t yCount_ = 0, channels_ = 0, inner_ = 1;
+};
+
+StatusOr<std::unique_ptr<CudaKernel>>
+ConvKernel::create(const CudaKernelConfig &c) {
+  DType t = c.inputTypes[0];
+  if (!isFloatKernelType(t))
+    return noKernel(c, detail::concat("element type ", dtypeName(t)));
+  OpAttrs attrs = c.attrs();
+  auto k = std::make_unique<ConvKernel>();
+  k->ctx_ = c.ctx;
+  k->dtype_ = t;
+  k->nchw_ = attrs.getString("data_format", "NHWC") == "NCHW";
+  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  const Shape &xs = c.inputShapes[0], &ws = c.inputShapes[1];
+  Dims4 x = dims4(xs, k->nchw_), y = dims4(c.outputShapes[0], k->nchw_);
+  int64_t kh = oihw ? ws[2] : ws[0], kw = oihw ? ws[3] : ws[1];
+  int64_t cinG = oihw ? ws[1] : ws[2], cout = oihw ? ws[0] : ws[3];
+  int64_t groups = attrs.getInt("groups", 1);
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> dil = attrs.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(x.h, kh, strides[0], dil[0], padding,
+                                         pads[0], pads[1], false));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(x.w, kw, strides[1], dil[1], padding,
+                                         pads[2], pads[3], false));
+  if (product(xs) == 0 || product(c.outputShapes[0]) == 0 || product(ws) == 0)
+    return noKernel(c, "empty tensors");
+  GOPT_ASSIGN_OR_RETURN(cudnnDataType_t type, cudnnType(t));
+  k->yCount_ = product(c.outputShapes[0]);
+  k->channels_ = cout;
+  k->inner_ = k->nchw_ ? y.h * y.w : 1;
+
+  // Filter: cuDNN takes KCRS (= OIHW) with NCHW data, KRSC with NHWC.
+  std::vector<int64_t> perm;
+  if (k->nchw_ && !oihw)
+    perm = {3, 2, 0, 1}; // HWIO -> OIHW
+  else if (!k->nchw_ && !oihw)
+    perm = {3, 0, 1, 2}; // HWIO -> OHWI
+  else if (!k->nchw_ && oihw)
+    perm = {0, 2, 3, 1}; // OIHW -> OHWI
+  k->filterCount_ = product(ws);
+  if (!perm.empty()) {
+    k->reorderFilter_ = true;
+    GOPT_ASSIGN_OR_RETURN(k->filterIndex_, permuteIndex(ws, perm));
+    GOPT_RETURN_IF_ERROR(k->filter_.allocate(k->filterCount_ * dtypeSize(t)));
+    if (c.constantInputs[1]) {
+      k->filterIsConstant_ = true;
+      GOPT_RETURN_IF_ERROR(fromCuda(
+          launchGather(dtypeSize(t), c.constantInputs[1], 0, k->filterIndex_,
+                       k->filter_.ptr, k->filterCount_, c.ctx->stream),
+          "launchGather (filter reorder)"));
+    }
+  }
+  if (!fitsInt(cout) || !fitsInt(cinG) || !fitsInt(kh) || !fitsInt(kw))
+    return noKernel(c, "filter too large for cuDNN");
+  GOPT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+      k->w_.d, type, k->nchw_ ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+      int(cout), int(cinG), int(kh), int(kw)));
+
+  // Padding: symmetric in the descriptor, otherwise an explicit pad first.
+  int64_t ph = wh.padBefore, pw = ww.padBefore;
+  int64_t inH = x.h, inW = x.w;
+  if (wh.padBefore != wh.padAfter || ww.padBefore != ww.padAfter) {
+    k->prePad_ = true;
+    inH = x.h + wh.padBefore + wh.padAfter;
+    inW = x.w + ww.padBefore + ww.padAfter;
+    Shape padded =
+        k->nchw_ ? Shape{x.n, x.c, inH, inW} : Shape{x.n, inH, inW, x.c};
+    std::vector<int64_t> inStrides = contiguousStrides(xs);
+    k->padIndex_.rank = 4;
+    for (int d = 0; d < 4; ++d) {
+      k->padIndex_.dims[d] = padded[d];
+      k->padIndex_.strides[d] = inStrides[d];
+      k->xDims_[d] = xs[d];
+    }
+    int hAxis = k->nchw_ ? 2 : 1;
+    k->padBefore_[hAxis] = wh.padBefore;
+    k->padBefore_[hAxis + 1] = ww.padBefore;
+    k->paddedCount_ = product(padded);
+    GOPT_RETURN_IF_ERROR(k->padded_.allocate(k->paddedCount_ * dtypeSize(t)));
+    ph = pw = 0;
+  }
+  GOPT_RETURN_IF_ERROR(set4d(k->x_.d, k->nchw_, type, x.n, x.c, inH, inW));
+  GOPT_RETURN_IF_ERROR(set4d(k->y_.d, k->nchw_, type, y.n, y.c, y.h, y.w));
+  GOPT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      k->conv_.d, int(ph), int(pw), int(strides[0]), int(strides[1]),
+      int(dil[0]), int(dil[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  GOPT_CUDNN_CHECK(cudnnSetConvolutionGroupCount(k->conv_.d, int(groups)));
+  cudnnMathType_t math =
+      t == DType::kF32 ? (c.ctx->tf32Conv ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
+                       : CUDNN_TENSOR_OP_MATH;
+  GOPT_CUDNN_CHECK(cudnnSetConvolutionMathType(k->conv_.d, math));
+  int outDims[4];
+  GOPT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(
+      k->conv_.d, k->x_.d, k->w_.d, &outDims[0], &outDims[1], &outDims[2],
+      &outDims[3]));
+  if (outDims[0] != y.n || outDims[1] != y.c || outDims[2] != y.h ||
+      outDims[3] != y.w)
+    return internalError("cuDNN computes output [", outDims[0], ",", outDims[1],
+                         ",", outDims[2], ",", outDims[3],
+                         "] (NCHW), the op has ",
+                         shapeToString(c.outputShapes[0]));
+
+  k->hasBias_ = c.inputShapes.size() > 2;
+  k->act_kind_ = activationKind(attrs.getString("activation", "none"));
+  k->fused_ = k->hasBias_ && k->act_kind_ == UnaryKind::kRelu;
+  if (k->fused_) {
+    GOPT_RETURN_IF_ERROR(set4d(k->bias_.d, true, type, 1, cout, 1, 1));
+    GOPT_CUDNN_CHECK(cudnnSetActivationDescriptor(
+        k->act_.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+  }
+
+  std::string key = makeAlgoKey(
+      c.ctx->deviceName,
+      {"conv2d", dtypeName(t), k->nchw_ ? "NCHW" : "NHWC",
+       detail::concat(x.n, ",", x.c, ",", inH, ",", inW),
+       detail::concat(cout, ",", cinG, ",", kh, ",", kw),
+       detail::concat(ph, ",", pw, ",", strides[0], ",", strides[1], ",",
+                      dil[0], ",", dil[1], ",g", groups),
+       detail::concat("math", int(math), k->fused_ ? ",fused" : "")});
+  GOPT_RETURN_IF_ERROR(k->chooseAlgorithm(key));
+  GOPT_RETURN_IF_ERROR(c.ctx->reserveWorkspace(k->algoWorkspace_));
+  return std::unique_ptr<CudaKernel>(std::move(k));
+}
+
+Status ConvKernel::chooseAlgorithm(const std::string &key) {
+  AlgoCache &cache = AlgoCache::global();
+  AlgoChoice choice;
+  if (cache.lookup(key, &choice)) {
+    size_t bytes = 0;
+    if (cudnnSetConvolutionMathType(conv_.d,
+                                    cudnnMathType_t(choice.mathType)) ==
+            CUDNN_STATUS_SUCCESS &&
+        cudnnGetConvolutionForwardWorkspaceSize(
+            ctx_->cudnn, x_.d, w_.d, conv_.d, y_.d,
+            cudnnConvolutionFwdAlgo_t(choice.algo),
+            &bytes) == CUDNN_STATUS_SUCCESS) {
+      algo_ = cudnnConvolutionFwdAlgo_t(choice.algo);
+      algoWorkspace_ = bytes;
+      return Status::success();
+    }
+  }
+  // Time every algorithm once on this shape (cuDNN allocates scratch).
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  GOPT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+      ctx_->cudnn, x_.d, w_.d, conv_.d, y_.d, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+      &found, perf));
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS)
+      continue;
+    // The fused bias + activation call supports IMPLICIT_PRECOMP_GEMM for
+    // every activation; keep the fastest algorithm that is allowed.
+    algo_ = perf[i].algo;
+    algoWorkspace_ = perf[i].memory;
+    GOPT_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_.d, perf[i].mathType));
+    cache.insert(key, AlgoChoice{int(perf[i].algo), int(perf[i].mathType)});
+    return Status::success();
+  }
+  return unimplemented("cuDNN found no convolution algorithm");
+}
+
+Status ConvKernel::enqueue(const void *x, const void *w, const void *bias,
+                           void *y) {
+  float alpha = 1.f, beta = 0.f;
+  void *ws = ctx_->workspace.ptr;
+  if (fused_) {
+    GOPT_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
+        ctx_->cudnn, &alpha, x_.d, x, w_.d, w, conv_.d, algo_, ws,
+        algoWorkspace_, &beta, y_.d, y, bias_.d, bias, act_.d, y_.d, y));
+    return Status::success();
+  }
+  GOPT_CUDNN_CHECK(cudnnConvolutionForward(ctx_->cudnn, &alpha, x_.d, x, w_.d,
+                                           w, conv_.d, algo_, ws,
+                                           algoWorkspace_, &beta, y_.d, y));
+  if (hasBias_ || act_kind_ != UnaryKind::kNone)
+    GOPT_RETURN_IF_ERROR(fromCuda(
+        launchBiasActivation(dtype_, y, hasBias_ ? bias : nullptr, y, yCount_,
+                             channels_, inner_, act_kind_, 0, 0, ctx_->stream),
+        "launchBiasActivation"));
+  return Status::success();
+}
+
+Status ConvKernel::run(const std::vector<const void *> &in,
+                       const std::vector<void *> &out) {
+  const void *x = in[0], *w = in[1];
+  if (reorderFilter_) {
+    if (!filterIsConstant_)
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchGather(dtypeSize(dtype_), in[1], 0, filterIndex_,
+                                filter_.ptr, filterCount_, ctx_->stream),
+                   "launchGather (filter reorder)"));
+    w = filter_.ptr;
+  }
+  if (prePad_) {
+    char zero[8] = {0};
+    GOPT_RETURN_IF_ERROR(
+        fromCuda(launchPad(dtypeSize(dtype_), x, xDims_, padBefore_, padIndex_,
+                           PadMode::kConstant, zero, padded_.ptr, paddedCount_,
+                           ctx_->stream),
+                 "launchPad (asymmetric conv padding)"));
+    x = padded_.ptr;
+  }
+  Status s = enqueue(x, w, hasBias_ ? in[2] : nullptr, out[0]);
+  if (fused_ && s.code() == StatusCode::kUnimplemented) {
+    // This cuDNN build does not fuse this configuration: run it unfused
+    // from now on (the first run is eager, before any graph capture).
+    fused_ = false;
+    s = enqueue(x, w, hasBias_ ? in[2] : nullptr, out[0]);
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// matmul (cuBLASLt). Row-major C[M,N] = op(A) op(B) is computed as the
+// column-major C^T = op(B)^T op(A)^T, so A and B swap roles. Batches are
+// strided (stride 0 for a broadcast operand) or, for other broadcasts, one
+// call per batch. Optional bias [N] and relu epilogue (the fusion of a
+// following bias add / relu).
+//===----------------------------------------------------------------------===//
+
+class MatmulKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>>
+  create(const CudaKernelConfig &c, const void *bias, bool relu);
+  ~MatmulKernel() override {
+    if (desc_)
+      cublasLtMatmulDescDestroy(desc_);
+    for (cublasLtMatrixLayout_t l : {la_, lb_, lc_})
+      if (l)
+        cublasLtMatrixLayoutDestroy(l);
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override;
+  const char *implementation() const override { return "cublaslt"; }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
+  cublasLtMatmulAlgo_t algo_;
+  size_t workspace_ = 0;
+  bool empty_ = false;
+  bool zeroK_ = false;
+  size_t outBytes_ = 0;
+  // One call per batch when the batch broadcast is not a plain stride.
+  int64_t calls_ = 1;
+  std::vector<int64_t> aOffsets_, bOffsets_; // bytes, per call
+  int64_t cStrideBytes_ = 0;
+};
+
+constexpr size_t kMatmulWorkspace = 32u << 20;
+
+StatusOr<std::unique_ptr<CudaKernel>>
+MatmulKernel::create(const CudaKernelConfig &c, const void *bias, bool relu) {
+  DType t = c.inputTypes[0];
+  if (!isFloatKernelType(t))
+    return noKernel(c, detail::concat("element type ", dtypeName(t)));
+  OpAttrs attrs = c.attrs();
+  bool ta = attrs.getBool("transpose_a", false);
+  bool tb = attrs.getBool("transpose_b", false);
+  const Shape &as = c.inputShapes[0], &bs = c.inputShapes[1],
+              &cs = c.outputShapes[0];
+  size_t ra = as.size(), rc = cs.size();
+  int64_t M = cs[rc - 2], N = cs[rc - 1];
+  int64_t K = ta ? as[ra - 2] : as[ra - 1];
+  auto k = std::make_unique<MatmulKernel>();
+  k->ctx_ = c.ctx;
+  k->outBytes_ = product(cs) * dtypeSize(t);
+  if (product(cs) == 0) {
+    k->empty_ = true;
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  if (K == 0) {
+    k->zeroK_ = true;
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Shape batchA(as.begin(), as.end() - 2), batchB(bs.begin(), bs.end() - 2),
+      batchC(cs.begin(), cs.end() - 2);
+  int64_t nA = product(batchA), nB = product(batchB), nC = product(batchC);
+  size_t elem = dtypeSize(t);
+  int64_t strideA = (nA == nC) ? M * K : 0, strideB = (nB == nC) ? K * N : 0;
+  int64_t batch = nC;
+  // Each batch dim of an operand is 1 or C's, so equal counts mean equal
+  // batch dims and a count of 1 a stride of 0.
+  bool plain = (nA == nC || nA == 1) && (nB == nC || nB == 1);
+  if (!plain) {
+    // General broadcast of the batch dims: one call per output batch.
+    GOPT_ASSIGN_OR_RETURN(StridedIndex ia, broadcastIndex(batchC, batchA));
+    GOPT_ASSIGN_OR_RETURN(StridedIndex ib, broadcastIndex(batchC, batchB));
+    for (int64_t i = 0; i < nC; ++i) {
+      k->aOffsets_.push_back(stridedOffset(ia, i) * M * K * elem);
+      k->bOffsets_.push_back(stridedOffset(ib, i) * K * N * elem);
+    }
+    k->calls_ = nC;
+    k->cStrideBytes_ = M * N * elem;
+    batch = 1;
+  }
+  if (!fitsInt(batch))
+    return noKernel(c, "too many batches for cuBLASLt");
+  GOPT_ASSIGN_OR_RETURN(cudaDataType_t type, cudaType(t));
+  cublasComputeType_t compute = t == DType::kF32 && c.ctx->tf32Matmul
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
+  GOPT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&k->desc_, compute, CUDA_R_32F));
+  // Column-major roles: "A" is our B, "B" is our A.
+  cublasOperation_t opA = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GOPT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      k->desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  GOPT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      k->desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  if (bias || relu) {
+    cublasLtEpilogue_t epi =
+        bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+             : CUBLASLT_EPILOGUE_RELU;
+    GOPT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        k->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    if (bias) {
+      GOPT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          k->desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+      GOPT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          k->desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof(type)));
+    }
+  }
+  // Our B stored row-major (tb ? [N,K] : [K,N]) viewed column-major.
+  uint64_t bRows = tb ? K : N, bCols = tb ? N : K;
+  uint64_t aRows = ta ? M : K, aCols = ta ? K : M;
+  GOPT_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&k->la_, type, bRows, bCols, bRows));
+  GOPT_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&k->lb_, type, aRows, aCols, aRows));
+  GOPT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&k->lc_, type, N, M, N));
+  if (batch > 1) {
+    int32_t count = static_cast<int32_t>(batch);
+    int64_t sA = strideB, sB = strideA, sC = M * N;
+    for (auto [layout, stride] : {std::pair{k->la_, sA}, std::pair{k->lb_, sB},
+                                  std::pair{k->lc_, sC}}) {
+      GOPT_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+      GOPT_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+          layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+          sizeof(stride)));
+    }
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  GOPT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = kMatmulWorkspace;
+  cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result;
+  int returned = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      c.ctx->cublasLt, k->desc_, k->la_, k->lb_, k->lc_, k->lc_, pref, 1,
+      &result, &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  GOPT_RETURN_IF_ERROR(fromCublas(st, "cublasLtMatmulAlgoGetHeuristic"));
+  if (returned == 0)
+    return noKernel(c, "cuBLASLt has no algorithm for this configuration");
+  k->algo_ = result.algo;
+  k->workspace_ = result.workspaceSize;
+  GOPT_RETURN_IF_ERROR(c.ctx->reserveWorkspace(k->workspace_));
+  return std::unique_ptr<CudaKernel>(std::move(k));
+}
+
+Status MatmulKernel::run(const std::vector<const void *> &in,
+                         const std::vector<void *> &out) {
+  if (empty_)
+    return Status::success();
+  if (zeroK_)
+    return fromCuda(cudaMemsetAsync(out[0], 0, outBytes_, ctx_->stream),
+                    "cudaMemsetAsync");
+  float alpha = 1.f, beta = 0.f;
+  for (int64_t i = 0; i < calls_; ++i) {
+    const char *a = static_cast<const char *>(in[0]);
+    const char *b = static_cast<const char *>(in[1]);
+    char *cOut = static_cast<char *>(out[0]);
+    if (calls_ > 1) {
+      a += aOffsets_[i];
+      b += bOffsets_[i];
+      cOut += i * cStrideBytes_;
+    }
+    GOPT_CUBLAS_CHECK(cublasLtMatmul(
+        ctx_->cublasLt, desc_, &alpha, b, la_, a, lb_, &beta, cOut, lc_, cOut,
+        lc_, &algo_, ctx_->workspace.ptr, workspace_, ctx_->stream));
+  }
+  return Status::success();
+}
+
+StatusOr<std::unique_ptr<CudaKernel>> unary(const CudaKernelConfig &c,
+                                            UnaryKind op, bool floatOnly,
+                                            float p0 = 0, float p1 = 0) {
+  DType t = c.inputTypes[0];
+  if (floatOnly ? !isFloatKernelType(t) : !isNumericKernelType(t))
+    return noKernel(c, detail::concat("element type ", dtypeName(t)));
+  return std::unique_ptr<CudaKernel>(
+      std::make_unique<UnaryKernel>(c, op, p0, p1));
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<CudaKernel>>
+createMatmulKernel(const CudaKernelConfig &config, const void *bias,
+                   bool relu) {
+  return MatmulKernel::create(config, bias, relu);
+}
+
+StatusOr<std::unique_ptr<CudaKernel>>
+createCudaKernel(const CudaKernelConfig &c) {
+  const std::string &kind = c.op->kind();
+  std::string why;
+  if (!hasCudaKernel(*c.op, &why))
+    return noKernel(c, why);
+  OpAttrs attrs = c.attrs();
+  static const std::map<std::string, BinaryKind> binaries = {
+      {"add", BinaryKind::kAdd}, {"sub", BinaryKind::kSub},
+      {"mul", BinaryKind::kMul}, {"div", BinaryKind::kDiv},
+      {"max", BinaryKind::kMax}, {"min", BinaryKind::kMin},
+      {"pow", BinaryKind::kPow}, {"squared_difference", BinaryKind::kSqDiff}};
+  if (auto it = binaries.find(kind); it != binaries.end())
+    return BinaryKernel::create(c, it->second);
+  static const std::map<std::string, std::pair<UnaryKind, bool>> unaries = {
+      {"relu", {UnaryKind::kRelu, false}},
+      {"relu6", {UnaryKind::kRelu6, false}},
+      {"neg", {UnaryKind::kNeg, false}},
+      {"abs", {UnaryKind::kAbs, false}},
+      {"sigmoid", {UnaryKind::kSigmoid, true}},
+      {"tanh", {UnaryKind::kTanh, true}},
+      {"exp", {UnaryKind::kExp, true}},
+      {"log", {UnaryKind::kLog, true}},
+      {"sqrt", {UnaryKind::kSqrt, true}},
+      {"rsqrt", {UnaryKind::kRsqrt, true}},
+      {"erf", {UnaryKind::kErf, true}}};
+  if (auto it = unaries.find(kind); it != unaries.end())
+    return unary(c, it->second.first, it->second.second);
+  if (kind == "gelu")
+    return unary(c,
+                 attrs.getString("approximate", "none") == "tanh"
+                     ? UnaryKind::kGeluTanh
+                     : UnaryKind::kGeluErf,
+                 true);
+  if (kind == "leaky_relu")
+    return unary(c, UnaryKind::kLeakyRelu, true,
+                 static_cast<float>(attrs.getFloat("alpha", 0.01)));
+  if (kind == "clip")
+    return unary(c, UnaryKind::kClip, false,
+                 static_cast<float>(attrs.getFloat("min", 0)),
+                 static_cast<float>(attrs.getFloat("max", 0)));
+  if (kind == "bias_add") {
+    if (!isFloatKernelType(c.inputTypes[0]))
+      return noKernel(
+          c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
+    return std::unique_ptr<CudaKernel>(std::make_unique<BiasAddKernel>(c));
+  }
+  if (kind == "cast")
+    return std::unique_ptr<CudaKernel>(std::make_unique<CastKernel>(c));
+  if (kind == "reshape" || kind == "flatten" || kind == "identity" ||
+      kind == "stop_gradient" || kind == "dropout" || kind == "transfer")
+    return std::unique_ptr<CudaKernel>(std::make_unique<CopyKernel>(c));
+  if (kind == "check_numerics")
+    return std::unique_ptr<CudaKernel>(
+        std::make_unique<CheckNumericsKernel>(c));
+  if (kind == "shape")
+    return ShapeKernel::create(c);
+  if (kind == "transpose")
+    return createTranspose(c);
+  if (kind == "slice")
+    return createSlice(c);
+  if (kind == "concat")
+    return std::unique_ptr<CudaKernel>(std::make_unique<ConcatKernel>(c));
+  if (kind == "pad")
+    return PadKernel::create(c);
+  if (kind == "reduce_sum")
+    return createReduce(c, ReduceKind::kSum);
+  if (kind == "reduce_mean")
+    return createReduce(c, ReduceKind::kMean);
+  if (kind == "reduce_max")
+    return createReduce(c, ReduceKind::kMax);
+  if (kind == "global_avg_pool")
+    return createGlobalAvgPool(c);
+  if (kind == "softmax" || kind == "log_softmax")
+    return SoftmaxKernel::create(c, kind == "log_softmax");
+  if (kind == "max_pool" || kind == "avg_pool")
+    return PoolKernel::create(c, kind == "max_pool");
+  if (kind == "batch_norm")
+    return BatchNormKernel::create(c);
+  if (kind == "conv2d")
+    return ConvKernel::create(c);
+  if (kind == "matmul")
+    return MatmulKernel::create(c, nullptr, false);
+  return noKernel(c, "not implemented for CUDA");
+}
+
+} // namespace gopt::runtime::cuda
