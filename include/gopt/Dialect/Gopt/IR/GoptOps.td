@@ -1,0 +1,573 @@
+//===- GoptOps.td - gopt op definitions --------------------*- tablegen -*-===//
+//
+// Ops of the gopt dialect. docs/op-semantics.md pins down what each op
+// computes; the runtime's reference kernels implement exactly that.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
+#define GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
+
+include "gopt/Dialect/Gopt/IR/GoptDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types and attribute constraints
+//===----------------------------------------------------------------------===//
+
+def Gopt_ElementType : AnyTypeOf<[F32, F16, BF16, I8, I32, I64, I1]>;
+def Gopt_Tensor : RankedTensorOf<[F32, F16, BF16, I8, I32, I64, I1]>;
+def Gopt_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Gopt_NumericTensor : RankedTensorOf<[F32, F16, BF16, I8, I32, I64]>;
+def Gopt_I64Tensor : RankedTensorOf<[I64]>;
+
+// "NHWC" or "NCHW"; checked by each op's verifier so the diagnostic names
+// the op and the value found.
+def Gopt_DataFormatAttr : DefaultValuedStrAttr<StrAttr, "NHWC">;
+def Gopt_PaddingAttr : DefaultValuedStrAttr<StrAttr, "EXPLICIT">;
+
+// Every gopt op may carry a `device` attribute; the trait checks its value.
+def Gopt_DeviceAttrTrait : NativeOpTrait<"DeviceAttrTrait"> {
+  let cppNamespace = "::gopt";
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class Gopt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Gopt_Dialect, mnemonic, !listconcat(traits, [Gopt_DeviceAttrTrait])> {
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+// An op whose result types come from a shape function in ShapeInference.cpp.
+// Declared result types may be more static than the inferred ones (e.g. an
+// importer that knows the batch size), never incompatible.
+class Gopt_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Gopt_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptorWithIsCompatible])> {
+  // verify() runs the shape function with the op's location.
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::gopt::areCompatibleReturnTypes(l, r);
+    }
+  }];
+}
+
+class Gopt_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Gopt_InferredOp<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultElementType])> {
+  let summary = "elementwise " # what;
+  let description = "Computes " # what # [{ elementwise; the result has the
+    operand's type.
+
+    ```mlir
+    %y = gopt.}] # mnemonic # [{ %x : (tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x);
+  let results = (outs Gopt_FloatTensor:$y);
+  let hasVerifier = 0;
+}
+
+class Gopt_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Gopt_InferredOp<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultElementType])> {
+  let summary = "elementwise " # what # " with numpy broadcasting";
+  let description = "Computes " # what # [{ elementwise. Operand shapes
+    broadcast as in numpy: aligned from the last dimension, each pair of
+    dimensions must be equal or one of them 1.
+
+    ```mlir
+    %z = gopt.}] # mnemonic # [{ %a, %b : (tensor<8x1x64xf32>, tensor<64xf32>) -> tensor<8x1x64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_NumericTensor:$lhs, Gopt_NumericTensor:$rhs);
+  let results = (outs Gopt_NumericTensor:$z);
+}
+
+// An op whose result is its operand unchanged at inference time. (ODS infers
+// the result type from SameOperandsAndResultType.)
+class Gopt_PassThroughOp<string mnemonic, list<Trait> traits = []>
+    : Gopt_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+  let arguments = (ins Gopt_Tensor:$x);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and plumbing
+//===----------------------------------------------------------------------===//
+
+def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    A tensor-valued constant: weights, biases, shapes. Large values (imported
+    initializers) are `dense_resource` blobs so the IR stays readable.
+
+    ```mlir
+    %w = gopt.constant dense<1.0> : tensor<3x3x16x32xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Gopt_Tensor:$output);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), value);
+  }]>];
+}
+
+def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure]> {
+  let summary = "returns its operand";
+  let description = [{
+    TensorFlow's `Identity` and ONNX's `Identity`. Folds away.
+
+    ```mlir
+    %y = gopt.identity %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure]> {
+  let summary = "returns its operand; blocks gradients";
+  let description = [{
+    The value passes through unchanged; autodiff treats it as a constant.
+    Kept by the canonicalizer (it matters for training graphs); removed for
+    inference by `--gopt-strip-debug-ops`.
+
+    ```mlir
+    %y = gopt.stop_gradient %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
+def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "fails at run time if its operand holds NaN or Inf";
+  let description = [{
+    TensorFlow's `CheckNumerics`: passes the operand through, and the runtime
+    stops with `message` and the op's name if any element is NaN or Inf. It
+    has an effect, so dead-code elimination keeps it; `--gopt-strip-debug-ops`
+    removes it.
+
+    ```mlir
+    %y = gopt.check_numerics %x {message = "conv1 output"} : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, DefaultValuedStrAttr<StrAttr, "">:$message);
+  let results = (outs Gopt_FloatTensor:$y);
+}
+
+def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", []> {
+  let summary = "dropout (identity for inference)";
+  let description = [{
+    With `training = false` (the default) the op is the identity and folds
+    away. With `training = true` each element is zeroed with probability
+    `ratio` and the rest scaled by `1 / (1 - ratio)`.
+
+    ```mlir
+    %y = gopt.dropout %x {ratio = 2.500000e-01 : f32} : (tensor<8x128xf32>) -> tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x,
+                   DefaultValuedAttr<F32Attr, "0.5f">:$ratio,
+                   DefaultValuedAttr<BoolAttr, "false">:$training);
+  let results = (outs Gopt_FloatTensor:$y);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "element type conversion";
+  let description = [{
+    Converts each element to the result's element type: float to integer
+    truncates toward zero, anything to `i1` is `x != 0`. A cast to the same
+    type folds away.
+
+    ```mlir
+    %y = gopt.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x);
+  let results = (outs Gopt_Tensor:$y);
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure]> {
+  let summary = "the dimensions of a tensor as a 1-D i64 tensor";
+  let description = [{
+    TensorFlow's `Shape` and ONNX's `Shape`. Folds to a constant when the
+    operand's shape is static.
+
+    ```mlir
+    %s = gopt.shape %x : (tensor<?x224x224x3xf32>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x);
+  let results = (outs Gopt_I64Tensor:$shape);
+  let hasFolder = 1;
+  let hasVerifier = 0;
+}
+
+def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "same elements, new dimensions";
+  let description = [{
+    Reinterprets the row-major elements with the dimensions `shape`; one
+    entry may be -1, inferred from the element count (dynamic when the
+    operand has dynamic dimensions). Reshape of reshape combines; a reshape
+    to the operand's own static type folds away.
+
+    ```mlir
+    %y = gopt.reshape %x {shape = array<i64: -1, 512>} : (tensor<?x512x1x1xf32>) -> tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Gopt_Tensor:$y);
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "collapse to 2-D around an axis";
+  let description = [{
+    ONNX's `Flatten`: the result is `[prod(dims < axis), prod(dims >= axis)]`.
+
+    ```mlir
+    %y = gopt.flatten %x {axis = 1 : i64} : (tensor<?x64x7x7xf32>) -> tensor<?x3136xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "permute dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `perm[i]`. A transpose of a
+    transpose composes; an identity permutation folds away.
+
+    ```mlir
+    %y = gopt.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<?x224x224x3xf32>) -> tensor<?x3x224x224xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs Gopt_Tensor:$y);
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "join tensors along an axis";
+  let description = [{
+    All operands have the same rank and equal dimensions except along `axis`
+    (negative counts from the end).
+
+    ```mlir
+    %y = gopt.concat %a, %b {axis = 1 : i64} : (tensor<?x64x8x8xf32>, tensor<?x32x8x8xf32>) -> tensor<?x96x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Gopt_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "strided slice";
+  let description = [{
+    Takes elements `starts[i], starts[i] + steps[i], ...` below `ends[i]` in
+    every dimension `i`; `ends` is clamped to the dimension. Starts are
+    non-negative and steps positive (importers normalise negative indices).
+
+    ```mlir
+    %y = gopt.slice %x {starts = array<i64: 0, 1>, ends = array<i64: 4, 3>, steps = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "pad a tensor";
+  let description = [{
+    `pads` holds `[before_0, after_0, before_1, after_1, ...]`, non-negative.
+    `mode` is `"constant"` (fill with `value`), `"reflect"` or `"edge"`.
+
+    ```mlir
+    %y = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$pads,
+                   DefaultValuedStrAttr<StrAttr, "constant">:$mode,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$value);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
+  let summary = "copies a tensor to another device";
+  let description = [{
+    Device placement inserts a transfer wherever a value produced on one
+    device (`from`) is used on another (`to`); each is a host<->device copy
+    at run time, so placement keeps them few. The value is unchanged.
+
+    ```mlir
+    %y = gopt.transfer %x {from = "cpu", to = "gpu"} : (tensor<?x224x224x3xf32>) -> tensor<?x224x224x3xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x, StrAttr:$from, StrAttr:$to);
+  let results = (outs Gopt_Tensor:$y);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Neural-network ops
+//===----------------------------------------------------------------------===//
+
+def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
+  let summary = "2-D convolution, optionally with bias and activation";
+  let description = [{
+    Convolves `input` (`data_format` NHWC or NCHW) with `filter`
+    (`filter_format` HWIO `[KH, KW, Cin/groups, Cout]` or OIHW
+    `[Cout, Cin/groups, KH, KW]`). `padding` is `"EXPLICIT"` (with `pads` =
+    `[top, bottom, left, right]`), `"SAME"` or `"VALID"` (TensorFlow's rules).
+    `groups = Cin` is a depthwise convolution. The optional `bias` (`[Cout]`)
+    and `activation` (`"none"`, `"relu"`, `"relu6"`, `"sigmoid"`) are what
+    `--gopt-fuse-conv-bias-activation` folds in, so a backend runs one kernel.
+
+    ```mlir
+    %y = gopt.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = "SAME", activation = "relu"}
+        : (tensor<?x224x224x3xf32>, tensor<7x7x3x64xf32>, tensor<64xf32>) -> tensor<?x112x112x64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$input, Gopt_FloatTensor:$filter,
+                   Optional<Gopt_FloatTensor>:$bias,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                   Gopt_PaddingAttr:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$groups,
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedStrAttr<StrAttr, "HWIO">:$filter_format,
+                   DefaultValuedStrAttr<StrAttr, "none">:$activation);
+  let results = (outs Gopt_FloatTensor:$output);
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
+      return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
+    }
+    ::llvm::SmallVector<int64_t, 2> getDilationsOrDefault() {
+      return ::gopt::getI64ArrayOr(getDilationsAttr(), {1, 1});
+    }
+    ::llvm::SmallVector<int64_t, 4> getPadsOrDefault() {
+      return ::gopt::getI64ArrayOr(getPadsAttr(), {0, 0, 0, 0});
+    }
+  }];
+}
+
+def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure]> {
+  let summary = "batch normalization, inference or training form";
+  let description = [{
+    Normalizes `x` per channel (`data_format` picks the channel axis; rank-2
+    inputs use axis 1). Inference form (`training = false`, one result):
+    `y = (x - mean) * rsqrt(variance + epsilon) * scale + offset`.
+    Training form (five results): `y` normalized with the batch statistics,
+    the batch mean and (biased) variance, and the running mean and variance
+    updated with `momentum` (the variance update uses the unbiased estimate),
+    as TensorFlow's FusedBatchNorm and PyTorch do.
+
+    ```mlir
+    %y = gopt.batch_norm %x, %scale, %offset, %mean, %var {epsilon = 1.0e-05 : f32, data_format = "NCHW"}
+        : (tensor<?x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$scale,
+                   Gopt_FloatTensor:$offset, Gopt_FloatTensor:$mean,
+                   Gopt_FloatTensor:$variance,
+                   DefaultValuedAttr<F32Attr, "0.001f">:$epsilon,
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$training,
+                   DefaultValuedAttr<F32Attr, "0.9f">:$momentum);
+  let results = (outs Gopt_FloatTensor:$y, Variadic<Gopt_FloatTensor>:$statistics);
+}
+
+def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "add a per-channel bias";
+  let description = [{
+    TensorFlow's `BiasAdd`: adds the 1-D `bias` along the channel axis
+    (`data_format`; axis 1 for rank 2).
+
+    ```mlir
+    %y = gopt.bias_add %x, %b {data_format = "NHWC"} : (tensor<?x8x8x64xf32>, tensor<64xf32>) -> tensor<?x8x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$bias,
+                   Gopt_DataFormatAttr:$data_format);
+  let results = (outs Gopt_FloatTensor:$y);
+}
+
+def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "batched matrix multiplication";
+  let description = [{
+    Multiplies the last two dimensions of `a` and `b` (each transposed first
+    when its flag is set); leading dimensions broadcast as in numpy.
+
+    ```mlir
+    %y = gopt.matmul %x, %w {transpose_b = true} : (tensor<?x512xf32>, tensor<1000x512xf32>) -> tensor<?x1000xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_NumericTensor:$a, Gopt_NumericTensor:$b,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Gopt_NumericTensor:$y);
+}
+
+class Gopt_PoolOp<string mnemonic, string what> : Gopt_InferredOp<mnemonic,
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = what # " pooling over 2-D windows";
+  let results = (outs Gopt_FloatTensor:$y);
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
+      return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
+    }
+    ::llvm::SmallVector<int64_t, 4> getPadsOrDefault() {
+      return ::gopt::getI64ArrayOr(getPadsAttr(), {0, 0, 0, 0});
+    }
+  }];
+}
+
+def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max"> {
+  let description = [{
+    Maximum over `kernel`-sized windows; padding follows conv2d's rules and
+    padded elements never win. `ceil_mode` rounds the output size up.
+
+    ```mlir
+    %y = gopt.max_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, data_format = "NCHW"}
+        : (tensor<?x64x112x112xf32>) -> tensor<?x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   Gopt_PaddingAttr:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+}
+
+def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average"> {
+  let description = [{
+    Mean over `kernel`-sized windows. Padded elements are not counted unless
+    `count_include_pad`.
+
+    ```mlir
+    %y = gopt.avg_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x8x8x16xf32>) -> tensor<?x4x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   Gopt_PaddingAttr:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+}
+
+def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "mean over the spatial dimensions";
+  let description = [{
+    Averages over H and W, keeping them as size 1 (`[N, 1, 1, C]` or
+    `[N, C, 1, 1]`).
+
+    ```mlir
+    %y = gopt.global_avg_pool %x {data_format = "NCHW"} : (tensor<?x512x7x7xf32>) -> tensor<?x512x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_DataFormatAttr:$data_format);
+  let results = (outs Gopt_FloatTensor:$y);
+}
+
+class Gopt_SoftmaxLikeOp<string mnemonic, string what>
+    : Gopt_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along an axis";
+  let description = "Computes " # what # [{ along `axis` (negative counts
+    from the end), numerically stable (the maximum is subtracted first).
+
+    ```mlir
+    %p = gopt.}] # mnemonic # [{ %logits {axis = -1 : i64} : (tensor<?x1000xf32>) -> tensor<?x1000xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Gopt_FloatTensor:$y);  let hasVerifier = 1;
+}
+def Gopt_SoftmaxOp : Gopt_SoftmaxLikeOp<"softmax", "softmax">;
+def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+
+class Gopt_ReduceOp<string mnemonic, string what>
+    : Gopt_InferredOp<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+  let summary = what # " over axes";
+  let description = "Reduces with " # what # [{ over `axes` (negative count
+    from the end; empty means all). Reduced axes are dropped unless
+    `keep_dims`.
+
+    ```mlir
+    %m = gopt.}] # mnemonic # [{ %x {axes = array<i64: 1, 2>, keep_dims = true} : (tensor<?x7x7x64xf32>) -> tensor<?x1x1x64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_NumericTensor:$x, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs Gopt_NumericTensor:$y);
+}
+def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean">;
+def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum">;
+def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative]>;
+def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs">;
+def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
+def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)">;
+def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
+def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
+def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs">;
+def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative]>;
+
+def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)">;
+def Gopt_Relu6Op : Gopt_UnaryOp<"relu6", "min(max(x, 0), 6)">;
+def Gopt_SigmoidOp : Gopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Gopt_TanhOp : Gopt_UnaryOp<"tanh", "tanh(x)">;
+def Gopt_ExpOp : Gopt_UnaryOp<"exp", "exp(x)">;
+def Gopt_LogOp : Gopt_UnaryOp<"log", "log(x)">;
+def Gopt_SqrtOp : Gopt_UnaryOp<"sqrt", "sqrt(x)">;
+def Gopt_RsqrtOp : Gopt_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def Gopt_NegOp : Gopt_UnaryOp<"neg", "-x">;
+def Gopt_AbsOp : Gopt_UnaryOp<"abs", "|x|">;
+def Gopt_ErfOp : Gopt_UnaryOp<"erf", "the error function erf(x)">;
+
+def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)"> {
+  let arguments = (ins Gopt_FloatTensor:$x,
+                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let hasVerifier = 1;
+}
+
+def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x >= 0 ? x : alpha * x"> {
+  let arguments = (ins Gopt_FloatTensor:$x,
+                   DefaultValuedAttr<F32Attr, "0.01f">:$alpha);
+}
+
+def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)"> {
+  let arguments = (ins Gopt_FloatTensor:$x, F32Attr:$min, F32Attr:$max);
+  let hasVerifier = 1;
+}
+
+#endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

@@ -1,0 +1,653 @@
+//===- GoptOps.cpp - gopt op type inference, verifiers, folders -----------===//
+
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace gopt {
+
+bool areCompatibleReturnTypes(TypeRange inferred, TypeRange declared) {
+  if (inferred.size() != declared.size())
+    return false;
+  for (auto [a, b] : llvm::zip(inferred, declared)) {
+    if (a == b)
+      continue;
+    // An unranked inferred type is the placeholder of a failed shape
+    // function; verify() reports why.
+    if (isa<UnrankedTensorType>(a))
+      continue;
+    auto ta = dyn_cast<RankedTensorType>(a);
+    auto tb = dyn_cast<RankedTensorType>(b);
+    if (!ta || !tb || ta.getElementType() != tb.getElementType() ||
+        failed(verifyCompatibleShape(ta.getShape(), tb.getShape())))
+      return false;
+  }
+  return true;
+}
+
+SmallVector<int64_t, 4> getI64ArrayOr(DenseI64ArrayAttr attr,
+                                      ArrayRef<int64_t> defaults) {
+  ArrayRef<int64_t> values = attr ? attr.asArrayRef() : defaults;
+  return SmallVector<int64_t, 4>(values.begin(), values.end());
+}
+
+LogicalResult verifyDeviceAttr(Operation *op) {
+  Attribute device = op->getAttr(GoptDialect::getDeviceAttrName());
+  if (!device)
+    return success();
+  auto name = dyn_cast<StringAttr>(device);
+  if (!name || (name.getValue() != "cpu" && name.getValue() != "gpu"))
+    return op->emitOpError("expects device \"cpu\" or \"gpu\", got ") << device;
+  return success();
+}
+
+} // namespace gopt
+
+using namespace gopt;
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+static Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
+  return RankedTensorType::get(shape, elementType);
+}
+
+/// Operands of ops with several float operands must agree on element type.
+static LogicalResult verifySameElementTypes(ValueRange values,
+                                            ArrayRef<StringRef> names,
+                                            const ShapeError &error) {
+  Type expected = elementTypeOf(values.front());
+  for (auto [value, name] : llvm::zip(values, names))
+    if (elementTypeOf(value) != expected)
+      return error("expects ", name, " to have element type ", expected,
+                   " (that of ", names.front(), "), got ",
+                   elementTypeOf(value));
+  return success();
+}
+
+/// Shape functions run twice: silently from inferReturnTypes (builders and
+/// the interface's verifier), and with the op's location from verify(), so an
+/// invalid op gets exactly one diagnostic that says what is wrong instead of
+/// a second, generic "failed to infer returned types". On failure
+/// inferReturnTypes gives unranked placeholders, which
+/// areCompatibleReturnTypes accepts so that verify() reports the cause.
+template <typename OpTy>
+static unsigned getExpectedResultCount(typename OpTy::Adaptor) {
+  return 1;
+}
+template <>
+unsigned getExpectedResultCount<BatchNormOp>(BatchNormOp::Adaptor adaptor) {
+  return adaptor.getTraining() ? 5 : 1;
+}
+
+static Type getPlaceholderType(MLIRContext *context, ValueRange operands) {
+  if (operands.empty())
+    return UnrankedTensorType::get(NoneType::get(context));
+  return UnrankedTensorType::get(elementTypeOf(operands.front()));
+}
+
+#define GOPT_SHAPE_FUNCTION_HOOKS(OpClass)                                     \
+  LogicalResult OpClass::inferReturnTypes(                                     \
+      MLIRContext *context, std::optional<Location>, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    ShapeError silent(std::nullopt, getOperationName());                       \
+    if (succeeded(inferTypes(adaptor, silent, inferred)))                      \
+      return success();                                                        \
+    inferred.assign(getExpectedResultCount<OpClass>(adaptor),                  \
+                    getPlaceholderType(context, adaptor.getOperands()));       \
+    return success();                                                          \
+  }                                                                            \
+  LogicalResult OpClass::verify() {                                            \
+    SmallVector<Type> inferred;                                                \
+    return inferTypes(Adaptor(*this),                                          \
+                      ShapeError(getLoc(), getOperationName()), inferred);     \
+  }
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location>, ValueRange,
+                             DictionaryAttr attrs, OpaqueProperties properties,
+                             RegionRange,
+                             SmallVectorImpl<Type> &inferredReturnTypes) {
+  ConstantOp::Adaptor adaptor(ValueRange(), attrs, properties);
+  if (!adaptor.getValueAttr())
+    return failure();
+  inferredReturnTypes.push_back(adaptor.getValueAttr().getType());
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  if (!isa<RankedTensorType>(getValue().getType()))
+    return emitOpError("expects a ranked tensor value, got ")
+           << getValue().getType();
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+Operation *GoptDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Pass-through ops
+//===----------------------------------------------------------------------===//
+
+#define GOPT_INFER_SAME_AS_OPERAND(OpClass, operandGetter)                     \
+  LogicalResult OpClass::inferReturnTypes(                                     \
+      MLIRContext *, std::optional<Location>, Adaptor adaptor,                 \
+      SmallVectorImpl<Type> &inferredReturnTypes) {                            \
+    inferredReturnTypes.push_back(adaptor.operandGetter().getType());          \
+    return success();                                                          \
+  }
+
+GOPT_INFER_SAME_AS_OPERAND(ReluOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(Relu6Op, getX)
+GOPT_INFER_SAME_AS_OPERAND(SigmoidOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(TanhOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(ExpOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(LogOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(SqrtOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(RsqrtOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(NegOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(AbsOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(ErfOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(GeluOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(LeakyReluOp, getX)
+GOPT_INFER_SAME_AS_OPERAND(ClipOp, getX)
+#undef GOPT_INFER_SAME_AS_OPERAND
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getX(); }
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("expects ratio in [0, 1), got ") << ratio;
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (!getTraining() || getRatio().isZero())
+    return getX();
+  return {};
+}
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("expects approximate \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+template <typename SoftmaxLikeOp>
+static LogicalResult verifySoftmaxAxis(SoftmaxLikeOp op) {
+  ShapeError error(op.getLoc(), op->getName().getStringRef());
+  return normalizeAxis(static_cast<int64_t>(op.getAxis()),
+                       shapeOf(op.getX()).size(), "axis", error);
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+LogicalResult ClipOp::verify() {
+  if (getMin().convertToFloat() > getMax().convertToFloat())
+    return emitOpError("expects min <= max, got min ")
+           << getMin().convertToFloat() << " and max "
+           << getMax().convertToFloat();
+  return success();
+}
+
+LogicalResult TransferOp::verify() {
+  for (StringRef device : {getFrom(), getTo()})
+    if (device != "cpu" && device != "gpu")
+      return emitOpError("expects devices \"cpu\" or \"gpu\", got \"")
+             << device << "\"";
+  return success();
+}
+
+OpFoldResult TransferOp::fold(FoldAdaptor) {
+  // A transfer to the device the value is already on is a no-op.
+  if (getFrom() == getTo())
+    return getX();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+#define GOPT_INFER_BROADCAST(OpClass)                                          \
+  static LogicalResult inferTypes(OpClass::Adaptor adaptor,                    \
+                                  const ShapeError &error,                     \
+                                  SmallVectorImpl<Type> &inferred) {           \
+    if (elementTypeOf(adaptor.getLhs()) != elementTypeOf(adaptor.getRhs()))    \
+      return error("expects operands of one element type, got ",               \
+                   elementTypeOf(adaptor.getLhs()), " and ",                   \
+                   elementTypeOf(adaptor.getRhs()));                           \
+    Shape shape;                                                               \
+    if (failed(inferBroadcastShape(shapeOf(adaptor.getLhs()),                  \
+                                   shapeOf(adaptor.getRhs()), shape, error)))  \
+      return failure();                                                        \
+    inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getLhs())));      \
+    return success();                                                          \
+  }                                                                            \
+  GOPT_SHAPE_FUNCTION_HOOKS(OpClass)
+
+GOPT_INFER_BROADCAST(AddOp)
+GOPT_INFER_BROADCAST(SubOp)
+GOPT_INFER_BROADCAST(MulOp)
+GOPT_INFER_BROADCAST(DivOp)
+GOPT_INFER_BROADCAST(MaxOp)
+GOPT_INFER_BROADCAST(MinOp)
+GOPT_INFER_BROADCAST(PowOp)
+GOPT_INFER_BROADCAST(SquaredDifferenceOp)
+#undef GOPT_INFER_BROADCAST
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getX().getType() == getY().getType())
+    return getX();
+  return {};
+}
+
+namespace {
+/// cast(cast(x: A -> B) -> A) is x when B represents every value of A
+/// exactly (e.g. f16 -> f32 -> f16); narrowing round trips are kept.
+struct FoldLosslessCastRoundTrip : public OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool widensExactly(Type from, Type to) {
+    if (from == to)
+      return true;
+    if (from.isF16() || from.isBF16())
+      return to.isF32();
+    if (from.isInteger(1))
+      return isa<IntegerType>(to) || isa<FloatType>(to);
+    if (from.isInteger(8))
+      return to.isInteger(32) || to.isInteger(64) || to.isF32() || to.isF16() ||
+             to.isBF16();
+    if (from.isInteger(32))
+      return to.isInteger(64);
+    return false;
+  }
+
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<CastOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "operand is not a cast");
+    Type original = elementTypeOf(inner.getX());
+    Type middle = elementTypeOf(inner.getY());
+    if (inner.getX().getType() != op.getY().getType())
+      return rewriter.notifyMatchFailure(op, "not a round trip");
+    if (!widensExactly(original, middle))
+      return rewriter.notifyMatchFailure(op, "inner cast loses values");
+    rewriter.replaceOp(op, inner.getX());
+    return success();
+  }
+};
+} // namespace
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<FoldLosslessCastRoundTrip>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// ShapeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShapeOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  int64_t rank = shapeOf(adaptor.getX()).size();
+  inferred.push_back(tensorOf({rank}, IntegerType::get(context, 64)));
+  return success();
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getX().getType());
+  if (!type.hasStaticShape())
+    return {};
+  return DenseIntElementsAttr::get(cast<RankedTensorType>(getType()),
+                                   type.getShape());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape-changing ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferTypes(ReshapeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferReshapeShape(shapeOf(adaptor.getX()), adaptor.getShape(),
+                               shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(ReshapeOp)
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  auto type = cast<RankedTensorType>(getType());
+  if (getX().getType() == type && type.hasStaticShape())
+    return getX();
+  // Reshaping a constant is a constant.
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getX()))
+    if (type.hasStaticShape())
+      return dense.reshape(type);
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) is one reshape of x: only the final shape matters.
+struct CombineReshapeOfReshape : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "operand is not a reshape");
+    rewriter.modifyOpInPlace(op,
+                             [&] { op.getXMutable().assign(inner.getX()); });
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<CombineReshapeOfReshape>(context);
+}
+
+static LogicalResult inferTypes(FlattenOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferFlattenShape(shapeOf(adaptor.getX()),
+                               static_cast<int64_t>(adaptor.getAxis()), shape,
+                               error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(FlattenOp)
+
+static LogicalResult inferTypes(TransposeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferTransposeShape(shapeOf(adaptor.getX()), adaptor.getPerm(),
+                                 shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(TransposeOp)
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPerm()))
+    if (static_cast<int64_t>(i) != p)
+      return {};
+  return getX();
+}
+
+namespace {
+/// transpose(transpose(x, p1), p2) is transpose(x, p1 o p2); the identity
+/// permutation then folds away.
+struct ComposeTransposeOfTranspose : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    SmallVector<int64_t> composed;
+    for (int64_t p : op.getPerm())
+      composed.push_back(inner.getPerm()[p]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), inner.getX(),
+                                             composed);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeTransposeOfTranspose>(context);
+}
+
+static LogicalResult inferTypes(ConcatOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return error("expects at least one operand");
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value input : adaptor.getInputs())
+    shapes.push_back(shapeOf(input));
+  Shape shape;
+  if (failed(inferConcatShape(shapes, static_cast<int64_t>(adaptor.getAxis()),
+                              shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getInputs()[0])));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(ConcatOp)
+
+static LogicalResult inferTypes(SliceOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferSliceShape(shapeOf(adaptor.getX()), adaptor.getStarts(),
+                             adaptor.getEnds(), adaptor.getSteps(), shape,
+                             error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(SliceOp)
+
+static LogicalResult inferTypes(PadOp::Adaptor adaptor, const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferPadShape(shapeOf(adaptor.getX()), adaptor.getPads(),
+                           adaptor.getMode(), shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(PadOp)
+
+//===----------------------------------------------------------------------===//
+// Neural-network ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  SmallVector<Value> operands = {adaptor.getInput(), adaptor.getFilter()};
+  SmallVector<StringRef> names = {"input", "filter"};
+  if (adaptor.getBias()) {
+    operands.push_back(adaptor.getBias());
+    names.push_back("bias");
+  }
+  if (failed(verifySameElementTypes(operands, names, error)))
+    return failure();
+  Conv2DParams params;
+  params.window.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.window.dilations = getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1});
+  params.window.padding = adaptor.getPadding();
+  params.window.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.groups = static_cast<int64_t>(adaptor.getGroups());
+  params.dataFormat = adaptor.getDataFormat();
+  params.filterFormat = adaptor.getFilterFormat();
+  params.activation = adaptor.getActivation();
+  std::optional<ArrayRef<int64_t>> bias;
+  if (adaptor.getBias())
+    bias = shapeOf(adaptor.getBias());
+  Shape shape;
+  if (failed(inferConv2DShape(shapeOf(adaptor.getInput()),
+                              shapeOf(adaptor.getFilter()), bias, params, shape,
+                              error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(Conv2DOp)
+
+static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
+  if (x.size() < 2)
+    return error("expects an input of rank >= 2, got rank ", x.size());
+  if (x.size() == 4 && failed(parseDataFormat(adaptor.getDataFormat(), error)))
+    return failure();
+  if (failed(verifySameElementTypes(
+          {adaptor.getX(), adaptor.getScale(), adaptor.getOffset(),
+           adaptor.getMean(), adaptor.getVariance()},
+          {"x", "scale", "offset", "mean", "variance"}, error)))
+    return failure();
+  int64_t channels = x[getChannelAxis(adaptor.getDataFormat(), x.size())];
+  Value perChannel[] = {adaptor.getScale(), adaptor.getOffset(),
+                        adaptor.getMean(), adaptor.getVariance()};
+  StringRef names[] = {"scale", "offset", "mean", "variance"};
+  for (auto [value, name] : llvm::zip(perChannel, names))
+    if (failed(verifyChannelOperand(shapeOf(value), channels, name, error)))
+      return failure();
+  float epsilon = adaptor.getEpsilon().convertToFloat();
+  if (!(epsilon >= 0.0f))
+    return error("expects epsilon >= 0, got ", epsilon);
+  float momentum = adaptor.getMomentum().convertToFloat();
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return error("expects momentum in [0, 1], got ", momentum);
+  inferred.push_back(adaptor.getX().getType());
+  if (adaptor.getTraining())
+    inferred.append(4, tensorOf({channels}, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(BatchNormOp)
+
+static LogicalResult inferTypes(BiasAddOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
+  if (x.size() < 2)
+    return error("expects an input of rank >= 2, got rank ", x.size());
+  if (x.size() == 4 && failed(parseDataFormat(adaptor.getDataFormat(), error)))
+    return failure();
+  int64_t channels = x[getChannelAxis(adaptor.getDataFormat(), x.size())];
+  if (failed(verifyChannelOperand(shapeOf(adaptor.getBias()), channels, "bias",
+                                  error)))
+    return failure();
+  inferred.push_back(adaptor.getX().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(BiasAddOp)
+
+static LogicalResult inferTypes(MatMulOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferMatMulShape(shapeOf(adaptor.getA()), shapeOf(adaptor.getB()),
+                              adaptor.getTransposeA(), adaptor.getTransposeB(),
+                              shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getA())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MatMulOp)
+
+/// max_pool and avg_pool share their window attributes and shape function.
+template <typename Adaptor>
+static LogicalResult inferPoolTypes(Adaptor adaptor, const ShapeError &error,
+                                    SmallVectorImpl<Type> &inferred) {
+  WindowParams params;
+  params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
+  params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.dilations = {1, 1};
+  params.padding = adaptor.getPadding();
+  params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.ceilMode = adaptor.getCeilMode();
+  Shape shape;
+  if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
+                            adaptor.getDataFormat(), shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+
+static LogicalResult inferTypes(MaxPoolOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferPoolTypes(adaptor, error, inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxPoolOp)
+
+static LogicalResult inferTypes(AvgPoolOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferPoolTypes(adaptor, error, inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolOp)
+
+static LogicalResult inferTypes(GlobalAvgPoolOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
+  if (x.size() != 4)
+    return error("expects a rank-4 input, got rank ", x.size());
+  FailureOr<Layout> layout = parseDataFormat(adaptor.getDataFormat(), error);
+  if (failed(layout))
+    return failure();
+  Shape shape(x.begin(), x.end());
+  shape[layout->h] = 1;
+  shape[layout->w] = 1;
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(GlobalAvgPoolOp)
+
+#define GOPT_INFER_REDUCE(OpClass)                                             \
+  static LogicalResult inferTypes(OpClass::Adaptor adaptor,                    \
+                                  const ShapeError &error,                     \
+                                  SmallVectorImpl<Type> &inferred) {           \
+    Shape shape;                                                               \
+    if (failed(inferReduceShape(shapeOf(adaptor.getX()), adaptor.getAxes(),    \
+                                adaptor.getKeepDims(), shape, error)))         \
+      return failure();                                                        \
+    inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));        \
+    return success();                                                          \
+  }                                                                            \
+  GOPT_SHAPE_FUNCTION_HOOKS(OpClass)
+
+GOPT_INFER_REDUCE(ReduceMeanOp)
+GOPT_INFER_REDUCE(ReduceSumOp)
+GOPT_INFER_REDUCE(ReduceMaxOp)
+#undef GOPT_INFER_REDUCE
+
+#define GET_OP_CLASSES
+#include "gopt/Dialect/Gopt/IR/GoptOps.cpp.inc"

@@ -1,0 +1,138 @@
+// RUN: gopt-opt %s -split-input-file -canonicalize | FileCheck %s
+
+/// A transpose of a transpose composes into one.
+// CHECK-LABEL: func @compose_transposes
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x3xf32>)
+func.func @compose_transposes(%x: tensor<1x8x8x3xf32>) -> tensor<8x3x1x8xf32> {
+  // CHECK: %[[T:.*]] = gopt.transpose %[[X]] {perm = array<i64: 1, 3, 0, 2>}
+  // CHECK-NOT: gopt.transpose
+  // CHECK: return %[[T]]
+  %0 = gopt.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x3xf32>) -> tensor<1x3x8x8xf32>
+  %1 = gopt.transpose %0 {perm = array<i64: 2, 1, 0, 3>} : (tensor<1x3x8x8xf32>) -> tensor<8x3x1x8xf32>
+  return %1 : tensor<8x3x1x8xf32>
+}
+
+// -----
+
+/// NHWC -> NCHW -> NHWC cancels completely.
+// CHECK-LABEL: func @cancel_transposes
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8x8x3xf32>)
+func.func @cancel_transposes(%x: tensor<?x8x8x3xf32>) -> tensor<?x8x8x3xf32> {
+  // CHECK-NOT: gopt.transpose
+  // CHECK: return %[[X]]
+  %0 = gopt.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<?x8x8x3xf32>) -> tensor<?x3x8x8xf32>
+  %1 = gopt.transpose %0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<?x3x8x8xf32>) -> tensor<?x8x8x3xf32>
+  return %1 : tensor<?x8x8x3xf32>
+}
+
+// -----
+
+/// Identity and inference-mode dropout fold away; stop_gradient and
+/// check_numerics stay (they matter for training and debugging).
+// CHECK-LABEL: func @pass_through_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+func.func @pass_through_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NOT: gopt.identity
+  // CHECK-NOT: gopt.dropout
+  // CHECK: %[[S:.*]] = gopt.stop_gradient %[[X]]
+  // CHECK: %[[C:.*]] = gopt.check_numerics %[[S]]
+  // CHECK: return %[[C]]
+  %0 = gopt.identity %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = gopt.dropout %0 {ratio = 0.5 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = gopt.stop_gradient %1 : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = gopt.check_numerics %2 {message = "x"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %3 : tensor<4xf32>
+}
+
+// -----
+
+/// Training-mode dropout is random and stays.
+// CHECK-LABEL: func @training_dropout_stays
+func.func @training_dropout_stays(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: gopt.dropout
+  %0 = gopt.dropout %x {ratio = 0.5 : f32, training = true} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+/// reshape(reshape(x)) becomes one reshape; a reshape to the same static
+/// type disappears.
+// CHECK-LABEL: func @combine_reshapes
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+func.func @combine_reshapes(%x: tensor<2x3x4xf32>) -> (tensor<4x6xf32>, tensor<2x3x4xf32>) {
+  // CHECK: %[[R:.*]] = gopt.reshape %[[X]] {shape = array<i64: 4, 6>}
+  // CHECK: return %[[R]], %[[X]]
+  %0 = gopt.reshape %x {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = gopt.reshape %0 {shape = array<i64: 4, 6>} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  %2 = gopt.reshape %x {shape = array<i64: 2, 3, 4>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %1, %2 : tensor<4x6xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+/// Reshaping a constant is a constant.
+// CHECK-LABEL: func @reshape_constant
+func.func @reshape_constant() -> tensor<2x2xf32> {
+  // CHECK: %[[C:.*]] = gopt.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+  // CHECK-NOT: gopt.reshape
+  // CHECK: return %[[C]]
+  %c = gopt.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = gopt.reshape %c {shape = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+/// A cast to the same type folds; an exact round trip f16 -> f32 -> f16
+/// cancels; a lossy one (f32 -> f16 -> f32) stays.
+// CHECK-LABEL: func @casts
+// CHECK-SAME: (%[[H:.*]]: tensor<4xf16>, %[[F:.*]]: tensor<4xf32>)
+func.func @casts(%h: tensor<4xf16>, %f: tensor<4xf32>) -> (tensor<4xf16>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: %[[DOWN:.*]] = gopt.cast %[[F]] : (tensor<4xf32>) -> tensor<4xf16>
+  // CHECK: %[[UP:.*]] = gopt.cast %[[DOWN]] : (tensor<4xf16>) -> tensor<4xf32>
+  // CHECK: return %[[H]], %[[UP]], %[[F]]
+  %0 = gopt.cast %h : (tensor<4xf16>) -> tensor<4xf32>
+  %1 = gopt.cast %0 : (tensor<4xf32>) -> tensor<4xf16>
+  %2 = gopt.cast %f : (tensor<4xf32>) -> tensor<4xf16>
+  %3 = gopt.cast %2 : (tensor<4xf16>) -> tensor<4xf32>
+  %4 = gopt.cast %f : (tensor<4xf32>) -> tensor<4xf32>
+  return %1, %3, %4 : tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+/// shape of a static tensor is a constant.
+// CHECK-LABEL: func @static_shape
+func.func @static_shape(%x: tensor<2x3xf32>, %y: tensor<?x3xf32>) -> (tensor<2xi64>, tensor<2xi64>) {
+  // CHECK: %[[C:.*]] = gopt.constant dense<[2, 3]> : tensor<2xi64>
+  // CHECK: %[[S:.*]] = gopt.shape %{{.*}} : (tensor<?x3xf32>)
+  // CHECK: return %[[C]], %[[S]]
+  %0 = gopt.shape %x : (tensor<2x3xf32>) -> tensor<2xi64>
+  %1 = gopt.shape %y : (tensor<?x3xf32>) -> tensor<2xi64>
+  return %0, %1 : tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
+/// Dead pure ops go; check_numerics (an effect) stays.
+// CHECK-LABEL: func @dead_code
+func.func @dead_code(%x: tensor<4xf32>) {
+  // CHECK-NOT: gopt.relu
+  // CHECK: gopt.check_numerics
+  %0 = gopt.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = gopt.check_numerics %x {message = "x"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+/// A transfer to the device the value is on folds away.
+// CHECK-LABEL: func @same_device_transfer
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+func.func @same_device_transfer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NOT: gopt.transfer
+  // CHECK: return %[[X]]
+  %0 = gopt.transfer %x {from = "gpu", to = "gpu"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
