@@ -1,0 +1,567 @@
+//===- ExportOnnx.cpp - gopt to ONNX ModelProto ---------------------------===//
+//
+// Writes a gopt function as an opset-14 ONNX model. NCHW/OIHW ops map
+// directly; NHWC activations and HWIO filters get Transposes around the ONNX
+// node, so any gopt graph the ops below cover exports. The model is checked
+// with ONNX's checker before it is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Import/Import.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+using namespace mlir;
+using namespace gopt;
+
+namespace {
+
+constexpr int64_t kOpset = 14;
+
+std::optional<int32_t> onnxElementType(Type t) {
+  if (t.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (t.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (t.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (t.isInteger(1))
+    return onnx::TensorProto::BOOL;
+  if (t.isInteger(8))
+    return onnx::TensorProto::INT8;
+  if (t.isInteger(32))
+    return onnx::TensorProto::INT32;
+  if (t.isInteger(64))
+    return onnx::TensorProto::INT64;
+  return std::nullopt;
+}
+
+class OnnxExporter {
+public:
+  explicit OnnxExporter(func::FuncOp func) : func(func) {
+    graph = model.mutable_graph();
+  }
+
+  LogicalResult run(llvm::raw_ostream &os);
+
+private:
+  std::string nameOf(Value v) {
+    auto it = names.find(v);
+    if (it != names.end())
+      return it->second;
+    std::string name = llvm::formatv("v{0}", counter++).str();
+    names[v] = name;
+    return name;
+  }
+  std::string fresh() { return llvm::formatv("t{0}", counter++).str(); }
+
+  onnx::NodeProto *add(StringRef opType, ArrayRef<std::string> inputs,
+                       ArrayRef<std::string> outputs) {
+    onnx::NodeProto *n = graph->add_node();
+    n->set_op_type(opType.str());
+    n->set_name(llvm::formatv("n{0}_{1}", graph->node_size(), opType).str());
+    for (const std::string &i : inputs)
+      n->add_input(i);
+    for (const std::string &o : outputs)
+      n->add_output(o);
+    return n;
+  }
+  static void setInts(onnx::NodeProto *n, StringRef name,
+                      ArrayRef<int64_t> values) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  }
+  static void setInt(onnx::NodeProto *n, StringRef name, int64_t v) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void setFloat(onnx::NodeProto *n, StringRef name, float v) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void setString(onnx::NodeProto *n, StringRef name, StringRef v) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v.str());
+  }
+
+  /// A new initializer holding `values`.
+  std::string i64Initializer(ArrayRef<int64_t> values, bool scalar = false) {
+    onnx::TensorProto *t = graph->add_initializer();
+    t->set_name(fresh());
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar)
+      t->add_dims(values.size());
+    for (int64_t v : values)
+      t->add_int64_data(v);
+    return t->name();
+  }
+  std::string scalarInitializer(Type elementType, double value);
+  LogicalResult addConstant(ConstantOp op);
+
+  /// Transposes `input` with `perm` into a fresh value.
+  std::string transpose(const std::string &input, ArrayRef<int64_t> perm) {
+    std::string out = fresh();
+    setInts(add("Transpose", {input}, {out}), "perm", perm);
+    return out;
+  }
+  /// Runs `emit` on NCHW input and returns its NCHW output, transposing
+  /// around it when the op is NHWC.
+  template <typename Fn>
+  void withNCHW(StringRef format, Value in, Value out, Fn emit) {
+    if (format == "NCHW") {
+      emit(nameOf(in), nameOf(out));
+      return;
+    }
+    std::string y = fresh();
+    emit(transpose(nameOf(in), {0, 3, 1, 2}), y);
+    setInts(add("Transpose", {y}, {nameOf(out)}), "perm", {0, 2, 3, 1});
+  }
+  void windowAttrs(onnx::NodeProto *n, StringRef padding,
+                   ArrayRef<int64_t> pads, ArrayRef<int64_t> strides) {
+    setInts(n, "strides", strides);
+    if (padding == "SAME")
+      setString(n, "auto_pad", "SAME_UPPER");
+    else if (padding == "VALID")
+      setString(n, "auto_pad", "VALID");
+    else // gopt [top, bottom, left, right] -> ONNX [top, left, bottom, right]
+      setInts(n, "pads", {pads[0], pads[2], pads[1], pads[3]});
+  }
+  LogicalResult activation(StringRef act, const std::string &in,
+                           const std::string &out, Type elementType);
+  LogicalResult exportOp(Operation *op);
+
+  func::FuncOp func;
+  onnx::ModelProto model;
+  onnx::GraphProto *graph;
+  llvm::DenseMap<Value, std::string> names;
+  int counter = 0;
+};
+
+std::string OnnxExporter::scalarInitializer(Type elementType, double value) {
+  onnx::TensorProto *t = graph->add_initializer();
+  t->set_name(fresh());
+  t->set_data_type(*onnxElementType(elementType));
+  if (elementType.isF32()) {
+    t->add_float_data(static_cast<float>(value));
+  } else {
+    // Other float types: store the bits through MLIR's conversion.
+    APFloat f(value);
+    bool lost;
+    f.convert(cast<FloatType>(elementType).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    t->add_int32_data(static_cast<int32_t>(f.bitcastToAPInt().getZExtValue()));
+  }
+  return t->name();
+}
+
+LogicalResult OnnxExporter::addConstant(ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  std::optional<int32_t> et = onnxElementType(type.getElementType());
+  if (!et)
+    return op.emitError("cannot export element type ") << type.getElementType();
+  onnx::TensorProto *t = graph->add_initializer();
+  t->set_name(nameOf(op));
+  t->set_data_type(*et);
+  for (int64_t d : type.getShape())
+    t->add_dims(d);
+  size_t width = type.getElementType().isInteger(1)
+                     ? 1
+                     : type.getElementTypeBitWidth() / 8;
+  std::string raw;
+  Attribute value = op.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (type.getElementType().isInteger(1)) {
+      for (bool v : dense.getValues<bool>())
+        raw.push_back(v ? 1 : 0);
+    } else if (dense.isSplat()) {
+      ArrayRef<char> one = dense.getRawData();
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        raw.append(one.data(), width);
+    } else {
+      raw.assign(dense.getRawData().begin(), dense.getRawData().end());
+    }
+  } else if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return op.emitError("constant's resource blob is missing");
+    raw.assign(blob->getData().begin(), blob->getData().end());
+  } else {
+    return op.emitError("cannot export this constant attribute");
+  }
+  if (raw.size() != type.getNumElements() * width)
+    return op.emitError("constant data does not match its type");
+  t->set_raw_data(raw);
+  return success();
+}
+
+LogicalResult OnnxExporter::activation(StringRef act, const std::string &in,
+                                       const std::string &out,
+                                       Type elementType) {
+  if (act == "relu")
+    add("Relu", {in}, {out});
+  else if (act == "sigmoid")
+    add("Sigmoid", {in}, {out});
+  else if (act == "relu6")
+    add("Clip",
+        {in, scalarInitializer(elementType, 0),
+         scalarInitializer(elementType, 6)},
+        {out});
+  else
+    add("Identity", {in}, {out});
+  return success();
+}
+
+LogicalResult OnnxExporter::exportOp(Operation *op) {
+  auto unaryName = [&](StringRef onnxOp) {
+    add(onnxOp, {nameOf(op->getOperand(0))}, {nameOf(op->getResult(0))});
+    return success();
+  };
+  auto binaryName = [&](StringRef onnxOp) {
+    add(onnxOp, {nameOf(op->getOperand(0)), nameOf(op->getOperand(1))},
+        {nameOf(op->getResult(0))});
+    return success();
+  };
+  auto elementType = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ConstantOp c) { return addConstant(c); })
+      .Case([&](Conv2DOp c) {
+        // The filter in OIHW, the layout ONNX's Conv takes.
+        std::string w = nameOf(c.getFilter());
+        if (c.getFilterFormat() == "HWIO")
+          w = transpose(w, {3, 2, 0, 1});
+        bool fusedAct = c.getActivation() != "none";
+        std::string finalOut = nameOf(c.getOutput());
+        Type et = elementType(c.getOutput());
+        auto emit = [&](const std::string &x, const std::string &y) {
+          std::vector<std::string> ins{x, w};
+          if (c.getBias())
+            ins.push_back(nameOf(c.getBias()));
+          std::string convOut = fusedAct ? fresh() : y;
+          onnx::NodeProto *n = add("Conv", ins, {convOut});
+          windowAttrs(n, c.getPadding(), c.getPadsOrDefault(),
+                      c.getStridesOrDefault());
+          setInts(n, "dilations", c.getDilationsOrDefault());
+          setInt(n, "group", c.getGroups());
+          if (fusedAct)
+            (void)activation(c.getActivation(), convOut, y, et);
+        };
+        withNCHW(c.getDataFormat(), c.getInput(), c.getOutput(), emit);
+        (void)finalOut;
+        return success();
+      })
+      .Case([&](BatchNormOp bn) -> LogicalResult {
+        if (bn.getTraining())
+          return bn.emitError("training batch_norm has no ONNX export");
+        int64_t rank = cast<RankedTensorType>(bn.getX().getType()).getRank();
+        auto emit = [&](const std::string &x, const std::string &y) {
+          onnx::NodeProto *n =
+              add("BatchNormalization",
+                  {x, nameOf(bn.getScale()), nameOf(bn.getOffset()),
+                   nameOf(bn.getMean()), nameOf(bn.getVariance())},
+                  {y});
+          setFloat(n, "epsilon", bn.getEpsilon().convertToFloat());
+        };
+        withNCHW(rank == 4 ? bn.getDataFormat() : StringRef("NCHW"), bn.getX(),
+                 bn.getY(), emit);
+        return success();
+      })
+      .Case([&](BiasAddOp ba) {
+        std::string bias = nameOf(ba.getBias());
+        int64_t rank = cast<RankedTensorType>(ba.getX().getType()).getRank();
+        if (rank == 4 && ba.getDataFormat() == "NCHW") {
+          std::string r = fresh();
+          add("Reshape", {bias, i64Initializer({-1, 1, 1})}, {r});
+          bias = r;
+        }
+        add("Add", {nameOf(ba.getX()), bias}, {nameOf(ba.getY())});
+        return success();
+      })
+      .Case([&](MatMulOp mm) {
+        auto flip = [&](Value v, bool t) {
+          std::string name = nameOf(v);
+          if (!t)
+            return name;
+          int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+          SmallVector<int64_t> perm;
+          for (int64_t i = 0; i < rank; ++i)
+            perm.push_back(i);
+          std::swap(perm[rank - 1], perm[rank - 2]);
+          return transpose(name, perm);
+        };
+        add("MatMul",
+            {flip(mm.getA(), mm.getTransposeA()),
+             flip(mm.getB(), mm.getTransposeB())},
+            {nameOf(mm.getY())});
+        return success();
+      })
+      .Case([&](AddOp) { return binaryName("Add"); })
+      .Case([&](SubOp) { return binaryName("Sub"); })
+      .Case([&](MulOp) { return binaryName("Mul"); })
+      .Case([&](DivOp) { return binaryName("Div"); })
+      .Case([&](MaxOp) { return binaryName("Max"); })
+      .Case([&](MinOp) { return binaryName("Min"); })
+      .Case([&](PowOp) { return binaryName("Pow"); })
+      .Case([&](SquaredDifferenceOp s) {
+        std::string d = fresh();
+        add("Sub", {nameOf(s.getLhs()), nameOf(s.getRhs())}, {d});
+        add("Mul", {d, d}, {nameOf(s.getZ())});
+        return success();
+      })
+      .Case([&](ReluOp) { return unaryName("Relu"); })
+      .Case([&](SigmoidOp) { return unaryName("Sigmoid"); })
+      .Case([&](TanhOp) { return unaryName("Tanh"); })
+      .Case([&](ExpOp) { return unaryName("Exp"); })
+      .Case([&](LogOp) { return unaryName("Log"); })
+      .Case([&](SqrtOp) { return unaryName("Sqrt"); })
+      .Case([&](NegOp) { return unaryName("Neg"); })
+      .Case([&](AbsOp) { return unaryName("Abs"); })
+      .Case([&](ErfOp) { return unaryName("Erf"); })
+      .Case([&](RsqrtOp r) {
+        std::string s = fresh();
+        add("Sqrt", {nameOf(r.getX())}, {s});
+        add("Reciprocal", {s}, {nameOf(r.getY())});
+        return success();
+      })
+      .Case([&](Relu6Op r) {
+        return activation("relu6", nameOf(r.getX()), nameOf(r.getY()),
+                          elementType(r.getX()));
+      })
+      .Case([&](ClipOp c) {
+        Type et = elementType(c.getX());
+        add("Clip",
+            {nameOf(c.getX()),
+             scalarInitializer(et, c.getMin().convertToFloat()),
+             scalarInitializer(et, c.getMax().convertToFloat())},
+            {nameOf(c.getY())});
+        return success();
+      })
+      .Case([&](LeakyReluOp l) {
+        setFloat(add("LeakyRelu", {nameOf(l.getX())}, {nameOf(l.getY())}),
+                 "alpha", l.getAlpha().convertToFloat());
+        return success();
+      })
+      .Case<MaxPoolOp, AvgPoolOp>([&](auto p) {
+        bool isMax = std::is_same<decltype(p), MaxPoolOp>::value;
+        auto emit = [&](const std::string &x, const std::string &y) {
+          onnx::NodeProto *n = add(isMax ? "MaxPool" : "AveragePool", {x}, {y});
+          setInts(n, "kernel_shape", p.getKernel());
+          windowAttrs(n, p.getPadding(), p.getPadsOrDefault(),
+                      p.getStridesOrDefault());
+          setInt(n, "ceil_mode", p.getCeilMode());
+          if constexpr (std::is_same<decltype(p), AvgPoolOp>::value)
+            setInt(n, "count_include_pad", p.getCountIncludePad());
+        };
+        withNCHW(p.getDataFormat(), p.getX(), p.getY(), emit);
+        return success();
+      })
+      .Case([&](GlobalAvgPoolOp g) {
+        withNCHW(g.getDataFormat(), g.getX(), g.getY(),
+                 [&](const std::string &x, const std::string &y) {
+                   add("GlobalAveragePool", {x}, {y});
+                 });
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
+        bool isLog = std::is_same<decltype(s), LogSoftmaxOp>::value;
+        setInt(add(isLog ? "LogSoftmax" : "Softmax", {nameOf(s.getX())},
+                   {nameOf(s.getY())}),
+               "axis", s.getAxis());
+        return success();
+      })
+      .Case<ReduceMeanOp, ReduceMaxOp>([&](auto r) {
+        bool isMean = std::is_same<decltype(r), ReduceMeanOp>::value;
+        onnx::NodeProto *n = add(isMean ? "ReduceMean" : "ReduceMax",
+                                 {nameOf(r.getX())}, {nameOf(r.getY())});
+        if (!r.getAxes().empty())
+          setInts(n, "axes", r.getAxes());
+        setInt(n, "keepdims", r.getKeepDims());
+        return success();
+      })
+      .Case([&](ReduceSumOp r) {
+        std::vector<std::string> ins{nameOf(r.getX())};
+        if (!r.getAxes().empty())
+          ins.push_back(i64Initializer(r.getAxes()));
+        setInt(add("ReduceSum", ins, {nameOf(r.getY())}), "keepdims",
+               r.getKeepDims());
+        return success();
+      })
+      .Case([&](ReshapeOp r) {
+        onnx::NodeProto *n =
+            add("Reshape", {nameOf(r.getX()), i64Initializer(r.getShape())},
+                {nameOf(r.getY())});
+        // gopt's 0 is an empty dimension, not ONNX's "copy".
+        if (llvm::is_contained(r.getShape(), 0))
+          setInt(n, "allowzero", 1);
+        return success();
+      })
+      .Case([&](FlattenOp f) {
+        setInt(add("Flatten", {nameOf(f.getX())}, {nameOf(f.getY())}), "axis",
+               f.getAxis());
+        return success();
+      })
+      .Case([&](TransposeOp t) {
+        setInts(add("Transpose", {nameOf(t.getX())}, {nameOf(t.getY())}),
+                "perm", t.getPerm());
+        return success();
+      })
+      .Case([&](ConcatOp c) {
+        std::vector<std::string> ins;
+        for (Value v : c.getInputs())
+          ins.push_back(nameOf(v));
+        setInt(add("Concat", ins, {nameOf(c.getY())}), "axis", c.getAxis());
+        return success();
+      })
+      .Case([&](SliceOp s) {
+        SmallVector<int64_t> axes;
+        for (size_t i = 0; i < s.getStarts().size(); ++i)
+          axes.push_back(i);
+        add("Slice",
+            {nameOf(s.getX()), i64Initializer(s.getStarts()),
+             i64Initializer(s.getEnds()), i64Initializer(axes),
+             i64Initializer(s.getSteps())},
+            {nameOf(s.getY())});
+        return success();
+      })
+      .Case([&](PadOp p) {
+        ArrayRef<int64_t> pads = p.getPads();
+        SmallVector<int64_t> onnxPads;
+        for (size_t i = 0; i < pads.size(); i += 2)
+          onnxPads.push_back(pads[i]);
+        for (size_t i = 1; i < pads.size(); i += 2)
+          onnxPads.push_back(pads[i]);
+        std::vector<std::string> ins{nameOf(p.getX()),
+                                     i64Initializer(onnxPads)};
+        Type et = elementType(p.getX());
+        if (p.getMode() == "constant" && isa<FloatType>(et))
+          ins.push_back(scalarInitializer(et, p.getValue().convertToFloat()));
+        setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
+        return success();
+      })
+      .Case([&](CastOp c) {
+        setInt(add("Cast", {nameOf(c.getX())}, {nameOf(c.getY())}), "to",
+               *onnxElementType(elementType(c.getY())));
+        return success();
+      })
+      .Case([&](ShapeOp) { return unaryName("Shape"); })
+      .Case<IdentityOp, StopGradientOp, CheckNumericsOp>(
+          [&](auto) { return unaryName("Identity"); })
+      .Case([&](DropoutOp d) -> LogicalResult {
+        if (d.getTraining())
+          return d.emitError("training dropout has no ONNX export");
+        return unaryName("Identity");
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitError("has no ONNX export");
+      });
+}
+
+LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
+  model.set_ir_version(7);
+  model.set_producer_name("gopt");
+  onnx::OperatorSetIdProto *opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kOpset);
+  graph->set_name(func.getName().str());
+
+  auto setType = [&](onnx::ValueInfoProto *info, Type t) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    std::optional<int32_t> et =
+        tensor ? onnxElementType(tensor.getElementType()) : std::nullopt;
+    if (!et)
+      return func.emitError("cannot export value of type ") << t;
+    onnx::TypeProto_Tensor *tt = info->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(*et);
+    onnx::TensorShapeProto *shape = tt->mutable_shape();
+    for (int64_t d : tensor.getShape()) {
+      auto *dim = shape->add_dim();
+      if (ShapedType::isDynamic(d))
+        dim->set_dim_param("N"); // dynamic; one symbol, as for a batch size
+      else
+        dim->set_dim_value(d);
+    }
+    return success();
+  };
+
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto attr =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gopt.name");
+    std::string name =
+        attr ? attr.str() : llvm::formatv("input{0}", arg.getArgNumber()).str();
+    names[arg] = name;
+    onnx::ValueInfoProto *info = graph->add_input();
+    info->set_name(name);
+    if (failed(setType(info, arg.getType())))
+      return failure();
+  }
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        auto attr = func.getResultAttrOfType<StringAttr>(i, "gopt.name");
+        std::string name =
+            attr ? attr.str() : llvm::formatv("output{0}", i).str();
+        // Identity gives each output its own name even when two results (or
+        // a result and an input) are one value.
+        std::string outName = name;
+        if (llvm::any_of(names, [&](auto &kv) { return kv.second == name; }))
+          outName = name + "_out";
+        add("Identity", {nameOf(v)}, {outName});
+        onnx::ValueInfoProto *info = graph->add_output();
+        info->set_name(outName);
+        if (failed(setType(info, v.getType())))
+          return failure();
+      }
+      continue;
+    }
+    if (failed(exportOp(&op)))
+      return failure();
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return func.emitError("exported model fails ONNX's checker: ") << e.what();
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return func.emitError("cannot serialize the ONNX model");
+  os << bytes;
+  return success();
+}
+
+} // namespace
+
+LogicalResult gopt::exportOnnx(ModuleOp module, llvm::raw_ostream &os) {
+  func::FuncOp func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func) {
+    auto funcs = module.getOps<func::FuncOp>();
+    if (std::distance(funcs.begin(), funcs.end()) != 1)
+      return module.emitError("expects a function @main or exactly one "
+                              "function");
+    func = *funcs.begin();
+  }
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("expects a function with one block");
+  return OnnxExporter(func).run(os);
+}

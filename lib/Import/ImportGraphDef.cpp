@@ -1,0 +1,903 @@
+//===- ImportGraphDef.cpp - TensorFlow GraphDef to gopt -------------------===//
+//
+// Parses a GraphDef (binary or text format) with the project's own schema
+// (graph.proto), orders the nodes topologically and maps TF 1.x inference
+// and training-graph ops to gopt ops. data_format defaults to NHWC and
+// filters are HWIO, as in TensorFlow. Graph inputs are the Placeholders;
+// graph outputs are the first outputs of the nodes nothing else consumes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportUtils.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Import/Import.h"
+
+#include "graph.pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace gopt;
+using namespace gopt::import;
+namespace tf = gopt::tf;
+
+namespace {
+
+Type convertDataType(MLIRContext *ctx, int type) {
+  Builder b(ctx);
+  if (type > 100)
+    type -= 100; // reference types of TF 1.x variables
+  switch (type) {
+  case tf::DT_FLOAT:
+    return b.getF32Type();
+  case tf::DT_HALF:
+    return b.getF16Type();
+  case tf::DT_BFLOAT16:
+    return b.getBF16Type();
+  case tf::DT_INT8:
+    return b.getIntegerType(8);
+  case tf::DT_INT32:
+    return b.getIntegerType(32);
+  case tf::DT_INT64:
+    return b.getIntegerType(64);
+  case tf::DT_BOOL:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+std::string dataTypeName(int type) {
+  if (tf::DataType_IsValid(type))
+    return tf::DataType_Name(tf::DataType(type));
+  return llvm::formatv("data type {0}", type).str();
+}
+
+/// Keeps the first text-format parse error.
+class FirstError : public google::protobuf::io::ErrorCollector {
+public:
+  void AddError(int line, int column, const std::string &message) override {
+    if (text.empty())
+      text = llvm::formatv("line {0}, column {1}: {2}", line + 1, column + 1,
+                           message)
+                 .str();
+  }
+  std::string text;
+};
+
+class GraphDefImporter {
+public:
+  GraphDefImporter(MLIRContext *ctx, StringRef filename)
+      : ctx(ctx), filename(filename), b(ctx),
+        fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run(StringRef bytes) {
+    OwningOpRef<ModuleOp> module = build(bytes);
+    if (!module)
+      emitError(fileLoc) << (error.empty() ? "import failed" : error);
+    return module;
+  }
+
+private:
+  OwningOpRef<ModuleOp> build(StringRef bytes);
+  LogicalResult parse(StringRef bytes);
+  LogicalResult sortNodes(SmallVectorImpl<const tf::NodeDef *> &order);
+
+  LogicalResult fail(const Twine &reason) {
+    if (error.empty())
+      error = reason.str();
+    return failure();
+  }
+  LogicalResult failNode(const Twine &reason) {
+    return fail(llvm::formatv("node '{0}' ({1}): {2}", node->name(), node->op(),
+                              reason.str()));
+  }
+  LogicalResult failOp() { return failNode(capture->take("invalid op")); }
+
+  LogicalResult decodeTensor(const tf::TensorProto &t, RankedTensorType &type,
+                             std::vector<char> &bytes);
+  FailureOr<SmallVector<int64_t>> constantInts(int inputIndex);
+
+  static std::pair<std::string, int> splitInput(StringRef input);
+  /// Data inputs (control inputs "^x" dropped).
+  SmallVector<std::string> dataInputs() const;
+  FailureOr<Value> input(int i);
+  const tf::AttrValue *attr(StringRef name) const {
+    auto it = node->attr().find(name.str());
+    return it == node->attr().end() ? nullptr : &it->second;
+  }
+  FailureOr<std::string> dataFormat();
+  /// A 4-entry per-dimension list attribute (strides, ksize, dilations) as
+  /// its (H, W) entries for `format`.
+  FailureOr<SmallVector<int64_t>> spatialAttr(StringRef name, StringRef format,
+                                              bool required);
+  FailureOr<std::pair<StringAttr, DenseI64ArrayAttr>>
+  paddingAttr(StringRef format);
+  void setOutput(int i, Value v) { values[{node->name(), i}] = v; }
+  ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  DenseI64ArrayAttr i64s(ArrayRef<int64_t> v) {
+    return b.getDenseI64ArrayAttr(v);
+  }
+
+  LogicalResult importNode();
+  LogicalResult importPlaceholder();
+  LogicalResult importConst();
+  LogicalResult importConv(bool depthwise);
+  LogicalResult importPool(bool isMax);
+  LogicalResult importFusedBatchNorm();
+  LogicalResult importReduce(StringRef kind);
+  LogicalResult importReshapeLike(StringRef kind);
+  LogicalResult importConcat(bool v2);
+  LogicalResult importPad();
+  template <typename OpTy> LogicalResult unary();
+  template <typename OpTy> LogicalResult binary();
+  LogicalResult setResult(Operation *op) {
+    if (!op)
+      return failOp();
+    setOutput(0, op->getResult(0));
+    return success();
+  }
+
+  MLIRContext *ctx;
+  std::string filename;
+  OpBuilder b;
+  Location fileLoc;
+  Location loc = fileLoc;
+  std::string error;
+  ErrorCapture *capture = nullptr;
+
+  tf::GraphDef graph;
+  const tf::NodeDef *node = nullptr;
+  llvm::StringMap<const tf::NodeDef *> nodesByName;
+  std::map<std::pair<std::string, int>, Value> values;
+  std::map<std::pair<std::string, int>, std::string> unsupportedValues;
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  Block *body = nullptr;
+};
+
+//===----------------------------------------------------------------------===//
+// Parsing and ordering
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphDefImporter::parse(StringRef bytes) {
+  StringRef ext = llvm::sys::path::extension(filename);
+  bool textFirst = ext == ".pbtxt" || ext == ".txt";
+  auto parseBinary = [&] {
+    return bytes.size() <= size_t(std::numeric_limits<int>::max()) &&
+           graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  };
+  FirstError textError;
+  auto parseText = [&] {
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&textError);
+    // TensorFlow writes fields this schema leaves out (library, debug info).
+    parser.AllowUnknownField(true);
+    return parser.ParseFromString(std::string(bytes), &graph);
+  };
+  if (textFirst ? parseText() : (parseBinary() || parseText()))
+    return success();
+  if (textFirst)
+    return fail("not a valid text-format GraphDef: " + textError.text);
+  return fail("not a valid GraphDef (the file is truncated, or neither a "
+              "binary nor a text-format GraphDef)");
+}
+
+std::pair<std::string, int> GraphDefImporter::splitInput(StringRef input) {
+  size_t colon = input.rfind(':');
+  int index = 0;
+  if (colon != StringRef::npos &&
+      !input.substr(colon + 1).getAsInteger(10, index) && index >= 0)
+    return {input.substr(0, colon).str(), index};
+  return {input.str(), 0};
+}
+
+LogicalResult
+GraphDefImporter::sortNodes(SmallVectorImpl<const tf::NodeDef *> &order) {
+  for (const tf::NodeDef &n : graph.node()) {
+    if (n.name().empty())
+      return fail(llvm::formatv("a node ({0}) has no name", n.op()));
+    if (!nodesByName.try_emplace(n.name(), &n).second)
+      return fail(llvm::formatv("two nodes are named '{0}'", n.name()));
+  }
+  // Iterative depth-first search (graphs can be deep enough to overflow the
+  // stack recursively); 1 = on the stack, 2 = done.
+  llvm::StringMap<int> state;
+  for (const tf::NodeDef &root : graph.node()) {
+    if (state[root.name()])
+      continue;
+    SmallVector<std::pair<const tf::NodeDef *, int>> stack{{&root, 0}};
+    state[root.name()] = 1;
+    while (!stack.empty()) {
+      auto &[n, next] = stack.back();
+      if (next == n->input_size()) {
+        state[n->name()] = 2;
+        order.push_back(n);
+        stack.pop_back();
+        continue;
+      }
+      StringRef in = n->input(next++);
+      in.consume_front("^");
+      std::string producer = splitInput(in).first;
+      auto it = nodesByName.find(producer);
+      if (it == nodesByName.end())
+        return fail(llvm::formatv("node '{0}' ({1}): input '{2}' names no node",
+                                  n->name(), n->op(), in));
+      int &s = state[producer];
+      if (s == 1)
+        return fail(llvm::formatv("node '{0}' ({1}): the graph has a cycle "
+                                  "through '{2}' (control flow is not "
+                                  "supported)",
+                                  n->name(), n->op(), producer));
+      if (s == 0) {
+        s = 1;
+        stack.push_back({it->second, 0});
+      }
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphDefImporter::decodeTensor(const tf::TensorProto &t,
+                                             RankedTensorType &type,
+                                             std::vector<char> &bytes) {
+  Type et = convertDataType(ctx, t.dtype());
+  if (!et)
+    return failNode(
+        llvm::formatv("unsupported element type {0}", dataTypeName(t.dtype())));
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (const auto &d : t.tensor_shape().dim()) {
+    if (d.size() < 0)
+      return failNode(llvm::formatv("constant has an unknown dimension"));
+    if (d.size() > 0 && count > (int64_t(1) << 40) / d.size())
+      return failNode("constant is too large");
+    dims.push_back(d.size());
+    count *= d.size();
+  }
+  type = RankedTensorType::get(dims, et);
+  size_t width = et.isInteger(1) ? 1 : et.getIntOrFloatBitWidth() / 8;
+  size_t need = count * width;
+  if (!t.tensor_content().empty()) {
+    if (t.tensor_content().size() != need)
+      return failNode(llvm::formatv(
+          "tensor_content has {0} bytes but shape {1} of {2} needs {3}",
+          t.tensor_content().size(), formatShape(dims), dataTypeName(t.dtype()),
+          need));
+    bytes.assign(t.tensor_content().begin(), t.tensor_content().end());
+    return success();
+  }
+  // Typed values: TensorFlow repeats the last one to fill the shape.
+  auto fill = [&](auto &&vals, auto convert) -> LogicalResult {
+    int64_t n = vals.size();
+    if (n > count)
+      return failNode(llvm::formatv("has {0} values but shape {1} holds {2}", n,
+                                    formatShape(dims), count));
+    bytes.assign(need, 0);
+    for (int64_t i = 0; i < count && n > 0; ++i) {
+      auto v = convert(vals[std::min(i, n - 1)]);
+      memcpy(bytes.data() + i * width, &v, width);
+    }
+    return success();
+  };
+  int base = t.dtype() > 100 ? t.dtype() - 100 : t.dtype();
+  switch (base) {
+  case tf::DT_FLOAT:
+    return fill(t.float_val(), [](float v) { return v; });
+  case tf::DT_INT64:
+    return fill(t.int64_val(), [](int64_t v) { return v; });
+  case tf::DT_BOOL:
+    return fill(t.bool_val(), [](bool v) { return uint8_t(v); });
+  case tf::DT_HALF:
+  case tf::DT_BFLOAT16:
+    return fill(t.half_val(), [](int32_t v) { return uint16_t(v); });
+  default: // int32, int8
+    return fill(t.int_val(), [](int32_t v) { return v; });
+  }
+}
+
+SmallVector<std::string> GraphDefImporter::dataInputs() const {
+  SmallVector<std::string> result;
+  for (const std::string &in : node->input())
+    if (!StringRef(in).starts_with("^"))
+      result.push_back(in);
+  return result;
+}
+
+FailureOr<Value> GraphDefImporter::input(int i) {
+  SmallVector<std::string> ins = dataInputs();
+  if (i >= static_cast<int>(ins.size()))
+    return failNode(llvm::formatv("missing input #{0}", i));
+  auto key = splitInput(ins[i]);
+  auto it = values.find(key);
+  if (it != values.end())
+    return it->second;
+  auto bad = unsupportedValues.find(key);
+  if (bad != unsupportedValues.end())
+    return failNode(llvm::formatv("input '{0}' is {1}", ins[i], bad->second));
+  return failNode(
+      llvm::formatv("input '{0}' is not produced by its node", ins[i]));
+}
+
+FailureOr<SmallVector<int64_t>> GraphDefImporter::constantInts(int i) {
+  SmallVector<std::string> ins = dataInputs();
+  if (i >= static_cast<int>(ins.size()))
+    return failNode(llvm::formatv("missing input #{0}", i));
+  auto [name, index] = splitInput(ins[i]);
+  auto it = nodesByName.find(name);
+  const tf::NodeDef *producer = it->second;
+  // Look through Identity chains, which frozen graphs often keep.
+  while (producer->op() == "Identity" && producer->input_size() > 0) {
+    auto next = nodesByName.find(splitInput(producer->input(0)).first);
+    producer = next->second;
+  }
+  if (producer->op() != "Const" || !producer->attr().count("value"))
+    return failNode(
+        llvm::formatv("input #{0} ('{1}') must be a constant", i, ins[i]));
+  RankedTensorType type;
+  std::vector<char> bytes;
+  const tf::NodeDef *self = node;
+  node = producer;
+  LogicalResult ok =
+      decodeTensor(producer->attr().at("value").tensor(), type, bytes);
+  node = self;
+  if (failed(ok))
+    return failure();
+  if (!type.getElementType().isInteger(32) &&
+      !type.getElementType().isInteger(64))
+    return failNode(
+        llvm::formatv("input #{0} ('{1}') must hold integers", i, ins[i]));
+  SmallVector<int64_t> result;
+  auto attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  for (const APInt &v : attr.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+FailureOr<std::string> GraphDefImporter::dataFormat() {
+  const tf::AttrValue *a = attr("data_format");
+  std::string format = a ? a->s() : "NHWC";
+  if (format != "NHWC" && format != "NCHW")
+    return failNode(llvm::formatv("unsupported data_format '{0}'", format));
+  return format;
+}
+
+FailureOr<SmallVector<int64_t>>
+GraphDefImporter::spatialAttr(StringRef name, StringRef format, bool required) {
+  const tf::AttrValue *a = attr(name);
+  if (!a) {
+    if (required)
+      return failNode(llvm::formatv("missing attribute '{0}'", name));
+    return SmallVector<int64_t>{1, 1};
+  }
+  if (a->list().i_size() != 4)
+    return failNode(llvm::formatv("attribute '{0}' must have 4 entries", name));
+  int h = format == "NHWC" ? 1 : 2;
+  return SmallVector<int64_t>{a->list().i(h), a->list().i(h + 1)};
+}
+
+FailureOr<std::pair<StringAttr, DenseI64ArrayAttr>>
+GraphDefImporter::paddingAttr(StringRef format) {
+  const tf::AttrValue *a = attr("padding");
+  if (!a)
+    return failNode("missing attribute 'padding'");
+  std::string padding = a->s();
+  if (padding == "SAME" || padding == "VALID")
+    return std::make_pair(b.getStringAttr(padding), DenseI64ArrayAttr());
+  if (padding != "EXPLICIT")
+    return failNode(llvm::formatv("unknown padding '{0}'", padding));
+  const tf::AttrValue *e = attr("explicit_paddings");
+  if (!e || e->list().i_size() != 8)
+    return failNode("EXPLICIT padding needs 8 explicit_paddings");
+  int h = format == "NHWC" ? 1 : 2;
+  const auto &p = e->list().i();
+  return std::make_pair(
+      b.getStringAttr("EXPLICIT"),
+      i64s({p[2 * h], p[2 * h + 1], p[2 * h + 2], p[2 * h + 3]}));
+}
+
+#define GET_INPUT(var, i)                                                      \
+  FailureOr<Value> var##OrErr = input(i);                                      \
+  if (failed(var##OrErr))                                                      \
+    return failure();                                                          \
+  Value var = *var##OrErr;
+
+template <typename OpTy> LogicalResult GraphDefImporter::unary() {
+  GET_INPUT(x, 0);
+  return setResult(createInferred<OpTy>(b, loc, x));
+}
+
+template <typename OpTy> LogicalResult GraphDefImporter::binary() {
+  GET_INPUT(lhs, 0);
+  GET_INPUT(rhs, 1);
+  return setResult(createInferred<OpTy>(b, loc, lhs, rhs));
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphDefImporter::importPlaceholder() {
+  const tf::AttrValue *dtype = attr("dtype");
+  if (!dtype)
+    return failNode("missing attribute 'dtype'");
+  Type et = convertDataType(ctx, dtype->type());
+  if (!et)
+    return failNode(llvm::formatv("unsupported element type {0}",
+                                  dataTypeName(dtype->type())));
+  const tf::AttrValue *shape = attr("shape");
+  if (!shape || shape->shape().unknown_rank())
+    return failNode("needs a 'shape' attribute of known rank");
+  SmallVector<int64_t> dims;
+  for (const auto &d : shape->shape().dim())
+    dims.push_back(d.size() < 0 ? ShapedType::kDynamic : d.size());
+  auto type = RankedTensorType::get(dims, et);
+  argTypes.push_back(type);
+  argNames.push_back(node->name());
+  setOutput(0, body->addArgument(type, loc));
+  return success();
+}
+
+LogicalResult GraphDefImporter::importConst() {
+  const tf::AttrValue *value = attr("value");
+  if (!value || value->value_case() != tf::AttrValue::kTensor)
+    return failNode("missing attribute 'value'");
+  RankedTensorType type;
+  std::vector<char> bytes;
+  if (failed(decodeTensor(value->tensor(), type, bytes)))
+    return failure();
+  setOutput(0, createConstant(b, loc, type, bytes, node->name()));
+  return success();
+}
+
+LogicalResult GraphDefImporter::importConv(bool depthwise) {
+  GET_INPUT(x, 0);
+  GET_INPUT(w, 1);
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  auto strides = spatialAttr("strides", *format, /*required=*/true);
+  auto dilations = spatialAttr("dilations", *format, /*required=*/false);
+  auto padding = paddingAttr(*format);
+  if (failed(strides) || failed(dilations) || failed(padding))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
+  if (xs.size() != 4 || ws.size() != 4)
+    return failNode(llvm::formatv("expects rank-4 input and filter, got {0} "
+                                  "and {1}",
+                                  formatShape(xs), formatShape(ws)));
+  int64_t groups = 1;
+  int64_t channels = xs[*format == "NHWC" ? 3 : 1];
+  if (depthwise) {
+    // [KH, KW, Cin, mult] -> [KH, KW, 1, Cin*mult]: output channel c*mult+m
+    // is group c, as gopt's grouped conv numbers them.
+    if (llvm::any_of(ws, ShapedType::isDynamic))
+      return failNode("depthwise filter needs a static shape");
+    groups = ws[2];
+    auto reshaped = createInferred<ReshapeOp>(
+        b, loc, w, i64s({ws[0], ws[1], 1, ws[2] * ws[3]}));
+    if (!reshaped)
+      return failOp();
+    w = reshaped;
+  } else if (!ShapedType::isDynamic(channels) &&
+             !ShapedType::isDynamic(ws[2]) && ws[2] > 0 && channels != ws[2] &&
+             channels % ws[2] == 0) {
+    groups = channels / ws[2]; // TensorFlow's grouped convolution
+  }
+  return setResult(createInferred<Conv2DOp>(
+      b, loc, x, w, Value(), i64s(*strides), i64s(*dilations), padding->first,
+      padding->second, b.getI64IntegerAttr(groups), b.getStringAttr(*format),
+      b.getStringAttr("HWIO"), b.getStringAttr("none")));
+}
+
+LogicalResult GraphDefImporter::importPool(bool isMax) {
+  GET_INPUT(x, 0);
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  auto kernel = spatialAttr("ksize", *format, /*required=*/true);
+  auto strides = spatialAttr("strides", *format, /*required=*/true);
+  auto padding = paddingAttr(*format);
+  if (failed(kernel) || failed(strides) || failed(padding))
+    return failure();
+  if (isMax)
+    return setResult(createInferred<MaxPoolOp>(
+        b, loc, x, i64s(*kernel), i64s(*strides), padding->first,
+        padding->second, b.getStringAttr(*format), b.getBoolAttr(false)));
+  return setResult(createInferred<AvgPoolOp>(
+      b, loc, x, i64s(*kernel), i64s(*strides), padding->first, padding->second,
+      b.getStringAttr(*format), b.getBoolAttr(false), b.getBoolAttr(false)));
+}
+
+LogicalResult GraphDefImporter::importFusedBatchNorm() {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_INPUT(offset, 2);
+  GET_INPUT(mean, 3);
+  GET_INPUT(var, 4);
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  const tf::AttrValue *t = attr("is_training");
+  bool training = t ? t->b() : true; // TensorFlow's default
+  const tf::AttrValue *eps = attr("epsilon");
+  const tf::AttrValue *factor = attr("exponential_avg_factor");
+  // TF: running = (1 - factor) * running + factor * batch.
+  float momentum = 1.0f - (factor ? factor->f() : 1.0f);
+  auto op = createInferred<BatchNormOp>(
+      b, loc, x, scale, offset, mean, var,
+      b.getF32FloatAttr(eps ? eps->f() : 1e-4f), b.getStringAttr(*format),
+      b.getBoolAttr(training), b.getF32FloatAttr(momentum));
+  if (!op)
+    return failOp();
+  setOutput(0, op->getResult(0));
+  if (training) {
+    setOutput(1, op->getResult(3));
+    setOutput(2, op->getResult(4));
+  } else {
+    // Inference: TensorFlow passes the given statistics through.
+    setOutput(1, mean);
+    setOutput(2, var);
+  }
+  for (int i = 3; i < 6; ++i)
+    unsupportedValues[{node->name(), i}] =
+        "a FusedBatchNorm reserve space, which gopt does not compute";
+  return success();
+}
+
+LogicalResult GraphDefImporter::importReduce(StringRef kind) {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> axes = constantInts(1);
+  if (failed(axes))
+    return failure();
+  // An empty list in TensorFlow reduces nothing; gopt's empty means all.
+  if (axes->empty()) {
+    setOutput(0, x);
+    return success();
+  }
+  const tf::AttrValue *k = attr("keep_dims");
+  BoolAttr keep = b.getBoolAttr(k && k->b());
+  if (kind == "Mean")
+    return setResult(
+        createInferred<ReduceMeanOp>(b, loc, x, i64s(*axes), keep));
+  if (kind == "Sum")
+    return setResult(createInferred<ReduceSumOp>(b, loc, x, i64s(*axes), keep));
+  return setResult(createInferred<ReduceMaxOp>(b, loc, x, i64s(*axes), keep));
+}
+
+LogicalResult GraphDefImporter::importReshapeLike(StringRef kind) {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  SmallVector<int64_t> out;
+  if (kind == "Reshape") {
+    FailureOr<SmallVector<int64_t>> shape = constantInts(1);
+    if (failed(shape))
+      return failure();
+    out = *shape;
+  } else if (kind == "Squeeze") {
+    SmallVector<bool> drop(rank, false);
+    const tf::AttrValue *dims = attr("squeeze_dims");
+    if (!dims)
+      dims = attr("axis");
+    if (dims && dims->list().i_size() > 0) {
+      for (int64_t a : dims->list().i()) {
+        if (a < -rank || a >= rank)
+          return failNode(llvm::formatv("squeeze axis {0} out of range", a));
+        drop[a < 0 ? a + rank : a] = true;
+      }
+    } else {
+      for (int64_t i = 0; i < rank; ++i) {
+        if (ShapedType::isDynamic(in[i]))
+          return failNode("squeeze without dims needs static dimensions");
+        drop[i] = in[i] == 1;
+      }
+    }
+    for (int64_t i = 0; i < rank; ++i)
+      if (!drop[i])
+        out.push_back(in[i]);
+  } else { // ExpandDims
+    FailureOr<SmallVector<int64_t>> dim = constantInts(1);
+    if (failed(dim))
+      return failure();
+    if (dim->size() != 1 || (*dim)[0] < -rank - 1 || (*dim)[0] > rank)
+      return failNode("expects one axis in range");
+    int64_t a = (*dim)[0] < 0 ? (*dim)[0] + rank + 1 : (*dim)[0];
+    out.assign(in.begin(), in.end());
+    out.insert(out.begin() + a, 1);
+  }
+  if (kind != "Reshape") {
+    if (llvm::count_if(out, ShapedType::isDynamic) > 1)
+      return failNode("needs at most one dynamic dimension");
+    for (int64_t &d : out)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+  }
+  return setResult(createInferred<ReshapeOp>(b, loc, x, i64s(out)));
+}
+
+LogicalResult GraphDefImporter::importConcat(bool v2) {
+  int n = dataInputs().size();
+  if (n < 2)
+    return failNode("needs at least one value and an axis");
+  FailureOr<SmallVector<int64_t>> axis = constantInts(v2 ? n - 1 : 0);
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return failNode("the axis must be a scalar");
+  SmallVector<Value> inputs;
+  for (int i = v2 ? 0 : 1; i < (v2 ? n - 1 : n); ++i) {
+    GET_INPUT(v, i);
+    inputs.push_back(v);
+  }
+  return setResult(createInferred<ConcatOp>(b, loc, ValueRange(inputs),
+                                            b.getI64IntegerAttr((*axis)[0])));
+}
+
+LogicalResult GraphDefImporter::importPad() {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> pads = constantInts(1);
+  if (failed(pads))
+    return failure();
+  std::string mode = "constant";
+  double value = 0;
+  if (node->op() == "MirrorPad") {
+    const tf::AttrValue *m = attr("mode");
+    if (!m || m->s() != "REFLECT")
+      return failNode("only MirrorPad mode REFLECT is supported");
+    mode = "reflect";
+  } else if (node->op() == "PadV2") {
+    SmallVector<std::string> ins = dataInputs();
+    if (ins.size() < 3)
+      return failNode("missing input #2 (constant_values)");
+    auto c = nodesByName.find(splitInput(ins[2]).first);
+    if (c->second->op() != "Const")
+      return failNode("constant_values must be a constant");
+    RankedTensorType type;
+    std::vector<char> bytes;
+    const tf::NodeDef *self = node;
+    node = c->second;
+    LogicalResult ok =
+        decodeTensor(node->attr().at("value").tensor(), type, bytes);
+    node = self;
+    if (failed(ok))
+      return failure();
+    if (type.getNumElements() != 1 || !type.getElementType().isF32())
+      return failNode("constant_values must be one f32");
+    float f;
+    memcpy(&f, bytes.data(), 4);
+    value = f;
+  }
+  // TensorFlow's [rank, 2] paddings are gopt's (before, after) pairs.
+  if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+    return failNode("negative paddings are not supported");
+  return setResult(createInferred<PadOp>(
+      b, loc, x, i64s(*pads), b.getStringAttr(mode), b.getF32FloatAttr(value)));
+}
+
+LogicalResult GraphDefImporter::importNode() {
+  StringRef op = node->op();
+  if (op == "Placeholder")
+    return importPlaceholder();
+  if (op == "Const")
+    return importConst();
+  if (op == "NoOp")
+    return success();
+  if (op == "Conv2D" || op == "DepthwiseConv2dNative")
+    return importConv(op == "DepthwiseConv2dNative");
+  if (op == "MaxPool" || op == "AvgPool")
+    return importPool(op == "MaxPool");
+  if (op == "FusedBatchNorm" || op == "FusedBatchNormV2" ||
+      op == "FusedBatchNormV3")
+    return importFusedBatchNorm();
+  if (op == "Mean" || op == "Sum" || op == "Max")
+    return importReduce(op);
+  if (op == "Reshape" || op == "Squeeze" || op == "ExpandDims")
+    return importReshapeLike(op);
+  if (op == "ConcatV2" || op == "Concat")
+    return importConcat(op == "ConcatV2");
+  if (op == "Pad" || op == "PadV2" || op == "MirrorPad")
+    return importPad();
+  if (op == "Identity" || op == "Snapshot")
+    return unary<IdentityOp>();
+  if (op == "StopGradient")
+    return unary<StopGradientOp>();
+  if (op == "Relu")
+    return unary<ReluOp>();
+  if (op == "Relu6")
+    return unary<Relu6Op>();
+  if (op == "Sigmoid")
+    return unary<SigmoidOp>();
+  if (op == "Tanh")
+    return unary<TanhOp>();
+  if (op == "Exp")
+    return unary<ExpOp>();
+  if (op == "Log")
+    return unary<LogOp>();
+  if (op == "Sqrt")
+    return unary<SqrtOp>();
+  if (op == "Rsqrt")
+    return unary<RsqrtOp>();
+  if (op == "Neg")
+    return unary<NegOp>();
+  if (op == "Abs")
+    return unary<AbsOp>();
+  if (op == "Erf")
+    return unary<ErfOp>();
+  if (op == "Add" || op == "AddV2")
+    return binary<AddOp>();
+  if (op == "Sub")
+    return binary<SubOp>();
+  if (op == "Mul")
+    return binary<MulOp>();
+  if (op == "RealDiv" || op == "Div")
+    return binary<DivOp>();
+  if (op == "Maximum")
+    return binary<MaxOp>();
+  if (op == "Minimum")
+    return binary<MinOp>();
+  if (op == "Pow")
+    return binary<PowOp>();
+  if (op == "SquaredDifference")
+    return binary<SquaredDifferenceOp>();
+  if (op == "Square") {
+    GET_INPUT(x, 0);
+    return setResult(createInferred<MulOp>(b, loc, x, x));
+  }
+  if (op == "CheckNumerics") {
+    GET_INPUT(x, 0);
+    const tf::AttrValue *m = attr("message");
+    return setResult(createInferred<CheckNumericsOp>(
+        b, loc, x, b.getStringAttr(m ? m->s() : "")));
+  }
+  if (op == "LeakyRelu") {
+    GET_INPUT(x, 0);
+    const tf::AttrValue *a = attr("alpha");
+    return setResult(createInferred<LeakyReluOp>(
+        b, loc, x, b.getF32FloatAttr(a ? a->f() : 0.2f)));
+  }
+  if (op == "BiasAdd" || op == "BiasAddV1") {
+    GET_INPUT(x, 0);
+    GET_INPUT(bias, 1);
+    FailureOr<std::string> format = dataFormat();
+    if (failed(format))
+      return failure();
+    return setResult(
+        createInferred<BiasAddOp>(b, loc, x, bias, b.getStringAttr(*format)));
+  }
+  if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2" ||
+      op == "BatchMatMulV3") {
+    GET_INPUT(lhs, 0);
+    GET_INPUT(rhs, 1);
+    bool batch = op != "MatMul";
+    const tf::AttrValue *ta = attr(batch ? "adj_x" : "transpose_a");
+    const tf::AttrValue *tb = attr(batch ? "adj_y" : "transpose_b");
+    return setResult(createInferred<MatMulOp>(b, loc, lhs, rhs,
+                                              b.getBoolAttr(ta && ta->b()),
+                                              b.getBoolAttr(tb && tb->b())));
+  }
+  if (op == "Transpose") {
+    GET_INPUT(x, 0);
+    FailureOr<SmallVector<int64_t>> perm = constantInts(1);
+    if (failed(perm))
+      return failure();
+    return setResult(createInferred<TransposeOp>(b, loc, x, i64s(*perm)));
+  }
+  if (op == "Softmax" || op == "LogSoftmax") {
+    GET_INPUT(x, 0);
+    if (op == "Softmax")
+      return setResult(
+          createInferred<SoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
+    return setResult(
+        createInferred<LogSoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
+  }
+  if (op == "Shape") {
+    GET_INPUT(x, 0);
+    auto shape = createInferred<ShapeOp>(b, loc, x);
+    if (!shape)
+      return failOp();
+    const tf::AttrValue *outType = attr("out_type");
+    if (outType && outType->type() == tf::DT_INT64)
+      return setResult(shape);
+    // TensorFlow's default out_type is int32.
+    return setResult(createTyped<CastOp>(
+        b, loc, shape.getType().clone(b.getIntegerType(32)), shape));
+  }
+  if (op == "Cast") {
+    GET_INPUT(x, 0);
+    const tf::AttrValue *dst = attr("DstT");
+    if (!dst)
+      return failNode("missing attribute 'DstT'");
+    Type et = convertDataType(ctx, dst->type());
+    if (!et)
+      return failNode(llvm::formatv("unsupported target type {0}",
+                                    dataTypeName(dst->type())));
+    return setResult(createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
+  }
+  if (op.starts_with("Variable") || op == "VarHandleOp" ||
+      op == "ReadVariableOp" || op == "Assign")
+    return failNode("unsupported op (variables: freeze the graph first)");
+  return failNode("unsupported op");
+}
+
+OwningOpRef<ModuleOp> GraphDefImporter::build(StringRef bytes) {
+  if (failed(parse(bytes)))
+    return nullptr;
+  SmallVector<const tf::NodeDef *> order;
+  if (failed(sortNodes(order)))
+    return nullptr;
+
+  ctx->loadDialect<GoptDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto func =
+      b.create<func::FuncOp>(fileLoc, "main", b.getFunctionType({}, {}));
+  body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  ErrorCapture errors(ctx);
+  capture = &errors;
+
+  llvm::StringSet<> consumed;
+  for (const tf::NodeDef *n : order) {
+    node = n;
+    loc = NameLoc::get(b.getStringAttr(n->name()), fileLoc);
+    if (failed(importNode()))
+      return nullptr;
+    for (const std::string &in : n->input())
+      if (!StringRef(in).starts_with("^"))
+        consumed.insert(splitInput(in).first);
+  }
+  // Outputs: the first result of every node nothing consumes, in file order.
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+  for (const tf::NodeDef &n : graph.node()) {
+    if (consumed.contains(n.name()) || n.op() == "NoOp" ||
+        n.op() == "Placeholder")
+      continue;
+    auto it = values.find({n.name(), 0});
+    if (it == values.end())
+      continue;
+    results.push_back(it->second);
+    resultNames.push_back(n.name());
+  }
+  if (results.empty()) {
+    error = "the graph has no outputs";
+    return nullptr;
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
+  func.setFunctionType(
+      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (size_t i = 0; i < argNames.size(); ++i)
+    func.setArgAttr(i, "gopt.name", b.getStringAttr(argNames[i]));
+  for (size_t i = 0; i < resultNames.size(); ++i)
+    func.setResultAttr(i, "gopt.name", b.getStringAttr(resultNames[i]));
+  capture = nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> gopt::importGraphDef(StringRef bytes, StringRef filename,
+                                           MLIRContext *context) {
+  GraphDefImporter importer(context, filename);
+  return importer.run(bytes);
+}

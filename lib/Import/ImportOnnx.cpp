@@ -1,0 +1,1423 @@
+//===- ImportOnnx.cpp - ONNX ModelProto to gopt ---------------------------===//
+//
+// Parses a ModelProto, runs ONNX's checker and shape inference, then maps
+// each node of the default domain to gopt ops (NCHW activations, OIHW
+// filters). Every failure becomes one error naming the file, the node and the
+// reason; ONNX's own exceptions are caught here and never escape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportUtils.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Import/Import.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <deque>
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace gopt;
+using namespace gopt::import;
+
+namespace {
+
+/// The MLIR element type of an ONNX TensorProto data type, or null.
+Type convertElementType(MLIRContext *ctx, int32_t type) {
+  Builder b(ctx);
+  switch (type) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+
+std::string elementTypeName(int32_t type) {
+  if (!onnx::TensorProto_DataType_IsValid(type))
+    return llvm::formatv("data type {0}", type).str();
+  std::string name =
+      onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(type));
+  for (char &c : name)
+    c = tolower(c);
+  return name;
+}
+
+class OnnxImporter {
+public:
+  OnnxImporter(MLIRContext *ctx, StringRef filename)
+      : ctx(ctx), filename(filename), b(ctx),
+        fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {}
+
+  /// The module, or null after emitting one error.
+  OwningOpRef<ModuleOp> run(StringRef bytes) {
+    OwningOpRef<ModuleOp> module = build(bytes);
+    if (!module)
+      emitError(fileLoc) << (error.empty() ? "import failed" : error);
+    return module;
+  }
+
+private:
+  OwningOpRef<ModuleOp> build(StringRef bytes);
+
+  // --- errors -------------------------------------------------------------
+  LogicalResult fail(const Twine &reason) {
+    if (error.empty())
+      error = reason.str();
+    return failure();
+  }
+  LogicalResult failNode(const Twine &reason) {
+    std::string who = node->name().empty()
+                          ? llvm::formatv("#{0}", nodeIndex).str()
+                          : "'" + node->name() + "'";
+    return fail(llvm::formatv("node {0} ({1}, opset {2}): {3}", who,
+                              node->op_type(), opset, reason.str()));
+  }
+  /// After a gopt op failed to build: the dialect's diagnostic, per node.
+  LogicalResult failOp() { return failNode(capture->take("invalid op")); }
+
+  // --- tensors ------------------------------------------------------------
+  LogicalResult decodeTensor(const onnx::TensorProto &t, StringRef what,
+                             RankedTensorType &type, std::vector<char> &bytes);
+  FailureOr<DenseElementsAttr> constantAttr(StringRef valueName);
+  FailureOr<SmallVector<int64_t>> constantInts(StringRef valueName);
+  FailureOr<double> constantScalar(StringRef valueName);
+  bool isConstant(StringRef name) const { return constants.count(name); }
+
+  // --- node helpers -------------------------------------------------------
+  /// Operand `i`, or null when absent/empty.
+  FailureOr<Value> input(int i);
+  FailureOr<Value> requiredInput(int i);
+  const onnx::AttributeProto *attr(StringRef name) const;
+  int64_t intAttr(StringRef name, int64_t dflt) const;
+  float floatAttr(StringRef name, float dflt) const;
+  std::string stringAttr(StringRef name, StringRef dflt) const;
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+  void setOutput(int i, Value v);
+  ArrayRef<int64_t> shapeOf(Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  }
+  DenseI64ArrayAttr i64s(ArrayRef<int64_t> v) {
+    return b.getDenseI64ArrayAttr(v);
+  }
+
+  LogicalResult importNode();
+  LogicalResult windowAttrs(Value x, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> dilations, StringAttr &padding,
+                            DenseI64ArrayAttr &pads,
+                            DenseI64ArrayAttr &strides);
+  LogicalResult importConv();
+  LogicalResult importPool(bool isMax);
+  LogicalResult importBatchNorm();
+  LogicalResult importGemm();
+  LogicalResult importClip();
+  LogicalResult importReshape();
+  LogicalResult importSqueeze(bool unsqueeze);
+  LogicalResult importSoftmax(bool log);
+  LogicalResult importSlice();
+  LogicalResult importPad();
+  LogicalResult importReduce(StringRef kind);
+  LogicalResult importConstant();
+  LogicalResult importVariadic(StringRef kind);
+  LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
+  template <typename OpTy> LogicalResult binary();
+  template <typename OpTy> LogicalResult unary();
+
+  MLIRContext *ctx;
+  std::string filename;
+  OpBuilder b;
+  Location fileLoc;
+  Location loc = fileLoc;
+  std::string error;
+  ErrorCapture *capture = nullptr;
+
+  onnx::ModelProto model;
+  int64_t opset = 0;
+  const onnx::NodeProto *node = nullptr;
+  int nodeIndex = 0;
+  llvm::StringMap<Value> values;
+  /// Outputs a node produces but gopt does not (MaxPool indices, Dropout
+  /// mask): the reason, reported only if something uses them.
+  llvm::StringMap<std::string> unsupportedValues;
+  llvm::StringMap<const onnx::TensorProto *> constants;
+  std::deque<onnx::TensorProto> ownedTensors;
+};
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::decodeTensor(const onnx::TensorProto &t,
+                                         StringRef what, RankedTensorType &type,
+                                         std::vector<char> &bytes) {
+  Type elementType = convertElementType(ctx, t.data_type());
+  if (!elementType)
+    return fail(llvm::formatv("{0} has unsupported element type {1}", what,
+                              elementTypeName(t.data_type())));
+  SmallVector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0)
+      return fail(llvm::formatv("{0} has a negative dimension {1}", what, d));
+    if (d > 0 && count > (int64_t(1) << 40) / d)
+      return fail(llvm::formatv("{0} is too large", what));
+    dims.push_back(d);
+    count *= d;
+  }
+  type = RankedTensorType::get(dims, elementType);
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return fail(
+        llvm::formatv("{0} uses external data, which is not supported", what));
+  size_t width =
+      elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
+  size_t need = count * width;
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != need)
+      return fail(llvm::formatv(
+          "{0} has {1} bytes of data but dims {2} of {3} need {4}", what,
+          t.raw_data().size(), formatShape(dims),
+          elementTypeName(t.data_type()), need));
+    bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    return success();
+  }
+  auto mismatch = [&](size_t have) {
+    return fail(llvm::formatv("{0} has {1} values but dims {2} need {3}", what,
+                              have, formatShape(dims), count));
+  };
+  bytes.resize(need);
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if (static_cast<size_t>(t.float_data_size()) != size_t(count))
+      return mismatch(t.float_data_size());
+    memcpy(bytes.data(), t.float_data().data(), need);
+    return success();
+  case onnx::TensorProto::INT64:
+    if (static_cast<size_t>(t.int64_data_size()) != size_t(count))
+      return mismatch(t.int64_data_size());
+    memcpy(bytes.data(), t.int64_data().data(), need);
+    return success();
+  default:
+    // int32, int8, bool, float16 and bfloat16 travel in int32_data.
+    if (static_cast<size_t>(t.int32_data_size()) != size_t(count))
+      return mismatch(t.int32_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      int32_t v = t.int32_data(i);
+      memcpy(bytes.data() + i * width, &v, width); // little-endian low bytes
+    }
+    return success();
+  }
+}
+
+FailureOr<DenseElementsAttr> OnnxImporter::constantAttr(StringRef name) {
+  auto it = constants.find(name);
+  if (it == constants.end())
+    return failNode(llvm::formatv("input '{0}' must be a constant", name));
+  RankedTensorType type;
+  std::vector<char> bytes;
+  if (failed(decodeTensor(*it->second,
+                          llvm::formatv("constant '{0}'", name).str(), type,
+                          bytes))) {
+    std::string reason = error;
+    error.clear();
+    return failNode(reason);
+  }
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(bytes.begin(), bytes.end());
+    return DenseElementsAttr::get(type, bits);
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+FailureOr<SmallVector<int64_t>> OnnxImporter::constantInts(StringRef name) {
+  FailureOr<DenseElementsAttr> attr = constantAttr(name);
+  if (failed(attr))
+    return failure();
+  if (!attr->getElementType().isInteger(64) &&
+      !attr->getElementType().isInteger(32))
+    return failNode(llvm::formatv("constant '{0}' must hold integers", name));
+  SmallVector<int64_t> result;
+  for (const APInt &v : attr->getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+FailureOr<double> OnnxImporter::constantScalar(StringRef name) {
+  FailureOr<DenseElementsAttr> attr = constantAttr(name);
+  if (failed(attr))
+    return failure();
+  if (attr->getNumElements() != 1)
+    return failNode(llvm::formatv("constant '{0}' must be a scalar", name));
+  if (isa<FloatType>(attr->getElementType())) {
+    APFloat v = *attr->getValues<APFloat>().begin();
+    bool lost;
+    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return v.convertToDouble();
+  }
+  return static_cast<double>(
+      (*attr->getValues<APInt>().begin()).getSExtValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Node helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> OnnxImporter::input(int i) {
+  if (i >= node->input_size() || node->input(i).empty())
+    return Value();
+  const std::string &name = node->input(i);
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto bad = unsupportedValues.find(name);
+  if (bad != unsupportedValues.end())
+    return failNode(llvm::formatv("input '{0}' is {1}", name, bad->second));
+  return failNode(llvm::formatv("input '{0}' is not defined", name));
+}
+
+FailureOr<Value> OnnxImporter::requiredInput(int i) {
+  FailureOr<Value> v = input(i);
+  if (succeeded(v) && !*v)
+    return failNode(llvm::formatv("missing input #{0}", i));
+  return v;
+}
+
+const onnx::AttributeProto *OnnxImporter::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node->attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t OnnxImporter::intAttr(StringRef name, int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float OnnxImporter::floatAttr(StringRef name, float dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string OnnxImporter::stringAttr(StringRef name, StringRef dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+std::optional<SmallVector<int64_t>>
+OnnxImporter::intsAttr(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+void OnnxImporter::setOutput(int i, Value v) {
+  if (i < node->output_size() && !node->output(i).empty())
+    values[node->output(i)] = v;
+}
+
+#define GET_INPUT(var, i)                                                      \
+  FailureOr<Value> var##OrErr = requiredInput(i);                              \
+  if (failed(var##OrErr))                                                      \
+    return failure();                                                          \
+  Value var = *var##OrErr;
+#define GET_OPTIONAL_INPUT(var, i)                                             \
+  FailureOr<Value> var##OrErr = input(i);                                      \
+  if (failed(var##OrErr))                                                      \
+    return failure();                                                          \
+  Value var = *var##OrErr;
+
+template <typename OpTy> LogicalResult OnnxImporter::unary() {
+  GET_INPUT(x, 0);
+  auto op = createInferred<OpTy>(b, loc, x);
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+template <typename OpTy> LogicalResult OnnxImporter::binary() {
+  GET_INPUT(lhs, 0);
+  GET_INPUT(rhs, 1);
+  // Pow (opset >= 12) allows an exponent of another type; gopt's binary ops
+  // share one element type.
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  if (std::is_same<OpTy, PowOp>::value &&
+      lhsType.getElementType() != rhsType.getElementType()) {
+    auto cast = createTyped<CastOp>(
+        b, loc, rhsType.clone(lhsType.getElementType()), rhs);
+    if (!cast)
+      return failOp();
+    rhs = cast;
+  }
+  auto op = createInferred<OpTy>(b, loc, lhs, rhs);
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+LogicalResult OnnxImporter::importVariadic(StringRef kind) {
+  if (node->input_size() < 1)
+    return failNode("needs at least one input");
+  GET_INPUT(acc, 0);
+  for (int i = 1; i < node->input_size(); ++i) {
+    GET_INPUT(next, i);
+    Operation *op;
+    if (kind == "Sum")
+      op = createInferred<AddOp>(b, loc, acc, next);
+    else if (kind == "Max")
+      op = createInferred<MaxOp>(b, loc, acc, next);
+    else
+      op = createInferred<MinOp>(b, loc, acc, next);
+    if (!op)
+      return failOp();
+    acc = op->getResult(0);
+  }
+  setOutput(0, acc);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Windows: Conv, MaxPool, AveragePool
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::windowAttrs(Value x, ArrayRef<int64_t> kernel,
+                                        ArrayRef<int64_t> dilations,
+                                        StringAttr &padding,
+                                        DenseI64ArrayAttr &pads,
+                                        DenseI64ArrayAttr &strides) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (shape.size() != 4)
+    return failNode(llvm::formatv(
+        "only 2-D windows over rank-4 NCHW input are supported (input {0})",
+        formatShape(shape)));
+  if (kernel.size() != 2)
+    return failNode(
+        llvm::formatv("expects a 2-D kernel, got {0}", formatShape(kernel)));
+  SmallVector<int64_t> s =
+      intsAttr("strides").value_or(SmallVector<int64_t>{1, 1});
+  if (s.size() != 2)
+    return failNode("'strides' must have 2 values");
+  strides = i64s(s);
+  std::string autoPad = stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    SmallVector<int64_t> p =
+        intsAttr("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
+    if (p.size() != 4)
+      return failNode("'pads' must have 4 values");
+    padding = b.getStringAttr("EXPLICIT");
+    // ONNX: [h_begin, w_begin, h_end, w_end]; gopt: [top, bottom, left, right].
+    pads = i64s({p[0], p[2], p[1], p[3]});
+    return success();
+  }
+  if (autoPad == "VALID") {
+    padding = b.getStringAttr("VALID");
+    return success();
+  }
+  if (autoPad == "SAME_UPPER") {
+    // TensorFlow's SAME puts the odd pixel at the end, as SAME_UPPER does.
+    padding = b.getStringAttr("SAME");
+    return success();
+  }
+  if (autoPad == "SAME_LOWER") {
+    SmallVector<int64_t, 4> p;
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = shape[2 + i];
+      if (ShapedType::isDynamic(in))
+        return failNode("auto_pad SAME_LOWER needs static spatial dimensions");
+      int64_t out = (in + s[i] - 1) / s[i];
+      int64_t total = std::max<int64_t>(
+          (out - 1) * s[i] + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
+      p.push_back(total - total / 2);
+      p.push_back(total / 2);
+    }
+    padding = b.getStringAttr("EXPLICIT");
+    pads = i64s(p);
+    return success();
+  }
+  return failNode(llvm::formatv("unknown auto_pad '{0}'", autoPad));
+}
+
+LogicalResult OnnxImporter::importConv() {
+  GET_INPUT(x, 0);
+  GET_INPUT(w, 1);
+  GET_OPTIONAL_INPUT(bias, 2);
+  ArrayRef<int64_t> wShape = shapeOf(w);
+  if (wShape.size() != 4)
+    return failNode(llvm::formatv(
+        "only 2-D convolution is supported (filter {0})", formatShape(wShape)));
+  SmallVector<int64_t> kernel =
+      intsAttr("kernel_shape")
+          .value_or(SmallVector<int64_t>{wShape[2], wShape[3]});
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>{1, 1});
+  if (dil.size() != 2)
+    return failNode("'dilations' must have 2 values");
+  StringAttr padding;
+  DenseI64ArrayAttr pads, strides;
+  if (failed(windowAttrs(x, kernel, dil, padding, pads, strides)))
+    return failure();
+  auto op = createInferred<Conv2DOp>(
+      b, loc, x, w, bias, strides, i64s(dil), padding, pads,
+      b.getI64IntegerAttr(intAttr("group", 1)), b.getStringAttr("NCHW"),
+      b.getStringAttr("OIHW"), b.getStringAttr("none"));
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPool(bool isMax) {
+  GET_INPUT(x, 0);
+  std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
+  if (!kernel)
+    return failNode("missing attribute 'kernel_shape'");
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>{1, 1});
+  if (llvm::any_of(dil, [](int64_t d) { return d != 1; }))
+    return failNode("pooling with dilations is not supported");
+  StringAttr padding;
+  DenseI64ArrayAttr pads, strides;
+  if (failed(windowAttrs(x, *kernel, dil, padding, pads, strides)))
+    return failure();
+  BoolAttr ceil = b.getBoolAttr(intAttr("ceil_mode", 0) != 0);
+  Operation *op;
+  if (isMax) {
+    op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
+                                   pads, b.getStringAttr("NCHW"), ceil);
+    if (node->output_size() > 1 && !node->output(1).empty())
+      unsupportedValues[node->output(1)] =
+          "MaxPool's Indices output, which gopt does not compute";
+  } else {
+    op = createInferred<AvgPoolOp>(
+        b, loc, x, i64s(*kernel), strides, padding, pads,
+        b.getStringAttr("NCHW"), ceil,
+        b.getBoolAttr(intAttr("count_include_pad", 0) != 0));
+  }
+  if (!op)
+    return failOp();
+  setOutput(0, op->getResult(0));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Other nodes with attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnnxImporter::importBatchNorm() {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_INPUT(bias, 2);
+  GET_INPUT(mean, 3);
+  GET_INPUT(var, 4);
+  size_t rank = shapeOf(x).size();
+  if (rank != 4 && rank != 2)
+    return failNode(llvm::formatv(
+        "only rank-2 and rank-4 (NCHW) inputs are supported, got {0}",
+        formatShape(shapeOf(x))));
+  bool training = intAttr("training_mode", 0) != 0;
+  if (opset < 9 && intAttr("spatial", 1) != 1)
+    return failNode("spatial = 0 is not supported");
+  int usedOutputs = 0;
+  for (int i = 1; i < node->output_size(); ++i)
+    usedOutputs += !node->output(i).empty();
+  if (usedOutputs && !training)
+    return failNode("batch statistics outputs are only supported with "
+                    "training_mode = 1");
+  auto op = createInferred<BatchNormOp>(
+      b, loc, x, scale, bias, mean, var,
+      b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)), b.getStringAttr("NCHW"),
+      b.getBoolAttr(training), b.getF32FloatAttr(floatAttr("momentum", 0.9f)));
+  if (!op)
+    return failOp();
+  setOutput(0, op->getResult(0));
+  // ONNX's training outputs are the running mean and variance (gopt's 4th
+  // and 5th results).
+  if (training) {
+    setOutput(1, op->getResult(3));
+    setOutput(2, op->getResult(4));
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::importGemm() {
+  GET_INPUT(a, 0);
+  GET_INPUT(w, 1);
+  GET_OPTIONAL_INPUT(c, 2);
+  auto mm = createInferred<MatMulOp>(b, loc, a, w,
+                                     b.getBoolAttr(intAttr("transA", 0) != 0),
+                                     b.getBoolAttr(intAttr("transB", 0) != 0));
+  if (!mm)
+    return failOp();
+  Value y = mm;
+  Type et = cast<RankedTensorType>(y.getType()).getElementType();
+  float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
+  if (alpha != 1.0f) {
+    auto op = createInferred<MulOp>(b, loc, y,
+                                    createScalarConstant(b, loc, et, alpha));
+    if (!op)
+      return failOp();
+    y = op;
+  }
+  if (c && beta != 0.0f) {
+    if (beta != 1.0f) {
+      auto op = createInferred<MulOp>(b, loc, c,
+                                      createScalarConstant(b, loc, et, beta));
+      if (!op)
+        return failOp();
+      c = op;
+    }
+    auto op = createInferred<AddOp>(b, loc, y, c);
+    if (!op)
+      return failOp();
+    y = op;
+  }
+  setOutput(0, y);
+  return success();
+}
+
+LogicalResult OnnxImporter::importClip() {
+  GET_INPUT(x, 0);
+  double lo = -std::numeric_limits<float>::infinity();
+  double hi = std::numeric_limits<float>::infinity();
+  if (opset < 11) {
+    lo = floatAttr("min", -std::numeric_limits<float>::max());
+    hi = floatAttr("max", std::numeric_limits<float>::max());
+  } else {
+    for (int i = 1; i <= 2; ++i) {
+      if (i >= node->input_size() || node->input(i).empty())
+        continue;
+      FailureOr<double> v = constantScalar(node->input(i));
+      if (failed(v))
+        return failure();
+      (i == 1 ? lo : hi) = *v;
+    }
+  }
+  Operation *op;
+  if (lo == 0.0 && hi == 6.0)
+    op = createInferred<Relu6Op>(b, loc, x);
+  else if (lo == 0.0 && hi >= std::numeric_limits<float>::max())
+    op = createInferred<ReluOp>(b, loc, x);
+  else
+    op = createInferred<ClipOp>(b, loc, x, b.getF32FloatAttr(lo),
+                                b.getF32FloatAttr(hi));
+  if (!op)
+    return failOp();
+  setOutput(0, op->getResult(0));
+  return success();
+}
+
+LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
+  auto op = createInferred<ReshapeOp>(b, loc, x, i64s(dims));
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+LogicalResult OnnxImporter::importReshape() {
+  GET_INPUT(x, 0);
+  SmallVector<int64_t> shape;
+  if (opset < 5) {
+    std::optional<SmallVector<int64_t>> s = intsAttr("shape");
+    if (!s)
+      return failNode("missing attribute 'shape'");
+    shape = *s;
+  } else {
+    if (node->input_size() < 2)
+      return failNode("missing input #1 (shape)");
+    FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
+    if (failed(s))
+      return failure();
+    shape = *s;
+  }
+  ArrayRef<int64_t> in = shapeOf(x);
+  bool allowZero = intAttr("allowzero", 0) != 0;
+  // `x.view(x.size(0), -1)` exports as [0, -1] with a dynamic batch: when
+  // the copied dims are the only dynamic ones, the -1 is static.
+  if (!allowZero && llvm::count(shape, -1) == 1) {
+    int64_t inRest = 1, outRest = 1;
+    bool resolvable = true;
+    for (size_t i = 0; i < in.size(); ++i) {
+      bool copied = i < shape.size() && shape[i] == 0;
+      if (copied)
+        continue;
+      if (ShapedType::isDynamic(in[i]))
+        resolvable = false;
+      else
+        inRest *= in[i];
+    }
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] > 0)
+        outRest *= shape[i];
+    bool copiesDynamic = false;
+    for (size_t i = 0; i < shape.size() && i < in.size(); ++i)
+      copiesDynamic |= shape[i] == 0 && ShapedType::isDynamic(in[i]);
+    if (resolvable && copiesDynamic && outRest > 0 && inRest % outRest == 0)
+      for (int64_t &d : shape)
+        if (d == -1)
+          d = inRest / outRest;
+  }
+  int inferred = llvm::count(shape, -1);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < -1)
+      return failNode(llvm::formatv("invalid target dimension {0}", shape[i]));
+    if (shape[i] != 0 || allowZero)
+      continue;
+    // ONNX's 0 copies the input dimension; a dynamic one becomes the single
+    // inferred (-1) entry gopt allows.
+    if (i >= in.size())
+      return failNode(llvm::formatv(
+          "target dimension {0} copies a dimension the input {1} lacks", i,
+          formatShape(in)));
+    if (ShapedType::isDynamic(in[i])) {
+      if (inferred++)
+        return failNode("more than one dynamic dimension in the target shape");
+      shape[i] = -1;
+    } else {
+      shape[i] = in[i];
+    }
+  }
+  return reshapeTo(x, shape);
+}
+
+LogicalResult OnnxImporter::importSqueeze(bool unsqueeze) {
+  GET_INPUT(x, 0);
+  std::optional<SmallVector<int64_t>> axes;
+  if (opset < 13) {
+    axes = intsAttr("axes");
+  } else if (node->input_size() > 1 && !node->input(1).empty()) {
+    FailureOr<SmallVector<int64_t>> a = constantInts(node->input(1));
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> out;
+  if (unsqueeze) {
+    if (!axes)
+      return failNode("missing axes");
+    int64_t rank = in.size() + axes->size();
+    SmallVector<bool> isNew(rank, false);
+    for (int64_t a : *axes) {
+      if (a < -rank || a >= rank)
+        return failNode(llvm::formatv("axis {0} out of range", a));
+      isNew[a < 0 ? a + rank : a] = true;
+    }
+    size_t next = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      out.push_back(isNew[i] ? 1 : (next < in.size() ? in[next++] : 1));
+  } else {
+    int64_t rank = in.size();
+    SmallVector<bool> drop(rank, false);
+    if (axes) {
+      for (int64_t a : *axes) {
+        if (a < -rank || a >= rank)
+          return failNode(llvm::formatv("axis {0} out of range", a));
+        int64_t n = a < 0 ? a + rank : a;
+        if (!ShapedType::isDynamic(in[n]) && in[n] != 1)
+          return failNode(
+              llvm::formatv("cannot squeeze axis {0} of size {1}", a, in[n]));
+        drop[n] = true;
+      }
+    } else {
+      for (int64_t i = 0; i < rank; ++i) {
+        if (ShapedType::isDynamic(in[i]))
+          return failNode("squeeze without axes needs static dimensions");
+        drop[i] = in[i] == 1;
+      }
+    }
+    for (int64_t i = 0; i < rank; ++i)
+      if (!drop[i])
+        out.push_back(in[i]);
+  }
+  if (llvm::count_if(out, ShapedType::isDynamic) > 1)
+    return failNode("needs at most one dynamic dimension");
+  for (int64_t &d : out)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  return reshapeTo(x, out);
+}
+
+LogicalResult OnnxImporter::importSoftmax(bool log) {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  int64_t axis = intAttr("axis", opset < 13 ? 1 : -1);
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return failNode(
+        llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+  if (axis < 0)
+    axis += rank;
+  auto make = [&](Value v, int64_t a) -> Value {
+    Operation *op =
+        log ? createInferred<LogSoftmaxOp>(b, loc, v, b.getI64IntegerAttr(a))
+                  .getOperation()
+            : createInferred<SoftmaxOp>(b, loc, v, b.getI64IntegerAttr(a))
+                  .getOperation();
+    return op ? op->getResult(0) : Value();
+  };
+  // Before opset 13 softmax normalises over the flattened dims >= axis; with
+  // axis = rank - 1 that is the same as along the axis.
+  if (opset >= 13 || axis == rank - 1) {
+    Value y = make(x, axis);
+    if (!y)
+      return failOp();
+    setOutput(0, y);
+    return success();
+  }
+  int64_t inner = 1;
+  for (int64_t i = axis; i < rank; ++i) {
+    if (ShapedType::isDynamic(in[i]))
+      return failNode("softmax before opset 13 over a dynamic dimension is "
+                      "not supported");
+    inner *= in[i];
+  }
+  if (llvm::count_if(in, ShapedType::isDynamic) > 1)
+    return failNode("softmax before opset 13 needs at most one dynamic "
+                    "dimension");
+  auto flat = createInferred<ReshapeOp>(b, loc, x, i64s({-1, inner}));
+  if (!flat)
+    return failOp();
+  Value y = make(flat, 1);
+  if (!y)
+    return failOp();
+  SmallVector<int64_t> back(in.begin(), in.end());
+  for (int64_t &d : back)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  return reshapeTo(y, back);
+}
+
+LogicalResult OnnxImporter::importSlice() {
+  GET_INPUT(x, 0);
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (opset < 10) {
+    auto s = intsAttr("starts"), e = intsAttr("ends");
+    if (!s || !e)
+      return failNode("missing attribute 'starts' or 'ends'");
+    starts = *s;
+    ends = *e;
+    if (auto a = intsAttr("axes"))
+      axes = *a;
+  } else {
+    auto get = [&](int i, SmallVector<int64_t> &out) -> LogicalResult {
+      if (i >= node->input_size() || node->input(i).empty())
+        return success();
+      FailureOr<SmallVector<int64_t>> v = constantInts(node->input(i));
+      if (failed(v))
+        return failure();
+      out = *v;
+      return success();
+    };
+    if (failed(get(1, starts)) || failed(get(2, ends)) ||
+        failed(get(3, axes)) || failed(get(4, steps)))
+      return failure();
+  }
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || starts.size() != axes.size() ||
+      starts.size() != steps.size())
+    return failNode("starts, ends, axes and steps differ in length");
+  SmallVector<int64_t> st(rank, 0),
+      en(rank, std::numeric_limits<int64_t>::max()), sp(rank, 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (a < -rank || a >= rank)
+      return failNode(llvm::formatv("axis {0} out of range", a));
+    if (a < 0)
+      a += rank;
+    if (steps[i] <= 0)
+      return failNode("non-positive slice steps are not supported");
+    int64_t dim = in[a];
+    int64_t s = starts[i], e = ends[i];
+    if ((s < 0 || e < 0) && ShapedType::isDynamic(dim))
+      return failNode("negative slice indices on a dynamic dimension are not "
+                      "supported");
+    if (!ShapedType::isDynamic(dim)) {
+      if (s < 0)
+        s += dim;
+      if (e < 0)
+        e += dim;
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      e = std::max(e, s);
+    }
+    st[a] = s;
+    en[a] = e;
+    sp[a] = steps[i];
+  }
+  auto op = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+LogicalResult OnnxImporter::importPad() {
+  GET_INPUT(x, 0);
+  std::string mode = stringAttr("mode", "constant");
+  SmallVector<int64_t> pads;
+  double value = 0;
+  if (opset < 11) {
+    auto p = intsAttr(opset < 2 ? "paddings" : "pads");
+    if (!p)
+      return failNode("missing attribute 'pads'");
+    pads = *p;
+    value = floatAttr("value", 0.0f);
+  } else {
+    if (node->input_size() < 2 || node->input(1).empty())
+      return failNode("missing input #1 (pads)");
+    FailureOr<SmallVector<int64_t>> p = constantInts(node->input(1));
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (node->input_size() > 2 && !node->input(2).empty()) {
+      FailureOr<double> v = constantScalar(node->input(2));
+      if (failed(v))
+        return failure();
+      value = *v;
+    }
+    if (node->input_size() > 3 && !node->input(3).empty())
+      return failNode("the 'axes' input is not supported");
+  }
+  size_t rank = shapeOf(x).size();
+  if (pads.size() != 2 * rank)
+    return failNode(llvm::formatv("expects {0} pads for rank {1}, got {2}",
+                                  2 * rank, rank, pads.size()));
+  // ONNX: all begins, then all ends; gopt: (begin, end) per dimension.
+  SmallVector<int64_t> interleaved;
+  for (size_t i = 0; i < rank; ++i) {
+    interleaved.push_back(pads[i]);
+    interleaved.push_back(pads[i + rank]);
+  }
+  if (llvm::any_of(interleaved, [](int64_t p) { return p < 0; }))
+    return failNode("negative pads are not supported");
+  auto op =
+      createInferred<PadOp>(b, loc, x, i64s(interleaved), b.getStringAttr(mode),
+                            b.getF32FloatAttr(value));
+  if (!op)
+    return failOp();
+  setOutput(0, op);
+  return success();
+}
+
+LogicalResult OnnxImporter::importReduce(StringRef kind) {
+  GET_INPUT(x, 0);
+  // ReduceSum took axes as an input from opset 13, the others from 18.
+  int64_t inputFrom = kind == "ReduceSum" ? 13 : 18;
+  SmallVector<int64_t> axes;
+  if (opset < inputFrom) {
+    if (auto a = intsAttr("axes"))
+      axes = *a;
+  } else if (node->input_size() > 1 && !node->input(1).empty()) {
+    FailureOr<SmallVector<int64_t>> a = constantInts(node->input(1));
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  if (axes.empty() && intAttr("noop_with_empty_axes", 0)) {
+    setOutput(0, x);
+    return success();
+  }
+  BoolAttr keep = b.getBoolAttr(intAttr("keepdims", 1) != 0);
+  Operation *op;
+  if (kind == "ReduceMean")
+    op = createInferred<ReduceMeanOp>(b, loc, x, i64s(axes), keep);
+  else if (kind == "ReduceSum")
+    op = createInferred<ReduceSumOp>(b, loc, x, i64s(axes), keep);
+  else
+    op = createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), keep);
+  if (!op)
+    return failOp();
+  setOutput(0, op->getResult(0));
+  return success();
+}
+
+LogicalResult OnnxImporter::importConstant() {
+  onnx::TensorProto &t = ownedTensors.emplace_back();
+  if (const onnx::AttributeProto *a = attr("value")) {
+    t = a->t();
+  } else if (const onnx::AttributeProto *a = attr("value_float")) {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a->f());
+  } else if (const onnx::AttributeProto *a = attr("value_floats")) {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a->floats_size());
+    *t.mutable_float_data() = a->floats();
+  } else if (const onnx::AttributeProto *a = attr("value_int")) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a->i());
+  } else if (const onnx::AttributeProto *a = attr("value_ints")) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a->ints_size());
+    *t.mutable_int64_data() = a->ints();
+  } else {
+    return failNode("only tensor, float(s) and int(s) values are supported");
+  }
+  RankedTensorType type;
+  std::vector<char> bytes;
+  if (failed(decodeTensor(t, "its value", type, bytes))) {
+    std::string reason = error;
+    error.clear();
+    return failNode(reason);
+  }
+  if (node->output_size() < 1)
+    return failNode("has no output");
+  constants[node->output(0)] = &t;
+  setOutput(0, createConstant(b, loc, type, bytes, node->output(0)));
+  return success();
+}
+
+LogicalResult OnnxImporter::importNode() {
+  StringRef op = node->op_type();
+  if (op == "Conv")
+    return importConv();
+  if (op == "MaxPool" || op == "AveragePool")
+    return importPool(op == "MaxPool");
+  if (op == "BatchNormalization")
+    return importBatchNorm();
+  if (op == "Gemm")
+    return importGemm();
+  if (op == "Clip")
+    return importClip();
+  if (op == "Reshape")
+    return importReshape();
+  if (op == "Squeeze" || op == "Unsqueeze")
+    return importSqueeze(op == "Unsqueeze");
+  if (op == "Softmax" || op == "LogSoftmax")
+    return importSoftmax(op == "LogSoftmax");
+  if (op == "Slice")
+    return importSlice();
+  if (op == "Pad")
+    return importPad();
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax")
+    return importReduce(op);
+  if (op == "Constant")
+    return importConstant();
+  if (op == "Sum" || op == "Max" || op == "Min")
+    return importVariadic(op);
+  if (op == "Add")
+    return binary<AddOp>();
+  if (op == "Sub")
+    return binary<SubOp>();
+  if (op == "Mul")
+    return binary<MulOp>();
+  if (op == "Div")
+    return binary<DivOp>();
+  if (op == "Pow")
+    return binary<PowOp>();
+  if (op == "Relu")
+    return unary<ReluOp>();
+  if (op == "Sigmoid")
+    return unary<SigmoidOp>();
+  if (op == "Tanh")
+    return unary<TanhOp>();
+  if (op == "Exp")
+    return unary<ExpOp>();
+  if (op == "Log")
+    return unary<LogOp>();
+  if (op == "Sqrt")
+    return unary<SqrtOp>();
+  if (op == "Neg")
+    return unary<NegOp>();
+  if (op == "Abs")
+    return unary<AbsOp>();
+  if (op == "Erf")
+    return unary<ErfOp>();
+  if (op == "Identity")
+    return unary<IdentityOp>();
+  if (op == "Shape") {
+    if (attr("start") || attr("end"))
+      return failNode("'start'/'end' attributes are not supported");
+    return unary<ShapeOp>();
+  }
+  if (op == "Reciprocal") {
+    GET_INPUT(x, 0);
+    Type et = cast<RankedTensorType>(x.getType()).getElementType();
+    auto r =
+        createInferred<DivOp>(b, loc, createScalarConstant(b, loc, et, 1), x);
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "GlobalAveragePool") {
+    GET_INPUT(x, 0);
+    auto pool =
+        createInferred<GlobalAvgPoolOp>(b, loc, x, b.getStringAttr("NCHW"));
+    if (!pool)
+      return failOp();
+    setOutput(0, pool);
+    return success();
+  }
+  if (op == "GlobalMaxPool") {
+    GET_INPUT(x, 0);
+    SmallVector<int64_t> axes;
+    for (size_t i = 2; i < shapeOf(x).size(); ++i)
+      axes.push_back(i);
+    auto r =
+        createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), b.getBoolAttr(true));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "LeakyRelu") {
+    GET_INPUT(x, 0);
+    auto r = createInferred<LeakyReluOp>(
+        b, loc, x, b.getF32FloatAttr(floatAttr("alpha", 0.01f)));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "MatMul") {
+    GET_INPUT(lhs, 0);
+    GET_INPUT(rhs, 1);
+    if (shapeOf(lhs).size() < 2 || shapeOf(rhs).size() < 2)
+      return failNode("1-D MatMul operands are not supported");
+    auto r = createInferred<MatMulOp>(b, loc, lhs, rhs, b.getBoolAttr(false),
+                                      b.getBoolAttr(false));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "Flatten") {
+    GET_INPUT(x, 0);
+    int64_t axis = intAttr("axis", 1);
+    if (axis < 0)
+      axis += shapeOf(x).size();
+    auto r = createInferred<FlattenOp>(b, loc, x, b.getI64IntegerAttr(axis));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "Transpose") {
+    GET_INPUT(x, 0);
+    SmallVector<int64_t> perm;
+    if (auto p = intsAttr("perm"))
+      perm = *p;
+    else
+      for (int64_t i = shapeOf(x).size() - 1; i >= 0; --i)
+        perm.push_back(i);
+    auto r = createInferred<TransposeOp>(b, loc, x, i64s(perm));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "Concat") {
+    if (!attr("axis"))
+      return failNode("missing attribute 'axis'");
+    SmallVector<Value> inputs;
+    for (int i = 0; i < node->input_size(); ++i) {
+      GET_INPUT(v, i);
+      inputs.push_back(v);
+    }
+    auto r = createInferred<ConcatOp>(b, loc, ValueRange(inputs),
+                                      b.getI64IntegerAttr(intAttr("axis", 0)));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "Dropout") {
+    GET_INPUT(x, 0);
+    double ratio = floatAttr("ratio", 0.5f);
+    bool training = false;
+    if (opset >= 12) {
+      if (node->input_size() > 1 && !node->input(1).empty()) {
+        FailureOr<double> r = constantScalar(node->input(1));
+        if (failed(r))
+          return failure();
+        ratio = *r;
+      }
+      if (node->input_size() > 2 && !node->input(2).empty()) {
+        FailureOr<double> t = constantScalar(node->input(2));
+        if (failed(t))
+          return failure();
+        training = *t != 0;
+      }
+    } else if (opset < 7) {
+      training = intAttr("is_test", 0) == 0;
+    }
+    if (node->output_size() > 1 && !node->output(1).empty())
+      unsupportedValues[node->output(1)] =
+          "Dropout's mask output, which gopt does not compute";
+    auto r = createInferred<DropoutOp>(b, loc, x, b.getF32FloatAttr(ratio),
+                                       b.getBoolAttr(training));
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  if (op == "Cast") {
+    GET_INPUT(x, 0);
+    const onnx::AttributeProto *to = attr("to");
+    if (!to)
+      return failNode("missing attribute 'to'");
+    Type et = convertElementType(ctx, to->i());
+    if (!et)
+      return failNode(llvm::formatv("unsupported target type {0}",
+                                    elementTypeName(to->i())));
+    auto r = createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(x.getType()).clone(et), x);
+    if (!r)
+      return failOp();
+    setOutput(0, r);
+    return success();
+  }
+  return failNode("unsupported op");
+}
+
+//===----------------------------------------------------------------------===//
+// ONNX shape inference, guarded
+//===----------------------------------------------------------------------===//
+
+/// ONNX 1.12's shape functions trust some inputs they should check: Conv
+/// without `kernel_shape` takes the kernel from the weight's dims and indexes
+/// per-spatial-dim vectors sized by the input's rank, so a weight of another
+/// rank reads out of bounds (found by the onnx-import fuzzer). This registry
+/// hands out ONNX's own schemas, with such shape functions wrapped in the
+/// check they lack; a failed check is an ordinary shape-inference error.
+class GuardedSchemaRegistry : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
+                                                      domain);
+    if (!schema || !schema->has_type_and_shape_inference_function())
+      return schema;
+    std::pair<int, int> ranked = rankedInputs(*schema);
+    if (ranked.first < 0)
+      return schema;
+    std::string id =
+        domain + ":" + key + ":" + std::to_string(schema->SinceVersion());
+    auto it = wrapped.find(id);
+    if (it == wrapped.end()) {
+      onnx::OpSchema copy = *schema;
+      copy.TypeAndShapeInferenceFunction(
+          [original = schema->GetTypeAndShapeInferenceFunction(),
+           ranked](onnx::InferenceContext &ctx) {
+            checkSameRank(ctx, ranked.first, ranked.second);
+            original(ctx);
+          });
+      it = wrapped.emplace(id, std::move(copy)).first;
+    }
+    return &it->second;
+  }
+
+private:
+  /// The data and weight inputs whose ranks must agree when the kernel
+  /// shape is left to inference, or {-1, -1} for ops that need no guard.
+  static std::pair<int, int> rankedInputs(const onnx::OpSchema &schema) {
+    if (!schema.domain().empty() && schema.domain() != "ai.onnx")
+      return {-1, -1};
+    const std::string &name = schema.Name();
+    if (name == "Conv" || name == "ConvTranspose" || name == "ConvInteger" ||
+        name == "DeformConv")
+      return {0, 1};
+    if (name == "QLinearConv")
+      return {0, 3};
+    return {-1, -1};
+  }
+
+  static int rankOf(onnx::InferenceContext &ctx, int index) {
+    if (static_cast<size_t>(index) >= ctx.getNumInputs())
+      return -1;
+    const onnx::TypeProto *type = ctx.getInputType(index);
+    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+      return -1;
+    return type->tensor_type().shape().dim_size();
+  }
+
+  static void checkSameRank(onnx::InferenceContext &ctx, int data, int weight) {
+    int dataRank = rankOf(ctx, data), weightRank = rankOf(ctx, weight);
+    if (dataRank < 0 || weightRank < 0)
+      return;
+    if (weightRank != dataRank)
+      fail_shape_inference("input ", data, " has rank ", dataRank,
+                           " but weight input ", weight, " has rank ",
+                           weightRank, "; they need the same rank");
+  }
+
+  mutable std::map<std::string, onnx::OpSchema> wrapped;
+};
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
+  auto report = [&]() -> OwningOpRef<ModuleOp> { return nullptr; };
+  if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = "not a valid ONNX model (the file is truncated or not a "
+            "serialized ModelProto)";
+    return report();
+  }
+  // ONNX's checker and shape inference report problems by throwing.
+  try {
+    onnx::checker::check_model(model);
+    GuardedSchemaRegistry registry;
+    onnx::shape_inference::InferShapes(model, &registry);
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    while (!what.empty() && isspace(static_cast<unsigned char>(what.back())))
+      what.pop_back();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    error = "ONNX checker: " + what;
+    return report();
+  }
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  if (opset == 0) {
+    error = "the model imports no opset of the default (ai.onnx) domain";
+    return report();
+  }
+  if (opset < 7) {
+    error = llvm::formatv("opset {0} is not supported (gopt imports opsets "
+                          "7 and later)",
+                          opset);
+    return report();
+  }
+
+  ctx->loadDialect<GoptDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  const onnx::GraphProto &graph = model.graph();
+  b.setInsertionPointToEnd(module->getBody());
+  auto func =
+      b.create<func::FuncOp>(fileLoc, "main", b.getFunctionType({}, {}));
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  ErrorCapture errors(ctx);
+  capture = &errors;
+
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    RankedTensorType type;
+    std::vector<char> data;
+    if (failed(decodeTensor(
+            t, llvm::formatv("initializer '{0}'", t.name()).str(), type, data)))
+      return report();
+    constants[t.name()] = &t;
+    values[t.name()] =
+        createConstant(b, NameLoc::get(b.getStringAttr(t.name()), fileLoc),
+                       type, data, t.name());
+  }
+  if (!graph.sparse_initializer().empty()) {
+    error = "sparse initializers are not supported";
+    return report();
+  }
+  SmallVector<Type> argTypes;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (values.count(in.name()))
+      continue; // an initializer listed as input (IR version < 4)
+    const onnx::TypeProto &tp = in.type();
+    if (!tp.has_tensor_type()) {
+      error = llvm::formatv("graph input '{0}' is not a tensor", in.name());
+      return report();
+    }
+    Type et = convertElementType(ctx, tp.tensor_type().elem_type());
+    if (!et) {
+      error = llvm::formatv(
+          "graph input '{0}' has unsupported element type {1}", in.name(),
+          elementTypeName(tp.tensor_type().elem_type()));
+      return report();
+    }
+    if (!tp.tensor_type().has_shape()) {
+      error = llvm::formatv("graph input '{0}' has no shape (unranked tensors "
+                            "are not supported)",
+                            in.name());
+      return report();
+    }
+    SmallVector<int64_t> dims;
+    for (const auto &d : tp.tensor_type().shape().dim())
+      dims.push_back(d.has_dim_value() && d.dim_value() >= 0
+                         ? d.dim_value()
+                         : ShapedType::kDynamic);
+    auto type = RankedTensorType::get(dims, et);
+    argTypes.push_back(type);
+    BlockArgument arg = body->addArgument(
+        type, NameLoc::get(b.getStringAttr(in.name()), fileLoc));
+    values[in.name()] = arg;
+  }
+
+  for (nodeIndex = 0; nodeIndex < graph.node_size(); ++nodeIndex) {
+    node = &graph.node(nodeIndex);
+    if (!node->domain().empty() && node->domain() != "ai.onnx") {
+      (void)failNode(llvm::formatv("unsupported domain '{0}'", node->domain()));
+      return report();
+    }
+    loc = NameLoc::get(
+        b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
+        fileLoc);
+    if (failed(importNode()))
+      return report();
+  }
+  node = nullptr;
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      error = llvm::formatv("graph output '{0}' is not produced by any node",
+                            out.name());
+      return report();
+    }
+    results.push_back(it->second);
+  }
+  b.create<func::ReturnOp>(fileLoc, results);
+  func.setFunctionType(
+      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  int argIndex = 0;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!constants.count(in.name()))
+      func.setArgAttr(argIndex++, "gopt.name", b.getStringAttr(in.name()));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, "gopt.name", b.getStringAttr(graph.output(i).name()));
+  capture = nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> gopt::importOnnx(StringRef bytes, StringRef filename,
+                                       MLIRContext *context) {
+  OnnxImporter importer(context, filename);
+  return importer.run(bytes);
+}

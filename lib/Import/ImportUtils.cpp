@@ -1,0 +1,72 @@
+//===- ImportUtils.cpp - Helpers shared by the importers ------------------===//
+
+#include "ImportUtils.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace gopt::import {
+
+Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                     ArrayRef<char> bytes, StringRef name) {
+  ElementsAttr value;
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bits[i] = bytes[i] != 0;
+    value = DenseElementsAttr::get(type, bits);
+  } else if (type.getNumElements() <= kMaxInlineElements) {
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  } else {
+    // Resource keys are printed bare, so keep them to identifier characters;
+    // the blob manager makes repeated keys unique.
+    std::string key;
+    for (char c : name)
+      key += (isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')
+                 ? c
+                 : '_';
+    if (key.empty() || isdigit(static_cast<unsigned char>(key[0])))
+      key = "c_" + key;
+    unsigned width = std::max(1u, type.getElementTypeBitWidth() / 8);
+    value = DenseResourceElementsAttr::get(
+        type, key, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, width));
+  }
+  return b.create<ConstantOp>(loc, value);
+}
+
+Value createI64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, b.getI64Type());
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, values));
+}
+
+Value createScalarConstant(OpBuilder &b, Location loc, Type elementType,
+                           double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element;
+  if (isa<FloatType>(elementType))
+    element = b.getFloatAttr(elementType, value);
+  else
+    element = b.getIntegerAttr(elementType, static_cast<int64_t>(value));
+  return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, element));
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return text;
+}
+
+} // namespace gopt::import

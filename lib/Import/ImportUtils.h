@@ -1,0 +1,122 @@
+//===- ImportUtils.h - Helpers shared by the importers ----------*- C++ -*-===//
+//
+// Op creation that reports instead of aborting, error capture and constant
+// creation. Internal to lib/Import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_LIB_IMPORT_IMPORTUTILS_H
+#define GOPT_LIB_IMPORT_IMPORTUTILS_H
+
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <string>
+
+namespace gopt::import {
+
+/// Collects the first error emitted while it is alive, instead of printing
+/// it, so the importer can report it once with the node that caused it.
+class ErrorCapture {
+public:
+  explicit ErrorCapture(mlir::MLIRContext *context)
+      : handler(context, [this](mlir::Diagnostic &diag) {
+          if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+              message.empty())
+            message = diag.str();
+          return mlir::success();
+        }) {}
+
+  /// The first error since the last take(), or `fallback` when none came.
+  std::string take(llvm::StringRef fallback) {
+    std::string result = message.empty() ? fallback.str() : message;
+    message.clear();
+    return result;
+  }
+
+private:
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+/// Whether OpTy declares a verify() hook (the shape-function ops do).
+template <typename T, typename = void>
+struct HasVerifyHook : std::false_type {};
+template <typename T>
+struct HasVerifyHook<T, std::void_t<decltype(std::declval<T &>().verify())>>
+    : std::true_type {};
+
+/// Creates an op whose result types the op infers, by its build() overload
+/// that takes result types. Unlike builder.create, a failing shape function
+/// or verifier emits an error (captured by ErrorCapture) and yields null
+/// rather than aborting.
+template <typename OpTy, typename... Args>
+OpTy createInferred(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
+  mlir::OperationState state(loc, OpTy::getOperationName());
+  OpTy::build(b, state, mlir::TypeRange{}, std::forward<Args>(args)...);
+  llvm::SmallVector<mlir::Type, 2> types;
+  if (mlir::failed(OpTy::inferReturnTypes(
+          b.getContext(), loc, state.operands,
+          state.attributes.getDictionary(b.getContext()),
+          state.getRawProperties(), state.regions, types)))
+    return nullptr;
+  state.types.assign(types.begin(), types.end());
+  mlir::Operation *op = b.create(state);
+  // gopt's shape functions give unranked placeholders when the operands are
+  // invalid; the op's own verify() says why (ODS would only say "unranked").
+  if constexpr (HasVerifyHook<OpTy>::value) {
+    if (llvm::any_of(types, llvm::IsaPred<mlir::UnrankedTensorType>)) {
+      (void)llvm::cast<OpTy>(op).verify();
+      op->erase();
+      return nullptr;
+    }
+  }
+  if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+    op->erase();
+    return nullptr;
+  }
+  return llvm::cast<OpTy>(op);
+}
+
+/// Creates an op with explicit result types (ops without a shape function),
+/// verifying it.
+template <typename OpTy, typename... Args>
+OpTy createTyped(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
+  auto op = b.create<OpTy>(loc, std::forward<Args>(args)...);
+  if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+    op->erase();
+    return nullptr;
+  }
+  return op;
+}
+
+/// Constants with more elements than this become `dense_resource` blobs, so
+/// printed IR of a large model stays readable; smaller ones (shapes, scalars)
+/// stay inline where tests and folders can see them.
+constexpr int64_t kMaxInlineElements = 16;
+
+/// Builds a constant from little-endian element bytes in the layout MLIR
+/// uses for `type`'s element type (i1 as one byte per element).
+mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::RankedTensorType type,
+                           llvm::ArrayRef<char> bytes, llvm::StringRef name);
+
+/// Builds a small i64 constant.
+mlir::Value createI64Constant(mlir::OpBuilder &b, mlir::Location loc,
+                              llvm::ArrayRef<int64_t> shape,
+                              llvm::ArrayRef<int64_t> values);
+
+/// Builds a scalar-like (rank-0) float constant of `elementType`.
+mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Type elementType, double value);
+
+/// Renders dims as "[1, ?, 3]" for messages.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace gopt::import
+
+#endif // GOPT_LIB_IMPORT_IMPORTUTILS_H

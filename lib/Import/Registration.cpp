@@ -1,0 +1,80 @@
+//===- Registration.cpp - Translations and format selection ---------------===//
+
+#include "gopt/Import/Import.h"
+#include "gopt/InitGopt.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+std::optional<gopt::GraphFormat> gopt::parseGraphFormat(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<GraphFormat>>(name.lower())
+      .Case("mlir", GraphFormat::MLIR)
+      .Case("onnx", GraphFormat::ONNX)
+      .Cases("graphdef", "pb", "pbtxt", GraphFormat::GraphDef)
+      .Default(std::nullopt);
+}
+
+gopt::GraphFormat gopt::graphFormatFromFilename(llvm::StringRef filename) {
+  llvm::StringRef ext = llvm::sys::path::extension(filename);
+  if (ext.equals_insensitive(".onnx"))
+    return GraphFormat::ONNX;
+  if (ext.equals_insensitive(".pb") || ext.equals_insensitive(".pbtxt"))
+    return GraphFormat::GraphDef;
+  return GraphFormat::MLIR;
+}
+
+OwningOpRef<ModuleOp> gopt::importGraph(GraphFormat format,
+                                        llvm::StringRef bytes,
+                                        llvm::StringRef filename,
+                                        MLIRContext *context) {
+  if (format == GraphFormat::ONNX)
+    return importOnnx(bytes, filename, context);
+  if (format == GraphFormat::GraphDef)
+    return importGraphDef(bytes, filename, context);
+  return nullptr;
+}
+
+/// The main buffer of `sourceMgr` and its name.
+static std::pair<llvm::StringRef, llvm::StringRef>
+mainBuffer(llvm::SourceMgr &sourceMgr) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  return {buffer->getBuffer(), buffer->getBufferIdentifier()};
+}
+
+void gopt::registerImportTranslations() {
+  auto dialects = [](DialectRegistry &registry) {
+    registerGoptDialects(registry);
+  };
+  static TranslateToMLIRRegistration importOnnxReg(
+      "import-onnx", "import an ONNX model (.onnx) into gopt IR",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        auto [bytes, name] = mainBuffer(sourceMgr);
+        return importOnnx(bytes, name, context);
+      },
+      dialects);
+  static TranslateToMLIRRegistration importGraphDefReg(
+      "import-graphdef",
+      "import a TensorFlow GraphDef (.pb binary or .pbtxt text) into gopt IR",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        auto [bytes, name] = mainBuffer(sourceMgr);
+        return importGraphDef(bytes, name, context);
+      },
+      dialects);
+  static TranslateFromMLIRRegistration exportOnnxReg(
+      "export-onnx", "export gopt IR as an ONNX model",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expects a builtin.module");
+        return exportOnnx(module, os);
+      },
+      dialects);
+}
