@@ -1,0 +1,287 @@
+//===- Passes.td - gopt graph rewrites ---------------------*- tablegen -*-===//
+//
+// The passes of issue 7: layout conversion, batch-norm fusion and folding,
+// conv + bias + activation fusion, constant folding and debug-op stripping.
+// Each works on one function (a graph) and does one thing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_TRANSFORMS_PASSES_TD
+#define GOPT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def StripDebugOps : Pass<"gopt-strip-debug-ops", "mlir::func::FuncOp"> {
+  let summary = "Remove identity, check_numerics, stop_gradient, inference "
+                "dropout and dead pure ops";
+  let description = [{
+    Inference graphs carry ops that compute nothing: `identity`,
+    `check_numerics` (a run-time NaN/Inf check), `stop_gradient` (only
+    meaningful to autodiff) and `dropout` with `training = false`. They are
+    replaced by their operand, and pure ops whose results are unused are
+    erased.
+
+    ```mlir
+    %0 = gopt.check_numerics %x {message = "conv1"} : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = gopt.relu %0 : (tensor<4xf32>) -> tensor<4xf32>
+    // becomes
+    %1 = gopt.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    ```
+
+    With `training=true`, `stop_gradient` is kept (autodiff needs it).
+  }];
+  let options = [
+    Option<"training", "training", "bool", /*default=*/"false",
+           "The graph is a training graph: keep stop_gradient">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numRemoved", "num-removed", "Number of debug ops removed">,
+    Statistic<"numDead", "num-dead", "Number of dead pure ops erased">,
+  ];
+}
+
+def FoldConstants : Pass<"gopt-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate ops whose operands are all constants";
+  let description = [{
+    Replaces an op whose operands are all `gopt.constant`s by a
+    `gopt.constant` holding its result, computed at compile time with the
+    semantics of docs/op-semantics.md: elementwise arithmetic with
+    broadcasting, unary math, transpose, reshape, flatten, cast, concat,
+    slice, pad, reductions, and `shape` of a statically shaped tensor (shape
+    computations need no constant operand). Results with more than
+    `max-elements` elements are left alone so the IR does not balloon.
+
+    ```mlir
+    %a = gopt.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %b = gopt.rsqrt %a : (tensor<2xf32>) -> tensor<2xf32>
+    // becomes
+    %b = gopt.constant dense<[1.0, 0.707106769]> : tensor<2xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 22",
+           "Largest result (in elements) that is folded">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Number of ops folded to constants">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def FuseBatchNorm : Pass<"gopt-fuse-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Replace decomposed batch normalization by gopt.batch_norm";
+  let description = [{
+    Recognises batch normalization written out in primitives and replaces it
+    by one `gopt.batch_norm`:
+
+    - TensorFlow 1.x unfused batch norm (`tf.nn.moments` +
+      `tf.nn.batch_normalization`), training form:
+      `mean = reduce_mean(x, N,H,W)`,
+      `var = reduce_mean(squared_difference(x, mean), N,H,W)`,
+      `inv = rsqrt(var + eps) * gamma`, `y = x * inv + (beta - mean * inv)`
+      becomes `batch_norm {training = true}`;
+    - the same formula with given (moving) mean and variance becomes an
+      inference `batch_norm`;
+    - the ONNX/PyTorch export form `(x - mean) * (gamma * rsqrt(var + eps)) + beta`;
+    - `x * s + b` and `(x - m) * s + b` with per-channel constants (frozen
+      graphs after constant folding) become a `batch_norm` with mean 0,
+      variance 1 and epsilon 0, which computes exactly `x * s + b`.
+
+    NHWC and NCHW (and rank-2 `[N, C]`) are recognised from the reduction
+    axes or the per-channel operands' shapes. A pattern is left alone when it
+    is partial, reduces over other axes, places epsilon elsewhere, or when an
+    intermediate value has a user outside the pattern.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Number of batch norms fused">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def FoldBatchNorm : Pass<"gopt-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold inference batch_norm into the preceding conv2d/matmul";
+  let description = [{
+    An inference `batch_norm` with constant parameters after a `conv2d` (or a
+    `matmul`) with a constant filter (weights) and the conv as its only
+    user is folded: with `s = scale * rsqrt(variance + epsilon)`, the filter's
+    output channel `o` is scaled by `s[o]` and the bias becomes
+    `(bias - mean) * s + offset`, computed at compile time.
+
+    ```mlir
+    %c = gopt.conv2d %x, %w : ...
+    %y = gopt.batch_norm %c, %scale, %offset, %mean, %var : ...
+    // becomes
+    %y = gopt.conv2d %x, %w2, %b2 : ...
+    ```
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Number of batch norms folded">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def FuseConvBiasActivation
+    : Pass<"gopt-fuse-conv-bias-activation", "mlir::func::FuncOp"> {
+  let summary = "Fuse conv2d + bias + relu/relu6/sigmoid into one conv2d";
+  let description = [{
+    `bias_add` (or `add` of a per-channel constant) after a `conv2d` becomes
+    the conv's `bias` operand, and a following `relu`, `relu6` (or
+    `clip [0, 6]`) or `sigmoid` becomes its `activation`, so a backend runs
+    one kernel. Only when each intermediate result has one use.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numBiasFused", "num-bias-fused", "Number of biases fused">,
+    Statistic<"numActivationFused", "num-activation-fused",
+              "Number of activations fused">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def ConvertLayout : Pass<"gopt-convert-layout", "mlir::func::FuncOp"> {
+  let summary = "Convert layout-sensitive ops to NCHW or NHWC";
+  let description = [{
+    Rewrites conv2d, max_pool, avg_pool, global_avg_pool, batch_norm and
+    bias_add to the target `data_format`, with transposes around each;
+    constant conv filters are transposed at compile time (OIHW for NCHW,
+    HWIO for NHWC). Transposes then sink through layout-agnostic ops
+    (elementwise, activations, casts) and axis-carrying ops (softmax,
+    reductions, concat, pad, slice get their axes rewritten), and pairs
+    cancel, so a converted network keeps transposes only at its boundary.
+
+    `layout=auto` picks per element type and `target`: NCHW for f32 (cuDNN
+    and oneDNN), NHWC for f16/bf16 (tensor cores), and says so in a remark.
+    An op that cannot be converted is left with a remark, or fails the pass
+    with `strict=true`.
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"NCHW\"",
+           "Target data format: NCHW, NHWC or auto">,
+    Option<"target", "target", "std::string", /*default=*/"\"gpu\"",
+           "Device the layout is chosen for with layout=auto: cpu or gpu">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Fail on an op that cannot be converted instead of a remark">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numConverted", "num-converted",
+              "Number of layout-sensitive ops converted">,
+    Statistic<"numTransposesRemoved", "num-transposes-removed",
+              "Number of transposes cancelled or folded away">,
+    Statistic<"numTransposesLeft", "num-transposes-left",
+              "Number of transposes left in the graph">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def PlaceDevices : Pass<"gopt-place-devices", "mlir::func::FuncOp"> {
+  let summary = "Give every op a device, group host ops, insert transfers";
+  let description = [{
+    Every gopt op gets a `device` ("cpu" or "gpu") from what the backends can
+    run, asked of the runtime's own kernel availability
+    (`gopt/runtime/KernelAvailability.h`), so compiler and runtime agree:
+
+    - a device pinned in the input is kept; if it has no kernel for the op,
+      the pass fails, or with `allow-soft-placement=true` moves the op to the
+      other device with a remark saying why;
+    - other ops go to `default` when it has a kernel, else to the CPU with a
+      remark;
+    - CPU-op elimination: small ops (at most `host-op-max-elements` elements,
+      static shapes; never conv/matmul/pooling/normalization/softmax) next to
+      host ops move to the host when that does not add host<->device copies,
+      so what must stay on the host forms groups and crossings are fewest.
+      Shape arithmetic on static shapes is expected to be folded first
+      (`gopt-fold-constants`, as `gopt-optimize` does);
+    - constants are never transferred: a constant used on both devices is
+      duplicated, one per device;
+    - a `gopt.transfer` is inserted once per (value, destination device)
+      where a value crosses devices.
+
+    Convention: function arguments live on the host and results return to
+    the host; the transfers this needs at the boundary are counted
+    separately by `gopt-placement-report`.
+
+    ```mlir
+    %0 = gopt.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = gopt.dropout %0 {training = true} : (tensor<4xf32>) -> tensor<4xf32>
+    // becomes (default=gpu; training dropout has no CUDA kernel)
+    %t = gopt.transfer %x {from = "cpu", to = "gpu"} : ...
+    %0 = gopt.relu %t {device = "gpu"} : ...
+    %b = gopt.transfer %0 {from = "gpu", to = "cpu"} : ...
+    %1 = gopt.dropout %b {device = "cpu", training = true} : ...
+    ```
+  }];
+  let options = [
+    Option<"defaultDevice", "default", "std::string", /*default=*/"\"gpu\"",
+           "Device for ops not pinned by the graph: gpu or cpu">,
+    Option<"allowSoftPlacement", "allow-soft-placement", "bool",
+           /*default=*/"false",
+           "Move an op pinned to a device without a kernel for it to the "
+           "other device (with a remark) instead of failing">,
+    Option<"hostOpMaxElements", "host-op-max-elements", "int64_t",
+           /*default=*/"4096",
+           "Largest op (elements of any operand or result) that may move to "
+           "the host to save transfers">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Also report every op's device and why, and the transfers "
+           "(as gopt-placement-report)">,
+  ];
+  let statistics = [
+    Statistic<"numTransfers", "num-transfers", "Number of transfers inserted">,
+    Statistic<"numGrouped", "num-grouped",
+              "Number of ops moved to the host to save transfers">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def PlacementReport : Pass<"gopt-placement-report", "mlir::func::FuncOp"> {
+  let summary = "Place devices (as gopt-place-devices) and report why and "
+                "the transfers before and after";
+  let description = [{
+    Runs the placement of `gopt-place-devices` with the same options and
+    emits a remark per op with its device and why, and one remark per
+    function with the host<->device transfers of a naive placement (every op
+    on the device its kernel allows, one copy per cross-device use) and of
+    the placed graph (grouped, one copy per value and destination): count,
+    interior and boundary (function arguments and results, which live on the
+    host), bytes for static shapes and bytes per sample for dynamic ones.
+    Use it instead of `gopt-place-devices`, not after it.
+  }];
+  let options = [
+    Option<"defaultDevice", "default", "std::string", /*default=*/"\"gpu\"",
+           "Device for ops not pinned by the graph: gpu or cpu">,
+    Option<"allowSoftPlacement", "allow-soft-placement", "bool",
+           /*default=*/"false",
+           "Move an op pinned to a device without a kernel for it to the "
+           "other device (with a remark) instead of failing">,
+    Option<"hostOpMaxElements", "host-op-max-elements", "int64_t",
+           /*default=*/"4096",
+           "Largest op (elements of any operand or result) that may move to "
+           "the host to save transfers">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+#endif // GOPT_TRANSFORMS_PASSES_TD

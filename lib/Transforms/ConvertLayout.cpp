@@ -1,0 +1,623 @@
+//===- ConvertLayout.cpp - Rewrite graphs to NCHW or NHWC -----------------===//
+//
+// Phase 1 rewrites every layout-sensitive op that is not in the target
+// layout to the target layout, with a transpose on its activation input and
+// one back on its result; constant filters are transposed at compile time.
+// Phase 2 sinks transposes toward the outputs through layout-agnostic ops,
+// rewriting the axes of axis-carrying ops on the way, and lets the
+// transpose canonicalizations cancel the pairs that meet. What remains are
+// the transposes at the graph's boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternUtils.h"
+#include "Report.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/ShapeInference.h"
+#include "gopt/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace gopt {
+#define GEN_PASS_DEF_CONVERTLAYOUT
+#include "gopt/Transforms/Passes.h.inc"
+} // namespace gopt
+
+using namespace mlir;
+using namespace gopt;
+
+namespace {
+
+constexpr int64_t kNhwcToNchw[] = {0, 3, 1, 2};
+constexpr int64_t kNchwToNhwc[] = {0, 2, 3, 1};
+constexpr int64_t kHwioToOihw[] = {3, 2, 0, 1};
+constexpr int64_t kOihwToHwio[] = {2, 3, 1, 0};
+
+/// transpose(value, perm); a constant is transposed at compile time.
+Value createTranspose(OpBuilder &builder, Location loc, Value value,
+                      ArrayRef<int64_t> perm) {
+  if (std::optional<HostTensor> t = readConstant(value))
+    return builder.create<ConstantOp>(loc,
+                                      writeConstant(transposeTensor(*t, perm)));
+  return builder.create<TransposeOp>(loc, value, perm);
+}
+
+/// True when transposing a tensor of `shape` by `perm` only moves size-1
+/// dimensions: the transpose is a reshape.
+bool movesOnlyUnitDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (shape[p] == 1)
+      continue;
+    if (p < last)
+      return false;
+    last = p;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 1: layout-sensitive ops
+//===----------------------------------------------------------------------===//
+
+/// Re-infers the result types of `op` after its operands or attributes
+/// changed.
+template <typename OpTy> LogicalResult reinferTypes(OpTy op) {
+  SmallVector<Type> types;
+  if (failed(OpTy::inferReturnTypes(op->getContext(), op->getLoc(),
+                                    typename OpTy::Adaptor(op), types)) ||
+      types.size() != op->getNumResults())
+    return failure();
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  return success();
+}
+
+/// Clones `op` in the target layout: operand 0 (the activation) is
+/// transposed in, result 0 transposed back; other results are per-channel.
+template <typename OpTy>
+LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
+                        function_ref<void(OpTy)> adjust = nullptr) {
+  ArrayRef<int64_t> toTarget =
+      target == "NCHW" ? ArrayRef(kNhwcToNchw) : ArrayRef(kNchwToNhwc);
+  ArrayRef<int64_t> back =
+      target == "NCHW" ? ArrayRef(kNchwToNhwc) : ArrayRef(kNhwcToNchw);
+  builder.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value input = createTranspose(builder, loc, op->getOperand(0), toTarget);
+  auto clone = cast<OpTy>(builder.clone(*op));
+  clone->setOperand(0, input);
+  clone.setDataFormat(target);
+  if (adjust)
+    adjust(clone);
+  if (failed(reinferTypes(clone))) {
+    clone->erase();
+    return failure();
+  }
+  Value result = createTranspose(builder, loc, clone->getResult(0), back);
+  op->getResult(0).replaceAllUsesWith(result);
+  for (unsigned i = 1; i < op->getNumResults(); ++i)
+    op->getResult(i).replaceAllUsesWith(clone->getResult(i));
+  op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Phase 2: transpose sinking
+//===----------------------------------------------------------------------===//
+
+/// transpose(constant) -> constant.
+struct FoldTransposeOfConstantPattern : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<HostTensor> t = readConstant(op.getX());
+    if (!t)
+      return rewriter.notifyMatchFailure(op, "operand is not a constant");
+    rewriter.replaceOpWithNewOp<ConstantOp>(
+        op, writeConstant(transposeTensor(*t, op.getPerm())));
+    return success();
+  }
+};
+
+/// A transpose that only moves size-1 dimensions is a reshape (no data
+/// moves), e.g. [N,C,1,1] -> [N,1,1,C] after global pooling.
+struct TransposeOfUnitDimsToReshapePattern
+    : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getX().getType());
+    if (!movesOnlyUnitDims(type.getShape(), op.getPerm()))
+      return rewriter.notifyMatchFailure(op, "moves data");
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (resultType.getNumDynamicDims() > 1)
+      return rewriter.notifyMatchFailure(op, "more than one dynamic dim");
+    SmallVector<int64_t> shape;
+    for (int64_t d : resultType.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    auto reshape = rewriter.create<ReshapeOp>(op.getLoc(), op.getX(), shape);
+    replaceKeepingType(rewriter, op, reshape.getY());
+    return success();
+  }
+};
+
+bool isElementwiseUnary(Operation *op) {
+  return isa<ReluOp, Relu6Op, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+             NegOp, AbsOp, ErfOp, GeluOp, LeakyReluOp, ClipOp, CastOp,
+             IdentityOp, StopGradientOp, CheckNumericsOp, DropoutOp>(op);
+}
+
+bool isElementwiseBinary(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
+             SquaredDifferenceOp>(op);
+}
+
+/// Clones `op` with new operands and result type.
+Operation *cloneWith(PatternRewriter &rewriter, Operation *op,
+                     ValueRange operands, Type resultType) {
+  Operation *clone = rewriter.clone(*op);
+  clone->setOperands(operands);
+  clone->getResult(0).setType(resultType);
+  return clone;
+}
+
+/// op(transpose(x, p)) -> transpose(op(x), p) for elementwise unary ops.
+struct SinkTransposeThroughUnaryPattern : public RewritePattern {
+  SinkTransposeThroughUnaryPattern(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwiseUnary(op) || op->getNumOperands() != 1)
+      return rewriter.notifyMatchFailure(op, "not elementwise unary");
+    auto transpose = op->getOperand(0).getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    auto xType = cast<RankedTensorType>(transpose.getX().getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Operation *clone = cloneWith(rewriter, op, transpose.getX(),
+                                 xType.clone(resultType.getElementType()));
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, clone->getResult(0),
+                                             transpose.getPerm());
+    return success();
+  }
+};
+
+/// A transpose of `value` by `perm` that already exists.
+TransposeOp findTransposeUser(Value value, ArrayRef<int64_t> perm) {
+  for (Operation *user : value.getUsers())
+    if (auto t = dyn_cast<TransposeOp>(user))
+      // A dead one does not count: reusing it would let two layouts of one
+      // op ping-pong.
+      if (t.getX() == value && t.getPerm() == perm && !t->use_empty())
+        return t;
+  return TransposeOp();
+}
+
+/// op(transpose(a, p), b) -> transpose(op(a, b'), p), where b' is b brought
+/// into a's layout without moving data: a transpose by p, a constant, or a
+/// lower-rank value whose broadcast dims are all size 1 where they move.
+struct SinkTransposeThroughBinaryPattern : public RewritePattern {
+  SinkTransposeThroughBinaryPattern(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwiseBinary(op))
+      return rewriter.notifyMatchFailure(op, "not elementwise binary");
+    ArrayRef<int64_t> perm;
+    for (Value operand : op->getOperands())
+      if (auto t = operand.getDefiningOp<TransposeOp>()) {
+        perm = t.getPerm();
+        break;
+      }
+    if (perm.empty())
+      return rewriter.notifyMatchFailure(op, "no transposed operand");
+    int64_t rank = perm.size();
+    SmallVector<int64_t> inverse = invertPermutation(perm);
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (resultType.getRank() != rank)
+      return rewriter.notifyMatchFailure(op, "result rank differs");
+
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto t = operand.getDefiningOp<TransposeOp>();
+      if (t && t.getPerm() == perm) {
+        operands.push_back(t.getX());
+        continue;
+      }
+      auto type = cast<RankedTensorType>(operand.getType());
+      SmallVector<int64_t> expanded(rank - type.getRank(), 1);
+      llvm::append_range(expanded, type.getShape());
+      bool isConstant = readConstant(operand).has_value();
+      if (!isConstant && !movesOnlyUnitDims(expanded, inverse) &&
+          !findTransposeUser(operand, inverse))
+        return rewriter.notifyMatchFailure(op, "would add a real transpose");
+      if (llvm::count_if(expanded, ShapedType::isDynamic) > 1)
+        return rewriter.notifyMatchFailure(op, "operand too dynamic");
+      operands.push_back(operand);
+    }
+
+    // Bring the other operands into a's layout.
+    Location loc = op->getLoc();
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      auto t = operand.getDefiningOp<TransposeOp>();
+      if (t && t.getPerm() == perm)
+        continue;
+      auto type = cast<RankedTensorType>(operand.getType());
+      // The graph may already hold the operand in a's layout (the input
+      // transpose of a converted op that reads it too): reuse it.
+      if (TransposeOp existing = findTransposeUser(operand, inverse)) {
+        if (existing->isBeforeInBlock(op) ||
+            existing->getBlock() != op->getBlock()) {
+          operands[i] = existing.getY();
+          continue;
+        }
+        rewriter.moveOpBefore(existing, op);
+        operands[i] = existing.getY();
+        continue;
+      }
+      Value value = operand;
+      if (type.getRank() < rank) {
+        SmallVector<int64_t> expanded(rank - type.getRank(), 1);
+        for (int64_t d : type.getShape())
+          expanded.push_back(ShapedType::isDynamic(d) ? -1 : d);
+        if (std::optional<HostTensor> c = readConstant(value)) {
+          c->shape.assign(expanded.begin(), expanded.end());
+          value = rewriter.create<ConstantOp>(loc, writeConstant(*c));
+        } else {
+          value = rewriter.create<ReshapeOp>(loc, value, expanded);
+        }
+      }
+      operands[i] = createTranspose(rewriter, loc, value, inverse);
+    }
+    Shape shape;
+    ShapeError silent(std::nullopt, op->getName().getStringRef());
+    if (failed(inferBroadcastShape(
+            cast<RankedTensorType>(operands[0].getType()).getShape(),
+            cast<RankedTensorType>(operands[1].getType()).getShape(), shape,
+            silent)))
+      return rewriter.notifyMatchFailure(op, "operands do not broadcast");
+    Operation *clone =
+        cloneWith(rewriter, op, operands, resultType.clone(shape));
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, clone->getResult(0), perm);
+    return success();
+  }
+};
+
+/// softmax(transpose(x, p), axis a) -> transpose(softmax(x, p[a]), p).
+template <typename OpTy>
+struct SinkTransposeThroughSoftmaxPattern : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getX().template getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t axis = op.getAxis();
+    if (axis < 0)
+      axis += perm.size();
+    auto clone = cast<OpTy>(rewriter.clone(*op));
+    clone->setOperand(0, transpose.getX());
+    clone.setAxis(perm[axis]);
+    clone->getResult(0).setType(transpose.getX().getType());
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, clone->getResult(0), perm);
+    return success();
+  }
+};
+
+/// reduce(transpose(x, p), axes) -> reduce(x, p[axes]), followed by the
+/// transpose of the kept dimensions when their order changed.
+template <typename OpTy>
+struct SinkTransposeThroughReducePattern : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getX().template getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t rank = perm.size();
+    SmallVector<bool> reduced(rank, op.getAxes().empty());
+    for (int64_t a : op.getAxes())
+      reduced[a < 0 ? a + rank : a] = true;
+    SmallVector<int64_t> axes;
+    SmallVector<bool> reducedInX(rank, false);
+    for (int64_t i = 0; i < rank; ++i)
+      if (reduced[i]) {
+        axes.push_back(perm[i]);
+        reducedInX[perm[i]] = true;
+      }
+    llvm::sort(axes);
+    auto reduce = rewriter.create<OpTy>(op.getLoc(), transpose.getX(), axes,
+                                        op.getKeepDims());
+    SmallVector<int64_t> newPerm;
+    if (op.getKeepDims()) {
+      newPerm.assign(perm.begin(), perm.end());
+    } else {
+      // Position of each kept x dim among the kept dims.
+      SmallVector<int64_t> position(rank, -1);
+      int64_t next = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!reducedInX[d])
+          position[d] = next++;
+      for (int64_t i = 0; i < rank; ++i)
+        if (!reduced[i])
+          newPerm.push_back(position[perm[i]]);
+    }
+    Value result = reduce.getY();
+    if (!llvm::equal(newPerm, llvm::seq<int64_t>(0, newPerm.size())))
+      result = rewriter.create<TransposeOp>(op.getLoc(), result, newPerm);
+    replaceKeepingType(rewriter, op, result);
+    return success();
+  }
+};
+
+/// concat(transpose(a, p), transpose(b, p), axis) ->
+/// transpose(concat(a, b, p[axis]), p); constants are transposed.
+struct SinkTransposeThroughConcatPattern : public OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> perm;
+    for (Value input : op.getInputs())
+      if (auto t = input.getDefiningOp<TransposeOp>()) {
+        perm = t.getPerm();
+        break;
+      }
+    if (perm.empty())
+      return rewriter.notifyMatchFailure(op, "no transposed operand");
+    SmallVector<int64_t> inverse = invertPermutation(perm);
+    SmallVector<Value> inputs;
+    for (Value input : op.getInputs()) {
+      auto t = input.getDefiningOp<TransposeOp>();
+      if (t && t.getPerm() == perm)
+        inputs.push_back(t.getX());
+      else if (readConstant(input))
+        inputs.push_back(
+            createTranspose(rewriter, op.getLoc(), input, inverse));
+      else
+        return rewriter.notifyMatchFailure(op, "an operand in another layout");
+    }
+    int64_t axis = op.getAxis();
+    if (axis < 0)
+      axis += perm.size();
+    auto concat = rewriter.create<ConcatOp>(op.getLoc(), inputs, perm[axis]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, concat.getY(), perm);
+    return success();
+  }
+};
+
+/// pad(transpose(x, p)) -> transpose(pad(x), p) with the pads permuted.
+struct SinkTransposeThroughPadPattern : public OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getX().getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    SmallVector<int64_t> pads(op.getPads().size());
+    for (auto [i, p] : llvm::enumerate(perm)) {
+      pads[2 * p] = op.getPads()[2 * i];
+      pads[2 * p + 1] = op.getPads()[2 * i + 1];
+    }
+    auto pad = rewriter.create<PadOp>(op.getLoc(), transpose.getX(),
+                                      rewriter.getDenseI64ArrayAttr(pads),
+                                      op.getModeAttr(), op.getValueAttr());
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, pad.getY(), perm);
+    return success();
+  }
+};
+
+/// slice(transpose(x, p)) -> transpose(slice(x), p) with permuted bounds.
+struct SinkTransposeThroughSlicePattern : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getX().getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    int64_t rank = perm.size();
+    SmallVector<int64_t> starts(rank), ends(rank), steps(rank);
+    for (auto [i, p] : llvm::enumerate(perm)) {
+      starts[p] = op.getStarts()[i];
+      ends[p] = op.getEnds()[i];
+      steps[p] = op.getSteps()[i];
+    }
+    auto slice = rewriter.create<SliceOp>(op.getLoc(), transpose.getX(), starts,
+                                          ends, steps);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, slice.getY(), perm);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertLayoutPass
+    : public gopt::impl::ConvertLayoutBase<ConvertLayoutPass> {
+  using ConvertLayoutBase::ConvertLayoutBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    populateTransposeSinkingPatterns(set);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  /// The layout `auto` picks, with the reason for the remark.
+  std::pair<StringRef, std::string> chooseLayout(func::FuncOp func) {
+    Type elementType;
+    func.walk([&](Operation *op) {
+      if (!elementType && op->hasAttr("data_format") &&
+          op->getNumOperands() > 0)
+        elementType = getElementTypeOrSelf(op->getOperand(0).getType());
+    });
+    if (elementType && (elementType.isF16() || elementType.isBF16())) {
+      std::string why = target.getValue() == "gpu"
+                            ? "tensor cores read f16/bf16 activations in NHWC"
+                            : "oneDNN's bf16/f16 (AMX) kernels prefer "
+                              "channels-last";
+      return {"NHWC", why};
+    }
+    std::string why = target.getValue() == "gpu"
+                          ? "cuDNN's fastest f32 kernels are NCHW"
+                          : "oneDNN's f32 kernels run fastest on NCHW "
+                            "(blocked) layouts";
+    return {"NCHW", why};
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    std::string requested = layout;
+    StringRef format = requested;
+    if (requested == "auto") {
+      auto [chosen, why] = chooseLayout(func);
+      format = chosen;
+      emitRemark(func.getLoc()) << "layout=auto chose " << chosen << " for "
+                                << target.getValue() << ": " << why;
+    } else if (requested != "NCHW" && requested != "NHWC") {
+      func.emitError() << "gopt-convert-layout: unknown layout '" << requested
+                       << "' (expected NCHW, NHWC or auto)";
+      return signalPassFailure();
+    }
+    std::string device = target;
+    if (device != "cpu" && device != "gpu") {
+      func.emitError() << "gopt-convert-layout: unknown target '" << device
+                       << "' (expected cpu or gpu)";
+      return signalPassFailure();
+    }
+
+    auto countTransposes = [&] {
+      int64_t n = 0;
+      func.walk([&](TransposeOp) { ++n; });
+      return n;
+    };
+    int64_t inInput = countTransposes();
+
+    // Phase 1.
+    int64_t converted = 0;
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<Conv2DOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp,
+              BiasAddOp>(op))
+        ops.push_back(op);
+    });
+    OpBuilder builder(&getContext());
+    bool failedStrict = false;
+    for (Operation *op : ops) {
+      auto formatAttr = op->getAttrOfType<StringAttr>("data_format");
+      StringRef current = formatAttr ? formatAttr.getValue() : "NHWC";
+      if (current == format)
+        continue;
+      int64_t rank =
+          cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+      if (rank == 2 && isa<BatchNormOp, BiasAddOp>(op))
+        continue; // [N, C] has the same layout either way
+      if (rank != 4) {
+        failedStrict |=
+            reportUnconvertible(op, "rank-" + std::to_string(rank) + " input");
+        continue;
+      }
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](Conv2DOp conv) {
+                return convertConv(builder, conv, format);
+              })
+              .Case([&](MaxPoolOp pool) {
+                return convertOp(builder, pool, format);
+              })
+              .Case([&](AvgPoolOp pool) {
+                return convertOp(builder, pool, format);
+              })
+              .Case([&](GlobalAvgPoolOp pool) {
+                return convertOp(builder, pool, format);
+              })
+              .Case([&](BatchNormOp bn) {
+                return convertOp(builder, bn, format);
+              })
+              .Case([&](BiasAddOp bias) {
+                return convertOp(builder, bias, format);
+              })
+              .Default([](Operation *) { return failure(); });
+      if (failed(result)) {
+        failedStrict |= reportUnconvertible(op, "its shape function failed");
+        continue;
+      }
+      ++numConverted;
+      ++converted;
+    }
+    if (failedStrict)
+      return signalPassFailure();
+
+    // Phase 2.
+    int64_t before = countTransposes();
+    if (failed(applyPatternsAndFoldGreedily(func, patterns))) {
+      func.emitError("gopt-convert-layout: transpose sinking did not converge");
+      return signalPassFailure();
+    }
+    int64_t after = countTransposes();
+    numTransposesRemoved += std::max<int64_t>(before - after, 0);
+    numTransposesLeft += after;
+    reportChanges(
+        func, report, getArgument(),
+        "converted " + plural(converted, "op") + " to " + format.str() +
+            ", removed " +
+            plural(std::max<int64_t>(before - after, 0), "transpose") + ", " +
+            std::to_string(after) + " remain (" + std::to_string(inInput) +
+            " in the input)");
+  }
+
+  LogicalResult convertConv(OpBuilder &builder, Conv2DOp conv,
+                            StringRef format) {
+    // Constant filters take the target's natural format at compile time;
+    // other filters keep theirs (conv2d accepts either with either layout).
+    StringRef preferred = format == "NCHW" ? "OIHW" : "HWIO";
+    std::optional<HostTensor> filter = readConstant(conv.getFilter());
+    return convertOp<Conv2DOp>(builder, conv, format, [&](Conv2DOp clone) {
+      if (!filter || clone.getFilterFormat() == preferred)
+        return;
+      ArrayRef<int64_t> perm =
+          preferred == "OIHW" ? ArrayRef(kHwioToOihw) : ArrayRef(kOihwToHwio);
+      OpBuilder b(clone);
+      Value transposed = b.create<ConstantOp>(
+          clone.getLoc(), writeConstant(transposeTensor(*filter, perm)));
+      clone.getFilterMutable().assign(transposed);
+      clone.setFilterFormat(preferred);
+    });
+  }
+
+  /// A remark, or an error under strict=true (then returns true).
+  bool reportUnconvertible(Operation *op, const std::string &why) {
+    if (strict) {
+      op->emitError() << "gopt-convert-layout: cannot convert: " << why;
+      return true;
+    }
+    op->emitRemark() << "gopt-convert-layout: left in its layout: " << why;
+    return false;
+  }
+
+  FrozenRewritePatternSet patterns;
+};
+
+} // namespace
+
+void gopt::populateTransposeSinkingPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns
+      .add<FoldTransposeOfConstantPattern, TransposeOfUnitDimsToReshapePattern,
+           SinkTransposeThroughUnaryPattern, SinkTransposeThroughBinaryPattern,
+           SinkTransposeThroughSoftmaxPattern<SoftmaxOp>,
+           SinkTransposeThroughSoftmaxPattern<LogSoftmaxOp>,
+           SinkTransposeThroughReducePattern<ReduceMeanOp>,
+           SinkTransposeThroughReducePattern<ReduceSumOp>,
+           SinkTransposeThroughReducePattern<ReduceMaxOp>,
+           SinkTransposeThroughConcatPattern, SinkTransposeThroughPadPattern,
+           SinkTransposeThroughSlicePattern>(context);
+  TransposeOp::getCanonicalizationPatterns(patterns, context);
+  ReshapeOp::getCanonicalizationPatterns(patterns, context);
+}

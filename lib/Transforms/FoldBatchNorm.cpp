@@ -1,0 +1,174 @@
+//===- FoldBatchNorm.cpp - Fold inference batch norm into conv/matmul
+//------===//
+//
+// For inference, batch_norm(conv(x, w) + b) with constant parameters is
+// conv(x, w * s) + ((b - mean) * s + offset), s = scale * rsqrt(var + eps):
+// the batch norm disappears and its arithmetic is done once, at compile time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PatternUtils.h"
+#include "Report.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/ShapeInference.h"
+#include "gopt/Transforms/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <cmath>
+
+namespace gopt {
+#define GEN_PASS_DEF_FOLDBATCHNORM
+#include "gopt/Transforms/Passes.h.inc"
+} // namespace gopt
+
+using namespace mlir;
+using namespace gopt;
+
+namespace {
+
+/// Scales output channel `o` of a weight tensor by s[o]; `channelOf` maps a
+/// linear element index to its output channel.
+void scaleWeights(HostTensor &w, ArrayRef<double> s,
+                  llvm::function_ref<int64_t(int64_t)> channelOf) {
+  for (int64_t i = 0, n = w.numElements(); i < n; ++i)
+    w.floats[i] *= s[channelOf(i)];
+}
+
+struct FoldBatchNormIntoProducerPattern : public OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BatchNormOp bn,
+                                PatternRewriter &rewriter) const override {
+    if (bn.getTraining())
+      return rewriter.notifyMatchFailure(bn, "training batch norm");
+    std::optional<HostTensor> scale = readConstant(bn.getScale());
+    std::optional<HostTensor> offset = readConstant(bn.getOffset());
+    std::optional<HostTensor> mean = readConstant(bn.getMean());
+    std::optional<HostTensor> var = readConstant(bn.getVariance());
+    if (!scale || !offset || !mean || !var)
+      return rewriter.notifyMatchFailure(bn, "parameters are not constant");
+    auto xType = cast<RankedTensorType>(bn.getX().getType());
+    int64_t axis = getChannelAxis(bn.getDataFormat(), xType.getRank());
+    int64_t channels = scale->numElements();
+
+    // An optional bias between the producer and the batch norm.
+    Value producer = bn.getX();
+    std::optional<HostTensor> bias;
+    Operation *biasOp = nullptr;
+    if (auto biasAdd = producer.getDefiningOp<BiasAddOp>()) {
+      if (getChannelAxis(biasAdd.getDataFormat(), xType.getRank()) != axis)
+        return rewriter.notifyMatchFailure(bn, "bias on another axis");
+      bias = readConstant(biasAdd.getBias());
+      biasOp = biasAdd;
+      producer = biasAdd.getX();
+    }
+    if (biasOp && (!bias || !biasOp->hasOneUse()))
+      return rewriter.notifyMatchFailure(bn, "bias is not a private constant");
+    if (!producer.hasOneUse())
+      return rewriter.notifyMatchFailure(bn, "producer has other users");
+
+    // s = scale * rsqrt(var + eps), in double.
+    double eps = bn.getEpsilon().convertToDouble();
+    SmallVector<double> s(channels), shift(channels);
+    for (int64_t c = 0; c < channels; ++c) {
+      s[c] = scale->floats[c] / std::sqrt(var->floats[c] + eps);
+      double b = bias ? bias->floats[c] : 0.0;
+      shift[c] = (b - mean->floats[c]) * s[c] + offset->floats[c];
+    }
+    HostTensor newBias = HostTensor::zeros({channels}, xType.getElementType());
+    newBias.floats.assign(shift.begin(), shift.end());
+    Location loc = bn.getLoc();
+
+    if (auto conv = producer.getDefiningOp<Conv2DOp>()) {
+      if (conv.getActivation() != "none")
+        return rewriter.notifyMatchFailure(bn, "conv has an activation");
+      if (getChannelAxis(conv.getDataFormat(), 4) != axis)
+        return rewriter.notifyMatchFailure(bn,
+                                           "conv and BN disagree on layout");
+      if (conv.getBias() && biasOp)
+        return rewriter.notifyMatchFailure(bn, "two biases");
+      std::optional<HostTensor> w = readConstant(conv.getFilter());
+      if (!w)
+        return rewriter.notifyMatchFailure(bn, "filter is not constant");
+      if (conv.getBias()) {
+        std::optional<HostTensor> convBias = readConstant(conv.getBias());
+        if (!convBias)
+          return rewriter.notifyMatchFailure(bn, "conv bias is not constant");
+        for (int64_t c = 0; c < channels; ++c)
+          newBias.floats[c] += convBias->floats[c] * s[c];
+      }
+      bool hwio = conv.getFilterFormat() == "HWIO";
+      int64_t perChannel = w->numElements() / channels;
+      scaleWeights(*w, s, [&](int64_t i) {
+        return hwio ? i % channels : i / perChannel;
+      });
+      Value filter = rewriter.create<ConstantOp>(loc, writeConstant(*w));
+      Value biasValue =
+          rewriter.create<ConstantOp>(loc, writeConstant(newBias));
+      auto folded = rewriter.create<Conv2DOp>(
+          loc, conv.getInput(), filter, biasValue, conv.getStridesAttr(),
+          conv.getDilationsAttr(), conv.getPaddingAttr(), conv.getPadsAttr(),
+          conv.getGroupsAttr(), conv.getDataFormatAttr(),
+          conv.getFilterFormatAttr(), conv.getActivationAttr());
+      replaceKeepingType(rewriter, bn, folded.getOutput());
+      return success();
+    }
+
+    if (auto matmul = producer.getDefiningOp<MatMulOp>()) {
+      if (xType.getRank() != 2 || axis != 1)
+        return rewriter.notifyMatchFailure(bn, "matmul result is not [N, C]");
+      std::optional<HostTensor> w = readConstant(matmul.getB());
+      if (!w || w->shape.size() != 2)
+        return rewriter.notifyMatchFailure(bn,
+                                           "weights are not a 2-D constant");
+      bool rows = matmul.getTransposeB(); // [Cout, K] instead of [K, Cout]
+      int64_t k = w->numElements() / channels;
+      scaleWeights(*w, s,
+                   [&](int64_t i) { return rows ? i / k : i % channels; });
+      Value weights = rewriter.create<ConstantOp>(loc, writeConstant(*w));
+      Value biasValue =
+          rewriter.create<ConstantOp>(loc, writeConstant(newBias));
+      auto scaled = rewriter.create<MatMulOp>(loc, matmul.getA(), weights,
+                                              matmul.getTransposeAAttr(),
+                                              matmul.getTransposeBAttr());
+      auto added = rewriter.create<BiasAddOp>(loc, scaled.getY(), biasValue,
+                                              StringRef("NHWC"));
+      replaceKeepingType(rewriter, bn, added.getY());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(bn, "not after a conv2d or matmul");
+  }
+};
+
+struct FoldBatchNormPass
+    : public gopt::impl::FoldBatchNormBase<FoldBatchNormPass> {
+  using FoldBatchNormBase::FoldBatchNormBase;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFoldBatchNormPatterns(patterns);
+    auto count = [&] {
+      int64_t n = 0;
+      getOperation().walk([&](BatchNormOp) { ++n; });
+      return n;
+    };
+    int64_t before = count();
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns)))) {
+      getOperation().emitError("gopt-fold-batch-norm did not converge");
+      return signalPassFailure();
+    }
+    int64_t after = count();
+    numFolded += before - after;
+    reportChanges(getOperation(), report, getArgument(),
+                  "folded " + plural(before - after, "batch norm") +
+                      " into conv2d/matmul weights, " + std::to_string(after) +
+                      " remain");
+  }
+};
+
+} // namespace
+
+void gopt::populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldBatchNormIntoProducerPattern>(patterns.getContext());
+}

@@ -1,0 +1,201 @@
+//===- HostTensor.cpp - Constant tensors evaluated at compile time --------===//
+
+#include "HostTensor.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "mlir/IR/AsmState.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/APFloat.h"
+
+using namespace mlir;
+
+namespace gopt {
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+HostTensor HostTensor::zeros(ArrayRef<int64_t> shape, Type type) {
+  HostTensor t;
+  t.shape.assign(shape.begin(), shape.end());
+  t.elementType = type;
+  if (t.isFloat())
+    t.floats.assign(t.numElements(), 0.0);
+  else
+    t.ints.assign(t.numElements(), 0);
+  return t;
+}
+
+SmallVector<int64_t, 4> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t, 4> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+template <typename T>
+static bool readResource(ElementsAttr attr, HostTensor &t) {
+  auto resource =
+      dyn_cast<mlir::detail::DenseResourceElementsAttrBase<T>>(attr);
+  if (!resource)
+    return false;
+  std::optional<ArrayRef<T>> values = resource.tryGetAsArrayRef();
+  if (!values || static_cast<int64_t>(values->size()) != t.numElements())
+    return false;
+  if constexpr (std::is_floating_point_v<T>)
+    t.floats.assign(values->begin(), values->end());
+  else
+    t.ints.assign(values->begin(), values->end());
+  return true;
+}
+
+std::optional<HostTensor> readElements(ElementsAttr attr) {
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  HostTensor t;
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  t.elementType = type.getElementType();
+  int64_t n = t.numElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (t.isFloat()) {
+      t.floats.reserve(n);
+      if (t.elementType.isF32()) {
+        for (float v : dense.getValues<float>())
+          t.floats.push_back(v);
+      } else {
+        for (APFloat v : dense.getValues<APFloat>()) {
+          bool losesInfo;
+          v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+          t.floats.push_back(v.convertToDouble());
+        }
+      }
+    } else if (isa<IntegerType>(t.elementType)) {
+      t.ints.reserve(n);
+      bool isBool = t.elementType.isInteger(1);
+      for (APInt v : dense.getValues<APInt>())
+        t.ints.push_back(isBool ? static_cast<int64_t>(v.getZExtValue())
+                                : v.getSExtValue());
+    } else {
+      return std::nullopt;
+    }
+    return t;
+  }
+  if (readResource<float>(attr, t) || readResource<int64_t>(attr, t) ||
+      readResource<int32_t>(attr, t))
+    return t;
+  return std::nullopt;
+}
+
+std::optional<HostTensor> readConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  return readElements(constant.getValue());
+}
+
+DenseElementsAttr writeElements(const HostTensor &t) {
+  auto type = RankedTensorType::get(t.shape, t.elementType);
+  if (t.elementType.isF32()) {
+    SmallVector<float> values(t.floats.begin(), t.floats.end());
+    return DenseElementsAttr::get(type, ArrayRef<float>(values));
+  }
+  if (auto floatType = dyn_cast<FloatType>(t.elementType)) {
+    SmallVector<APFloat> values;
+    values.reserve(t.floats.size());
+    for (double d : t.floats) {
+      APFloat v(d);
+      bool losesInfo;
+      v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+      values.push_back(v);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+  unsigned width = t.elementType.getIntOrFloatBitWidth();
+  SmallVector<APInt> values;
+  values.reserve(t.ints.size());
+  for (int64_t v : t.ints) {
+    if (width == 1)
+      values.push_back(APInt(1, v != 0 ? 1 : 0));
+    else
+      values.push_back(APInt(64, static_cast<uint64_t>(v)).trunc(width));
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+template <typename T>
+static ElementsAttr writeResource(RankedTensorType type, ArrayRef<T> values) {
+  return DenseResourceElementsAttr::get(
+      type, "gopt_folded",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+}
+
+ElementsAttr writeConstant(const HostTensor &t) {
+  int64_t n = t.numElements();
+  auto type = RankedTensorType::get(t.shape, t.elementType);
+  bool large = n > kMaxInlineElements;
+  if (large) {
+    // A splat prints as one value: keep it inline.
+    bool splat =
+        t.isFloat() ? llvm::all_equal(t.floats) : llvm::all_equal(t.ints);
+    large = !splat;
+  }
+  if (large && t.elementType.isF32()) {
+    std::vector<float> values(t.floats.begin(), t.floats.end());
+    return writeResource<float>(type, values);
+  }
+  if (large && t.elementType.isSignlessInteger(32)) {
+    std::vector<int32_t> values(t.ints.begin(), t.ints.end());
+    return writeResource<int32_t>(type, values);
+  }
+  if (large && t.elementType.isSignlessInteger(64))
+    return writeResource<int64_t>(type, t.ints);
+  return writeElements(t);
+}
+
+HostTensor transposeTensor(const HostTensor &t, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t, 4> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.shape[p]);
+  HostTensor result = HostTensor::zeros(shape, t.elementType);
+  SmallVector<int64_t, 4> inStrides = stridesOf(t.shape);
+  // Stride in the operand of each result dimension.
+  SmallVector<int64_t, 4> strides;
+  for (int64_t p : perm)
+    strides.push_back(inStrides[p]);
+  int64_t n = result.numElements();
+  SmallVector<int64_t, 4> index(shape.size(), 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.isFloat())
+      result.floats[i] = t.floats[offset];
+    else
+      result.ints[i] = t.ints[offset];
+    // Odometer increment of the result index, tracking the operand offset.
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= strides[d] * (shape[d] - 1);
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+SmallVector<int64_t, 4> invertPermutation(ArrayRef<int64_t> perm) {
+  SmallVector<int64_t, 4> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+} // namespace gopt
