@@ -1,0 +1,36 @@
+//===- CompileModel.h - Model file to plan, in memory -----------*- C++ -*-===//
+//
+// What gopt-run (and embedders that have the compiler) call to run a graph
+// file directly: read it (.mlir, or a graph file through the importers), run
+// an optional pass pipeline, and lower it to a plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_DRIVER_COMPILEMODEL_H
+#define GOPT_DRIVER_COMPILEMODEL_H
+
+#include "gopt/runtime/plan.pb.h"
+
+#include <optional>
+#include <string>
+
+namespace gopt {
+
+struct ModelCompileOptions {
+  /// A textual pass pipeline run on the module before lowering, e.g.
+  /// "builtin.module(func.func(gopt-optimize{target=cpu}))"; empty runs
+  /// nothing, so the plan computes exactly what the file says.
+  std::string pipeline;
+  /// "mlir", "onnx" or "graphdef"; empty picks by the file's extension.
+  std::string inputFormat;
+};
+
+/// Compiles the model at `path` to a plan. On failure returns nullopt and
+/// sets `error` to the diagnostics, each naming the file and what is wrong.
+std::optional<plan::Plan> compileModelFile(const std::string &path,
+                                           const ModelCompileOptions &options,
+                                           std::string &error);
+
+} // namespace gopt
+
+#endif // GOPT_DRIVER_COMPILEMODEL_H

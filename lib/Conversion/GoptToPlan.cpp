@@ -1,0 +1,359 @@
+//===- GoptToPlan.cpp - Lower a gopt graph to a runtime plan --------------===//
+
+#include "gopt/Conversion/GoptToPlan.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+
+#include "gopt/runtime/PlanBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+namespace rt = gopt::runtime;
+
+namespace gopt {
+
+FailureOr<func::FuncOp> findGraphFunction(ModuleOp module) {
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (func.getSymName() == "main")
+      return func;
+    funcs.push_back(func);
+  }
+  if (funcs.size() == 1)
+    return funcs.front();
+  InFlightDiagnostic diag = module.emitError()
+                            << "expects one graph function (or one named "
+                               "@main) to lower, found "
+                            << funcs.size();
+  for (func::FuncOp func : funcs)
+    diag.attachNote(func.getLoc()) << "candidate @" << func.getSymName();
+  return failure();
+}
+
+namespace {
+
+/// Maps an element type to the plan's dtype, or kInvalid.
+rt::DType toDType(Type type) {
+  if (type.isF32())
+    return rt::DType::kF32;
+  if (type.isF16())
+    return rt::DType::kF16;
+  if (type.isBF16())
+    return rt::DType::kBF16;
+  if (type.isInteger(1))
+    return rt::DType::kBool;
+  if (type.isInteger(8))
+    return rt::DType::kI8;
+  if (type.isInteger(32))
+    return rt::DType::kI32;
+  if (type.isInteger(64))
+    return rt::DType::kI64;
+  return rt::DType::kInvalid;
+}
+
+rt::Shape toShape(RankedTensorType type) {
+  rt::Shape shape;
+  for (int64_t dim : type.getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? -1 : dim);
+  return shape;
+}
+
+/// An attribute in the plan's generic form, or nullopt for attribute kinds
+/// the runtime has no use for.
+std::optional<gopt::plan::AttrValue> toPlanAttr(Attribute attr) {
+  if (auto str = dyn_cast<StringAttr>(attr))
+    return rt::stringAttr(str.str());
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return rt::boolAttr(flag.getValue());
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return rt::intAttr(integer.getValue().getSExtValue());
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return rt::floatAttr(real.getValueAsDouble());
+  if (auto array = dyn_cast<DenseI64ArrayAttr>(attr))
+    return rt::intsAttr(std::vector<int64_t>(array.asArrayRef().begin(),
+                                             array.asArrayRef().end()));
+  return std::nullopt;
+}
+
+/// A readable, unique name for an op: its NameLoc if the importer gave one.
+std::string getOpName(Operation *op, unsigned index) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<NameLoc>(inner)) {
+        loc = inner;
+        break;
+      }
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().str();
+  std::string name = op->getName().stripDialect().str();
+  return name + "_" + std::to_string(index);
+}
+
+class PlanLowering {
+public:
+  explicit PlanLowering(func::FuncOp func)
+      : func(func), builder(func.getSymName().str()) {}
+
+  FailureOr<gopt::plan::Plan> run();
+
+private:
+  LogicalResult lowerConstant(ConstantOp op);
+  LogicalResult lowerOp(Operation *op);
+  FailureOr<int> lookup(Operation *user, Value value);
+  /// The name a function argument or result is bound under.
+  std::string getBindingName(DictionaryAttr attrs, StringRef prefix,
+                             unsigned index);
+  FailureOr<rt::DType> getDType(Operation *where, Type type);
+
+  func::FuncOp func;
+  rt::PlanBuilder builder;
+  llvm::DenseMap<Value, int> tensors;
+  /// Values returned by the function, with the output names they bind to.
+  llvm::DenseMap<Value, std::string> returnedOnce;
+  unsigned opIndex = 0;
+};
+
+std::string PlanLowering::getBindingName(DictionaryAttr attrs, StringRef prefix,
+                                         unsigned index) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("gopt.name"))
+      return name.str();
+  return (prefix + Twine(index)).str();
+}
+
+FailureOr<rt::DType> PlanLowering::getDType(Operation *where, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  rt::DType dtype =
+      tensor ? toDType(tensor.getElementType()) : rt::DType::kInvalid;
+  if (dtype == rt::DType::kInvalid) {
+    if (where)
+      where->emitOpError("cannot lower a value of type ")
+          << type << " to a plan (expects a ranked tensor of f32, f16, "
+          << "bf16, i1, i8, i32 or i64)";
+    else
+      func.emitOpError("cannot lower an argument of type ")
+          << type << " to a plan";
+    return failure();
+  }
+  return dtype;
+}
+
+FailureOr<int> PlanLowering::lookup(Operation *user, Value value) {
+  auto it = tensors.find(value);
+  if (it != tensors.end())
+    return it->second;
+  user->emitOpError("uses a value the plan lowering has not seen (an op "
+                    "outside the gopt dialect?)");
+  return failure();
+}
+
+LogicalResult PlanLowering::lowerConstant(ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  FailureOr<rt::DType> dtype = getDType(op, type);
+  if (failed(dtype))
+    return failure();
+  rt::Tensor value = rt::Tensor::allocate(*dtype, toShape(type));
+  auto *out = static_cast<char *>(value.data());
+  size_t elementSize = rt::dtypeSize(*dtype);
+  int64_t count = type.getNumElements();
+
+  if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+    if (*dtype == rt::DType::kBool) {
+      int64_t i = 0;
+      for (bool b : dense.getValues<bool>())
+        out[i++] = b ? 1 : 0;
+    } else if (dense.isSplat()) {
+      ArrayRef<char> raw = dense.getRawData();
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(out + i * elementSize, raw.data(), elementSize);
+    } else {
+      ArrayRef<char> raw = dense.getRawData();
+      if (raw.size() != count * elementSize)
+        return op.emitOpError("has ")
+               << raw.size() << " bytes of data for " << count
+               << " elements of " << elementSize << " bytes";
+      std::memcpy(out, raw.data(), raw.size());
+    }
+  } else if (auto resource =
+                 dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op.emitOpError("refers to resource '")
+             << resource.getRawHandle().getKey()
+             << "' whose data is missing (was the IR printed with "
+                "-mlir-elide-resource-strings-if-larger?)";
+    ArrayRef<char> raw = blob->getData();
+    if (raw.size() != count * elementSize)
+      return op.emitOpError("has a resource of ")
+             << raw.size() << " bytes for " << count << " elements of "
+             << elementSize << " bytes";
+    std::memcpy(out, raw.data(), raw.size());
+  } else {
+    return op.emitOpError("has a constant kind the plan lowering cannot "
+                          "read: ")
+           << op.getValue();
+  }
+  tensors[op.getResult()] =
+      builder.addConstant(getOpName(op, opIndex++), value);
+  return success();
+}
+
+LogicalResult PlanLowering::lowerOp(Operation *op) {
+  if (!isa<GoptDialect>(op->getDialect()))
+    return op->emitOpError("cannot be lowered to a plan: only gopt ops run "
+                           "in the runtime");
+  std::string name = getOpName(op, opIndex++);
+  std::vector<int> inputs, outputs;
+  for (Value operand : op->getOperands()) {
+    FailureOr<int> index = lookup(op, operand);
+    if (failed(index))
+      return failure();
+    inputs.push_back(*index);
+  }
+  for (OpResult result : op->getResults()) {
+    FailureOr<rt::DType> dtype = getDType(op, result.getType());
+    if (failed(dtype))
+      return failure();
+    rt::Shape shape = toShape(cast<RankedTensorType>(result.getType()));
+    std::string tensorName =
+        op->getNumResults() == 1
+            ? name
+            : name + ":" + std::to_string(result.getResultNumber());
+    auto returned = returnedOnce.find(result);
+    int index = returned != returnedOnce.end()
+                    ? builder.addOutput(returned->second, *dtype, shape)
+                    : builder.addIntermediate(tensorName, *dtype, shape);
+    tensors[result] = index;
+    outputs.push_back(index);
+  }
+
+  // Inherent attributes, with the ODS defaults made explicit so the plan
+  // does not depend on the runtime knowing them.
+  NamedAttrList attributes(op->getAttrDictionary());
+  op->getName().populateDefaultAttrs(attributes);
+  rt::AttrMap attrs;
+  std::string device;
+  for (NamedAttribute attr : attributes) {
+    if (attr.getName() == GoptDialect::getDeviceAttrName()) {
+      StringRef value = cast<StringAttr>(attr.getValue()).getValue();
+      device = value == "gpu" ? "cuda" : value.str();
+      continue;
+    }
+    if (std::optional<gopt::plan::AttrValue> value =
+            toPlanAttr(attr.getValue()))
+      attrs[attr.getName().str()] = *value;
+  }
+  builder.addOp(op->getName().stripDialect().str(), name, inputs, outputs,
+                attrs, device);
+  return success();
+}
+
+FailureOr<gopt::plan::Plan> PlanLowering::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("expects a graph function with one block"),
+           failure();
+  Block &body = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret)
+    return func.emitOpError("expects the graph to end in func.return"),
+           failure();
+
+  // A value returned once and produced by an op becomes an output tensor
+  // directly; others (arguments, constants, repeated results) get a copy.
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value value : ret.getOperands())
+    ++returnCount[value];
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = value.getDefiningOp();
+    if (def && !isa<ConstantOp>(def) && returnCount[value] == 1)
+      returnedOnce[value] =
+          getBindingName(func.getResultAttrDict(i), "output", i);
+  }
+
+  for (BlockArgument arg : body.getArguments()) {
+    FailureOr<rt::DType> dtype = getDType(nullptr, arg.getType());
+    if (failed(dtype))
+      return failure();
+    tensors[arg] = builder.addInput(
+        getBindingName(func.getArgAttrDict(arg.getArgNumber()), "input",
+                       arg.getArgNumber()),
+        *dtype, toShape(cast<RankedTensorType>(arg.getType())));
+  }
+
+  for (Operation &op : body.without_terminator()) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (failed(lowerConstant(constant)))
+        return failure();
+      continue;
+    }
+    if (failed(lowerOp(&op)))
+      return failure();
+  }
+
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (returnedOnce.count(value))
+      continue;
+    // Copy into a fresh output tensor so every output has a tensor of its
+    // own, as the runtime's bindings expect.
+    std::string name = getBindingName(func.getResultAttrDict(i), "output", i);
+    FailureOr<int> source = lookup(ret, value);
+    if (failed(source))
+      return failure();
+    auto type = cast<RankedTensorType>(value.getType());
+    FailureOr<rt::DType> dtype = getDType(ret, type);
+    if (failed(dtype))
+      return failure();
+    int output = builder.addOutput(name, *dtype, toShape(type));
+    builder.addOp("identity", name + "/copy", {*source}, {output});
+  }
+
+  builder.proto().set_producer("gopt-translate --emit-plan");
+  rt::StatusOr<rt::Plan> plan = builder.build();
+  if (!plan.ok())
+    return func.emitOpError("lowered to an invalid plan: ")
+               << plan.status().message(),
+           failure();
+  return plan->proto();
+}
+
+} // namespace
+
+FailureOr<gopt::plan::Plan> lowerToPlan(func::FuncOp func) {
+  return PlanLowering(func).run();
+}
+
+void registerEmitPlanTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "emit-plan", "lower a gopt graph to a runtime plan (.gplan)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expects a module");
+        FailureOr<func::FuncOp> func = findGraphFunction(module);
+        if (failed(func))
+          return failure();
+        FailureOr<gopt::plan::Plan> plan = lowerToPlan(*func);
+        if (failed(plan))
+          return failure();
+        std::string bytes;
+        if (!plan->SerializeToString(&bytes))
+          return op->emitError("could not serialize the plan");
+        os << bytes;
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<GoptDialect, func::FuncDialect>();
+      });
+}
+
+} // namespace gopt
