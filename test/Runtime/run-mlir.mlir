@@ -1,0 +1,40 @@
+// RUN: env -u OMP_WAIT_POLICY gopt-run %s --batch 3 --warmup 2 --iterations 5 --profile | FileCheck %s
+// RUN: env OMP_WAIT_POLICY=active gopt-run %s --warmup 0 --iterations 1 | FileCheck %s --check-prefix=ACTIVE
+// RUN: gopt-run %s --batch 3 --pipeline 'builtin.module(canonicalize)' --compare %s | FileCheck %s --check-prefix=SAME
+// RUN: not gopt-run %s --compare %S/Inputs/scaled.mlir 2>&1 | FileCheck %s --check-prefix=DIFF
+// RUN: not gopt-run %S/Inputs/invalid.mlir 2>&1 | FileCheck %s --check-prefix=INVALID
+// RUN: gopt-run %s --optimize --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=OPT
+
+/// gopt-run compiles .mlir graphs on the fly, times them and profiles each
+/// op; --compare runs two graphs on the same inputs.
+
+/// gopt-run re-executes itself with OpenMP's passive wait policy unless the
+/// user chose one (spinning barriers stall on loaded machines).
+// CHECK: model: {{.*}}run-mlir.mlir  backend: cpu  batch: 3  threads: 0  omp-wait: passive
+// CHECK: latency (ms): median {{[0-9.]+}}  p90 {{[0-9.]+}}  min {{[0-9.]+}}  (5 iterations after 2 warm-up)
+// CHECK: throughput: {{[0-9.]+}} samples/s
+// CHECK: op kind device
+// CHECK-DAG: dense1 matmul cpu
+// CHECK-DAG: act relu cpu
+
+// ACTIVE: omp-wait: active
+
+// SAME: logits 0 0 ok
+// SAME: outputs match
+
+// DIFF: logits {{[0-9.e+-]+}} 0.5 MISMATCH
+// DIFF: outputs differ
+
+/// --optimize runs gopt-optimize first: the identity is stripped.
+// OPT: dense1 matmul cpu
+// OPT-NOT: identity
+
+// INVALID: invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'gopt.matmul' op expects matching contraction dimensions, got 8 (a [?, 8]) and 4 (b [4, 2])
+
+func.func @main(%x: tensor<?x8xf32> {gopt.name = "features"}) -> (tensor<?x2xf32> {gopt.name = "logits"}) {
+  %w = gopt.constant dense<[[0.5, -0.5], [0.25, 0.75], [-1.0, 1.0], [0.1, 0.2], [0.3, -0.3], [0.0, 1.0], [1.0, 0.0], [-0.5, 0.5]]> : tensor<8x2xf32>
+  %0 = gopt.matmul %x, %w : (tensor<?x8xf32>, tensor<8x2xf32>) -> tensor<?x2xf32> loc("dense1")
+  %1 = gopt.relu %0 : (tensor<?x2xf32>) -> tensor<?x2xf32> loc("act")
+  %2 = gopt.identity %1 : (tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %2 : tensor<?x2xf32>
+}

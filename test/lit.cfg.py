@@ -1,0 +1,56 @@
+# lit configuration for gopt's tests.
+
+import os
+import shutil
+
+import lit.formats
+
+config.name = "gopt"
+config.test_format = lit.formats.ShTest(not lit_config.isWindows)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gopt_obj_root, "test")
+
+# gopt's tools first, then FileCheck, not and count from LLVM.
+config.environment["PATH"] = os.pathsep.join(
+    [config.gopt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+config.substitutions.append(("%gopt_src_root", config.gopt_src_root))
+config.substitutions.append(("%PYTHON", shutil.which("python3") or "python3"))
+
+# Tests that need data outside the repository (../shared/models) skip when
+# it is absent, saying so.
+shared_models = os.path.join(os.path.dirname(config.gopt_src_root), "shared", "models")
+if os.path.isdir(shared_models):
+    config.available_features.add("shared-models")
+    config.substitutions.append(("%shared_models", shared_models))
+else:
+    lit_config.note("../shared/models not found: tests needing it are UNSUPPORTED")
+
+for tool in ["gopt-translate", "gopt-run"]:
+    if os.path.exists(os.path.join(config.gopt_tools_dir, tool)):
+        config.available_features.add(tool)
+# lit runs only in builds with the compiler, where gopt-run compiles .mlir
+# graphs on the fly.
+if "gopt-run" in config.available_features:
+    config.available_features.add("gopt-run-mlir")
+if config.gopt_enable_cuda:
+    config.available_features.add("cuda")
+
+# ONNX's node test suite (libonnx-testdata), for the import conformance test.
+if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
+    config.available_features.add("onnx-testdata")
+
+# Numeric pass checks (test/Transforms/numeric) need gopt-run to take .mlir
+# graphs: available when its --help says it reads them.
+import subprocess
+gopt_run = os.path.join(config.gopt_tools_dir, "gopt-run")
+if os.path.exists(gopt_run):
+    try:
+        usage = subprocess.run([gopt_run, "--help"], capture_output=True,
+                               text=True, timeout=20)
+        if ".mlir" in usage.stdout + usage.stderr:
+            config.available_features.add("gopt-run-mlir")
+    except (OSError, subprocess.SubprocessError):
+        pass

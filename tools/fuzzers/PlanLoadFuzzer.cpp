@@ -1,0 +1,84 @@
+//===- PlanLoadFuzzer.cpp - Fuzz target: runtime plan loading -------------===//
+//
+// Bytes as a serialized plan (.gplan): Plan::loadFromBytes (parse and
+// validate), then a reference-backend session at batch 1, every input bound
+// to zeros, one run, every output read. Any error status is fine; a crash, a
+// hang or a sanitizer report is a finding.
+//
+// The runtime has no memory cap of its own, so this target skips plans whose
+// declared tensors (dynamic dims at batch 1) and constants need more than
+// kMaxTensorBytes. Whatever still allocates more than that (an intermediate
+// whose inferred shape blows up) is caught by the allocation limit of the
+// driver (libFuzzer's -malloc_limit_mb, gopt-fuzz-smoke's guard).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzCommon.h"
+
+#include "gopt/runtime/Plan.h"
+#include "gopt/runtime/Session.h"
+#include "gopt/runtime/Tensor.h"
+
+#include <string>
+
+using namespace gopt::runtime;
+
+namespace {
+
+/// Bytes of `dims` (dynamic dims as 1) of `dtype`, added to `total`; false
+/// when the sum would pass kMaxTensorBytes (or overflow on the way).
+bool addTensorBytes(const Shape &dims, DType dtype, size_t &total) {
+  size_t bytes = dtypeSize(dtype);
+  if (bytes == 0)
+    bytes = 8;
+  for (int64_t d : dims) {
+    size_t extent = d < 0 ? 1 : static_cast<size_t>(d);
+    if (extent != 0 && bytes > gopt::fuzz::kMaxTensorBytes / extent)
+      return false;
+    bytes *= extent;
+  }
+  total += bytes;
+  return total <= gopt::fuzz::kMaxTensorBytes;
+}
+
+bool withinBudget(const gopt::plan::Plan &proto) {
+  size_t total = proto.constants().size();
+  if (total > gopt::fuzz::kMaxTensorBytes)
+    return false;
+  for (const gopt::plan::TensorInfo &t : proto.tensors())
+    if (!addTensorBytes(Shape(t.shape().begin(), t.shape().end()),
+                        fromProtoDType(t.dtype()), total))
+      return false;
+  return true;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  gopt::fuzz::quietProtobuf();
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  StatusOr<Plan> plan = Plan::loadFromBytes(bytes, "fuzz.gplan");
+  if (!plan.ok() || !withinBudget(plan->proto()))
+    return 0;
+  SessionOptions options;
+  options.backend = "reference";
+  options.batchSize = 1;
+  options.threads = 1;
+  StatusOr<std::unique_ptr<Session>> session = Session::create(*plan, options);
+  if (!session.ok())
+    return 0;
+  Session &s = **session;
+  for (const TensorDesc &input : s.inputs()) {
+    size_t total = 0;
+    if (!addTensorBytes(input.shape, input.dtype, total))
+      return 0;
+    if (!s.setInput(input.name, Tensor::allocate(input.dtype, input.shape))
+             .ok())
+      return 0;
+  }
+  if (!s.run().ok())
+    return 0;
+  for (const TensorDesc &output : s.outputs())
+    (void)s.output(output.name);
+  return 0;
+}

@@ -1,0 +1,215 @@
+//===- CpuScheduleTest.cpp - Layouts, fusion and aliases of backend cpu ---===//
+//
+// Whole graphs (ResNet-like, NCHW) run on "cpu", where activations stay in
+// oneDNN's blocked layouts, conv+add+relu chains fuse and reshapes alias,
+// must compute what the reference backend computes op by op.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <set>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+AttrMap convAttrs(const char *activation = "none", int64_t stride = 1,
+                  int64_t pad = 1) {
+  return {{"data_format", stringAttr("NCHW")},
+          {"filter_format", stringAttr("OIHW")},
+          {"strides", intsAttr({stride, stride})},
+          {"pads", intsAttr({pad, pad, pad, pad})},
+          {"activation", stringAttr(activation)}};
+}
+
+struct Graph {
+  PlanBuilder b{"g"};
+  uint32_t seed = 100;
+  int conv(int x, int64_t cin, int64_t cout, const Shape &outShape,
+           const char *act = "none", int64_t k = 3, int64_t stride = 1) {
+    int w = b.addConstant("w" + std::to_string(seed),
+                          randomF32({cout, cin, k, k}, seed++));
+    int bias =
+        b.addConstant("b" + std::to_string(seed), randomF32({cout}, seed++));
+    int y = b.addIntermediate("c" + std::to_string(seed), F32, outShape);
+    b.addOp("conv2d", "conv" + std::to_string(seed), {x, w, bias}, {y},
+            convAttrs(act, stride, k / 2));
+    return y;
+  }
+  int op(const std::string &kind, std::vector<int> ins, const Shape &shape,
+         const AttrMap &attrs = {}, bool output = false) {
+    std::string name = kind + std::to_string(seed++);
+    int y = output ? b.addOutput(name, F32, shape)
+                   : b.addIntermediate(name, F32, shape);
+    b.addOp(kind, name, ins, {y}, attrs);
+    return y;
+  }
+};
+
+struct RunResult {
+  std::vector<Tensor> outputs;
+  std::vector<OpProfile> profiles;
+};
+
+RunResult runPlan(const Plan &plan, const std::string &backend,
+                  const std::vector<Tensor> &inputs, int64_t batch) {
+  RunResult result;
+  SessionOptions options;
+  options.backend = backend;
+  options.threads = 2;
+  options.batchSize = batch;
+  auto session = Session::create(plan, options);
+  EXPECT_TRUE(session.ok()) << session.status().toString();
+  if (!session.ok())
+    return result;
+  std::vector<TensorDesc> ins = (*session)->inputs();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
+  for (int r = 0; r < 2; ++r) { // twice: no state left behind
+    Status s = (*session)->run();
+    EXPECT_TRUE(s.ok()) << s.toString();
+  }
+  for (const TensorDesc &out : (*session)->outputs())
+    result.outputs.push_back((*session)->output(out.name)->clone());
+  result.profiles = (*session)->opProfiles();
+  return result;
+}
+
+void expectSame(const Plan &plan, const std::vector<Tensor> &inputs,
+                int64_t batch, const RunResult &cpu) {
+  RunResult ref = runPlan(plan, "reference", inputs, batch);
+  ASSERT_EQ(ref.outputs.size(), cpu.outputs.size());
+  for (size_t i = 0; i < ref.outputs.size(); ++i)
+    EXPECT_LT(maxAbsDiff(ref.outputs[i], cpu.outputs[i]), 2e-4f)
+        << "output " << i;
+}
+
+std::multiset<std::string> kinds(const RunResult &r) {
+  std::multiset<std::string> k;
+  for (const OpProfile &p : r.profiles)
+    k.insert(p.kind);
+  return k;
+}
+
+// stem conv+relu, max_pool, two basic blocks (the second with a strided
+// downsample whose conv comes after the main path's), global_avg_pool,
+// flatten, matmul + bias, softmax.
+Plan resnetLike(bool residualAlsoOutput) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 3, 16, 16});
+  int c0 = g.conv(x, 3, 16, {-1, 16, 16, 16}, "none");
+  int r0 = g.op("relu", {c0}, {-1, 16, 16, 16});
+  int p0 = g.op("max_pool", {r0}, {-1, 16, 8, 8},
+                {{"data_format", stringAttr("NCHW")},
+                 {"kernel", intsAttr({3, 3})},
+                 {"strides", intsAttr({2, 2})},
+                 {"pads", intsAttr({1, 1, 1, 1})}});
+  // Block 1: identity shortcut.
+  int a1 = g.conv(p0, 16, 16, {-1, 16, 8, 8}, "relu");
+  int a2 = g.conv(a1, 16, 16, {-1, 16, 8, 8});
+  int s1 = g.op("add", {a2, p0}, {-1, 16, 8, 8});
+  int o1 = g.op("relu", {s1}, {-1, 16, 8, 8});
+  if (residualAlsoOutput) // p0 stays live: the sum may not overwrite it
+    g.op("mul", {p0, p0}, {-1, 16, 8, 8}, {}, /*output=*/true);
+  // Block 2: main path first, then the 1x1 strided downsample.
+  int b1 = g.conv(o1, 16, 24, {-1, 24, 4, 4}, "relu", 3, 2);
+  int b2 = g.conv(b1, 24, 24, {-1, 24, 4, 4});
+  int d = g.conv(o1, 16, 24, {-1, 24, 4, 4}, "none", 1, 2);
+  int s2 = g.op("add", {d, b2}, {-1, 24, 4, 4});
+  int o2 = g.op("relu", {s2}, {-1, 24, 4, 4});
+  int gp = g.op("global_avg_pool", {o2}, {-1, 24, 1, 1},
+                {{"data_format", stringAttr("NCHW")}});
+  int f = g.op("flatten", {gp}, {-1, 24});
+  int w = g.b.addConstant("fc", randomF32({24, 10}, 7));
+  int bias = g.b.addConstant("fcb", randomF32({10}, 8));
+  int mm = g.op("matmul", {f, w}, {-1, 10});
+  int logits = g.op("add", {mm, bias}, {-1, 10});
+  g.op("softmax", {logits}, {-1, 10}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  return *plan;
+}
+
+TEST(CpuSchedule, ResNetLikeMatchesReferenceAndFuses) {
+  Plan plan = resnetLike(false);
+  for (int64_t batch : {1, 3}) {
+    std::vector<Tensor> in = {randomF32({batch, 3, 16, 16}, 1)};
+    RunResult cpu = runPlan(plan, "cpu", in, batch);
+    expectSame(plan, in, batch, cpu);
+    std::multiset<std::string> k = kinds(cpu);
+    EXPECT_EQ(k.count("conv2d+relu"), 1u); // the stem
+    EXPECT_EQ(k.count("conv2d+add+relu"), 2u);
+    EXPECT_EQ(k.count("relu"), 0u);
+    EXPECT_EQ(k.count("add"), 1u); // the matmul's bias stays separate
+    for (const OpProfile &p : cpu.profiles)
+      if (p.kind == "flatten")
+        EXPECT_EQ(p.implementation, "alias");
+    // Activations stay in oneDNN's layouts from the stem to the global
+    // pooling: at most the input and the pooled result are reordered.
+    EXPECT_LE(k.count("reorder"), 2u);
+  }
+}
+
+TEST(CpuSchedule, LiveResidualIsCopiedNotOverwritten) {
+  Plan plan = resnetLike(true);
+  std::vector<Tensor> in = {randomF32({2, 3, 16, 16}, 2)};
+  RunResult cpu = runPlan(plan, "cpu", in, 2);
+  expectSame(plan, in, 2, cpu);
+  EXPECT_EQ(kinds(cpu).count("conv2d+add+relu"), 2u);
+}
+
+TEST(CpuSchedule, GraphInputResidualAndStandaloneBlockedOps) {
+  // conv -> add(graph input) -> relu6 -> conv -> batch_norm -> relu ->
+  // sub(itself) -> output: the residual is an input (copied), and
+  // batch_norm/relu/sub run on the blocked layout.
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 8, 9, 7});
+  int c = g.conv(x, 8, 8, {-1, 8, 9, 7});
+  int s = g.op("add", {x, c}, {-1, 8, 9, 7});
+  int r = g.op("relu6", {s}, {-1, 8, 9, 7});
+  int c2 = g.conv(r, 8, 16, {-1, 16, 9, 7}, "sigmoid");
+  std::vector<int> stats;
+  for (int i = 0; i < 4; ++i) {
+    Tensor v = randomF32({16}, 50 + i);
+    if (i == 3)
+      for (int64_t j = 0; j < 16; ++j)
+        v.data<float>()[j] = std::abs(v.data<float>()[j]) + 0.5f;
+    stats.push_back(g.b.addConstant("bn" + std::to_string(i), v));
+  }
+  int bn =
+      g.op("batch_norm", {c2, stats[0], stats[1], stats[2], stats[3]},
+           {-1, 16, 9, 7},
+           {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-3)}});
+  int rl = g.op("relu", {bn}, {-1, 16, 9, 7});
+  int m = g.op("mul", {rl, bn}, {-1, 16, 9, 7});
+  g.op("reshape", {m}, {-1, 16 * 63}, {{"shape", intsAttr({-1, 16 * 63})}},
+       /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({2, 8, 9, 7}, 3)};
+  RunResult cpu = runPlan(*plan, "cpu", in, 2);
+  expectSame(*plan, in, 2, cpu);
+  EXPECT_EQ(kinds(cpu).count("conv2d+add+relu6"), 1u);
+}
+
+TEST(CpuSchedule, ResolvesAgainForANewBatch) {
+  Plan plan = resnetLike(false);
+  SessionOptions options;
+  options.threads = 2;
+  options.batchSize = 2;
+  auto session = Session::create(plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  for (int64_t batch : {2, 5, 1}) {
+    Tensor x = randomF32({batch, 3, 16, 16}, 9 + batch);
+    ASSERT_TRUE((*session)->setInput("x", x).ok());
+    ASSERT_TRUE((*session)->run().ok());
+    Tensor cpu = (*session)->output((*session)->outputs()[0].name)->clone();
+    RunResult ref = runPlan(plan, "reference", {x}, batch);
+    EXPECT_LT(maxAbsDiff(ref.outputs[0], cpu), 2e-4f) << "batch " << batch;
+  }
+}
+
+} // namespace

@@ -1,0 +1,148 @@
+//===- FastKernelsTest.cpp - Fast CPU kernels vs. the reference -----------===//
+#include "TestUtil.h"
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+// Runs a one-op plan on "reference" and "cpu", checks that "cpu" used
+// `impl` for it and that the results agree.
+void expectSameAsReference(const std::string &kind, const AttrMap &attrs,
+                           const std::vector<Tensor> &inputs,
+                           const Shape &outShape, const char *impl = "fast",
+                           float tol = 1e-5f) {
+  PlanBuilder b(kind);
+  std::vector<int> ins;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(b.addInput("in" + std::to_string(i), inputs[i].dtype(),
+                             inputs[i].shape()));
+  int y = b.addOutput("y", F32, outShape);
+  b.addOp(kind, "op", ins, {y}, attrs);
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> results;
+  for (const char *backend : {"reference", "cpu"}) {
+    SessionOptions options;
+    options.backend = backend;
+    options.threads = 2;
+    auto session = Session::create(*plan, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      ASSERT_TRUE(
+          (*session)->setInput("in" + std::to_string(i), inputs[i]).ok());
+    Status s = (*session)->run();
+    ASSERT_TRUE(s.ok()) << s.toString();
+    if (std::string(backend) == "cpu") {
+      // Besides "op" only reorders out of oneDNN's layouts may run.
+      bool found = false;
+      for (const OpProfile &p : (*session)->opProfiles()) {
+        if (p.name == "op") {
+          found = true;
+          EXPECT_EQ(p.implementation, impl);
+        } else {
+          EXPECT_EQ(p.kind, "reorder");
+        }
+      }
+      EXPECT_TRUE(found);
+    }
+    results.push_back((*session)->output("y")->clone());
+  }
+  EXPECT_LE(maxAbsDiff(results[0], results[1]), tol);
+}
+
+TEST(FastBinary, SameShapeOddSizeAndLarge) {
+  for (const char *kind : {"add", "sub", "mul"}) {
+    expectSameAsReference(kind, {},
+                          {randomF32({3, 5, 7}, 1), randomF32({3, 5, 7}, 2)},
+                          {3, 5, 7});
+    // Large enough to run multithreaded.
+    expectSameAsReference(
+        kind, {},
+        {randomF32({2, 33, 29, 31}, 3), randomF32({2, 33, 29, 31}, 4)},
+        {2, 33, 29, 31});
+  }
+}
+
+TEST(FastBinary, PerChannelNchwBothOperandOrders) {
+  for (const char *kind : {"add", "sub", "mul"}) {
+    expectSameAsReference(kind, {},
+                          {randomF32({2, 5, 3, 7}, 5), randomF32({5, 1, 1}, 6)},
+                          {2, 5, 3, 7});
+    expectSameAsReference(
+        kind, {}, {randomF32({1, 5, 1, 1}, 7), randomF32({2, 5, 3, 7}, 8)},
+        {2, 5, 3, 7});
+    expectSameAsReference(
+        kind, {}, {randomF32({4, 37, 19, 23}, 9), randomF32({1, 37, 1, 1}, 10)},
+        {4, 37, 19, 23});
+  }
+}
+
+TEST(FastBinary, TrailingVectorNhwcAndScalar) {
+  for (const char *kind : {"add", "sub", "mul"}) {
+    // Per-channel NHWC (and a Gemm bias over [batch, features]).
+    expectSameAsReference(kind, {},
+                          {randomF32({2, 3, 4, 11}, 11), randomF32({11}, 12)},
+                          {2, 3, 4, 11});
+    expectSameAsReference(
+        kind, {}, {randomF32({13}, 13), randomF32({3, 13}, 14)}, {3, 13});
+    expectSameAsReference(kind, {}, {randomF32({3, 13}, 15), randomF32({}, 16)},
+                          {3, 13});
+    expectSameAsReference(
+        kind, {}, {randomF32({1}, 17), randomF32({3, 13}, 18)}, {3, 13});
+    // A middle block: [1, 6, 1] over [4, 6, 5].
+    expectSameAsReference(kind, {},
+                          {randomF32({4, 6, 5}, 19), randomF32({1, 6, 1}, 20)},
+                          {4, 6, 5});
+  }
+}
+
+TEST(FastBinary, TwoBroadcastOperandsFallBackToReference) {
+  expectSameAsReference("add", {},
+                        {randomF32({3, 1}, 21), randomF32({1, 4}, 22)}, {3, 4},
+                        "reference");
+  // Two separate broadcast blocks.
+  expectSameAsReference("mul", {},
+                        {randomF32({2, 3, 4}, 23), randomF32({2, 1, 4}, 24)},
+                        {2, 3, 4}, "reference");
+}
+
+TEST(FastUnary, ReluRelu6Clip) {
+  Tensor x = randomF32({3, 7, 5, 9}, 25);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.data<float>()[i] *= 10; // reach past 6
+  expectSameAsReference("relu", {}, {x}, x.shape());
+  expectSameAsReference("relu6", {}, {x}, x.shape());
+  expectSameAsReference("clip",
+                        {{"min", floatAttr(-2.5)}, {"max", floatAttr(4)}}, {x},
+                        x.shape());
+  Tensor big = randomF32({2, 64, 31, 17}, 26);
+  expectSameAsReference("relu", {}, {big}, big.shape());
+}
+
+// NCHW runs as a oneDNN pooling (it may read blocked layouts), NHWC fast.
+TEST(FastGlobalAvgPool, BothLayoutsOddSizes) {
+  expectSameAsReference("global_avg_pool",
+                        {{"data_format", stringAttr("NHWC")}},
+                        {randomF32({3, 5, 7, 9}, 27)}, {3, 1, 1, 9});
+  expectSameAsReference("global_avg_pool",
+                        {{"data_format", stringAttr("NCHW")}},
+                        {randomF32({3, 9, 5, 7}, 28)}, {3, 9, 1, 1}, "onednn");
+  expectSameAsReference(
+      "global_avg_pool", {{"data_format", stringAttr("NCHW")}},
+      {randomF32({8, 64, 13, 11}, 29)}, {8, 64, 1, 1}, "onednn");
+}
+
+TEST(FastSoftmax, LastAxisAndLog) {
+  expectSameAsReference("softmax", {}, {randomF32({5, 17}, 30)}, {5, 17});
+  expectSameAsReference("log_softmax", {{"axis", intAttr(2)}},
+                        {randomF32({2, 3, 1001}, 31)}, {2, 3, 1001});
+  expectSameAsReference("softmax", {}, {randomF32({600, 100}, 32)}, {600, 100});
+  // Another axis stays with the reference.
+  expectSameAsReference("softmax", {{"axis", intAttr(0)}},
+                        {randomF32({5, 17}, 33)}, {5, 17}, "reference");
+}
+
+} // namespace

@@ -1,0 +1,197 @@
+//===- OneDnnKernelsTest.cpp - oneDNN kernels vs. the reference -----------===//
+#include "TestUtil.h"
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+// Runs the op on "reference" and on "cpu", checks which implementation
+// "cpu" picked and that both agree.
+void compareBackends(const std::string &kind, const AttrMap &attrs,
+                     const std::vector<Tensor> &inputs, const OutSpec &out,
+                     const std::vector<int> &constants = {},
+                     const char *expectedImpl = "onednn", float tol = 1e-4f) {
+  PlanBuilder b(kind);
+  std::vector<int> ins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool isConst = std::find(constants.begin(), constants.end(),
+                             static_cast<int>(i)) != constants.end();
+    ins.push_back(isConst ? b.addConstant("c" + std::to_string(i), inputs[i])
+                          : b.addInput("in" + std::to_string(i),
+                                       inputs[i].dtype(), inputs[i].shape()));
+  }
+  int y = b.addOutput("y", out.dtype, out.shape);
+  b.addOp(kind, "op", ins, {y}, attrs);
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> results;
+  for (const char *backend : {"reference", "cpu"}) {
+    SessionOptions options;
+    options.backend = backend;
+    options.threads = 2;
+    auto session = Session::create(*plan, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool isConst = std::find(constants.begin(), constants.end(),
+                               static_cast<int>(i)) != constants.end();
+      if (!isConst) {
+        ASSERT_TRUE(
+            (*session)->setInput("in" + std::to_string(i), inputs[i]).ok());
+      }
+    }
+    // Twice: the second run must not depend on state left by the first.
+    ASSERT_TRUE((*session)->run().ok());
+    Status second = (*session)->run();
+    ASSERT_TRUE(second.ok()) << second.toString();
+    if (std::string(backend) == "cpu") {
+      EXPECT_EQ((*session)->opProfiles()[0].implementation, expectedImpl);
+    }
+    results.push_back((*session)->output("y")->clone());
+  }
+  EXPECT_LT(maxAbsDiff(results[0], results[1]), tol);
+}
+
+TEST(OneDnnConv, NhwcSameBiasReluConstantWeights) {
+  compareBackends(
+      "conv2d",
+      {{"padding", stringAttr("SAME")}, {"activation", stringAttr("relu")}},
+      {randomF32({2, 7, 9, 5}, 1), randomF32({3, 3, 5, 8}, 2),
+       randomF32({8}, 3)},
+      {F32, {2, 7, 9, 8}}, {1, 2});
+}
+
+TEST(OneDnnConv, NchwStridedDilatedVariableWeights) {
+  compareBackends("conv2d",
+                  {{"data_format", stringAttr("NCHW")},
+                   {"filter_format", stringAttr("OIHW")},
+                   {"strides", intsAttr({2, 2})},
+                   {"dilations", intsAttr({2, 1})},
+                   {"pads", intsAttr({1, 2, 0, 1})}},
+                  {randomF32({1, 4, 11, 10}, 4), randomF32({6, 4, 3, 3}, 5)},
+                  {F32, {1, 6, 5, 5}});
+}
+
+TEST(OneDnnConv, GroupedHwio) {
+  compareBackends("conv2d",
+                  {{"groups", intAttr(2)}, {"activation", stringAttr("relu6")}},
+                  {randomF32({2, 6, 6, 4}, 6), randomF32({3, 3, 2, 6}, 7),
+                   randomF32({6}, 8)},
+                  {F32, {2, 4, 4, 6}}, {1});
+}
+
+TEST(OneDnnConv, DepthwiseNchwSigmoid) {
+  compareBackends("conv2d",
+                  {{"groups", intAttr(8)},
+                   {"data_format", stringAttr("NCHW")},
+                   {"filter_format", stringAttr("OIHW")},
+                   {"padding", stringAttr("SAME")},
+                   {"activation", stringAttr("sigmoid")}},
+                  {randomF32({1, 8, 9, 9}, 9), randomF32({8, 1, 3, 3}, 10),
+                   randomF32({8}, 11)},
+                  {F32, {1, 8, 9, 9}}, {1, 2});
+}
+
+TEST(OneDnnMatmul, Plain) {
+  compareBackends("matmul", {}, {randomF32({5, 7}, 1), randomF32({7, 3}, 2)},
+                  {F32, {5, 3}}, {1});
+}
+
+TEST(OneDnnMatmul, Transposes) {
+  compareBackends(
+      "matmul",
+      {{"transpose_a", boolAttr(true)}, {"transpose_b", boolAttr(true)}},
+      {randomF32({2, 7, 5}, 3), randomF32({2, 3, 7}, 4)}, {F32, {2, 5, 3}});
+}
+
+TEST(OneDnnMatmul, BatchBroadcast) {
+  compareBackends("matmul", {},
+                  {randomF32({2, 1, 3, 4}, 5), randomF32({3, 4, 6}, 6)},
+                  {F32, {2, 3, 3, 6}});
+  compareBackends("matmul", {{"transpose_b", boolAttr(true)}},
+                  {randomF32({4, 2, 8}, 7), randomF32({5, 8}, 8)},
+                  {F32, {4, 2, 5}}, {1});
+}
+
+TEST(OneDnnPool, MaxWithPadding) {
+  compareBackends("max_pool",
+                  {{"kernel", intsAttr({3, 3})},
+                   {"strides", intsAttr({2, 2})},
+                   {"pads", intsAttr({1, 1, 1, 1})}},
+                  {randomF32({2, 9, 9, 3}, 1)}, {F32, {2, 5, 5, 3}});
+}
+
+TEST(OneDnnPool, AvgExcludeAndIncludePadNchw) {
+  AttrMap attrs = {{"kernel", intsAttr({3, 3})},
+                   {"pads", intsAttr({1, 1, 1, 1})},
+                   {"data_format", stringAttr("NCHW")}};
+  compareBackends("avg_pool", attrs, {randomF32({1, 4, 6, 6}, 2)},
+                  {F32, {1, 4, 6, 6}});
+  attrs["count_include_pad"] = boolAttr(true);
+  compareBackends("avg_pool", attrs, {randomF32({1, 4, 6, 6}, 3)},
+                  {F32, {1, 4, 6, 6}});
+}
+
+TEST(OneDnnPool, CeilMode) {
+  AttrMap attrs = {{"kernel", intsAttr({2, 2})},
+                   {"strides", intsAttr({2, 2})},
+                   {"ceil_mode", boolAttr(true)}};
+  compareBackends("max_pool", attrs, {randomF32({1, 7, 7, 2}, 4)},
+                  {F32, {1, 4, 4, 2}});
+  compareBackends("avg_pool", attrs, {randomF32({1, 7, 7, 2}, 5)},
+                  {F32, {1, 4, 4, 2}});
+  // Counting the ceil_mode area would be wrong: the reference runs.
+  attrs["count_include_pad"] = boolAttr(true);
+  compareBackends("avg_pool", attrs, {randomF32({1, 7, 7, 2}, 6)},
+                  {F32, {1, 4, 4, 2}}, {}, "reference");
+}
+
+TEST(OneDnnPool, SamePadding) {
+  compareBackends("avg_pool",
+                  {{"kernel", intsAttr({3, 3})},
+                   {"strides", intsAttr({2, 2})},
+                   {"padding", stringAttr("SAME")}},
+                  {randomF32({2, 8, 8, 4}, 7)}, {F32, {2, 4, 4, 4}});
+}
+
+std::vector<Tensor> bnInputs(const Shape &x, int64_t c, uint32_t seed) {
+  Tensor var = randomF32({c}, seed + 4);
+  for (int64_t i = 0; i < c; ++i)
+    var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.5f;
+  return {randomF32(x, seed), randomF32({c}, seed + 1),
+          randomF32({c}, seed + 2), randomF32({c}, seed + 3), var};
+}
+
+TEST(OneDnnBatchNorm, Layouts) {
+  compareBackends("batch_norm", {}, bnInputs({2, 5, 5, 6}, 6, 1),
+                  {F32, {2, 5, 5, 6}}, {1, 2, 3, 4});
+  compareBackends(
+      "batch_norm",
+      {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}},
+      bnInputs({2, 6, 5, 5}, 6, 2), {F32, {2, 6, 5, 5}});
+  compareBackends("batch_norm", {}, bnInputs({7, 3}, 3, 3), {F32, {7, 3}});
+}
+
+TEST(OneDnnBatchNorm, RankThreeFallsBackToReference) {
+  compareBackends("batch_norm", {}, bnInputs({2, 3, 4}, 4, 4), {F32, {2, 3, 4}},
+                  {}, "reference");
+}
+
+TEST(OneDnn, WorkspaceIsReported) {
+  PlanBuilder b("conv");
+  int x = b.addInput("x", F32, {1, 8, 8, 16});
+  int w = b.addConstant("w", randomF32({3, 3, 16, 16}, 1));
+  int y = b.addOutput("y", F32, {1, 8, 8, 16});
+  b.addOp("conv2d", "conv", {x, w}, {y}, {{"padding", stringAttr("SAME")}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok());
+  auto session = Session::create(*plan);
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ((*session)->opProfiles()[0].implementation, "onednn");
+  EXPECT_GE((*session)->memoryStats().totalBytes(),
+            (*session)->memoryStats().constantBytes);
+}
+
+} // namespace

@@ -1,0 +1,608 @@
+//===- ReferenceKernelsTest.cpp - Reference kernels vs. hand values -------===//
+#include "TestUtil.h"
+
+#include "gopt/runtime/OpSchema.h"
+
+#include <cmath>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+Tensor image3x3() { return makeF32({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}); }
+
+TEST(Conv2dRef, ValidPadding) {
+  Tensor w = makeF32({2, 2, 1, 1}, {1, 1, 1, 1});
+  Tensor y = runOk("conv2d", {{"padding", stringAttr("VALID")}},
+                   {image3x3(), w}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(y), {12, 16, 24, 28});
+}
+
+TEST(Conv2dRef, SamePaddingPadsAfter) {
+  Tensor w = makeF32({2, 2, 1, 1}, {1, 1, 1, 1});
+  Tensor y = runOk("conv2d", {{"padding", stringAttr("SAME")}}, {image3x3(), w},
+                   {F32, {1, 3, 3, 1}});
+  // total padding 1 per dim goes after (bottom/right).
+  expectNear(values<float>(y), {12, 16, 9, 24, 28, 15, 15, 17, 9});
+}
+
+TEST(Conv2dRef, ExplicitPadsAndStride) {
+  Tensor w = makeF32({3, 3, 1, 1}, std::vector<float>(9, 1.0f));
+  Tensor y =
+      runOk("conv2d",
+            {{"pads", intsAttr({1, 1, 1, 1})}, {"strides", intsAttr({2, 2})}},
+            {image3x3(), w}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(y), {12, 16, 24, 28});
+}
+
+TEST(Conv2dRef, AsymmetricExplicitPads) {
+  Tensor w = makeF32({1, 1, 1, 1}, {2});
+  Tensor y = runOk("conv2d", {{"pads", intsAttr({1, 0, 0, 1})}},
+                   {makeF32({1, 1, 2, 1}, {3, 4}), w}, {F32, {1, 2, 3, 1}});
+  expectNear(values<float>(y), {0, 0, 0, 6, 8, 0});
+}
+
+TEST(Conv2dRef, Dilation) {
+  Tensor w = makeF32({2, 2, 1, 1}, {1, 1, 1, 1});
+  Tensor y =
+      runOk("conv2d",
+            {{"dilations", intsAttr({2, 2})}, {"padding", stringAttr("VALID")}},
+            {image3x3(), w}, {F32, {1, 1, 1, 1}});
+  expectNear(values<float>(y), {1 + 3 + 7 + 9});
+}
+
+TEST(Conv2dRef, GroupsBiasReluNCHW) {
+  // Two groups of one channel each: y = relu(x * w + b) per channel.
+  Tensor x = makeF32({1, 2, 1, 1}, {3, 5});
+  Tensor w = makeF32({2, 1, 1, 1}, {2, -10});
+  Tensor b = makeF32({2}, {1, 1});
+  Tensor y = runOk("conv2d",
+                   {{"groups", intAttr(2)},
+                    {"data_format", stringAttr("NCHW")},
+                    {"filter_format", stringAttr("OIHW")},
+                    {"activation", stringAttr("relu")}},
+                   {x, w, b}, {F32, {1, 2, 1, 1}});
+  expectNear(values<float>(y), {7, 0});
+}
+
+TEST(Conv2dRef, GroupedOutputChannelsUseTheirGroupInputs) {
+  // Cin=2, Cout=4, groups=2: outputs 0,1 read channel 0; 2,3 read channel 1.
+  Tensor x = makeF32({1, 1, 1, 2}, {3, 5});
+  Tensor w = makeF32({1, 1, 1, 4}, {1, 2, 3, 4}); // HWIO, I = Cin/groups = 1
+  Tensor y =
+      runOk("conv2d", {{"groups", intAttr(2)}}, {x, w}, {F32, {1, 1, 1, 4}});
+  expectNear(values<float>(y), {3, 6, 15, 20});
+}
+
+TEST(Conv2dRef, NCHWMatchesNHWC) {
+  Tensor xNhwc = randomF32({2, 5, 6, 4}, 1);
+  Tensor wHwio = randomF32({3, 3, 2, 6}, 2); // groups 2
+  AttrMap common = {{"groups", intAttr(2)},
+                    {"strides", intsAttr({2, 1})},
+                    {"padding", stringAttr("SAME")},
+                    {"activation", stringAttr("relu6")}};
+  Tensor yNhwc = runOk("conv2d", common, {xNhwc, wHwio}, {F32, {2, 3, 6, 6}});
+  Tensor xNchw = runOk("transpose", {{"perm", intsAttr({0, 3, 1, 2})}}, {xNhwc},
+                       {F32, {2, 4, 5, 6}});
+  Tensor wOihw = runOk("transpose", {{"perm", intsAttr({3, 2, 0, 1})}}, {wHwio},
+                       {F32, {6, 2, 3, 3}});
+  AttrMap nchw = common;
+  nchw["data_format"] = stringAttr("NCHW");
+  nchw["filter_format"] = stringAttr("OIHW");
+  Tensor yNchw = runOk("conv2d", nchw, {xNchw, wOihw}, {F32, {2, 6, 3, 6}});
+  Tensor back = runOk("transpose", {{"perm", intsAttr({0, 2, 3, 1})}}, {yNchw},
+                      {F32, {2, 3, 6, 6}});
+  EXPECT_LT(maxAbsDiff(back, yNhwc), 1e-5f);
+}
+
+TEST(Conv2dRef, RejectsChannelMismatch) {
+  auto r = runOp("conv2d", {},
+                 {randomF32({1, 3, 3, 2}, 1), randomF32({1, 1, 3, 4}, 2)},
+                 {{F32, {1, 3, 3, 4}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("conv2d_op"), std::string::npos);
+}
+
+TEST(BatchNormRef, Inference) {
+  Tensor x = makeF32({2, 2}, {1, 2, 3, 4});
+  Tensor y = runOk("batch_norm", {{"epsilon", floatAttr(0.0)}},
+                   {x, makeF32({2}, {2, 1}), makeF32({2}, {0, 10}),
+                    makeF32({2}, {1, 2}), makeF32({2}, {4, 1})},
+                   {F32, {2, 2}});
+  // channel 0: (x-1)/2*2; channel 1: (x-2)/1*1+10
+  expectNear(values<float>(y), {0, 10, 2, 12});
+}
+
+TEST(BatchNormRef, InferenceNCHW) {
+  Tensor x = makeF32({1, 2, 1, 2}, {1, 3, 10, 20});
+  Tensor y =
+      runOk("batch_norm",
+            {{"epsilon", floatAttr(0.0)}, {"data_format", stringAttr("NCHW")}},
+            {x, makeF32({2}, {1, 1}), makeF32({2}, {0, 0}),
+             makeF32({2}, {1, 10}), makeF32({2}, {1, 100})},
+            {F32, {1, 2, 1, 2}});
+  expectNear(values<float>(y), {0, 2, 0, 1});
+}
+
+TEST(BatchNormRef, Training) {
+  Tensor x = makeF32({4, 1}, {1, 2, 3, 4});
+  auto r =
+      runOp("batch_norm",
+            {{"epsilon", floatAttr(0.0)},
+             {"training", boolAttr(true)},
+             {"momentum", floatAttr(0.9)}},
+            {x, makeF32({1}, {1}), makeF32({1}, {0}), makeF32({1}, {0}),
+             makeF32({1}, {1})},
+            {{F32, {4, 1}}, {F32, {1}}, {F32, {1}}, {F32, {1}}, {F32, {1}}});
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  float s = std::sqrt(1.25f);
+  expectNear(values<float>((*r)[0]),
+             {-1.5f / s, -0.5f / s, 0.5f / s, 1.5f / s});
+  expectNear(values<float>((*r)[1]), {2.5f});
+  expectNear(values<float>((*r)[2]), {1.25f});
+  expectNear(values<float>((*r)[3]), {0.25f});
+  expectNear(values<float>((*r)[4]), {0.9f + 0.1f * 5.0f / 3.0f});
+}
+
+TEST(BatchNormRef, TrainingNeedsFiveResults) {
+  auto r = runOp("batch_norm", {{"training", boolAttr(true)}},
+                 {makeF32({1, 1}, {1}), makeF32({1}, {1}), makeF32({1}, {0}),
+                  makeF32({1}, {0}), makeF32({1}, {1})},
+                 {{F32, {1, 1}}});
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(PoolRef, MaxPool) {
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i)
+    v[i] = i;
+  Tensor y = runOk(
+      "max_pool", {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}},
+      {makeF32({1, 4, 4, 1}, v)}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(y), {5, 7, 13, 15});
+}
+
+TEST(PoolRef, MaxPoolIgnoresPadding) {
+  Tensor y =
+      runOk("max_pool",
+            {{"kernel", intsAttr({2, 2})}, {"pads", intsAttr({1, 0, 1, 0})}},
+            {makeF32({1, 2, 2, 1}, {-1, -2, -3, -4})}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(y), {-1, -1, -1, -1});
+}
+
+TEST(PoolRef, AvgPoolCountIncludePad) {
+  Tensor x = makeF32({1, 2, 2, 1}, {1, 2, 3, 4});
+  AttrMap attrs = {{"kernel", intsAttr({3, 3})},
+                   {"pads", intsAttr({1, 1, 1, 1})}};
+  Tensor exclude = runOk("avg_pool", attrs, {x}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(exclude), {2.5, 2.5, 2.5, 2.5});
+  attrs["count_include_pad"] = boolAttr(true);
+  Tensor include = runOk("avg_pool", attrs, {x}, {F32, {1, 2, 2, 1}});
+  expectNear(values<float>(include), {10 / 9.f, 10 / 9.f, 10 / 9.f, 10 / 9.f});
+}
+
+TEST(PoolRef, CeilMode) {
+  Tensor x = makeF32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  AttrMap attrs = {{"kernel", intsAttr({2, 2})},
+                   {"strides", intsAttr({2, 2})},
+                   {"data_format", stringAttr("NCHW")}};
+  Tensor floorMax = runOk("max_pool", attrs, {x}, {F32, {1, 1, 1, 1}});
+  expectNear(values<float>(floorMax), {5});
+  attrs["ceil_mode"] = boolAttr(true);
+  Tensor ceilMax = runOk("max_pool", attrs, {x}, {F32, {1, 1, 2, 2}});
+  expectNear(values<float>(ceilMax), {5, 6, 8, 9});
+  Tensor ceilAvg = runOk("avg_pool", attrs, {x}, {F32, {1, 1, 2, 2}});
+  expectNear(values<float>(ceilAvg), {3, 4.5, 7.5, 9});
+  // The extra ceil_mode area is outside the padded input: never counted.
+  attrs["count_include_pad"] = boolAttr(true);
+  Tensor ceilAvgInclude = runOk("avg_pool", attrs, {x}, {F32, {1, 1, 2, 2}});
+  expectNear(values<float>(ceilAvgInclude), {3, 4.5, 7.5, 9});
+}
+
+TEST(PoolRef, SamePadding) {
+  Tensor x = makeF32({1, 1, 3, 1}, {1, 2, 3});
+  Tensor y = runOk("avg_pool",
+                   {{"kernel", intsAttr({1, 2})},
+                    {"strides", intsAttr({1, 2})},
+                    {"padding", stringAttr("SAME")}},
+                   {x}, {F32, {1, 1, 2, 1}});
+  expectNear(values<float>(y), {1.5, 3});
+}
+
+TEST(PoolRef, GlobalAvgPool) {
+  Tensor x = makeF32({1, 2, 2, 2}, {1, 10, 2, 20, 3, 30, 4, 40});
+  Tensor y = runOk("global_avg_pool", {}, {x}, {F32, {1, 1, 1, 2}});
+  expectNear(values<float>(y), {2.5, 25});
+  Tensor z = runOk("global_avg_pool", {{"data_format", stringAttr("NCHW")}},
+                   {x}, {F32, {1, 2, 1, 1}});
+  expectNear(values<float>(z), {8.25, 19.25});
+}
+
+TEST(BinaryRef, BroadcastAdd) {
+  Tensor y =
+      runOk("add", {}, {makeF32({2, 1}, {1, 2}), makeF32({3}, {10, 20, 30})},
+            {F32, {2, 3}});
+  expectNear(values<float>(y), {11, 21, 31, 12, 22, 32});
+}
+
+TEST(BinaryRef, BroadcastBothSides) {
+  Tensor y =
+      runOk("sub", {}, {makeF32({1, 3}, {1, 2, 3}), makeF32({2, 1}, {1, 2})},
+            {F32, {2, 3}});
+  expectNear(values<float>(y), {0, 1, 2, -1, 0, 1});
+}
+
+TEST(BinaryRef, AllFloatOps) {
+  Tensor a = makeF32({3}, {1, -4, 9}), b = makeF32({3}, {2, 2, 0.5});
+  expectNear(values<float>(runOk("mul", {}, {a, b}, {F32, {3}})), {2, -8, 4.5});
+  expectNear(values<float>(runOk("div", {}, {a, b}, {F32, {3}})),
+             {0.5, -2, 18});
+  expectNear(values<float>(runOk("max", {}, {a, b}, {F32, {3}})), {2, 2, 9});
+  expectNear(values<float>(runOk("min", {}, {a, b}, {F32, {3}})), {1, -4, 0.5});
+  expectNear(values<float>(runOk("pow", {}, {a, b}, {F32, {3}})), {1, 16, 3});
+  expectNear(values<float>(runOk("squared_difference", {}, {a, b}, {F32, {3}})),
+             {1, 36, 72.25});
+}
+
+TEST(BinaryRef, IntegerDivTruncatesTowardZero) {
+  Tensor a = makeTensor<int32_t>(DType::kI32, {3}, {-7, 7, 5});
+  Tensor b = makeTensor<int32_t>(DType::kI32, {3}, {2, -2, 5});
+  Tensor y = runOk("div", {}, {a, b}, {DType::kI32, {3}});
+  EXPECT_EQ(values<int32_t>(y), (std::vector<int32_t>{-3, -3, 1}));
+}
+
+TEST(BinaryRef, IntegerDivByZeroIsAnError) {
+  Tensor a = makeTensor<int64_t>(DType::kI64, {1}, {1});
+  Tensor b = makeTensor<int64_t>(DType::kI64, {1}, {0});
+  auto r = runOp("div", {}, {a, b}, {{DType::kI64, {1}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("div_op"), std::string::npos);
+}
+
+TEST(BinaryRef, IntegerAndBoolTypes) {
+  Tensor a = makeTensor<int64_t>(DType::kI64, {2}, {5, -3});
+  Tensor b = makeTensor<int64_t>(DType::kI64, {1}, {4});
+  EXPECT_EQ(values<int64_t>(runOk("add", {}, {a, b}, {DType::kI64, {2}})),
+            (std::vector<int64_t>{9, 1}));
+  Tensor i8a = makeTensor<int8_t>(DType::kI8, {2}, {100, -100});
+  Tensor i8b = makeTensor<int8_t>(DType::kI8, {2}, {-1, 3});
+  EXPECT_EQ(values<int8_t>(runOk("max", {}, {i8a, i8b}, {DType::kI8, {2}})),
+            (std::vector<int8_t>{100, 3}));
+  Tensor ba = makeTensor<bool>(DType::kBool, {4}, {false, false, true, true});
+  Tensor bb = makeTensor<bool>(DType::kBool, {4}, {false, true, false, true});
+  EXPECT_EQ(values<bool>(runOk("mul", {}, {ba, bb}, {DType::kBool, {4}})),
+            (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(values<bool>(runOk("max", {}, {ba, bb}, {DType::kBool, {4}})),
+            (std::vector<bool>{false, true, true, true}));
+}
+
+TEST(BinaryRef, MismatchedTypesAreRejected) {
+  auto r =
+      runOp("add", {},
+            {makeF32({1}, {1}), makeTensor<int32_t>(DType::kI32, {1}, {1})},
+            {{F32, {1}}});
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(BinaryRef, HalfPrecisionViaF32) {
+  Tensor a = Tensor::allocate(DType::kF16, {2});
+  Tensor b = Tensor::allocate(DType::kF16, {2});
+  a.data<uint16_t>()[0] = floatToHalf(1.5f);
+  a.data<uint16_t>()[1] = floatToHalf(-2.0f);
+  b.data<uint16_t>()[0] = floatToHalf(0.25f);
+  b.data<uint16_t>()[1] = floatToHalf(3.0f);
+  Tensor y = runOk("add", {}, {a, b}, {DType::kF16, {2}});
+  EXPECT_EQ(halfToFloat(y.data<uint16_t>()[0]), 1.75f);
+  EXPECT_EQ(halfToFloat(y.data<uint16_t>()[1]), 1.0f);
+  Tensor c = Tensor::allocate(DType::kBF16, {1});
+  c.data<uint16_t>()[0] = floatToBf16(-4.0f);
+  Tensor r = runOk("relu", {}, {c}, {DType::kBF16, {1}});
+  EXPECT_EQ(bf16ToFloat(r.data<uint16_t>()[0]), 0.0f);
+}
+
+TEST(UnaryRef, Activations) {
+  Tensor x = makeF32({4}, {-2, -0.5, 0.5, 8});
+  expectNear(values<float>(runOk("relu", {}, {x}, {F32, {4}})), {0, 0, 0.5, 8});
+  expectNear(values<float>(runOk("relu6", {}, {x}, {F32, {4}})),
+             {0, 0, 0.5, 6});
+  expectNear(values<float>(runOk("leaky_relu", {{"alpha", floatAttr(0.1)}}, {x},
+                                 {F32, {4}})),
+             {-0.2f, -0.05f, 0.5f, 8});
+  expectNear(values<float>(
+                 runOk("clip", {{"min", floatAttr(-1)}, {"max", floatAttr(1)}},
+                       {x}, {F32, {4}})),
+             {-1, -0.5, 0.5, 1});
+  expectNear(values<float>(runOk("neg", {}, {x}, {F32, {4}})),
+             {2, 0.5, -0.5, -8});
+  expectNear(values<float>(runOk("abs", {}, {x}, {F32, {4}})),
+             {2, 0.5, 0.5, 8});
+  expectNear(values<float>(runOk("sigmoid", {}, {x}, {F32, {4}})),
+             {0.1192029f, 0.3775407f, 0.6224593f, 0.9996646f});
+  expectNear(values<float>(runOk("tanh", {}, {x}, {F32, {4}})),
+             {-0.9640276f, -0.4621172f, 0.4621172f, 0.9999998f});
+  expectNear(values<float>(runOk("erf", {}, {x}, {F32, {4}})),
+             {-0.9953223f, -0.5204999f, 0.5204999f, 1.0f});
+  expectNear(values<float>(runOk("gelu", {}, {x}, {F32, {4}})),
+             {-0.0455003f, -0.1542688f, 0.3457312f, 8.0f});
+  expectNear(values<float>(runOk("gelu", {{"approximate", stringAttr("tanh")}},
+                                 {x}, {F32, {4}})),
+             {-0.0454023f, -0.1542860f, 0.3457140f, 8.0f});
+}
+
+TEST(UnaryRef, Math) {
+  Tensor x = makeF32({2}, {1, 4});
+  expectNear(values<float>(runOk("exp", {}, {x}, {F32, {2}})),
+             {2.7182818f, 54.59815f}, 1e-4f);
+  expectNear(values<float>(runOk("log", {}, {x}, {F32, {2}})), {0, 1.3862944f});
+  expectNear(values<float>(runOk("sqrt", {}, {x}, {F32, {2}})), {1, 2});
+  expectNear(values<float>(runOk("rsqrt", {}, {x}, {F32, {2}})), {1, 0.5});
+}
+
+TEST(UnaryRef, IntegerNegAbsRelu) {
+  Tensor x = makeTensor<int32_t>(DType::kI32, {3}, {-3, 0, 4});
+  EXPECT_EQ(values<int32_t>(runOk("neg", {}, {x}, {DType::kI32, {3}})),
+            (std::vector<int32_t>{3, 0, -4}));
+  EXPECT_EQ(values<int32_t>(runOk("abs", {}, {x}, {DType::kI32, {3}})),
+            (std::vector<int32_t>{3, 0, 4}));
+  EXPECT_EQ(values<int32_t>(runOk("relu", {}, {x}, {DType::kI32, {3}})),
+            (std::vector<int32_t>{0, 0, 4}));
+  EXPECT_FALSE(runOp("exp", {}, {x}, {{DType::kI32, {3}}}).ok());
+}
+
+TEST(SoftmaxRef, LastAxisAndStability) {
+  Tensor x = makeF32({2, 3}, {1, 2, 3, 1000, 1000, 1000});
+  Tensor y = runOk("softmax", {}, {x}, {F32, {2, 3}});
+  expectNear(values<float>(y),
+             {0.0900306f, 0.2447285f, 0.6652409f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
+  Tensor l = runOk("log_softmax", {}, {x}, {F32, {2, 3}});
+  expectNear(values<float>(l), {-2.4076059f, -1.4076059f, -0.4076059f,
+                                -1.0986123f, -1.0986123f, -1.0986123f});
+}
+
+TEST(SoftmaxRef, Axis0) {
+  Tensor x = makeF32({2, 2}, {0, 1, 0, 1});
+  Tensor y = runOk("softmax", {{"axis", intAttr(0)}}, {x}, {F32, {2, 2}});
+  expectNear(values<float>(y), {0.5, 0.5, 0.5, 0.5});
+}
+
+TEST(ReduceRef, SumMeanMax) {
+  Tensor x = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expectNear(values<float>(runOk("reduce_sum", {{"axes", intsAttr({1})}}, {x},
+                                 {F32, {2}})),
+             {6, 15});
+  expectNear(values<float>(runOk(
+                 "reduce_sum",
+                 {{"axes", intsAttr({-1})}, {"keep_dims", boolAttr(true)}}, {x},
+                 {F32, {2, 1}})),
+             {6, 15});
+  expectNear(values<float>(runOk("reduce_mean", {}, {x}, {F32, {}})), {3.5});
+  expectNear(values<float>(runOk("reduce_max", {{"axes", intsAttr({0})}}, {x},
+                                 {F32, {3}})),
+             {4, 5, 6});
+  Tensor i = makeTensor<int32_t>(DType::kI32, {3}, {1, 2, 4});
+  EXPECT_EQ(values<int32_t>(runOk("reduce_sum", {}, {i}, {DType::kI32, {}})),
+            (std::vector<int32_t>{7}));
+}
+
+TEST(ReduceRef, MiddleAxis) {
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i)
+    v[i] = i;
+  Tensor y = runOk("reduce_sum", {{"axes", intsAttr({1})}},
+                   {makeF32({2, 3, 4}, v)}, {F32, {2, 4}});
+  expectNear(values<float>(y), {12, 15, 18, 21, 48, 51, 54, 57});
+}
+
+TEST(ShapeOpsRef, ReshapeFlattenShape) {
+  Tensor x = makeF32({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  Tensor r =
+      runOk("reshape", {{"shape", intsAttr({3, -1})}}, {x}, {F32, {3, 4}});
+  EXPECT_EQ(values<float>(r), values<float>(x));
+  Tensor f = runOk("flatten", {{"axis", intAttr(2)}}, {x}, {F32, {6, 2}});
+  EXPECT_EQ(values<float>(f), values<float>(x));
+  Tensor s = runOk("shape", {}, {x}, {DType::kI64, {3}});
+  EXPECT_EQ(values<int64_t>(s), (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_FALSE(
+      runOp("reshape", {{"shape", intsAttr({5, -1})}}, {x}, {{F32, {5, 2}}})
+          .ok());
+}
+
+TEST(ShapeOpsRef, Transpose) {
+  Tensor x = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor y =
+      runOk("transpose", {{"perm", intsAttr({1, 0})}}, {x}, {F32, {3, 2}});
+  expectNear(values<float>(y), {1, 4, 2, 5, 3, 6});
+  Tensor i = makeTensor<int64_t>(DType::kI64, {1, 2, 2}, {1, 2, 3, 4});
+  Tensor z = runOk("transpose", {{"perm", intsAttr({2, 0, 1})}}, {i},
+                   {DType::kI64, {2, 1, 2}});
+  EXPECT_EQ(values<int64_t>(z), (std::vector<int64_t>{1, 3, 2, 4}));
+}
+
+TEST(ShapeOpsRef, Concat) {
+  Tensor a = makeF32({2, 1}, {1, 2}), b = makeF32({2, 2}, {3, 4, 5, 6});
+  Tensor y = runOk("concat", {{"axis", intAttr(1)}}, {a, b}, {F32, {2, 3}});
+  expectNear(values<float>(y), {1, 3, 4, 2, 5, 6});
+  Tensor z = runOk("concat", {{"axis", intAttr(-2)}}, {b, b}, {F32, {4, 2}});
+  expectNear(values<float>(z), {3, 4, 5, 6, 3, 4, 5, 6});
+  EXPECT_FALSE(
+      runOp("concat", {{"axis", intAttr(0)}}, {a, b}, {{F32, {4, 1}}}).ok());
+}
+
+TEST(ShapeOpsRef, Slice) {
+  std::vector<float> v(10);
+  for (int i = 0; i < 10; ++i)
+    v[i] = i;
+  Tensor x = makeF32({10}, v);
+  Tensor y = runOk("slice",
+                   {{"starts", intsAttr({1})},
+                    {"ends", intsAttr({100})},
+                    {"steps", intsAttr({3})}},
+                   {x}, {F32, {3}});
+  expectNear(values<float>(y), {1, 4, 7});
+  Tensor z =
+      runOk("slice", {{"starts", intsAttr({-3})}, {"ends", intsAttr({10})}},
+            {x}, {F32, {3}});
+  expectNear(values<float>(z), {7, 8, 9});
+  Tensor m = makeF32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor w =
+      runOk("slice", {{"starts", intsAttr({1, 0})}, {"ends", intsAttr({3, 2})}},
+            {m}, {F32, {2, 2}});
+  expectNear(values<float>(w), {4, 5, 7, 8});
+}
+
+TEST(ShapeOpsRef, PadModes) {
+  Tensor x = makeF32({3}, {1, 2, 3});
+  expectNear(
+      values<float>(runOk(
+          "pad", {{"pads", intsAttr({2, 2})}, {"mode", stringAttr("reflect")}},
+          {x}, {F32, {7}})),
+      {3, 2, 1, 2, 3, 2, 1});
+  expectNear(
+      values<float>(runOk(
+          "pad", {{"pads", intsAttr({2, 2})}, {"mode", stringAttr("edge")}},
+          {x}, {F32, {7}})),
+      {1, 1, 1, 2, 3, 3, 3});
+  expectNear(values<float>(runOk(
+                 "pad", {{"pads", intsAttr({1, 0})}, {"value", floatAttr(9)}},
+                 {x}, {F32, {4}})),
+             {9, 1, 2, 3});
+  Tensor m = makeTensor<int32_t>(DType::kI32, {2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(values<int32_t>(runOk("pad", {{"pads", intsAttr({0, 1, 1, 0})}},
+                                  {m}, {DType::kI32, {3, 3}})),
+            (std::vector<int32_t>{0, 1, 2, 0, 3, 4, 0, 0, 0}));
+  EXPECT_FALSE(
+      runOp("pad",
+            {{"pads", intsAttr({3, 0})}, {"mode", stringAttr("reflect")}}, {x},
+            {{F32, {6}}})
+          .ok());
+}
+
+TEST(CastRef, FloatToIntTruncatesAndToBool) {
+  Tensor x = makeF32({4}, {-1.7f, 2.9f, 0.0f, 0.25f});
+  EXPECT_EQ(values<int32_t>(runOk("cast", {}, {x}, {DType::kI32, {4}})),
+            (std::vector<int32_t>{-1, 2, 0, 0}));
+  EXPECT_EQ(values<bool>(runOk("cast", {}, {x}, {DType::kBool, {4}})),
+            (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(values<int8_t>(runOk("cast", {}, {x}, {DType::kI8, {4}})),
+            (std::vector<int8_t>{-1, 2, 0, 0}));
+}
+
+TEST(CastRef, AllPairsRoundTripSmallIntegers) {
+  const DType all[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI8,
+                       DType::kI32, DType::kI64, DType::kU8,   DType::kBool};
+  Tensor src = makeTensor<int64_t>(DType::kI64, {3}, {0, 1, 5});
+  for (DType to : all) {
+    Tensor mid = runOk("cast", {}, {src}, {to, {3}});
+    Tensor back = runOk("cast", {}, {mid}, {DType::kI64, {3}});
+    std::vector<int64_t> expected = {0, 1, to == DType::kBool ? 1 : 5};
+    EXPECT_EQ(values<int64_t>(back), expected) << dtypeName(to);
+    for (DType to2 : all) // every pair is accepted
+      EXPECT_TRUE(runOp("cast", {}, {mid}, {{to2, {3}}}).ok())
+          << dtypeName(to) << " -> " << dtypeName(to2);
+  }
+}
+
+TEST(MatmulRef, TransposesAndBatchBroadcast) {
+  Tensor a = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = makeF32({3, 2}, {1, 0, 0, 1, 1, 1});
+  expectNear(values<float>(runOk("matmul", {}, {a, b}, {F32, {2, 2}})),
+             {4, 5, 10, 11});
+  Tensor at = makeF32({3, 2}, {1, 4, 2, 5, 3, 6});
+  Tensor bt = makeF32({2, 3}, {1, 0, 1, 0, 1, 1});
+  expectNear(values<float>(runOk("matmul",
+                                 {{"transpose_a", boolAttr(true)},
+                                  {"transpose_b", boolAttr(true)}},
+                                 {at, bt}, {F32, {2, 2}})),
+             {4, 5, 10, 11});
+  // [2,1,2,3] x [3,3,2] -> [2,3,2,2]: batch dims broadcast.
+  Tensor a4 = randomF32({2, 1, 2, 3}, 3), b3 = randomF32({3, 3, 2}, 4);
+  Tensor y = runOk("matmul", {}, {a4, b3}, {F32, {2, 3, 2, 2}});
+  const float *pa = a4.data<float>(), *pb = b3.data<float>();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 2; ++c) {
+          float acc = 0;
+          for (int k = 0; k < 3; ++k)
+            acc += pa[i * 6 + r * 3 + k] * pb[j * 6 + k * 2 + c];
+          EXPECT_NEAR(y.data<float>()[((i * 3 + j) * 2 + r) * 2 + c], acc,
+                      1e-5);
+        }
+}
+
+TEST(MiscRef, BiasAdd) {
+  Tensor x = makeF32({1, 2, 1, 2}, {1, 2, 3, 4});
+  Tensor b = makeF32({2}, {10, 20});
+  expectNear(
+      values<float>(runOk("bias_add", {{"data_format", stringAttr("NCHW")}},
+                          {x, b}, {F32, {1, 2, 1, 2}})),
+      {11, 12, 23, 24});
+  expectNear(values<float>(runOk("bias_add", {}, {x, b}, {F32, {1, 2, 1, 2}})),
+             {11, 22, 13, 24});
+}
+
+TEST(MiscRef, IdentityDropoutStopGradient) {
+  Tensor x = makeF32({3}, {1, 2, 3});
+  for (const char *kind : {"identity", "stop_gradient", "dropout"})
+    expectNear(values<float>(runOk(kind, {}, {x}, {F32, {3}})), {1, 2, 3});
+}
+
+TEST(MiscRef, TrainingDropoutScalesKeptElements) {
+  Tensor x = makeF32({10000}, std::vector<float>(10000, 1.0f));
+  Tensor y = runOk("dropout",
+                   {{"training", boolAttr(true)}, {"ratio", floatAttr(0.25)}},
+                   {x}, {F32, {10000}});
+  int zeros = 0;
+  for (float v : values<float>(y)) {
+    if (v == 0)
+      ++zeros;
+    else
+      EXPECT_NEAR(v, 1 / 0.75f, 1e-6);
+  }
+  EXPECT_NEAR(zeros / 10000.0, 0.25, 0.03);
+}
+
+TEST(MiscRef, CheckNumericsNamesOpAndMessage) {
+  Tensor ok = makeF32({2}, {1, 2});
+  EXPECT_TRUE(runOp("check_numerics", {{"message", stringAttr("m")}}, {ok},
+                    {{F32, {2}}})
+                  .ok());
+  Tensor bad = makeF32({2}, {1, NAN});
+  auto r = runOp("check_numerics", {{"message", stringAttr("after conv")}},
+                 {bad}, {{F32, {2}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("check_numerics_op"), std::string::npos);
+  EXPECT_NE(r.status().message().find("after conv"), std::string::npos);
+  EXPECT_NE(r.status().message().find("NaN"), std::string::npos);
+}
+
+TEST(Fp16, Conversions) {
+  for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})
+    EXPECT_EQ(halfToFloat(floatToHalf(v)), v) << v;
+  EXPECT_TRUE(std::isinf(halfToFloat(floatToHalf(1e6f))));
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f + 1.0f / 4096)), 1.0f); // ties even
+  EXPECT_EQ(bf16ToFloat(floatToBf16(3.0f)), 3.0f);
+  EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + 1.0f / 512)), 1.0f);
+}
+
+} // namespace
+
+// The runtime's window shape function agrees with the dialect's (and
+// PyTorch's): with ceil_mode, a last window that would start in the trailing
+// padding is dropped.
+TEST(PoolRef, CeilModeDropsWindowStartingInPadding) {
+  // MaxPool2d(2, stride 2, padding 1, ceil_mode) on 5: 3, not 4.
+  StatusOr<WindowDim> dropped =
+      computeWindowDim(5, 2, 2, 1, "EXPLICIT", 1, 1, /*ceilMode=*/true);
+  ASSERT_TRUE(dropped.ok()) << dropped.status().message();
+  EXPECT_EQ(dropped->outSize, 3);
+  // MaxPool2d(3, stride 2, padding 1, ceil_mode) on 6: 4 (the last window
+  // starts at 6 = in + before - 1, inside the leading padding's reach).
+  StatusOr<WindowDim> kept =
+      computeWindowDim(6, 3, 2, 1, "EXPLICIT", 1, 1, /*ceilMode=*/true);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->outSize, 4);
+}

@@ -1,0 +1,119 @@
+//===- TestUtil.h - Helpers of the runtime unit tests -----------*- C++ -*-===//
+#ifndef GOPT_UNITTESTS_RUNTIME_TESTUTIL_H
+#define GOPT_UNITTESTS_RUNTIME_TESTUTIL_H
+
+#include "gopt/runtime/PlanBuilder.h"
+#include "gopt/runtime/Session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace gopt::runtime::testing {
+
+inline Tensor makeF32(const Shape &shape, const std::vector<float> &values) {
+  Tensor t = Tensor::allocate(DType::kF32, shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements());
+  std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+template <typename T>
+Tensor makeTensor(DType dtype, const Shape &shape,
+                  const std::vector<T> &values) {
+  Tensor t = Tensor::allocate(dtype, shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.numElements());
+  for (size_t i = 0; i < values.size(); ++i) // vector<bool> has no data()
+    t.data<T>()[i] = values[i];
+  return t;
+}
+
+inline Tensor randomF32(const Shape &shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t = Tensor::allocate(DType::kF32, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+template <typename T> std::vector<T> values(const Tensor &t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numElements());
+}
+
+struct OutSpec {
+  DType dtype;
+  Shape shape;
+};
+
+// Builds a one-op plan (inputs listed in `constants` become CONSTANT
+// tensors), runs it on `backend` and returns owning copies of the results.
+inline StatusOr<std::vector<Tensor>>
+runOp(const std::string &kind, const AttrMap &attrs,
+      const std::vector<Tensor> &inputs, const std::vector<OutSpec> &outs,
+      const std::string &backend = "reference",
+      const std::vector<int> &constants = {}) {
+  PlanBuilder b(kind);
+  std::vector<int> ins, results;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool isConst = std::find(constants.begin(), constants.end(),
+                             static_cast<int>(i)) != constants.end();
+    ins.push_back(isConst ? b.addConstant("c" + std::to_string(i), inputs[i])
+                          : b.addInput("in" + std::to_string(i),
+                                       inputs[i].dtype(), inputs[i].shape()));
+  }
+  for (size_t i = 0; i < outs.size(); ++i)
+    results.push_back(
+        b.addOutput("out" + std::to_string(i), outs[i].dtype, outs[i].shape));
+  b.addOp(kind, kind + "_op", ins, results, attrs);
+  GOPT_ASSIGN_OR_RETURN(Plan plan, b.build());
+  SessionOptions options;
+  options.backend = backend;
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                        Session::create(plan, options));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (std::find(constants.begin(), constants.end(), static_cast<int>(i)) ==
+        constants.end())
+      GOPT_RETURN_IF_ERROR(
+          session->setInput("in" + std::to_string(i), inputs[i]));
+  GOPT_RETURN_IF_ERROR(session->run());
+  std::vector<Tensor> results2;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    GOPT_ASSIGN_OR_RETURN(Tensor t, session->output("out" + std::to_string(i)));
+    results2.push_back(t.clone());
+  }
+  return results2;
+}
+
+// Runs a single-result op and returns its result, failing the test on error.
+inline Tensor runOk(const std::string &kind, const AttrMap &attrs,
+                    const std::vector<Tensor> &inputs, const OutSpec &out,
+                    const std::string &backend = "reference",
+                    const std::vector<int> &constants = {}) {
+  auto result = runOp(kind, attrs, inputs, {out}, backend, constants);
+  EXPECT_TRUE(result.ok()) << result.status().toString();
+  if (!result.ok())
+    return Tensor::allocate(out.dtype, out.shape);
+  return (*result)[0];
+}
+
+inline void expectNear(const std::vector<float> &actual,
+                       const std::vector<float> &expected, float tol = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_NEAR(actual[i], expected[i], tol) << "at element " << i;
+}
+
+inline float maxAbsDiff(const Tensor &a, const Tensor &b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  float m = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    m = std::max(m, std::abs(a.data<float>()[i] - b.data<float>()[i]));
+  return m;
+}
+
+} // namespace gopt::runtime::testing
+
+#endif // GOPT_UNITTESTS_RUNTIME_TESTUTIL_H

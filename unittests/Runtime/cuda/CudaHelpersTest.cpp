@@ -1,0 +1,241 @@
+//===- CudaHelpersTest.cpp - CUDA backend parts that need no GPU ----------===//
+#include "AlgoCache.h"
+#include "CudaCommon.h"
+#include "Launch.h"
+#include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/PlanBuilder.h"
+#include "gopt/runtime/Session.h"
+#include "gopt/runtime/cuda/CudaSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace gopt::runtime::cuda {
+namespace {
+
+TEST(AlgoCache, ParseAndFormatRoundTrip) {
+  std::map<std::string, AlgoChoice> entries = {
+      {"NVIDIA H100|conv2d|f32|NCHW|8,3,224,224", {1, 2}},
+      {"NVIDIA H100|conv2d|f16|NHWC|8,64,56,56", {6, 1}}};
+  int malformed = -1;
+  auto parsed = parseAlgoCache(formatAlgoCache(entries), &malformed);
+  EXPECT_EQ(malformed, 0);
+  EXPECT_EQ(parsed, entries);
+}
+
+TEST(AlgoCache, IgnoresCommentsAndMalformedLines) {
+  std::string text = "# comment\n"
+                     "\n"
+                     "k1\t1\t0\n"
+                     "k2\tx\t0\n" // algo not a number
+                     "k3\t1\n"    // missing field
+                     "k4\t1\t0\textra\n"
+                     "\t1\t0\n"      // empty key
+                     "k5\t-3\t0\n"   // negative algo
+                     "k1\t7\t1\r\n"; // later line wins, CRLF tolerated
+  int malformed = 0;
+  auto parsed = parseAlgoCache(text, &malformed);
+  EXPECT_EQ(malformed, 5);
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed["k1"], (AlgoChoice{7, 1}));
+}
+
+TEST(AlgoCache, KeySanitizesSeparators) {
+  std::string key = makeAlgoKey("GPU\tname\n", {"a|b", "c"});
+  EXPECT_EQ(key, "GPU_name_|a_b|c");
+  EXPECT_EQ(key.find('\t'), std::string::npos);
+}
+
+TEST(AlgoCache, FilePersistsAndMergesOtherWriters) {
+  char dir[] = "/tmp/gopt-algo-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/sub/cudnn-algos.txt";
+  {
+    AlgoCache cache(path);
+    AlgoChoice c;
+    EXPECT_FALSE(cache.lookup("a", &c));
+    EXPECT_TRUE(cache.insert("a", {3, 1}));
+  }
+  {
+    // Another process adds "b" to the file meanwhile.
+    std::ofstream out(path, std::ios::app);
+    out << "b\t5\t0\n";
+  }
+  AlgoCache cache(path);
+  AlgoChoice c;
+  ASSERT_TRUE(cache.lookup("a", &c));
+  EXPECT_EQ(c, (AlgoChoice{3, 1}));
+  AlgoCache writer(path);
+  ASSERT_TRUE(writer.lookup("a", &c));
+  EXPECT_TRUE(writer.insert("c", {0, 0}));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto entries = parseAlgoCache(text.str());
+  EXPECT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries["b"], (AlgoChoice{5, 0}));
+}
+
+TEST(AlgoCache, DefaultPathFromEnvironment) {
+  setenv("GOPT_CUDNN_ALGO_CACHE", "/x/y.txt", 1);
+  EXPECT_EQ(defaultAlgoCachePath(), "/x/y.txt");
+  setenv("GOPT_CUDNN_ALGO_CACHE", "off", 1);
+  EXPECT_EQ(defaultAlgoCachePath(), "");
+  unsetenv("GOPT_CUDNN_ALGO_CACHE");
+  setenv("XDG_CACHE_HOME", "/c", 1);
+  EXPECT_EQ(defaultAlgoCachePath(), "/c/gopt/cudnn-algos.txt");
+  unsetenv("XDG_CACHE_HOME");
+  const char *home = std::getenv("HOME");
+  std::string saved = home ? home : "";
+  setenv("HOME", "/h", 1);
+  EXPECT_EQ(defaultAlgoCachePath(), "/h/.cache/gopt/cudnn-algos.txt");
+  if (home)
+    setenv("HOME", saved.c_str(), 1);
+}
+
+TEST(Launch, GridBlocks) {
+  EXPECT_EQ(gridBlocks(0), 1);
+  EXPECT_EQ(gridBlocks(1), 1);
+  EXPECT_EQ(gridBlocks(256), 1);
+  EXPECT_EQ(gridBlocks(257), 2);
+  EXPECT_EQ(gridBlocks(int64_t(1) << 40), kMaxBlocks);
+  EXPECT_EQ(gridBlocks(1000, 128), 8);
+}
+
+// Naive offset of output element i of `in` broadcast into `out`.
+int64_t naiveBroadcastOffset(const Shape &out, const Shape &in, int64_t i) {
+  std::vector<int64_t> idx(out.size());
+  for (int64_t d = out.size() - 1; d >= 0; --d) {
+    idx[d] = i % out[d];
+    i /= out[d];
+  }
+  std::vector<int64_t> strides = contiguousStrides(in);
+  int64_t offset = 0, lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    offset += (in[d] == 1 ? 0 : idx[lead + d]) * strides[d];
+  return offset;
+}
+
+TEST(Launch, BroadcastIndexMatchesNaive) {
+  std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 3, 4}, {2, 3, 4}},       {{2, 3, 4}, {4}}, {{2, 3, 4}, {3, 1}},
+      {{2, 3, 4}, {2, 1, 4}},       {{2, 3, 4}, {}},  {{5, 1, 6}, {1, 1, 6}},
+      {{2, 3, 4, 5}, {2, 1, 1, 5}}, {{7}, {1}}};
+  for (const auto &[out, in] : cases) {
+    auto index = broadcastIndex(out, in);
+    ASSERT_TRUE(index.ok()) << index.status().toString();
+    for (int64_t i = 0; i < numElements(out); ++i)
+      ASSERT_EQ(stridedOffset(*index, i), naiveBroadcastOffset(out, in, i))
+          << shapeToString(in) << " -> " << shapeToString(out) << " at " << i;
+  }
+}
+
+TEST(Launch, MergesContiguousDims) {
+  auto same = broadcastIndex({2, 3, 4}, {2, 3, 4});
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->rank, 1);
+  EXPECT_EQ(same->dims[0], 24);
+  auto bias = broadcastIndex({8, 16, 16, 32}, {32});
+  ASSERT_TRUE(bias.ok());
+  EXPECT_EQ(bias->rank, 2); // [8*16*16] stride 0, [32] stride 1
+  EXPECT_EQ(bias->strides[0], 0);
+  EXPECT_EQ(bias->dims[1], 32);
+}
+
+TEST(Launch, BroadcastErrors) {
+  EXPECT_FALSE(broadcastIndex({2, 3}, {4}).ok());
+  EXPECT_FALSE(broadcastIndex({3}, {2, 3}).ok());
+  // Nine alternating broadcast dims cannot merge.
+  Shape out = {2, 2, 2, 2, 2, 2, 2, 2, 2}, in = {2, 1, 2, 1, 2, 1, 2, 1, 2};
+  auto r = broadcastIndex(out, in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("at most"), std::string::npos);
+}
+
+TEST(Launch, TransposeIndexViaMakeIndex) {
+  // [2,3,4] transposed by perm [2,0,1]: out[k][i][j] = in[i][j][k].
+  Shape in = {2, 3, 4};
+  std::vector<int64_t> s = contiguousStrides(in);
+  auto index = makeIndex({4, 2, 3}, {s[2], s[0], s[1]});
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ(index->rank, 2); // dims 0,1 of in merge: [4] x [6]
+  for (int64_t k = 0; k < 4; ++k)
+    for (int64_t ij = 0; ij < 6; ++ij)
+      EXPECT_EQ(stridedOffset(*index, k * 6 + ij), ij * 4 + k);
+}
+
+TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
+  std::set<std::string> cuda(cudaOpKinds().begin(), cudaOpKinds().end());
+  // docs/cuda.md lists these as CPU-only; nothing else may be missing.
+  std::set<std::string> cpuOnly = {"constant"};
+  for (const OpSchema &schema : allOpSchemas()) {
+    std::string kind = schema.kind;
+    EXPECT_TRUE(cuda.count(kind) || cpuOnly.count(kind))
+        << "'" << kind << "' has neither a CUDA kernel nor a CPU-only entry";
+  }
+  for (const std::string &kind : cuda)
+    EXPECT_NE(findOpSchema(kind), nullptr) << kind;
+}
+
+TEST(CudaSupport, TrainingModesAreCpuOnly) {
+  plan::Op bn;
+  bn.set_kind("batch_norm");
+  std::string why;
+  EXPECT_TRUE(hasCudaKernel(bn, &why));
+  (*bn.mutable_attrs())["training"] = boolAttr(true);
+  EXPECT_FALSE(hasCudaKernel(bn, &why));
+  EXPECT_NE(why.find("CPU-only"), std::string::npos);
+  plan::Op unknown;
+  unknown.set_kind("fft");
+  EXPECT_FALSE(hasCudaKernel(unknown, &why));
+  EXPECT_NE(why.find("'fft'"), std::string::npos);
+}
+
+TEST(CudaSession, WithoutDeviceReportsNoCudaDevice) {
+  if (checkCudaDevice().ok())
+    GTEST_SKIP() << "a CUDA device is present (CudaKernelsTest covers it)";
+  PlanBuilder b("tiny");
+  int x = b.addInput("x", DType::kF32, {2, 2});
+  int y = b.addOutput("y", DType::kF32, {2, 2});
+  b.addOp("relu", "r", {x}, {y});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok());
+  SessionOptions options;
+  options.backend = "cuda";
+  auto session = Session::create(*plan, options);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(session.status().message().rfind("no CUDA device: ", 0), 0u)
+      << session.status().message();
+  // One line: the reason is cudaGetErrorString's text.
+  EXPECT_EQ(session.status().message().find('\n'), std::string::npos);
+}
+
+TEST(CudaErrors, StatusNamesTheCall) {
+  Status s = fromCuda(cudaErrorInvalidValue, "cudaMemcpyAsync");
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("cudaMemcpyAsync: cudaErrorInvalidValue"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(fromCuda(cudaErrorMemoryAllocation, "x").code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_TRUE(fromCuda(cudaSuccess, "x").ok());
+  Status d = fromCudnn(CUDNN_STATUS_NOT_SUPPORTED, "cudnnConvolutionForward");
+  EXPECT_EQ(d.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(
+      d.message().find("cudnnConvolutionForward: CUDNN_STATUS_NOT_SUPPORTED"),
+      std::string::npos)
+      << d.message();
+  Status b = fromCublas(CUBLAS_STATUS_INVALID_VALUE, "cublasLtMatmul");
+  EXPECT_NE(b.message().find("cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE"),
+            std::string::npos);
+  EXPECT_TRUE(fromCublas(CUBLAS_STATUS_SUCCESS, "x").ok());
+}
+
+} // namespace
+} // namespace gopt::runtime::cuda

@@ -1,0 +1,547 @@
+//===- CudaKernelsTest.cpp - CUDA kernels vs. the reference backend -------===//
+//
+// Needs a GPU: every test skips with "no CUDA device" without one. TF32 is
+// off (GOPT_CUDA_TF32=0) so that f32 results match the reference to 1e-3.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaCommon.h"
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace gopt::runtime::testing {
+namespace {
+
+class Cuda : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Status device = cuda::checkCudaDevice();
+    if (!device.ok())
+      GTEST_SKIP() << "no CUDA device (" << device.message() << ")";
+    setenv("GOPT_CUDA_TF32", "0", 1);
+  }
+};
+
+// |a - b| <= atol + rtol * |b| elementwise (f32, or f16/bf16 via f32).
+::testing::AssertionResult allClose(const Tensor &actual,
+                                    const Tensor &expected, double rtol = 1e-3,
+                                    double atol = 1e-4) {
+  if (actual.shape() != expected.shape() || actual.dtype() != expected.dtype())
+    return ::testing::AssertionFailure()
+           << "shape/type " << shapeToString(actual.shape()) << " "
+           << dtypeName(actual.dtype()) << " vs. "
+           << shapeToString(expected.shape()) << " "
+           << dtypeName(expected.dtype());
+  auto value = [](const Tensor &t, int64_t i) -> double {
+    switch (t.dtype()) {
+    case DType::kF32:
+      return t.data<float>()[i];
+    case DType::kF16:
+      return halfToFloat(t.data<uint16_t>()[i]);
+    case DType::kBF16:
+      return bf16ToFloat(t.data<uint16_t>()[i]);
+    case DType::kI32:
+      return t.data<int32_t>()[i];
+    case DType::kI64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kI8:
+      return t.data<int8_t>()[i];
+    case DType::kU8:
+    case DType::kBool:
+      return t.data<uint8_t>()[i];
+    default:
+      return NAN;
+    }
+  };
+  for (int64_t i = 0; i < actual.numElements(); ++i) {
+    double a = value(actual, i), e = value(expected, i);
+    if (std::isnan(e) && std::isnan(a))
+      continue;
+    if (!(std::fabs(a - e) <= atol + rtol * std::fabs(e)))
+      return ::testing::AssertionFailure()
+             << "element " << i << ": cuda " << a << ", reference " << e;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs the op on both backends and compares every result.
+void expectMatches(const std::string &kind, const AttrMap &attrs,
+                   const std::vector<Tensor> &inputs,
+                   const std::vector<OutSpec> &outs,
+                   const std::vector<int> &constants = {}, double rtol = 1e-3,
+                   double atol = 1e-4) {
+  auto ref = runOp(kind, attrs, inputs, outs, "reference", constants);
+  ASSERT_TRUE(ref.ok()) << ref.status().toString();
+  auto got = runOp(kind, attrs, inputs, outs, "cuda", constants);
+  ASSERT_TRUE(got.ok()) << kind << ": " << got.status().toString();
+  for (size_t i = 0; i < outs.size(); ++i)
+    EXPECT_TRUE(allClose((*got)[i], (*ref)[i], rtol, atol))
+        << kind << " result " << i;
+}
+
+Tensor randomPositive(const Shape &shape, uint32_t seed) {
+  Tensor t = randomF32(shape, seed);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] = std::fabs(t.data<float>()[i]) + 0.1f;
+  return t;
+}
+
+Tensor toHalf(const Tensor &f, DType type) {
+  Tensor h = Tensor::allocate(type, f.shape());
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    h.data<uint16_t>()[i] = type == DType::kF16
+                                ? floatToHalf(f.data<float>()[i])
+                                : floatToBf16(f.data<float>()[i]);
+  return h;
+}
+
+Tensor randomInt(DType type, const Shape &shape, uint32_t seed, int lo,
+                 int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  Tensor t = Tensor::allocate(type, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    int v = dist(rng);
+    if (type == DType::kI32)
+      t.data<int32_t>()[i] = v;
+    else
+      t.data<int64_t>()[i] = v;
+  }
+  return t;
+}
+
+TEST_F(Cuda, BinaryOpsWithBroadcasting) {
+  Tensor a = randomF32({2, 3, 4, 5}, 1), b = randomPositive({3, 1, 5}, 2);
+  Tensor same = randomPositive({2, 3, 4, 5}, 3);
+  for (const char *kind :
+       {"add", "sub", "mul", "div", "max", "min", "squared_difference"}) {
+    expectMatches(kind, {}, {a, b}, {{DType::kF32, {2, 3, 4, 5}}});
+    expectMatches(kind, {}, {a, same}, {{DType::kF32, {2, 3, 4, 5}}});
+  }
+  Tensor base = randomPositive({4, 6}, 4), exps = randomF32({6}, 5);
+  expectMatches("pow", {}, {base, exps}, {{DType::kF32, {4, 6}}});
+}
+
+TEST_F(Cuda, BinaryOpsIntegerAndHalf) {
+  for (DType t : {DType::kI32, DType::kI64}) {
+    Tensor a = randomInt(t, {3, 4}, 6, -50, 50), b = randomInt(t, {4}, 7, 1, 9);
+    for (const char *kind : {"add", "sub", "mul", "div", "max", "min"})
+      expectMatches(kind, {}, {a, b}, {{t, {3, 4}}});
+  }
+  Tensor a = toHalf(randomF32({8, 16}, 8), DType::kF16);
+  Tensor b = toHalf(randomF32({16}, 9), DType::kF16);
+  expectMatches("add", {}, {a, b}, {{DType::kF16, {8, 16}}}, {}, 2e-3, 2e-3);
+  Tensor c = toHalf(randomF32({8, 16}, 10), DType::kBF16);
+  Tensor d = toHalf(randomF32({8, 16}, 11), DType::kBF16);
+  expectMatches("mul", {}, {c, d}, {{DType::kBF16, {8, 16}}}, {}, 1e-2, 1e-2);
+}
+
+TEST_F(Cuda, IntegerDivisionByZeroIsAnError) {
+  Tensor a = randomInt(DType::kI32, {4}, 1, 1, 5);
+  Tensor b = makeTensor<int32_t>(DType::kI32, {4}, {1, 0, 2, 3});
+  auto r = runOp("div", {}, {a, b}, {{DType::kI32, {4}}}, "cuda");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("division by zero"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("div_op"), std::string::npos);
+}
+
+TEST_F(Cuda, UnaryOps) {
+  Tensor x = randomF32({3, 7, 11}, 12), pos = randomPositive({3, 7, 11}, 13);
+  for (const char *kind :
+       {"relu", "relu6", "sigmoid", "tanh", "exp", "neg", "abs", "erf"})
+    expectMatches(kind, {}, {x}, {{DType::kF32, {3, 7, 11}}});
+  for (const char *kind : {"log", "sqrt", "rsqrt"})
+    expectMatches(kind, {}, {pos}, {{DType::kF32, {3, 7, 11}}});
+  expectMatches("gelu", {}, {x}, {{DType::kF32, {3, 7, 11}}});
+  expectMatches("gelu", {{"approximate", stringAttr("tanh")}}, {x},
+                {{DType::kF32, {3, 7, 11}}});
+  expectMatches("leaky_relu", {{"alpha", floatAttr(0.2)}}, {x},
+                {{DType::kF32, {3, 7, 11}}});
+  expectMatches("clip", {{"min", floatAttr(-0.3)}, {"max", floatAttr(0.4)}},
+                {x}, {{DType::kF32, {3, 7, 11}}});
+  Tensor i = randomInt(DType::kI32, {20}, 14, -9, 9);
+  for (const char *kind : {"relu", "relu6", "neg", "abs"})
+    expectMatches(kind, {}, {i}, {{DType::kI32, {20}}});
+}
+
+TEST_F(Cuda, BiasAddAndCast) {
+  Tensor x = randomF32({2, 5, 3, 3}, 15), bias = randomF32({5}, 16);
+  expectMatches("bias_add", {{"data_format", stringAttr("NCHW")}}, {x, bias},
+                {{DType::kF32, {2, 5, 3, 3}}});
+  Tensor bias3 = randomF32({3}, 17);
+  expectMatches("bias_add", {}, {x, bias3}, {{DType::kF32, {2, 5, 3, 3}}});
+  Tensor f = randomF32({64}, 18);
+  for (int64_t k = 0; k < 64; ++k)
+    f.data<float>()[k] *= 300.f; // exercises saturation of i8
+  for (DType to : {DType::kF16, DType::kBF16, DType::kI8, DType::kI32,
+                   DType::kI64, DType::kBool, DType::kU8})
+    expectMatches("cast", {}, {f}, {{to, {64}}}, {}, 1e-2, 1e-2);
+  Tensor ints = randomInt(DType::kI64, {32}, 19, -1000, 1000);
+  for (DType to : {DType::kF32, DType::kI32, DType::kBool})
+    expectMatches("cast", {}, {ints}, {{to, {32}}});
+}
+
+TEST_F(Cuda, DataMovement) {
+  Tensor x = randomF32({2, 3, 4, 5}, 20);
+  expectMatches("transpose", {{"perm", intsAttr({0, 3, 1, 2})}}, {x},
+                {{DType::kF32, {2, 5, 3, 4}}});
+  expectMatches("transpose", {{"perm", intsAttr({3, 2, 1, 0})}}, {x},
+                {{DType::kF32, {5, 4, 3, 2}}});
+  expectMatches("slice",
+                {{"starts", intsAttr({0, 1, -3, 0})},
+                 {"ends", intsAttr({2, 3, 4, 5})},
+                 {"steps", intsAttr({1, 1, 2, 2})}},
+                {x}, {{DType::kF32, {2, 2, 2, 3}}});
+  Tensor y = randomF32({2, 1, 4, 5}, 21), z = randomF32({2, 2, 4, 5}, 22);
+  expectMatches("concat", {{"axis", intAttr(1)}}, {x, y, z},
+                {{DType::kF32, {2, 6, 4, 5}}});
+  expectMatches("concat", {{"axis", intAttr(-1)}}, {x, x},
+                {{DType::kF32, {2, 3, 4, 10}}});
+  for (const char *mode : {"constant", "reflect", "edge"})
+    expectMatches("pad",
+                  {{"pads", intsAttr({0, 0, 1, 2, 2, 1, 0, 3})},
+                   {"mode", stringAttr(mode)},
+                   {"value", floatAttr(1.5)}},
+                  {x}, {{DType::kF32, {2, 6, 7, 8}}});
+  for (const char *kind : {"identity", "stop_gradient", "dropout"})
+    expectMatches(kind, {}, {x}, {{DType::kF32, {2, 3, 4, 5}}});
+  expectMatches("reshape", {{"shape", intsAttr({6, -1})}}, {x},
+                {{DType::kF32, {6, 20}}});
+  expectMatches("flatten", {{"axis", intAttr(2)}}, {x},
+                {{DType::kF32, {6, 20}}});
+  expectMatches("shape", {}, {x}, {{DType::kI64, {4}}});
+}
+
+TEST_F(Cuda, Reductions) {
+  Tensor x = randomF32({4, 5, 6, 7}, 23);
+  for (const char *kind : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    expectMatches(kind, {{"axes", intsAttr({1, 3})}}, {x},
+                  {{DType::kF32, {4, 6}}});
+    expectMatches(kind,
+                  {{"axes", intsAttr({-1})}, {"keep_dims", boolAttr(true)}},
+                  {x}, {{DType::kF32, {4, 5, 6, 1}}});
+    expectMatches(kind, {}, {x}, {{DType::kF32, {}}});
+  }
+  Tensor big = randomF32({3, 100000}, 24); // block-per-output path
+  expectMatches("reduce_sum", {{"axes", intsAttr({1})}}, {big},
+                {{DType::kF32, {3}}}, {}, 1e-3, 1e-2);
+  Tensor ints = randomInt(DType::kI64, {6, 9}, 25, -100, 100);
+  expectMatches("reduce_sum", {{"axes", intsAttr({0})}}, {ints},
+                {{DType::kI64, {9}}});
+  Tensor img = randomF32({2, 7, 7, 16}, 26);
+  expectMatches("global_avg_pool", {}, {img}, {{DType::kF32, {2, 1, 1, 16}}});
+  expectMatches("global_avg_pool", {{"data_format", stringAttr("NCHW")}}, {img},
+                {{DType::kF32, {2, 7, 1, 1}}});
+}
+
+TEST_F(Cuda, SoftmaxAndLogSoftmax) {
+  Tensor x = randomF32({4, 10, 6}, 27);
+  for (const char *kind : {"softmax", "log_softmax"}) {
+    expectMatches(kind, {}, {x}, {{DType::kF32, {4, 10, 6}}});
+    expectMatches(kind, {{"axis", intAttr(1)}}, {x},
+                  {{DType::kF32, {4, 10, 6}}});
+  }
+}
+
+TEST_F(Cuda, Pooling) {
+  Tensor nhwc = randomF32({2, 9, 9, 4}, 28), nchw = randomF32({2, 4, 9, 9}, 29);
+  struct Case {
+    AttrMap attrs;
+    Shape outNhwc;
+  };
+  std::vector<Case> cases = {
+      {{{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 5, 5, 4}}, // symmetric: cuDNN
+      {{{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"padding", stringAttr("SAME")}},
+       {2, 5, 5, 4}}, // asymmetric SAME: own kernel
+      {{{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"ceil_mode", boolAttr(true)}},
+       {2, 4, 4, 4}}, // ceil mode: own kernel
+  };
+  for (const char *kind : {"max_pool", "avg_pool"})
+    for (const Case &c : cases)
+      for (bool include : {false, true}) {
+        AttrMap attrs = c.attrs;
+        if (std::string(kind) == "avg_pool")
+          attrs["count_include_pad"] = boolAttr(include);
+        expectMatches(kind, attrs, {nhwc}, {{DType::kF32, c.outNhwc}});
+        attrs["data_format"] = stringAttr("NCHW");
+        Shape o = c.outNhwc;
+        expectMatches(kind, attrs, {nchw},
+                      {{DType::kF32, {o[0], o[3], o[1], o[2]}}});
+      }
+}
+
+TEST_F(Cuda, BatchNormInference) {
+  Tensor x = randomF32({2, 6, 5, 5}, 30);
+  Tensor scale = randomF32({6}, 31), offset = randomF32({6}, 32);
+  Tensor mean = randomF32({6}, 33), var = randomPositive({6}, 34);
+  expectMatches(
+      "batch_norm",
+      {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}},
+      {x, scale, offset, mean, var}, {{DType::kF32, {2, 6, 5, 5}}},
+      {1, 2, 3, 4});
+  Tensor nhwc = randomF32({2, 5, 5, 6}, 35);
+  expectMatches("batch_norm", {}, {nhwc, scale, offset, mean, var},
+                {{DType::kF32, {2, 5, 5, 6}}});
+  Tensor rank2 = randomF32({7, 6}, 36); // own kernel
+  expectMatches("batch_norm", {}, {rank2, scale, offset, mean, var},
+                {{DType::kF32, {7, 6}}});
+}
+
+TEST_F(Cuda, Conv2dLayoutsPaddingGroupsAndActivations) {
+  Tensor nchw = randomF32({2, 4, 9, 9}, 37), nhwc = randomF32({2, 9, 9, 4}, 38);
+  Tensor hwio = randomF32({3, 3, 4, 8}, 39), oihw = randomF32({8, 4, 3, 3}, 40);
+  Tensor bias = randomF32({8}, 41);
+  for (const char *act : {"none", "relu", "relu6", "sigmoid"}) {
+    AttrMap base = {{"strides", intsAttr({2, 2})},
+                    {"pads", intsAttr({1, 1, 1, 1})},
+                    {"activation", stringAttr(act)}};
+    AttrMap a = base;
+    a["data_format"] = stringAttr("NCHW");
+    a["filter_format"] = stringAttr("OIHW");
+    expectMatches("conv2d", a, {nchw, oihw, bias},
+                  {{DType::kF32, {2, 8, 5, 5}}}, {1, 2});
+    a["filter_format"] = stringAttr("HWIO");
+    expectMatches("conv2d", a, {nchw, hwio}, {{DType::kF32, {2, 8, 5, 5}}},
+                  {1});
+    AttrMap b = base;
+    expectMatches("conv2d", b, {nhwc, hwio, bias},
+                  {{DType::kF32, {2, 5, 5, 8}}}, {1, 2});
+    b["filter_format"] = stringAttr("OIHW");
+    expectMatches("conv2d", b, {nhwc, oihw, bias},
+                  {{DType::kF32, {2, 5, 5, 8}}}, {1, 2});
+  }
+  // SAME with an even kernel: asymmetric padding; the filter as an input.
+  Tensor k2 = randomF32({2, 2, 4, 8}, 42);
+  expectMatches("conv2d", {{"padding", stringAttr("SAME")}}, {nhwc, k2, bias},
+                {{DType::kF32, {2, 9, 9, 8}}});
+  // Depthwise (groups = Cin) with dilation.
+  Tensor dw = randomF32({3, 3, 1, 4}, 43), dwBias = randomF32({4}, 44);
+  expectMatches("conv2d",
+                {{"groups", intAttr(4)},
+                 {"dilations", intsAttr({2, 2})},
+                 {"pads", intsAttr({2, 2, 2, 2})},
+                 {"activation", stringAttr("relu")}},
+                {nhwc, dw, dwBias}, {{DType::kF32, {2, 9, 9, 4}}}, {1, 2});
+}
+
+TEST_F(Cuda, MatmulTransposesAndBatches) {
+  Tensor a = randomF32({5, 7}, 45), b = randomF32({7, 3}, 46);
+  expectMatches("matmul", {}, {a, b}, {{DType::kF32, {5, 3}}});
+  Tensor at = randomF32({7, 5}, 47), bt = randomF32({3, 7}, 48);
+  expectMatches(
+      "matmul",
+      {{"transpose_a", boolAttr(true)}, {"transpose_b", boolAttr(true)}},
+      {at, bt}, {{DType::kF32, {5, 3}}});
+  expectMatches("matmul", {{"transpose_b", boolAttr(true)}}, {a, bt},
+                {{DType::kF32, {5, 3}}}, {1});
+  Tensor ba = randomF32({4, 5, 7}, 49), bb = randomF32({4, 7, 3}, 50);
+  expectMatches("matmul", {}, {ba, bb}, {{DType::kF32, {4, 5, 3}}});
+  expectMatches("matmul", {}, {ba, b}, {{DType::kF32, {4, 5, 3}}});
+  // Batch dims that broadcast against each other: one call per batch.
+  Tensor ga = randomF32({2, 1, 5, 7}, 51), gb = randomF32({1, 3, 7, 3}, 52);
+  expectMatches("matmul", {}, {ga, gb}, {{DType::kF32, {2, 3, 5, 3}}});
+  Tensor ha = toHalf(randomF32({16, 32}, 53), DType::kF16);
+  Tensor hb = toHalf(randomF32({32, 8}, 54), DType::kF16);
+  expectMatches("matmul", {}, {ha, hb}, {{DType::kF16, {16, 8}}}, {}, 1e-2,
+                1e-2);
+}
+
+TEST_F(Cuda, CheckNumericsReportsNaN) {
+  Tensor x = randomF32({10}, 55);
+  expectMatches("check_numerics", {{"message", stringAttr("m")}}, {x},
+                {{DType::kF32, {10}}});
+  x.data<float>()[3] = NAN;
+  auto r = runOp("check_numerics", {{"message", stringAttr("after conv")}}, {x},
+                 {{DType::kF32, {10}}}, "cuda");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("NaN"), std::string::npos);
+  EXPECT_NE(r.status().message().find("after conv"), std::string::npos);
+}
+
+// conv + batch_norm + relu + max_pool + flatten + matmul + bias + relu +
+// matmul + softmax, NCHW: the whole plan on CUDA vs. the reference.
+PlanBuilder smallNet() {
+  PlanBuilder b("small-net");
+  int x = b.addInput("x", DType::kF32, {-1, 3, 16, 16});
+  int w = b.addConstant("w", randomF32({8, 3, 3, 3}, 60));
+  int cb = b.addConstant("cb", randomF32({8}, 61));
+  int c = b.addIntermediate("c", DType::kF32, {-1, 8, 16, 16});
+  b.addOp("conv2d", "conv", {x, w, cb}, {c},
+          {{"pads", intsAttr({1, 1, 1, 1})},
+           {"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")}});
+  int scale = b.addConstant("scale", randomF32({8}, 62));
+  int offset = b.addConstant("offset", randomF32({8}, 63));
+  int mean = b.addConstant("mean", randomF32({8}, 64));
+  int var = b.addConstant("var", randomPositive({8}, 65));
+  int n = b.addIntermediate("n", DType::kF32, {-1, 8, 16, 16});
+  b.addOp("batch_norm", "bn", {c, scale, offset, mean, var}, {n},
+          {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}});
+  int r = b.addIntermediate("r", DType::kF32, {-1, 8, 16, 16});
+  b.addOp("relu", "relu", {n}, {r});
+  int p = b.addIntermediate("p", DType::kF32, {-1, 8, 8, 8});
+  b.addOp("max_pool", "pool", {r}, {p},
+          {{"kernel", intsAttr({2, 2})},
+           {"strides", intsAttr({2, 2})},
+           {"data_format", stringAttr("NCHW")}});
+  int f = b.addIntermediate("f", DType::kF32, {-1, 512});
+  b.addOp("flatten", "flat", {p}, {f});
+  int w1 = b.addConstant("w1", randomF32({512, 32}, 66));
+  int b1 = b.addConstant("b1", randomF32({32}, 67));
+  int h = b.addIntermediate("h", DType::kF32, {-1, 32});
+  b.addOp("matmul", "fc1", {f, w1}, {h});
+  int hb = b.addIntermediate("hb", DType::kF32, {-1, 32});
+  b.addOp("add", "fc1_bias", {h, b1}, {hb});
+  int hr = b.addIntermediate("hr", DType::kF32, {-1, 32});
+  b.addOp("relu", "fc1_relu", {hb}, {hr});
+  int w2 = b.addConstant("w2", randomF32({32, 10}, 68));
+  int logits = b.addIntermediate("logits", DType::kF32, {-1, 10});
+  b.addOp("matmul", "fc2", {hr, w2}, {logits});
+  int y = b.addOutput("y", DType::kF32, {-1, 10});
+  b.addOp("softmax", "softmax", {logits}, {y});
+  return b;
+}
+
+StatusOr<Tensor> runNet(const Plan &plan, const std::string &backend,
+                        const Tensor &x, int steps = 1) {
+  SessionOptions options;
+  options.backend = backend;
+  options.batchSize = x.dim(0);
+  GOPT_ASSIGN_OR_RETURN(auto session, Session::create(plan, options));
+  GOPT_RETURN_IF_ERROR(session->setInput("x", x));
+  for (int i = 0; i < steps; ++i)
+    GOPT_RETURN_IF_ERROR(session->run());
+  GOPT_ASSIGN_OR_RETURN(Tensor y, session->output("y"));
+  return y.clone();
+}
+
+TEST_F(Cuda, WholePlanMatchesReference) {
+  auto plan = smallNet().build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Tensor x = randomF32({4, 3, 16, 16}, 70);
+  auto ref = runNet(*plan, "reference", x);
+  auto got = runNet(*plan, "cuda", x);
+  ASSERT_TRUE(ref.ok()) << ref.status().toString();
+  ASSERT_TRUE(got.ok()) << got.status().toString();
+  EXPECT_TRUE(allClose(*got, *ref));
+}
+
+TEST_F(Cuda, MatmulBiasReluIsFusedAndProfiled) {
+  auto plan = smallNet().build();
+  ASSERT_TRUE(plan.ok());
+  SessionOptions options;
+  options.backend = "cuda";
+  options.batchSize = 2;
+  auto session = Session::create(*plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  ASSERT_TRUE((*session)->setInput("x", randomF32({2, 3, 16, 16}, 71)).ok());
+  ASSERT_TRUE((*session)->run().ok());
+  bool fused = false, h2d = false;
+  for (const OpProfile &p : (*session)->opProfiles()) {
+    if (p.name == "fc1")
+      fused = p.implementation.find("+biasrelu") != std::string::npos;
+    if (p.kind == "memcpy_h2d")
+      h2d = p.calls == 1 && p.name.find("6.0 KiB") != std::string::npos;
+    if (p.name == "conv") {
+      EXPECT_EQ(p.implementation, "cudnn");
+      EXPECT_GT(p.lastMs, 0.0);
+    }
+  }
+  EXPECT_TRUE(fused);
+  EXPECT_TRUE(h2d);
+  MemoryStats m = (*session)->memoryStats();
+  EXPECT_GT(m.arenaBytes, 0u);
+  EXPECT_LE(m.arenaBytes, m.intermediateBytes);
+}
+
+TEST_F(Cuda, GraphReplayMatchesEager) {
+  auto plan = smallNet().build();
+  ASSERT_TRUE(plan.ok());
+  SessionOptions options;
+  options.backend = "cuda";
+  options.batchSize = 3;
+  auto session = Session::create(*plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  std::vector<Tensor> inputs = {randomF32({3, 3, 16, 16}, 72),
+                                randomF32({3, 3, 16, 16}, 73),
+                                randomF32({3, 3, 16, 16}, 74)};
+  // Step 1 eager, step 2 captured, steps 3.. replayed; new inputs each time.
+  std::vector<Tensor> results;
+  for (int step = 0; step < 5; ++step) {
+    ASSERT_TRUE((*session)->setInput("x", inputs[step % 3]).ok());
+    Status s = (*session)->run();
+    ASSERT_TRUE(s.ok()) << s.toString();
+    auto y = (*session)->output("y");
+    ASSERT_TRUE(y.ok());
+    results.push_back(y->clone());
+  }
+  for (int step = 0; step < 3; ++step) {
+    auto ref = runNet(*plan, "reference", inputs[step]);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_TRUE(allClose(results[step], *ref)) << "step " << step;
+  }
+  // Replays of the same input give the eager step's bits.
+  EXPECT_EQ(
+      std::memcmp(results[0].data(), results[3].data(), results[0].byteSize()),
+      0);
+  EXPECT_EQ(
+      std::memcmp(results[1].data(), results[4].data(), results[1].byteSize()),
+      0);
+  // Eager-only sessions agree with the graph replays.
+  setenv("GOPT_CUDA_GRAPHS", "0", 1);
+  auto eager = runNet(*plan, "cuda", inputs[0], 3);
+  unsetenv("GOPT_CUDA_GRAPHS");
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ(std::memcmp(eager->data(), results[3].data(), eager->byteSize()),
+            0);
+}
+
+TEST_F(Cuda, NewBatchSizeReResolves) {
+  auto plan = smallNet().build();
+  ASSERT_TRUE(plan.ok());
+  SessionOptions options;
+  options.backend = "cuda";
+  options.batchSize = 2;
+  auto session = Session::create(*plan, options);
+  ASSERT_TRUE(session.ok());
+  for (int64_t batch : {2, 5, 2}) {
+    Tensor x = randomF32({batch, 3, 16, 16}, 80 + batch);
+    ASSERT_TRUE((*session)->setInput("x", x).ok());
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE((*session)->run().ok());
+    auto y = (*session)->output("y");
+    ASSERT_TRUE(y.ok());
+    auto ref = runNet(*plan, "reference", x);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_TRUE(allClose(y->clone(), *ref)) << "batch " << batch;
+  }
+}
+
+TEST_F(Cuda, OpWithoutKernelNamesTheOp) {
+  plan::Op op;
+  op.set_kind("batch_norm");
+  op.set_name("bn_train");
+  (*op.mutable_attrs())["training"] = boolAttr(true);
+  cuda::CudaKernelConfig config;
+  config.op = &op;
+  auto k = cuda::createCudaKernel(config);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(
+      k.status().message().find("no CUDA kernel for 'bn_train' (batch_norm)"),
+      std::string::npos)
+      << k.status().message();
+  EXPECT_NE(k.status().message().find("place it on the CPU"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace gopt::runtime::testing
