@@ -107,6 +107,18 @@ LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
 // Phase 2: transpose sinking
 //===----------------------------------------------------------------------===//
 
+/// The transpose that defines `value`, if it moves data. An identity
+/// transpose is left to the folder: sinking it would recreate it below the
+/// op, and two such sinks can undo each other forever.
+TransposeOp sinkableTranspose(Value value) {
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  if (!transpose ||
+      llvm::equal(transpose.getPerm(),
+                  llvm::seq<int64_t>(0, transpose.getPerm().size())))
+    return TransposeOp();
+  return transpose;
+}
+
 /// transpose(constant) -> constant.
 struct FoldTransposeOfConstantPattern : public OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -171,7 +183,7 @@ struct SinkTransposeThroughUnaryPattern : public RewritePattern {
                                 PatternRewriter &rewriter) const override {
     if (!isElementwiseUnary(op) || op->getNumOperands() != 1)
       return rewriter.notifyMatchFailure(op, "not elementwise unary");
-    auto transpose = op->getOperand(0).getDefiningOp<TransposeOp>();
+    auto transpose = sinkableTranspose(op->getOperand(0));
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
     auto xType = cast<RankedTensorType>(transpose.getX().getType());
@@ -207,7 +219,7 @@ struct SinkTransposeThroughBinaryPattern : public RewritePattern {
       return rewriter.notifyMatchFailure(op, "not elementwise binary");
     ArrayRef<int64_t> perm;
     for (Value operand : op->getOperands())
-      if (auto t = operand.getDefiningOp<TransposeOp>()) {
+      if (auto t = sinkableTranspose(operand)) {
         perm = t.getPerm();
         break;
       }
@@ -221,7 +233,7 @@ struct SinkTransposeThroughBinaryPattern : public RewritePattern {
 
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
-      auto t = operand.getDefiningOp<TransposeOp>();
+      auto t = sinkableTranspose(operand);
       if (t && t.getPerm() == perm) {
         operands.push_back(t.getX());
         continue;
@@ -241,7 +253,7 @@ struct SinkTransposeThroughBinaryPattern : public RewritePattern {
     // Bring the other operands into a's layout.
     Location loc = op->getLoc();
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-      auto t = operand.getDefiningOp<TransposeOp>();
+      auto t = sinkableTranspose(operand);
       if (t && t.getPerm() == perm)
         continue;
       auto type = cast<RankedTensorType>(operand.getType());
@@ -291,7 +303,7 @@ struct SinkTransposeThroughSoftmaxPattern : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = op.getX().template getDefiningOp<TransposeOp>();
+    auto transpose = sinkableTranspose(op.getX());
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
     ArrayRef<int64_t> perm = transpose.getPerm();
@@ -314,7 +326,7 @@ struct SinkTransposeThroughReducePattern : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = op.getX().template getDefiningOp<TransposeOp>();
+    auto transpose = sinkableTranspose(op.getX());
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
     ArrayRef<int64_t> perm = transpose.getPerm();
@@ -362,7 +374,7 @@ struct SinkTransposeThroughConcatPattern : public OpRewritePattern<ConcatOp> {
                                 PatternRewriter &rewriter) const override {
     ArrayRef<int64_t> perm;
     for (Value input : op.getInputs())
-      if (auto t = input.getDefiningOp<TransposeOp>()) {
+      if (auto t = sinkableTranspose(input)) {
         perm = t.getPerm();
         break;
       }
@@ -371,7 +383,7 @@ struct SinkTransposeThroughConcatPattern : public OpRewritePattern<ConcatOp> {
     SmallVector<int64_t> inverse = invertPermutation(perm);
     SmallVector<Value> inputs;
     for (Value input : op.getInputs()) {
-      auto t = input.getDefiningOp<TransposeOp>();
+      auto t = sinkableTranspose(input);
       if (t && t.getPerm() == perm)
         inputs.push_back(t.getX());
       else if (readConstant(input))
@@ -394,7 +406,7 @@ struct SinkTransposeThroughPadPattern : public OpRewritePattern<PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PadOp op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = op.getX().getDefiningOp<TransposeOp>();
+    auto transpose = sinkableTranspose(op.getX());
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
     ArrayRef<int64_t> perm = transpose.getPerm();
@@ -416,7 +428,7 @@ struct SinkTransposeThroughSlicePattern : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = op.getX().getDefiningOp<TransposeOp>();
+    auto transpose = sinkableTranspose(op.getX());
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
     ArrayRef<int64_t> perm = transpose.getPerm();
@@ -556,7 +568,13 @@ struct ConvertLayoutPass
 
     // Phase 2.
     int64_t before = countTransposes();
-    if (failed(applyPatternsAndFoldGreedily(func, patterns))) {
+    // Each transpose sinks at most once through each op; the bound turns a
+    // pattern cycle into an error instead of a hang.
+    int64_t numOps = 0;
+    func.walk([&](Operation *) { ++numOps; });
+    GreedyRewriteConfig config;
+    config.maxNumRewrites = 256 * numOps + 1024;
+    if (failed(applyPatternsAndFoldGreedily(func, patterns, config))) {
       func.emitError("gopt-convert-layout: transpose sinking did not converge");
       return signalPassFailure();
     }
