@@ -496,7 +496,9 @@ Status padShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                              ") must be smaller than the dim");
     if (mode == "edge" && in[0][i] == 0 && (before || after))
       return invalidArgument("edge padding of an empty dim ", i);
-    out[0][i] += before + after;
+    if (__builtin_add_overflow(out[0][i], before, &out[0][i]) ||
+        __builtin_add_overflow(out[0][i], after, &out[0][i]))
+      return invalidArgument("padded dim ", i, " overflows int64");
   }
   return Status::success();
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <unistd.h>
 
 namespace gopt::runtime {
 
@@ -54,6 +55,8 @@ struct Session::Impl {
   Status init();
   Status resolve();
   Status resolveShapes();
+  Status checkTensorSize(int t, int producer) const;
+  size_t memoryLimit() const;
   Status buildSchedule();
   Status planMemory();
   void makeViews();
@@ -75,6 +78,10 @@ Status Session::Impl::init() {
     return invalidArgument("batch size must be >= 1, got ", options.batchSize);
   if (options.threads > 0)
     setCpuThreads(options.threads);
+  if (p.constants().size() > memoryLimit())
+    return resourceExhausted("the plan's ", p.constants().size(),
+                             " bytes of constants exceed the memory limit of ",
+                             memoryLimit(), " bytes");
   const int n = p.tensors_size();
   dtypes.resize(n);
   shapes.resize(n);
@@ -117,6 +124,33 @@ Status Session::Impl::resolve() {
   return Status::success();
 }
 
+size_t Session::Impl::memoryLimit() const {
+  if (options.memoryLimitBytes)
+    return options.memoryLimitBytes;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return SIZE_MAX;
+  return static_cast<size_t>(pages) * static_cast<size_t>(pageSize);
+}
+
+/// A resolved tensor must have a size that fits in memory: shapes come from
+/// plan files and bound inputs, and a huge pad must be an error, not a 4 GiB
+/// allocation or an overflowed element count.
+Status Session::Impl::checkTensorSize(int t, int producer) const {
+  std::string where =
+      producer >= 0 ? opLabel(producer) + ": result '" + tensorName(t) + "'"
+                    : "tensor '" + tensorName(t) + "'";
+  std::optional<int64_t> bytes = checkedByteSize(shapes[t], dtypes[t]);
+  if (!bytes)
+    return invalidArgument(where, " has shape ", shapeToString(shapes[t]),
+                           ", whose size does not fit in 64 bits");
+  if (static_cast<uint64_t>(*bytes) > memoryLimit())
+    return resourceExhausted(
+        where, " of shape ", shapeToString(shapes[t]), " needs ", *bytes,
+        " bytes, more than the memory limit of ", memoryLimit(), " bytes");
+  return Status::success();
+}
+
 Status Session::Impl::resolveShapes() {
   const int n = p.tensors_size();
   for (int i = 0; i < n; ++i) {
@@ -133,6 +167,11 @@ Status Session::Impl::resolveShapes() {
   for (int b = 0; b < p.inputs_size(); ++b)
     if (!boundInputs[b].empty())
       shapes[p.inputs(b).tensor()] = boundInputs[b].shape();
+  for (int i = 0; i < n; ++i) {
+    auto kind = p.tensors(i).kind();
+    if (kind == plan::TensorInfo::INPUT || kind == plan::TensorInfo::STATE)
+      GOPT_RETURN_IF_ERROR(checkTensorSize(i, -1));
+  }
 
   for (int o = 0; o < p.ops_size(); ++o) {
     const plan::Op &op = p.ops(o);
@@ -166,6 +205,7 @@ Status Session::Impl::resolveShapes() {
             shapeToString(outShapes[r]), " but the plan declares ",
             shapeToString(Shape(planDims.begin(), planDims.end())));
       shapes[t] = outShapes[r];
+      GOPT_RETURN_IF_ERROR(checkTensorSize(t, o));
     }
   }
   return Status::success();
@@ -306,6 +346,10 @@ Status Session::Impl::planMemory() {
     }
   }
   ArenaPlan arenaPlan = planArena(sizes, spans, 64);
+  if (arenaPlan.arenaBytes > memoryLimit())
+    return resourceExhausted(
+        "the plan's intermediates need a ", arenaPlan.arenaBytes,
+        "-byte arena, more than the memory limit of ", memoryLimit(), " bytes");
   if (arenaPlan.arenaBytes > arenaBytes || !arena) {
     arena = allocateAligned(arenaPlan.arenaBytes);
     if (!arena)

@@ -98,6 +98,14 @@ int64_t numElements(const Shape &shape) {
   return n;
 }
 
+std::optional<int64_t> checkedByteSize(const Shape &shape, DType dtype) {
+  int64_t bytes = static_cast<int64_t>(dtypeSize(dtype));
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
 bool isFullyStatic(const Shape &shape) {
   for (int64_t d : shape)
     if (d < 0)

@@ -5,11 +5,12 @@
 // to zeros, one run, every output read. Any error status is fine; a crash, a
 // hang or a sanitizer report is a finding.
 //
-// The runtime has no memory cap of its own, so this target skips plans whose
-// declared tensors (dynamic dims at batch 1) and constants need more than
-// kMaxTensorBytes. Whatever still allocates more than that (an intermediate
-// whose inferred shape blows up) is caught by the allocation limit of the
-// driver (libFuzzer's -malloc_limit_mb, gopt-fuzz-smoke's guard).
+// Plans whose declared tensors (dynamic dims at batch 1) and constants need
+// more than kMaxTensorBytes are skipped, and the session runs under the same
+// memory limit (SessionOptions::memoryLimitBytes), so an intermediate whose
+// inferred shape blows up (a huge pad) must come back as an error; anything
+// that still allocates more is caught by the driver's allocation limit
+// (libFuzzer's -malloc_limit_mb, gopt-fuzz-smoke's guard).
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.backend = "reference";
   options.batchSize = 1;
   options.threads = 1;
+  options.memoryLimitBytes = gopt::fuzz::kMaxTensorBytes;
   StatusOr<std::unique_ptr<Session>> session = Session::create(*plan, options);
   if (!session.ok())
     return 0;

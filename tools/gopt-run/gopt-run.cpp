@@ -44,6 +44,8 @@ const char *kUsage = R"(usage: gopt-run MODEL [options]
   --backend B            cpu (default), reference, or cuda
   --batch N              value of dynamic batch dimensions (default 1)
   --threads N            intra-op threads (default: library default)
+  --memory-limit SIZE    most memory a session may plan, e.g. 512M or 4G
+                         (default: the machine's physical memory)
   --input NAME=FILE.npy  input value (default: deterministic random data)
   --output-dir DIR       write each output as DIR/NAME.npy
   --warmup N             untimed runs first (default 50)
@@ -65,6 +67,7 @@ struct Options {
   std::string backend = "cpu";
   int64_t batch = 1;
   int threads = 0;
+  size_t memoryLimit = 0;
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
   int warmup = 50;
@@ -81,6 +84,40 @@ struct Options {
 struct UsageError {
   std::string message;
 };
+
+/// "4096", "64K", "512M", "4G": bytes, > 0.
+size_t parseSize(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  unsigned shift = 0;
+  if (end && *end && !end[1]) {
+    switch (*end) {
+    case 'K':
+    case 'k':
+      shift = 10;
+      ++end;
+      break;
+    case 'M':
+    case 'm':
+      shift = 20;
+      ++end;
+      break;
+    case 'G':
+    case 'g':
+      shift = 30;
+      ++end;
+      break;
+    default:
+      break;
+    }
+  }
+  if (text.empty() || text[0] == '-' || *end || errno || v == 0 ||
+      v > (SIZE_MAX >> shift))
+    throw UsageError{flag + " expects a size in bytes > 0, optionally with " +
+                     "K, M or G, got '" + text + "'"};
+  return static_cast<size_t>(v) << shift;
+}
 
 int64_t parseInt(const std::string &flag, const std::string &text,
                  int64_t min) {
@@ -143,6 +180,8 @@ Options parseArgs(int argc, char **argv) {
       o.batch = parseInt(arg, next(), 1);
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parseInt(arg, next(), 1));
+    } else if (arg == "--memory-limit") {
+      o.memoryLimit = parseSize(arg, next());
     } else if (arg == "--input") {
       o.inputs.push_back(parseNameFile(arg, next()));
     } else if (arg.rfind("--input=", 0) == 0) {
@@ -383,6 +422,7 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
   so.backend = backend;
   so.batchSize = options.batch;
   so.threads = options.threads;
+  so.memoryLimitBytes = options.memoryLimit;
   return Session::create(plan, so);
 }
 

@@ -249,6 +249,50 @@ TEST(Session, BackendErrors) {
   EXPECT_NE(mismatch.status().message().find("'tpu'"), std::string::npos);
 }
 
+/// x[?, 8] padded by `after` on the last dim.
+PlanBuilder hugePad(int64_t after) {
+  PlanBuilder b("pad");
+  int x = b.addInput("x", DType::kF32, {-1, 8});
+  int y = b.addOutput("y", DType::kF32, {-1, -1});
+  b.addOp("pad", "pad_0", {x}, {y}, {{"pads", intsAttr({0, 0, 0, after})}});
+  return b;
+}
+
+TEST(Session, MemoryLimit) {
+  // 4 GiB of output: over a 1 GiB limit, an error naming the op and tensor
+  // before anything is allocated.
+  auto big = hugePad(int64_t(1) << 30).build();
+  ASSERT_TRUE(big.ok()) << big.status().toString();
+  SessionOptions limited;
+  limited.memoryLimitBytes = size_t(1) << 30;
+  auto s = Session::create(*big, limited);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("'pad_0'"), std::string::npos);
+  EXPECT_NE(s.status().message().find("'y'"), std::string::npos);
+  EXPECT_NE(s.status().message().find("memory limit"), std::string::npos);
+  // A shape whose byte size overflows int64 is invalid whatever the limit.
+  auto overflow = hugePad(int64_t(1) << 62).build();
+  ASSERT_TRUE(overflow.ok());
+  auto o = Session::create(*overflow);
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(o.status().message().find("does not fit in 64 bits"),
+            std::string::npos);
+  // Pads that overflow the dim itself.
+  auto wrap = hugePad(INT64_MAX).build();
+  ASSERT_TRUE(wrap.ok());
+  EXPECT_FALSE(Session::create(*wrap).ok());
+  // The arena counts too: a small pad under a tiny limit.
+  SessionOptions tiny;
+  tiny.memoryLimitBytes = 64;
+  auto small = hugePad(100).build();
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(Session::create(*small, tiny).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_TRUE(Session::create(*small).ok());
+}
+
 TEST(Session, ProfilesAndMemoryStats) {
   auto plan = tinyMlp().build();
   ASSERT_TRUE(plan.ok());

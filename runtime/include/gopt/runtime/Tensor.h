@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ StatusOr<DType> parseDType(const std::string &name);
 using Shape = std::vector<int64_t>;
 
 int64_t numElements(const Shape &shape);
+// Bytes a tensor of `shape` and `dtype` takes; nullopt when a dimension is
+// negative or the size does not fit in int64 (shapes from untrusted plans).
+std::optional<int64_t> checkedByteSize(const Shape &shape, DType dtype);
 bool isFullyStatic(const Shape &shape);
 // "[2,3,?]".
 std::string shapeToString(const Shape &shape);
