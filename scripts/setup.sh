@@ -20,8 +20,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
   # dnnl's CMake config requires OpenCL (its GPU runtime); only recommended
   ocl-icd-opencl-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (psutil: lit's per-test timeout)
+  libgtest-dev libgmock-dev libbenchmark-dev python3-psutil
 )
 
 SUDO=""

@@ -8,7 +8,9 @@ import lit.formats
 config.name = "gopt"
 config.test_format = lit.formats.ShTest(not lit_config.isWindows)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# fuzz-regressions/ holds fuzzer inputs that ctest replays, not lit tests.
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "fuzz-regressions"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gopt_obj_root, "test")
 
