@@ -72,7 +72,8 @@ if not os.path.isdir(a.data):
 
 TTY = sys.stdout.isatty()
 UNSUPPORTED = re.compile(r"unsupported|not supported|only .* supported|must be a constant|"
-                         r"no kernel|unknown op|imports no opset of the default", re.I)
+                         r"no kernel|unknown op|imports no opset of the default|"
+                         r"which gopt does not compute", re.I)
 SCHEMAS = sorted({s.name for s in onnx.defs.get_all_schemas_with_history()}, key=len, reverse=True)
 
 
@@ -134,7 +135,8 @@ def convert(pb, out_npy):
     arr = numpy_helper.to_array(t)
     if arr.dtype == object or arr.dtype.kind in "USO":
         raise ValueError(f"{os.path.basename(pb)}: {arr.dtype} tensors are not supported by gopt-run")
-    np.save(out_npy, np.ascontiguousarray(arr))
+    # Not np.ascontiguousarray: it turns a scalar (shape ()) into shape (1,).
+    np.save(out_npy, arr.copy(order="C"))
     return t.name
 
 

@@ -22,6 +22,8 @@ PACKAGES=(
   ocl-icd-opencl-dev
   # tests and benchmarks (psutil: lit's per-test timeout)
   libgtest-dev libgmock-dev libbenchmark-dev python3-psutil
+  # ONNX test tensors to .npy for the conformance tests
+  python3-onnx python3-numpy
 )
 
 SUDO=""

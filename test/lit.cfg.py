@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 
@@ -19,6 +20,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.gopt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
 config.substitutions.append(("%gopt_src_root", config.gopt_src_root))
+config.substitutions.append(("%gopt_obj_root", config.gopt_obj_root))
 config.substitutions.append(("%PYTHON", shutil.which("python3") or "python3"))
 
 # Tests that need data outside the repository (../shared/models) skip when
@@ -44,9 +46,17 @@ if config.gopt_enable_cuda:
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 
+# Debian's python3 with python3-onnx: scripts/conformance.sh converts the
+# suite's TensorProto files to .npy with it.
+try:
+    if subprocess.run(["/usr/bin/python3", "-c", "import onnx.numpy_helper"],
+                      capture_output=True, timeout=60).returncode == 0:
+        config.available_features.add("python-onnx")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # Numeric pass checks (test/Transforms/numeric) need gopt-run to take .mlir
 # graphs: available when its --help says it reads them.
-import subprocess
 gopt_run = os.path.join(config.gopt_tools_dir, "gopt-run")
 if os.path.exists(gopt_run):
     try:

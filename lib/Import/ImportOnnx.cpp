@@ -555,11 +555,28 @@ LogicalResult OnnxImporter::importBatchNorm() {
   if (!op)
     return failOp();
   setOutput(0, op->getResult(0));
-  // ONNX's training outputs are the running mean and variance (gopt's 4th
-  // and 5th results).
+  // ONNX's training outputs are the running mean and variance. The mean is
+  // gopt's 4th result; ONNX updates the variance with the biased batch
+  // variance (gopt's, like PyTorch's and TF's, uses the unbiased one), so it
+  // is computed here from the biased batch variance (the 3rd result):
+  // momentum * var + (1 - momentum) * batch_var.
   if (training) {
     setOutput(1, op->getResult(3));
-    setOutput(2, op->getResult(4));
+    Type et = cast<RankedTensorType>(var.getType()).getElementType();
+    float momentum = floatAttr("momentum", 0.9f);
+    auto keep = createInferred<MulOp>(
+        b, loc, var, createScalarConstant(b, loc, et, momentum));
+    if (!keep)
+      return failOp();
+    auto fresh = createInferred<MulOp>(
+        b, loc, op->getResult(2),
+        createScalarConstant(b, loc, et, 1.0f - momentum));
+    if (!fresh)
+      return failOp();
+    auto running = createInferred<AddOp>(b, loc, keep, fresh);
+    if (!running)
+      return failOp();
+    setOutput(2, running);
   }
   return success();
 }
@@ -602,6 +619,15 @@ LogicalResult OnnxImporter::importGemm() {
 
 LogicalResult OnnxImporter::importClip() {
   GET_INPUT(x, 0);
+  // gopt.clip takes float bounds; integer clipping is not in the dialect.
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(elementType)) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << elementType;
+    return failNode("Clip of " + type +
+                    " is not supported (gopt clips f32, f16 and bf16)");
+  }
   double lo = -std::numeric_limits<float>::infinity();
   double hi = std::numeric_limits<float>::infinity();
   if (opset < 11) {
@@ -1395,8 +1421,15 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   for (const onnx::ValueInfoProto &out : graph.output()) {
     auto it = values.find(out.name());
     if (it == values.end()) {
-      error = llvm::formatv("graph output '{0}' is not produced by any node",
-                            out.name());
+      auto bad = unsupportedValues.find(out.name());
+      error = bad != unsupportedValues.end()
+                  ? llvm::formatv("graph output '{0}' is {1}", out.name(),
+                                  bad->second)
+                        .str()
+                  : llvm::formatv("graph output '{0}' is not produced by any "
+                                  "node",
+                                  out.name())
+                        .str();
       return report();
     }
     results.push_back(it->second);

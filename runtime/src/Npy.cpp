@@ -140,7 +140,11 @@ StatusOr<Tensor> parse(const std::string &bytes) {
     shape.push_back(dim);
   }
   size_t dataStart = headerStart + headerLen;
-  size_t need = numElements(shape) * dtypeSize(dtype);
+  std::optional<int64_t> size = checkedByteSize(shape, dtype);
+  if (!size)
+    return invalidArgument("shape ", shapeToString(shape),
+                           " is too large to address");
+  size_t need = static_cast<size_t>(*size);
   if (bytes.size() - dataStart < need)
     return invalidArgument("truncated data: ", bytes.size() - dataStart,
                            " bytes, shape ", shapeToString(shape), " needs ",

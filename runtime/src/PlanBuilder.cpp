@@ -26,14 +26,17 @@ plan::AttrValue boolAttr(bool value) {
 }
 plan::AttrValue intsAttr(const std::vector<int64_t> &values) {
   plan::AttrValue a;
+  // Set the oneof even for an empty list ("reduce over every axis").
+  plan::IntList *list = a.mutable_ints();
   for (int64_t v : values)
-    a.mutable_ints()->add_values(v);
+    list->add_values(v);
   return a;
 }
 plan::AttrValue floatsAttr(const std::vector<double> &values) {
   plan::AttrValue a;
+  plan::FloatList *list = a.mutable_floats();
   for (double v : values)
-    a.mutable_floats()->add_values(v);
+    list->add_values(v);
   return a;
 }
 

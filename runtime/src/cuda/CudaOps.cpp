@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <numeric>
 
 // The legacy (non-graph) cuDNN API is deprecated in cuDNN 9 but present.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -31,10 +33,11 @@ Status noKernel(const CudaKernelConfig &c, const std::string &why) {
 }
 
 int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t p = 1;
-  for (size_t i = from; i < std::min(to, s.size()); ++i)
-    p *= s[i];
-  return p;
+  // Iterators, not indices: GCC 12 warns (-Waggressive-loop-optimizations)
+  // about the index form with to = SIZE_MAX.
+  auto end = s.begin() + std::min(to, s.size());
+  auto begin = s.begin() + std::min<size_t>(from, end - s.begin());
+  return std::accumulate(begin, end, int64_t(1), std::multiplies<int64_t>());
 }
 
 bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
