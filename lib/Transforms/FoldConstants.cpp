@@ -401,8 +401,10 @@ struct FoldConstantsPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<GoptDialect>(op->getDialect()) && !isa<ConstantOp>(op) &&
-          op->getNumResults() == 1)
+      // Never dequantize: --gopt-quantize-weights put it there so the
+      // weights stay int8 in the plan; folding it would undo the pass.
+      if (isa<GoptDialect>(op->getDialect()) &&
+          !isa<ConstantOp, DequantizeOp>(op) && op->getNumResults() == 1)
         ops.push_back(op);
     });
 

@@ -88,7 +88,7 @@ std::optional<HostTensor> readElements(ElementsAttr attr) {
     return t;
   }
   if (readResource<float>(attr, t) || readResource<int64_t>(attr, t) ||
-      readResource<int32_t>(attr, t))
+      readResource<int32_t>(attr, t) || readResource<int8_t>(attr, t))
     return t;
   return std::nullopt;
 }
@@ -157,6 +157,11 @@ ElementsAttr writeConstant(const HostTensor &t) {
   }
   if (large && t.elementType.isSignlessInteger(64))
     return writeResource<int64_t>(type, t.ints);
+  if (large && t.elementType.isSignlessInteger(8)) {
+    // Quantized weights: one byte each in the IR and in the plan.
+    std::vector<int8_t> values(t.ints.begin(), t.ints.end());
+    return writeResource<int8_t>(type, values);
+  }
   return writeElements(t);
 }
 

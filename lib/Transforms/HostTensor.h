@@ -41,7 +41,7 @@ struct HostTensor {
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t, 4> stridesOf(llvm::ArrayRef<int64_t> shape);
 
-/// The values of a dense (or dense_resource f32/i32/i64) elements attribute;
+/// The values of a dense (or dense_resource f32/i32/i64/i8) elements attribute;
 /// nullopt for what cannot be read.
 std::optional<HostTensor> readElements(mlir::ElementsAttr attr);
 
@@ -52,7 +52,7 @@ std::optional<HostTensor> readConstant(mlir::Value value);
 /// wrap to their width; i1 is x != 0).
 mlir::DenseElementsAttr writeElements(const HostTensor &tensor);
 
-/// Non-splat f32/i32/i64 constants with more elements than this are written
+/// Non-splat f32/i32/i64/i8 constants with more elements than this are written
 /// as `dense_resource` blobs (as the importers write initializers), so the
 /// printed IR of an optimized large model stays readable; smaller ones stay
 /// inline where tests and readers see them.

@@ -509,6 +509,29 @@ Status shapeOfShape(const OpAttrs &, const Shapes &in, const DTypes &,
   return Status::success();
 }
 
+// int8 values times f32 scales: one per slice along `axis`, or one.
+Status dequantizeShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  if (types[0] != DType::kI8)
+    return invalidArgument("dequantize values must be i8, got ",
+                           dtypeName(types[0]));
+  if (types[1] != DType::kF32)
+    return invalidArgument("dequantize scales must be f32, got ",
+                           dtypeName(types[1]));
+  int64_t rank = in[0].size();
+  if (rank == 0)
+    return invalidArgument("dequantize values must have rank >= 1");
+  GOPT_ASSIGN_OR_RETURN(int64_t axis,
+                        normalizeAxis(attrs.getInt("axis", 0), rank));
+  GOPT_RETURN_IF_ERROR(requireRank(in[1], 1, "dequantize scales"));
+  if (in[1][0] != 1 && in[1][0] != in[0][axis])
+    return invalidArgument("dequantize expects ", in[0][axis], " scales (dim ",
+                           axis, " of values ", shapeToString(in[0]),
+                           ") or 1, got ", in[1][0]);
+  out[0] = in[0];
+  return Status::success();
+}
+
 const std::vector<std::string> kDataFormats = {"NHWC", "NCHW"};
 const std::vector<std::string> kPaddings = {"EXPLICIT", "SAME", "VALID"};
 
@@ -648,6 +671,14 @@ std::vector<OpSchema> buildSchemas() {
                {{"message", A::kString, false}},
                sameShape});
   s.push_back({"shape", 1, 1, 1, 1, {}, shapeOfShape, ResultDType::kI64});
+  s.push_back({"dequantize",
+               2,
+               2,
+               1,
+               1,
+               {{"axis", A::kInt, false}},
+               dequantizeShape,
+               ResultDType::kF32});
   // A copy between host and device memory, inserted by device placement.
   s.push_back({"transfer",
                1,

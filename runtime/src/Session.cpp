@@ -189,8 +189,9 @@ Status Session::Impl::resolveShapes() {
       return Status(s.code(), opLabel(o) + ": " + s.message());
     for (int r = 0; r < op.outputs_size(); ++r) {
       int t = op.outputs(r);
-      DType expected =
-          schema->resultDType == ResultDType::kI64 ? DType::kI64 : inTypes[0];
+      DType expected = schema->resultDType == ResultDType::kI64   ? DType::kI64
+                       : schema->resultDType == ResultDType::kF32 ? DType::kF32
+                                                                  : inTypes[0];
       if (schema->resultDType != ResultDType::kAny && dtypes[t] != expected)
         return invalidArgument(opLabel(o), ": result '", tensorName(t),
                                "' has element type ", dtypeName(dtypes[t]),

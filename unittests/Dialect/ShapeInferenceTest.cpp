@@ -226,4 +226,28 @@ TEST_F(ShapeInferenceTest, FlattenTransposeConcatSlicePad) {
                                    error("gopt.pad"))));
 }
 
+TEST_F(ShapeInferenceTest, DequantizePerChannelAndPerTensor) {
+  Shape result;
+  ASSERT_TRUE(succeeded(inferDequantizeShape({64, 3, 7, 7}, {64}, 0, result,
+                                             error("gopt.dequantize"))));
+  EXPECT_EQ(result, (Shape{64, 3, 7, 7}));
+  ASSERT_TRUE(succeeded(inferDequantizeShape({512, 1000}, {1}, -1, result,
+                                             error("gopt.dequantize"))));
+  EXPECT_EQ(result, (Shape{512, 1000}));
+  ASSERT_TRUE(succeeded(inferDequantizeShape({kDyn, 8}, {5}, 0, result,
+                                             error("gopt.dequantize"))));
+  EXPECT_TRUE(failed(
+      inferDequantizeShape({64, 3}, {3}, 0, result, error("gopt.dequantize"))));
+  EXPECT_NE(lastMessage().find("expects 64 scales (dimension 0 of values "
+                               "[64, 3]) or 1 (per-tensor), got 3"),
+            std::string::npos)
+      << lastMessage();
+  EXPECT_TRUE(failed(inferDequantizeShape({64, 3}, {64}, 2, result,
+                                          error("gopt.dequantize"))));
+  EXPECT_TRUE(failed(inferDequantizeShape({64, 3}, {64, 1}, 0, result,
+                                          error("gopt.dequantize"))));
+  EXPECT_TRUE(failed(
+      inferDequantizeShape({}, {1}, 0, result, error("gopt.dequantize"))));
+}
+
 } // namespace

@@ -505,6 +505,63 @@ TEST(CastRef, AllPairsRoundTripSmallIntegers) {
   }
 }
 
+TEST(DequantizeRef, PerChannelPerTensorAndNegativeAxis) {
+  // [2, 3] int8 values, scales per row (axis 0) or per column (axis -1).
+  Tensor q = makeTensor<int8_t>(DType::kI8, {2, 3}, {127, -127, 0, 1, -2, 64});
+  Tensor rows = makeF32({2}, {0.5f, 2.0f});
+  expectNear(values<float>(runOk("dequantize", {{"axis", intAttr(0)}},
+                                 {q, rows}, {F32, {2, 3}})),
+             {63.5f, -63.5f, 0.0f, 2.0f, -4.0f, 128.0f});
+  Tensor cols = makeF32({3}, {1.0f, 0.25f, -1.0f});
+  expectNear(values<float>(runOk("dequantize", {{"axis", intAttr(-1)}},
+                                 {q, cols}, {F32, {2, 3}})),
+             {127.0f, -31.75f, 0.0f, 1.0f, -0.5f, -64.0f});
+  Tensor one = makeF32({1}, {0.1f});
+  expectNear(values<float>(runOk("dequantize", {{"axis", intAttr(1)}}, {q, one},
+                                 {F32, {2, 3}})),
+             {12.7f, -12.7f, 0.0f, 0.1f, -0.2f, 6.4f});
+  // A middle axis of a rank-4 (OIHW-like) tensor, int8 extremes.
+  Tensor q4 = makeTensor<int8_t>(DType::kI8, {1, 2, 1, 2}, {-128, 127, 3, -3});
+  Tensor s4 = makeF32({2}, {1.0f, 10.0f});
+  expectNear(values<float>(runOk("dequantize", {{"axis", intAttr(1)}}, {q4, s4},
+                                 {F32, {1, 2, 1, 2}})),
+             {-128.0f, 127.0f, 30.0f, -30.0f});
+}
+
+TEST(DequantizeRef, RunsOnTheCpuBackendWithConstantInputs) {
+  Tensor q = makeTensor<int8_t>(DType::kI8, {2, 2}, {10, -20, 30, -40});
+  Tensor s = makeF32({2}, {0.5f, 0.25f});
+  expectNear(values<float>(runOk("dequantize", {{"axis", intAttr(0)}}, {q, s},
+                                 {F32, {2, 2}}, "cpu", {0, 1})),
+             {5.0f, -10.0f, 7.5f, -10.0f});
+}
+
+TEST(DequantizeRef, RejectsBadTypesScalesAndAxis) {
+  Tensor q = makeTensor<int8_t>(DType::kI8, {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto expectError = [](StatusOr<std::vector<Tensor>> result,
+                        const std::string &needle) {
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.status().message().find(needle), std::string::npos)
+        << result.status().message();
+  };
+  expectError(runOp("dequantize", {{"axis", intAttr(0)}},
+                    {q, makeF32({3}, {1, 1, 1})}, {{F32, {2, 3}}}),
+              "dequantize expects 2 scales (dim 0 of values [2,3]) or 1, "
+              "got 3");
+  expectError(runOp("dequantize", {{"axis", intAttr(2)}},
+                    {q, makeF32({1}, {1})}, {{F32, {2, 3}}}),
+              "axis 2 out of range for rank 2");
+  expectError(runOp("dequantize", {}, {makeF32({2}, {1, 2}), makeF32({1}, {1})},
+                    {{F32, {2}}}),
+              "dequantize values must be i8, got f32");
+  expectError(
+      runOp("dequantize", {}, {q, makeF32({1}, {1})}, {{DType::kI8, {2, 3}}}),
+      "the op produces f32");
+  expectError(
+      runOp("dequantize", {}, {q, makeF32({2, 1}, {1, 1})}, {{F32, {2, 3}}}),
+      "dequantize scales must have rank 1");
+}
+
 TEST(MatmulRef, TransposesAndBatchBroadcast) {
   Tensor a = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b = makeF32({3, 2}, {1, 0, 0, 1, 1, 1});

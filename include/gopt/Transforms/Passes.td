@@ -284,4 +284,49 @@ def PlacementReport : Pass<"gopt-placement-report", "mlir::func::FuncOp"> {
   let dependentDialects = ["::gopt::GoptDialect"];
 }
 
+def QuantizeWeights : Pass<"gopt-quantize-weights", "mlir::func::FuncOp"> {
+  let summary = "Store large conv2d/matmul weights as int8 with a dequantize";
+  let description = [{
+    Weight-only quantization. Each conv2d filter and matmul weight (operand
+    1) that is a constant f32 tensor with at least `min-elements` elements
+    becomes an int8 `gopt.constant` and a `gopt.dequantize` at its use, so
+    the plan stores one byte per weight (about 4x smaller) while the ops
+    still compute in f32. Symmetric, round to nearest:
+    `scale = max|w| / 127` over each output channel (`per-channel`: conv2d
+    OIHW axis 0, HWIO axis 3, matmul `[K, N]` axis 1, or axis 0 with
+    `transpose_b`) or over the whole tensor (`per-tensor`); an all-zero
+    channel gets scale 1; `q = clamp(round(w / scale), -127, 127)`.
+    Biases, batch-norm parameters and tensors below `min-elements` stay f32.
+    Run it after `gopt-optimize` (batch-norm folding and layout conversion
+    need constant weights).
+
+    ```mlir
+    %w = gopt.constant dense<...> : tensor<64x3x7x7xf32>
+    %y = gopt.conv2d %x, %w {filter_format = "OIHW", ...} : ...
+    // becomes
+    %q = gopt.constant dense<...> : tensor<64x3x7x7xi8>
+    %s = gopt.constant dense<...> : tensor<64xf32>
+    %w = gopt.dequantize %q, %s {axis = 0 : i64} : (tensor<64x3x7x7xi8>, tensor<64xf32>) -> tensor<64x3x7x7xf32>
+    %y = gopt.conv2d %x, %w {filter_format = "OIHW", ...} : ...
+    ```
+  }];
+  let options = [
+    Option<"bits", "bits", "int64_t", /*default=*/"8",
+           "Bits per stored weight (only 8 is supported)">,
+    Option<"granularity", "granularity", "std::string",
+           /*default=*/"\"per-channel\"",
+           "One scale per output channel (per-channel) or per weight "
+           "tensor (per-tensor)">,
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"1024",
+           "Weights with fewer elements stay f32">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "num-quantized", "Number of weights quantized">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
 #endif // GOPT_TRANSFORMS_PASSES_TD

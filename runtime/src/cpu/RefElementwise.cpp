@@ -394,6 +394,48 @@ Status checkNumericsKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return copyKernel(ctx, in, out);
 }
 
+// y = x * scales[c], c the index along `axis` (0 for a single scale).
+Status dequantizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  const Tensor &x = in[0], &scales = in[1];
+  if (x.dtype() != DType::kI8 || scales.dtype() != DType::kF32 ||
+      out[0].dtype() != DType::kF32)
+    return invalidArgument("dequantize expects i8 values, f32 scales and an "
+                           "f32 result, got ",
+                           dtypeName(x.dtype()), ", ",
+                           dtypeName(scales.dtype()), " and ",
+                           dtypeName(out[0].dtype()));
+  const Shape &shape = x.shape();
+  int64_t rank = shape.size();
+  int64_t axis = ctx.attrs().getInt("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return invalidArgument("dequantize axis ", ctx.attrs().getInt("axis", 0),
+                           " out of range for rank ", rank);
+  int64_t channels = shape[axis];
+  int64_t numScales = scales.numElements();
+  if (numScales != 1 && numScales != channels)
+    return invalidArgument("dequantize expects ", channels,
+                           " scales or 1, got ", numScales);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= shape[d];
+  const int8_t *q = x.data<int8_t>();
+  const float *s = scales.data<float>();
+  float *y = out[0].data<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      float scale = s[numScales == 1 ? 0 : c];
+      int64_t base = (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        y[base + i] = static_cast<float>(q[base + i]) * scale;
+    }
+  return Status::success();
+}
+
 } // namespace
 
 void registerElementwiseKernels(KernelRegistry &r) {
@@ -423,6 +465,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   registerKernel(r, "leaky_relu", leakyReluKernel, D::kFloat);
   registerKernel(r, "bias_add", biasAddKernel, D::kFloat);
   registerKernel(r, "cast", castKernel, D::kAny);
+  registerKernel(r, "dequantize", dequantizeKernel, D::kAny);
   registerKernel(r, "identity", copyKernel, D::kAny);
   registerKernel(r, "stop_gradient", copyKernel, D::kAny);
   // Host memory is the only memory a CPU session has: a transfer is a copy.

@@ -78,3 +78,15 @@ func.func @reshape_dynamic(%x: tensor<?x7x7x64xf32>) -> tensor<?x3136xf32> {
   %0 = gopt.reshape %x {shape = array<i64: -1, 3136>} : (tensor<?x7x7x64xf32>) -> tensor<?x3136xf32>
   return %0 : tensor<?x3136xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @dequantize_dynamic
+func.func @dequantize_dynamic(%q: tensor<?x16xi8>, %s: tensor<16xf32>) -> tensor<?x16xf32> {
+  // CHECK: -> tensor<?x16xf32>
+  %0 = gopt.dequantize %q, %s {axis = 1 : i64} : (tensor<?x16xi8>, tensor<16xf32>) -> tensor<?x16xf32>
+  // A declared static batch is accepted (more static than inferred).
+  // CHECK: -> tensor<8x16xf32>
+  %1 = gopt.dequantize %q, %s {axis = 1 : i64} : (tensor<?x16xi8>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<?x16xf32>
+}

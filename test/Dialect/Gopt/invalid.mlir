@@ -658,3 +658,49 @@ func.func @transfer_device(%a: tensor<2xf32>) {
   %0 = gopt.transfer %a {from = "cpu", to = "tpu"} : (tensor<2xf32>) -> tensor<2xf32>
   return
 }
+
+// -----
+
+/// dequantize needs one scale per channel along axis, or one.
+func.func @dequantize_scale_count(%q: tensor<4x3xi8>, %s: tensor<3xf32>) {
+  // expected-error@+1 {{'gopt.dequantize' op expects 4 scales (dimension 0 of values [4, 3]) or 1 (per-tensor), got 3}}
+  %0 = gopt.dequantize %q, %s {axis = 0 : i64} : (tensor<4x3xi8>, tensor<3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+/// dequantize scales are rank 1.
+func.func @dequantize_scale_rank(%q: tensor<4x3xi8>, %s: tensor<4x1xf32>) {
+  // expected-error@+1 {{'gopt.dequantize' op expects rank-1 scales (one per channel along axis 0, or one for the whole tensor), got rank 2}}
+  %0 = gopt.dequantize %q, %s : (tensor<4x3xi8>, tensor<4x1xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+/// dequantize's axis is a dimension of the values.
+func.func @dequantize_axis(%q: tensor<4x3xi8>, %s: tensor<1xf32>) {
+  // expected-error@+1 {{'gopt.dequantize' op expects axis in [-2, 2) for a rank-2 operand, got 2}}
+  %0 = gopt.dequantize %q, %s {axis = 2 : i64} : (tensor<4x3xi8>, tensor<1xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+/// dequantize reads int8 values.
+func.func @dequantize_values_type(%q: tensor<4x3xi32>, %s: tensor<4xf32>) {
+  // expected-error@+1 {{'gopt.dequantize' op operand #0 must be ranked tensor of 8-bit signless integer values, but got 'tensor<4x3xi32>'}}
+  %0 = gopt.dequantize %q, %s : (tensor<4x3xi32>, tensor<4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+/// dequantize's result has the values' shape.
+func.func @dequantize_result_shape(%q: tensor<4x3xi8>, %s: tensor<4xf32>) {
+  // expected-error@+2 {{'gopt.dequantize' op inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<3x4xf32>'}}
+  // expected-error@+1 {{'gopt.dequantize' op failed to infer returned types}}
+  %0 = gopt.dequantize %q, %s : (tensor<4x3xi8>, tensor<4xf32>) -> tensor<3x4xf32>
+  return
+}

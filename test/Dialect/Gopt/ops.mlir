@@ -164,3 +164,12 @@ func.func @transfers(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %2 = gopt.transfer %1 {from = "gpu", to = "cpu"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
   return %2 : tensor<?x8xf32>
 }
+
+// CHECK-LABEL: func @dequantize
+func.func @dequantize(%q: tensor<64x3x7x7xi8>, %s: tensor<64xf32>, %m: tensor<?x1000xi8>, %t: tensor<1xf32>) -> (tensor<64x3x7x7xf32>, tensor<?x1000xf32>) {
+  // CHECK: gopt.dequantize %{{.*}}, %{{.*}} : (tensor<64x3x7x7xi8>, tensor<64xf32>) -> tensor<64x3x7x7xf32>
+  %0 = gopt.dequantize %q, %s {axis = 0 : i64} : (tensor<64x3x7x7xi8>, tensor<64xf32>) -> tensor<64x3x7x7xf32>
+  // CHECK: gopt.dequantize %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<?x1000xi8>, tensor<1xf32>) -> tensor<?x1000xf32>
+  %1 = gopt.dequantize %m, %t {axis = -1 : i64} : (tensor<?x1000xi8>, tensor<1xf32>) -> tensor<?x1000xf32>
+  return %0, %1 : tensor<64x3x7x7xf32>, tensor<?x1000xf32>
+}

@@ -482,6 +482,23 @@ static LogicalResult inferTypes(PadOp::Adaptor adaptor, const ShapeError &error,
 GOPT_SHAPE_FUNCTION_HOOKS(PadOp)
 
 //===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferTypes(DequantizeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferDequantizeShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getScales()),
+          static_cast<int64_t>(adaptor.getAxis()), shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getScales())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(DequantizeOp)
+
+//===----------------------------------------------------------------------===//
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 

@@ -470,4 +470,28 @@ LogicalResult inferPadShape(ArrayRef<int64_t> input, ArrayRef<int64_t> pads,
   return success();
 }
 
+LogicalResult inferDequantizeShape(ArrayRef<int64_t> values,
+                                   ArrayRef<int64_t> scales, int64_t axis,
+                                   Shape &result, const ShapeError &error) {
+  int64_t rank = values.size();
+  if (rank == 0)
+    return error("expects values of rank >= 1, got a rank-0 tensor");
+  FailureOr<int64_t> normalized = normalizeAxis(axis, rank, "axis", error);
+  if (failed(normalized))
+    return failure();
+  if (scales.size() != 1)
+    return error("expects rank-1 scales (one per channel along axis ",
+                 *normalized, ", or one for the whole tensor), got rank ",
+                 scales.size());
+  int64_t channels = values[*normalized];
+  int64_t count = scales[0];
+  if (!isDynamic(count) && count != 1 && !isDynamic(channels) &&
+      count != channels)
+    return error("expects ", channels, " scales (dimension ", *normalized,
+                 " of values ", formatShape(values),
+                 ") or 1 (per-tensor), got ", count);
+  result.assign(values.begin(), values.end());
+  return success();
+}
+
 } // namespace gopt

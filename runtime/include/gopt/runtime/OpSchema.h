@@ -57,6 +57,7 @@ enum class ResultDType {
   kSameAsFirstInput, // every result has operand 0's element type
   kAny,              // cast: the result type is the target
   kI64,              // shape
+  kF32,              // dequantize
 };
 
 struct OpSchema {

@@ -332,6 +332,25 @@ def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
+def Gopt_DequantizeOp : Gopt_InferredOp<"dequantize", [Pure]> {
+  let summary = "int8 values times per-channel (or per-tensor) f32 scales";
+  let description = [{
+    Symmetric dequantization: `y = x * scales[c]`, where `c` is the index of
+    the element along `axis` (negative counts from the end) when `scales`
+    has one entry per slice along `axis`, and `c = 0` when `scales` has one
+    entry (per-tensor). `--gopt-quantize-weights` puts one after each int8
+    weight constant so conv2d and matmul still consume f32.
+
+    ```mlir
+    %w = gopt.dequantize %q, %s {axis = 0 : i64} : (tensor<64x3x7x7xi8>, tensor<64xf32>) -> tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$x, RankedTensorOf<[F32]>:$scales,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs RankedTensorOf<[F32]>:$y);
+}
+
+
 def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
   let summary = "2-D convolution, optionally with bias and activation";
   let description = [{

@@ -148,6 +148,14 @@ mlir::LogicalResult inferPadShape(llvm::ArrayRef<int64_t> input,
                                   llvm::StringRef mode, Shape &result,
                                   const ShapeError &error);
 
+/// gopt.dequantize: `values` of rank >= 1, `scales` rank 1 with one entry
+/// (per-tensor) or one per slice along `axis` (per-channel). The result has
+/// the shape of `values`.
+mlir::LogicalResult inferDequantizeShape(llvm::ArrayRef<int64_t> values,
+                                         llvm::ArrayRef<int64_t> scales,
+                                         int64_t axis, Shape &result,
+                                         const ShapeError &error);
+
 /// Normalises `axis` in [-rank, rank) to [0, rank).
 mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                        llvm::StringRef attrName,
