@@ -7,14 +7,15 @@
 /// VALID/SAME convs, tf.nn.batch_normalization with frozen statistics,
 /// CheckNumerics after each block, a reduce_mean head. After --gopt-optimize
 /// no BN arithmetic is left, every conv is NCHW with an OIHW filter, a bias
-/// and its relu fused, and one transpose remains, at the input.
+/// and its relu fused, the stem's zero pad folded into the stem conv's pads,
+/// and one transpose remains, at the input.
 // ONE: {{^}}1{{$}}
 // CONVS: {{^}}6{{$}}
 // CHECK-LABEL: func @resnet_nhwc
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16x16x3xf32>)
-// CHECK: %[[P:.*]] = gopt.pad %[[X]] {pads = array<i64: 0, 0, 3, 3, 3, 3, 0, 0>}
-// CHECK: %[[T:.*]] = gopt.transpose %[[P]] {perm = array<i64: 0, 3, 1, 2>}
-// CHECK: gopt.conv2d %[[T]], %{{.*}}, %{{.*}} {activation = "relu", data_format = "NCHW", filter_format = "OIHW"
+// CHECK-NOT: gopt.pad
+// CHECK: %[[T:.*]] = gopt.transpose %[[X]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK: gopt.conv2d %[[T]], %{{.*}}, %{{.*}} {activation = "relu", data_format = "NCHW", filter_format = "OIHW", pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>}
 // CHECK-NOT: gopt.transpose
 // CHECK-NOT: gopt.batch_norm
 // CHECK-NOT: gopt.rsqrt

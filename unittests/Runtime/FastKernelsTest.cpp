@@ -146,3 +146,33 @@ TEST(FastSoftmax, LastAxisAndLog) {
 }
 
 } // namespace
+
+namespace {
+
+// Exact (a permutation moves values); tile edges covered by sizes that are
+// not multiples of the 32-element tile, and a size past the parallel
+// threshold.
+TEST(FastTranspose, BlockPermutationsMatchReference) {
+  expectSameAsReference("transpose", {{"perm", intsAttr({0, 3, 1, 2})}},
+                        {randomF32({2, 5, 7, 3}, 1)}, {2, 3, 5, 7}, "fast",
+                        0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({0, 2, 3, 1})}},
+                        {randomF32({2, 3, 5, 7}, 2)}, {2, 5, 7, 3}, "fast",
+                        0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({0, 3, 1, 2})}},
+                        {randomF32({4, 33, 65, 17}, 3)}, {4, 17, 33, 65},
+                        "fast", 0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({1, 0})}},
+                        {randomF32({37, 70}, 4)}, {70, 37}, "fast", 0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({2, 0, 1})}},
+                        {randomF32({3, 4, 5}, 5)}, {5, 3, 4}, "fast", 0.0f);
+}
+
+// Permutations that are not a block swap stay on the reference kernel.
+TEST(FastTranspose, OtherPermutationsUseReference) {
+  expectSameAsReference("transpose", {{"perm", intsAttr({0, 2, 1, 3})}},
+                        {randomF32({2, 3, 4, 5}, 6)}, {2, 4, 3, 5}, "reference",
+                        0.0f);
+}
+
+} // namespace

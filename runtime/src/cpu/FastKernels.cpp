@@ -369,6 +369,90 @@ StatusOr<std::unique_ptr<Kernel>> createSoftmax(const KernelConfig &c) {
       c.op->kind() == "log_softmax", rows, len));
 }
 
+/// A transpose that swaps two blocks of dims after leading batch dims, e.g.
+/// NHWC -> NCHW ([0, 3, 1, 2]: per image, a [H*W, C] matrix transposed) and
+/// NCHW -> NHWC: per batch, out[c][r] = in[r][c] over a rows x cols matrix,
+/// in cache-sized tiles. The reference kernel gathers element by element
+/// with an index vector, ~10x slower on the input transpose of a converted
+/// NHWC graph.
+template <typename T> class BlockTransposeKernel : public Kernel {
+public:
+  BlockTransposeKernel(int64_t batch, int64_t rows, int64_t cols)
+      : batch_(batch), rows_(rows), cols_(cols) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const T *x = static_cast<const T *>(in[0].data());
+    T *y = static_cast<T *>(out[0].data());
+    constexpr int64_t kTile = 32;
+    const int64_t rows = rows_, cols = cols_;
+    const int64_t rowTiles = (rows + kTile - 1) / kTile;
+    const int64_t colTiles = (cols + kTile - 1) / kTile;
+    const int64_t tiles = batch_ * rowTiles * colTiles;
+    const bool parallel = batch_ * rows * cols >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t t = 0; t < tiles; ++t) {
+      int64_t b = t / (rowTiles * colTiles);
+      int64_t r0 = (t / colTiles) % rowTiles * kTile;
+      int64_t c0 = t % colTiles * kTile;
+      const T *src = x + b * rows * cols;
+      T *dst = y + b * rows * cols;
+      int64_t r1 = std::min(r0 + kTile, rows), c1 = std::min(c0 + kTile, cols);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r)
+          dst[c * rows + r] = src[r * cols + c];
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t batch_, rows_, cols_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
+  const Shape &x = c.inputShapes[0];
+  std::vector<int64_t> perm = c.attrs().getInts("perm");
+  int64_t rank = static_cast<int64_t>(x.size());
+  if (static_cast<int64_t>(perm.size()) != rank || rank < 2)
+    return std::unique_ptr<Kernel>();
+  // perm = [0 .. b-1, k .. rank-1, b .. k-1]: leading batch dims kept, the
+  // trailing dims rotated by rank - k.
+  int64_t b = 0;
+  while (b < rank && perm[b] == b)
+    ++b;
+  if (b == rank)
+    return std::unique_ptr<Kernel>();
+  int64_t k = perm[b];
+  for (int64_t i = b; i < rank; ++i) {
+    int64_t expected =
+        i - b < rank - k ? k + (i - b) : b + (i - b - (rank - k));
+    if (perm[i] != expected)
+      return std::unique_ptr<Kernel>();
+  }
+  int64_t batch = 1, rows = 1, cols = 1;
+  for (int64_t d = 0; d < b; ++d)
+    batch *= x[d];
+  for (int64_t d = b; d < k; ++d)
+    rows *= x[d];
+  for (int64_t d = k; d < rank; ++d)
+    cols *= x[d];
+  switch (dtypeSize(c.inputTypes[0])) {
+  case 1:
+    return std::unique_ptr<Kernel>(
+        std::make_unique<BlockTransposeKernel<uint8_t>>(batch, rows, cols));
+  case 2:
+    return std::unique_ptr<Kernel>(
+        std::make_unique<BlockTransposeKernel<uint16_t>>(batch, rows, cols));
+  case 4:
+    return std::unique_ptr<Kernel>(
+        std::make_unique<BlockTransposeKernel<uint32_t>>(batch, rows, cols));
+  case 8:
+    return std::unique_ptr<Kernel>(
+        std::make_unique<BlockTransposeKernel<uint64_t>>(batch, rows, cols));
+  default:
+    return std::unique_ptr<Kernel>();
+  }
+}
+
 } // namespace
 
 bool isZeroPreservingElementwise(const plan::Op &op) {
@@ -400,6 +484,7 @@ void registerFastKernels(KernelRegistry &registry) {
   registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
   registry.registerKernel("softmax", "cpu", createSoftmax);
   registry.registerKernel("log_softmax", "cpu", createSoftmax);
+  registry.registerKernel("transpose", "cpu", createTranspose);
 }
 
 } // namespace gopt::runtime::cpu

@@ -136,3 +136,45 @@ func.func @same_device_transfer(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = gopt.transfer %x {from = "gpu", to = "gpu"} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Zero padding of the spatial dims folds into the conv's explicit pads
+// (TF's Pad + VALID Conv2D), added to pads the conv already has.
+// CHECK-LABEL: func @fold_zero_pad_into_conv_nchw
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>)
+// CHECK-NOT: gopt.pad
+// CHECK: gopt.conv2d %[[X]], %[[W]] {data_format = "NCHW", filter_format = "OIHW", pads = array<i64: 1, 2, 1, 2>, strides = array<i64: 2, 2>}
+// CHECK-SAME: -> tensor<1x4x5x5xf32>
+func.func @fold_zero_pad_into_conv_nchw(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x5x5xf32> {
+  %p = gopt.pad %x {pads = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32>
+  %y = gopt.conv2d %p, %w {data_format = "NCHW", filter_format = "OIHW", pads = array<i64: 0, 1, 0, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x5x5xf32>
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// NHWC, VALID padding.
+// CHECK-LABEL: func @fold_zero_pad_into_conv_nhwc_valid
+// CHECK-NOT: gopt.pad
+// CHECK: gopt.conv2d %arg0, %arg1 {pads = array<i64: 1, 1, 1, 1>}
+func.func @fold_zero_pad_into_conv_nhwc_valid(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32> {
+  %p = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
+  %y = gopt.conv2d %p, %w {padding = "VALID"} : (tensor<1x10x10x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>
+  return %y : tensor<1x8x8x4xf32>
+}
+
+// -----
+
+// Left alone: a non-zero pad value, channel padding, and SAME padding.
+// CHECK-LABEL: func @pad_not_folded_into_conv
+// CHECK-COUNT-3: gopt.pad
+func.func @pad_not_folded_into_conv(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %w5: tensor<3x3x5x4xf32>) -> (tensor<1x8x8x4xf32>, tensor<1x6x6x4xf32>, tensor<1x10x10x4xf32>) {
+  %p1 = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>, value = 1.0 : f32} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
+  %y1 = gopt.conv2d %p1, %w {padding = "VALID"} : (tensor<1x10x10x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>
+  %p2 = gopt.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>} : (tensor<1x8x8x3xf32>) -> tensor<1x8x8x5xf32>
+  %y2 = gopt.conv2d %p2, %w5 {padding = "VALID"} : (tensor<1x8x8x5xf32>, tensor<3x3x5x4xf32>) -> tensor<1x6x6x4xf32>
+  %p3 = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
+  %y3 = gopt.conv2d %p3, %w {padding = "SAME"} : (tensor<1x10x10x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x10x10x4xf32>
+  return %y1, %y2, %y3 : tensor<1x8x8x4xf32>, tensor<1x6x6x4xf32>, tensor<1x10x10x4xf32>
+}

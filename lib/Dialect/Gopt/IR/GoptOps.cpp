@@ -535,6 +535,54 @@ static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DOp)
 
+namespace {
+/// conv2d(pad(x)) -> conv2d(x) with the pad added to the conv's explicit
+/// pads, when the pad is constant zero and only pads the spatial dims (as
+/// TensorFlow graphs write `Pad` + `Conv2D(padding=VALID)` for a strided
+/// conv). The conv then reads x in place instead of a padded copy.
+struct FoldZeroPadIntoConv2D : public OpRewritePattern<Conv2DOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Conv2DOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pad = op.getInput().getDefiningOp<PadOp>();
+    if (!pad)
+      return rewriter.notifyMatchFailure(op, "input is not a pad");
+    if (pad.getMode() != "constant" || pad.getValue().convertToFloat() != 0.0f)
+      return rewriter.notifyMatchFailure(op, "pad is not zero padding");
+    if (op.getPadding() == "SAME")
+      return rewriter.notifyMatchFailure(op, "SAME padding");
+    ArrayRef<int64_t> pads = pad.getPads();
+    if (pads.size() != 8)
+      return rewriter.notifyMatchFailure(op, "pad is not rank 4");
+    bool nchw = op.getDataFormat() == "NCHW";
+    int64_t h = nchw ? 2 : 1, w = nchw ? 3 : 2, c = nchw ? 1 : 3;
+    for (int64_t d : {int64_t(0), c})
+      if (pads[2 * d] != 0 || pads[2 * d + 1] != 0)
+        return rewriter.notifyMatchFailure(op, "pads batch or channels");
+    if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      return rewriter.notifyMatchFailure(op, "negative pad");
+    SmallVector<int64_t, 4> convPads = op.getPadding() == "VALID"
+                                           ? SmallVector<int64_t, 4>{0, 0, 0, 0}
+                                           : op.getPadsOrDefault();
+    convPads[0] += pads[2 * h];
+    convPads[1] += pads[2 * h + 1];
+    convPads[2] += pads[2 * w];
+    convPads[3] += pads[2 * w + 1];
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(pad.getX());
+      op.setPadding("EXPLICIT");
+      op.setPadsAttr(rewriter.getDenseI64ArrayAttr(convPads));
+    });
+    return success();
+  }
+};
+} // namespace
+
+void Conv2DOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<FoldZeroPadIntoConv2D>(context);
+}
+
 static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {

@@ -389,6 +389,9 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
       return ::gopt::getI64ArrayOr(getPadsAttr(), {0, 0, 0, 0});
     }
   }];
+  // conv2d(pad(x)) with zero padding of the spatial dims only becomes one
+  // conv2d with explicit pads: no padded copy of the activation.
+  let hasCanonicalizer = 1;
 }
 
 def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure]> {
