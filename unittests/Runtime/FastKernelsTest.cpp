@@ -1,6 +1,9 @@
 //===- FastKernelsTest.cpp - Fast CPU kernels vs. the reference -----------===//
 #include "TestUtil.h"
 
+#include <cmath>
+#include <map>
+
 using namespace gopt::runtime;
 using namespace gopt::runtime::testing;
 
@@ -173,6 +176,73 @@ TEST(FastTranspose, OtherPermutationsUseReference) {
   expectSameAsReference("transpose", {{"perm", intsAttr({0, 2, 1, 3})}},
                         {randomF32({2, 3, 4, 5}, 6)}, {2, 4, 3, 5}, "reference",
                         0.0f);
+}
+
+} // namespace
+
+namespace {
+
+// Training batch_norm: the five results (y, batch mean and variance, running
+// mean and variance) of the fast kernel against the reference, NCHW and
+// NHWC, small and past the parallel threshold.
+void expectTrainingBatchNormSameAsReference(const std::string &format,
+                                            const Shape &xShape) {
+  int64_t axis = format == "NCHW" ? 1 : static_cast<int64_t>(xShape.size()) - 1;
+  int64_t channels = xShape[axis];
+  PlanBuilder b("bn");
+  int x = b.addInput("x", F32, xShape);
+  std::vector<int> params;
+  for (const char *name : {"scale", "offset", "mean", "var"})
+    params.push_back(b.addInput(name, F32, {channels}));
+  int y = b.addOutput("y", F32, xShape);
+  std::vector<int> outs = {y};
+  for (const char *name : {"batch_mean", "batch_var", "run_mean", "run_var"})
+    outs.push_back(b.addOutput(name, F32, {channels}));
+  b.addOp("batch_norm", "op", {x, params[0], params[1], params[2], params[3]},
+          outs,
+          {{"training", boolAttr(true)},
+           {"data_format", stringAttr(format)},
+           {"epsilon", floatAttr(1e-3)},
+           {"momentum", floatAttr(0.9)}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Tensor var = randomF32({channels}, 5);
+  for (int64_t c = 0; c < channels; ++c)
+    var.data<float>()[c] = std::abs(var.data<float>()[c]) + 0.5f;
+  std::vector<std::pair<std::string, Tensor>> inputs = {
+      {"x", randomF32(xShape, 1)},
+      {"scale", randomF32({channels}, 2)},
+      {"offset", randomF32({channels}, 3)},
+      {"mean", randomF32({channels}, 4)},
+      {"var", var}};
+  std::map<std::string, std::vector<Tensor>> results;
+  for (const char *backend : {"reference", "cpu"}) {
+    SessionOptions options;
+    options.backend = backend;
+    options.threads = 2;
+    auto session = Session::create(*plan, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    for (auto &[name, value] : inputs)
+      ASSERT_TRUE((*session)->setInput(name, value).ok());
+    ASSERT_TRUE((*session)->run().ok());
+    if (std::string(backend) == "cpu")
+      for (const OpProfile &p : (*session)->opProfiles())
+        if (p.name == "op")
+          EXPECT_EQ(p.implementation, "fast");
+    for (const char *name :
+         {"y", "batch_mean", "batch_var", "run_mean", "run_var"})
+      results[backend].push_back((*session)->output(name)->clone());
+  }
+  for (size_t i = 0; i < 5; ++i)
+    EXPECT_LE(maxAbsDiff(results["reference"][i], results["cpu"][i]), 1e-5f)
+        << "result " << i << " (" << format << ")";
+}
+
+TEST(FastBatchNorm, TrainingMatchesReference) {
+  expectTrainingBatchNormSameAsReference("NCHW", {2, 3, 5, 7});
+  expectTrainingBatchNormSameAsReference("NHWC", {2, 5, 7, 3});
+  expectTrainingBatchNormSameAsReference("NCHW", {8, 16, 20, 20});
+  expectTrainingBatchNormSameAsReference("NHWC", {8, 20, 20, 16});
 }
 
 } // namespace

@@ -1,11 +1,13 @@
 //===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
 #include "FastKernels.h"
+#include "gopt/runtime/OpSchema.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace gopt::runtime::cpu {
 namespace {
@@ -453,7 +455,118 @@ StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
   }
 }
 
+/// Training-form batch_norm over the [outer, C, inner] view of x (NCHW:
+/// inner = H*W; NHWC: inner = 1): batch mean, then the biased variance from
+/// the deviations (two passes, double sums, as the reference kernel), then
+/// the normalization; rows of the view are split among threads with
+/// per-thread channel sums.
+class TrainingBatchNormKernel : public Kernel {
+public:
+  TrainingBatchNormKernel(int64_t outer, int64_t channels, int64_t inner,
+                          double eps, double momentum)
+      : outer_(outer), channels_(channels), inner_(inner), eps_(eps),
+        momentum_(momentum) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t outer = outer_, channels = channels_, inner = inner_;
+    const float *x = in[0].data<float>(), *scale = in[1].data<float>(),
+                *offset = in[2].data<float>(), *mean = in[3].data<float>(),
+                *var = in[4].data<float>();
+    const int64_t count = outer * inner;
+    std::vector<double> batchMean(channels, 0.0), batchVar(channels, 0.0);
+    // Per-channel sums of f(x) over the whole batch.
+    auto channelSums = [&](auto f, std::vector<double> &result) {
+      std::fill(result.begin(), result.end(), 0.0);
+      const bool parallel = outer * channels * inner >= kParallelThreshold;
+#pragma omp parallel if (parallel)
+      {
+        std::vector<double> local(channels, 0.0);
+#pragma omp for schedule(static) nowait
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t c = 0; c < channels; ++c) {
+            const float *row = x + (o * channels + c) * inner;
+            double s = 0;
+            for (int64_t i = 0; i < inner; ++i)
+              s += f(row[i], c);
+            local[c] += s;
+          }
+#pragma omp critical
+        for (int64_t c = 0; c < channels; ++c)
+          result[c] += local[c];
+      }
+    };
+    channelSums([](float v, int64_t) { return static_cast<double>(v); },
+                batchMean);
+    for (double &m : batchMean)
+      m = count ? m / count : 0.0;
+    channelSums(
+        [&](float v, int64_t c) {
+          double d = v - batchMean[c];
+          return d * d;
+        },
+        batchVar);
+    for (double &v : batchVar)
+      v = count ? v / count : 0.0;
+
+    std::vector<float> a(channels), b(channels);
+    for (int64_t c = 0; c < channels; ++c) {
+      double inv = 1.0 / std::sqrt(batchVar[c] + eps_);
+      a[c] = static_cast<float>(inv * scale[c]);
+      b[c] = static_cast<float>(offset[c] - batchMean[c] * inv * scale[c]);
+    }
+    float *y = out[0].data<float>();
+    const bool parallel = outer * channels * inner >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        const float *row = x + (o * channels + c) * inner;
+        float *dst = y + (o * channels + c) * inner;
+        float ac = a[c], bc = b[c];
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = row[i] * ac + bc;
+      }
+
+    float *outMean = out[1].data<float>(), *outVar = out[2].data<float>(),
+          *runMean = out[3].data<float>(), *runVar = out[4].data<float>();
+    for (int64_t c = 0; c < channels; ++c) {
+      double unbiased =
+          count > 1 ? batchVar[c] * count / (count - 1) : batchVar[c];
+      outMean[c] = static_cast<float>(batchMean[c]);
+      outVar[c] = static_cast<float>(batchVar[c]);
+      runMean[c] = static_cast<float>(momentum_ * mean[c] +
+                                      (1 - momentum_) * batchMean[c]);
+      runVar[c] =
+          static_cast<float>(momentum_ * var[c] + (1 - momentum_) * unbiased);
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t outer_, channels_, inner_;
+  double eps_, momentum_;
+};
+
 } // namespace
+
+StatusOr<std::unique_ptr<Kernel>>
+createTrainingBatchNorm(const KernelConfig &c) {
+  const Shape &x = c.inputShapes[0];
+  int64_t rank = static_cast<int64_t>(x.size());
+  OpAttrs attrs = c.attrs();
+  if (!allF32(c) || !attrs.getBool("training", false) || rank < 2 ||
+      c.outputShapes.size() != 5)
+    return std::unique_ptr<Kernel>();
+  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), rank);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= x[d];
+  return std::unique_ptr<Kernel>(std::make_unique<TrainingBatchNormKernel>(
+      outer, x[axis], inner, attrs.getFloat("epsilon", 1e-3),
+      attrs.getFloat("momentum", 0.9)));
+}
 
 bool isZeroPreservingElementwise(const plan::Op &op) {
   Unary u;

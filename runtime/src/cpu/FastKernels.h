@@ -3,7 +3,8 @@
 // f32 kernels for the ops that oneDNN does not cover and that show up in
 // profiles: elementwise add/sub/mul (same shape, scalar, or an operand
 // broadcast along one contiguous block of dims such as per-channel
-// vectors), relu/relu6/clip, global_avg_pool, softmax. The reference
+// vectors), relu/relu6/clip, global_avg_pool, softmax, block transposes
+// (NHWC <-> NCHW) and training-form batch_norm. The reference
 // kernels stay the oracle; these register for backend "cpu" and return a
 // null kernel for configurations they do not cover.
 //
@@ -23,6 +24,11 @@ bool isZeroPreservingElementwise(const plan::Op &op);
 // shared by its operands and result (all of the same logical shape).
 std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op,
                                               int64_t elements);
+
+// batch_norm in training form (f32, plain layout); null otherwise. The
+// oneDNN batch_norm factory (inference) hands training ops to it.
+StatusOr<std::unique_ptr<Kernel>>
+createTrainingBatchNorm(const KernelConfig &config);
 
 void registerFastKernels(KernelRegistry &registry);
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
+#include "FastKernels.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -403,8 +404,9 @@ class BatchNormKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
     size_t rank = c.inputShapes[0].size();
-    if (!allF32(c) || c.attrs().getBool("training", false) ||
-        (rank != 2 && rank != 4))
+    if (c.attrs().getBool("training", false))
+      return cpu::createTrainingBatchNorm(c);
+    if (!allF32(c) || (rank != 2 && rank != 4))
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
     GOPT_RETURN_IF_ERROR(kernel->init(c, nullptr));
