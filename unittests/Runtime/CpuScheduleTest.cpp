@@ -30,10 +30,13 @@ struct Graph {
   uint32_t seed = 100;
   int conv(int x, int64_t cin, int64_t cout, const Shape &outShape,
            const char *act = "none", int64_t k = 3, int64_t stride = 1) {
-    int w = b.addConstant("w" + std::to_string(seed),
-                          randomF32({cout, cin, k, k}, seed++));
+    // Name and data from one seed each: not both in one call's arguments,
+    // whose evaluation order is unspecified.
+    uint32_t wSeed = seed++, bSeed = seed++;
+    int w = b.addConstant("w" + std::to_string(wSeed),
+                          randomF32({cout, cin, k, k}, wSeed));
     int bias =
-        b.addConstant("b" + std::to_string(seed), randomF32({cout}, seed++));
+        b.addConstant("b" + std::to_string(bSeed), randomF32({cout}, bSeed));
     int y = b.addIntermediate("c" + std::to_string(seed), F32, outShape);
     b.addOp("conv2d", "conv" + std::to_string(seed), {x, w, bias}, {y},
             convAttrs(act, stride, k / 2));
@@ -144,9 +147,11 @@ TEST(CpuSchedule, ResNetLikeMatchesReferenceAndFuses) {
     EXPECT_EQ(k.count("conv2d+add+relu"), 2u);
     EXPECT_EQ(k.count("relu"), 0u);
     EXPECT_EQ(k.count("add"), 1u); // the matmul's bias stays separate
-    for (const OpProfile &p : cpu.profiles)
-      if (p.kind == "flatten")
+    for (const OpProfile &p : cpu.profiles) {
+      if (p.kind == "flatten") {
         EXPECT_EQ(p.implementation, "alias");
+      }
+    }
     // Activations stay in oneDNN's layouts from the stem to the global
     // pooling: at most the input and the pooled result are reordered.
     EXPECT_LE(k.count("reorder"), 2u);

@@ -225,10 +225,13 @@ void expectTrainingBatchNormSameAsReference(const std::string &format,
     for (auto &[name, value] : inputs)
       ASSERT_TRUE((*session)->setInput(name, value).ok());
     ASSERT_TRUE((*session)->run().ok());
-    if (std::string(backend) == "cpu")
-      for (const OpProfile &p : (*session)->opProfiles())
-        if (p.name == "op")
+    if (std::string(backend) == "cpu") {
+      for (const OpProfile &p : (*session)->opProfiles()) {
+        if (p.name == "op") {
           EXPECT_EQ(p.implementation, "fast");
+        }
+      }
+    }
     for (const char *name :
          {"y", "batch_mean", "batch_var", "run_mean", "run_var"})
       results[backend].push_back((*session)->output(name)->clone());
