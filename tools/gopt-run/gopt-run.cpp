@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <sys/stat.h>
@@ -55,6 +56,8 @@ const char *kUsage = R"(usage: gopt-run MODEL [options]
   --json FILE            write the report as JSON
   --compare OTHER        run MODEL and OTHER on the reference backend with the
                          same inputs and compare their outputs
+  --compare-backend B    backend of --compare (default reference; cpu runs
+                         large batches fast, e.g. top-1 agreement over 256)
   --compare-npy NAME=FILE.npy  compare output NAME with a stored array
   --atol X               absolute tolerance (default 1e-5)
   --rtol X               relative tolerance (default 1e-4)
@@ -76,6 +79,7 @@ struct Options {
   std::string traceFile;
   std::string jsonFile;
   std::string compareModel;
+  std::string compareBackend = "reference";
   std::vector<std::pair<std::string, std::string>> compareNpy;
   double atol = 1e-5;
   double rtol = 1e-4;
@@ -200,6 +204,11 @@ Options parseArgs(int argc, char **argv) {
       o.jsonFile = next();
     } else if (arg == "--compare") {
       o.compareModel = next();
+    } else if (arg == "--compare-backend") {
+      o.compareBackend = next();
+      if (o.compareBackend != "cpu" && o.compareBackend != "reference")
+        throw UsageError{"--compare-backend expects cpu or reference, got '" +
+                         o.compareBackend + "'"};
     } else if (arg == "--compare-npy") {
       o.compareNpy.push_back(parseNameFile(arg, next()));
     } else if (arg.rfind("--compare-npy=", 0) == 0) {
@@ -339,6 +348,51 @@ StatusOr<Comparison> compareTensors(const std::string &what, const Tensor &a,
   return c;
 }
 
+/// For a classifier's [N, C] scores: in how many rows the two tensors pick
+/// the same class, and the mean overlap of their top-k (k = min(5, C))
+/// sets; also the mean absolute error. nullopt for other shapes.
+struct ClassAgreement {
+  int64_t rows = 0, top1Same = 0, k = 0;
+  double topKOverlap = 0, meanAbs = 0;
+};
+std::optional<ClassAgreement> compareClasses(const Tensor &a, const Tensor &b) {
+  if (a.shape().size() != 2 || a.shape() != b.shape() ||
+      !isFloatDType(a.dtype()) || !isFloatDType(b.dtype()))
+    return std::nullopt;
+  int64_t rows = a.shape()[0], cols = a.shape()[1];
+  if (rows == 0 || cols < 2)
+    return std::nullopt;
+  std::vector<double> x = toDoubles(a), y = toDoubles(b);
+  ClassAgreement r;
+  r.rows = rows;
+  r.k = std::min<int64_t>(5, cols);
+  auto topK = [&](const std::vector<double> &v, int64_t row) {
+    std::vector<int64_t> idx(cols);
+    for (int64_t c = 0; c < cols; ++c)
+      idx[c] = c;
+    // Ties broken by the lower index, so equal scores agree.
+    std::partial_sort(idx.begin(), idx.begin() + r.k, idx.end(),
+                      [&](int64_t i, int64_t j) {
+                        double vi = v[row * cols + i], vj = v[row * cols + j];
+                        return vi > vj || (vi == vj && i < j);
+                      });
+    idx.resize(r.k);
+    return idx;
+  };
+  double overlap = 0, absSum = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<int64_t> ta = topK(x, row), tb = topK(y, row);
+    r.top1Same += ta[0] == tb[0];
+    for (int64_t i : ta)
+      overlap += std::count(tb.begin(), tb.end(), i);
+  }
+  for (size_t i = 0; i < x.size(); ++i)
+    absSum += std::fabs(x[i] - y[i]);
+  r.topKOverlap = overlap / (static_cast<double>(rows) * r.k);
+  r.meanAbs = absSum / static_cast<double>(x.size());
+  return r;
+}
+
 std::string jsonEscape(const std::string &s) {
   std::string out;
   for (char ch : s) {
@@ -428,10 +482,11 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
 
 // --compare: both models on the reference backend with the same inputs.
 StatusOr<bool> runCompare(const Options &options) {
-  GOPT_ASSIGN_OR_RETURN(auto a, makeSession(options.model, options, "reference",
-                                            options.pipeline));
-  GOPT_ASSIGN_OR_RETURN(
-      auto b, makeSession(options.compareModel, options, "reference", ""));
+  GOPT_ASSIGN_OR_RETURN(auto a,
+                        makeSession(options.model, options,
+                                    options.compareBackend, options.pipeline));
+  GOPT_ASSIGN_OR_RETURN(auto b, makeSession(options.compareModel, options,
+                                            options.compareBackend, ""));
   GOPT_ASSIGN_OR_RETURN(auto inputs, prepareInputs(*a, options));
   for (const TensorDesc &d : b->inputs())
     if (!inputs.count(d.name))
@@ -448,6 +503,7 @@ StatusOr<bool> runCompare(const Options &options) {
   GOPT_RETURN_IF_ERROR(a->run());
   GOPT_RETURN_IF_ERROR(b->run());
   bool allClose = true;
+  std::vector<std::pair<std::string, std::optional<ClassAgreement>>> agreements;
   std::printf("%-24s %14s %14s  %s\n", "output", "max_abs_err", "max_rel_err",
               "result");
   for (const TensorDesc &d : a->outputs()) {
@@ -463,7 +519,20 @@ StatusOr<bool> runCompare(const Options &options) {
     allClose &= ok;
     std::printf("%-24s %14.6g %14.6g  %s\n", d.name.c_str(), c.maxAbs, c.maxRel,
                 ok ? "ok" : "MISMATCH");
+    agreements.emplace_back(d.name, compareClasses(ta, *tb));
   }
+  // Classifier outputs ([N, C]): how often the two models agree, the figure
+  // that matters for quantized or reduced-precision graphs.
+  for (const auto &[name, agreement] : agreements)
+    if (agreement)
+      std::printf("%s: mean_abs_err %.6g, top-1 agreement %lld/%lld (%.2f%%), "
+                  "top-%lld overlap %.2f%%\n",
+                  name.c_str(), agreement->meanAbs,
+                  static_cast<long long>(agreement->top1Same),
+                  static_cast<long long>(agreement->rows),
+                  100.0 * agreement->top1Same / agreement->rows,
+                  static_cast<long long>(agreement->k),
+                  100.0 * agreement->topKOverlap);
   std::printf("tolerance: atol %g, rtol %g: %s\n", options.atol, options.rtol,
               allClose ? "outputs match" : "outputs differ");
   return allClose;
