@@ -99,6 +99,18 @@ TEST(OneDnnMatmul, Plain) {
                   {F32, {5, 3}}, {1});
 }
 
+// A classifier's GEMV: one row against constant weights stored [N, K]
+// (ONNX Gemm transB = 1), packed once into oneDNN's layout; run twice by
+// compareBackends, so the packed copy must persist.
+TEST(OneDnnMatmul, GemvConstantTransposedWeights) {
+  compareBackends("matmul", {{"transpose_b", boolAttr(true)}},
+                  {randomF32({1, 300}, 9), randomF32({64, 300}, 10)},
+                  {F32, {1, 64}}, {1});
+  compareBackends("matmul", {},
+                  {randomF32({3, 300}, 11), randomF32({300, 40}, 12)},
+                  {F32, {3, 40}}, {1});
+}
+
 TEST(OneDnnMatmul, Transposes) {
   compareBackends(
       "matmul",

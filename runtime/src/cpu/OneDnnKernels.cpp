@@ -299,12 +299,20 @@ private:
     memory::desc bMd = operandDesc(c.inputShapes[1],
                                    attrs.getBool("transpose_b", false), rank);
     memory::desc cMd = operandDesc(c.outputShapes[0], false, rank);
+    // A constant right operand (a layer's weights) is packed once into
+    // the layout oneDNN's kernel for these shapes wants.
+    const void *constantB =
+        c.constantInputs.size() > 1 ? c.constantInputs[1] : nullptr;
     try {
-      dnnl::matmul::desc desc(aMd, bMd, cMd);
+      memory::desc wantedB =
+          constantB ? memory::desc(bMd.dims(), memory::data_type::f32,
+                                   memory::format_tag::any)
+                    : bMd;
+      dnnl::matmul::desc desc(aMd, wantedB, cMd);
       dnnl::matmul::primitive_desc pd(desc, scratchpadAttr(), cpuEngine());
       primitive_ = dnnl::matmul(pd);
       bindInput(0, DNNL_ARG_SRC, aMd);
-      bindInput(1, DNNL_ARG_WEIGHTS, bMd);
+      bindWeights(1, bMd, pd.weights_desc(), constantB);
       bindOutput(0, DNNL_ARG_DST, cMd);
       bindScratchpad(pd.scratchpad_desc());
     } catch (const dnnl::error &e) {
