@@ -56,7 +56,9 @@ struct Session::Impl {
   Status resolve();
   Status resolveShapes();
   Status checkTensorSize(int t, int producer) const;
-  size_t memoryLimit() const;
+  size_t memoryLimit() const { return memoryLimitBytes; }
+  // options.memoryLimitBytes, or physical memory; set once by init().
+  size_t memoryLimitBytes = SIZE_MAX;
   Status buildSchedule();
   Status planMemory();
   void makeViews();
@@ -78,6 +80,14 @@ Status Session::Impl::init() {
     return invalidArgument("batch size must be >= 1, got ", options.batchSize);
   if (options.threads > 0)
     setCpuThreads(options.threads);
+  if (options.memoryLimitBytes) {
+    memoryLimitBytes = options.memoryLimitBytes;
+  } else {
+    long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0)
+      memoryLimitBytes =
+          static_cast<size_t>(pages) * static_cast<size_t>(pageSize);
+  }
   if (p.constants().size() > memoryLimit())
     return resourceExhausted("the plan's ", p.constants().size(),
                              " bytes of constants exceed the memory limit of ",
@@ -122,15 +132,6 @@ Status Session::Impl::resolve() {
   makeViews();
   needsResolve = false;
   return Status::success();
-}
-
-size_t Session::Impl::memoryLimit() const {
-  if (options.memoryLimitBytes)
-    return options.memoryLimitBytes;
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || pageSize <= 0)
-    return SIZE_MAX;
-  return static_cast<size_t>(pages) * static_cast<size_t>(pageSize);
 }
 
 /// A resolved tensor must have a size that fits in memory: shapes come from

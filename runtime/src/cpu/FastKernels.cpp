@@ -437,19 +437,20 @@ StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
     rows *= x[d];
   for (int64_t d = k; d < rank; ++d)
     cols *= x[d];
+  // Only the element size matters to a permutation.
+  auto make = [&](auto element) -> std::unique_ptr<Kernel> {
+    using T = decltype(element);
+    return std::make_unique<BlockTransposeKernel<T>>(batch, rows, cols);
+  };
   switch (dtypeSize(c.inputTypes[0])) {
   case 1:
-    return std::unique_ptr<Kernel>(
-        std::make_unique<BlockTransposeKernel<uint8_t>>(batch, rows, cols));
+    return make(uint8_t());
   case 2:
-    return std::unique_ptr<Kernel>(
-        std::make_unique<BlockTransposeKernel<uint16_t>>(batch, rows, cols));
+    return make(uint16_t());
   case 4:
-    return std::unique_ptr<Kernel>(
-        std::make_unique<BlockTransposeKernel<uint32_t>>(batch, rows, cols));
+    return make(uint32_t());
   case 8:
-    return std::unique_ptr<Kernel>(
-        std::make_unique<BlockTransposeKernel<uint64_t>>(batch, rows, cols));
+    return make(uint64_t());
   default:
     return std::unique_ptr<Kernel>();
   }
