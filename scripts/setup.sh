@@ -24,6 +24,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3-psutil
   # ONNX test tensors to .npy for the conformance tests
   python3-onnx python3-numpy
+  # training data: gopt-run --train --data fashion-mnist (zlib reads .gz)
+  dataset-fashion-mnist
 )
 
 SUDO=""

@@ -55,6 +55,22 @@ try:
 except (OSError, subprocess.SubprocessError):
     pass
 
+# The training comparison with PyTorch (Debian's python3-torch) on
+# Fashion-MNIST (Debian's dataset-fashion-mnist).
+try:
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch, onnx"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("python-torch")
+except (OSError, subprocess.SubprocessError):
+    pass
+if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+    config.available_features.add("fashion-mnist")
+else:
+    lit_config.note("Fashion-MNIST not installed: training tests on it are "
+                    "UNSUPPORTED")
+config.substitutions.append(("%gopt_benchmarks",
+                             os.path.join(config.gopt_src_root, "benchmarks")))
+
 # Numeric pass checks (test/Transforms/numeric) need gopt-run to take .mlir
 # graphs: available when its --help says it reads them.
 gopt_run = os.path.join(config.gopt_tools_dir, "gopt-run")

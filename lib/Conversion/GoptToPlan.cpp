@@ -2,14 +2,17 @@
 
 #include "gopt/Conversion/GoptToPlan.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 
 #include "gopt/runtime/PlanBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -108,6 +111,18 @@ public:
 
 private:
   LogicalResult lowerConstant(ConstantOp op);
+  /// A constant's or a state's initial value (zeros when `attr` is null).
+  FailureOr<rt::Tensor> toHostTensor(Operation *where, Attribute attr,
+                                     RankedTensorType type);
+  LogicalResult lowerStateArgument(BlockArgument arg);
+  /// Result `index` (`value`) is the new value of state `stateName`.
+  LogicalResult lowerStateUpdate(Operation *ret, unsigned index, Value value,
+                                 StringRef stateName);
+  struct StateInfo {
+    unsigned argument;
+    int tensor;
+  };
+  llvm::StringMap<StateInfo> stateTensors;
   LogicalResult lowerOp(Operation *op);
   FailureOr<int> lookup(Operation *user, Value value);
   /// The name a function argument or result is bound under.
@@ -157,17 +172,27 @@ FailureOr<int> PlanLowering::lookup(Operation *user, Value value) {
   return failure();
 }
 
-LogicalResult PlanLowering::lowerConstant(ConstantOp op) {
-  auto type = cast<RankedTensorType>(op.getType());
-  FailureOr<rt::DType> dtype = getDType(op, type);
+FailureOr<rt::Tensor> PlanLowering::toHostTensor(Operation *where,
+                                                 Attribute attr,
+                                                 RankedTensorType type) {
+  FailureOr<rt::DType> dtype = getDType(where, type);
   if (failed(dtype))
     return failure();
   rt::Tensor value = rt::Tensor::allocate(*dtype, toShape(type));
   auto *out = static_cast<char *>(value.data());
   size_t elementSize = rt::dtypeSize(*dtype);
   int64_t count = type.getNumElements();
+  auto emitError = [&]() {
+    return where ? where->emitOpError() : func.emitOpError();
+  };
 
-  if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue())) {
+  if (!attr) {
+    std::memset(out, 0, count * elementSize);
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.getType().getShape() != type.getShape())
+      return emitError() << "has a value of type " << dense.getType()
+                         << " for a tensor of type " << type,
+             failure();
     if (*dtype == rt::DType::kBool) {
       int64_t i = 0;
       for (bool b : dense.getValues<bool>())
@@ -179,32 +204,97 @@ LogicalResult PlanLowering::lowerConstant(ConstantOp op) {
     } else {
       ArrayRef<char> raw = dense.getRawData();
       if (raw.size() != count * elementSize)
-        return op.emitOpError("has ")
-               << raw.size() << " bytes of data for " << count
-               << " elements of " << elementSize << " bytes";
+        return emitError() << "has " << raw.size() << " bytes of data for "
+                           << count << " elements of " << elementSize
+                           << " bytes",
+               failure();
       std::memcpy(out, raw.data(), raw.size());
     }
-  } else if (auto resource =
-                 dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
-      return op.emitOpError("refers to resource '")
-             << resource.getRawHandle().getKey()
-             << "' whose data is missing (was the IR printed with "
-                "-mlir-elide-resource-strings-if-larger?)";
+      return emitError() << "refers to resource '"
+                         << resource.getRawHandle().getKey()
+                         << "' whose data is missing (was the IR printed with "
+                            "-mlir-elide-resource-strings-if-larger?)",
+             failure();
     ArrayRef<char> raw = blob->getData();
     if (raw.size() != count * elementSize)
-      return op.emitOpError("has a resource of ")
-             << raw.size() << " bytes for " << count << " elements of "
-             << elementSize << " bytes";
+      return emitError() << "has a resource of " << raw.size() << " bytes for "
+                         << count << " elements of " << elementSize << " bytes",
+             failure();
     std::memcpy(out, raw.data(), raw.size());
   } else {
-    return op.emitOpError("has a constant kind the plan lowering cannot "
-                          "read: ")
-           << op.getValue();
+    return emitError() << "has a value kind the plan lowering cannot read: "
+                       << attr,
+           failure();
   }
+  return value;
+}
+
+LogicalResult PlanLowering::lowerConstant(ConstantOp op) {
+  FailureOr<rt::Tensor> value =
+      toHostTensor(op, op.getValue(), cast<RankedTensorType>(op.getType()));
+  if (failed(value))
+    return failure();
   tensors[op.getResult()] =
-      builder.addConstant(getOpName(op, opIndex++), value);
+      builder.addConstant(getOpName(op, opIndex++), *value);
+  return success();
+}
+
+LogicalResult PlanLowering::lowerStateArgument(BlockArgument arg) {
+  unsigned index = arg.getArgNumber();
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || !type.hasStaticShape())
+    return func.emitOpError("state argument ")
+           << index << " must have a static shape, got " << arg.getType();
+  std::string name = getBindingName(func.getArgAttrDict(index), "state", index);
+  int tensor;
+  if (Attribute value = func.getArgAttr(index, attrs::kInitialValue)) {
+    FailureOr<rt::Tensor> initial = toHostTensor(nullptr, value, type);
+    if (failed(initial))
+      return failure();
+    tensor = builder.addState(name, *initial);
+  } else {
+    FailureOr<rt::DType> dtype = getDType(nullptr, type);
+    if (failed(dtype))
+      return failure();
+    tensor = builder.addState(name, *dtype, toShape(type));
+  }
+  tensors[arg] = tensor;
+  stateTensors[name] = {index, tensor};
+  return success();
+}
+
+LogicalResult PlanLowering::lowerStateUpdate(Operation *ret, unsigned index,
+                                             Value value, StringRef stateName) {
+  auto it = stateTensors.find(stateName);
+  if (it == stateTensors.end())
+    return func.emitOpError("result ") << index << " updates '" << stateName
+                                       << "', which is not a state argument";
+  Type stateType = func.getArgumentTypes()[it->second.argument];
+  if (failed(verifyCompatibleShape(value.getType(), stateType)) ||
+      getElementTypeOrSelf(value.getType()) != getElementTypeOrSelf(stateType))
+    return func.emitOpError("result ")
+           << index << " of type " << value.getType() << " updates '"
+           << stateName << "' of type " << stateType;
+  FailureOr<int> source = lookup(ret, value);
+  if (failed(source))
+    return failure();
+  // The runtime copies the update into the state after each run; the
+  // update must be a tensor of its own, produced during the run.
+  Operation *def = value.getDefiningOp();
+  int update = *source;
+  if (!def || isa<ConstantOp>(def)) {
+    auto type = cast<RankedTensorType>(value.getType());
+    FailureOr<rt::DType> dtype = getDType(ret, type);
+    if (failed(dtype))
+      return failure();
+    update = builder.addIntermediate(stateName.str() + "/update", *dtype,
+                                     toShape(type));
+    builder.addOp("identity", stateName.str() + "/update", {*source}, {update});
+  }
+  builder.setStateUpdate(it->second.tensor, update);
   return success();
 }
 
@@ -274,6 +364,8 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
   for (Value value : ret.getOperands())
     ++returnCount[value];
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (func.getResultAttr(i, attrs::kUpdates))
+      continue;
     Operation *def = value.getDefiningOp();
     if (def && !isa<ConstantOp>(def) && returnCount[value] == 1)
       returnedOnce[value] =
@@ -281,6 +373,11 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
   }
 
   for (BlockArgument arg : body.getArguments()) {
+    if (func.getArgAttr(arg.getArgNumber(), attrs::kState)) {
+      if (failed(lowerStateArgument(arg)))
+        return failure();
+      continue;
+    }
     FailureOr<rt::DType> dtype = getDType(nullptr, arg.getType());
     if (failed(dtype))
       return failure();
@@ -301,6 +398,12 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
   }
 
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (auto updates =
+            func.getResultAttrOfType<StringAttr>(i, attrs::kUpdates)) {
+      if (failed(lowerStateUpdate(ret, i, value, updates.getValue())))
+        return failure();
+      continue;
+    }
     if (returnedOnce.count(value))
       continue;
     // Copy into a fresh output tensor so every output has a tensor of its

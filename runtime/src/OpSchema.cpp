@@ -443,6 +443,202 @@ Status concatShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Training ops (docs/op-semantics.md, "Training ops")
+//===----------------------------------------------------------------------===//
+
+Status requireFloat(DType type, const char *what) {
+  if (!isFloatDType(type))
+    return invalidArgument(what,
+                           " must have a floating-point element type, "
+                           "got ",
+                           dtypeName(type));
+  return Status::success();
+}
+
+Status requireShape(const Shape &s, const Shape &expected, const char *what) {
+  if (s != expected)
+    return invalidArgument(what, " ", shapeToString(s), " must be ",
+                           shapeToString(expected));
+  return Status::success();
+}
+
+Status reluGradShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                     Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "relu_grad dy"));
+  GOPT_RETURN_IF_ERROR(requireShape(in[1], in[0], "relu_grad y"));
+  out[0] = in[0];
+  return Status::success();
+}
+
+// The conv2d forward output shape of input `x` and filter `f` under the
+// op's conv attributes, with the error prefixed by `what`.
+StatusOr<Shape> convForwardShape(const OpAttrs &attrs, const Shape &x,
+                                 const Shape &f, DType type, const char *what) {
+  Shapes out(1);
+  Status s = conv2dShape(attrs, {x, f}, {type, type}, out);
+  if (!s.ok())
+    return Status(s.code(), std::string(what) + ": " + s.message());
+  return out[0];
+}
+
+Status conv2dBackpropInputShape(const OpAttrs &attrs, const Shapes &in,
+                                const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "conv2d_backprop_input dy"));
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "conv2d_backprop_input dy"));
+  GOPT_RETURN_IF_ERROR(requireRank(in[1], 4, "conv2d_backprop_input filter"));
+  Shape x = attrs.getInts("input_shape");
+  GOPT_RETURN_IF_ERROR(requireListSize(x, 4, "input_shape"));
+  for (size_t d = 1; d < 4; ++d)
+    if (x[d] < 0)
+      return invalidArgument("'input_shape' ", shapeToString(x),
+                             " has a negative dim (only entry 0 may be -1)");
+  x[0] = in[0][0]; // the batch comes from dy
+  GOPT_ASSIGN_OR_RETURN(Shape y, convForwardShape(attrs, x, in[1], types[0],
+                                                  "conv2d_backprop_input"));
+  if (y != in[0])
+    return invalidArgument("dy ", shapeToString(in[0]),
+                           " is not the conv2d output ", shapeToString(y),
+                           " of input ", shapeToString(x), " and filter ",
+                           shapeToString(in[1]));
+  out[0] = x;
+  return Status::success();
+}
+
+Status conv2dBackpropFilterShape(const OpAttrs &attrs, const Shapes &in,
+                                 const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "conv2d_backprop_filter x"));
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "conv2d_backprop_filter x"));
+  GOPT_RETURN_IF_ERROR(requireRank(in[1], 4, "conv2d_backprop_filter dy"));
+  Shape f = attrs.getInts("filter_shape");
+  GOPT_RETURN_IF_ERROR(requireListSize(f, 4, "filter_shape"));
+  for (int64_t d : f)
+    if (d < 1)
+      return invalidArgument("'filter_shape' ", shapeToString(f),
+                             " must have positive dims");
+  GOPT_ASSIGN_OR_RETURN(Shape y, convForwardShape(attrs, in[0], f, types[0],
+                                                  "conv2d_backprop_filter"));
+  if (y != in[1])
+    return invalidArgument("dy ", shapeToString(in[1]),
+                           " is not the conv2d output ", shapeToString(y),
+                           " of input ", shapeToString(in[0]), " and filter ",
+                           shapeToString(f));
+  out[0] = f;
+  return Status::success();
+}
+
+Status maxPoolGradShape(const OpAttrs &attrs, const Shapes &in,
+                        const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "max_pool_grad x"));
+  Shapes pooled(1);
+  GOPT_RETURN_IF_ERROR(poolShape(attrs, {in[0]}, {types[0]}, pooled));
+  if (pooled[0] != in[1])
+    return invalidArgument("max_pool_grad dy ", shapeToString(in[1]),
+                           " must be the max_pool output ",
+                           shapeToString(pooled[0]), " of x ",
+                           shapeToString(in[0]));
+  out[0] = in[0];
+  return Status::success();
+}
+
+Status crossEntropyShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                         Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "softmax_cross_entropy logits"));
+  if (types[1] != DType::kI32 && types[1] != DType::kI64)
+    return invalidArgument("softmax_cross_entropy labels must be i32 or i64, "
+                           "got ",
+                           dtypeName(types[1]));
+  GOPT_RETURN_IF_ERROR(requireRank(in[0], 2, "softmax_cross_entropy logits"));
+  GOPT_RETURN_IF_ERROR(
+      requireShape(in[1], {in[0][0]}, "softmax_cross_entropy labels"));
+  out[0] = Shape{}; // the mean loss
+  return Status::success();
+}
+
+Status crossEntropyGradShape(const OpAttrs &attrs, const Shapes &in,
+                             const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(crossEntropyShape(attrs, in, types, out));
+  out[0] = in[0];
+  return Status::success();
+}
+
+Status mseLossShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                    Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "mse_loss prediction"));
+  GOPT_RETURN_IF_ERROR(requireShape(in[1], in[0], "mse_loss target"));
+  out[0] = Shape{};
+  return Status::success();
+}
+
+Status mseLossGradShape(const OpAttrs &attrs, const Shapes &in,
+                        const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(mseLossShape(attrs, in, types, out));
+  out[0] = in[0];
+  return Status::success();
+}
+
+Status sameShapeOperands(const Shapes &in, const DTypes &types, size_t count,
+                         const char *op, const char *const *names) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, count));
+  if (!isFloatDType(types[0]))
+    return invalidArgument(op, " ", names[0],
+                           " must have a floating-point element type, got ",
+                           dtypeName(types[0]));
+  for (size_t i = 1; i < count; ++i)
+    if (in[i] != in[0])
+      return invalidArgument(op, " ", names[i], " ", shapeToString(in[i]),
+                             " must have the shape of ", names[0], " ",
+                             shapeToString(in[0]));
+  return Status::success();
+}
+
+Status sgdUpdateShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                      Shapes &out) {
+  static const char *const names[] = {"param", "grad", "velocity"};
+  GOPT_RETURN_IF_ERROR(sameShapeOperands(in, types, 3, "sgd_update", names));
+  out[0] = out[1] = in[0];
+  return Status::success();
+}
+
+Status adamUpdateShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                       Shapes &out) {
+  static const char *const names[] = {"param", "grad", "m", "v"};
+  GOPT_RETURN_IF_ERROR(sameShapeOperands(in, types, 4, "adam_update", names));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 5));
+  if (!in[4].empty() && in[4] != Shape{1})
+    return invalidArgument("adam_update step ", shapeToString(in[4]),
+                           " must be a scalar []");
+  out[0] = out[1] = out[2] = in[0];
+  return Status::success();
+}
+
+Status batchNormGradShape(const OpAttrs &attrs, const Shapes &in,
+                          const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 5));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "batch_norm_grad dy"));
+  if (in[0].size() < 2)
+    return invalidArgument("batch_norm_grad dy must have rank >= 2, got ",
+                           shapeToString(in[0]));
+  GOPT_RETURN_IF_ERROR(requireShape(in[1], in[0], "batch_norm_grad x"));
+  int64_t axis =
+      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  Shape channels{in[0][axis]};
+  static const char *const names[] = {"dy", "x", "scale", "batch_mean",
+                                      "batch_variance"};
+  for (int i = 2; i < 5; ++i)
+    if (in[i] != channels)
+      return invalidArgument("batch_norm_grad ", names[i], " ",
+                             shapeToString(in[i]), " must be ",
+                             shapeToString(channels));
+  out[0] = in[0];
+  out[1] = out[2] = channels;
+  return Status::success();
+}
 } // namespace
 
 // Resolves slice bounds of one dimension: negative indices count from the
@@ -688,6 +884,60 @@ std::vector<OpSchema> buildSchemas() {
                {{"from", A::kString, true, {"cpu", "gpu"}},
                 {"to", A::kString, true, {"cpu", "gpu"}}},
                sameShape});
+  // Training ops: gradients and optimizer updates.
+  s.push_back({"relu_grad", 2, 2, 1, 1, {}, reluGradShape});
+  std::vector<AttrSpec> convGradAttrs = {
+      {"strides", A::kInts, false},
+      {"dilations", A::kInts, false},
+      {"padding", A::kString, false, kPaddings},
+      {"pads", A::kInts, false},
+      {"groups", A::kInt, false},
+      {"data_format", A::kString, false, kDataFormats},
+      {"filter_format", A::kString, false, {"HWIO", "OIHW"}}};
+  std::vector<AttrSpec> attrs = convGradAttrs;
+  attrs.push_back({"input_shape", A::kInts, true});
+  s.push_back(
+      {"conv2d_backprop_input", 2, 2, 1, 1, attrs, conv2dBackpropInputShape});
+  attrs = convGradAttrs;
+  attrs.push_back({"filter_shape", A::kInts, true});
+  s.push_back(
+      {"conv2d_backprop_filter", 2, 2, 1, 1, attrs, conv2dBackpropFilterShape});
+  poolAttrs.pop_back(); // count_include_pad
+  s.push_back({"max_pool_grad", 2, 2, 1, 1, poolAttrs, maxPoolGradShape});
+  s.push_back({"softmax_cross_entropy", 2, 2, 1, 1, {}, crossEntropyShape});
+  s.push_back(
+      {"softmax_cross_entropy_grad", 2, 2, 1, 1, {}, crossEntropyGradShape});
+  s.push_back({"mse_loss", 2, 2, 1, 1, {}, mseLossShape});
+  s.push_back({"mse_loss_grad", 2, 2, 1, 1, {}, mseLossGradShape});
+  s.push_back({"sgd_update",
+               3,
+               3,
+               2,
+               2,
+               {{"lr", A::kFloat, true},
+                {"momentum", A::kFloat, false},
+                {"weight_decay", A::kFloat, false},
+                {"nesterov", A::kBool, false}},
+               sgdUpdateShape});
+  s.push_back({"adam_update",
+               5,
+               5,
+               3,
+               3,
+               {{"lr", A::kFloat, true},
+                {"beta1", A::kFloat, false},
+                {"beta2", A::kFloat, false},
+                {"epsilon", A::kFloat, false},
+                {"weight_decay", A::kFloat, false}},
+               adamUpdateShape});
+  s.push_back({"batch_norm_grad",
+               5,
+               5,
+               3,
+               3,
+               {{"epsilon", A::kFloat, false},
+                {"data_format", A::kString, false, kDataFormats}},
+               batchNormGradShape});
   return s;
 }
 

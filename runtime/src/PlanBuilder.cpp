@@ -115,6 +115,15 @@ int PlanBuilder::addState(const std::string &name, const Tensor &initial) {
   return t;
 }
 
+int PlanBuilder::addState(const std::string &name, DType dtype,
+                          const Shape &shape) {
+  int t = addTensor(name, dtype, shape, plan::TensorInfo::STATE);
+  plan::StateBinding *b = proto_.add_states();
+  b->set_name(name);
+  b->set_tensor(t);
+  return t;
+}
+
 void PlanBuilder::setStateUpdate(int stateTensor, int updateTensor) {
   for (plan::StateBinding &b : *proto_.mutable_states())
     if (b.tensor() == stateTensor)

@@ -9,7 +9,9 @@
 // 2 usage error.
 //
 //===----------------------------------------------------------------------===//
+#include "GradCheck.h"
 #include "ModelLoader.h"
+#include "Train.h"
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
 
@@ -61,6 +63,36 @@ const char *kUsage = R"(usage: gopt-run MODEL [options]
   --compare-npy NAME=FILE.npy  compare output NAME with a stored array
   --atol X               absolute tolerance (default 1e-5)
   --rtol X               relative tolerance (default 1e-4)
+
+training (MODEL: a forward graph; gopt adds the loss, the backward graph
+and the optimizer, and keeps parameters and optimizer state resident):
+  --train                train instead of timing inference
+  --data SPEC            fashion-mnist (the installed Fashion-MNIST),
+                         idx:IMAGES,LABELS (MNIST IDX, .gz or raw),
+                         npy:INPUTS,LABELS, tfrecord:FILE[,FILE...]
+                         (tf.train.Example), or fake (constant; default)
+  --eval                 report test accuracy after each epoch
+  --eval-data SPEC       test data (default for fashion-mnist: its test set)
+  --loss L               softmax-cross-entropy (default), mse, or none (the
+                         graph returns a result named "loss")
+  --optimizer O          adam (default) or sgd
+  --lr X --momentum X --weight-decay X   optimizer settings
+  --batch N              batch size (default 64 with --train)
+  --epochs N             epochs (default 1)   --steps N  steps instead
+  --seed N               shuffling seed (default 1234)   --no-shuffle
+  --normalize MEAN,STD   applied to inputs after scaling pixels to [0,1]
+  --image-feature NAME --label-feature NAME   TFRecord feature names
+  --prefetch N           batches the loader prepares ahead (default 4)
+  --loader-threads N     input pipeline threads (default 2)
+  --log-every K          print the mean loss every K steps (default 100)
+  --save-params DIR      write the trained parameters as DIR/NAME.npy
+  --load-params DIR      start from parameters saved by --save-params
+  --data-only            time the input pipeline alone (no graph)
+  --grad-check           compare autodiff's gradients of MODEL's loss with
+                         finite differences (--backend reference by default,
+                         --batch 2, --input NAME=FILE.npy, --loss, --atol,
+                         --rtol, --epsilon (step, default 1e-2); labels
+                         default to row % 2)
 )";
 
 struct Options {
@@ -83,6 +115,13 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> compareNpy;
   double atol = 1e-5;
   double rtol = 1e-4;
+  bool train = false;
+  bool gradCheck = false;
+  bool batchGiven = false;
+  bool backendGiven = false;
+  bool tolerancesGiven = false;
+  gopt::run::TrainOptions training;
+  gopt::run::GradCheckOptions gradCheckOptions;
 };
 
 struct UsageError {
@@ -176,12 +215,85 @@ Options parseArgs(int argc, char **argv) {
       std::exit(0);
     } else if (arg == "--backend") {
       o.backend = next();
+      o.backendGiven = true;
     } else if (arg == "--pipeline") {
       o.pipeline = next();
     } else if (arg == "--optimize") {
       o.optimize = true;
     } else if (arg == "--batch") {
       o.batch = parseInt(arg, next(), 1);
+      o.batchGiven = true;
+    } else if (arg == "--grad-check") {
+      o.gradCheck = true;
+    } else if (arg == "--epsilon") {
+      o.gradCheckOptions.epsilon = parseDouble(arg, next());
+      if (!(o.gradCheckOptions.epsilon > 0))
+        throw UsageError{"--epsilon expects a number > 0"};
+    } else if (arg == "--train") {
+      o.train = true;
+    } else if (arg == "--data-only") {
+      o.train = true;
+      o.training.dataOnly = true;
+    } else if (arg == "--data") {
+      o.training.data = next();
+    } else if (arg == "--eval") {
+      o.training.eval = true;
+    } else if (arg == "--eval-data") {
+      o.training.evalData = next();
+      o.training.eval = true;
+    } else if (arg == "--loss") {
+      o.training.loss = next();
+      if (o.training.loss != "softmax-cross-entropy" &&
+          o.training.loss != "mse" && o.training.loss != "none")
+        throw UsageError{"--loss expects softmax-cross-entropy, mse or none, "
+                         "got '" +
+                         o.training.loss + "'"};
+    } else if (arg == "--optimizer") {
+      o.training.optimizer = next();
+      if (o.training.optimizer != "adam" && o.training.optimizer != "sgd")
+        throw UsageError{"--optimizer expects adam or sgd, got '" +
+                         o.training.optimizer + "'"};
+    } else if (arg == "--lr") {
+      o.training.lr = parseDouble(arg, next());
+      if (!(o.training.lr > 0))
+        throw UsageError{"--lr expects a number > 0"};
+    } else if (arg == "--momentum") {
+      o.training.momentum = parseDouble(arg, next());
+    } else if (arg == "--weight-decay") {
+      o.training.weightDecay = parseDouble(arg, next());
+    } else if (arg == "--epochs") {
+      o.training.epochs = parseInt(arg, next(), 1);
+    } else if (arg == "--steps") {
+      o.training.steps = parseInt(arg, next(), 1);
+    } else if (arg == "--seed") {
+      o.training.seed = static_cast<uint64_t>(parseInt(arg, next(), 0));
+    } else if (arg == "--no-shuffle") {
+      o.training.shuffle = false;
+    } else if (arg == "--normalize") {
+      std::string v = next();
+      size_t comma = v.find(',');
+      if (comma == std::string::npos)
+        throw UsageError{"--normalize expects MEAN,STD, got '" + v + "'"};
+      o.training.normalizeMean =
+          static_cast<float>(parseDouble(arg, v.substr(0, comma)));
+      o.training.normalizeStd =
+          static_cast<float>(parseDouble(arg, v.substr(comma + 1)));
+      if (!(o.training.normalizeStd > 0))
+        throw UsageError{"--normalize expects STD > 0"};
+    } else if (arg == "--image-feature") {
+      o.training.imageFeature = next();
+    } else if (arg == "--label-feature") {
+      o.training.labelFeature = next();
+    } else if (arg == "--prefetch") {
+      o.training.prefetch = static_cast<int>(parseInt(arg, next(), 1));
+    } else if (arg == "--loader-threads") {
+      o.training.loaderThreads = static_cast<int>(parseInt(arg, next(), 1));
+    } else if (arg == "--log-every") {
+      o.training.logEvery = parseInt(arg, next(), 1);
+    } else if (arg == "--save-params") {
+      o.training.saveParams = next();
+    } else if (arg == "--load-params") {
+      o.training.loadParams = next();
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parseInt(arg, next(), 1));
     } else if (arg == "--memory-limit") {
@@ -215,8 +327,10 @@ Options parseArgs(int argc, char **argv) {
       o.compareNpy.push_back(parseNameFile("--compare-npy", arg.substr(14)));
     } else if (arg == "--atol") {
       o.atol = parseDouble(arg, next());
+      o.tolerancesGiven = true;
     } else if (arg == "--rtol") {
       o.rtol = parseDouble(arg, next());
+      o.tolerancesGiven = true;
     } else if (arg.rfind("-", 0) == 0) {
       throw UsageError{"unknown option '" + arg + "'"};
     } else if (o.model.empty()) {
@@ -226,8 +340,34 @@ Options parseArgs(int argc, char **argv) {
                        "' (one MODEL only; use --compare OTHER)"};
     }
   }
-  if (o.model.empty())
+  if (o.model.empty() && !o.training.dataOnly)
     throw UsageError{"no MODEL given"};
+  if (o.gradCheck) {
+    if (o.train || !o.compareModel.empty() || o.optimize || !o.pipeline.empty())
+      throw UsageError{"--grad-check cannot be combined with --train, "
+                       "--compare, --optimize or --pipeline"};
+    o.gradCheckOptions.model = o.model;
+    if (o.backendGiven)
+      o.gradCheckOptions.backend = o.backend;
+    if (o.batchGiven)
+      o.gradCheckOptions.batch = o.batch;
+    o.gradCheckOptions.loss = o.training.loss;
+    o.gradCheckOptions.inputs = o.inputs;
+    if (o.tolerancesGiven) {
+      o.gradCheckOptions.atol = o.atol;
+      o.gradCheckOptions.rtol = o.rtol;
+    }
+  }
+  if (o.train) {
+    o.training.model = o.model;
+    o.training.backend = o.backend;
+    o.training.threads = o.threads;
+    o.training.memoryLimit = o.memoryLimit;
+    o.training.batch = o.batchGiven ? o.batch : 64;
+    if (!o.compareModel.empty() || o.optimize || !o.pipeline.empty())
+      throw UsageError{"--train cannot be combined with --compare, "
+                       "--optimize or --pipeline"};
+  }
   if (o.optimize && !o.pipeline.empty())
     throw UsageError{"--optimize and --pipeline are exclusive"};
   if (o.optimize)
@@ -755,7 +895,10 @@ int main(int argc, char **argv) {
     return kExitUsage;
   }
   StatusOr<bool> result =
-      options.compareModel.empty() ? runModel(options) : runCompare(options);
+      options.gradCheck ? gopt::run::runGradCheck(options.gradCheckOptions)
+      : options.train   ? gopt::run::runTraining(options.training)
+      : options.compareModel.empty() ? runModel(options)
+                                     : runCompare(options);
   if (!result.ok()) {
     std::fprintf(stderr, "gopt-run: error: %s\n",
                  result.status().message().c_str());

@@ -329,4 +329,126 @@ def QuantizeWeights : Pass<"gopt-quantize-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["::gopt::GoptDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Training (issue 10): forward graph -> training step
+//===----------------------------------------------------------------------===//
+
+def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
+  let summary = "Turn trainable weight constants into parameter arguments";
+  let description = [{
+    Every f32 `gopt.constant` used as a trainable weight becomes a function
+    argument marked `gopt.state = "param"`, named after the weight
+    (`gopt.name`) and carrying its value as `gopt.initial_value`. The plan
+    lowering makes such arguments runtime state: a training step updates
+    them, `gopt-run --load-params`/`--save-params` read and write them.
+    Trainable means: the filter or bias of a conv2d, an operand of a matmul,
+    the bias of a bias_add, the scale or offset of a batch_norm, or an
+    operand of add/sub with more than one element whose other operand is
+    not constant (a dense layer's bias). Constants used anywhere else
+    (shapes, scalars, batch-norm statistics) stay constants.
+
+    ```mlir
+    %w = gopt.constant dense<...> : tensor<10x128xf32>
+    %y = gopt.matmul %x, %w {transpose_b = true} : ...
+    // becomes
+    func.func @main(%x: ..., %w: tensor<10x128xf32> {gopt.name = "fc.weight", gopt.state = "param", gopt.initial_value = dense<...>})
+    ```
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function">,
+  ];
+}
+
+def AddLoss : Pass<"gopt-add-loss", "mlir::func::FuncOp"> {
+  let summary = "Put a loss on a graph output";
+  let description = [{
+    Adds a `labels` argument and returns the scalar loss of output `output`
+    (the first output when empty) as result `loss`, in place of the graph's
+    outputs (kept too with `keep-outputs`). `kind=softmax-cross-entropy`
+    takes `[N, C]` logits and `[N]` integer labels (`label-type` i64 or
+    i32); `kind=mse` takes a target of the output's shape.
+
+    ```mlir
+    func.func @main(%x: tensor<?x784xf32>) -> (tensor<?x10xf32> {gopt.name = "logits"})
+    // becomes
+    func.func @main(%x: tensor<?x784xf32>, %labels: tensor<?xi64> {gopt.name = "labels"}) -> (tensor<f32> {gopt.name = "loss"})
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"softmax-cross-entropy\"",
+           "softmax-cross-entropy or mse">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "Name of the output the loss is computed on (default: the first)">,
+    Option<"labelType", "label-type", "std::string", /*default=*/"\"i64\"",
+           "Element type of the labels of softmax-cross-entropy: i64 or i32">,
+    Option<"keepOutputs", "keep-outputs", "bool", /*default=*/"false",
+           "Keep the graph's outputs after the loss">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
+  let summary = "Reverse-mode differentiation of the loss by the parameters";
+  let description = [{
+    Appends the backward graph: for the scalar result named `loss` and every
+    argument marked `gopt.state = "param"` (see `gopt-lift-params`), the
+    gradient is computed by walking the graph backwards and returned as a
+    result `grad/<param>` marked `gopt.gradient_of = "<param>"`, after the
+    loss. Only ops between the parameters and the loss are differentiated;
+    an op there without a gradient is an error naming it.
+
+    Gradients: add, sub, mul, div (with broadcasting), relu, sigmoid, tanh,
+    exp, log, neg, sqrt, identity-like ops, reshape, flatten, transpose,
+    bias_add, matmul (rank 2), conv2d (activation none or relu), max_pool,
+    global_avg_pool, reduce_sum and reduce_mean (static reduced dims),
+    batch_norm (training form), softmax_cross_entropy and mse_loss.
+
+    ```mlir
+    %l = gopt.mse_loss %y, %t : ...
+    return %l
+    // gains
+    %d = gopt.mse_loss_grad %y, %t : ...
+    ... (the backward ops) ...
+    return %l, %dw : tensor<f32>, tensor<4x2xf32>
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"loss\"",
+           "Name (gopt.name) of the scalar result to differentiate">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def AddOptimizer : Pass<"gopt-add-optimizer", "mlir::func::FuncOp"> {
+  let summary = "Turn gradients into parameter updates (SGD or Adam)";
+  let description = [{
+    Replaces each result marked `gopt.gradient_of = "P"` by the updated
+    parameter (marked `gopt.updates = "P"`) and adds the optimizer's state
+    as arguments marked `gopt.state = "optimizer"` (zeros initially) whose
+    new values are returned marked `gopt.updates` too: `P/velocity` for
+    `sgd`, `P/m`, `P/v` and one `optimizer/step` for `adam`. The plan
+    lowering turns these into runtime state updated in place after every
+    step, so the function becomes `(params, state, batch) -> (new params,
+    new state, loss)` and the runtime keeps it all resident.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
+           "sgd or adam">,
+    Option<"lr", "lr", "double", /*default=*/"-1.0",
+           "Learning rate (default 0.01 for sgd, 0.001 for adam)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD with Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay added to the gradient">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1.0e-8",
+           "Adam epsilon">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
 #endif // GOPT_TRANSFORMS_PASSES_TD

@@ -577,12 +577,16 @@ StatusOr<std::unique_ptr<Kernel>> createReorder(const memory::desc &from,
 
 } // namespace cpu
 
+// TrainingKernels.cpp: oneDNN and fast kernels of the training ops.
+void registerTrainingFastKernels(KernelRegistry &registry);
+
 void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d", "cpu", ConvKernel::create);
   registry.registerKernel("matmul", "cpu", MatmulKernel::create);
   registry.registerKernel("max_pool", "cpu", PoolKernel::create);
   registry.registerKernel("avg_pool", "cpu", PoolKernel::create);
   registry.registerKernel("batch_norm", "cpu", BatchNormKernel::create);
+  registerTrainingFastKernels(registry);
 }
 
 } // namespace gopt::runtime

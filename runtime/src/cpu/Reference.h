@@ -40,6 +40,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
 void registerElementwiseKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
+void registerTrainingKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 

@@ -112,6 +112,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerElementwiseKernels(registry);
   ref::registerNNKernels(registry);
   ref::registerShapeKernels(registry);
+  ref::registerTrainingKernels(registry);
 }
 
 } // namespace gopt::runtime

@@ -1,6 +1,7 @@
 //===- GoptOps.cpp - gopt op type inference, verifiers, folders -----------===//
 
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "OpUtils.h"
 #include "gopt/Dialect/Gopt/IR/ShapeInference.h"
 
 #include "mlir/IR/Builders.h"
@@ -51,68 +52,14 @@ LogicalResult verifyDeviceAttr(Operation *op) {
 
 using namespace gopt;
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getShape();
-}
+using namespace gopt::detail;
 
-static Type elementTypeOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getElementType();
-}
-
-static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
-  return RankedTensorType::get(shape, elementType);
-}
-
-/// Operands of ops with several float operands must agree on element type.
-static LogicalResult verifySameElementTypes(ValueRange values,
-                                            ArrayRef<StringRef> names,
-                                            const ShapeError &error) {
-  Type expected = elementTypeOf(values.front());
-  for (auto [value, name] : llvm::zip(values, names))
-    if (elementTypeOf(value) != expected)
-      return error("expects ", name, " to have element type ", expected,
-                   " (that of ", names.front(), "), got ",
-                   elementTypeOf(value));
-  return success();
-}
-
-/// Shape functions run twice: silently from inferReturnTypes (builders and
-/// the interface's verifier), and with the op's location from verify(), so an
-/// invalid op gets exactly one diagnostic that says what is wrong instead of
-/// a second, generic "failed to infer returned types". On failure
-/// inferReturnTypes gives unranked placeholders, which
-/// areCompatibleReturnTypes accepts so that verify() reports the cause.
-template <typename OpTy>
-static unsigned getExpectedResultCount(typename OpTy::Adaptor) {
-  return 1;
-}
+namespace gopt::detail {
 template <>
 unsigned getExpectedResultCount<BatchNormOp>(BatchNormOp::Adaptor adaptor) {
   return adaptor.getTraining() ? 5 : 1;
 }
-
-static Type getPlaceholderType(MLIRContext *context, ValueRange operands) {
-  if (operands.empty())
-    return UnrankedTensorType::get(NoneType::get(context));
-  return UnrankedTensorType::get(elementTypeOf(operands.front()));
-}
-
-#define GOPT_SHAPE_FUNCTION_HOOKS(OpClass)                                     \
-  LogicalResult OpClass::inferReturnTypes(                                     \
-      MLIRContext *context, std::optional<Location>, Adaptor adaptor,          \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    ShapeError silent(std::nullopt, getOperationName());                       \
-    if (succeeded(inferTypes(adaptor, silent, inferred)))                      \
-      return success();                                                        \
-    inferred.assign(getExpectedResultCount<OpClass>(adaptor),                  \
-                    getPlaceholderType(context, adaptor.getOperands()));       \
-    return success();                                                          \
-  }                                                                            \
-  LogicalResult OpClass::verify() {                                            \
-    SmallVector<Type> inferred;                                                \
-    return inferTypes(Adaptor(*this),                                          \
-                      ShapeError(getLoc(), getOperationName()), inferred);     \
-  }
+} // namespace gopt::detail
 
 //===----------------------------------------------------------------------===//
 // ConstantOp

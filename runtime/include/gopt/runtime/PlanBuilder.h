@@ -41,6 +41,8 @@ public:
   int addIntermediate(const std::string &name, DType dtype, const Shape &shape);
   int addConstant(const std::string &name, const Tensor &value);
   int addState(const std::string &name, const Tensor &initialValue);
+  // A state that starts as zeros (stores no bytes in the plan).
+  int addState(const std::string &name, DType dtype, const Shape &shape);
   void setStateUpdate(int stateTensor, int updateTensor);
   // Binds an existing tensor as an output too (e.g. an intermediate).
   void bindOutput(const std::string &name, int tensor);

@@ -592,4 +592,6 @@ def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)"> {
   let hasVerifier = 1;
 }
 
+include "gopt/Dialect/Gopt/IR/GoptTrainingOps.td"
+
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

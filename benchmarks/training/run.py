@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""Training throughput and accuracy: gopt vs. PyTorch on the CPU, one run.
+
+  benchmarks/training/run.py [--build-dir build] [--threads 2] [--repeats 3]
+                             [--steps 20] [--accuracy] [--no-readme]
+                             [--out benchmarks/results/training-DATE.json]
+
+Throughput (training steps on constant data, so the graph alone is timed;
+median step after warm-up, samples/s), interleaved gopt, torch, gopt, ...:
+
+  mnist_cnn b64, b1024   gopt-run mnist_cnn.onnx --train --data fake
+                         vs. benchmarks/training/torch_mnist.py time (the same
+                         network without dropout, Adam)
+  resnet18 b32           gopt-run resnet18.onnx --train --data fake vs.
+                         torchvision's ResNet-18 with its batch norms
+                         replaced by identities (resnet18.onnx has them folded)
+
+With --accuracy also two epochs of Fashion-MNIST, Adam 1e-3, batch 64, from
+the same initial weights: gopt (end-to-end, with its input pipeline) and
+PyTorch without and with the recipe's dropout, test accuracy per epoch.
+
+Writes the JSON and the README's training table (between the training
+markers) unless --no-readme. A benchmark, not a test: ratios from one run.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.dirname(HERE)
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
+import run_cpu  # noqa: E402  (machine_info, loadavg)
+
+BEGIN, END = "<!-- training:begin -->", "<!-- training:end -->"
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "models")
+
+TORCH_RESNET = r"""
+import json, sys, time, torch, torch.nn as nn, torchvision
+torch.set_num_threads(int(sys.argv[3]))
+batch, steps = int(sys.argv[1]), int(sys.argv[2])
+model = torchvision.models.resnet18(norm_layer=lambda c: nn.Identity())
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+x = torch.full((batch, 3, 224, 224), 0.5)
+y = torch.arange(batch) % 1000
+times = []
+for step in range(2 + steps):
+    start = time.perf_counter()
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+    if step >= 2:
+        times.append(time.perf_counter() - start)
+m = sorted(times)[len(times) // 2]
+print(json.dumps({"batch": batch, "median_step_s": m, "samples_per_s": batch / m}))
+"""
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def sh(cmd, timeout=1800, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def gopt_time(gopt_run, model, batch, steps, threads):
+    r = sh([gopt_run, model, "--train", "--data", "fake", "--batch", str(batch),
+            "--steps", str(steps + 3), "--threads", str(threads),
+            "--log-every", "1000000"])
+    if r.returncode != 0:
+        raise RuntimeError(f"gopt-run failed: {r.stderr.strip()}")
+    m = re.search(r"step time \(median after \d+ warm-up steps\): ([0-9.]+) ms",
+                  r.stdout)
+    return batch / (float(m.group(1)) / 1e3)
+
+
+def torch_time(model, batch, steps, threads, onnx_path):
+    if model == "mnist_cnn":
+        cmd = [sys.executable, os.path.join(HERE, "torch_mnist.py"), "time",
+               "--onnx", onnx_path, "--batch", str(batch), "--steps",
+               str(steps), "--threads", str(threads)]
+    else:
+        cmd = [sys.executable, "-c", TORCH_RESNET, str(batch), str(steps),
+               str(threads)]
+    r = sh(cmd)
+    if r.returncode != 0:
+        raise RuntimeError(f"torch failed: {r.stderr.strip()[-500:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])["samples_per_s"]
+
+
+def accuracy_runs(gopt_run, onnx_path, threads):
+    out = {}
+    r = sh([gopt_run, onnx_path, "--train", "--data", "fashion-mnist",
+            "--epochs", "2", "--eval", "--threads", str(threads)], timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"gopt-run --train failed: {r.stderr.strip()}")
+    acc = [float(a) / 100 for a in
+           re.findall(r"test accuracy ([0-9.]+)%", r.stdout)]
+    e2e = float(re.search(r"end to end ([0-9.]+) samples/s", r.stdout).group(1))
+    out["gopt"] = {"accuracy": acc, "samples_per_s": e2e}
+    log(f"  gopt: {acc}, {e2e:.0f} samples/s end to end")
+    for dropout in (False, True):
+        cmd = [sys.executable, os.path.join(HERE, "torch_mnist.py"), "train",
+               "--onnx", onnx_path, "--epochs", "2", "--threads", str(threads)]
+        if dropout:
+            cmd.append("--dropout")
+        r = sh(cmd, timeout=7200)
+        if r.returncode != 0:
+            raise RuntimeError(f"torch train failed: {r.stderr.strip()[-500:]}")
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        key = "torch-dropout" if dropout else "torch"
+        out[key] = res
+        log(f"  {key}: {res['accuracy']}, {res['samples_per_s']:.0f} samples/s")
+    return out
+
+
+def table(result):
+    lines = ["| model | batch | gopt samples/s | PyTorch samples/s | gopt / PyTorch |",
+             "|---|---|---|---|---|"]
+    for row in result["throughput"]:
+        lines.append(f"| {row['model']} | {row['batch']} | {row['gopt']:.0f} | "
+                     f"{row['torch']:.0f} | **{row['ratio']:.2f}x** |")
+    acc = result.get("accuracy")
+    if acc:
+        lines += ["", "| Fashion-MNIST, Adam 1e-3, batch 64 | epoch 1 | epoch 2 | samples/s |",
+                  "|---|---|---|---|"]
+        names = {"gopt": "gopt (mnist_cnn.onnx, no dropout; end to end)",
+                 "torch": "PyTorch, same network (no dropout)",
+                 "torch-dropout": "PyTorch, the recipe (dropout 0.25/0.5)"}
+        for key in ("gopt", "torch", "torch-dropout"):
+            a = acc[key]["accuracy"]
+            lines.append(f"| {names[key]} | {100 * a[0]:.2f}% | {100 * a[1]:.2f}% "
+                         f"| {acc[key]['samples_per_s']:.0f} |")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--accuracy", action="store_true")
+    p.add_argument("--no-readme", action="store_true")
+    p.add_argument("--out")
+    args = p.parse_args()
+    if not os.path.isdir(SHARED):
+        log(f"training benchmark: {SHARED} not found; nothing to do")
+        return 0
+    gopt_run = os.path.join(args.build_dir, "bin", "gopt-run")
+    cases = [("mnist_cnn", 64, args.steps), ("mnist_cnn", 1024, max(3, args.steps // 4)),
+             ("resnet18", 32, max(2, args.steps // 10))]
+    rows = []
+    for model, batch, steps in cases:
+        onnx_path = os.path.join(SHARED, model + ".onnx")
+        g, t = [], []
+        for rep in range(args.repeats):
+            g.append(gopt_time(gopt_run, onnx_path, batch, steps, args.threads))
+            t.append(torch_time(model, batch, steps, args.threads, onnx_path))
+            log(f"{model} b{batch} repeat {rep + 1}: gopt {g[-1]:.1f}, torch {t[-1]:.1f} samples/s")
+        gm, tm = statistics.median(g), statistics.median(t)
+        rows.append({"model": model, "batch": batch, "gopt": gm, "torch": tm,
+                     "ratio": gm / tm, "gopt_all": g, "torch_all": t})
+    result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "machine": run_cpu.machine_info(), "threads": args.threads,
+              "repeats": args.repeats, "throughput": rows}
+    if args.accuracy:
+        log("accuracy: 2 epochs of Fashion-MNIST each (minutes)")
+        result["accuracy"] = accuracy_runs(
+            gopt_run, os.path.join(SHARED, "mnist_cnn.onnx"), args.threads)
+    out = args.out or os.path.join(
+        BENCH, "results", "training-" + datetime.date.today().isoformat() + ".json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(result, f, indent=2)
+    md = table(result)
+    print(md)
+    if not args.no_readme:
+        readme = os.path.join(ROOT, "README.md")
+        text = open(readme).read()
+        cmd = ("`/usr/bin/python3 benchmarks/training/run.py"
+               + (" --accuracy" if args.accuracy else "") + "`")
+        block = (f"{BEGIN}\n{md}\n\n{result['machine'].get('cpu_model', '')}, "
+                 f"{args.threads} threads, {result['date'][:10]}, median of "
+                 f"{args.repeats} interleaved runs; {cmd}.\n{END}")
+        if BEGIN in text:
+            text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END),
+                          lambda m: block, text, flags=re.S)
+            open(readme, "w").write(text)
+            log("training: updated README.md")
+        else:
+            log(f"training: README.md has no {BEGIN} block; not updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+//===- TrainingAttrs.h - Argument and result attributes of training -*- C++
+//-*-===//
+//
+// A training step is a function `(params, optimizer state, batch) -> (new
+// params, new state, loss)`; these discardable attributes on its arguments
+// and results say which is which. The training passes write them and the
+// plan lowering turns them into runtime state (plan.proto's StateBinding).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_DIALECT_GOPT_IR_TRAININGATTRS_H
+#define GOPT_DIALECT_GOPT_IR_TRAININGATTRS_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace gopt::attrs {
+/// Argument and result name (also used by importers and the lowering).
+constexpr llvm::StringLiteral kName = "gopt.name";
+/// Argument: "param" (trained) or "optimizer" (optimizer state): lowered to
+/// runtime state rather than an input.
+constexpr llvm::StringLiteral kState = "gopt.state";
+constexpr llvm::StringLiteral kStateParam = "param";
+constexpr llvm::StringLiteral kStateOptimizer = "optimizer";
+/// Argument: the state's initial value (an ElementsAttr); zeros if absent.
+constexpr llvm::StringLiteral kInitialValue = "gopt.initial_value";
+/// Result: the gradient of the loss with respect to the named parameter.
+constexpr llvm::StringLiteral kGradientOf = "gopt.gradient_of";
+/// Result: the new value of the named state argument, written back after
+/// each run.
+constexpr llvm::StringLiteral kUpdates = "gopt.updates";
+} // namespace gopt::attrs
+
+#endif // GOPT_DIALECT_GOPT_IR_TRAININGATTRS_H

@@ -1,0 +1,79 @@
+//===- OpUtils.h - Helpers shared by the gopt op definitions ----*- C++ -*-===//
+//
+// Internal to lib/Dialect/Gopt/IR: the shape-function plumbing that
+// GoptOps.cpp and GoptTrainingOps.cpp share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_LIB_DIALECT_GOPT_IR_OPUTILS_H
+#define GOPT_LIB_DIALECT_GOPT_IR_OPUTILS_H
+
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/ShapeInference.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace gopt::detail {
+using namespace mlir;
+
+inline ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+inline Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+inline RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
+  return RankedTensorType::get(shape, elementType);
+}
+
+/// Operands of ops with several float operands must agree on element type.
+inline LogicalResult verifySameElementTypes(ValueRange values,
+                                            ArrayRef<StringRef> names,
+                                            const ShapeError &error) {
+  Type expected = elementTypeOf(values.front());
+  for (auto [value, name] : llvm::zip(values, names))
+    if (elementTypeOf(value) != expected)
+      return error("expects ", name, " to have element type ", expected,
+                   " (that of ", names.front(), "), got ",
+                   elementTypeOf(value));
+  return success();
+}
+
+/// Shape functions run twice: silently from inferReturnTypes (builders and
+/// the interface's verifier), and with the op's location from verify(), so an
+/// invalid op gets exactly one diagnostic that says what is wrong instead of
+/// a second, generic "failed to infer returned types". On failure
+/// inferReturnTypes gives unranked placeholders, which
+/// areCompatibleReturnTypes accepts so that verify() reports the cause.
+template <typename OpTy>
+unsigned getExpectedResultCount(typename OpTy::Adaptor) {
+  return 1;
+}
+
+inline Type getPlaceholderType(MLIRContext *context, ValueRange operands) {
+  if (operands.empty())
+    return UnrankedTensorType::get(NoneType::get(context));
+  return UnrankedTensorType::get(elementTypeOf(operands.front()));
+}
+
+#define GOPT_SHAPE_FUNCTION_HOOKS(OpClass)                                     \
+  LogicalResult OpClass::inferReturnTypes(                                     \
+      MLIRContext *context, std::optional<Location>, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    ShapeError silent(std::nullopt, getOperationName());                       \
+    if (succeeded(inferTypes(adaptor, silent, inferred)))                      \
+      return success();                                                        \
+    inferred.assign(getExpectedResultCount<OpClass>(adaptor),                  \
+                    getPlaceholderType(context, adaptor.getOperands()));       \
+    return success();                                                          \
+  }                                                                            \
+  LogicalResult OpClass::verify() {                                            \
+    SmallVector<Type> inferred;                                                \
+    return inferTypes(Adaptor(*this),                                          \
+                      ShapeError(getLoc(), getOperationName()), inferred);     \
+  }
+
+} // namespace gopt::detail
+
+#endif // GOPT_LIB_DIALECT_GOPT_IR_OPUTILS_H

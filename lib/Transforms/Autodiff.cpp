@@ -1,0 +1,670 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of a loss --------------===//
+//
+// Walks the graph backwards from the loss, writing for each op between the
+// parameters and the loss the ops that compute its operands' gradients
+// from its results' gradients (vector-Jacobian products), summing where a
+// value has several uses. Gradients of shape-preserving elementwise math
+// are written with existing ops; ops whose gradient needs a kernel of its
+// own (conv2d, max_pool, batch_norm, the losses) use the gradient ops of
+// GoptTrainingOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingUtils.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/ShapeInference.h"
+#include "gopt/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace gopt {
+#define GEN_PASS_DEF_AUTODIFF
+#include "gopt/Transforms/Passes.h.inc"
+} // namespace gopt
+
+using namespace mlir;
+using namespace gopt;
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// The static shape of `value` for a reshape attribute: a dynamic dimension
+/// becomes -1; failure when there is more than one.
+FailureOr<SmallVector<int64_t>> getReshapeTarget(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> target;
+  int dynamic = 0;
+  for (int64_t d : shape) {
+    dynamic += ShapedType::isDynamic(d);
+    target.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  }
+  if (dynamic > 1)
+    return failure();
+  return target;
+}
+
+class Differentiator {
+public:
+  Differentiator(func::FuncOp func, Operation *insertBefore)
+      : func(func), b(insertBefore) {}
+
+  /// Differentiates `loss` with respect to `params`; gradients of params the
+  /// loss does not depend on are zeros.
+  FailureOr<SmallVector<Value>> run(Value loss, ArrayRef<BlockArgument> params);
+
+private:
+  /// Adds `grad` to the gradient of `value`.
+  void accumulate(Value value, Value grad);
+  LogicalResult backprop(Operation *op);
+  bool needsGrad(Value value) const { return needed.contains(value); }
+  /// The gradient of result `i` of `op`, or null when nothing flows back.
+  Value gradOf(Value value) const { return grads.lookup(value); }
+
+  // Builders of the common pieces.
+  Value scalarConstant(float value, Type elementType);
+  Value constantLike(ArrayRef<int64_t> shape, float value, Type elementType);
+  /// Reduces `grad` (of the broadcast result's shape) to `operand`'s shape.
+  FailureOr<Value> unbroadcast(Operation *op, Value grad, Value operand);
+  FailureOr<Value> reshapeTo(Operation *op, Value grad, Value like);
+  Value scaleBySeed(Value grad, Value dy);
+
+  LogicalResult backpropBinary(Operation *op, Value dz);
+  LogicalResult backpropConv2D(Conv2DOp op, Value dy);
+  LogicalResult backpropMatMul(MatMulOp op, Value dy);
+  LogicalResult backpropMaxPool(MaxPoolOp op, Value dy);
+  LogicalResult backpropReduce(Operation *op, ArrayRef<int64_t> axes,
+                               bool keepDims, bool mean, Value dy);
+
+  InFlightDiagnostic error(Operation *op) {
+    return op->emitOpError("has no gradient in gopt-autodiff: ");
+  }
+
+  func::FuncOp func;
+  OpBuilder b;
+  llvm::DenseSet<Value> needed;
+  DenseMap<Value, Value> grads;
+  /// The seed d(loss)/d(loss) = 1: ops consuming it skip the multiply.
+  Value seed;
+};
+
+Value Differentiator::scalarConstant(float value, Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
+  return b.create<ConstantOp>(func.getLoc(),
+                              DenseElementsAttr::get(type, value));
+}
+
+Value Differentiator::constantLike(ArrayRef<int64_t> shape, float value,
+                                   Type elementType) {
+  auto type = RankedTensorType::get(shape, elementType);
+  return b.create<ConstantOp>(func.getLoc(),
+                              DenseElementsAttr::get(type, value));
+}
+
+void Differentiator::accumulate(Value value, Value grad) {
+  auto it = grads.find(value);
+  if (it == grads.end()) {
+    grads[value] = grad;
+    return;
+  }
+  it->second = b.create<AddOp>(func.getLoc(), it->second, grad);
+}
+
+Value Differentiator::scaleBySeed(Value grad, Value dy) {
+  if (dy == seed)
+    return grad;
+  return b.create<MulOp>(func.getLoc(), grad, dy);
+}
+
+FailureOr<Value> Differentiator::reshapeTo(Operation *op, Value grad,
+                                           Value like) {
+  if (tensorType(grad) == tensorType(like))
+    return grad;
+  FailureOr<SmallVector<int64_t>> target =
+      getReshapeTarget(tensorType(like).getShape());
+  if (failed(target))
+    return error(op) << "its operand " << like.getType()
+                     << " has more than one dynamic dimension",
+           failure();
+  return b.create<ReshapeOp>(op->getLoc(), grad, *target).getResult();
+}
+
+FailureOr<Value> Differentiator::unbroadcast(Operation *op, Value grad,
+                                             Value operand) {
+  ArrayRef<int64_t> result = tensorType(grad).getShape();
+  ArrayRef<int64_t> shape = tensorType(operand).getShape();
+  int64_t lead = result.size() - shape.size();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < static_cast<int64_t>(result.size()); ++i) {
+    if (i < lead) {
+      axes.push_back(i);
+      continue;
+    }
+    // A dynamic operand dim equals the result's; a size-1 dim against a
+    // dynamic one is summed (harmless when it is 1 at run time too).
+    if (shape[i - lead] == 1 && result[i] != 1)
+      axes.push_back(i);
+  }
+  if (axes.empty())
+    return reshapeTo(op, grad, operand);
+  Value sum = b.create<ReduceSumOp>(
+      op->getLoc(), grad, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+  return reshapeTo(op, sum, operand);
+}
+
+LogicalResult Differentiator::backpropBinary(Operation *op, Value dz) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value z = op->getResult(0);
+  Location loc = op->getLoc();
+  Value dl, dr;
+  if (isa<AddOp>(op)) {
+    dl = dz;
+    dr = dz;
+  } else if (isa<SubOp>(op)) {
+    dl = dz;
+    if (needsGrad(rhs))
+      dr = b.create<NegOp>(loc, dz);
+  } else if (isa<MulOp>(op)) {
+    if (needsGrad(lhs))
+      dl = b.create<MulOp>(loc, dz, rhs);
+    if (needsGrad(rhs))
+      dr = b.create<MulOp>(loc, dz, lhs);
+  } else if (isa<DivOp>(op)) {
+    // z = l / r: dl = dz / r, dr = -dz * z / r.
+    if (needsGrad(lhs))
+      dl = b.create<DivOp>(loc, dz, rhs);
+    if (needsGrad(rhs))
+      dr = b.create<NegOp>(
+          loc, b.create<DivOp>(loc, b.create<MulOp>(loc, dz, z), rhs));
+  }
+  for (auto [operand, grad] : {std::pair(lhs, dl), std::pair(rhs, dr)}) {
+    if (!grad || !needsGrad(operand))
+      continue;
+    FailureOr<Value> reduced = unbroadcast(op, grad, operand);
+    if (failed(reduced))
+      return failure();
+    accumulate(operand, *reduced);
+  }
+  return success();
+}
+
+LogicalResult Differentiator::backpropConv2D(Conv2DOp op, Value dy) {
+  Location loc = op.getLoc();
+  Value dz = dy;
+  if (op.getActivation() == "relu")
+    dz = b.create<ReluGradOp>(loc, dy, op.getOutput());
+  else if (op.getActivation() != "none")
+    return error(op) << "fused activation '" << op.getActivation()
+                     << "' (only none and relu are differentiated)";
+
+  RankedTensorType inputType = tensorType(op.getInput());
+  FailureOr<Layout> layout = parseDataFormat(
+      op.getDataFormat(), ShapeError(op.getLoc(), "gopt.conv2d"));
+  if (failed(layout))
+    return failure();
+  // Explicit pads for the gradient ops: SAME/VALID resolved at the input's
+  // (static) spatial size.
+  SmallVector<int64_t, 4> pads = op.getPadsOrDefault();
+  if (op.getPadding() != "EXPLICIT") {
+    if (inputType.isDynamicDim(layout->h) || inputType.isDynamicDim(layout->w))
+      return error(op) << "padding \"" << op.getPadding()
+                       << "\" with dynamic spatial dimensions",
+             failure();
+    RankedTensorType filterType = tensorType(op.getFilter());
+    bool oihw = op.getFilterFormat() == "OIHW";
+    WindowParams window;
+    window.kernel = {filterType.getDimSize(oihw ? 2 : 0),
+                     filterType.getDimSize(oihw ? 3 : 1)};
+    window.strides = op.getStridesOrDefault();
+    window.dilations = op.getDilationsOrDefault();
+    window.padding = op.getPadding();
+    window.pads = pads;
+    auto [top, bottom] =
+        resolvePadding(inputType.getDimSize(layout->h), window, 0);
+    auto [left, right] =
+        resolvePadding(inputType.getDimSize(layout->w), window, 1);
+    pads = {top, bottom, left, right};
+  }
+  auto strides = b.getDenseI64ArrayAttr(op.getStridesOrDefault());
+  auto dilations = b.getDenseI64ArrayAttr(op.getDilationsOrDefault());
+  auto padsAttr = b.getDenseI64ArrayAttr(pads);
+
+  if (needsGrad(op.getInput())) {
+    FailureOr<SmallVector<int64_t>> inputShape =
+        getReshapeTarget(inputType.getShape());
+    if (failed(inputShape) || (inputType.getShape().size() == 4 &&
+                               llvm::any_of(inputType.getShape().drop_front(),
+                                            ShapedType::isDynamic)))
+      return error(op) << "an input with dynamic dimensions other than the "
+                          "batch: "
+                       << inputType,
+             failure();
+    Value dx = b.create<Conv2DBackpropInputOp>(
+        loc, inputType, dz, op.getFilter(), b.getDenseI64ArrayAttr(*inputShape),
+        strides, dilations, padsAttr, op.getGroupsAttr(),
+        op.getDataFormatAttr(), op.getFilterFormatAttr());
+    accumulate(op.getInput(), dx);
+  }
+  if (needsGrad(op.getFilter())) {
+    RankedTensorType filterType = tensorType(op.getFilter());
+    Value dw = b.create<Conv2DBackpropFilterOp>(
+        loc, filterType, op.getInput(), dz,
+        b.getDenseI64ArrayAttr(filterType.getShape()), strides, dilations,
+        padsAttr, op.getGroupsAttr(), op.getDataFormatAttr(),
+        op.getFilterFormatAttr());
+    accumulate(op.getFilter(), dw);
+  }
+  if (op.getBias() && needsGrad(op.getBias())) {
+    SmallVector<int64_t> axes = {layout->n, layout->h, layout->w};
+    llvm::sort(axes);
+    Value db = b.create<ReduceSumOp>(loc, dz, b.getDenseI64ArrayAttr(axes),
+                                     b.getBoolAttr(false));
+    accumulate(op.getBias(), db);
+  }
+  return success();
+}
+
+LogicalResult Differentiator::backpropMatMul(MatMulOp op, Value dy) {
+  Value a = op.getA(), bv = op.getB();
+  if (tensorType(a).getRank() != 2 || tensorType(bv).getRank() != 2)
+    return error(op) << "batched matmul (only rank-2 operands are "
+                        "differentiated)",
+           failure();
+  Location loc = op.getLoc();
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  auto mm = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return b.create<MatMulOp>(loc, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
+  };
+  // y = op(A) op(B) with op = transpose or not.
+  if (needsGrad(a)) {
+    Value da = !ta ? (!tb ? mm(dy, bv, false, true) : mm(dy, bv, false, false))
+                   : (!tb ? mm(bv, dy, false, true) : mm(bv, dy, true, true));
+    accumulate(a, da);
+  }
+  if (needsGrad(bv)) {
+    Value db = !tb ? (!ta ? mm(a, dy, true, false) : mm(a, dy, false, false))
+                   : (!ta ? mm(dy, a, true, false) : mm(dy, a, true, true));
+    accumulate(bv, db);
+  }
+  return success();
+}
+
+LogicalResult Differentiator::backpropMaxPool(MaxPoolOp op, Value dy) {
+  RankedTensorType xType = tensorType(op.getX());
+  FailureOr<Layout> layout = parseDataFormat(
+      op.getDataFormat(), ShapeError(op.getLoc(), "gopt.max_pool"));
+  if (failed(layout))
+    return failure();
+  SmallVector<int64_t, 4> pads = op.getPadsOrDefault();
+  SmallVector<int64_t, 2> strides = op.getStridesOrDefault();
+  ArrayRef<int64_t> kernel = op.getKernel();
+  bool needStatic = op.getPadding() != "EXPLICIT" || op.getCeilMode();
+  if (needStatic &&
+      (xType.isDynamicDim(layout->h) || xType.isDynamicDim(layout->w)))
+    return error(op) << "SAME padding or ceil_mode with dynamic spatial "
+                        "dimensions",
+           failure();
+  WindowParams window;
+  window.kernel = SmallVector<int64_t, 2>(kernel.begin(), kernel.end());
+  window.strides = strides;
+  window.dilations = {1, 1};
+  window.padding = op.getPadding();
+  window.pads = pads;
+  window.ceilMode = op.getCeilMode();
+  if (op.getPadding() != "EXPLICIT") {
+    auto [top, bottom] = resolvePadding(xType.getDimSize(layout->h), window, 0);
+    auto [left, right] = resolvePadding(xType.getDimSize(layout->w), window, 1);
+    pads = {top, bottom, left, right};
+  }
+  if (op.getCeilMode()) {
+    // ceil_mode's extra last window reads past the end: pad bottom/right
+    // so the floor-mode output size matches (padding never wins a max).
+    RankedTensorType yType = tensorType(op.getY());
+    int64_t dims[2] = {layout->h, layout->w};
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xType.getDimSize(dims[i]);
+      int64_t out = yType.getDimSize(dims[i]);
+      int64_t need = (out - 1) * strides[i] + kernel[i];
+      int64_t have = in + pads[2 * i] + pads[2 * i + 1];
+      if (need > have)
+        pads[2 * i + 1] += need - have;
+    }
+  }
+  Value dx = b.create<MaxPoolGradOp>(
+      op.getLoc(), xType, op.getX(), dy, op.getKernelAttr(),
+      b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pads),
+      op.getDataFormatAttr());
+  accumulate(op.getX(), dx);
+  return success();
+}
+
+LogicalResult Differentiator::backpropReduce(Operation *op,
+                                             ArrayRef<int64_t> axesAttr,
+                                             bool keepDims, bool mean,
+                                             Value dy) {
+  Value x = op->getOperand(0);
+  RankedTensorType xType = tensorType(x);
+  int64_t rank = xType.getRank();
+  SmallVector<bool> reduced(rank, axesAttr.empty());
+  for (int64_t axis : axesAttr)
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  // dy broadcast back over the reduced axes: reshape to the keep-dims shape,
+  // then multiply by a constant that has the reduced extents (1 or 1/count).
+  SmallVector<int64_t> keptShape, spread;
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = xType.getDimSize(i);
+    if (reduced[i] && ShapedType::isDynamic(d))
+      return error(op) << "a reduction over dynamic dimension " << i, failure();
+    keptShape.push_back(reduced[i] ? 1 : d);
+    spread.push_back(reduced[i] ? d : 1);
+    if (reduced[i])
+      count *= d;
+  }
+  Value kept = dy;
+  if (!keepDims) {
+    FailureOr<SmallVector<int64_t>> target = getReshapeTarget(keptShape);
+    if (failed(target))
+      return error(op) << "more than one dynamic dimension", failure();
+    kept = b.create<ReshapeOp>(op->getLoc(), dy, *target);
+  }
+  Value dx = b.create<MulOp>(
+      op->getLoc(), kept,
+      constantLike(spread, mean ? 1.0f / count : 1.0f, xType.getElementType()));
+  accumulate(x, dx);
+  return success();
+}
+
+LogicalResult Differentiator::backprop(Operation *op) {
+  Location loc = op->getLoc();
+  // Ops whose results carry no gradient contribute nothing.
+  bool any = llvm::any_of(op->getResults(),
+                          [&](Value r) { return gradOf(r) != nullptr; });
+  if (!any)
+    return success();
+  Value dy = gradOf(op->getResult(0));
+  auto passThrough = [&](Value x) -> LogicalResult {
+    if (needsGrad(x))
+      accumulate(x, dy);
+    return success();
+  };
+  auto unary = [&](Value x, Value grad) -> LogicalResult {
+    accumulate(x, grad);
+    return success();
+  };
+  Type f32 = b.getF32Type();
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp>(
+          [&](Operation *binary) { return backpropBinary(binary, dy); })
+      .Case<IdentityOp, CheckNumericsOp>(
+          [&](Operation *o) { return passThrough(o->getOperand(0)); })
+      .Case([&](DropoutOp o) -> LogicalResult {
+        if (o.getTraining() && !o.getRatio().isZero())
+          return error(o) << "training-mode dropout (not differentiated yet)",
+                 failure();
+        return passThrough(o.getX());
+      })
+      .Case([&](StopGradientOp) { return success(); })
+      .Case([&](ReluOp o) {
+        return unary(o.getX(), b.create<ReluGradOp>(loc, dy, o.getY()));
+      })
+      .Case([&](SigmoidOp o) {
+        // dy * y * (1 - y)
+        Value one = scalarConstant(1.0f, f32);
+        Value oneMinus = b.create<SubOp>(loc, one, o.getY());
+        return unary(
+            o.getX(),
+            b.create<MulOp>(loc, dy, b.create<MulOp>(loc, o.getY(), oneMinus)));
+      })
+      .Case([&](TanhOp o) {
+        Value one = scalarConstant(1.0f, f32);
+        Value y2 = b.create<MulOp>(loc, o.getY(), o.getY());
+        return unary(o.getX(),
+                     b.create<MulOp>(loc, dy, b.create<SubOp>(loc, one, y2)));
+      })
+      .Case([&](ExpOp o) {
+        return unary(o.getX(), b.create<MulOp>(loc, dy, o.getY()));
+      })
+      .Case([&](LogOp o) {
+        return unary(o.getX(), b.create<DivOp>(loc, dy, o.getX()));
+      })
+      .Case([&](NegOp o) { return unary(o.getX(), b.create<NegOp>(loc, dy)); })
+      .Case([&](SqrtOp o) {
+        // dy * 0.5 / y
+        Value half = scalarConstant(0.5f, f32);
+        return unary(
+            o.getX(),
+            b.create<DivOp>(loc, b.create<MulOp>(loc, dy, half), o.getY()));
+      })
+      .Case<ReshapeOp, FlattenOp>([&](Operation *o) -> LogicalResult {
+        FailureOr<Value> dx = reshapeTo(o, dy, o->getOperand(0));
+        if (failed(dx))
+          return failure();
+        return unary(o->getOperand(0), *dx);
+      })
+      .Case([&](TransposeOp o) {
+        ArrayRef<int64_t> perm = o.getPerm();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = i;
+        return unary(o.getX(), b.create<TransposeOp>(
+                                   loc, dy, b.getDenseI64ArrayAttr(inverse)));
+      })
+      .Case([&](BiasAddOp o) -> LogicalResult {
+        if (needsGrad(o.getX()))
+          accumulate(o.getX(), dy);
+        if (needsGrad(o.getBias())) {
+          int64_t rank = tensorType(o.getX()).getRank();
+          int64_t channel = getChannelAxis(o.getDataFormat(), rank);
+          SmallVector<int64_t> axes;
+          for (int64_t i = 0; i < rank; ++i)
+            if (i != channel)
+              axes.push_back(i);
+          accumulate(o.getBias(), b.create<ReduceSumOp>(
+                                      loc, dy, b.getDenseI64ArrayAttr(axes),
+                                      b.getBoolAttr(false)));
+        }
+        return success();
+      })
+      .Case([&](Conv2DOp o) { return backpropConv2D(o, dy); })
+      .Case([&](MatMulOp o) { return backpropMatMul(o, dy); })
+      .Case([&](MaxPoolOp o) { return backpropMaxPool(o, dy); })
+      .Case([&](GlobalAvgPoolOp o) -> LogicalResult {
+        RankedTensorType xType = tensorType(o.getX());
+        FailureOr<Layout> layout = parseDataFormat(
+            o.getDataFormat(), ShapeError(loc, "gopt.global_avg_pool"));
+        if (failed(layout))
+          return failure();
+        int64_t h = xType.getDimSize(layout->h),
+                w = xType.getDimSize(layout->w);
+        if (ShapedType::isDynamic(h) || ShapedType::isDynamic(w))
+          return error(o) << "dynamic spatial dimensions", failure();
+        SmallVector<int64_t> spread(4, 1);
+        spread[layout->h] = h;
+        spread[layout->w] = w;
+        return unary(o.getX(),
+                     b.create<MulOp>(loc, dy,
+                                     constantLike(spread, 1.0f / (h * w),
+                                                  xType.getElementType())));
+      })
+      .Case([&](ReduceSumOp o) {
+        return backpropReduce(o, o.getAxes(), o.getKeepDims(), false, dy);
+      })
+      .Case([&](ReduceMeanOp o) {
+        return backpropReduce(o, o.getAxes(), o.getKeepDims(), true, dy);
+      })
+      .Case([&](BatchNormOp o) -> LogicalResult {
+        if (!o.getTraining())
+          return error(o) << "inference-form batch_norm (train with "
+                             "training = true, which normalizes with batch "
+                             "statistics)",
+                 failure();
+        for (Value stat : o.getStatistics())
+          if (gradOf(stat))
+            return error(o) << "the loss depends on its batch statistics "
+                               "(only y is differentiated)",
+                   failure();
+        auto grad = b.create<BatchNormGradOp>(
+            loc, dy, o.getX(), o.getScale(), o.getStatistics()[0],
+            o.getStatistics()[1], o.getEpsilonAttr(), o.getDataFormatAttr());
+        if (needsGrad(o.getX()))
+          accumulate(o.getX(), grad.getDx());
+        if (needsGrad(o.getScale()))
+          accumulate(o.getScale(), grad.getDscale());
+        if (needsGrad(o.getOffset()))
+          accumulate(o.getOffset(), grad.getDoffset());
+        if (needsGrad(o.getMean()) || needsGrad(o.getVariance()))
+          return error(o) << "trainable running statistics (mean and "
+                             "variance are not parameters)",
+                 failure();
+        return success();
+      })
+      .Case([&](SoftmaxCrossEntropyOp o) -> LogicalResult {
+        if (needsGrad(o.getLabels()))
+          return error(o) << "gradient with respect to labels", failure();
+        Value d = b.create<SoftmaxCrossEntropyGradOp>(loc, o.getLogits(),
+                                                      o.getLabels());
+        return unary(o.getLogits(), scaleBySeed(d, dy));
+      })
+      .Case([&](MseLossOp o) -> LogicalResult {
+        Value d = scaleBySeed(
+            b.create<MseLossGradOp>(loc, o.getPrediction(), o.getTarget()), dy);
+        if (needsGrad(o.getPrediction()))
+          accumulate(o.getPrediction(), d);
+        if (needsGrad(o.getTarget()))
+          accumulate(o.getTarget(), b.create<NegOp>(loc, d));
+        return success();
+      })
+      .Default([&](Operation *o) -> LogicalResult {
+        return error(o) << "the loss depends on it through a parameter; "
+                           "differentiable ops are listed in "
+                           "--gopt-autodiff's description",
+               failure();
+      });
+}
+
+FailureOr<SmallVector<Value>>
+Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
+  Block &body = func.getBody().front();
+  // Values that depend on a parameter...
+  llvm::DenseSet<Value> fromParams(params.begin(), params.end());
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return fromParams.contains(v); }))
+      for (Value r : op.getResults())
+        fromParams.insert(r);
+  // ... and that the loss depends on.
+  llvm::SetVector<Value> worklist;
+  worklist.insert(loss);
+  for (size_t i = 0; i < worklist.size(); ++i) {
+    Value v = worklist[i];
+    if (!fromParams.contains(v))
+      continue;
+    needed.insert(v);
+    if (Operation *def = v.getDefiningOp())
+      for (Value operand : def->getOperands())
+        worklist.insert(operand);
+  }
+
+  seed = scalarConstant(1.0f, tensorType(loss).getElementType());
+  grads[loss] = seed;
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getResults(),
+                     [&](Value r) { return needed.contains(r); }))
+      ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (failed(backprop(op)))
+      return failure();
+
+  SmallVector<Value> result;
+  for (BlockArgument param : params) {
+    Value grad = grads.lookup(param);
+    if (!grad) {
+      auto type = tensorType(param);
+      grad = b.create<ConstantOp>(
+          func.getLoc(), DenseElementsAttr::get(
+                             type, b.getFloatAttr(type.getElementType(), 0.0)));
+    } else if (grad.getType() != param.getType()) {
+      // Gradients are computed at the shapes ops infer; a parameter's
+      // type is static, so cast the (compatible) shape back.
+      FailureOr<SmallVector<int64_t>> target =
+          getReshapeTarget(tensorType(param).getShape());
+      grad = b.create<ReshapeOp>(func.getLoc(), param.getType(), grad,
+                                 b.getDenseI64ArrayAttr(*target));
+    }
+    result.push_back(grad);
+  }
+  return result;
+}
+
+struct AutodiffPass : public gopt::impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func.getBody().hasOneBlock())
+      return;
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    int lossIndex = -1;
+    std::string known;
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (getResultName(func, i) == loss)
+        lossIndex = i;
+      known += (known.empty() ? "" : ", ") + getResultName(func, i).str();
+    }
+    if (lossIndex < 0) {
+      func.emitError("gopt-autodiff: no result named '")
+          << loss << "' (results: " << known
+          << "); add one with --gopt-add-loss";
+      return signalPassFailure();
+    }
+    Value lossValue = ret.getOperand(lossIndex);
+    auto lossType = tensorType(lossValue);
+    if (lossType.getRank() != 0 || !lossType.getElementType().isF32()) {
+      func.emitError("gopt-autodiff: loss '")
+          << loss << "' must be an f32 scalar, got " << lossType;
+      return signalPassFailure();
+    }
+    SmallVector<BlockArgument> params;
+    for (BlockArgument arg : func.getArguments()) {
+      auto state =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attrs::kState);
+      if (state && state.getValue() == attrs::kStateParam)
+        params.push_back(arg);
+    }
+    if (params.empty()) {
+      func.emitError("gopt-autodiff: the function has no parameters "
+                     "(arguments with gopt.state = \"param\"); run "
+                     "--gopt-lift-params first");
+      return signalPassFailure();
+    }
+
+    Differentiator differentiator(func, ret);
+    FailureOr<SmallVector<Value>> gradients =
+        differentiator.run(lossValue, params);
+    if (failed(gradients))
+      return signalPassFailure();
+
+    SmallVector<Value> values(ret.getOperands());
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      resultAttrs.push_back(func.getResultAttrDict(i)
+                                ? func.getResultAttrDict(i)
+                                : DictionaryAttr::get(&getContext()));
+    for (auto [param, grad] : llvm::zip(params, *gradients)) {
+      StringRef name = getArgName(func, param.getArgNumber());
+      values.push_back(grad);
+      resultAttrs.push_back(makeResultAttrs(
+          &getContext(), getUniqueBindingName(func, "grad/" + name.str()),
+          {{attrs::kGradientOf, name}}));
+    }
+    setFunctionResults(func, values, resultAttrs);
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+//===- LiftParams.cpp - Trainable constants become parameter arguments ----===//
+//
+// A training step needs its weights as values it can update, not constants
+// baked into the graph. Each f32 constant in a trainable slot becomes a
+// function argument marked as a parameter, with its value kept as the
+// argument's initial value (the plan's state initializer).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Report.h"
+#include "TrainingUtils.h"
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Transforms/Passes.h"
+
+namespace gopt {
+#define GEN_PASS_DEF_LIFTPARAMS
+#include "gopt/Transforms/Passes.h.inc"
+} // namespace gopt
+
+using namespace mlir;
+using namespace gopt;
+
+namespace {
+
+/// True when `use` is an operand a training step updates: a weight, a bias
+/// or a batch-norm affine parameter.
+bool isTrainableUse(OpOperand &use) {
+  Operation *user = use.getOwner();
+  unsigned index = use.getOperandNumber();
+  if (isa<Conv2DOp>(user))
+    return index == 1 || index == 2;
+  if (isa<MatMulOp>(user))
+    return true;
+  if (isa<BiasAddOp>(user))
+    return index == 1;
+  if (isa<BatchNormOp>(user))
+    return index == 1 || index == 2;
+  if (isa<AddOp, SubOp>(user)) {
+    // A dense layer's bias: a tensor added to a computed value.
+    Value other = user->getOperand(1 - index);
+    auto type = cast<RankedTensorType>(use.get().getType());
+    return type.getNumElements() > 1 && !other.getDefiningOp<ConstantOp>();
+  }
+  return false;
+}
+
+struct LiftParamsPass : public gopt::impl::LiftParamsBase<LiftParamsPass> {
+  using LiftParamsBase::LiftParamsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func.getBody().hasOneBlock())
+      return;
+    SmallVector<ConstantOp> lifted;
+    func.walk([&](ConstantOp constant) {
+      auto type = cast<RankedTensorType>(constant.getType());
+      if (!type.getElementType().isF32() || type.getRank() == 0)
+        return;
+      if (llvm::any_of(constant->getUses(), isTrainableUse))
+        lifted.push_back(constant);
+    });
+    int64_t elements = 0;
+    for (auto [i, constant] : llvm::enumerate(lifted)) {
+      std::string base = getImportedName(constant);
+      if (base.empty())
+        base = "param" + std::to_string(i);
+      BlockArgument arg =
+          addStateArgument(func, cast<RankedTensorType>(constant.getType()),
+                           getUniqueBindingName(func, base), attrs::kStateParam,
+                           constant.getValue());
+      constant.getResult().replaceAllUsesWith(arg);
+      constant.erase();
+      elements += cast<RankedTensorType>(arg.getType()).getNumElements();
+    }
+    reportChanges(func, report, getArgument(),
+                  "lifted " + plural(lifted.size(), "parameter") + " (" +
+                      Twine(elements) + " values)");
+  }
+};
+
+} // namespace

@@ -1,0 +1,850 @@
+//===- TrainingKernels.cpp - Fast CPU kernels of the training ops ---------===//
+//
+// Backend "cpu" kernels for the ops of docs/op-semantics.md's "Training ops"
+// (f32, plain row-major tensors):
+// - conv2d_backprop_input / conv2d_backprop_filter: oneDNN's
+//   convolution_backward_data / _weights, created with a forward_training
+//   hint; oneDNN picks the layouts it computes in and the kernel reorders
+//   from and to the plan's plain layouts around the primitive;
+// - relu_grad, max_pool_grad, sgd_update, adam_update, batch_norm_grad:
+//   OpenMP loops;
+// - reduce_sum / reduce_mean over leading and/or trailing dims around one
+//   kept block (bias gradients: axes [0,2,3] of NCHW, [0] of [N,C]).
+// The reference kernels (RefTraining.cpp) are the oracle; a factory returns
+// a null kernel for what it does not cover and the session falls back to
+// them.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnn.h"
+#include "gopt/runtime/Kernel.h"
+
+#include <dnnl.hpp>
+#include <omp.h>
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+namespace gopt::runtime {
+namespace {
+
+using cpu::cpuEngine;
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dims = memory::dims;
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+bool allF32(const KernelConfig &c) {
+  for (DType t : c.inputTypes)
+    if (t != DType::kF32)
+      return false;
+  for (DType t : c.outputTypes)
+    if (t != DType::kF32)
+      return false;
+  return true;
+}
+
+StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
+
+// Splits [0, n) into one contiguous range per thread (whole cache lines).
+template <typename Fn> void parallelRange(int64_t n, Fn fn) {
+  if (n < kParallelThreshold || omp_get_max_threads() == 1) {
+    fn(0, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    int threads = omp_get_num_threads(), id = omp_get_thread_num();
+    int64_t chunk = ((n + threads - 1) / threads + 15) / 16 * 16;
+    int64_t begin = std::min(n, id * chunk), end = std::min(n, begin + chunk);
+    if (begin < end)
+      fn(begin, end);
+  }
+}
+
+// Per-channel sums over rows split among threads: each thread accumulates
+// into its own slice of `partials` ([threads][channels]), merged in thread
+// order afterwards so that results do not depend on which thread finishes
+// first. `rowFn(row, local)` adds one row's contribution to `local`.
+template <typename RowFn>
+void channelSums(int64_t rows, int64_t channels, bool parallel,
+                 std::vector<double> &result, RowFn rowFn) {
+  int threads = parallel ? omp_get_max_threads() : 1;
+  std::vector<double> partials(static_cast<size_t>(threads) * channels, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+  {
+    double *local = partials.data() + omp_get_thread_num() * channels;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      rowFn(r, local);
+  }
+  result.assign(channels, 0.0);
+  for (int t = 0; t < threads; ++t)
+    for (int64_t c = 0; c < channels; ++c)
+      result[c] += partials[t * channels + c];
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d_backprop_input / conv2d_backprop_filter (oneDNN)
+//===----------------------------------------------------------------------===//
+
+// One oneDNN primitive whose arguments are plain tensors of the op: an
+// argument whose layout the primitive does not take directly goes through
+// a buffer in the primitive's layout, reordered into before (inputs) or out
+// of after (outputs) the primitive.
+class ConvBackwardKernel : public Kernel {
+public:
+  static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c);
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    try {
+      for (Arg &a : args_) {
+        void *data = a.isOutput ? outputs[a.index].data()
+                                : const_cast<void *>(inputs[a.index].data());
+        a.user.set_data_handle(data);
+        if (!a.isOutput && a.reorder)
+          a.reorder.execute(stream_, a.user, a.internal);
+      }
+      primitive_.execute(stream_, execArgs_);
+      for (Arg &a : args_)
+        if (a.isOutput && a.reorder)
+          a.reorder.execute(stream_, a.internal, a.user);
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn"; }
+  size_t workspaceBytes() const override { return workspaceBytes_; }
+
+private:
+  struct Arg {
+    int index; // kernel input or output
+    bool isOutput;
+    memory user; // the plan's plain tensor (data handle set per run)
+    memory internal;
+    dnnl::reorder reorder; // empty when the primitive reads `user` directly
+  };
+
+  ConvBackwardKernel() : stream_(cpuEngine()) {}
+
+  void bind(int index, bool isOutput, int dnnlArg, const memory::desc &userMd,
+            const memory::desc &primitiveMd) {
+    Arg a{index, isOutput, memory(userMd, cpuEngine(), DNNL_MEMORY_NONE),
+          memory(), dnnl::reorder()};
+    if (userMd == primitiveMd) {
+      execArgs_[dnnlArg] = a.user;
+    } else {
+      a.internal = memory(primitiveMd, cpuEngine());
+      workspaceBytes_ += primitiveMd.get_size();
+      a.reorder = isOutput ? dnnl::reorder(a.internal, a.user)
+                           : dnnl::reorder(a.user, a.internal);
+      execArgs_[dnnlArg] = a.internal;
+    }
+    args_.push_back(a);
+  }
+
+  void bindScratchpad(const memory::desc &md) {
+    execArgs_[DNNL_ARG_SCRATCHPAD] = memory(md, cpuEngine());
+    workspaceBytes_ += md.get_size();
+  }
+
+  Status init(const KernelConfig &c);
+
+  dnnl::stream stream_;
+  dnnl::primitive primitive_;
+  std::unordered_map<int, memory> execArgs_;
+  std::vector<Arg> args_;
+  size_t workspaceBytes_ = 0;
+};
+
+StatusOr<std::unique_ptr<Kernel>>
+ConvBackwardKernel::create(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  auto kernel = std::unique_ptr<ConvBackwardKernel>(new ConvBackwardKernel());
+  GOPT_RETURN_IF_ERROR(kernel->init(c));
+  if (!kernel->primitive_) // oneDNN has no implementation for this config
+    return none();
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+Status ConvBackwardKernel::init(const KernelConfig &c) {
+  OpAttrs attrs = c.attrs();
+  bool backpropInput = c.op->kind() == "conv2d_backprop_input";
+  // The forward conv's input x, filter f and output y.
+  const Shape &x = backpropInput ? c.outputShapes[0] : c.inputShapes[0];
+  const Shape &f = backpropInput ? c.inputShapes[1] : c.outputShapes[0];
+  const Shape &y = backpropInput ? c.inputShapes[0] : c.inputShapes[1];
+  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  int64_t groups = attrs.getInt("groups", 1);
+  int64_t n = x[0], cin = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
+          w = nchw ? x[3] : x[2];
+  int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+  int64_t cout = oihw ? f[0] : f[3];
+  int64_t oh = nchw ? y[2] : y[1], ow = nchw ? y[3] : y[2];
+  if (numElements(x) == 0 || numElements(y) == 0 || numElements(f) == 0)
+    return Status::success(); // leave degenerate shapes to the reference
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(h, kh, strides[0], dilations[0],
+                                         padding, pads[0], pads[1], false));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(w, kw, strides[1], dilations[1],
+                                         padding, pads[2], pads[3], false));
+  memory::data_type f32 = memory::data_type::f32;
+  Tag act = nchw ? Tag::nchw : Tag::nhwc;
+  memory::desc xUser({n, cin, h, w}, f32, act);
+  memory::desc yUser({n, cout, oh, ow}, f32, act);
+  Dims weightDims;
+  memory::desc fUser;
+  if (groups == 1) {
+    weightDims = {cout, cin, kh, kw};
+    fUser = memory::desc(weightDims, f32, oihw ? Tag::oihw : Tag::hwio);
+  } else {
+    weightDims = {groups, cout / groups, cin / groups, kh, kw};
+    // HWIO with groups is [KH, KW, I/G, G*O/G]: oneDNN's hwigo.
+    fUser = memory::desc(weightDims, f32, oihw ? Tag::goihw : Tag::hwigo);
+  }
+  memory::desc xAny({n, cin, h, w}, f32, Tag::any);
+  memory::desc yAny({n, cout, oh, ow}, f32, Tag::any);
+  memory::desc fAny(weightDims, f32, Tag::any);
+  Dims dnnlStrides = {strides[0], strides[1]};
+  Dims dnnlDilations = {dilations[0] - 1, dilations[1] - 1}; // 0 = dense
+  Dims padL = {wh.padBefore, ww.padBefore};
+  Dims padR = {wh.padAfter, ww.padAfter};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  try {
+    dnnl::convolution_forward::desc fwdDesc(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+        xAny, fAny, yAny, dnnlStrides, dnnlDilations, padL, padR);
+    dnnl::convolution_forward::primitive_desc fwdPd(fwdDesc, cpuEngine(),
+                                                    /*allow_empty=*/true);
+    if (!fwdPd)
+      return Status::success();
+    if (backpropInput) {
+      dnnl::convolution_backward_data::desc desc(
+          dnnl::algorithm::convolution_direct, xAny, fAny, yAny, dnnlStrides,
+          dnnlDilations, padL, padR);
+      dnnl::convolution_backward_data::primitive_desc pd(
+          desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
+      if (!pd)
+        return Status::success();
+      bind(0, false, DNNL_ARG_DIFF_DST, yUser, pd.diff_dst_desc());
+      bind(1, false, DNNL_ARG_WEIGHTS, fUser, pd.weights_desc());
+      bind(0, true, DNNL_ARG_DIFF_SRC, xUser, pd.diff_src_desc());
+      bindScratchpad(pd.scratchpad_desc());
+      primitive_ = dnnl::convolution_backward_data(pd);
+    } else {
+      dnnl::convolution_backward_weights::desc desc(
+          dnnl::algorithm::convolution_direct, xAny, fAny, yAny, dnnlStrides,
+          dnnlDilations, padL, padR);
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
+      if (!pd)
+        return Status::success();
+      bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
+      bind(1, false, DNNL_ARG_DIFF_DST, yUser, pd.diff_dst_desc());
+      bind(0, true, DNNL_ARG_DIFF_WEIGHTS, fUser, pd.diff_weights_desc());
+      bindScratchpad(pd.scratchpad_desc());
+      primitive_ = dnnl::convolution_backward_weights(pd);
+    }
+  } catch (const dnnl::error &) {
+    // oneDNN rejects the configuration: the reference kernel runs it.
+    primitive_ = dnnl::primitive();
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// relu_grad
+//===----------------------------------------------------------------------===//
+
+class ReluGradKernel : public Kernel {
+public:
+  explicit ReluGradKernel(int64_t elements) : elements_(elements) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *dy = in[0].data<float>(), *y = in[1].data<float>();
+    float *dx = out[0].data<float>();
+    // Both loads unconditional: a select, not a branch on y's sign.
+    parallelRange(elements_, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) {
+        float d = dy[i], v = y[i];
+        dx[i] = v > 0 ? d : 0.0f;
+      }
+    });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t elements_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createReluGrad(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ReluGradKernel>(numElements(c.outputShapes[0])));
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool_grad
+//===----------------------------------------------------------------------===//
+
+// dy of each window goes to the first maximum of the window in row-major
+// order (NaN wins, the last NaN), as the reference: recomputed from x.
+class MaxPoolGradKernel : public Kernel {
+public:
+  struct Geometry {
+    bool nchw;
+    int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, padTop, padLeft;
+  };
+  explicit MaxPoolGradKernel(const Geometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const Geometry g = g_;
+    const float *x = in[0].data<float>(), *dy = in[1].data<float>();
+    float *dx = out[0].data<float>();
+    const bool parallel = g.n * g.c * g.h * g.w >= kParallelThreshold;
+    if (g.nchw) {
+      // One (n, c) plane per iteration: planes never share elements. Per
+      // output row, the window elements are visited in row-major window
+      // order (r, s) with the output columns innermost, as selects the
+      // compiler vectorizes (random data would mispredict branches).
+#pragma omp parallel if (parallel)
+      {
+        std::vector<int32_t> best(g.ow);
+        std::vector<float> bestValue(g.ow);
+#pragma omp for schedule(static)
+        for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
+          const float *px = x + plane * g.h * g.w;
+          const float *pdy = dy + plane * g.oh * g.ow;
+          float *pdx = dx + plane * g.h * g.w;
+          std::memset(pdx, 0, sizeof(float) * g.h * g.w);
+          for (int64_t oh = 0; oh < g.oh; ++oh) {
+            int64_t h0 = oh * g.sh - g.padTop;
+            std::fill(best.begin(), best.end(), -1);
+            std::fill(bestValue.begin(), bestValue.end(), -INFINITY);
+            for (int64_t r = 0; r < g.kh; ++r) {
+              int64_t ih = h0 + r;
+              if (ih < 0 || ih >= g.h)
+                continue;
+              const float *row = px + ih * g.w;
+              for (int64_t s = 0; s < g.kw; ++s) {
+                // Output columns whose window column s lies in [0, W).
+                int64_t off = s - g.padLeft; // iw = ow * sw + off
+                int64_t owBegin = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+                int64_t owEnd =
+                    g.w - off <= 0
+                        ? 0
+                        : std::min<int64_t>(g.ow, (g.w - off - 1) / g.sw + 1);
+                int32_t *pb = best.data();
+                float *pv = bestValue.data();
+                const int64_t sw = g.sw;
+                const int32_t rowBase = static_cast<int32_t>(ih * g.w + off);
+#pragma omp simd
+                for (int64_t ow = owBegin; ow < owEnd; ++ow) {
+                  float v = row[ow * sw + off];
+                  // The first real element, a larger one, or a NaN.
+                  bool take = (pb[ow] < 0) | (v > pv[ow]) | (v != v);
+                  pb[ow] =
+                      take ? rowBase + static_cast<int32_t>(ow * sw) : pb[ow];
+                  pv[ow] = take ? v : pv[ow];
+                }
+              }
+            }
+            for (int64_t ow = 0; ow < g.ow; ++ow)
+              if (best[ow] >= 0) // else the window lies entirely in padding
+                pdx[best[ow]] += pdy[oh * g.ow + ow];
+          }
+        }
+      }
+      return Status::success();
+    }
+    // NHWC: one image per iteration, channels innermost (vectorized).
+#pragma omp parallel if (parallel)
+    {
+      std::vector<int32_t> bestStore(g.c);
+      std::vector<float> valueStore(g.c);
+      int32_t *best = bestStore.data();
+      float *bestValue = valueStore.data();
+      const int64_t channels = g.c;
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < g.n; ++b) {
+        const float *px = x + b * g.h * g.w * g.c;
+        const float *pdy = dy + b * g.oh * g.ow * g.c;
+        float *pdx = dx + b * g.h * g.w * g.c;
+        std::memset(pdx, 0, sizeof(float) * g.h * g.w * g.c);
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          int64_t h0 = oh * g.sh - g.padTop;
+          int64_t hb = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kh, g.h);
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            int64_t w0 = ow * g.sw - g.padLeft;
+            int64_t wb = std::max<int64_t>(w0, 0),
+                    we = std::min(w0 + g.kw, g.w);
+            if (hb >= he || wb >= we)
+              continue; // the window lies entirely in padding
+            const int32_t first = static_cast<int32_t>((hb * g.w + wb) * g.c);
+#pragma omp simd
+            for (int64_t ch = 0; ch < channels; ++ch) {
+              best[ch] = first + static_cast<int32_t>(ch);
+              bestValue[ch] = px[first + ch];
+            }
+            for (int64_t ih = hb; ih < he; ++ih)
+              for (int64_t iw = wb; iw < we; ++iw) {
+                const int32_t base =
+                    static_cast<int32_t>((ih * g.w + iw) * g.c);
+                const float *pv = px + base;
+#pragma omp simd
+                for (int64_t ch = 0; ch < channels; ++ch) {
+                  // Loads, selects, stores: a form GCC if-converts.
+                  float v = pv[ch], old = bestValue[ch];
+                  int32_t oldIndex = best[ch];
+                  bool take = (v > old) | (v != v); // v != v: NaN
+                  best[ch] = take ? base + static_cast<int32_t>(ch) : oldIndex;
+                  bestValue[ch] = take ? v : old;
+                }
+              }
+            const float *d = pdy + (oh * g.ow + ow) * g.c;
+            for (int64_t ch = 0; ch < channels; ++ch)
+              pdx[best[ch]] += d[ch];
+          }
+        }
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Geometry g_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  OpAttrs attrs = c.attrs();
+  MaxPoolGradKernel::Geometry g;
+  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
+  g.n = x[0];
+  g.c = g.nchw ? x[1] : x[3];
+  g.h = g.nchw ? x[2] : x[1];
+  g.w = g.nchw ? x[3] : x[2];
+  g.oh = g.nchw ? y[2] : y[1];
+  g.ow = g.nchw ? y[3] : y[2];
+  g.kh = kernel[0];
+  g.kw = kernel[1];
+  g.sh = strides[0];
+  g.sw = strides[1];
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(g.h, g.kh, g.sh, 1, padding, pads[0],
+                                         pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(g.w, g.kw, g.sw, 1, padding, pads[2],
+                                         pads[3], ceilMode));
+  g.padTop = wh.padBefore;
+  g.padLeft = ww.padBefore;
+  if (g.h * g.w * g.c > INT32_MAX) // indices within an image are int32
+    return none();
+  return std::unique_ptr<Kernel>(std::make_unique<MaxPoolGradKernel>(g));
+}
+
+//===----------------------------------------------------------------------===//
+// sgd_update / adam_update
+//===----------------------------------------------------------------------===//
+
+class SgdUpdateKernel : public Kernel {
+public:
+  SgdUpdateKernel(int64_t elements, float lr, float momentum, float decay,
+                  bool nesterov)
+      : elements_(elements), lr_(lr), momentum_(momentum), decay_(decay),
+        nesterov_(nesterov) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
+                *vel = in[2].data<float>();
+    float *newP = out[0].data<float>(), *newV = out[1].data<float>();
+    const float lr = lr_, momentum = momentum_, decay = decay_;
+    const bool nesterov = nesterov_;
+    parallelRange(elements_, [&](int64_t b, int64_t e) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) {
+        float g = grad[i] + decay * p[i];
+        float v = momentum * vel[i] + g;
+        g = nesterov ? g + momentum * v : v;
+        newV[i] = v;
+        newP[i] = p[i] - lr * g;
+      }
+    });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t elements_;
+  float lr_, momentum_, decay_;
+  bool nesterov_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  OpAttrs a = c.attrs();
+  return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
+      numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr", 0)),
+      static_cast<float>(a.getFloat("momentum", 0)),
+      static_cast<float>(a.getFloat("weight_decay", 0)),
+      a.getBool("nesterov", false)));
+}
+
+class AdamUpdateKernel : public Kernel {
+public:
+  AdamUpdateKernel(int64_t elements, double lr, double beta1, double beta2,
+                   double eps, double decay)
+      : elements_(elements), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps),
+        decay_(decay) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    double step = in[4].data<float>()[0];
+    if (!(step >= 1))
+      return invalidArgument("adam_update step ", step, " must be >= 1");
+    // Bias corrections in double, as PyTorch computes them in Python.
+    const float stepSize =
+        static_cast<float>(lr_ / (1 - std::pow(beta1_, step)));
+    const float invSqrtBc2 =
+        static_cast<float>(1 / std::sqrt(1 - std::pow(beta2_, step)));
+    const float b1 = static_cast<float>(beta1_),
+                b2 = static_cast<float>(beta2_);
+    const float c1 = static_cast<float>(1 - beta1_),
+                c2 = static_cast<float>(1 - beta2_);
+    const float eps = static_cast<float>(eps_),
+                decay = static_cast<float>(decay_);
+    const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
+                *m = in[2].data<float>(), *v = in[3].data<float>();
+    float *newP = out[0].data<float>(), *newM = out[1].data<float>(),
+          *newV = out[2].data<float>();
+    parallelRange(elements_, [&](int64_t b, int64_t e) {
+      int64_t i = b;
+#ifdef __SSE2__
+      // Explicit SIMD: without -fno-math-errno GCC keeps std::sqrt scalar
+      // (and the loop with it). Same operations in the same order as the
+      // scalar tail.
+      const __m128 vDecay = _mm_set1_ps(decay), vB1 = _mm_set1_ps(b1),
+                   vC1 = _mm_set1_ps(c1), vB2 = _mm_set1_ps(b2),
+                   vC2 = _mm_set1_ps(c2), vInv = _mm_set1_ps(invSqrtBc2),
+                   vEps = _mm_set1_ps(eps), vStep = _mm_set1_ps(stepSize);
+      for (; i + 4 <= e; i += 4) {
+        __m128 pi = _mm_loadu_ps(p + i);
+        __m128 g = _mm_add_ps(_mm_loadu_ps(grad + i), _mm_mul_ps(vDecay, pi));
+        __m128 mi = _mm_add_ps(_mm_mul_ps(vB1, _mm_loadu_ps(m + i)),
+                               _mm_mul_ps(vC1, g));
+        __m128 vi = _mm_add_ps(_mm_mul_ps(vB2, _mm_loadu_ps(v + i)),
+                               _mm_mul_ps(_mm_mul_ps(vC2, g), g));
+        __m128 denom = _mm_add_ps(_mm_mul_ps(_mm_sqrt_ps(vi), vInv), vEps);
+        _mm_storeu_ps(newM + i, mi);
+        _mm_storeu_ps(newV + i, vi);
+        _mm_storeu_ps(newP + i,
+                      _mm_sub_ps(pi, _mm_div_ps(_mm_mul_ps(vStep, mi), denom)));
+      }
+#endif
+      for (; i < e; ++i) {
+        float g = grad[i] + decay * p[i];
+        float mi = b1 * m[i] + c1 * g;
+        float vi = b2 * v[i] + c2 * g * g;
+        float denom = std::sqrt(vi) * invSqrtBc2 + eps;
+        newM[i] = mi;
+        newV[i] = vi;
+        newP[i] = p[i] - stepSize * mi / denom;
+      }
+    });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t elements_;
+  double lr_, beta1_, beta2_, eps_, decay_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  OpAttrs a = c.attrs();
+  return std::unique_ptr<Kernel>(std::make_unique<AdamUpdateKernel>(
+      numElements(c.inputShapes[0]), a.getFloat("lr", 0),
+      a.getFloat("beta1", 0.9), a.getFloat("beta2", 0.999),
+      a.getFloat("epsilon", 1e-8), a.getFloat("weight_decay", 0)));
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad
+//===----------------------------------------------------------------------===//
+
+// Over the [outer, C, inner] view of x (NCHW: inner = H*W; NHWC and rank
+// 2: inner = 1). Per channel, in double: sumDy = sum(dy) and
+// sumDyXmu = sum(dy * (x - mean)); then
+// dx = A*dy + B*(x - mean) + D with A = scale*invStd,
+// B = -scale*invStd^3*sumDyXmu/M, D = -A*sumDy/M.
+class BatchNormGradKernel : public Kernel {
+public:
+  BatchNormGradKernel(int64_t outer, int64_t channels, int64_t inner,
+                      double eps)
+      : outer_(outer), channels_(channels), inner_(inner), eps_(eps) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t outer = outer_, channels = channels_, inner = inner_;
+    const float *dy = in[0].data<float>(), *x = in[1].data<float>(),
+                *scale = in[2].data<float>(), *mean = in[3].data<float>(),
+                *var = in[4].data<float>();
+    float *dx = out[0].data<float>(), *dscale = out[1].data<float>(),
+          *doffset = out[2].data<float>();
+    const int64_t count = outer * inner;
+    const bool parallel = outer * channels * inner >= kParallelThreshold;
+    std::vector<double> sumDy(channels, 0.0), sumDyXmu(channels, 0.0);
+    if (inner >= 16) {
+      // NCHW: each channel's rows are contiguous; one channel per thread.
+#pragma omp parallel for if (parallel) schedule(static)
+      for (int64_t c = 0; c < channels; ++c) {
+        double s = 0, sx = 0;
+        const float m = mean[c];
+        for (int64_t o = 0; o < outer; ++o) {
+          const float *pdy = dy + (o * channels + c) * inner;
+          const float *px = x + (o * channels + c) * inner;
+          double rs = 0, rsx = 0;
+#pragma omp simd reduction(+ : rs, rsx)
+          for (int64_t i = 0; i < inner; ++i) {
+            rs += pdy[i];
+            rsx += static_cast<double>(pdy[i]) * (px[i] - m);
+          }
+          s += rs;
+          sx += rsx;
+        }
+        sumDy[c] = s;
+        sumDyXmu[c] = sx;
+      }
+    } else {
+      // Channels innermost: rows split among threads, per-thread sums.
+      std::vector<double> both;
+      channelSums(
+          outer, 2 * channels, parallel, both, [&](int64_t o, double *local) {
+            double *localXmu = local + channels;
+            const float *pdy = dy + o * channels * inner;
+            const float *px = x + o * channels * inner;
+            if (inner == 1) {
+#pragma omp simd
+              for (int64_t c = 0; c < channels; ++c) {
+                local[c] += pdy[c];
+                localXmu[c] += static_cast<double>(pdy[c]) * (px[c] - mean[c]);
+              }
+              return;
+            }
+            for (int64_t c = 0; c < channels; ++c)
+              for (int64_t i = 0; i < inner; ++i) {
+                float d = pdy[c * inner + i];
+                local[c] += d;
+                localXmu[c] +=
+                    static_cast<double>(d) * (px[c * inner + i] - mean[c]);
+              }
+          });
+      for (int64_t c = 0; c < channels; ++c) {
+        sumDy[c] = both[c];
+        sumDyXmu[c] = both[channels + c];
+      }
+    }
+    std::vector<float> a(channels), b(channels), d(channels);
+    for (int64_t c = 0; c < channels; ++c) {
+      double invStd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps_);
+      double ac = scale[c] * invStd;
+      a[c] = static_cast<float>(ac);
+      b[c] = static_cast<float>(
+          count ? -ac * invStd * invStd * sumDyXmu[c] / count : 0.0);
+      d[c] = static_cast<float>(count ? -ac * sumDy[c] / count : 0.0);
+      dscale[c] = static_cast<float>(sumDyXmu[c] * invStd);
+      doffset[c] = static_cast<float>(sumDy[c]);
+    }
+    const float *pa = a.data(), *pb = b.data(), *pd = d.data();
+    if (inner == 1) { // channels innermost: vectorize over them
+#pragma omp parallel for if (parallel) schedule(static)
+      for (int64_t o = 0; o < outer; ++o) {
+        const float *pdy = dy + o * channels, *px = x + o * channels;
+        float *pdx = dx + o * channels;
+#pragma omp simd
+        for (int64_t c = 0; c < channels; ++c)
+          pdx[c] = pa[c] * pdy[c] + pb[c] * (px[c] - mean[c]) + pd[c];
+      }
+      return Status::success();
+    }
+#pragma omp parallel for if (parallel) schedule(static)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        const int64_t base = (o * channels + c) * inner;
+        const float ac = a[c], bc = b[c], dc = d[c], m = mean[c];
+#pragma omp simd
+        for (int64_t i = 0; i < inner; ++i)
+          dx[base + i] = ac * dy[base + i] + bc * (x[base + i] - m) + dc;
+      }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t outer_, channels_, inner_;
+  double eps_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  const Shape &x = c.inputShapes[1];
+  int64_t rank = static_cast<int64_t>(x.size());
+  OpAttrs attrs = c.attrs();
+  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), rank);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= x[d];
+  return std::unique_ptr<Kernel>(std::make_unique<BatchNormGradKernel>(
+      outer, x[axis], inner, attrs.getFloat("epsilon", 1e-3)));
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_sum / reduce_mean
+//===----------------------------------------------------------------------===//
+
+// out[k] = sum over a, b of x[a, k, b] for the [outer, kept, inner] view
+// of x (the reduced axes are the leading and trailing dims around one
+// contiguous block of kept dims), summed in double as the reference;
+// divided by outer*inner for reduce_mean.
+class ReduceKernel : public Kernel {
+public:
+  ReduceKernel(int64_t outer, int64_t kept, int64_t inner, bool mean)
+      : outer_(outer), kept_(kept), inner_(inner), mean_(mean) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t outer = outer_, kept = kept_, inner = inner_;
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    const double scale = mean_ && outer * inner != 0
+                             ? 1.0 / static_cast<double>(outer * inner)
+                             : 1.0;
+    const bool parallel = outer * kept * inner >= kParallelThreshold;
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    if (kept >= threads && (outer < threads || inner > 1)) {
+      // Enough kept entries: each thread owns some outputs.
+#pragma omp parallel for if (parallel) schedule(static)
+      for (int64_t k = 0; k < kept; ++k) {
+        double sum = 0;
+        for (int64_t a = 0; a < outer; ++a) {
+          const float *row = x + (a * kept + k) * inner;
+          double rowSum = 0;
+#pragma omp simd reduction(+ : rowSum)
+          for (int64_t b = 0; b < inner; ++b)
+            rowSum += row[b];
+          sum += rowSum;
+        }
+        y[k] = static_cast<float>(sum * scale);
+      }
+      return Status::success();
+    }
+    // Few outputs or kept dims innermost: threads split `outer` and keep
+    // partial sums.
+    std::vector<double> total;
+    channelSums(outer, kept, parallel, total, [&](int64_t a, double *local) {
+      const float *block = x + a * kept * inner;
+      if (inner == 1) {
+#pragma omp simd
+        for (int64_t k = 0; k < kept; ++k)
+          local[k] += block[k];
+        return;
+      }
+      for (int64_t k = 0; k < kept; ++k) {
+        double rowSum = 0;
+#pragma omp simd reduction(+ : rowSum)
+        for (int64_t b = 0; b < inner; ++b)
+          rowSum += block[k * inner + b];
+        local[k] += rowSum;
+      }
+    });
+    for (int64_t k = 0; k < kept; ++k)
+      y[k] = static_cast<float>(total[k] * scale);
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t outer_, kept_, inner_;
+  bool mean_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
+  if (!allF32(c))
+    return none();
+  const Shape &x = c.inputShapes[0];
+  int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> axes = c.attrs().getInts("axes");
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes)
+    reduced[a < 0 ? a + rank : a] = true;
+  // Dims of size 1 belong to either side; the others must read
+  // reduced* kept* reduced*.
+  int64_t firstKept = -1, lastKept = -1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[d] && x[d] != 1) {
+      if (firstKept < 0)
+        firstKept = d;
+      lastKept = d;
+    }
+  int64_t outer = 1, kept = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (firstKept >= 0 && d >= firstKept && d <= lastKept) {
+      if (reduced[d] && x[d] != 1)
+        return none(); // a reduced dim between kept ones
+      kept *= x[d];
+    } else {
+      (firstKept >= 0 && d > lastKept ? inner : outer) *= x[d];
+    }
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(
+      outer, kept, inner, c.op->kind() == "reduce_mean"));
+}
+
+} // namespace
+
+void registerTrainingFastKernels(KernelRegistry &registry) {
+  registry.registerKernel("conv2d_backprop_input", "cpu",
+                          ConvBackwardKernel::create);
+  registry.registerKernel("conv2d_backprop_filter", "cpu",
+                          ConvBackwardKernel::create);
+  registry.registerKernel("relu_grad", "cpu", createReluGrad);
+  registry.registerKernel("max_pool_grad", "cpu", createMaxPoolGrad);
+  registry.registerKernel("sgd_update", "cpu", createSgdUpdate);
+  registry.registerKernel("adam_update", "cpu", createAdamUpdate);
+  registry.registerKernel("batch_norm_grad", "cpu", createBatchNormGrad);
+  registry.registerKernel("reduce_sum", "cpu", createReduce);
+  registry.registerKernel("reduce_mean", "cpu", createReduce);
+}
+
+} // namespace gopt::runtime

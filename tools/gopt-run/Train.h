@@ -1,0 +1,51 @@
+//===- Train.h - gopt-run --train and --data-only ---------------*- C++ -*-===//
+#ifndef GOPT_TOOLS_GOPT_RUN_TRAIN_H
+#define GOPT_TOOLS_GOPT_RUN_TRAIN_H
+
+#include "gopt/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gopt::run {
+
+struct TrainOptions {
+  std::string model;
+  std::string backend = "cpu";
+  int threads = 0;
+  size_t memoryLimit = 0;
+  // Loss put on the model's first output: softmax-cross-entropy, mse, or
+  // none (the graph already returns a result named "loss").
+  std::string loss = "softmax-cross-entropy";
+  std::string optimizer = "adam";
+  double lr = -1; // the optimizer's default
+  double momentum = 0;
+  double weightDecay = 0;
+  int64_t batch = 64;
+  int64_t steps = 0;  // 0: run whole epochs
+  int64_t epochs = 1; // when steps == 0
+  // Training data: "fashion-mnist", "idx:IMAGES,LABELS", "npy:INPUTS,LABELS",
+  // "tfrecord:FILE[,FILE...]" or "fake".
+  std::string data = "fake";
+  std::string evalData; // same forms; "" with --eval: the data's test split
+  bool eval = false;
+  std::string imageFeature = "image", labelFeature = "label";
+  float normalizeMean = 0, normalizeStd = 1;
+  bool shuffle = true;
+  uint64_t seed = 1234;
+  int prefetch = 4;
+  int loaderThreads = 2;
+  int64_t logEvery = 100;
+  std::string saveParams, loadParams;
+  // Time the input pipeline alone for this many batches (tensorpack's
+  // TestDataSpeed); no graph runs.
+  bool dataOnly = false;
+};
+
+// Runs training (or --data-only) and prints the report. False when the
+// run failed in a way already reported (NaN loss).
+runtime::StatusOr<bool> runTraining(const TrainOptions &options);
+
+} // namespace gopt::run
+
+#endif // GOPT_TOOLS_GOPT_RUN_TRAIN_H

@@ -1,0 +1,985 @@
+//===- TrainingKernelsTest.cpp - Gradient and optimizer kernels -----------===//
+//
+// The reference gradient kernels against central finite differences of the
+// forward reference kernels, the fast/oneDNN kernels against the reference,
+// the optimizer updates against PyTorch's formulas, and the errors.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpSchema.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+gopt::plan::Op makeOp(const std::string &kind, const AttrMap &attrs) {
+  gopt::plan::Op op;
+  op.set_kind(kind);
+  op.set_name(kind);
+  for (const auto &[name, value] : attrs)
+    (*op.mutable_attrs())[name] = value;
+  return op;
+}
+
+// Result shapes of `kind` on `inputs` by its schema's shape function.
+StatusOr<std::vector<Shape>> inferShapes(const gopt::plan::Op &op,
+                                         const std::vector<Tensor> &inputs,
+                                         int numOutputs) {
+  const OpSchema *schema = findOpSchema(op.kind());
+  if (!schema)
+    return notFound("no schema for ", op.kind());
+  std::vector<Shape> inShapes, outShapes(numOutputs);
+  std::vector<DType> inTypes;
+  for (const Tensor &t : inputs) {
+    inShapes.push_back(t.shape());
+    inTypes.push_back(t.dtype());
+  }
+  GOPT_RETURN_IF_ERROR(
+      schema->inferShapes(OpAttrs(op), inShapes, inTypes, outShapes));
+  return outShapes;
+}
+
+int defaultResults(const std::string &kind) {
+  return findOpSchema(kind)->maxResults;
+}
+
+// One kernel created straight from the registry, run many times (the
+// finite differences call the forward kernels thousands of times).
+class DirectKernel {
+public:
+  DirectKernel(const std::string &kind, const AttrMap &attrs,
+               const std::vector<Tensor> &inputs,
+               const std::string &backend = "reference", int numOutputs = -1)
+      : op_(makeOp(kind, attrs)) {
+    if (numOutputs < 0)
+      numOutputs = defaultResults(kind);
+    auto shapes = inferShapes(op_, inputs, numOutputs);
+    EXPECT_TRUE(shapes.ok()) << kind << ": " << shapes.status().toString();
+    if (!shapes.ok())
+      return;
+    config_.op = &op_;
+    for (const Tensor &t : inputs) {
+      config_.inputTypes.push_back(t.dtype());
+      config_.inputShapes.push_back(t.shape());
+      config_.constantInputs.push_back(nullptr);
+    }
+    for (const Shape &s : *shapes) {
+      config_.outputTypes.push_back(F32);
+      config_.outputShapes.push_back(s);
+      outputs_.push_back(Tensor::allocate(F32, s));
+    }
+    auto kernel = KernelRegistry::global().create(backend, config_);
+    EXPECT_TRUE(kernel.ok()) << kernel.status().toString();
+    if (kernel.ok())
+      kernel_ = std::move(kernel).value();
+  }
+
+  // The results (owned by this object, overwritten by the next run).
+  const std::vector<Tensor> &run(const std::vector<Tensor> &inputs) {
+    Status s =
+        kernel_ ? kernel_->run(inputs, outputs_) : internalError("no kernel");
+    EXPECT_TRUE(s.ok()) << op_.kind() << ": " << s.toString();
+    return outputs_;
+  }
+  std::string implementation() const {
+    return kernel_ ? kernel_->implementation() : "";
+  }
+
+private:
+  gopt::plan::Op op_;
+  KernelConfig config_;
+  std::unique_ptr<Kernel> kernel_;
+  std::vector<Tensor> outputs_;
+};
+
+std::vector<Tensor> runRef(const std::string &kind, const AttrMap &attrs,
+                           const std::vector<Tensor> &inputs,
+                           int numOutputs = -1) {
+  DirectKernel k(kind, attrs, inputs, "reference", numOutputs);
+  std::vector<Tensor> out;
+  for (const Tensor &t : k.run(inputs))
+    out.push_back(t.clone());
+  return out;
+}
+
+double dot(const Tensor &a, const Tensor &r) {
+  double s = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    s += static_cast<double>(a.data<float>()[i]) * r.data<float>()[i];
+  return s;
+}
+
+// Checks `analytic` = d/d(inputs[wrt]) of L = sum(r * forward(inputs)[0])
+// by central differences with step `eps`, element by element.
+void checkGradient(const std::string &forwardKind, const AttrMap &attrs,
+                   std::vector<Tensor> inputs, int wrt, const Tensor &r,
+                   const Tensor &analytic, double eps, double tol,
+                   int forwardOutputs = -1) {
+  for (Tensor &t : inputs)
+    t = t.clone();
+  DirectKernel forward(forwardKind, attrs, inputs, "reference", forwardOutputs);
+  ASSERT_EQ(analytic.shape(), inputs[wrt].shape());
+  float *p = inputs[wrt].data<float>();
+  for (int64_t i = 0; i < inputs[wrt].numElements(); ++i) {
+    float saved = p[i];
+    p[i] = static_cast<float>(saved + eps);
+    double plus = dot(forward.run(inputs)[0], r);
+    p[i] = static_cast<float>(saved - eps);
+    double minus = dot(forward.run(inputs)[0], r);
+    p[i] = saved;
+    double fd = (plus - minus) / (2 * eps);
+    double got = analytic.data<float>()[i];
+    EXPECT_NEAR(got, fd, tol * (1 + std::abs(fd)))
+        << forwardKind << " input " << wrt << " element " << i;
+  }
+}
+
+// max |a - e| <= rel * max |e| (with a floor for all-zero tensors).
+void expectClose(const Tensor &actual, const Tensor &expected,
+                 double rel = 1e-4, const std::string &what = "") {
+  ASSERT_EQ(actual.shape(), expected.shape()) << what;
+  double maxRef = 0, maxErr = 0;
+  int64_t worst = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    double e = expected.data<float>()[i], a = actual.data<float>()[i];
+    maxRef = std::max(maxRef, std::abs(e));
+    if (!(std::abs(a - e) <= maxErr)) {
+      maxErr = std::abs(a - e);
+      worst = i;
+    }
+  }
+  EXPECT_LE(maxErr, rel * std::max(maxRef, 1e-3))
+      << what << ": element " << worst << " is " << actual.data<float>()[worst]
+      << ", expected " << expected.data<float>()[worst];
+}
+
+// Runs a one-op plan on `backend` (2 threads) and returns its results; the
+// result shapes come from the schema. `impl` receives the implementation
+// the session picked for the op.
+std::vector<Tensor> runSession(const std::string &kind, const AttrMap &attrs,
+                               const std::vector<Tensor> &inputs,
+                               const std::string &backend,
+                               std::string *impl = nullptr) {
+  gopt::plan::Op op = makeOp(kind, attrs);
+  auto shapes = inferShapes(op, inputs, defaultResults(kind));
+  EXPECT_TRUE(shapes.ok()) << shapes.status().toString();
+  if (!shapes.ok())
+    return {};
+  PlanBuilder b(kind);
+  std::vector<int> ins, outs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(b.addInput("in" + std::to_string(i), inputs[i].dtype(),
+                             inputs[i].shape()));
+  for (size_t i = 0; i < shapes->size(); ++i)
+    outs.push_back(b.addOutput("out" + std::to_string(i), F32, (*shapes)[i]));
+  b.addOp(kind, "op", ins, outs, attrs);
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  if (!plan.ok())
+    return {};
+  SessionOptions options;
+  options.backend = backend;
+  options.threads = 2;
+  auto session = Session::create(*plan, options);
+  EXPECT_TRUE(session.ok()) << session.status().toString();
+  if (!session.ok())
+    return {};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE((*session)->setInput("in" + std::to_string(i), inputs[i]).ok());
+  // Twice: the second run must not depend on state left by the first.
+  for (int run = 0; run < 2; ++run) {
+    Status s = (*session)->run();
+    EXPECT_TRUE(s.ok()) << s.toString();
+    if (!s.ok())
+      return {};
+  }
+  if (impl)
+    for (const OpProfile &p : (*session)->opProfiles())
+      if (p.name == "op")
+        *impl = p.implementation;
+  std::vector<Tensor> results;
+  for (size_t i = 0; i < shapes->size(); ++i)
+    results.push_back((*session)->output("out" + std::to_string(i))->clone());
+  return results;
+}
+
+// "cpu" runs `kind` with implementation `impl` and agrees with the
+// reference on every result.
+void expectCpuMatchesReference(const std::string &kind, const AttrMap &attrs,
+                               const std::vector<Tensor> &inputs,
+                               const std::string &impl, double rel = 1e-4) {
+  SCOPED_TRACE(kind);
+  std::vector<Tensor> ref = runSession(kind, attrs, inputs, "reference");
+  std::string used;
+  std::vector<Tensor> cpu = runSession(kind, attrs, inputs, "cpu", &used);
+  EXPECT_EQ(used, impl);
+  ASSERT_EQ(ref.size(), cpu.size());
+  for (size_t i = 0; i < ref.size(); ++i)
+    expectClose(cpu[i], ref[i], rel, kind + " result " + std::to_string(i));
+}
+
+Tensor scaled(Tensor t, float s) {
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] *= s;
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// relu_grad
+//===----------------------------------------------------------------------===//
+
+TEST(ReluGrad, PassesWherePositive) {
+  Tensor dy = makeF32({5}, {1, 2, 3, 4, 5});
+  Tensor y = makeF32({5}, {0.5f, 0, -1, 2, -0.0f});
+  for (const char *backend : {"reference", "cpu"})
+    expectNear(values<float>(runSession("relu_grad", {}, {dy, y}, backend)[0]),
+               {1, 0, 0, 4, 0});
+}
+
+TEST(ReluGrad, FastMatchesReference) {
+  Tensor y = randomF32({4, 32, 26, 26}, 2);
+  for (int64_t i = 0; i < y.numElements(); i += 7)
+    y.data<float>()[i] = 0; // exactly zero: no gradient
+  expectCpuMatchesReference("relu_grad", {}, {randomF32({4, 32, 26, 26}, 1), y},
+                            "fast", 0);
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d gradients
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  const char *name;
+  AttrMap attrs;
+  Shape x, filter;
+};
+
+std::vector<ConvCase> convCases() {
+  return {
+      {"NhwcStride2AsymmetricPads",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 7, 6, 3},
+       {3, 3, 3, 4}},
+      {"NchwDilatedGrouped",
+       {{"data_format", stringAttr("NCHW")},
+        {"filter_format", stringAttr("OIHW")},
+        {"dilations", intsAttr({2, 1})},
+        {"strides", intsAttr({1, 2})},
+        {"groups", intAttr(2)},
+        {"pads", intsAttr({0, 1, 1, 0})}},
+       {2, 4, 7, 8},
+       {6, 2, 3, 2}},
+      {"NhwcDepthwiseSame",
+       {{"groups", intAttr(3)}, {"padding", stringAttr("SAME")}},
+       {1, 5, 6, 3},
+       {3, 3, 1, 6}},
+      {"NchwHwioStride2Pads",
+       {{"data_format", stringAttr("NCHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({2, 1, 0, 2})}},
+       {1, 3, 6, 7},
+       {2, 3, 3, 5}},
+  };
+}
+
+AttrMap backpropInputAttrs(AttrMap attrs, Shape x) {
+  x[0] = -1;
+  attrs["input_shape"] = intsAttr(x);
+  return attrs;
+}
+
+AttrMap backpropFilterAttrs(AttrMap attrs, const Shape &filter) {
+  attrs["filter_shape"] = intsAttr(filter);
+  return attrs;
+}
+
+TEST(Conv2dGradRef, MatchesFiniteDifferences) {
+  uint32_t seed = 10;
+  for (const ConvCase &c : convCases()) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++), f = randomF32(c.filter, seed++);
+    Tensor y = runRef("conv2d", c.attrs, {x, f})[0];
+    Tensor r = randomF32(y.shape(), seed++);
+    Tensor dx = runRef("conv2d_backprop_input",
+                       backpropInputAttrs(c.attrs, c.x), {r, f})[0];
+    Tensor df = runRef("conv2d_backprop_filter",
+                       backpropFilterAttrs(c.attrs, c.filter), {x, r})[0];
+    // conv2d is linear in each operand: a large step is exact up to f32
+    // rounding of the outputs.
+    checkGradient("conv2d", c.attrs, {x, f}, 0, r, dx, 0.25, 1e-3);
+    checkGradient("conv2d", c.attrs, {x, f}, 1, r, df, 0.25, 1e-3);
+  }
+}
+
+TEST(Conv2dGradRef, InputShapeBatchComesFromDy) {
+  ConvCase c = convCases()[0];
+  Shape x = c.x;
+  x[0] = 5; // a stale static batch: dy's wins
+  gopt::plan::Op op = makeOp("conv2d_backprop_input", [&] {
+    AttrMap a = c.attrs;
+    a["input_shape"] = intsAttr(x);
+    return a;
+  }());
+  auto shapes =
+      inferShapes(op, {randomF32({2, 3, 4, 4}, 1), randomF32(c.filter, 2)}, 1);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().toString();
+  EXPECT_EQ((*shapes)[0], (Shape{2, 7, 6, 3}));
+}
+
+TEST(Conv2dGradOneDnn, MatchesReference) {
+  uint32_t seed = 100;
+  for (const ConvCase &c : convCases()) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++), f = randomF32(c.filter, seed++);
+    Tensor y = runRef("conv2d", c.attrs, {x, f})[0];
+    Tensor dy = randomF32(y.shape(), seed++);
+    expectCpuMatchesReference("conv2d_backprop_input",
+                              backpropInputAttrs(c.attrs, c.x), {dy, f},
+                              "onednn");
+    expectCpuMatchesReference("conv2d_backprop_filter",
+                              backpropFilterAttrs(c.attrs, c.filter), {x, dy},
+                              "onednn");
+  }
+}
+
+// The MNIST CNN's convolutions and ResNet-like ones at a small batch.
+TEST(Conv2dGradOneDnn, MnistAndResNetShapes) {
+  AttrMap nchw = {{"data_format", stringAttr("NCHW")},
+                  {"filter_format", stringAttr("OIHW")}};
+  AttrMap strided = nchw;
+  strided["strides"] = intsAttr({2, 2});
+  strided["pads"] = intsAttr({1, 1, 1, 1});
+  AttrMap downsample = nchw;
+  downsample["strides"] = intsAttr({2, 2});
+  AttrMap nhwcSame = {{"pads", intsAttr({1, 1, 1, 1})}};
+  std::vector<ConvCase> cases = {
+      {"MnistConv1", nchw, {2, 1, 28, 28}, {32, 1, 3, 3}},
+      {"MnistConv2", nchw, {2, 32, 26, 26}, {64, 32, 3, 3}},
+      {"ResNetStrided3x3", strided, {2, 64, 16, 16}, {128, 64, 3, 3}},
+      {"ResNetDownsample1x1", downsample, {2, 64, 16, 16}, {128, 64, 1, 1}},
+      {"ResNetNhwc3x3", nhwcSame, {2, 14, 14, 32}, {3, 3, 32, 32}},
+  };
+  uint32_t seed = 200;
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++), f = randomF32(c.filter, seed++);
+    Tensor y = runRef("conv2d", c.attrs, {x, f})[0];
+    Tensor dy = randomF32(y.shape(), seed++);
+    if (c.x[1] != 1) // the first layer's input gradient is never needed
+      expectCpuMatchesReference("conv2d_backprop_input",
+                                backpropInputAttrs(c.attrs, c.x), {dy, f},
+                                "onednn");
+    expectCpuMatchesReference("conv2d_backprop_filter",
+                              backpropFilterAttrs(c.attrs, c.filter), {x, dy},
+                              "onednn");
+  }
+}
+
+// Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
+// gradient kernels read plain copies of it.
+TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {
+  AttrMap conv = {{"data_format", stringAttr("NCHW")},
+                  {"filter_format", stringAttr("OIHW")},
+                  {"pads", intsAttr({1, 1, 1, 1})},
+                  {"activation", stringAttr("relu")}};
+  AttrMap grad = conv;
+  grad.erase("activation");
+  PlanBuilder b("train");
+  int x = b.addInput("x", F32, {2, 8, 10, 10});
+  int w = b.addInput("w", F32, {16, 8, 3, 3});
+  int w2 = b.addInput("w2", F32, {16, 16, 3, 3});
+  int h = b.addIntermediate("h", F32, {2, 16, 10, 10});
+  int y = b.addIntermediate("y", F32, {2, 16, 10, 10});
+  int dw = b.addOutput("dw", F32, {16, 16, 3, 3});
+  int dh = b.addOutput("dh", F32, {2, 16, 10, 10});
+  b.addOp("conv2d", "conv1", {x, w}, {h}, conv);
+  b.addOp("conv2d", "conv2", {h, w2}, {y}, conv);
+  b.addOp("conv2d_backprop_filter", "dw", {h, y}, {dw},
+          backpropFilterAttrs(grad, {16, 16, 3, 3}));
+  b.addOp("conv2d_backprop_input", "dh", {y, w2}, {dh},
+          backpropInputAttrs(grad, {2, 16, 10, 10}));
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<std::vector<Tensor>> results;
+  std::vector<Tensor> inputs = {randomF32({2, 8, 10, 10}, 1),
+                                randomF32({16, 8, 3, 3}, 2),
+                                randomF32({16, 16, 3, 3}, 3)};
+  for (const char *backend : {"reference", "cpu"}) {
+    SessionOptions options;
+    options.backend = backend;
+    options.threads = 2;
+    auto session = Session::create(*plan, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    ASSERT_TRUE((*session)->setInput("x", inputs[0]).ok());
+    ASSERT_TRUE((*session)->setInput("w", inputs[1]).ok());
+    ASSERT_TRUE((*session)->setInput("w2", inputs[2]).ok());
+    Status s = (*session)->run();
+    ASSERT_TRUE(s.ok()) << s.toString();
+    results.push_back(
+        {(*session)->output("dw")->clone(), (*session)->output("dh")->clone()});
+  }
+  expectClose(results[1][0], results[0][0], 1e-4, "dw");
+  expectClose(results[1][1], results[0][1], 1e-4, "dh");
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool_grad
+//===----------------------------------------------------------------------===//
+
+// Distinct values 0.05 apart in random order: finite differences with a
+// smaller step never change which element wins.
+Tensor distinctValues(const Shape &shape, uint32_t seed) {
+  Tensor t = Tensor::allocate(F32, shape);
+  std::vector<int> order(t.numElements());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+  for (size_t i = 0; i < order.size(); ++i)
+    t.data<float>()[i] = 0.05f * order[i] - 1.0f;
+  return t;
+}
+
+struct PoolCase {
+  const char *name;
+  AttrMap attrs;
+  Shape x;
+};
+
+std::vector<PoolCase> poolCases() {
+  return {
+      {"NchwK3S2Pads",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})},
+        {"data_format", stringAttr("NCHW")}},
+       {2, 3, 7, 6}},
+      {"NhwcOverlappingAsymmetricPads",
+       {{"kernel", intsAttr({3, 2})}, {"pads", intsAttr({0, 2, 1, 0})}},
+       {2, 5, 6, 3}},
+      {"NhwcK2S2CeilMode",
+       {{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"ceil_mode", boolAttr(true)}},
+       {1, 5, 7, 4}},
+  };
+}
+
+TEST(MaxPoolGradRef, MatchesFiniteDifferences) {
+  uint32_t seed = 1;
+  for (const PoolCase &c : poolCases()) {
+    SCOPED_TRACE(c.name);
+    Tensor x = distinctValues(c.x, seed++);
+    Tensor y = runRef("max_pool", c.attrs, {x})[0];
+    Tensor r = randomF32(y.shape(), seed++);
+    Tensor dx = runRef("max_pool_grad", c.attrs, {x, r})[0];
+    checkGradient("max_pool", c.attrs, {x}, 0, r, dx, 0.01, 1e-3);
+  }
+}
+
+TEST(MaxPoolGradRef, FirstMaximumWinsAndPaddingNever) {
+  AttrMap attrs = {{"kernel", intsAttr({2, 2})},
+                   {"strides", intsAttr({2, 2})},
+                   {"data_format", stringAttr("NCHW")}};
+  // Ties: the first element in row-major window order.
+  Tensor x = makeF32({1, 1, 2, 4}, {5, 5, 1, 7, 5, 5, 7, 1});
+  Tensor dy = makeF32({1, 1, 1, 2}, {10, 20});
+  for (const char *backend : {"reference", "cpu"})
+    expectNear(
+        values<float>(runSession("max_pool_grad", attrs, {x, dy}, backend)[0]),
+        {10, 0, 0, 20, 0, 0, 0, 0});
+  // Negative values and -inf next to padding: a real element still wins.
+  attrs["pads"] = intsAttr({1, 1, 1, 1});
+  Tensor neg = makeF32({1, 1, 2, 2}, {-4, -INFINITY, -2, -1});
+  Tensor dy2 = makeF32({1, 1, 2, 2}, {1, 2, 3, 4});
+  for (const char *backend : {"reference", "cpu"})
+    expectNear(values<float>(
+                   runSession("max_pool_grad", attrs, {neg, dy2}, backend)[0]),
+               {1, 2, 3, 4});
+  // NaN beats everything; of several NaNs the last wins (PyTorch), in both
+  // layouts.
+  for (bool nchw : {false, true}) {
+    AttrMap k2 = {{"kernel", intsAttr({2, 2})},
+                  {"data_format", stringAttr(nchw ? "NCHW" : "NHWC")}};
+    Tensor nan =
+        makeF32(nchw ? Shape{1, 1, 2, 2} : Shape{1, 2, 2, 1}, {1, NAN, 3, NAN});
+    for (const char *backend : {"reference", "cpu"})
+      expectNear(values<float>(runSession("max_pool_grad", k2,
+                                          {nan, makeF32({1, 1, 1, 1}, {7})},
+                                          backend)[0]),
+                 {0, 0, 0, 7});
+  }
+  // A window of only -inf: its first element.
+  AttrMap one = {{"kernel", intsAttr({2, 2})}};
+  Tensor inf = makeF32({1, 2, 2, 1}, {-INFINITY, -INFINITY, -INFINITY, 3});
+  Tensor inf2 =
+      makeF32({1, 2, 2, 1}, {-INFINITY, -INFINITY, -INFINITY, -INFINITY});
+  for (const char *backend : {"reference", "cpu"}) {
+    expectNear(values<float>(runSession("max_pool_grad", one,
+                                        {inf, makeF32({1, 1, 1, 1}, {7})},
+                                        backend)[0]),
+               {0, 0, 0, 7});
+    expectNear(values<float>(runSession("max_pool_grad", one,
+                                        {inf2, makeF32({1, 1, 1, 1}, {7})},
+                                        backend)[0]),
+               {7, 0, 0, 0});
+  }
+}
+
+TEST(MaxPoolGradFast, MatchesReference) {
+  uint32_t seed = 50;
+  std::vector<PoolCase> cases = poolCases();
+  cases.push_back({"MnistNchw",
+                   {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})},
+                    {"data_format", stringAttr("NCHW")}},
+                   {4, 64, 24, 24}});
+  cases.push_back({"ResNetNhwcK3S2",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({2, 2})},
+                    {"pads", intsAttr({1, 1, 1, 1})}},
+                   {2, 16, 16, 64}});
+  for (const PoolCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    // Rounded values make ties common.
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      x.data<float>()[i] = std::round(x.data<float>()[i] * 4);
+    Tensor y = runRef("max_pool", c.attrs, {x})[0];
+    expectCpuMatchesReference("max_pool_grad", c.attrs,
+                              {x, randomF32(y.shape(), seed++)}, "fast", 1e-6);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy
+//===----------------------------------------------------------------------===//
+
+TEST(SoftmaxCrossEntropyRef, LossIsMeanNegativeLogSoftmax) {
+  Tensor logits = scaled(randomF32({4, 7}, 1), 3);
+  Tensor labels = makeTensor<int32_t>(DType::kI32, {4}, {0, 6, 3, 3});
+  Tensor logSoftmax = runRef("log_softmax", {}, {logits})[0];
+  double expected = 0;
+  for (int r = 0; r < 4; ++r)
+    expected -= logSoftmax.data<float>()[r * 7 + labels.data<int32_t>()[r]];
+  expected /= 4;
+  for (const char *backend : {"reference", "cpu"}) {
+    Tensor loss =
+        runSession("softmax_cross_entropy", {}, {logits, labels}, backend)[0];
+    EXPECT_EQ(loss.shape(), Shape{});
+    EXPECT_NEAR(loss.data<float>()[0], expected, 1e-5);
+  }
+}
+
+TEST(SoftmaxCrossEntropyRef, StableForLargeLogits) {
+  Tensor logits = makeF32({2, 3}, {1000, 0, -1000, 0, 0, 89});
+  Tensor labels = makeTensor<int64_t>(DType::kI64, {2}, {1, 2});
+  Tensor loss = runRef("softmax_cross_entropy", {}, {logits, labels})[0];
+  EXPECT_NEAR(loss.data<float>()[0], (1000.0 + 0.0) / 2, 1e-3);
+  Tensor grad = runRef("softmax_cross_entropy_grad", {}, {logits, labels})[0];
+  expectNear(values<float>(grad), {0.5f, -0.5f, 0, 0, 0, 0});
+}
+
+TEST(SoftmaxCrossEntropyRef, GradMatchesFiniteDifferences) {
+  Tensor logits = scaled(randomF32({5, 6}, 2), 2);
+  for (DType labelType : {DType::kI32, DType::kI64}) {
+    Tensor labels =
+        labelType == DType::kI32
+            ? makeTensor<int32_t>(DType::kI32, {5}, {0, 5, 2, 2, 1})
+            : makeTensor<int64_t>(DType::kI64, {5}, {0, 5, 2, 2, 1});
+    Tensor grad = runRef("softmax_cross_entropy_grad", {}, {logits, labels})[0];
+    checkGradient("softmax_cross_entropy", {}, {logits, labels}, 0,
+                  makeF32({}, {1.0f}), grad, 1e-2, 1e-3);
+    // Each row of the gradient sums to zero.
+    for (int r = 0; r < 5; ++r) {
+      double sum = 0;
+      for (int j = 0; j < 6; ++j)
+        sum += grad.data<float>()[r * 6 + j];
+      EXPECT_NEAR(sum, 0, 1e-7);
+    }
+  }
+}
+
+TEST(SoftmaxCrossEntropy, LabelOutOfRangeIsAnError) {
+  Tensor logits = randomF32({4, 10}, 3);
+  Tensor labels = makeTensor<int32_t>(DType::kI32, {4}, {0, 1, 2, 12});
+  for (const char *kind :
+       {"softmax_cross_entropy", "softmax_cross_entropy_grad"})
+    for (const char *backend : {"reference", "cpu"}) {
+      bool isGrad = std::string(kind) == "softmax_cross_entropy_grad";
+      auto r = runOp(kind, {}, {logits, labels},
+                     {{F32, isGrad ? Shape{4, 10} : Shape{}}}, backend);
+      ASSERT_FALSE(r.ok()) << kind << " on " << backend;
+      EXPECT_NE(r.status().message().find("label 12 of row 3 is outside "
+                                          "[0, 10)"),
+                std::string::npos)
+          << r.status().toString();
+    }
+  Tensor negative = makeTensor<int64_t>(DType::kI64, {4}, {0, -1, 2, 3});
+  auto r =
+      runOp("softmax_cross_entropy", {}, {logits, negative}, {{F32, Shape{}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("label -1 of row 1"), std::string::npos)
+      << r.status().toString();
+}
+
+TEST(MseLossRef, LossAndGradient) {
+  Tensor p = makeF32({2, 2}, {1, 2, 3, 4}), t = makeF32({2, 2}, {0, 2, 5, 3});
+  for (const char *backend : {"reference", "cpu"}) {
+    Tensor loss = runSession("mse_loss", {}, {p, t}, backend)[0];
+    EXPECT_EQ(loss.shape(), Shape{});
+    EXPECT_FLOAT_EQ(loss.data<float>()[0], (1 + 0 + 4 + 1) / 4.0f);
+    expectNear(
+        values<float>(runSession("mse_loss_grad", {}, {p, t}, backend)[0]),
+        {0.5f, 0, -1, 0.5f});
+  }
+  Tensor p2 = randomF32({3, 5}, 1), t2 = randomF32({3, 5}, 2);
+  checkGradient("mse_loss", {}, {p2, t2}, 0, makeF32({}, {1.0f}),
+                runRef("mse_loss_grad", {}, {p2, t2})[0], 1e-2, 1e-3);
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad
+//===----------------------------------------------------------------------===//
+
+std::vector<Tensor> bnInputs(const Shape &shape, int64_t c, uint32_t seed) {
+  Tensor var = randomF32({c}, seed + 4);
+  for (int64_t i = 0; i < c; ++i)
+    var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.5f;
+  // Offset x so that the batch mean is not ~0.
+  Tensor x = randomF32(shape, seed);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.data<float>()[i] = 2 * x.data<float>()[i] + 0.5f;
+  return {x, randomF32({c}, seed + 1), randomF32({c}, seed + 2),
+          randomF32({c}, seed + 3), var};
+}
+
+struct BnCase {
+  const char *name;
+  AttrMap attrs;
+  Shape x;
+  int64_t channels;
+};
+
+std::vector<BnCase> bnCases() {
+  return {{"Nhwc", {{"training", boolAttr(true)}}, {2, 3, 4, 5}, 5},
+          {"Nchw",
+           {{"training", boolAttr(true)},
+            {"data_format", stringAttr("NCHW")},
+            {"epsilon", floatAttr(1e-2)}},
+           {3, 4, 2, 3},
+           4},
+          {"Rank2", {{"training", boolAttr(true)}}, {6, 3}, 3}};
+}
+
+AttrMap gradAttrs(AttrMap attrs) {
+  attrs.erase("training");
+  return attrs;
+}
+
+TEST(BatchNormGradRef, MatchesFiniteDifferences) {
+  uint32_t seed = 7;
+  for (const BnCase &c : bnCases()) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> in = bnInputs(c.x, c.channels, seed);
+    seed += 10;
+    std::vector<Tensor> fwd = runRef("batch_norm", c.attrs, in, 5);
+    Tensor r = randomF32(c.x, seed++);
+    std::vector<Tensor> grads = runRef("batch_norm_grad", gradAttrs(c.attrs),
+                                       {r, in[0], in[1], fwd[1], fwd[2]});
+    checkGradient("batch_norm", c.attrs, in, 0, r, grads[0], 1e-2, 2e-3, 5);
+    checkGradient("batch_norm", c.attrs, in, 1, r, grads[1], 1e-2, 2e-3, 5);
+    checkGradient("batch_norm", c.attrs, in, 2, r, grads[2], 1e-2, 2e-3, 5);
+  }
+}
+
+TEST(BatchNormGradFast, MatchesReference) {
+  std::vector<BnCase> cases = bnCases();
+  cases.push_back({"NchwLarge",
+                   {{"data_format", stringAttr("NCHW")}},
+                   {4, 16, 10, 10},
+                   16});
+  cases.push_back({"NhwcLarge", {}, {4, 10, 10, 16}, 16});
+  cases.push_back({"Rank2Large", {}, {512, 64}, 64});
+  uint32_t seed = 70;
+  for (const BnCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> in = bnInputs(c.x, c.channels, seed);
+    seed += 10;
+    AttrMap fwdAttrs = c.attrs;
+    fwdAttrs["training"] = boolAttr(true);
+    std::vector<Tensor> fwd = runRef("batch_norm", fwdAttrs, in, 5);
+    expectCpuMatchesReference(
+        "batch_norm_grad", gradAttrs(c.attrs),
+        {randomF32(c.x, seed++), in[0], in[1], fwd[1], fwd[2]}, "fast");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+struct SgdConfig {
+  double lr, momentum, decay;
+  bool nesterov;
+};
+
+TEST(SgdUpdate, ThreeStepsMatchPyTorch) {
+  const int64_t n = 37;
+  for (SgdConfig cfg :
+       {SgdConfig{0.1, 0, 0, false}, SgdConfig{0.05, 0.9, 0, false},
+        SgdConfig{0.05, 0.9, 0.01, true}}) {
+    AttrMap attrs = {{"lr", floatAttr(cfg.lr)}};
+    if (cfg.momentum)
+      attrs["momentum"] = floatAttr(cfg.momentum);
+    if (cfg.decay)
+      attrs["weight_decay"] = floatAttr(cfg.decay);
+    if (cfg.nesterov)
+      attrs["nesterov"] = boolAttr(true);
+    for (const char *backend : {"reference", "cpu"}) {
+      SCOPED_TRACE(backend);
+      Tensor p = randomF32({n}, 1), v = Tensor::allocate(F32, {n});
+      std::vector<double> ep(p.data<float>(), p.data<float>() + n), ev(n, 0.0);
+      for (int step = 0; step < 3; ++step) {
+        Tensor g = randomF32({n}, 10 + step);
+        // torch.optim.SGD.step() with dampening 0.
+        for (int64_t i = 0; i < n; ++i) {
+          double gi = g.data<float>()[i] + cfg.decay * ep[i];
+          ev[i] = cfg.momentum * ev[i] + gi;
+          gi = cfg.nesterov ? gi + cfg.momentum * ev[i] : ev[i];
+          ep[i] -= cfg.lr * gi;
+        }
+        std::vector<Tensor> out =
+            runSession("sgd_update", attrs, {p, g, v}, backend);
+        ASSERT_EQ(out.size(), 2u);
+        p = out[0];
+        v = out[1];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(p.data<float>()[i], ep[i], 1e-6) << i;
+        EXPECT_NEAR(v.data<float>()[i], ev[i], 1e-6) << i;
+      }
+    }
+  }
+}
+
+TEST(AdamUpdate, ThreeStepsMatchPyTorch) {
+  const int64_t n = 41;
+  for (double decay : {0.0, 0.01}) {
+    AttrMap attrs = {{"lr", floatAttr(1e-3)}, {"beta2", floatAttr(0.99)}};
+    if (decay)
+      attrs["weight_decay"] = floatAttr(decay);
+    const double b1 = 0.9, b2 = 0.99, eps = 1e-8, lr = 1e-3;
+    for (const char *backend : {"reference", "cpu"}) {
+      SCOPED_TRACE(backend);
+      Tensor p = randomF32({n}, 2), m = Tensor::allocate(F32, {n}),
+             v = Tensor::allocate(F32, {n});
+      std::vector<double> ep(p.data<float>(), p.data<float>() + n), em(n, 0.0),
+          ev(n, 0.0);
+      for (int t = 1; t <= 3; ++t) {
+        Tensor g = randomF32({n}, 20 + t);
+        // torch.optim.Adam.step() (amsgrad off, maximize off).
+        for (int64_t i = 0; i < n; ++i) {
+          double gi = g.data<float>()[i] + decay * ep[i];
+          em[i] = b1 * em[i] + (1 - b1) * gi;
+          ev[i] = b2 * ev[i] + (1 - b2) * gi * gi;
+          double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+          double denom = std::sqrt(ev[i]) / std::sqrt(bc2) + eps;
+          ep[i] -= lr / bc1 * em[i] / denom;
+        }
+        std::vector<Tensor> out = runSession(
+            "adam_update", attrs,
+            {p, g, m, v, makeF32({}, {static_cast<float>(t)})}, backend);
+        ASSERT_EQ(out.size(), 3u);
+        p = out[0];
+        m = out[1];
+        v = out[2];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(p.data<float>()[i], ep[i], 1e-6) << i;
+        EXPECT_NEAR(m.data<float>()[i], em[i], 1e-6) << i;
+        EXPECT_NEAR(v.data<float>()[i], ev[i], 1e-7) << i;
+      }
+    }
+  }
+}
+
+TEST(Optimizers, FastMatchesReferenceOnLargeTensors) {
+  Shape s = {300, 500}; // above the parallel threshold
+  expectCpuMatchesReference("sgd_update",
+                            {{"lr", floatAttr(0.01)},
+                             {"momentum", floatAttr(0.9)},
+                             {"weight_decay", floatAttr(5e-4)},
+                             {"nesterov", boolAttr(true)}},
+                            {randomF32(s, 1), randomF32(s, 2), randomF32(s, 3)},
+                            "fast", 1e-6);
+  Tensor v = randomF32(s, 6);
+  for (int64_t i = 0; i < v.numElements(); ++i)
+    v.data<float>()[i] = std::abs(v.data<float>()[i]) * 1e-3f;
+  expectCpuMatchesReference(
+      "adam_update",
+      {{"lr", floatAttr(1e-3)}, {"weight_decay", floatAttr(0.1)}},
+      {randomF32(s, 4), randomF32(s, 5), scaled(randomF32(s, 7), 0.1f), v,
+       makeF32({}, {7})},
+      "fast", 1e-5);
+}
+
+TEST(AdamUpdate, StepBelowOneIsAnError) {
+  Tensor p = randomF32({3}, 1);
+  for (const char *backend : {"reference", "cpu"}) {
+    auto r = runOp("adam_update", {{"lr", floatAttr(0.1)}},
+                   {p, p, p, p, makeF32({}, {0})},
+                   {{F32, {3}}, {F32, {3}}, {F32, {3}}}, backend);
+    ASSERT_FALSE(r.ok()) << backend;
+    EXPECT_NE(r.status().message().find("step 0 must be >= 1"),
+              std::string::npos)
+        << r.status().toString();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_sum / reduce_mean fast kernels (bias gradients)
+//===----------------------------------------------------------------------===//
+
+TEST(FastReduce, MatchesReference) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> axes;
+    bool keep;
+  };
+  std::vector<Case> cases = {
+      {{8, 64, 24, 24}, {0, 2, 3}, false}, // NCHW conv bias gradient
+      {{64, 128}, {0}, false},             // dense bias gradient
+      {{4, 9, 9, 32}, {0, 1, 2}, true},    // NHWC, keep_dims
+      {{64, 1000}, {-1}, false},           // row sums
+      {{3, 5, 7}, {}, false},              // everything
+      {{1, 200, 1, 300}, {0, 2, 3}, false},
+      {{2, 1, 3}, {1}, false}, // only a size-1 dim
+  };
+  uint32_t seed = 1;
+  for (const Case &c : cases)
+    for (const char *kind : {"reduce_sum", "reduce_mean"}) {
+      SCOPED_TRACE(shapeToString(c.x));
+      expectCpuMatchesReference(
+          kind, {{"axes", intsAttr(c.axes)}, {"keep_dims", boolAttr(c.keep)}},
+          {randomF32(c.x, seed++)}, "fast", 1e-5);
+    }
+  // A reduced dim between kept ones is left to the reference.
+  expectCpuMatchesReference("reduce_sum", {{"axes", intsAttr({1})}},
+                            {randomF32({4, 5, 6}, 9)}, "reference", 0);
+}
+
+// The dense layers' weight gradients: matmul(dy, x, transpose_a) on oneDNN.
+TEST(MatmulTransposeA, WeightGradientShapeOnOneDnn) {
+  expectCpuMatchesReference("matmul", {{"transpose_a", boolAttr(true)}},
+                            {randomF32({16, 128}, 1), randomF32({16, 300}, 2)},
+                            "onednn", 1e-5);
+}
+
+//===----------------------------------------------------------------------===//
+// Schema errors
+//===----------------------------------------------------------------------===//
+
+Status shapeError(const std::string &kind, const AttrMap &attrs,
+                  const std::vector<Tensor> &inputs) {
+  return inferShapes(makeOp(kind, attrs), inputs, defaultResults(kind))
+      .status();
+}
+
+void expectShapeError(const std::string &kind, const AttrMap &attrs,
+                      const std::vector<Tensor> &inputs,
+                      const std::string &needle) {
+  Status s = shapeError(kind, attrs, inputs);
+  ASSERT_FALSE(s.ok()) << kind << " accepted " << needle;
+  EXPECT_NE(s.message().find(needle), std::string::npos)
+      << kind << ": " << s.message();
+}
+
+TEST(TrainingSchemas, RejectMismatchedShapesAndTypes) {
+  Tensor a = randomF32({2, 3}, 1);
+  expectShapeError("relu_grad", {}, {a, randomF32({3, 2}, 2)}, "relu_grad y");
+
+  ConvCase c = convCases()[0]; // x [2,7,6,3], filter [3,3,3,4], y [2,3,4,4]
+  AttrMap in = backpropInputAttrs(c.attrs, c.x);
+  expectShapeError("conv2d_backprop_input", in,
+                   {randomF32({2, 4, 5, 4}, 1), randomF32(c.filter, 2)},
+                   "is not the conv2d output [2,3,4,4]");
+  AttrMap badInput = c.attrs;
+  badInput["input_shape"] = intsAttr({-1, 7, 6});
+  expectShapeError("conv2d_backprop_input", badInput,
+                   {randomF32({2, 3, 4, 4}, 1), randomF32(c.filter, 2)},
+                   "'input_shape' must have 4 entries");
+  AttrMap fl = backpropFilterAttrs(c.attrs, {3, 3, 2, 4});
+  expectShapeError("conv2d_backprop_filter", fl,
+                   {randomF32(c.x, 1), randomF32({2, 3, 4, 4}, 2)},
+                   "input channels");
+  expectShapeError(
+      "conv2d_backprop_filter", backpropFilterAttrs(c.attrs, c.filter),
+      {randomF32(c.x, 1), randomF32({2, 3, 4, 5}, 2)}, "is not the conv2d");
+
+  AttrMap pool = {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}};
+  expectShapeError("max_pool_grad", pool,
+                   {randomF32({1, 4, 4, 2}, 1), randomF32({1, 2, 2, 3}, 2)},
+                   "must be the max_pool output [1,2,2,2]");
+
+  Tensor logits = randomF32({4, 10}, 1);
+  expectShapeError("softmax_cross_entropy", {},
+                   {logits, makeTensor<int32_t>(DType::kI32, {3}, {0, 1, 2})},
+                   "labels [3] must be [4]");
+  expectShapeError("softmax_cross_entropy_grad", {},
+                   {logits, randomF32({4}, 2)}, "labels must be i32 or i64");
+  expectShapeError("softmax_cross_entropy", {},
+                   {randomF32({4, 10, 1}, 1),
+                    makeTensor<int32_t>(DType::kI32, {4}, {0, 1, 2, 3})},
+                   "logits must have rank 2");
+
+  expectShapeError("mse_loss", {}, {a, randomF32({2, 4}, 3)},
+                   "mse_loss target [2,4] must be [2,3]");
+
+  AttrMap lr = {{"lr", floatAttr(0.1)}};
+  expectShapeError("sgd_update", lr, {a, a, randomF32({2, 4}, 3)},
+                   "velocity [2,4] must have the shape of param [2,3]");
+  expectShapeError("adam_update", lr, {a, a, a, a, randomF32({2}, 4)},
+                   "step [2] must be a scalar");
+  expectShapeError("adam_update", lr, {a, randomF32({6}, 1), a, a, a},
+                   "grad [6] must have the shape of param");
+
+  std::vector<Tensor> bn = bnInputs({2, 3, 4, 5}, 5, 1);
+  expectShapeError("batch_norm_grad", {},
+                   {bn[0], bn[0], randomF32({4}, 1), bn[3], bn[4]},
+                   "scale [4] must be [5]");
+  expectShapeError("batch_norm_grad", {{"data_format", stringAttr("NCHW")}},
+                   {bn[0], bn[0], bn[1], bn[3], bn[4]}, "must be [3]");
+  expectShapeError("batch_norm_grad", {},
+                   {bn[0], randomF32({2, 3, 4, 6}, 1), bn[1], bn[3], bn[4]},
+                   "batch_norm_grad x");
+}
+
+TEST(TrainingSchemas, RequiredAttributesAndCountsAreChecked) {
+  // Through the plan validator: lr is required, results are counted.
+  Tensor a = randomF32({3}, 1);
+  auto r = runOp("sgd_update", {}, {a, a, a}, {{F32, {3}}, {F32, {3}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("missing required attribute 'lr'"),
+            std::string::npos)
+      << r.status().toString();
+  r = runOp("sgd_update", {{"lr", floatAttr(0.1)}}, {a, a, a}, {{F32, {3}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("results"), std::string::npos)
+      << r.status().toString();
+  r = runOp("conv2d_backprop_input", {},
+            {randomF32({1, 2, 2, 1}, 1), randomF32({1, 1, 1, 1}, 2)},
+            {{F32, {1, 2, 2, 1}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'input_shape'"), std::string::npos)
+      << r.status().toString();
+}
+
+} // namespace
