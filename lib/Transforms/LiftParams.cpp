@@ -44,6 +44,12 @@ bool isTrainableUse(OpOperand &use) {
   return false;
 }
 
+/// A batch_norm's mean or variance operand.
+bool isBatchNormStatistic(OpOperand &use) {
+  return isa<BatchNormOp>(use.getOwner()) &&
+         (use.getOperandNumber() == 3 || use.getOperandNumber() == 4);
+}
+
 struct LiftParamsPass : public gopt::impl::LiftParamsBase<LiftParamsPass> {
   using LiftParamsBase::LiftParamsBase;
 
@@ -51,13 +57,16 @@ struct LiftParamsPass : public gopt::impl::LiftParamsBase<LiftParamsPass> {
     func::FuncOp func = getOperation();
     if (!func.getBody().hasOneBlock())
       return;
-    SmallVector<ConstantOp> lifted;
+    SmallVector<ConstantOp> lifted, statistics;
     func.walk([&](ConstantOp constant) {
       auto type = cast<RankedTensorType>(constant.getType());
       if (!type.getElementType().isF32() || type.getRank() == 0)
         return;
       if (llvm::any_of(constant->getUses(), isTrainableUse))
         lifted.push_back(constant);
+      else if (batchNormStats &&
+               llvm::any_of(constant->getUses(), isBatchNormStatistic))
+        statistics.push_back(constant);
     });
     int64_t elements = 0;
     for (auto [i, constant] : llvm::enumerate(lifted)) {
@@ -72,9 +81,23 @@ struct LiftParamsPass : public gopt::impl::LiftParamsBase<LiftParamsPass> {
       constant.erase();
       elements += cast<RankedTensorType>(arg.getType()).getNumElements();
     }
+    for (auto [i, constant] : llvm::enumerate(statistics)) {
+      std::string base = getImportedName(constant);
+      if (base.empty())
+        base = "statistic" + std::to_string(i);
+      BlockArgument arg =
+          addStateArgument(func, cast<RankedTensorType>(constant.getType()),
+                           getUniqueBindingName(func, base),
+                           attrs::kStateBuffer, constant.getValue());
+      constant.getResult().replaceAllUsesWith(arg);
+      constant.erase();
+    }
     reportChanges(func, report, getArgument(),
                   "lifted " + plural(lifted.size(), "parameter") + " (" +
-                      Twine(elements) + " values)");
+                      Twine(elements) + " values)" +
+                      (batchNormStats ? ", " + plural(statistics.size(),
+                                                      "batch-norm statistic")
+                                      : std::string()));
   }
 };
 

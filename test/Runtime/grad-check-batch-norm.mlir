@@ -19,3 +19,20 @@ func.func @main(%x: tensor<?x2x4x4xf32> {gopt.name = "x"}, %t: tensor<?x3x4x4xf3
   %loss = gopt.mse_loss %1, %t : (tensor<?x3x4x4xf32>, tensor<?x3x4x4xf32>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+/// An inference-form batch norm from an exported model is trained in
+/// training form: its gradients check too, and a training run updates the
+/// running statistics (saved with the parameters).
+// RUN: gopt-run %S/Inputs/conv-bn-classifier.mlir --grad-check --batch 4 | FileCheck %s --check-prefix=INFER
+// INFER-DAG: conv.weight {{.*}}: ok
+// INFER-DAG: bn.weight {{.*}}: ok
+// INFER-DAG: bn.bias {{.*}}: ok
+// INFER-DAG: fc.weight {{.*}}: ok
+// INFER: gradients match finite differences
+// RUN: rm -rf %t.params
+// RUN: gopt-run %S/Inputs/conv-bn-classifier.mlir --train --data fake --batch 4 --steps 2 --save-params %t.params | FileCheck %s --check-prefix=TRAIN
+// TRAIN: compiled the training step in {{.*}}: 6 parameters, 15 state tensors
+// TRAIN: saved 6 parameters
+// RUN: ls %t.params | FileCheck %s --check-prefix=SAVED
+// SAVED: bn.running_mean.npy
+// SAVED: bn.running_var.npy

@@ -26,7 +26,7 @@ namespace {
 std::string gradPipeline(const GradCheckOptions &o) {
   std::string p =
       "builtin.module(func.func(gopt-strip-debug-ops{training=true},"
-      "gopt-lift-params,";
+      "gopt-lift-params{batch-norm-stats=true},gopt-train-batch-norm,";
   if (o.loss != "none")
     p += "gopt-add-loss{kind=" + o.loss + "},";
   return p + "gopt-autodiff,canonicalize))";

@@ -95,7 +95,7 @@ StatusOr<std::shared_ptr<Dataset>> openData(const std::string &spec,
 std::string trainPipeline(const TrainOptions &o) {
   std::string p =
       "builtin.module(func.func(gopt-strip-debug-ops{training=true},"
-      "gopt-lift-params,";
+      "gopt-lift-params{batch-norm-stats=true},gopt-train-batch-norm,";
   if (o.loss != "none")
     p += "gopt-add-loss{kind=" + o.loss + "},";
   p += "gopt-autodiff,gopt-add-optimizer{kind=" + o.optimizer;
@@ -111,7 +111,8 @@ std::string trainPipeline(const TrainOptions &o) {
 }
 
 std::string evalPipeline() {
-  return "builtin.module(func.func(gopt-strip-debug-ops,gopt-lift-params,"
+  return "builtin.module(func.func(gopt-strip-debug-ops,"
+         "gopt-lift-params{batch-norm-stats=true},"
          "canonicalize,gopt-fold-constants,gopt-fuse-conv-bias-activation,"
          "canonicalize))";
 }

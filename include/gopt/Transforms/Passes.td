@@ -355,8 +355,36 @@ def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
+    Option<"batchNormStats", "batch-norm-stats", "bool", /*default=*/"false",
+           "Also lift constant batch-norm means and variances, as state "
+           "marked buffer (updated by training, not by the optimizer)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Report what the pass changed as a remark on each function">,
+  ];
+}
+
+def TrainBatchNorm : Pass<"gopt-train-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Put inference batch norms in training form";
+  let description = [{
+    A model exported for inference normalizes with its running statistics;
+    training normalizes with the batch's and updates the running ones.
+    Each inference-form `batch_norm` whose mean and variance are state
+    arguments (`gopt-lift-params{batch-norm-stats=true}`) becomes the
+    training form, and its updated running mean and variance are returned
+    marked `gopt.updates`, so the runtime writes them back after every
+    step. `momentum` is the weight of the old running value (TensorFlow's
+    convention; PyTorch's 0.1 is 0.9 here).
+
+    ```mlir
+    %y = gopt.batch_norm %x, %s, %o, %mean, %var : ...
+    // becomes
+    %y, %bm, %bv, %rm, %rv = gopt.batch_norm %x, %s, %o, %mean, %var {training = true} : ...
+    return ..., %rm, %rv  // {gopt.updates = "<mean>"}, {gopt.updates = "<var>"}
+    ```
+  }];
+  let options = [
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Weight of the old running statistics">,
   ];
 }
 

@@ -15,11 +15,13 @@
 namespace gopt::attrs {
 /// Argument and result name (also used by importers and the lowering).
 constexpr llvm::StringLiteral kName = "gopt.name";
-/// Argument: "param" (trained) or "optimizer" (optimizer state): lowered to
-/// runtime state rather than an input.
+/// Argument: "param" (trained), "optimizer" (optimizer state) or "buffer"
+/// (updated by the step itself, e.g. batch-norm running statistics):
+/// lowered to runtime state rather than an input.
 constexpr llvm::StringLiteral kState = "gopt.state";
 constexpr llvm::StringLiteral kStateParam = "param";
 constexpr llvm::StringLiteral kStateOptimizer = "optimizer";
+constexpr llvm::StringLiteral kStateBuffer = "buffer";
 /// Argument: the state's initial value (an ElementsAttr); zeros if absent.
 constexpr llvm::StringLiteral kInitialValue = "gopt.initial_value";
 /// Result: the gradient of the loss with respect to the named parameter.
