@@ -577,9 +577,23 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
     if (llvm::any_of(op.getResults(),
                      [&](Value r) { return needed.contains(r); }))
       ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops))
+  Operation *terminator = body.getTerminator();
+  for (Operation *op : llvm::reverse(ops)) {
+    Operation *last = terminator->getPrevNode();
     if (failed(backprop(op)))
       return failure();
+    // Name the gradient ops after their forward op ("conv1/grad"), so
+    // profiles tell the forward and the backward pass apart.
+    std::string name = getImportedName(op);
+    if (name.empty())
+      continue;
+    Location gradLoc =
+        NameLoc::get(b.getStringAttr(name + "/grad"), op->getLoc());
+    for (Operation *created = last->getNextNode(); created != terminator;
+         created = created->getNextNode())
+      if (created->getLoc() == op->getLoc())
+        created->setLoc(gradLoc);
+  }
 
   SmallVector<Value> result;
   for (BlockArgument param : params) {

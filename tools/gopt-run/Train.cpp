@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Train.h"
 #include "ModelLoader.h"
+#include "Profile.h"
 
 #include "gopt/runtime/DataPipeline.h"
 #include "gopt/runtime/Npy.h"
@@ -502,6 +503,8 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
               stats.meanFill, static_cast<long long>(stats.capacity),
               100.0 * stats.fractionEmpty, stats.totalWaitSeconds);
   std::printf("%s\n", classifyBottleneck(stats, computeSeconds).c_str());
+  if (o.profile)
+    printProfile(sortedProfiles(*session));
   if (!o.saveParams.empty()) {
     GOPT_RETURN_IF_ERROR(saveParams(*session, params, o.saveParams));
     std::printf("saved %zu parameters to %s/\n", params.size(),

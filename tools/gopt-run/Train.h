@@ -37,6 +37,8 @@ struct TrainOptions {
   int loaderThreads = 2;
   int64_t logEvery = 100;
   std::string saveParams, loadParams;
+  // Print the per-op time table of the training step after the run.
+  bool profile = false;
   // Time the input pipeline alone for this many batches (tensorpack's
   // TestDataSpeed); no graph runs.
   bool dataOnly = false;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "GradCheck.h"
 #include "ModelLoader.h"
+#include "Profile.h"
 #include "Train.h"
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
@@ -30,6 +31,9 @@
 #include <unistd.h>
 
 using namespace gopt::runtime;
+using gopt::run::printProfile;
+using gopt::run::sortedProfiles;
+using gopt::run::sumOpMs;
 
 namespace {
 
@@ -85,6 +89,7 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --prefetch N           batches the loader prepares ahead (default 4)
   --loader-threads N     input pipeline threads (default 2)
   --log-every K          print the mean loss every K steps (default 100)
+  --profile              after training, the per-op time table of the step
   --save-params DIR      write the trained parameters as DIR/NAME.npy
   --load-params DIR      start from parameters saved by --save-params
   --data-only            time the input pipeline alone (no graph)
@@ -364,6 +369,7 @@ Options parseArgs(int argc, char **argv) {
     o.training.threads = o.threads;
     o.training.memoryLimit = o.memoryLimit;
     o.training.batch = o.batchGiven ? o.batch : 64;
+    o.training.profile = o.profile;
     if (!o.compareModel.empty() || o.optimize || !o.pipeline.empty())
       throw UsageError{"--train cannot be combined with --compare, "
                        "--optimize or --pipeline"};
@@ -704,34 +710,6 @@ Status writeTrace(const std::string &path, const Session &session,
   if (!out)
     return dataLoss("error writing trace file '", path, "'");
   return Status::success();
-}
-
-std::vector<OpProfile> sortedProfiles(const Session &session) {
-  std::vector<OpProfile> rows = session.opProfiles();
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const OpProfile &a, const OpProfile &b) {
-                     return a.totalMs > b.totalMs;
-                   });
-  return rows;
-}
-
-double sumOpMs(const std::vector<OpProfile> &rows) {
-  double total = 0;
-  for (const OpProfile &p : rows)
-    total += p.totalMs;
-  return total;
-}
-
-void printProfile(const std::vector<OpProfile> &rows) {
-  double total = sumOpMs(rows);
-  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s\n", "op", "kind",
-              "device", "impl", "calls", "total_ms", "mean_ms", "%step");
-  for (const OpProfile &p : rows)
-    std::printf("%-28s %-18s %-8s %-10s %7lld %11.4f %10.4f %6.2f%%\n",
-                p.name.c_str(), p.kind.c_str(), p.device.c_str(),
-                p.implementation.c_str(), static_cast<long long>(p.calls),
-                p.totalMs, p.calls ? p.totalMs / p.calls : 0.0,
-                total > 0 ? 100.0 * p.totalMs / total : 0.0);
 }
 
 struct Timing {

@@ -1,0 +1,40 @@
+//===- Profile.cpp - gopt-run's per-op profile table ----------------------===//
+#include "Profile.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gopt::run {
+
+using runtime::OpProfile;
+using runtime::Session;
+
+std::vector<OpProfile> sortedProfiles(const Session &session) {
+  std::vector<OpProfile> rows = session.opProfiles();
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const OpProfile &a, const OpProfile &b) {
+                     return a.totalMs > b.totalMs;
+                   });
+  return rows;
+}
+
+double sumOpMs(const std::vector<OpProfile> &rows) {
+  double total = 0;
+  for (const OpProfile &p : rows)
+    total += p.totalMs;
+  return total;
+}
+
+void printProfile(const std::vector<OpProfile> &rows) {
+  double total = sumOpMs(rows);
+  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s\n", "op", "kind",
+              "device", "impl", "calls", "total_ms", "mean_ms", "%step");
+  for (const OpProfile &p : rows)
+    std::printf("%-28s %-18s %-8s %-10s %7lld %11.4f %10.4f %6.2f%%\n",
+                p.name.c_str(), p.kind.c_str(), p.device.c_str(),
+                p.implementation.c_str(), static_cast<long long>(p.calls),
+                p.totalMs, p.calls ? p.totalMs / p.calls : 0.0,
+                total > 0 ? 100.0 * p.totalMs / total : 0.0);
+}
+
+} // namespace gopt::run
