@@ -14,6 +14,8 @@ same point. Data: Fashion-MNIST IDX files scaled to [0, 1], as
         after each epoch and samples/s (JSON on the last line)
   torch_mnist.py time --onnx M.onnx --batch B --steps N   training-step
         throughput on constant data (JSON on the last line)
+  torch_mnist.py export --onnx M.onnx --out D.onnx   the network with its
+        dropouts, exported in training mode, from M.onnx's weights
 
 Needs Debian's python3-torch, python3-onnx and python3-numpy.
 """
@@ -164,10 +166,25 @@ def time_steps(args):
                       "samples_per_s": args.batch / median}))
 
 
+def export(args):
+    """The network with its dropouts, exported in training mode (ONNX
+    Dropout with training_mode = true) from mnist_cnn.onnx's weights: what
+    gopt-run --train needs to train the recipe itself."""
+    model = make_model(dropout=True)
+    load_onnx_weights(model, args.onnx)
+    model.train()
+    torch.onnx.export(model, torch.zeros(1, 1, 28, 28), args.out,
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                      opset_version=13, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING)
+    print(f"wrote {args.out}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["one-step", "train", "time"])
+    p.add_argument("mode", choices=["one-step", "train", "time", "export"])
     p.add_argument("--onnx", required=True)
     p.add_argument("--out")
     p.add_argument("--batch", type=int, default=64)
@@ -182,10 +199,11 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    if args.mode != "time" and not os.path.isdir(FASHION):
+    if args.mode not in ("time", "export") and not os.path.isdir(FASHION):
         sys.exit(f"Fashion-MNIST not found under {FASHION} "
                  "(apt-get install dataset-fashion-mnist)")
-    {"one-step": one_step, "train": train, "time": time_steps}[args.mode](args)
+    {"one-step": one_step, "train": train, "time": time_steps,
+     "export": export}[args.mode](args)
 
 
 if __name__ == "__main__":

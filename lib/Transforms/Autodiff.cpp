@@ -403,10 +403,10 @@ LogicalResult Differentiator::backprop(Operation *op) {
       .Case<IdentityOp, CheckNumericsOp>(
           [&](Operation *o) { return passThrough(o->getOperand(0)); })
       .Case([&](DropoutOp o) -> LogicalResult {
-        if (o.getTraining() && !o.getRatio().isZero())
-          return error(o) << "training-mode dropout (not differentiated yet)",
-                 failure();
-        return passThrough(o.getX());
+        if (!o.getTraining() || o.getRatio().isZero())
+          return passThrough(o.getX());
+        return unary(o.getX(), b.create<DropoutGradOp>(
+                                   loc, dy, o.getRatioAttr(), o.getSeedAttr()));
       })
       .Case([&](StopGradientOp) { return success(); })
       .Case([&](ReluOp o) {
@@ -569,6 +569,20 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
       for (Value operand : def->getOperands())
         worklist.insert(operand);
   }
+
+  // Every training dropout draws its own mask: give those without a seed
+  // distinct ones (the gradient op recomputes the mask from it).
+  int64_t nextSeed = 1;
+  llvm::DenseSet<int64_t> usedSeeds;
+  body.walk([&](DropoutOp o) { usedSeeds.insert(o.getSeed()); });
+  body.walk([&](DropoutOp o) {
+    if (!o.getTraining() || o.getSeed() != 0)
+      return;
+    while (usedSeeds.contains(nextSeed))
+      ++nextSeed;
+    o.setSeed(nextSeed);
+    usedSeeds.insert(nextSeed);
+  });
 
   seed = scalarConstant(1.0f, tensorType(loss).getElementType());
   grads[loss] = seed;

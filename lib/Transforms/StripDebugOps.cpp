@@ -36,7 +36,7 @@ struct StripDebugOpsPass
     if (auto stop = dyn_cast<StopGradientOp>(op))
       return training ? Value() : stop.getX();
     if (auto dropout = dyn_cast<DropoutOp>(op))
-      return dropout.getTraining() && !dropout.getRatio().isZero()
+      return dropout.getTraining() && !dropout.getRatio().isZero() && !inference
                  ? Value()
                  : dropout.getX();
     return Value();

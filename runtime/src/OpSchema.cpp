@@ -857,7 +857,16 @@ std::vector<OpSchema> buildSchemas() {
                1,
                1,
                1,
-               {{"ratio", A::kFloat, false}, {"training", A::kBool, false}},
+               {{"ratio", A::kFloat, false},
+                {"training", A::kBool, false},
+                {"seed", A::kInt, false}},
+               sameShape});
+  s.push_back({"dropout_grad",
+               1,
+               1,
+               1,
+               1,
+               {{"ratio", A::kFloat, true}, {"seed", A::kInt, true}},
                sameShape});
   s.push_back({"check_numerics",
                1,

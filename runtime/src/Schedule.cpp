@@ -8,7 +8,9 @@ KernelConfig makeKernelConfig(const ScheduleInput &in, int o) {
   KernelConfig config;
   config.op = &op;
   config.threads = in.threads;
-  config.seed = in.seed + o;
+  config.seed = in.seed;
+  config.opIndex = o;
+  config.repeatRandomness = in.repeatRandomness;
   for (int t : op.inputs()) {
     config.inputTypes.push_back((*in.dtypes)[t]);
     config.inputShapes.push_back((*in.shapes)[t]);

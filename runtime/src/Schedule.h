@@ -48,6 +48,7 @@ struct ScheduleInput {
   std::string backend;
   int threads = 0;
   uint64_t seed = 0;
+  bool repeatRandomness = false;
 };
 
 struct Schedule {

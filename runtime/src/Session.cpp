@@ -221,6 +221,7 @@ Status Session::Impl::buildSchedule() {
   in.backend = options.backend;
   in.threads = options.threads;
   in.seed = options.seed;
+  in.repeatRandomness = options.repeatRandomness;
   in.constants.assign(p.tensors_size(), nullptr);
   for (int t = 0; t < p.tensors_size(); ++t)
     if (p.tensors(t).kind() == plan::TensorInfo::CONSTANT)

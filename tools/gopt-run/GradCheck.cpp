@@ -72,6 +72,9 @@ StatusOr<bool> runGradCheck(const GradCheckOptions &o) {
   SessionOptions so;
   so.backend = o.backend;
   so.batchSize = o.batch;
+  // The same dropout masks in every run, so the loss is a function of the
+  // parameters alone.
+  so.repeatRandomness = true;
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                         Session::create(plan, so));
   uint32_t seed = 1;

@@ -112,7 +112,7 @@ std::string trainPipeline(const TrainOptions &o) {
 }
 
 std::string evalPipeline() {
-  return "builtin.module(func.func(gopt-strip-debug-ops,"
+  return "builtin.module(func.func(gopt-strip-debug-ops{inference=true},"
          "gopt-lift-params{batch-norm-stats=true},"
          "canonicalize,gopt-fold-constants,gopt-fuse-conv-bias-activation,"
          "canonicalize))";

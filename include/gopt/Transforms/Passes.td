@@ -29,10 +29,14 @@ def StripDebugOps : Pass<"gopt-strip-debug-ops", "mlir::func::FuncOp"> {
     ```
 
     With `training=true`, `stop_gradient` is kept (autodiff needs it).
+    With `inference=true`, dropout in training mode goes too (evaluating a
+    model exported for training).
   }];
   let options = [
     Option<"training", "training", "bool", /*default=*/"false",
            "The graph is a training graph: keep stop_gradient">,
+    Option<"inference", "inference", "bool", /*default=*/"false",
+           "Remove training-mode dropout too">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Report what the pass changed as a remark on each function "
            "(--gopt-report does it for every gopt pass)">,
@@ -427,7 +431,9 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     an op there without a gradient is an error naming it.
 
     Gradients: add, sub, mul, div (with broadcasting), relu, sigmoid, tanh,
-    exp, log, neg, sqrt, identity-like ops, reshape, flatten, transpose,
+    exp, log, neg, sqrt, identity-like ops, dropout (training mode: the
+    mask is recomputed from the op's seed; dropouts without one get
+    distinct seeds), reshape, flatten, transpose,
     bias_add, matmul (rank 2), conv2d (activation none or relu), max_pool,
     global_avg_pool, reduce_sum and reduce_mean (static reduced dims),
     batch_norm (training form), softmax_cross_entropy and mse_loss.

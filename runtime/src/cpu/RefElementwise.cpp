@@ -1,4 +1,5 @@
 //===- RefElementwise.cpp - Reference elementwise kernels and cast --------===//
+#include "DropoutMask.h"
 #include "Reference.h"
 
 #include <cmath>
@@ -347,6 +348,14 @@ Status copyKernel(const RefContext &, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+/// The random stream of a dropout (or its gradient): the op's `seed`, or,
+/// without one, its place in the plan (a forward-only graph whose dropouts
+/// all have seed 0 still draws a different mask for each).
+int64_t dropoutStream(const RefContext &ctx) {
+  int64_t seed = ctx.attrs().getInt("seed", 0);
+  return seed != 0 ? seed : -1 - static_cast<int64_t>(ctx.opIndex);
+}
+
 Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                      std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
@@ -357,13 +366,33 @@ Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   double ratio = attrs.getFloat("ratio", 0.5);
   if (ratio < 0 || ratio >= 1)
     return invalidArgument("dropout ratio ", ratio, " must be in [0, 1)");
-  std::mt19937_64 rng(ctx.seed * 0x9E3779B97F4A7C15ull + ctx.calls);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
   const float *x = in[0].data<float>();
   float *y = out[0].data<float>();
   float scale = static_cast<float>(1.0 / (1.0 - ratio));
-  for (int64_t i = 0, n = in[0].numElements(); i < n; ++i)
-    y[i] = uniform(rng) < ratio ? 0.0f : x[i] * scale;
+  int64_t n = in[0].numElements();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = dropoutKeeps(key, i, ratio) ? x[i] * scale : 0.0f;
+  return Status::success();
+}
+
+/// The gradient of training dropout: the forward op's mask (same seeds and
+/// run number) applied to dy.
+Status dropoutGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                         std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  double ratio = attrs.getFloat("ratio", 0.5);
+  if (ratio < 0 || ratio >= 1)
+    return invalidArgument("dropout_grad ratio ", ratio, " must be in [0, 1)");
+  uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
+  const float *dy = in[0].data<float>();
+  float *dx = out[0].data<float>();
+  float scale = static_cast<float>(1.0 / (1.0 - ratio));
+  int64_t n = in[0].numElements();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dropoutKeeps(key, i, ratio) ? dy[i] * scale : 0.0f;
   return Status::success();
 }
 
@@ -471,6 +500,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   // Host memory is the only memory a CPU session has: a transfer is a copy.
   registerKernel(r, "transfer", copyKernel, D::kAny);
   registerKernel(r, "dropout", dropoutKernel, D::kAny);
+  registerKernel(r, "dropout_grad", dropoutGradKernel, D::kFloat);
   registerKernel(r, "check_numerics", checkNumericsKernel, D::kAny);
 }
 

@@ -20,7 +20,8 @@ namespace gopt::runtime::ref {
 
 struct RefContext {
   const plan::Op *op;
-  uint64_t seed;
+  uint64_t seed;  // the session's
+  int opIndex;    // the op's index in the plan
   uint64_t calls; // how often the kernel ran before: varies dropout masks
   OpAttrs attrs() const { return OpAttrs(*op); }
 };

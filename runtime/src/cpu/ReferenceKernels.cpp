@@ -45,12 +45,15 @@ bool isIntegerType(DType t) {
 class ReferenceKernel : public Kernel {
 public:
   ReferenceKernel(const KernelConfig &config, RefFn fn, DTypeSupport support)
-      : fn_(fn), support_(support), ctx_{config.op, config.seed, 0} {}
+      : fn_(fn), support_(support),
+        ctx_{config.op, config.seed, config.opIndex, 0},
+        repeatRandomness_(config.repeatRandomness) {}
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     Status status = runImpl(inputs, outputs);
-    ctx_.calls++;
+    if (!repeatRandomness_)
+      ctx_.calls++;
     return status;
   }
   const char *implementation() const override { return "reference"; }
@@ -91,6 +94,7 @@ private:
   RefFn fn_;
   DTypeSupport support_;
   RefContext ctx_;
+  bool repeatRandomness_;
 };
 
 } // namespace

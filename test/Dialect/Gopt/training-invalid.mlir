@@ -113,3 +113,11 @@ func.func @adam_step_rank(%p: tensor<4xf32>, %t: tensor<1xf32>) -> tensor<4xf32>
   %0:3 = gopt.adam_update %p, %p, %p, %p, %t {lr = 1.0e-03 : f32} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %0#0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @dropout_grad_seed(%dy: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'gopt.dropout_grad' op expects the non-zero seed of its dropout (the mask is recomputed from it)}}
+  %0 = gopt.dropout_grad %dy {ratio = 0.5 : f32, seed = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -180,6 +180,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                                    "mse_loss",
                                    "mse_loss_grad",
                                    "relu_grad",
+                                   "dropout_grad",
                                    "conv2d_backprop_input",
                                    "conv2d_backprop_filter",
                                    "max_pool_grad",

@@ -155,6 +155,20 @@ static LogicalResult inferTypes(ReluGradOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(ReluGradOp)
 
+static LogicalResult inferTypes(DropoutGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  float ratio = adaptor.getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return error("expects ratio in [0, 1), got ", ratio);
+  if (adaptor.getSeed() == 0)
+    return error("expects the non-zero seed of its dropout (the mask is "
+                 "recomputed from it)");
+  inferred.push_back(adaptor.getDy().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(DropoutGradOp)
+
 /// Conv parameters of a backprop op; padding is always explicit.
 template <typename Adaptor>
 static Conv2DParams getBackpropConvParams(Adaptor adaptor) {

@@ -27,7 +27,13 @@ struct KernelConfig {
   // Per input: the constant's data when the input is a CONSTANT, else null.
   std::vector<const void *> constantInputs;
   int threads = 0;
+  // Random numbers (training dropout): the session's seed and the op's
+  // index in the plan; an op's random stream depends on both.
   uint64_t seed = 0;
+  int opIndex = 0;
+  // Every run draws the random numbers of the first run (gradient checks
+  // by finite differences need the same dropout mask in every run).
+  bool repeatRandomness = false;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 

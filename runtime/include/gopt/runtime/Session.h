@@ -23,6 +23,9 @@ struct SessionOptions {
   int64_t batchSize = 1;
   // Seed of ops that draw random numbers (dropout in training).
   uint64_t seed = 0;
+  // Every run draws the random numbers of the first (the same dropout
+  // masks): for gradient checks by finite differences.
+  bool repeatRandomness = false;
   // Largest memory a session may plan (arena, outputs, state), in bytes; a
   // plan whose shapes need more is an error, not an allocation attempt.
   // 0: the machine's physical memory.

@@ -171,7 +171,11 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", []> {
   let description = [{
     With `training = false` (the default) the op is the identity and folds
     away. With `training = true` each element is zeroed with probability
-    `ratio` and the rest scaled by `1 / (1 - ratio)`.
+    `ratio` and the rest scaled by `1 / (1 - ratio)`. The mask is a pure
+    function of the session's seed, `seed`, the run number and the element
+    index (docs/op-semantics.md), so `gopt.dropout_grad` with the same
+    `seed` recomputes it instead of storing it; `--gopt-autodiff` gives
+    each training dropout a distinct `seed`.
 
     ```mlir
     %y = gopt.dropout %x {ratio = 2.500000e-01 : f32} : (tensor<8x128xf32>) -> tensor<8x128xf32>
@@ -179,7 +183,8 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", []> {
   }];
   let arguments = (ins Gopt_FloatTensor:$x,
                    DefaultValuedAttr<F32Attr, "0.5f">:$ratio,
-                   DefaultValuedAttr<BoolAttr, "false">:$training);
+                   DefaultValuedAttr<BoolAttr, "false">:$training,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Gopt_FloatTensor:$y);
   let hasVerifier = 1;
   let hasFolder = 1;

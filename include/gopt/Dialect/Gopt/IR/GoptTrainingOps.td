@@ -91,6 +91,20 @@ def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure]> {
   let results = (outs Gopt_FloatTensor:$dx);
 }
 
+def Gopt_DropoutGradOp : Gopt_InferredOp<"dropout_grad", [Pure]> {
+  let summary = "gradient of training-mode dropout";
+  let description = [{
+    `dx = keep ? dy / (1 - ratio) : 0` with the mask of the `gopt.dropout`
+    that has the same `ratio` and `seed`, recomputed in the same run.
+
+    ```mlir
+    %dx = gopt.dropout_grad %dy {ratio = 5.000000e-01 : f32, seed = 2 : i64} : (tensor<?x128xf32>) -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$dy, F32Attr:$ratio, I64Attr:$seed);
+  let results = (outs Gopt_FloatTensor:$dx);
+}
+
 def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
