@@ -189,7 +189,7 @@ FailureOr<rt::Tensor> PlanLowering::toHostTensor(Operation *where,
   if (!attr) {
     std::memset(out, 0, count * elementSize);
   } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.getType().getShape() != type.getShape())
+    if (dense.getType() != type)
       return emitError() << "has a value of type " << dense.getType()
                          << " for a tensor of type " << type,
              failure();
@@ -211,6 +211,10 @@ FailureOr<rt::Tensor> PlanLowering::toHostTensor(Operation *where,
       std::memcpy(out, raw.data(), raw.size());
     }
   } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (resource.getType() != type)
+      return emitError() << "has a value of type " << resource.getType()
+                         << " for a tensor of type " << type,
+             failure();
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
       return emitError() << "refers to resource '"

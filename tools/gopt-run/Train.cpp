@@ -293,7 +293,20 @@ double median(std::vector<double> v) {
 }
 
 StatusOr<bool> runDataOnlyMode(const TrainOptions &o) {
+  // Fake and TFRecord data take their example shape from the model's first
+  // input when a model is given, else MNIST's.
   Shape shape = {1, 28, 28};
+  if (!o.model.empty()) {
+    ModelLoadOptions load;
+    load.pipeline = evalPipeline();
+    GOPT_ASSIGN_OR_RETURN(Plan plan, loadModelAsPlan(o.model, load));
+    if (plan.proto().inputs_size() == 0)
+      return invalidArgument("'", o.model, "' has no inputs");
+    const plan::TensorInfo &in =
+        plan.proto().tensors(plan.proto().inputs(0).tensor());
+    shape.assign(in.shape().begin() + std::min(1, in.shape_size()),
+                 in.shape().end());
+  }
   GOPT_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> data,
                         openData(o.data, shape, 10, o));
   LoaderOptions lo;

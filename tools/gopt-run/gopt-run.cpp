@@ -92,7 +92,9 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --profile              after training, the per-op time table of the step
   --save-params DIR      write the trained parameters as DIR/NAME.npy
   --load-params DIR      start from parameters saved by --save-params
-  --data-only            time the input pipeline alone (no graph)
+  --data-only            time the input pipeline alone (no graph runs; fake
+                         and tfrecord examples take MODEL's input shape,
+                         [1,28,28] without a MODEL)
   --grad-check           compare autodiff's gradients of MODEL's loss with
                          finite differences (--backend reference by default,
                          --batch 2, --input NAME=FILE.npy, --loss, --atol,

@@ -156,4 +156,76 @@ TEST_F(GoptToPlanTest, SeveralFunctionsWithoutMainIsAClearError) {
       << diagnostics;
 }
 
+/// A training step as the training passes write it: state arguments with
+/// initial values (or zeros) and results that update them. The session keeps
+/// the state and writes the updates back after each run.
+TEST_F(GoptToPlanTest, StateArgumentsAndUpdatesPersistAcrossRuns) {
+  FailureOr<gopt::plan::Plan> proto = lower(R"mlir(
+    func.func @main(%g: tensor<2xf32> {gopt.name = "g"},
+                    %p: tensor<2xf32> {gopt.name = "p", gopt.state = "param", gopt.initial_value = dense<[1.0, 2.0]> : tensor<2xf32>},
+                    %v: tensor<2xf32> {gopt.name = "p/velocity", gopt.state = "optimizer"})
+        -> (tensor<2xf32> {gopt.name = "p/new", gopt.updates = "p"},
+            tensor<2xf32> {gopt.name = "p/velocity/new", gopt.updates = "p/velocity"},
+            tensor<2xf32> {gopt.name = "out"}) {
+      %p1, %v1 = gopt.sgd_update %p, %g, %v {lr = 0.5 : f32, momentum = 1.0 : f32}
+          : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+      return %p1, %v1, %p1 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+    })mlir");
+  ASSERT_TRUE(succeeded(proto)) << diagnostics;
+  // Zero-initialized state stores no bytes in the plan.
+  EXPECT_EQ(proto->states_size(), 2);
+  EXPECT_EQ(proto->inputs_size(), 1);
+  EXPECT_EQ(proto->outputs_size(), 1);
+  rt::StatusOr<rt::Plan> plan = rt::Plan::fromProto(*proto, "test");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  rt::SessionOptions options;
+  options.backend = "reference";
+  auto session = rt::Session::create(*plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  rt::Tensor g = rt::Tensor::allocate(rt::DType::kF32, {2});
+  g.data<float>()[0] = 1.0f;
+  g.data<float>()[1] = -2.0f;
+  ASSERT_TRUE((*session)->setInput("g", g).ok());
+  // v1 = v + g, p1 = p - 0.5 * v1, twice: v = g, 2g; p = p0 - 0.5g - g.
+  for (int step = 0; step < 2; ++step)
+    ASSERT_TRUE((*session)->run().ok());
+  auto p = (*session)->state("p");
+  ASSERT_TRUE(p.ok());
+  EXPECT_FLOAT_EQ(p->data<float>()[0], 1.0f - 1.5f);
+  EXPECT_FLOAT_EQ(p->data<float>()[1], 2.0f + 3.0f);
+  auto v = (*session)->state("p/velocity");
+  ASSERT_TRUE(v.ok());
+  EXPECT_FLOAT_EQ(v->data<float>()[1], -4.0f);
+}
+
+TEST_F(GoptToPlanTest, BadStateArgumentsAreClearErrors) {
+  struct Case {
+    const char *source;
+    const char *error;
+  } cases[] = {
+      {R"mlir(func.func @main(%p: tensor<?xf32> {gopt.name = "p", gopt.state = "param"}) -> tensor<?xf32> {
+           return %p : tensor<?xf32> })mlir",
+       "state argument 0 must have a static shape, got 'tensor<?xf32>'"},
+      {R"mlir(func.func @main(%p: tensor<2xf32> {gopt.name = "p", gopt.state = "param", gopt.initial_value = dense<1> : tensor<2xi32>}) -> tensor<2xf32> {
+           return %p : tensor<2xf32> })mlir",
+       "has a value of type 'tensor<2xi32>' for a tensor of type "
+       "'tensor<2xf32>'"},
+      {R"mlir(func.func @main(%p: tensor<2xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<2xf32> {gopt.updates = "q"}) {
+           %0 = gopt.relu %p : (tensor<2xf32>) -> tensor<2xf32>
+           return %0 : tensor<2xf32> })mlir",
+       "result 0 updates 'q', which is not a state argument"},
+      {R"mlir(func.func @main(%p: tensor<2xf32> {gopt.name = "p", gopt.state = "param"}, %x: tensor<3xf32>) -> (tensor<3xf32> {gopt.updates = "p"}) {
+           %0 = gopt.relu %x : (tensor<3xf32>) -> tensor<3xf32>
+           return %0 : tensor<3xf32> })mlir",
+       "result 0 of type 'tensor<3xf32>' updates 'p' of type 'tensor<2xf32>'"},
+  };
+  for (const Case &c : cases) {
+    diagnostics.clear();
+    FailureOr<gopt::plan::Plan> proto = lower(c.source);
+    EXPECT_TRUE(failed(proto)) << c.source;
+    EXPECT_NE(diagnostics.find(c.error), std::string::npos)
+        << "expected: " << c.error << "\ngot: " << diagnostics;
+  }
+}
+
 } // namespace
