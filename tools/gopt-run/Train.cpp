@@ -292,6 +292,19 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// The training loader: the flags' batch, shuffling and prefetching; whole
+/// epochs, or unlimited ones when --steps counts the run.
+LoaderOptions loaderOptions(const TrainOptions &o) {
+  LoaderOptions lo;
+  lo.batchSize = o.batch;
+  lo.shuffle = o.shuffle;
+  lo.seed = o.seed;
+  lo.prefetch = o.prefetch;
+  lo.threads = o.loaderThreads;
+  lo.numEpochs = o.steps > 0 ? LoaderOptions::kUnlimitedEpochs : o.epochs;
+  return lo;
+}
+
 StatusOr<bool> runDataOnlyMode(const TrainOptions &o) {
   // Fake and TFRecord data take their example shape from the model's first
   // input when a model is given, else MNIST's.
@@ -309,13 +322,7 @@ StatusOr<bool> runDataOnlyMode(const TrainOptions &o) {
   }
   GOPT_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> data,
                         openData(o.data, shape, 10, o));
-  LoaderOptions lo;
-  lo.batchSize = o.batch;
-  lo.shuffle = o.shuffle;
-  lo.seed = o.seed;
-  lo.prefetch = o.prefetch;
-  lo.threads = o.loaderThreads;
-  lo.numEpochs = o.steps > 0 ? LoaderOptions::kUnlimitedEpochs : o.epochs;
+  LoaderOptions lo = loaderOptions(o);
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<BatchLoader> loader,
                         BatchLoader::create(data, lo));
   GOPT_ASSIGN_OR_RETURN(DataSpeed speed,
@@ -403,13 +410,7 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     evalInput = in.name;
   }
 
-  LoaderOptions lo;
-  lo.batchSize = o.batch;
-  lo.shuffle = o.shuffle;
-  lo.seed = o.seed;
-  lo.prefetch = o.prefetch;
-  lo.threads = o.loaderThreads;
-  lo.numEpochs = o.steps > 0 ? LoaderOptions::kUnlimitedEpochs : o.epochs;
+  LoaderOptions lo = loaderOptions(o);
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<BatchLoader> loader,
                         BatchLoader::create(data, lo));
   int64_t totalSteps =
