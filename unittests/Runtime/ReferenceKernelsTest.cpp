@@ -622,6 +622,31 @@ TEST(MiscRef, TrainingDropoutScalesKeptElements) {
   EXPECT_NEAR(zeros / 10000.0, 0.25, 0.03);
 }
 
+// dropout_grad recomputes its dropout's mask: with the same seed attribute
+// (and run) it zeroes exactly the elements dropout zeroed; another seed
+// draws another mask.
+TEST(MiscRef, DropoutGradUsesTheForwardMask) {
+  Tensor x = makeF32({4099}, std::vector<float>(4099, 1.0f));
+  auto mask = [&](const char *kind, int64_t seed) {
+    std::vector<float> v = values<float>(runOk(kind,
+                                               {{"training", boolAttr(true)},
+                                                {"ratio", floatAttr(0.5)},
+                                                {"seed", intAttr(seed)}},
+                                               {x}, {F32, {4099}}));
+    std::vector<bool> kept;
+    for (float f : v)
+      kept.push_back(f != 0);
+    return kept;
+  };
+  std::vector<bool> forward = mask("dropout", 7);
+  EXPECT_EQ(mask("dropout_grad", 7), forward);
+  EXPECT_NE(mask("dropout", 8), forward);
+  int kept = 0;
+  for (bool k : forward)
+    kept += k;
+  EXPECT_NEAR(kept / 4099.0, 0.5, 0.03);
+}
+
 TEST(MiscRef, CheckNumericsNamesOpAndMessage) {
   Tensor ok = makeF32({2}, {1, 2});
   EXPECT_TRUE(runOp("check_numerics", {{"message", stringAttr("m")}}, {ok},

@@ -367,13 +367,9 @@ Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   if (ratio < 0 || ratio >= 1)
     return invalidArgument("dropout ratio ", ratio, " must be in [0, 1)");
   uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
-  const float *x = in[0].data<float>();
-  float *y = out[0].data<float>();
-  float scale = static_cast<float>(1.0 / (1.0 - ratio));
-  int64_t n = in[0].numElements();
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = dropoutKeeps(key, i, ratio) ? x[i] * scale : 0.0f;
+  applyDropoutMask(key, dropoutThreshold(ratio),
+                   static_cast<float>(1.0 / (1.0 - ratio)), in[0].data<float>(),
+                   out[0].data<float>(), in[0].numElements());
   return Status::success();
 }
 
@@ -386,13 +382,9 @@ Status dropoutGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   if (ratio < 0 || ratio >= 1)
     return invalidArgument("dropout_grad ratio ", ratio, " must be in [0, 1)");
   uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
-  const float *dy = in[0].data<float>();
-  float *dx = out[0].data<float>();
-  float scale = static_cast<float>(1.0 / (1.0 - ratio));
-  int64_t n = in[0].numElements();
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dropoutKeeps(key, i, ratio) ? dy[i] * scale : 0.0f;
+  applyDropoutMask(key, dropoutThreshold(ratio),
+                   static_cast<float>(1.0 / (1.0 - ratio)), in[0].data<float>(),
+                   out[0].data<float>(), in[0].numElements());
   return Status::success();
 }
 
