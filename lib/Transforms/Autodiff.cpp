@@ -20,6 +20,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 namespace gopt {
 #define GEN_PASS_DEF_AUTODIFF
 #include "gopt/Transforms/Passes.h.inc"
@@ -79,6 +81,12 @@ private:
   LogicalResult backpropMaxPool(MaxPoolOp op, Value dy);
   LogicalResult backpropReduce(Operation *op, ArrayRef<int64_t> axes,
                                bool keepDims, bool mean, Value dy);
+  LogicalResult backpropConcat(ConcatOp op, Value dy);
+  LogicalResult backpropPad(PadOp op, Value dy);
+  LogicalResult backpropSlice(SliceOp op, Value dy);
+  /// The gradient of a clip to [lo, hi] from its output: dy where
+  /// lo < y < hi (relu_grad twice: y - lo > 0 and hi - y > 0).
+  Value clipGrad(Location loc, Value dy, Value y, float lo, float hi);
 
   InFlightDiagnostic error(Operation *op) {
     return op->emitOpError("has no gradient in gopt-autodiff: ");
@@ -173,6 +181,20 @@ LogicalResult Differentiator::backpropBinary(Operation *op, Value dz) {
       dl = b.create<MulOp>(loc, dz, rhs);
     if (needsGrad(rhs))
       dr = b.create<MulOp>(loc, dz, lhs);
+  } else if (isa<SquaredDifferenceOp>(op)) {
+    // z = (l - r)^2: dl = 2 (l - r) dz, dr = -dl.
+    Value two = scalarConstant(2.0f, tensorType(dz).getElementType());
+    dl = b.create<MulOp>(
+        loc, dz, b.create<MulOp>(loc, b.create<SubOp>(loc, lhs, rhs), two));
+    if (needsGrad(rhs))
+      dr = b.create<NegOp>(loc, dl);
+  } else if (isa<MaxOp, MinOp>(op)) {
+    // The larger (smaller) operand takes the gradient; ties go to rhs.
+    Value diff = isa<MaxOp>(op) ? b.create<SubOp>(loc, lhs, rhs)
+                                : b.create<SubOp>(loc, rhs, lhs);
+    dl = b.create<ReluGradOp>(loc, dz, diff);
+    if (needsGrad(rhs))
+      dr = b.create<SubOp>(loc, dz, dl);
   } else if (isa<DivOp>(op)) {
     // z = l / r: dl = dz / r, dr = -dz * z / r.
     if (needsGrad(lhs))
@@ -379,6 +401,98 @@ LogicalResult Differentiator::backpropReduce(Operation *op,
   return success();
 }
 
+Value Differentiator::clipGrad(Location loc, Value dy, Value y, float lo,
+                               float hi) {
+  Type element = tensorType(y).getElementType();
+  Value aboveLo = b.create<SubOp>(loc, y, scalarConstant(lo, element));
+  Value belowHi = b.create<SubOp>(loc, scalarConstant(hi, element), y);
+  return b.create<ReluGradOp>(loc, b.create<ReluGradOp>(loc, dy, aboveLo),
+                              belowHi);
+}
+
+/// A slice of every dimension of `shape`: `[0, end)` where `end` is the
+/// static size or, for a dynamic one, a bound the runtime clamps.
+static SmallVector<int64_t> fullEnds(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> ends;
+  for (int64_t d : shape)
+    ends.push_back(
+        ShapedType::isDynamic(d) ? std::numeric_limits<int64_t>::max() : d);
+  return ends;
+}
+
+LogicalResult Differentiator::backpropConcat(ConcatOp op, Value dy) {
+  int64_t rank = tensorType(op.getY()).getRank();
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t offset = 0;
+  for (Value input : op.getInputs()) {
+    int64_t size = tensorType(input).getDimSize(axis);
+    if (ShapedType::isDynamic(size))
+      return error(op) << "an operand of dynamic size along the axis",
+             failure();
+    if (needsGrad(input)) {
+      SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+      SmallVector<int64_t> ends = fullEnds(tensorType(dy).getShape());
+      starts[axis] = offset;
+      ends[axis] = offset + size;
+      accumulate(input, b.create<SliceOp>(op.getLoc(), dy,
+                                          b.getDenseI64ArrayAttr(starts),
+                                          b.getDenseI64ArrayAttr(ends),
+                                          b.getDenseI64ArrayAttr(steps)));
+    }
+    offset += size;
+  }
+  return success();
+}
+
+LogicalResult Differentiator::backpropPad(PadOp op, Value dy) {
+  if (op.getMode() != "constant")
+    return error(op) << "pad mode \"" << op.getMode()
+                     << "\" (only constant padding is differentiated)",
+           failure();
+  ArrayRef<int64_t> shape = tensorType(op.getX()).getShape();
+  ArrayRef<int64_t> pads = op.getPads();
+  SmallVector<int64_t> starts, ends = fullEnds(shape), steps;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    starts.push_back(pads[2 * i]);
+    steps.push_back(1);
+    if (!ShapedType::isDynamic(d))
+      ends[i] = pads[2 * i] + d;
+    else if (pads[2 * i] != 0 || pads[2 * i + 1] != 0)
+      return error(op) << "padding of dynamic dimension " << i, failure();
+  }
+  accumulate(op.getX(),
+             b.create<SliceOp>(op.getLoc(), dy, b.getDenseI64ArrayAttr(starts),
+                               b.getDenseI64ArrayAttr(ends),
+                               b.getDenseI64ArrayAttr(steps)));
+  return success();
+}
+
+LogicalResult Differentiator::backpropSlice(SliceOp op, Value dy) {
+  // The slice's gradient is dy zero-padded back to the input's shape.
+  ArrayRef<int64_t> shape = tensorType(op.getX()).getShape();
+  SmallVector<int64_t> pads;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    int64_t start = op.getStarts()[i], end = op.getEnds()[i];
+    if (op.getSteps()[i] != 1)
+      return error(op) << "a strided slice (step " << op.getSteps()[i]
+                       << " in dimension " << i << ")",
+             failure();
+    if (ShapedType::isDynamic(d)) {
+      if (start != 0 || end < std::numeric_limits<int32_t>::max())
+        return error(op) << "a slice of dynamic dimension " << i, failure();
+      pads.append({0, 0});
+      continue;
+    }
+    end = std::min(end, d);
+    pads.append({start, d - std::max(end, start)});
+  }
+  accumulate(op.getX(),
+             b.create<PadOp>(op.getLoc(), dy, b.getDenseI64ArrayAttr(pads),
+                             b.getStringAttr("constant"),
+                             b.getF32FloatAttr(0.0f)));
+  return success();
+}
+
 LogicalResult Differentiator::backprop(Operation *op) {
   Location loc = op->getLoc();
   // Ops whose results carry no gradient contribute nothing.
@@ -398,7 +512,7 @@ LogicalResult Differentiator::backprop(Operation *op) {
   };
   Type f32 = b.getF32Type();
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp>(
+      .Case<AddOp, SubOp, MulOp, DivOp, SquaredDifferenceOp, MaxOp, MinOp>(
           [&](Operation *binary) { return backpropBinary(binary, dy); })
       .Case<IdentityOp, CheckNumericsOp>(
           [&](Operation *o) { return passThrough(o->getOperand(0)); })
@@ -440,6 +554,62 @@ LogicalResult Differentiator::backprop(Operation *op) {
             o.getX(),
             b.create<DivOp>(loc, b.create<MulOp>(loc, dy, half), o.getY()));
       })
+      .Case([&](Relu6Op o) {
+        return unary(o.getX(), clipGrad(loc, dy, o.getY(), 0.0f, 6.0f));
+      })
+      .Case([&](ClipOp o) {
+        return unary(o.getX(),
+                     clipGrad(loc, dy, o.getY(), o.getMin().convertToFloat(),
+                              o.getMax().convertToFloat()));
+      })
+      .Case([&](LeakyReluOp o) -> LogicalResult {
+        // alpha * dy + (1 - alpha) * (y > 0 ? dy : 0)
+        float alpha = o.getAlpha().convertToFloat();
+        if (alpha < 0)
+          return error(o) << "a negative alpha", failure();
+        Value pos = b.create<ReluGradOp>(loc, dy, o.getY());
+        return unary(
+            o.getX(),
+            b.create<AddOp>(
+                loc, b.create<MulOp>(loc, dy, scalarConstant(alpha, f32)),
+                b.create<MulOp>(loc, pos, scalarConstant(1.0f - alpha, f32))));
+      })
+      .Case([&](AbsOp o) {
+        // dy where x > 0, -dy where x < 0.
+        Value neg = b.create<NegOp>(loc, o.getX());
+        return unary(o.getX(), b.create<SubOp>(
+                                   loc, b.create<ReluGradOp>(loc, dy, o.getX()),
+                                   b.create<ReluGradOp>(loc, dy, neg)));
+      })
+      .Case([&](RsqrtOp o) {
+        // d(x^-1/2) = -1/2 x^-3/2 = -1/2 y^3
+        Value y3 = b.create<MulOp>(
+            loc, b.create<MulOp>(loc, o.getY(), o.getY()), o.getY());
+        return unary(o.getX(),
+                     b.create<MulOp>(loc, b.create<MulOp>(loc, dy, y3),
+                                     scalarConstant(-0.5f, f32)));
+      })
+      .Case([&](SoftmaxOp o) -> LogicalResult {
+        // y * (dy - sum(dy * y, axis))
+        auto axis = b.getDenseI64ArrayAttr({o.getAxis()});
+        Value dot = b.create<ReduceSumOp>(
+            loc, b.create<MulOp>(loc, dy, o.getY()), axis, b.getBoolAttr(true));
+        return unary(o.getX(), b.create<MulOp>(loc, o.getY(),
+                                               b.create<SubOp>(loc, dy, dot)));
+      })
+      .Case([&](LogSoftmaxOp o) -> LogicalResult {
+        // dy - exp(y) * sum(dy, axis)
+        auto axis = b.getDenseI64ArrayAttr({o.getAxis()});
+        Value sum = b.create<ReduceSumOp>(loc, dy, axis, b.getBoolAttr(true));
+        return unary(
+            o.getX(),
+            b.create<SubOp>(
+                loc, dy,
+                b.create<MulOp>(loc, b.create<ExpOp>(loc, o.getY()), sum)));
+      })
+      .Case([&](ConcatOp o) { return backpropConcat(o, dy); })
+      .Case([&](PadOp o) { return backpropPad(o, dy); })
+      .Case([&](SliceOp o) { return backpropSlice(o, dy); })
       .Case<ReshapeOp, FlattenOp>([&](Operation *o) -> LogicalResult {
         FailureOr<Value> dx = reshapeTo(o, dy, o->getOperand(0));
         if (failed(dx))

@@ -430,8 +430,10 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     loss. Only ops between the parameters and the loss are differentiated;
     an op there without a gradient is an error naming it.
 
-    Gradients: add, sub, mul, div (with broadcasting), relu, sigmoid, tanh,
-    exp, log, neg, sqrt, identity-like ops, dropout (training mode: the
+    Gradients: add, sub, mul, div, max, min, squared_difference (with
+    broadcasting), relu, relu6, clip, leaky_relu, abs, sigmoid, tanh, exp,
+    log, neg, sqrt, rsqrt, softmax, log_softmax, concat, pad (constant),
+    slice (step 1), identity-like ops, dropout (training mode: the
     mask is recomputed from the op's seed; dropouts without one get
     distinct seeds), reshape, flatten, transpose,
     bias_add, matmul (rank 2), conv2d (activation none or relu), max_pool,
