@@ -762,20 +762,26 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
                      [&](Value r) { return needed.contains(r); }))
       ops.push_back(&op);
   Operation *terminator = body.getTerminator();
+  int unnamed = 0;
   for (Operation *op : llvm::reverse(ops)) {
     Operation *last = terminator->getPrevNode();
     if (failed(backprop(op)))
       return failure();
     // Name the gradient ops after their forward op ("conv1/grad"), so
     // profiles tell the forward and the backward pass apart.
+    Location forwardLoc = op->getLoc();
     std::string name = getImportedName(op);
-    if (name.empty())
-      continue;
+    if (name.empty()) {
+      // Unnamed ops get a name too, so both passes show up apart.
+      name =
+          op->getName().stripDialect().str() + "_" + std::to_string(unnamed++);
+      op->setLoc(NameLoc::get(b.getStringAttr(name), forwardLoc));
+    }
     Location gradLoc =
-        NameLoc::get(b.getStringAttr(name + "/grad"), op->getLoc());
+        NameLoc::get(b.getStringAttr(name + "/grad"), forwardLoc);
     for (Operation *created = last->getNextNode(); created != terminator;
          created = created->getNextNode())
-      if (created->getLoc() == op->getLoc())
+      if (created->getLoc() == forwardLoc)
         created->setLoc(gradLoc);
   }
 

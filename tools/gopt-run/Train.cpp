@@ -292,6 +292,33 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// Where a step's op time goes: the forward pass, the backward pass (ops
+/// named "<forward op>/grad" by --gopt-autodiff, and the loss gradient),
+/// the optimizer updates, and layout reorders the schedule added.
+void printTimeSplit(const std::vector<OpProfile> &rows) {
+  double forward = 0, backward = 0, optimizer = 0, reorder = 0;
+  for (const OpProfile &p : rows) {
+    bool grad = p.name.size() >= 5 &&
+                p.name.compare(p.name.size() - 5, 5, "/grad") == 0;
+    if (p.kind == "sgd_update" || p.kind == "adam_update")
+      optimizer += p.totalMs;
+    else if (p.kind == "reorder")
+      reorder += p.totalMs;
+    else if (grad || p.kind.find("_grad") != std::string::npos ||
+             p.kind.find("backprop") != std::string::npos)
+      backward += p.totalMs;
+    else
+      forward += p.totalMs;
+  }
+  double total = forward + backward + optimizer + reorder;
+  if (total <= 0)
+    return;
+  std::printf("\nop time: forward %.0f%%, backward %.0f%%, optimizer %.0f%%, "
+              "layout reorders %.0f%%\n",
+              100 * forward / total, 100 * backward / total,
+              100 * optimizer / total, 100 * reorder / total);
+}
+
 /// The training loader: the flags' batch, shuffling and prefetching; whole
 /// epochs, or unlimited ones when --steps counts the run.
 LoaderOptions loaderOptions(const TrainOptions &o) {
@@ -517,8 +544,11 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
               stats.meanFill, static_cast<long long>(stats.capacity),
               100.0 * stats.fractionEmpty, stats.totalWaitSeconds);
   std::printf("%s\n", classifyBottleneck(stats, computeSeconds).c_str());
-  if (o.profile)
-    printProfile(sortedProfiles(*session));
+  if (o.profile) {
+    std::vector<OpProfile> rows = sortedProfiles(*session);
+    printTimeSplit(rows);
+    printProfile(rows);
+  }
   if (!o.saveParams.empty()) {
     GOPT_RETURN_IF_ERROR(saveParams(*session, params, o.saveParams));
     std::printf("saved %zu parameters to %s/\n", params.size(),
