@@ -95,17 +95,22 @@ def torch_time(model, batch, steps, threads, onnx_path):
     return json.loads(r.stdout.strip().splitlines()[-1])["samples_per_s"]
 
 
-def accuracy_runs(gopt_run, onnx_path, threads):
-    out = {}
-    r = sh([gopt_run, onnx_path, "--train", "--data", "fashion-mnist",
+def gopt_accuracy(gopt_run, model, threads):
+    """Two epochs of gopt-run --train --eval: test accuracy per epoch and
+    end-to-end samples/s."""
+    r = sh([gopt_run, model, "--train", "--data", "fashion-mnist",
             "--epochs", "2", "--eval", "--threads", str(threads)], timeout=3600)
     if r.returncode != 0:
-        raise RuntimeError(f"gopt-run --train failed: {r.stderr.strip()}")
+        raise RuntimeError(f"gopt-run --train {model} failed: {r.stderr.strip()}")
     acc = [float(a) / 100 for a in
            re.findall(r"test accuracy ([0-9.]+)%", r.stdout)]
     e2e = float(re.search(r"end to end ([0-9.]+) samples/s", r.stdout).group(1))
-    out["gopt"] = {"accuracy": acc, "samples_per_s": e2e}
-    log(f"  gopt: {acc}, {e2e:.0f} samples/s end to end")
+    return {"accuracy": acc, "samples_per_s": e2e}
+
+
+def accuracy_runs(gopt_run, onnx_path, threads):
+    out = {"gopt": gopt_accuracy(gopt_run, onnx_path, threads)}
+    log(f"  gopt: {out['gopt']}")
     # The recipe itself: the network with its dropouts, exported in
     # training mode from the same weights.
     dropout_onnx = os.path.join(ROOT, "build", "mnist_cnn_dropout.onnx")
@@ -113,15 +118,8 @@ def accuracy_runs(gopt_run, onnx_path, threads):
             "--onnx", onnx_path, "--out", dropout_onnx])
     if r.returncode != 0:
         raise RuntimeError(f"export failed: {r.stderr.strip()[-500:]}")
-    r = sh([gopt_run, dropout_onnx, "--train", "--data", "fashion-mnist",
-            "--epochs", "2", "--eval", "--threads", str(threads)], timeout=3600)
-    if r.returncode != 0:
-        raise RuntimeError(f"gopt-run --train (dropout) failed: {r.stderr.strip()}")
-    acc = [float(a) / 100 for a in
-           re.findall(r"test accuracy ([0-9.]+)%", r.stdout)]
-    e2e = float(re.search(r"end to end ([0-9.]+) samples/s", r.stdout).group(1))
-    out["gopt-dropout"] = {"accuracy": acc, "samples_per_s": e2e}
-    log(f"  gopt-dropout: {acc}, {e2e:.0f} samples/s end to end")
+    out["gopt-dropout"] = gopt_accuracy(gopt_run, dropout_onnx, threads)
+    log(f"  gopt-dropout: {out['gopt-dropout']}")
     for dropout in (False, True):
         cmd = [sys.executable, os.path.join(HERE, "torch_mnist.py"), "train",
                "--onnx", onnx_path, "--epochs", "2", "--threads", str(threads)]

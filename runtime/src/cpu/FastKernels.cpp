@@ -1,5 +1,6 @@
 //===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
 #include "FastKernels.h"
+#include "ParallelRange.h"
 #include "gopt/runtime/OpSchema.h"
 
 #include <omp.h>
@@ -11,9 +12,6 @@
 
 namespace gopt::runtime::cpu {
 namespace {
-
-// Below this many elements a parallel region costs more than it saves.
-constexpr int64_t kParallelThreshold = 1 << 15;
 
 enum class Unary { kRelu, kRelu6, kClip };
 enum class Binary { kAdd, kSub, kMul };
@@ -71,22 +69,6 @@ inline void unaryRange(const float *x, float *y, int64_t begin, int64_t end,
       y[i] = v < 0 ? 0.0f : (v > 6 ? 6.0f : v);
     else
       y[i] = std::min(std::max(v, lo), hi);
-  }
-}
-
-template <typename Fn> void parallelRange(int64_t n, Fn fn) {
-  if (n < kParallelThreshold || omp_get_max_threads() == 1) {
-    fn(0, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    int threads = omp_get_num_threads(), id = omp_get_thread_num();
-    // Chunks of whole cache lines (16 floats) per thread.
-    int64_t chunk = ((n + threads - 1) / threads + 15) / 16 * 16;
-    int64_t begin = std::min(n, id * chunk), end = std::min(n, begin + chunk);
-    if (begin < end)
-      fn(begin, end);
   }
 }
 

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
+#include "ParallelRange.h"
 #include "gopt/runtime/Kernel.h"
 
 #include <dnnl.hpp>
@@ -40,8 +41,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using Dims = memory::dims;
 
-// Below this many elements a parallel region costs more than it saves.
-constexpr int64_t kParallelThreshold = 1 << 15;
+using cpu::kParallelThreshold;
+using cpu::parallelRange;
 
 bool allF32(const KernelConfig &c) {
   for (DType t : c.inputTypes)
@@ -54,22 +55,6 @@ bool allF32(const KernelConfig &c) {
 }
 
 StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
-
-// Splits [0, n) into one contiguous range per thread (whole cache lines).
-template <typename Fn> void parallelRange(int64_t n, Fn fn) {
-  if (n < kParallelThreshold || omp_get_max_threads() == 1) {
-    fn(0, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    int threads = omp_get_num_threads(), id = omp_get_thread_num();
-    int64_t chunk = ((n + threads - 1) / threads + 15) / 16 * 16;
-    int64_t begin = std::min(n, id * chunk), end = std::min(n, begin + chunk);
-    if (begin < end)
-      fn(begin, end);
-  }
-}
 
 // Per-channel sums over rows split among threads: each thread accumulates
 // into its own slice of `partials` ([threads][channels]), merged in thread
