@@ -194,7 +194,11 @@ Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
 
 Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out) {
-  GOPT_RETURN_IF_ERROR(requireSameTypes(types, in.size()));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  // Mixed precision keeps a bf16 convolution's bias in f32.
+  if (types.size() == 3 && types[2] != types[0] && types[2] != DType::kF32)
+    return invalidArgument("bias has element type ", dtypeName(types[2]),
+                           ", expected ", dtypeName(types[0]), " or f32");
   GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "conv2d input"));
   GOPT_RETURN_IF_ERROR(requireRank(in[1], 4, "conv2d filter"));
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
@@ -705,27 +709,39 @@ Status shapeOfShape(const OpAttrs &, const Shapes &in, const DTypes &,
   return Status::success();
 }
 
-// int8 values times f32 scales: one per slice along `axis`, or one.
-Status dequantizeShape(const OpAttrs &attrs, const Shapes &in,
-                       const DTypes &types, Shapes &out) {
-  if (types[0] != DType::kI8)
-    return invalidArgument("dequantize values must be i8, got ",
-                           dtypeName(types[0]));
+// Values (i8 for dequantize, f32 for quantize) and f32 scales: one per
+// slice along `axis`, or one.
+Status quantizationShape(const char *op, DType valueType, const OpAttrs &attrs,
+                         const Shapes &in, const DTypes &types, Shapes &out) {
+  if (types[0] != valueType)
+    return invalidArgument(op, " values must be ", dtypeName(valueType),
+                           ", got ", dtypeName(types[0]));
   if (types[1] != DType::kF32)
-    return invalidArgument("dequantize scales must be f32, got ",
+    return invalidArgument(op, " scales must be f32, got ",
                            dtypeName(types[1]));
   int64_t rank = in[0].size();
   if (rank == 0)
-    return invalidArgument("dequantize values must have rank >= 1");
+    return invalidArgument(op, " values must have rank >= 1");
   GOPT_ASSIGN_OR_RETURN(int64_t axis,
                         normalizeAxis(attrs.getInt("axis", 0), rank));
-  GOPT_RETURN_IF_ERROR(requireRank(in[1], 1, "dequantize scales"));
+  std::string scalesName = std::string(op) + " scales";
+  GOPT_RETURN_IF_ERROR(requireRank(in[1], 1, scalesName.c_str()));
   if (in[1][0] != 1 && in[1][0] != in[0][axis])
-    return invalidArgument("dequantize expects ", in[0][axis], " scales (dim ",
-                           axis, " of values ", shapeToString(in[0]),
-                           ") or 1, got ", in[1][0]);
+    return invalidArgument(op, " expects ", in[0][axis], " scales (dim ", axis,
+                           " of values ", shapeToString(in[0]), ") or 1, got ",
+                           in[1][0]);
   out[0] = in[0];
   return Status::success();
+}
+
+Status dequantizeShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  return quantizationShape("dequantize", DType::kI8, attrs, in, types, out);
+}
+
+Status quantizeShape(const OpAttrs &attrs, const Shapes &in,
+                     const DTypes &types, Shapes &out) {
+  return quantizationShape("quantize", DType::kF32, attrs, in, types, out);
 }
 
 const std::vector<std::string> kDataFormats = {"NHWC", "NCHW"};
@@ -884,6 +900,14 @@ std::vector<OpSchema> buildSchemas() {
                {{"axis", A::kInt, false}},
                dequantizeShape,
                ResultDType::kF32});
+  s.push_back({"quantize",
+               2,
+               2,
+               1,
+               1,
+               {{"axis", A::kInt, false}},
+               quantizeShape,
+               ResultDType::kI8});
   // A copy between host and device memory, inserted by device placement.
   s.push_back({"transfer",
                1,

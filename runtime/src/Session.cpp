@@ -192,6 +192,7 @@ Status Session::Impl::resolveShapes() {
       int t = op.outputs(r);
       DType expected = schema->resultDType == ResultDType::kI64   ? DType::kI64
                        : schema->resultDType == ResultDType::kF32 ? DType::kF32
+                       : schema->resultDType == ResultDType::kI8  ? DType::kI8
                                                                   : inTypes[0];
       if (schema->resultDType != ResultDType::kAny && dtypes[t] != expected)
         return invalidArgument(opLabel(o), ": result '", tensorName(t),

@@ -562,6 +562,49 @@ TEST(DequantizeRef, RejectsBadTypesScalesAndAxis) {
       "dequantize scales must have rank 1");
 }
 
+TEST(QuantizeRef, RoundsHalfToEvenSaturatesAndInvertsDequantize) {
+  // Per row (axis 0): scale 0.5 and 2. Ties go to even (1.25 / 0.5 = 2.5
+  // -> 2, 3 / 2 = 1.5 -> 2), out-of-range values saturate, NaN is 0.
+  Tensor x = makeF32({2, 4}, {1.25f, -0.75f, 100.0f, -100.0f, 3.0f, -5.0f,
+                              std::nanf(""), 255.0f});
+  Tensor rows = makeF32({2}, {0.5f, 2.0f});
+  std::vector<int8_t> expected = {2, -2, 127, -128, 2, -2, 0, 127};
+  EXPECT_EQ(values<int8_t>(runOk("quantize", {{"axis", intAttr(0)}}, {x, rows},
+                                 {DType::kI8, {2, 4}})),
+            expected);
+  // dequantize(quantize(x)) is x within half a scale, for x in range.
+  Tensor y = makeF32({1, 5}, {0.1f, -0.33f, 0.49f, -0.5f, 0.0f});
+  Tensor s = makeF32({1}, {0.5f / 127});
+  Tensor q = runOk("quantize", {}, {y, s}, {DType::kI8, {1, 5}});
+  std::vector<float> back =
+      values<float>(runOk("dequantize", {}, {q, s}, {F32, {1, 5}}));
+  for (size_t i = 0; i < back.size(); ++i)
+    EXPECT_NEAR(back[i], values<float>(y)[i], 0.5f * 0.5f / 127 + 1e-7f);
+}
+
+TEST(QuantizeRef, RejectsNonPositiveScalesAndBadTypes) {
+  auto expectError = [](StatusOr<std::vector<Tensor>> result,
+                        const std::string &needle) {
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.status().message().find(needle), std::string::npos)
+        << result.status().message();
+  };
+  Tensor x = makeF32({2}, {1, 2});
+  expectError(
+      runOp("quantize", {}, {x, makeF32({1}, {0.0f})}, {{DType::kI8, {2}}}),
+      "quantize scale 0 is 0, expected a finite positive number");
+  expectError(
+      runOp("quantize", {}, {x, makeF32({1}, {-1.0f})}, {{DType::kI8, {2}}}),
+      "expected a finite positive number");
+  expectError(
+      runOp("quantize", {},
+            {makeTensor<int8_t>(DType::kI8, {2}, {1, 2}), makeF32({1}, {1})},
+            {{DType::kI8, {2}}}),
+      "quantize values must be f32, got i8");
+  expectError(runOp("quantize", {}, {x, makeF32({1}, {1})}, {{F32, {2}}}),
+              "the op produces i8");
+}
+
 TEST(MatmulRef, TransposesAndBatchBroadcast) {
   Tensor a = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b = makeF32({3, 2}, {1, 0, 0, 1, 1, 1});

@@ -415,6 +415,37 @@ Status checkNumericsKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return copyKernel(ctx, in, out);
 }
 
+// The slices of a (de)quantize: `channels` along `axis`, each with
+// `outer` x `inner` elements around it; scale index c, or 0 for one scale.
+struct QuantizationLayout {
+  int64_t outer = 1, channels = 1, inner = 1, numScales = 1;
+};
+
+StatusOr<QuantizationLayout> getQuantizationLayout(const char *op,
+                                                   const RefContext &ctx,
+                                                   const Tensor &x,
+                                                   const Tensor &scales) {
+  const Shape &shape = x.shape();
+  int64_t rank = shape.size();
+  int64_t axis = ctx.attrs().getInt("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return invalidArgument(op, " axis ", ctx.attrs().getInt("axis", 0),
+                           " out of range for rank ", rank);
+  QuantizationLayout l;
+  l.channels = shape[axis];
+  l.numScales = scales.numElements();
+  if (l.numScales != 1 && l.numScales != l.channels)
+    return invalidArgument(op, " expects ", l.channels, " scales or 1, got ",
+                           l.numScales);
+  for (int64_t d = 0; d < axis; ++d)
+    l.outer *= shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    l.inner *= shape[d];
+  return l;
+}
+
 // y = x * scales[c], c the index along `axis` (0 for a single scale).
 Status dequantizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
@@ -426,33 +457,51 @@ Status dequantizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                            dtypeName(x.dtype()), ", ",
                            dtypeName(scales.dtype()), " and ",
                            dtypeName(out[0].dtype()));
-  const Shape &shape = x.shape();
-  int64_t rank = shape.size();
-  int64_t axis = ctx.attrs().getInt("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return invalidArgument("dequantize axis ", ctx.attrs().getInt("axis", 0),
-                           " out of range for rank ", rank);
-  int64_t channels = shape[axis];
-  int64_t numScales = scales.numElements();
-  if (numScales != 1 && numScales != channels)
-    return invalidArgument("dequantize expects ", channels,
-                           " scales or 1, got ", numScales);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = axis + 1; d < rank; ++d)
-    inner *= shape[d];
+  GOPT_ASSIGN_OR_RETURN(QuantizationLayout l,
+                        getQuantizationLayout("dequantize", ctx, x, scales));
   const int8_t *q = x.data<int8_t>();
   const float *s = scales.data<float>();
   float *y = out[0].data<float>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < channels; ++c) {
-      float scale = s[numScales == 1 ? 0 : c];
-      int64_t base = (o * channels + c) * inner;
-      for (int64_t i = 0; i < inner; ++i)
+  for (int64_t o = 0; o < l.outer; ++o)
+    for (int64_t c = 0; c < l.channels; ++c) {
+      float scale = s[l.numScales == 1 ? 0 : c];
+      int64_t base = (o * l.channels + c) * l.inner;
+      for (int64_t i = 0; i < l.inner; ++i)
         y[base + i] = static_cast<float>(q[base + i]) * scale;
+    }
+  return Status::success();
+}
+
+// q = clamp(round_half_even(x / scales[c]), -128, 127); NaN -> 0, as ONNX
+// QuantizeLinear with zero point 0.
+Status quantizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                      std::vector<Tensor> &out) {
+  const Tensor &x = in[0], &scales = in[1];
+  if (x.dtype() != DType::kF32 || scales.dtype() != DType::kF32 ||
+      out[0].dtype() != DType::kI8)
+    return invalidArgument("quantize expects f32 values, f32 scales and an "
+                           "i8 result, got ",
+                           dtypeName(x.dtype()), ", ",
+                           dtypeName(scales.dtype()), " and ",
+                           dtypeName(out[0].dtype()));
+  GOPT_ASSIGN_OR_RETURN(QuantizationLayout l,
+                        getQuantizationLayout("quantize", ctx, x, scales));
+  const float *s = scales.data<float>();
+  for (int64_t c = 0; c < l.numScales; ++c)
+    if (!(s[c] > 0.0f) || !std::isfinite(s[c]))
+      return invalidArgument("quantize scale ", c, " is ", s[c],
+                             ", expected a finite positive number");
+  const float *v = x.data<float>();
+  int8_t *q = out[0].data<int8_t>();
+  for (int64_t o = 0; o < l.outer; ++o)
+    for (int64_t c = 0; c < l.channels; ++c) {
+      float scale = s[l.numScales == 1 ? 0 : c];
+      int64_t base = (o * l.channels + c) * l.inner;
+      for (int64_t i = 0; i < l.inner; ++i) {
+        float r = std::nearbyint(v[base + i] / scale); // ties to even
+        r = std::isnan(r) ? 0.0f : std::min(127.0f, std::max(-128.0f, r));
+        q[base + i] = static_cast<int8_t>(r);
+      }
     }
   return Status::success();
 }
@@ -487,6 +536,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   registerKernel(r, "bias_add", biasAddKernel, D::kFloat);
   registerKernel(r, "cast", castKernel, D::kAny);
   registerKernel(r, "dequantize", dequantizeKernel, D::kAny);
+  registerKernel(r, "quantize", quantizeKernel, D::kAny);
   registerKernel(r, "identity", copyKernel, D::kAny);
   registerKernel(r, "stop_gradient", copyKernel, D::kAny);
   // Host memory is the only memory a CPU session has: a transfer is a copy.

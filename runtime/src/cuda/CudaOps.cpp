@@ -842,6 +842,12 @@ ConvKernel::create(const CudaKernelConfig &c) {
   DType t = c.inputTypes[0];
   if (!isFloatKernelType(t))
     return noKernel(c, detail::concat("element type ", dtypeName(t)));
+  // The bias descriptor is in the data's type (mixed precision keeps a bf16
+  // convolution's bias in f32).
+  if (c.inputTypes.size() > 2 && c.inputTypes[2] != t)
+    return noKernel(c,
+                    detail::concat("bias of type ", dtypeName(c.inputTypes[2]),
+                                   " with ", dtypeName(t), " data"));
   OpAttrs attrs = c.attrs();
   auto k = std::make_unique<ConvKernel>();
   k->ctx_ = c.ctx;

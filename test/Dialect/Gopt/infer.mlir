@@ -90,3 +90,12 @@ func.func @dequantize_dynamic(%q: tensor<?x16xi8>, %s: tensor<16xf32>) -> tensor
   %1 = gopt.dequantize %q, %s {axis = 1 : i64} : (tensor<?x16xi8>, tensor<16xf32>) -> tensor<8x16xf32>
   return %0 : tensor<?x16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @quantize_dynamic
+func.func @quantize_dynamic(%x: tensor<?x16xf32>, %s: tensor<1xf32>) -> tensor<?x16xi8> {
+  // CHECK: gopt.quantize %{{.*}}, %{{.*}} : (tensor<?x16xf32>, tensor<1xf32>) -> tensor<?x16xi8>
+  %0 = gopt.quantize %x, %s : (tensor<?x16xf32>, tensor<1xf32>) -> tensor<?x16xi8>
+  return %0 : tensor<?x16xi8>
+}

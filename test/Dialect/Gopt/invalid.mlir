@@ -704,3 +704,21 @@ func.func @dequantize_result_shape(%q: tensor<4x3xi8>, %s: tensor<4xf32>) {
   %0 = gopt.dequantize %q, %s : (tensor<4x3xi8>, tensor<4xf32>) -> tensor<3x4xf32>
   return
 }
+
+// -----
+
+/// quantize needs one scale per channel along axis, or one.
+func.func @quantize_scale_count(%x: tensor<4x3xf32>, %s: tensor<3xf32>) {
+  // expected-error@+1 {{'gopt.quantize' op expects 4 scales (dimension 0 of values [4, 3]) or 1 (per-tensor), got 3}}
+  %0 = gopt.quantize %x, %s {axis = 0 : i64} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi8>
+  return
+}
+
+// -----
+
+/// quantize produces int8.
+func.func @quantize_result_type(%x: tensor<4x3xf32>, %s: tensor<1xf32>) {
+  // expected-error@+1 {{'gopt.quantize' op result #0 must be ranked tensor of 8-bit signless integer values, but got 'tensor<4x3xi32>'}}
+  %0 = gopt.quantize %x, %s : (tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xi32>
+  return
+}

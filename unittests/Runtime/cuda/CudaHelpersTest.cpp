@@ -175,6 +175,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   // The training ops (docs/training.md) have CPU kernels only so far.
   std::set<std::string> cpuOnly = {"constant",
                                    "dequantize",
+                                   "quantize",
                                    "softmax_cross_entropy",
                                    "softmax_cross_entropy_grad",
                                    "mse_loss",

@@ -445,6 +445,20 @@ static LogicalResult inferTypes(DequantizeOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(DequantizeOp)
 
+static LogicalResult inferTypes(QuantizeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferDequantizeShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getScales()),
+          static_cast<int64_t>(adaptor.getAxis()), shape, error)))
+    return failure();
+  inferred.push_back(
+      tensorOf(shape, IntegerType::get(adaptor.getX().getContext(), 8)));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(QuantizeOp)
+
 //===----------------------------------------------------------------------===//
 // Neural-network ops
 //===----------------------------------------------------------------------===//

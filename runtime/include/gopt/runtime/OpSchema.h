@@ -58,6 +58,7 @@ enum class ResultDType {
   kAny,              // cast: the result type is the target
   kI64,              // shape
   kF32,              // dequantize
+  kI8,               // quantize
 };
 
 struct OpSchema {

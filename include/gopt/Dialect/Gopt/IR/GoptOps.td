@@ -355,6 +355,26 @@ def Gopt_DequantizeOp : Gopt_InferredOp<"dequantize", [Pure]> {
   let results = (outs RankedTensorOf<[F32]>:$y);
 }
 
+def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
+  let summary = "f32 values to int8 with per-channel (or per-tensor) scales";
+  let description = [{
+    Symmetric quantization, the inverse of `gopt.dequantize`:
+    `q = clamp(round_half_to_even(x / scales[c]), -128, 127)` with `c` as
+    in `gopt.dequantize` (ONNX QuantizeLinear with zero point 0; NaN
+    becomes 0). Scales must be positive. `--gopt-quantize` puts a
+    quantize/dequantize pair on each calibrated activation that a
+    conv2d or matmul reads (the explicit Q/DQ form of ONNX Runtime and
+    TensorRT).
+
+    ```mlir
+    %q = gopt.quantize %x, %s : (tensor<?x64x56x56xf32>, tensor<1xf32>) -> tensor<?x64x56x56xi8>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$x, RankedTensorOf<[F32]>:$scales,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs RankedTensorOf<[I8]>:$y);
+}
+
 
 def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
   let summary = "2-D convolution, optionally with bias and activation";
