@@ -12,6 +12,11 @@ test/Import/Inputs. The outputs are committed, so the tests need no Python.
 - resnet_block_nhwc.pb/.pbtxt: a ResNet block in NHWC with unfused batch norm
   (moments via Mean/SquaredDifference, then Rsqrt, Mul, Sub, Add), as
   tf.layers.batch_normalization(fused=False) writes it.
+- onnx_qdq*.onnx: QuantizeLinear/DequantizeLinear (int8, zero point 0) around
+  a Conv with a per-channel int8 weight, its input/expected-output arrays
+  computed here with numpy (round half to even, saturate), and the forms
+  gopt rejects (uint8, a non-zero zero point). `make_test_graphs.py qdq
+  [OUT_DIR]` writes only these.
 - training_nhwc.pbtxt: a training-style graph (Identity, CheckNumerics,
   FusedBatchNormV3 with is_training, StopGradient, BiasAdd, MatMul, Softmax).
 GraphDefs are built with the project's own schema, lib/Import/graph.proto,
@@ -29,7 +34,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "test", "Import", "Inputs")
+ARGS = [a for a in sys.argv[1:] if a != "qdq"]
+OUT = ARGS[0] if ARGS else os.path.join(ROOT, "test", "Import", "Inputs")
 RNG = np.random.default_rng(1234)
 
 
@@ -311,8 +317,49 @@ def graphdef():
         f.write(text_format.MessageToString(g))
 
 
+def onnx_qdq():
+    """Symmetric int8 Q/DQ around a 1x1 conv, with numpy's answer."""
+    x_scale = np.array(0.02, np.float32)
+    zero = np.array(0, np.int8)
+    w_q = np.array([[[[100]], [[-50]]], [[[127]], [[-128]]]], np.int8)
+    w_scale = np.array([0.01, 0.002], np.float32)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "zp"], ["xq"], name="quant_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "zp"], ["xd"], name="dequant_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["wd"], name="dequant_w",
+                         axis=0),
+        helper.make_node("Conv", ["xd", "wd"], ["y"], name="conv"),
+    ]
+    inits = [init("xs", x_scale), init("zp", zero), init("wq", w_q), init("ws", w_scale),
+             init("wzp", np.zeros(2, np.int8))]
+    save(model(nodes, [vi("x", ["N", 2, 3, 3])], [vi("y", None)], inits), "onnx_qdq.onnx")
+    # Inputs that hit ties (0.01 / 0.02 = 0.5 -> 0, 0.03 -> 1.5 -> 2) and
+    # saturation (+-3 -> +-150 -> 127 / -128).
+    x = np.array([0.01, 0.03, -0.01, -0.03, 3.0, -3.0, 0.5, -0.5, 0.0] * 2,
+                 np.float32).reshape(1, 2, 3, 3)
+    xq = np.clip(np.rint(x / x_scale), -128, 127).astype(np.int8)
+    xd = xq.astype(np.float32) * x_scale
+    wd = w_q.astype(np.float32) * w_scale.reshape(2, 1, 1, 1)
+    y = np.einsum("nchw,oc->nohw", xd, wd[:, :, 0, 0]).astype(np.float32)
+    np.save(os.path.join(OUT, "onnx_qdq.input.npy"), x)
+    np.save(os.path.join(OUT, "onnx_qdq.output.npy"), y)
+    # Forms gopt rejects: uint8 (no zero point), a non-zero zero point.
+    save(model([helper.make_node("QuantizeLinear", ["x", "xs"], ["q"], name="quant_u8")],
+               [vi("x", [2])], [vi("q", None)], [init("xs", x_scale)]),
+         "onnx_err_qdq_uint8.onnx")
+    save(model([helper.make_node("QuantizeLinear", ["x", "xs", "zp"], ["q"], name="quant_zp")],
+               [vi("x", [2])], [vi("q", None)],
+               [init("xs", x_scale), init("zp", np.array(3, np.int8))]),
+         "onnx_err_qdq_zero_point.onnx")
+
+
 if __name__ == "__main__":
+    if "qdq" in sys.argv[1:]:
+        os.makedirs(OUT, exist_ok=True)
+        onnx_qdq()
+        sys.exit(0)
     os.makedirs(OUT, exist_ok=True)
     lenet()
     onnx_ops()
+    onnx_qdq()
     graphdef()

@@ -102,6 +102,43 @@ std::string getOpName(Operation *op, unsigned index) {
   return name + "_" + std::to_string(index);
 }
 
+/// The name a function argument or result is bound under: its gopt.name, or
+/// `<prefix><index>`.
+std::string getBindingName(DictionaryAttr attrs, StringRef prefix,
+                           unsigned index) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("gopt.name"))
+      return name.str();
+  return (prefix + Twine(index)).str();
+}
+
+/// Results returned once by `ret` and produced by a non-constant op become
+/// output tensors under their output name (state updates excepted);
+/// others get a copy.
+llvm::DenseMap<Value, std::string> getReturnedOnce(func::FuncOp func,
+                                                   func::ReturnOp ret) {
+  llvm::DenseMap<Value, unsigned> returnCount;
+  for (Value value : ret.getOperands())
+    ++returnCount[value];
+  llvm::DenseMap<Value, std::string> returnedOnce;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (func.getResultAttr(i, attrs::kUpdates))
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (def && !isa<ConstantOp>(def) && returnCount[value] == 1)
+      returnedOnce[value] =
+          getBindingName(func.getResultAttrDict(i), "output", i);
+  }
+  return returnedOnce;
+}
+
+/// The name of result `result` of an op named `opName`.
+std::string getResultName(StringRef opName, OpResult result) {
+  return result.getOwner()->getNumResults() == 1
+             ? opName.str()
+             : (opName + ":" + Twine(result.getResultNumber())).str();
+}
+
 class PlanLowering {
 public:
   explicit PlanLowering(func::FuncOp func)
@@ -125,9 +162,6 @@ private:
   llvm::StringMap<StateInfo> stateTensors;
   LogicalResult lowerOp(Operation *op);
   FailureOr<int> lookup(Operation *user, Value value);
-  /// The name a function argument or result is bound under.
-  std::string getBindingName(DictionaryAttr attrs, StringRef prefix,
-                             unsigned index);
   FailureOr<rt::DType> getDType(Operation *where, Type type);
 
   func::FuncOp func;
@@ -137,14 +171,6 @@ private:
   llvm::DenseMap<Value, std::string> returnedOnce;
   unsigned opIndex = 0;
 };
-
-std::string PlanLowering::getBindingName(DictionaryAttr attrs, StringRef prefix,
-                                         unsigned index) {
-  if (attrs)
-    if (auto name = attrs.getAs<StringAttr>("gopt.name"))
-      return name.str();
-  return (prefix + Twine(index)).str();
-}
 
 FailureOr<rt::DType> PlanLowering::getDType(Operation *where, Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -319,10 +345,7 @@ LogicalResult PlanLowering::lowerOp(Operation *op) {
     if (failed(dtype))
       return failure();
     rt::Shape shape = toShape(cast<RankedTensorType>(result.getType()));
-    std::string tensorName =
-        op->getNumResults() == 1
-            ? name
-            : name + ":" + std::to_string(result.getResultNumber());
+    std::string tensorName = getResultName(name, result);
     auto returned = returnedOnce.find(result);
     int index = returned != returnedOnce.end()
                     ? builder.addOutput(returned->second, *dtype, shape)
@@ -364,17 +387,7 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
 
   // A value returned once and produced by an op becomes an output tensor
   // directly; others (arguments, constants, repeated results) get a copy.
-  llvm::DenseMap<Value, unsigned> returnCount;
-  for (Value value : ret.getOperands())
-    ++returnCount[value];
-  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    if (func.getResultAttr(i, attrs::kUpdates))
-      continue;
-    Operation *def = value.getDefiningOp();
-    if (def && !isa<ConstantOp>(def) && returnCount[value] == 1)
-      returnedOnce[value] =
-          getBindingName(func.getResultAttrDict(i), "output", i);
-  }
+  returnedOnce = getReturnedOnce(func, ret);
 
   for (BlockArgument arg : body.getArguments()) {
     if (func.getArgAttr(arg.getArgNumber(), attrs::kState)) {
@@ -437,6 +450,36 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
 
 FailureOr<gopt::plan::Plan> lowerToPlan(func::FuncOp func) {
   return PlanLowering(func).run();
+}
+
+llvm::DenseMap<Value, std::string> getPlanTensorNames(func::FuncOp func) {
+  llvm::DenseMap<Value, std::string> names;
+  if (func.isExternal())
+    return names;
+  Block &body = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseMap<Value, std::string> returnedOnce;
+  if (ret)
+    returnedOnce = getReturnedOnce(func, ret);
+  for (BlockArgument arg : body.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    names[arg] = getBindingName(
+        func.getArgAttrDict(i),
+        func.getArgAttr(i, attrs::kState) ? "state" : "input", i);
+  }
+  // Constants and ops share one counter, in program order, as in
+  // PlanLowering::run.
+  unsigned opIndex = 0;
+  for (Operation &op : body.without_terminator()) {
+    std::string name = getOpName(&op, opIndex++);
+    for (OpResult result : op.getResults()) {
+      auto returned = returnedOnce.find(result);
+      names[result] = returned != returnedOnce.end()
+                          ? returned->second
+                          : getResultName(name, result);
+    }
+  }
+  return names;
 }
 
 void registerEmitPlanTranslation() {

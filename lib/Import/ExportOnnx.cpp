@@ -117,6 +117,11 @@ private:
   }
   std::string scalarInitializer(Type elementType, double value);
   LogicalResult addConstant(ConstantOp op);
+  /// Q/DQ: ONNX's QuantizeLinear / DequantizeLinear with an int8 zero point
+  /// of 0 (gopt's quantization is symmetric) and, for one scale, a scalar
+  /// scale (ONNX reads a 1-D scale as per-axis).
+  LogicalResult exportQuantization(Operation *op, StringRef onnxOp, Value x,
+                                   Value scales, int64_t axis, Value result);
 
   /// Transposes `input` with `perm` into a fresh value.
   std::string transpose(const std::string &input, ArrayRef<int64_t> perm) {
@@ -214,6 +219,34 @@ LogicalResult OnnxExporter::addConstant(ConstantOp op) {
   return success();
 }
 
+LogicalResult OnnxExporter::exportQuantization(Operation *op, StringRef onnxOp,
+                                               Value x, Value scales,
+                                               int64_t axis, Value result) {
+  auto scalesType = cast<RankedTensorType>(scales.getType());
+  std::string scale = nameOf(scales);
+  bool perTensor = scalesType.getNumElements() == 1;
+  if (perTensor) {
+    auto constant = scales.getDefiningOp<ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense)
+      return op->emitError("exports to ONNX only with a constant scale");
+    scale = scalarInitializer(scalesType.getElementType(),
+                              *dense.getValues<float>().begin());
+  }
+  onnx::TensorProto *zero = graph->add_initializer();
+  zero->set_name(fresh());
+  zero->set_data_type(onnx::TensorProto::INT8);
+  if (!perTensor)
+    zero->add_dims(scalesType.getNumElements());
+  zero->set_raw_data(std::string(scalesType.getNumElements(), '\0'));
+  onnx::NodeProto *n =
+      add(onnxOp, {nameOf(x), scale, zero->name()}, {nameOf(result)});
+  if (!perTensor)
+    setInt(n, "axis", axis);
+  return success();
+}
+
 LogicalResult OnnxExporter::activation(StringRef act, const std::string &in,
                                        const std::string &out,
                                        Type elementType) {
@@ -245,7 +278,18 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](ConstantOp c) { return addConstant(c); })
+      .Case([&](ConstantOp c) {
+        // Unused constants, and a single scale read only by Q/DQ ops
+        // (exportQuantization writes it as a scalar there), would be
+        // initializers no node reads.
+        bool onlyScalarScale =
+            cast<RankedTensorType>(c.getType()).getNumElements() == 1 &&
+            llvm::all_of(c->getUses(), [](OpOperand &use) {
+              return isa<QuantizeOp, DequantizeOp>(use.getOwner()) &&
+                     use.getOperandNumber() == 1;
+            });
+        return c->use_empty() || onlyScalarScale ? success() : addConstant(c);
+      })
       .Case([&](Conv2DOp c) {
         // The filter in OIHW, the layout ONNX's Conv takes.
         std::string w = nameOf(c.getFilter());
@@ -465,6 +509,14 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return success();
       })
       .Case([&](ShapeOp) { return unaryName("Shape"); })
+      .Case([&](QuantizeOp q) {
+        return exportQuantization(q, "QuantizeLinear", q.getX(), q.getScales(),
+                                  q.getAxis(), q.getY());
+      })
+      .Case([&](DequantizeOp d) {
+        return exportQuantization(d, "DequantizeLinear", d.getX(),
+                                  d.getScales(), d.getAxis(), d.getY());
+      })
       .Case<IdentityOp, StopGradientOp, CheckNumericsOp>(
           [&](auto) { return unaryName("Identity"); })
       .Case([&](DropoutOp d) -> LogicalResult {

@@ -140,6 +140,7 @@ private:
   LogicalResult importPad();
   LogicalResult importReduce(StringRef kind);
   LogicalResult importConstant();
+  LogicalResult importQuantization(bool dequantize);
   LogicalResult importVariadic(StringRef kind);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   template <typename OpTy> LogicalResult binary();
@@ -614,6 +615,70 @@ LogicalResult OnnxImporter::importGemm() {
     y = op;
   }
   setOutput(0, y);
+  return success();
+}
+
+/// QuantizeLinear / DequantizeLinear in the symmetric int8 form gopt
+/// computes (an int8 zero point of 0): gopt.quantize / gopt.dequantize. The
+/// scale must be a constant (a scalar: per tensor; 1-D: per `axis`).
+LogicalResult OnnxImporter::importQuantization(bool dequantize) {
+  StringRef op = dequantize ? "DequantizeLinear" : "QuantizeLinear";
+  GET_INPUT(x, 0);
+  if (node->input_size() < 2 || node->input(1).empty())
+    return failNode("missing the scale (input 1)");
+  if (const onnx::AttributeProto *block = attr("block_size");
+      block && block->i() != 0)
+    return failNode("blocked quantization (block_size) is not supported");
+  // The zero point decides the quantized type; without one ONNX quantizes
+  // to uint8, which gopt's symmetric int8 cannot represent.
+  bool hasZeroPoint = node->input_size() > 2 && !node->input(2).empty();
+  if (!hasZeroPoint && !dequantize)
+    return failNode("quantizes to uint8 (no zero point given); gopt "
+                    "quantizes symmetrically to int8: give an int8 zero point "
+                    "of 0");
+  if (hasZeroPoint) {
+    FailureOr<DenseElementsAttr> zero = constantAttr(node->input(2));
+    if (failed(zero))
+      return failure();
+    if (!zero->getElementType().isInteger(8))
+      return failNode("has a zero point of a type other than int8; gopt "
+                      "quantizes symmetrically to int8");
+    for (APInt v : zero->getValues<APInt>())
+      if (!v.isZero())
+        return failNode("has a non-zero zero point (asymmetric "
+                        "quantization); gopt quantizes symmetrically");
+  }
+  Type valueType = getElementTypeOrSelf(x.getType());
+  if (dequantize ? !valueType.isInteger(8) : !valueType.isF32())
+    return failNode(llvm::formatv("{0} input must be {1}", op,
+                                  dequantize ? "int8" : "float"));
+  FailureOr<DenseElementsAttr> scale = constantAttr(node->input(1));
+  if (failed(scale))
+    return failure();
+  auto scaleType = cast<RankedTensorType>(scale->getType());
+  if (!scaleType.getElementType().isF32() || scaleType.getRank() > 1)
+    return failNode("the scale must be an f32 scalar or 1-D tensor");
+  for (float s : scale->getValues<float>())
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return failNode(
+          llvm::formatv("has scale {0}; expected finite positive scales", s));
+  int64_t count = scaleType.getNumElements();
+  auto scalesType = RankedTensorType::get({count}, b.getF32Type());
+  Value scales =
+      b.create<ConstantOp>(loc, scale->reshape(scalesType)).getResult();
+  int64_t axis = scaleType.getRank() == 1 ? intAttr("axis", 1) : 0;
+  Value r;
+  if (dequantize) {
+    if (auto q = createInferred<DequantizeOp>(b, loc, x, scales,
+                                              b.getI64IntegerAttr(axis)))
+      r = q.getResult();
+  } else if (auto q = createInferred<QuantizeOp>(b, loc, x, scales,
+                                                 b.getI64IntegerAttr(axis))) {
+    r = q.getResult();
+  }
+  if (!r)
+    return failOp();
+  setOutput(0, r);
   return success();
 }
 
@@ -1209,6 +1274,8 @@ LogicalResult OnnxImporter::importNode() {
     setOutput(0, r);
     return success();
   }
+  if (op == "QuantizeLinear" || op == "DequantizeLinear")
+    return importQuantization(op == "DequantizeLinear");
   if (op == "Cast") {
     GET_INPUT(x, 0);
     const onnx::AttributeProto *to = attr("to");

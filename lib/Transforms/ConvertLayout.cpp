@@ -469,13 +469,12 @@ struct ConvertLayoutPass
           op->getNumOperands() > 0)
         elementType = getElementTypeOrSelf(op->getOperand(0).getType());
     });
-    if (elementType && (elementType.isF16() || elementType.isBF16())) {
-      std::string why = target.getValue() == "gpu"
-                            ? "tensor cores read f16/bf16 activations in NHWC"
-                            : "oneDNN's bf16/f16 (AMX) kernels prefer "
-                              "channels-last";
-      return {"NHWC", why};
-    }
+    if (elementType && (elementType.isF16() || elementType.isBF16()) &&
+        target.getValue() == "gpu")
+      return {"NHWC", "tensor cores read f16/bf16 activations in NHWC"};
+    if (elementType && (elementType.isF16() || elementType.isBF16()))
+      return {"NCHW", "gopt's CPU schedule keeps NCHW convolutions in "
+                      "oneDNN's blocked layouts, in bf16 as in f32"};
     std::string why = target.getValue() == "gpu"
                           ? "cuDNN's fastest f32 kernels are NCHW"
                           : "oneDNN's f32 kernels run fastest on NCHW "

@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
+#include <cstring>
 
 using namespace mlir;
 
@@ -54,6 +55,28 @@ static bool readResource(ElementsAttr attr, HostTensor &t) {
   return true;
 }
 
+/// f16/bf16 blobs (writeConstant's, for mixed precision) have no typed
+/// resource attribute: their bytes are the 16-bit patterns.
+static bool readHalfResource(ElementsAttr attr, HostTensor &t) {
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  auto floatType = dyn_cast<FloatType>(t.elementType);
+  if (!resource || !floatType || floatType.getWidth() != 16)
+    return false;
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob ||
+      static_cast<int64_t>(blob->getData().size()) != 2 * t.numElements())
+    return false;
+  ArrayRef<char> bytes = blob->getData();
+  t.floats.reserve(t.numElements());
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    t.floats.push_back(APFloat(floatType.getFloatSemantics(), APInt(16, bits))
+                           .convertToDouble());
+  }
+  return true;
+}
+
 std::optional<HostTensor> readElements(ElementsAttr attr) {
   auto type = dyn_cast<RankedTensorType>(attr.getType());
   if (!type || !type.hasStaticShape())
@@ -88,7 +111,8 @@ std::optional<HostTensor> readElements(ElementsAttr attr) {
     return t;
   }
   if (readResource<float>(attr, t) || readResource<int64_t>(attr, t) ||
-      readResource<int32_t>(attr, t) || readResource<int8_t>(attr, t))
+      readResource<int32_t>(attr, t) || readResource<int8_t>(attr, t) ||
+      readHalfResource(attr, t))
     return t;
   return std::nullopt;
 }
@@ -150,6 +174,23 @@ ElementsAttr writeConstant(const HostTensor &t) {
   if (large && t.elementType.isF32()) {
     std::vector<float> values(t.floats.begin(), t.floats.end());
     return writeResource<float>(type, values);
+  }
+  if (auto floatType = dyn_cast<FloatType>(t.elementType);
+      large && floatType && floatType.getWidth() == 16) {
+    // Mixed precision's f16/bf16 weights: their bit patterns, two bytes
+    // each in the IR and in the plan.
+    std::vector<uint16_t> bits;
+    bits.reserve(t.floats.size());
+    for (double d : t.floats) {
+      APFloat v(d);
+      bool losesInfo;
+      v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+      bits.push_back(static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue()));
+    }
+    return DenseResourceElementsAttr::get(
+        type, "gopt_folded",
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(bits)));
   }
   if (large && t.elementType.isSignlessInteger(32)) {
     std::vector<int32_t> values(t.ints.begin(), t.ints.end());

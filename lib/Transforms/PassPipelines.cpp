@@ -23,15 +23,16 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
       llvm::cl::init("gpu")};
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc(
-          "Element type the graph runs in (f32; f16/bf16 pick NHWC)"),
+      llvm::cl::desc("Element type conv2d/matmul and their neighbours run "
+                     "in: f32, or bf16/f16 (gopt-mixed-precision, and NHWC "
+                     "on the gpu target)"),
       llvm::cl::init("f32")};
   Option<std::string> layout{
       *this, "layout",
       llvm::cl::desc("Data format the graph is converted to: NCHW, NHWC or "
                      "auto (chosen per element type and target, with a "
-                     "remark saying why); default: NCHW for precision=f32, "
-                     "NHWC otherwise"),
+                     "remark saying why); default: NHWC for f16/bf16 on the "
+                     "gpu target, else NCHW"),
       llvm::cl::init("")};
   Option<bool> report{
       *this, "report",
@@ -52,12 +53,14 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
   FuseBatchNormOptions fuseBn;
   fuseBn.report = report;
   ConvertLayoutOptions layout;
-  // f32 graphs go NCHW on both devices; reduced precision goes NHWC.
-  // layout=auto lets the pass decide from the graph's element type and say
-  // why.
-  layout.layout = !options.layout.empty()      ? options.layout
-                  : options.precision == "f32" ? "NCHW"
-                                               : "NHWC";
+  // Tensor cores want f16/bf16 activations in NHWC; everything else runs
+  // fastest NCHW (cuDNN's f32 kernels, and the CPU schedule's oneDNN
+  // blocked layouts in any precision). layout=auto lets the pass decide
+  // from the graph's element type and say why.
+  bool lowPrecision = options.precision != "f32";
+  layout.layout = !options.layout.empty()                   ? options.layout
+                  : lowPrecision && options.target == "gpu" ? "NHWC"
+                                                            : "NCHW";
   layout.target = options.target;
   layout.report = report;
   FoldBatchNormOptions foldBn;
@@ -78,13 +81,23 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
   fpm.addPass(createFuseConvBiasActivation(fuseConv));
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createCSEPass());
+  // Last, so the fused ops move as a whole and folded constants are
+  // converted once.
+  if (lowPrecision) {
+    MixedPrecisionOptions mixed;
+    mixed.type = options.precision;
+    mixed.report = report;
+    fpm.addPass(createMixedPrecision(mixed));
+    fpm.addPass(createCanonicalizerPass());
+  }
 }
 
 void gopt::registerOptimizePipeline() {
   PassPipelineRegistration<OptimizeOptions>(
       "gopt-optimize",
       "gopt's default inference pipeline: strip debug ops, fold constants, "
-      "fuse and fold batch norm, convert layout, fuse conv + bias + activation",
+      "fuse and fold batch norm, convert layout, fuse conv + bias + "
+      "activation (then mixed precision with precision=bf16|f16)",
       [](OpPassManager &pm, const OptimizeOptions &options) {
         OptimizePipelineOptions o;
         o.target = options.target;

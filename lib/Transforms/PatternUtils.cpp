@@ -73,4 +73,20 @@ bool onlyUsedWithin(ArrayRef<Operation *> ops, Operation *root) {
   return true;
 }
 
+Location withNameSuffix(Location loc, StringRef suffix) {
+  Location named = loc;
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<NameLoc>(inner)) {
+        named = inner;
+        break;
+      }
+  auto name = dyn_cast<NameLoc>(named);
+  if (!name)
+    return loc;
+  return NameLoc::get(
+      StringAttr::get(loc.getContext(), name.getName().str() + suffix.str()),
+      name.getChildLoc());
+}
+
 } // namespace gopt

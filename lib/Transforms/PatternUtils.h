@@ -40,6 +40,11 @@ void replaceKeepingType(mlir::PatternRewriter &rewriter, mlir::Operation *op,
 bool onlyUsedWithin(llvm::ArrayRef<mlir::Operation *> ops,
                     mlir::Operation *root);
 
+/// `loc` with `suffix` appended to its name ("conv1.weight" ->
+/// "conv1.weight/int8"), so the plan names the tensors a pass adds after
+/// the value they come from; unnamed locations are kept.
+mlir::Location withNameSuffix(mlir::Location loc, llvm::StringRef suffix);
+
 } // namespace gopt
 
 #endif // GOPT_LIB_TRANSFORMS_PATTERNUTILS_H

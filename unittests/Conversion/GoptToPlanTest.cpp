@@ -16,6 +16,8 @@
 #include "mlir/Parser/Parser.h"
 #include "gtest/gtest.h"
 
+#include <set>
+
 using namespace mlir;
 namespace rt = gopt::runtime;
 
@@ -128,6 +130,38 @@ TEST_F(GoptToPlanTest, ConvBatchNormGraphRunsWithDynamicBatch) {
   // scale = offset = mean = var = 2: (2.7 - 2) / sqrt(2) * 2 + 2.
   float expected = (2.7f - 2.0f) / std::sqrt(2.0f + 1e-5f) * 2.0f + 2.0f;
   EXPECT_NEAR(y->data<float>()[16 + 4 + 1], expected, 1e-5);
+}
+
+// getPlanTensorNames() is what --gopt-quantize matches calibration files
+// with: it must give every value the name the plan gives its tensor.
+TEST_F(GoptToPlanTest, PlanTensorNamesMatchTheLoweredPlan) {
+  FailureOr<gopt::plan::Plan> proto = lower(R"mlir(
+    func.func @main(%x: tensor<?x2xf32> {gopt.name = "x"}, %y: tensor<?x2xf32>)
+        -> (tensor<?x3xf32> {gopt.name = "out"}, tensor<?x2xf32>, tensor<?x2xf32>) {
+      %w = gopt.constant dense<1.0> : tensor<2x3xf32>
+      %0 = gopt.matmul %x, %w : (tensor<?x2xf32>, tensor<2x3xf32>) -> tensor<?x3xf32> loc("fc")
+      %1 = gopt.add %x, %y : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>
+      %2 = gopt.relu %1 : (tensor<?x2xf32>) -> tensor<?x2xf32> loc(fused["relu1", "elsewhere"])
+      %3 = gopt.relu %0 : (tensor<?x3xf32>) -> tensor<?x3xf32>
+      return %3, %2, %2 : tensor<?x3xf32>, tensor<?x2xf32>, tensor<?x2xf32>
+    }
+  )mlir");
+  ASSERT_TRUE(succeeded(proto)) << diagnostics;
+  auto func = cast<func::FuncOp>(module->getBody()->front());
+  llvm::DenseMap<Value, std::string> names = gopt::getPlanTensorNames(func);
+  std::set<std::string> planNames;
+  for (const auto &tensor : proto->tensors())
+    planNames.insert(tensor.name());
+  std::vector<std::string> expected = {"x",     "input1", "constant_0", "fc",
+                                       "add_2", "relu1",  "out"};
+  std::vector<std::string> actual;
+  for (BlockArgument arg : func.getArguments())
+    actual.push_back(names.lookup(arg));
+  for (Operation &op : func.getBody().front().without_terminator())
+    actual.push_back(names.lookup(op.getResult(0)));
+  EXPECT_EQ(actual, expected);
+  for (const std::string &name : actual)
+    EXPECT_TRUE(planNames.count(name)) << "'" << name << "' is not in the plan";
 }
 
 TEST_F(GoptToPlanTest, ForeignOpIsAClearError) {

@@ -333,6 +333,108 @@ def QuantizeWeights : Pass<"gopt-quantize-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["::gopt::GoptDialect"];
 }
 
+def Quantize : Pass<"gopt-quantize", "mlir::func::FuncOp"> {
+  let summary = "Static int8: quantize/dequantize pairs from calibrated ranges";
+  let description = [{
+    Full int8 in the explicit Q/DQ form of ONNX Runtime and TensorRT: every
+    f32 activation that a conv2d or matmul reads or produces is stored in
+    int8, as a `gopt.quantize` / `gopt.dequantize` pair right after its
+    definition that all its users read (the function's results keep the
+    f32 value), with the symmetric per-tensor scale `threshold / 127`
+    from `calibration` (the JSON of `gopt-run --calibrate`, matched by
+    plan tensor name). Constant conv2d/matmul weights become int8 per
+    output channel as in `gopt-quantize-weights` (any size). Run it on the
+    graph the calibration ran on (the same `gopt-optimize` pipeline), so
+    the names match. A backend then runs each DQ -> conv -> Q chain as
+    one int8 kernel; the reference backend runs the pairs as written,
+    which gives the int8 accuracy.
+
+    ```mlir
+    %y = gopt.conv2d %x, %w ...
+    // becomes
+    %qx = gopt.quantize %x, %sx : ... -> tensor<...xi8>
+    %dx = gopt.dequantize %qx, %sx : ... -> tensor<...xf32>
+    %y = gopt.conv2d %dx, %dw ...
+    %qy = gopt.quantize %y, %sy ...
+    %dy = gopt.dequantize %qy, %sy ...
+    ```
+
+    A tensor missing from the file, or with a threshold that is not
+    positive and finite, is an error naming it, unless `fallback=true`,
+    which leaves that tensor in f32 with a remark.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"static\"",
+           "static (activations and weights int8; for weights only, use "
+           "--gopt-quantize-weights)">,
+    Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
+           "The ranges file written by gopt-run --calibrate">,
+    Option<"fallback", "fallback", "bool", /*default=*/"false",
+           "Leave uncalibrated tensors in f32 (with a remark) instead of "
+           "failing">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numActivations", "num-activations",
+              "Activations stored in int8">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
+def MixedPrecision : Pass<"gopt-mixed-precision", "mlir::func::FuncOp"> {
+  let summary = "Run conv2d/matmul and their neighbours in f16 or bf16";
+  let description = [{
+    Automatic mixed precision in the manner of TensorFlow's
+    auto_mixed_precision: every f32 op is on one of four lists.
+    - allow: conv2d, matmul. Always in `type` (tensor cores, AVX-512 BF16
+      and AMX do these in low precision at several times the f32 rate).
+    - infer: add, sub, mul, bias_add, max, min, batch_norm (inference),
+      avg_pool, global_avg_pool, reduce_mean, sigmoid, tanh, gelu, neg,
+      abs, leaky_relu. In `type` when every float operand comes from an op
+      already in `type` (or is a constant), and at least one does; so
+      what follows an f32-only op stays f32.
+    - clear: relu, relu6, clip, max_pool, reshape, flatten, transpose,
+      concat, pad, slice, identity, dropout: the same rule; they lose no
+      precision either way.
+    - deny: everything else (softmax, log_softmax, exp, log, pow, div,
+      sqrt, rsqrt, reductions other than mean, losses, training batch norm,
+      every gradient and optimizer op): stays f32. `deny=` adds op kinds
+      (e.g. `deny=add`).
+    Casts go only where a value crosses between the two: one `gopt.cast`
+    per value and direction, placed after its definition; f32 constants
+    used in `type` become constants of `type` (no cast). The function's
+    signature does not change: low-precision results are cast back to f32.
+
+    ```mlir
+    %y = gopt.conv2d %x, %w, %b {activation = "relu"} : (tensor<1x3x8x8xf32>, ...) -> tensor<1x4x8x8xf32>
+    %z = gopt.softmax %y ...
+    // becomes
+    %xl = gopt.cast %x : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xbf16>
+    %y = gopt.conv2d %xl, %wl, %bl {activation = "relu"} : (tensor<1x3x8x8xbf16>, ...) -> tensor<1x4x8x8xbf16>
+    %yf = gopt.cast %y : (tensor<1x4x8x8xbf16>) -> tensor<1x4x8x8xf32>
+    %z = gopt.softmax %yf ...
+    ```
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
+           "Low-precision element type: bf16 or f16">,
+    ListOption<"deny", "deny", "std::string",
+               "Op kinds (without the dialect prefix) kept in f32 in "
+               "addition to the deny list">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Report what the pass changed as a remark on each function, and "
+           "why each f32 op next to a low-precision one stayed f32 "
+           "(--gopt-report does it for every gopt pass)">,
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "Ops moved to low precision">,
+    Statistic<"numCasts", "num-casts", "Casts inserted">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Training (issue 10): forward graph -> training step
 //===----------------------------------------------------------------------===//
