@@ -429,33 +429,38 @@ static LogicalResult inferTypes(PadOp::Adaptor adaptor, const ShapeError &error,
 GOPT_SHAPE_FUNCTION_HOOKS(PadOp)
 
 //===----------------------------------------------------------------------===//
-// DequantizeOp
+// DequantizeOp, QuantizeOp
 //===----------------------------------------------------------------------===//
 
-static LogicalResult inferTypes(DequantizeOp::Adaptor adaptor,
-                                const ShapeError &error,
-                                SmallVectorImpl<Type> &inferred) {
+/// Both map values of one shape to another element type: f32 for
+/// dequantize (the scales' type), i8 for quantize.
+template <typename Adaptor>
+static LogicalResult inferQuantization(Adaptor adaptor, Type resultElement,
+                                       const ShapeError &error,
+                                       SmallVectorImpl<Type> &inferred) {
   Shape shape;
   if (failed(inferDequantizeShape(
           shapeOf(adaptor.getX()), shapeOf(adaptor.getScales()),
           static_cast<int64_t>(adaptor.getAxis()), shape, error)))
     return failure();
-  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getScales())));
+  inferred.push_back(tensorOf(shape, resultElement));
   return success();
+}
+
+static LogicalResult inferTypes(DequantizeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferQuantization(adaptor, elementTypeOf(adaptor.getScales()), error,
+                           inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(DequantizeOp)
 
 static LogicalResult inferTypes(QuantizeOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  Shape shape;
-  if (failed(inferDequantizeShape(
-          shapeOf(adaptor.getX()), shapeOf(adaptor.getScales()),
-          static_cast<int64_t>(adaptor.getAxis()), shape, error)))
-    return failure();
-  inferred.push_back(
-      tensorOf(shape, IntegerType::get(adaptor.getX().getContext(), 8)));
-  return success();
+  return inferQuantization(adaptor,
+                           IntegerType::get(adaptor.getX().getContext(), 8),
+                           error, inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(QuantizeOp)
 
