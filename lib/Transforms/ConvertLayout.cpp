@@ -74,20 +74,33 @@ template <typename OpTy> LogicalResult reinferTypes(OpTy op) {
   return success();
 }
 
-/// Clones `op` in the target layout: operand 0 (the activation) is
-/// transposed in, result 0 transposed back; other results are per-channel.
+/// Which operands and results of a layout-sensitive op are activations in
+/// its data_format (the rest are filters or per-channel vectors).
+struct ActivationPositions {
+  SmallVector<unsigned, 2> operands = {0};
+  bool result0 = true;
+};
+
+/// Clones `op` in the target layout: its activation operands are
+/// transposed in, result 0 (when an activation) transposed back; other
+/// results are per-channel.
 template <typename OpTy>
 LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
-                        function_ref<void(OpTy)> adjust = nullptr) {
+                        function_ref<void(OpTy)> adjust = nullptr,
+                        const ActivationPositions &positions = {}) {
   ArrayRef<int64_t> toTarget =
       target == "NCHW" ? ArrayRef(kNhwcToNchw) : ArrayRef(kNchwToNhwc);
   ArrayRef<int64_t> back =
       target == "NCHW" ? ArrayRef(kNchwToNhwc) : ArrayRef(kNhwcToNchw);
   builder.setInsertionPoint(op);
   Location loc = op.getLoc();
-  Value input = createTranspose(builder, loc, op->getOperand(0), toTarget);
+  SmallVector<Value, 2> inputs;
+  for (unsigned i : positions.operands)
+    inputs.push_back(
+        createTranspose(builder, loc, op->getOperand(i), toTarget));
   auto clone = cast<OpTy>(builder.clone(*op));
-  clone->setOperand(0, input);
+  for (auto [i, input] : llvm::zip(positions.operands, inputs))
+    clone->setOperand(i, input);
   clone.setDataFormat(target);
   if (adjust)
     adjust(clone);
@@ -95,12 +108,25 @@ LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
     clone->erase();
     return failure();
   }
-  Value result = createTranspose(builder, loc, clone->getResult(0), back);
+  Value result = clone->getResult(0);
+  if (positions.result0)
+    result = createTranspose(builder, loc, result, back);
   op->getResult(0).replaceAllUsesWith(result);
   for (unsigned i = 1; i < op->getNumResults(); ++i)
     op->getResult(i).replaceAllUsesWith(clone->getResult(i));
   op->erase();
   return success();
+}
+
+/// A 4-d shape attribute (NHWC or NCHW order) in `target`'s order.
+SmallVector<int64_t> permuteToLayout(ArrayRef<int64_t> shape,
+                                     StringRef target) {
+  ArrayRef<int64_t> perm =
+      target == "NCHW" ? ArrayRef(kNhwcToNchw) : ArrayRef(kNchwToNhwc);
+  SmallVector<int64_t> result;
+  for (int64_t p : perm)
+    result.push_back(shape[p]);
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -156,14 +182,18 @@ struct TransposeOfUnitDimsToReshapePattern
 };
 
 bool isElementwiseUnary(Operation *op) {
+  // A training dropout draws its mask by element index, and its
+  // dropout_grad must see the elements in the same order: it stays put.
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    return !dropout.getTraining();
   return isa<ReluOp, Relu6Op, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
              NegOp, AbsOp, ErfOp, GeluOp, LeakyReluOp, ClipOp, CastOp,
-             IdentityOp, StopGradientOp, CheckNumericsOp, DropoutOp>(op);
+             IdentityOp, StopGradientOp, CheckNumericsOp>(op);
 }
 
 bool isElementwiseBinary(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
-             SquaredDifferenceOp>(op);
+             SquaredDifferenceOp, ReluGradOp>(op);
 }
 
 /// Clones `op` with new operands and result type.
@@ -515,7 +545,8 @@ struct ConvertLayoutPass
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
       if (isa<Conv2DOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp,
-              BiasAddOp>(op))
+              BiasAddOp, Conv2DBackpropInputOp, Conv2DBackpropFilterOp,
+              MaxPoolGradOp, BatchNormGradOp>(op))
         ops.push_back(op);
     });
     OpBuilder builder(&getContext());
@@ -527,7 +558,7 @@ struct ConvertLayoutPass
         continue;
       int64_t rank =
           cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-      if (rank == 2 && isa<BatchNormOp, BiasAddOp>(op))
+      if (rank == 2 && isa<BatchNormOp, BiasAddOp, BatchNormGradOp>(op))
         continue; // [N, C] has the same layout either way
       if (rank != 4) {
         failedStrict |=
@@ -553,6 +584,34 @@ struct ConvertLayoutPass
               })
               .Case([&](BiasAddOp bias) {
                 return convertOp(builder, bias, format);
+              })
+              .Case([&](Conv2DBackpropInputOp grad) {
+                // dy in, dx out; input_shape is dx's shape in the layout.
+                return convertOp<Conv2DBackpropInputOp>(
+                    builder, grad, format, [&](Conv2DBackpropInputOp clone) {
+                      clone.setInputShape(
+                          permuteToLayout(clone.getInputShape(), format));
+                    });
+              })
+              .Case([&](Conv2DBackpropFilterOp grad) {
+                // input and dy in; the filter gradient keeps its format.
+                ActivationPositions positions;
+                positions.operands = {0, 1};
+                positions.result0 = false;
+                return convertOp<Conv2DBackpropFilterOp>(builder, grad, format,
+                                                         nullptr, positions);
+              })
+              .Case([&](MaxPoolGradOp grad) {
+                ActivationPositions positions;
+                positions.operands = {0, 1};
+                return convertOp<MaxPoolGradOp>(builder, grad, format, nullptr,
+                                                positions);
+              })
+              .Case([&](BatchNormGradOp grad) {
+                ActivationPositions positions;
+                positions.operands = {0, 1};
+                return convertOp<BatchNormGradOp>(builder, grad, format,
+                                                  nullptr, positions);
               })
               .Default([](Operation *) { return failure(); });
       if (failed(result)) {

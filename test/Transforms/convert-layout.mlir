@@ -96,3 +96,20 @@ func.func @already_nchw(%x: tensor<1x2x4x4xf32>, %m: tensor<3x2xf32>, %b: tensor
   %a = gopt.bias_add %m, %b : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   return %p, %a : tensor<1x2x4x4xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+/// A training dropout draws its mask by element index and its dropout_grad
+/// must see the same order, so transposes do not sink through it (they do
+/// through the relu after the pool).
+// CHECK-LABEL: func @training_dropout_stays
+// CHECK: %[[P:.*]] = gopt.max_pool {{.*}}data_format = "NCHW"
+// CHECK: %[[R:.*]] = gopt.relu %[[P]] : (tensor<1x2x2x2xf32>)
+// CHECK: %[[T:.*]] = gopt.transpose %[[R]] {perm = array<i64: 0, 2, 3, 1>}
+// CHECK: gopt.dropout %[[T]] {{.*}}training = true{{.*}} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+func.func @training_dropout_stays(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {
+  %p = gopt.max_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  %r = gopt.relu %p : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %d = gopt.dropout %r {ratio = 0.5 : f32, seed = 7 : i64, training = true} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %d : tensor<1x2x2x2xf32>
+}
