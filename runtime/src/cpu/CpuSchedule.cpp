@@ -1,7 +1,7 @@
 //===- CpuSchedule.cpp - The schedule of backend "cpu" --------------------===//
 //
 // Walks the plan once and decides, per tensor, which physical layouts it is
-// kept in:
+// kept in (f32 and bf16 tensors alike):
 // - NCHW convolutions let oneDNN choose source and destination layouts
 //   (blocked nChw8c/nChw16c where they pay); pooling, global average
 //   pooling, batch norm and zero-preserving elementwise ops (relu, add, ...)
@@ -15,6 +15,16 @@
 //   else into a copy of it.
 // - reshape/flatten/identity/inference dropout of an intermediate are
 //   zero-copy aliases.
+// - a cast between f32 and bf16 of a blocked tensor is a converting reorder
+//   (mixed precision's casts at the borders of a bf16 region).
+// - quantize/dequantize chains (static int8 plans) run in int8, as ONNX
+//   Runtime's QDQ transformer does: a conv2d or matmul reading
+//   dequantize(q, s) with a constant int8 weight behind its own dequantize
+//   becomes a oneDNN int8 primitive reading q directly; a quantize of its
+//   result becomes the primitive's int8 destination, and conv -> quantize ->
+//   dequantize -> add(dequantized residual) -> relu -> quantize one
+//   primitive with a sum post-op. A dequantize runs (as a fast kernel, in its
+//   input's layout) only when an op that is not int8 reads its result.
 // Everything else runs the registry's kernel (oneDNN, fast or reference) on
 // plain tensors.
 //
@@ -47,8 +57,16 @@ private:
   bool isIntermediate(int t) const {
     return info(t).kind() == plan::TensorInfo::INTERMEDIATE;
   }
-  bool isF32(int t) const { return (*in_.dtypes)[t] == DType::kF32; }
+  DType dtype(int t) const { return (*in_.dtypes)[t]; }
+  // The element types oneDNN's kernels and the flat elementwise kernels
+  // handle in blocked layouts.
+  bool hasLayouts(int t) const {
+    return cpu::oneDnnType(dtype(t)) != memory::data_type::undef;
+  }
   const Shape &shape(int t) const { return (*in_.shapes)[t]; }
+  // A CONSTANT tensor's data, else null.
+  const void *constant(int t) const { return in_.constants[t]; }
+  memory::desc plain(int t) const { return cpu::plainDesc(shape(t), dtype(t)); }
   int root(int slot) const {
     while (s_.slots[slot].aliasOf >= 0)
       slot = s_.slots[slot].aliasOf;
@@ -62,7 +80,7 @@ private:
 
   int newSlot(int tensor, size_t bytes, int aliasOf = -1) {
     Slot slot;
-    slot.dtype = (*in_.dtypes)[tensor];
+    slot.dtype = dtype(tensor);
     slot.shape = shape(tensor);
     slot.bytes = bytes;
     slot.aliasOf = aliasOf;
@@ -91,12 +109,14 @@ private:
     if (!plainReady_[t] && !versions_[t].empty())
       return versions_[t].front().md;
     for (const Version &v : versions_[t])
-      if (v.md != cpu::plainDesc(shape(t)))
+      if (v.md != plain(t))
         return v.md;
-    return cpu::plainDesc(shape(t));
+    return plain(t);
   }
 
   StatusOr<int> plainSlot(int t);
+  // Runs the dequantize that computes `t` if it was deferred.
+  Status materialize(int t);
   StatusOr<int> slotIn(int t, const memory::desc &md);
   Status reorder(int fromSlot, const memory::desc &from, int toSlot,
                  const memory::desc &to, int tensor);
@@ -117,11 +137,24 @@ private:
       return -1;
     return consumers_[t][0];
   }
+  // Whether an op reading `t` works on blocked layouts.
+  bool hasBlockedConsumer(int t) const;
 
   Status scheduleConv(int o);
   Status emitConv(int o);
+  // Static int8 (quantize/dequantize chains).
+  bool perTensorScale(const plan::Op &op, float &scale) const;
+  bool quantizedSource(int x, int &q, float &scale) const;
+  bool quantizedWeight(int w, int64_t axis, const int8_t *&data,
+                       std::vector<float> &scales) const;
+  int soleQuantize(int t, float &scale) const;
+  bool deferrable(int o) const;
+  Status scheduleInt8Conv(int o, bool &done);
+  Status scheduleInt8Matmul(int o, bool &done);
+  Status scheduleQuantization(int o, bool &done);
   Status scheduleLayoutOp(int o);
   Status scheduleElementwise(int o, bool &done);
+  Status scheduleCast(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleDefault(int o);
 
@@ -134,12 +167,23 @@ private:
   std::vector<bool> plainReady_;               // slot t holds tensor t
   std::vector<int> lastUse_;                   // per plan tensor: op index
   std::vector<std::vector<int>> consumers_;    // per plan tensor: ops
+  std::vector<int> producer_;                  // per plan tensor: op or -1
+  // Per plan tensor: the dequantize op computing it, not yet run.
+  std::vector<int> deferred_;
+  // Per plan tensor: never negative, whatever the inputs (after relu, ...).
+  std::vector<bool> nonNegative_;
   // Convolutions fused with later ops run at the last op of their chain.
   struct Fusion {
     int conv = -1;
     std::vector<int> ops; // conv first
     int residual = -1;    // plan tensor added by the sum post-op
+    int addOp = -1;       // the op whose add the sum post-op computes
+    // An int8 conv reads `src` (the quantized source) and has its weights
+    // and bias inside; else src is the conv's input 0.
+    bool int8 = false;
+    int src = -1;
     cpu::ConvPostOps post;
+    std::unique_ptr<cpu::LayoutKernel> kernel;
   };
   std::vector<int> fusedInto_; // per op: index into fusions_, or -1
   std::vector<Fusion> fusions_;
@@ -155,11 +199,12 @@ Status CpuScheduler::reorder(int fromSlot, const memory::desc &from, int toSlot,
 }
 
 StatusOr<int> CpuScheduler::plainSlot(int t) {
+  GOPT_RETURN_IF_ERROR(materialize(t));
   if (plainReady_[t])
     return t;
   if (versions_[t].empty())
     return internalError("tensor '", info(t).name(), "' is never computed");
-  memory::desc plain = cpu::plainDesc(shape(t));
+  memory::desc plain = this->plain(t);
   for (const Version &v : versions_[t])
     if (v.md == plain && isIntermediate(t)) {
       s_.slots[t].aliasOf = v.slot; // already plain: share it
@@ -173,7 +218,8 @@ StatusOr<int> CpuScheduler::plainSlot(int t) {
 }
 
 StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
-  memory::desc plain = cpu::plainDesc(shape(t));
+  GOPT_RETURN_IF_ERROR(materialize(t));
+  memory::desc plain = this->plain(t);
   if (md == plain)
     return plainSlot(t);
   for (const Version &v : versions_[t])
@@ -191,11 +237,13 @@ StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
 }
 
 // Looks ahead from an NCHW conv2d without activation for add(residual) and
-// relu/relu6/clip consumers to fold into it as post-ops.
+// relu/relu6/clip consumers to fold into it as post-ops; runs the conv on
+// its own where oneDNN has no kernel for it (bf16 without AVX-512).
 Status CpuScheduler::scheduleConv(int o) {
   const plan::Op &conv = p_.ops(o);
   Fusion f;
   f.conv = o;
+  f.src = conv.inputs(0);
   f.ops = {o};
   f.post.activation = OpAttrs(conv).getString("activation", "none");
   int cur = conv.outputs(0);
@@ -215,13 +263,15 @@ Status CpuScheduler::scheduleConv(int o) {
   };
   if (f.post.activation == "none") {
     int c = soleConsumer(cur);
-    if (c >= 0 && p_.ops(c).kind() == "add" && isF32(p_.ops(c).outputs(0))) {
+    if (c >= 0 && p_.ops(c).kind() == "add" &&
+        dtype(p_.ops(c).outputs(0)) == dtype(cur)) {
       const plan::Op &add = p_.ops(c);
       int other = add.inputs(0) == cur ? add.inputs(1) : add.inputs(0);
       if (other != cur && shape(other) == shape(cur) &&
           shape(add.outputs(0)) == shape(cur)) {
         f.post.sum = true;
         f.residual = other;
+        f.addOp = c;
         f.ops.push_back(c);
         cur = add.outputs(0);
         int a = soleConsumer(cur);
@@ -232,6 +282,10 @@ Status CpuScheduler::scheduleConv(int o) {
       f.ops.push_back(c);
     }
   }
+  GOPT_ASSIGN_OR_RETURN(
+      f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post));
+  if (!f.kernel)
+    return scheduleDefault(o);
   int last = f.ops.back();
   // The conv now reads its operands at `last`: keep them alive until then.
   for (int t : conv.inputs())
@@ -249,27 +303,26 @@ Status CpuScheduler::scheduleConv(int o) {
 Status CpuScheduler::emitConv(int o) {
   Fusion &f = fusions_[fusedInto_[o]];
   const plan::Op &conv = p_.ops(f.conv);
-  KernelConfig config = makeKernelConfig(in_, f.conv);
-  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
-                        cpu::createLayoutConv(config, f.post));
-  if (!kernel)
-    return internalError("oneDNN has no convolution for op '", conv.name(),
-                         "'");
-  memory::desc dst = kernel->outputDesc();
-  GOPT_ASSIGN_OR_RETURN(int src, slotIn(conv.inputs(0), kernel->inputDesc(0)));
+  std::unique_ptr<cpu::LayoutKernel> kernel = std::move(f.kernel);
+  int result = p_.ops(f.ops.back()).outputs(0);
+  // An int8 kernel may read or write u8 where the plan's tensor is i8 (the
+  // same bits: the values are in [0, 127]); slots keep the plan's types.
+  memory::desc dst = cpu::withType(kernel->outputDesc(), dtype(result));
+  GOPT_ASSIGN_OR_RETURN(
+      int src,
+      slotIn(f.src, cpu::withType(kernel->inputDesc(0), dtype(f.src))));
   std::vector<int> inputs = {src};
-  for (int i = 1; i < conv.inputs_size(); ++i) {
+  for (int i = 1; i < conv.inputs_size() && !f.int8; ++i) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(i)));
     inputs.push_back(slot);
   }
-  int result = p_.ops(f.ops.back()).outputs(0);
   int out;
-  if (f.post.sum) {
+  if (f.residual >= 0) {
     GOPT_ASSIGN_OR_RETURN(int residual, slotIn(f.residual, dst));
     int accumulator = residual;
     // In place only where nothing reads the residual later and the conv
     // does not read it; else into a copy.
-    int addOp = f.ops[1];
+    int addOp = f.addOp;
     if (!inArena(residual) || !deadAfter(residual, addOp) ||
         root(residual) == root(src)) {
       accumulator = newSlot(f.residual, dst.get_size());
@@ -288,6 +341,287 @@ Status CpuScheduler::emitConv(int o) {
     kind += (kind.empty() ? "" : "+") + p_.ops(op).kind();
   }
   addStep(std::move(kernel), inputs, {out}, name, kind);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Static int8: quantize/dequantize chains
+//===----------------------------------------------------------------------===//
+
+// Whether `op` (quantize or dequantize) has one constant scale.
+bool CpuScheduler::perTensorScale(const plan::Op &op, float &scale) const {
+  if (op.inputs_size() != 2)
+    return false;
+  int s = op.inputs(1);
+  if (!constant(s) || dtype(s) != DType::kF32 || numElements(shape(s)) != 1)
+    return false;
+  scale = *static_cast<const float *>(constant(s));
+  return true;
+}
+
+// Whether `x` is dequantize(q, scale) of an int8 `q` with one constant
+// scale: q's values then stand for x.
+bool CpuScheduler::quantizedSource(int x, int &q, float &scale) const {
+  int d = producer_[x];
+  if (d < 0 || p_.ops(d).kind() != "dequantize" ||
+      !perTensorScale(p_.ops(d), scale))
+    return false;
+  q = p_.ops(d).inputs(0);
+  return dtype(q) == DType::kI8;
+}
+
+// Whether `w` is dequantize(constant int8, constant scales) with one scale
+// or one per index along `axis`.
+bool CpuScheduler::quantizedWeight(int w, int64_t axis, const int8_t *&data,
+                                   std::vector<float> &scales) const {
+  int d = producer_[w];
+  if (d < 0 || p_.ops(d).kind() != "dequantize")
+    return false;
+  const plan::Op &op = p_.ops(d);
+  int q = op.inputs(0), s = op.inputs(1);
+  if (dtype(q) != DType::kI8 || !constant(q) || !constant(s) ||
+      dtype(s) != DType::kF32)
+    return false;
+  int64_t rank = static_cast<int64_t>(shape(q).size());
+  int64_t opAxis = OpAttrs(op).getInt("axis", 0);
+  if (opAxis < 0)
+    opAxis += rank;
+  int64_t n = numElements(shape(s));
+  if (n != 1 && (opAxis != axis || axis >= rank || n != shape(q)[axis]))
+    return false;
+  data = static_cast<const int8_t *>(constant(q));
+  const float *values = static_cast<const float *>(constant(s));
+  scales.assign(values, values + n);
+  return true;
+}
+
+// The quantize with one constant scale that alone reads `t`, or -1.
+int CpuScheduler::soleQuantize(int t, float &scale) const {
+  int c = soleConsumer(t);
+  if (c < 0 || p_.ops(c).kind() != "quantize" ||
+      dtype(p_.ops(c).outputs(0)) != DType::kI8 ||
+      !perTensorScale(p_.ops(c), scale))
+    return -1;
+  return c;
+}
+
+// A dequantize of an intermediate result with constant scales waits until
+// something other than an int8 kernel reads its result.
+bool CpuScheduler::deferrable(int o) const {
+  const plan::Op &op = p_.ops(o);
+  return op.kind() == "dequantize" && op.inputs_size() == 2 &&
+         op.outputs_size() == 1 && isIntermediate(op.outputs(0)) &&
+         dtype(op.inputs(0)) == DType::kI8 && constant(op.inputs(1));
+}
+
+Status CpuScheduler::materialize(int t) {
+  int d = deferred_[t];
+  if (d < 0)
+    return Status::success();
+  deferred_[t] = -1;
+  bool done = false;
+  // In its input's layout where a reader takes that layout too.
+  if (hasBlockedConsumer(t))
+    GOPT_RETURN_IF_ERROR(scheduleQuantization(d, done));
+  if (!done)
+    GOPT_RETURN_IF_ERROR(scheduleDefault(d));
+  return Status::success();
+}
+
+// Per-tensor quantize/dequantize of a tensor held only in a blocked layout:
+// one pass over the blocked buffer into the same layout in the other type.
+Status CpuScheduler::scheduleQuantization(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  float scale;
+  int x = op.inputs(0), y = op.outputs(0);
+  if (!perTensorScale(op, scale) || plainReady_[x] || versions_[x].empty())
+    return Status::success();
+  bool quantize = op.kind() == "quantize";
+  if (dtype(x) != (quantize ? DType::kF32 : DType::kI8) ||
+      dtype(y) != (quantize ? DType::kI8 : DType::kF32))
+    return Status::success();
+  memory::desc from = currentDesc(x);
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, from));
+  GOPT_ASSIGN_OR_RETURN(int scales, plainSlot(op.inputs(1)));
+  memory::desc to = cpu::withType(from, dtype(y));
+  int out = newSlot(y, to.get_size());
+  versions_[y].push_back({to, out});
+  addStep(cpu::createFlatQuantization(
+              quantize,
+              static_cast<int64_t>(from.get_size() / dtypeSize(dtype(x)))),
+          {src, scales}, {out}, op.name(), op.kind());
+  done = true;
+  return Status::success();
+}
+
+// conv2d(dequantize(q_x), dequantize(constant int8 W)) and the ops after
+// it that one int8 primitive computes:
+//   conv [-> relu/relu6/clip] [-> quantize]
+//   conv -> quantize -> dequantize -> add(residual) [-> activation]
+//        [-> quantize]
+// The residual chain keeps the intermediate quantize's rounding and
+// saturation (round and clip post-ops), so it computes what the plan does;
+// its destination is int8 when the chain ends in a quantize and the
+// residual is dequantized int8 too (summed from its int8 values), else f32.
+Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
+  const plan::Op &conv = p_.ops(o);
+  done = false;
+  OpAttrs attrs(conv);
+  cpu::Int8Params p;
+  int qx;
+  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  if (conv.inputs_size() < 2 ||
+      !quantizedSource(conv.inputs(0), qx, p.srcScale) ||
+      !quantizedWeight(conv.inputs(1), oihw ? 0 : 3, p.weights, p.weightScales))
+    return Status::success();
+  if (conv.inputs_size() == 3) {
+    int b = conv.inputs(2);
+    if (!constant(b) || dtype(b) != DType::kF32)
+      return Status::success();
+    p.bias = static_cast<const float *>(constant(b));
+  }
+  p.srcUnsigned = nonNegative_[qx];
+  p.activation = attrs.getString("activation", "none");
+  Fusion f;
+  f.conv = o;
+  f.ops = {o};
+  f.int8 = true;
+  f.src = qx;
+  int cur = conv.outputs(0);
+  auto activation = [&](int c) {
+    const plan::Op &op = p_.ops(c);
+    if (op.kind() == "relu" || op.kind() == "relu6") {
+      p.activation = op.kind();
+      return true;
+    }
+    if (op.kind() == "clip") {
+      p.activation = "clip";
+      p.clipMin = static_cast<float>(OpAttrs(op).getFloat("min", 0));
+      p.clipMax = static_cast<float>(OpAttrs(op).getFloat("max", 0));
+      return true;
+    }
+    return false;
+  };
+  if (p.activation == "none") {
+    int c = soleConsumer(cur);
+    float requantScale;
+    if (c >= 0 && activation(c)) {
+      f.ops.push_back(c);
+      cur = p_.ops(c).outputs(0);
+    } else if (c >= 0 && soleQuantize(cur, requantScale) == c) {
+      // conv -> quantize -> dequantize -> add(residual)?
+      int qa = p_.ops(c).outputs(0);
+      int d = soleConsumer(qa);
+      float dqScale;
+      int add = -1;
+      if (d >= 0 && p_.ops(d).kind() == "dequantize" &&
+          perTensorScale(p_.ops(d), dqScale) && dqScale == requantScale)
+        add = soleConsumer(p_.ops(d).outputs(0));
+      int xa = d >= 0 ? p_.ops(d).outputs(0) : -1;
+      int other = -1;
+      if (add >= 0 && p_.ops(add).kind() == "add" &&
+          p_.ops(add).inputs_size() == 2) {
+        const plan::Op &a = p_.ops(add);
+        other = a.inputs(0) == xa ? a.inputs(1) : a.inputs(0);
+        if (other == xa || dtype(other) != DType::kF32 ||
+            dtype(a.outputs(0)) != DType::kF32 || shape(other) != shape(xa) ||
+            shape(a.outputs(0)) != shape(xa))
+          other = -1;
+      }
+      if (other >= 0) {
+        p.requantize = true;
+        p.requantScale = requantScale;
+        p.sum = true;
+        f.ops.insert(f.ops.end(), {c, d, add});
+        f.addOp = add;
+        cur = p_.ops(add).outputs(0);
+        int act = soleConsumer(cur);
+        if (act >= 0 && activation(act)) {
+          f.ops.push_back(act);
+          cur = p_.ops(act).outputs(0);
+        }
+        float dstScale, otherScale;
+        int qo;
+        int q = soleQuantize(cur, dstScale);
+        if (q >= 0 && quantizedSource(other, qo, otherScale)) {
+          // Summed from the residual's int8 values: scaled by its scale.
+          p.sumScale = otherScale;
+          f.residual = qo;
+        } else {
+          f.residual = other; // f32; a final quantize runs on its own
+        }
+      } else { // conv -> quantize only
+        f.ops.push_back(c);
+        cur = qa;
+        p.dstScale = requantScale;
+      }
+    }
+  }
+  // A quantize after the chain writes the int8 destination (with an int8
+  // residual only: oneDNN sums values of the destination's size).
+  float dstScale;
+  int q = dtype(cur) == DType::kI8 ? -1 : soleQuantize(cur, dstScale);
+  if (q >= 0 && (!p.sum || dtype(f.residual) == DType::kI8)) {
+    f.ops.push_back(q);
+    cur = p_.ops(q).outputs(0);
+    p.dstScale = dstScale;
+  }
+  if (dtype(cur) == DType::kI8) {
+    p.dstUnsigned = p.activation == "relu" || p.activation == "relu6" ||
+                    (p.activation == "clip" && p.clipMin >= 0);
+    p.sumSigned = p.sum && p.dstUnsigned;
+  }
+  GOPT_ASSIGN_OR_RETURN(f.kernel,
+                        cpu::createInt8Conv(makeKernelConfig(in_, o), p));
+  if (!f.kernel)
+    return Status::success(); // the ops run one by one
+  int last = f.ops.back();
+  lastUse_[qx] = std::max(lastUse_[qx], last);
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  for (int op : f.ops)
+    if (op != last)
+      fusedInto_[op] = -2;
+  fusions_.push_back(std::move(f));
+  done = true;
+  if (last == o)
+    return emitConv(o);
+  return Status::success();
+}
+
+// matmul(dequantize(q_a), dequantize(constant int8 B)) [-> quantize] as one
+// oneDNN int8 matmul on plain layouts.
+Status CpuScheduler::scheduleInt8Matmul(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  cpu::Int8Params p;
+  int qa;
+  bool transposeB = OpAttrs(op).getBool("transpose_b", false);
+  if (op.inputs_size() != 2 || op.outputs_size() != 1 ||
+      !quantizedSource(op.inputs(0), qa, p.srcScale) ||
+      !quantizedWeight(op.inputs(1), transposeB ? 0 : 1, p.weights,
+                       p.weightScales))
+    return Status::success();
+  p.srcUnsigned = nonNegative_[qa];
+  int result = op.outputs(0);
+  float dstScale;
+  int q = soleQuantize(result, dstScale);
+  if (q >= 0) {
+    p.dstScale = dstScale;
+    result = p_.ops(q).outputs(0);
+  }
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                        cpu::createInt8Matmul(makeKernelConfig(in_, o), p));
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int src, plainSlot(qa));
+  addStep(std::move(kernel), {src}, {result},
+          q >= 0 ? op.name() + "+" + p_.ops(q).name() : op.name(),
+          q >= 0 ? "matmul+quantize" : "matmul");
+  plainReady_[result] = true;
+  if (q >= 0)
+    fusedInto_[q] = -2;
+  done = true;
   return Status::success();
 }
 
@@ -331,14 +665,14 @@ Status CpuScheduler::scheduleElementwise(int o, bool &done) {
   memory::desc md;
   bool blocked = false;
   for (int t : op.inputs()) {
-    if (!isF32(t) || shape(t) != shape(result))
+    if (dtype(t) != dtype(result) || shape(t) != shape(result))
       return Status::success();
     if (!plainReady_[t] && !blocked) {
       md = currentDesc(t);
-      blocked = md != cpu::plainDesc(shape(t));
+      blocked = md != plain(t);
     }
   }
-  if (!blocked || !isF32(result))
+  if (!blocked || !hasLayouts(result))
     return Status::success();
   std::vector<int> inputs;
   for (int t : op.inputs()) {
@@ -348,8 +682,54 @@ Status CpuScheduler::scheduleElementwise(int o, bool &done) {
   int out = newSlot(result, md.get_size());
   versions_[result].push_back({md, out});
   addStep(cpu::createFlatElementwise(
-              op, static_cast<int64_t>(md.get_size() / sizeof(float))),
+              op, dtype(result),
+              static_cast<int64_t>(md.get_size() / dtypeSize(dtype(result)))),
           inputs, {out}, op.name(), op.kind());
+  done = true;
+  return Status::success();
+}
+
+bool CpuScheduler::hasBlockedConsumer(int t) const {
+  for (int c : consumers_[t]) {
+    const plan::Op &op = p_.ops(c);
+    const std::string &k = op.kind();
+    bool nchw = OpAttrs(op).getString("data_format", "NHWC") == "NCHW";
+    float scale;
+    if (((k == "conv2d" || k == "max_pool" || k == "avg_pool" ||
+          k == "global_avg_pool" || k == "batch_norm") &&
+         nchw) ||
+        cpu::isZeroPreservingElementwise(op) ||
+        ((k == "quantize" || k == "dequantize") && perTensorScale(op, scale)))
+      return true;
+  }
+  return false;
+}
+
+// A cast between f32 and bf16 of a tensor held only in a blocked layout
+// converts while it reorders: into the same layout where a consumer keeps
+// blocked layouts (a bf16 region starts), else straight into the plain
+// layout (a bf16 region ends), one pass over the data either way.
+Status CpuScheduler::scheduleCast(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  int x = op.inputs(0), y = op.outputs(0);
+  if (plainReady_[x] || versions_[x].empty() || !hasLayouts(x) ||
+      !hasLayouts(y))
+    return Status::success();
+  memory::desc from = currentDesc(x);
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, from));
+  memory::desc to =
+      hasBlockedConsumer(y) ? cpu::withType(from, dtype(y)) : plain(y);
+  int out = y;
+  if (to == plain(y)) {
+    plainReady_[y] = true;
+  } else {
+    out = newSlot(y, to.get_size());
+    versions_[y].push_back({to, out});
+  }
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                        cpu::createReorder(from, to));
+  addStep(std::move(kernel), {src}, {out}, op.name(), op.kind());
   done = true;
   return Status::success();
 }
@@ -400,6 +780,9 @@ Status CpuScheduler::build() {
   plainReady_.assign(numPlan_, false);
   lastUse_.assign(numPlan_, -1);
   consumers_.assign(numPlan_, {});
+  producer_.assign(numPlan_, -1);
+  deferred_.assign(numPlan_, -1);
+  nonNegative_.assign(numPlan_, false);
   fusedInto_.assign(numOps, -1);
   for (int t = 0; t < numPlan_; ++t) {
     auto kind = info(t).kind();
@@ -419,6 +802,30 @@ Status CpuScheduler::build() {
   for (const plan::StateBinding &b : p_.states())
     if (b.has_update_tensor())
       lastUse_[b.update_tensor()] = INT_MAX;
+  for (int o = 0; o < numOps; ++o) {
+    const plan::Op &op = p_.ops(o);
+    for (int t : op.outputs())
+      producer_[t] = o;
+    // Whoever reads a dequantize's result may read its int8 input instead,
+    // at any time until then.
+    if (deferrable(o))
+      lastUse_[op.inputs(0)] =
+          std::max(lastUse_[op.inputs(0)], lastUse_[op.outputs(0)]);
+    // u8 where int8 kernels may read a tensor as unsigned.
+    const std::string &k = op.kind();
+    OpAttrs attrs(op);
+    std::string activation = attrs.getString("activation", "none");
+    bool sameAsInput = k == "quantize" || k == "dequantize" ||
+                       k == "max_pool" || k == "avg_pool" ||
+                       k == "global_avg_pool" || k == "reshape" ||
+                       k == "flatten" || k == "identity";
+    if (op.outputs_size() == 1 && op.inputs_size() > 0)
+      nonNegative_[op.outputs(0)] =
+          k == "relu" || k == "relu6" ||
+          (k == "clip" && attrs.getFloat("min", 0) >= 0) ||
+          (k == "conv2d" && (activation == "relu" || activation == "relu6")) ||
+          (sameAsInput && nonNegative_[op.inputs(0)]);
+  }
 
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &op = p_.ops(o);
@@ -428,28 +835,41 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(emitConv(o));
       continue;
     }
+    if (deferrable(o)) {
+      deferred_[op.outputs(0)] = o;
+      continue;
+    }
     const std::string &k = op.kind();
     bool nchw = OpAttrs(op).getString("data_format", "NHWC") == "NCHW";
+    bool done = false;
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
-        shape(op.inputs(0)).size() == 4) {
-      KernelConfig config = makeKernelConfig(in_, o);
-      bool f32 = true;
-      for (DType t : config.inputTypes)
-        f32 &= t == DType::kF32;
-      if (f32) {
-        GOPT_RETURN_IF_ERROR(scheduleConv(o));
-        continue;
-      }
+        shape(op.inputs(0)).size() == 4)
+      GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
+    if (!done && k == "matmul")
+      GOPT_RETURN_IF_ERROR(scheduleInt8Matmul(o, done));
+    if (done)
+      continue;
+    // Everything else reads its operands' values.
+    for (int t : op.inputs())
+      GOPT_RETURN_IF_ERROR(materialize(t));
+    if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
+        shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {
+      GOPT_RETURN_IF_ERROR(scheduleConv(o));
+      continue;
     }
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||
          (k == "batch_norm" && op.outputs_size() == 1)) &&
-        nchw && shape(op.inputs(0)).size() == 4 && isF32(op.inputs(0))) {
+        nchw && shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {
       GOPT_RETURN_IF_ERROR(scheduleLayoutOp(o));
       continue;
     }
-    bool done = false;
     if (op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
+    if (!done && (k == "quantize" || k == "dequantize") &&
+        op.outputs_size() == 1)
+      GOPT_RETURN_IF_ERROR(scheduleQuantization(o, done));
+    if (!done && k == "cast")
+      GOPT_RETURN_IF_ERROR(scheduleCast(o, done));
     if (!done)
       GOPT_RETURN_IF_ERROR(scheduleAlias(o, done));
     if (!done)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -24,6 +25,43 @@ bool allF32(const KernelConfig &c) {
     if (t != DType::kF32)
       return false;
   return true;
+}
+
+// The one type of all operands and results if the elementwise kernels
+// handle it (f32, bf16), else kInvalid.
+DType elementwiseType(const KernelConfig &c) {
+  DType type = c.outputTypes[0];
+  if (type != DType::kF32 && type != DType::kBF16)
+    return DType::kInvalid;
+  for (DType t : c.inputTypes)
+    if (t != type)
+      return DType::kInvalid;
+  return type;
+}
+
+// Elements are f32 (float) or bf16 (its bits in a uint16_t); kernels
+// compute in f32. Inline (unlike floatToBf16) so that loops vectorize, with
+// the same rounding: to nearest even, NaN stays a quiet NaN.
+inline float toF32(float v) { return v; }
+inline float toF32(uint16_t bits) {
+  uint32_t x = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+template <typename T> inline T fromF32(float v);
+template <> inline float fromF32<float>(float v) { return v; }
+template <> inline uint16_t fromF32<uint16_t>(float v) {
+  uint32_t x;
+  std::memcpy(&x, &v, 4);
+  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  uint32_t nan = (x >> 16) | 0x40u;
+  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+// Calls make(T()) with T the element type of `dtype` (f32 or bf16).
+template <typename Make> auto byElementType(DType dtype, Make make) {
+  return dtype == DType::kBF16 ? make(uint16_t()) : make(float());
 }
 
 bool parseUnary(const plan::Op &op, Unary &kind, float &lo, float &hi) {
@@ -58,27 +96,27 @@ bool parseBinary(const plan::Op &op, Binary &kind) {
 
 // Same results as the reference: NaN goes to 0 through relu and relu6
 // (comparisons with NaN are false), clip keeps the reference's order.
-template <Unary K>
-inline void unaryRange(const float *x, float *y, int64_t begin, int64_t end,
-                       float lo, float hi) {
+template <Unary K, typename T>
+inline void unaryRange(const T *x, T *y, int64_t begin, int64_t end, float lo,
+                       float hi) {
   for (int64_t i = begin; i < end; ++i) {
-    float v = x[i];
+    float v = toF32(x[i]);
     if constexpr (K == Unary::kRelu)
-      y[i] = v > 0 ? v : 0.0f;
+      y[i] = fromF32<T>(v > 0 ? v : 0.0f);
     else if constexpr (K == Unary::kRelu6)
-      y[i] = v < 0 ? 0.0f : (v > 6 ? 6.0f : v);
+      y[i] = fromF32<T>(v < 0 ? 0.0f : (v > 6 ? 6.0f : v));
     else
-      y[i] = std::min(std::max(v, lo), hi);
+      y[i] = fromF32<T>(std::min(std::max(v, lo), hi));
   }
 }
 
-class UnaryKernel : public Kernel {
+template <typename T> class UnaryKernel : public Kernel {
 public:
   UnaryKernel(Unary kind, float lo, float hi, int64_t elements)
       : kind_(kind), lo_(lo), hi_(hi), elements_(elements) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const float *x = in[0].data<float>();
-    float *y = out[0].data<float>();
+    const T *x = static_cast<const T *>(in[0].data());
+    T *y = static_cast<T *>(out[0].data());
     float lo = lo_, hi = hi_;
     parallelRange(elements_, [&](int64_t b, int64_t e) {
       switch (kind_) {
@@ -115,7 +153,7 @@ template <Binary K> inline float apply(float a, float b) {
 // out[o, m, i] = a[o, m, i] (op) b[m] for the [outer, mid, inner] view of
 // the output; `swapped` computes b (op) a. mid == 1 is a scalar b; outer ==
 // inner == 1 with b full-size is the same-shape case (bStride 1).
-class BinaryKernel : public Kernel {
+template <typename T> class BinaryKernel : public Kernel {
 public:
   BinaryKernel(Binary kind, int64_t outer, int64_t mid, int64_t inner,
                bool bFull, bool swapped)
@@ -123,9 +161,9 @@ public:
         swapped_(swapped) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const float *a = in[swapped_ ? 1 : 0].data<float>();
-    const float *b = in[swapped_ ? 0 : 1].data<float>();
-    float *y = out[0].data<float>();
+    const T *a = static_cast<const T *>(in[swapped_ ? 1 : 0].data());
+    const T *b = static_cast<const T *>(in[swapped_ ? 0 : 1].data());
+    T *y = static_cast<T *>(out[0].data());
     switch (kind_) {
     case Binary::kAdd:
       dispatch<Binary::kAdd>(a, b, y);
@@ -144,9 +182,10 @@ public:
 
 private:
   template <Binary K, bool Swap = false>
-  void dispatch(const float *a, const float *b, float *y) {
-    auto f = [](float x, float v) {
-      return Swap ? apply<K>(v, x) : apply<K>(x, v);
+  void dispatch(const T *a, const T *b, T *y) {
+    auto f = [](T x, T v) {
+      float fx = toF32(x), fv = toF32(v);
+      return fromF32<T>(Swap ? apply<K>(fv, fx) : apply<K>(fx, fv));
     };
     const int64_t total = outer_ * mid_ * inner_;
     if (bFull_) {
@@ -168,9 +207,9 @@ private:
     const int64_t rows = outer_ * mid;
 #pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      const float v = b[r % mid];
-      const float *pa = a + r * inner;
-      float *py = y + r * inner;
+      const T v = b[r % mid];
+      const T *pa = a + r * inner;
+      T *py = y + r * inner;
       for (int64_t i = 0; i < inner; ++i)
         py[i] = f(pa[i], v);
     }
@@ -218,31 +257,78 @@ bool blockBroadcast(const Shape &out, const Shape &b, int64_t &outer,
   return true;
 }
 
+std::unique_ptr<Kernel> makeUnary(DType type, Unary kind, float lo, float hi,
+                                  int64_t elements) {
+  return byElementType(type, [&](auto element) -> std::unique_ptr<Kernel> {
+    return std::make_unique<UnaryKernel<decltype(element)>>(kind, lo, hi,
+                                                            elements);
+  });
+}
+
+std::unique_ptr<Kernel> makeBinary(DType type, Binary kind, int64_t outer,
+                                   int64_t mid, int64_t inner, bool bFull,
+                                   bool swapped) {
+  return byElementType(type, [&](auto element) -> std::unique_ptr<Kernel> {
+    return std::make_unique<BinaryKernel<decltype(element)>>(
+        kind, outer, mid, inner, bFull, swapped);
+  });
+}
+
 StatusOr<std::unique_ptr<Kernel>> createUnary(const KernelConfig &c) {
   Unary kind;
   float lo = 0, hi = 0;
-  if (!allF32(c) || !parseUnary(*c.op, kind, lo, hi))
+  DType type = elementwiseType(c);
+  if (type == DType::kInvalid || !parseUnary(*c.op, kind, lo, hi))
     return std::unique_ptr<Kernel>();
-  return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel>(
-      kind, lo, hi, numElements(c.outputShapes[0])));
+  return makeUnary(type, kind, lo, hi, numElements(c.outputShapes[0]));
 }
 
 StatusOr<std::unique_ptr<Kernel>> createBinary(const KernelConfig &c) {
   Binary kind;
-  if (!allF32(c) || !parseBinary(*c.op, kind))
+  DType type = elementwiseType(c);
+  if (type == DType::kInvalid || !parseBinary(*c.op, kind))
     return std::unique_ptr<Kernel>();
   const Shape &out = c.outputShapes[0];
   const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
   int64_t outer, mid, inner;
   if (a == out && b == out)
-    return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(
-        kind, 1, 1, numElements(out), true, false));
+    return makeBinary(type, kind, 1, 1, numElements(out), true, false);
   for (bool swapped : {false, true}) {
     const Shape &full = swapped ? b : a, &part = swapped ? a : b;
     if (full == out && blockBroadcast(out, part, outer, mid, inner))
-      return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel>(
-          kind, outer, mid, inner, false, swapped));
+      return makeBinary(type, kind, outer, mid, inner, false, swapped);
   }
+  return std::unique_ptr<Kernel>();
+}
+
+// cast f32 -> bf16 and bf16 -> f32.
+template <typename From, typename To> class CastKernel : public Kernel {
+public:
+  explicit CastKernel(int64_t elements) : elements_(elements) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const From *x = static_cast<const From *>(in[0].data());
+    To *y = static_cast<To *>(out[0].data());
+    parallelRange(elements_, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        y[i] = fromF32<To>(toF32(x[i]));
+    });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t elements_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createCast(const KernelConfig &c) {
+  DType from = c.inputTypes[0], to = c.outputTypes[0];
+  int64_t n = numElements(c.outputShapes[0]);
+  if (from == DType::kF32 && to == DType::kBF16)
+    return std::unique_ptr<Kernel>(
+        std::make_unique<CastKernel<float, uint16_t>>(n));
+  if (from == DType::kBF16 && to == DType::kF32)
+    return std::unique_ptr<Kernel>(
+        std::make_unique<CastKernel<uint16_t, float>>(n));
   return std::unique_ptr<Kernel>();
 }
 
@@ -530,7 +616,125 @@ private:
   double eps_, momentum_;
 };
 
+// quantize (f32 -> i8) and dequantize (i8 -> f32) over the [outer,
+// channels, inner] view of x, scales[c] (or scales[0] for one scale) for
+// channel c. Bit-identical to the reference: the same division and
+// product, round half to even through the 2^23 trick (exact under the
+// default rounding mode for the clamped |v| <= 128), NaN -> 0; written as
+// straight loops over contiguous values so that they vectorize.
+inline int8_t quantizeValue(float x, float scale) {
+  constexpr float kRound = 12582912.0f; // 1.5 * 2^23
+  float v = x / scale;
+  v = v == v ? v : 0.0f; // NaN
+  v = std::min(127.0f, std::max(-128.0f, v));
+  return static_cast<int8_t>(static_cast<int32_t>((v + kRound) - kRound));
+}
+
+class QuantizationKernel : public Kernel {
+public:
+  QuantizationKernel(bool quantize, int64_t outer, int64_t channels,
+                     int64_t inner, int64_t numScales)
+      : quantize_(quantize), outer_(outer), channels_(channels), inner_(inner),
+        numScales_(numScales) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *s = in[1].data<float>();
+    if (quantize_)
+      for (int64_t c = 0; c < numScales_; ++c)
+        if (!(s[c] > 0.0f) || !std::isfinite(s[c]))
+          return invalidArgument("quantize scale ", c, " is ", s[c],
+                                 ", expected a finite positive number");
+    if (quantize_)
+      apply(in[0].data<float>(), out[0].data<int8_t>(), s,
+            [](float x, float scale) { return quantizeValue(x, scale); });
+    else
+      apply(
+          in[0].data<int8_t>(), out[0].data<float>(), s,
+          [](int8_t q, float scale) { return static_cast<float>(q) * scale; });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  // y[i] = fn(x[i], scale) for i < n; restrict since int8 stores could
+  // alias anything, which would keep the loop scalar.
+  template <typename From, typename To, typename Fn>
+  static void scaleRange(const From *__restrict x, To *__restrict y, int64_t n,
+                         float scale, Fn fn) {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = fn(x[i], scale);
+  }
+  template <typename From, typename To, typename Fn>
+  static void channelRange(const From *__restrict x, To *__restrict y,
+                           const float *__restrict s, int64_t n, Fn fn) {
+    for (int64_t c = 0; c < n; ++c)
+      y[c] = fn(x[c], s[c]);
+  }
+
+  template <typename From, typename To, typename Fn>
+  void apply(const From *x, To *y, const float *s, Fn fn) const {
+    const int64_t channels = channels_, inner = inner_;
+    const int64_t total = outer_ * channels * inner;
+    if (numScales_ == 1) {
+      const float scale = s[0];
+      parallelRange(total, [&](int64_t b, int64_t e) {
+        scaleRange(x + b, y + b, e - b, scale, fn);
+      });
+      return;
+    }
+    if (inner == 1) { // the channel axis is the innermost
+      const int64_t rows = outer_;
+#pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
+      for (int64_t r = 0; r < rows; ++r)
+        channelRange(x + r * channels, y + r * channels, s, channels, fn);
+      return;
+    }
+    const int64_t rows = outer_ * channels;
+#pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      scaleRange(x + r * inner, y + r * inner, inner, s[r % channels], fn);
+  }
+
+  bool quantize_;
+  int64_t outer_, channels_, inner_, numScales_;
+};
+
+// Whether `c` is a quantize (f32 -> i8) or dequantize (i8 -> f32).
+bool isQuantization(const KernelConfig &c, bool &quantize) {
+  DType from = c.op->kind() == "quantize" ? DType::kF32 : DType::kI8;
+  DType to = from == DType::kF32 ? DType::kI8 : DType::kF32;
+  quantize = from == DType::kF32;
+  return c.inputTypes.size() == 2 && c.inputTypes[0] == from &&
+         c.inputTypes[1] == DType::kF32 && c.outputTypes[0] == to;
+}
+
+StatusOr<std::unique_ptr<Kernel>> createQuantization(const KernelConfig &c) {
+  bool quantize;
+  const Shape &x = c.inputShapes[0];
+  int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = c.attrs().getInt("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  int64_t numScales = numElements(c.inputShapes[1]);
+  // Malformed axes and scale counts are left to the reference's errors.
+  if (!isQuantization(c, quantize) || axis < 0 || axis >= rank ||
+      (numScales != 1 && numScales != x[axis]))
+    return std::unique_ptr<Kernel>();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= x[d];
+  return std::unique_ptr<Kernel>(std::make_unique<QuantizationKernel>(
+      quantize, outer, x[axis], inner, numScales));
+}
+
 } // namespace
+
+std::unique_ptr<Kernel> createFlatQuantization(bool quantize,
+                                               int64_t elements) {
+  return std::make_unique<QuantizationKernel>(quantize, 1, 1, elements, 1);
+}
 
 StatusOr<std::unique_ptr<Kernel>>
 createTrainingBatchNorm(const KernelConfig &c) {
@@ -560,15 +764,15 @@ bool isZeroPreservingElementwise(const plan::Op &op) {
   return parseBinary(op, b);
 }
 
-std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op,
+std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op, DType type,
                                               int64_t elements) {
   Unary u;
   Binary b;
   float lo = 0, hi = 0;
   if (parseUnary(op, u, lo, hi))
-    return std::make_unique<UnaryKernel>(u, lo, hi, elements);
+    return makeUnary(type, u, lo, hi, elements);
   if (parseBinary(op, b))
-    return std::make_unique<BinaryKernel>(b, 1, 1, elements, true, false);
+    return makeBinary(type, b, 1, 1, elements, true, false);
   return nullptr;
 }
 
@@ -581,6 +785,9 @@ void registerFastKernels(KernelRegistry &registry) {
   registry.registerKernel("softmax", "cpu", createSoftmax);
   registry.registerKernel("log_softmax", "cpu", createSoftmax);
   registry.registerKernel("transpose", "cpu", createTranspose);
+  registry.registerKernel("cast", "cpu", createCast);
+  registry.registerKernel("quantize", "cpu", createQuantization);
+  registry.registerKernel("dequantize", "cpu", createQuantization);
 }
 
 } // namespace gopt::runtime::cpu

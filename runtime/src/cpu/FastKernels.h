@@ -1,12 +1,14 @@
 //===- FastKernels.h - Vectorized, multithreaded CPU kernels ----*- C++ -*-===//
 //
-// f32 kernels for the ops that oneDNN does not cover and that show up in
+// Kernels for the ops that oneDNN does not cover and that show up in
 // profiles: elementwise add/sub/mul (same shape, scalar, or an operand
 // broadcast along one contiguous block of dims such as per-channel
-// vectors), relu/relu6/clip, global_avg_pool, softmax, block transposes
-// (NHWC <-> NCHW) and training-form batch_norm. The reference
-// kernels stay the oracle; these register for backend "cpu" and return a
-// null kernel for configurations they do not cover.
+// vectors) and relu/relu6/clip in f32 and bf16, cast between f32 and bf16,
+// quantize/dequantize (per tensor or per channel),
+// and in f32 global_avg_pool, softmax, block transposes (NHWC <-> NCHW; any
+// element type) and training-form batch_norm. The reference kernels stay
+// the oracle; these register for backend "cpu" and return a null kernel for
+// configurations they do not cover.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_FASTKERNELS_H
@@ -20,10 +22,16 @@ namespace gopt::runtime::cpu {
 // to zero, so they may run over a blocked layout's padded channels too.
 bool isZeroPreservingElementwise(const plan::Op &op);
 
-// An elementwise op over `elements` f32 values in any one physical layout
-// shared by its operands and result (all of the same logical shape).
-std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op,
+// An elementwise op over `elements` values of `type` (f32 or bf16) in any
+// one physical layout shared by its operands and result (all of the same
+// logical shape and type).
+std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op, DType type,
                                               int64_t elements);
+
+// quantize (f32 -> i8) or dequantize (i8 -> f32) with one scale (the
+// kernel's input 1) over `elements` values in any one physical layout:
+// both map 0 to 0, so blocked layouts' padding stays zero.
+std::unique_ptr<Kernel> createFlatQuantization(bool quantize, int64_t elements);
 
 // batch_norm in training form (f32, plain layout); null otherwise. The
 // oneDNN batch_norm factory (inference) hands training ops to it.

@@ -1,9 +1,9 @@
 //===- OneDnn.h - oneDNN kernels that work on blocked layouts ---*- C++ -*-===//
 //
-// The CPU schedule keeps activations in the layouts oneDNN picks (e.g.
-// nChw8c) between oneDNN ops. These factories create kernels whose input
-// and output layouts are oneDNN memory descs; the schedule inserts reorders
-// where a tensor is not in the layout a kernel reads.
+// The CPU schedule keeps f32 and bf16 activations in the layouts oneDNN
+// picks (e.g. nChw8c, nChw16c) between oneDNN ops. These factories create
+// kernels whose input and output layouts are oneDNN memory descs; the schedule
+// inserts reorders where a tensor is not in the layout a kernel reads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_ONEDNN_H
@@ -26,8 +26,19 @@ public:
   virtual dnnl::memory::desc outputDesc() const = 0;
 };
 
-// The plain row-major layout of an f32 tensor of `shape`.
-dnnl::memory::desc plainDesc(const Shape &shape);
+// oneDNN's data type for the element types its kernels compute in (f32,
+// bf16); undef for the others.
+dnnl::memory::data_type oneDnnType(DType dtype);
+
+// oneDNN's data type of the element types the schedule keeps in oneDNN
+// layouts: those of oneDnnType and the int8 ones (i8 as s8, u8).
+dnnl::memory::data_type layoutType(DType dtype);
+
+// The plain row-major layout of a `dtype` tensor of `shape`.
+dnnl::memory::desc plainDesc(const Shape &shape, DType dtype);
+
+// `md`'s layout with elements of `dtype`: a reorder into it converts.
+dnnl::memory::desc withType(const dnnl::memory::desc &md, DType dtype);
 
 // Activations after the convolution itself, in oneDNN post-op order:
 // `sum` adds the destination's previous contents (an in-place residual),
@@ -40,9 +51,47 @@ struct ConvPostOps {
 };
 
 // conv2d (NCHW data, OIHW or HWIO filters) with source and destination in
-// the layouts oneDNN prefers; null when the configuration is not covered.
+// the layouts oneDNN prefers; null when the configuration is not covered
+// (bf16 on a CPU without AVX-512 included).
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post);
+// What an int8 convolution or matmul computes around its s32 accumulation,
+// in real (dequantized) values: v = acc * srcScale * weightScales[c] +
+// bias[c]; if `requantize`, v = requantScale * clamp(round_half_even(v /
+// requantScale), -128, 127) (a quantize/dequantize pair on the result);
+// v += sumScale * (the destination's previous contents); v = activation(v);
+// the destination is f32 v, or with `dstScale` > 0 int8 clamp(round(v /
+// dstScale), -128, 127) (s8; u8 when `dstUnsigned`, for results an
+// activation keeps non-negative: the values stay in [0, 127]).
+struct Int8Params {
+  bool srcUnsigned = false; // the int8 source is known non-negative: read u8
+  float srcScale = 1;
+  const int8_t *weights = nullptr; // constant, in the op's filter layout
+  std::vector<float> weightScales; // one, or one per output channel
+  const float *bias = nullptr;     // constant f32 bias, or null
+  bool requantize = false;
+  float requantScale = 1;
+  bool sum = false;
+  float sumScale = 1;
+  bool sumSigned = false; // the sum reads an s8 accumulator into a u8 dst
+  std::string activation = "none"; // none, relu, relu6, clip, sigmoid
+  float clipMin = 0, clipMax = 0;
+  float dstScale = 0; // 0: f32 destination
+  bool dstUnsigned = false;
+};
+
+// conv2d (NCHW data, OIHW or HWIO filters) on an int8 source in the layout
+// oneDNN prefers, with constant int8 weights (reordered once); the kernel's
+// inputs are the source (and the accumulator of a sum, aliased with the
+// result). Null where oneDNN cannot create it.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createInt8Conv(const KernelConfig &config, const Int8Params &params);
+// matmul [M, K] x constant int8 [K, N] (or [N, K] with transpose_b) on
+// plain layouts, per-N weight scales; input: the int8 A. Null where oneDNN
+// cannot create it.
+StatusOr<std::unique_ptr<Kernel>> createInt8Matmul(const KernelConfig &config,
+                                                   const Int8Params &params);
+
 // max_pool / avg_pool (NCHW) reading `src`; the result keeps its layout.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutPool(const KernelConfig &config, const dnnl::memory::desc &src);

@@ -1,11 +1,15 @@
 //===- OneDnnKernels.cpp - Fast CPU kernels from oneDNN -------------------===//
 //
 // conv2d (NCHW/NHWC, groups, fused bias and activation), matmul (transposes,
-// batch broadcast), max/avg pooling and inference batch_norm. Primitives,
-// memory descriptors and reordered constant weights are made once when the
-// session resolves shapes; run() only swaps data handles and executes.
-// Configurations oneDNN does not cover return a null kernel, and the session
-// falls back to the reference kernel.
+// batch broadcast), max/avg pooling and inference batch_norm, in f32 and
+// bf16 (a bf16 conv2d may keep an f32 bias; oneDNN takes batch_norm's
+// statistics in f32 only, so bf16 ones are converted); int8 conv2d and
+// matmul for the CPU schedule's quantize/dequantize chains. Primitives, memory
+// descriptors and reordered constant weights are made once when the session
+// resolves shapes; run() only swaps data handles and executes. Configurations
+// oneDNN does not cover return a null kernel, and the session falls back to the
+// reference kernel: so does bf16 on a CPU without AVX-512, where oneDNN 2.6 has
+// no bf16 implementation at all.
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
@@ -40,16 +44,37 @@ using cpu::cpuEngine;
 using dnnl::memory;
 using Tag = memory::format_tag;
 using Dims = memory::dims;
+using DataType = memory::data_type;
 
-bool allF32(const KernelConfig &config) {
-  for (DType t : config.inputTypes)
-    if (t != DType::kF32)
-      return false;
-  for (DType t : config.outputTypes)
-    if (t != DType::kF32)
-      return false;
-  return true;
+// The oneDNN type of every result and of inputs `inputs` of `c`; undef when
+// they differ or oneDNN does not compute in it.
+DataType sharedType(const KernelConfig &c,
+                    std::initializer_list<size_t> inputs) {
+  DataType type = cpu::oneDnnType(c.outputTypes[0]);
+  for (DType t : c.outputTypes)
+    if (cpu::oneDnnType(t) != type)
+      return DataType::undef;
+  for (size_t i : inputs)
+    if (i < c.inputTypes.size() && cpu::oneDnnType(c.inputTypes[i]) != type)
+      return DataType::undef;
+  return type;
 }
+
+// A convolution's data, filter and result share one type; its bias has
+// that type or f32 (mixed precision keeps it f32).
+DataType convType(const KernelConfig &c) {
+  DataType type = sharedType(c, {0, 1});
+  if (c.inputTypes.size() > 2 && c.inputTypes[2] != DType::kF32 &&
+      cpu::oneDnnType(c.inputTypes[2]) != type)
+    return DataType::undef;
+  return type;
+}
+
+// Whether a primitive descriptor oneDNN failed to create only means the
+// reference kernel runs: oneDNN 2.6 implements bf16 for AVX-512 CPUs only
+// (and has no reference bf16 kernels), while every f32 configuration the
+// factories pass it must work.
+bool noBf16Kernel(DataType type) { return type == DataType::bf16; }
 
 Dims toDims(const Shape &shape) { return Dims(shape.begin(), shape.end()); }
 
@@ -156,90 +181,120 @@ dnnl::primitive_attr scratchpadAttr() {
 // conv2d
 //===----------------------------------------------------------------------===//
 
+// The shapes and window of a conv2d, in oneDNN's terms.
+struct ConvGeometry {
+  bool nchw;
+  int64_t n, cin, h, w, cout;
+  Dims srcDims, dstDims, weightDims;
+  Tag weightTag; // the plan's filter layout
+  Dims strides, dilations, padL, padR;
+};
+
+StatusOr<ConvGeometry> convGeometry(const KernelConfig &c) {
+  OpAttrs attrs = c.attrs();
+  ConvGeometry g;
+  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  int64_t groups = attrs.getInt("groups", 1);
+  const Shape &x = c.inputShapes[0], &f = c.inputShapes[1];
+  g.n = x[0];
+  g.cin = g.nchw ? x[1] : x[3];
+  g.h = g.nchw ? x[2] : x[1];
+  g.w = g.nchw ? x[3] : x[2];
+  int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+  g.cout = oihw ? f[0] : f[3];
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(g.h, kh, strides[0], dilations[0],
+                                         padding, pads[0], pads[1], false));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(g.w, kw, strides[1], dilations[1],
+                                         padding, pads[2], pads[3], false));
+  g.srcDims = {g.n, g.cin, g.h, g.w};
+  g.dstDims = {g.n, g.cout, wh.outSize, ww.outSize};
+  if (groups == 1) {
+    g.weightDims = {g.cout, g.cin, kh, kw};
+    g.weightTag = oihw ? Tag::oihw : Tag::hwio;
+  } else {
+    g.weightDims = {groups, g.cout / groups, g.cin / groups, kh, kw};
+    // HWIO with groups is [KH, KW, I/G, G*O/G]: oneDNN's hwigo.
+    g.weightTag = oihw ? Tag::goihw : Tag::hwigo;
+  }
+  g.strides = {strides[0], strides[1]};
+  g.dilations = {dilations[0] - 1, dilations[1] - 1}; // 0 = dense
+  g.padL = {wh.padBefore, ww.padBefore};
+  g.padR = {wh.padAfter, ww.padAfter};
+  return g;
+}
+
+// Appends activation `name` (clip with lo/hi) as an eltwise post-op.
+void appendActivation(dnnl::post_ops &postOps, const std::string &name,
+                      float lo, float hi) {
+  if (name == "relu")
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  else if (name == "relu6")
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  else if (name == "clip")
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, lo, hi);
+  else if (name == "sigmoid")
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+}
+
 class ConvKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
-    if (!allF32(c))
+    if (convType(c) == DataType::undef)
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     cpu::ConvPostOps post;
     post.activation = c.attrs().getString("activation", "none");
-    GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/false, post));
+    bool supported = false;
+    GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/false, post, supported));
+    if (!supported)
+      return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
   // `anyLayout`: oneDNN picks source and destination layouts (NCHW only).
   Status init(const KernelConfig &c, bool anyLayout,
-              const cpu::ConvPostOps &post) {
-    OpAttrs attrs = c.attrs();
-    bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-    bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
-    std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-    std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-    std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-    std::string padding = attrs.getString("padding", "EXPLICIT");
-    int64_t groups = attrs.getInt("groups", 1);
-    const Shape &x = c.inputShapes[0], &f = c.inputShapes[1];
-    int64_t n = x[0], cin = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
-            w = nchw ? x[3] : x[2];
-    int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
-    int64_t cout = oihw ? f[0] : f[3];
-    GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                          computeWindowDim(h, kh, strides[0], dilations[0],
-                                           padding, pads[0], pads[1], false));
-    GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                          computeWindowDim(w, kw, strides[1], dilations[1],
-                                           padding, pads[2], pads[3], false));
-    Tag act = anyLayout ? Tag::any : nchw ? Tag::nchw : Tag::nhwc;
-    memory::desc srcMd({n, cin, h, w}, memory::data_type::f32, act);
-    memory::desc dstMd({n, cout, wh.outSize, ww.outSize},
-                       memory::data_type::f32, act);
-    memory::desc userWeights;
-    Dims weightDims;
-    if (groups == 1) {
-      weightDims = {cout, cin, kh, kw};
-      userWeights = memory::desc(weightDims, memory::data_type::f32,
-                                 oihw ? Tag::oihw : Tag::hwio);
-    } else {
-      weightDims = {groups, cout / groups, cin / groups, kh, kw};
-      // HWIO with groups is [KH, KW, I/G, G*O/G]: oneDNN's hwigo.
-      userWeights = memory::desc(weightDims, memory::data_type::f32,
-                                 oihw ? Tag::goihw : Tag::hwigo);
-    }
-    memory::desc anyWeights(weightDims, memory::data_type::f32, Tag::any);
+              const cpu::ConvPostOps &post, bool &supported) {
+    DataType type = convType(c);
+    GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
+    Tag act = anyLayout ? Tag::any : g.nchw ? Tag::nchw : Tag::nhwc;
+    memory::desc srcMd(g.srcDims, type, act);
+    memory::desc dstMd(g.dstDims, type, act);
+    memory::desc userWeights(g.weightDims, type, g.weightTag);
+    memory::desc anyWeights(g.weightDims, type, Tag::any);
     bool hasBias = c.inputShapes.size() == 3;
-    memory::desc biasMd({cout}, memory::data_type::f32, Tag::x);
+    memory::desc biasMd(
+        {g.cout}, hasBias ? cpu::oneDnnType(c.inputTypes[2]) : type, Tag::x);
 
     dnnl::primitive_attr attr = scratchpadAttr();
     dnnl::post_ops postOps;
     if (post.sum)
       postOps.append_sum(1.0f);
-    const std::string &activation = post.activation;
-    if (activation == "relu")
-      postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    else if (activation == "relu6")
-      postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-    else if (activation == "clip")
-      postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, post.clipMin,
-                             post.clipMax);
-    else if (activation == "sigmoid")
-      postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f,
-                             0.0f);
+    appendActivation(postOps, post.activation, post.clipMin, post.clipMax);
     attr.set_post_ops(postOps);
-    Dims dnnlStrides = {strides[0], strides[1]};
-    Dims dnnlDilations = {dilations[0] - 1, dilations[1] - 1}; // 0 = dense
-    Dims padL = {wh.padBefore, ww.padBefore};
-    Dims padR = {wh.padAfter, ww.padAfter};
+    dnnl::convolution_forward::primitive_desc pd;
     try {
       auto desc =
           hasBias ? dnnl::convolution_forward::desc(
                         dnnl::prop_kind::forward_inference,
                         dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                        biasMd, dstMd, dnnlStrides, dnnlDilations, padL, padR)
+                        biasMd, dstMd, g.strides, g.dilations, g.padL, g.padR)
                   : dnnl::convolution_forward::desc(
                         dnnl::prop_kind::forward_inference,
                         dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                        dstMd, dnnlStrides, dnnlDilations, padL, padR);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+                        dstMd, g.strides, g.dilations, g.padL, g.padR);
+      pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+    } catch (const dnnl::error &e) {
+      if (noBf16Kernel(type))
+        return Status::success();
+      return internalError("oneDNN convolution: ", e.what());
+    }
+    try {
       primitive_ = dnnl::convolution_forward(pd);
       inputDescs_ = {pd.src_desc()};
       outputDesc_ = pd.dst_desc();
@@ -252,6 +307,182 @@ public:
     } catch (const dnnl::error &e) {
       return internalError("oneDNN convolution: ", e.what());
     }
+    supported = true;
+    return Status::success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// int8 conv2d and matmul
+//===----------------------------------------------------------------------===//
+
+// The attributes of an int8 primitive computing Int8Params' formula:
+// oneDNN applies the output scales to (acc + bias), so the bias is divided
+// by the source and weight scales, and the post-ops work in the units the
+// output scales leave (requantScale when requantizing, then dstScale).
+dnnl::primitive_attr int8Attr(const cpu::Int8Params &p, int mask,
+                              std::vector<float> &biasScales) {
+  float dstUnit = p.dstScale > 0 ? p.dstScale : 1.0f;
+  float firstUnit = p.requantize ? p.requantScale : dstUnit;
+  std::vector<float> scales;
+  for (float ws : p.weightScales) {
+    biasScales.push_back(p.srcScale * ws);
+    scales.push_back(p.srcScale * ws / firstUnit);
+  }
+  dnnl::primitive_attr attr = scratchpadAttr();
+  attr.set_output_scales(scales.size() == 1 ? 0 : mask, scales);
+  dnnl::post_ops postOps;
+  if (p.requantize) {
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, -128.0f,
+                           127.0f);
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear,
+                           p.requantScale / dstUnit, 0.0f);
+  }
+  if (p.sum)
+    postOps.append_sum(p.sumScale / dstUnit,
+                       p.sumSigned ? DataType::s8 : DataType::undef);
+  // Activations in destination units; a u8 result also stays <= 127, as
+  // the plan's i8 tensor would.
+  std::string act = p.activation;
+  float lo = p.clipMin / dstUnit, hi = p.clipMax / dstUnit;
+  if (act == "relu6") {
+    act = "clip";
+    lo = 0;
+    hi = 6 / dstUnit;
+  }
+  if (p.dstUnsigned) {
+    if (act == "relu")
+      lo = 0, hi = 127;
+    act = "clip";
+    lo = std::max(lo, 0.0f);
+    hi = std::min(hi, 127.0f);
+  }
+  appendActivation(postOps, act, lo, hi);
+  attr.set_post_ops(postOps);
+  return attr;
+}
+
+DataType int8DstType(const cpu::Int8Params &p) {
+  if (p.dstScale <= 0)
+    return DataType::f32;
+  return p.dstUnsigned ? DataType::u8 : DataType::s8;
+}
+
+// Whether Int8Params can be computed: sigmoid does not commute with the
+// scaling into int8 units.
+bool int8Supported(const cpu::Int8Params &p) {
+  if (p.activation == "sigmoid" && p.dstScale > 0)
+    return false;
+  if (p.dstUnsigned && p.activation != "relu" && p.activation != "relu6" &&
+      !(p.activation == "clip" && p.clipMin >= 0))
+    return false;
+  return p.weights && !p.weightScales.empty();
+}
+
+// Keeps the scaled bias the primitive reads.
+template <typename Base> class Int8KernelBase : public Base {
+protected:
+  // bias[c] / biasScales[c] (one scale for all when there is one).
+  void bindScaledBias(const float *bias, const std::vector<float> &biasScales,
+                      int64_t channels) {
+    memory::desc md({channels}, DataType::f32, Tag::x);
+    this->args_[DNNL_ARG_BIAS] = memory(md, cpuEngine());
+    float *b =
+        static_cast<float *>(this->args_[DNNL_ARG_BIAS].get_data_handle());
+    for (int64_t c = 0; c < channels; ++c)
+      b[c] = bias[c] / biasScales[biasScales.size() == 1 ? 0 : c];
+    this->workspaceBytes_ += md.get_size();
+  }
+};
+
+class Int8ConvKernel : public Int8KernelBase<OneDnnLayoutKernel> {
+public:
+  Status init(const KernelConfig &c, const cpu::Int8Params &p,
+              bool &supported) {
+    GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
+    if (!g.nchw || (p.weightScales.size() != 1 &&
+                    static_cast<int64_t>(p.weightScales.size()) != g.cout))
+      return Status::success();
+    memory::desc srcMd(g.srcDims, p.srcUnsigned ? DataType::u8 : DataType::s8,
+                       Tag::any);
+    memory::desc dstMd(g.dstDims, int8DstType(p), Tag::any);
+    memory::desc userWeights(g.weightDims, DataType::s8, g.weightTag);
+    memory::desc anyWeights(g.weightDims, DataType::s8, Tag::any);
+    memory::desc biasMd({g.cout}, DataType::f32, Tag::x);
+    std::vector<float> biasScales;
+    dnnl::primitive_attr attr = int8Attr(p, 1 << 1, biasScales);
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      auto desc =
+          p.bias ? dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference,
+                       dnnl::algorithm::convolution_direct, srcMd, anyWeights,
+                       biasMd, dstMd, g.strides, g.dilations, g.padL, g.padR)
+                 : dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference,
+                       dnnl::algorithm::convolution_direct, srcMd, anyWeights,
+                       dstMd, g.strides, g.dilations, g.padL, g.padR);
+      pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+    } catch (const dnnl::error &) {
+      return Status::success(); // the f32 schedule of the Q/DQ ops runs
+    }
+    try {
+      primitive_ = dnnl::convolution_forward(pd);
+      inputDescs_ = {pd.src_desc()};
+      outputDesc_ = pd.dst_desc();
+      bindInput(0, DNNL_ARG_SRC, pd.src_desc());
+      bindWeights(1, userWeights, pd.weights_desc(), p.weights);
+      if (p.bias)
+        bindScaledBias(p.bias, biasScales, g.cout);
+      bindOutput(0, DNNL_ARG_DST, pd.dst_desc());
+      bindScratchpad(pd.scratchpad_desc());
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN int8 convolution: ", e.what());
+    }
+    supported = true;
+    return Status::success();
+  }
+};
+
+class Int8MatmulKernel : public Int8KernelBase<OneDnnKernel> {
+public:
+  Status init(const KernelConfig &c, const cpu::Int8Params &p,
+              bool &supported) {
+    OpAttrs attrs = c.attrs();
+    const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
+    if (a.size() != 2 || b.size() != 2 || p.bias ||
+        attrs.getBool("transpose_a", false))
+      return Status::success();
+    bool transposeB = attrs.getBool("transpose_b", false);
+    int64_t m = a[0], k = a[1], n = transposeB ? b[0] : b[1];
+    if (p.weightScales.size() != 1 &&
+        static_cast<int64_t>(p.weightScales.size()) != n)
+      return Status::success();
+    memory::desc aMd({m, k}, p.srcUnsigned ? DataType::u8 : DataType::s8,
+                     Tag::ab);
+    memory::desc userB({k, n}, DataType::s8, transposeB ? Tag::ba : Tag::ab);
+    memory::desc anyB({k, n}, DataType::s8, Tag::any);
+    memory::desc cMd({m, n}, int8DstType(p), Tag::ab);
+    std::vector<float> biasScales;
+    dnnl::primitive_attr attr = int8Attr(p, 1 << 1, biasScales);
+    dnnl::matmul::primitive_desc pd;
+    try {
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, anyB, cMd),
+                                        attr, cpuEngine());
+    } catch (const dnnl::error &) {
+      return Status::success();
+    }
+    try {
+      primitive_ = dnnl::matmul(pd);
+      bindInput(0, DNNL_ARG_SRC, aMd);
+      bindWeights(1, userB, pd.weights_desc(), p.weights);
+      bindOutput(0, DNNL_ARG_DST, cMd);
+      bindScratchpad(pd.scratchpad_desc());
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN int8 matmul: ", e.what());
+    }
+    supported = true;
     return Status::success();
   }
 };
@@ -263,10 +494,14 @@ public:
 class MatmulKernel : public OneDnnKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
-    if (!allF32(c) || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
+    DataType type = sharedType(c, {0, 1});
+    if (type == DataType::undef || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
-    GOPT_RETURN_IF_ERROR(kernel->init(c));
+    bool supported = false;
+    GOPT_RETURN_IF_ERROR(kernel->init(c, type, supported));
+    if (!supported)
+      return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 
@@ -274,7 +509,7 @@ private:
   // Logical dims [..., rows, cols] padded with leading 1s to `rank`, with
   // strides of the row-major physical layout (transposed or not).
   static memory::desc operandDesc(const Shape &shape, bool transposed,
-                                  size_t rank) {
+                                  size_t rank, DataType type) {
     Shape physical(rank - shape.size(), 1);
     physical.insert(physical.end(), shape.begin(), shape.end());
     Dims strides(rank);
@@ -288,28 +523,34 @@ private:
       std::swap(dims[rank - 1], dims[rank - 2]);
       std::swap(strides[rank - 1], strides[rank - 2]);
     }
-    return memory::desc(dims, memory::data_type::f32, strides);
+    return memory::desc(dims, type, strides);
   }
 
-  Status init(const KernelConfig &c) {
+  Status init(const KernelConfig &c, DataType type, bool &supported) {
     OpAttrs attrs = c.attrs();
     size_t rank = c.outputShapes[0].size();
-    memory::desc aMd = operandDesc(c.inputShapes[0],
-                                   attrs.getBool("transpose_a", false), rank);
-    memory::desc bMd = operandDesc(c.inputShapes[1],
-                                   attrs.getBool("transpose_b", false), rank);
-    memory::desc cMd = operandDesc(c.outputShapes[0], false, rank);
+    memory::desc aMd = operandDesc(
+        c.inputShapes[0], attrs.getBool("transpose_a", false), rank, type);
+    memory::desc bMd = operandDesc(
+        c.inputShapes[1], attrs.getBool("transpose_b", false), rank, type);
+    memory::desc cMd = operandDesc(c.outputShapes[0], false, rank, type);
     // A constant right operand (a layer's weights) is packed once into
     // the layout oneDNN's kernel for these shapes wants.
     const void *constantB =
         c.constantInputs.size() > 1 ? c.constantInputs[1] : nullptr;
+    memory::desc wantedB =
+        constantB ? memory::desc(bMd.dims(), type, memory::format_tag::any)
+                  : bMd;
+    dnnl::matmul::primitive_desc pd;
     try {
-      memory::desc wantedB =
-          constantB ? memory::desc(bMd.dims(), memory::data_type::f32,
-                                   memory::format_tag::any)
-                    : bMd;
-      dnnl::matmul::desc desc(aMd, wantedB, cMd);
-      dnnl::matmul::primitive_desc pd(desc, scratchpadAttr(), cpuEngine());
+      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, wantedB, cMd),
+                                        scratchpadAttr(), cpuEngine());
+    } catch (const dnnl::error &e) {
+      if (noBf16Kernel(type))
+        return Status::success();
+      return internalError("oneDNN matmul: ", e.what());
+    }
+    try {
       primitive_ = dnnl::matmul(pd);
       bindInput(0, DNNL_ARG_SRC, aMd);
       bindWeights(1, bMd, pd.weights_desc(), constantB);
@@ -318,6 +559,7 @@ private:
     } catch (const dnnl::error &e) {
       return internalError("oneDNN matmul: ", e.what());
     }
+    supported = true;
     return Status::success();
   }
 };
@@ -329,7 +571,7 @@ private:
 class PoolKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
-    if (!allF32(c))
+    if (sharedType(c, {0}) == DataType::undef)
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
     bool supported = false;
@@ -340,6 +582,7 @@ public:
   }
   // `src`: the layout of the input (NCHW), else the plain one.
   Status init(const KernelConfig &c, bool &supported, const memory::desc *src) {
+    DataType type = sharedType(c, {0});
     OpAttrs attrs = c.attrs();
     bool isMax = c.op->kind() == "max_pool";
     bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
@@ -375,21 +618,27 @@ public:
       return Status::success();
     Tag act = nchw ? Tag::nchw : Tag::nhwc;
     memory::desc srcMd =
-        src ? *src
-            : memory::desc({x[0], channels, h, w}, memory::data_type::f32, act);
-    memory::desc dstMd({x[0], channels, wh.outSize, ww.outSize},
-                       memory::data_type::f32, src ? Tag::any : act);
+        src ? *src : memory::desc({x[0], channels, h, w}, type, act);
+    memory::desc dstMd({x[0], channels, wh.outSize, ww.outSize}, type,
+                       src ? Tag::any : act);
     dnnl::algorithm alg =
         isMax ? dnnl::algorithm::pooling_max
               : (includePad ? dnnl::algorithm::pooling_avg_include_padding
                             : dnnl::algorithm::pooling_avg_exclude_padding);
+    dnnl::pooling_forward::primitive_desc pd;
     try {
       dnnl::pooling_forward::desc desc(
           dnnl::prop_kind::forward_inference, alg, srcMd, dstMd,
           {strides[0], strides[1]}, {kernel[0], kernel[1]},
           {wh.padBefore, ww.padBefore}, {padBottom, padRight});
-      dnnl::pooling_forward::primitive_desc pd(desc, scratchpadAttr(),
-                                               cpuEngine());
+      pd = dnnl::pooling_forward::primitive_desc(desc, scratchpadAttr(),
+                                                 cpuEngine());
+    } catch (const dnnl::error &e) {
+      if (noBf16Kernel(type))
+        return Status::success();
+      return internalError("oneDNN pooling: ", e.what());
+    }
+    try {
       primitive_ = dnnl::pooling_forward(pd);
       inputDescs_ = {srcMd};
       outputDesc_ = pd.dst_desc();
@@ -414,53 +663,103 @@ public:
     size_t rank = c.inputShapes[0].size();
     if (c.attrs().getBool("training", false))
       return cpu::createTrainingBatchNorm(c);
-    if (!allF32(c) || (rank != 2 && rank != 4))
+    if (dataType(c) == DataType::undef || (rank != 2 && rank != 4))
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
-    GOPT_RETURN_IF_ERROR(kernel->init(c, nullptr));
+    bool supported = false;
+    GOPT_RETURN_IF_ERROR(kernel->init(c, nullptr, supported));
+    if (!supported)
+      return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
+  // x and y share a type; the statistics have that type or f32.
+  static DataType dataType(const KernelConfig &c) {
+    DataType type = sharedType(c, {0});
+    for (size_t i = 1; i < c.inputTypes.size(); ++i)
+      if (c.inputTypes[i] != DType::kF32 &&
+          cpu::oneDnnType(c.inputTypes[i]) != type)
+        return DataType::undef;
+    return type;
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    for (auto &[input, arg] : convertEachRun_)
+      toF32(inputs[input].data(), args_[arg]);
+    return OneDnnLayoutKernel::run(inputs, outputs);
+  }
   // `src`: the layout of the input (NCHW, rank 4), else the plain one.
-  Status init(const KernelConfig &c, const memory::desc *src) {
+  Status init(const KernelConfig &c, const memory::desc *src, bool &supported) {
+    DataType type = dataType(c);
     OpAttrs attrs = c.attrs();
     const Shape &x = c.inputShapes[0];
     bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
     memory::desc dataMd;
     if (x.size() == 2)
-      dataMd = memory::desc(toDims(x), memory::data_type::f32, Tag::nc);
+      dataMd = memory::desc(toDims(x), type, Tag::nc);
     else if (nchw)
-      dataMd = memory::desc(toDims(x), memory::data_type::f32, Tag::nchw);
+      dataMd = memory::desc(toDims(x), type, Tag::nchw);
     else
-      dataMd = memory::desc({x[0], x[3], x[1], x[2]}, memory::data_type::f32,
-                            Tag::nhwc);
+      dataMd = memory::desc({x[0], x[3], x[1], x[2]}, type, Tag::nhwc);
     if (src)
       dataMd = *src;
-    memory::desc channelMd({x.size() == 2 || nchw ? x[1] : x[3]},
-                           memory::data_type::f32, Tag::x);
+    memory::desc channelMd({x.size() == 2 || nchw ? x[1] : x[3]}, DataType::f32,
+                           Tag::x);
     auto flags = dnnl::normalization_flags::use_global_stats |
                  dnnl::normalization_flags::use_scale |
                  dnnl::normalization_flags::use_shift;
+    dnnl::batch_normalization_forward::primitive_desc pd;
     try {
       dnnl::batch_normalization_forward::desc desc(
           dnnl::prop_kind::forward_inference, dataMd,
           static_cast<float>(attrs.getFloat("epsilon", 1e-3)), flags);
-      dnnl::batch_normalization_forward::primitive_desc pd(
+      pd = dnnl::batch_normalization_forward::primitive_desc(
           desc, scratchpadAttr(), cpuEngine());
+    } catch (const dnnl::error &e) {
+      if (noBf16Kernel(type))
+        return Status::success();
+      return internalError("oneDNN batch_normalization: ", e.what());
+    }
+    try {
       primitive_ = dnnl::batch_normalization_forward(pd);
       inputDescs_ = {dataMd};
       outputDesc_ = dataMd;
       bindInput(0, DNNL_ARG_SRC, dataMd);
-      bindInput(1, DNNL_ARG_SCALE, channelMd);
-      bindInput(2, DNNL_ARG_SHIFT, channelMd);
-      bindInput(3, DNNL_ARG_MEAN, channelMd);
-      bindInput(4, DNNL_ARG_VARIANCE, channelMd);
+      const int statArgs[] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN,
+                              DNNL_ARG_VARIANCE};
+      for (int i = 1; i <= 4; ++i) {
+        int arg = statArgs[i - 1];
+        if (c.inputTypes[i] == DType::kF32) {
+          bindInput(i, arg, channelMd);
+          continue;
+        }
+        // oneDNN reads statistics in f32 only: bf16 ones are converted
+        // into the kernel's buffers, constants once.
+        args_[arg] = memory(channelMd, cpuEngine());
+        workspaceBytes_ += channelMd.get_size();
+        if (c.constantInputs[i])
+          toF32(c.constantInputs[i], args_[arg]);
+        else
+          convertEachRun_.emplace_back(i, arg);
+      }
       bindOutput(0, DNNL_ARG_DST, dataMd);
       bindScratchpad(pd.scratchpad_desc());
     } catch (const dnnl::error &e) {
       return internalError("oneDNN batch_normalization: ", e.what());
     }
+    supported = true;
     return Status::success();
   }
+
+private:
+  static void toF32(const void *bf16, memory &f32) {
+    const uint16_t *src = static_cast<const uint16_t *>(bf16);
+    float *dst = static_cast<float *>(f32.get_data_handle());
+    size_t n = f32.get_desc().get_size() / sizeof(float);
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = bf16ToFloat(src[i]);
+  }
+
+  std::vector<std::pair<int, int>> convertEachRun_; // (input, oneDNN arg)
 };
 
 //===----------------------------------------------------------------------===//
@@ -469,16 +768,24 @@ public:
 
 class GlobalAvgPoolKernel : public OneDnnLayoutKernel {
 public:
-  Status init(const KernelConfig &c, const memory::desc &src) {
+  Status init(const KernelConfig &c, const memory::desc &src, bool &supported) {
+    DataType type = sharedType(c, {0});
     const Shape &x = c.inputShapes[0];
-    memory::desc dstMd({x[0], x[1], 1, 1}, memory::data_type::f32, Tag::any);
+    memory::desc dstMd({x[0], x[1], 1, 1}, type, Tag::any);
+    dnnl::pooling_forward::primitive_desc pd;
     try {
       dnnl::pooling_forward::desc desc(
           dnnl::prop_kind::forward_inference,
           dnnl::algorithm::pooling_avg_exclude_padding, src, dstMd, {1, 1},
           {x[2], x[3]}, {0, 0}, {0, 0});
-      dnnl::pooling_forward::primitive_desc pd(desc, scratchpadAttr(),
-                                               cpuEngine());
+      pd = dnnl::pooling_forward::primitive_desc(desc, scratchpadAttr(),
+                                                 cpuEngine());
+    } catch (const dnnl::error &e) {
+      if (noBf16Kernel(type))
+        return Status::success();
+      return internalError("oneDNN global pooling: ", e.what());
+    }
+    try {
       primitive_ = dnnl::pooling_forward(pd);
       inputDescs_ = {src};
       outputDesc_ = pd.dst_desc();
@@ -488,6 +795,7 @@ public:
     } catch (const dnnl::error &e) {
       return internalError("oneDNN global pooling: ", e.what());
     }
+    supported = true;
     return Status::success();
   }
 };
@@ -516,27 +824,83 @@ public:
 
 namespace cpu {
 
-memory::desc plainDesc(const Shape &shape) {
+DataType oneDnnType(DType dtype) {
+  switch (dtype) {
+  case DType::kF32:
+    return DataType::f32;
+  case DType::kBF16:
+    return DataType::bf16;
+  default:
+    return DataType::undef;
+  }
+}
+
+DataType layoutType(DType dtype) {
+  switch (dtype) {
+  case DType::kI8:
+    return DataType::s8;
+  case DType::kU8:
+    return DataType::u8;
+  default:
+    return oneDnnType(dtype);
+  }
+}
+
+memory::desc plainDesc(const Shape &shape, DType dtype) {
   Dims dims = toDims(shape);
   Dims strides(dims.size(), 1);
   for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * dims[d + 1];
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, layoutType(dtype), strides);
+}
+
+memory::desc withType(const memory::desc &md, DType dtype) {
+  // Blocking and strides count elements, so they carry over unchanged.
+  memory::desc result = md;
+  result.data.data_type = static_cast<dnnl_data_type_t>(layoutType(dtype));
+  return result;
+}
+
+StatusOr<std::unique_ptr<LayoutKernel>>
+createInt8Conv(const KernelConfig &c, const Int8Params &params) {
+  if (!int8Supported(params) || c.inputShapes[0].size() != 4)
+    return std::unique_ptr<LayoutKernel>();
+  auto kernel = std::make_unique<Int8ConvKernel>();
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(c, params, supported));
+  if (!supported)
+    return std::unique_ptr<LayoutKernel>();
+  return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+StatusOr<std::unique_ptr<Kernel>> createInt8Matmul(const KernelConfig &c,
+                                                   const Int8Params &params) {
+  if (!int8Supported(params))
+    return std::unique_ptr<Kernel>();
+  auto kernel = std::make_unique<Int8MatmulKernel>();
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(c, params, supported));
+  if (!supported)
+    return std::unique_ptr<Kernel>();
+  return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
-  if (!allF32(c) || c.inputShapes[0].size() != 4 ||
+  if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format", "NHWC") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
-  GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post));
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post, supported));
+  if (!supported)
+    return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutPool(const KernelConfig &c, const memory::desc &src) {
-  if (!allF32(c) || c.inputShapes[0].size() != 4 ||
+  if (sharedType(c, {0}) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format", "NHWC") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
@@ -549,22 +913,28 @@ createLayoutPool(const KernelConfig &c, const memory::desc &src) {
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutGlobalAvgPool(const KernelConfig &c, const memory::desc &src) {
-  if (!allF32(c) || c.inputShapes[0].size() != 4 ||
+  if (sharedType(c, {0}) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format", "NHWC") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::make_unique<GlobalAvgPoolKernel>();
-  GOPT_RETURN_IF_ERROR(kernel->init(c, src));
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(c, src, supported));
+  if (!supported)
+    return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
-  if (!allF32(c) || c.inputShapes[0].size() != 4 ||
-      c.attrs().getBool("training", false) ||
+  if (BatchNormKernel::dataType(c) == DataType::undef ||
+      c.inputShapes[0].size() != 4 || c.attrs().getBool("training", false) ||
       c.attrs().getString("data_format", "NHWC") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
-  GOPT_RETURN_IF_ERROR(kernel->init(c, &src));
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(c, &src, supported));
+  if (!supported)
+    return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
