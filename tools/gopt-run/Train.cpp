@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Train.h"
 #include "ModelLoader.h"
+#include "NpyFileName.h"
 #include "Profile.h"
 
 #include "gopt/runtime/DataPipeline.h"
@@ -118,15 +119,6 @@ std::string evalPipeline() {
          "canonicalize))";
 }
 
-/// A parameter's file name: its name with '/' (not allowed in a file name)
-/// spelled "__".
-std::string paramFileName(const std::string &name) {
-  std::string file;
-  for (char c : name)
-    file += c == '/' ? std::string("__") : std::string(1, c);
-  return file + ".npy";
-}
-
 /// Names of the states a plan binds, with whether each is updated (trained
 /// parameters and optimizer state) or read-only.
 std::vector<std::string> stateNames(const Plan &plan) {
@@ -160,7 +152,7 @@ Status saveParams(Session &session, const std::vector<std::string> &names,
     GOPT_ASSIGN_OR_RETURN(Tensor value, session.state(name));
     // Written then renamed: an interrupted save never leaves a half-written
     // parameter file behind.
-    std::string path = dir + "/" + paramFileName(name);
+    std::string path = dir + "/" + npyFileName(name);
     std::string tmp = path + ".tmp";
     GOPT_RETURN_IF_ERROR(writeNpy(tmp, value));
     if (std::rename(tmp.c_str(), path.c_str()) != 0)
@@ -173,7 +165,7 @@ Status saveParams(Session &session, const std::vector<std::string> &names,
 Status loadParams(Session &session, const std::vector<std::string> &names,
                   const std::string &dir) {
   for (const std::string &name : names) {
-    std::string path = dir + "/" + paramFileName(name);
+    std::string path = dir + "/" + npyFileName(name);
     StatusOr<Tensor> value = readNpy(path);
     if (!value.ok())
       return invalidArgument("--load-params: parameter '", name,

@@ -9,10 +9,14 @@
 // 2 usage error.
 //
 //===----------------------------------------------------------------------===//
+#include "Calibrate.h"
+#include "FakeData.h"
 #include "GradCheck.h"
 #include "ModelLoader.h"
+#include "NpyFileName.h"
 #include "Profile.h"
 #include "Train.h"
+#include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
 
@@ -25,12 +29,12 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 using namespace gopt::runtime;
+using gopt::run::fakeData;
 using gopt::run::printProfile;
 using gopt::run::sortedProfiles;
 using gopt::run::sumOpMs;
@@ -48,13 +52,16 @@ const char *kUsage = R"(usage: gopt-run MODEL [options]
                          OTHER in --compare is lowered without it
   --optimize             run gopt's default pipeline for the backend first
                          (gopt-optimize{target=cpu|gpu})
+  --precision P          with --optimize: f32 (default), bf16 or f16
+                         (mixed precision, gopt-optimize{precision=P})
   --backend B            cpu (default), reference, or cuda
   --batch N              value of dynamic batch dimensions (default 1)
   --threads N            intra-op threads (default: library default)
   --memory-limit SIZE    most memory a session may plan, e.g. 512M or 4G
                          (default: the machine's physical memory)
   --input NAME=FILE.npy  input value (default: deterministic random data)
-  --output-dir DIR       write each output as DIR/NAME.npy
+  --output-dir DIR       write each output as DIR/NAME.npy ('/' in NAME
+                         spelled __)
   --warmup N             untimed runs first (default 50)
   --iterations N         timed runs (default 100)
   --profile              print a per-op time table
@@ -100,12 +107,31 @@ and the optimizer, and keeps parameters and optimizer state resident):
                          --batch 2, --input NAME=FILE.npy, --loss, --atol,
                          --rtol, --epsilon (step, default 1e-2); labels
                          default to row % 2)
+
+calibration (activation ranges for static int8 quantization,
+docs/quantization.md):
+  --calibrate            run MODEL over calibration batches and record the
+                         range of every floating-point input and result of
+                         conv2d, matmul, add, bias_add, relu, relu6, clip,
+                         max_pool, avg_pool, global_avg_pool and concat ops,
+                         and of the graph inputs; --input NAME=FILE.npy gives
+                         samples along its first dimension, --batch N per run
+                         (other inputs: deterministic random data)
+  --calibration-out FILE.json  where the ranges go (required; written only
+                         when calibration succeeds)
+  --calibration-method M minmax (default), percentile, or entropy (TensorRT's
+                         KL-divergence threshold)
+  --percentile P         for the percentile method: the percentile of |x|
+                         kept, in (0, 100] (default 99.99)
+  --calibration-batches N  at most N batches (default: every full batch of
+                         the --input files, or 1 batch of random data)
 )";
 
 struct Options {
   std::string model;
   std::string pipeline;
   bool optimize = false;
+  std::string precision; // --precision, with --optimize
   std::string backend = "cpu";
   int64_t batch = 1;
   int threads = 0;
@@ -129,6 +155,11 @@ struct Options {
   bool tolerancesGiven = false;
   gopt::run::TrainOptions training;
   gopt::run::GradCheckOptions gradCheckOptions;
+  bool calibrate = false;
+  // The first calibration flag given, for the error when --calibrate is not.
+  std::string calibrationFlag;
+  bool percentileGiven = false;
+  gopt::run::CalibrateOptions calibration;
 };
 
 struct UsageError {
@@ -227,6 +258,11 @@ Options parseArgs(int argc, char **argv) {
       o.pipeline = next();
     } else if (arg == "--optimize") {
       o.optimize = true;
+    } else if (arg == "--precision") {
+      o.precision = next();
+      if (o.precision != "f32" && o.precision != "bf16" && o.precision != "f16")
+        throw UsageError{"--precision expects f32, bf16 or f16, got '" +
+                         o.precision + "'"};
     } else if (arg == "--batch") {
       o.batch = parseInt(arg, next(), 1);
       o.batchGiven = true;
@@ -236,6 +272,34 @@ Options parseArgs(int argc, char **argv) {
       o.gradCheckOptions.epsilon = parseDouble(arg, next());
       if (!(o.gradCheckOptions.epsilon > 0))
         throw UsageError{"--epsilon expects a number > 0"};
+    } else if (arg == "--calibrate") {
+      o.calibrate = true;
+    } else if (arg == "--calibration-out" || arg == "--calibration-method" ||
+               arg == "--percentile" || arg == "--calibration-batches") {
+      if (o.calibrationFlag.empty())
+        o.calibrationFlag = arg;
+      std::string v = next();
+      if (arg == "--calibration-out") {
+        o.calibration.out = v;
+      } else if (arg == "--calibration-method") {
+        std::optional<gopt::run::CalibrationMethod> method =
+            gopt::run::parseCalibrationMethod(v);
+        if (!method)
+          throw UsageError{"--calibration-method expects minmax, percentile "
+                           "or entropy, got '" +
+                           v + "'"};
+        o.calibration.method = *method;
+      } else if (arg == "--percentile") {
+        char *end = nullptr;
+        double p = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !(p > 0 && p <= 100))
+          throw UsageError{"--percentile expects a number in (0, 100], got '" +
+                           v + "'"};
+        o.calibration.percentile = p;
+        o.percentileGiven = true;
+      } else {
+        o.calibration.maxBatches = parseInt(arg, v, 1);
+      }
     } else if (arg == "--train") {
       o.train = true;
     } else if (arg == "--data-only") {
@@ -378,54 +442,38 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.optimize && !o.pipeline.empty())
     throw UsageError{"--optimize and --pipeline are exclusive"};
+  if (!o.precision.empty() && !o.optimize)
+    throw UsageError{"--precision needs --optimize"};
   if (o.optimize)
     o.pipeline = std::string("builtin.module(gopt-optimize{target=") +
-                 (o.backend == "cuda" ? "gpu" : "cpu") + "})";
+                 (o.backend == "cuda" ? "gpu" : "cpu") +
+                 (o.precision.empty() ? "" : " precision=" + o.precision) +
+                 "})";
   if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
     throw UsageError{"unknown backend '" + o.backend +
                      "' (expected cpu, reference or cuda)"};
-  return o;
-}
-
-// Deterministic data in the spirit of a FakeData source: the same seed for
-// the same input name and shape every run.
-Tensor fakeData(const TensorDesc &desc, uint32_t seed) {
-  Tensor t = Tensor::allocate(desc.dtype, desc.shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> small(0, 9);
-  int64_t n = t.numElements();
-  for (int64_t i = 0; i < n; ++i) {
-    switch (desc.dtype) {
-    case DType::kF32:
-      t.data<float>()[i] = real(rng);
-      break;
-    case DType::kF16:
-      t.data<uint16_t>()[i] = floatToHalf(real(rng));
-      break;
-    case DType::kBF16:
-      t.data<uint16_t>()[i] = floatToBf16(real(rng));
-      break;
-    case DType::kI8:
-      t.data<int8_t>()[i] = static_cast<int8_t>(small(rng));
-      break;
-    case DType::kU8:
-      t.data<uint8_t>()[i] = static_cast<uint8_t>(small(rng));
-      break;
-    case DType::kI32:
-      t.data<int32_t>()[i] = small(rng);
-      break;
-    case DType::kI64:
-      t.data<int64_t>()[i] = small(rng);
-      break;
-    case DType::kBool:
-      t.data<bool>()[i] = small(rng) < 5;
-      break;
-    default:
-      break;
-    }
+  if (!o.calibrate && !o.calibrationFlag.empty())
+    throw UsageError{o.calibrationFlag + " needs --calibrate"};
+  if (o.calibrate) {
+    if (o.calibration.out.empty())
+      throw UsageError{"--calibrate needs --calibration-out FILE.json"};
+    if (o.train || o.gradCheck || !o.compareModel.empty() ||
+        !o.compareNpy.empty())
+      throw UsageError{"--calibrate cannot be combined with --train, "
+                       "--grad-check, --compare or --compare-npy"};
+    if (o.percentileGiven &&
+        o.calibration.method != gopt::run::CalibrationMethod::kPercentile)
+      throw UsageError{"--percentile applies only to --calibration-method "
+                       "percentile"};
+    o.calibration.model = o.model;
+    o.calibration.pipeline = o.pipeline;
+    o.calibration.backend = o.backend;
+    o.calibration.batch = o.batch;
+    o.calibration.threads = o.threads;
+    o.calibration.memoryLimit = o.memoryLimit;
+    o.calibration.inputs = o.inputs;
   }
-  return t;
+  return o;
 }
 
 std::vector<double> toDoubles(const Tensor &t) {
@@ -609,6 +657,37 @@ Status setInputs(Session &session,
   return Status::success();
 }
 
+// A bf16 plan (mixed precision) is only fast where oneDNN has bf16
+// instructions, and an f16 plan never is on the CPU; say so once, on
+// stderr.
+void warnIfHalfIsSlow(const Plan &plan, const std::string &backend) {
+  static bool warned = false;
+  if (warned || backend != "cpu")
+    return;
+  bool hasBf16 = false, hasF16 = false;
+  for (const auto &tensor : plan.proto().tensors()) {
+    hasBf16 |= fromProtoDType(tensor.dtype()) == DType::kBF16;
+    hasF16 |= fromProtoDType(tensor.dtype()) == DType::kF16;
+  }
+  Bf16Support support = cpuBf16Support();
+  if (hasF16) {
+    warned = true;
+    std::fprintf(stderr, "gopt-run: remark: f16 ops run on the reference "
+                         "kernels on the CPU, far slower than f32; use "
+                         "precision=bf16 or f32 here\n");
+  } else if (hasBf16 && support != Bf16Support::kNative) {
+    warned = true;
+    std::fprintf(stderr,
+                 "gopt-run: remark: this CPU has no bf16 instructions (oneDNN "
+                 "uses %s): bf16 ops run %s, slower than f32; use "
+                 "precision=f32 here\n",
+                 cpuIsaName().c_str(),
+                 support == Bf16Support::kEmulated
+                     ? "emulated"
+                     : "on the reference kernels");
+  }
+}
+
 // `pipeline` runs on graph-file models before lowering (MODEL only: OTHER in
 // --compare is the unoptimized reference).
 StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
@@ -620,6 +699,7 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
   load.batchSize = options.batch;
   load.pipeline = pipeline;
   GOPT_ASSIGN_OR_RETURN(Plan plan, gopt::run::loadModelAsPlan(model, load));
+  warnIfHalfIsSlow(plan, backend);
   SessionOptions so;
   so.backend = backend;
   so.batchSize = options.batch;
@@ -825,8 +905,8 @@ StatusOr<bool> runModel(const Options &options) {
     mkdir(options.outputDir.c_str(), 0777);
     for (const TensorDesc &d : session->outputs()) {
       GOPT_ASSIGN_OR_RETURN(Tensor out, session->output(d.name));
-      GOPT_RETURN_IF_ERROR(
-          writeNpy(options.outputDir + "/" + d.name + ".npy", out));
+      GOPT_RETURN_IF_ERROR(writeNpy(
+          options.outputDir + "/" + gopt::run::npyFileName(d.name), out));
     }
   }
   bool allClose = true;
@@ -875,8 +955,9 @@ int main(int argc, char **argv) {
     return kExitUsage;
   }
   StatusOr<bool> result =
-      options.gradCheck ? gopt::run::runGradCheck(options.gradCheckOptions)
-      : options.train   ? gopt::run::runTraining(options.training)
+      options.calibrate   ? gopt::run::runCalibration(options.calibration)
+      : options.gradCheck ? gopt::run::runGradCheck(options.gradCheckOptions)
+      : options.train     ? gopt::run::runTraining(options.training)
       : options.compareModel.empty() ? runModel(options)
                                      : runCompare(options);
   if (!result.ok()) {

@@ -1,0 +1,49 @@
+//===- FakeData.cpp - Deterministic random inputs -------------------------===//
+#include "FakeData.h"
+
+#include <random>
+
+namespace gopt::run {
+
+using namespace runtime;
+
+Tensor fakeData(const TensorDesc &desc, uint32_t seed) {
+  Tensor t = Tensor::allocate(desc.dtype, desc.shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 9);
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (desc.dtype) {
+    case DType::kF32:
+      t.data<float>()[i] = real(rng);
+      break;
+    case DType::kF16:
+      t.data<uint16_t>()[i] = floatToHalf(real(rng));
+      break;
+    case DType::kBF16:
+      t.data<uint16_t>()[i] = floatToBf16(real(rng));
+      break;
+    case DType::kI8:
+      t.data<int8_t>()[i] = static_cast<int8_t>(small(rng));
+      break;
+    case DType::kU8:
+      t.data<uint8_t>()[i] = static_cast<uint8_t>(small(rng));
+      break;
+    case DType::kI32:
+      t.data<int32_t>()[i] = small(rng);
+      break;
+    case DType::kI64:
+      t.data<int64_t>()[i] = small(rng);
+      break;
+    case DType::kBool:
+      t.data<bool>()[i] = small(rng) < 5;
+      break;
+    default:
+      break;
+    }
+  }
+  return t;
+}
+
+} // namespace gopt::run
