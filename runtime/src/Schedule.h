@@ -28,6 +28,9 @@ struct Slot {
   // Shares the storage of this slot (which must be planned in the arena);
   // -1 when the slot has its own.
   int aliasOf = -1;
+  // Computed once when the schedule was built (a dequantized constant
+  // weight): bound instead of arena memory, written by no step.
+  std::shared_ptr<void> precomputed;
 };
 
 struct Step {

@@ -307,6 +307,10 @@ Status Session::Impl::planMemory() {
     size_t bytes = schedule.slots[t].bytes;
     auto kind =
         t < numPlan ? p.tensors(t).kind() : plan::TensorInfo::INTERMEDIATE;
+    if (schedule.slots[t].precomputed) {
+      storage[t] = schedule.slots[t].precomputed.get();
+      continue;
+    }
     if (kind == plan::TensorInfo::INTERMEDIATE) {
       if (t < numPlan)
         intermediateBytes += bytes;
@@ -597,6 +601,9 @@ MemoryStats Session::memoryStats() const {
   for (const Step &step : s.schedule.steps)
     if (step.kernel)
       m.workspaceBytes += step.kernel->workspaceBytes();
+  for (const Slot &slot : s.schedule.slots)
+    if (slot.precomputed)
+      m.workspaceBytes += slot.bytes;
   return m;
 }
 

@@ -461,6 +461,44 @@ TEST(Int8Schedule, MatmulWithAConstantInt8Weight) {
 // What the int8 patterns do not match runs as before
 //===----------------------------------------------------------------------===//
 
+TEST(Int8Schedule, WeightOnlyInt8IsDequantizedOnceWhenTheSessionIsBuilt) {
+  // conv(x, dequantize(constant int8 W, per-channel scales)) in f32 (the
+  // form of --gopt-quantize-weights): the dequantize runs once, not every
+  // run, and the conv sees a constant weight; results match the reference.
+  PlanBuilder b("weight-only");
+  Shape s = {-1, 8, 5, 5};
+  int x = b.addInput("x", F32, s);
+  Tensor wq = Tensor::allocate(I8, {8, 8, 3, 3});
+  for (int64_t i = 0; i < wq.numElements(); ++i)
+    wq.data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  Tensor scales = Tensor::allocate(F32, {8});
+  for (int i = 0; i < 8; ++i)
+    scales.data<float>()[i] = 0.001f * (i + 1);
+  int wi = b.addConstant("w/int8", wq);
+  int ws = b.addConstant("w/scales", scales);
+  int wf = b.addIntermediate("w", F32, {8, 8, 3, 3});
+  b.addOp("dequantize", "w/dequantize", {wi, ws}, {wf}, {{"axis", intAttr(0)}});
+  int y = b.addOutput("y", F32, s);
+  b.addOp("conv2d", "conv", {x, wf}, {y},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"pads", intsAttr({1, 1, 1, 1})}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({2, 8, 5, 5}, 3)};
+  RunResult ref = runPlan(*plan, "reference", in, 2);
+  RunResult cpu = runPlan(*plan, "cpu", in, 2);
+  ASSERT_EQ(cpu.outputs.size(), 1u);
+  ASSERT_EQ(ref.outputs.size(), 1u);
+  std::multiset<std::string> k = kinds(cpu);
+  EXPECT_EQ(k.count("dequantize"), 0u) << "the weight is dequantized per run";
+  EXPECT_EQ(implementationOf(cpu, "conv2d"), "onednn");
+  const float *a = ref.outputs[0].data<float>();
+  const float *c = cpu.outputs[0].data<float>();
+  for (int64_t i = 0; i < ref.outputs[0].numElements(); ++i)
+    ASSERT_NEAR(a[i], c[i], 1e-5f + 1e-4f * std::abs(a[i])) << "element " << i;
+}
+
 TEST(Int8Schedule, VariableWeightsAndPerChannelActivationScalesRunInF32) {
   // conv(dequantize(q_x, per-channel scales), dequantize(w, s) with w an
   // input): neither is an int8 pattern, so the dequantizes run and the conv

@@ -42,6 +42,7 @@ using dnnl::memory;
 
 class CpuScheduler {
 public:
+  // `in` is copied: constants computed while scheduling join its list.
   CpuScheduler(const ScheduleInput &in, Schedule &schedule)
       : in_(in), s_(schedule), p_(*in.plan) {}
 
@@ -157,8 +158,9 @@ private:
   Status scheduleCast(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleDefault(int o);
+  Status precomputeDequantize(int o);
 
-  const ScheduleInput &in_;
+  ScheduleInput in_;
   Schedule &s_;
   const plan::Plan &p_;
   int numPlan_ = 0;
@@ -419,6 +421,8 @@ Status CpuScheduler::materialize(int t) {
   if (d < 0)
     return Status::success();
   deferred_[t] = -1;
+  if (constant(p_.ops(d).inputs(0)))
+    return precomputeDequantize(d);
   bool done = false;
   // In its input's layout where a reader takes that layout too.
   if (hasBlockedConsumer(t))
@@ -757,6 +761,31 @@ Status CpuScheduler::scheduleAlias(int o, bool &done) {
   plainReady_[y] = true;
   addStep(nullptr, {src}, {y}, op.name(), op.kind(), /*isAlias=*/true);
   done = true;
+  return Status::success();
+}
+
+// A dequantize of a constant (weight-only int8 weights read by f32 ops) is
+// computed here, once: the f32 weight then is a constant to its readers (a
+// oneDNN conv reorders it once), instead of being dequantized every run.
+Status CpuScheduler::precomputeDequantize(int o) {
+  const plan::Op &op = p_.ops(o);
+  int t = op.outputs(0);
+  GOPT_ASSIGN_OR_RETURN(
+      std::unique_ptr<Kernel> kernel,
+      KernelRegistry::global().create("cpu", makeKernelConfig(in_, o)));
+  std::shared_ptr<void> data = allocateAligned(s_.slots[t].bytes);
+  if (!data && s_.slots[t].bytes)
+    return resourceExhausted("cannot allocate the dequantized weight '",
+                             info(t).name(), "'");
+  std::vector<Tensor> inputs,
+      outputs = {Tensor::view(dtype(t), shape(t), data.get())};
+  for (int in : op.inputs())
+    inputs.push_back(
+        Tensor::view(dtype(in), shape(in), const_cast<void *>(constant(in))));
+  GOPT_RETURN_IF_ERROR(kernel->run(inputs, outputs));
+  in_.constants[t] = data.get();
+  s_.slots[t].precomputed = std::move(data);
+  plainReady_[t] = true;
   return Status::success();
 }
 

@@ -52,7 +52,9 @@ struct MemoryStats {
   size_t inputBytes = 0;  // copies of inputs held by the session
   size_t outputBytes = 0; // output buffers
   size_t stateBytes = 0;
-  size_t workspaceBytes = 0; // kernel-held memory (reordered weights)
+  // Kernel-held memory (reordered weights) and weights dequantized once
+  // when the session was set up.
+  size_t workspaceBytes = 0;
   size_t totalBytes() const {
     return arenaBytes + constantBytes + inputBytes + outputBytes + stateBytes +
            workspaceBytes;
