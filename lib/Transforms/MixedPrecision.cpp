@@ -106,6 +106,10 @@ struct MixedPrecisionPass
       return;
     OpBuilder b(&getContext());
     lowType = type == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    // One pass instance runs on every function of a module in turn.
+    lowCopies.clear();
+    convertedConstants.clear();
+    castsInserted = constantsConverted = 0;
 
     Block &body = func.getBody().front();
     llvm::SetVector<Operation *> lowOps;

@@ -122,3 +122,22 @@ func.func @large_weight(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %m = gopt.matmul %x, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
   return %m : tensor<?x8xf32>
 }
+
+// -----
+
+/// Two functions in one module: each is converted, and the report counts
+/// each function's own casts.
+// CHECK-LABEL: func @first
+// CHECK: gopt.matmul {{.*}} -> tensor<2x2xbf16>
+// CHECK-LABEL: func @second
+// CHECK: gopt.matmul {{.*}} -> tensor<2x2xbf16>
+// REPORT: remark: gopt-mixed-precision: 1 op in bf16, 3 casts inserted, 0 constants converted
+// REPORT: remark: gopt-mixed-precision: 1 op in bf16, 3 casts inserted, 0 constants converted
+func.func @first(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %m = gopt.matmul %x, %y : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %m : tensor<2x2xf32>
+}
+func.func @second(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %m = gopt.matmul %x, %y : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %m : tensor<2x2xf32>
+}
