@@ -71,37 +71,6 @@ void expectCloseBf16(const Tensor &ref, const Tensor &cpu, float rel = 1e-2f) {
   }
 }
 
-struct RunResult {
-  std::vector<Tensor> outputs;
-  std::vector<OpProfile> profiles;
-};
-
-// Runs `plan` twice (no state may carry over) at `batch` and returns its
-// outputs.
-RunResult runPlan(const Plan &plan, const std::string &backend,
-                  const std::vector<Tensor> &inputs, int64_t batch = 1) {
-  RunResult result;
-  SessionOptions options;
-  options.backend = backend;
-  options.threads = 2;
-  options.batchSize = batch;
-  auto session = Session::create(plan, options);
-  EXPECT_TRUE(session.ok()) << session.status().toString();
-  if (!session.ok())
-    return result;
-  std::vector<TensorDesc> ins = (*session)->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
-  for (int r = 0; r < 2; ++r) {
-    Status s = (*session)->run();
-    EXPECT_TRUE(s.ok()) << s.toString();
-  }
-  for (const TensorDesc &out : (*session)->outputs())
-    result.outputs.push_back((*session)->output(out.name)->clone());
-  result.profiles = (*session)->opProfiles();
-  return result;
-}
-
 // A one-op plan; inputs listed in `constants` become CONSTANT tensors.
 Plan onePlan(const std::string &kind, const AttrMap &attrs,
              const std::vector<Tensor> &inputs, const OutSpec &out,
@@ -466,13 +435,6 @@ Plan residualChain(DType type) {
   auto plan = b.build();
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   return *plan;
-}
-
-std::multiset<std::string> kinds(const RunResult &r) {
-  std::multiset<std::string> k;
-  for (const OpProfile &p : r.profiles)
-    k.insert(p.kind);
-  return k;
 }
 
 TEST(Bf16Schedule, ConvAddReluFusesAndActivationsStayBlocked) {

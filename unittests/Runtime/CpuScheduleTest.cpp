@@ -52,35 +52,6 @@ struct Graph {
   }
 };
 
-struct RunResult {
-  std::vector<Tensor> outputs;
-  std::vector<OpProfile> profiles;
-};
-
-RunResult runPlan(const Plan &plan, const std::string &backend,
-                  const std::vector<Tensor> &inputs, int64_t batch) {
-  RunResult result;
-  SessionOptions options;
-  options.backend = backend;
-  options.threads = 2;
-  options.batchSize = batch;
-  auto session = Session::create(plan, options);
-  EXPECT_TRUE(session.ok()) << session.status().toString();
-  if (!session.ok())
-    return result;
-  std::vector<TensorDesc> ins = (*session)->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
-  for (int r = 0; r < 2; ++r) { // twice: no state left behind
-    Status s = (*session)->run();
-    EXPECT_TRUE(s.ok()) << s.toString();
-  }
-  for (const TensorDesc &out : (*session)->outputs())
-    result.outputs.push_back((*session)->output(out.name)->clone());
-  result.profiles = (*session)->opProfiles();
-  return result;
-}
-
 void expectSame(const Plan &plan, const std::vector<Tensor> &inputs,
                 int64_t batch, const RunResult &cpu) {
   RunResult ref = runPlan(plan, "reference", inputs, batch);
@@ -88,13 +59,6 @@ void expectSame(const Plan &plan, const std::vector<Tensor> &inputs,
   for (size_t i = 0; i < ref.outputs.size(); ++i)
     EXPECT_LT(maxAbsDiff(ref.outputs[i], cpu.outputs[i]), 2e-4f)
         << "output " << i;
-}
-
-std::multiset<std::string> kinds(const RunResult &r) {
-  std::multiset<std::string> k;
-  for (const OpProfile &p : r.profiles)
-    k.insert(p.kind);
-  return k;
 }
 
 // stem conv+relu, max_pool, two basic blocks (the second with a strided

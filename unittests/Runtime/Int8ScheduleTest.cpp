@@ -28,46 +28,6 @@ const DType I8 = DType::kI8;
   if (cpuIsaName() == "unknown")                                               \
   GTEST_SKIP() << "oneDNN reports no x86 ISA: no int8 kernels to test"
 
-struct RunResult {
-  std::vector<Tensor> outputs;
-  std::vector<OpProfile> profiles;
-  Status status = Status::success();
-};
-
-// Runs `plan` twice (no state may carry over) and returns its outputs.
-RunResult runPlan(const Plan &plan, const std::string &backend,
-                  const std::vector<Tensor> &inputs, int64_t batch = 1) {
-  RunResult result;
-  SessionOptions options;
-  options.backend = backend;
-  options.threads = 2;
-  options.batchSize = batch;
-  auto session = Session::create(plan, options);
-  EXPECT_TRUE(session.ok()) << session.status().toString();
-  if (!session.ok())
-    return result;
-  std::vector<TensorDesc> ins = (*session)->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
-  for (int r = 0; r < 2; ++r) {
-    result.status = (*session)->run();
-    if (!result.status.ok())
-      return result;
-  }
-  for (const TensorDesc &out : (*session)->outputs())
-    result.outputs.push_back((*session)->output(out.name)->clone());
-  result.profiles = (*session)->opProfiles();
-  return result;
-}
-
-// The implementation of each profile row by kind (fused kinds joined by +).
-std::multiset<std::string> kinds(const RunResult &r) {
-  std::multiset<std::string> k;
-  for (const OpProfile &p : r.profiles)
-    k.insert(p.kind);
-  return k;
-}
-
 std::string implementationOf(const RunResult &r, const std::string &kind) {
   for (const OpProfile &p : r.profiles)
     if (p.kind == kind)
@@ -195,7 +155,8 @@ TEST(Int8FastKernels, QuantizeRejectsANonPositiveScale) {
   b.addOp("quantize", "q", {x, s}, {y});
   auto plan = b.build();
   ASSERT_TRUE(plan.ok());
-  RunResult cpu = runPlan(*plan, "cpu", {randomF32({4}, 1), makeF32({1}, {0})});
+  RunResult cpu = runPlan(*plan, "cpu", {randomF32({4}, 1), makeF32({1}, {0})},
+                          /*batch=*/1, /*expectSuccess=*/false);
   EXPECT_FALSE(cpu.status.ok());
   EXPECT_NE(cpu.status.toString().find("quantize scale 0 is 0"),
             std::string::npos)

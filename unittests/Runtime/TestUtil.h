@@ -9,6 +9,8 @@
 
 #include <cstring>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace gopt::runtime::testing {
@@ -41,6 +43,52 @@ inline Tensor randomF32(const Shape &shape, uint32_t seed) {
 
 template <typename T> std::vector<T> values(const Tensor &t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.numElements());
+}
+
+// What a plan computed and how (the per-op profile: kinds, implementations).
+struct RunResult {
+  std::vector<Tensor> outputs;
+  std::vector<OpProfile> profiles;
+  Status status = Status::success(); // of the first failing run
+};
+
+// Runs `plan` twice (no state may carry over between runs) at `batch`.
+// With `expectSuccess`, a failing run is a test failure; else the caller
+// checks `status`.
+inline RunResult runPlan(const Plan &plan, const std::string &backend,
+                         const std::vector<Tensor> &inputs, int64_t batch = 1,
+                         bool expectSuccess = true) {
+  RunResult result;
+  SessionOptions options;
+  options.backend = backend;
+  options.threads = 2;
+  options.batchSize = batch;
+  auto session = Session::create(plan, options);
+  EXPECT_TRUE(session.ok()) << session.status().toString();
+  if (!session.ok())
+    return result;
+  std::vector<TensorDesc> ins = (*session)->inputs();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
+  for (int r = 0; r < 2; ++r) {
+    result.status = (*session)->run();
+    if (expectSuccess)
+      EXPECT_TRUE(result.status.ok()) << result.status.toString();
+    if (!result.status.ok())
+      return result;
+  }
+  for (const TensorDesc &out : (*session)->outputs())
+    result.outputs.push_back((*session)->output(out.name)->clone());
+  result.profiles = (*session)->opProfiles();
+  return result;
+}
+
+// The kinds of the profile's rows (fused kinds joined by +).
+inline std::multiset<std::string> kinds(const RunResult &r) {
+  std::multiset<std::string> k;
+  for (const OpProfile &p : r.profiles)
+    k.insert(p.kind);
+  return k;
 }
 
 struct OutSpec {

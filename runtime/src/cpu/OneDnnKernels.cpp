@@ -230,6 +230,21 @@ StatusOr<ConvGeometry> convGeometry(const KernelConfig &c) {
   return g;
 }
 
+// The forward-inference direct convolution of `g`, with a bias when `bias`.
+dnnl::convolution_forward::desc convDesc(const ConvGeometry &g,
+                                         const memory::desc &src,
+                                         const memory::desc &weights,
+                                         const memory::desc *bias,
+                                         const memory::desc &dst) {
+  if (bias)
+    return dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        src, weights, *bias, dst, g.strides, g.dilations, g.padL, g.padR);
+  return dnnl::convolution_forward::desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      src, weights, dst, g.strides, g.dilations, g.padL, g.padR);
+}
+
 // Appends activation `name` (clip with lo/hi) as an eltwise post-op.
 void appendActivation(dnnl::post_ops &postOps, const std::string &name,
                       float lo, float hi) {
@@ -279,16 +294,9 @@ public:
     attr.set_post_ops(postOps);
     dnnl::convolution_forward::primitive_desc pd;
     try {
-      auto desc =
-          hasBias ? dnnl::convolution_forward::desc(
-                        dnnl::prop_kind::forward_inference,
-                        dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                        biasMd, dstMd, g.strides, g.dilations, g.padL, g.padR)
-                  : dnnl::convolution_forward::desc(
-                        dnnl::prop_kind::forward_inference,
-                        dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                        dstMd, g.strides, g.dilations, g.padL, g.padR);
-      pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+      pd = dnnl::convolution_forward::primitive_desc(
+          convDesc(g, srcMd, anyWeights, hasBias ? &biasMd : nullptr, dstMd),
+          attr, cpuEngine());
     } catch (const dnnl::error &e) {
       if (noBf16Kernel(type))
         return Status::success();
@@ -414,16 +422,9 @@ public:
     dnnl::primitive_attr attr = int8Attr(p, 1 << 1, biasScales);
     dnnl::convolution_forward::primitive_desc pd;
     try {
-      auto desc =
-          p.bias ? dnnl::convolution_forward::desc(
-                       dnnl::prop_kind::forward_inference,
-                       dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                       biasMd, dstMd, g.strides, g.dilations, g.padL, g.padR)
-                 : dnnl::convolution_forward::desc(
-                       dnnl::prop_kind::forward_inference,
-                       dnnl::algorithm::convolution_direct, srcMd, anyWeights,
-                       dstMd, g.strides, g.dilations, g.padL, g.padR);
-      pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+      pd = dnnl::convolution_forward::primitive_desc(
+          convDesc(g, srcMd, anyWeights, p.bias ? &biasMd : nullptr, dstMd),
+          attr, cpuEngine());
     } catch (const dnnl::error &) {
       return Status::success(); // the f32 schedule of the Q/DQ ops runs
     }
