@@ -111,7 +111,21 @@ struct QuantizePass : public gopt::impl::QuantizeBase<QuantizePass> {
     }
 
     int64_t quantized = 0, leftF32 = 0;
+    // The scale of each dequantized value the pass made.
+    llvm::DenseMap<Value, float> scales;
     for (Value value : activations) {
+      // A max_pool of a quantized value keeps its scale (as ONNX Runtime's
+      // quantizer does): pooling the int8 values is then exact, and a
+      // backend pools int8 without requantizing.
+      if (auto pool = value.getDefiningOp<MaxPoolOp>()) {
+        auto it = scales.find(pool.getX());
+        if (it != scales.end()) {
+          float scale = it->second;
+          scales[insertQuantizeDequantize(value, scale)] = scale;
+          ++quantized;
+          continue;
+        }
+      }
       std::string name = names.lookup(value);
       auto it = thresholds->find(name);
       double threshold = it == thresholds->end() ? 0.0 : it->second;
@@ -132,7 +146,8 @@ struct QuantizePass : public gopt::impl::QuantizeBase<QuantizePass> {
         ++leftF32;
         continue;
       }
-      insertQuantizeDequantize(value, static_cast<float>(threshold / 127.0));
+      float scale = static_cast<float>(threshold / 127.0);
+      scales[insertQuantizeDequantize(value, scale)] = scale;
       ++quantized;
     }
     WeightQuantizationResult weights =
@@ -180,8 +195,8 @@ private:
   }
 
   /// value -> quantize -> dequantize after its definition; every user but
-  /// the function's return reads the dequantized value.
-  void insertQuantizeDequantize(Value value, float scale) {
+  /// the function's return reads the dequantized value, which is returned.
+  Value insertQuantizeDequantize(Value value, float scale) {
     OpBuilder b(&getContext());
     b.setInsertionPointAfterValue(value);
     Location loc = getLoc(value);
@@ -199,6 +214,7 @@ private:
     value.replaceUsesWithIf(dequantize, [&](OpOperand &use) {
       return use.getOwner() != quantize && !isa<func::ReturnOp>(use.getOwner());
     });
+    return dequantize;
   }
 };
 

@@ -58,3 +58,26 @@ func.func @returned(%x: tensor<2x4xf32> {gopt.name = "x"}) -> (tensor<2x2xf32> {
   %a = gopt.add %m, %m : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %m, %a : tensor<2x2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+/// A max_pool of a quantized value keeps its input's scale (3.81 / 127 =
+/// 0.03 from "conv"), not its own calibrated one ("pool": 2 / 127), so
+/// pooling the int8 values is exact.
+// CHECK-LABEL: func @pool_shares_scale
+// CHECK: %[[C:.*]] = gopt.conv2d
+// CHECK: %[[S:.*]] = gopt.constant dense<3.000000e-02> : tensor<1xf32>
+// CHECK: %[[QC:.*]] = gopt.quantize %[[C]], %[[S]]
+// CHECK: %[[DC:.*]] = gopt.dequantize %[[QC]], %[[S]]
+// CHECK: %[[P:.*]] = gopt.max_pool %[[DC]]
+// CHECK: %[[SP:.*]] = gopt.constant dense<3.000000e-02> : tensor<1xf32>
+// CHECK: gopt.quantize %[[P]], %[[SP]]
+// CHECK-NOT: 0.0157
+func.func @pool_shares_scale(%x: tensor<1x2x4x4xf32> {gopt.name = "x"}) -> (tensor<1x2x2x2xf32> {gopt.name = "conv2"}) {
+  %w = gopt.constant dense<0.5> : tensor<2x2x1x1xf32>
+  %c = gopt.conv2d %x, %w {data_format = "NCHW", filter_format = "OIHW", activation = "relu"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  %p = gopt.max_pool %c {data_format = "NCHW", kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> loc("pool")
+  %w2 = gopt.constant dense<0.25> : tensor<2x2x1x1xf32>
+  %c2 = gopt.conv2d %p, %w2 {data_format = "NCHW", filter_format = "OIHW"} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32> loc("conv2")
+  return %c2 : tensor<1x2x2x2xf32>
+}

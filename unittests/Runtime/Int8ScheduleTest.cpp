@@ -287,6 +287,47 @@ TEST(Int8Schedule, ConvReadsInt8AndWritesTheQuantizedResult) {
   EXPECT_EQ(implementationOf(cpu, "dequantize"), "fast");
 }
 
+TEST(Int8Schedule, MaxPoolOfAQuantizedTensorPoolsTheInt8Values) {
+  // conv+relu -> Q -> DQ -> max_pool -> Q (same scale) -> DQ -> conv: the
+  // pool reads the conv's int8 result in its layout and writes the next
+  // quantize's tensor; max commutes with scaling and rounding, so the
+  // result is exactly the reference's. With another scale it is not
+  // fused.
+  SKIP_WITHOUT_ONEDNN_INT8();
+  for (float poolScale : {0.05f, 0.04f}) {
+    QdqPlan p;
+    Shape xs = {-1, 16, 8, 8}, ps = {-1, 16, 4, 4};
+    int x = p.b.addInput("x", F32, xs);
+    int c = p.conv(p.qdq(x, xs, 0.01f), p.weight({16, 16, 3, 3}, 0, 5), -1, xs,
+                   "relu");
+    int pooled = p.value(ps);
+    p.b.addOp("max_pool", "pool", {p.qdq(c, xs, 0.05f)}, {pooled},
+              {{"data_format", stringAttr("NCHW")},
+               {"kernel", intsAttr({2, 2})},
+               {"strides", intsAttr({2, 2})}});
+    int q;
+    p.qdq(pooled, ps, poolScale, &q);
+    int y = p.b.addOutput("y", F32, ps);
+    p.b.addOp("dequantize", "out", {q, p.scale(poolScale)}, {y});
+    auto plan = p.b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> in = {randomF32({2, 16, 8, 8}, 6)};
+    RunResult ref = runPlan(*plan, "reference", in, 2);
+    RunResult cpu = runPlan(*plan, "cpu", in, 2);
+    ASSERT_EQ(cpu.outputs.size(), 1u);
+    ASSERT_EQ(ref.outputs.size(), 1u);
+    expectWithinSteps(ref.outputs[0], cpu.outputs[0], poolScale);
+    std::multiset<std::string> k = kinds(cpu);
+    if (poolScale == 0.05f) {
+      EXPECT_EQ(implementationOf(cpu, "max_pool+quantize"), "onednn");
+      EXPECT_EQ(k.count("max_pool"), 0u);
+    } else {
+      EXPECT_EQ(k.count("max_pool+quantize"), 0u);
+      EXPECT_EQ(k.count("max_pool"), 1u);
+    }
+  }
+}
+
 TEST(Int8Schedule, ActivationsFuseIntoTheInt8Conv) {
   SKIP_WITHOUT_ONEDNN_INT8();
   std::vector<Tensor> in = {randomF32({2, 16, 10, 9}, 4)};

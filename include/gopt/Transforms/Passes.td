@@ -342,7 +342,8 @@ def Quantize : Pass<"gopt-quantize", "mlir::func::FuncOp"> {
     definition that all its users read (the function's results keep the
     f32 value), with the symmetric per-tensor scale `threshold / 127`
     from `calibration` (the JSON of `gopt-run --calibrate`, matched by
-    plan tensor name). Constant conv2d/matmul weights become int8 per
+    plan tensor name); a `max_pool` result reuses its input's scale, so
+    pooling int8 values is exact. Constant conv2d/matmul weights become int8 per
     output channel as in `gopt-quantize-weights` (any size). Run it on the
     graph the calibration ran on (the same `gopt-optimize` pipeline), so
     the names match. A backend then runs each DQ -> conv -> Q chain as

@@ -152,6 +152,7 @@ private:
   bool deferrable(int o) const;
   Status scheduleInt8Conv(int o, bool &done);
   Status scheduleInt8Matmul(int o, bool &done);
+  Status scheduleInt8MaxPool(int o, bool &done);
   Status scheduleQuantization(int o, bool &done);
   Status scheduleLayoutOp(int o);
   Status scheduleElementwise(int o, bool &done);
@@ -629,6 +630,40 @@ Status CpuScheduler::scheduleInt8Matmul(int o, bool &done) {
   return Status::success();
 }
 
+// max_pool(dequantize(q, s)) -> quantize(., s): the maximum commutes with a
+// positive scale and with rounding, so the pool runs on q's int8 values in
+// q's layout and writes the quantize's result (--gopt-quantize gives a
+// max_pool's result its input's scale).
+Status CpuScheduler::scheduleInt8MaxPool(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  int q;
+  float srcScale, dstScale;
+  if (op.kind() != "max_pool" || op.outputs_size() != 1 ||
+      !quantizedSource(op.inputs(0), q, srcScale))
+    return Status::success();
+  int quant = soleQuantize(op.outputs(0), dstScale);
+  if (quant < 0 || dstScale != srcScale)
+    return Status::success();
+  memory::desc src = currentDesc(q);
+  KernelConfig config = makeKernelConfig(in_, o);
+  config.inputTypes[0] = config.outputTypes[0] = DType::kI8;
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
+                        cpu::createLayoutPool(config, src));
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int srcSlot, slotIn(q, src));
+  int result = p_.ops(quant).outputs(0);
+  memory::desc dst = kernel->outputDesc();
+  int out = newSlot(result, dst.get_size());
+  versions_[result].push_back({dst, out});
+  addStep(std::move(kernel), {srcSlot}, {out},
+          op.name() + "+" + p_.ops(quant).name(), "max_pool+quantize");
+  fusedInto_[quant] = -2;
+  done = true;
+  return Status::success();
+}
+
 // pooling, global average pooling and batch norm on the input's layout.
 Status CpuScheduler::scheduleLayoutOp(int o) {
   const plan::Op &op = p_.ops(o);
@@ -876,6 +911,8 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
     if (!done && k == "matmul")
       GOPT_RETURN_IF_ERROR(scheduleInt8Matmul(o, done));
+    if (!done && k == "max_pool" && nchw)
+      GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
     // Everything else reads its operands' values.

@@ -583,7 +583,9 @@ public:
   }
   // `src`: the layout of the input (NCHW), else the plain one.
   Status init(const KernelConfig &c, bool &supported, const memory::desc *src) {
-    DataType type = sharedType(c, {0});
+    // A given layout also gives the type (int8 data may be held as u8).
+    DataType type =
+        src ? static_cast<DataType>(src->data.data_type) : sharedType(c, {0});
     OpAttrs attrs = c.attrs();
     bool isMax = c.op->kind() == "max_pool";
     bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
@@ -901,7 +903,12 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutPool(const KernelConfig &c, const memory::desc &src) {
-  if (sharedType(c, {0}) == DataType::undef || c.inputShapes[0].size() != 4 ||
+  // int8 data (max pooling of a quantized tensor) has no plain dtype here:
+  // the schedule passes its layout.
+  auto srcType = static_cast<DataType>(src.data.data_type);
+  bool int8 = srcType == DataType::s8 || srcType == DataType::u8;
+  if ((!int8 && sharedType(c, {0}) == DataType::undef) ||
+      c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format", "NHWC") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
