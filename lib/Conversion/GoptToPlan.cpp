@@ -2,6 +2,7 @@
 
 #include "gopt/Conversion/GoptToPlan.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/NameLoc.h"
 #include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 
 #include "gopt/runtime/PlanBuilder.h"
@@ -89,14 +90,7 @@ std::optional<gopt::plan::AttrValue> toPlanAttr(Attribute attr) {
 
 /// A readable, unique name for an op: its NameLoc if the importer gave one.
 std::string getOpName(Operation *op, unsigned index) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner)) {
-        loc = inner;
-        break;
-      }
-  if (auto named = dyn_cast<NameLoc>(loc))
+  if (NameLoc named = findNameLoc(op->getLoc()))
     return named.getName().str();
   std::string name = op->getName().stripDialect().str();
   return name + "_" + std::to_string(index);

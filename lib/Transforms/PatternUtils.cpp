@@ -1,6 +1,7 @@
 //===- PatternUtils.cpp - Helpers shared by gopt's rewrite patterns -------===//
 
 #include "PatternUtils.h"
+#include "gopt/Dialect/Gopt/IR/NameLoc.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -74,14 +75,7 @@ bool onlyUsedWithin(ArrayRef<Operation *> ops, Operation *root) {
 }
 
 Location withNameSuffix(Location loc, StringRef suffix) {
-  Location named = loc;
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner)) {
-        named = inner;
-        break;
-      }
-  auto name = dyn_cast<NameLoc>(named);
+  NameLoc name = findNameLoc(loc);
   if (!name)
     return loc;
   return NameLoc::get(

@@ -2,6 +2,7 @@
 
 #include "TrainingUtils.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/NameLoc.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -17,14 +18,7 @@ std::string getImportedName(Operation *op) {
     if (auto resource =
             dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
       return resource.getRawHandle().getKey().str();
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner)) {
-        loc = inner;
-        break;
-      }
-  if (auto named = dyn_cast<NameLoc>(loc))
+  if (NameLoc named = findNameLoc(op->getLoc()))
     return named.getName().str();
   return "";
 }

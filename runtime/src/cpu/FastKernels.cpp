@@ -17,16 +17,6 @@ namespace {
 enum class Unary { kRelu, kRelu6, kClip };
 enum class Binary { kAdd, kSub, kMul };
 
-bool allF32(const KernelConfig &c) {
-  for (DType t : c.inputTypes)
-    if (t != DType::kF32)
-      return false;
-  for (DType t : c.outputTypes)
-    if (t != DType::kF32)
-      return false;
-  return true;
-}
-
 // The one type of all operands and results if the elementwise kernels
 // handle it (f32, bf16), else kInvalid.
 DType elementwiseType(const KernelConfig &c) {
@@ -376,7 +366,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createGlobalAvgPool(const KernelConfig &c) {
-  if (!allF32(c) || c.inputShapes[0].size() != 4)
+  if (!c.allOfType(DType::kF32) || c.inputShapes[0].size() != 4)
     return std::unique_ptr<Kernel>();
   bool nchw = c.attrs().getString("data_format", "NHWC") == "NCHW";
   return std::unique_ptr<Kernel>(
@@ -431,7 +421,7 @@ StatusOr<std::unique_ptr<Kernel>> createSoftmax(const KernelConfig &c) {
   int64_t axis = c.attrs().getInt("axis", -1);
   if (axis < 0)
     axis += rank;
-  if (!allF32(c) || rank == 0 || axis != rank - 1)
+  if (!c.allOfType(DType::kF32) || rank == 0 || axis != rank - 1)
     return std::unique_ptr<Kernel>();
   int64_t len = x[rank - 1];
   int64_t rows = len ? numElements(x) / len : 0;
@@ -741,8 +731,8 @@ createTrainingBatchNorm(const KernelConfig &c) {
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());
   OpAttrs attrs = c.attrs();
-  if (!allF32(c) || !attrs.getBool("training", false) || rank < 2 ||
-      c.outputShapes.size() != 5)
+  if (!c.allOfType(DType::kF32) || !attrs.getBool("training", false) ||
+      rank < 2 || c.outputShapes.size() != 5)
     return std::unique_ptr<Kernel>();
   int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), rank);
   int64_t outer = 1, inner = 1;

@@ -44,16 +44,6 @@ using Dims = memory::dims;
 using cpu::kParallelThreshold;
 using cpu::parallelRange;
 
-bool allF32(const KernelConfig &c) {
-  for (DType t : c.inputTypes)
-    if (t != DType::kF32)
-      return false;
-  for (DType t : c.outputTypes)
-    if (t != DType::kF32)
-      return false;
-  return true;
-}
-
 StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
 
 // Per-channel sums over rows split among threads: each thread accumulates
@@ -156,7 +146,7 @@ private:
 
 StatusOr<std::unique_ptr<Kernel>>
 ConvBackwardKernel::create(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   auto kernel = std::unique_ptr<ConvBackwardKernel>(new ConvBackwardKernel());
   GOPT_RETURN_IF_ERROR(kernel->init(c));
@@ -284,7 +274,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createReluGrad(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   return std::unique_ptr<Kernel>(
       std::make_unique<ReluGradKernel>(numElements(c.outputShapes[0])));
@@ -424,7 +414,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   OpAttrs attrs = c.attrs();
   MaxPoolGradKernel::Geometry g;
@@ -495,7 +485,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
@@ -574,7 +564,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<AdamUpdateKernel>(
@@ -700,7 +690,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   const Shape &x = c.inputShapes[1];
   int64_t rank = static_cast<int64_t>(x.size());
@@ -785,7 +775,7 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
-  if (!allF32(c))
+  if (!c.allOfType(DType::kF32))
     return none();
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());

@@ -35,6 +35,17 @@ struct KernelConfig {
   // by finite differences need the same dropout mask in every run).
   bool repeatRandomness = false;
   OpAttrs attrs() const { return OpAttrs(*op); }
+  // Every operand and result is of element type `t` (what most fast kernels
+  // check before they claim an op).
+  bool allOfType(DType t) const {
+    for (DType d : inputTypes)
+      if (d != t)
+        return false;
+    for (DType d : outputTypes)
+      if (d != t)
+        return false;
+    return true;
+  }
 };
 
 class Kernel {
