@@ -63,6 +63,19 @@ try:
         config.available_features.add("python-torch")
 except (OSError, subprocess.SubprocessError):
     pass
+# bf16 instructions (AVX512-BF16 or AMX): without them backend "cpu" runs
+# bf16 on the reference kernels, too slow for the large-batch agreement
+# checks.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = set(f.read().split())
+    if flags & {"avx512_bf16", "amx_bf16"}:
+        config.available_features.add("cpu-bf16")
+    else:
+        lit_config.note("no bf16 instructions on this CPU: large bf16 runs "
+                        "are UNSUPPORTED")
+except OSError:
+    pass
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
 else:

@@ -658,16 +658,28 @@ Status setInputs(Session &session,
 }
 
 // A bf16 plan (mixed precision) is only fast where oneDNN has bf16
-// instructions, and an f16 plan never is on the CPU; say so once, on
-// stderr.
-void warnIfHalfIsSlow(const Plan &plan, const std::string &backend) {
+// instructions, an f16 plan never is on the CPU, and a static int8 plan
+// needs VNNI or AMX; say so once, on stderr.
+void warnIfReducedPrecisionIsSlow(const Plan &plan,
+                                  const std::string &backend) {
   static bool warned = false;
   if (warned || backend != "cpu")
     return;
-  bool hasBf16 = false, hasF16 = false;
+  bool hasBf16 = false, hasF16 = false, hasQuantize = false;
   for (const auto &tensor : plan.proto().tensors()) {
     hasBf16 |= fromProtoDType(tensor.dtype()) == DType::kBF16;
     hasF16 |= fromProtoDType(tensor.dtype()) == DType::kF16;
+  }
+  for (const auto &op : plan.proto().ops())
+    hasQuantize |= op.kind() == "quantize";
+  if (hasQuantize && !cpuInt8DotProduct()) {
+    warned = true;
+    std::fprintf(stderr,
+                 "gopt-run: remark: this CPU has no int8 dot-product "
+                 "instructions (VNNI or AMX; oneDNN uses %s): int8 convs and "
+                 "matmuls run as f32 ops on the dequantized values, no faster "
+                 "than f32\n",
+                 cpuIsaName().c_str());
   }
   Bf16Support support = cpuBf16Support();
   if (hasF16) {
@@ -699,7 +711,7 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
   load.batchSize = options.batch;
   load.pipeline = pipeline;
   GOPT_ASSIGN_OR_RETURN(Plan plan, gopt::run::loadModelAsPlan(model, load));
-  warnIfHalfIsSlow(plan, backend);
+  warnIfReducedPrecisionIsSlow(plan, backend);
   SessionOptions so;
   so.backend = backend;
   so.batchSize = options.batch;

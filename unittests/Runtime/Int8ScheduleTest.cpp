@@ -22,11 +22,14 @@ namespace {
 const DType F32 = DType::kF32;
 const DType I8 = DType::kI8;
 
-// oneDNN has int8 convolutions and matmuls (JIT or reference) on every x86
-// CPU it recognises.
-#define SKIP_WITHOUT_ONEDNN_INT8()                                             \
-  if (cpuIsaName() == "unknown")                                               \
-  GTEST_SKIP() << "oneDNN reports no x86 ISA: no int8 kernels to test"
+// The int8 conv/matmul chains run on oneDNN only where it accumulates
+// int8 exactly (VNNI or AMX); elsewhere Int8Schedule.WithoutInt8DotProduct*
+// checks the f32 fallback.
+#define SKIP_WITHOUT_INT8_DOT_PRODUCT()                                        \
+  if (!cpuInt8DotProduct())                                                    \
+  GTEST_SKIP() << "no VNNI or AMX here (oneDNN uses " << cpuIsaName()          \
+               << "): int8 convs and matmuls run as f32, see "                 \
+                  "WithoutInt8DotProductConvAndMatmulRunAsF32"
 
 std::string implementationOf(const RunResult &r, const std::string &kind) {
   for (const OpProfile &p : r.profiles)
@@ -268,7 +271,7 @@ Plan convPlan(const char *activation, const std::string &after = "",
 }
 
 TEST(Int8Schedule, ConvReadsInt8AndWritesTheQuantizedResult) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   Plan plan = convPlan("none");
   std::vector<Tensor> in = {randomF32({3, 16, 10, 9}, 1)};
   RunResult ref = runPlan(plan, "reference", in, 3);
@@ -293,7 +296,7 @@ TEST(Int8Schedule, MaxPoolOfAQuantizedTensorPoolsTheInt8Values) {
   // quantize's tensor; max commutes with scaling and rounding, so the
   // result is exactly the reference's. With another scale it is not
   // fused.
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   for (float poolScale : {0.05f, 0.04f}) {
     QdqPlan p;
     Shape xs = {-1, 16, 8, 8}, ps = {-1, 16, 4, 4};
@@ -329,7 +332,7 @@ TEST(Int8Schedule, MaxPoolOfAQuantizedTensorPoolsTheInt8Values) {
 }
 
 TEST(Int8Schedule, ActivationsFuseIntoTheInt8Conv) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   std::vector<Tensor> in = {randomF32({2, 16, 10, 9}, 4)};
   struct Case {
     Plan plan;
@@ -384,7 +387,7 @@ Plan residualPlan(bool second) {
 }
 
 TEST(Int8Schedule, ResidualBlockIsOneInt8ConvWithASumPostOp) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   std::vector<Tensor> in = {randomF32({2, 16, 8, 8}, 11)};
   Plan plan = residualPlan(false);
   RunResult ref = runPlan(plan, "reference", in, 2);
@@ -403,7 +406,7 @@ TEST(Int8Schedule, ResidualBlockIsOneInt8ConvWithASumPostOp) {
 }
 
 TEST(Int8Schedule, ResidualSumIntoAnF32Destination) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   // The second block ends in f32 (as ResNet's last block before its
   // pooling): the conv sums the dequantized residual in f32.
   std::vector<Tensor> in = {randomF32({2, 16, 8, 8}, 12)};
@@ -435,7 +438,7 @@ Plan matmulPlan(bool transposeB, bool quantizeResult) {
 }
 
 TEST(Int8Schedule, MatmulWithAConstantInt8Weight) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   std::vector<Tensor> in = {randomF32({5, 64}, 14)};
   for (bool transposeB : {true, false}) {
     Plan plan = matmulPlan(transposeB, true);
@@ -554,7 +557,7 @@ TEST(Int8Schedule, VariableWeightsAndPerChannelActivationScalesRunInF32) {
 }
 
 TEST(Int8Schedule, AQuantizedTensorReadTwiceStaysAvailable) {
-  SKIP_WITHOUT_ONEDNN_INT8();
+  SKIP_WITHOUT_INT8_DOT_PRODUCT();
   // The conv's dequantized result is both a graph output's source and the
   // next conv's int8 input; the input's dequantized value is also read by
   // an f32 mul. Each f32 reader gets its dequantize.
@@ -580,6 +583,40 @@ TEST(Int8Schedule, AQuantizedTensorReadTwiceStaysAvailable) {
   expectWithinSteps(ref.outputs[0], cpu.outputs[0], kOutScale);
   expectWithinSteps(ref.outputs[1], cpu.outputs[1], 0.02f, 1.0f);
   EXPECT_EQ(kinds(cpu).count("conv2d+quantize"), 2u);
+}
+
+TEST(Int8Schedule, WithoutInt8DotProductConvAndMatmulRunAsF32) {
+  // Where oneDNN would sum int8 products in saturating s16 (no VNNI/AMX),
+  // the Q/DQ chains run as written: f32 convs and matmuls on dequantized
+  // values, the reference's computation, so results agree to a rounding
+  // step at most. With VNNI/AMX the fused int8 kernels run instead.
+  bool fused = cpuInt8DotProduct();
+  std::vector<Tensor> convIn = {randomF32({3, 16, 10, 9}, 1)};
+  Plan conv = convPlan("relu");
+  RunResult ref = runPlan(conv, "reference", convIn, 3);
+  RunResult cpu = runPlan(conv, "cpu", convIn, 3);
+  ASSERT_EQ(cpu.outputs.size(), 1u);
+  ASSERT_EQ(ref.outputs.size(), 1u);
+  expectWithinSteps(ref.outputs[0], cpu.outputs[0], kOutScale,
+                    fused ? 2.0f : 1.0f);
+  EXPECT_EQ(kinds(cpu).count("conv2d+quantize"), fused ? 1u : 0u);
+
+  std::vector<Tensor> residualIn = {randomF32({2, 16, 8, 8}, 12)};
+  Plan residual = residualPlan(true);
+  ref = runPlan(residual, "reference", residualIn, 2);
+  cpu = runPlan(residual, "cpu", residualIn, 2);
+  ASSERT_EQ(cpu.outputs.size(), 1u);
+  expectWithinSteps(ref.outputs[0], cpu.outputs[0], 0.03f, fused ? 2.0f : 1.0f);
+  EXPECT_EQ(kinds(cpu).count("add"), fused ? 0u : 2u);
+
+  std::vector<Tensor> matmulIn = {randomF32({5, 64}, 14)};
+  Plan matmul = matmulPlan(true, true);
+  ref = runPlan(matmul, "reference", matmulIn, 5);
+  cpu = runPlan(matmul, "cpu", matmulIn, 5);
+  ASSERT_EQ(cpu.outputs.size(), 1u);
+  expectWithinSteps(ref.outputs[0], cpu.outputs[0], kOutScale,
+                    fused ? 2.0f : 1.0f);
+  EXPECT_EQ(kinds(cpu).count("matmul+quantize"), fused ? 1u : 0u);
 }
 
 } // namespace

@@ -23,6 +23,12 @@ Bf16Support cpuBf16Support() {
   return Bf16Support::kReference;
 }
 
+bool cpuInt8DotProduct() {
+  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return includes(isa, dnnl::cpu_isa::avx512_core_vnni) ||
+         includes(isa, dnnl::cpu_isa::avx2_vnni);
+}
+
 std::string cpuIsaName() {
   switch (dnnl::get_effective_cpu_isa()) {
   case dnnl::cpu_isa::sse41:

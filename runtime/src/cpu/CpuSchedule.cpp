@@ -25,6 +25,9 @@
 //   dequantize -> add(dequantized residual) -> relu -> quantize one
 //   primitive with a sum post-op. A dequantize runs (as a fast kernel, in its
 //   input's layout) only when an op that is not int8 reads its result.
+//   Convs and matmuls only where oneDNN accumulates int8 exactly
+//   (cpuInt8DotProduct: VNNI or AMX); elsewhere the chain runs as written,
+//   f32 ops on the dequantized values, which is what the reference computes.
 // Everything else runs the registry's kernel (oneDNN, fast or reference) on
 // plain tensors.
 //
@@ -32,6 +35,7 @@
 #include "../Schedule.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
+#include "gopt/runtime/CpuInfo.h"
 
 #include <climits>
 
@@ -891,6 +895,7 @@ Status CpuScheduler::build() {
           (sameAsInput && nonNegative_[op.inputs(0)]);
   }
 
+  const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &op = p_.ops(o);
     if (fusedInto_[o] == -2)
@@ -907,9 +912,9 @@ Status CpuScheduler::build() {
     bool nchw = OpAttrs(op).getString("data_format", "NHWC") == "NCHW";
     bool done = false;
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
-        shape(op.inputs(0)).size() == 4)
+        shape(op.inputs(0)).size() == 4 && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
-    if (!done && k == "matmul")
+    if (!done && k == "matmul" && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Matmul(o, done));
     if (!done && k == "max_pool" && nchw)
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));

@@ -1,7 +1,7 @@
 //===- CpuInfo.h - What backend "cpu" computes natively ---------*- C++ -*-===//
 //
-// Tools ask this before running a bf16 plan (mixed precision) on backend
-// "cpu" and tell the user when bf16 will not be fast.
+// Tools ask this before running a bf16 plan (mixed precision) or an int8
+// plan on backend "cpu" and tell the user when it will not be fast.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_CPUINFO_H
@@ -21,6 +21,13 @@ enum class Bf16Support {
               // kernels run (far slower than f32)
 };
 Bf16Support cpuBf16Support();
+
+// Whether oneDNN's int8 convolutions and matmuls accumulate exactly here:
+// with VNNI (AVX2-VNNI, AVX512-VNNI) or AMX they sum u8*s8 products in s32.
+// Without, their AVX2/AVX-512 kernels add pairs of products in saturating
+// s16 (vpmaddubsw), which clips sums of large weights, so backend "cpu"
+// runs static int8 convs and matmuls as f32 ops on the dequantized values.
+bool cpuInt8DotProduct();
 
 // oneDNN's name for the instruction set its kernels use, e.g.
 // "avx512_core_bf16" or "avx2".
