@@ -97,13 +97,17 @@ struct AddLossPass : public gopt::impl::AddLossBase<AddLossPass> {
     SmallVector<Value> values = {loss};
     SmallVector<DictionaryAttr> resultAttrs = {
         makeResultAttrs(&getContext(), getUniqueBindingName(func, "loss"))};
-    if (keepOutputs)
-      for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    // State updates (batch-norm running statistics from
+    // --gopt-train-batch-norm) are results of the step, not outputs: they
+    // stay whatever keep-outputs says.
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (keepOutputs || func.getResultAttr(i, attrs::kUpdates)) {
         values.push_back(ret.getOperand(i));
         resultAttrs.push_back(func.getResultAttrDict(i)
                                   ? func.getResultAttrDict(i)
                                   : b.getDictionaryAttr({}));
       }
+    }
     setFunctionResults(func, values, resultAttrs);
   }
 };

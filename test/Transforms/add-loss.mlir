@@ -25,3 +25,19 @@ func.func @classifier(%x: tensor<?x4xf32> {gopt.name = "x"}) -> (tensor<?x4xf32>
   %1 = gopt.softmax %0 : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+/// State updates (running statistics from --gopt-train-batch-norm) stay
+/// results without keep-outputs; the other outputs go.
+// CHECK-LABEL: func @with_state_update
+// CHECK-SAME: -> (tensor<f32> {gopt.name = "loss"}, tensor<4xf32> {gopt.name = "bn.running_mean/new", gopt.updates = "bn.running_mean"})
+// CHECK: %[[LOSS:.*]] = gopt.softmax_cross_entropy
+// CHECK: return %[[LOSS]], %{{.*}} : tensor<f32>, tensor<4xf32>
+func.func @with_state_update(%x: tensor<?x4xf32> {gopt.name = "x"}, %m: tensor<4xf32> {gopt.name = "bn.running_mean", gopt.state = "buffer"})
+    -> (tensor<?x4xf32> {gopt.name = "logits"}, tensor<4xf32> {gopt.name = "bn.running_mean/new", gopt.updates = "bn.running_mean"}, tensor<?x4xf32> {gopt.name = "probs"}) {
+  %0 = gopt.relu %x : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = gopt.softmax %0 : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = gopt.add %m, %m : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %2, %1 : tensor<?x4xf32>, tensor<4xf32>, tensor<?x4xf32>
+}
