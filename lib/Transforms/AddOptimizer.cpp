@@ -56,13 +56,30 @@ struct AddOptimizerPass
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(ret);
     MLIRContext *context = &getContext();
+    FailureOr<LossScaling> scaling = getLossScaling(func, b);
+    if (failed(scaling))
+      return signalPassFailure();
+    SmallVector<Value> results(ret.getOperands());
+    if (scaling->scale)
+      unscaleGradients(func, b, *scaling, results);
+
     SmallVector<Value> values;
     SmallVector<DictionaryAttr> resultAttrs;
     // Adam's step counter: one f32 scalar shared by all parameters.
     Value step;
     int updated = 0;
+    auto returnUpdate = [&](Value value, BlockArgument of) {
+      StringRef ofName = getArgName(func, of.getArgNumber());
+      // A skipped step (inf/NaN gradients) keeps the old value.
+      if (scaling->finite)
+        value = b.create<SelectOp>(value.getLoc(), scaling->finite, value, of);
+      values.push_back(value);
+      resultAttrs.push_back(makeResultAttrs(
+          context, getUniqueBindingName(func, (ofName + "/new").str()),
+          {{attrs::kUpdates, ofName}}));
+    };
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      Value result = ret.getOperand(i);
+      Value result = results[i];
       auto gradientOf =
           func.getResultAttrOfType<StringAttr>(i, attrs::kGradientOf);
       if (!gradientOf) {
@@ -88,13 +105,6 @@ struct AddOptimizerPass
         return addStateArgument(
             func, type, getUniqueBindingName(func, (name + "/" + suffix).str()),
             attrs::kStateOptimizer, Attribute());
-      };
-      auto returnUpdate = [&](Value value, BlockArgument of) {
-        StringRef ofName = getArgName(func, of.getArgNumber());
-        values.push_back(value);
-        resultAttrs.push_back(makeResultAttrs(
-            context, getUniqueBindingName(func, (ofName + "/new").str()),
-            {{attrs::kUpdates, ofName}}));
       };
       if (kind == "sgd") {
         BlockArgument velocity = addState("velocity");
@@ -132,7 +142,107 @@ struct AddOptimizerPass
                      "(run --gopt-autodiff first)");
       return signalPassFailure();
     }
+    if (scaling->finite) {
+      // The scale's own update is never skipped: it backs off on overflow.
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      BlockArgument goodSteps = addStateArgument(
+          func, scalar,
+          getUniqueBindingName(
+              func,
+              (getArgName(func, scaling->scale.getArgNumber()) + "/good_steps")
+                  .str()),
+          attrs::kStateOptimizer, Attribute());
+      DictionaryAttr config = scaling->config;
+      auto update = b.create<LossScaleUpdateOp>(
+          NameLoc::get(b.getStringAttr("optimizer/loss_scale/update"),
+                       ret.getLoc()),
+          scaling->scale, goodSteps, scaling->finite,
+          cast<IntegerAttr>(config.get("growth_interval")),
+          cast<FloatAttr>(config.get("growth_factor")),
+          cast<FloatAttr>(config.get("backoff_factor")));
+      for (auto [value, of] : {std::pair<Value, BlockArgument>{
+                                   update.getNewScale(), scaling->scale},
+                               {update.getNewGoodSteps(), goodSteps}}) {
+        StringRef ofName = getArgName(func, of.getArgNumber());
+        values.push_back(value);
+        resultAttrs.push_back(makeResultAttrs(
+            context, getUniqueBindingName(func, (ofName + "/new").str()),
+            {{attrs::kUpdates, ofName}}));
+      }
+    }
     setFunctionResults(func, values, resultAttrs);
+  }
+
+  struct LossScaling {
+    BlockArgument scale;   // null: the gradients are not scaled
+    DictionaryAttr config; // null: a fixed scale
+    Value finite;          // all gradients finite (dynamic scaling only)
+  };
+
+  /// Reads the gopt.loss_scale marks --gopt-autodiff left on the gradients:
+  /// all or none of them, naming one f32 scalar state argument.
+  FailureOr<LossScaling> getLossScaling(func::FuncOp func, OpBuilder &b) {
+    LossScaling scaling;
+    std::optional<StringRef> name;
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (!func.getResultAttr(i, attrs::kGradientOf))
+        continue;
+      auto mark = func.getResultAttrOfType<StringAttr>(i, attrs::kLossScale);
+      StringRef markName = mark ? mark.getValue() : StringRef();
+      if (name && *name != markName) {
+        func.emitError("gopt-add-optimizer: gradient result ")
+            << i << " is scaled by '" << markName << "' but an earlier one by '"
+            << *name << "'";
+        return failure();
+      }
+      name = markName;
+    }
+    if (!name || name->empty())
+      return scaling;
+    for (BlockArgument arg : func.getArguments())
+      if (getArgName(func, arg.getArgNumber()) == *name)
+        scaling.scale = arg;
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    if (!scaling.scale || scaling.scale.getType() != scalar) {
+      func.emitError("gopt-add-optimizer: the gradients are scaled by '")
+          << *name << "', which is not an f32 scalar argument";
+      return failure();
+    }
+    scaling.config = func.getArgAttrOfType<DictionaryAttr>(
+        scaling.scale.getArgNumber(), attrs::kLossScaleUpdate);
+    if (scaling.config &&
+        (!isa_and_nonnull<IntegerAttr>(scaling.config.get("growth_interval")) ||
+         !isa_and_nonnull<FloatAttr>(scaling.config.get("growth_factor")) ||
+         !isa_and_nonnull<FloatAttr>(scaling.config.get("backoff_factor")))) {
+      func.emitError("gopt-add-optimizer: '")
+          << attrs::kLossScaleUpdate << "' of '" << *name
+          << "' needs growth_interval, growth_factor and backoff_factor";
+      return failure();
+    }
+    return scaling;
+  }
+
+  /// Multiplies every gradient by 1 / scale (in f32) and, for dynamic
+  /// scaling, checks them all for inf/NaN in one op.
+  void unscaleGradients(func::FuncOp func, OpBuilder &b, LossScaling &scaling,
+                        SmallVectorImpl<Value> &results) {
+    Location loc = NameLoc::get(b.getStringAttr("optimizer/loss_scale/unscale"),
+                                func.getLoc());
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Value one = b.create<ConstantOp>(loc, DenseElementsAttr::get(scalar, 1.0f));
+    Value inverse = b.create<DivOp>(loc, one, scaling.scale);
+    SmallVector<Value> gradients;
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (!func.getResultAttr(i, attrs::kGradientOf))
+        continue;
+      results[i] = b.create<MulOp>(loc, results[i], inverse);
+      gradients.push_back(results[i]);
+    }
+    if (scaling.config)
+      scaling.finite = b.create<AllFiniteOp>(
+          NameLoc::get(b.getStringAttr("optimizer/loss_scale/all_finite"),
+                       func.getLoc()),
+          gradients);
   }
 };
 

@@ -57,7 +57,8 @@ public:
 
   /// Differentiates `loss` with respect to `params`; gradients of params the
   /// loss does not depend on are zeros.
-  FailureOr<SmallVector<Value>> run(Value loss, ArrayRef<BlockArgument> params);
+  FailureOr<SmallVector<Value>> run(Value loss, ArrayRef<BlockArgument> params,
+                                    Value lossScale);
 
 private:
   /// Adds `grad` to the gradient of `value`.
@@ -96,7 +97,8 @@ private:
   OpBuilder b;
   llvm::DenseSet<Value> needed;
   DenseMap<Value, Value> grads;
-  /// The seed d(loss)/d(loss) = 1: ops consuming it skip the multiply.
+  /// The seed d(loss)/d(loss) = 1 (null for a scaled loss): ops consuming it
+  /// skip the multiply.
   Value seed;
 };
 
@@ -510,7 +512,9 @@ LogicalResult Differentiator::backprop(Operation *op) {
     accumulate(x, grad);
     return success();
   };
-  Type f32 = b.getF32Type();
+  // Constants in a gradient have the gradient's element type (bf16/f16
+  // after --gopt-mixed-precision), as binary ops take one element type.
+  Type element = tensorType(dy).getElementType();
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, SquaredDifferenceOp, MaxOp, MinOp>(
           [&](Operation *binary) { return backpropBinary(binary, dy); })
@@ -523,19 +527,33 @@ LogicalResult Differentiator::backprop(Operation *op) {
                                    loc, dy, o.getRatioAttr(), o.getSeedAttr()));
       })
       .Case([&](StopGradientOp) { return success(); })
+      .Case([&](CastOp o) -> LogicalResult {
+        // Mixed precision casts parameters to bf16/f16 at their use: the
+        // gradient goes back to the parameter's (f32 master) type.
+        auto xType = tensorType(o.getX());
+        if (!isa<FloatType>(xType.getElementType()))
+          return error(o) << "casts from " << xType
+                          << ", which has no gradient",
+                 failure();
+        return unary(o.getX(), b.create<CastOp>(loc,
+                                                RankedTensorType::get(
+                                                    tensorType(dy).getShape(),
+                                                    xType.getElementType()),
+                                                dy));
+      })
       .Case([&](ReluOp o) {
         return unary(o.getX(), b.create<ReluGradOp>(loc, dy, o.getY()));
       })
       .Case([&](SigmoidOp o) {
         // dy * y * (1 - y)
-        Value one = scalarConstant(1.0f, f32);
+        Value one = scalarConstant(1.0f, element);
         Value oneMinus = b.create<SubOp>(loc, one, o.getY());
         return unary(
             o.getX(),
             b.create<MulOp>(loc, dy, b.create<MulOp>(loc, o.getY(), oneMinus)));
       })
       .Case([&](TanhOp o) {
-        Value one = scalarConstant(1.0f, f32);
+        Value one = scalarConstant(1.0f, element);
         Value y2 = b.create<MulOp>(loc, o.getY(), o.getY());
         return unary(o.getX(),
                      b.create<MulOp>(loc, dy, b.create<SubOp>(loc, one, y2)));
@@ -549,7 +567,7 @@ LogicalResult Differentiator::backprop(Operation *op) {
       .Case([&](NegOp o) { return unary(o.getX(), b.create<NegOp>(loc, dy)); })
       .Case([&](SqrtOp o) {
         // dy * 0.5 / y
-        Value half = scalarConstant(0.5f, f32);
+        Value half = scalarConstant(0.5f, element);
         return unary(
             o.getX(),
             b.create<DivOp>(loc, b.create<MulOp>(loc, dy, half), o.getY()));
@@ -571,8 +589,9 @@ LogicalResult Differentiator::backprop(Operation *op) {
         return unary(
             o.getX(),
             b.create<AddOp>(
-                loc, b.create<MulOp>(loc, dy, scalarConstant(alpha, f32)),
-                b.create<MulOp>(loc, pos, scalarConstant(1.0f - alpha, f32))));
+                loc, b.create<MulOp>(loc, dy, scalarConstant(alpha, element)),
+                b.create<MulOp>(loc, pos,
+                                scalarConstant(1.0f - alpha, element))));
       })
       .Case([&](AbsOp o) {
         // dy where x > 0, -dy where x < 0.
@@ -587,7 +606,7 @@ LogicalResult Differentiator::backprop(Operation *op) {
             loc, b.create<MulOp>(loc, o.getY(), o.getY()), o.getY());
         return unary(o.getX(),
                      b.create<MulOp>(loc, b.create<MulOp>(loc, dy, y3),
-                                     scalarConstant(-0.5f, f32)));
+                                     scalarConstant(-0.5f, element)));
       })
       .Case([&](SoftmaxOp o) -> LogicalResult {
         // y * (dy - sum(dy * y, axis))
@@ -718,7 +737,8 @@ LogicalResult Differentiator::backprop(Operation *op) {
 }
 
 FailureOr<SmallVector<Value>>
-Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
+Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
+                    Value lossScale) {
   Block &body = func.getBody().front();
   // Values that depend on a parameter...
   llvm::DenseSet<Value> fromParams(params.begin(), params.end());
@@ -754,8 +774,14 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params) {
     usedSeeds.insert(nextSeed);
   });
 
-  seed = scalarConstant(1.0f, tensorType(loss).getElementType());
-  grads[loss] = seed;
+  // d(loss)/d(loss) = 1, or the loss scale: then every gradient is scaled
+  // (and the ops consuming it multiply by it).
+  if (lossScale) {
+    grads[loss] = lossScale;
+  } else {
+    seed = scalarConstant(1.0f, tensorType(loss).getElementType());
+    grads[loss] = seed;
+  }
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getResults(),
@@ -814,25 +840,30 @@ struct AutodiffPass : public gopt::impl::AutodiffBase<AutodiffPass> {
     if (!func.getBody().hasOneBlock())
       return;
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    int lossIndex = -1;
-    std::string known;
-    for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      if (getResultName(func, i) == loss)
-        lossIndex = i;
-      known += (known.empty() ? "" : ", ") + getResultName(func, i).str();
-    }
-    if (lossIndex < 0) {
-      func.emitError("gopt-autodiff: no result named '")
-          << loss << "' (results: " << known
-          << "); add one with --gopt-add-loss";
+    FailureOr<unsigned> found = findLossResult(func, loss, "gopt-autodiff");
+    if (failed(found))
       return signalPassFailure();
-    }
+    unsigned lossIndex = *found;
     Value lossValue = ret.getOperand(lossIndex);
     auto lossType = tensorType(lossValue);
     if (lossType.getRank() != 0 || !lossType.getElementType().isF32()) {
       func.emitError("gopt-autodiff: loss '")
           << loss << "' must be an f32 scalar, got " << lossType;
       return signalPassFailure();
+    }
+    // A loss-scaled step (--gopt-loss-scaling): seed with the scale.
+    Value lossScale;
+    auto scaleName =
+        func.getResultAttrOfType<StringAttr>(lossIndex, attrs::kLossScale);
+    if (scaleName) {
+      for (BlockArgument arg : func.getArguments())
+        if (getArgName(func, arg.getArgNumber()) == scaleName.getValue())
+          lossScale = arg;
+      if (!lossScale || tensorType(lossScale) != lossType) {
+        func.emitError("gopt-autodiff: the loss is scaled by '")
+            << scaleName.getValue() << "', which is not an f32 scalar argument";
+        return signalPassFailure();
+      }
     }
     SmallVector<BlockArgument> params;
     for (BlockArgument arg : func.getArguments()) {
@@ -850,7 +881,7 @@ struct AutodiffPass : public gopt::impl::AutodiffBase<AutodiffPass> {
 
     Differentiator differentiator(func, ret);
     FailureOr<SmallVector<Value>> gradients =
-        differentiator.run(lossValue, params);
+        differentiator.run(lossValue, params, lossScale);
     if (failed(gradients))
       return signalPassFailure();
 
@@ -863,9 +894,13 @@ struct AutodiffPass : public gopt::impl::AutodiffBase<AutodiffPass> {
     for (auto [param, grad] : llvm::zip(params, *gradients)) {
       StringRef name = getArgName(func, param.getArgNumber());
       values.push_back(grad);
+      SmallVector<std::pair<StringRef, StringRef>> marks = {
+          {attrs::kGradientOf, name}};
+      if (scaleName)
+        marks.push_back({attrs::kLossScale, scaleName.getValue()});
       resultAttrs.push_back(makeResultAttrs(
           &getContext(), getUniqueBindingName(func, "grad/" + name.str()),
-          {{attrs::kGradientOf, name}}));
+          marks));
     }
     setFunctionResults(func, values, resultAttrs);
   }

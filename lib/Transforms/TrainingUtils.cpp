@@ -47,6 +47,20 @@ std::string getUniqueBindingName(func::FuncOp func, StringRef base) {
   return name;
 }
 
+FailureOr<unsigned> findLossResult(func::FuncOp func, StringRef name,
+                                   StringRef pass) {
+  std::string known;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (getResultName(func, i) == name)
+      return i;
+    known += (known.empty() ? "" : ", ") + getResultName(func, i).str();
+  }
+  func.emitError(pass) << ": no result named '" << name
+                       << "' (results: " << known
+                       << "); add one with --gopt-add-loss";
+  return failure();
+}
+
 BlockArgument addStateArgument(func::FuncOp func, RankedTensorType type,
                                StringRef name, StringRef kind,
                                Attribute initial) {

@@ -23,6 +23,13 @@ std::string getUniqueBindingName(mlir::func::FuncOp func, llvm::StringRef base);
 llvm::StringRef getArgName(mlir::func::FuncOp func, unsigned index);
 llvm::StringRef getResultName(mlir::func::FuncOp func, unsigned index);
 
+/// The index of the result named `name` (`gopt.name`), or an error on
+/// `func` prefixed by `pass` that lists the result names and suggests
+/// --gopt-add-loss.
+mlir::FailureOr<unsigned> findLossResult(mlir::func::FuncOp func,
+                                         llvm::StringRef name,
+                                         llvm::StringRef pass);
+
 /// Appends an argument marked as runtime state of `kind`
 /// (attrs::kStateParam/kStateOptimizer) named `name`, initially `initial`
 /// (zeros when null).

@@ -621,6 +621,77 @@ Status adamUpdateShape(const OpAttrs &, const Shapes &in, const DTypes &types,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling (all_finite, select, loss_scale_update)
+//===----------------------------------------------------------------------===//
+
+// A scalar operand: shape [] ([1] is accepted too, as adam_update's step)
+// of element type `type`.
+Status requireScalar(const Shape &s, DType got, DType type, const char *op,
+                     const char *what) {
+  if (got != type)
+    return invalidArgument(op, " ", what, " must have element type ",
+                           dtypeName(type), ", got ", dtypeName(got));
+  if (!s.empty() && s != Shape{1})
+    return invalidArgument(op, " ", what, " ", shapeToString(s),
+                           " must be a scalar [] ([1] is accepted too)");
+  return Status::success();
+}
+
+Status allFiniteShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                      Shapes &out) {
+  for (size_t i = 0; i < types.size(); ++i)
+    if (!isFloatDType(types[i]))
+      return invalidArgument("all_finite operand ", i, " ",
+                             shapeToString(in[i]),
+                             " must have a floating-point element type "
+                             "(f32, f16 or bf16), got ",
+                             dtypeName(types[i]));
+  out[0] = Shape{};
+  return Status::success();
+}
+
+Status selectShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(
+      requireScalar(in[0], types[0], DType::kBool, "select", "pred"));
+  if (types[2] != types[1])
+    return invalidArgument("select on_false has element type ",
+                           dtypeName(types[2]), ", on_true has ",
+                           dtypeName(types[1]));
+  if (in[2] != in[1])
+    return invalidArgument("select on_false ", shapeToString(in[2]),
+                           " must have the shape of on_true ",
+                           shapeToString(in[1]));
+  out[0] = in[1];
+  return Status::success();
+}
+
+Status lossScaleUpdateShape(const OpAttrs &attrs, const Shapes &in,
+                            const DTypes &types, Shapes &out) {
+  const char *op = "loss_scale_update";
+  GOPT_RETURN_IF_ERROR(
+      requireScalar(in[0], types[0], DType::kF32, op, "scale"));
+  GOPT_RETURN_IF_ERROR(
+      requireScalar(in[1], types[1], DType::kF32, op, "good_steps"));
+  GOPT_RETURN_IF_ERROR(
+      requireScalar(in[2], types[2], DType::kBool, op, "finite"));
+  int64_t interval = attrs.getInt("growth_interval", 2000);
+  if (interval < 1)
+    return invalidArgument(op, " 'growth_interval' ", interval,
+                           " must be >= 1");
+  double growth = attrs.getFloat("growth_factor", 2.0);
+  if (!(growth > 1))
+    return invalidArgument(op, " 'growth_factor' ", growth, " must be > 1");
+  double backoff = attrs.getFloat("backoff_factor", 0.5);
+  if (!(backoff > 0 && backoff < 1))
+    return invalidArgument(op, " 'backoff_factor' ", backoff,
+                           " must be in (0, 1)");
+  out[0] = in[0];
+  out[1] = in[1];
+  return Status::success();
+}
+
 Status batchNormGradShape(const OpAttrs &attrs, const Shapes &in,
                           const DTypes &types, Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 5));
@@ -963,6 +1034,20 @@ std::vector<OpSchema> buildSchemas() {
                 {"epsilon", A::kFloat, false},
                 {"weight_decay", A::kFloat, false}},
                adamUpdateShape});
+  // Dynamic loss scaling (mixed-precision training).
+  s.push_back(
+      {"all_finite", 1, -1, 1, 1, {}, allFiniteShape, ResultDType::kBool});
+  s.push_back(
+      {"select", 3, 3, 1, 1, {}, selectShape, ResultDType::kSameAsSecondInput});
+  s.push_back({"loss_scale_update",
+               3,
+               3,
+               2,
+               2,
+               {{"growth_interval", A::kInt, false},
+                {"growth_factor", A::kFloat, false},
+                {"backoff_factor", A::kFloat, false}},
+               lossScaleUpdateShape});
   s.push_back({"batch_norm_grad",
                5,
                5,
@@ -975,6 +1060,27 @@ std::vector<OpSchema> buildSchemas() {
 }
 
 } // namespace
+
+DType expectedResultDType(ResultDType resultDType,
+                          const std::vector<DType> &inTypes) {
+  switch (resultDType) {
+  case ResultDType::kSameAsFirstInput:
+    return inTypes.empty() ? DType::kInvalid : inTypes[0];
+  case ResultDType::kSameAsSecondInput:
+    return inTypes.size() < 2 ? DType::kInvalid : inTypes[1];
+  case ResultDType::kAny:
+    return DType::kInvalid;
+  case ResultDType::kI64:
+    return DType::kI64;
+  case ResultDType::kF32:
+    return DType::kF32;
+  case ResultDType::kI8:
+    return DType::kI8;
+  case ResultDType::kBool:
+    return DType::kBool;
+  }
+  return DType::kInvalid;
+}
 
 const std::vector<OpSchema> &allOpSchemas() {
   static const std::vector<OpSchema> schemas = buildSchemas();

@@ -190,10 +190,7 @@ Status Session::Impl::resolveShapes() {
       return Status(s.code(), opLabel(o) + ": " + s.message());
     for (int r = 0; r < op.outputs_size(); ++r) {
       int t = op.outputs(r);
-      DType expected = schema->resultDType == ResultDType::kI64   ? DType::kI64
-                       : schema->resultDType == ResultDType::kF32 ? DType::kF32
-                       : schema->resultDType == ResultDType::kI8  ? DType::kI8
-                                                                  : inTypes[0];
+      DType expected = expectedResultDType(schema->resultDType, inTypes);
       if (schema->resultDType != ResultDType::kAny && dtypes[t] != expected)
         return invalidArgument(opLabel(o), ": result '", tensorName(t),
                                "' has element type ", dtypeName(dtypes[t]),

@@ -22,6 +22,12 @@ struct ModelLoadOptions {
 runtime::StatusOr<runtime::Plan>
 loadModelAsPlan(const std::string &path, const ModelLoadOptions &options);
 
+// On backend "cpu", a remark on stderr (once per process) when `plan` will
+// run slower than f32: bf16 without bf16 instructions, f16, or static int8
+// without VNNI/AMX.
+void warnIfReducedPrecisionIsSlow(const runtime::Plan &plan,
+                                  const std::string &backend);
+
 } // namespace gopt::run
 
 #endif // GOPT_TOOLS_GOPT_RUN_MODELLOADER_H

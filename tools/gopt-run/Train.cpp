@@ -94,12 +94,42 @@ StatusOr<std::shared_ptr<Dataset>> openData(const std::string &spec,
                          "npy:INPUTS,LABELS, tfrecord:FILES or fake)");
 }
 
+/// --loss-scale, defaulting to dynamic for f16 (whose gradients underflow)
+/// and none for bf16, which has f32's exponent range.
+std::string lossScaleOf(const TrainOptions &o) {
+  if (!o.lossScale.empty())
+    return o.lossScale;
+  return o.precision == "f16" ? "dynamic" : "none";
+}
+
+/// The initial scale of "dynamic[:INITIAL]": 2^16 as PyTorch's GradScaler.
+std::string initialLossScale(const std::string &lossScale) {
+  size_t colon = lossScale.find(':');
+  return colon == std::string::npos ? "65536" : lossScale.substr(colon + 1);
+}
+
+/// "dynamic loss scaling (initially 65536)" or "fixed loss scale 128".
+std::string describeLossScale(const std::string &lossScale) {
+  if (lossScale.rfind("dynamic", 0) != 0)
+    return "fixed loss scale " + lossScale;
+  return "dynamic loss scaling (initially " + initialLossScale(lossScale) + ")";
+}
+
 std::string trainPipeline(const TrainOptions &o) {
   std::string p =
       "builtin.module(func.func(gopt-strip-debug-ops{training=true},"
       "gopt-lift-params{batch-norm-stats=true},gopt-train-batch-norm,";
   if (o.loss != "none")
     p += "gopt-add-loss{kind=" + o.loss + "},";
+  // The loss and its gradient stay f32 (deny-listed); the parameters stay
+  // f32 and are cast at their use, so their gradients come back f32.
+  if (o.precision != "f32")
+    p += "gopt-mixed-precision{type=" + o.precision + "},";
+  std::string scale = lossScaleOf(o);
+  if (scale.rfind("dynamic", 0) == 0)
+    p += "gopt-loss-scaling{init-scale=" + initialLossScale(scale) + "},";
+  else if (scale != "none")
+    p += "gopt-loss-scaling{dynamic=false init-scale=" + scale + "},";
   p += "gopt-autodiff,gopt-add-optimizer{kind=" + o.optimizer;
   if (o.lr > 0)
     p += " lr=" + std::to_string(o.lr);
@@ -110,6 +140,14 @@ std::string trainPipeline(const TrainOptions &o) {
   p += "},canonicalize,cse,gopt-fold-constants,"
        "gopt-fuse-conv-bias-activation,canonicalize))";
   return p;
+}
+
+StatusOr<float> readScalarState(const Session &session,
+                                const std::string &name) {
+  GOPT_ASSIGN_OR_RETURN(Tensor t, session.state(name));
+  if (t.dtype() != DType::kF32 || t.numElements() != 1)
+    return internalError("state '", name, "' is not an f32 scalar");
+  return t.data<float>()[0];
 }
 
 std::string evalPipeline() {
@@ -292,7 +330,9 @@ void printTimeSplit(const std::vector<OpProfile> &rows) {
   for (const OpProfile &p : rows) {
     bool grad = p.name.size() >= 5 &&
                 p.name.compare(p.name.size() - 5, 5, "/grad") == 0;
-    if (p.kind == "sgd_update" || p.kind == "adam_update")
+    if (p.kind == "sgd_update" || p.kind == "adam_update" ||
+        p.kind == "all_finite" || p.kind == "select" ||
+        p.kind == "loss_scale_update")
       optimizer += p.totalMs;
     else if (p.kind == "reorder")
       reorder += p.totalMs;
@@ -371,6 +411,7 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
   auto compileStart = Clock::now();
   GOPT_ASSIGN_OR_RETURN(Plan trainPlan, loadModelAsPlan(o.model, load));
   double compileSeconds = secondsSince(compileStart);
+  warnIfReducedPrecisionIsSlow(trainPlan, o.backend);
   bool hasLoss = false;
   for (const plan::Binding &b : trainPlan.proto().outputs())
     hasLoss |= b.name() == "loss";
@@ -435,18 +476,34 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
   int64_t totalSteps =
       o.steps > 0 ? o.steps : loader->batchesPerEpoch() * o.epochs;
 
+  std::string scaling = lossScaleOf(o);
   std::printf(
       "training %s: %s, %s (lr %s), batch %lld, %lld steps "
-      "(%lld per epoch), backend %s\n",
+      "(%lld per epoch), backend %s%s\n",
       o.model.c_str(), o.loss == "none" ? "graph's loss" : o.loss.c_str(),
       o.optimizer.c_str(), o.lr > 0 ? std::to_string(o.lr).c_str() : "default",
       static_cast<long long>(o.batch), static_cast<long long>(totalSteps),
-      static_cast<long long>(loader->batchesPerEpoch()), o.backend.c_str());
+      static_cast<long long>(loader->batchesPerEpoch()), o.backend.c_str(),
+      o.precision == "f32"
+          ? ""
+          : (", " + o.precision + " mixed precision" +
+             (scaling == "none" ? std::string()
+                                : ", " + describeLossScale(scaling)))
+                .c_str());
   std::printf("data: %s\n", data->describe().c_str());
   std::printf("compiled the training step in %.2f s: %zu parameters, "
               "%d state tensors\n",
               compileSeconds, params.size(), trainPlan.proto().states_size());
   std::fflush(stdout);
+
+  // Dynamic loss scaling: a step whose scale went down was skipped.
+  bool dynamicScale = scaling.rfind("dynamic", 0) == 0;
+  float lossScale = 0;
+  int64_t skippedSteps = 0;
+  if (dynamicScale) {
+    GOPT_ASSIGN_OR_RETURN(lossScale,
+                          readScalarState(*session, "optimizer/loss_scale"));
+  }
 
   bool tty = isatty(STDOUT_FILENO);
   std::vector<double> stepSeconds;
@@ -469,6 +526,12 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     computeSeconds += seconds;
     samples += batch->inputs.shape()[0];
     float loss = lossTensor.data<float>()[0];
+    if (dynamicScale) {
+      GOPT_ASSIGN_OR_RETURN(float scale,
+                            readScalarState(*session, "optimizer/loss_scale"));
+      skippedSteps += scale < lossScale;
+      lossScale = scale;
+    }
     if (!std::isfinite(loss)) {
       if (tty)
         std::printf("\r\033[K");
@@ -485,11 +548,15 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     if (step % o.logEvery == 0 || step == totalSteps) {
       if (tty)
         std::printf("\r\033[K");
-      std::printf("epoch %lld step %lld/%lld  loss %.4f  %.0f samples/s\n",
+      std::printf("epoch %lld step %lld/%lld  loss %.4f  %.0f samples/s",
                   static_cast<long long>(batch->epoch + 1),
                   static_cast<long long>(step),
                   static_cast<long long>(totalSteps), lossWindow / windowSteps,
                   samples / secondsSince(runStart));
+      if (dynamicScale)
+        std::printf("  loss scale %g (%lld skipped)", lossScale,
+                    static_cast<long long>(skippedSteps));
+      std::printf("\n");
       lossWindow = 0;
       windowSteps = 0;
       std::fflush(stdout);
@@ -536,6 +603,11 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
               stats.meanFill, static_cast<long long>(stats.capacity),
               100.0 * stats.fractionEmpty, stats.totalWaitSeconds);
   std::printf("%s\n", classifyBottleneck(stats, computeSeconds).c_str());
+  if (dynamicScale)
+    std::printf("loss scaling: %lld of %zu steps skipped (inf/NaN "
+                "gradients), final scale %g\n",
+                static_cast<long long>(skippedSteps), stepSeconds.size(),
+                lossScale);
   if (o.profile) {
     std::vector<OpProfile> rows = sortedProfiles(*session);
     printTimeSplit(rows);

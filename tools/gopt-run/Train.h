@@ -21,6 +21,11 @@ struct TrainOptions {
   double lr = -1; // the optimizer's default
   double momentum = 0;
   double weightDecay = 0;
+  // Mixed-precision training: f32, bf16 or f16 (gopt-mixed-precision on the
+  // forward graph; parameters stay f32). Loss scaling: "dynamic", "none",
+  // a fixed scale, or "" for the precision's default (dynamic for f16).
+  std::string precision = "f32";
+  std::string lossScale;
   int64_t batch = 64;
   int64_t steps = 0;  // 0: run whole epochs
   int64_t epochs = 1; // when steps == 0

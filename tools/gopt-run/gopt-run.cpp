@@ -16,7 +16,6 @@
 #include "NpyFileName.h"
 #include "Profile.h"
 #include "Train.h"
-#include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
 
@@ -88,6 +87,11 @@ and the optimizer, and keeps parameters and optimizer state resident):
                          graph returns a result named "loss")
   --optimizer O          adam (default) or sgd
   --lr X --momentum X --weight-decay X   optimizer settings
+  --precision P          f32 (default), bf16 or f16: mixed-precision
+                         training with f32 master weights
+  --loss-scale S         dynamic[:INITIAL] (default for f16; initially
+                         65536), none (default for f32 and bf16) or a
+                         fixed scale N
   --batch N              batch size (default 64 with --train)
   --epochs N             epochs (default 1)   --steps N  steps instead
   --seed N               shuffling seed (default 1234)   --no-shuffle
@@ -330,6 +334,18 @@ Options parseArgs(int argc, char **argv) {
         throw UsageError{"--lr expects a number > 0"};
     } else if (arg == "--momentum") {
       o.training.momentum = parseDouble(arg, next());
+    } else if (arg == "--loss-scale") {
+      std::string v = next();
+      std::string number = v.rfind("dynamic:", 0) == 0 ? v.substr(8) : v;
+      char *end = nullptr;
+      double scale = std::strtod(number.c_str(), &end);
+      bool isNumber =
+          !number.empty() && !*end && scale > 0 && std::isfinite(scale);
+      if (v != "dynamic" && v != "none" && !isNumber)
+        throw UsageError{"--loss-scale expects dynamic[:INITIAL], none or a "
+                         "finite number > 0, got '" +
+                         v + "'"};
+      o.training.lossScale = v;
     } else if (arg == "--weight-decay") {
       o.training.weightDecay = parseDouble(arg, next());
     } else if (arg == "--epochs") {
@@ -436,14 +452,17 @@ Options parseArgs(int argc, char **argv) {
     o.training.memoryLimit = o.memoryLimit;
     o.training.batch = o.batchGiven ? o.batch : 64;
     o.training.profile = o.profile;
+    o.training.precision = o.precision.empty() ? "f32" : o.precision;
     if (!o.compareModel.empty() || o.optimize || !o.pipeline.empty())
       throw UsageError{"--train cannot be combined with --compare, "
                        "--optimize or --pipeline"};
   }
   if (o.optimize && !o.pipeline.empty())
     throw UsageError{"--optimize and --pipeline are exclusive"};
-  if (!o.precision.empty() && !o.optimize)
-    throw UsageError{"--precision needs --optimize"};
+  if (!o.precision.empty() && !o.optimize && !o.train)
+    throw UsageError{"--precision needs --optimize or --train"};
+  if (!o.training.lossScale.empty() && !o.train)
+    throw UsageError{"--loss-scale needs --train"};
   if (o.optimize)
     o.pipeline = std::string("builtin.module(gopt-optimize{target=") +
                  (o.backend == "cuda" ? "gpu" : "cpu") +
@@ -657,49 +676,6 @@ Status setInputs(Session &session,
   return Status::success();
 }
 
-// A bf16 plan (mixed precision) is only fast where oneDNN has bf16
-// instructions, an f16 plan never is on the CPU, and a static int8 plan
-// needs VNNI or AMX; say so once, on stderr.
-void warnIfReducedPrecisionIsSlow(const Plan &plan,
-                                  const std::string &backend) {
-  static bool warned = false;
-  if (warned || backend != "cpu")
-    return;
-  bool hasBf16 = false, hasF16 = false, hasQuantize = false;
-  for (const auto &tensor : plan.proto().tensors()) {
-    hasBf16 |= fromProtoDType(tensor.dtype()) == DType::kBF16;
-    hasF16 |= fromProtoDType(tensor.dtype()) == DType::kF16;
-  }
-  for (const auto &op : plan.proto().ops())
-    hasQuantize |= op.kind() == "quantize";
-  if (hasQuantize && !cpuInt8DotProduct()) {
-    warned = true;
-    std::fprintf(stderr,
-                 "gopt-run: remark: this CPU has no int8 dot-product "
-                 "instructions (VNNI or AMX; oneDNN uses %s): int8 convs and "
-                 "matmuls run as f32 ops on the dequantized values, no faster "
-                 "than f32\n",
-                 cpuIsaName().c_str());
-  }
-  Bf16Support support = cpuBf16Support();
-  if (hasF16) {
-    warned = true;
-    std::fprintf(stderr, "gopt-run: remark: f16 ops run on the reference "
-                         "kernels on the CPU, far slower than f32; use "
-                         "precision=bf16 or f32 here\n");
-  } else if (hasBf16 && support != Bf16Support::kNative) {
-    warned = true;
-    std::fprintf(stderr,
-                 "gopt-run: remark: this CPU has no bf16 instructions (oneDNN "
-                 "uses %s): bf16 ops run %s, slower than f32; use "
-                 "precision=f32 here\n",
-                 cpuIsaName().c_str(),
-                 support == Bf16Support::kEmulated
-                     ? "emulated"
-                     : "on the reference kernels");
-  }
-}
-
 // `pipeline` runs on graph-file models before lowering (MODEL only: OTHER in
 // --compare is the unoptimized reference).
 StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
@@ -711,7 +687,7 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
   load.batchSize = options.batch;
   load.pipeline = pipeline;
   GOPT_ASSIGN_OR_RETURN(Plan plan, gopt::run::loadModelAsPlan(model, load));
-  warnIfReducedPrecisionIsSlow(plan, backend);
+  gopt::run::warnIfReducedPrecisionIsSlow(plan, backend);
   SessionOptions so;
   so.backend = backend;
   so.batchSize = options.batch;

@@ -523,6 +523,52 @@ def AddLoss : Pass<"gopt-add-loss", "mlir::func::FuncOp"> {
   let dependentDialects = ["::gopt::GoptDialect"];
 }
 
+def LossScaling : Pass<"gopt-loss-scaling", "mlir::func::FuncOp"> {
+  let summary = "Scale the loss so that f16/bf16 gradients do not underflow";
+  let description = [{
+    Runs between `gopt-add-loss` and `gopt-autodiff` on a mixed-precision
+    training step (PyTorch's `GradScaler`, TensorFlow's
+    `LossScaleOptimizer`, but as ops of the step rather than host logic).
+    Adds an f32 scalar optimizer state `optimizer/loss_scale` (initially
+    `init-scale`) and marks the loss result `gopt.loss_scale =
+    "optimizer/loss_scale"`. Then `gopt-autodiff` starts the backward pass
+    from the scale instead of 1,
+    so the low-precision gradients are that many times larger, and
+    `gopt-add-optimizer` multiplies each parameter's gradient by
+    `1 / scale` in f32 before the update.
+
+    With `dynamic=true` (the default) `gopt-add-optimizer` also checks the
+    unscaled gradients with `gopt.all_finite`, keeps the parameters and the
+    optimizer state (`gopt.select`) when one is inf or NaN, and updates the
+    scale with `gopt.loss_scale_update`: halved after an overflow, doubled
+    after `growth-interval` good steps in a row. The loss result stays the
+    unscaled loss.
+
+    ```mlir
+    func.func @step(..., %scale: tensor<f32> {gopt.name = "optimizer/loss_scale",
+        gopt.state = "optimizer", gopt.initial_value = dense<65536.0> : tensor<f32>,
+        gopt.loss_scale_update = {growth_interval = 2000 : i64, ...}})
+        -> (tensor<f32> {gopt.name = "loss", gopt.loss_scale = "optimizer/loss_scale"})
+    ```
+  }];
+  let options = [
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial loss scale (PyTorch's GradScaler default 2^16)">,
+    Option<"dynamic", "dynamic", "bool", /*default=*/"true",
+           "Skip steps with inf/NaN gradients and adapt the scale; false "
+           "keeps init-scale fixed">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000", "Good steps in a row before the scale grows">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Factor the scale grows by (> 1)">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Factor the scale shrinks by after an overflow (in (0, 1))">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"loss\"",
+           "Name (gopt.name) of the scalar loss result">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
 def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode differentiation of the loss by the parameters";
   let description = [{
@@ -531,9 +577,12 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     gradient is computed by walking the graph backwards and returned as a
     result `grad/<param>` marked `gopt.gradient_of = "<param>"`, after the
     loss. Only ops between the parameters and the loss are differentiated;
-    an op there without a gradient is an error naming it.
+    an op there without a gradient is an error naming it. A loss marked
+    `gopt.loss_scale` (see `gopt-loss-scaling`) seeds the backward pass with
+    that state argument instead of 1, and its gradients carry the mark.
 
-    Gradients: add, sub, mul, div, max, min, squared_difference (with
+    Gradients: cast (back to the operand's type: f32 master weights under
+    mixed precision), add, sub, mul, div, max, min, squared_difference (with
     broadcasting), relu, relu6, clip, leaky_relu, abs, sigmoid, tanh, exp,
     log, neg, sqrt, rsqrt, softmax, log_softmax, concat, pad (constant),
     slice (step 1), identity-like ops, dropout (training mode: the
@@ -570,6 +619,11 @@ def AddOptimizer : Pass<"gopt-add-optimizer", "mlir::func::FuncOp"> {
     lowering turns these into runtime state updated in place after every
     step, so the function becomes `(params, state, batch) -> (new params,
     new state, loss)` and the runtime keeps it all resident.
+
+    Gradients marked `gopt.loss_scale` (a loss-scaled step) are unscaled
+    first; under dynamic loss scaling the step is skipped (parameters and
+    state kept, the scale backed off) when any gradient is inf or NaN, and
+    a state `<scale>/good_steps` counts the good steps.
   }];
   let options = [
     Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",

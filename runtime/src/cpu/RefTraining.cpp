@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace gopt::runtime::ref {
 namespace {
@@ -346,6 +347,91 @@ Status adamUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 }
 
 //===----------------------------------------------------------------------===//
+// Dynamic loss scaling: all_finite, select, loss_scale_update
+//===----------------------------------------------------------------------===//
+
+// Whether none of `n` floats with bit patterns `bits` has an all-ones
+// exponent (inf or NaN). Branch-free over fixed-size blocks, so the compiler
+// vectorizes the inner loop; the blocks stop early once one is found. Runs
+// on f16/bf16 bit patterns directly (no conversion).
+template <typename Bits>
+bool allFiniteBits(const Bits *bits, int64_t n, Bits exponentMask) {
+  constexpr int64_t kBlock = 1024;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    Bits bad = 0;
+    for (int64_t j = 0; j < kBlock; ++j)
+      bad |= static_cast<Bits>((bits[i + j] & exponentMask) == exponentMask);
+    if (bad)
+      return false;
+  }
+  Bits bad = 0;
+  for (; i < n; ++i)
+    bad |= static_cast<Bits>((bits[i] & exponentMask) == exponentMask);
+  return !bad;
+}
+
+bool isAllFinite(const Tensor &t) {
+  const int64_t n = t.numElements();
+  switch (t.dtype()) {
+  case DType::kF32:
+    return allFiniteBits<uint32_t>(t.data<uint32_t>(), n, 0x7f800000u);
+  case DType::kF16:
+    return allFiniteBits<uint16_t>(t.data<uint16_t>(), n, 0x7c00u);
+  case DType::kBF16:
+    return allFiniteBits<uint16_t>(t.data<uint16_t>(), n, 0x7f80u);
+  default:
+    return true; // the schema admits float types only
+  }
+}
+
+// True iff no element of any operand is inf or NaN.
+Status allFiniteKernel(const RefContext &, const std::vector<Tensor> &in,
+                       std::vector<Tensor> &out) {
+  bool finite = true;
+  for (size_t i = 0; finite && i < in.size(); ++i)
+    finite = isAllFinite(in[i]);
+  out[0].data<uint8_t>()[0] = finite ? 1 : 0;
+  return Status::success();
+}
+
+// pred ? on_true : on_false, whole tensors of any one element type.
+Status selectKernel(const RefContext &, const std::vector<Tensor> &in,
+                    std::vector<Tensor> &out) {
+  const Tensor &chosen = in[0].data<uint8_t>()[0] ? in[1] : in[2];
+  if (out[0].data() != chosen.data())
+    std::memcpy(out[0].data(), chosen.data(), chosen.byteSize());
+  return Status::success();
+}
+
+// PyTorch's GradScaler.update (torch._amp_update_scale_): the products in
+// double, rounded to f32 as PyTorch stores them.
+Status lossScaleUpdateKernel(const RefContext &ctx,
+                             const std::vector<Tensor> &in,
+                             std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  double interval = static_cast<double>(attrs.getInt("growth_interval", 2000));
+  double growth = attrs.getFloat("growth_factor", 2.0);
+  double backoff = attrs.getFloat("backoff_factor", 0.5);
+  float scale = in[0].data<float>()[0];
+  float goodSteps = in[1].data<float>()[0];
+  bool finite = in[2].data<uint8_t>()[0] != 0;
+  float newScale = scale, newGood = 0;
+  if (!finite) {
+    newScale = static_cast<float>(scale * backoff);
+  } else if (goodSteps + 1.0 >= interval) {
+    float grown = static_cast<float>(scale * growth);
+    if (std::isfinite(grown))
+      newScale = grown;
+  } else {
+    newGood = goodSteps + 1.0f;
+  }
+  out[0].data<float>()[0] = newScale;
+  out[1].data<float>()[0] = newGood;
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
 // batch_norm_grad
 //===----------------------------------------------------------------------===//
 
@@ -415,6 +501,11 @@ void registerTrainingKernels(KernelRegistry &r) {
   registerKernel(r, "sgd_update", sgdUpdateKernel, D::kFloat);
   registerKernel(r, "adam_update", adamUpdateKernel, D::kFloat);
   registerKernel(r, "batch_norm_grad", batchNormGradKernel, D::kFloat);
+  // Any element type: all_finite reads f16/bf16 bits without converting,
+  // select copies bytes, loss_scale_update reads a bool.
+  registerKernel(r, "all_finite", allFiniteKernel, D::kAny);
+  registerKernel(r, "select", selectKernel, D::kAny);
+  registerKernel(r, "loss_scale_update", lossScaleUpdateKernel, D::kAny);
 }
 
 } // namespace gopt::runtime::ref

@@ -121,3 +121,51 @@ func.func @dropout_grad_seed(%dy: tensor<4xf32>) -> tensor<4xf32> {
   %0 = gopt.dropout_grad %dy {ratio = 0.5 : f32, seed = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @all_finite_empty() -> tensor<i1> {
+  // expected-error @+1 {{'gopt.all_finite' op expects at least one operand}}
+  %0 = gopt.all_finite : () -> tensor<i1>
+  return %0 : tensor<i1>
+}
+
+// -----
+
+func.func @select_types(%p: tensor<i1>, %a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{'gopt.select' op expects on_true and on_false of one type, got 'tensor<4xf32>' and 'tensor<4xbf16>'}}
+  %0 = gopt.select %p, %a, %b : (tensor<i1>, tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @select_pred(%p: tensor<2xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be 0D tensor of 1-bit signless integer values}}
+  %0 = gopt.select %p, %a, %a : (tensor<2xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loss_scale_growth(%s: tensor<f32>, %n: tensor<f32>, %ok: tensor<i1>) -> tensor<f32> {
+  // expected-error @+1 {{'gopt.loss_scale_update' op expects growth_factor > 1, got 1.000000e+00}}
+  %0:2 = gopt.loss_scale_update %s, %n, %ok {growth_factor = 1.0 : f32} : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_backoff(%s: tensor<f32>, %n: tensor<f32>, %ok: tensor<i1>) -> tensor<f32> {
+  // expected-error @+1 {{'gopt.loss_scale_update' op expects backoff_factor in (0, 1), got 1.500000e+00}}
+  %0:2 = gopt.loss_scale_update %s, %n, %ok {backoff_factor = 1.5 : f32} : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @loss_scale_interval(%s: tensor<f32>, %n: tensor<f32>, %ok: tensor<i1>) -> tensor<f32> {
+  // expected-error @+1 {{'gopt.loss_scale_update' op expects growth_interval >= 1, got 0}}
+  %0:2 = gopt.loss_scale_update %s, %n, %ok {growth_interval = 0 : i64} : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+  return %0#0 : tensor<f32>
+}

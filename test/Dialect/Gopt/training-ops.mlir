@@ -54,3 +54,17 @@ func.func @updates(%p: tensor<64xf32>, %g: tensor<64xf32>, %v: tensor<64xf32>, %
       : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
   return %p2, %m2, %v2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
+
+// CHECK-LABEL: func @loss_scaling
+func.func @loss_scaling(%s: tensor<f32>, %n: tensor<f32>, %g: tensor<64xf32>, %h: tensor<3x3xbf16>, %p: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<f32>, tensor<f32>) {
+  // CHECK: %[[OK:.*]] = gopt.all_finite %{{.*}}, %{{.*}} : (tensor<64xf32>, tensor<3x3xbf16>) -> tensor<i1>
+  %ok = gopt.all_finite %g, %h : (tensor<64xf32>, tensor<3x3xbf16>) -> tensor<i1>
+  // CHECK: gopt.select %[[OK]], {{.*}} : (tensor<i1>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %q = gopt.select %ok, %g, %p : (tensor<i1>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  // Defaults are not printed; a set growth interval is.
+  // CHECK: gopt.loss_scale_update {{.*}} {growth_interval = 100 : i64} : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+  %s1, %n1 = gopt.loss_scale_update %s, %n, %ok {growth_interval = 100 : i64}
+      : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+  return %q, %s1, %n1 : tensor<64xf32>, tensor<f32>, tensor<f32>
+}

@@ -187,7 +187,10 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                                    "max_pool_grad",
                                    "batch_norm_grad",
                                    "sgd_update",
-                                   "adam_update"};
+                                   "adam_update",
+                                   "all_finite",
+                                   "select",
+                                   "loss_scale_update"};
   for (const OpSchema &schema : allOpSchemas()) {
     std::string kind = schema.kind;
     EXPECT_TRUE(cuda.count(kind) || cpuOnly.count(kind))

@@ -23,6 +23,10 @@ unsigned getExpectedResultCount<AdamUpdateOp>(AdamUpdateOp::Adaptor) {
   return 3;
 }
 template <>
+unsigned getExpectedResultCount<LossScaleUpdateOp>(LossScaleUpdateOp::Adaptor) {
+  return 2;
+}
+template <>
 unsigned getExpectedResultCount<BatchNormGradOp>(BatchNormGradOp::Adaptor) {
   return 3;
 }
@@ -369,3 +373,51 @@ static LogicalResult inferTypes(AdamUpdateOp::Adaptor adaptor,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(AdamUpdateOp)
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType scalarOf(Type element) {
+  return RankedTensorType::get({}, element);
+}
+
+static LogicalResult inferTypes(AllFiniteOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return error("expects at least one operand");
+  inferred.push_back(
+      scalarOf(IntegerType::get(adaptor.getInputs()[0].getContext(), 1)));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(AllFiniteOp)
+
+static LogicalResult inferTypes(SelectOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  Type onTrue = adaptor.getOnTrue().getType();
+  if (onTrue != adaptor.getOnFalse().getType())
+    return error("expects on_true and on_false of one type, got ", onTrue,
+                 " and ", adaptor.getOnFalse().getType());
+  inferred.push_back(onTrue);
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(SelectOp)
+
+static LogicalResult inferTypes(LossScaleUpdateOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getGrowthInterval() < 1)
+    return error("expects growth_interval >= 1, got ",
+                 adaptor.getGrowthInterval());
+  float growth = adaptor.getGrowthFactor().convertToFloat();
+  float backoff = adaptor.getBackoffFactor().convertToFloat();
+  if (!(growth > 1.0f))
+    return error("expects growth_factor > 1, got ", growth);
+  if (!(backoff > 0.0f && backoff < 1.0f))
+    return error("expects backoff_factor in (0, 1), got ", backoff);
+  inferred.append(2, adaptor.getScale().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(LossScaleUpdateOp)

@@ -54,12 +54,20 @@ using ShapeFn = Status (*)(const OpAttrs &attrs,
                            std::vector<Shape> &outShapes);
 
 enum class ResultDType {
-  kSameAsFirstInput, // every result has operand 0's element type
-  kAny,              // cast: the result type is the target
-  kI64,              // shape
-  kF32,              // dequantize
-  kI8,               // quantize
+  kSameAsFirstInput,  // every result has operand 0's element type
+  kSameAsSecondInput, // select: operand 1's (on_true's) element type
+  kAny,               // cast: the result type is the target
+  kI64,               // shape
+  kF32,               // dequantize
+  kI8,                // quantize
+  kBool,              // all_finite
 };
+
+// The element type every result of an op with `resultDType` has, given its
+// operands' types; DType::kInvalid for kAny (the plan says) or when the
+// operand it copies is missing.
+DType expectedResultDType(ResultDType resultDType,
+                          const std::vector<DType> &inTypes);
 
 struct OpSchema {
   const char *kind;

@@ -248,4 +248,71 @@ def Gopt_AdamUpdateOp : Gopt_InferredOp<"adam_update", [Pure]> {
                       Gopt_FloatTensor:$new_v);
 }
 
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling (mixed-precision training)
+//===----------------------------------------------------------------------===//
+
+def Gopt_BoolScalar : 0DTensorOf<[I1]>;
+
+def Gopt_AllFiniteOp : Gopt_InferredOp<"all_finite", [Pure]> {
+  let summary = "whether every element of every operand is finite";
+  let description = [{
+    True iff no element of any operand is inf or NaN: the check of a
+    loss-scaled step's gradients (TensorFlow's `LossScaleOptimizer`,
+    PyTorch's `GradScaler`), one op over all of them.
+
+    ```mlir
+    %ok = gopt.all_finite %g1, %g2 : (tensor<64xf32>, tensor<10x64xf32>) -> tensor<i1>
+    ```
+  }];
+  let arguments = (ins Variadic<Gopt_FloatTensor>:$inputs);
+  let results = (outs Gopt_BoolScalar:$finite);
+}
+
+def Gopt_SelectOp : Gopt_InferredOp<"select", [Pure]> {
+  let summary = "one of two whole tensors, chosen by a scalar predicate";
+  let description = [{
+    `pred ? on_true : on_false`, whole tensors of one type: how a
+    loss-scaled step keeps its parameters and optimizer state when its
+    gradients overflowed. (An elementwise `Where` is a different op.)
+
+    ```mlir
+    %p = gopt.select %ok, %updated, %param : (tensor<i1>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_BoolScalar:$pred, Gopt_Tensor:$on_true,
+                   Gopt_Tensor:$on_false);
+  let results = (outs Gopt_Tensor:$result);
+}
+
+def Gopt_LossScaleUpdateOp : Gopt_InferredOp<"loss_scale_update", [Pure]> {
+  let summary = "next dynamic loss scale (PyTorch's GradScaler.update)";
+  let description = [{
+    After a step whose gradients were not all finite, the scale is
+    multiplied by `backoff_factor` and the count of good steps reset; after
+    `growth_interval` good steps in a row it is multiplied by
+    `growth_factor` (unless that overflows) and the count reset:
+
+    ```
+    if (!finite) { scale *= backoff_factor; good_steps = 0; }
+    else if (++good_steps >= growth_interval) {
+      if (isfinite(scale * growth_factor)) scale *= growth_factor;
+      good_steps = 0;
+    }
+    ```
+
+    ```mlir
+    %s1, %n1 = gopt.loss_scale_update %s, %n, %ok {growth_interval = 2000 : i64}
+        : (tensor<f32>, tensor<f32>, tensor<i1>) -> (tensor<f32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins Gopt_F32Scalar:$scale, Gopt_F32Scalar:$good_steps,
+                   Gopt_BoolScalar:$finite,
+                   DefaultValuedAttr<I64Attr, "2000">:$growth_interval,
+                   DefaultValuedAttr<F32Attr, "2.0f">:$growth_factor,
+                   DefaultValuedAttr<F32Attr, "0.5f">:$backoff_factor);
+  let results = (outs Gopt_F32Scalar:$new_scale,
+                      Gopt_F32Scalar:$new_good_steps);
+}
+
 #endif // GOPT_DIALECT_GOPT_IR_GOPTTRAININGOPS_TD

@@ -29,6 +29,13 @@ constexpr llvm::StringLiteral kGradientOf = "gopt.gradient_of";
 /// Result: the new value of the named state argument, written back after
 /// each run.
 constexpr llvm::StringLiteral kUpdates = "gopt.updates";
+/// Result: the loss (and, after autodiff, its gradients) is scaled by the
+/// named f32 scalar state argument (--gopt-loss-scaling).
+constexpr llvm::StringLiteral kLossScale = "gopt.loss_scale";
+/// Argument (the loss scale): dynamic loss scaling's parameters, a
+/// dictionary {growth_interval, growth_factor, backoff_factor}; absent for
+/// a fixed scale.
+constexpr llvm::StringLiteral kLossScaleUpdate = "gopt.loss_scale_update";
 } // namespace gopt::attrs
 
 #endif // GOPT_DIALECT_GOPT_IR_TRAININGATTRS_H
