@@ -68,15 +68,18 @@ struct AddOptimizerPass
     // Adam's step counter: one f32 scalar shared by all parameters.
     Value step;
     int updated = 0;
-    auto returnUpdate = [&](Value value, BlockArgument of) {
+    auto appendUpdate = [&](Value value, BlockArgument of) {
       StringRef ofName = getArgName(func, of.getArgNumber());
-      // A skipped step (inf/NaN gradients) keeps the old value.
-      if (scaling->finite)
-        value = b.create<SelectOp>(value.getLoc(), scaling->finite, value, of);
       values.push_back(value);
       resultAttrs.push_back(makeResultAttrs(
           context, getUniqueBindingName(func, (ofName + "/new").str()),
           {{attrs::kUpdates, ofName}}));
+    };
+    auto returnUpdate = [&](Value value, BlockArgument of) {
+      // A skipped step (inf/NaN gradients) keeps the old value.
+      if (scaling->finite)
+        value = b.create<SelectOp>(value.getLoc(), scaling->finite, value, of);
+      appendUpdate(value, of);
     };
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       Value result = results[i];
@@ -160,15 +163,8 @@ struct AddOptimizerPass
           cast<IntegerAttr>(config.get("growth_interval")),
           cast<FloatAttr>(config.get("growth_factor")),
           cast<FloatAttr>(config.get("backoff_factor")));
-      for (auto [value, of] : {std::pair<Value, BlockArgument>{
-                                   update.getNewScale(), scaling->scale},
-                               {update.getNewGoodSteps(), goodSteps}}) {
-        StringRef ofName = getArgName(func, of.getArgNumber());
-        values.push_back(value);
-        resultAttrs.push_back(makeResultAttrs(
-            context, getUniqueBindingName(func, (ofName + "/new").str()),
-            {{attrs::kUpdates, ofName}}));
-      }
+      appendUpdate(update.getNewScale(), scaling->scale);
+      appendUpdate(update.getNewGoodSteps(), goodSteps);
     }
     setFunctionResults(func, values, resultAttrs);
   }
