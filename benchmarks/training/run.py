@@ -2,7 +2,8 @@
 """Training throughput and accuracy: gopt vs. PyTorch on the CPU, one run.
 
   benchmarks/training/run.py [--build-dir build] [--threads 2] [--repeats 3]
-                             [--steps 20] [--accuracy] [--no-readme]
+                             [--steps 20] [--accuracy] [--precisions f32,bf16]
+                         [--no-readme]
                              [--out benchmarks/results/training-DATE.json]
 
 Throughput (training steps on constant data, so the graph alone is timed;
@@ -45,6 +46,7 @@ TORCH_RESNET = r"""
 import json, sys, time, torch, torch.nn as nn, torchvision
 torch.set_num_threads(int(sys.argv[3]))
 batch, steps = int(sys.argv[1]), int(sys.argv[2])
+autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=sys.argv[4] == "bf16")
 model = torchvision.models.resnet18(norm_layer=lambda c: nn.Identity())
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 x = torch.full((batch, 3, 224, 224), 0.5)
@@ -52,7 +54,8 @@ y = torch.arange(batch) % 1000
 times = []
 for step in range(2 + steps):
     start = time.perf_counter()
-    loss = nn.functional.cross_entropy(model(x), y)
+    with autocast:
+        loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad(); loss.backward(); opt.step()
     if step >= 2:
         times.append(time.perf_counter() - start)
@@ -70,10 +73,10 @@ def sh(cmd, timeout=1800, env=None):
                           stdin=subprocess.DEVNULL, env=env)
 
 
-def gopt_time(gopt_run, model, batch, steps, threads):
+def gopt_time(gopt_run, model, batch, steps, threads, precision="f32"):
     r = sh([gopt_run, model, "--train", "--data", "fake", "--batch", str(batch),
             "--steps", str(steps + 3), "--threads", str(threads),
-            "--log-every", "1000000"])
+            "--log-every", "1000000", "--precision", precision])
     if r.returncode != 0:
         raise RuntimeError(f"gopt-run failed: {r.stderr.strip()}")
     m = re.search(r"step time \(median after \d+ warm-up steps\): ([0-9.]+) ms",
@@ -81,14 +84,16 @@ def gopt_time(gopt_run, model, batch, steps, threads):
     return batch / (float(m.group(1)) / 1e3)
 
 
-def torch_time(model, batch, steps, threads, onnx_path):
+def torch_time(model, batch, steps, threads, onnx_path, precision="f32"):
     if model == "mnist_cnn":
         cmd = [sys.executable, os.path.join(HERE, "torch_mnist.py"), "time",
                "--onnx", onnx_path, "--batch", str(batch), "--steps",
                str(steps), "--threads", str(threads)]
+        if precision == "bf16":
+            cmd.append("--bf16")
     else:
         cmd = [sys.executable, "-c", TORCH_RESNET, str(batch), str(steps),
-               str(threads)]
+               str(threads), precision]
     r = sh(cmd)
     if r.returncode != 0:
         raise RuntimeError(f"torch failed: {r.stderr.strip()[-500:]}")
@@ -136,11 +141,14 @@ def accuracy_runs(gopt_run, onnx_path, threads):
 
 
 def table(result):
-    lines = ["| model | batch | gopt samples/s | PyTorch samples/s | gopt / PyTorch |",
-             "|---|---|---|---|---|"]
+    lines = ["| model | batch | precision | gopt samples/s | PyTorch samples/s | gopt / PyTorch |",
+             "|---|---|---|---|---|---|"]
     for row in result["throughput"]:
-        lines.append(f"| {row['model']} | {row['batch']} | {row['gopt']:.0f} | "
-                     f"{row['torch']:.0f} | **{row['ratio']:.2f}x** |")
+        # bf16: gopt --precision bf16 vs. PyTorch's CPU autocast.
+        precision = row.get("precision", "f32")
+        lines.append(f"| {row['model']} | {row['batch']} | {precision} | "
+                     f"{row['gopt']:.0f} | {row['torch']:.0f} | "
+                     f"**{row['ratio']:.2f}x** |")
     acc = result.get("accuracy")
     if acc:
         lines += ["", "| Fashion-MNIST test accuracy, Adam 1e-3, batch 64 | epoch 1 | epoch 2 |",
@@ -164,8 +172,10 @@ def update_readme(result, args, json_path):
         return
     readme = os.path.join(ROOT, "README.md")
     text = open(readme).read()
+    precisions = sorted({r.get("precision", "f32") for r in result["throughput"]})
     cmd = ("`/usr/bin/python3 benchmarks/training/run.py --repeats "
            f"{result['repeats']}" + (" --accuracy" if "accuracy" in result else "")
+           + ("" if precisions == ["f32"] else " --precisions " + ",".join(precisions))
            + "`")
     block = (f"{BEGIN}\n{md}\n\n{result['machine'].get('cpu_model', '')}, "
              f"{result['threads']} threads, {result['date'][:10]}; throughput: "
@@ -189,6 +199,9 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--accuracy", action="store_true")
+    p.add_argument("--precisions", default="f32",
+                   help="comma-separated: f32, bf16 (gopt --precision bf16 "
+                   "vs. PyTorch's CPU bf16 autocast)")
     p.add_argument("--no-readme", action="store_true")
     p.add_argument("--out")
     p.add_argument("--from-json", help="re-render the README table from a "
@@ -205,16 +218,23 @@ def main():
     cases = [("mnist_cnn", 64, args.steps), ("mnist_cnn", 1024, max(3, args.steps // 4)),
              ("resnet18", 32, max(2, args.steps // 10))]
     rows = []
-    for model, batch, steps in cases:
-        onnx_path = os.path.join(SHARED, model + ".onnx")
-        g, t = [], []
-        for rep in range(args.repeats):
-            g.append(gopt_time(gopt_run, onnx_path, batch, steps, args.threads))
-            t.append(torch_time(model, batch, steps, args.threads, onnx_path))
-            log(f"{model} b{batch} repeat {rep + 1}: gopt {g[-1]:.1f}, torch {t[-1]:.1f} samples/s")
-        gm, tm = statistics.median(g), statistics.median(t)
-        rows.append({"model": model, "batch": batch, "gopt": gm, "torch": tm,
-                     "ratio": gm / tm, "gopt_all": g, "torch_all": t})
+    for precision in args.precisions.split(","):
+        if precision not in ("f32", "bf16"):
+            p.error(f"--precisions: unknown precision '{precision}'")
+        for model, batch, steps in cases:
+            onnx_path = os.path.join(SHARED, model + ".onnx")
+            g, t = [], []
+            for rep in range(args.repeats):
+                g.append(gopt_time(gopt_run, onnx_path, batch, steps,
+                                   args.threads, precision))
+                t.append(torch_time(model, batch, steps, args.threads,
+                                    onnx_path, precision))
+                log(f"{model} b{batch} {precision} repeat {rep + 1}: "
+                    f"gopt {g[-1]:.1f}, torch {t[-1]:.1f} samples/s")
+            gm, tm = statistics.median(g), statistics.median(t)
+            rows.append({"model": model, "batch": batch, "precision": precision,
+                         "gopt": gm, "torch": tm, "ratio": gm / tm,
+                         "gopt_all": g, "torch_all": t})
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
               "machine": run_cpu.machine_info(), "threads": args.threads,
               "repeats": args.repeats, "throughput": rows}

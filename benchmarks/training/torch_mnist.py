@@ -153,9 +153,13 @@ def time_steps(args):
     x = torch.full((args.batch, 1, 28, 28), 0.5)
     y = torch.arange(args.batch) % 10
     times = []
+    # --bf16: PyTorch's CPU autocast (f32 master weights, bf16 conv/matmul),
+    # the counterpart of gopt-run --train --precision bf16.
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
     for step in range(args.warmup + args.steps):
         start = time.perf_counter()
-        loss = nn.functional.cross_entropy(model(x), y)
+        with autocast:
+            loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -195,6 +199,8 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--dropout", action="store_true")
+    p.add_argument("--bf16", action="store_true",
+                   help="time: train under torch.autocast('cpu', bfloat16)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
