@@ -301,6 +301,76 @@ private:
   std::string message_;
 };
 
+// quantize (f32 -> i8) and dequantize (i8 -> f32), int8 with zero point 0,
+// per tensor or per channel along `axis`. The scales (f32, one or one per
+// index along `axis`) are read on the device, wherever they live (a
+// constant uploaded with the plan, an input or an intermediate), as
+// batch_norm reads its per-channel operands. A quantize scale that is not
+// finite and positive is found on the device and reported through the error
+// flag after the step, as the reference's run-time error.
+class QuantizationKernel : public CudaKernel {
+public:
+  static StatusOr<std::unique_ptr<CudaKernel>> create(const CudaKernelConfig &c,
+                                                      bool quantize) {
+    const char *kind = quantize ? "quantize" : "dequantize";
+    DType from = quantize ? DType::kF32 : DType::kI8;
+    DType to = quantize ? DType::kI8 : DType::kF32;
+    if (c.inputTypes.size() != 2 || c.outputTypes.size() != 1 ||
+        c.inputTypes[0] != from || c.inputTypes[1] != DType::kF32 ||
+        c.outputTypes[0] != to)
+      return noKernel(c, detail::concat("element types: ", kind, " expects ",
+                                        dtypeName(from),
+                                        " values, f32 scales and an ",
+                                        dtypeName(to), " result"));
+    const Shape &x = c.inputShapes[0];
+    int64_t rank = x.size();
+    int64_t axisAttr = c.attrs().getInt("axis", 0);
+    int64_t axis = axisAttr < 0 ? axisAttr + rank : axisAttr;
+    if (axis < 0 || axis >= rank)
+      return invalidArgument(kind, " axis ", axisAttr,
+                             " out of range for rank ", rank);
+    auto k = std::make_unique<QuantizationKernel>();
+    k->ctx_ = c.ctx;
+    k->quantize_ = quantize;
+    k->flag_ = c.errorFlag;
+    k->n_ = product(x);
+    k->channels_ = x[axis];
+    k->inner_ = product(x, axis + 1);
+    k->numScales_ = product(c.inputShapes[1]);
+    if (k->numScales_ != 1 && k->numScales_ != k->channels_)
+      return invalidArgument(kind, " expects ", k->channels_,
+                             " scales or 1, got ", k->numScales_);
+    return std::unique_ptr<CudaKernel>(std::move(k));
+  }
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    const float *scales = static_cast<const float *>(in[1]);
+    if (quantize_)
+      return fromCuda(launchQuantize(static_cast<const float *>(in[0]), scales,
+                                     static_cast<int8_t *>(out[0]), n_,
+                                     channels_, inner_, numScales_, flag_,
+                                     ctx_->stream),
+                      "launchQuantize");
+    return fromCuda(launchDequantize(static_cast<const int8_t *>(in[0]), scales,
+                                     static_cast<float *>(out[0]), n_,
+                                     channels_, inner_, numScales_,
+                                     ctx_->stream),
+                    "launchDequantize");
+  }
+  const char *implementation() const override { return "cuda"; }
+  std::string flagMessage(int flag) const override {
+    return detail::concat("quantize scale ", quantizeBadScaleIndex(flag),
+                          " is zero, negative, Inf or NaN, expected a finite "
+                          "positive number");
+  }
+
+private:
+  DeviceContext *ctx_ = nullptr;
+  bool quantize_ = true;
+  int *flag_ = nullptr;
+  int64_t n_ = 0, channels_ = 1, inner_ = 1, numScales_ = 1;
+};
+
 // shape: the dims are known when the kernel is created.
 class ShapeKernel : public CudaKernel {
 public:
@@ -1306,6 +1376,8 @@ createCudaKernel(const CudaKernelConfig &c) {
   if (kind == "check_numerics")
     return std::unique_ptr<CudaKernel>(
         std::make_unique<CheckNumericsKernel>(c));
+  if (kind == "quantize" || kind == "dequantize")
+    return QuantizationKernel::create(c, kind == "quantize");
   if (kind == "shape")
     return ShapeKernel::create(c);
   if (kind == "transpose")

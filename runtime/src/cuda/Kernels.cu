@@ -3,8 +3,9 @@
 //
 // Elementwise (with broadcasting), activations, bias+activation, inference
 // batch norm, strided gather (transpose, slice), pad, cast, reductions,
-// pooling and NaN/Inf checks. Floating-point types compute in f32; integer
-// types in int64. Every kernel uses a grid-stride loop.
+// pooling, NaN/Inf checks and int8 quantize/dequantize. Floating-point types
+// compute in f32; integer types in int64. Every kernel uses a grid-stride
+// loop.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernels.h"
@@ -520,6 +521,62 @@ __global__ void checkNumericsKernel(const T *x, int64_t n, int *flag) {
     atomicOr(flag, found);
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization (int8, zero point 0)
+//===----------------------------------------------------------------------===//
+
+// The reference's quantize of one value: IEEE division (__fdiv_rn, also
+// under fast-math flags), rintf rounds half to even, NaN -> 0, then the
+// clamp; the clamped value is an exact integer in [-128, 127].
+__device__ __forceinline__ int8_t quantizeValue(float x, float scale) {
+  float r = rintf(__fdiv_rn(x, scale));
+  if (isnan(r))
+    return 0;
+  r = fminf(127.f, fmaxf(-128.f, r));
+  return static_cast<int8_t>(__float2int_rz(r));
+}
+
+template <bool PerChannel>
+__device__ __forceinline__ float scaleOf(const float *scales, int64_t i,
+                                         int64_t channels, int64_t inner) {
+  if constexpr (PerChannel)
+    return scales[(i / inner) % channels];
+  else
+    return scales[0];
+}
+
+// Grid-stride over max(n, numScales): index i quantizes element i (i < n)
+// and checks scale i (i < numScales).
+template <bool PerChannel>
+__global__ void quantizeKernel(const float *x, const float *scales, int8_t *q,
+                               int64_t n, int64_t channels, int64_t inner,
+                               int64_t numScales, int *errorFlag) {
+  int64_t total = n > numScales ? n : numScales;
+  GRID_LOOP(i, total) {
+    if (i < numScales) {
+      float s = scales[i];
+      if (!(s > 0.f) || isinf(s)) {
+        int64_t c =
+            i < kQuantizeBadScaleBase - 1 ? i : kQuantizeBadScaleBase - 1;
+        atomicMax(errorFlag, kQuantizeBadScaleBase - static_cast<int>(c));
+      }
+    }
+    if (i < n)
+      q[i] =
+          quantizeValue(x[i], scaleOf<PerChannel>(scales, i, channels, inner));
+  }
+}
+
+template <bool PerChannel>
+__global__ void dequantizeKernel(const int8_t *q, const float *scales, float *y,
+                                 int64_t n, int64_t channels, int64_t inner) {
+  GRID_LOOP(i, n) {
+    // One rounded product, never contracted with anything.
+    y[i] = __fmul_rn(static_cast<float>(q[i]),
+                     scaleOf<PerChannel>(scales, i, channels, inner));
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -768,6 +825,37 @@ cudaError_t launchCheckNumerics(DType dtype, const void *x, int64_t n,
         static_cast<const T *>(x), n, flag);
     return cudaGetLastError();
   })
+}
+
+cudaError_t launchQuantize(const float *x, const float *scales, int8_t *q,
+                           int64_t n, int64_t channels, int64_t inner,
+                           int64_t numScales, int *errorFlag,
+                           cudaStream_t stream) {
+  int64_t total = std::max(n, numScales);
+  if (total == 0)
+    return cudaSuccess;
+  if (numScales == 1)
+    quantizeKernel<false><<<gridBlocks(total), kBlockSize, 0, stream>>>(
+        x, scales, q, n, 1, 1, numScales, errorFlag);
+  else
+    quantizeKernel<true><<<gridBlocks(total), kBlockSize, 0, stream>>>(
+        x, scales, q, n, channels, std::max<int64_t>(inner, 1), numScales,
+        errorFlag);
+  return cudaGetLastError();
+}
+
+cudaError_t launchDequantize(const int8_t *q, const float *scales, float *y,
+                             int64_t n, int64_t channels, int64_t inner,
+                             int64_t numScales, cudaStream_t stream) {
+  if (n == 0)
+    return cudaSuccess;
+  if (numScales == 1)
+    dequantizeKernel<false>
+        <<<gridBlocks(n), kBlockSize, 0, stream>>>(q, scales, y, n, 1, 1);
+  else
+    dequantizeKernel<true><<<gridBlocks(n), kBlockSize, 0, stream>>>(
+        q, scales, y, n, channels, std::max<int64_t>(inner, 1));
+  return cudaGetLastError();
 }
 
 } // namespace gopt::runtime::cuda

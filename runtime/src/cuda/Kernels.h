@@ -134,6 +134,30 @@ cudaError_t launchPool(DType dtype, const PoolParams &params, const void *in,
 cudaError_t launchCheckNumerics(DType dtype, const void *x, int64_t n,
                                 int *flag, cudaStream_t stream);
 
+// quantize / dequantize over the [outer, channels, inner] view of x (n
+// elements), channel c using scales[c], or scales[0] for all when
+// numScales is 1 (per tensor; channels and inner are then ignored).
+// Bit-identical to the reference kernels (docs/op-semantics.md):
+//   quantize:   q = clamp(rint(x / s), -128, 127), NaN -> 0 (IEEE division,
+//               rounding half to even);
+//   dequantize: y = float(q) * s (one IEEE product).
+// launchQuantize also checks every scale (even when n is 0): a scale that
+// is not finite and positive sets *errorFlag to kQuantizeBadScaleBase - c
+// for the lowest such c (atomicMax), which quantizeBadScaleIndex inverts.
+cudaError_t launchQuantize(const float *x, const float *scales, int8_t *q,
+                           int64_t n, int64_t channels, int64_t inner,
+                           int64_t numScales, int *errorFlag,
+                           cudaStream_t stream);
+cudaError_t launchDequantize(const int8_t *q, const float *scales, float *y,
+                             int64_t n, int64_t channels, int64_t inner,
+                             int64_t numScales, cudaStream_t stream);
+
+// INT_MAX - c (at least 1): the larger the flag, the lower the index.
+constexpr int kQuantizeBadScaleBase = 0x7fffffff;
+inline int64_t quantizeBadScaleIndex(int flag) {
+  return static_cast<int64_t>(kQuantizeBadScaleBase) - flag;
+}
+
 } // namespace gopt::runtime::cuda
 
 #endif // GOPT_RUNTIME_SRC_CUDA_KERNELS_H

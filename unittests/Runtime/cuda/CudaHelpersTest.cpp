@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -174,8 +175,6 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   // docs/cuda.md lists these as CPU-only; nothing else may be missing.
   // The training ops (docs/training.md) have CPU kernels only so far.
   std::set<std::string> cpuOnly = {"constant",
-                                   "dequantize",
-                                   "quantize",
                                    "softmax_cross_entropy",
                                    "softmax_cross_entropy_grad",
                                    "mse_loss",
@@ -212,6 +211,122 @@ TEST(CudaSupport, TrainingModesAreCpuOnly) {
   unknown.set_kind("fft");
   EXPECT_FALSE(hasCudaKernel(unknown, &why));
   EXPECT_NE(why.find("'fft'"), std::string::npos);
+}
+
+TEST(CudaSupport, QuantizationOpsHaveCudaKernels) {
+  const std::vector<std::string> &kinds = cudaOpKinds();
+  for (const char *kind : {"quantize", "dequantize"}) {
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << kind;
+    plan::Op op;
+    op.set_kind(kind);
+    (*op.mutable_attrs())["axis"] = intAttr(1);
+    std::string why;
+    EXPECT_TRUE(hasCudaKernel(op, &why)) << kind << ": " << why;
+  }
+}
+
+// Creating a quantize/dequantize kernel only checks types, the axis and
+// the scale count (no device call), so it is tested without a GPU.
+struct QuantCase {
+  const char *kind;
+  DType values, scales, result;
+  Shape shape, scalesShape;
+  int64_t axis;
+};
+
+StatusOr<std::unique_ptr<CudaKernel>> createQuantization(const QuantCase &q,
+                                                         plan::Op &op) {
+  op.set_kind(q.kind);
+  op.set_name(std::string(q.kind) + "_op");
+  (*op.mutable_attrs())["axis"] = intAttr(q.axis);
+  CudaKernelConfig config;
+  config.op = &op;
+  config.inputTypes = {q.values, q.scales};
+  config.inputShapes = {q.shape, q.scalesShape};
+  config.outputTypes = {q.result};
+  config.outputShapes = {q.shape};
+  config.constantInputs = {nullptr, nullptr};
+  return createCudaKernel(config);
+}
+
+TEST(CudaQuantization, KernelsTakeF32ToI8AndI8ToF32) {
+  const DType f32 = DType::kF32, i8 = DType::kI8;
+  for (const QuantCase &q : std::vector<QuantCase>{
+           {"quantize", f32, f32, i8, {2, 3, 4, 5}, {1}, 0},  // per tensor
+           {"quantize", f32, f32, i8, {2, 3, 4, 5}, {2}, 0},  // axis 0
+           {"quantize", f32, f32, i8, {2, 3, 4, 5}, {3}, 1},  // axis 1
+           {"quantize", f32, f32, i8, {2, 3, 4, 5}, {5}, -1}, // last axis
+           {"dequantize", i8, f32, f32, {2, 3, 4, 5}, {1}, 0},
+           {"dequantize", i8, f32, f32, {2, 3, 4, 5}, {3}, 1},
+           {"dequantize", i8, f32, f32, {8, 4}, {8}, 0},
+           {"quantize", f32, f32, i8, {0, 3}, {3}, 1}, // empty
+       }) {
+    plan::Op op;
+    auto k = createQuantization(q, op);
+    ASSERT_TRUE(k.ok()) << q.kind << " " << shapeToString(q.shape) << ": "
+                        << k.status().toString();
+    EXPECT_STREQ((*k)->implementation(), "cuda");
+  }
+}
+
+TEST(CudaQuantization, OtherElementTypesHaveNoKernel) {
+  const DType f32 = DType::kF32, i8 = DType::kI8;
+  for (const QuantCase &q : std::vector<QuantCase>{
+           {"quantize", DType::kF16, f32, i8, {4, 3}, {1}, 0},
+           {"quantize", DType::kBF16, f32, i8, {4, 3}, {1}, 0},
+           {"quantize", f32, DType::kF16, i8, {4, 3}, {1}, 0},
+           {"quantize", f32, f32, DType::kU8, {4, 3}, {1}, 0},
+           {"dequantize", DType::kU8, f32, f32, {4, 3}, {1}, 0},
+           {"dequantize", DType::kI32, f32, f32, {4, 3}, {1}, 0},
+           {"dequantize", i8, f32, DType::kF16, {4, 3}, {1}, 0},
+       }) {
+    plan::Op op;
+    auto k = createQuantization(q, op);
+    ASSERT_FALSE(k.ok()) << q.kind;
+    EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented);
+    std::string expected = std::string("no CUDA kernel for '") + q.kind +
+                           "_op' (" + q.kind + "): element types";
+    EXPECT_NE(k.status().message().find(expected), std::string::npos)
+        << k.status().message();
+    EXPECT_NE(k.status().message().find("place it on the CPU"),
+              std::string::npos);
+  }
+}
+
+TEST(CudaQuantization, AxisAndScaleCountAreChecked) {
+  const DType f32 = DType::kF32, i8 = DType::kI8;
+  plan::Op op;
+  auto wrongCount =
+      createQuantization({"quantize", f32, f32, i8, {2, 3}, {2}, 1}, op);
+  ASSERT_FALSE(wrongCount.ok());
+  EXPECT_EQ(wrongCount.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrongCount.status().message().find("expects 3 scales or 1, got 2"),
+            std::string::npos)
+      << wrongCount.status().message();
+  auto badAxis =
+      createQuantization({"dequantize", i8, f32, f32, {2, 3}, {1}, 2}, op);
+  ASSERT_FALSE(badAxis.ok());
+  EXPECT_NE(badAxis.status().message().find("axis 2 out of range for rank 2"),
+            std::string::npos)
+      << badAxis.status().message();
+}
+
+TEST(CudaQuantization, BadScaleFlagNamesTheLowestIndex) {
+  // The device sets the flag with atomicMax(kQuantizeBadScaleBase - c):
+  // the lowest bad index gives the largest flag, always nonzero.
+  EXPECT_EQ(quantizeBadScaleIndex(kQuantizeBadScaleBase), 0);
+  EXPECT_EQ(quantizeBadScaleIndex(kQuantizeBadScaleBase - 7), 7);
+  EXPECT_GT(kQuantizeBadScaleBase - 1, kQuantizeBadScaleBase - 7);
+  EXPECT_GE(kQuantizeBadScaleBase - (kQuantizeBadScaleBase - 1), 1);
+  plan::Op op;
+  auto k = createQuantization(
+      {"quantize", DType::kF32, DType::kF32, DType::kI8, {2, 3}, {3}, 1}, op);
+  ASSERT_TRUE(k.ok()) << k.status().toString();
+  std::string message = (*k)->flagMessage(kQuantizeBadScaleBase - 2);
+  EXPECT_NE(message.find("quantize scale 2 is"), std::string::npos) << message;
+  EXPECT_NE(message.find("expected a finite positive number"),
+            std::string::npos)
+      << message;
 }
 
 TEST(CudaSession, WithoutDeviceReportsNoCudaDevice) {
