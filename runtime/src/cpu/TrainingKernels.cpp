@@ -1,15 +1,20 @@
 //===- TrainingKernels.cpp - Fast CPU kernels of the training ops ---------===//
 //
 // Backend "cpu" kernels for the ops of docs/op-semantics.md's "Training ops"
-// (f32, plain row-major tensors):
-// - conv2d_backprop_input / conv2d_backprop_filter: oneDNN's
+// (plain row-major tensors):
+// - conv2d_backprop_input / conv2d_backprop_filter (f32; bf16 where oneDNN
+//   has bf16 kernels, as for the forward conv2d): oneDNN's
 //   convolution_backward_data / _weights, created with a forward_training
 //   hint; oneDNN picks the layouts it computes in and the kernel reorders
 //   from and to the plan's plain layouts around the primitive;
-// - relu_grad, max_pool_grad, sgd_update, adam_update, batch_norm_grad:
-//   OpenMP loops;
-// - reduce_sum / reduce_mean over leading and/or trailing dims around one
-//   kept block (bias gradients: axes [0,2,3] of NCHW, [0] of [N,C]).
+// - relu_grad, max_pool_grad (f32, bf16), sgd_update, adam_update,
+//   batch_norm_grad (f32): OpenMP loops; bf16 ones compute in f32 and
+//   round each result once, as the reference kernels do;
+// - reduce_sum / reduce_mean (f32, bf16) over leading and/or trailing dims
+//   around one kept block (bias gradients: axes [0,2,3] of NCHW, [0] of
+//   [N,C]).
+// Mixed-precision training (gopt-run --train --precision bf16) gives the
+// gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
 // a null kernel for what it does not cover and the session falls back to
 // them.
@@ -17,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
 #include "ParallelRange.h"
+#include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
 
 #include <dnnl.hpp>
@@ -30,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +52,41 @@ using cpu::kParallelThreshold;
 using cpu::parallelRange;
 
 StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
+
+// The loops' element types: f32 (float) or bf16 (its bits in a uint16_t);
+// they compute in f32. Inline (unlike bf16ToFloat/floatToBf16) so that
+// loops vectorize, with floatToBf16's rounding (to nearest even, NaN stays
+// a quiet NaN), as FastKernels.cpp's.
+inline float toF32(float v) { return v; }
+inline float toF32(uint16_t bits) {
+  uint32_t x = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+template <typename T> inline T fromF32(float v);
+template <> inline float fromF32<float>(float v) { return v; }
+template <> inline uint16_t fromF32<uint16_t>(float v) {
+  uint32_t x;
+  std::memcpy(&x, &v, 4);
+  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  uint32_t nan = (x >> 16) | 0x40u;
+  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+// The type every operand and result of `c` shares if the loops handle it
+// (f32, bf16), else kInvalid.
+DType loopType(const KernelConfig &c) {
+  for (DType t : {DType::kF32, DType::kBF16})
+    if (c.allOfType(t))
+      return t;
+  return DType::kInvalid;
+}
+
+// make(T()) with T the element type of `dtype` (f32 or bf16).
+template <typename Make> auto byElementType(DType dtype, Make make) {
+  return dtype == DType::kBF16 ? make(uint16_t()) : make(float());
+}
 
 // Per-channel sums over rows split among threads: each thread accumulates
 // into its own slice of `partials` ([threads][channels]), merged in thread
@@ -135,7 +177,7 @@ private:
     workspaceBytes_ += md.get_size();
   }
 
-  Status init(const KernelConfig &c);
+  Status init(const KernelConfig &c, memory::data_type type);
 
   dnnl::stream stream_;
   dnnl::primitive primitive_;
@@ -144,18 +186,32 @@ private:
   size_t workspaceBytes_ = 0;
 };
 
+// Whether the oneDNN conv gradients take bf16 operands here: where oneDNN
+// has bf16 kernels, natively (AVX512-BF16, AMX) or emulated on AVX-512 (the
+// forward conv2d's kernels run there too). Without AVX-512 oneDNN 2.6 has
+// none and the reference kernels run.
+bool oneDnnConvBf16() { return cpuBf16Support() != Bf16Support::kReference; }
+
 StatusOr<std::unique_ptr<Kernel>>
 ConvBackwardKernel::create(const KernelConfig &c) {
-  if (!c.allOfType(DType::kF32))
+  memory::data_type type;
+  if (c.allOfType(DType::kF32))
+    type = memory::data_type::f32;
+  else if (c.allOfType(DType::kBF16) && oneDnnConvBf16())
+    type = memory::data_type::bf16;
+  else
     return none();
   auto kernel = std::unique_ptr<ConvBackwardKernel>(new ConvBackwardKernel());
-  GOPT_RETURN_IF_ERROR(kernel->init(c));
+  GOPT_RETURN_IF_ERROR(kernel->init(c, type));
   if (!kernel->primitive_) // oneDNN has no implementation for this config
     return none();
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
-Status ConvBackwardKernel::init(const KernelConfig &c) {
+// All operands and the result are of `type` (f32 or bf16); so are the
+// primitive's, but for bf16 filter gradients that oneDNN computes in f32
+// only: those are reordered (rounded) into the bf16 result.
+Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
   OpAttrs attrs = c.attrs();
   bool backpropInput = c.op->kind() == "conv2d_backprop_input";
   // The forward conv's input x, filter f and output y.
@@ -182,23 +238,22 @@ Status ConvBackwardKernel::init(const KernelConfig &c) {
   GOPT_ASSIGN_OR_RETURN(WindowDim ww,
                         computeWindowDim(w, kw, strides[1], dilations[1],
                                          padding, pads[2], pads[3], false));
-  memory::data_type f32 = memory::data_type::f32;
   Tag act = nchw ? Tag::nchw : Tag::nhwc;
-  memory::desc xUser({n, cin, h, w}, f32, act);
-  memory::desc yUser({n, cout, oh, ow}, f32, act);
+  memory::desc xUser({n, cin, h, w}, type, act);
+  memory::desc yUser({n, cout, oh, ow}, type, act);
   Dims weightDims;
   memory::desc fUser;
   if (groups == 1) {
     weightDims = {cout, cin, kh, kw};
-    fUser = memory::desc(weightDims, f32, oihw ? Tag::oihw : Tag::hwio);
+    fUser = memory::desc(weightDims, type, oihw ? Tag::oihw : Tag::hwio);
   } else {
     weightDims = {groups, cout / groups, cin / groups, kh, kw};
     // HWIO with groups is [KH, KW, I/G, G*O/G]: oneDNN's hwigo.
-    fUser = memory::desc(weightDims, f32, oihw ? Tag::goihw : Tag::hwigo);
+    fUser = memory::desc(weightDims, type, oihw ? Tag::goihw : Tag::hwigo);
   }
-  memory::desc xAny({n, cin, h, w}, f32, Tag::any);
-  memory::desc yAny({n, cout, oh, ow}, f32, Tag::any);
-  memory::desc fAny(weightDims, f32, Tag::any);
+  memory::desc xAny({n, cin, h, w}, type, Tag::any);
+  memory::desc yAny({n, cout, oh, ow}, type, Tag::any);
+  memory::desc fAny(weightDims, type, Tag::any);
   Dims dnnlStrides = {strides[0], strides[1]};
   Dims dnnlDilations = {dilations[0] - 1, dilations[1] - 1}; // 0 = dense
   Dims padL = {wh.padBefore, ww.padBefore};
@@ -227,11 +282,22 @@ Status ConvBackwardKernel::init(const KernelConfig &c) {
       bindScratchpad(pd.scratchpad_desc());
       primitive_ = dnnl::convolution_backward_data(pd);
     } else {
-      dnnl::convolution_backward_weights::desc desc(
-          dnnl::algorithm::convolution_direct, xAny, fAny, yAny, dnnlStrides,
-          dnnlDilations, padL, padR);
-      dnnl::convolution_backward_weights::primitive_desc pd(
-          desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
+      // Filter gradients of `diffType`; empty where oneDNN has none.
+      auto weightsPd = [&](memory::data_type diffType) {
+        memory::desc diffAny(weightDims, diffType, Tag::any);
+        try {
+          dnnl::convolution_backward_weights::desc desc(
+              dnnl::algorithm::convolution_direct, xAny, diffAny, yAny,
+              dnnlStrides, dnnlDilations, padL, padR);
+          return dnnl::convolution_backward_weights::primitive_desc(
+              desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
+        } catch (const dnnl::error &) {
+          return dnnl::convolution_backward_weights::primitive_desc();
+        }
+      };
+      dnnl::convolution_backward_weights::primitive_desc pd = weightsPd(type);
+      if (!pd && type != memory::data_type::f32)
+        pd = weightsPd(memory::data_type::f32);
       if (!pd)
         return Status::success();
       bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
@@ -251,18 +317,31 @@ Status ConvBackwardKernel::init(const KernelConfig &c) {
 // relu_grad
 //===----------------------------------------------------------------------===//
 
-class ReluGradKernel : public Kernel {
+// T: float (f32) or uint16_t (bf16, selected on the bits: what converting
+// to f32 and back computes, NaNs quieted as floatToBf16 does).
+template <typename T> class ReluGradKernel : public Kernel {
 public:
   explicit ReluGradKernel(int64_t elements) : elements_(elements) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const float *dy = in[0].data<float>(), *y = in[1].data<float>();
-    float *dx = out[0].data<float>();
+    const T *dy = in[0].data<T>(), *y = in[1].data<T>();
+    T *dx = out[0].data<T>();
     // Both loads unconditional: a select, not a branch on y's sign.
     parallelRange(elements_, [&](int64_t b, int64_t e) {
+      if constexpr (std::is_same_v<T, float>) {
 #pragma omp simd
-      for (int64_t i = b; i < e; ++i) {
-        float d = dy[i], v = y[i];
-        dx[i] = v > 0 ? d : 0.0f;
+        for (int64_t i = b; i < e; ++i) {
+          float d = dy[i], v = y[i];
+          dx[i] = v > 0 ? d : 0.0f;
+        }
+      } else {
+#pragma omp simd
+        for (int64_t i = b; i < e; ++i) {
+          uint16_t d = dy[i], v = y[i];
+          // v > 0: bits 0x0001 (the least positive) to 0x7f80 (+inf).
+          bool positive = static_cast<uint16_t>(v - 1) < 0x7f80;
+          uint16_t quiet = (d & 0x7fff) > 0x7f80 ? d | 0x40 : d;
+          dx[i] = positive ? quiet : 0;
+        }
       }
     });
     return Status::success();
@@ -274,10 +353,13 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createReluGrad(const KernelConfig &c) {
-  if (!c.allOfType(DType::kF32))
+  DType type = loopType(c);
+  if (type == DType::kInvalid)
     return none();
-  return std::unique_ptr<Kernel>(
-      std::make_unique<ReluGradKernel>(numElements(c.outputShapes[0])));
+  int64_t elements = numElements(c.outputShapes[0]);
+  return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<ReluGradKernel<decltype(t)>>(elements);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -286,122 +368,134 @@ StatusOr<std::unique_ptr<Kernel>> createReluGrad(const KernelConfig &c) {
 
 // dy of each window goes to the first maximum of the window in row-major
 // order (NaN wins, the last NaN), as the reference: recomputed from x.
-class MaxPoolGradKernel : public Kernel {
-public:
-  struct Geometry {
-    bool nchw;
-    int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, padTop, padLeft;
-  };
-  explicit MaxPoolGradKernel(const Geometry &g) : g_(g) {}
+struct MaxPoolGeometry {
+  bool nchw;
+  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, padTop, padLeft;
+};
 
-  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const Geometry g = g_;
-    const float *x = in[0].data<float>(), *dy = in[1].data<float>();
-    float *dx = out[0].data<float>();
-    const bool parallel = g.n * g.c * g.h * g.w >= kParallelThreshold;
-    if (g.nchw) {
-      // One (n, c) plane per iteration: planes never share elements. Per
-      // output row, the window elements are visited in row-major window
-      // order (r, s) with the output columns innermost, as selects the
-      // compiler vectorizes (random data would mispredict branches).
-#pragma omp parallel if (parallel)
-      {
-        std::vector<int32_t> best(g.ow);
-        std::vector<float> bestValue(g.ow);
-#pragma omp for schedule(static)
-        for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-          const float *px = x + plane * g.h * g.w;
-          const float *pdy = dy + plane * g.oh * g.ow;
-          float *pdx = dx + plane * g.h * g.w;
-          std::memset(pdx, 0, sizeof(float) * g.h * g.w);
-          for (int64_t oh = 0; oh < g.oh; ++oh) {
-            int64_t h0 = oh * g.sh - g.padTop;
-            std::fill(best.begin(), best.end(), -1);
-            std::fill(bestValue.begin(), bestValue.end(), -INFINITY);
-            for (int64_t r = 0; r < g.kh; ++r) {
-              int64_t ih = h0 + r;
-              if (ih < 0 || ih >= g.h)
-                continue;
-              const float *row = px + ih * g.w;
-              for (int64_t s = 0; s < g.kw; ++s) {
-                // Output columns whose window column s lies in [0, W).
-                int64_t off = s - g.padLeft; // iw = ow * sw + off
-                int64_t owBegin = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
-                int64_t owEnd =
-                    g.w - off <= 0
-                        ? 0
-                        : std::min<int64_t>(g.ow, (g.w - off - 1) / g.sw + 1);
-                int32_t *pb = best.data();
-                float *pv = bestValue.data();
-                const int64_t sw = g.sw;
-                const int32_t rowBase = static_cast<int32_t>(ih * g.w + off);
+// One NCHW (n, c) plane: x [H, W], dy [OH, OW] -> dx [H, W]. Per output
+// row, the window elements are visited in row-major window order (r, s)
+// with the output columns innermost, as selects the compiler vectorizes
+// (random data would mispredict branches). `best` and `bestValue` hold OW
+// elements.
+void maxPoolGradPlane(const MaxPoolGeometry &g, const float *px,
+                      const float *pdy, float *pdx, int32_t *best,
+                      float *bestValue) {
+  std::memset(pdx, 0, sizeof(float) * g.h * g.w);
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    int64_t h0 = oh * g.sh - g.padTop;
+    std::fill(best, best + g.ow, -1);
+    std::fill(bestValue, bestValue + g.ow, -INFINITY);
+    for (int64_t r = 0; r < g.kh; ++r) {
+      int64_t ih = h0 + r;
+      if (ih < 0 || ih >= g.h)
+        continue;
+      const float *row = px + ih * g.w;
+      for (int64_t s = 0; s < g.kw; ++s) {
+        // Output columns whose window column s lies in [0, W).
+        int64_t off = s - g.padLeft; // iw = ow * sw + off
+        int64_t owBegin = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+        int64_t owEnd =
+            g.w - off <= 0
+                ? 0
+                : std::min<int64_t>(g.ow, (g.w - off - 1) / g.sw + 1);
+        const int64_t sw = g.sw;
+        const int32_t rowBase = static_cast<int32_t>(ih * g.w + off);
 #pragma omp simd
-                for (int64_t ow = owBegin; ow < owEnd; ++ow) {
-                  float v = row[ow * sw + off];
-                  // The first real element, a larger one, or a NaN.
-                  bool take = (pb[ow] < 0) | (v > pv[ow]) | (v != v);
-                  pb[ow] =
-                      take ? rowBase + static_cast<int32_t>(ow * sw) : pb[ow];
-                  pv[ow] = take ? v : pv[ow];
-                }
-              }
-            }
-            for (int64_t ow = 0; ow < g.ow; ++ow)
-              if (best[ow] >= 0) // else the window lies entirely in padding
-                pdx[best[ow]] += pdy[oh * g.ow + ow];
-          }
+        for (int64_t ow = owBegin; ow < owEnd; ++ow) {
+          float v = row[ow * sw + off];
+          // The first real element, a larger one, or a NaN.
+          bool take = (best[ow] < 0) | (v > bestValue[ow]) | (v != v);
+          best[ow] = take ? rowBase + static_cast<int32_t>(ow * sw) : best[ow];
+          bestValue[ow] = take ? v : bestValue[ow];
         }
       }
-      return Status::success();
     }
-    // NHWC: one image per iteration, channels innermost (vectorized).
+    for (int64_t ow = 0; ow < g.ow; ++ow)
+      if (best[ow] >= 0) // else the window lies entirely in padding
+        pdx[best[ow]] += pdy[oh * g.ow + ow];
+  }
+}
+
+// One NHWC image: x [H, W, C], dy [OH, OW, C] -> dx [H, W, C], channels
+// innermost (vectorized). `best` and `bestValue` hold C elements.
+void maxPoolGradImage(const MaxPoolGeometry &g, const float *px,
+                      const float *pdy, float *pdx, int32_t *best,
+                      float *bestValue) {
+  const int64_t channels = g.c;
+  std::memset(pdx, 0, sizeof(float) * g.h * g.w * g.c);
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    int64_t h0 = oh * g.sh - g.padTop;
+    int64_t hb = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kh, g.h);
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      int64_t w0 = ow * g.sw - g.padLeft;
+      int64_t wb = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kw, g.w);
+      if (hb >= he || wb >= we)
+        continue; // the window lies entirely in padding
+      const int32_t first = static_cast<int32_t>((hb * g.w + wb) * g.c);
+#pragma omp simd
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        best[ch] = first + static_cast<int32_t>(ch);
+        bestValue[ch] = px[first + ch];
+      }
+      for (int64_t ih = hb; ih < he; ++ih)
+        for (int64_t iw = wb; iw < we; ++iw) {
+          const int32_t base = static_cast<int32_t>((ih * g.w + iw) * g.c);
+          const float *pv = px + base;
+#pragma omp simd
+          for (int64_t ch = 0; ch < channels; ++ch) {
+            // Loads, selects, stores: a form GCC if-converts.
+            float v = pv[ch], old = bestValue[ch];
+            int32_t oldIndex = best[ch];
+            bool take = (v > old) | (v != v); // v != v: NaN
+            best[ch] = take ? base + static_cast<int32_t>(ch) : oldIndex;
+            bestValue[ch] = take ? v : old;
+          }
+        }
+      const float *d = pdy + (oh * g.ow + ow) * g.c;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        pdx[best[ch]] += d[ch];
+    }
+  }
+}
+
+// T: float (f32) or uint16_t (bf16: each plane or image is converted to
+// f32, its dx summed in f32 and rounded once).
+template <typename T> class MaxPoolGradKernel : public Kernel {
+public:
+  explicit MaxPoolGradKernel(const MaxPoolGeometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const MaxPoolGeometry g = g_;
+    const T *x = in[0].data<T>(), *dy = in[1].data<T>();
+    T *dx = out[0].data<T>();
+    const bool parallel = g.n * g.c * g.h * g.w >= kParallelThreshold;
+    // One (n, c) plane per iteration for NCHW, one image for NHWC: they
+    // never share elements.
+    const int64_t items = g.nchw ? g.n * g.c : g.n;
+    const int64_t xSize = g.h * g.w * (g.nchw ? 1 : g.c);
+    const int64_t ySize = g.oh * g.ow * (g.nchw ? 1 : g.c);
+    const int64_t scratch = g.nchw ? g.ow : g.c;
+    auto *itemFn = g.nchw ? maxPoolGradPlane : maxPoolGradImage;
 #pragma omp parallel if (parallel)
     {
-      std::vector<int32_t> bestStore(g.c);
-      std::vector<float> valueStore(g.c);
-      int32_t *best = bestStore.data();
-      float *bestValue = valueStore.data();
-      const int64_t channels = g.c;
+      std::vector<int32_t> best(scratch);
+      std::vector<float> bestValue(scratch);
+      constexpr bool kF32 = std::is_same_v<T, float>;
+      std::vector<float> xF32(kF32 ? 0 : xSize), dyF32(kF32 ? 0 : ySize),
+          dxF32(kF32 ? 0 : xSize);
 #pragma omp for schedule(static)
-      for (int64_t b = 0; b < g.n; ++b) {
-        const float *px = x + b * g.h * g.w * g.c;
-        const float *pdy = dy + b * g.oh * g.ow * g.c;
-        float *pdx = dx + b * g.h * g.w * g.c;
-        std::memset(pdx, 0, sizeof(float) * g.h * g.w * g.c);
-        for (int64_t oh = 0; oh < g.oh; ++oh) {
-          int64_t h0 = oh * g.sh - g.padTop;
-          int64_t hb = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kh, g.h);
-          for (int64_t ow = 0; ow < g.ow; ++ow) {
-            int64_t w0 = ow * g.sw - g.padLeft;
-            int64_t wb = std::max<int64_t>(w0, 0),
-                    we = std::min(w0 + g.kw, g.w);
-            if (hb >= he || wb >= we)
-              continue; // the window lies entirely in padding
-            const int32_t first = static_cast<int32_t>((hb * g.w + wb) * g.c);
-#pragma omp simd
-            for (int64_t ch = 0; ch < channels; ++ch) {
-              best[ch] = first + static_cast<int32_t>(ch);
-              bestValue[ch] = px[first + ch];
-            }
-            for (int64_t ih = hb; ih < he; ++ih)
-              for (int64_t iw = wb; iw < we; ++iw) {
-                const int32_t base =
-                    static_cast<int32_t>((ih * g.w + iw) * g.c);
-                const float *pv = px + base;
-#pragma omp simd
-                for (int64_t ch = 0; ch < channels; ++ch) {
-                  // Loads, selects, stores: a form GCC if-converts.
-                  float v = pv[ch], old = bestValue[ch];
-                  int32_t oldIndex = best[ch];
-                  bool take = (v > old) | (v != v); // v != v: NaN
-                  best[ch] = take ? base + static_cast<int32_t>(ch) : oldIndex;
-                  bestValue[ch] = take ? v : old;
-                }
-              }
-            const float *d = pdy + (oh * g.ow + ow) * g.c;
-            for (int64_t ch = 0; ch < channels; ++ch)
-              pdx[best[ch]] += d[ch];
-          }
+      for (int64_t item = 0; item < items; ++item) {
+        const T *px = x + item * xSize, *pdy = dy + item * ySize;
+        T *pdx = dx + item * xSize;
+        if constexpr (kF32) {
+          itemFn(g, px, pdy, pdx, best.data(), bestValue.data());
+        } else {
+          convert(px, xF32.data(), xSize);
+          convert(pdy, dyF32.data(), ySize);
+          itemFn(g, xF32.data(), dyF32.data(), dxF32.data(), best.data(),
+                 bestValue.data());
+          convert(dxF32.data(), pdx, xSize);
         }
       }
     }
@@ -410,14 +504,22 @@ public:
   const char *implementation() const override { return "fast"; }
 
 private:
-  Geometry g_;
+  template <typename From, typename To>
+  static void convert(const From *from, To *to, int64_t n) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      to[i] = fromF32<To>(toF32(from[i]));
+  }
+
+  MaxPoolGeometry g_;
 };
 
 StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
-  if (!c.allOfType(DType::kF32))
+  DType type = loopType(c);
+  if (type == DType::kInvalid)
     return none();
   OpAttrs attrs = c.attrs();
-  MaxPoolGradKernel::Geometry g;
+  MaxPoolGeometry g;
   g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
   std::vector<int64_t> kernel = attrs.getInts("kernel");
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
@@ -445,7 +547,9 @@ StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
   g.padLeft = ww.padBefore;
   if (g.h * g.w * g.c > INT32_MAX) // indices within an image are int32
     return none();
-  return std::unique_ptr<Kernel>(std::make_unique<MaxPoolGradKernel>(g));
+  return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<MaxPoolGradKernel<decltype(t)>>(g);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -712,16 +816,17 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
 // out[k] = sum over a, b of x[a, k, b] for the [outer, kept, inner] view
 // of x (the reduced axes are the leading and trailing dims around one
 // contiguous block of kept dims), summed in double as the reference;
-// divided by outer*inner for reduce_mean.
-class ReduceKernel : public Kernel {
+// divided by outer*inner for reduce_mean. T: float (f32) or uint16_t
+// (bf16, rounded once from the f32 result).
+template <typename T> class ReduceKernel : public Kernel {
 public:
   ReduceKernel(int64_t outer, int64_t kept, int64_t inner, bool mean)
       : outer_(outer), kept_(kept), inner_(inner), mean_(mean) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t outer = outer_, kept = kept_, inner = inner_;
-    const float *x = in[0].data<float>();
-    float *y = out[0].data<float>();
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
     const double scale = mean_ && outer * inner != 0
                              ? 1.0 / static_cast<double>(outer * inner)
                              : 1.0;
@@ -733,14 +838,14 @@ public:
       for (int64_t k = 0; k < kept; ++k) {
         double sum = 0;
         for (int64_t a = 0; a < outer; ++a) {
-          const float *row = x + (a * kept + k) * inner;
+          const T *row = x + (a * kept + k) * inner;
           double rowSum = 0;
 #pragma omp simd reduction(+ : rowSum)
           for (int64_t b = 0; b < inner; ++b)
-            rowSum += row[b];
+            rowSum += toF32(row[b]);
           sum += rowSum;
         }
-        y[k] = static_cast<float>(sum * scale);
+        y[k] = fromF32<T>(static_cast<float>(sum * scale));
       }
       return Status::success();
     }
@@ -748,23 +853,23 @@ public:
     // partial sums.
     std::vector<double> total;
     channelSums(outer, kept, parallel, total, [&](int64_t a, double *local) {
-      const float *block = x + a * kept * inner;
+      const T *block = x + a * kept * inner;
       if (inner == 1) {
 #pragma omp simd
         for (int64_t k = 0; k < kept; ++k)
-          local[k] += block[k];
+          local[k] += toF32(block[k]);
         return;
       }
       for (int64_t k = 0; k < kept; ++k) {
         double rowSum = 0;
 #pragma omp simd reduction(+ : rowSum)
         for (int64_t b = 0; b < inner; ++b)
-          rowSum += block[k * inner + b];
+          rowSum += toF32(block[k * inner + b]);
         local[k] += rowSum;
       }
     });
     for (int64_t k = 0; k < kept; ++k)
-      y[k] = static_cast<float>(total[k] * scale);
+      y[k] = fromF32<T>(static_cast<float>(total[k] * scale));
     return Status::success();
   }
   const char *implementation() const override { return "fast"; }
@@ -775,7 +880,8 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
-  if (!c.allOfType(DType::kF32))
+  DType type = loopType(c);
+  if (type == DType::kInvalid)
     return none();
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());
@@ -802,8 +908,11 @@ StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
       (firstKept >= 0 && d > lastKept ? inner : outer) *= x[d];
     }
   }
-  return std::unique_ptr<Kernel>(std::make_unique<ReduceKernel>(
-      outer, kept, inner, c.op->kind() == "reduce_mean"));
+  bool mean = c.op->kind() == "reduce_mean";
+  return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<ReduceKernel<decltype(t)>>(outer, kept, inner,
+                                                       mean);
+  });
 }
 
 } // namespace

@@ -1,0 +1,391 @@
+//===- Bf16TrainingKernelsTest.cpp - bf16 gradients on backend "cpu" ------===//
+//
+// Mixed-precision training (gopt-run --train --precision bf16) hands the
+// gradient ops of its bf16 region bf16 operands. On "cpu" the conv
+// gradients run on oneDNN where oneDNN has bf16 kernels (the reference
+// kernels elsewhere), and relu_grad, max_pool_grad and reduce_sum/mean on
+// the fast loops everywhere; each must compute what the reference kernels
+// compute, within bf16 rounding.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "gopt/runtime/CpuInfo.h"
+#include "gopt/runtime/OpSchema.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+const DType BF16 = DType::kBF16;
+
+// The kernels' predicate (TrainingKernels.cpp): oneDNN's conv gradients
+// take bf16 where oneDNN has bf16 kernels, native or emulated on AVX-512.
+bool oneDnnConvBf16() { return cpuBf16Support() != Bf16Support::kReference; }
+
+#define SKIP_WITHOUT_ONEDNN_BF16()                                             \
+  if (!oneDnnConvBf16())                                                       \
+  GTEST_SKIP() << "oneDNN has no bf16 kernels on this CPU (" << cpuIsaName()   \
+               << "): the reference kernels run the bf16 conv gradients "      \
+                  "(Bf16ConvGradFallback covers that)"
+
+Tensor toBf16(const Tensor &f) {
+  Tensor t = Tensor::allocate(BF16, f.shape());
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    t.data<uint16_t>()[i] = floatToBf16(f.data<float>()[i]);
+  return t;
+}
+
+Tensor toF32(const Tensor &b) {
+  Tensor t = Tensor::allocate(F32, b.shape());
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    t.data<float>()[i] = bf16ToFloat(b.data<uint16_t>()[i]);
+  return t;
+}
+
+Tensor randomBf16(const Shape &shape, uint32_t seed) {
+  return toBf16(randomF32(shape, seed));
+}
+
+// Result shapes of `kind` on operands of `inputs`' shapes and types.
+std::vector<Shape> resultShapes(const std::string &kind, const AttrMap &attrs,
+                                const std::vector<Tensor> &inputs) {
+  gopt::plan::Op op;
+  op.set_kind(kind);
+  for (const auto &[name, value] : attrs)
+    (*op.mutable_attrs())[name] = value;
+  const OpSchema *schema = findOpSchema(kind);
+  EXPECT_NE(schema, nullptr) << kind;
+  if (!schema)
+    return {};
+  std::vector<Shape> inShapes, outShapes(schema->maxResults);
+  std::vector<DType> inTypes;
+  for (const Tensor &t : inputs) {
+    inShapes.push_back(t.shape());
+    inTypes.push_back(t.dtype());
+  }
+  Status s = schema->inferShapes(OpAttrs(op), inShapes, inTypes, outShapes);
+  EXPECT_TRUE(s.ok()) << kind << ": " << s.toString();
+  return outShapes;
+}
+
+// A one-op plan with one result of `inputs[0]`'s element type.
+Plan onePlan(const std::string &kind, const AttrMap &attrs,
+             const std::vector<Tensor> &inputs) {
+  std::vector<Shape> shapes = resultShapes(kind, attrs, inputs);
+  PlanBuilder b(kind);
+  std::vector<int> ins;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(b.addInput("in" + std::to_string(i), inputs[i].dtype(),
+                             inputs[i].shape()));
+  int y =
+      b.addOutput("y", inputs[0].dtype(), shapes.empty() ? Shape{} : shapes[0]);
+  b.addOp(kind, "op", ins, {y}, attrs);
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  return plan.ok() ? *plan : Plan();
+}
+
+struct Both {
+  Tensor ref, cpu;
+  std::string cpuImpl; // the implementation "cpu" ran the op on
+};
+
+// Runs a one-op plan on "reference" and on "cpu".
+Both runBoth(const std::string &kind, const AttrMap &attrs,
+             const std::vector<Tensor> &inputs) {
+  Plan plan = onePlan(kind, attrs, inputs);
+  RunResult ref = runPlan(plan, "reference", inputs);
+  RunResult cpu = runPlan(plan, "cpu", inputs);
+  if (ref.outputs.empty() || cpu.outputs.empty()) {
+    ADD_FAILURE() << kind << ": no results";
+    Tensor none = Tensor::allocate(BF16, {1});
+    return {none, none, ""};
+  }
+  Both both{ref.outputs[0], cpu.outputs[0], ""};
+  for (const OpProfile &p : cpu.profiles)
+    if (p.name == "op")
+      both.cpuImpl = p.implementation;
+  return both;
+}
+
+// Every element within `rel` of the largest magnitude of the reference's:
+// oneDNN multiplies bf16 operands and sums in f32 where the reference sums
+// in double, and each rounds its result to bf16 once.
+void expectCloseBf16(const Tensor &ref, const Tensor &cpu, float rel = 1e-2f) {
+  ASSERT_EQ(ref.dtype(), BF16);
+  ASSERT_EQ(cpu.dtype(), BF16);
+  ASSERT_EQ(ref.shape(), cpu.shape());
+  Tensor r = toF32(ref), c = toF32(cpu);
+  float scale = 0;
+  for (int64_t i = 0; i < r.numElements(); ++i)
+    scale = std::max(scale, std::abs(r.data<float>()[i]));
+  ASSERT_GT(scale, 0.0f) << "a degenerate test: all zeros";
+  int bad = 0;
+  for (int64_t i = 0; i < r.numElements() && bad < 5; ++i) {
+    float a = r.data<float>()[i], b = c.data<float>()[i];
+    if (!(std::abs(a - b) <= rel * scale)) {
+      ADD_FAILURE() << "element " << i << ": reference " << a << ", cpu " << b
+                    << " (scale " << scale << ")";
+      ++bad;
+    }
+  }
+}
+
+void expectSameBits(const Tensor &ref, const Tensor &cpu) {
+  ASSERT_EQ(ref.dtype(), cpu.dtype());
+  ASSERT_EQ(ref.shape(), cpu.shape());
+  int bad = 0;
+  for (int64_t i = 0; i < ref.numElements() && bad < 5; ++i)
+    if (ref.data<uint16_t>()[i] != cpu.data<uint16_t>()[i]) {
+      ADD_FAILURE() << "element " << i << ": reference 0x" << std::hex
+                    << ref.data<uint16_t>()[i] << ", cpu 0x"
+                    << cpu.data<uint16_t>()[i] << std::dec;
+      ++bad;
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// conv2d_backprop_input / conv2d_backprop_filter
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  const char *name;
+  AttrMap attrs;
+  Shape x, filter;
+};
+
+std::vector<ConvCase> convCases() {
+  AttrMap nchw = {{"data_format", stringAttr("NCHW")},
+                  {"filter_format", stringAttr("OIHW")}};
+  AttrMap strided = nchw;
+  strided["strides"] = intsAttr({2, 2});
+  strided["pads"] = intsAttr({1, 1, 1, 1});
+  return {
+      {"NhwcStride2AsymmetricPads",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 7, 6, 16},
+       {3, 3, 16, 32}},
+      {"NchwDilatedGrouped",
+       {{"data_format", stringAttr("NCHW")},
+        {"filter_format", stringAttr("OIHW")},
+        {"dilations", intsAttr({2, 1})},
+        {"strides", intsAttr({1, 2})},
+        {"groups", intAttr(2)},
+        {"pads", intsAttr({0, 1, 1, 0})}},
+       {2, 32, 9, 8},
+       {32, 16, 3, 2}},
+      {"NhwcDepthwiseSame",
+       {{"groups", intAttr(16)}, {"padding", stringAttr("SAME")}},
+       {2, 8, 8, 16},
+       {3, 3, 1, 16}},
+      {"NchwStride2Pads", strided, {2, 16, 10, 10}, {32, 16, 3, 3}},
+      // The MNIST CNN's second convolution (at a smaller batch).
+      {"MnistConv2", nchw, {2, 32, 26, 26}, {64, 32, 3, 3}},
+  };
+}
+
+AttrMap backpropInputAttrs(AttrMap attrs, Shape x) {
+  x[0] = -1;
+  attrs["input_shape"] = intsAttr(x);
+  return attrs;
+}
+
+AttrMap backpropFilterAttrs(AttrMap attrs, const Shape &filter) {
+  attrs["filter_shape"] = intsAttr(filter);
+  return attrs;
+}
+
+// The inputs of both conv gradients: x, the filter and dy (of the forward
+// conv's result shape).
+struct ConvOperands {
+  Tensor x, filter, dy;
+};
+
+ConvOperands convOperands(const ConvCase &c, uint32_t seed) {
+  Tensor x = randomF32(c.x, seed), f = randomF32(c.filter, seed + 1);
+  std::vector<Shape> y = resultShapes("conv2d", c.attrs, {x, f});
+  Shape yShape = y.empty() ? Shape{1} : y[0];
+  return {toBf16(x), toBf16(f), randomBf16(yShape, seed + 2)};
+}
+
+TEST(Bf16ConvGrad, OneDnnMatchesReference) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  uint32_t seed = 300;
+  for (const ConvCase &c : convCases()) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both dx = runBoth("conv2d_backprop_input", backpropInputAttrs(c.attrs, c.x),
+                      {o.dy, o.filter});
+    EXPECT_EQ(dx.cpuImpl, "onednn") << "conv2d_backprop_input";
+    expectCloseBf16(dx.ref, dx.cpu);
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "onednn") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+}
+
+// Runs in a fresh process where oneDNN is limited to AVX2 (it reads
+// DNNL_MAX_CPU_ISA once, at its first use): there it has no bf16 kernels,
+// so the factories leave the bf16 conv gradients to the reference kernels
+// (the same bits as backend "reference"). Returns the exit status.
+int runConvGradsLimitedToAvx2() {
+  setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
+  if (oneDnnConvBf16()) {
+    std::fprintf(stderr, "bf16 support not reported as reference (%s)\n",
+                 cpuIsaName().c_str());
+    return 1;
+  }
+  uint32_t seed = 400;
+  for (const ConvCase &c : convCases()) {
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both results[] = {
+        runBoth("conv2d_backprop_input", backpropInputAttrs(c.attrs, c.x),
+                {o.dy, o.filter}),
+        runBoth("conv2d_backprop_filter",
+                backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy})};
+    for (const Both &r : results) {
+      if (r.cpuImpl != "reference") {
+        std::fprintf(stderr, "%s: a conv gradient ran on %s\n", c.name,
+                     r.cpuImpl.c_str());
+        return 1;
+      }
+      if (r.ref.byteSize() != r.cpu.byteSize() ||
+          std::memcmp(r.ref.data(), r.cpu.data(), r.ref.byteSize()) != 0) {
+        std::fprintf(stderr, "%s: results differ from the reference\n", c.name);
+        return 1;
+      }
+    }
+  }
+  std::fprintf(stderr, "ok\n");
+  return 0;
+}
+
+TEST(Bf16ConvGradFallback, WithoutBf16KernelsTheReferenceRuns) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(runConvGradsLimitedToAvx2()),
+              ::testing::ExitedWithCode(0), "ok");
+}
+
+//===----------------------------------------------------------------------===//
+// relu_grad, max_pool_grad, reduce_sum / reduce_mean: the fast loops
+//===----------------------------------------------------------------------===//
+
+TEST(Bf16ReluGrad, FastMatchesReferenceBitForBit) {
+  Tensor y = randomF32({4, 32, 26, 26}, 2);
+  for (int64_t i = 0; i < y.numElements(); i += 7)
+    y.data<float>()[i] = 0; // exactly zero: no gradient
+  Both r =
+      runBoth("relu_grad", {}, {randomBf16({4, 32, 26, 26}, 1), toBf16(y)});
+  EXPECT_EQ(r.cpuImpl, "fast");
+  expectSameBits(r.ref, r.cpu);
+}
+
+TEST(Bf16ReluGrad, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // y: positive, +0, -0, negative, +inf, -inf, NaN; dy passes where y > 0.
+  Tensor y =
+      toBf16(makeF32({8}, {0.5f, 0.0f, -0.0f, -2.0f, inf, -inf, nan, 1e-30f}));
+  Tensor dy =
+      toBf16(makeF32({8}, {nan, 1.0f, 2.0f, 3.0f, -inf, 5.0f, 6.0f, 7.5f}));
+  // A signaling NaN pattern: the reference's conversions quiet it.
+  dy.data<uint16_t>()[4] = 0x7f81;
+  Both r = runBoth("relu_grad", {}, {dy, y});
+  EXPECT_EQ(r.cpuImpl, "fast");
+  expectSameBits(r.ref, r.cpu);
+  Tensor got = toF32(r.cpu);
+  EXPECT_TRUE(std::isnan(got.data<float>()[0]));
+  EXPECT_EQ(got.data<float>()[1], 0.0f);
+  EXPECT_EQ(got.data<float>()[3], 0.0f);
+  EXPECT_TRUE(std::isnan(got.data<float>()[4]));
+  EXPECT_EQ(got.data<float>()[6], 0.0f);
+  EXPECT_EQ(got.data<float>()[7], 7.5f);
+}
+
+struct PoolCase {
+  const char *name;
+  AttrMap attrs;
+  Shape x;
+};
+
+TEST(Bf16MaxPoolGrad, FastMatchesReference) {
+  std::vector<PoolCase> cases = {
+      {"NchwK3S2Pads",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})},
+        {"data_format", stringAttr("NCHW")}},
+       {2, 3, 7, 6}},
+      {"NhwcOverlappingAsymmetricPads",
+       {{"kernel", intsAttr({3, 2})}, {"pads", intsAttr({0, 2, 1, 0})}},
+       {2, 5, 6, 3}},
+      {"NhwcK2S2CeilMode",
+       {{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"ceil_mode", boolAttr(true)}},
+       {1, 5, 7, 4}},
+      {"MnistNchw",
+       {{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"data_format", stringAttr("NCHW")}},
+       {4, 64, 24, 24}},
+      {"ResNetNhwcK3S2",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 16, 16, 64}},
+  };
+  uint32_t seed = 50;
+  for (const PoolCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    // Rounded values make ties common (the first maximum wins).
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      x.data<float>()[i] = std::round(x.data<float>()[i] * 4);
+    std::vector<Shape> y = resultShapes("max_pool", c.attrs, {x});
+    ASSERT_EQ(y.size(), 1u);
+    Both r = runBoth("max_pool_grad", c.attrs,
+                     {toBf16(x), randomBf16(y[0], seed++)});
+    EXPECT_EQ(r.cpuImpl, "fast");
+    // Overlapping windows sum several dy in f32 (the reference in double)
+    // before the one rounding to bf16: at most one bf16 step apart.
+    expectCloseBf16(r.ref, r.cpu, 1.0f / 128);
+  }
+}
+
+TEST(Bf16Reduce, FastMatchesReference) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> axes;
+  };
+  std::vector<Case> cases = {
+      {{8, 64, 24, 24}, {0, 2, 3}}, // NCHW conv bias gradient
+      {{64, 128}, {0}},             // dense bias gradient
+      {{4, 9, 9, 32}, {0, 1, 2}},   // NHWC
+      {{3, 5, 7}, {}},              // everything
+  };
+  uint32_t seed = 1;
+  for (const Case &c : cases)
+    for (const char *kind : {"reduce_sum", "reduce_mean"}) {
+      SCOPED_TRACE(std::string(kind) + " " + shapeToString(c.x));
+      Both r = runBoth(kind, {{"axes", intsAttr(c.axes)}},
+                       {randomBf16(c.x, seed++)});
+      EXPECT_EQ(r.cpuImpl, "fast");
+      // Sums in double either way, in another order; one rounding.
+      expectCloseBf16(r.ref, r.cpu, 1.0f / 128);
+    }
+}
+
+} // namespace
