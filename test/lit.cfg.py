@@ -61,6 +61,10 @@ try:
     if subprocess.run(["/usr/bin/python3", "-c", "import torch, onnx"],
                       capture_output=True, timeout=120).returncode == 0:
         config.available_features.add("python-torch")
+    # Models made at test time from ../shared/models/make_models.py.
+    if subprocess.run(["/usr/bin/python3", "-c", "import torchvision, onnx"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("python-torchvision")
 except (OSError, subprocess.SubprocessError):
     pass
 # bf16 instructions (AVX512-BF16 or AMX): without them backend "cpu" runs

@@ -494,6 +494,12 @@ struct ConvertLayoutPass
   /// The layout `auto` picks, with the reason for the remark.
   std::pair<StringRef, std::string> chooseLayout(func::FuncOp func) {
     Type elementType;
+    // gopt-optimize lowers precision after the layout is converted: the
+    // convolutions will run in `precision`, not in the graph's f32.
+    if (precision == "bf16")
+      elementType = BFloat16Type::get(func.getContext());
+    else if (precision == "f16")
+      elementType = Float16Type::get(func.getContext());
     func.walk([&](Operation *op) {
       if (!elementType && op->hasAttr("data_format") &&
           op->getNumOperands() > 0)
@@ -516,6 +522,12 @@ struct ConvertLayoutPass
     func::FuncOp func = getOperation();
     std::string requested = layout;
     StringRef format = requested;
+    if (!precision.empty() && precision != "f32" && precision != "bf16" &&
+        precision != "f16") {
+      func.emitError() << "gopt-convert-layout: unknown precision '"
+                       << precision << "' (expected f32, bf16 or f16)";
+      return signalPassFailure();
+    }
     if (requested == "auto") {
       auto [chosen, why] = chooseLayout(func);
       format = chosen;

@@ -62,6 +62,7 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
                   : lowPrecision && options.target == "gpu" ? "NHWC"
                                                             : "NCHW";
   layout.target = options.target;
+  layout.precision = options.precision;
   layout.report = report;
   FoldBatchNormOptions foldBn;
   foldBn.report = report;

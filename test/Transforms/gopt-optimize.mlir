@@ -2,6 +2,7 @@
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=cpu | FileCheck %s
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=gpu | grep -c gopt.transpose | FileCheck %s --check-prefix=ONE
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=gpu | grep -c gopt.conv2d | FileCheck %s --check-prefix=CONVS
+// RUN: gopt-opt %s -verify-each --gopt-optimize='target=gpu precision=f16 layout=auto' 2>&1 | FileCheck %s --check-prefix=AUTO16
 
 /// A ResNet-shaped NHWC graph as TF 1.x users wrote it: explicit stem pad,
 /// VALID/SAME convs, tf.nn.batch_normalization with frozen statistics,
@@ -10,6 +11,14 @@
 /// and its relu fused, the stem's zero pad folded into the stem conv's pads,
 /// and one transpose remains, at the input.
 // ONE: {{^}}1{{$}}
+/// With precision=f16, layout=auto sees the f16 the convs will run in and
+/// keeps the graph NHWC for tensor cores: no transpose at all.
+// AUTO16: remark: layout=auto chose NHWC for gpu: tensor cores
+// AUTO16-NOT: gopt.transpose
+// AUTO16-NOT: "NCHW"
+// AUTO16: gopt.conv2d {{.*}} : (tensor<2x16x16x3xf16>, tensor<7x7x3x8xf16>, tensor<8xf16>) -> tensor<2x8x8x8xf16>
+// AUTO16-NOT: gopt.transpose
+// AUTO16-NOT: "NCHW"
 // CONVS: {{^}}6{{$}}
 // CHECK-LABEL: func @resnet_nhwc
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16x16x3xf32>)

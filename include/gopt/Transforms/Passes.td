@@ -174,7 +174,9 @@ def ConvertLayout : Pass<"gopt-convert-layout", "mlir::func::FuncOp"> {
     cancel, so a converted network keeps transposes only at its boundary.
 
     `layout=auto` picks per element type and `target`: NCHW for f32 (cuDNN
-    and oneDNN), NHWC for f16/bf16 (tensor cores), and says so in a remark.
+    and oneDNN), NHWC for f16/bf16 on the gpu (tensor cores), and says so in
+    a remark. The element type is the graph's own, or `precision` when a
+    later pass (gopt-mixed-precision) will lower it.
     An op that cannot be converted is left with a remark, or fails the pass
     with `strict=true`.
   }];
@@ -183,6 +185,10 @@ def ConvertLayout : Pass<"gopt-convert-layout", "mlir::func::FuncOp"> {
            "Target data format: NCHW, NHWC or auto">,
     Option<"target", "target", "std::string", /*default=*/"\"gpu\"",
            "Device the layout is chosen for with layout=auto: cpu or gpu">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"\"",
+           "Element type the convolutions will run in, for layout=auto: "
+           "bf16 or f16 when a later pass lowers the graph to it; empty or "
+           "f32 reads the graph's own">,
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Fail on an op that cannot be converted instead of a remark">,
     Option<"report", "report", "bool", /*default=*/"false",
