@@ -28,6 +28,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -566,10 +567,42 @@ StatusOr<Comparison> compareTensors(const std::string &what, const Tensor &a,
 /// For a classifier's [N, C] scores: in how many rows the two tensors pick
 /// the same class, and the mean overlap of their top-k (k = min(5, C))
 /// sets; also the mean absolute error. nullopt for other shapes.
+/// Agreement means little when the reference `b` picks one class for every
+/// input (e.g. a randomly initialized network whose scores hardly depend
+/// on the input): `referenceClasses` counts the distinct top-1 classes of
+/// `b`, and the spreads say how much its scores vary across inputs (the
+/// mean over classes of the standard deviation over rows) against across
+/// classes (the mean over rows of the standard deviation over classes).
 struct ClassAgreement {
-  int64_t rows = 0, top1Same = 0, k = 0;
+  int64_t rows = 0, top1Same = 0, k = 0, referenceClasses = 0;
+  int64_t referenceClass = 0; // b's top-1 of row 0
   double topKOverlap = 0, meanAbs = 0;
+  // Signal-to-quantization-noise ratio, 10 log10(sum b^2 / sum (a - b)^2)
+  // in dB (infinite when a == b), the usual figure for quantized outputs.
+  double sqnrDb = 0;
+  double spreadAcrossInputs = 0, spreadAcrossClasses = 0;
 };
+
+/// The mean standard deviation of the [rows, cols] `v` along rows
+/// (byRow = false: over the rows of each column) or along each row.
+double meanStdDev(const std::vector<double> &v, int64_t rows, int64_t cols,
+                  bool byRow) {
+  int64_t groups = byRow ? rows : cols, len = byRow ? cols : rows;
+  double total = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    auto at = [&](int64_t i) {
+      return byRow ? v[g * cols + i] : v[i * cols + g];
+    };
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < len; ++i)
+      mean += at(i);
+    mean /= static_cast<double>(len);
+    for (int64_t i = 0; i < len; ++i)
+      sq += (at(i) - mean) * (at(i) - mean);
+    total += std::sqrt(sq / static_cast<double>(len));
+  }
+  return total / static_cast<double>(groups);
+}
 std::optional<ClassAgreement> compareClasses(const Tensor &a, const Tensor &b) {
   if (a.shape().size() != 2 || a.shape() != b.shape() ||
       !isFloatDType(a.dtype()) || !isFloatDType(b.dtype()))
@@ -595,14 +628,26 @@ std::optional<ClassAgreement> compareClasses(const Tensor &a, const Tensor &b) {
     return idx;
   };
   double overlap = 0, absSum = 0;
+  std::set<int64_t> referenceTop1;
   for (int64_t row = 0; row < rows; ++row) {
     std::vector<int64_t> ta = topK(x, row), tb = topK(y, row);
     r.top1Same += ta[0] == tb[0];
+    referenceTop1.insert(tb[0]);
+    if (row == 0)
+      r.referenceClass = tb[0];
     for (int64_t i : ta)
       overlap += std::count(tb.begin(), tb.end(), i);
   }
-  for (size_t i = 0; i < x.size(); ++i)
+  r.referenceClasses = static_cast<int64_t>(referenceTop1.size());
+  r.spreadAcrossInputs = meanStdDev(y, rows, cols, /*byRow=*/false);
+  r.spreadAcrossClasses = meanStdDev(y, rows, cols, /*byRow=*/true);
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
     absSum += std::fabs(x[i] - y[i]);
+    signal += y[i] * y[i];
+    noise += (x[i] - y[i]) * (x[i] - y[i]);
+  }
+  r.sqnrDb = noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
   r.topKOverlap = overlap / (static_cast<double>(rows) * r.k);
   r.meanAbs = absSum / static_cast<double>(x.size());
   return r;
@@ -739,16 +784,27 @@ StatusOr<bool> runCompare(const Options &options) {
   }
   // Classifier outputs ([N, C]): how often the two models agree, the figure
   // that matters for quantized or reduced-precision graphs.
-  for (const auto &[name, agreement] : agreements)
-    if (agreement)
-      std::printf("%s: mean_abs_err %.6g, top-1 agreement %lld/%lld (%.2f%%), "
-                  "top-%lld overlap %.2f%%\n",
-                  name.c_str(), agreement->meanAbs,
-                  static_cast<long long>(agreement->top1Same),
-                  static_cast<long long>(agreement->rows),
-                  100.0 * agreement->top1Same / agreement->rows,
-                  static_cast<long long>(agreement->k),
-                  100.0 * agreement->topKOverlap);
+  for (const auto &[name, agreement] : agreements) {
+    if (!agreement)
+      continue;
+    std::printf("%s: mean_abs_err %.6g, top-1 agreement %lld/%lld (%.2f%%), "
+                "top-%lld overlap %.2f%%, SQNR %.1f dB\n",
+                name.c_str(), agreement->meanAbs,
+                static_cast<long long>(agreement->top1Same),
+                static_cast<long long>(agreement->rows),
+                100.0 * agreement->top1Same / agreement->rows,
+                static_cast<long long>(agreement->k),
+                100.0 * agreement->topKOverlap, agreement->sqnrDb);
+    if (agreement->rows > 1 && agreement->referenceClasses == 1)
+      std::printf(
+          "note: %s: the reference's top-1 is class %lld for all %lld "
+          "inputs (its scores vary by %.3g across inputs, %.3g "
+          "across classes): top-k agreement says little about "
+          "accuracy here; compare the errors\n",
+          name.c_str(), static_cast<long long>(agreement->referenceClass),
+          static_cast<long long>(agreement->rows),
+          agreement->spreadAcrossInputs, agreement->spreadAcrossClasses);
+  }
   std::printf("tolerance: atol %g, rtol %g: %s\n", options.atol, options.rtol,
               allClose ? "outputs match" : "outputs differ");
   return allClose;
