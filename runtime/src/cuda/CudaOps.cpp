@@ -872,7 +872,7 @@ public:
              const std::vector<void *> &out) override;
   const char *implementation() const override { return "cudnn"; }
   size_t workspaceBytes() const override {
-    return filter_.bytes + padded_.bytes + zeroBias_.bytes;
+    return filter_.bytes + padded_.bytes + zeroBias_.bytes + castedBias_.bytes;
   }
 
 private:
@@ -901,6 +901,9 @@ private:
   int64_t paddedCount_ = 0;
   DeviceBuffer padded_;
   bool hasBias_ = false;
+  // An f32 bias of f16/bf16 data, converted into castedBias_.
+  bool castBias_ = false, biasIsConstant_ = false;
+  DeviceBuffer castedBias_;
   bool fused_ = false;
   DeviceBuffer zeroBias_;
   UnaryKind act_kind_ = UnaryKind::kNone;
@@ -912,9 +915,11 @@ ConvKernel::create(const CudaKernelConfig &c) {
   DType t = c.inputTypes[0];
   if (!isFloatKernelType(t))
     return noKernel(c, detail::concat("element type ", dtypeName(t)));
-  // The bias descriptor is in the data's type (mixed precision keeps a bf16
-  // convolution's bias in f32).
-  if (c.inputTypes.size() > 2 && c.inputTypes[2] != t)
+  // cuDNN and the bias kernel take the bias in the data's type; an f32 bias
+  // of f16/bf16 data (which plans may carry, as the CPU backend runs them)
+  // is converted on the device: once when constant, else every run.
+  bool castBias = c.inputTypes.size() > 2 && c.inputTypes[2] != t;
+  if (castBias && c.inputTypes[2] != DType::kF32)
     return noKernel(c,
                     detail::concat("bias of type ", dtypeName(c.inputTypes[2]),
                                    " with ", dtypeName(t), " data"));
@@ -1018,6 +1023,17 @@ ConvKernel::create(const CudaKernelConfig &c) {
                          shapeToString(c.outputShapes[0]));
 
   k->hasBias_ = c.inputShapes.size() > 2;
+  if (castBias) {
+    k->castBias_ = true;
+    GOPT_RETURN_IF_ERROR(k->castedBias_.allocate(cout * dtypeSize(t)));
+    if (c.constantInputs[2]) {
+      k->biasIsConstant_ = true;
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchCast(DType::kF32, t, c.constantInputs[2],
+                              k->castedBias_.ptr, cout, c.ctx->stream),
+                   "launchCast (f32 bias)"));
+    }
+  }
   k->act_kind_ = activationKind(attrs.getString("activation", "none"));
   k->fused_ = k->hasBias_ && k->act_kind_ == UnaryKind::kRelu;
   if (k->fused_) {
@@ -1117,12 +1133,21 @@ Status ConvKernel::run(const std::vector<const void *> &in,
                  "launchPad (asymmetric conv padding)"));
     x = padded_.ptr;
   }
-  Status s = enqueue(x, w, hasBias_ ? in[2] : nullptr, out[0]);
+  const void *bias = hasBias_ ? in[2] : nullptr;
+  if (castBias_) {
+    if (!biasIsConstant_)
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchCast(DType::kF32, dtype_, in[2], castedBias_.ptr,
+                              channels_, ctx_->stream),
+                   "launchCast (f32 bias)"));
+    bias = castedBias_.ptr;
+  }
+  Status s = enqueue(x, w, bias, out[0]);
   if (fused_ && s.code() == StatusCode::kUnimplemented) {
     // This cuDNN build does not fuse this configuration: run it unfused
     // from now on (the first run is eager, before any graph capture).
     fused_ = false;
-    s = enqueue(x, w, hasBias_ ? in[2] : nullptr, out[0]);
+    s = enqueue(x, w, bias, out[0]);
   }
   return s;
 }

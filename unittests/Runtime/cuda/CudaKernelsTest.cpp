@@ -359,6 +359,75 @@ TEST_F(Cuda, MatmulTransposesAndBatches) {
                 1e-2);
 }
 
+// f16/bf16 (what --gopt-mixed-precision gives the GPU): cuDNN convs on
+// tensor cores in both layouts (bias + relu fused, other activations by
+// gopt's kernel, depthwise), cuBLASLt matmuls, and gopt's pooling and batch
+// norm kernels. The reference rounds each result once from f32/double;
+// CUDA accumulates in f32: one 16-bit rounding apart, and f16/bf16 inputs
+// make the products exact, so 1e-2 relative covers it.
+TEST_F(Cuda, ConvMatmulPoolAndBatchNormInF16AndBf16) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtypeName(t));
+    const double tol = 1e-2;
+    Tensor nchw = toHalf(randomF32({2, 8, 9, 9}, 80), t);
+    Tensor nhwc = toHalf(randomF32({2, 9, 9, 8}, 81), t);
+    Tensor oihw = toHalf(randomF32({16, 8, 3, 3}, 82), t);
+    Tensor hwio = toHalf(randomF32({3, 3, 8, 16}, 83), t);
+    Tensor bias = toHalf(randomF32({16}, 84), t);
+    for (const char *act : {"relu", "sigmoid"})
+      expectMatches("conv2d",
+                    {{"pads", intsAttr({1, 1, 1, 1})},
+                     {"activation", stringAttr(act)},
+                     {"data_format", stringAttr("NCHW")},
+                     {"filter_format", stringAttr("OIHW")}},
+                    {nchw, oihw, bias}, {{t, {2, 16, 9, 9}}}, {1, 2}, tol, tol);
+    expectMatches("conv2d",
+                  {{"strides", intsAttr({2, 2})},
+                   {"pads", intsAttr({1, 1, 1, 1})},
+                   {"activation", stringAttr("relu")}},
+                  {nhwc, hwio, bias}, {{t, {2, 5, 5, 16}}}, {1, 2}, tol, tol);
+    Tensor dw = toHalf(randomF32({3, 3, 1, 8}, 85), t);
+    expectMatches("conv2d",
+                  {{"groups", intAttr(8)}, {"padding", stringAttr("SAME")}},
+                  {nhwc, dw}, {{t, {2, 9, 9, 8}}}, {1}, tol, tol);
+    Tensor a = toHalf(randomF32({16, 32}, 86), t);
+    Tensor bt = toHalf(randomF32({8, 32}, 87), t);
+    expectMatches("matmul", {{"transpose_b", boolAttr(true)}}, {a, bt},
+                  {{t, {16, 8}}}, {1}, tol, tol);
+    expectMatches("max_pool",
+                  {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({2, 2})}},
+                  {nhwc}, {{t, {2, 4, 4, 8}}}, {}, tol, tol);
+    expectMatches("global_avg_pool", {{"data_format", stringAttr("NCHW")}},
+                  {nchw}, {{t, {2, 8, 1, 1}}}, {}, tol, tol);
+    std::vector<Tensor> bn = {
+        nchw, toHalf(randomF32({8}, 88), t), toHalf(randomF32({8}, 89), t),
+        toHalf(randomF32({8}, 90), t), toHalf(randomPositive({8}, 91), t)};
+    expectMatches(
+        "batch_norm",
+        {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-3)}}, bn,
+        {{t, {2, 8, 9, 9}}}, {1, 2, 3, 4}, tol, tol);
+  }
+}
+
+// A bf16 conv whose bias stayed f32 (plans may carry that; the CPU backend
+// runs it): the bias is converted on the device, from a constant once or
+// from an input every run.
+TEST_F(Cuda, HalfConvWithF32Bias) {
+  Tensor x = toHalf(randomF32({2, 8, 7, 7}, 92), DType::kBF16);
+  Tensor w = toHalf(randomF32({4, 8, 3, 3}, 93), DType::kBF16);
+  Tensor bias = randomF32({4}, 94);
+  AttrMap attrs = {{"pads", intsAttr({1, 1, 1, 1})},
+                   {"data_format", stringAttr("NCHW")},
+                   {"filter_format", stringAttr("OIHW")}};
+  for (const char *act : {"relu", "none"}) {
+    attrs["activation"] = stringAttr(act);
+    expectMatches("conv2d", attrs, {x, w, bias}, {{DType::kBF16, {2, 4, 7, 7}}},
+                  {1, 2}, 1e-2, 1e-2);
+    expectMatches("conv2d", attrs, {x, w, bias}, {{DType::kBF16, {2, 4, 7, 7}}},
+                  {1}, 1e-2, 1e-2);
+  }
+}
+
 TEST_F(Cuda, CheckNumericsReportsNaN) {
   Tensor x = randomF32({10}, 55);
   expectMatches("check_numerics", {{"message", stringAttr("m")}}, {x},
@@ -651,6 +720,75 @@ TEST_F(Cuda, WholePlanMatchesReference) {
   ASSERT_TRUE(ref.ok()) << ref.status().toString();
   ASSERT_TRUE(got.ok()) << got.status().toString();
   EXPECT_TRUE(allClose(*got, *ref));
+}
+
+// smallNet as --gopt-mixed-precision writes it: one cast in, conv, batch
+// norm, relu, pool, flatten and both matmuls (bias + relu fused into the
+// cuBLASLt epilogue) in `type` with converted constants, one cast out
+// before the f32 softmax.
+Plan mixedPrecisionNet(DType type) {
+  PlanBuilder b("mixed-precision-net");
+  auto half = [&](const Shape &shape, uint32_t seed) {
+    return toHalf(randomF32(shape, seed), type);
+  };
+  int x = b.addInput("x", DType::kF32, {-1, 3, 16, 16});
+  int xh = b.addIntermediate("xh", type, {-1, 3, 16, 16});
+  b.addOp("cast", "cast_in", {x}, {xh});
+  int c = b.addIntermediate("c", type, {-1, 8, 16, 16});
+  b.addOp("conv2d", "conv",
+          {xh, b.addConstant("w", half({8, 3, 3, 3}, 60)),
+           b.addConstant("cb", half({8}, 61))},
+          {c},
+          {{"pads", intsAttr({1, 1, 1, 1})},
+           {"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")}});
+  int n = b.addIntermediate("n", type, {-1, 8, 16, 16});
+  b.addOp("batch_norm", "bn",
+          {c, b.addConstant("scale", half({8}, 62)),
+           b.addConstant("offset", half({8}, 63)),
+           b.addConstant("mean", half({8}, 64)),
+           b.addConstant("var", toHalf(randomPositive({8}, 65), type))},
+          {n},
+          {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-3)}});
+  int r = b.addIntermediate("r", type, {-1, 8, 16, 16});
+  b.addOp("relu", "relu", {n}, {r});
+  int p = b.addIntermediate("p", type, {-1, 8, 8, 8});
+  b.addOp("max_pool", "pool", {r}, {p},
+          {{"kernel", intsAttr({2, 2})},
+           {"strides", intsAttr({2, 2})},
+           {"data_format", stringAttr("NCHW")}});
+  int f = b.addIntermediate("f", type, {-1, 512});
+  b.addOp("flatten", "flat", {p}, {f});
+  int h = b.addIntermediate("h", type, {-1, 32});
+  b.addOp("matmul", "fc1", {f, b.addConstant("w1", half({512, 32}, 66))}, {h});
+  int hb = b.addIntermediate("hb", type, {-1, 32});
+  b.addOp("add", "fc1_bias", {h, b.addConstant("b1", half({32}, 67))}, {hb});
+  int hr = b.addIntermediate("hr", type, {-1, 32});
+  b.addOp("relu", "fc1_relu", {hb}, {hr});
+  int logits = b.addIntermediate("logits", type, {-1, 10});
+  b.addOp("matmul", "fc2", {hr, b.addConstant("w2", half({32, 10}, 68))},
+          {logits});
+  int logits32 = b.addIntermediate("logits32", DType::kF32, {-1, 10});
+  b.addOp("cast", "cast_out", {logits}, {logits32});
+  int y = b.addOutput("y", DType::kF32, {-1, 10});
+  b.addOp("softmax", "softmax", {logits32}, {y});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  return plan.ok() ? *plan : Plan();
+}
+
+TEST_F(Cuda, MixedPrecisionPlanMatchesReference) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtypeName(t));
+    Plan plan = mixedPrecisionNet(t);
+    Tensor x = randomF32({4, 3, 16, 16}, 71);
+    auto ref = runNet(plan, "reference", x);
+    auto got = runNet(plan, "cuda", x, /*steps=*/3); // eager, then graphs
+    ASSERT_TRUE(ref.ok()) << ref.status().toString();
+    ASSERT_TRUE(got.ok()) << got.status().toString();
+    // Probabilities after 16-bit intermediates rounded in other orders.
+    EXPECT_TRUE(allClose(*got, *ref, 0, 2e-2));
+  }
 }
 
 TEST_F(Cuda, MatmulBiasReluIsFusedAndProfiled) {
