@@ -28,9 +28,11 @@ file and nothing else:
 Timing is interleaved (f32 bf16 int8 ort, f32 bf16 ...) so machine drift hits
 all alike; the median throughput over --repeats is kept. Accuracy, per
 configuration: max abs error against PyTorch's stored f32 outputs
-(NAME.output.npy, batch 2) and top-1 agreement / top-5 overlap with gopt's
-f32 plan over --agreement-batch fixed random inputs. Plan size is the
-.gplan file's.
+(NAME.output.npy, batch 2), and SQNR, top-1 agreement and top-5 overlap
+against gopt's f32 plan over --agreement-batch fixed random inputs (shown
+as "one class" where the random-weight f32 model picks the same class for
+every input; benchmarks/precision/trained.py measures accuracy on real
+data with a trained model). Plan size is the .gplan file's.
 
 Writes the JSON, the README's precision table (between the precision
 markers) and docs/precision.png unless --no-readme. A benchmark, not a test.
@@ -128,6 +130,12 @@ def accuracy(bench, model, plan, f32_plan, agreement_batch):
             acc["top1_agreement"] = int(m.group(1)) / int(m.group(2))
             acc["top5_overlap"] = float(m.group(3)) / 100
             acc["agreement_inputs"] = int(m.group(2))
+            sqnr = re.search(r"SQNR (\S+) dB", r.stdout)
+            if sqnr and sqnr.group(1) != "inf":
+                acc["sqnr_db"] = float(sqnr.group(1))
+            # The random-weight models give (nearly) every input the same
+            # top-1 class: agreement is then trivially 100%.
+            acc["reference_one_class"] = "the reference's top-1 is class" in r.stdout
         else:
             acc["error"] = (r.stderr.strip() or r.stdout.strip())[-300:]
     return acc
@@ -173,11 +181,14 @@ def readme_block(result):
         f"{m.get('cpu_model')} ({isa}), {result['started'][:10]}. "
         "Throughput relative to ONNX Runtime's f32 on the same model in the same run "
         "(> 1: gopt faster); size of the plan file; accuracy against PyTorch's f32 "
-        f"outputs and top-1 agreement with gopt's f32 plan over {result['agreement_batch']} "
-        "fixed random inputs.",
+        f"outputs, and top-1 agreement and SQNR against gopt's f32 plan over "
+        f"{result['agreement_batch']} fixed random inputs. These models have random "
+        "weights: where f32 picks one class for every input, agreement is trivially "
+        "100% and shown as \"one class\"; the SQNR and the trained-model table below "
+        "are the figures that count.",
         "",
-        "| model | precision | / ORT f32 | / gopt f32 | plan size | max abs err vs. PyTorch | top-1 agreement | top-5 overlap |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model | precision | / ORT f32 | / gopt f32 | plan size | max abs err vs. PyTorch | SQNR vs. f32 | top-1 agreement | top-5 overlap |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result["summary"]:
         for name, _ in CONFIGS:
@@ -186,10 +197,14 @@ def readme_block(result):
                 continue
             acc = c.get("accuracy", {})
             agree = acc.get("top1_agreement")
+            sqnr = acc.get("sqnr_db")
+            sqnr_cell = "" if name == "f32" else f"{sqnr:.1f} dB" if sqnr is not None else "n/a"
             if name == "f32":
                 agree_cell, overlap_cell = "(reference)", ""
             elif agree is None:
                 agree_cell = overlap_cell = "n/a"
+            elif acc.get("reference_one_class"):
+                agree_cell = overlap_cell = "one class"
             else:
                 agree_cell = f"{agree:.1%}"
                 overlap_cell = f"{acc.get('top5_overlap', 0):.1%}"
@@ -198,7 +213,7 @@ def readme_block(result):
             lines.append(
                 f"| {row['model']} | {name} | {fmt_ratio(c.get('vs_ort'))} | "
                 f"{fmt_ratio(c.get('vs_f32'))} | {c['plan_bytes'] / 2**20:.1f} MiB | "
-                f"{err_cell} | {agree_cell} | {overlap_cell} |")
+                f"{err_cell} | {sqnr_cell} | {agree_cell} | {overlap_cell} |")
     lines += ["", "static-int8 ranges calibrated on: " + "; ".join(
         f"{row['model']} {row['calibrated_on']}" for row in result["summary"]) + "."]
     lines += ["", "ONNX Runtime on gopt's static-int8 model exported as ONNX Q/DQ, "
