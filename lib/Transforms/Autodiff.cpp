@@ -103,16 +103,18 @@ private:
 };
 
 Value Differentiator::scalarConstant(float value, Type elementType) {
-  auto type = RankedTensorType::get({}, elementType);
-  return b.create<ConstantOp>(func.getLoc(),
-                              DenseElementsAttr::get(type, value));
+  return constantLike({}, value, elementType);
 }
 
 Value Differentiator::constantLike(ArrayRef<int64_t> shape, float value,
                                    Type elementType) {
   auto type = RankedTensorType::get(shape, elementType);
-  return b.create<ConstantOp>(func.getLoc(),
-                              DenseElementsAttr::get(type, value));
+  // Through a FloatAttr, which rounds `value` to the element type:
+  // DenseElementsAttr::get(type, float) stores four bytes whatever the type
+  // (a malformed bf16/f16 constant that plan lowering rejects).
+  return b.create<ConstantOp>(
+      func.getLoc(),
+      DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
 }
 
 void Differentiator::accumulate(Value value, Value grad) {
