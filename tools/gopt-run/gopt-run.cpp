@@ -603,6 +603,7 @@ double meanStdDev(const std::vector<double> &v, int64_t rows, int64_t cols,
   }
   return total / static_cast<double>(groups);
 }
+
 std::optional<ClassAgreement> compareClasses(const Tensor &a, const Tensor &b) {
   if (a.shape().size() != 2 || a.shape() != b.shape() ||
       !isFloatDType(a.dtype()) || !isFloatDType(b.dtype()))
