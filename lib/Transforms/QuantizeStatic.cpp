@@ -24,6 +24,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <cmath>
+#include <cstdio>
 
 namespace gopt {
 #define GEN_PASS_DEF_QUANTIZE
@@ -34,6 +35,13 @@ using namespace mlir;
 using namespace gopt;
 
 namespace {
+
+/// `v` as the calibration file would spell it (%g, up to 9 digits).
+static std::string formatNumber(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", v);
+  return buffer;
+}
 
 /// The thresholds of a gopt-run --calibrate file, by plan tensor name.
 /// Errors name the file and what was expected.
@@ -70,6 +78,12 @@ FailureOr<llvm::StringMap<double>> readCalibration(StringRef path,
         range ? range->getNumber("threshold") : std::nullopt;
     if (!threshold)
       return fail("tensor '" + name.str() + "' has no numeric \"threshold\"");
+    // 0 is an all-zero tensor (a zero-width range, handled per tensor);
+    // negative or beyond f32 is a broken file.
+    if (!(*threshold >= 0) || !std::isfinite(static_cast<float>(*threshold)))
+      return fail("tensor '" + name.str() + "' has \"threshold\" " +
+                  formatNumber(*threshold) +
+                  ", expected a finite non-negative f32 number");
     thresholds[name.str()] = *threshold;
   }
   return thresholds;
@@ -129,13 +143,16 @@ struct QuantizePass : public gopt::impl::QuantizeBase<QuantizePass> {
       std::string name = names.lookup(value);
       auto it = thresholds->find(name);
       double threshold = it == thresholds->end() ? 0.0 : it->second;
-      bool usable = std::isfinite(threshold) && threshold > 0.0;
+      // A threshold so small that threshold / 127 rounds to 0 in f32 is as
+      // unusable as 0.
+      float scale = static_cast<float>(threshold / 127.0);
+      bool usable = scale > 0.0f && std::isfinite(scale);
       if (!usable) {
         Location loc = getLoc(value);
         std::string why = it == thresholds->end()
                               ? "has no range in the calibration file"
                               : "has a range of zero width (threshold " +
-                                    std::to_string(threshold) + ")";
+                                    formatNumber(threshold) + ")";
         if (!fallback) {
           emitError(loc) << "gopt-quantize: tensor '" << name << "' " << why
                          << " (fallback=true leaves it in f32)";
@@ -146,7 +163,6 @@ struct QuantizePass : public gopt::impl::QuantizeBase<QuantizePass> {
         ++leftF32;
         continue;
       }
-      float scale = static_cast<float>(threshold / 127.0);
       scales[insertQuantizeDequantize(value, scale)] = scale;
       ++quantized;
     }

@@ -2,8 +2,8 @@
 /// it, or with fallback=true a remark and the tensor left in f32.
 // RUN: not gopt-opt %s --gopt-quantize=calibration=%S/Inputs/calibration-small.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: gopt-opt %s --gopt-quantize='calibration=%S/Inputs/calibration-small.json fallback=true' 2>&1 | FileCheck %s --check-prefix=FALLBACK
-// ZERO: error: {{.*}}gopt-quantize: tensor 'zero' has a range of zero width (threshold 0.000000) (fallback=true leaves it in f32)
-// FALLBACK: remark: {{.*}}gopt-quantize: left tensor 'zero' in f32: it has a range of zero width (threshold 0.000000)
+// ZERO: error: {{.*}}gopt-quantize: tensor 'zero' has a range of zero width (threshold 0) (fallback=true leaves it in f32)
+// FALLBACK: remark: {{.*}}gopt-quantize: left tensor 'zero' in f32: it has a range of zero width (threshold 0)
 // FALLBACK: remark: {{.*}}gopt-quantize: left tensor 'unknown' in f32: it has no range in the calibration file
 // FALLBACK-LABEL: func @uncalibrated
 // FALLBACK: %[[Z:.*]] = gopt.matmul

@@ -6,12 +6,16 @@
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-bad-format.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%s -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTJSON
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-other-graph.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-negative.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-overflow.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 
 // MODE: error: gopt-quantize: unknown mode 'dynamic' (expects static; weight-only int8 is --gopt-quantize-weights)
 // NOFILE: error: gopt-quantize: mode=static needs calibration=FILE (from gopt-run --calibrate)
 // MISSING: error: gopt-quantize: calibration file '{{.*}}no-such-file.json': No such file or directory
 // FORMAT: error: gopt-quantize: calibration file '{{.*}}calibration-bad-format.json': expected an object with "format": "gopt-calibration"
 // NOTJSON: error: gopt-quantize: calibration file '{{.*}}quantize-static.mlir': not JSON:
+// NEGATIVE: error: gopt-quantize: calibration file '{{.*}}calibration-negative.json': tensor 'x' has "threshold" -1, expected a finite non-negative f32 number
+// OVERFLOW: error: gopt-quantize: calibration file '{{.*}}calibration-overflow.json': tensor 'x' has "threshold" 1e+39, expected a finite non-negative f32 number
 // OTHER: error: gopt-quantize: calibration file '{{.*}}calibration-other-graph.json' matches none of the graph's 2 conv2d/matmul activations (e.g. 'x'): it was made for another graph or another pipeline
 
 /// The conv's input (the argument, named by its gopt.name) and output get a
