@@ -72,6 +72,9 @@ const char *kUsage = R"(usage: gopt-run MODEL [options]
   --compare-backend B    backend of --compare (default reference; cpu runs
                          large batches fast, e.g. top-1 agreement over 256)
   --compare-npy NAME=FILE.npy  compare output NAME with a stored array
+  --labels FILE.npy      with --compare: integer class labels, one per input
+                         row; each [N, C] output's top-1 accuracy for both
+                         models (e.g. int8 against f32 on a validation set)
   --atol X               absolute tolerance (default 1e-5)
   --rtol X               relative tolerance (default 1e-4)
 
@@ -151,6 +154,7 @@ struct Options {
   std::string compareModel;
   std::string compareBackend = "reference";
   std::vector<std::pair<std::string, std::string>> compareNpy;
+  std::string labelsFile; // --labels: class labels for --compare
   double atol = 1e-5;
   double rtol = 1e-4;
   bool train = false;
@@ -409,6 +413,8 @@ Options parseArgs(int argc, char **argv) {
       if (o.compareBackend != "cpu" && o.compareBackend != "reference")
         throw UsageError{"--compare-backend expects cpu or reference, got '" +
                          o.compareBackend + "'"};
+    } else if (arg == "--labels") {
+      o.labelsFile = next();
     } else if (arg == "--compare-npy") {
       o.compareNpy.push_back(parseNameFile(arg, next()));
     } else if (arg.rfind("--compare-npy=", 0) == 0) {
@@ -472,6 +478,9 @@ Options parseArgs(int argc, char **argv) {
   if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
     throw UsageError{"unknown backend '" + o.backend +
                      "' (expected cpu, reference or cuda)"};
+  if (!o.labelsFile.empty() && o.compareModel.empty())
+    throw UsageError{"--labels needs --compare (the accuracy of both models "
+                     "on the same inputs)"};
   if (!o.calibrate && !o.calibrationFlag.empty())
     throw UsageError{o.calibrationFlag + " needs --calibrate"};
   if (o.calibrate) {
@@ -581,6 +590,7 @@ struct ClassAgreement {
   // in dB (infinite when a == b), the usual figure for quantized outputs.
   double sqnrDb = 0;
   double spreadAcrossInputs = 0, spreadAcrossClasses = 0;
+  std::vector<int64_t> top1, referenceTop1; // per row, of a and of b
 };
 
 /// The mean standard deviation of the [rows, cols] `v` along rows
@@ -633,6 +643,8 @@ std::optional<ClassAgreement> compareClasses(const Tensor &a, const Tensor &b) {
   for (int64_t row = 0; row < rows; ++row) {
     std::vector<int64_t> ta = topK(x, row), tb = topK(y, row);
     r.top1Same += ta[0] == tb[0];
+    r.top1.push_back(ta[0]);
+    r.referenceTop1.push_back(tb[0]);
     referenceTop1.insert(tb[0]);
     if (row == 0)
       r.referenceClass = tb[0];
@@ -743,7 +755,76 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
 }
 
 // --compare: both models on the reference backend with the same inputs.
+/// --labels: integer class labels, one per row (int64, int32 or uint8).
+StatusOr<std::vector<int64_t>> readLabels(const std::string &file) {
+  StatusOr<Tensor> read = readNpy(file);
+  if (!read.ok())
+    return Status(read.status().code(),
+                  "--labels: " + read.status().message());
+  const Tensor &t = *read;
+  if (t.shape().size() != 1)
+    return invalidArgument("--labels '", file, "': expected a 1-D array of ",
+                           "class labels, got shape ",
+                           shapeToString(t.shape()));
+  std::vector<int64_t> labels(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    switch (t.dtype()) {
+    case DType::kI64:
+      labels[i] = t.data<int64_t>()[i];
+      break;
+    case DType::kI32:
+      labels[i] = t.data<int32_t>()[i];
+      break;
+    case DType::kU8:
+      labels[i] = t.data<uint8_t>()[i];
+      break;
+    default:
+      return invalidArgument("--labels '", file, "': expected int64, int32 ",
+                             "or uint8 labels, got ", dtypeName(t.dtype()));
+    }
+  }
+  return labels;
+}
+
+/// The top-1 accuracy of `a` (the model) and `b` (--compare) against
+/// `labels` on output `name` ([rows, classes]).
+Status printAccuracy(const std::string &name, const ClassAgreement &agreement,
+                     int64_t classes, const std::vector<int64_t> &labels,
+                     const std::string &file) {
+  if (static_cast<int64_t>(labels.size()) != agreement.rows)
+    return invalidArgument("--labels '", file, "' has ", labels.size(),
+                           " labels for the ", agreement.rows, " rows of ",
+                           "output '", name,
+                           "' (set --batch to the number "
+                           "of inputs)");
+  int64_t correct = 0, referenceCorrect = 0;
+  for (int64_t row = 0; row < agreement.rows; ++row) {
+    int64_t label = labels[row];
+    if (label < 0 || label >= classes)
+      return invalidArgument("--labels '", file, "': label ", row, " is ",
+                             label, ", outside the ", classes, " classes of ",
+                             "output '", name, "'");
+    correct += agreement.top1[row] == label;
+    referenceCorrect += agreement.referenceTop1[row] == label;
+  }
+  double n = static_cast<double>(agreement.rows);
+  std::printf("%s: accuracy %lld/%lld (%.2f%%), reference %lld/%lld "
+              "(%.2f%%): %+.2f points\n",
+              name.c_str(), static_cast<long long>(correct),
+              static_cast<long long>(agreement.rows), 100.0 * correct / n,
+              static_cast<long long>(referenceCorrect),
+              static_cast<long long>(agreement.rows),
+              100.0 * referenceCorrect / n,
+              100.0 * (correct - referenceCorrect) / n);
+  return Status::success();
+}
+
 StatusOr<bool> runCompare(const Options &options) {
+  std::vector<int64_t> labels;
+  if (!options.labelsFile.empty()) {
+    // Read first: a bad file fails before two sessions are built.
+    GOPT_ASSIGN_OR_RETURN(labels, readLabels(options.labelsFile));
+  }
   GOPT_ASSIGN_OR_RETURN(auto a,
                         makeSession(options.model, options,
                                     options.compareBackend, options.pipeline));
@@ -766,6 +847,7 @@ StatusOr<bool> runCompare(const Options &options) {
   GOPT_RETURN_IF_ERROR(b->run());
   bool allClose = true;
   std::vector<std::pair<std::string, std::optional<ClassAgreement>>> agreements;
+  std::map<std::string, int64_t> classes; // of each [N, C] output
   std::printf("%-24s %14s %14s  %s\n", "output", "max_abs_err", "max_rel_err",
               "result");
   for (const TensorDesc &d : a->outputs()) {
@@ -782,7 +864,16 @@ StatusOr<bool> runCompare(const Options &options) {
     std::printf("%-24s %14.6g %14.6g  %s\n", d.name.c_str(), c.maxAbs, c.maxRel,
                 ok ? "ok" : "MISMATCH");
     agreements.emplace_back(d.name, compareClasses(ta, *tb));
+    if (ta.shape().size() == 2)
+      classes[d.name] = ta.shape()[1];
   }
+  bool anyClassifier = false;
+  for (const auto &[name, agreement] : agreements)
+    anyClassifier |= agreement.has_value();
+  if (!labels.empty() && !anyClassifier)
+    return invalidArgument("--labels '", options.labelsFile, "': the model ",
+                           "has no classifier output ([N, C] scores with C ",
+                           ">= 2) to score");
   // Classifier outputs ([N, C]): how often the two models agree, the figure
   // that matters for quantized or reduced-precision graphs.
   for (const auto &[name, agreement] : agreements) {
@@ -805,6 +896,9 @@ StatusOr<bool> runCompare(const Options &options) {
           name.c_str(), static_cast<long long>(agreement->referenceClass),
           static_cast<long long>(agreement->rows),
           agreement->spreadAcrossInputs, agreement->spreadAcrossClasses);
+    if (!options.labelsFile.empty())
+      GOPT_RETURN_IF_ERROR(printAccuracy(name, *agreement, classes[name],
+                                         labels, options.labelsFile));
   }
   std::printf("tolerance: atol %g, rtol %g: %s\n", options.atol, options.rtol,
               allClose ? "outputs match" : "outputs differ");
