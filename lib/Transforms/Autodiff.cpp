@@ -80,6 +80,7 @@ private:
   LogicalResult backpropConv2D(Conv2DOp op, Value dy);
   LogicalResult backpropMatMul(MatMulOp op, Value dy);
   LogicalResult backpropMaxPool(MaxPoolOp op, Value dy);
+  LogicalResult backpropAvgPool(AvgPoolOp op, Value dy);
   LogicalResult backpropReduce(Operation *op, ArrayRef<int64_t> axes,
                                bool keepDims, bool mean, Value dy);
   LogicalResult backpropConcat(ConcatOp op, Value dy);
@@ -364,6 +365,19 @@ LogicalResult Differentiator::backpropMaxPool(MaxPoolOp op, Value dy) {
       op.getLoc(), xType, op.getX(), dy, op.getKernelAttr(),
       b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pads),
       op.getDataFormatAttr());
+  accumulate(op.getX(), dx);
+  return success();
+}
+
+// avg_pool_grad takes avg_pool's attributes as they are: its divisor is
+// the forward's (count_include_pad, ceil_mode), which resolving SAME or
+// ceil_mode into explicit pads would change.
+LogicalResult Differentiator::backpropAvgPool(AvgPoolOp op, Value dy) {
+  Value dx = b.create<AvgPoolGradOp>(
+      op.getLoc(), op.getX().getType(), op.getX(), dy, op.getKernelAttr(),
+      op.getStridesAttr(), op.getPaddingAttr(), op.getPadsAttr(),
+      op.getDataFormatAttr(), op.getCeilModeAttr(),
+      op.getCountIncludePadAttr());
   accumulate(op.getX(), dx);
   return success();
 }
@@ -664,6 +678,7 @@ LogicalResult Differentiator::backprop(Operation *op) {
       .Case([&](Conv2DOp o) { return backpropConv2D(o, dy); })
       .Case([&](MatMulOp o) { return backpropMatMul(o, dy); })
       .Case([&](MaxPoolOp o) { return backpropMaxPool(o, dy); })
+      .Case([&](AvgPoolOp o) { return backpropAvgPool(o, dy); })
       .Case([&](GlobalAvgPoolOp o) -> LogicalResult {
         RankedTensorType xType = tensorType(o.getX());
         FailureOr<Layout> layout = parseDataFormat(

@@ -558,7 +558,7 @@ struct ConvertLayoutPass
     func.walk([&](Operation *op) {
       if (isa<Conv2DOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp,
               BiasAddOp, Conv2DBackpropInputOp, Conv2DBackpropFilterOp,
-              MaxPoolGradOp, BatchNormGradOp>(op))
+              MaxPoolGradOp, AvgPoolGradOp, BatchNormGradOp>(op))
         ops.push_back(op);
     });
     OpBuilder builder(&getContext());
@@ -617,6 +617,12 @@ struct ConvertLayoutPass
                 ActivationPositions positions;
                 positions.operands = {0, 1};
                 return convertOp<MaxPoolGradOp>(builder, grad, format, nullptr,
+                                                positions);
+              })
+              .Case([&](AvgPoolGradOp grad) {
+                ActivationPositions positions;
+                positions.operands = {0, 1};
+                return convertOp<AvgPoolGradOp>(builder, grad, format, nullptr,
                                                 positions);
               })
               .Case([&](BatchNormGradOp grad) {

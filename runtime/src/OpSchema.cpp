@@ -549,6 +549,21 @@ Status maxPoolGradShape(const OpAttrs &attrs, const Shapes &in,
   return Status::success();
 }
 
+Status avgPoolGradShape(const OpAttrs &attrs, const Shapes &in,
+                        const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "avg_pool_grad x"));
+  Shapes pooled(1);
+  GOPT_RETURN_IF_ERROR(poolShape(attrs, {in[0]}, {types[0]}, pooled));
+  if (pooled[0] != in[1])
+    return invalidArgument("avg_pool_grad dy ", shapeToString(in[1]),
+                           " must be the avg_pool output ",
+                           shapeToString(pooled[0]), " of x ",
+                           shapeToString(in[0]));
+  out[0] = in[0];
+  return Status::success();
+}
+
 Status crossEntropyShape(const OpAttrs &, const Shapes &in, const DTypes &types,
                          Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireFloat(types[0], "softmax_cross_entropy logits"));
@@ -1006,6 +1021,7 @@ std::vector<OpSchema> buildSchemas() {
   attrs.push_back({"filter_shape", A::kInts, true});
   s.push_back(
       {"conv2d_backprop_filter", 2, 2, 1, 1, attrs, conv2dBackpropFilterShape});
+  s.push_back({"avg_pool_grad", 2, 2, 1, 1, poolAttrs, avgPoolGradShape});
   poolAttrs.pop_back(); // count_include_pad
   s.push_back({"max_pool_grad", 2, 2, 1, 1, poolAttrs, maxPoolGradShape});
   s.push_back({"softmax_cross_entropy", 2, 2, 1, 1, {}, crossEntropyShape});

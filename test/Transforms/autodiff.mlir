@@ -67,6 +67,20 @@ func.func @two_convs(%x: tensor<?x1x8x8xf32>, %w1: tensor<2x1x3x3xf32> {gopt.nam
 
 // -----
 
+/// avg_pool's gradient keeps the forward's attributes as they are (SAME,
+/// ceil_mode, count_include_pad decide its divisor).
+// CHECK-LABEL: func @avg_pool
+// CHECK: %[[P:.*]] = gopt.avg_pool %[[C:.*]] {ceil_mode = true, count_include_pad = true, data_format = "NCHW", kernel = array<i64: 3, 3>, padding = "SAME", strides = array<i64: 2, 2>}
+// CHECK: gopt.avg_pool_grad %[[C]], %{{.*}} {ceil_mode = true, count_include_pad = true, data_format = "NCHW", kernel = array<i64: 3, 3>, padding = "SAME", strides = array<i64: 2, 2>} : (tensor<?x2x7x7xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x7x7xf32>
+func.func @avg_pool(%x: tensor<?x1x7x7xf32>, %w: tensor<2x1x1x1xf32> {gopt.name = "w", gopt.state = "param"}, %t: tensor<?x2x4x4xf32>) -> (tensor<f32> {gopt.name = "loss"}) {
+  %0 = gopt.conv2d %x, %w {data_format = "NCHW", filter_format = "OIHW"} : (tensor<?x1x7x7xf32>, tensor<2x1x1x1xf32>) -> tensor<?x2x7x7xf32>
+  %1 = gopt.avg_pool %0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = "SAME", ceil_mode = true, count_include_pad = true, data_format = "NCHW"} : (tensor<?x2x7x7xf32>) -> tensor<?x2x4x4xf32>
+  %2 = gopt.mse_loss %1, %t : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
 /// A parameter the loss does not depend on gets a zero gradient.
 // CHECK-LABEL: func @unused
 // CHECK: %[[Z:.*]] = gopt.constant dense<0.000000e+00> : tensor<2xf32>

@@ -3,9 +3,9 @@
 // Mixed-precision training (gopt-run --train --precision bf16) hands the
 // gradient ops of its bf16 region bf16 operands. On "cpu" the conv
 // gradients run on oneDNN where oneDNN has bf16 kernels (the reference
-// kernels elsewhere), and relu_grad, max_pool_grad and reduce_sum/mean on
-// the fast loops everywhere; each must compute what the reference kernels
-// compute, within bf16 rounding.
+// kernels elsewhere), and relu_grad, max_pool_grad, avg_pool_grad and
+// reduce_sum/mean on the fast loops everywhere; each must compute what the
+// reference kernels compute, within bf16 rounding.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -361,6 +361,36 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
     EXPECT_EQ(r.cpuImpl, "fast");
     // Overlapping windows sum several dy in f32 (the reference in double)
     // before the one rounding to bf16: at most one bf16 step apart.
+    expectCloseBf16(r.ref, r.cpu, 1.0f / 128);
+  }
+}
+
+TEST(Bf16AvgPoolGrad, FastMatchesReference) {
+  std::vector<PoolCase> cases = {
+      {"NchwK3S2PadsIncludePad",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})},
+        {"count_include_pad", boolAttr(true)},
+        {"data_format", stringAttr("NCHW")}},
+       {2, 8, 9, 8}},
+      {"NhwcSameCeilMode",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"padding", stringAttr("SAME")},
+        {"ceil_mode", boolAttr(true)}},
+       {2, 7, 7, 16}},
+  };
+  uint32_t seed = 150;
+  for (const PoolCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++);
+    std::vector<Shape> y = resultShapes("avg_pool", c.attrs, {x});
+    ASSERT_EQ(y.size(), 1u);
+    Both r = runBoth("avg_pool_grad", c.attrs,
+                     {toBf16(x), randomBf16(y[0], seed++)});
+    EXPECT_EQ(r.cpuImpl, "fast");
+    // Shares summed in f32 (the reference in double), one rounding.
     expectCloseBf16(r.ref, r.cpu, 1.0f / 128);
   }
 }

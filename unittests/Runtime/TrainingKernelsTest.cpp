@@ -533,6 +533,95 @@ TEST(MaxPoolGradRef, FirstMaximumWinsAndPaddingNever) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// avg_pool_grad
+//===----------------------------------------------------------------------===//
+
+// avg_pool is linear, so finite differences are exact up to rounding; the
+// cases cover avg_pool's divisor rules: padding excluded or counted, SAME,
+// and ceil_mode's extra area (never counted).
+TEST(AvgPoolGradRef, MatchesFiniteDifferences) {
+  std::vector<PoolCase> cases = poolCases();
+  cases.push_back({"NchwK3S2PadsCountIncludePad",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({2, 2})},
+                    {"pads", intsAttr({1, 1, 1, 1})},
+                    {"count_include_pad", boolAttr(true)},
+                    {"data_format", stringAttr("NCHW")}},
+                   {2, 3, 7, 6}});
+  cases.push_back({"NhwcSameK3S2",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({2, 2})},
+                    {"padding", stringAttr("SAME")}},
+                   {1, 6, 5, 2}});
+  cases.push_back({"NhwcCeilModeCountIncludePad",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({2, 2})},
+                    {"pads", intsAttr({1, 1, 1, 1})},
+                    {"ceil_mode", boolAttr(true)},
+                    {"count_include_pad", boolAttr(true)}},
+                   {1, 6, 6, 2}});
+  uint32_t seed = 70;
+  for (const PoolCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++);
+    Tensor y = runRef("avg_pool", c.attrs, {x})[0];
+    Tensor r = randomF32(y.shape(), seed++);
+    Tensor dx = runRef("avg_pool_grad", c.attrs, {x, r})[0];
+    checkGradient("avg_pool", c.attrs, {x}, 0, r, dx, 0.01, 1e-3);
+  }
+}
+
+TEST(AvgPoolGradRef, DividesByTheForwardCount) {
+  // One 2x2 window at the corner of a 1x1 input padded by 1 on each side:
+  // avg_pool divides by 1 (the one real element), or by 4 with
+  // count_include_pad; the gradient must divide alike.
+  AttrMap attrs = {{"kernel", intsAttr({2, 2})},
+                   {"strides", intsAttr({2, 2})},
+                   {"pads", intsAttr({1, 1, 1, 1})}};
+  Tensor x = makeF32({1, 1, 1, 1}, {3});
+  Tensor dy = makeF32({1, 1, 1, 1}, {8});
+  expectNear(values<float>(runRef("avg_pool_grad", attrs, {x, dy})[0]), {8});
+  attrs["count_include_pad"] = boolAttr(true);
+  expectNear(values<float>(runRef("avg_pool_grad", attrs, {x, dy})[0]), {2});
+  // ceil_mode: a 3-wide row, kernel 2 stride 2 gives two windows; the last
+  // one covers only the third element, divided by 1 even with
+  // count_include_pad (the ceil area is not padding).
+  AttrMap ceil = {{"kernel", intsAttr({1, 2})},
+                  {"strides", intsAttr({1, 2})},
+                  {"ceil_mode", boolAttr(true)},
+                  {"count_include_pad", boolAttr(true)}};
+  Tensor row = makeF32({1, 1, 3, 1}, {1, 2, 3});
+  Tensor dyRow = makeF32({1, 1, 2, 1}, {4, 6});
+  expectNear(values<float>(runRef("avg_pool_grad", ceil, {row, dyRow})[0]),
+             {2, 2, 6});
+}
+
+TEST(AvgPoolGradFast, MatchesReference) {
+  std::vector<PoolCase> cases = poolCases();
+  cases.push_back({"NchwSameCountIncludePadCeil",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({2, 2})},
+                    {"padding", stringAttr("SAME")},
+                    {"ceil_mode", boolAttr(true)},
+                    {"count_include_pad", boolAttr(true)},
+                    {"data_format", stringAttr("NCHW")}},
+                   {2, 16, 15, 14}});
+  cases.push_back({"InceptionNhwcK3S1",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"pads", intsAttr({1, 1, 1, 1})},
+                    {"count_include_pad", boolAttr(true)}},
+                   {2, 17, 17, 64}});
+  uint32_t seed = 90;
+  for (const PoolCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++);
+    Tensor y = runRef("avg_pool", c.attrs, {x})[0];
+    expectCpuMatchesReference("avg_pool_grad", c.attrs,
+                              {x, randomF32(y.shape(), seed++)}, "fast", 1e-5);
+  }
+}
+
 TEST(MaxPoolGradFast, MatchesReference) {
   uint32_t seed = 50;
   std::vector<PoolCase> cases = poolCases();
@@ -928,6 +1017,9 @@ TEST(TrainingSchemas, RejectMismatchedShapesAndTypes) {
   expectShapeError("max_pool_grad", pool,
                    {randomF32({1, 4, 4, 2}, 1), randomF32({1, 2, 2, 3}, 2)},
                    "must be the max_pool output [1,2,2,2]");
+  expectShapeError("avg_pool_grad", pool,
+                   {randomF32({1, 4, 4, 2}, 1), randomF32({1, 3, 3, 2}, 2)},
+                   "must be the avg_pool output [1,2,2,2]");
 
   Tensor logits = randomF32({4, 10}, 1);
   expectShapeError("softmax_cross_entropy", {},

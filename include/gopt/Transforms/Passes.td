@@ -595,6 +595,7 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     mask is recomputed from the op's seed; dropouts without one get
     distinct seeds), reshape, flatten, transpose,
     bias_add, matmul (rank 2), conv2d (activation none or relu), max_pool,
+    avg_pool,
     global_avg_pool, reduce_sum and reduce_mean (static reduced dims),
     batch_norm (training form), softmax_cross_entropy and mse_loss.
 

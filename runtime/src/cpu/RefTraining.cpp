@@ -206,6 +206,64 @@ Status maxPoolGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 }
 
 //===----------------------------------------------------------------------===//
+// avg_pool_grad
+//===----------------------------------------------------------------------===//
+
+// Each window's dy / count goes to every element avg_pool averaged over it,
+// with avg_pool's count (poolKernel<false> in RefNN.cpp): the elements
+// inside the input, or with count_include_pad the window clipped to the
+// padded input (not to the extra area ceil_mode adds beyond it).
+Status avgPoolGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                         std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  bool includePad = attrs.getBool("count_include_pad", false);
+  Layout4D x(in[0].shape(), nchw), y(in[1].shape(), nchw);
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
+                                         pads[0], pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(x.w, kernel[1], strides[1], 1, padding,
+                                         pads[2], pads[3], ceilMode));
+  const float *dy = in[1].data<float>();
+  std::vector<double> acc(out[0].numElements(), 0.0);
+  for (int64_t n = 0; n < y.n; ++n)
+    for (int64_t c = 0; c < y.c; ++c)
+      for (int64_t oh = 0; oh < y.h; ++oh)
+        for (int64_t ow = 0; ow < y.w; ++ow) {
+          int64_t h0 = oh * strides[0] - wh.padBefore;
+          int64_t w0 = ow * strides[1] - ww.padBefore;
+          int64_t hb = std::max<int64_t>(h0, 0),
+                  he = std::min(h0 + kernel[0], x.h);
+          int64_t wb = std::max<int64_t>(w0, 0),
+                  we = std::min(w0 + kernel[1], x.w);
+          int64_t count =
+              std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0);
+          if (includePad) {
+            int64_t hEnd = std::min(h0 + kernel[0], x.h + wh.padAfter);
+            int64_t wEnd = std::min(w0 + kernel[1], x.w + ww.padAfter);
+            count = std::max<int64_t>(hEnd - h0, 0) *
+                    std::max<int64_t>(wEnd - w0, 0);
+          }
+          if (count == 0)
+            continue; // the forward wrote 0 here, whatever the input
+          double share = static_cast<double>(dy[y.at(n, c, oh, ow)]) / count;
+          for (int64_t ih = hb; ih < he; ++ih)
+            for (int64_t iw = wb; iw < we; ++iw)
+              acc[x.at(n, c, ih, iw)] += share;
+        }
+  float *dx = out[0].data<float>();
+  for (size_t i = 0; i < acc.size(); ++i)
+    dx[i] = static_cast<float>(acc[i]);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
 // Losses: softmax_cross_entropy, mse_loss and their gradients
 //===----------------------------------------------------------------------===//
 
@@ -492,6 +550,7 @@ void registerTrainingKernels(KernelRegistry &r) {
   registerKernel(r, "conv2d_backprop_filter", conv2dBackpropFilterKernel,
                  D::kFloat);
   registerKernel(r, "max_pool_grad", maxPoolGradKernel, D::kFloat);
+  registerKernel(r, "avg_pool_grad", avgPoolGradKernel, D::kFloat);
   // Labels are integers: kNumeric lets them through (logits still f32).
   registerKernel(r, "softmax_cross_entropy", crossEntropyKernel, D::kNumeric);
   registerKernel(r, "softmax_cross_entropy_grad", crossEntropyGradKernel,

@@ -7,7 +7,8 @@
 //   convolution_backward_data / _weights, created with a forward_training
 //   hint; oneDNN picks the layouts it computes in and the kernel reorders
 //   from and to the plan's plain layouts around the primitive;
-// - relu_grad, max_pool_grad (f32, bf16), sgd_update, adam_update,
+// - relu_grad, max_pool_grad, avg_pool_grad (f32, bf16), sgd_update,
+//   adam_update,
 //   batch_norm_grad (f32): OpenMP loops; bf16 ones compute in f32 and
 //   round each result once, as the reference kernels do;
 // - reduce_sum / reduce_mean (f32, bf16) over leading and/or trailing dims
@@ -553,6 +554,118 @@ StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
 }
 
 //===----------------------------------------------------------------------===//
+// avg_pool_grad
+//===----------------------------------------------------------------------===//
+
+// The reference's scatter (RefTraining.cpp) per (n, c) plane (NCHW) or per
+// image with channels innermost (NHWC), in parallel over them: planes and
+// images never share elements. dy / count is summed in f32 (the reference
+// in double) and rounded once for bf16.
+struct AvgPoolGeometry {
+  MaxPoolGeometry window;
+  int64_t padBottom = 0, padRight = 0; // explicit (or SAME) pads after
+  bool includePad = false;
+};
+
+template <typename T> class AvgPoolGradKernel : public Kernel {
+public:
+  explicit AvgPoolGradKernel(const AvgPoolGeometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const MaxPoolGeometry g = g_.window;
+    const T *dy = in[1].data<T>();
+    T *dx = out[0].data<T>();
+    const int64_t channels = g.nchw ? 1 : g.c;
+    const int64_t items = g.nchw ? g.n * g.c : g.n;
+    const int64_t xSize = g.h * g.w * channels, ySize = g.oh * g.ow * channels;
+    const bool parallel = g.n * g.c * g.h * g.w >= kParallelThreshold;
+#pragma omp parallel if (parallel)
+    {
+      std::vector<float> acc(xSize);
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < items; ++item) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        const T *pdy = dy + item * ySize;
+        for (int64_t oh = 0; oh < g.oh; ++oh)
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            int64_t h0 = oh * g.sh - g.padTop, w0 = ow * g.sw - g.padLeft;
+            int64_t hb = std::max<int64_t>(h0, 0),
+                    he = std::min(h0 + g.kh, g.h);
+            int64_t wb = std::max<int64_t>(w0, 0),
+                    we = std::min(w0 + g.kw, g.w);
+            int64_t count =
+                std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0);
+            if (g_.includePad)
+              count = std::max<int64_t>(
+                          std::min(h0 + g.kh, g.h + g_.padBottom) - h0, 0) *
+                      std::max<int64_t>(
+                          std::min(w0 + g.kw, g.w + g_.padRight) - w0, 0);
+            if (count == 0)
+              continue;
+            const T *d = pdy + (oh * g.ow + ow) * channels;
+            for (int64_t ih = hb; ih < he; ++ih)
+              for (int64_t iw = wb; iw < we; ++iw) {
+                float *a = acc.data() + (ih * g.w + iw) * channels;
+#pragma omp simd
+                for (int64_t ch = 0; ch < channels; ++ch)
+                  a[ch] += toF32(d[ch]) / static_cast<float>(count);
+              }
+          }
+        T *pdx = dx + item * xSize;
+#pragma omp simd
+        for (int64_t i = 0; i < xSize; ++i)
+          pdx[i] = fromF32<T>(acc[i]);
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  AvgPoolGeometry g_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createAvgPoolGrad(const KernelConfig &c) {
+  DType type = loopType(c);
+  if (type == DType::kInvalid)
+    return none();
+  OpAttrs attrs = c.attrs();
+  AvgPoolGeometry a;
+  MaxPoolGeometry &g = a.window;
+  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  a.includePad = attrs.getBool("count_include_pad", false);
+  const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
+  g.n = x[0];
+  g.c = g.nchw ? x[1] : x[3];
+  g.h = g.nchw ? x[2] : x[1];
+  g.w = g.nchw ? x[3] : x[2];
+  g.oh = g.nchw ? y[2] : y[1];
+  g.ow = g.nchw ? y[3] : y[2];
+  g.kh = kernel[0];
+  g.kw = kernel[1];
+  g.sh = strides[0];
+  g.sw = strides[1];
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(g.h, g.kh, g.sh, 1, padding, pads[0],
+                                         pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(g.w, g.kw, g.sw, 1, padding, pads[2],
+                                         pads[3], ceilMode));
+  g.padTop = wh.padBefore;
+  g.padLeft = ww.padBefore;
+  a.padBottom = wh.padAfter;
+  a.padRight = ww.padAfter;
+  return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
+    return std::make_unique<AvgPoolGradKernel<decltype(t)>>(a);
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // sgd_update / adam_update
 //===----------------------------------------------------------------------===//
 
@@ -924,6 +1037,7 @@ void registerTrainingFastKernels(KernelRegistry &registry) {
                           ConvBackwardKernel::create);
   registry.registerKernel("relu_grad", "cpu", createReluGrad);
   registry.registerKernel("max_pool_grad", "cpu", createMaxPoolGrad);
+  registry.registerKernel("avg_pool_grad", "cpu", createAvgPoolGrad);
   registry.registerKernel("sgd_update", "cpu", createSgdUpdate);
   registry.registerKernel("adam_update", "cpu", createAdamUpdate);
   registry.registerKernel("batch_norm_grad", "cpu", createBatchNormGrad);

@@ -76,6 +76,14 @@ func.func @max_pool_grad_shape(%x: tensor<8x4x4x16xf32>, %dy: tensor<8x3x3x16xf3
 
 // -----
 
+func.func @avg_pool_grad_ceil_shape(%x: tensor<8x5x5x16xf32>, %dy: tensor<8x2x2x16xf32>) -> tensor<8x5x5x16xf32> {
+  // expected-error @+1 {{'gopt.avg_pool_grad' op expects dy (the pool's output) of shape [8,3,3,16], got [8,2,2,16]}}
+  %0 = gopt.avg_pool_grad %x, %dy {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<8x5x5x16xf32>, tensor<8x2x2x16xf32>) -> tensor<8x5x5x16xf32>
+  return %0 : tensor<8x5x5x16xf32>
+}
+
+// -----
+
 func.func @bn_grad_channels(%dy: tensor<8x4x4x16xf32>, %x: tensor<8x4x4x16xf32>, %s: tensor<8xf32>) -> tensor<8x4x4x16xf32> {
   // expected-error @+1 {{'gopt.batch_norm_grad' op}}
   %0:3 = gopt.batch_norm_grad %dy, %x, %s, %s, %s : (tensor<8x4x4x16xf32>, tensor<8x4x4x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8x4x4x16xf32>, tensor<8xf32>, tensor<8xf32>)

@@ -35,6 +35,8 @@ func.func @other_grads(%x: tensor<8x4x4x16xf32>, %dp: tensor<8x2x2x16xf32>, %dy:
     -> (tensor<8x4x4x16xf32>, tensor<8x4x4x16xf32>, tensor<8x4x4x16xf32>, tensor<16xf32>, tensor<16xf32>) {
   // CHECK: gopt.max_pool_grad
   %dx = gopt.max_pool_grad %x, %dp {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<8x4x4x16xf32>, tensor<8x2x2x16xf32>) -> tensor<8x4x4x16xf32>
+  // CHECK: gopt.avg_pool_grad {{.*}}count_include_pad = true
+  %da = gopt.avg_pool_grad %x, %dp {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = "SAME", count_include_pad = true} : (tensor<8x4x4x16xf32>, tensor<8x2x2x16xf32>) -> tensor<8x4x4x16xf32>
   // CHECK: gopt.relu_grad
   %dr = gopt.relu_grad %dy, %x : (tensor<8x4x4x16xf32>, tensor<8x4x4x16xf32>) -> tensor<8x4x4x16xf32>
   // CHECK: gopt.batch_norm_grad {{.*}} -> (tensor<8x4x4x16xf32>, tensor<16xf32>, tensor<16xf32>)

@@ -184,6 +184,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                                    "conv2d_backprop_input",
                                    "conv2d_backprop_filter",
                                    "max_pool_grad",
+                                   "avg_pool_grad",
                                    "batch_norm_grad",
                                    "sgd_update",
                                    "adam_update",

@@ -275,6 +275,31 @@ static LogicalResult inferTypes(MaxPoolGradOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(MaxPoolGradOp)
 
+static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getDy()},
+                                    {"x", "dy"}, error)))
+    return failure();
+  WindowParams params;
+  params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
+  params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.dilations = {1, 1};
+  params.padding = adaptor.getPadding();
+  params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.ceilMode = adaptor.getCeilMode();
+  Shape forward;
+  if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
+                            adaptor.getDataFormat(), forward, error)))
+    return failure();
+  if (failed(verifyCompatible(shapeOf(adaptor.getDy()), forward,
+                              "dy (the pool's output)", error)))
+    return failure();
+  inferred.push_back(adaptor.getX().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolGradOp)
+
 static LogicalResult inferTypes(BatchNormGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {

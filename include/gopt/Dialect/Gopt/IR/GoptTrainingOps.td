@@ -174,6 +174,31 @@ def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
   let results = (outs Gopt_FloatTensor:$dx);
 }
 
+def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
+  let summary = "gradient of avg_pool";
+  let description = [{
+    Spreads each window's gradient evenly over the elements `avg_pool`
+    averaged, dividing by the same count (padding counted only with
+    `count_include_pad`, never the extra area `ceil_mode` adds), summing
+    where windows overlap. Takes the forward op's attributes unchanged; `x`
+    gives only the result's shape.
+
+    ```mlir
+    %dx = gopt.avg_pool_grad %x, %dy {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = "SAME", data_format = "NCHW"}
+        : (tensor<?x64x24x24xf32>, tensor<?x64x12x12xf32>) -> tensor<?x64x24x24xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$dy,
+                   DenseI64ArrayAttr:$kernel,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   Gopt_PaddingAttr:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$pads,
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Gopt_FloatTensor:$dx);
+}
+
 def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
   let summary = "gradient of training-form batch_norm";
   let description = [{
