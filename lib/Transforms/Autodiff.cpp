@@ -79,6 +79,7 @@ private:
   LogicalResult backpropBinary(Operation *op, Value dz);
   LogicalResult backpropConv2D(Conv2DOp op, Value dy);
   LogicalResult backpropMatMul(MatMulOp op, Value dy);
+  Value geluGrad(Location loc, GeluOp op, Value dy);
   LogicalResult backpropMaxPool(MaxPoolOp op, Value dy);
   LogicalResult backpropAvgPool(AvgPoolOp op, Value dy);
   LogicalResult backpropReduce(Operation *op, ArrayRef<int64_t> axes,
@@ -295,27 +296,72 @@ LogicalResult Differentiator::backpropConv2D(Conv2DOp op, Value dy) {
   return success();
 }
 
+// d gelu(x) / dx, times dy. Exact: Phi(x) + x phi(x) with
+// Phi(x) = (1 + erf(x / sqrt 2)) / 2 and phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+// tanh form, gelu = x (1 + t) / 2 with t = tanh(u), u = k (x + c x^3):
+// (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2.
+Value Differentiator::geluGrad(Location loc, GeluOp op, Value dy) {
+  Type element = tensorType(dy).getElementType();
+  auto constant = [&](float v) { return scalarConstant(v, element); };
+  auto mul = [&](Value l, Value r) -> Value {
+    return b.create<MulOp>(loc, l, r);
+  };
+  auto add = [&](Value l, Value r) -> Value {
+    return b.create<AddOp>(loc, l, r);
+  };
+  Value x = op.getX();
+  Value x2 = mul(x, x);
+  Value slope;
+  if (op.getApproximate() == "tanh") {
+    const float k = 0.7978845608028654f, c = 0.044715f;
+    Value u = mul(constant(k), add(x, mul(constant(c), mul(x2, x))));
+    Value t = b.create<TanhOp>(loc, u);
+    Value du = mul(constant(k), add(constant(1.0f), mul(constant(3 * c), x2)));
+    Value sech2 = b.create<SubOp>(loc, constant(1.0f), mul(t, t));
+    slope = add(mul(constant(0.5f), add(constant(1.0f), t)),
+                mul(mul(constant(0.5f), x), mul(sech2, du)));
+  } else {
+    Value cdf =
+        mul(constant(0.5f),
+            add(constant(1.0f),
+                b.create<ErfOp>(loc, mul(x, constant(0.7071067811865476f)))));
+    Value pdf = mul(constant(0.3989422804014327f),
+                    b.create<ExpOp>(loc, mul(constant(-0.5f), x2)));
+    slope = add(cdf, mul(x, pdf));
+  }
+  return mul(dy, slope);
+}
+
 LogicalResult Differentiator::backpropMatMul(MatMulOp op, Value dy) {
   Value a = op.getA(), bv = op.getB();
-  if (tensorType(a).getRank() != 2 || tensorType(bv).getRank() != 2)
-    return error(op) << "batched matmul (only rank-2 operands are "
-                        "differentiated)",
+  if (tensorType(a).getRank() < 2 || tensorType(bv).getRank() < 2)
+    return error(op) << "a rank-1 operand (only matrices and batches of "
+                        "them are differentiated)",
            failure();
   Location loc = op.getLoc();
   bool ta = op.getTransposeA(), tb = op.getTransposeB();
   auto mm = [&](Value x, Value y, bool tx, bool ty) -> Value {
     return b.create<MatMulOp>(loc, x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
   };
-  // y = op(A) op(B) with op = transpose or not.
+  // y = op(A) op(B) with op = transpose or not. Batched operands use the
+  // same formulas per batch (matmul broadcasts batch dims); an operand
+  // broadcast over batch dims (fewer of them, or size 1) sums its
+  // gradient over those dims.
   if (needsGrad(a)) {
     Value da = !ta ? (!tb ? mm(dy, bv, false, true) : mm(dy, bv, false, false))
                    : (!tb ? mm(bv, dy, false, true) : mm(bv, dy, true, true));
-    accumulate(a, da);
+    FailureOr<Value> reduced = unbroadcast(op, da, a);
+    if (failed(reduced))
+      return failure();
+    accumulate(a, *reduced);
   }
   if (needsGrad(bv)) {
     Value db = !tb ? (!ta ? mm(a, dy, true, false) : mm(a, dy, false, false))
                    : (!ta ? mm(dy, a, true, false) : mm(dy, a, true, true));
-    accumulate(bv, db);
+    FailureOr<Value> reduced = unbroadcast(op, db, bv);
+    if (failed(reduced))
+      return failure();
+    accumulate(bv, *reduced);
   }
   return success();
 }
@@ -581,6 +627,18 @@ LogicalResult Differentiator::backprop(Operation *op) {
         return unary(o.getX(), b.create<DivOp>(loc, dy, o.getX()));
       })
       .Case([&](NegOp o) { return unary(o.getX(), b.create<NegOp>(loc, dy)); })
+      .Case([&](ErfOp o) {
+        // dy * 2/sqrt(pi) * exp(-x^2)
+        Value x2 = b.create<MulOp>(loc, o.getX(), o.getX());
+        Value e = b.create<ExpOp>(loc, b.create<NegOp>(loc, x2));
+        return unary(
+            o.getX(),
+            b.create<MulOp>(
+                loc, dy,
+                b.create<MulOp>(loc, e,
+                                scalarConstant(1.1283791670955126f, element))));
+      })
+      .Case([&](GeluOp o) { return unary(o.getX(), geluGrad(loc, o, dy)); })
       .Case([&](SqrtOp o) {
         // dy * 0.5 / y
         Value half = scalarConstant(0.5f, element);

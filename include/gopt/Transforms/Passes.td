@@ -590,11 +590,13 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     Gradients: cast (back to the operand's type: f32 master weights under
     mixed precision), add, sub, mul, div, max, min, squared_difference (with
     broadcasting), relu, relu6, clip, leaky_relu, abs, sigmoid, tanh, exp,
-    log, neg, sqrt, rsqrt, softmax, log_softmax, concat, pad (constant),
+    log, neg, sqrt, rsqrt, erf, gelu (exact and tanh), softmax, log_softmax,
+    concat, pad (constant),
     slice (step 1), identity-like ops, dropout (training mode: the
     mask is recomputed from the op's seed; dropouts without one get
     distinct seeds), reshape, flatten, transpose,
-    bias_add, matmul (rank 2), conv2d (activation none or relu), max_pool,
+    bias_add, matmul (batched, with broadcasting), conv2d (activation none
+    or relu), max_pool,
     avg_pool,
     global_avg_pool, reduce_sum and reduce_mean (static reduced dims),
     batch_norm (training form), softmax_cross_entropy and mse_loss.
