@@ -754,13 +754,11 @@ StatusOr<std::unique_ptr<Session>> makeSession(const std::string &model,
   return Session::create(plan, so);
 }
 
-// --compare: both models on the reference backend with the same inputs.
 /// --labels: integer class labels, one per row (int64, int32 or uint8).
 StatusOr<std::vector<int64_t>> readLabels(const std::string &file) {
   StatusOr<Tensor> read = readNpy(file);
   if (!read.ok())
-    return Status(read.status().code(),
-                  "--labels: " + read.status().message());
+    return Status(read.status().code(), "--labels: " + read.status().message());
   const Tensor &t = *read;
   if (t.shape().size() != 1)
     return invalidArgument("--labels '", file, "': expected a 1-D array of ",
@@ -819,6 +817,7 @@ Status printAccuracy(const std::string &name, const ClassAgreement &agreement,
   return Status::success();
 }
 
+// --compare: both models on the reference backend with the same inputs.
 StatusOr<bool> runCompare(const Options &options) {
   std::vector<int64_t> labels;
   if (!options.labelsFile.empty()) {

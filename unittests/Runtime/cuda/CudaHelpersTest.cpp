@@ -174,23 +174,13 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   std::set<std::string> cuda(cudaOpKinds().begin(), cudaOpKinds().end());
   // docs/cuda.md lists these as CPU-only; nothing else may be missing.
   // The training ops (docs/training.md) have CPU kernels only so far.
-  std::set<std::string> cpuOnly = {"constant",
-                                   "softmax_cross_entropy",
-                                   "softmax_cross_entropy_grad",
-                                   "mse_loss",
-                                   "mse_loss_grad",
-                                   "relu_grad",
-                                   "dropout_grad",
-                                   "conv2d_backprop_input",
-                                   "conv2d_backprop_filter",
-                                   "max_pool_grad",
-                                   "avg_pool_grad",
-                                   "batch_norm_grad",
-                                   "sgd_update",
-                                   "adam_update",
-                                   "all_finite",
-                                   "select",
-                                   "loss_scale_update"};
+  std::set<std::string> cpuOnly = {
+      "constant",      "softmax_cross_entropy", "softmax_cross_entropy_grad",
+      "mse_loss",      "mse_loss_grad",         "relu_grad",
+      "dropout_grad",  "conv2d_backprop_input", "conv2d_backprop_filter",
+      "max_pool_grad", "avg_pool_grad",         "batch_norm_grad",
+      "sgd_update",    "adam_update",           "all_finite",
+      "select",        "loss_scale_update"};
   for (const OpSchema &schema : allOpSchemas()) {
     std::string kind = schema.kind;
     EXPECT_TRUE(cuda.count(kind) || cpuOnly.count(kind))
