@@ -8,9 +8,8 @@
 //   hint; oneDNN picks the layouts it computes in and the kernel reorders
 //   from and to the plan's plain layouts around the primitive;
 // - relu_grad, max_pool_grad, avg_pool_grad (f32, bf16), sgd_update,
-//   adam_update,
-//   batch_norm_grad (f32): OpenMP loops; bf16 ones compute in f32 and
-//   round each result once, as the reference kernels do;
+//   adam_update, batch_norm_grad (f32): OpenMP loops; bf16 ones compute in
+//   f32 and round each result once, as the reference kernels do;
 // - reduce_sum / reduce_mean (f32, bf16) over leading and/or trailing dims
 //   around one kept block (bias gradients: axes [0,2,3] of NCHW, [0] of
 //   [N,C]).
