@@ -24,15 +24,9 @@ namespace {
 // Element access
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct Acc {
-  using type = float;
-};
-template <> struct Acc<int32_t> {
-  using type = int64_t;
-};
-template <> struct Acc<int64_t> {
-  using type = int64_t;
-};
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<int32_t> { using type = int64_t; };
+template <> struct Acc<int64_t> { using type = int64_t; };
 
 template <typename T> __device__ __forceinline__ float toF(T v) {
   return static_cast<float>(v);
