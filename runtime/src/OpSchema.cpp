@@ -534,34 +534,31 @@ Status conv2dBackpropFilterShape(const OpAttrs &attrs, const Shapes &in,
   return Status::success();
 }
 
-Status maxPoolGradShape(const OpAttrs &attrs, const Shapes &in,
-                        const DTypes &types, Shapes &out) {
+// max_pool_grad / avg_pool_grad (x, dy -> dx): dy must be what `pool`
+// (the forward op) gives x.
+Status poolGradShape(const char *pool, const OpAttrs &attrs, const Shapes &in,
+                     const DTypes &types, Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "max_pool_grad x"));
+  GOPT_RETURN_IF_ERROR(
+      requireFloat(types[0], detail::concat(pool, "_grad x").c_str()));
   Shapes pooled(1);
   GOPT_RETURN_IF_ERROR(poolShape(attrs, {in[0]}, {types[0]}, pooled));
   if (pooled[0] != in[1])
-    return invalidArgument("max_pool_grad dy ", shapeToString(in[1]),
-                           " must be the max_pool output ",
-                           shapeToString(pooled[0]), " of x ",
-                           shapeToString(in[0]));
+    return invalidArgument(
+        pool, "_grad dy ", shapeToString(in[1]), " must be the ", pool,
+        " output ", shapeToString(pooled[0]), " of x ", shapeToString(in[0]));
   out[0] = in[0];
   return Status::success();
 }
 
+Status maxPoolGradShape(const OpAttrs &attrs, const Shapes &in,
+                        const DTypes &types, Shapes &out) {
+  return poolGradShape("max_pool", attrs, in, types, out);
+}
+
 Status avgPoolGradShape(const OpAttrs &attrs, const Shapes &in,
                         const DTypes &types, Shapes &out) {
-  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "avg_pool_grad x"));
-  Shapes pooled(1);
-  GOPT_RETURN_IF_ERROR(poolShape(attrs, {in[0]}, {types[0]}, pooled));
-  if (pooled[0] != in[1])
-    return invalidArgument("avg_pool_grad dy ", shapeToString(in[1]),
-                           " must be the avg_pool output ",
-                           shapeToString(pooled[0]), " of x ",
-                           shapeToString(in[0]));
-  out[0] = in[0];
-  return Status::success();
+  return poolGradShape("avg_pool", attrs, in, types, out);
 }
 
 Status crossEntropyShape(const OpAttrs &, const Shapes &in, const DTypes &types,

@@ -23,24 +23,6 @@ namespace {
 const DType F32 = DType::kF32;
 const DType BF16 = DType::kBF16;
 
-Tensor toBf16(const Tensor &f) {
-  Tensor t = Tensor::allocate(BF16, f.shape());
-  for (int64_t i = 0; i < f.numElements(); ++i)
-    t.data<uint16_t>()[i] = floatToBf16(f.data<float>()[i]);
-  return t;
-}
-
-Tensor toF32(const Tensor &b) {
-  Tensor t = Tensor::allocate(F32, b.shape());
-  for (int64_t i = 0; i < b.numElements(); ++i)
-    t.data<float>()[i] = bf16ToFloat(b.data<uint16_t>()[i]);
-  return t;
-}
-
-Tensor randomBf16(const Shape &shape, uint32_t seed) {
-  return toBf16(randomF32(shape, seed));
-}
-
 bool oneDnnHasBf16() { return cpuBf16Support() != Bf16Support::kReference; }
 
 #define SKIP_WITHOUT_ONEDNN_BF16()                                             \

@@ -41,6 +41,25 @@ inline Tensor randomF32(const Shape &shape, uint32_t seed) {
   return t;
 }
 
+// f32 <-> bf16 (round to nearest even), element by element.
+inline Tensor toBf16(const Tensor &f) {
+  Tensor t = Tensor::allocate(DType::kBF16, f.shape());
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    t.data<uint16_t>()[i] = floatToBf16(f.data<float>()[i]);
+  return t;
+}
+
+inline Tensor toF32(const Tensor &b) {
+  Tensor t = Tensor::allocate(DType::kF32, b.shape());
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    t.data<float>()[i] = bf16ToFloat(b.data<uint16_t>()[i]);
+  return t;
+}
+
+inline Tensor randomBf16(const Shape &shape, uint32_t seed) {
+  return toBf16(randomF32(shape, seed));
+}
+
 template <typename T> std::vector<T> values(const Tensor &t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.numElements());
 }

@@ -1,5 +1,6 @@
 //===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
 #include "FastKernels.h"
+#include "ElementLoops.h"
 #include "ParallelRange.h"
 #include "gopt/runtime/OpSchema.h"
 
@@ -27,31 +28,6 @@ DType elementwiseType(const KernelConfig &c) {
     if (t != type)
       return DType::kInvalid;
   return type;
-}
-
-// Elements are f32 (float) or bf16 (its bits in a uint16_t); kernels
-// compute in f32. Inline (unlike floatToBf16) so that loops vectorize, with
-// the same rounding: to nearest even, NaN stays a quiet NaN.
-inline float toF32(float v) { return v; }
-inline float toF32(uint16_t bits) {
-  uint32_t x = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-template <typename T> inline T fromF32(float v);
-template <> inline float fromF32<float>(float v) { return v; }
-template <> inline uint16_t fromF32<uint16_t>(float v) {
-  uint32_t x;
-  std::memcpy(&x, &v, 4);
-  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  uint32_t nan = (x >> 16) | 0x40u;
-  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-}
-
-// Calls make(T()) with T the element type of `dtype` (f32 or bf16).
-template <typename Make> auto byElementType(DType dtype, Make make) {
-  return dtype == DType::kBF16 ? make(uint16_t()) : make(float());
 }
 
 bool parseUnary(const plan::Op &op, Unary &kind, float &lo, float &hi) {

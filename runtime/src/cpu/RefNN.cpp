@@ -8,22 +8,6 @@
 namespace gopt::runtime::ref {
 namespace {
 
-// Index arithmetic of a rank-4 activation in NHWC or NCHW.
-struct Layout4D {
-  int64_t n, c, h, w;
-  bool nchw;
-  Layout4D(const Shape &s, bool nchwIn) : nchw(nchwIn) {
-    n = s[0];
-    c = nchw ? s[1] : s[3];
-    h = nchw ? s[2] : s[1];
-    w = nchw ? s[3] : s[2];
-  }
-  int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
-    return nchw ? ((in * c + ic) * h + ih) * w + iw
-                : ((in * h + ih) * w + iw) * c + ic;
-  }
-};
-
 float activate(const std::string &activation, float v) {
   if (activation == "relu")
     return v > 0 ? v : 0;
@@ -183,48 +167,28 @@ Status matmulKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 template <bool IsMax>
 Status poolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
-  OpAttrs attrs = ctx.attrs();
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
-  bool includePad = attrs.getBool("count_include_pad", false);
-  Layout4D x(in[0].shape(), nchw), y(out[0].shape(), nchw);
-  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                        computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
-                                         pads[0], pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                        computeWindowDim(x.w, kernel[1], strides[1], 1, padding,
-                                         pads[2], pads[3], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(PoolWindow pw, poolWindow(ctx.attrs(), in[0].shape()));
+  Layout4D x(in[0].shape(), pw.nchw), y(out[0].shape(), pw.nchw);
+  const int64_t kh = pw.kernel[0], kw = pw.kernel[1];
   const float *px = in[0].data<float>();
   float *py = out[0].data<float>();
   for (int64_t n = 0; n < y.n; ++n)
     for (int64_t c = 0; c < y.c; ++c)
       for (int64_t oh = 0; oh < y.h; ++oh)
         for (int64_t ow = 0; ow < y.w; ++ow) {
-          int64_t h0 = oh * strides[0] - wh.padBefore;
-          int64_t w0 = ow * strides[1] - ww.padBefore;
+          int64_t h0 = pw.top(oh), w0 = pw.left(ow);
           double acc = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
-          int64_t count = 0;
           for (int64_t ih = std::max<int64_t>(h0, 0);
-               ih < std::min(h0 + kernel[0], x.h); ++ih)
+               ih < std::min(h0 + kh, x.h); ++ih)
             for (int64_t iw = std::max<int64_t>(w0, 0);
-                 iw < std::min(w0 + kernel[1], x.w); ++iw) {
+                 iw < std::min(w0 + kw, x.w); ++iw) {
               double v = px[x.at(n, c, ih, iw)];
               acc = IsMax ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
-              ++count;
             }
           if (!IsMax) {
-            if (includePad) {
-              // The window clipped to the padded input, not to the extra
-              // area ceil_mode adds beyond it.
-              int64_t hEnd = std::min(h0 + kernel[0], x.h + wh.padAfter);
-              int64_t wEnd = std::min(w0 + kernel[1], x.w + ww.padAfter);
-              count = std::max<int64_t>(hEnd - h0, 0) *
-                      std::max<int64_t>(wEnd - w0, 0);
-            }
+            int64_t count =
+                avgPoolCount(h0, w0, kh, kw, x.h, x.w, pw.h.padAfter,
+                             pw.w.padAfter, pw.includePad);
             acc = count ? acc / count : 0.0;
           }
           py[y.at(n, c, oh, ow)] = static_cast<float>(acc);
@@ -284,6 +248,25 @@ Status softmaxKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 }
 
 } // namespace
+
+StatusOr<PoolWindow> poolWindow(const OpAttrs &attrs, const Shape &x) {
+  PoolWindow pw;
+  pw.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  pw.kernel = attrs.getInts("kernel");
+  pw.strides = attrs.getInts("strides", {1, 1});
+  pw.includePad = attrs.getBool("count_include_pad", false);
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  Layout4D l(x, pw.nchw);
+  GOPT_ASSIGN_OR_RETURN(pw.h,
+                        computeWindowDim(l.h, pw.kernel[0], pw.strides[0], 1,
+                                         padding, pads[0], pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(pw.w,
+                        computeWindowDim(l.w, pw.kernel[1], pw.strides[1], 1,
+                                         padding, pads[2], pads[3], ceilMode));
+  return pw;
+}
 
 void registerNNKernels(KernelRegistry &r) {
   using D = DTypeSupport;

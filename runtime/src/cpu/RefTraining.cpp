@@ -14,22 +14,6 @@
 namespace gopt::runtime::ref {
 namespace {
 
-// Index arithmetic of a rank-4 activation in NHWC or NCHW.
-struct Layout4D {
-  int64_t n, c, h, w;
-  bool nchw;
-  Layout4D(const Shape &s, bool nchwIn) : nchw(nchwIn) {
-    n = s[0];
-    c = nchw ? s[1] : s[3];
-    h = nchw ? s[2] : s[1];
-    w = nchw ? s[3] : s[2];
-  }
-  int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
-    return nchw ? ((in * c + ic) * h + ih) * w + iw
-                : ((in * h + ih) * w + iw) * c + ic;
-  }
-};
-
 Status reluGradKernel(const RefContext &, const std::vector<Tensor> &in,
                       std::vector<Tensor> &out) {
   const float *dy = in[0].data<float>(), *y = in[1].data<float>();
@@ -165,33 +149,21 @@ Status conv2dBackpropFilterKernel(const RefContext &ctx,
 // in PyTorch); padding never wins.
 Status maxPoolGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
-  OpAttrs attrs = ctx.attrs();
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
-  Layout4D x(in[0].shape(), nchw), y(in[1].shape(), nchw);
-  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                        computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
-                                         pads[0], pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                        computeWindowDim(x.w, kernel[1], strides[1], 1, padding,
-                                         pads[2], pads[3], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(PoolWindow pw, poolWindow(ctx.attrs(), in[0].shape()));
+  Layout4D x(in[0].shape(), pw.nchw), y(in[1].shape(), pw.nchw);
+  const int64_t kh = pw.kernel[0], kw = pw.kernel[1];
   const float *px = in[0].data<float>(), *dy = in[1].data<float>();
   std::vector<double> acc(out[0].numElements(), 0.0);
   for (int64_t n = 0; n < y.n; ++n)
     for (int64_t c = 0; c < y.c; ++c)
       for (int64_t oh = 0; oh < y.h; ++oh)
         for (int64_t ow = 0; ow < y.w; ++ow) {
-          int64_t h0 = oh * strides[0] - wh.padBefore;
-          int64_t w0 = ow * strides[1] - ww.padBefore;
+          int64_t h0 = pw.top(oh), w0 = pw.left(ow);
           int64_t best = -1;
           for (int64_t ih = std::max<int64_t>(h0, 0);
-               ih < std::min(h0 + kernel[0], x.h); ++ih)
+               ih < std::min(h0 + kh, x.h); ++ih)
             for (int64_t iw = std::max<int64_t>(w0, 0);
-                 iw < std::min(w0 + kernel[1], x.w); ++iw) {
+                 iw < std::min(w0 + kw, x.w); ++iw) {
               int64_t i = x.at(n, c, ih, iw);
               if (best < 0 || std::isnan(px[i]) || px[i] > px[best])
                 best = i;
@@ -210,51 +182,28 @@ Status maxPoolGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 //===----------------------------------------------------------------------===//
 
 // Each window's dy / count goes to every element avg_pool averaged over it,
-// with avg_pool's count (poolKernel<false> in RefNN.cpp): the elements
-// inside the input, or with count_include_pad the window clipped to the
-// padded input (not to the extra area ceil_mode adds beyond it).
+// with avg_pool's count (avgPoolCount, as poolKernel in RefNN.cpp).
 Status avgPoolGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
-  OpAttrs attrs = ctx.attrs();
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
-  bool includePad = attrs.getBool("count_include_pad", false);
-  Layout4D x(in[0].shape(), nchw), y(in[1].shape(), nchw);
-  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                        computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
-                                         pads[0], pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                        computeWindowDim(x.w, kernel[1], strides[1], 1, padding,
-                                         pads[2], pads[3], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(PoolWindow pw, poolWindow(ctx.attrs(), in[0].shape()));
+  Layout4D x(in[0].shape(), pw.nchw), y(in[1].shape(), pw.nchw);
+  const int64_t kh = pw.kernel[0], kw = pw.kernel[1];
   const float *dy = in[1].data<float>();
   std::vector<double> acc(out[0].numElements(), 0.0);
   for (int64_t n = 0; n < y.n; ++n)
     for (int64_t c = 0; c < y.c; ++c)
       for (int64_t oh = 0; oh < y.h; ++oh)
         for (int64_t ow = 0; ow < y.w; ++ow) {
-          int64_t h0 = oh * strides[0] - wh.padBefore;
-          int64_t w0 = ow * strides[1] - ww.padBefore;
-          int64_t hb = std::max<int64_t>(h0, 0),
-                  he = std::min(h0 + kernel[0], x.h);
-          int64_t wb = std::max<int64_t>(w0, 0),
-                  we = std::min(w0 + kernel[1], x.w);
-          int64_t count =
-              std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0);
-          if (includePad) {
-            int64_t hEnd = std::min(h0 + kernel[0], x.h + wh.padAfter);
-            int64_t wEnd = std::min(w0 + kernel[1], x.w + ww.padAfter);
-            count = std::max<int64_t>(hEnd - h0, 0) *
-                    std::max<int64_t>(wEnd - w0, 0);
-          }
+          int64_t h0 = pw.top(oh), w0 = pw.left(ow);
+          int64_t count = avgPoolCount(h0, w0, kh, kw, x.h, x.w, pw.h.padAfter,
+                                       pw.w.padAfter, pw.includePad);
           if (count == 0)
             continue; // the forward wrote 0 here, whatever the input
           double share = static_cast<double>(dy[y.at(n, c, oh, ow)]) / count;
-          for (int64_t ih = hb; ih < he; ++ih)
-            for (int64_t iw = wb; iw < we; ++iw)
+          for (int64_t ih = std::max<int64_t>(h0, 0);
+               ih < std::min(h0 + kh, x.h); ++ih)
+            for (int64_t iw = std::max<int64_t>(w0, 0);
+                 iw < std::min(w0 + kw, x.w); ++iw)
               acc[x.at(n, c, ih, iw)] += share;
         }
   float *dx = out[0].data<float>();

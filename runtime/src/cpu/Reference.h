@@ -11,6 +11,7 @@
 #define GOPT_RUNTIME_SRC_CPU_REFERENCE_H
 
 #include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpSchema.h"
 
 #include <cstdint>
 #include <string>
@@ -44,6 +45,36 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
+
+// Index arithmetic of a rank-4 activation in NHWC or NCHW.
+struct Layout4D {
+  int64_t n, c, h, w;
+  bool nchw;
+  Layout4D(const Shape &s, bool nchwIn) : nchw(nchwIn) {
+    n = s[0];
+    c = nchw ? s[1] : s[3];
+    h = nchw ? s[2] : s[1];
+    w = nchw ? s[3] : s[2];
+  }
+  int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
+    return nchw ? ((in * c + ic) * h + ih) * w + iw
+                : ((in * h + ih) * w + iw) * c + ic;
+  }
+};
+
+// The window of a pooling op or its gradient (max_pool, avg_pool and their
+// _grad) over x of shape `x`: kernel, strides and the pads SAME, VALID or
+// EXPLICIT resolve to, with ceil_mode.
+struct PoolWindow {
+  bool nchw = false;
+  std::vector<int64_t> kernel, strides;
+  WindowDim h, w;
+  bool includePad = false; // avg_pool's count_include_pad
+  // The first input row and column of output (oh, ow)'s window.
+  int64_t top(int64_t oh) const { return oh * strides[0] - h.padBefore; }
+  int64_t left(int64_t ow) const { return ow * strides[1] - w.padBefore; }
+};
+StatusOr<PoolWindow> poolWindow(const OpAttrs &attrs, const Shape &x);
 
 // Calls fn(outIndex, aIndex, bIndex) for every element of the numpy
 // broadcast of shapes a and b into out.

@@ -20,6 +20,7 @@
 // them.
 //
 //===----------------------------------------------------------------------===//
+#include "ElementLoops.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "gopt/runtime/CpuInfo.h"
@@ -48,31 +49,13 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using Dims = memory::dims;
 
+using cpu::byElementType;
+using cpu::fromF32;
 using cpu::kParallelThreshold;
 using cpu::parallelRange;
+using cpu::toF32;
 
 StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
-
-// The loops' element types: f32 (float) or bf16 (its bits in a uint16_t);
-// they compute in f32. Inline (unlike bf16ToFloat/floatToBf16) so that
-// loops vectorize, with floatToBf16's rounding (to nearest even, NaN stays
-// a quiet NaN), as FastKernels.cpp's.
-inline float toF32(float v) { return v; }
-inline float toF32(uint16_t bits) {
-  uint32_t x = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-template <typename T> inline T fromF32(float v);
-template <> inline float fromF32<float>(float v) { return v; }
-template <> inline uint16_t fromF32<uint16_t>(float v) {
-  uint32_t x;
-  std::memcpy(&x, &v, 4);
-  uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  uint32_t nan = (x >> 16) | 0x40u;
-  return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-}
 
 // The type every operand and result of `c` shares if the loops handle it
 // (f32, bf16), else kInvalid.
@@ -81,11 +64,6 @@ DType loopType(const KernelConfig &c) {
     if (c.allOfType(t))
       return t;
   return DType::kInvalid;
-}
-
-// make(T()) with T the element type of `dtype` (f32 or bf16).
-template <typename Make> auto byElementType(DType dtype, Make make) {
-  return dtype == DType::kBF16 ? make(uint16_t()) : make(float());
 }
 
 // Per-channel sums over rows split among threads: each thread accumulates
@@ -368,19 +346,55 @@ StatusOr<std::unique_ptr<Kernel>> createReluGrad(const KernelConfig &c) {
 
 // dy of each window goes to the first maximum of the window in row-major
 // order (NaN wins, the last NaN), as the reference: recomputed from x.
-struct MaxPoolGeometry {
+// A pooling op's window over x [N, C, H, W] (or NHWC) and dy [.., OH, OW]:
+// the forward's kernel, strides and resolved pads (SAME, ceil_mode).
+struct PoolGeometry {
   bool nchw;
-  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, padTop, padLeft;
+  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, padTop, padLeft, padBottom,
+      padRight;
 };
+
+// The geometry of a max_pool_grad / avg_pool_grad (inputs x, dy).
+StatusOr<PoolGeometry> poolGeometry(const KernelConfig &c) {
+  OpAttrs attrs = c.attrs();
+  PoolGeometry g;
+  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::string padding = attrs.getString("padding", "EXPLICIT");
+  bool ceilMode = attrs.getBool("ceil_mode", false);
+  const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
+  g.n = x[0];
+  g.c = g.nchw ? x[1] : x[3];
+  g.h = g.nchw ? x[2] : x[1];
+  g.w = g.nchw ? x[3] : x[2];
+  g.oh = g.nchw ? y[2] : y[1];
+  g.ow = g.nchw ? y[3] : y[2];
+  g.kh = kernel[0];
+  g.kw = kernel[1];
+  g.sh = strides[0];
+  g.sw = strides[1];
+  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
+                        computeWindowDim(g.h, g.kh, g.sh, 1, padding, pads[0],
+                                         pads[1], ceilMode));
+  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
+                        computeWindowDim(g.w, g.kw, g.sw, 1, padding, pads[2],
+                                         pads[3], ceilMode));
+  g.padTop = wh.padBefore;
+  g.padLeft = ww.padBefore;
+  g.padBottom = wh.padAfter;
+  g.padRight = ww.padAfter;
+  return g;
+}
 
 // One NCHW (n, c) plane: x [H, W], dy [OH, OW] -> dx [H, W]. Per output
 // row, the window elements are visited in row-major window order (r, s)
 // with the output columns innermost, as selects the compiler vectorizes
 // (random data would mispredict branches). `best` and `bestValue` hold OW
 // elements.
-void maxPoolGradPlane(const MaxPoolGeometry &g, const float *px,
-                      const float *pdy, float *pdx, int32_t *best,
-                      float *bestValue) {
+void maxPoolGradPlane(const PoolGeometry &g, const float *px, const float *pdy,
+                      float *pdx, int32_t *best, float *bestValue) {
   std::memset(pdx, 0, sizeof(float) * g.h * g.w);
   for (int64_t oh = 0; oh < g.oh; ++oh) {
     int64_t h0 = oh * g.sh - g.padTop;
@@ -419,9 +433,8 @@ void maxPoolGradPlane(const MaxPoolGeometry &g, const float *px,
 
 // One NHWC image: x [H, W, C], dy [OH, OW, C] -> dx [H, W, C], channels
 // innermost (vectorized). `best` and `bestValue` hold C elements.
-void maxPoolGradImage(const MaxPoolGeometry &g, const float *px,
-                      const float *pdy, float *pdx, int32_t *best,
-                      float *bestValue) {
+void maxPoolGradImage(const PoolGeometry &g, const float *px, const float *pdy,
+                      float *pdx, int32_t *best, float *bestValue) {
   const int64_t channels = g.c;
   std::memset(pdx, 0, sizeof(float) * g.h * g.w * g.c);
   for (int64_t oh = 0; oh < g.oh; ++oh) {
@@ -463,10 +476,10 @@ void maxPoolGradImage(const MaxPoolGeometry &g, const float *px,
 // f32, its dx summed in f32 and rounded once).
 template <typename T> class MaxPoolGradKernel : public Kernel {
 public:
-  explicit MaxPoolGradKernel(const MaxPoolGeometry &g) : g_(g) {}
+  explicit MaxPoolGradKernel(const PoolGeometry &g) : g_(g) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const MaxPoolGeometry g = g_;
+    const PoolGeometry g = g_;
     const T *x = in[0].data<T>(), *dy = in[1].data<T>();
     T *dx = out[0].data<T>();
     const bool parallel = g.n * g.c * g.h * g.w >= kParallelThreshold;
@@ -511,40 +524,14 @@ private:
       to[i] = fromF32<To>(toF32(from[i]));
   }
 
-  MaxPoolGeometry g_;
+  PoolGeometry g_;
 };
 
 StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
   DType type = loopType(c);
   if (type == DType::kInvalid)
     return none();
-  OpAttrs attrs = c.attrs();
-  MaxPoolGeometry g;
-  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
-  const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
-  g.n = x[0];
-  g.c = g.nchw ? x[1] : x[3];
-  g.h = g.nchw ? x[2] : x[1];
-  g.w = g.nchw ? x[3] : x[2];
-  g.oh = g.nchw ? y[2] : y[1];
-  g.ow = g.nchw ? y[3] : y[2];
-  g.kh = kernel[0];
-  g.kw = kernel[1];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                        computeWindowDim(g.h, g.kh, g.sh, 1, padding, pads[0],
-                                         pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                        computeWindowDim(g.w, g.kw, g.sw, 1, padding, pads[2],
-                                         pads[3], ceilMode));
-  g.padTop = wh.padBefore;
-  g.padLeft = ww.padBefore;
+  GOPT_ASSIGN_OR_RETURN(PoolGeometry g, poolGeometry(c));
   if (g.h * g.w * g.c > INT32_MAX) // indices within an image are int32
     return none();
   return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
@@ -560,18 +547,13 @@ StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
 // image with channels innermost (NHWC), in parallel over them: planes and
 // images never share elements. dy / count is summed in f32 (the reference
 // in double) and rounded once for bf16.
-struct AvgPoolGeometry {
-  MaxPoolGeometry window;
-  int64_t padBottom = 0, padRight = 0; // explicit (or SAME) pads after
-  bool includePad = false;
-};
-
 template <typename T> class AvgPoolGradKernel : public Kernel {
 public:
-  explicit AvgPoolGradKernel(const AvgPoolGeometry &g) : g_(g) {}
+  AvgPoolGradKernel(const PoolGeometry &g, bool includePad)
+      : g_(g), includePad_(includePad) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const MaxPoolGeometry g = g_.window;
+    const PoolGeometry g = g_;
     const T *dy = in[1].data<T>();
     T *dx = out[0].data<T>();
     const int64_t channels = g.nchw ? 1 : g.c;
@@ -592,13 +574,8 @@ public:
                     he = std::min(h0 + g.kh, g.h);
             int64_t wb = std::max<int64_t>(w0, 0),
                     we = std::min(w0 + g.kw, g.w);
-            int64_t count =
-                std::max<int64_t>(he - hb, 0) * std::max<int64_t>(we - wb, 0);
-            if (g_.includePad)
-              count = std::max<int64_t>(
-                          std::min(h0 + g.kh, g.h + g_.padBottom) - h0, 0) *
-                      std::max<int64_t>(
-                          std::min(w0 + g.kw, g.w + g_.padRight) - w0, 0);
+            int64_t count = avgPoolCount(h0, w0, g.kh, g.kw, g.h, g.w,
+                                         g.padBottom, g.padRight, includePad_);
             if (count == 0)
               continue;
             const T *d = pdy + (oh * g.ow + ow) * channels;
@@ -621,46 +598,18 @@ public:
   const char *implementation() const override { return "fast"; }
 
 private:
-  AvgPoolGeometry g_;
+  PoolGeometry g_;
+  bool includePad_;
 };
 
 StatusOr<std::unique_ptr<Kernel>> createAvgPoolGrad(const KernelConfig &c) {
   DType type = loopType(c);
   if (type == DType::kInvalid)
     return none();
-  OpAttrs attrs = c.attrs();
-  AvgPoolGeometry a;
-  MaxPoolGeometry &g = a.window;
-  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
-  a.includePad = attrs.getBool("count_include_pad", false);
-  const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
-  g.n = x[0];
-  g.c = g.nchw ? x[1] : x[3];
-  g.h = g.nchw ? x[2] : x[1];
-  g.w = g.nchw ? x[3] : x[2];
-  g.oh = g.nchw ? y[2] : y[1];
-  g.ow = g.nchw ? y[3] : y[2];
-  g.kh = kernel[0];
-  g.kw = kernel[1];
-  g.sh = strides[0];
-  g.sw = strides[1];
-  GOPT_ASSIGN_OR_RETURN(WindowDim wh,
-                        computeWindowDim(g.h, g.kh, g.sh, 1, padding, pads[0],
-                                         pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ww,
-                        computeWindowDim(g.w, g.kw, g.sw, 1, padding, pads[2],
-                                         pads[3], ceilMode));
-  g.padTop = wh.padBefore;
-  g.padLeft = ww.padBefore;
-  a.padBottom = wh.padAfter;
-  a.padRight = ww.padAfter;
+  GOPT_ASSIGN_OR_RETURN(PoolGeometry g, poolGeometry(c));
+  bool includePad = c.attrs().getBool("count_include_pad", false);
   return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
-    return std::make_unique<AvgPoolGradKernel<decltype(t)>>(a);
+    return std::make_unique<AvgPoolGradKernel<decltype(t)>>(g, includePad);
   });
 }
 

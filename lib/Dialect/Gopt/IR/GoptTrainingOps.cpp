@@ -251,36 +251,42 @@ static LogicalResult inferTypes(Conv2DBackpropFilterOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DBackpropFilterOp)
 
+/// max_pool_grad and avg_pool_grad: dx has x's type, and dy must have the
+/// shape the forward pool with `params` gives x.
+static LogicalResult inferPoolGradTypes(Value x, Value dy,
+                                        const WindowParams &params,
+                                        StringRef dataFormat,
+                                        const ShapeError &error,
+                                        SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({x, dy}, {"x", "dy"}, error)))
+    return failure();
+  Shape forward;
+  if (failed(inferPoolShape(shapeOf(x), params, dataFormat, forward, error)))
+    return failure();
+  if (failed(verifyCompatible(shapeOf(dy), forward, "dy (the pool's output)",
+                              error)))
+    return failure();
+  inferred.push_back(x.getType());
+  return success();
+}
+
 static LogicalResult inferTypes(MaxPoolGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getDy()},
-                                    {"x", "dy"}, error)))
-    return failure();
   WindowParams params;
   params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
   params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
   params.dilations = {1, 1};
   params.padding = "EXPLICIT";
   params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
-  Shape forward;
-  if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
-                            adaptor.getDataFormat(), forward, error)))
-    return failure();
-  if (failed(verifyCompatible(shapeOf(adaptor.getDy()), forward,
-                              "dy (the pool's output)", error)))
-    return failure();
-  inferred.push_back(adaptor.getX().getType());
-  return success();
+  return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
+                            adaptor.getDataFormat(), error, inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(MaxPoolGradOp)
 
 static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getDy()},
-                                    {"x", "dy"}, error)))
-    return failure();
   WindowParams params;
   params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
   params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
@@ -288,15 +294,8 @@ static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
   params.padding = adaptor.getPadding();
   params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
   params.ceilMode = adaptor.getCeilMode();
-  Shape forward;
-  if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
-                            adaptor.getDataFormat(), forward, error)))
-    return failure();
-  if (failed(verifyCompatible(shapeOf(adaptor.getDy()), forward,
-                              "dy (the pool's output)", error)))
-    return failure();
-  inferred.push_back(adaptor.getX().getType());
-  return success();
+  return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
+                            adaptor.getDataFormat(), error, inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolGradOp)
 

@@ -12,6 +12,7 @@
 #include "gopt/runtime/Tensor.h"
 #include "gopt/runtime/plan.pb.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,25 @@ StatusOr<WindowDim> computeWindowDim(int64_t inSize, int64_t kernel,
                                      const std::string &padding,
                                      int64_t explicitBefore,
                                      int64_t explicitAfter, bool ceilMode);
+
+// The count avg_pool divides the sum of the window starting at (h0, w0)
+// (kh x kw, over an h x w input) by, and avg_pool_grad divides its dy by:
+// the window's elements inside the input, or with count_include_pad the
+// window clipped to the padded input (padBottom, padRight after it), never
+// the extra area ceil_mode adds beyond the padding. 0 for a window with
+// nothing to average.
+inline int64_t avgPoolCount(int64_t h0, int64_t w0, int64_t kh, int64_t kw,
+                            int64_t h, int64_t w, int64_t padBottom,
+                            int64_t padRight, bool includePad) {
+  auto extent = [](int64_t begin, int64_t end) {
+    return end > begin ? end - begin : 0;
+  };
+  if (includePad)
+    return extent(h0, std::min(h0 + kh, h + padBottom)) *
+           extent(w0, std::min(w0 + kw, w + padRight));
+  return extent(std::max<int64_t>(h0, 0), std::min(h0 + kh, h)) *
+         extent(std::max<int64_t>(w0, 0), std::min(w0 + kw, w));
+}
 
 // Channel axis per op-semantics: rank-4 NHWC -> 3, NCHW -> 1; otherwise
 // NHWC -> last axis, NCHW -> 1.
