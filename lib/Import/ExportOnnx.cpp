@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FrameworkOps.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 
@@ -24,6 +25,7 @@
 
 using namespace mlir;
 using namespace gopt;
+using namespace gopt::import;
 
 namespace {
 
@@ -277,6 +279,31 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
   auto elementType = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
+  // Ops whose ODS names their ONNX op type: operands and attributes as is.
+  if (const FrameworkOp *generic = findFrameworkOp(
+          kOnnxOps, op->getName().getStringRef(), /*byOpName=*/true)) {
+    if (generic->onnxSinceOpset > kOpset)
+      return op->emitError("has no ONNX export at opset ")
+             << kOpset << " (" << generic->opType << " needs opset "
+             << generic->onnxSinceOpset << ")";
+    SmallVector<std::string> inputs;
+    for (Value operand : op->getOperands())
+      inputs.push_back(nameOf(operand));
+    onnx::NodeProto *n =
+        add(generic->opType, inputs, {nameOf(op->getResult(0))});
+    for (const FrameworkAttr &a : generic->attributes()) {
+      Attribute value = op->getAttr(a.name);
+      if (!value) // ODS's default, which is ONNX's too
+        continue;
+      if (auto f = dyn_cast<FloatAttr>(value))
+        setFloat(n, a.name, f.getValueAsDouble());
+      else if (auto i = dyn_cast<IntegerAttr>(value))
+        setInt(n, a.name, i.getInt());
+      else
+        return op->emitError("attribute '") << a.name << "' has no ONNX form";
+    }
+    return success();
+  }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
         // Unused constants, and a single scale read only by Q/DQ ops

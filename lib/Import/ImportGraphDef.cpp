@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FrameworkOps.h"
 #include "ImportUtils.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
@@ -134,6 +135,7 @@ private:
   }
 
   LogicalResult importNode();
+  LogicalResult importGeneric(const FrameworkOp &entry);
   LogicalResult importPlaceholder();
   LogicalResult importConst();
   LogicalResult importConv(bool depthwise);
@@ -420,6 +422,37 @@ GraphDefImporter::paddingAttr(StringRef format) {
     return failure();                                                          \
   Value var = *var##OrErr;
 
+LogicalResult GraphDefImporter::importGeneric(const FrameworkOp &entry) {
+  SmallVector<Value> operands;
+  for (int i = 0; i < entry.numOperands; ++i) {
+    GET_INPUT(v, i);
+    operands.push_back(v);
+  }
+  if (static_cast<int>(dataInputs().size()) != entry.numOperands)
+    return failNode(llvm::formatv("expects {0} input(s), got {1}",
+                                  entry.numOperands, dataInputs().size()));
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &[name, value] : node->attr()) {
+    const FrameworkAttr *spec = entry.findAttr(name);
+    // "T" and "_"-prefixed attributes are TensorFlow's bookkeeping.
+    if (!spec) {
+      if (name == "T" || StringRef(name).starts_with("_"))
+        continue;
+      return failNode(llvm::formatv("unsupported attribute '{0}'", name));
+    }
+    if (spec->kind == FrameworkAttrKind::kFloat &&
+        value.value_case() == tf::AttrValue::kF)
+      attrs.push_back(b.getNamedAttr(name, b.getF32FloatAttr(value.f())));
+    else if (spec->kind == FrameworkAttrKind::kInt &&
+             value.value_case() == tf::AttrValue::kI)
+      attrs.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(value.i())));
+    else
+      return failNode(
+          llvm::formatv("attribute '{0}' has an unexpected type", name));
+  }
+  return setResult(createInferredByName(b, loc, entry.opName, operands, attrs));
+}
+
 template <typename OpTy> LogicalResult GraphDefImporter::unary() {
   GET_INPUT(x, 0);
   return setResult(createInferred<OpTy>(b, loc, x));
@@ -695,6 +728,11 @@ LogicalResult GraphDefImporter::importPad() {
 
 LogicalResult GraphDefImporter::importNode() {
   StringRef op = node->op();
+  // Ops whose ODS names their TensorFlow op type need no code here.
+  if (const FrameworkOp *generic = findFrameworkOp(kTfOps, op))
+    return importGeneric(*generic);
+  if (op == "Inv") // TensorFlow's old name of Reciprocal
+    return importGeneric(*findFrameworkOp(kTfOps, "Reciprocal"));
   if (op == "Placeholder")
     return importPlaceholder();
   if (op == "Const")

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FrameworkOps.h"
 #include "ImportUtils.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
@@ -145,6 +146,7 @@ private:
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   template <typename OpTy> LogicalResult binary();
   template <typename OpTy> LogicalResult unary();
+  LogicalResult importGeneric(const FrameworkOp &entry);
 
   MLIRContext *ctx;
   std::string filename;
@@ -1089,8 +1091,75 @@ LogicalResult OnnxImporter::importConstant() {
   return success();
 }
 
+LogicalResult OnnxImporter::importGeneric(const FrameworkOp &entry) {
+  if (node->input_size() != entry.numOperands)
+    return failNode(llvm::formatv("expects {0} input(s), got {1}",
+                                  entry.numOperands, node->input_size()));
+  SmallVector<Value> operands;
+  for (int i = 0; i < entry.numOperands; ++i) {
+    GET_INPUT(v, i);
+    operands.push_back(v);
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (const onnx::AttributeProto &a : node->attribute()) {
+    const FrameworkAttr *spec = entry.findAttr(a.name());
+    if (!spec)
+      return failNode(llvm::formatv("unsupported attribute '{0}'", a.name()));
+    using AP = onnx::AttributeProto;
+    auto expect = [&](AP::AttributeType type, const char *what) {
+      return a.type() == type
+                 ? success()
+                 : failNode(llvm::formatv("attribute '{0}' must be {1}",
+                                          a.name(), what));
+    };
+    switch (spec->kind) {
+    case FrameworkAttrKind::kFloat:
+      if (failed(expect(AP::FLOAT, "a float")))
+        return failure();
+      attrs.push_back(b.getNamedAttr(a.name(), b.getF32FloatAttr(a.f())));
+      break;
+    case FrameworkAttrKind::kInt:
+      if (failed(expect(AP::INT, "an int")))
+        return failure();
+      attrs.push_back(b.getNamedAttr(a.name(), b.getI64IntegerAttr(a.i())));
+      break;
+    case FrameworkAttrKind::kString:
+      if (failed(expect(AP::STRING, "a string")))
+        return failure();
+      attrs.push_back(b.getNamedAttr(a.name(), b.getStringAttr(a.s())));
+      break;
+    default:
+      return failNode(
+          llvm::formatv("attribute '{0}' has a kind the generic import of {1} "
+                        "does not read",
+                        a.name(), entry.opType));
+    }
+  }
+  Operation *r = createInferredByName(b, loc, entry.opName, operands, attrs);
+  if (!r)
+    return failOp();
+  setOutput(0, r->getResult(0));
+  return success();
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
+  // An op of an older opset imports when its definition is the one opset 7
+  // has (Elu-6, Softplus-1, ...); the others changed since (legacy
+  // broadcasting, consumed_inputs, is_test).
+  if (opset < 7) {
+    auto *registry = onnx::OpSchemaRegistry::Instance();
+    const onnx::OpSchema *then = registry->GetSchema(node->op_type(), opset);
+    const onnx::OpSchema *at7 = registry->GetSchema(node->op_type(), 7);
+    if (!then || !at7 || then->SinceVersion() != at7->SinceVersion())
+      return failNode(llvm::formatv(
+          "opset {0} is not supported for {1} (gopt imports its definition "
+          "of opset 7 and later)",
+          opset, op));
+  }
+  // Ops whose ODS names their ONNX op type need no code here.
+  if (const FrameworkOp *generic = findFrameworkOp(kOnnxOps, op))
+    return importGeneric(*generic);
   if (op == "Conv")
     return importConv();
   if (op == "MaxPool" || op == "AveragePool")
@@ -1151,16 +1220,6 @@ LogicalResult OnnxImporter::importNode() {
     if (attr("start") || attr("end"))
       return failNode("'start'/'end' attributes are not supported");
     return unary<ShapeOp>();
-  }
-  if (op == "Reciprocal") {
-    GET_INPUT(x, 0);
-    Type et = cast<RankedTensorType>(x.getType()).getElementType();
-    auto r =
-        createInferred<DivOp>(b, loc, createScalarConstant(b, loc, et, 1), x);
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
   }
   if (op == "GlobalAveragePool") {
     GET_INPUT(x, 0);
@@ -1403,12 +1462,8 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     error = "the model imports no opset of the default (ai.onnx) domain";
     return report();
   }
-  if (opset < 7) {
-    error = llvm::formatv("opset {0} is not supported (gopt imports opsets "
-                          "7 and later)",
-                          opset);
-    return report();
-  }
+  // Before opset 7 ops are checked one by one (importNode): gopt imports
+  // the forms of opset 7 and later.
 
   ctx->loadDialect<GoptDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

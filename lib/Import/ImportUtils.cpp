@@ -69,4 +69,34 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
+mlir::Operation *
+createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
+                     llvm::StringRef opName, mlir::ValueRange operands,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  std::optional<mlir::RegisteredOperationName> info =
+      mlir::RegisteredOperationName::lookup(opName, b.getContext());
+  auto *inferType =
+      info ? info->getInterface<mlir::InferTypeOpInterface>() : nullptr;
+  if (!inferType) {
+    mlir::emitError(loc) << opName << " is not an op with inferred types";
+    return nullptr;
+  }
+  mlir::OperationState state(loc, *info);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  llvm::SmallVector<mlir::Type, 2> types;
+  if (mlir::failed(inferType->inferReturnTypes(
+          b.getContext(), loc, state.operands,
+          state.attributes.getDictionary(b.getContext()),
+          state.getRawProperties(), state.regions, types)))
+    return nullptr;
+  state.types.assign(types.begin(), types.end());
+  mlir::Operation *op = b.create(state);
+  if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+    op->erase();
+    return nullptr;
+  }
+  return op;
+}
+
 } // namespace gopt::import

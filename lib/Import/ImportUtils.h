@@ -114,6 +114,15 @@ mlir::Value createI64Constant(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createScalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Type elementType, double value);
 
+/// Creates the registered op `opName` from operands and attributes, its
+/// result types inferred by its InferTypeOpInterface: the generic import of
+/// FrameworkOps.h. Like createInferred, an invalid op emits an error and
+/// yields null.
+mlir::Operation *
+createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
+                     llvm::StringRef opName, mlir::ValueRange operands,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs);
+
 /// Renders dims as "[1, ?, 3]" for messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -201,6 +201,15 @@ LogicalResult Differentiator::backpropBinary(Operation *op, Value dz) {
     dl = b.create<ReluGradOp>(loc, dz, diff);
     if (needsGrad(rhs))
       dr = b.create<SubOp>(loc, dz, dl);
+  } else if (isa<PReluOp>(op)) {
+    // z = l >= 0 ? l : r * l: dl = dz where l > 0, else r * dz;
+    // dr = dz * l where l <= 0.
+    Value pos = b.create<ReluGradOp>(loc, dz, lhs);
+    Value neg = b.create<SubOp>(loc, dz, pos);
+    if (needsGrad(lhs))
+      dl = b.create<AddOp>(loc, pos, b.create<MulOp>(loc, neg, rhs));
+    if (needsGrad(rhs))
+      dr = b.create<MulOp>(loc, neg, lhs);
   } else if (isa<DivOp>(op)) {
     // z = l / r: dl = dz / r, dr = -dz * z / r.
     if (needsGrad(lhs))
@@ -577,8 +586,19 @@ LogicalResult Differentiator::backprop(Operation *op) {
   // Constants in a gradient have the gradient's element type (bf16/f16
   // after --gopt-mixed-precision), as binary ops take one element type.
   Type element = tensorType(dy).getElementType();
+  if (op->hasTrait<UnaryMath>()) {
+    // dx = <op>_grad(x, dy) with the op's attributes (GoptMathOps.td).
+    OperationState state(loc, op->getName().getStringRef().str() + "_grad");
+    state.addOperands({op->getOperand(0), dy});
+    state.addTypes(op->getOperand(0).getType());
+    for (NamedAttribute attr : op->getAttrs())
+      if (attr.getName() != GoptDialect::getDeviceAttrName())
+        state.addAttribute(attr.getName(), attr.getValue());
+    return unary(op->getOperand(0), b.create(state)->getResult(0));
+  }
   return TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, SquaredDifferenceOp, MaxOp, MinOp>(
+      .Case<AddOp, SubOp, MulOp, DivOp, SquaredDifferenceOp, MaxOp, MinOp,
+            PReluOp>(
           [&](Operation *binary) { return backpropBinary(binary, dy); })
       .Case<IdentityOp, CheckNumericsOp>(
           [&](Operation *o) { return passThrough(o->getOperand(0)); })

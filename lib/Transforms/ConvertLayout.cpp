@@ -186,14 +186,11 @@ bool isElementwiseUnary(Operation *op) {
   // dropout_grad must see the elements in the same order: it stays put.
   if (auto dropout = dyn_cast<DropoutOp>(op))
     return !dropout.getTraining();
-  return isa<ReluOp, Relu6Op, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-             NegOp, AbsOp, ErfOp, GeluOp, LeakyReluOp, ClipOp, CastOp,
-             IdentityOp, StopGradientOp, CheckNumericsOp>(op);
+  return op->hasTrait<LayoutAgnostic>() && op->getNumOperands() == 1;
 }
 
 bool isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
-             SquaredDifferenceOp, ReluGradOp>(op);
+  return op->hasTrait<LayoutAgnostic>() && op->getNumOperands() == 2;
 }
 
 /// Clones `op` with new operands and result type.

@@ -12,6 +12,7 @@
 #include "Report.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Transforms/Passes.h"
+#include "gopt/runtime/UnaryMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -258,6 +259,19 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
   auto noInt = [](int64_t, int64_t) -> std::optional<int64_t> {
     return std::nullopt;
   };
+  if (op->hasTrait<UnaryMath>()) {
+    // The runtime kernel's own scalar math (GoptMathOps.td).
+    auto readFloat = [op](const char *name, float absent) {
+      auto attr = op->getAttrOfType<FloatAttr>(name);
+      return attr ? static_cast<float>(attr.getValueAsDouble()) : absent;
+    };
+    Result result;
+    unary_math::visit(
+        op->getName().stripDialect(), readFloat, [&](const auto &fn, bool) {
+          result = evalUnary(in[0], [&fn](double v) { return fn(v); });
+        });
+    return result;
+  }
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case([&](AddOp) {
         return evalBinary(
@@ -305,6 +319,14 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
         return evalBinary(
             in[0], in[1], shape,
             [](double a, double b) { return std::pow(a, b); }, noInt);
+      })
+      .Case([&](PReluOp) {
+        return evalBinary(
+            in[0], in[1], shape,
+            [](double a, double b) { return a >= 0 ? a : b * a; },
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return a >= 0 ? a : b * a;
+            });
       })
       .Case([&](SquaredDifferenceOp) {
         return evalBinary(

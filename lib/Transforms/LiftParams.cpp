@@ -31,8 +31,8 @@ bool isTrainableUse(OpOperand &use) {
     return index == 1 || index == 2;
   if (isa<MatMulOp>(user))
     return true;
-  if (isa<BiasAddOp>(user))
-    return index == 1;
+  if (isa<BiasAddOp, PReluOp>(user))
+    return index == 1; // the bias; PReLU's learned slope
   if (isa<BatchNormOp>(user))
     return index == 1 || index == 2;
   if (isa<AddOp, SubOp>(user)) {

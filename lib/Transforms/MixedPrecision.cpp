@@ -42,14 +42,12 @@ ListKind getListKind(Operation *op) {
     return bn.getTraining() ? ListKind::Deny : ListKind::Infer;
   if (auto dropout = dyn_cast<DropoutOp>(op))
     return dropout.getTraining() ? ListKind::Deny : ListKind::Clear;
-  if (isa<Conv2DOp, MatMulOp>(op))
+  // The category each op declares in ODS.
+  if (op->hasTrait<MixedPrecisionAllow>())
     return ListKind::Allow;
-  if (isa<AddOp, SubOp, MulOp, BiasAddOp, MaxOp, MinOp, AvgPoolOp,
-          GlobalAvgPoolOp, ReduceMeanOp, SigmoidOp, TanhOp, GeluOp, NegOp,
-          AbsOp, LeakyReluOp>(op))
+  if (op->hasTrait<MixedPrecisionInfer>())
     return ListKind::Infer;
-  if (isa<ReluOp, Relu6Op, ClipOp, MaxPoolOp, ReshapeOp, FlattenOp, TransposeOp,
-          ConcatOp, PadOp, SliceOp, IdentityOp>(op))
+  if (op->hasTrait<MixedPrecisionClear>())
     return ListKind::Clear;
   return ListKind::Deny;
 }

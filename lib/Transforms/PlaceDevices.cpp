@@ -102,10 +102,7 @@ struct TransferStats {
   }
 };
 
-bool isHeavy(Operation *op) {
-  return isa<Conv2DOp, MatMulOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
-             BatchNormOp, SoftmaxOp, LogSoftmaxOp>(op);
-}
+bool isHeavy(Operation *op) { return op->hasTrait<ComputeHeavy>(); }
 
 struct Placer {
   func::FuncOp func;
@@ -237,8 +234,7 @@ struct Placer {
   /// the crossings stay equal (a chain of shape ops then follows its host
   /// end).
   static bool isDataMovement(Operation *op) {
-    return isa<ShapeOp, ReshapeOp, FlattenOp, CastOp, SliceOp, ConcatOp,
-               TransposeOp, IdentityOp, StopGradientOp>(op);
+    return op->hasTrait<DataMovement>();
   }
 
   /// Moves cheap GPU ops next to host ops to the host while that lowers the

@@ -1,6 +1,7 @@
 //===- OpSchema.cpp - Op kinds, attributes and shape functions ------------===//
 //
-// Mirrors docs/op-semantics.md; keep the two in step.
+// The op table is generated from the ODS (OpTable.inc); this file holds the
+// shape functions it names, which follow docs/op-semantics.md.
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/OpSchema.h"
@@ -37,32 +38,98 @@ bool OpAttrs::has(const std::string &name) const {
   return op_->attrs().count(name) != 0;
 }
 
-int64_t OpAttrs::getInt(const std::string &name, int64_t dflt) const {
+const plan::AttrValue *OpAttrs::find(const std::string &name) const {
   auto it = op_->attrs().find(name);
-  return it == op_->attrs().end() ? dflt : it->second.i();
+  if (it != op_->attrs().end())
+    return &it->second;
+  // Only absent attributes need the schema; look it up once, lazily.
+  if (!schema_)
+    schema_ = findOpSchema(op_->kind());
+  if (!schema_)
+    return nullptr;
+  for (const AttrSpec &spec : schema_->attrs)
+    if (name == spec.name)
+      return spec.defaultValue ? &*spec.defaultValue : nullptr;
+  return uniformDefault(name);
 }
 
-double OpAttrs::getFloat(const std::string &name, double dflt) const {
+// The default of attribute `name` when every op declaring it has the same
+// one: what a helper shared by an op and its gradient op reads for the
+// gradient op, which may not declare the attribute (conv2d_backprop_input
+// has no `padding`; its pads are explicit).
+const plan::AttrValue *OpAttrs::uniformDefault(const std::string &name) {
+  static const std::map<std::string, const plan::AttrValue *> defaults = [] {
+    std::map<std::string, const plan::AttrValue *> m;
+    std::set<std::string> conflicting;
+    for (const OpSchema &schema : allOpSchemas())
+      for (const AttrSpec &spec : schema.attrs) {
+        const plan::AttrValue *d =
+            spec.defaultValue ? &*spec.defaultValue : nullptr;
+        auto [it, inserted] = m.emplace(spec.name, d);
+        if (!inserted &&
+            (!d || !it->second ||
+             d->SerializeAsString() != it->second->SerializeAsString()))
+          conflicting.insert(spec.name);
+      }
+    for (const std::string &name : conflicting)
+      m.erase(name);
+    return m;
+  }();
+  auto it = defaults.find(name);
+  return it == defaults.end() ? nullptr : it->second;
+}
+
+int64_t OpAttrs::getInt(const std::string &name) const {
+  const plan::AttrValue *v = find(name);
+  return v ? v->i() : 0;
+}
+
+int64_t OpAttrs::getInt(const std::string &name, int64_t absent) const {
   auto it = op_->attrs().find(name);
-  return it == op_->attrs().end() ? dflt : it->second.f();
+  return it == op_->attrs().end() ? absent : it->second.i();
+}
+
+double OpAttrs::getFloat(const std::string &name) const {
+  const plan::AttrValue *v = find(name);
+  return v ? v->f() : 0.0;
+}
+
+double OpAttrs::getFloat(const std::string &name, double absent) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? absent : it->second.f();
+}
+
+std::string OpAttrs::getString(const std::string &name) const {
+  const plan::AttrValue *v = find(name);
+  return v ? v->s() : std::string();
 }
 
 std::string OpAttrs::getString(const std::string &name,
-                               const std::string &dflt) const {
+                               const std::string &absent) const {
   auto it = op_->attrs().find(name);
-  return it == op_->attrs().end() ? dflt : it->second.s();
+  return it == op_->attrs().end() ? absent : it->second.s();
 }
 
-bool OpAttrs::getBool(const std::string &name, bool dflt) const {
-  auto it = op_->attrs().find(name);
-  return it == op_->attrs().end() ? dflt : it->second.b();
+bool OpAttrs::getBool(const std::string &name) const {
+  const plan::AttrValue *v = find(name);
+  return v && v->b();
 }
 
-std::vector<int64_t> OpAttrs::getInts(const std::string &name,
-                                      const std::vector<int64_t> &dflt) const {
+bool OpAttrs::getBool(const std::string &name, bool absent) const {
+  auto it = op_->attrs().find(name);
+  return it == op_->attrs().end() ? absent : it->second.b();
+}
+
+std::vector<int64_t> OpAttrs::getInts(const std::string &name) const {
+  return getInts(name, {});
+}
+
+std::vector<int64_t>
+OpAttrs::getInts(const std::string &name,
+                 const std::vector<int64_t> &absent) const {
   auto it = op_->attrs().find(name);
   if (it == op_->attrs().end())
-    return dflt;
+    return absent;
   const auto &v = it->second.ints().values();
   return std::vector<int64_t>(v.begin(), v.end());
 }
@@ -185,6 +252,20 @@ Status sameShape(const OpAttrs &, const Shapes &in, const DTypes &,
   return Status::success();
 }
 
+// Operands of one shape and element type, the result alike (a unary math
+// op's gradient: x, dy -> dx).
+Status matchingOperandsShape(const OpAttrs &, const Shapes &in,
+                             const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, in.size()));
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i] != in[0])
+      return invalidArgument("operand ", i, " ", shapeToString(in[i]),
+                             " must have the shape of operand 0 ",
+                             shapeToString(in[0]));
+  out[0] = in[0];
+  return Status::success();
+}
+
 Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
@@ -207,9 +288,9 @@ Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
   GOPT_RETURN_IF_ERROR(requireListSize(dilations, 2, "dilations"));
   GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
-  int64_t groups = attrs.getInt("groups", 1);
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  int64_t groups = attrs.getInt("groups");
+  bool nchw = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   const Shape &x = in[0], &f = in[1];
   int64_t n = x[0], c = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
           w = nchw ? x[3] : x[2];
@@ -225,7 +306,7 @@ Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   if (in.size() == 3 && in[2] != Shape{cout})
     return invalidArgument("bias ", shapeToString(in[2]), " must be [", cout,
                            "]");
-  std::string padding = attrs.getString("padding", "EXPLICIT");
+  std::string padding = attrs.getString("padding");
   GOPT_ASSIGN_OR_RETURN(WindowDim oh,
                         computeWindowDim(h, kh, strides[0], dilations[0],
                                          padding, pads[0], pads[1], false));
@@ -240,7 +321,7 @@ Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
 Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
                       const DTypes &types, Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 5));
-  bool training = attrs.getBool("training", false);
+  bool training = attrs.getBool("training");
   size_t expected = training ? 5 : 1;
   if (out.size() != expected)
     return invalidArgument(
@@ -248,8 +329,7 @@ Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
         expected, " results, the op lists ", out.size());
   if (in[0].size() < 2)
     return invalidArgument("batch_norm input must have rank >= 2");
-  int64_t axis =
-      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
   Shape channels{in[0][axis]};
   for (int i = 1; i < 5; ++i)
     if (in[i] != channels)
@@ -267,8 +347,7 @@ Status biasAddShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
   if (in[0].size() < 2)
     return invalidArgument("bias_add input must have rank >= 2");
-  int64_t axis =
-      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
   if (in[1] != Shape{in[0][axis]})
     return invalidArgument("bias ", shapeToString(in[1]), " must be [",
                            in[0][axis], "]");
@@ -283,8 +362,8 @@ Status matmulShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   if (a.size() < 2 || b.size() < 2)
     return invalidArgument("matmul operands must have rank >= 2, got ",
                            shapeToString(a), " and ", shapeToString(b));
-  bool ta = attrs.getBool("transpose_a", false);
-  bool tb = attrs.getBool("transpose_b", false);
+  bool ta = attrs.getBool("transpose_a");
+  bool tb = attrs.getBool("transpose_b");
   size_t ra = a.size(), rb = b.size();
   int64_t m = ta ? a[ra - 1] : a[ra - 2], ka = ta ? a[ra - 2] : a[ra - 1];
   int64_t kb = tb ? b[rb - 1] : b[rb - 2], n = tb ? b[rb - 2] : b[rb - 1];
@@ -309,9 +388,9 @@ Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
   GOPT_RETURN_IF_ERROR(requireListSize(kernel, 2, "kernel"));
   GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
   GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
+  bool nchw = attrs.getString("data_format") == "NCHW";
+  std::string padding = attrs.getString("padding");
+  bool ceilMode = attrs.getBool("ceil_mode");
   const Shape &x = in[0];
   int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
   GOPT_ASSIGN_OR_RETURN(WindowDim oh,
@@ -328,7 +407,7 @@ Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                        Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "global_avg_pool input"));
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  bool nchw = attrs.getString("data_format") == "NCHW";
   out[0] =
       nchw ? Shape{in[0][0], in[0][1], 1, 1} : Shape{in[0][0], 1, 1, in[0][3]};
   return Status::success();
@@ -353,7 +432,7 @@ Status reduceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
       return invalidArgument("axis ", a, " listed twice");
     reduced[axis] = true;
   }
-  bool keep = attrs.getBool("keep_dims", false);
+  bool keep = attrs.getBool("keep_dims");
   out[0].clear();
   for (int64_t i = 0; i < rank; ++i) {
     if (!reduced[i])
@@ -688,14 +767,14 @@ Status lossScaleUpdateShape(const OpAttrs &attrs, const Shapes &in,
       requireScalar(in[1], types[1], DType::kF32, op, "good_steps"));
   GOPT_RETURN_IF_ERROR(
       requireScalar(in[2], types[2], DType::kBool, op, "finite"));
-  int64_t interval = attrs.getInt("growth_interval", 2000);
+  int64_t interval = attrs.getInt("growth_interval");
   if (interval < 1)
     return invalidArgument(op, " 'growth_interval' ", interval,
                            " must be >= 1");
-  double growth = attrs.getFloat("growth_factor", 2.0);
+  double growth = attrs.getFloat("growth_factor");
   if (!(growth > 1))
     return invalidArgument(op, " 'growth_factor' ", growth, " must be > 1");
-  double backoff = attrs.getFloat("backoff_factor", 0.5);
+  double backoff = attrs.getFloat("backoff_factor");
   if (!(backoff > 0 && backoff < 1))
     return invalidArgument(op, " 'backoff_factor' ", backoff,
                            " must be in (0, 1)");
@@ -712,8 +791,7 @@ Status batchNormGradShape(const OpAttrs &attrs, const Shapes &in,
     return invalidArgument("batch_norm_grad dy must have rank >= 2, got ",
                            shapeToString(in[0]));
   GOPT_RETURN_IF_ERROR(requireShape(in[1], in[0], "batch_norm_grad x"));
-  int64_t axis =
-      channelAxis(attrs.getString("data_format", "NHWC"), in[0].size());
+  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
   Shape channels{in[0][axis]};
   static const char *const names[] = {"dy", "x", "scale", "batch_mean",
                                       "batch_variance"};
@@ -767,7 +845,7 @@ Status padShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
   int64_t rank = in[0].size();
   std::vector<int64_t> pads = attrs.getInts("pads");
   GOPT_RETURN_IF_ERROR(requireListSize(pads, 2 * rank, "pads"));
-  std::string mode = attrs.getString("mode", "constant");
+  std::string mode = attrs.getString("mode");
   out[0] = in[0];
   for (int64_t i = 0; i < rank; ++i) {
     int64_t before = pads[2 * i], after = pads[2 * i + 1];
@@ -827,250 +905,29 @@ Status quantizeShape(const OpAttrs &attrs, const Shapes &in,
   return quantizationShape("quantize", DType::kF32, attrs, in, types, out);
 }
 
-const std::vector<std::string> kDataFormats = {"NHWC", "NCHW"};
-const std::vector<std::string> kPaddings = {"EXPLICIT", "SAME", "VALID"};
-
-std::vector<OpSchema> buildSchemas() {
-  using A = AttrType;
-  std::vector<OpSchema> s;
-  s.push_back({"conv2d",
-               2,
-               3,
-               1,
-               1,
-               {{"strides", A::kInts, false},
-                {"dilations", A::kInts, false},
-                {"padding", A::kString, false, kPaddings},
-                {"pads", A::kInts, false},
-                {"groups", A::kInt, false},
-                {"data_format", A::kString, false, kDataFormats},
-                {"filter_format", A::kString, false, {"HWIO", "OIHW"}},
-                {"activation",
-                 A::kString,
-                 false,
-                 {"none", "relu", "relu6", "sigmoid"}}},
-               conv2dShape});
-  s.push_back({"batch_norm",
-               5,
-               5,
-               1,
-               5,
-               {{"epsilon", A::kFloat, false},
-                {"data_format", A::kString, false, kDataFormats},
-                {"training", A::kBool, false},
-                {"momentum", A::kFloat, false}},
-               batchNormShape});
-  s.push_back({"bias_add",
-               2,
-               2,
-               1,
-               1,
-               {{"data_format", A::kString, false, kDataFormats}},
-               biasAddShape});
-  s.push_back(
-      {"matmul",
-       2,
-       2,
-       1,
-       1,
-       {{"transpose_a", A::kBool, false}, {"transpose_b", A::kBool, false}},
-       matmulShape});
-  for (const char *k :
-       {"add", "sub", "mul", "div", "max", "min", "pow", "squared_difference"})
-    s.push_back({k, 2, 2, 1, 1, {}, binaryShape});
-  for (const char *k :
-       {"relu", "relu6", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
-        "neg", "abs", "erf", "identity", "stop_gradient"})
-    s.push_back({k, 1, 1, 1, 1, {}, sameShape});
-  s.push_back({"gelu",
-               1,
-               1,
-               1,
-               1,
-               {{"approximate", A::kString, false, {"none", "tanh"}}},
-               sameShape});
-  s.push_back(
-      {"leaky_relu", 1, 1, 1, 1, {{"alpha", A::kFloat, false}}, sameShape});
-  s.push_back({"clip",
-               1,
-               1,
-               1,
-               1,
-               {{"min", A::kFloat, true}, {"max", A::kFloat, true}},
-               sameShape});
-  std::vector<AttrSpec> poolAttrs = {
-      {"kernel", A::kInts, true},
-      {"strides", A::kInts, false},
-      {"padding", A::kString, false, kPaddings},
-      {"pads", A::kInts, false},
-      {"data_format", A::kString, false, kDataFormats},
-      {"ceil_mode", A::kBool, false}};
-  s.push_back({"max_pool", 1, 1, 1, 1, poolAttrs, poolShape});
-  poolAttrs.push_back({"count_include_pad", A::kBool, false});
-  s.push_back({"avg_pool", 1, 1, 1, 1, poolAttrs, poolShape});
-  s.push_back({"global_avg_pool",
-               1,
-               1,
-               1,
-               1,
-               {{"data_format", A::kString, false, kDataFormats}},
-               globalPoolShape});
-  for (const char *k : {"softmax", "log_softmax"})
-    s.push_back({k, 1, 1, 1, 1, {{"axis", A::kInt, false}}, softmaxShape});
-  for (const char *k : {"reduce_mean", "reduce_sum", "reduce_max"})
-    s.push_back({k,
-                 1,
-                 1,
-                 1,
-                 1,
-                 {{"axes", A::kInts, false}, {"keep_dims", A::kBool, false}},
-                 reduceShape});
-  s.push_back(
-      {"reshape", 1, 1, 1, 1, {{"shape", A::kInts, true}}, reshapeShape});
-  s.push_back(
-      {"flatten", 1, 1, 1, 1, {{"axis", A::kInt, false}}, flattenShape});
-  s.push_back(
-      {"transpose", 1, 1, 1, 1, {{"perm", A::kInts, true}}, transposeShape});
-  s.push_back({"concat", 1, -1, 1, 1, {{"axis", A::kInt, true}}, concatShape});
-  s.push_back({"slice",
-               1,
-               1,
-               1,
-               1,
-               {{"starts", A::kInts, true},
-                {"ends", A::kInts, true},
-                {"steps", A::kInts, false}},
-               sliceShape});
-  s.push_back({"pad",
-               1,
-               1,
-               1,
-               1,
-               {{"pads", A::kInts, true},
-                {"mode", A::kString, false, {"constant", "reflect", "edge"}},
-                {"value", A::kFloat, false}},
-               padShape});
-  s.push_back({"cast", 1, 1, 1, 1, {}, sameShape, ResultDType::kAny});
-  s.push_back({"dropout",
-               1,
-               1,
-               1,
-               1,
-               {{"ratio", A::kFloat, false},
-                {"training", A::kBool, false},
-                {"seed", A::kInt, false}},
-               sameShape});
-  s.push_back({"dropout_grad",
-               1,
-               1,
-               1,
-               1,
-               {{"ratio", A::kFloat, true}, {"seed", A::kInt, true}},
-               sameShape});
-  s.push_back({"check_numerics",
-               1,
-               1,
-               1,
-               1,
-               {{"message", A::kString, false}},
-               sameShape});
-  s.push_back({"shape", 1, 1, 1, 1, {}, shapeOfShape, ResultDType::kI64});
-  s.push_back({"dequantize",
-               2,
-               2,
-               1,
-               1,
-               {{"axis", A::kInt, false}},
-               dequantizeShape,
-               ResultDType::kF32});
-  s.push_back({"quantize",
-               2,
-               2,
-               1,
-               1,
-               {{"axis", A::kInt, false}},
-               quantizeShape,
-               ResultDType::kI8});
-  // A copy between host and device memory, inserted by device placement.
-  s.push_back({"transfer",
-               1,
-               1,
-               1,
-               1,
-               {{"from", A::kString, true, {"cpu", "gpu"}},
-                {"to", A::kString, true, {"cpu", "gpu"}}},
-               sameShape});
-  // Training ops: gradients and optimizer updates.
-  s.push_back({"relu_grad", 2, 2, 1, 1, {}, reluGradShape});
-  std::vector<AttrSpec> convGradAttrs = {
-      {"strides", A::kInts, false},
-      {"dilations", A::kInts, false},
-      {"padding", A::kString, false, kPaddings},
-      {"pads", A::kInts, false},
-      {"groups", A::kInt, false},
-      {"data_format", A::kString, false, kDataFormats},
-      {"filter_format", A::kString, false, {"HWIO", "OIHW"}}};
-  std::vector<AttrSpec> attrs = convGradAttrs;
-  attrs.push_back({"input_shape", A::kInts, true});
-  s.push_back(
-      {"conv2d_backprop_input", 2, 2, 1, 1, attrs, conv2dBackpropInputShape});
-  attrs = convGradAttrs;
-  attrs.push_back({"filter_shape", A::kInts, true});
-  s.push_back(
-      {"conv2d_backprop_filter", 2, 2, 1, 1, attrs, conv2dBackpropFilterShape});
-  s.push_back({"avg_pool_grad", 2, 2, 1, 1, poolAttrs, avgPoolGradShape});
-  poolAttrs.pop_back(); // count_include_pad
-  s.push_back({"max_pool_grad", 2, 2, 1, 1, poolAttrs, maxPoolGradShape});
-  s.push_back({"softmax_cross_entropy", 2, 2, 1, 1, {}, crossEntropyShape});
-  s.push_back(
-      {"softmax_cross_entropy_grad", 2, 2, 1, 1, {}, crossEntropyGradShape});
-  s.push_back({"mse_loss", 2, 2, 1, 1, {}, mseLossShape});
-  s.push_back({"mse_loss_grad", 2, 2, 1, 1, {}, mseLossGradShape});
-  s.push_back({"sgd_update",
-               3,
-               3,
-               2,
-               2,
-               {{"lr", A::kFloat, true},
-                {"momentum", A::kFloat, false},
-                {"weight_decay", A::kFloat, false},
-                {"nesterov", A::kBool, false}},
-               sgdUpdateShape});
-  s.push_back({"adam_update",
-               5,
-               5,
-               3,
-               3,
-               {{"lr", A::kFloat, true},
-                {"beta1", A::kFloat, false},
-                {"beta2", A::kFloat, false},
-                {"epsilon", A::kFloat, false},
-                {"weight_decay", A::kFloat, false}},
-               adamUpdateShape});
-  // Dynamic loss scaling (mixed-precision training).
-  s.push_back(
-      {"all_finite", 1, -1, 1, 1, {}, allFiniteShape, ResultDType::kBool});
-  s.push_back(
-      {"select", 3, 3, 1, 1, {}, selectShape, ResultDType::kSameAsSecondInput});
-  s.push_back({"loss_scale_update",
-               3,
-               3,
-               2,
-               2,
-               {{"growth_interval", A::kInt, false},
-                {"growth_factor", A::kFloat, false},
-                {"backoff_factor", A::kFloat, false}},
-               lossScaleUpdateShape});
-  s.push_back({"batch_norm_grad",
-               5,
-               5,
-               3,
-               3,
-               {{"epsilon", A::kFloat, false},
-                {"data_format", A::kString, false, kDataFormats}},
-               batchNormGradShape});
-  return s;
+plan::AttrValue intDefault(int64_t value) {
+  plan::AttrValue v;
+  v.set_i(value);
+  return v;
 }
+plan::AttrValue floatDefault(double value) {
+  plan::AttrValue v;
+  v.set_f(value);
+  return v;
+}
+plan::AttrValue stringDefault(const char *value) {
+  plan::AttrValue v;
+  v.set_s(value);
+  return v;
+}
+plan::AttrValue boolDefault(bool value) {
+  plan::AttrValue v;
+  v.set_b(value);
+  return v;
+}
+
+// buildSchemas(): one entry per runtime op of the ODS.
+#include "gopt/runtime/OpTable.inc"
 
 } // namespace
 
@@ -1137,9 +994,12 @@ Status checkOpAgainstSchema(const plan::Op &op, const OpSchema &schema) {
         "has ", numIn, " operands, expected ", schema.minInputs,
         schema.maxInputs < 0 ? std::string(" or more")
                              : " to " + std::to_string(schema.maxInputs));
-  if (numOut < schema.minResults || numOut > schema.maxResults)
-    return invalidArgument("has ", numOut, " results, expected ",
-                           schema.minResults, " to ", schema.maxResults);
+  if (numOut < schema.minResults ||
+      (schema.maxResults >= 0 && numOut > schema.maxResults))
+    return invalidArgument(
+        "has ", numOut, " results, expected ", schema.minResults,
+        schema.maxResults < 0 ? std::string(" or more")
+                              : " to " + std::to_string(schema.maxResults));
   for (const AttrSpec &spec : schema.attrs) {
     auto it = op.attrs().find(spec.name);
     if (it == op.attrs().end()) {

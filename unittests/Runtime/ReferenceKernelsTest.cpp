@@ -442,14 +442,18 @@ TEST(ShapeOpsRef, Slice) {
                     {"steps", intsAttr({3})}},
                    {x}, {F32, {3}});
   expectNear(values<float>(y), {1, 4, 7});
-  Tensor z =
-      runOk("slice", {{"starts", intsAttr({-3})}, {"ends", intsAttr({10})}},
-            {x}, {F32, {3}});
+  Tensor z = runOk("slice",
+                   {{"starts", intsAttr({-3})},
+                    {"ends", intsAttr({10})},
+                    {"steps", intsAttr({1})}},
+                   {x}, {F32, {3}});
   expectNear(values<float>(z), {7, 8, 9});
   Tensor m = makeF32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
-  Tensor w =
-      runOk("slice", {{"starts", intsAttr({1, 0})}, {"ends", intsAttr({3, 2})}},
-            {m}, {F32, {2, 2}});
+  Tensor w = runOk("slice",
+                   {{"starts", intsAttr({1, 0})},
+                    {"ends", intsAttr({3, 2})},
+                    {"steps", intsAttr({1, 1})}},
+                   {m}, {F32, {2, 2}});
   expectNear(values<float>(w), {4, 5, 7, 8});
 }
 

@@ -48,8 +48,10 @@ StatusOr<std::vector<Shape>> inferShapes(const gopt::plan::Op &op,
   return outShapes;
 }
 
+// The op's fixed result count, or its least for a variadic one.
 int defaultResults(const std::string &kind) {
-  return findOpSchema(kind)->maxResults;
+  const OpSchema *schema = findOpSchema(kind);
+  return schema->maxResults < 0 ? schema->minResults : schema->maxResults;
 }
 
 // One kernel created straight from the registry, run many times (the

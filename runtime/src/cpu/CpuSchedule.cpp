@@ -252,7 +252,7 @@ Status CpuScheduler::scheduleConv(int o) {
   f.conv = o;
   f.src = conv.inputs(0);
   f.ops = {o};
-  f.post.activation = OpAttrs(conv).getString("activation", "none");
+  f.post.activation = OpAttrs(conv).getString("activation");
   int cur = conv.outputs(0);
   auto activation = [&](int c) {
     const plan::Op &op = p_.ops(c);
@@ -479,7 +479,7 @@ Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
   OpAttrs attrs(conv);
   cpu::Int8Params p;
   int qx;
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   if (conv.inputs_size() < 2 ||
       !quantizedSource(conv.inputs(0), qx, p.srcScale) ||
       !quantizedWeight(conv.inputs(1), oihw ? 0 : 3, p.weights, p.weightScales))
@@ -491,7 +491,7 @@ Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
     p.bias = static_cast<const float *>(constant(b));
   }
   p.srcUnsigned = nonNegative_[qx];
-  p.activation = attrs.getString("activation", "none");
+  p.activation = attrs.getString("activation");
   Fusion f;
   f.conv = o;
   f.ops = {o};
@@ -605,7 +605,7 @@ Status CpuScheduler::scheduleInt8Matmul(int o, bool &done) {
   done = false;
   cpu::Int8Params p;
   int qa;
-  bool transposeB = OpAttrs(op).getBool("transpose_b", false);
+  bool transposeB = OpAttrs(op).getBool("transpose_b");
   if (op.inputs_size() != 2 || op.outputs_size() != 1 ||
       !quantizedSource(op.inputs(0), qa, p.srcScale) ||
       !quantizedWeight(op.inputs(1), transposeB ? 0 : 1, p.weights,
@@ -736,7 +736,7 @@ bool CpuScheduler::hasBlockedConsumer(int t) const {
   for (int c : consumers_[t]) {
     const plan::Op &op = p_.ops(c);
     const std::string &k = op.kind();
-    bool nchw = OpAttrs(op).getString("data_format", "NHWC") == "NCHW";
+    bool nchw = OpAttrs(op).getString("data_format") == "NCHW";
     float scale;
     if (((k == "conv2d" || k == "max_pool" || k == "avg_pool" ||
           k == "global_avg_pool" || k == "batch_norm") &&
@@ -782,10 +782,9 @@ Status CpuScheduler::scheduleAlias(int o, bool &done) {
   const plan::Op &op = p_.ops(o);
   done = false;
   const std::string &k = op.kind();
-  bool reinterprets =
-      k == "reshape" || k == "flatten" || k == "identity" ||
-      k == "stop_gradient" || k == "transfer" ||
-      (k == "dropout" && !OpAttrs(op).getBool("training", false));
+  bool reinterprets = k == "reshape" || k == "flatten" || k == "identity" ||
+                      k == "stop_gradient" || k == "transfer" ||
+                      (k == "dropout" && !OpAttrs(op).getBool("training"));
   if (!reinterprets || op.inputs_size() != 1 || op.outputs_size() != 1)
     return Status::success();
   int x = op.inputs(0), y = op.outputs(0);
@@ -882,7 +881,7 @@ Status CpuScheduler::build() {
     // u8 where int8 kernels may read a tensor as unsigned.
     const std::string &k = op.kind();
     OpAttrs attrs(op);
-    std::string activation = attrs.getString("activation", "none");
+    std::string activation = attrs.getString("activation");
     bool sameAsInput = k == "quantize" || k == "dequantize" ||
                        k == "max_pool" || k == "avg_pool" ||
                        k == "global_avg_pool" || k == "reshape" ||
@@ -909,7 +908,7 @@ Status CpuScheduler::build() {
       continue;
     }
     const std::string &k = op.kind();
-    bool nchw = OpAttrs(op).getString("data_format", "NHWC") == "NCHW";
+    bool nchw = OpAttrs(op).getString("data_format") == "NCHW";
     bool done = false;
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
         shape(op.inputs(0)).size() == 4 && int8DotProduct)

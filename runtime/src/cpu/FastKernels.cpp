@@ -344,7 +344,7 @@ private:
 StatusOr<std::unique_ptr<Kernel>> createGlobalAvgPool(const KernelConfig &c) {
   if (!c.allOfType(DType::kF32) || c.inputShapes[0].size() != 4)
     return std::unique_ptr<Kernel>();
-  bool nchw = c.attrs().getString("data_format", "NHWC") == "NCHW";
+  bool nchw = c.attrs().getString("data_format") == "NCHW";
   return std::unique_ptr<Kernel>(
       std::make_unique<GlobalAvgPoolKernel>(nchw, c.inputShapes[0]));
 }
@@ -707,10 +707,10 @@ createTrainingBatchNorm(const KernelConfig &c) {
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());
   OpAttrs attrs = c.attrs();
-  if (!c.allOfType(DType::kF32) || !attrs.getBool("training", false) ||
-      rank < 2 || c.outputShapes.size() != 5)
+  if (!c.allOfType(DType::kF32) || !attrs.getBool("training") || rank < 2 ||
+      c.outputShapes.size() != 5)
     return std::unique_ptr<Kernel>();
-  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), rank);
+  int64_t axis = channelAxis(attrs.getString("data_format"), rank);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= x[d];

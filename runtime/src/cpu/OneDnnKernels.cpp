@@ -193,13 +193,13 @@ struct ConvGeometry {
 StatusOr<ConvGeometry> convGeometry(const KernelConfig &c) {
   OpAttrs attrs = c.attrs();
   ConvGeometry g;
-  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  g.nchw = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
   std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  int64_t groups = attrs.getInt("groups", 1);
+  std::string padding = attrs.getString("padding");
+  int64_t groups = attrs.getInt("groups");
   const Shape &x = c.inputShapes[0], &f = c.inputShapes[1];
   g.n = x[0];
   g.cin = g.nchw ? x[1] : x[3];
@@ -265,7 +265,7 @@ public:
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     cpu::ConvPostOps post;
-    post.activation = c.attrs().getString("activation", "none");
+    post.activation = c.attrs().getString("activation");
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/false, post, supported));
     if (!supported)
@@ -453,9 +453,9 @@ public:
     OpAttrs attrs = c.attrs();
     const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
     if (a.size() != 2 || b.size() != 2 || p.bias ||
-        attrs.getBool("transpose_a", false))
+        attrs.getBool("transpose_a"))
       return Status::success();
-    bool transposeB = attrs.getBool("transpose_b", false);
+    bool transposeB = attrs.getBool("transpose_b");
     int64_t m = a[0], k = a[1], n = transposeB ? b[0] : b[1];
     if (p.weightScales.size() != 1 &&
         static_cast<int64_t>(p.weightScales.size()) != n)
@@ -530,10 +530,10 @@ private:
   Status init(const KernelConfig &c, DataType type, bool &supported) {
     OpAttrs attrs = c.attrs();
     size_t rank = c.outputShapes[0].size();
-    memory::desc aMd = operandDesc(
-        c.inputShapes[0], attrs.getBool("transpose_a", false), rank, type);
-    memory::desc bMd = operandDesc(
-        c.inputShapes[1], attrs.getBool("transpose_b", false), rank, type);
+    memory::desc aMd =
+        operandDesc(c.inputShapes[0], attrs.getBool("transpose_a"), rank, type);
+    memory::desc bMd =
+        operandDesc(c.inputShapes[1], attrs.getBool("transpose_b"), rank, type);
     memory::desc cMd = operandDesc(c.outputShapes[0], false, rank, type);
     // A constant right operand (a layer's weights) is packed once into
     // the layout oneDNN's kernel for these shapes wants.
@@ -588,13 +588,13 @@ public:
         src ? static_cast<DataType>(src->data.data_type) : sharedType(c, {0});
     OpAttrs attrs = c.attrs();
     bool isMax = c.op->kind() == "max_pool";
-    bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    bool nchw = attrs.getString("data_format") == "NCHW";
     std::vector<int64_t> kernel = attrs.getInts("kernel");
     std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
     std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-    std::string padding = attrs.getString("padding", "EXPLICIT");
-    bool ceilMode = attrs.getBool("ceil_mode", false);
-    bool includePad = attrs.getBool("count_include_pad", false);
+    std::string padding = attrs.getString("padding");
+    bool ceilMode = attrs.getBool("ceil_mode");
+    bool includePad = attrs.getBool("count_include_pad");
     const Shape &x = c.inputShapes[0];
     int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
     int64_t channels = nchw ? x[1] : x[3];
@@ -664,7 +664,7 @@ class BatchNormKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
     size_t rank = c.inputShapes[0].size();
-    if (c.attrs().getBool("training", false))
+    if (c.attrs().getBool("training"))
       return cpu::createTrainingBatchNorm(c);
     if (dataType(c) == DataType::undef || (rank != 2 && rank != 4))
       return std::unique_ptr<Kernel>();
@@ -695,7 +695,7 @@ public:
     DataType type = dataType(c);
     OpAttrs attrs = c.attrs();
     const Shape &x = c.inputShapes[0];
-    bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    bool nchw = attrs.getString("data_format") == "NCHW";
     memory::desc dataMd;
     if (x.size() == 2)
       dataMd = memory::desc(toDims(x), type, Tag::nc);
@@ -891,7 +891,7 @@ StatusOr<std::unique_ptr<Kernel>> createInt8Matmul(const KernelConfig &c,
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
   if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
-      c.attrs().getString("data_format", "NHWC") != "NCHW")
+      c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
@@ -909,7 +909,7 @@ createLayoutPool(const KernelConfig &c, const memory::desc &src) {
   bool int8 = srcType == DataType::s8 || srcType == DataType::u8;
   if ((!int8 && sharedType(c, {0}) == DataType::undef) ||
       c.inputShapes[0].size() != 4 ||
-      c.attrs().getString("data_format", "NHWC") != "NCHW")
+      c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
   bool supported = false;
@@ -922,7 +922,7 @@ createLayoutPool(const KernelConfig &c, const memory::desc &src) {
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutGlobalAvgPool(const KernelConfig &c, const memory::desc &src) {
   if (sharedType(c, {0}) == DataType::undef || c.inputShapes[0].size() != 4 ||
-      c.attrs().getString("data_format", "NHWC") != "NCHW")
+      c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::make_unique<GlobalAvgPoolKernel>();
   bool supported = false;
@@ -935,8 +935,8 @@ createLayoutGlobalAvgPool(const KernelConfig &c, const memory::desc &src) {
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
   if (BatchNormKernel::dataType(c) == DataType::undef ||
-      c.inputShapes[0].size() != 4 || c.attrs().getBool("training", false) ||
-      c.attrs().getString("data_format", "NHWC") != "NCHW")
+      c.inputShapes[0].size() != 4 || c.attrs().getBool("training") ||
+      c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
   bool supported = false;

@@ -15,7 +15,17 @@ namespace {
 // Binary ops with numpy broadcasting
 //===----------------------------------------------------------------------===//
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kSqDiff };
+enum class BinaryOp {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,
+  kPow,
+  kSqDiff,
+  kPRelu
+};
 
 template <typename T>
 Status binaryTyped(BinaryOp op, const Tensor &a, const Tensor &b, Tensor &out) {
@@ -65,6 +75,9 @@ Status binaryTyped(BinaryOp op, const Tensor &a, const Tensor &b, Tensor &out) {
                        break;
                      case BinaryOp::kSqDiff:
                        r = (x - y) * (x - y);
+                       break;
+                     case BinaryOp::kPRelu:
+                       r = x >= 0 ? x : y * x;
                        break;
                      }
                      if constexpr (std::is_same_v<T, bool>)
@@ -175,7 +188,7 @@ GOPT_UNARY_NUMERIC(absKernel, std::fabs(x))
 
 Status geluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
-  if (ctx.attrs().getString("approximate", "none") == "tanh")
+  if (ctx.attrs().getString("approximate") == "tanh")
     return unaryFloat(in, out, [](float x) {
       const double k = std::sqrt(2.0 / M_PI);
       double xd = x;
@@ -206,8 +219,7 @@ Status clipKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 Status biasAddKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                      std::vector<Tensor> &out) {
   const Tensor &x = in[0];
-  int64_t axis =
-      channelAxis(ctx.attrs().getString("data_format", "NHWC"), x.rank());
+  int64_t axis = channelAxis(ctx.attrs().getString("data_format"), x.rank());
   int64_t channels = x.dim(axis);
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < x.rank(); ++d)
@@ -359,7 +371,7 @@ int64_t dropoutStream(const RefContext &ctx) {
 Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                      std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  if (!attrs.getBool("training", false))
+  if (!attrs.getBool("training"))
     return copyKernel(ctx, in, out);
   if (in[0].dtype() != DType::kF32)
     return unimplemented("training dropout supports floating point only");
@@ -410,7 +422,7 @@ Status checkNumericsKernel(const RefContext &ctx, const std::vector<Tensor> &in,
     if (!std::isfinite(v))
       return invalidArgument(std::isnan(v) ? "NaN" : "Inf",
                              " found at element ", i, ": ",
-                             ctx.attrs().getString("message", ""));
+                             ctx.attrs().getString("message"));
   }
   return copyKernel(ctx, in, out);
 }
@@ -517,6 +529,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   registerKernel(r, "max", binaryKernel<BinaryOp::kMax>, D::kNumeric);
   registerKernel(r, "min", binaryKernel<BinaryOp::kMin>, D::kNumeric);
   registerKernel(r, "pow", binaryKernel<BinaryOp::kPow>, D::kNumeric);
+  registerKernel(r, "prelu", binaryKernel<BinaryOp::kPRelu>, D::kNumeric);
   registerKernel(r, "squared_difference", binaryKernel<BinaryOp::kSqDiff>,
                  D::kNumeric);
   registerKernel(r, "relu", reluKernel, D::kNumeric);

@@ -21,14 +21,14 @@ float activate(const std::string &activation, float v) {
 Status conv2dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  bool nchw = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
   std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  std::string activation = attrs.getString("activation", "none");
-  int64_t groups = attrs.getInt("groups", 1);
+  std::string padding = attrs.getString("padding");
+  std::string activation = attrs.getString("activation");
+  int64_t groups = attrs.getInt("groups");
   Layout4D x(in[0].shape(), nchw), y(out[0].shape(), nchw);
   const Shape &f = in[1].shape();
   int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
@@ -78,7 +78,7 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
   const Tensor &x = in[0];
-  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), x.rank());
+  int64_t axis = channelAxis(attrs.getString("data_format"), x.rank());
   double eps = attrs.getFloat("epsilon", 1e-3);
   int64_t channels = x.dim(axis);
   int64_t inner = 1;
@@ -90,7 +90,7 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
               *offset = in[2].data<float>(), *mean = in[3].data<float>(),
               *var = in[4].data<float>();
   float *py = out[0].data<float>();
-  if (!attrs.getBool("training", false)) {
+  if (!attrs.getBool("training")) {
     for (int64_t i = 0; i < total; ++i) {
       int64_t c = channelOf(i);
       py[i] = static_cast<float>(
@@ -137,8 +137,8 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 Status matmulKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  bool ta = attrs.getBool("transpose_a", false);
-  bool tb = attrs.getBool("transpose_b", false);
+  bool ta = attrs.getBool("transpose_a");
+  bool tb = attrs.getBool("transpose_b");
   const Shape &a = in[0].shape(), &b = in[1].shape(), &c = out[0].shape();
   size_t ra = a.size(), rb = b.size(), rc = c.size();
   int64_t m = c[rc - 2], n = c[rc - 1];
@@ -198,7 +198,7 @@ Status poolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 Status globalAvgPoolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                            std::vector<Tensor> &out) {
-  bool nchw = ctx.attrs().getString("data_format", "NHWC") == "NCHW";
+  bool nchw = ctx.attrs().getString("data_format") == "NCHW";
   Layout4D x(in[0].shape(), nchw), y(out[0].shape(), nchw);
   const float *px = in[0].data<float>();
   float *py = out[0].data<float>();
@@ -251,13 +251,13 @@ Status softmaxKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 StatusOr<PoolWindow> poolWindow(const OpAttrs &attrs, const Shape &x) {
   PoolWindow pw;
-  pw.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  pw.nchw = attrs.getString("data_format") == "NCHW";
   pw.kernel = attrs.getInts("kernel");
   pw.strides = attrs.getInts("strides", {1, 1});
-  pw.includePad = attrs.getBool("count_include_pad", false);
+  pw.includePad = attrs.getBool("count_include_pad");
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
+  std::string padding = attrs.getString("padding");
+  bool ceilMode = attrs.getBool("ceil_mode");
   Layout4D l(x, pw.nchw);
   GOPT_ASSIGN_OR_RETURN(pw.h,
                         computeWindowDim(l.h, pw.kernel[0], pw.strides[0], 1,

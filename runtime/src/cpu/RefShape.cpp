@@ -247,13 +247,13 @@ Status padKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                  std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
   std::vector<int64_t> pads = attrs.getInts("pads");
-  std::string mode = attrs.getString("mode", "constant");
+  std::string mode = attrs.getString("mode");
   const Tensor &x = in[0];
   Tensor &y = out[0];
   int64_t rank = x.rank(), total = y.numElements();
   size_t elem = dtypeSize(x.dtype());
   char fill[8] = {0};
-  encodeScalar(x.dtype(), attrs.getFloat("value", 0.0), fill);
+  encodeScalar(x.dtype(), attrs.getFloat("value"), fill);
   std::vector<int64_t> inStrides = rowMajorStrides(x.shape());
   const char *src = static_cast<const char *>(x.data());
   char *dst = static_cast<char *>(y.data());

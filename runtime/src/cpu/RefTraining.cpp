@@ -38,13 +38,13 @@ struct ConvGeometry {
 
   ConvGeometry(const OpAttrs &attrs, const Shape &xs, const Shape &fs,
                const Shape &ys, const WindowDim &wh, const WindowDim &ww)
-      : x(xs, attrs.getString("data_format", "NHWC") == "NCHW"),
-        y(ys, attrs.getString("data_format", "NHWC") == "NCHW") {
-    oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+      : x(xs, attrs.getString("data_format") == "NCHW"),
+        y(ys, attrs.getString("data_format") == "NCHW") {
+    oihw = attrs.getString("filter_format") == "OIHW";
     kh = oihw ? fs[2] : fs[0];
     kw = oihw ? fs[3] : fs[1];
     cinPerGroup = oihw ? fs[1] : fs[2];
-    coutPerGroup = y.c / attrs.getInt("groups", 1);
+    coutPerGroup = y.c / attrs.getInt("groups");
     std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
     std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
     strideH = strides[0];
@@ -87,12 +87,12 @@ struct ConvGeometry {
 
 StatusOr<ConvGeometry> convGeometry(const OpAttrs &attrs, const Shape &x,
                                     const Shape &f, const Shape &y) {
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  bool nchw = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
   std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
+  std::string padding = attrs.getString("padding");
   int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
   int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
   GOPT_ASSIGN_OR_RETURN(WindowDim wh,
@@ -309,8 +309,8 @@ Status sgdUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   OpAttrs attrs = ctx.attrs();
   double lr = attrs.getFloat("lr", 0);
   double momentum = attrs.getFloat("momentum", 0);
-  double weightDecay = attrs.getFloat("weight_decay", 0);
-  bool nesterov = attrs.getBool("nesterov", false);
+  double weightDecay = attrs.getFloat("weight_decay");
+  bool nesterov = attrs.getBool("nesterov");
   const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
               *vel = in[2].data<float>();
   float *newP = out[0].data<float>(), *newV = out[1].data<float>();
@@ -329,10 +329,10 @@ Status adamUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
   double lr = attrs.getFloat("lr", 0);
-  double beta1 = attrs.getFloat("beta1", 0.9);
-  double beta2 = attrs.getFloat("beta2", 0.999);
+  double beta1 = attrs.getFloat("beta1");
+  double beta2 = attrs.getFloat("beta2");
   double eps = attrs.getFloat("epsilon", 1e-8);
-  double weightDecay = attrs.getFloat("weight_decay", 0);
+  double weightDecay = attrs.getFloat("weight_decay");
   double step = in[4].data<float>()[0];
   if (!(step >= 1))
     return invalidArgument("adam_update step ", step, " must be >= 1");
@@ -417,9 +417,9 @@ Status lossScaleUpdateKernel(const RefContext &ctx,
                              const std::vector<Tensor> &in,
                              std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  double interval = static_cast<double>(attrs.getInt("growth_interval", 2000));
-  double growth = attrs.getFloat("growth_factor", 2.0);
-  double backoff = attrs.getFloat("backoff_factor", 0.5);
+  double interval = static_cast<double>(attrs.getInt("growth_interval"));
+  double growth = attrs.getFloat("growth_factor");
+  double backoff = attrs.getFloat("backoff_factor");
   float scale = in[0].data<float>()[0];
   float goodSteps = in[1].data<float>()[0];
   bool finite = in[2].data<uint8_t>()[0] != 0;
@@ -450,7 +450,7 @@ Status batchNormGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                            std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
   const Tensor &x = in[1];
-  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), x.rank());
+  int64_t axis = channelAxis(attrs.getString("data_format"), x.rank());
   double eps = attrs.getFloat("epsilon", 1e-3);
   int64_t channels = x.dim(axis);
   int64_t inner = 1;

@@ -43,6 +43,7 @@ void registerElementwiseKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
+void registerUnaryMathKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 

@@ -45,8 +45,8 @@ bool isIntegerType(DType t) {
 class ReferenceKernel : public Kernel {
 public:
   ReferenceKernel(const KernelConfig &config, RefFn fn, DTypeSupport support)
-      : fn_(fn), support_(support),
-        ctx_{config.op, config.seed, config.opIndex, 0},
+      : fn_(fn),
+        support_(support), ctx_{config.op, config.seed, config.opIndex, 0},
         repeatRandomness_(config.repeatRandomness) {}
 
   Status run(const std::vector<Tensor> &inputs,
@@ -117,6 +117,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerNNKernels(registry);
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);
+  ref::registerUnaryMathKernels(registry);
 }
 
 } // namespace gopt::runtime

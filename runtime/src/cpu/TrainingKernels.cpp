@@ -196,13 +196,13 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
   const Shape &x = backpropInput ? c.outputShapes[0] : c.inputShapes[0];
   const Shape &f = backpropInput ? c.inputShapes[1] : c.outputShapes[0];
   const Shape &y = backpropInput ? c.inputShapes[0] : c.inputShapes[1];
-  bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  bool nchw = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
   std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  int64_t groups = attrs.getInt("groups", 1);
+  std::string padding = attrs.getString("padding");
+  int64_t groups = attrs.getInt("groups");
   int64_t n = x[0], cin = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
           w = nchw ? x[3] : x[2];
   int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
@@ -358,12 +358,12 @@ struct PoolGeometry {
 StatusOr<PoolGeometry> poolGeometry(const KernelConfig &c) {
   OpAttrs attrs = c.attrs();
   PoolGeometry g;
-  g.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+  g.nchw = attrs.getString("data_format") == "NCHW";
   std::vector<int64_t> kernel = attrs.getInts("kernel");
   std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
   std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
-  bool ceilMode = attrs.getBool("ceil_mode", false);
+  std::string padding = attrs.getString("padding");
+  bool ceilMode = attrs.getBool("ceil_mode");
   const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
   g.n = x[0];
   g.c = g.nchw ? x[1] : x[3];
@@ -607,7 +607,7 @@ StatusOr<std::unique_ptr<Kernel>> createAvgPoolGrad(const KernelConfig &c) {
   if (type == DType::kInvalid)
     return none();
   GOPT_ASSIGN_OR_RETURN(PoolGeometry g, poolGeometry(c));
-  bool includePad = c.attrs().getBool("count_include_pad", false);
+  bool includePad = c.attrs().getBool("count_include_pad");
   return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<AvgPoolGradKernel<decltype(t)>>(g, includePad);
   });
@@ -656,8 +656,7 @@ StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
   return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
       numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr", 0)),
       static_cast<float>(a.getFloat("momentum", 0)),
-      static_cast<float>(a.getFloat("weight_decay", 0)),
-      a.getBool("nesterov", false)));
+      static_cast<float>(a.getFloat("weight_decay")), a.getBool("nesterov")));
 }
 
 class AdamUpdateKernel : public Kernel {
@@ -733,9 +732,9 @@ StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<AdamUpdateKernel>(
-      numElements(c.inputShapes[0]), a.getFloat("lr", 0),
-      a.getFloat("beta1", 0.9), a.getFloat("beta2", 0.999),
-      a.getFloat("epsilon", 1e-8), a.getFloat("weight_decay", 0)));
+      numElements(c.inputShapes[0]), a.getFloat("lr", 0), a.getFloat("beta1"),
+      a.getFloat("beta2"), a.getFloat("epsilon", 1e-8),
+      a.getFloat("weight_decay")));
 }
 
 //===----------------------------------------------------------------------===//
@@ -860,7 +859,7 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
   const Shape &x = c.inputShapes[1];
   int64_t rank = static_cast<int64_t>(x.size());
   OpAttrs attrs = c.attrs();
-  int64_t axis = channelAxis(attrs.getString("data_format", "NHWC"), rank);
+  int64_t axis = channelAxis(attrs.getString("data_format"), rank);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= x[d];

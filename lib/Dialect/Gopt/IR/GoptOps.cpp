@@ -98,30 +98,6 @@ Operation *GoptDialect::materializeConstant(OpBuilder &builder, Attribute value,
 // Pass-through ops
 //===----------------------------------------------------------------------===//
 
-#define GOPT_INFER_SAME_AS_OPERAND(OpClass, operandGetter)                     \
-  LogicalResult OpClass::inferReturnTypes(                                     \
-      MLIRContext *, std::optional<Location>, Adaptor adaptor,                 \
-      SmallVectorImpl<Type> &inferredReturnTypes) {                            \
-    inferredReturnTypes.push_back(adaptor.operandGetter().getType());          \
-    return success();                                                          \
-  }
-
-GOPT_INFER_SAME_AS_OPERAND(ReluOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(Relu6Op, getX)
-GOPT_INFER_SAME_AS_OPERAND(SigmoidOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(TanhOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(ExpOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(LogOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(SqrtOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(RsqrtOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(NegOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(AbsOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(ErfOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(GeluOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(LeakyReluOp, getX)
-GOPT_INFER_SAME_AS_OPERAND(ClipOp, getX)
-#undef GOPT_INFER_SAME_AS_OPERAND
-
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getX(); }
 
 LogicalResult DropoutOp::verify() {
@@ -181,32 +157,19 @@ OpFoldResult TransferOp::fold(FoldAdaptor) {
 // Elementwise binary ops
 //===----------------------------------------------------------------------===//
 
-#define GOPT_INFER_BROADCAST(OpClass)                                          \
-  static LogicalResult inferTypes(OpClass::Adaptor adaptor,                    \
-                                  const ShapeError &error,                     \
-                                  SmallVectorImpl<Type> &inferred) {           \
-    if (elementTypeOf(adaptor.getLhs()) != elementTypeOf(adaptor.getRhs()))    \
-      return error("expects operands of one element type, got ",               \
-                   elementTypeOf(adaptor.getLhs()), " and ",                   \
-                   elementTypeOf(adaptor.getRhs()));                           \
-    Shape shape;                                                               \
-    if (failed(inferBroadcastShape(shapeOf(adaptor.getLhs()),                  \
-                                   shapeOf(adaptor.getRhs()), shape, error)))  \
-      return failure();                                                        \
-    inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getLhs())));      \
-    return success();                                                          \
-  }                                                                            \
-  GOPT_SHAPE_FUNCTION_HOOKS(OpClass)
-
-GOPT_INFER_BROADCAST(AddOp)
-GOPT_INFER_BROADCAST(SubOp)
-GOPT_INFER_BROADCAST(MulOp)
-GOPT_INFER_BROADCAST(DivOp)
-GOPT_INFER_BROADCAST(MaxOp)
-GOPT_INFER_BROADCAST(MinOp)
-GOPT_INFER_BROADCAST(PowOp)
-GOPT_INFER_BROADCAST(SquaredDifferenceOp)
-#undef GOPT_INFER_BROADCAST
+namespace gopt::detail {
+LogicalResult inferBroadcastTypes(Value lhs, Value rhs, const ShapeError &error,
+                                  SmallVectorImpl<Type> &inferred) {
+  if (elementTypeOf(lhs) != elementTypeOf(rhs))
+    return error("expects operands of one element type, got ",
+                 elementTypeOf(lhs), " and ", elementTypeOf(rhs));
+  Shape shape;
+  if (failed(inferBroadcastShape(shapeOf(lhs), shapeOf(rhs), shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(lhs)));
+  return success();
+}
+} // namespace gopt::detail
 
 //===----------------------------------------------------------------------===//
 // CastOp

@@ -74,6 +74,11 @@ inline Type getPlaceholderType(MLIRContext *context, ValueRange operands) {
                       ShapeError(getLoc(), getOperationName()), inferred);     \
   }
 
+/// Numpy broadcasting of two operands of one element type: Gopt_BinaryOp's
+/// shape function (its hooks are defined in ODS, once for every binary op).
+LogicalResult inferBroadcastTypes(Value lhs, Value rhs, const ShapeError &error,
+                                  SmallVectorImpl<Type> &inferred);
+
 } // namespace gopt::detail
 
 #endif // GOPT_LIB_DIALECT_GOPT_IR_OPUTILS_H

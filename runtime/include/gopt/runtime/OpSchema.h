@@ -1,8 +1,10 @@
 //===- OpSchema.h - What the runtime knows about each op kind ---*- C++ -*-===//
 //
-// One entry per op of docs/op-semantics.md: operand/result counts, attribute
-// names, types and defaults, and the shape function the session runs to
-// resolve dynamic dimensions.
+// One entry per runtime op of the gopt ODS: operand/result counts, attribute
+// names, types, defaults and allowed values, and the shape function the
+// session runs to resolve dynamic dimensions. The table is generated from the
+// .td files at build time (tools/gen-op-tables), so it cannot drift from the
+// compiler's definition of an op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_OPSCHEMA_H
@@ -13,6 +15,7 @@
 #include "gopt/runtime/plan.pb.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,24 +30,44 @@ struct AttrSpec {
   bool required;
   // For string attributes: the accepted values (empty: any).
   std::vector<std::string> allowed = {};
+  // ODS's default, used when the attribute is absent; none for required
+  // attributes and for optional ones whose absence has its own meaning.
+  std::optional<plan::AttrValue> defaultValue = std::nullopt;
 };
 
-// Typed read access to an op's attributes. Absent attributes yield the
-// caller's default (the documented one); validation already checked types.
+struct OpSchema;
+
+// Typed read access to an op's attributes; validation already checked types.
+// `getX(name)` gives ODS's default when the attribute is absent (a required
+// attribute is never absent; an optional one without default reads as zero
+// or empty; one it does not declare reads as the default all declaring ops
+// agree on). `getX(name, absent)` gives `absent` instead: for attributes
+// whose absence means something (conv2d's strides are 1s).
 class OpAttrs {
 public:
   explicit OpAttrs(const plan::Op &op) : op_(&op) {}
   bool has(const std::string &name) const;
-  int64_t getInt(const std::string &name, int64_t dflt) const;
-  double getFloat(const std::string &name, double dflt) const;
-  std::string getString(const std::string &name, const std::string &dflt) const;
-  bool getBool(const std::string &name, bool dflt) const;
+  int64_t getInt(const std::string &name) const;
+  int64_t getInt(const std::string &name, int64_t absent) const;
+  double getFloat(const std::string &name) const;
+  double getFloat(const std::string &name, double absent) const;
+  std::string getString(const std::string &name) const;
+  std::string getString(const std::string &name,
+                        const std::string &absent) const;
+  bool getBool(const std::string &name) const;
+  bool getBool(const std::string &name, bool absent) const;
+  std::vector<int64_t> getInts(const std::string &name) const;
   std::vector<int64_t> getInts(const std::string &name,
-                               const std::vector<int64_t> &dflt = {}) const;
+                               const std::vector<int64_t> &absent) const;
   std::vector<double> getFloats(const std::string &name) const;
 
 private:
+  // The value of `name`, or its ODS default, or nullptr.
+  const plan::AttrValue *find(const std::string &name) const;
+  static const plan::AttrValue *uniformDefault(const std::string &name);
+
   const plan::Op *op_;
+  mutable const OpSchema *schema_ = nullptr;
 };
 
 // Computes result shapes from concrete operand shapes; checks operand shapes
@@ -75,7 +98,7 @@ struct OpSchema {
   int minInputs;
   int maxInputs; // -1: unbounded
   int minResults;
-  int maxResults;
+  int maxResults; // -1: unbounded
   std::vector<AttrSpec> attrs;
   ShapeFn inferShapes;
   ResultDType resultDType = ResultDType::kSameAsFirstInput;

@@ -25,10 +25,55 @@ def Gopt_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Gopt_NumericTensor : RankedTensorOf<[F32, F16, BF16, I8, I32, I64]>;
 def Gopt_I64Tensor : RankedTensorOf<[I64]>;
 
-// "NHWC" or "NCHW"; checked by each op's verifier so the diagnostic names
-// the op and the value found.
-def Gopt_DataFormatAttr : DefaultValuedStrAttr<StrAttr, "NHWC">;
-def Gopt_PaddingAttr : DefaultValuedStrAttr<StrAttr, "EXPLICIT">;
+// A string attribute with a fixed set of values. The values are stated here
+// once: the runtime's op table (generated from this file) checks plans
+// against them, and each op's verifier checks the IR so that its diagnostic
+// names the op and the value found.
+class Gopt_StrEnum<list<string> values> {
+  list<string> allowedValues = values;
+}
+class Gopt_StrEnumAttr<list<string> values, string default>
+    : DefaultValuedStrAttr<StrAttr, default>, Gopt_StrEnum<values>;
+class Gopt_RequiredStrEnumAttr<list<string> values>
+    : StringBasedAttr<CPred<"::llvm::isa<::mlir::StringAttr>($_self)">,
+                      "string attribute">, Gopt_StrEnum<values>;
+
+def Gopt_DataFormatAttr : Gopt_StrEnumAttr<["NHWC", "NCHW"], "NHWC">;
+def Gopt_FilterFormatAttr : Gopt_StrEnumAttr<["HWIO", "OIHW"], "HWIO">;
+def Gopt_PaddingAttr : Gopt_StrEnumAttr<["EXPLICIT", "SAME", "VALID"], "EXPLICIT">;
+def Gopt_ActivationAttr : Gopt_StrEnumAttr<["none", "relu", "relu6", "sigmoid"], "none">;
+def Gopt_DeviceNameAttr : Gopt_RequiredStrEnumAttr<["cpu", "gpu"]>;
+
+//===----------------------------------------------------------------------===//
+// Op categories: the passes ask an op for these instead of keeping lists.
+//===----------------------------------------------------------------------===//
+
+// Each result element depends only on the operand elements at the same
+// (broadcast) index, whatever the layout: layout conversion moves transposes
+// through it.
+def Gopt_LayoutAgnostic : NativeOpTrait<"LayoutAgnostic"> {
+  let cppNamespace = "::gopt";
+}
+// Mixed precision (TensorFlow's lists): `allow` ops gain from bf16/f16 and
+// always take it; `infer` ops take it when their inputs have it; `clear` ops
+// do not change values and follow their inputs. Ops without one are denied.
+def Gopt_MixedPrecisionAllow : NativeOpTrait<"MixedPrecisionAllow"> {
+  let cppNamespace = "::gopt";
+}
+def Gopt_MixedPrecisionInfer : NativeOpTrait<"MixedPrecisionInfer"> {
+  let cppNamespace = "::gopt";
+}
+def Gopt_MixedPrecisionClear : NativeOpTrait<"MixedPrecisionClear"> {
+  let cppNamespace = "::gopt";
+}
+// Device placement: heavy compute is worth a device; data movement only
+// moves or reinterprets data and costs no more than a copy on the host.
+def Gopt_ComputeHeavy : NativeOpTrait<"ComputeHeavy"> {
+  let cppNamespace = "::gopt";
+}
+def Gopt_DataMovement : NativeOpTrait<"DataMovement"> {
+  let cppNamespace = "::gopt";
+}
 
 // Every gopt op may carry a `device` attribute; the trait checks its value.
 def Gopt_DeviceAttrTrait : NativeOpTrait<"DeviceAttrTrait"> {
@@ -39,11 +84,29 @@ def Gopt_DeviceAttrTrait : NativeOpTrait<"DeviceAttrTrait"> {
 // Base classes
 //===----------------------------------------------------------------------===//
 
+// Besides the usual ODS fields, an op states here what the runtime and the
+// importers need; tools/gen-op-tables turns it into the runtime's op table
+// (docs/architecture.md, "One op, one definition").
 class Gopt_Op<string mnemonic, list<Trait> traits = []>
     : Op<Gopt_Dialect, mnemonic, !listconcat(traits, [Gopt_DeviceAttrTrait])> {
   let assemblyFormat = [{
     operands attr-dict `:` functional-type(operands, results)
   }];
+  // The runtime shape function (runtime/src/OpSchema.cpp) that computes the
+  // result shapes from concrete operand shapes.
+  string runtimeShapeFunction = "";
+  // The results' element type: "operand:N" (that of operand N), "any" (the
+  // plan says), or one type ("f32", "i64", "i8", "i1").
+  string resultElementType = "operand:0";
+  // Folded or materialized before a plan is written: no runtime kernel.
+  bit compileTimeOnly = 0;
+  // The ONNX and TensorFlow op types imported generically as this op: the
+  // node's inputs in order, each attribute by its name (absent: the default
+  // above). Ops whose import needs more keep a hand-written rule.
+  string onnxOpType = "";
+  string tfOpType = "";
+  // The first ONNX opset with `onnxOpType` (the exporter's opset must reach it).
+  int onnxSinceOpset = 1;
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
@@ -74,6 +137,20 @@ class Gopt_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
   let arguments = (ins Gopt_FloatTensor:$x);
   let results = (outs Gopt_FloatTensor:$y);
   let hasVerifier = 0;
+  let runtimeShapeFunction = "sameShape";
+  // The result is the operand's type; no per-op C++.
+  let extraClassDefinition = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::gopt::areCompatibleReturnTypes(l, r);
+    }
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, ::std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      inferred.push_back(adaptor.getX().getType());
+      return ::mlir::success();
+    }
+  }];
 }
 
 class Gopt_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
@@ -89,6 +166,31 @@ class Gopt_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
   }];
   let arguments = (ins Gopt_NumericTensor:$lhs, Gopt_NumericTensor:$rhs);
   let results = (outs Gopt_NumericTensor:$z);
+  let runtimeShapeFunction = "binaryShape";
+  // Broadcasting, defined once for every binary op (see OpUtils.h).
+  let extraClassDefinition = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::gopt::areCompatibleReturnTypes(l, r);
+    }
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, ::std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      ::gopt::ShapeError silent(::std::nullopt, getOperationName());
+      if (::mlir::succeeded(::gopt::detail::inferBroadcastTypes(
+              adaptor.getLhs(), adaptor.getRhs(), silent, inferred)))
+        return ::mlir::success();
+      inferred.assign(1, ::gopt::detail::getPlaceholderType(
+                             context, adaptor.getOperands()));
+      return ::mlir::success();
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      ::llvm::SmallVector<::mlir::Type> inferred;
+      return ::gopt::detail::inferBroadcastTypes(
+          getLhs(), getRhs(), ::gopt::ShapeError(getLoc(), getOperationName()),
+          inferred);
+    }
+  }];
 }
 
 // An op whose result is its operand unchanged at inference time. (ODS infers
@@ -97,6 +199,7 @@ class Gopt_PassThroughOp<string mnemonic, list<Trait> traits = []>
     : Gopt_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
   let arguments = (ins Gopt_Tensor:$x);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "sameShape";
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,12 +222,13 @@ def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
   let hasVerifier = 1;
+  let compileTimeOnly = 1;
   let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
     build($_builder, $_state, value.getType(), value);
   }]>];
 }
 
-def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure]> {
+def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "returns its operand";
   let description = [{
     TensorFlow's `Identity` and ONNX's `Identity`. Folds away.
@@ -136,7 +240,7 @@ def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure]> {
   let hasFolder = 1;
 }
 
-def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure]> {
+def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure, Gopt_LayoutAgnostic, Gopt_DataMovement]> {
   let summary = "returns its operand; blocks gradients";
   let description = [{
     The value passes through unchanged; autodiff treats it as a constant.
@@ -149,8 +253,7 @@ def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure]> {
   }];
 }
 
-def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics",
-    [MemoryEffects<[MemWrite]>]> {
+def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics", [MemoryEffects<[MemWrite]>, Gopt_LayoutAgnostic]> {
   let summary = "fails at run time if its operand holds NaN or Inf";
   let description = [{
     TensorFlow's `CheckNumerics`: passes the operand through, and the runtime
@@ -166,7 +269,7 @@ def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics",
   let results = (outs Gopt_FloatTensor:$y);
 }
 
-def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", []> {
+def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic]> {
   let summary = "dropout (identity for inference)";
   let description = [{
     With `training = false` (the default) the op is the identity and folds
@@ -190,7 +293,7 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", []> {
   let hasFolder = 1;
 }
 
-def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_LayoutAgnostic, Gopt_DataMovement]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: float to integer
@@ -203,11 +306,13 @@ def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   }];
   let arguments = (ins Gopt_Tensor:$x);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "sameShape";
+  let resultElementType = "any";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
 
-def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure]> {
+def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
   let summary = "the dimensions of a tensor as a 1-D i64 tensor";
   let description = [{
     TensorFlow's `Shape` and ONNX's `Shape`. Folds to a constant when the
@@ -219,11 +324,13 @@ def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure]> {
   }];
   let arguments = (ins Gopt_Tensor:$x);
   let results = (outs Gopt_I64Tensor:$shape);
+  let runtimeShapeFunction = "shapeOfShape";
+  let resultElementType = "i64";
   let hasFolder = 1;
   let hasVerifier = 0;
 }
 
-def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "same elements, new dimensions";
   let description = [{
     Reinterprets the row-major elements with the dimensions `shape`; one
@@ -237,11 +344,12 @@ def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElem
   }];
   let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$shape);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "reshapeShape";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
 
-def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "collapse to 2-D around an axis";
   let description = [{
     ONNX's `Flatten`: the result is `[prod(dims < axis), prod(dims >= axis)]`.
@@ -252,9 +360,10 @@ def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElem
   }];
   let arguments = (ins Gopt_Tensor:$x, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "flattenShape";
 }
 
-def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "permute dimensions";
   let description = [{
     Result dimension `i` is operand dimension `perm[i]`. A transpose of a
@@ -266,11 +375,12 @@ def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResult
   }];
   let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "transposeShape";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
 
-def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "join tensors along an axis";
   let description = [{
     All operands have the same rank and equal dimensions except along `axis`
@@ -282,9 +392,10 @@ def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElemen
   }];
   let arguments = (ins Variadic<Gopt_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "concatShape";
 }
 
-def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
   let summary = "strided slice";
   let description = [{
     Takes elements `starts[i], starts[i] + steps[i], ...` below `ends[i]` in
@@ -298,9 +409,10 @@ def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementT
   let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$starts,
                    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "sliceShape";
 }
 
-def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear]> {
   let summary = "pad a tensor";
   let description = [{
     `pads` holds `[before_0, after_0, before_1, after_1, ...]`, non-negative.
@@ -311,9 +423,10 @@ def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType]
     ```
   }];
   let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$pads,
-                   DefaultValuedStrAttr<StrAttr, "constant">:$mode,
+                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode,
                    DefaultValuedAttr<F32Attr, "0.0f">:$value);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "padShape";
 }
 
 def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
@@ -327,8 +440,10 @@ def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
     %y = gopt.transfer %x {from = "cpu", to = "gpu"} : (tensor<?x224x224x3xf32>) -> tensor<?x224x224x3xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, StrAttr:$from, StrAttr:$to);
+  let arguments = (ins Gopt_Tensor:$x, Gopt_DeviceNameAttr:$from,
+                   Gopt_DeviceNameAttr:$to);
   let results = (outs Gopt_Tensor:$y);
+  let runtimeShapeFunction = "sameShape";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -353,6 +468,8 @@ def Gopt_DequantizeOp : Gopt_InferredOp<"dequantize", [Pure]> {
   let arguments = (ins RankedTensorOf<[I8]>:$x, RankedTensorOf<[F32]>:$scales,
                    DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs RankedTensorOf<[F32]>:$y);
+  let runtimeShapeFunction = "dequantizeShape";
+  let resultElementType = "f32";
 }
 
 def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
@@ -373,10 +490,12 @@ def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
   let arguments = (ins RankedTensorOf<[F32]>:$x, RankedTensorOf<[F32]>:$scales,
                    DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs RankedTensorOf<[I8]>:$y);
+  let runtimeShapeFunction = "quantizeShape";
+  let resultElementType = "i8";
 }
 
 
-def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
+def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy]> {
   let summary = "2-D convolution, optionally with bias and activation";
   let description = [{
     Convolves `input` (`data_format` NHWC or NCHW) with `filter`
@@ -400,9 +519,10 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    DefaultValuedAttr<I64Attr, "1">:$groups,
                    Gopt_DataFormatAttr:$data_format,
-                   DefaultValuedStrAttr<StrAttr, "HWIO">:$filter_format,
-                   DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                   Gopt_FilterFormatAttr:$filter_format,
+                   Gopt_ActivationAttr:$activation);
   let results = (outs Gopt_FloatTensor:$output);
+  let runtimeShapeFunction = "conv2dShape";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
       return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
@@ -419,7 +539,7 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure]> {
+def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy]> {
   let summary = "batch normalization, inference or training form";
   let description = [{
     Normalizes `x` per channel (`data_format` picks the channel axis; rank-2
@@ -443,9 +563,10 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure]> {
                    DefaultValuedAttr<BoolAttr, "false">:$training,
                    DefaultValuedAttr<F32Attr, "0.9f">:$momentum);
   let results = (outs Gopt_FloatTensor:$y, Variadic<Gopt_FloatTensor>:$statistics);
+  let runtimeShapeFunction = "batchNormShape";
 }
 
-def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer]> {
   let summary = "add a per-channel bias";
   let description = [{
     TensorFlow's `BiasAdd`: adds the 1-D `bias` along the channel axis
@@ -458,9 +579,10 @@ def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultEle
   let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$bias,
                    Gopt_DataFormatAttr:$data_format);
   let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "biasAddShape";
 }
 
-def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy]> {
   let summary = "batched matrix multiplication";
   let description = [{
     Multiplies the last two dimensions of `a` and `b` (each transposed first
@@ -474,12 +596,15 @@ def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElemen
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
   let results = (outs Gopt_NumericTensor:$y);
+  let runtimeShapeFunction = "matmulShape";
 }
 
-class Gopt_PoolOp<string mnemonic, string what> : Gopt_InferredOp<mnemonic,
-    [Pure, SameOperandsAndResultElementType]> {
+class Gopt_PoolOp<string mnemonic, string what, list<Trait> traits = []>
+    : Gopt_InferredOp<mnemonic, !listconcat(traits,
+                                            [Pure, SameOperandsAndResultElementType])> {
   let summary = what # " pooling over 2-D windows";
   let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "poolShape";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
       return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
@@ -490,7 +615,7 @@ class Gopt_PoolOp<string mnemonic, string what> : Gopt_InferredOp<mnemonic,
   }];
 }
 
-def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max"> {
+def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max", [Gopt_MixedPrecisionClear, Gopt_ComputeHeavy]> {
   let description = [{
     Maximum over `kernel`-sized windows; padding follows conv2d's rules and
     padded elements never win. `ceil_mode` rounds the output size up.
@@ -508,7 +633,7 @@ def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max"> {
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
 }
 
-def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average"> {
+def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
   let description = [{
     Mean over `kernel`-sized windows. Padded elements are not counted unless
     `count_include_pad`.
@@ -526,8 +651,7 @@ def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average"> {
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
 }
 
-def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool",
-    [Pure, SameOperandsAndResultElementType]> {
+def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
   let summary = "mean over the spatial dimensions";
   let description = [{
     Averages over H and W, keeping them as size 1 (`[N, 1, 1, C]` or
@@ -539,10 +663,11 @@ def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool",
   }];
   let arguments = (ins Gopt_FloatTensor:$x, Gopt_DataFormatAttr:$data_format);
   let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "globalPoolShape";
 }
 
-class Gopt_SoftmaxLikeOp<string mnemonic, string what>
-    : Gopt_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Gopt_SoftmaxLikeOp<string mnemonic, string what, list<Trait> traits = []>
+    : Gopt_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
   let summary = what # " along an axis";
   let description = "Computes " # what # [{ along `axis` (negative counts
     from the end), numerically stable (the maximum is subtracted first).
@@ -552,13 +677,15 @@ class Gopt_SoftmaxLikeOp<string mnemonic, string what>
     ```
   }];
   let arguments = (ins Gopt_FloatTensor:$x, DefaultValuedAttr<I64Attr, "-1">:$axis);
-  let results = (outs Gopt_FloatTensor:$y);  let hasVerifier = 1;
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "softmaxShape";  let hasVerifier = 1;
 }
-def Gopt_SoftmaxOp : Gopt_SoftmaxLikeOp<"softmax", "softmax">;
-def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+def Gopt_SoftmaxOp : Gopt_SoftmaxLikeOp<"softmax", "softmax", [Gopt_ComputeHeavy]>;
+def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax", [Gopt_ComputeHeavy]>;
 
-class Gopt_ReduceOp<string mnemonic, string what>
-    : Gopt_InferredOp<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
+    : Gopt_InferredOp<mnemonic, !listconcat(traits,
+                                            [Pure, SameOperandsAndResultElementType])> {
   let summary = what # " over axes";
   let description = "Reduces with " # what # [{ over `axes` (negative count
     from the end; empty means all). Reduced axes are dropped unless
@@ -571,8 +698,9 @@ class Gopt_ReduceOp<string mnemonic, string what>
   let arguments = (ins Gopt_NumericTensor:$x, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
   let results = (outs Gopt_NumericTensor:$y);
+  let runtimeShapeFunction = "reduceShape";
 }
-def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean">;
+def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrecisionInfer]>;
 def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum">;
 def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
 
@@ -580,43 +708,44 @@ def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative]>;
-def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs">;
-def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
-def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)">;
-def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
-def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
-def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs">;
-def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative]>;
+def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic]>;
+def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic]>;
+def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative, Gopt_LayoutAgnostic]>;
 
-def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)">;
-def Gopt_Relu6Op : Gopt_UnaryOp<"relu6", "min(max(x, 0), 6)">;
-def Gopt_SigmoidOp : Gopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
-def Gopt_TanhOp : Gopt_UnaryOp<"tanh", "tanh(x)">;
-def Gopt_ExpOp : Gopt_UnaryOp<"exp", "exp(x)">;
-def Gopt_LogOp : Gopt_UnaryOp<"log", "log(x)">;
-def Gopt_SqrtOp : Gopt_UnaryOp<"sqrt", "sqrt(x)">;
-def Gopt_RsqrtOp : Gopt_UnaryOp<"rsqrt", "1 / sqrt(x)">;
-def Gopt_NegOp : Gopt_UnaryOp<"neg", "-x">;
-def Gopt_AbsOp : Gopt_UnaryOp<"abs", "|x|">;
-def Gopt_ErfOp : Gopt_UnaryOp<"erf", "the error function erf(x)">;
+def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]>;
+def Gopt_Relu6Op : Gopt_UnaryOp<"relu6", "min(max(x, 0), 6)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]>;
+def Gopt_SigmoidOp : Gopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_TanhOp : Gopt_UnaryOp<"tanh", "tanh(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_ExpOp : Gopt_UnaryOp<"exp", "exp(x)", [Gopt_LayoutAgnostic]>;
+def Gopt_LogOp : Gopt_UnaryOp<"log", "log(x)", [Gopt_LayoutAgnostic]>;
+def Gopt_SqrtOp : Gopt_UnaryOp<"sqrt", "sqrt(x)", [Gopt_LayoutAgnostic]>;
+def Gopt_RsqrtOp : Gopt_UnaryOp<"rsqrt", "1 / sqrt(x)", [Gopt_LayoutAgnostic]>;
+def Gopt_NegOp : Gopt_UnaryOp<"neg", "-x", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_AbsOp : Gopt_UnaryOp<"abs", "|x|", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_ErfOp : Gopt_UnaryOp<"erf", "the error function erf(x)", [Gopt_LayoutAgnostic]>;
 
-def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)"> {
+def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]> {
   let arguments = (ins Gopt_FloatTensor:$x,
-                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                   Gopt_StrEnumAttr<["none", "tanh"], "none">:$approximate);
   let hasVerifier = 1;
 }
 
-def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x >= 0 ? x : alpha * x"> {
+def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x , [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>= 0 ? x : alpha * x"> {
   let arguments = (ins Gopt_FloatTensor:$x,
                    DefaultValuedAttr<F32Attr, "0.01f">:$alpha);
 }
 
-def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)"> {
+def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]> {
   let arguments = (ins Gopt_FloatTensor:$x, F32Attr:$min, F32Attr:$max);
   let hasVerifier = 1;
 }
 
+include "gopt/Dialect/Gopt/IR/GoptMathOps.td"
 include "gopt/Dialect/Gopt/IR/GoptTrainingOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

@@ -30,6 +30,7 @@ def Gopt_SoftmaxCrossEntropyOp : Gopt_InferredOp<"softmax_cross_entropy", [Pure]
   }];
   let arguments = (ins Gopt_FloatTensor:$logits, Gopt_LabelTensor:$labels);
   let results = (outs Gopt_F32Scalar:$loss);
+  let runtimeShapeFunction = "crossEntropyShape";
 }
 
 def Gopt_SoftmaxCrossEntropyGradOp : Gopt_InferredOp<"softmax_cross_entropy_grad",
@@ -44,6 +45,7 @@ def Gopt_SoftmaxCrossEntropyGradOp : Gopt_InferredOp<"softmax_cross_entropy_grad
   }];
   let arguments = (ins Gopt_FloatTensor:$logits, Gopt_LabelTensor:$labels);
   let results = (outs Gopt_FloatTensor:$dlogits);
+  let runtimeShapeFunction = "crossEntropyGradShape";
 }
 
 def Gopt_MseLossOp : Gopt_InferredOp<"mse_loss", [Pure]> {
@@ -58,6 +60,7 @@ def Gopt_MseLossOp : Gopt_InferredOp<"mse_loss", [Pure]> {
   }];
   let arguments = (ins Gopt_FloatTensor:$prediction, Gopt_FloatTensor:$target);
   let results = (outs Gopt_F32Scalar:$loss);
+  let runtimeShapeFunction = "mseLossShape";
 }
 
 def Gopt_MseLossGradOp : Gopt_InferredOp<"mse_loss_grad", [Pure]> {
@@ -71,13 +74,14 @@ def Gopt_MseLossGradOp : Gopt_InferredOp<"mse_loss_grad", [Pure]> {
   }];
   let arguments = (ins Gopt_FloatTensor:$prediction, Gopt_FloatTensor:$target);
   let results = (outs Gopt_FloatTensor:$dprediction);
+  let runtimeShapeFunction = "mseLossGradShape";
 }
 
 //===----------------------------------------------------------------------===//
 // Gradients of forward ops
 //===----------------------------------------------------------------------===//
 
-def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure]> {
+def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure, Gopt_LayoutAgnostic]> {
   let summary = "gradient of relu, from its output";
   let description = [{
     `dx = y > 0 ? dy : 0`, where `y` is relu's output (not its input), so a
@@ -89,6 +93,7 @@ def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure]> {
   }];
   let arguments = (ins Gopt_FloatTensor:$dy, Gopt_FloatTensor:$y);
   let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "reluGradShape";
 }
 
 def Gopt_DropoutGradOp : Gopt_InferredOp<"dropout_grad", [Pure]> {
@@ -103,6 +108,7 @@ def Gopt_DropoutGradOp : Gopt_InferredOp<"dropout_grad", [Pure]> {
   }];
   let arguments = (ins Gopt_FloatTensor:$dy, F32Attr:$ratio, I64Attr:$seed);
   let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "sameShape";
 }
 
 def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]> {
@@ -126,8 +132,9 @@ def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    DefaultValuedAttr<I64Attr, "1">:$groups,
                    Gopt_DataFormatAttr:$data_format,
-                   DefaultValuedStrAttr<StrAttr, "HWIO">:$filter_format);
+                   Gopt_FilterFormatAttr:$filter_format);
   let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "conv2dBackpropInputShape";
 }
 
 def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pure]> {
@@ -149,8 +156,9 @@ def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pur
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    DefaultValuedAttr<I64Attr, "1">:$groups,
                    Gopt_DataFormatAttr:$data_format,
-                   DefaultValuedStrAttr<StrAttr, "HWIO">:$filter_format);
+                   Gopt_FilterFormatAttr:$filter_format);
   let results = (outs Gopt_FloatTensor:$dfilter);
+  let runtimeShapeFunction = "conv2dBackpropFilterShape";
 }
 
 def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
@@ -172,6 +180,7 @@ def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    Gopt_DataFormatAttr:$data_format);
   let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "maxPoolGradShape";
 }
 
 def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
@@ -197,6 +206,7 @@ def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "avgPoolGradShape";
 }
 
 def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
@@ -219,6 +229,7 @@ def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
                    Gopt_DataFormatAttr:$data_format);
   let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dscale,
                       Gopt_FloatTensor:$doffset);
+  let runtimeShapeFunction = "batchNormGradShape";
 }
 
 //===----------------------------------------------------------------------===//
@@ -245,6 +256,7 @@ def Gopt_SgdUpdateOp : Gopt_InferredOp<"sgd_update", [Pure]> {
                    DefaultValuedAttr<BoolAttr, "false">:$nesterov);
   let results = (outs Gopt_FloatTensor:$new_param,
                       Gopt_FloatTensor:$new_velocity);
+  let runtimeShapeFunction = "sgdUpdateShape";
 }
 
 def Gopt_AdamUpdateOp : Gopt_InferredOp<"adam_update", [Pure]> {
@@ -271,6 +283,7 @@ def Gopt_AdamUpdateOp : Gopt_InferredOp<"adam_update", [Pure]> {
                    DefaultValuedAttr<F32Attr, "0.0f">:$weight_decay);
   let results = (outs Gopt_FloatTensor:$new_param, Gopt_FloatTensor:$new_m,
                       Gopt_FloatTensor:$new_v);
+  let runtimeShapeFunction = "adamUpdateShape";
 }
 
 //===----------------------------------------------------------------------===//
@@ -292,6 +305,8 @@ def Gopt_AllFiniteOp : Gopt_InferredOp<"all_finite", [Pure]> {
   }];
   let arguments = (ins Variadic<Gopt_FloatTensor>:$inputs);
   let results = (outs Gopt_BoolScalar:$finite);
+  let runtimeShapeFunction = "allFiniteShape";
+  let resultElementType = "i1";
 }
 
 def Gopt_SelectOp : Gopt_InferredOp<"select", [Pure]> {
@@ -308,6 +323,8 @@ def Gopt_SelectOp : Gopt_InferredOp<"select", [Pure]> {
   let arguments = (ins Gopt_BoolScalar:$pred, Gopt_Tensor:$on_true,
                    Gopt_Tensor:$on_false);
   let results = (outs Gopt_Tensor:$result);
+  let runtimeShapeFunction = "selectShape";
+  let resultElementType = "operand:1";
 }
 
 def Gopt_LossScaleUpdateOp : Gopt_InferredOp<"loss_scale_update", [Pure]> {
@@ -338,6 +355,7 @@ def Gopt_LossScaleUpdateOp : Gopt_InferredOp<"loss_scale_update", [Pure]> {
                    DefaultValuedAttr<F32Attr, "0.5f">:$backoff_factor);
   let results = (outs Gopt_F32Scalar:$new_scale,
                       Gopt_F32Scalar:$new_good_steps);
+  let runtimeShapeFunction = "lossScaleUpdateShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTTRAININGOPS_TD

@@ -20,6 +20,34 @@ public:
   }
 };
 
+/// The elementwise functions of GoptMathOps.td, whose scalar math is
+/// generated (gopt/runtime/UnaryMath.h.inc), and their gradient ops.
+template <typename ConcreteType>
+class UnaryMath : public mlir::OpTrait::TraitBase<ConcreteType, UnaryMath> {};
+template <typename ConcreteType>
+class UnaryMathGrad
+    : public mlir::OpTrait::TraitBase<ConcreteType, UnaryMathGrad> {};
+
+/// Op categories declared in GoptOps.td; the passes ask for them.
+template <typename ConcreteType>
+class LayoutAgnostic
+    : public mlir::OpTrait::TraitBase<ConcreteType, LayoutAgnostic> {};
+template <typename ConcreteType>
+class MixedPrecisionAllow
+    : public mlir::OpTrait::TraitBase<ConcreteType, MixedPrecisionAllow> {};
+template <typename ConcreteType>
+class MixedPrecisionInfer
+    : public mlir::OpTrait::TraitBase<ConcreteType, MixedPrecisionInfer> {};
+template <typename ConcreteType>
+class MixedPrecisionClear
+    : public mlir::OpTrait::TraitBase<ConcreteType, MixedPrecisionClear> {};
+template <typename ConcreteType>
+class ComputeHeavy
+    : public mlir::OpTrait::TraitBase<ConcreteType, ComputeHeavy> {};
+template <typename ConcreteType>
+class DataMovement
+    : public mlir::OpTrait::TraitBase<ConcreteType, DataMovement> {};
+
 } // namespace gopt
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTTRAITS_H
