@@ -8,10 +8,10 @@
 // on its input (data-bound) or on the graph (compute-bound).
 //
 //===----------------------------------------------------------------------===//
-#include "Train.h"
-#include "ModelLoader.h"
-#include "NpyFileName.h"
-#include "Profile.h"
+#include "gopt/Tooling/Train.h"
+#include "gopt/Tooling/ModelLoader.h"
+#include "gopt/Tooling/NpyFileName.h"
+#include "gopt/Tooling/Profile.h"
 
 #include "gopt/runtime/DataPipeline.h"
 #include "gopt/runtime/Npy.h"
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using namespace gopt::runtime;
 using Clock = std::chrono::steady_clock;
@@ -621,4 +621,4 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
   return true;
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

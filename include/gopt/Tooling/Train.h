@@ -1,13 +1,13 @@
 //===- Train.h - gopt-run --train and --data-only ---------------*- C++ -*-===//
-#ifndef GOPT_TOOLS_GOPT_RUN_TRAIN_H
-#define GOPT_TOOLS_GOPT_RUN_TRAIN_H
+#ifndef GOPT_TOOLING_TRAIN_H
+#define GOPT_TOOLING_TRAIN_H
 
 #include "gopt/runtime/Status.h"
 
 #include <cstdint>
 #include <string>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 struct TrainOptions {
   std::string model;
@@ -53,6 +53,6 @@ struct TrainOptions {
 // run failed in a way already reported (NaN loss).
 runtime::StatusOr<bool> runTraining(const TrainOptions &options);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_TRAIN_H
+#endif // GOPT_TOOLING_TRAIN_H
