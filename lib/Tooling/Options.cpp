@@ -61,7 +61,8 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --data SPEC            fashion-mnist (the installed Fashion-MNIST),
                          idx:IMAGES,LABELS (MNIST IDX, .gz or raw),
                          npy:INPUTS,LABELS, tfrecord:FILE[,FILE...]
-                         (tf.train.Example), or fake (constant; default)
+                         (tf.train.Example), or fake (default: one batch of
+                         fixed random examples and labels, repeated)
   --eval                 report test accuracy after each epoch
   --eval-data SPEC       test data (default for fashion-mnist: its test set)
   --loss L               softmax-cross-entropy (default), mse, or none (the

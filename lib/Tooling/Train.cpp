@@ -87,8 +87,10 @@ StatusOr<std::shared_ptr<Dataset>> openData(const std::string &spec,
     return openTfRecordDataset(splitComma(rest), o.imageFeature, o.labelFeature,
                                inputShape, normalize);
   }
+  // One random batch of examples, repeated: a model that learns fits it, so
+  // the loss falls without real data.
   if (spec == "fake")
-    return openFakeDataset(inputShape, numClasses, 1024 * o.batch);
+    return openFakeDataset(inputShape, numClasses, 1024 * o.batch, o.batch);
   return invalidArgument("unknown data '", spec,
                          "' (expected fashion-mnist, idx:IMAGES,LABELS, "
                          "npy:INPUTS,LABELS, tfrecord:FILES or fake)");

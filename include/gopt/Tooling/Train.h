@@ -30,7 +30,8 @@ struct TrainOptions {
   int64_t steps = 0;  // 0: run whole epochs
   int64_t epochs = 1; // when steps == 0
   // Training data: "fashion-mnist", "idx:IMAGES,LABELS", "npy:INPUTS,LABELS",
-  // "tfrecord:FILE[,FILE...]" or "fake".
+  // "tfrecord:FILE[,FILE...]" or "fake" (one batch of fixed random examples
+  // and labels, repeated).
   std::string data = "fake";
   std::string evalData; // same forms; "" with --eval: the data's test split
   bool eval = false;
