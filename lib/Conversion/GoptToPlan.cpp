@@ -11,7 +11,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -474,30 +473,6 @@ llvm::DenseMap<Value, std::string> getPlanTensorNames(func::FuncOp func) {
     }
   }
   return names;
-}
-
-void registerEmitPlanTranslation() {
-  TranslateFromMLIRRegistration registration(
-      "emit-plan", "lower a gopt graph to a runtime plan (.gplan)",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expects a module");
-        FailureOr<func::FuncOp> func = findGraphFunction(module);
-        if (failed(func))
-          return failure();
-        FailureOr<gopt::plan::Plan> plan = lowerToPlan(*func);
-        if (failed(plan))
-          return failure();
-        std::string bytes;
-        if (!plan->SerializeToString(&bytes))
-          return op->emitError("could not serialize the plan");
-        os << bytes;
-        return success();
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<GoptDialect, func::FuncDialect>();
-      });
 }
 
 } // namespace gopt

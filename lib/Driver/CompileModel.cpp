@@ -8,7 +8,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -43,18 +42,14 @@ std::optional<plan::Plan> compileModelFile(const std::string &path,
     format = *parsed;
   }
 
-  OwningOpRef<ModuleOp> module;
-  if (format == GraphFormat::MLIR) {
-    module = parseSourceFile<ModuleOp>(path, sourceMgr, &context);
-  } else {
-    std::string fileError;
-    std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &fileError);
-    if (!file) {
-      errors << path << ": " << fileError << "\n";
-      return std::nullopt;
-    }
-    module = importGraph(format, file->getBuffer(), path, &context);
+  std::string fileError;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &fileError);
+  if (!file) {
+    errors << path << ": " << fileError << "\n";
+    return std::nullopt;
   }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = readModel(sourceMgr, &context, format);
   if (!module)
     return std::nullopt;
 
@@ -86,6 +81,25 @@ std::optional<plan::Plan> compileModelFile(const std::string &path,
     return std::nullopt;
   plan->set_name(path);
   return std::move(*plan);
+}
+
+void registerEmitPlanTranslation() {
+  registerModelTranslation(
+      "emit-plan",
+      "lower a gopt graph (or a graph file) to a runtime plan (.gplan)",
+      [](ModuleOp module, llvm::raw_ostream &os) -> LogicalResult {
+        FailureOr<func::FuncOp> func = findGraphFunction(module);
+        if (failed(func))
+          return failure();
+        FailureOr<plan::Plan> plan = lowerToPlan(*func);
+        if (failed(plan))
+          return failure();
+        std::string bytes;
+        if (!plan->SerializeToString(&bytes))
+          return module->emitError("could not serialize the plan");
+        os << bytes;
+        return success();
+      });
 }
 
 } // namespace gopt

@@ -4,6 +4,8 @@
 #include "gopt/InitGopt.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Path.h"
@@ -47,6 +49,36 @@ mainBuffer(llvm::SourceMgr &sourceMgr) {
   return {buffer->getBuffer(), buffer->getBufferIdentifier()};
 }
 
+OwningOpRef<ModuleOp> gopt::readModel(llvm::SourceMgr &sourceMgr,
+                                      MLIRContext *context,
+                                      std::optional<GraphFormat> format) {
+  auto [bytes, name] = mainBuffer(sourceMgr);
+  GraphFormat chosen = format.value_or(graphFormatFromFilename(name));
+  if (chosen == GraphFormat::MLIR)
+    return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
+  return importGraph(chosen, bytes, name, context);
+}
+
+void gopt::registerModelTranslation(
+    llvm::StringRef name, llvm::StringRef description,
+    std::function<LogicalResult(ModuleOp, llvm::raw_ostream &)> translate) {
+  // TranslateFromMLIRRegistration would parse every input as MLIR (an
+  // .onnx file fails with "unexpected character"); this reads it as
+  // gopt-opt does.
+  TranslateRegistration registration(
+      name, description,
+      [translate](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                  llvm::raw_ostream &os, MLIRContext *context) {
+        DialectRegistry registry;
+        registerGoptDialects(registry);
+        context->appendDialectRegistry(registry);
+        OwningOpRef<ModuleOp> module = readModel(*sourceMgr, context);
+        if (!module || failed(verify(*module)))
+          return failure();
+        return translate(*module, os);
+      });
+}
+
 void gopt::registerImportTranslations() {
   auto dialects = [](DialectRegistry &registry) {
     registerGoptDialects(registry);
@@ -68,13 +100,7 @@ void gopt::registerImportTranslations() {
         return importGraphDef(bytes, name, context);
       },
       dialects);
-  static TranslateFromMLIRRegistration exportOnnxReg(
-      "export-onnx", "export gopt IR as an ONNX model",
-      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expects a builtin.module");
-        return exportOnnx(module, os);
-      },
-      dialects);
+  registerModelTranslation("export-onnx",
+                           "export gopt IR (or a graph file) as an ONNX model",
+                           exportOnnx);
 }

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <set>
 #include <thread>
 
 using namespace gopt::runtime;
@@ -312,18 +313,60 @@ TEST(NpyDataset, Errors) {
   expectError(openNpyDataset(x, yn), {yn, "label -1 of example 1"});
 }
 
-TEST(FakeDataset, ConstantInputsCyclicLabels) {
-  auto ds = openFakeDataset({3, 2}, 4, 10);
+TEST(FakeDataset, FixedRandomExamplesRepeated) {
+  auto ds = openFakeDataset({3, 2}, 4, 10, 3);
   ASSERT_TRUE(ds.ok());
   std::vector<float> inputs;
   std::vector<int64_t> labels;
   readAll(**ds, inputs, labels);
-  EXPECT_EQ(inputs, std::vector<float>(60, 0.5f));
-  for (int64_t i = 0; i < 10; ++i)
-    EXPECT_EQ(labels[i], i % 4);
-  expectError(openFakeDataset({3, 0}, 4, 10), {"positive dimensions"});
-  expectError(openFakeDataset({3}, 0, 10), {"numClasses"});
-  expectError(openFakeDataset({3}, 2, 0), {"numExamples"});
+  ASSERT_EQ(inputs.size(), 60u);
+  // Example i repeats example i % 3, values and label.
+  for (int64_t i = 3; i < 10; ++i) {
+    EXPECT_EQ(labels[i], labels[i % 3]) << i;
+    for (int64_t j = 0; j < 6; ++j)
+      EXPECT_EQ(inputs[i * 6 + j], inputs[(i % 3) * 6 + j]) << i << "," << j;
+  }
+  // Random, not constant: values in [0, 1) that differ within and across
+  // the distinct examples, labels in range.
+  for (float v : inputs) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  EXPECT_NE(inputs[0], inputs[1]);
+  EXPECT_NE(std::vector<float>(inputs.begin(), inputs.begin() + 6),
+            std::vector<float>(inputs.begin() + 6, inputs.begin() + 12));
+  for (int64_t label : labels) {
+    EXPECT_GE(label, 0);
+    EXPECT_LT(label, 4);
+  }
+  // The same data every time it is opened.
+  auto again = openFakeDataset({3, 2}, 4, 10, 3);
+  ASSERT_TRUE(again.ok());
+  std::vector<float> inputs2;
+  std::vector<int64_t> labels2;
+  readAll(**again, inputs2, labels2);
+  EXPECT_EQ(inputs, inputs2);
+  EXPECT_EQ(labels, labels2);
+  EXPECT_NE((*ds)->describe().find("3 random examples, repeated"),
+            std::string::npos)
+      << (*ds)->describe();
+
+  expectError(openFakeDataset({3, 0}, 4, 10, 1), {"positive dimensions"});
+  expectError(openFakeDataset({3}, 0, 10, 1), {"numClasses"});
+  expectError(openFakeDataset({3}, 2, 0, 1), {"numExamples"});
+  expectError(openFakeDataset({3}, 2, 10, 0), {"distinctExamples"});
+}
+
+TEST(FakeDataset, LabelsCoverTheClasses) {
+  // Enough distinct examples draw every class: the labels are random, not
+  // one class (which a model would "learn" by ignoring its input).
+  auto ds = openFakeDataset({2}, 10, 256, 256);
+  ASSERT_TRUE(ds.ok());
+  std::vector<float> inputs;
+  std::vector<int64_t> labels;
+  readAll(**ds, inputs, labels);
+  std::set<int64_t> classes(labels.begin(), labels.end());
+  EXPECT_EQ(classes.size(), 10u);
 }
 
 //===----------------------------------------------------------------------===//
@@ -859,7 +902,7 @@ TEST(BatchLoader, ClassifyBottleneckThresholds) {
 }
 
 TEST(BatchLoader, RunDataOnly) {
-  auto ds = openFakeDataset({1, 28, 28}, 10, 640);
+  auto ds = openFakeDataset({1, 28, 28}, 10, 640, 64);
   ASSERT_TRUE(ds.ok());
   LoaderOptions opts;
   opts.batchSize = 64;

@@ -1,5 +1,5 @@
 //===- CalibrationTest.cpp - gopt-run --calibrate's statistics ------------===//
-#include "Calibration.h"
+#include "gopt/Tooling/Calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <unistd.h>
 
-using namespace gopt::run;
+using namespace gopt::tooling;
 
 namespace {
 

@@ -38,9 +38,6 @@ mlir::FailureOr<plan::Plan> lowerToPlan(mlir::func::FuncOp func);
 llvm::DenseMap<mlir::Value, std::string>
 getPlanTensorNames(mlir::func::FuncOp func);
 
-/// Registers `gopt-translate --emit-plan`.
-void registerEmitPlanTranslation();
-
 } // namespace gopt
 
 #endif // GOPT_CONVERSION_GOPTTOPLAN_H

@@ -2,7 +2,8 @@
 //
 // What gopt-run (and embedders that have the compiler) call to run a graph
 // file directly: read it (.mlir, or a graph file through the importers), run
-// an optional pass pipeline, and lower it to a plan.
+// an optional pass pipeline, and lower it to a plan. gopt-translate's
+// --emit-plan is the same without the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,10 @@ struct ModelCompileOptions {
 std::optional<plan::Plan> compileModelFile(const std::string &path,
                                            const ModelCompileOptions &options,
                                            std::string &error);
+
+/// Registers `gopt-translate --emit-plan`: the model, MLIR or a graph file
+/// read by its extension as here, lowered to a serialized plan (.gplan).
+void registerEmitPlanTranslation();
 
 } // namespace gopt
 

@@ -13,10 +13,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+#include <functional>
 #include <optional>
 
 namespace llvm {
 class raw_ostream;
+class SourceMgr;
 } // namespace llvm
 
 namespace gopt {
@@ -47,6 +49,14 @@ mlir::OwningOpRef<mlir::ModuleOp> importGraph(GraphFormat format,
                                               llvm::StringRef filename,
                                               mlir::MLIRContext *context);
 
+/// Reads the model in the main buffer of `sourceMgr`, as gopt-opt, gopt-run
+/// and gopt-translate do: MLIR (text or bytecode) is parsed, an ONNX or
+/// GraphDef file imported. `format` defaults to the one the buffer's name
+/// implies (graphFormatFromFilename). Null after emitting an error.
+mlir::OwningOpRef<mlir::ModuleOp>
+readModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
+          std::optional<GraphFormat> format = std::nullopt);
+
 /// Writes the module's `main` function (or its only function) as an ONNX
 /// ModelProto that passes ONNX's checker. Emits an error on an op that has no
 /// ONNX equivalent.
@@ -55,6 +65,14 @@ mlir::LogicalResult exportOnnx(mlir::ModuleOp module, llvm::raw_ostream &os);
 /// Registers --import-onnx, --import-graphdef and --export-onnx with
 /// mlir-translate's registry.
 void registerImportTranslations();
+
+/// Registers an mlir-translate translation from a model to bytes whose input
+/// may be a graph file: the input is read with readModel (by its extension),
+/// so `--NAME model.onnx` works as `--NAME model.mlir` does.
+void registerModelTranslation(
+    llvm::StringRef name, llvm::StringRef description,
+    std::function<mlir::LogicalResult(mlir::ModuleOp, llvm::raw_ostream &)>
+        translate);
 
 } // namespace gopt
 

@@ -51,11 +51,22 @@ private:
   int64_t elements_ = 0;
 };
 
+/// splitmix64's output function: a well-mixed 64-bit value of `x`, so example
+/// values are a pure function of (example, element) and reads need no shared
+/// generator state.
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 class FakeDataset final : public Dataset {
 public:
-  FakeDataset(Shape shape, int64_t numClasses, int64_t numExamples)
+  FakeDataset(Shape shape, int64_t numClasses, int64_t numExamples,
+              int64_t distinctExamples)
       : shape_(std::move(shape)), numClasses_(numClasses),
-        numExamples_(numExamples) {}
+        numExamples_(numExamples), distinct_(distinctExamples) {}
 
   int64_t size() const override { return numExamples_; }
   const Shape &inputShape() const override { return shape_; }
@@ -65,18 +76,30 @@ public:
       return invalidArgument("example ", index,
                              " is out of range for the fake dataset (",
                              numExamples_, " examples)");
-    std::fill(inputOut, inputOut + inputElements(), 0.5f);
-    *labelOut = index % numClasses_;
+    // Example `index` repeats example index % distinct: uniform [0, 1)
+    // values (like scaled pixels) and a uniform label, both fixed.
+    uint64_t example = static_cast<uint64_t>(index % distinct_);
+    uint64_t base = mix64(kSeed ^ mix64(example));
+    int64_t n = inputElements();
+    for (int64_t i = 0; i < n; ++i)
+      inputOut[i] =
+          static_cast<float>(mix64(base + static_cast<uint64_t>(i)) >> 40) *
+          (1.0f / 16777216.0f);
+    *labelOut = static_cast<int64_t>(mix64(base ^ kLabelSalt) %
+                                     static_cast<uint64_t>(numClasses_));
     return Status::success();
   }
   std::string describe() const override {
     return detail::concat("fake: ", numExamples_, " x ", shapeToString(shape_),
-                          ", ", numClasses_, " classes");
+                          ", ", numClasses_, " classes (", distinct_,
+                          " random examples, repeated)");
   }
 
 private:
+  static constexpr uint64_t kSeed = 0x676f7074ull;        // "gopt"
+  static constexpr uint64_t kLabelSalt = 0x6c6162656cull; // "label"
   Shape shape_;
-  int64_t numClasses_, numExamples_;
+  int64_t numClasses_, numExamples_, distinct_;
 };
 
 } // namespace
@@ -138,7 +161,8 @@ openNpyDataset(const std::string &inputsPath, const std::string &labelsPath,
 
 StatusOr<std::shared_ptr<Dataset>> openFakeDataset(const Shape &inputShape,
                                                    int64_t numClasses,
-                                                   int64_t numExamples) {
+                                                   int64_t numExamples,
+                                                   int64_t distinctExamples) {
   for (int64_t d : inputShape)
     if (d <= 0)
       return invalidArgument("fake dataset: input shape ",
@@ -150,8 +174,12 @@ StatusOr<std::shared_ptr<Dataset>> openFakeDataset(const Shape &inputShape,
   if (numExamples < 1)
     return invalidArgument("fake dataset: numExamples must be >= 1, got ",
                            numExamples);
+  if (distinctExamples < 1)
+    return invalidArgument("fake dataset: distinctExamples must be >= 1, got ",
+                           distinctExamples);
   return std::shared_ptr<Dataset>(
-      std::make_shared<FakeDataset>(inputShape, numClasses, numExamples));
+      std::make_shared<FakeDataset>(inputShape, numClasses, numExamples,
+                                    std::min(distinctExamples, numExamples)));
 }
 
 } // namespace gopt::runtime

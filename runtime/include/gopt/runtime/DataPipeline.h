@@ -88,11 +88,15 @@ StatusOr<std::shared_ptr<Dataset>>
 openNpyDataset(const std::string &inputsPath, const std::string &labelsPath,
                const NormalizeOptions &options = {});
 
-// Constant data, to time a graph without any input pipeline: every input
-// value is 0.5 and example i has label i % numClasses.
+// Synthetic data, to time or try a graph without real data (tensorpack's
+// FakeData(random=False)): `distinctExamples` fixed random examples, uniform
+// in [0, 1) with uniform random labels in [0, numClasses), repeated to
+// `numExamples` (example i is example i % distinctExamples). The same every
+// run, and few enough that a model can fit them: the loss falls.
 StatusOr<std::shared_ptr<Dataset>> openFakeDataset(const Shape &inputShape,
                                                    int64_t numClasses,
-                                                   int64_t numExamples);
+                                                   int64_t numExamples,
+                                                   int64_t distinctExamples);
 
 // TFRecord files of serialized tf.train.Example protos, read in the order
 // of `paths`. Every record is indexed here (length CRCs verified, data read

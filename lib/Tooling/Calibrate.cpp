@@ -19,9 +19,9 @@
 // histogram is worth one more pass.
 //
 //===----------------------------------------------------------------------===//
-#include "Calibrate.h"
-#include "FakeData.h"
-#include "ModelLoader.h"
+#include "gopt/Tooling/Calibrate.h"
+#include "gopt/Tooling/FakeData.h"
+#include "gopt/Tooling/ModelLoader.h"
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
 
@@ -37,7 +37,7 @@
 #include <set>
 #include <unistd.h>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using namespace runtime;
 
@@ -386,4 +386,4 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
   return true;
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

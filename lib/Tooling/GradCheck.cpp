@@ -6,8 +6,8 @@
 // re-running gives the central difference to compare with.
 //
 //===----------------------------------------------------------------------===//
-#include "GradCheck.h"
-#include "ModelLoader.h"
+#include "gopt/Tooling/GradCheck.h"
+#include "gopt/Tooling/ModelLoader.h"
 
 #include "gopt/runtime/Npy.h"
 #include "gopt/runtime/Session.h"
@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <random>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using namespace gopt::runtime;
 
@@ -190,4 +190,4 @@ StatusOr<bool> runGradCheck(const GradCheckOptions &o) {
   return allOk;
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

@@ -1,6 +1,6 @@
 //===- GradCheck.h - gopt-run --grad-check ----------------------*- C++ -*-===//
-#ifndef GOPT_TOOLS_GOPT_RUN_GRADCHECK_H
-#define GOPT_TOOLS_GOPT_RUN_GRADCHECK_H
+#ifndef GOPT_TOOLING_GRADCHECK_H
+#define GOPT_TOOLING_GRADCHECK_H
 
 #include "gopt/runtime/Status.h"
 
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 struct GradCheckOptions {
   std::string model;
@@ -30,6 +30,6 @@ struct GradCheckOptions {
 // of the loss. True when all agree within atol + rtol * |gradient|.
 runtime::StatusOr<bool> runGradCheck(const GradCheckOptions &options);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_GRADCHECK_H
+#endif // GOPT_TOOLING_GRADCHECK_H

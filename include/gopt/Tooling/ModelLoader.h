@@ -1,12 +1,12 @@
 //===- ModelLoader.h - Turn a model file into a plan ------------*- C++ -*-===//
-#ifndef GOPT_TOOLS_GOPT_RUN_MODELLOADER_H
-#define GOPT_TOOLS_GOPT_RUN_MODELLOADER_H
+#ifndef GOPT_TOOLING_MODELLOADER_H
+#define GOPT_TOOLING_MODELLOADER_H
 
 #include "gopt/runtime/Plan.h"
 
 #include <string>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 struct ModelLoadOptions {
   std::string backend = "cpu"; // the target a compiler hook would optimize for
@@ -28,6 +28,6 @@ loadModelAsPlan(const std::string &path, const ModelLoadOptions &options);
 void warnIfReducedPrecisionIsSlow(const runtime::Plan &plan,
                                   const std::string &backend);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_MODELLOADER_H
+#endif // GOPT_TOOLING_MODELLOADER_H

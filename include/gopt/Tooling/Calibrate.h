@@ -1,15 +1,15 @@
 //===- Calibrate.h - gopt-run --calibrate -----------------------*- C++ -*-===//
-#ifndef GOPT_TOOLS_GOPT_RUN_CALIBRATE_H
-#define GOPT_TOOLS_GOPT_RUN_CALIBRATE_H
+#ifndef GOPT_TOOLING_CALIBRATE_H
+#define GOPT_TOOLING_CALIBRATE_H
 
-#include "Calibration.h"
+#include "gopt/Tooling/Calibration.h"
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 struct CalibrateOptions {
   std::string model;
@@ -35,6 +35,6 @@ struct CalibrateOptions {
 // the graph inputs, to options.out (docs/quantization.md).
 runtime::StatusOr<bool> runCalibration(const CalibrateOptions &options);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_CALIBRATE_H
+#endif // GOPT_TOOLING_CALIBRATE_H

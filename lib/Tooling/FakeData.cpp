@@ -1,9 +1,9 @@
 //===- FakeData.cpp - Deterministic random inputs -------------------------===//
-#include "FakeData.h"
+#include "gopt/Tooling/FakeData.h"
 
 #include <random>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using namespace runtime;
 
@@ -46,4 +46,4 @@ Tensor fakeData(const TensorDesc &desc, uint32_t seed) {
   return t;
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

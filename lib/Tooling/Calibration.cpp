@@ -1,5 +1,5 @@
 //===- Calibration.cpp - Activation ranges for int8 quantization ----------===//
-#include "Calibration.h"
+#include "gopt/Tooling/Calibration.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <unistd.h>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using runtime::Status;
 
@@ -221,4 +221,4 @@ Status writeFileAtomically(const std::string &path,
   return Status::success();
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

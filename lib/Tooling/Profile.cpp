@@ -1,10 +1,10 @@
 //===- Profile.cpp - gopt-run's per-op profile table ----------------------===//
-#include "Profile.h"
+#include "gopt/Tooling/Profile.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using runtime::OpProfile;
 using runtime::Session;
@@ -37,4 +37,4 @@ void printProfile(const std::vector<OpProfile> &rows) {
                 total > 0 ? 100.0 * p.totalMs / total : 0.0);
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

@@ -4,12 +4,12 @@
 // a file name cannot: --save-params and --output-dir spell it "__".
 //
 //===----------------------------------------------------------------------===//
-#ifndef GOPT_TOOLS_GOPT_RUN_NPYFILENAME_H
-#define GOPT_TOOLS_GOPT_RUN_NPYFILENAME_H
+#ifndef GOPT_TOOLING_NPYFILENAME_H
+#define GOPT_TOOLING_NPYFILENAME_H
 
 #include <string>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 inline std::string npyFileName(const std::string &tensorName) {
   std::string file;
@@ -18,6 +18,6 @@ inline std::string npyFileName(const std::string &tensorName) {
   return file + ".npy";
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_NPYFILENAME_H
+#endif // GOPT_TOOLING_NPYFILENAME_H

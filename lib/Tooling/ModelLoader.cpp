@@ -6,7 +6,7 @@
 // in memory; everything else in gopt-run only sees the resulting Plan.
 //
 //===----------------------------------------------------------------------===//
-#include "ModelLoader.h"
+#include "gopt/Tooling/ModelLoader.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #ifdef GOPT_HAVE_COMPILER
@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using runtime::Plan;
 using runtime::StatusOr;
@@ -105,4 +105,4 @@ void warnIfReducedPrecisionIsSlow(const runtime::Plan &plan,
   }
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

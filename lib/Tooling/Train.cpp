@@ -8,10 +8,10 @@
 // on its input (data-bound) or on the graph (compute-bound).
 //
 //===----------------------------------------------------------------------===//
-#include "Train.h"
-#include "ModelLoader.h"
-#include "NpyFileName.h"
-#include "Profile.h"
+#include "gopt/Tooling/Train.h"
+#include "gopt/Tooling/ModelLoader.h"
+#include "gopt/Tooling/NpyFileName.h"
+#include "gopt/Tooling/Profile.h"
 
 #include "gopt/runtime/DataPipeline.h"
 #include "gopt/runtime/Npy.h"
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 using namespace gopt::runtime;
 using Clock = std::chrono::steady_clock;
@@ -87,8 +87,10 @@ StatusOr<std::shared_ptr<Dataset>> openData(const std::string &spec,
     return openTfRecordDataset(splitComma(rest), o.imageFeature, o.labelFeature,
                                inputShape, normalize);
   }
+  // One random batch of examples, repeated: a model that learns fits it, so
+  // the loss falls without real data.
   if (spec == "fake")
-    return openFakeDataset(inputShape, numClasses, 1024 * o.batch);
+    return openFakeDataset(inputShape, numClasses, 1024 * o.batch, o.batch);
   return invalidArgument("unknown data '", spec,
                          "' (expected fashion-mnist, idx:IMAGES,LABELS, "
                          "npy:INPUTS,LABELS, tfrecord:FILES or fake)");
@@ -621,4 +623,4 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
   return true;
 }
 
-} // namespace gopt::run
+} // namespace gopt::tooling

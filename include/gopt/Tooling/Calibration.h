@@ -6,8 +6,8 @@
 // session here, so the math is unit-tested on its own.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GOPT_TOOLS_GOPT_RUN_CALIBRATION_H
-#define GOPT_TOOLS_GOPT_RUN_CALIBRATION_H
+#ifndef GOPT_TOOLING_CALIBRATION_H
+#define GOPT_TOOLING_CALIBRATION_H
 
 #include "gopt/runtime/Status.h"
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 enum class CalibrationMethod { kMinMax, kPercentile, kEntropy };
 
@@ -81,6 +81,6 @@ std::string calibrationToJson(const CalibrationResult &result);
 runtime::Status writeFileAtomically(const std::string &path,
                                     const std::string &contents);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_CALIBRATION_H
+#endif // GOPT_TOOLING_CALIBRATION_H

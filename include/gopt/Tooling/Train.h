@@ -1,13 +1,13 @@
 //===- Train.h - gopt-run --train and --data-only ---------------*- C++ -*-===//
-#ifndef GOPT_TOOLS_GOPT_RUN_TRAIN_H
-#define GOPT_TOOLS_GOPT_RUN_TRAIN_H
+#ifndef GOPT_TOOLING_TRAIN_H
+#define GOPT_TOOLING_TRAIN_H
 
 #include "gopt/runtime/Status.h"
 
 #include <cstdint>
 #include <string>
 
-namespace gopt::run {
+namespace gopt::tooling {
 
 struct TrainOptions {
   std::string model;
@@ -30,7 +30,8 @@ struct TrainOptions {
   int64_t steps = 0;  // 0: run whole epochs
   int64_t epochs = 1; // when steps == 0
   // Training data: "fashion-mnist", "idx:IMAGES,LABELS", "npy:INPUTS,LABELS",
-  // "tfrecord:FILE[,FILE...]" or "fake".
+  // "tfrecord:FILE[,FILE...]" or "fake" (one batch of fixed random examples
+  // and labels, repeated).
   std::string data = "fake";
   std::string evalData; // same forms; "" with --eval: the data's test split
   bool eval = false;
@@ -53,6 +54,6 @@ struct TrainOptions {
 // run failed in a way already reported (NaN loss).
 runtime::StatusOr<bool> runTraining(const TrainOptions &options);
 
-} // namespace gopt::run
+} // namespace gopt::tooling
 
-#endif // GOPT_TOOLS_GOPT_RUN_TRAIN_H
+#endif // GOPT_TOOLING_TRAIN_H

@@ -1,0 +1,156 @@
+//===- Run.cpp - gopt-run: time and profile a model -----------------------===//
+#include "gopt/Tooling/Run.h"
+#include "gopt/Tooling/Compare.h"
+#include "gopt/Tooling/FakeData.h"
+#include "gopt/Tooling/ModelLoader.h"
+#include "gopt/Tooling/NpyFileName.h"
+#include "gopt/Tooling/Profile.h"
+#include "gopt/Tooling/Report.h"
+
+#include "gopt/runtime/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/stat.h>
+
+namespace gopt::tooling {
+
+using namespace runtime;
+
+StatusOr<std::map<std::string, Tensor>>
+prepareInputs(const Session &session, const RunOptions &options) {
+  std::map<std::string, Tensor> inputs;
+  std::vector<TensorDesc> descs = session.inputs();
+  for (const auto &[name, file] : options.inputs) {
+    bool known =
+        std::any_of(descs.begin(), descs.end(),
+                    [&](const TensorDesc &d) { return d.name == name; });
+    if (!known)
+      return notFound("--input ", name, ": the model has no input named '",
+                      name, "'");
+    GOPT_ASSIGN_OR_RETURN(Tensor t, readNpy(file));
+    inputs[name] = t;
+  }
+  uint32_t seed = 0;
+  for (const TensorDesc &d : descs) {
+    ++seed;
+    if (!inputs.count(d.name))
+      inputs[d.name] = fakeData(d, seed);
+  }
+  return inputs;
+}
+
+namespace {
+
+Status setInputs(Session &session,
+                 const std::map<std::string, Tensor> &inputs) {
+  for (const auto &[name, t] : inputs)
+    GOPT_RETURN_IF_ERROR(session.setInput(name, t));
+  return Status::success();
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<Session>> createSession(const std::string &model,
+                                                 const RunOptions &options,
+                                                 const std::string &backend,
+                                                 const std::string &pipeline) {
+  ModelLoadOptions load;
+  load.backend = backend;
+  load.batchSize = options.batch;
+  load.pipeline = pipeline;
+  GOPT_ASSIGN_OR_RETURN(Plan plan, loadModelAsPlan(model, load));
+  warnIfReducedPrecisionIsSlow(plan, backend);
+  SessionOptions so;
+  so.backend = backend;
+  so.batchSize = options.batch;
+  so.threads = options.threads;
+  so.memoryLimitBytes = options.memoryLimit;
+  return Session::create(plan, so);
+}
+
+StatusOr<bool> runModel(const RunOptions &options) {
+  GOPT_ASSIGN_OR_RETURN(
+      auto session,
+      createSession(options.model, options, options.backend, options.pipeline));
+  GOPT_ASSIGN_OR_RETURN(auto inputs, prepareInputs(*session, options));
+  GOPT_RETURN_IF_ERROR(setInputs(*session, inputs));
+
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < options.warmup; ++i)
+    GOPT_RETURN_IF_ERROR(session->run());
+  session->resetProfiles();
+  std::vector<double> times;
+  for (int i = 0; i < options.iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    GOPT_RETURN_IF_ERROR(session->run());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - start)
+            .count());
+  }
+  std::vector<OpProfile> rows = sortedProfiles(*session);
+  Timing t = summarizeTimes(times);
+  double throughput = t.medianMs > 0 ? options.batch * 1000.0 / t.medianMs : 0;
+  MemoryStats m = session->memoryStats();
+
+  const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("model: %s  backend: %s  batch: %lld  threads: %d  "
+              "omp-wait: %s\n",
+              options.model.c_str(), options.backend.c_str(),
+              static_cast<long long>(options.batch), options.threads,
+              waitPolicy ? waitPolicy : "default");
+  std::printf("latency (ms): median %.4f  p90 %.4f  min %.4f  (%d iterations "
+              "after %d warm-up)\n",
+              t.medianMs, t.p90Ms, t.minMs, options.iterations, options.warmup);
+  std::printf("throughput: %.2f samples/s\n", throughput);
+  std::printf("memory: arena %s vs. %s for all intermediates without reuse; "
+              "constants %s; total %s\n",
+              formatBytes(m.arenaBytes).c_str(),
+              formatBytes(m.intermediateBytes).c_str(),
+              formatBytes(m.constantBytes).c_str(),
+              formatBytes(m.totalBytes()).c_str());
+  if (options.profile)
+    printProfile(rows);
+
+  if (!options.traceFile.empty()) {
+    // One more step, so the trace shows a single run.
+    Clock::time_point start = Clock::now();
+    GOPT_RETURN_IF_ERROR(session->run());
+    double stepMs =
+        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    GOPT_RETURN_IF_ERROR(writeTrace(options.traceFile, *session, stepMs));
+  }
+  if (!options.jsonFile.empty())
+    GOPT_RETURN_IF_ERROR(
+        writeJsonReport(options.jsonFile, options, t, throughput, m, rows));
+  if (!options.outputDir.empty()) {
+    mkdir(options.outputDir.c_str(), 0777);
+    for (const TensorDesc &d : session->outputs()) {
+      GOPT_ASSIGN_OR_RETURN(Tensor out, session->output(d.name));
+      GOPT_RETURN_IF_ERROR(
+          writeNpy(options.outputDir + "/" + npyFileName(d.name), out));
+    }
+  }
+  bool allClose = true;
+  for (const auto &[name, file] : options.compareNpy) {
+    StatusOr<Tensor> actual = session->output(name);
+    if (!actual.ok())
+      return notFound("--compare-npy ", name, ": the model has no output '",
+                      name, "'");
+    GOPT_ASSIGN_OR_RETURN(Tensor expected, readNpy(file));
+    GOPT_ASSIGN_OR_RETURN(
+        Comparison c,
+        compareTensors("output '" + name + "' vs. '" + file + "'", *actual,
+                       expected, options.atol, options.rtol));
+    bool ok = c.violations == 0;
+    allClose &= ok;
+    std::printf("compare %s with %s: max_abs_err %.6g max_rel_err %.6g: %s\n",
+                name.c_str(), file.c_str(), c.maxAbs, c.maxRel,
+                ok ? "ok" : "MISMATCH");
+  }
+  return allClose;
+}
+
+} // namespace gopt::tooling
