@@ -1,8 +1,9 @@
-//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own
-//--------===//
+//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own -------===//
 //
 // One CudaKernel class per family of ops. Configuration work (descriptors,
 // algorithm choice, filter reorders) happens at creation, never in run().
+// createCudaKernel dispatches through the table of CudaOps.def, whose rows
+// are bound to the handlers at the end of this file.
 //
 //===----------------------------------------------------------------------===//
 #include "AlgoCache.h"
