@@ -1,8 +1,8 @@
 //===- GoptToPlan.cpp - Lower a gopt graph to a runtime plan --------------===//
 
 #include "gopt/Conversion/GoptToPlan.h"
+#include "gopt/Conversion/PlanOp.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
-#include "gopt/Dialect/Gopt/IR/NameLoc.h"
 #include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 
 #include "gopt/runtime/PlanBuilder.h"
@@ -70,68 +70,6 @@ rt::Shape toShape(RankedTensorType type) {
   return shape;
 }
 
-/// An attribute in the plan's generic form, or nullopt for attribute kinds
-/// the runtime has no use for.
-std::optional<gopt::plan::AttrValue> toPlanAttr(Attribute attr) {
-  if (auto str = dyn_cast<StringAttr>(attr))
-    return rt::stringAttr(str.str());
-  if (auto flag = dyn_cast<BoolAttr>(attr))
-    return rt::boolAttr(flag.getValue());
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return rt::intAttr(integer.getValue().getSExtValue());
-  if (auto real = dyn_cast<FloatAttr>(attr))
-    return rt::floatAttr(real.getValueAsDouble());
-  if (auto array = dyn_cast<DenseI64ArrayAttr>(attr))
-    return rt::intsAttr(std::vector<int64_t>(array.asArrayRef().begin(),
-                                             array.asArrayRef().end()));
-  return std::nullopt;
-}
-
-/// A readable, unique name for an op: its NameLoc if the importer gave one.
-std::string getOpName(Operation *op, unsigned index) {
-  if (NameLoc named = findNameLoc(op->getLoc()))
-    return named.getName().str();
-  std::string name = op->getName().stripDialect().str();
-  return name + "_" + std::to_string(index);
-}
-
-/// The name a function argument or result is bound under: its gopt.name, or
-/// `<prefix><index>`.
-std::string getBindingName(DictionaryAttr attrs, StringRef prefix,
-                           unsigned index) {
-  if (attrs)
-    if (auto name = attrs.getAs<StringAttr>("gopt.name"))
-      return name.str();
-  return (prefix + Twine(index)).str();
-}
-
-/// Results returned once by `ret` and produced by a non-constant op become
-/// output tensors under their output name (state updates excepted);
-/// others get a copy.
-llvm::DenseMap<Value, std::string> getReturnedOnce(func::FuncOp func,
-                                                   func::ReturnOp ret) {
-  llvm::DenseMap<Value, unsigned> returnCount;
-  for (Value value : ret.getOperands())
-    ++returnCount[value];
-  llvm::DenseMap<Value, std::string> returnedOnce;
-  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    if (func.getResultAttr(i, attrs::kUpdates))
-      continue;
-    Operation *def = value.getDefiningOp();
-    if (def && !isa<ConstantOp>(def) && returnCount[value] == 1)
-      returnedOnce[value] =
-          getBindingName(func.getResultAttrDict(i), "output", i);
-  }
-  return returnedOnce;
-}
-
-/// The name of result `result` of an op named `opName`.
-std::string getResultName(StringRef opName, OpResult result) {
-  return result.getOwner()->getNumResults() == 1
-             ? opName.str()
-             : (opName + ":" + Twine(result.getResultNumber())).str();
-}
-
 class PlanLowering {
 public:
   explicit PlanLowering(func::FuncOp func)
@@ -160,9 +98,9 @@ private:
   func::FuncOp func;
   rt::PlanBuilder builder;
   llvm::DenseMap<Value, int> tensors;
-  /// Values returned by the function, with the output names they bind to.
-  llvm::DenseMap<Value, std::string> returnedOnce;
-  unsigned opIndex = 0;
+  /// The names of ops and tensors; `names.outputs` are the values returned
+  /// by the function that are output tensors themselves.
+  PlanNames names;
 };
 
 FailureOr<rt::DType> PlanLowering::getDType(Operation *where, Type type) {
@@ -261,7 +199,7 @@ LogicalResult PlanLowering::lowerConstant(ConstantOp op) {
   if (failed(value))
     return failure();
   tensors[op.getResult()] =
-      builder.addConstant(getOpName(op, opIndex++), *value);
+      builder.addConstant(names.tensors.lookup(op.getResult()), *value);
   return success();
 }
 
@@ -271,7 +209,7 @@ LogicalResult PlanLowering::lowerStateArgument(BlockArgument arg) {
   if (!type || !type.hasStaticShape())
     return func.emitOpError("state argument ")
            << index << " must have a static shape, got " << arg.getType();
-  std::string name = getBindingName(func.getArgAttrDict(index), "state", index);
+  std::string name = names.tensors.lookup(arg);
   int tensor;
   if (Attribute value = func.getArgAttr(index, attrs::kInitialValue)) {
     FailureOr<rt::Tensor> initial = toHostTensor(nullptr, value, type);
@@ -325,7 +263,6 @@ LogicalResult PlanLowering::lowerOp(Operation *op) {
   if (!isa<GoptDialect>(op->getDialect()))
     return op->emitOpError("cannot be lowered to a plan: only gopt ops run "
                            "in the runtime");
-  std::string name = getOpName(op, opIndex++);
   std::vector<int> inputs, outputs;
   for (Value operand : op->getOperands()) {
     FailureOr<int> index = lookup(op, operand);
@@ -338,33 +275,18 @@ LogicalResult PlanLowering::lowerOp(Operation *op) {
     if (failed(dtype))
       return failure();
     rt::Shape shape = toShape(cast<RankedTensorType>(result.getType()));
-    std::string tensorName = getResultName(name, result);
-    auto returned = returnedOnce.find(result);
-    int index = returned != returnedOnce.end()
-                    ? builder.addOutput(returned->second, *dtype, shape)
+    const std::string &tensorName = names.tensors[result];
+    int index = names.outputs.count(result)
+                    ? builder.addOutput(tensorName, *dtype, shape)
                     : builder.addIntermediate(tensorName, *dtype, shape);
     tensors[result] = index;
     outputs.push_back(index);
   }
 
-  // Inherent attributes, with the ODS defaults made explicit so the plan
-  // does not depend on the runtime knowing them.
-  NamedAttrList attributes(op->getAttrDictionary());
-  op->getName().populateDefaultAttrs(attributes);
-  rt::AttrMap attrs;
-  std::string device;
-  for (NamedAttribute attr : attributes) {
-    if (attr.getName() == GoptDialect::getDeviceAttrName()) {
-      StringRef value = cast<StringAttr>(attr.getValue()).getValue();
-      device = value == "gpu" ? "cuda" : value.str();
-      continue;
-    }
-    if (std::optional<gopt::plan::AttrValue> value =
-            toPlanAttr(attr.getValue()))
-      attrs[attr.getName().str()] = *value;
-  }
-  builder.addOp(op->getName().stripDialect().str(), name, inputs, outputs,
-                attrs, device);
+  plan::Op planOp = toPlanOp(op);
+  rt::AttrMap attrs(planOp.attrs().begin(), planOp.attrs().end());
+  builder.addOp(planOp.kind(), names.ops.lookup(op), inputs, outputs, attrs,
+                planOp.device());
   return success();
 }
 
@@ -379,8 +301,9 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
            failure();
 
   // A value returned once and produced by an op becomes an output tensor
-  // directly; others (arguments, constants, repeated results) get a copy.
-  returnedOnce = getReturnedOnce(func, ret);
+  // directly (names.outputs); others (arguments, constants, repeated
+  // results) get a copy.
+  names = getPlanNames(func);
 
   for (BlockArgument arg : body.getArguments()) {
     if (func.getArgAttr(arg.getArgNumber(), attrs::kState)) {
@@ -391,10 +314,9 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
     FailureOr<rt::DType> dtype = getDType(nullptr, arg.getType());
     if (failed(dtype))
       return failure();
-    tensors[arg] = builder.addInput(
-        getBindingName(func.getArgAttrDict(arg.getArgNumber()), "input",
-                       arg.getArgNumber()),
-        *dtype, toShape(cast<RankedTensorType>(arg.getType())));
+    tensors[arg] =
+        builder.addInput(names.tensors.lookup(arg), *dtype,
+                         toShape(cast<RankedTensorType>(arg.getType())));
   }
 
   for (Operation &op : body.without_terminator()) {
@@ -414,11 +336,12 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
         return failure();
       continue;
     }
-    if (returnedOnce.count(value))
+    if (names.outputs.count(value))
       continue;
     // Copy into a fresh output tensor so every output has a tensor of its
     // own, as the runtime's bindings expect.
-    std::string name = getBindingName(func.getResultAttrDict(i), "output", i);
+    std::string name =
+        getPlanBindingName(func.getResultAttrDict(i), "output", i);
     FailureOr<int> source = lookup(ret, value);
     if (failed(source))
       return failure();
@@ -443,36 +366,6 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
 
 FailureOr<gopt::plan::Plan> lowerToPlan(func::FuncOp func) {
   return PlanLowering(func).run();
-}
-
-llvm::DenseMap<Value, std::string> getPlanTensorNames(func::FuncOp func) {
-  llvm::DenseMap<Value, std::string> names;
-  if (func.isExternal())
-    return names;
-  Block &body = func.getBody().front();
-  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  llvm::DenseMap<Value, std::string> returnedOnce;
-  if (ret)
-    returnedOnce = getReturnedOnce(func, ret);
-  for (BlockArgument arg : body.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    names[arg] = getBindingName(
-        func.getArgAttrDict(i),
-        func.getArgAttr(i, attrs::kState) ? "state" : "input", i);
-  }
-  // Constants and ops share one counter, in program order, as in
-  // PlanLowering::run.
-  unsigned opIndex = 0;
-  for (Operation &op : body.without_terminator()) {
-    std::string name = getOpName(&op, opIndex++);
-    for (OpResult result : op.getResults()) {
-      auto returned = returnedOnce.find(result);
-      names[result] = returned != returnedOnce.end()
-                          ? returned->second
-                          : getResultName(name, result);
-    }
-  }
-  return names;
 }
 
 } // namespace gopt

@@ -7,15 +7,17 @@
 // runs the same placement and says per op where and why, and how many
 // transfers (and bytes) a naive placement would make compared with this one.
 //
-// Which device can run an op is asked of the runtime
-// (gopt/runtime/KernelAvailability.h): the CPU kernel registry and the CUDA
-// backend's coverage table, the same answers sessions act on.
+// Which device can run an op is asked of the backends' coverage tables
+// (gopt/runtime/KernelAvailability.h, data in gopt_plan) about the op as the
+// plan lowering would emit it (toPlanOp, gopt/Conversion/PlanOp.h): the same
+// answers sessions act on.
 //
 // Convention: function arguments live on the host, results return to the
 // host. Transfers from arguments and to results are "boundary" transfers.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gopt/Conversion/PlanOp.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Transforms/Passes.h"
 #include "gopt/runtime/KernelAvailability.h"
@@ -41,28 +43,6 @@ enum class Device { Cpu, Gpu };
 
 StringRef deviceName(Device d) { return d == Device::Cpu ? "cpu" : "gpu"; }
 Device other(Device d) { return d == Device::Cpu ? Device::Gpu : Device::Cpu; }
-
-/// The op as the runtime sees it (kind and scalar attributes), enough for
-/// the kernel-availability questions (e.g. `training` on dropout).
-gopt::plan::Op toPlanOp(Operation *op) {
-  gopt::plan::Op planOp;
-  planOp.set_kind(op->getName().stripDialect().str());
-  for (NamedAttribute attr : op->getAttrs()) {
-    gopt::plan::AttrValue value;
-    if (auto b = dyn_cast<BoolAttr>(attr.getValue()))
-      value.set_b(b.getValue());
-    else if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
-      value.set_i(i.getInt());
-    else if (auto f = dyn_cast<FloatAttr>(attr.getValue()))
-      value.set_f(f.getValueAsDouble());
-    else if (auto s = dyn_cast<StringAttr>(attr.getValue()))
-      value.set_s(s.str());
-    else
-      continue;
-    (*planOp.mutable_attrs())[attr.getName().str()] = value;
-  }
-  return planOp;
-}
 
 bool hasKernel(Operation *op, Device d, std::string *whyNot) {
   return rt::hasKernel(toPlanOp(op), d == Device::Cpu ? "cpu" : "cuda", whyNot);

@@ -14,8 +14,8 @@
 #include "PatternUtils.h"
 #include "Quantization.h"
 #include "Report.h"
-#include "gopt/Conversion/GoptToPlan.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/PlanNames.h"
 #include "gopt/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"

@@ -1,6 +1,6 @@
 //===- KernelAvailability.cpp - Which backend can run an op ---------------===//
 #include "gopt/runtime/KernelAvailability.h"
-#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/cpu/CpuSupport.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
 
 namespace gopt::runtime {
@@ -27,14 +27,8 @@ bool hasKernel(const plan::Op &op, std::string_view backend,
       *whyNot = why;
     return false;
   };
-  if (isCpu(backend)) {
-    // A CPU session falls back to the reference kernel, so either counts.
-    const KernelRegistry &registry = KernelRegistry::global();
-    if (registry.hasKernel(op.kind(), "cpu") ||
-        registry.hasKernel(op.kind(), "reference"))
-      return true;
-    return fail("'" + op.kind() + "' has no CPU kernel");
-  }
+  if (isCpu(backend))
+    return hasCpuKernel(op, whyNot);
   if (isCuda(backend))
     return hasCudaKernel(op, whyNot);
   return fail("unknown backend '" + std::string(backend) + "'");

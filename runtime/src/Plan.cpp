@@ -1,7 +1,7 @@
 //===- Plan.cpp - Loading and validating plans ----------------------------===//
 #include "gopt/runtime/Plan.h"
-#include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/cpu/CpuSupport.h"
 
 #include <fstream>
 #include <set>
@@ -99,14 +99,14 @@ Status validatePlan(const plan::Plan &p) {
                  kind == plan::TensorInfo::CONSTANT ||
                  kind == plan::TensorInfo::STATE;
   }
-  const KernelRegistry &registry = KernelRegistry::global();
   for (int o = 0; o < p.ops_size(); ++o) {
     const plan::Op &op = p.ops(o);
     if (op.kind() == "constant")
       return invalidArgument(opLabel(op, o),
                              ": constants must be CONSTANT tensors, not ops");
     const OpSchema *schema = findOpSchema(op.kind());
-    if (!schema || !registry.hasKernel(op.kind(), "reference"))
+    // Every op has a CPU reference kernel (cpuOpKinds() lists them).
+    if (!schema || !hasCpuKernel(op.kind()))
       return unimplemented(opLabel(op, o), ": unknown op kind '", op.kind(),
                            "'");
     for (int in : op.inputs()) {

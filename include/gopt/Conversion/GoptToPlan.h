@@ -12,11 +12,9 @@
 #ifndef GOPT_CONVERSION_GOPTTOPLAN_H
 #define GOPT_CONVERSION_GOPTTOPLAN_H
 
+#include "gopt/Dialect/Gopt/IR/PlanNames.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/DenseMap.h"
-
-#include <string>
 
 #include "gopt/runtime/plan.pb.h"
 
@@ -26,17 +24,12 @@ namespace gopt {
 /// function in the module. Emits an error naming the candidates otherwise.
 mlir::FailureOr<mlir::func::FuncOp> findGraphFunction(mlir::ModuleOp module);
 
-/// Lowers `func` to a plan; emits a diagnostic at the offending op (an op of
+/// Lowers `func` to a plan, its ops and tensors named by getPlanNames()
+/// (gopt/Dialect/Gopt/IR/PlanNames.h), each op converted by toPlanOp()
+/// (gopt/Conversion/PlanOp.h); emits a diagnostic at the offending op (an op of
 /// another dialect, an unsupported element type, ...) and fails otherwise.
 mlir::FailureOr<plan::Plan> lowerToPlan(mlir::func::FuncOp func);
 
-/// The name each argument and op result of `func` has in the plan that
-/// lowerToPlan() makes (the names gopt-run's profile and calibration files
-/// use): an argument's or returned result's gopt.name (else `input<i>`,
-/// `state<i>`, `output<i>`), an op's NameLoc (else `<kind>_<index>`), with
-/// `:<n>` for result n of a multi-result op.
-llvm::DenseMap<mlir::Value, std::string>
-getPlanTensorNames(mlir::func::FuncOp func);
 
 } // namespace gopt
 

@@ -32,9 +32,9 @@
 // plain tensors.
 //
 //===----------------------------------------------------------------------===//
-#include "../Schedule.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
+#include "Schedule.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #include <climits>

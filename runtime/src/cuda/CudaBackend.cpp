@@ -75,7 +75,7 @@ struct Fusion {
   int biasTensor = -1;
 };
 
-class CudaBackend : public DeviceBackend {
+class CudaBackend : public Backend {
 public:
   CudaBackend(Plan plan, SessionOptions options)
       : plan_(std::move(plan)), p_(plan_.proto()),
@@ -88,7 +88,8 @@ public:
                  std::vector<OpProfile> &profiles) override;
   Status run(std::vector<void *> &storage,
              std::vector<OpProfile> &profiles) override;
-  MemoryStats memoryStats() const override;
+  MemoryStats
+  memoryStats(const std::vector<Tensor> &sessionInputs) const override;
 
 private:
   std::string opLabel(int o) const {
@@ -560,7 +561,9 @@ Status CudaBackend::run(std::vector<void *> &storage,
   return Status::success();
 }
 
-MemoryStats CudaBackend::memoryStats() const {
+MemoryStats
+CudaBackend::memoryStats(const std::vector<Tensor> &sessionInputs) const {
+  // Inputs are counted as the staging buffers they are copied into.
   MemoryStats m;
   m.arenaBytes = arenaBytes_;
   m.intermediateBytes = intermediateBytes_;
@@ -581,7 +584,7 @@ MemoryStats CudaBackend::memoryStats() const {
 
 } // namespace
 
-StatusOr<std::unique_ptr<DeviceBackend>>
+StatusOr<std::unique_ptr<Backend>>
 createCudaBackend(const Plan &plan, const SessionOptions &options) {
   GOPT_RETURN_IF_ERROR(checkCudaDevice());
   for (int o = 0; o < plan.proto().ops_size(); ++o) {
@@ -593,7 +596,7 @@ createCudaBackend(const Plan &plan, const SessionOptions &options) {
   }
   auto backend = std::make_unique<CudaBackend>(plan, options);
   GOPT_RETURN_IF_ERROR(backend->init());
-  return std::unique_ptr<DeviceBackend>(std::move(backend));
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 } // namespace gopt::runtime

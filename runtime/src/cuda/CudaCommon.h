@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +120,15 @@ public:
 // attributes) has none.
 StatusOr<std::unique_ptr<CudaKernel>>
 createCudaKernel(const CudaKernelConfig &config);
+
+// Creates the kernel of one op kind (CudaOps.cpp).
+using CudaKernelHandler =
+    StatusOr<std::unique_ptr<CudaKernel>> (*)(const CudaKernelConfig &config);
+
+// The dispatch table: the rows of CudaOps.def bound to their handlers, by op
+// kind. Its kinds are cudaOpKinds() (gopt/runtime/cuda/CudaSupport.h), which
+// read the same rows.
+const std::map<std::string, CudaKernelHandler> &cudaDispatchTable();
 
 } // namespace gopt::runtime::cuda
 

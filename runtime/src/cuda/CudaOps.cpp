@@ -1,8 +1,9 @@
-//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own
-//--------===//
+//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own -------===//
 //
 // One CudaKernel class per family of ops. Configuration work (descriptors,
 // algorithm choice, filter reorders) happens at creation, never in run().
+// createCudaKernel dispatches through the table of CudaOps.def, whose rows
+// are bound to the handlers at the end of this file.
 //
 //===----------------------------------------------------------------------===//
 #include "AlgoCache.h"
@@ -1338,6 +1339,90 @@ StatusOr<std::unique_ptr<CudaKernel>> unary(const CudaKernelConfig &c,
       std::make_unique<UnaryKernel>(c, op, p0, p1));
 }
 
+//===----------------------------------------------------------------------===//
+// The handlers of CudaOps.def
+//===----------------------------------------------------------------------===//
+
+using KernelOr = StatusOr<std::unique_ptr<CudaKernel>>;
+
+template <typename K> KernelOr own(std::unique_ptr<K> kernel) {
+  return std::unique_ptr<CudaKernel>(std::move(kernel));
+}
+
+template <BinaryKind K> KernelOr binaryOp(const CudaKernelConfig &c) {
+  return BinaryKernel::create(c, K);
+}
+
+template <UnaryKind K, bool FloatOnly>
+KernelOr unaryOp(const CudaKernelConfig &c) {
+  return unary(c, K, FloatOnly);
+}
+
+KernelOr createGelu(const CudaKernelConfig &c) {
+  return unary(c,
+               c.attrs().getString("approximate", "none") == "tanh"
+                   ? UnaryKind::kGeluTanh
+                   : UnaryKind::kGeluErf,
+               true);
+}
+
+KernelOr createLeakyRelu(const CudaKernelConfig &c) {
+  return unary(c, UnaryKind::kLeakyRelu, true,
+               static_cast<float>(c.attrs().getFloat("alpha", 0.01)));
+}
+
+KernelOr createClip(const CudaKernelConfig &c) {
+  OpAttrs attrs = c.attrs();
+  return unary(c, UnaryKind::kClip, false,
+               static_cast<float>(attrs.getFloat("min", 0)),
+               static_cast<float>(attrs.getFloat("max", 0)));
+}
+
+KernelOr createBiasAdd(const CudaKernelConfig &c) {
+  if (!isFloatKernelType(c.inputTypes[0]))
+    return noKernel(
+        c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
+  return own(std::make_unique<BiasAddKernel>(c));
+}
+
+KernelOr createCast(const CudaKernelConfig &c) {
+  return own(std::make_unique<CastKernel>(c));
+}
+
+// Ops that copy their operand: reshapes, identities, inference dropout and
+// transfers (a CUDA session runs every op on the device).
+KernelOr createCopy(const CudaKernelConfig &c) {
+  return own(std::make_unique<CopyKernel>(c));
+}
+
+KernelOr createCheckNumerics(const CudaKernelConfig &c) {
+  return own(std::make_unique<CheckNumericsKernel>(c));
+}
+
+template <bool Quantize> KernelOr quantizationOp(const CudaKernelConfig &c) {
+  return QuantizationKernel::create(c, Quantize);
+}
+
+KernelOr createConcat(const CudaKernelConfig &c) {
+  return own(std::make_unique<ConcatKernel>(c));
+}
+
+template <ReduceKind K> KernelOr reduceOp(const CudaKernelConfig &c) {
+  return createReduce(c, K);
+}
+
+template <bool Log> KernelOr softmaxOp(const CudaKernelConfig &c) {
+  return SoftmaxKernel::create(c, Log);
+}
+
+template <bool Max> KernelOr poolOp(const CudaKernelConfig &c) {
+  return PoolKernel::create(c, Max);
+}
+
+KernelOr createMatmul(const CudaKernelConfig &c) {
+  return MatmulKernel::create(c, nullptr, false);
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<CudaKernel>>
@@ -1346,92 +1431,26 @@ createMatmulKernel(const CudaKernelConfig &config, const void *bias,
   return MatmulKernel::create(config, bias, relu);
 }
 
+const std::map<std::string, CudaKernelHandler> &cudaDispatchTable() {
+  static const std::map<std::string, CudaKernelHandler> table = {
+#define GOPT_CUDA_OP(kind, predicate, ...) {kind, __VA_ARGS__},
+#include "CudaOps.def"
+#undef GOPT_CUDA_OP
+  };
+  return table;
+}
+
 StatusOr<std::unique_ptr<CudaKernel>>
 createCudaKernel(const CudaKernelConfig &c) {
-  const std::string &kind = c.op->kind();
+  // The same table's predicates: the attributes the backend accepts.
   std::string why;
   if (!hasCudaKernel(*c.op, &why))
     return noKernel(c, why);
-  OpAttrs attrs = c.attrs();
-  static const std::map<std::string, BinaryKind> binaries = {
-      {"add", BinaryKind::kAdd}, {"sub", BinaryKind::kSub},
-      {"mul", BinaryKind::kMul}, {"div", BinaryKind::kDiv},
-      {"max", BinaryKind::kMax}, {"min", BinaryKind::kMin},
-      {"pow", BinaryKind::kPow}, {"squared_difference", BinaryKind::kSqDiff}};
-  if (auto it = binaries.find(kind); it != binaries.end())
-    return BinaryKernel::create(c, it->second);
-  static const std::map<std::string, std::pair<UnaryKind, bool>> unaries = {
-      {"relu", {UnaryKind::kRelu, false}},
-      {"relu6", {UnaryKind::kRelu6, false}},
-      {"neg", {UnaryKind::kNeg, false}},
-      {"abs", {UnaryKind::kAbs, false}},
-      {"sigmoid", {UnaryKind::kSigmoid, true}},
-      {"tanh", {UnaryKind::kTanh, true}},
-      {"exp", {UnaryKind::kExp, true}},
-      {"log", {UnaryKind::kLog, true}},
-      {"sqrt", {UnaryKind::kSqrt, true}},
-      {"rsqrt", {UnaryKind::kRsqrt, true}},
-      {"erf", {UnaryKind::kErf, true}}};
-  if (auto it = unaries.find(kind); it != unaries.end())
-    return unary(c, it->second.first, it->second.second);
-  if (kind == "gelu")
-    return unary(c,
-                 attrs.getString("approximate", "none") == "tanh"
-                     ? UnaryKind::kGeluTanh
-                     : UnaryKind::kGeluErf,
-                 true);
-  if (kind == "leaky_relu")
-    return unary(c, UnaryKind::kLeakyRelu, true,
-                 static_cast<float>(attrs.getFloat("alpha", 0.01)));
-  if (kind == "clip")
-    return unary(c, UnaryKind::kClip, false,
-                 static_cast<float>(attrs.getFloat("min", 0)),
-                 static_cast<float>(attrs.getFloat("max", 0)));
-  if (kind == "bias_add") {
-    if (!isFloatKernelType(c.inputTypes[0]))
-      return noKernel(
-          c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
-    return std::unique_ptr<CudaKernel>(std::make_unique<BiasAddKernel>(c));
-  }
-  if (kind == "cast")
-    return std::unique_ptr<CudaKernel>(std::make_unique<CastKernel>(c));
-  if (kind == "reshape" || kind == "flatten" || kind == "identity" ||
-      kind == "stop_gradient" || kind == "dropout" || kind == "transfer")
-    return std::unique_ptr<CudaKernel>(std::make_unique<CopyKernel>(c));
-  if (kind == "check_numerics")
-    return std::unique_ptr<CudaKernel>(
-        std::make_unique<CheckNumericsKernel>(c));
-  if (kind == "quantize" || kind == "dequantize")
-    return QuantizationKernel::create(c, kind == "quantize");
-  if (kind == "shape")
-    return ShapeKernel::create(c);
-  if (kind == "transpose")
-    return createTranspose(c);
-  if (kind == "slice")
-    return createSlice(c);
-  if (kind == "concat")
-    return std::unique_ptr<CudaKernel>(std::make_unique<ConcatKernel>(c));
-  if (kind == "pad")
-    return PadKernel::create(c);
-  if (kind == "reduce_sum")
-    return createReduce(c, ReduceKind::kSum);
-  if (kind == "reduce_mean")
-    return createReduce(c, ReduceKind::kMean);
-  if (kind == "reduce_max")
-    return createReduce(c, ReduceKind::kMax);
-  if (kind == "global_avg_pool")
-    return createGlobalAvgPool(c);
-  if (kind == "softmax" || kind == "log_softmax")
-    return SoftmaxKernel::create(c, kind == "log_softmax");
-  if (kind == "max_pool" || kind == "avg_pool")
-    return PoolKernel::create(c, kind == "max_pool");
-  if (kind == "batch_norm")
-    return BatchNormKernel::create(c);
-  if (kind == "conv2d")
-    return ConvKernel::create(c);
-  if (kind == "matmul")
-    return MatmulKernel::create(c, nullptr, false);
-  return noKernel(c, "not implemented for CUDA");
+  const auto &table = cudaDispatchTable();
+  auto it = table.find(c.op->kind());
+  if (it == table.end())
+    return noKernel(c, "not implemented for CUDA");
+  return it->second(c);
 }
 
 } // namespace gopt::runtime::cuda

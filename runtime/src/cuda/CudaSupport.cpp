@@ -1,79 +1,74 @@
 //===- CudaSupport.cpp - Which ops the CUDA backend runs ------------------===//
+//
+// Plain C++, part of gopt_plan in every build: the CUDA backend's coverage,
+// read from its dispatch table (CudaOps.def).
+//
+//===----------------------------------------------------------------------===//
 #include "gopt/runtime/cuda/CudaSupport.h"
 #include "gopt/runtime/OpSchema.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gopt::runtime {
 
+namespace {
+
+// Predicates of CudaOps.def.
+bool anyAttrs(const plan::Op &, std::string *) { return true; }
+
+bool inferenceOnly(const plan::Op &op, std::string *whyNot) {
+  if (!OpAttrs(op).getBool("training", false))
+    return true;
+  if (whyNot)
+    *whyNot = "training-mode " + op.kind() + " is CPU-only";
+  return false;
+}
+
+const CudaOpEntry *findEntry(const std::string &kind) {
+  const std::vector<CudaOpEntry> &table = cudaOpTable();
+  auto it = std::lower_bound(
+      table.begin(), table.end(), kind,
+      [](const CudaOpEntry &e, const std::string &k) { return e.kind < k; });
+  return it != table.end() && it->kind == kind ? &*it : nullptr;
+}
+
+} // namespace
+
+const std::vector<CudaOpEntry> &cudaOpTable() {
+  static const std::vector<CudaOpEntry> table = [] {
+    std::vector<CudaOpEntry> rows = {
+#define GOPT_CUDA_OP(kind, predicate, ...) {kind, predicate, #__VA_ARGS__},
+#include "CudaOps.def"
+#undef GOPT_CUDA_OP
+    };
+    std::sort(rows.begin(), rows.end(),
+              [](const CudaOpEntry &a, const CudaOpEntry &b) {
+                return std::strcmp(a.kind, b.kind) < 0;
+              });
+    return rows;
+  }();
+  return table;
+}
+
 const std::vector<std::string> &cudaOpKinds() {
-  static const std::vector<std::string> kinds = {"abs",
-                                                 "add",
-                                                 "avg_pool",
-                                                 "batch_norm",
-                                                 "bias_add",
-                                                 "cast",
-                                                 "check_numerics",
-                                                 "clip",
-                                                 "concat",
-                                                 "conv2d",
-                                                 "dequantize",
-                                                 "div",
-                                                 "dropout",
-                                                 "erf",
-                                                 "exp",
-                                                 "flatten",
-                                                 "gelu",
-                                                 "global_avg_pool",
-                                                 "identity",
-                                                 "leaky_relu",
-                                                 "log",
-                                                 "log_softmax",
-                                                 "matmul",
-                                                 "max",
-                                                 "max_pool",
-                                                 "min",
-                                                 "mul",
-                                                 "neg",
-                                                 "pad",
-                                                 "pow",
-                                                 "quantize",
-                                                 "reduce_max",
-                                                 "reduce_mean",
-                                                 "reduce_sum",
-                                                 "relu",
-                                                 "relu6",
-                                                 "reshape",
-                                                 "rsqrt",
-                                                 "shape",
-                                                 "sigmoid",
-                                                 "slice",
-                                                 "softmax",
-                                                 "sqrt",
-                                                 "squared_difference",
-                                                 "stop_gradient",
-                                                 "sub",
-                                                 "tanh",
-                                                 "transfer",
-                                                 "transpose"};
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> result;
+    for (const CudaOpEntry &entry : cudaOpTable())
+      result.push_back(entry.kind);
+    return result;
+  }();
   return kinds;
 }
 
 bool hasCudaKernel(const plan::Op &op, std::string *whyNot) {
-  const std::vector<std::string> &kinds = cudaOpKinds();
-  auto fail = [&](const std::string &why) {
+  const CudaOpEntry *entry = findEntry(op.kind());
+  if (!entry) {
     if (whyNot)
-      *whyNot = why;
+      *whyNot = "'" + op.kind() + "' has no CUDA kernel";
     return false;
-  };
-  if (std::find(kinds.begin(), kinds.end(), op.kind()) == kinds.end())
-    return fail("'" + op.kind() + "' has no CUDA kernel");
-  OpAttrs attrs(op);
-  if (op.kind() == "batch_norm" && attrs.getBool("training", false))
-    return fail("training-mode batch_norm is CPU-only");
-  if (op.kind() == "dropout" && attrs.getBool("training", false))
-    return fail("training-mode dropout is CPU-only");
-  return true;
+  }
+  return entry->accepts(op, whyNot);
 }
 
 } // namespace gopt::runtime

@@ -1,5 +1,4 @@
-//===- Kernel.h - Kernels and the registry keyed by (kind, backend) -*- C++
-//-*-//
+//===- Kernel.h - Kernels and their registry by (kind, backend) -*- C++ -*-===//
 #ifndef GOPT_RUNTIME_KERNEL_H
 #define GOPT_RUNTIME_KERNEL_H
 
@@ -80,6 +79,8 @@ public:
   bool hasKernel(const std::string &kind, const std::string &backend) const {
     return find(kind, backend) != nullptr;
   }
+  // The op kinds with a kernel registered for `backend`, sorted.
+  std::vector<std::string> kinds(const std::string &backend) const;
   // Instantiates the best kernel for `backend`: its own if it has one that
   // accepts the configuration, else the reference kernel (backend "cpu");
   // an error naming the op when there is none.

@@ -4,14 +4,18 @@
 // the compiler's device placement (lib/Transforms/PlaceDevices.cpp) and the
 // runtime's sessions, so that the two cannot disagree:
 //
-// - "cpu" (or "reference"): the process-wide KernelRegistry, the same one a
-//   CPU session creates its kernels from (every reference or oneDNN kernel).
-// - "cuda" (or "gpu", the IR's name for it): the CUDA backend's static
-//   coverage table (`cudaOpKinds`/`hasCudaKernel` in
-//   gopt/runtime/cuda/CudaSupport.h), which the CUDA backend itself checks
-//   before creating a kernel. That table is plain C++ and is compiled into
-//   gopt_runtime in every build, GOPT_ENABLE_CUDA=OFF included, so a
-//   compiler built without CUDA still places ops for a GPU correctly.
+// - "cpu" (or "reference"): the CPU backend's coverage table (`cpuOpKinds`/
+//   `hasCpuKernel` in gopt/runtime/cpu/CpuSupport.h), the kinds the CPU
+//   kernel registry that sessions create kernels from has a kernel for (a
+//   unit test keeps the two equal).
+// - "cuda" (or "gpu", the IR's name for it): the CUDA backend's coverage
+//   (`cudaOpKinds`/`hasCudaKernel` in gopt/runtime/cuda/CudaSupport.h),
+//   derived from its dispatch table, which the CUDA backend itself checks
+//   before creating a kernel.
+//
+// Both tables are data, plain C++ in gopt_plan, the small library the
+// compiler links: answering needs neither oneDNN nor CUDA, and a compiler
+// built without CUDA still places ops for a GPU correctly.
 //
 // Element types are not part of the answer: kernels check them when they are
 // created (docs/cuda.md).

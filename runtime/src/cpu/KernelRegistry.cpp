@@ -1,5 +1,5 @@
 //===- KernelRegistry.cpp - Kernels keyed by (op kind, backend) -----------===//
-#include "cpu/FastKernels.h"
+#include "FastKernels.h"
 #include "gopt/runtime/Kernel.h"
 
 namespace gopt::runtime {
@@ -29,6 +29,15 @@ const KernelFactory *KernelRegistry::find(const std::string &kind,
   return it == factories_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string>
+KernelRegistry::kinds(const std::string &backend) const {
+  std::vector<std::string> result;
+  for (const auto &[key, factory] : factories_)
+    if (key.second == backend)
+      result.push_back(key.first);
+  return result; // sorted: the map's keys start with the kind
+}
+
 StatusOr<std::unique_ptr<Kernel>>
 KernelRegistry::create(const std::string &backend,
                        const KernelConfig &config) const {
@@ -50,20 +59,6 @@ KernelRegistry::create(const std::string &backend,
     }
   }
   return unimplemented("no ", backend, " kernel for op kind '", kind, "'");
-}
-
-bool isBackendAvailable(const std::string &backend, std::string *whyNot) {
-  if (backend == "cpu" || backend == "reference")
-    return true;
-  if (whyNot) {
-    if (backend == "cuda")
-      *whyNot = "CUDA backend not built (configure with "
-                "-DGOPT_ENABLE_CUDA=ON where the CUDA toolkit is installed)";
-    else
-      *whyNot =
-          "unknown backend '" + backend + "' (known: cpu, reference, cuda)";
-  }
-  return false;
 }
 
 } // namespace gopt::runtime

@@ -9,8 +9,8 @@
 // planner then places slots by the steps' lifetimes, aliases included.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GOPT_RUNTIME_SRC_SCHEDULE_H
-#define GOPT_RUNTIME_SRC_SCHEDULE_H
+#ifndef GOPT_RUNTIME_SRC_CPU_SCHEDULE_H
+#define GOPT_RUNTIME_SRC_CPU_SCHEDULE_H
 
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/Plan.h"
@@ -69,4 +69,4 @@ Status buildCpuSchedule(const ScheduleInput &in, Schedule &schedule);
 
 } // namespace gopt::runtime
 
-#endif // GOPT_RUNTIME_SRC_SCHEDULE_H
+#endif // GOPT_RUNTIME_SRC_CPU_SCHEDULE_H

@@ -1,0 +1,108 @@
+//===- BackendCoverageTest.cpp - Coverage tables equal the backends -------===//
+//
+// What the compiler is told a backend runs (the coverage tables of
+// gopt/runtime/cpu/CpuSupport.h and gopt/runtime/cuda/CudaSupport.h, plain
+// data in gopt_plan) must be what the backend dispatches. Built in every
+// configuration: the CUDA rows are checked without CUDA, and CUDA builds also
+// check that the dispatch table binds exactly these rows
+// (unittests/Runtime/cuda/CudaDispatchTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/KernelAvailability.h"
+#include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/cpu/CpuSupport.h"
+#include "gopt/runtime/cuda/CudaSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gopt::runtime {
+namespace {
+
+plan::Op opOfKind(const std::string &kind) {
+  plan::Op op;
+  op.set_kind(kind);
+  return op;
+}
+
+bool sortedUnique(const std::vector<std::string> &kinds) {
+  return std::adjacent_find(kinds.begin(), kinds.end(),
+                            [](const std::string &a, const std::string &b) {
+                              return a >= b;
+                            }) == kinds.end();
+}
+
+TEST(CpuCoverageTest, EqualsTheKernelRegistry) {
+  const KernelRegistry &registry = KernelRegistry::global();
+  const std::vector<std::string> &kinds = cpuOpKinds();
+  EXPECT_TRUE(sortedUnique(kinds));
+  // Every CPU op has a reference kernel, and the table lists all of them.
+  EXPECT_EQ(registry.kinds("reference"), kinds);
+  // Backend "cpu" adds faster kernels, never kinds of its own.
+  for (const std::string &kind : registry.kinds("cpu"))
+    EXPECT_TRUE(hasCpuKernel(kind)) << kind << " has a fast kernel only";
+}
+
+TEST(CpuCoverageTest, EveryKindIsARuntimeOp) {
+  for (const std::string &kind : cpuOpKinds())
+    EXPECT_NE(findOpSchema(kind), nullptr) << kind;
+}
+
+TEST(CudaCoverageTest, EqualsTheDispatchTable) {
+  const std::vector<CudaOpEntry> &table = cudaOpTable();
+  std::vector<std::string> tableKinds;
+  for (const CudaOpEntry &entry : table) {
+    tableKinds.push_back(entry.kind);
+    // Each row names the handler CUDA builds bind and a predicate.
+    EXPECT_NE(std::string(entry.handler), "") << entry.kind;
+    EXPECT_NE(entry.accepts, nullptr) << entry.kind;
+  }
+  EXPECT_TRUE(sortedUnique(tableKinds));
+  EXPECT_EQ(cudaOpKinds(), tableKinds);
+
+  // The coverage answers follow the table: every row's kind is covered (with
+  // default attributes), and no other op kind is.
+  std::set<std::string> covered(tableKinds.begin(), tableKinds.end());
+  for (const std::string &kind : tableKinds) {
+    std::string why;
+    EXPECT_TRUE(hasCudaKernel(opOfKind(kind), &why)) << kind << ": " << why;
+    EXPECT_TRUE(hasKernel(kind, "cuda")) << kind;
+  }
+  for (const OpSchema &schema : allOpSchemas()) {
+    std::string kind = schema.kind;
+    if (covered.count(kind))
+      continue;
+    std::string why;
+    EXPECT_FALSE(hasCudaKernel(opOfKind(kind), &why)) << kind;
+    EXPECT_EQ(why, "'" + kind + "' has no CUDA kernel");
+  }
+}
+
+TEST(CudaCoverageTest, EveryKindIsARuntimeOp) {
+  for (const std::string &kind : cudaOpKinds()) {
+    EXPECT_NE(findOpSchema(kind), nullptr) << kind;
+    // Plans need a reference kernel for every op (validatePlan).
+    EXPECT_TRUE(hasCpuKernel(kind)) << kind;
+  }
+}
+
+TEST(CudaCoverageTest, TrainingModeIsCpuOnly) {
+  for (const char *kind : {"batch_norm", "dropout"}) {
+    plan::Op op = opOfKind(kind);
+    (*op.mutable_attrs())["training"].set_b(true);
+    std::string why;
+    EXPECT_FALSE(hasCudaKernel(op, &why)) << kind;
+    EXPECT_EQ(why, std::string("training-mode ") + kind + " is CPU-only");
+    EXPECT_TRUE(hasKernel(op, "cpu")) << kind;
+    (*op.mutable_attrs())["training"].set_b(false);
+    EXPECT_TRUE(hasCudaKernel(op)) << kind;
+  }
+}
+
+} // namespace
+} // namespace gopt::runtime
