@@ -1,5 +1,4 @@
-//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own
-//--------===//
+//===- CudaOps.cpp - CUDA kernels of every op: cuDNN, cuBLASLt, own -------===//
 //
 // One CudaKernel class per family of ops. Configuration work (descriptors,
 // algorithm choice, filter reorders) happens at creation, never in run().

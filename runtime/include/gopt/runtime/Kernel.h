@@ -1,5 +1,4 @@
-//===- Kernel.h - Kernels and the registry keyed by (kind, backend) -*- C++
-//-*-//
+//===- Kernel.h - Kernels and their (kind, backend) registry ----*- C++ -*-===//
 #ifndef GOPT_RUNTIME_KERNEL_H
 #define GOPT_RUNTIME_KERNEL_H
 
