@@ -29,7 +29,8 @@ void populateTransposeSinkingPatterns(mlir::RewritePatternSet &patterns);
 struct OptimizePipelineOptions {
   std::string target = "gpu";
   std::string precision = "f32";
-  /// NCHW, NHWC or auto; empty: NCHW for f32, NHWC otherwise.
+  /// NCHW, NHWC or auto; empty: NHWC for bf16/f16 on the gpu target (tensor
+  /// cores), else NCHW.
   std::string layout;
   /// Every pass reports what it changed as a remark.
   bool report = false;
