@@ -1,8 +1,10 @@
 //===- Passes.td - gopt graph rewrites ---------------------*- tablegen -*-===//
 //
-// The passes of issue 7: layout conversion, batch-norm fusion and folding,
-// conv + bias + activation fusion, constant folding and debug-op stripping.
-// Each works on one function (a graph) and does one thing.
+// gopt's passes: the graph rewrites (layout conversion, batch-norm fusion
+// and folding, conv + bias + activation fusion, constant folding, debug-op
+// stripping), device placement, quantization, mixed precision and the
+// passes that turn a forward graph into a training step. Each works on one
+// function (a graph) and does one thing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -443,7 +445,7 @@ def MixedPrecision : Pass<"gopt-mixed-precision", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Training (issue 10): forward graph -> training step
+// Training: forward graph -> training step
 //===----------------------------------------------------------------------===//
 
 def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
