@@ -247,14 +247,23 @@ struct SinkTransposeThroughBinaryPattern : public RewritePattern {
                                 PatternRewriter &rewriter) const override {
     if (!isElementwiseBinary(op))
       return rewriter.notifyMatchFailure(op, "not elementwise binary");
+    // Only a transpose that moves data leads. One that moves only size-1
+    // dims (a per-channel [1,1,1,C] operand brought into NCHW) becomes a
+    // reshape instead: leading with it would pull the other operand back
+    // through that operand's existing transpose, which this pattern sinks
+    // again on the next match, forever (TF 1.x batch norms computed from
+    // batch moments do exactly this).
     ArrayRef<int64_t> perm;
     for (Value operand : op->getOperands())
       if (auto t = sinkableTranspose(operand)) {
+        auto xType = cast<RankedTensorType>(t.getX().getType());
+        if (movesOnlyUnitDims(xType.getShape(), t.getPerm()))
+          continue;
         perm = t.getPerm();
         break;
       }
     if (perm.empty())
-      return rewriter.notifyMatchFailure(op, "no transposed operand");
+      return rewriter.notifyMatchFailure(op, "no data-moving transpose");
     int64_t rank = perm.size();
     SmallVector<int64_t> inverse = invertPermutation(perm);
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
