@@ -44,7 +44,11 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
 
 void gopt::buildOptimizePipeline(OpPassManager &pm,
                                  const OptimizePipelineOptions &options) {
-  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // `func.func(gopt-optimize)` must optimize that function: nesting another
+  // func.func inside it would match nothing and silently run nothing.
+  OpPassManager &fpm = pm.getOpName() == func::FuncOp::getOperationName()
+                           ? pm
+                           : pm.nest<func::FuncOp>();
   bool report = options.report;
   StripDebugOpsOptions strip;
   strip.report = report;

@@ -36,7 +36,9 @@ struct OptimizePipelineOptions {
   bool report = false;
 };
 
-/// Adds the default pipeline to a module-level pass manager.
+/// Adds the default pipeline to `pm`: on `pm`'s own function when it is
+/// anchored on func.func (`func.func(gopt-optimize)`), otherwise on every
+/// function nested in its op (`builtin.module(gopt-optimize)`).
 void buildOptimizePipeline(mlir::OpPassManager &pm,
                            const OptimizePipelineOptions &options);
 
