@@ -254,7 +254,7 @@ private:
   }
 
   /// One remark per f32 op next to the low-precision region, saying why it
-  /// stayed f32 (the "a remark for every op left in f32 and why").
+  /// stayed f32, so a user can tell which list kept it there.
   void explainF32Neighbours(Block &body,
                             const llvm::SetVector<Operation *> &lowOps,
                             const llvm::StringSet<> &denied) {

@@ -83,9 +83,7 @@ public:
 private:
   llvm::raw_ostream *outer;
 };
-} // namespace
 
-namespace {
 /// Runs `parse` (which reports MLIR's own errors, e.g. an unknown option
 /// name, to its stream) and sends one message to `errorHandler`: an enum
 /// parser's, prefixed with the pass or pipeline `name`, or MLIR's.
