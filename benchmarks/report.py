@@ -18,7 +18,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
 PEERS = [("ort", "ONNX Runtime"), ("torch-jit", "PyTorch jit"), ("torch", "PyTorch eager")]
-TARGET = {1: 1.3, 32: 1.0}  # issue 6: vs. ONNX Runtime
 
 
 def fmt_tp(v):
@@ -59,7 +58,7 @@ def table(r):
     has_passive = any("gopt-opt-passive" in row["throughput_per_s"] for row in r["summary"])
     if has_passive:
         head += ["optimized, passive OMP / ONNX Runtime", "optimized, passive OMP / PyTorch jit, passive OMP"]
-    head += ["gopt samples/s", "ONNX Runtime samples/s", "PyTorch jit samples/s", "target vs. ORT"]
+    head += ["gopt samples/s", "ONNX Runtime samples/s", "PyTorch jit samples/s"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "|".join(["---"] * 2 + ["--:"] * (len(head) - 2)) + "|")
     for row in r["summary"]:
@@ -72,13 +71,7 @@ def table(r):
         if has_passive:
             cells += [fmt_ratio(ratio.get("gopt-opt-passive/ort")),
                       fmt_ratio(ratio.get("gopt-opt-passive/torch-jit-passive"))]
-        target = TARGET.get(row["batch"])
-        vs_ort = ratio.get(f"{g}/ort")
-        if target is None or vs_ort is None:
-            verdict = "–"
-        else:
-            verdict = f"{'met' if vs_ort >= target else 'missed'} (≥ {target:.1f}x)"
-        cells += [fmt_tp(tp.get(g)), fmt_tp(tp.get("ort")), fmt_tp(tp.get("torch-jit")), verdict]
+        cells += [fmt_tp(tp.get(g)), fmt_tp(tp.get("ort")), fmt_tp(tp.get("torch-jit"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -166,16 +159,12 @@ def plot(r, path):
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(rows))]
         ax.bar(xs, vals, width, label=name)
     ax.axhline(1.0, color="black", linewidth=0.8)
-    for j, row in enumerate(rows):
-        t = TARGET.get(row["batch"])
-        if t:
-            ax.plot([j - 0.45, j + 0.45], [t, t], color="red", linestyle="--", linewidth=1)
     ax.set_yscale("log")
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("throughput ratio gopt / peer (log)")
     ax.set_title(f"gopt{' (optimized)' if has_opt else ''} / peer, CPU, {r['threads']} threads "
-                 f"({r['machine'].get('cpu_model', '')}, {r['started'][:10]}); red: target vs. ORT",
+                 f"({r['machine'].get('cpu_model', '')}, {r['started'][:10]})",
                  fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)

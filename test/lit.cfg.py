@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import tempfile
 
 import lit.formats
 
@@ -35,10 +36,6 @@ else:
 for tool in ["gopt-translate", "gopt-run"]:
     if os.path.exists(os.path.join(config.gopt_tools_dir, tool)):
         config.available_features.add(tool)
-# lit runs only in builds with the compiler, where gopt-run compiles .mlir
-# graphs on the fly.
-if "gopt-run" in config.available_features:
-    config.available_features.add("gopt-run-mlir")
 if config.gopt_enable_cuda:
     config.available_features.add("cuda")
 
@@ -88,14 +85,24 @@ else:
 config.substitutions.append(("%gopt_benchmarks",
                              os.path.join(config.gopt_src_root, "benchmarks")))
 
-# Numeric pass checks (test/Transforms/numeric) need gopt-run to take .mlir
-# graphs: available when its --help says it reads them.
+# Numeric pass checks (test/Transforms/numeric) need gopt-run to compile
+# .mlir graphs (builds without the compiler read plans only): available when
+# it runs a one-op graph.
 gopt_run = os.path.join(config.gopt_tools_dir, "gopt-run")
 if os.path.exists(gopt_run):
-    try:
-        usage = subprocess.run([gopt_run, "--help"], capture_output=True,
-                               text=True, timeout=20)
-        if ".mlir" in usage.stdout + usage.stderr:
-            config.available_features.add("gopt-run-mlir")
-    except (OSError, subprocess.SubprocessError):
-        pass
+    with tempfile.TemporaryDirectory() as probe_dir:
+        probe = os.path.join(probe_dir, "probe.mlir")
+        with open(probe, "w") as f:
+            f.write("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                    "  %y = gopt.relu %x : (tensor<2xf32>) -> tensor<2xf32>\n"
+                    "  return %y : tensor<2xf32>\n}\n")
+        try:
+            if subprocess.run([gopt_run, probe, "--warmup", "0",
+                               "--iterations", "1"], capture_output=True,
+                              timeout=60).returncode == 0:
+                config.available_features.add("gopt-run-mlir")
+        except (OSError, subprocess.SubprocessError):
+            pass
+if "gopt-run-mlir" not in config.available_features:
+    lit_config.note("gopt-run does not read .mlir graphs: numeric pass checks "
+                    "are UNSUPPORTED")

@@ -260,7 +260,7 @@ def fmt(v, suffix="x"):
 
 
 def table(r, rel_json):
-    L = ["### Layout and batch-norm rewrites (issue 7)", "",
+    L = ["### Layout and batch-norm rewrites", "",
          "The TF 1.x-style graph (NHWC, batch norm decomposed into primitives, debug ops) timed "
          f"as written and after `--pipeline '{r['pipeline']}'` (NCHW, batch norm fused and folded, "
          "conv + bias + activation fused), in one run, interleaved, median of "

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference for gopt's MNIST CNN training (issue 10).
+"""PyTorch reference for gopt's MNIST CNN training.
 
 The ALCF tutorial's CNN (conv32, conv64, maxpool, [dropout], dense128,
 [dropout], dense10) built as in ../shared/models/make_models.py, starting

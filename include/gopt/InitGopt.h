@@ -15,7 +15,7 @@ class DialectRegistry;
 
 namespace gopt {
 
-/// gopt, func, arith, tensor and quant.
+/// gopt and func: a graph is a func.func of gopt ops.
 void registerGoptDialects(mlir::DialectRegistry &registry);
 
 /// Every gopt pass and pipeline, plus the upstream cleanups they rely on

@@ -260,7 +260,7 @@ LogicalResult PlanLowering::lowerStateUpdate(Operation *ret, unsigned index,
 }
 
 LogicalResult PlanLowering::lowerOp(Operation *op) {
-  if (!isa<GoptDialect>(op->getDialect()))
+  if (!isa_and_nonnull<GoptDialect>(op->getDialect()))
     return op->emitOpError("cannot be lowered to a plan: only gopt ops run "
                            "in the runtime");
   std::vector<int> inputs, outputs;

@@ -4,17 +4,12 @@
 #include "gopt/Dialect/Gopt/IR/GoptDialect.h"
 #include "gopt/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Quant/QuantOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 void gopt::registerGoptDialects(mlir::DialectRegistry &registry) {
-  registry.insert<gopt::GoptDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect,
-                  mlir::quant::QuantizationDialect>();
+  registry.insert<gopt::GoptDialect, mlir::func::FuncDialect>();
 }
 
 void gopt::registerGoptPasses() {

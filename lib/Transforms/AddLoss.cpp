@@ -25,20 +25,16 @@ namespace {
 struct AddLossPass : public gopt::impl::AddLossBase<AddLossPass> {
   using AddLossBase::AddLossBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!func.getBody().hasOneBlock())
       return;
-    if (kind != "softmax-cross-entropy" && kind != "mse") {
-      func.emitError("gopt-add-loss: unknown kind '")
-          << kind << "' (expects softmax-cross-entropy or mse)";
-      return signalPassFailure();
-    }
-    if (labelType != "i64" && labelType != "i32") {
-      func.emitError("gopt-add-loss: unknown label-type '")
-          << labelType << "' (expects i64 or i32)";
-      return signalPassFailure();
-    }
     if (func.getNumResults() == 0) {
       func.emitError("gopt-add-loss: the graph has no output to put a loss on");
       return signalPassFailure();
@@ -69,7 +65,7 @@ struct AddLossPass : public gopt::impl::AddLossBase<AddLossPass> {
 
     OpBuilder b(ret);
     RankedTensorType labelsType;
-    if (kind == "softmax-cross-entropy") {
+    if (kind == LossKind::SoftmaxCrossEntropy) {
       if (type.getRank() != 2) {
         func.emitError("gopt-add-loss: softmax-cross-entropy needs [batch, "
                        "classes] logits, output ")
@@ -77,7 +73,8 @@ struct AddLossPass : public gopt::impl::AddLossBase<AddLossPass> {
         return signalPassFailure();
       }
       labelsType = RankedTensorType::get(
-          {type.getDimSize(0)}, b.getIntegerType(labelType == "i64" ? 64 : 32));
+          {type.getDimSize(0)},
+          b.getIntegerType(labelType == LabelType::I64 ? 64 : 32));
     } else {
       labelsType = type;
     }
@@ -89,7 +86,7 @@ struct AddLossPass : public gopt::impl::AddLossBase<AddLossPass> {
                         func.getLoc());
     Value labels = func.getArgument(labelsIndex);
     Location loc = NameLoc::get(b.getStringAttr("loss"), ret.getLoc());
-    Value loss = kind == "mse"
+    Value loss = kind == LossKind::Mse
                      ? b.create<MseLossOp>(loc, prediction, labels).getResult()
                      : b.create<SoftmaxCrossEntropyOp>(loc, prediction, labels)
                            .getResult();

@@ -27,16 +27,22 @@ struct AddOptimizerPass
     : public gopt::impl::AddOptimizerBase<AddOptimizerPass> {
   using AddOptimizerBase::AddOptimizerBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
+  StringRef kindName() const {
+    return kind == OptimizerKind::Adam ? "adam" : "sgd";
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!func.getBody().hasOneBlock())
       return;
-    if (kind != "sgd" && kind != "adam") {
-      func.emitError("gopt-add-optimizer: unknown kind '")
-          << kind << "' (expects sgd or adam)";
-      return signalPassFailure();
-    }
-    double rate = lr >= 0 ? lr.getValue() : (kind == "adam" ? 1e-3 : 1e-2);
+    double rate =
+        lr >= 0 ? lr.getValue() : (kind == OptimizerKind::Adam ? 1e-3 : 1e-2);
     if (!(rate > 0) || momentum < 0 || weightDecay < 0 || beta1 < 0 ||
         beta1 >= 1 || beta2 < 0 || beta2 >= 1 || !(epsilon > 0)) {
       func.emitError("gopt-add-optimizer: expects lr > 0, momentum >= 0, "
@@ -102,14 +108,14 @@ struct AddOptimizerPass
       }
       BlockArgument param = it->second;
       auto type = cast<RankedTensorType>(param.getType());
-      Location loc = NameLoc::get(b.getStringAttr(name + "/" + kind.getValue()),
-                                  ret.getLoc());
+      Location loc =
+          NameLoc::get(b.getStringAttr(name + "/" + kindName()), ret.getLoc());
       auto addState = [&](StringRef suffix) {
         return addStateArgument(
             func, type, getUniqueBindingName(func, (name + "/" + suffix).str()),
             attrs::kStateOptimizer, Attribute());
       };
-      if (kind == "sgd") {
+      if (kind == OptimizerKind::Sgd) {
         BlockArgument velocity = addState("velocity");
         auto update = b.create<SgdUpdateOp>(
             loc, param, result, velocity, b.getF32FloatAttr(rate),

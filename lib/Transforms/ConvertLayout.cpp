@@ -244,14 +244,23 @@ struct SinkTransposeThroughBinaryPattern : public RewritePattern {
                                 PatternRewriter &rewriter) const override {
     if (!isElementwiseBinary(op))
       return rewriter.notifyMatchFailure(op, "not elementwise binary");
+    // Only a transpose that moves data leads. One that moves only size-1
+    // dims (a per-channel [1,1,1,C] operand brought into NCHW) becomes a
+    // reshape instead: leading with it would pull the other operand back
+    // through that operand's existing transpose, which this pattern sinks
+    // again on the next match, forever (TF 1.x batch norms computed from
+    // batch moments do exactly this).
     ArrayRef<int64_t> perm;
     for (Value operand : op->getOperands())
       if (auto t = sinkableTranspose(operand)) {
+        auto xType = cast<RankedTensorType>(t.getX().getType());
+        if (movesOnlyUnitDims(xType.getShape(), t.getPerm()))
+          continue;
         perm = t.getPerm();
         break;
       }
     if (perm.empty())
-      return rewriter.notifyMatchFailure(op, "no transposed operand");
+      return rewriter.notifyMatchFailure(op, "no data-moving transpose");
     int64_t rank = perm.size();
     SmallVector<int64_t> inverse = invertPermutation(perm);
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -481,6 +490,12 @@ struct ConvertLayoutPass
     : public gopt::impl::ConvertLayoutBase<ConvertLayoutPass> {
   using ConvertLayoutBase::ConvertLayoutBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet set(context);
     populateTransposeSinkingPatterns(set);
@@ -493,9 +508,9 @@ struct ConvertLayoutPass
     Type elementType;
     // gopt-optimize lowers precision after the layout is converted: the
     // convolutions will run in `precision`, not in the graph's f32.
-    if (precision == "bf16")
+    if (precision == Precision::BF16)
       elementType = BFloat16Type::get(func.getContext());
-    else if (precision == "f16")
+    else if (precision == Precision::F16)
       elementType = Float16Type::get(func.getContext());
     func.walk([&](Operation *op) {
       if (!elementType && op->hasAttr("data_format") &&
@@ -503,12 +518,12 @@ struct ConvertLayoutPass
         elementType = getElementTypeOrSelf(op->getOperand(0).getType());
     });
     if (elementType && (elementType.isF16() || elementType.isBF16()) &&
-        target.getValue() == "gpu")
+        target == TargetDevice::Gpu)
       return {"NHWC", "tensor cores read f16/bf16 activations in NHWC"};
     if (elementType && (elementType.isF16() || elementType.isBF16()))
       return {"NCHW", "gopt's CPU schedule keeps NCHW convolutions in "
                       "oneDNN's blocked layouts, in bf16 as in f32"};
-    std::string why = target.getValue() == "gpu"
+    std::string why = target == TargetDevice::Gpu
                           ? "cuDNN's fastest f32 kernels are NCHW"
                           : "oneDNN's f32 kernels run fastest on NCHW "
                             "(blocked) layouts";
@@ -517,29 +532,12 @@ struct ConvertLayoutPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::string requested = layout;
-    StringRef format = requested;
-    if (!precision.empty() && precision != "f32" && precision != "bf16" &&
-        precision != "f16") {
-      func.emitError() << "gopt-convert-layout: unknown precision '"
-                       << precision << "' (expected f32, bf16 or f16)";
-      return signalPassFailure();
-    }
-    if (requested == "auto") {
+    StringRef format = layout == DataFormat::NHWC ? "NHWC" : "NCHW";
+    if (layout == DataFormat::Auto) {
       auto [chosen, why] = chooseLayout(func);
       format = chosen;
       emitRemark(func.getLoc()) << "layout=auto chose " << chosen << " for "
-                                << target.getValue() << ": " << why;
-    } else if (requested != "NCHW" && requested != "NHWC") {
-      func.emitError() << "gopt-convert-layout: unknown layout '" << requested
-                       << "' (expected NCHW, NHWC or auto)";
-      return signalPassFailure();
-    }
-    std::string device = target;
-    if (device != "cpu" && device != "gpu") {
-      func.emitError() << "gopt-convert-layout: unknown target '" << device
-                       << "' (expected cpu or gpu)";
-      return signalPassFailure();
+                                << stringifyTargetDevice(target) << ": " << why;
     }
 
     auto countTransposes = [&] {

@@ -1,5 +1,4 @@
-//===- FoldBatchNorm.cpp - Fold inference batch norm into conv/matmul
-//------===//
+//===- FoldBatchNorm.cpp - Fold inference batch norm into conv/matmul -----===//
 //
 // For inference, batch_norm(conv(x, w) + b) with constant parameters is
 // conv(x, w * s) + ((b - mean) * s + offset), s = scale * rsqrt(var + eps):

@@ -1,5 +1,4 @@
-//===- HostTensor.h - Constant tensors evaluated at compile time -*- C++
-//-*-===//
+//===- HostTensor.h - Constant tensors computed at compile time -*- C++ -*-===//
 //
 // Passes that compute new constants (constant folding, batch-norm folding,
 // filter transposes) read a constant into a HostTensor, compute on the host

@@ -84,11 +84,19 @@ struct MixedPrecisionPass
     : public gopt::impl::MixedPrecisionBase<MixedPrecisionPass> {
   using MixedPrecisionBase::MixedPrecisionBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
+  StringRef typeName() const { return type == Precision::F16 ? "f16" : "bf16"; }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (type != "bf16" && type != "f16") {
-      func.emitError("gopt-mixed-precision: type must be bf16 or f16, got '")
-          << type << "'";
+    // The option's values are bf16 and f16 only; f32 can come from C++.
+    if (type == Precision::F32) {
+      func.emitError("gopt-mixed-precision: type must be bf16 or f16");
       return signalPassFailure();
     }
     llvm::StringSet<> denied;
@@ -103,7 +111,8 @@ struct MixedPrecisionPass
     if (func.isExternal())
       return;
     OpBuilder b(&getContext());
-    lowType = type == "bf16" ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    lowType =
+        type == Precision::BF16 ? Type(b.getBF16Type()) : Type(b.getF16Type());
     // One pass instance runs on every function of a module in turn.
     lowCopies.clear();
     convertedConstants.clear();
@@ -130,8 +139,8 @@ struct MixedPrecisionPass
       return;
     explainF32Neighbours(body, lowOps, denied);
     reportChanges(func, report, "gopt-mixed-precision",
-                  Twine(plural(lowOps.size(), "op")) + " in " + type + ", " +
-                      plural(castsInserted, "cast") + " inserted, " +
+                  Twine(plural(lowOps.size(), "op")) + " in " + typeName() +
+                      ", " + plural(castsInserted, "cast") + " inserted, " +
                       plural(constantsConverted, "constant") + " converted");
   }
 
@@ -197,9 +206,9 @@ private:
     if (auto constant = value.getDefiningOp<ConstantOp>()) {
       if (std::optional<HostTensor> host = readConstant(value)) {
         host->elementType = lowType;
-        copy =
-            b.create<ConstantOp>(withNameSuffix(constant.getLoc(), "/" + type),
-                                 writeConstant(*host));
+        copy = b.create<ConstantOp>(
+            withNameSuffix(constant.getLoc(), ("/" + typeName()).str()),
+            writeConstant(*host));
         convertedConstants.push_back(constant);
         ++constantsConverted;
       }
@@ -243,7 +252,7 @@ private:
   }
 
   /// One remark per f32 op next to the low-precision region, saying why it
-  /// stayed f32 (the "a remark for every op left in f32 and why").
+  /// stayed f32, so a user can tell which list kept it there.
   void explainF32Neighbours(Block &body,
                             const llvm::SetVector<Operation *> &lowOps,
                             const llvm::StringSet<> &denied) {

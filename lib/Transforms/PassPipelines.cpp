@@ -15,25 +15,35 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace gopt;
 
 namespace {
 struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
-  Option<std::string> target{
-      *this, "target", llvm::cl::desc("Device to optimize for: cpu or gpu"),
-      llvm::cl::init("gpu")};
-  Option<std::string> precision{
+  Option<gopt::TargetDevice> target{
+      *this, "target", llvm::cl::desc("Device to optimize for"),
+      llvm::cl::init(gopt::TargetDevice::Gpu),
+      llvm::cl::values(
+          clEnumValN(gopt::TargetDevice::Cpu, "cpu", "the CPU"),
+          clEnumValN(gopt::TargetDevice::Gpu, "gpu", "a CUDA GPU"))};
+  Option<gopt::Precision> precision{
       *this, "precision",
       llvm::cl::desc("Element type conv2d/matmul and their neighbours run "
-                     "in: f32, or bf16/f16 (gopt-mixed-precision, and NHWC "
-                     "on the gpu target)"),
-      llvm::cl::init("f32")};
-  Option<std::string> layout{
+                     "in (bf16/f16: gopt-mixed-precision, and NHWC on the "
+                     "gpu target)"),
+      llvm::cl::init(gopt::Precision::F32),
+      llvm::cl::values(clEnumValN(gopt::Precision::F32, "f32", "float"),
+                       clEnumValN(gopt::Precision::BF16, "bf16", "bfloat16"),
+                       clEnumValN(gopt::Precision::F16, "f16", "IEEE half"))};
+  Option<gopt::DataFormat> layout{
       *this, "layout",
-      llvm::cl::desc("Data format the graph is converted to: NCHW, NHWC or "
-                     "auto (chosen per element type and target, with a "
-                     "remark saying why); default: NHWC for f16/bf16 on the "
-                     "gpu target, else NCHW"),
-      llvm::cl::init("")};
+      llvm::cl::desc("Data format the graph is converted to; default: NHWC "
+                     "for f16/bf16 on the gpu target, else NCHW"),
+      llvm::cl::init(gopt::DataFormat::NCHW),
+      llvm::cl::values(
+          clEnumValN(gopt::DataFormat::NCHW, "NCHW", "channels first"),
+          clEnumValN(gopt::DataFormat::NHWC, "NHWC", "channels last"),
+          clEnumValN(gopt::DataFormat::Auto, "auto",
+                     "per element type and target, with a remark"))};
   Option<bool> report{
       *this, "report",
       llvm::cl::desc("Every gopt pass reports what it changed as a remark "
@@ -44,7 +54,11 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
 
 void gopt::buildOptimizePipeline(OpPassManager &pm,
                                  const OptimizePipelineOptions &options) {
-  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // `func.func(gopt-optimize)` must optimize that function: nesting another
+  // func.func inside it would match nothing and silently run nothing.
+  OpPassManager &fpm = pm.getOpName() == func::FuncOp::getOperationName()
+                           ? pm
+                           : pm.nest<func::FuncOp>();
   bool report = options.report;
   StripDebugOpsOptions strip;
   strip.report = report;
@@ -57,10 +71,11 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
   // fastest NCHW (cuDNN's f32 kernels, and the CPU schedule's oneDNN
   // blocked layouts in any precision). layout=auto lets the pass decide
   // from the graph's element type and say why.
-  bool lowPrecision = options.precision != "f32";
-  layout.layout = !options.layout.empty()                   ? options.layout
-                  : lowPrecision && options.target == "gpu" ? "NHWC"
-                                                            : "NCHW";
+  bool lowPrecision = options.precision != Precision::F32;
+  layout.layout = options.layout ? *options.layout
+                  : lowPrecision && options.target == TargetDevice::Gpu
+                      ? DataFormat::NHWC
+                      : DataFormat::NCHW;
   layout.target = options.target;
   layout.precision = options.precision;
   layout.report = report;
@@ -94,17 +109,29 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
 }
 
 void gopt::registerOptimizePipeline() {
-  PassPipelineRegistration<OptimizeOptions>(
+  // Registered by hand rather than with PassPipelineRegistration so that a
+  // bad option value is one diagnostic, as for the passes.
+  registerPassPipeline(
       "gopt-optimize",
       "gopt's default inference pipeline: strip debug ops, fold constants, "
       "fuse and fold batch norm, convert layout, fuse conv + bias + "
       "activation (then mixed precision with precision=bf16|f16)",
-      [](OpPassManager &pm, const OptimizeOptions &options) {
+      [](OpPassManager &pm, StringRef optionsString,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        OptimizeOptions options;
+        if (failed(parseEnumOptions(options, optionsString, "gopt-optimize",
+                                    errorHandler)))
+          return failure();
         OptimizePipelineOptions o;
         o.target = options.target;
         o.precision = options.precision;
-        o.layout = options.layout;
+        if (options.layout.hasValue())
+          o.layout = static_cast<DataFormat>(options.layout);
         o.report = options.report;
         buildOptimizePipeline(pm, o);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(OptimizeOptions());
       });
 }

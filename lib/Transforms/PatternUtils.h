@@ -1,4 +1,4 @@
-//===- PatternUtils.h - Helpers shared by gopt's rewrite patterns -*- C++ -*-=//
+//===- PatternUtils.h - Helpers shared by the rewrite patterns --*- C++ -*-===//
 
 #ifndef GOPT_LIB_TRANSFORMS_PATTERNUTILS_H
 #define GOPT_LIB_TRANSFORMS_PATTERNUTILS_H

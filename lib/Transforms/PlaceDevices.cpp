@@ -378,25 +378,13 @@ struct Placer {
   }
 };
 
-std::optional<Device> parseDevice(StringRef name) {
-  if (name == "gpu" || name == "cuda")
-    return Device::Gpu;
-  if (name == "cpu")
-    return Device::Cpu;
-  return std::nullopt;
-}
-
-LogicalResult runPlacement(func::FuncOp func, StringRef defaultDevice,
+LogicalResult runPlacement(func::FuncOp func, TargetDevice defaultDevice,
                            bool allowSoft, int64_t maxElements, bool report,
                            int64_t &numTransfers, int64_t &numGrouped) {
-  std::optional<Device> d = parseDevice(defaultDevice);
-  if (!d)
-    return func.emitError("gopt-place-devices: default must be gpu or cpu, "
-                          "got '")
-           << defaultDevice << "'";
   Placer placer;
   placer.func = func;
-  placer.defaultDevice = *d;
+  placer.defaultDevice =
+      defaultDevice == TargetDevice::Cpu ? Device::Cpu : Device::Gpu;
   placer.allowSoft = allowSoft;
   placer.hostOpMaxElements = maxElements;
   placer.report = report;
@@ -412,6 +400,11 @@ LogicalResult runPlacement(func::FuncOp func, StringRef defaultDevice,
 struct PlaceDevicesPass
     : public gopt::impl::PlaceDevicesBase<PlaceDevicesPass> {
   using PlaceDevicesBase::PlaceDevicesBase;
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
   void runOnOperation() override {
     int64_t transfers = 0, grouped = 0;
     if (failed(runPlacement(getOperation(), defaultDevice, allowSoftPlacement,
@@ -425,6 +418,11 @@ struct PlaceDevicesPass
 struct PlacementReportPass
     : public gopt::impl::PlacementReportBase<PlacementReportPass> {
   using PlacementReportBase::PlacementReportBase;
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
   void runOnOperation() override {
     int64_t transfers = 0, grouped = 0;
     if (failed(runPlacement(getOperation(), defaultDevice, allowSoftPlacement,

@@ -92,14 +92,14 @@ FailureOr<llvm::StringMap<double>> readCalibration(StringRef path,
 struct QuantizePass : public gopt::impl::QuantizeBase<QuantizePass> {
   using QuantizeBase::QuantizeBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (mode != "static") {
-      emitError(func.getLoc())
-          << "gopt-quantize: unknown mode '" << mode
-          << "' (expects static; weight-only int8 is --gopt-quantize-weights)";
-      return signalPassFailure();
-    }
     if (func.isExternal())
       return;
     FailureOr<llvm::StringMap<double>> thresholds =

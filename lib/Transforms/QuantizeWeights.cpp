@@ -25,6 +25,12 @@ struct QuantizeWeightsPass
     : public gopt::impl::QuantizeWeightsBase<QuantizeWeightsPass> {
   using QuantizeWeightsBase::QuantizeWeightsBase;
 
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    return initializeEnumOptions(*this, options, errorHandler);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (bits != 8) {
@@ -35,19 +41,13 @@ struct QuantizeWeightsPass
           << " is not supported (only 8-bit weights, bits=8)";
       return signalPassFailure();
     }
-    if (granularity != "per-channel" && granularity != "per-tensor") {
-      emitError(func.getLoc())
-          << "gopt-quantize-weights: unknown granularity '" << granularity
-          << "' (expects per-channel or per-tensor)";
-      return signalPassFailure();
-    }
     if (minElements < 0) {
       emitError(func.getLoc())
           << "gopt-quantize-weights: min-elements must be >= 0, got "
           << static_cast<int64_t>(minElements);
       return signalPassFailure();
     }
-    bool perTensor = granularity == "per-tensor";
+    bool perTensor = granularity == WeightGranularity::PerTensor;
 
     WeightQuantizationResult result =
         quantizeConvMatmulWeights(func, perTensor, minElements);

@@ -14,12 +14,6 @@ bool isCuda(std::string_view backend) {
 }
 } // namespace
 
-bool hasKernel(std::string_view opKind, std::string_view backend) {
-  plan::Op op;
-  op.set_kind(std::string(opKind));
-  return hasKernel(op, backend);
-}
-
 bool hasKernel(const plan::Op &op, std::string_view backend,
                std::string *whyNot) {
   auto fail = [&](const std::string &why) {

@@ -5,7 +5,7 @@
 // RUN: not gopt-opt %s -split-input-file --gopt-add-loss=kind=hinge -o /dev/null 2>&1 | FileCheck %s --check-prefix=KIND
 
 // NAME: error: gopt-add-loss: no output named 'nope' (outputs: logits, probs)
-// KIND: error: gopt-add-loss: unknown kind 'hinge' (expects softmax-cross-entropy or mse)
+// KIND: error: gopt-add-loss: unknown kind 'hinge' (expected softmax-cross-entropy or mse)
 
 // CHECK-LABEL: func @classifier
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32> {gopt.name = "x"}, %[[L:.*]]: tensor<?xi64> {gopt.name = "labels"})

@@ -3,7 +3,7 @@
 // RUN: not gopt-opt %s --gopt-add-optimizer=kind=rmsprop -o /dev/null 2>&1 | FileCheck %s --check-prefix=KIND
 // RUN: not gopt-opt %s --gopt-add-optimizer='kind=adam beta1=1.5' -o /dev/null 2>&1 | FileCheck %s --check-prefix=BETA
 
-// KIND: error: gopt-add-optimizer: unknown kind 'rmsprop' (expects sgd or adam)
+// KIND: error: gopt-add-optimizer: unknown kind 'rmsprop' (expected sgd or adam)
 // BETA: error: gopt-add-optimizer: expects lr > 0, momentum >= 0, weight-decay >= 0, beta1 and beta2 in [0, 1) and epsilon > 0
 
 /// Each gradient result becomes the updated parameter; optimizer state

@@ -1,5 +1,8 @@
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=gpu | FileCheck %s
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=cpu | FileCheck %s
+/// Nested on the function, the pipeline optimizes that function (it used to
+/// nest another func.func inside it, which matched nothing).
+// RUN: gopt-opt %s -verify-each --pass-pipeline='builtin.module(func.func(gopt-optimize{target=cpu}))' | FileCheck %s
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=gpu | grep -c gopt.transpose | FileCheck %s --check-prefix=ONE
 // RUN: gopt-opt %s -verify-each --gopt-optimize=target=gpu | grep -c gopt.conv2d | FileCheck %s --check-prefix=CONVS
 // RUN: gopt-opt %s -verify-each --gopt-optimize='target=gpu precision=f16 layout=auto' 2>&1 | FileCheck %s --check-prefix=AUTO16

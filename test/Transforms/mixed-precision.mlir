@@ -5,7 +5,7 @@
 // RUN: not gopt-opt %s -split-input-file --gopt-mixed-precision=type=f64 -o /dev/null 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not gopt-opt %s -split-input-file --gopt-mixed-precision=deny=softmaxx -o /dev/null 2>&1 | FileCheck %s --check-prefix=KIND
 
-// TYPE: error: gopt-mixed-precision: type must be bf16 or f16, got 'f64'
+// TYPE: error: gopt-mixed-precision: unknown type 'f64' (expected bf16 or f16)
 // KIND: error: gopt-mixed-precision: deny= names 'softmaxx', which is not a gopt op kind (e.g. add, relu)
 
 /// conv2d (allow) and relu (clear) run in bf16: one cast in, the weights

@@ -9,7 +9,7 @@
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-negative.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize=calibration=%S/Inputs/calibration-overflow.json -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 
-// MODE: error: gopt-quantize: unknown mode 'dynamic' (expects static; weight-only int8 is --gopt-quantize-weights)
+// MODE: error: gopt-quantize: unknown mode 'dynamic' (expected static)
 // NOFILE: error: gopt-quantize: mode=static needs calibration=FILE (from gopt-run --calibrate)
 // MISSING: error: gopt-quantize: calibration file '{{.*}}no-such-file.json': No such file or directory
 // FORMAT: error: gopt-quantize: calibration file '{{.*}}calibration-bad-format.json': expected an object with "format": "gopt-calibration"

@@ -6,7 +6,7 @@
 // RUN: not gopt-opt %s -split-input-file --gopt-quantize-weights=granularity=per-row -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRAN
 
 // BITS: error: gopt-quantize-weights: bits=4 is not supported (only 8-bit weights, bits=8)
-// GRAN: error: gopt-quantize-weights: unknown granularity 'per-row' (expects per-channel or per-tensor)
+// GRAN: error: gopt-quantize-weights: unknown granularity 'per-row' (expected per-channel or per-tensor)
 
 /// OIHW filter: one scale per output channel (axis 0), max|w| / 127; the
 /// all-zero channel gets scale 1. The bias stays f32. 63.5 / 0.5 = 127,

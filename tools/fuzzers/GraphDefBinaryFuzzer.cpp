@@ -1,4 +1,4 @@
-//===- GraphDefBinaryFuzzer.cpp - Fuzz target: GraphDef import (pb) ----===//
+//===- GraphDefBinaryFuzzer.cpp - Fuzz target: GraphDef import (pb) -------===//
 //
 // Bytes as a binary GraphDef (the .pb path: binary first, text as a fallback)
 // through importGraphDef; a module that comes back must verify. Any

@@ -1,4 +1,4 @@
-//===- GraphDefTextFuzzer.cpp - Fuzz target: GraphDef import (pbtxt) ----===//
+//===- GraphDefTextFuzzer.cpp - Fuzz target: GraphDef import (pbtxt) ------===//
 //
 // Bytes as a text-format GraphDef (the .pbtxt path)
 // through importGraphDef; a module that comes back must verify. Any

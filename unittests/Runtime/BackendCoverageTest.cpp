@@ -71,7 +71,7 @@ TEST(CudaCoverageTest, EqualsTheDispatchTable) {
   for (const std::string &kind : tableKinds) {
     std::string why;
     EXPECT_TRUE(hasCudaKernel(opOfKind(kind), &why)) << kind << ": " << why;
-    EXPECT_TRUE(hasKernel(kind, "cuda")) << kind;
+    EXPECT_TRUE(hasKernel(opOfKind(kind), "cuda")) << kind;
   }
   for (const OpSchema &schema : allOpSchemas()) {
     std::string kind = schema.kind;

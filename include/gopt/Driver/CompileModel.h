@@ -19,8 +19,9 @@ namespace gopt {
 
 struct ModelCompileOptions {
   /// A textual pass pipeline run on the module before lowering, e.g.
-  /// "builtin.module(func.func(gopt-optimize{target=cpu}))"; empty runs
-  /// nothing, so the plan computes exactly what the file says.
+  /// "builtin.module(gopt-optimize{target=cpu})" (or the same nested in
+  /// func.func) or "builtin.module(func.func(gopt-fuse-batch-norm))"; empty
+  /// runs nothing, so the plan computes exactly what the file says.
   std::string pipeline;
   /// "mlir", "onnx" or "graphdef"; empty picks by the file's extension.
   std::string inputFormat;

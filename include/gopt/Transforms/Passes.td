@@ -1,8 +1,10 @@
 //===- Passes.td - gopt graph rewrites ---------------------*- tablegen -*-===//
 //
-// The passes of issue 7: layout conversion, batch-norm fusion and folding,
-// conv + bias + activation fusion, constant folding and debug-op stripping.
-// Each works on one function (a graph) and does one thing.
+// gopt's passes: the graph rewrites (layout conversion, batch-norm fusion
+// and folding, conv + bias + activation fusion, constant folding, debug-op
+// stripping), device placement, quantization, mixed precision and the
+// passes that turn a forward graph into a training step. Each works on one
+// function (a graph) and does one thing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,14 +183,31 @@ def ConvertLayout : Pass<"gopt-convert-layout", "mlir::func::FuncOp"> {
     with `strict=true`.
   }];
   let options = [
-    Option<"layout", "layout", "std::string", /*default=*/"\"NCHW\"",
-           "Target data format: NCHW, NHWC or auto">,
-    Option<"target", "target", "std::string", /*default=*/"\"gpu\"",
-           "Device the layout is chosen for with layout=auto: cpu or gpu">,
-    Option<"precision", "precision", "std::string", /*default=*/"\"\"",
+    Option<"layout", "layout", "::gopt::DataFormat",
+           /*default=*/"::gopt::DataFormat::NCHW",
+           "Target data format: NCHW, NHWC or auto",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::DataFormat::NCHW, "NCHW", "channels first"),
+             clEnumValN(::gopt::DataFormat::NHWC, "NHWC", "channels last"),
+             clEnumValN(::gopt::DataFormat::Auto, "auto",
+                        "per element type and target, with a remark"))}]>,
+    Option<"target", "target", "::gopt::TargetDevice",
+           /*default=*/"::gopt::TargetDevice::Gpu",
+           "Device the layout is chosen for with layout=auto: cpu or gpu",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::TargetDevice::Cpu, "cpu", "the CPU"),
+             clEnumValN(::gopt::TargetDevice::Gpu, "gpu", "a CUDA GPU"))}]>,
+    Option<"precision", "precision", "::gopt::Precision",
+           /*default=*/"::gopt::Precision::F32",
            "Element type the convolutions will run in, for layout=auto: "
-           "bf16 or f16 when a later pass lowers the graph to it; empty or "
-           "f32 reads the graph's own">,
+           "bf16 or f16 when a later pass lowers the graph to it; f32 reads "
+           "the graph's own",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::Precision::F32, "f32", "the graph's own"),
+             clEnumValN(::gopt::Precision::BF16, "bf16",
+                        "a later pass lowers the graph to bf16"),
+             clEnumValN(::gopt::Precision::F16, "f16",
+                        "a later pass lowers the graph to f16"))}]>,
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Fail on an op that cannot be converted instead of a remark">,
     Option<"report", "report", "bool", /*default=*/"false",
@@ -244,8 +263,12 @@ def PlaceDevices : Pass<"gopt-place-devices", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"defaultDevice", "default", "std::string", /*default=*/"\"gpu\"",
-           "Device for ops not pinned by the graph: gpu or cpu">,
+    Option<"defaultDevice", "default", "::gopt::TargetDevice",
+           /*default=*/"::gopt::TargetDevice::Gpu",
+           "Device for ops not pinned by the graph: gpu or cpu",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::TargetDevice::Cpu, "cpu", "the CPU"),
+             clEnumValN(::gopt::TargetDevice::Gpu, "gpu", "a CUDA GPU"))}]>,
     Option<"allowSoftPlacement", "allow-soft-placement", "bool",
            /*default=*/"false",
            "Move an op pinned to a device without a kernel for it to the "
@@ -280,8 +303,12 @@ def PlacementReport : Pass<"gopt-placement-report", "mlir::func::FuncOp"> {
     Use it instead of `gopt-place-devices`, not after it.
   }];
   let options = [
-    Option<"defaultDevice", "default", "std::string", /*default=*/"\"gpu\"",
-           "Device for ops not pinned by the graph: gpu or cpu">,
+    Option<"defaultDevice", "default", "::gopt::TargetDevice",
+           /*default=*/"::gopt::TargetDevice::Gpu",
+           "Device for ops not pinned by the graph: gpu or cpu",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::TargetDevice::Cpu, "cpu", "the CPU"),
+             clEnumValN(::gopt::TargetDevice::Gpu, "gpu", "a CUDA GPU"))}]>,
     Option<"allowSoftPlacement", "allow-soft-placement", "bool",
            /*default=*/"false",
            "Move an op pinned to a device without a kernel for it to the "
@@ -323,10 +350,15 @@ def QuantizeWeights : Pass<"gopt-quantize-weights", "mlir::func::FuncOp"> {
   let options = [
     Option<"bits", "bits", "int64_t", /*default=*/"8",
            "Bits per stored weight (only 8 is supported)">,
-    Option<"granularity", "granularity", "std::string",
-           /*default=*/"\"per-channel\"",
+    Option<"granularity", "granularity", "::gopt::WeightGranularity",
+           /*default=*/"::gopt::WeightGranularity::PerChannel",
            "One scale per output channel (per-channel) or per weight "
-           "tensor (per-tensor)">,
+           "tensor (per-tensor)",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::WeightGranularity::PerChannel, "per-channel",
+                        "one scale per output channel"),
+             clEnumValN(::gopt::WeightGranularity::PerTensor, "per-tensor",
+                        "one scale per weight tensor"))}]>,
     Option<"minElements", "min-elements", "int64_t", /*default=*/"1024",
            "Weights with fewer elements stay f32">,
     Option<"report", "report", "bool", /*default=*/"false",
@@ -371,9 +403,13 @@ def Quantize : Pass<"gopt-quantize", "mlir::func::FuncOp"> {
     which leaves that tensor in f32 with a remark.
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"static\"",
+    Option<"mode", "mode", "::gopt::QuantizeMode",
+           /*default=*/"::gopt::QuantizeMode::Static",
            "static (activations and weights int8; for weights only, use "
-           "--gopt-quantize-weights)">,
+           "--gopt-quantize-weights)",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::QuantizeMode::Static, "static",
+                        "activations and weights"))}]>,
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
            "The ranges file written by gopt-run --calibrate">,
     Option<"fallback", "fallback", "bool", /*default=*/"false",
@@ -425,8 +461,12 @@ def MixedPrecision : Pass<"gopt-mixed-precision", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
-           "Low-precision element type: bf16 or f16">,
+    Option<"type", "type", "::gopt::Precision",
+           /*default=*/"::gopt::Precision::BF16",
+           "Low-precision element type: bf16 or f16",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::Precision::BF16, "bf16", "bfloat16"),
+             clEnumValN(::gopt::Precision::F16, "f16", "IEEE half"))}]>,
     ListOption<"deny", "deny", "std::string",
                "Op kinds (without the dialect prefix) kept in f32 in "
                "addition to the deny list">,
@@ -443,7 +483,7 @@ def MixedPrecision : Pass<"gopt-mixed-precision", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Training (issue 10): forward graph -> training step
+// Training: forward graph -> training step
 //===----------------------------------------------------------------------===//
 
 def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
@@ -517,12 +557,23 @@ def AddLoss : Pass<"gopt-add-loss", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"kind", "kind", "std::string", /*default=*/"\"softmax-cross-entropy\"",
-           "softmax-cross-entropy or mse">,
+    Option<"kind", "kind", "::gopt::LossKind",
+           /*default=*/"::gopt::LossKind::SoftmaxCrossEntropy",
+           "softmax-cross-entropy or mse",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::LossKind::SoftmaxCrossEntropy,
+                        "softmax-cross-entropy",
+                        "[N, C] logits, [N] class labels"),
+             clEnumValN(::gopt::LossKind::Mse, "mse",
+                        "mean squared error against a target"))}]>,
     Option<"output", "output", "std::string", /*default=*/"\"\"",
            "Name of the output the loss is computed on (default: the first)">,
-    Option<"labelType", "label-type", "std::string", /*default=*/"\"i64\"",
-           "Element type of the labels of softmax-cross-entropy: i64 or i32">,
+    Option<"labelType", "label-type", "::gopt::LabelType",
+           /*default=*/"::gopt::LabelType::I64",
+           "Element type of the labels of softmax-cross-entropy: i64 or i32",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::LabelType::I64, "i64", "64-bit labels"),
+             clEnumValN(::gopt::LabelType::I32, "i32", "32-bit labels"))}]>,
     Option<"keepOutputs", "keep-outputs", "bool", /*default=*/"false",
            "Keep the graph's outputs after the loss">,
   ];
@@ -635,8 +686,12 @@ def AddOptimizer : Pass<"gopt-add-optimizer", "mlir::func::FuncOp"> {
     a state `<scale>/good_steps` counts the good steps.
   }];
   let options = [
-    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"",
-           "sgd or adam">,
+    Option<"kind", "kind", "::gopt::OptimizerKind",
+           /*default=*/"::gopt::OptimizerKind::Sgd", "sgd or adam",
+           [{::llvm::cl::values(
+             clEnumValN(::gopt::OptimizerKind::Sgd, "sgd",
+                        "SGD (with momentum)"),
+             clEnumValN(::gopt::OptimizerKind::Adam, "adam", "Adam"))}]>,
     Option<"lr", "lr", "double", /*default=*/"-1.0",
            "Learning rate (default 0.01 for sgd, 0.001 for adam)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",

@@ -1,5 +1,4 @@
-//===- Kernels.cu - gopt's own CUDA kernels
-//--------------------------------===//
+//===- Kernels.cu - gopt's own CUDA kernels -------------------------------===//
 //
 // Elementwise (with broadcasting), activations, bias+activation, inference
 // batch norm, strided gather (transpose, slice), pad, cast, reductions,

@@ -1,4 +1,4 @@
-//===- Mutator.h - Deterministic input mutator for gopt-fuzz-smoke -*- C++ -*-//
+//===- Mutator.h - Seeded input mutator for gopt-fuzz-smoke -----*- C++ -*-===//
 //
 // A small, seeded mutator for the in-CI smoke runs of the fuzz targets (the
 // libFuzzer build uses libFuzzer's own). Byte-level edits for every format,

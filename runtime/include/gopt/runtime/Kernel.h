@@ -1,4 +1,4 @@
-//===- Kernel.h - Kernels and their registry by (kind, backend) -*- C++ -*-===//
+//===- Kernel.h - Kernels and their (kind, backend) registry ----*- C++ -*-===//
 #ifndef GOPT_RUNTIME_KERNEL_H
 #define GOPT_RUNTIME_KERNEL_H
 

@@ -32,11 +32,8 @@
 namespace gopt::runtime {
 
 // Whether `backend` ("cpu", "reference", "cuda" or "gpu") has a kernel for
-// some configuration of ops of kind `opKind`.
-bool hasKernel(std::string_view opKind, std::string_view backend);
-
-// Whether `backend` has a kernel for `op` with its attributes (e.g. a
-// training-mode dropout has none on CUDA); if not, `whyNot` says why.
+// `op` with its attributes (e.g. a training-mode dropout has none on CUDA);
+// if not, `whyNot` says why.
 bool hasKernel(const plan::Op &op, std::string_view backend,
                std::string *whyNot = nullptr);
 

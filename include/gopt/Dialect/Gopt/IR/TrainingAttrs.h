@@ -1,5 +1,4 @@
-//===- TrainingAttrs.h - Argument and result attributes of training -*- C++
-//-*-===//
+//===- TrainingAttrs.h - Argument/result attributes of training -*- C++ -*-===//
 //
 // A training step is a function `(params, optimizer state, batch) -> (new
 // params, new state, loss)`; these discardable attributes on its arguments
