@@ -63,11 +63,16 @@ bool movesOnlyUnitDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
 
 /// Re-infers the result types of `op` after its operands or attributes
 /// changed.
-template <typename OpTy> LogicalResult reinferTypes(OpTy op) {
+LogicalResult reinferTypes(Operation *op) {
+  auto inferType = dyn_cast<InferTypeOpInterface>(op);
   SmallVector<Type> types;
-  if (failed(OpTy::inferReturnTypes(op->getContext(), op->getLoc(),
-                                    typename OpTy::Adaptor(op), types)) ||
-      types.size() != op->getNumResults())
+  if (!inferType ||
+      failed(inferType.inferReturnTypes(
+          op->getContext(), op->getLoc(), op->getOperands(),
+          op->getAttrDictionary(), op->getPropertiesStorage(), op->getRegions(),
+          types)) ||
+      types.size() != op->getNumResults() ||
+      llvm::any_of(types, llvm::IsaPred<UnrankedTensorType>))
     return failure();
   for (auto [result, type] : llvm::zip(op->getResults(), types))
     result.setType(type);
@@ -75,33 +80,51 @@ template <typename OpTy> LogicalResult reinferTypes(OpTy op) {
 }
 
 /// Which operands and results of a layout-sensitive op are activations in
-/// its data_format (the rest are filters or per-channel vectors).
-struct ActivationPositions {
-  SmallVector<unsigned, 2> operands = {0};
-  bool result0 = true;
+/// its data_format (the rest are filters or per-channel vectors), as its
+/// ODS states (`layoutActivationOperands`).
+struct LayoutSensitiveOp {
+  const char *opName;
+  unsigned numOperands;
+  unsigned operands[2];
+  bool result0;
+
+  ArrayRef<unsigned> activationOperands() const {
+    return ArrayRef<unsigned>(operands, numOperands);
+  }
 };
+#include "gopt/runtime/OpCategories.inc"
+
+/// The layout-sensitive op entry of `op`, or nullptr for an op without a
+/// layout.
+const LayoutSensitiveOp *getLayoutSensitive(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  for (const LayoutSensitiveOp &entry : kLayoutSensitiveOps)
+    if (name == entry.opName)
+      return &entry;
+  return nullptr;
+}
 
 /// Clones `op` in the target layout: its activation operands are
 /// transposed in, result 0 (when an activation) transposed back; other
-/// results are per-channel.
-template <typename OpTy>
-LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
-                        function_ref<void(OpTy)> adjust = nullptr,
-                        const ActivationPositions &positions = {}) {
+/// results are per-channel. `adjust` changes the clone further (a filter's
+/// format, a shape attribute) before its types are re-inferred.
+LogicalResult convertOp(OpBuilder &builder, Operation *op,
+                        const LayoutSensitiveOp &layout, StringRef target,
+                        function_ref<void(Operation *)> adjust = nullptr) {
   ArrayRef<int64_t> toTarget =
       target == "NCHW" ? ArrayRef(kNhwcToNchw) : ArrayRef(kNchwToNhwc);
   ArrayRef<int64_t> back =
       target == "NCHW" ? ArrayRef(kNchwToNhwc) : ArrayRef(kNhwcToNchw);
   builder.setInsertionPoint(op);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   SmallVector<Value, 2> inputs;
-  for (unsigned i : positions.operands)
+  for (unsigned i : layout.activationOperands())
     inputs.push_back(
         createTranspose(builder, loc, op->getOperand(i), toTarget));
-  auto clone = cast<OpTy>(builder.clone(*op));
-  for (auto [i, input] : llvm::zip(positions.operands, inputs))
+  Operation *clone = builder.clone(*op);
+  for (auto [i, input] : llvm::zip(layout.activationOperands(), inputs))
     clone->setOperand(i, input);
-  clone.setDataFormat(target);
+  clone->setAttr("data_format", builder.getStringAttr(target));
   if (adjust)
     adjust(clone);
   if (failed(reinferTypes(clone))) {
@@ -109,7 +132,7 @@ LogicalResult convertOp(OpBuilder &builder, OpTy op, StringRef target,
     return failure();
   }
   Value result = clone->getResult(0);
-  if (positions.result0)
+  if (layout.result0)
     result = createTranspose(builder, loc, result, back);
   op->getResult(0).replaceAllUsesWith(result);
   for (unsigned i = 1; i < op->getNumResults(); ++i)
@@ -551,9 +574,7 @@ struct ConvertLayoutPass
     int64_t converted = 0;
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
-      if (isa<Conv2DOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, BatchNormOp,
-              BiasAddOp, Conv2DBackpropInputOp, Conv2DBackpropFilterOp,
-              MaxPoolGradOp, AvgPoolGradOp, BatchNormGradOp>(op))
+      if (getLayoutSensitive(op))
         ops.push_back(op);
     });
     OpBuilder builder(&getContext());
@@ -572,61 +593,24 @@ struct ConvertLayoutPass
             reportUnconvertible(op, "rank-" + std::to_string(rank) + " input");
         continue;
       }
+      const LayoutSensitiveOp &layout = *getLayoutSensitive(op);
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case([&](Conv2DOp conv) {
-                return convertConv(builder, conv, format);
-              })
-              .Case([&](MaxPoolOp pool) {
-                return convertOp(builder, pool, format);
-              })
-              .Case([&](AvgPoolOp pool) {
-                return convertOp(builder, pool, format);
-              })
-              .Case([&](GlobalAvgPoolOp pool) {
-                return convertOp(builder, pool, format);
-              })
-              .Case([&](BatchNormOp bn) {
-                return convertOp(builder, bn, format);
-              })
-              .Case([&](BiasAddOp bias) {
-                return convertOp(builder, bias, format);
+                return convertConv(builder, conv, layout, format);
               })
               .Case([&](Conv2DBackpropInputOp grad) {
-                // dy in, dx out; input_shape is dx's shape in the layout.
-                return convertOp<Conv2DBackpropInputOp>(
-                    builder, grad, format, [&](Conv2DBackpropInputOp clone) {
-                      clone.setInputShape(
-                          permuteToLayout(clone.getInputShape(), format));
+                // input_shape is dx's shape in the layout.
+                return convertOp(
+                    builder, grad, layout, format, [&](Operation *clone) {
+                      auto c = cast<Conv2DBackpropInputOp>(clone);
+                      c.setInputShape(
+                          permuteToLayout(c.getInputShape(), format));
                     });
               })
-              .Case([&](Conv2DBackpropFilterOp grad) {
-                // input and dy in; the filter gradient keeps its format.
-                ActivationPositions positions;
-                positions.operands = {0, 1};
-                positions.result0 = false;
-                return convertOp<Conv2DBackpropFilterOp>(builder, grad, format,
-                                                         nullptr, positions);
-              })
-              .Case([&](MaxPoolGradOp grad) {
-                ActivationPositions positions;
-                positions.operands = {0, 1};
-                return convertOp<MaxPoolGradOp>(builder, grad, format, nullptr,
-                                                positions);
-              })
-              .Case([&](AvgPoolGradOp grad) {
-                ActivationPositions positions;
-                positions.operands = {0, 1};
-                return convertOp<AvgPoolGradOp>(builder, grad, format, nullptr,
-                                                positions);
-              })
-              .Case([&](BatchNormGradOp grad) {
-                ActivationPositions positions;
-                positions.operands = {0, 1};
-                return convertOp<BatchNormGradOp>(builder, grad, format,
-                                                  nullptr, positions);
-              })
-              .Default([](Operation *) { return failure(); });
+              .Default([&](Operation *other) {
+                return convertOp(builder, other, layout, format);
+              });
       if (failed(result)) {
         failedStrict |= reportUnconvertible(op, "its shape function failed");
         continue;
@@ -662,12 +646,13 @@ struct ConvertLayoutPass
   }
 
   LogicalResult convertConv(OpBuilder &builder, Conv2DOp conv,
-                            StringRef format) {
+                            const LayoutSensitiveOp &layout, StringRef format) {
     // Constant filters take the target's natural format at compile time;
     // other filters keep theirs (conv2d accepts either with either layout).
     StringRef preferred = format == "NCHW" ? "OIHW" : "HWIO";
     std::optional<HostTensor> filter = readConstant(conv.getFilter());
-    return convertOp<Conv2DOp>(builder, conv, format, [&](Conv2DOp clone) {
+    return convertOp(builder, conv, layout, format, [&](Operation *op) {
+      auto clone = cast<Conv2DOp>(op);
       if (!filter || clone.getFilterFormat() == preferred)
         return;
       ArrayRef<int64_t> perm =

@@ -731,6 +731,8 @@ Status requireScalar(const Shape &s, DType got, DType type, const char *op,
 
 Status allFiniteShape(const OpAttrs &, const Shapes &in, const DTypes &types,
                       Shapes &out) {
+  if (in.empty()) // as the dialect's shape function says
+    return invalidArgument("all_finite expects at least one operand");
   for (size_t i = 0; i < types.size(); ++i)
     if (!isFloatDType(types[i]))
       return invalidArgument("all_finite operand ", i, " ",

@@ -11,7 +11,8 @@ OPS.json is `llvm-tblgen --dump-json` of GoptOps.td. OUT_DIR/gopt/runtime gets:
   OpAttrs.h.inc    typed attribute accessors for kernels, one class per op;
   UnaryMath.h.inc  the scalar functions and derivatives of GoptMathOps.td,
                    shared by the runtime's kernels and the compiler's folder;
-  FrameworkOps.inc the ONNX and TensorFlow op types imported generically.
+  FrameworkOps.inc the ONNX and TensorFlow op types imported generically;
+  OpCategories.inc op properties passes look up by name (layout activations).
 
 Everything here is derived: the .td files are the one definition of an op.
 Errors name the op and the field and exit 1. Plain Python 3, no packages.
@@ -147,6 +148,8 @@ def load_ops(data):
             "onnx": rec.get("onnxOpType", ""),
             "tf": rec.get("tfOpType", ""),
             "onnx_since": rec.get("onnxSinceOpset", 1),
+            "layout_operands": rec.get("layoutActivationOperands", []),
+            "layout_result": bool(rec.get("layoutActivationResult", 1)),
             "function": rec.get("scalarFunction"),
             "derivative": rec.get("scalarDerivative"),
             "traits": [t["def"] for t in rec.get("traits", [])],
@@ -320,6 +323,25 @@ def emit_framework_ops(ops):
     return "".join(out)
 
 
+def emit_op_categories(ops):
+    out = [HEADER, "// Included by lib/Transforms: op properties the passes ask "
+           "for by op name.\n",
+           "inline constexpr LayoutSensitiveOp kLayoutSensitiveOps[] = {\n"]
+    for op in ops:
+        operands = op["layout_operands"]
+        if not operands:
+            continue
+        if len(operands) > 2:
+            raise GenError(f"op '{op['name']}': more than 2 layout activation "
+                           "operands")
+        padded = operands + [0] * (2 - len(operands))
+        out.append(f'    {{"gopt.{op["name"]}", {len(operands)}, '
+                   f'{{{padded[0]}, {padded[1]}}}, '
+                   f'{"true" if op["layout_result"] else "false"}}},\n')
+    out.append("};\n")
+    return "".join(out)
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -339,7 +361,8 @@ def main(argv):
         for name, text in (("OpTable.inc", emit_op_table(ops)),
                            ("OpAttrs.h.inc", emit_attr_accessors(ops)),
                            ("UnaryMath.h.inc", emit_unary_math(ops)),
-                           ("FrameworkOps.inc", emit_framework_ops(ops))):
+                           ("FrameworkOps.inc", emit_framework_ops(ops)),
+                           ("OpCategories.inc", emit_op_categories(ops))):
             write(os.path.join(out_dir, name), text)
     except GenError as e:
         print(f"gen_op_tables: error: {e}", file=sys.stderr)

@@ -447,7 +447,7 @@ TEST(LossScalingSchemas, AllFiniteOperandsAndResult) {
               "all_finite operand 1 [3] must have a floating-point element "
               "type (f32, f16 or bf16), got i32");
   expectError("all_finite", {}, {}, {{Bool, {}}},
-              "has 0 operands, expected 1 or more");
+              "all_finite expects at least one operand");
   expectError("all_finite", {}, {a}, {{F32, {}}}, "the op produces bool");
   expectError("all_finite", {}, {a}, {{Bool, {1}}},
               "has shape [] but the plan declares [1]");

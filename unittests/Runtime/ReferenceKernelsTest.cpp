@@ -378,12 +378,16 @@ TEST(ReduceRef, SumMeanMax) {
                  {{"axes", intsAttr({-1})}, {"keep_dims", boolAttr(true)}}, {x},
                  {F32, {2, 1}})),
              {6, 15});
-  expectNear(values<float>(runOk("reduce_mean", {}, {x}, {F32, {}})), {3.5});
+  // An empty axes list reduces over every axis.
+  expectNear(values<float>(runOk("reduce_mean", {{"axes", intsAttr({})}}, {x},
+                                 {F32, {}})),
+             {3.5});
   expectNear(values<float>(runOk("reduce_max", {{"axes", intsAttr({0})}}, {x},
                                  {F32, {3}})),
              {4, 5, 6});
   Tensor i = makeTensor<int32_t>(DType::kI32, {3}, {1, 2, 4});
-  EXPECT_EQ(values<int32_t>(runOk("reduce_sum", {}, {i}, {DType::kI32, {}})),
+  EXPECT_EQ(values<int32_t>(runOk("reduce_sum", {{"axes", intsAttr({})}}, {i},
+                                  {DType::kI32, {}})),
             (std::vector<int32_t>{7}));
 }
 

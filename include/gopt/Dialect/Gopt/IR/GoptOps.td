@@ -107,6 +107,11 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   string tfOpType = "";
   // The first ONNX opset with `onnxOpType` (the exporter's opset must reach it).
   int onnxSinceOpset = 1;
+  // Layout-sensitive ops: the operands (and, with layoutActivationResult,
+  // result 0) that `data_format` lays out; layout conversion transposes
+  // exactly these. Empty for ops without a layout.
+  list<int> layoutActivationOperands = [];
+  bit layoutActivationResult = 1;
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
@@ -521,6 +526,7 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, G
                    Gopt_DataFormatAttr:$data_format,
                    Gopt_FilterFormatAttr:$filter_format,
                    Gopt_ActivationAttr:$activation);
+  let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "conv2dShape";
   let extraClassDeclaration = [{
@@ -562,6 +568,7 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy]> 
                    Gopt_DataFormatAttr:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$training,
                    DefaultValuedAttr<F32Attr, "0.9f">:$momentum);
+  let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$y, Variadic<Gopt_FloatTensor>:$statistics);
   let runtimeShapeFunction = "batchNormShape";
 }
@@ -578,6 +585,7 @@ def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultEle
   }];
   let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$bias,
                    Gopt_DataFormatAttr:$data_format);
+  let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$y);
   let runtimeShapeFunction = "biasAddShape";
 }
@@ -631,6 +639,7 @@ def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max", [Gopt_MixedPrecisionClear, G
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    Gopt_DataFormatAttr:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let layoutActivationOperands = [0];
 }
 
 def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
@@ -649,6 +658,7 @@ def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfe
                    Gopt_DataFormatAttr:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let layoutActivationOperands = [0];
 }
 
 def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
@@ -662,6 +672,7 @@ def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperand
     ```
   }];
   let arguments = (ins Gopt_FloatTensor:$x, Gopt_DataFormatAttr:$data_format);
+  let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$y);
   let runtimeShapeFunction = "globalPoolShape";
 }

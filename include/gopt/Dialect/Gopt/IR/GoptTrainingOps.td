@@ -133,6 +133,7 @@ def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]
                    DefaultValuedAttr<I64Attr, "1">:$groups,
                    Gopt_DataFormatAttr:$data_format,
                    Gopt_FilterFormatAttr:$filter_format);
+  let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "conv2dBackpropInputShape";
 }
@@ -157,6 +158,8 @@ def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pur
                    DefaultValuedAttr<I64Attr, "1">:$groups,
                    Gopt_DataFormatAttr:$data_format,
                    Gopt_FilterFormatAttr:$filter_format);
+  let layoutActivationOperands = [0, 1];
+  let layoutActivationResult = 0;
   let results = (outs Gopt_FloatTensor:$dfilter);
   let runtimeShapeFunction = "conv2dBackpropFilterShape";
 }
@@ -179,6 +182,7 @@ def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
                    OptionalAttr<DenseI64ArrayAttr>:$strides,
                    OptionalAttr<DenseI64ArrayAttr>:$pads,
                    Gopt_DataFormatAttr:$data_format);
+  let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "maxPoolGradShape";
 }
@@ -205,6 +209,7 @@ def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
                    Gopt_DataFormatAttr:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "avgPoolGradShape";
 }
@@ -227,6 +232,7 @@ def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
                    Gopt_FloatTensor:$batch_variance,
                    DefaultValuedAttr<F32Attr, "0.001f">:$epsilon,
                    Gopt_DataFormatAttr:$data_format);
+  let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dscale,
                       Gopt_FloatTensor:$doffset);
   let runtimeShapeFunction = "batchNormGradShape";
