@@ -10,6 +10,7 @@
 
 #include "FrameworkOps.h"
 #include "ImportUtils.h"
+#include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 
@@ -78,34 +79,20 @@ public:
   std::string text;
 };
 
-class GraphDefImporter {
+class GraphDefImporter : public ImporterBase<GraphDefImporter> {
 public:
-  GraphDefImporter(MLIRContext *ctx, StringRef filename)
-      : ctx(ctx), filename(filename), b(ctx),
-        fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {}
-
-  OwningOpRef<ModuleOp> run(StringRef bytes) {
-    OwningOpRef<ModuleOp> module = build(bytes);
-    if (!module)
-      emitError(fileLoc) << (error.empty() ? "import failed" : error);
-    return module;
-  }
+  using ImporterBase::ImporterBase;
 
 private:
+  friend class ImporterBase<GraphDefImporter>;
   OwningOpRef<ModuleOp> build(StringRef bytes);
   LogicalResult parse(StringRef bytes);
   LogicalResult sortNodes(SmallVectorImpl<const tf::NodeDef *> &order);
 
-  LogicalResult fail(const Twine &reason) {
-    if (error.empty())
-      error = reason.str();
-    return failure();
-  }
   LogicalResult failNode(const Twine &reason) {
     return fail(llvm::formatv("node '{0}' ({1}): {2}", node->name(), node->op(),
                               reason.str()));
   }
-  LogicalResult failOp() { return failNode(capture->take("invalid op")); }
 
   LogicalResult decodeTensor(const tf::TensorProto &t, RankedTensorType &type,
                              std::vector<char> &bytes);
@@ -114,7 +101,7 @@ private:
   static std::pair<std::string, int> splitInput(StringRef input);
   /// Data inputs (control inputs "^x" dropped).
   SmallVector<std::string> dataInputs() const;
-  FailureOr<Value> input(int i);
+  FailureOr<Value> requiredInput(int i);
   const tf::AttrValue *attr(StringRef name) const {
     auto it = node->attr().find(name.str());
     return it == node->attr().end() ? nullptr : &it->second;
@@ -127,12 +114,6 @@ private:
   FailureOr<std::pair<StringAttr, DenseI64ArrayAttr>>
   paddingAttr(StringRef format);
   void setOutput(int i, Value v) { values[{node->name(), i}] = v; }
-  ArrayRef<int64_t> shapeOf(Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape();
-  }
-  DenseI64ArrayAttr i64s(ArrayRef<int64_t> v) {
-    return b.getDenseI64ArrayAttr(v);
-  }
 
   LogicalResult importNode();
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -145,22 +126,15 @@ private:
   LogicalResult importReshapeLike(StringRef kind);
   LogicalResult importConcat(bool v2);
   LogicalResult importPad();
-  template <typename OpTy> LogicalResult unary();
-  template <typename OpTy> LogicalResult binary();
-  LogicalResult setResult(Operation *op) {
-    if (!op)
-      return failOp();
-    setOutput(0, op->getResult(0));
-    return success();
-  }
-
-  MLIRContext *ctx;
-  std::string filename;
-  OpBuilder b;
-  Location fileLoc;
-  Location loc = fileLoc;
-  std::string error;
-  ErrorCapture *capture = nullptr;
+  LogicalResult importSquare();
+  LogicalResult importCheckNumerics();
+  LogicalResult importLeakyRelu();
+  LogicalResult importBiasAdd();
+  LogicalResult importMatMul(bool batch);
+  LogicalResult importTranspose();
+  LogicalResult importSoftmax(bool log);
+  LogicalResult importShape();
+  LogicalResult importCast();
 
   tf::GraphDef graph;
   const tf::NodeDef *node = nullptr;
@@ -276,7 +250,7 @@ LogicalResult GraphDefImporter::decodeTensor(const tf::TensorProto &t,
     count *= d.size();
   }
   type = RankedTensorType::get(dims, et);
-  size_t width = et.isInteger(1) ? 1 : et.getIntOrFloatBitWidth() / 8;
+  size_t width = elementByteWidth(et);
   size_t need = count * width;
   if (!t.tensor_content().empty()) {
     if (t.tensor_content().size() != need)
@@ -324,7 +298,7 @@ SmallVector<std::string> GraphDefImporter::dataInputs() const {
   return result;
 }
 
-FailureOr<Value> GraphDefImporter::input(int i) {
+FailureOr<Value> GraphDefImporter::requiredInput(int i) {
   SmallVector<std::string> ins = dataInputs();
   if (i >= static_cast<int>(ins.size()))
     return failNode(llvm::formatv("missing input #{0}", i));
@@ -363,15 +337,12 @@ FailureOr<SmallVector<int64_t>> GraphDefImporter::constantInts(int i) {
   node = self;
   if (failed(ok))
     return failure();
-  if (!type.getElementType().isInteger(32) &&
-      !type.getElementType().isInteger(64))
+  std::optional<SmallVector<int64_t>> ints =
+      integerValues(denseElementsFromBytes(type, bytes));
+  if (!ints)
     return failNode(
         llvm::formatv("input #{0} ('{1}') must hold integers", i, ins[i]));
-  SmallVector<int64_t> result;
-  auto attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  for (const APInt &v : attr.getValues<APInt>())
-    result.push_back(v.getSExtValue());
-  return result;
+  return *ints;
 }
 
 FailureOr<std::string> GraphDefImporter::dataFormat() {
@@ -416,12 +387,6 @@ GraphDefImporter::paddingAttr(StringRef format) {
       i64s({p[2 * h], p[2 * h + 1], p[2 * h + 2], p[2 * h + 3]}));
 }
 
-#define GET_INPUT(var, i)                                                      \
-  FailureOr<Value> var##OrErr = input(i);                                      \
-  if (failed(var##OrErr))                                                      \
-    return failure();                                                          \
-  Value var = *var##OrErr;
-
 LogicalResult GraphDefImporter::importGeneric(const FrameworkOp &entry) {
   SmallVector<Value> operands;
   for (int i = 0; i < entry.numOperands; ++i) {
@@ -451,17 +416,6 @@ LogicalResult GraphDefImporter::importGeneric(const FrameworkOp &entry) {
           llvm::formatv("attribute '{0}' has an unexpected type", name));
   }
   return setResult(createInferredByName(b, loc, entry.opName, operands, attrs));
-}
-
-template <typename OpTy> LogicalResult GraphDefImporter::unary() {
-  GET_INPUT(x, 0);
-  return setResult(createInferred<OpTy>(b, loc, x));
-}
-
-template <typename OpTy> LogicalResult GraphDefImporter::binary() {
-  GET_INPUT(lhs, 0);
-  GET_INPUT(rhs, 1);
-  return setResult(createInferred<OpTy>(b, loc, lhs, rhs));
 }
 
 //===----------------------------------------------------------------------===//
@@ -726,151 +680,168 @@ LogicalResult GraphDefImporter::importPad() {
       b, loc, x, i64s(*pads), b.getStringAttr(mode), b.getF32FloatAttr(value)));
 }
 
+LogicalResult GraphDefImporter::importSquare() {
+  GET_INPUT(x, 0);
+  return setResult(createInferred<MulOp>(b, loc, x, x));
+}
+
+LogicalResult GraphDefImporter::importCheckNumerics() {
+  GET_INPUT(x, 0);
+  const tf::AttrValue *m = attr("message");
+  return setResult(createInferred<CheckNumericsOp>(
+      b, loc, x, b.getStringAttr(m ? m->s() : "")));
+}
+
+LogicalResult GraphDefImporter::importLeakyRelu() {
+  GET_INPUT(x, 0);
+  const tf::AttrValue *a = attr("alpha");
+  return setResult(createInferred<LeakyReluOp>(
+      b, loc, x, b.getF32FloatAttr(a ? a->f() : 0.2f)));
+}
+
+LogicalResult GraphDefImporter::importBiasAdd() {
+  GET_INPUT(x, 0);
+  GET_INPUT(bias, 1);
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  return setResult(
+      createInferred<BiasAddOp>(b, loc, x, bias, b.getStringAttr(*format)));
+}
+
+/// MatMul, and the BatchMatMul versions (adj_x/adj_y for transpose_a/b).
+LogicalResult GraphDefImporter::importMatMul(bool batch) {
+  GET_INPUT(lhs, 0);
+  GET_INPUT(rhs, 1);
+  const tf::AttrValue *ta = attr(batch ? "adj_x" : "transpose_a");
+  const tf::AttrValue *tb = attr(batch ? "adj_y" : "transpose_b");
+  return setResult(createInferred<MatMulOp>(b, loc, lhs, rhs,
+                                            b.getBoolAttr(ta && ta->b()),
+                                            b.getBoolAttr(tb && tb->b())));
+}
+
+LogicalResult GraphDefImporter::importTranspose() {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> perm = constantInts(1);
+  if (failed(perm))
+    return failure();
+  return setResult(createInferred<TransposeOp>(b, loc, x, i64s(*perm)));
+}
+
+LogicalResult GraphDefImporter::importSoftmax(bool log) {
+  GET_INPUT(x, 0);
+  if (!log)
+    return setResult(
+        createInferred<SoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
+  return setResult(
+      createInferred<LogSoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
+}
+
+LogicalResult GraphDefImporter::importShape() {
+  GET_INPUT(x, 0);
+  auto shape = createInferred<ShapeOp>(b, loc, x);
+  if (!shape)
+    return failOp();
+  const tf::AttrValue *outType = attr("out_type");
+  if (outType && outType->type() == tf::DT_INT64)
+    return setResult(shape);
+  // TensorFlow's default out_type is int32.
+  return setResult(createTyped<CastOp>(
+      b, loc, shape.getType().clone(b.getIntegerType(32)), shape));
+}
+
+LogicalResult GraphDefImporter::importCast() {
+  GET_INPUT(x, 0);
+  const tf::AttrValue *dst = attr("DstT");
+  if (!dst)
+    return failNode("missing attribute 'DstT'");
+  Type et = convertDataType(ctx, dst->type());
+  if (!et)
+    return failNode(llvm::formatv("unsupported target type {0}",
+                                  dataTypeName(dst->type())));
+  return setResult(createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
+}
+
 LogicalResult GraphDefImporter::importNode() {
   StringRef op = node->op();
   // Ops whose ODS names their TensorFlow op type need no code here.
   if (const FrameworkOp *generic = findFrameworkOp(kTfOps, op))
     return importGeneric(*generic);
-  if (op == "Inv") // TensorFlow's old name of Reciprocal
-    return importGeneric(*findFrameworkOp(kTfOps, "Reciprocal"));
-  if (op == "Placeholder")
-    return importPlaceholder();
-  if (op == "Const")
-    return importConst();
-  if (op == "NoOp")
-    return success();
-  if (op == "Conv2D" || op == "DepthwiseConv2dNative")
-    return importConv(op == "DepthwiseConv2dNative");
-  if (op == "MaxPool" || op == "AvgPool")
-    return importPool(op == "MaxPool");
-  if (op == "FusedBatchNorm" || op == "FusedBatchNormV2" ||
-      op == "FusedBatchNormV3")
-    return importFusedBatchNorm();
-  if (op == "Mean" || op == "Sum" || op == "Max")
-    return importReduce(op);
-  if (op == "Reshape" || op == "Squeeze" || op == "ExpandDims")
-    return importReshapeLike(op);
-  if (op == "ConcatV2" || op == "Concat")
-    return importConcat(op == "ConcatV2");
-  if (op == "Pad" || op == "PadV2" || op == "MirrorPad")
-    return importPad();
-  if (op == "Identity" || op == "Snapshot")
-    return unary<IdentityOp>();
-  if (op == "StopGradient")
-    return unary<StopGradientOp>();
-  if (op == "Relu")
-    return unary<ReluOp>();
-  if (op == "Relu6")
-    return unary<Relu6Op>();
-  if (op == "Sigmoid")
-    return unary<SigmoidOp>();
-  if (op == "Tanh")
-    return unary<TanhOp>();
-  if (op == "Exp")
-    return unary<ExpOp>();
-  if (op == "Log")
-    return unary<LogOp>();
-  if (op == "Sqrt")
-    return unary<SqrtOp>();
-  if (op == "Rsqrt")
-    return unary<RsqrtOp>();
-  if (op == "Neg")
-    return unary<NegOp>();
-  if (op == "Abs")
-    return unary<AbsOp>();
-  if (op == "Erf")
-    return unary<ErfOp>();
-  if (op == "Add" || op == "AddV2")
-    return binary<AddOp>();
-  if (op == "Sub")
-    return binary<SubOp>();
-  if (op == "Mul")
-    return binary<MulOp>();
-  if (op == "RealDiv" || op == "Div")
-    return binary<DivOp>();
-  if (op == "Maximum")
-    return binary<MaxOp>();
-  if (op == "Minimum")
-    return binary<MinOp>();
-  if (op == "Pow")
-    return binary<PowOp>();
-  if (op == "SquaredDifference")
-    return binary<SquaredDifferenceOp>();
-  if (op == "Square") {
-    GET_INPUT(x, 0);
-    return setResult(createInferred<MulOp>(b, loc, x, x));
-  }
-  if (op == "CheckNumerics") {
-    GET_INPUT(x, 0);
-    const tf::AttrValue *m = attr("message");
-    return setResult(createInferred<CheckNumericsOp>(
-        b, loc, x, b.getStringAttr(m ? m->s() : "")));
-  }
-  if (op == "LeakyRelu") {
-    GET_INPUT(x, 0);
-    const tf::AttrValue *a = attr("alpha");
-    return setResult(createInferred<LeakyReluOp>(
-        b, loc, x, b.getF32FloatAttr(a ? a->f() : 0.2f)));
-  }
-  if (op == "BiasAdd" || op == "BiasAddV1") {
-    GET_INPUT(x, 0);
-    GET_INPUT(bias, 1);
-    FailureOr<std::string> format = dataFormat();
-    if (failed(format))
-      return failure();
-    return setResult(
-        createInferred<BiasAddOp>(b, loc, x, bias, b.getStringAttr(*format)));
-  }
-  if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2" ||
-      op == "BatchMatMulV3") {
-    GET_INPUT(lhs, 0);
-    GET_INPUT(rhs, 1);
-    bool batch = op != "MatMul";
-    const tf::AttrValue *ta = attr(batch ? "adj_x" : "transpose_a");
-    const tf::AttrValue *tb = attr(batch ? "adj_y" : "transpose_b");
-    return setResult(createInferred<MatMulOp>(b, loc, lhs, rhs,
-                                              b.getBoolAttr(ta && ta->b()),
-                                              b.getBoolAttr(tb && tb->b())));
-  }
-  if (op == "Transpose") {
-    GET_INPUT(x, 0);
-    FailureOr<SmallVector<int64_t>> perm = constantInts(1);
-    if (failed(perm))
-      return failure();
-    return setResult(createInferred<TransposeOp>(b, loc, x, i64s(*perm)));
-  }
-  if (op == "Softmax" || op == "LogSoftmax") {
-    GET_INPUT(x, 0);
-    if (op == "Softmax")
-      return setResult(
-          createInferred<SoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
-    return setResult(
-        createInferred<LogSoftmaxOp>(b, loc, x, b.getI64IntegerAttr(-1)));
-  }
-  if (op == "Shape") {
-    GET_INPUT(x, 0);
-    auto shape = createInferred<ShapeOp>(b, loc, x);
-    if (!shape)
-      return failOp();
-    const tf::AttrValue *outType = attr("out_type");
-    if (outType && outType->type() == tf::DT_INT64)
-      return setResult(shape);
-    // TensorFlow's default out_type is int32.
-    return setResult(createTyped<CastOp>(
-        b, loc, shape.getType().clone(b.getIntegerType(32)), shape));
-  }
-  if (op == "Cast") {
-    GET_INPUT(x, 0);
-    const tf::AttrValue *dst = attr("DstT");
-    if (!dst)
-      return failNode("missing attribute 'DstT'");
-    Type et = convertDataType(ctx, dst->type());
-    if (!et)
-      return failNode(llvm::formatv("unsupported target type {0}",
-                                    dataTypeName(dst->type())));
-    return setResult(createTyped<CastOp>(
-        b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
-  }
+  // The others: one entry per op type, sorted.
+  using I = GraphDefImporter;
+  static constexpr OpHandler<I> kHandlers[] = {
+      {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
+      {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"AddV2", [](I &i) { return i.binary<AddOp>(); }},
+      {"AvgPool", [](I &i) { return i.importPool(/*isMax=*/false); }},
+      {"BatchMatMul", [](I &i) { return i.importMatMul(/*batch=*/true); }},
+      {"BatchMatMulV2", [](I &i) { return i.importMatMul(/*batch=*/true); }},
+      {"BatchMatMulV3", [](I &i) { return i.importMatMul(/*batch=*/true); }},
+      {"BiasAdd", [](I &i) { return i.importBiasAdd(); }},
+      {"BiasAddV1", [](I &i) { return i.importBiasAdd(); }},
+      {"Cast", [](I &i) { return i.importCast(); }},
+      {"CheckNumerics", [](I &i) { return i.importCheckNumerics(); }},
+      {"Concat", [](I &i) { return i.importConcat(/*v2=*/false); }},
+      {"ConcatV2", [](I &i) { return i.importConcat(/*v2=*/true); }},
+      {"Const", [](I &i) { return i.importConst(); }},
+      {"Conv2D", [](I &i) { return i.importConv(/*depthwise=*/false); }},
+      {"DepthwiseConv2dNative",
+       [](I &i) { return i.importConv(/*depthwise=*/true); }},
+      {"Div", [](I &i) { return i.binary<DivOp>(); }},
+      {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
+      {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
+      {"ExpandDims", [](I &i) { return i.importReshapeLike("ExpandDims"); }},
+      {"FusedBatchNorm", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"FusedBatchNormV2", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"FusedBatchNormV3", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
+      // TensorFlow's old name of Reciprocal.
+      {"Inv",
+       [](I &i) {
+         return i.importGeneric(*findFrameworkOp(kTfOps, "Reciprocal"));
+       }},
+      {"LeakyRelu", [](I &i) { return i.importLeakyRelu(); }},
+      {"Log", [](I &i) { return i.unary<LogOp>(); }},
+      {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
+      {"MatMul", [](I &i) { return i.importMatMul(/*batch=*/false); }},
+      {"Max", [](I &i) { return i.importReduce("Max"); }},
+      {"MaxPool", [](I &i) { return i.importPool(/*isMax=*/true); }},
+      {"Maximum", [](I &i) { return i.binary<MaxOp>(); }},
+      {"Mean", [](I &i) { return i.importReduce("Mean"); }},
+      {"Minimum", [](I &i) { return i.binary<MinOp>(); }},
+      {"MirrorPad", [](I &i) { return i.importPad(); }},
+      {"Mul", [](I &i) { return i.binary<MulOp>(); }},
+      {"Neg", [](I &i) { return i.unary<NegOp>(); }},
+      {"NoOp", [](I &) { return success(); }},
+      {"Pad", [](I &i) { return i.importPad(); }},
+      {"PadV2", [](I &i) { return i.importPad(); }},
+      {"Placeholder", [](I &i) { return i.importPlaceholder(); }},
+      {"Pow", [](I &i) { return i.binary<PowOp>(); }},
+      {"RealDiv", [](I &i) { return i.binary<DivOp>(); }},
+      {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
+      {"Relu6", [](I &i) { return i.unary<Relu6Op>(); }},
+      {"Reshape", [](I &i) { return i.importReshapeLike("Reshape"); }},
+      {"Rsqrt", [](I &i) { return i.unary<RsqrtOp>(); }},
+      {"Shape", [](I &i) { return i.importShape(); }},
+      {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
+      {"Snapshot", [](I &i) { return i.unary<IdentityOp>(); }},
+      {"Softmax", [](I &i) { return i.importSoftmax(/*log=*/false); }},
+      {"Sqrt", [](I &i) { return i.unary<SqrtOp>(); }},
+      {"Square", [](I &i) { return i.importSquare(); }},
+      {"SquaredDifference",
+       [](I &i) { return i.binary<SquaredDifferenceOp>(); }},
+      {"Squeeze", [](I &i) { return i.importReshapeLike("Squeeze"); }},
+      {"StopGradient", [](I &i) { return i.unary<StopGradientOp>(); }},
+      {"Sub", [](I &i) { return i.binary<SubOp>(); }},
+      {"Sum", [](I &i) { return i.importReduce("Sum"); }},
+      {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"Transpose", [](I &i) { return i.importTranspose(); }},
+  };
+  static_assert(isSortedAndUnique(kHandlers),
+                "keep the TensorFlow op table sorted, one entry per op type");
+  if (const OpHandler<I> *handler = findHandler<I>(kHandlers, op))
+    return handler->import(*this);
   if (op.starts_with("Variable") || op == "VarHandleOp" ||
       op == "ReadVariableOp" || op == "Assign")
     return failNode("unsupported op (variables: freeze the graph first)");
@@ -884,13 +855,9 @@ OwningOpRef<ModuleOp> GraphDefImporter::build(StringRef bytes) {
   if (failed(sortNodes(order)))
     return nullptr;
 
-  ctx->loadDialect<GoptDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func =
-      b.create<func::FuncOp>(fileLoc, "main", b.getFunctionType({}, {}));
-  body = func.addEntryBlock();
-  b.setInsertionPointToStart(body);
+  func::FuncOp func = createMain(*module);
+  body = &func.front();
   ErrorCapture errors(ctx);
   capture = &errors;
 
@@ -921,13 +888,7 @@ OwningOpRef<ModuleOp> GraphDefImporter::build(StringRef bytes) {
     error = "the graph has no outputs";
     return nullptr;
   }
-  b.create<func::ReturnOp>(fileLoc, results);
-  func.setFunctionType(
-      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (size_t i = 0; i < argNames.size(); ++i)
-    func.setArgAttr(i, "gopt.name", b.getStringAttr(argNames[i]));
-  for (size_t i = 0; i < resultNames.size(); ++i)
-    func.setResultAttr(i, "gopt.name", b.getStringAttr(resultNames[i]));
+  finishMain(func, argTypes, argNames, results, resultNames);
   capture = nullptr;
   return module;
 }

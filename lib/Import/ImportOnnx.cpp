@@ -9,6 +9,7 @@
 
 #include "FrameworkOps.h"
 #include "ImportUtils.h"
+#include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 
@@ -66,29 +67,14 @@ std::string elementTypeName(int32_t type) {
   return name;
 }
 
-class OnnxImporter {
+class OnnxImporter : public ImporterBase<OnnxImporter> {
 public:
-  OnnxImporter(MLIRContext *ctx, StringRef filename)
-      : ctx(ctx), filename(filename), b(ctx),
-        fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {}
-
-  /// The module, or null after emitting one error.
-  OwningOpRef<ModuleOp> run(StringRef bytes) {
-    OwningOpRef<ModuleOp> module = build(bytes);
-    if (!module)
-      emitError(fileLoc) << (error.empty() ? "import failed" : error);
-    return module;
-  }
+  using ImporterBase::ImporterBase;
 
 private:
+  friend class ImporterBase<OnnxImporter>;
   OwningOpRef<ModuleOp> build(StringRef bytes);
 
-  // --- errors -------------------------------------------------------------
-  LogicalResult fail(const Twine &reason) {
-    if (error.empty())
-      error = reason.str();
-    return failure();
-  }
   LogicalResult failNode(const Twine &reason) {
     std::string who = node->name().empty()
                           ? llvm::formatv("#{0}", nodeIndex).str()
@@ -96,8 +82,6 @@ private:
     return fail(llvm::formatv("node {0} ({1}, opset {2}): {3}", who,
                               node->op_type(), opset, reason.str()));
   }
-  /// After a gopt op failed to build: the dialect's diagnostic, per node.
-  LogicalResult failOp() { return failNode(capture->take("invalid op")); }
 
   // --- tensors ------------------------------------------------------------
   LogicalResult decodeTensor(const onnx::TensorProto &t, StringRef what,
@@ -117,12 +101,6 @@ private:
   std::string stringAttr(StringRef name, StringRef dflt) const;
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
   void setOutput(int i, Value v);
-  ArrayRef<int64_t> shapeOf(Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape();
-  }
-  DenseI64ArrayAttr i64s(ArrayRef<int64_t> v) {
-    return b.getDenseI64ArrayAttr(v);
-  }
 
   LogicalResult importNode();
   LogicalResult windowAttrs(Value x, ArrayRef<int64_t> kernel,
@@ -143,18 +121,19 @@ private:
   LogicalResult importConstant();
   LogicalResult importQuantization(bool dequantize);
   LogicalResult importVariadic(StringRef kind);
+  LogicalResult importPow();
+  LogicalResult importShape();
+  LogicalResult importGlobalAveragePool();
+  LogicalResult importGlobalMaxPool();
+  LogicalResult importLeakyRelu();
+  LogicalResult importMatMul();
+  LogicalResult importFlatten();
+  LogicalResult importTranspose();
+  LogicalResult importConcat();
+  LogicalResult importDropout();
+  LogicalResult importCast();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
-  template <typename OpTy> LogicalResult binary();
-  template <typename OpTy> LogicalResult unary();
   LogicalResult importGeneric(const FrameworkOp &entry);
-
-  MLIRContext *ctx;
-  std::string filename;
-  OpBuilder b;
-  Location fileLoc;
-  Location loc = fileLoc;
-  std::string error;
-  ErrorCapture *capture = nullptr;
 
   onnx::ModelProto model;
   int64_t opset = 0;
@@ -193,8 +172,7 @@ LogicalResult OnnxImporter::decodeTensor(const onnx::TensorProto &t,
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     return fail(
         llvm::formatv("{0} uses external data, which is not supported", what));
-  size_t width =
-      elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
+  size_t width = elementByteWidth(elementType);
   size_t need = count * width;
   if (t.has_raw_data()) {
     if (t.raw_data().size() != need)
@@ -246,24 +224,17 @@ FailureOr<DenseElementsAttr> OnnxImporter::constantAttr(StringRef name) {
     error.clear();
     return failNode(reason);
   }
-  if (type.getElementType().isInteger(1)) {
-    SmallVector<bool> bits(bytes.begin(), bytes.end());
-    return DenseElementsAttr::get(type, bits);
-  }
-  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+  return denseElementsFromBytes(type, bytes);
 }
 
 FailureOr<SmallVector<int64_t>> OnnxImporter::constantInts(StringRef name) {
   FailureOr<DenseElementsAttr> attr = constantAttr(name);
   if (failed(attr))
     return failure();
-  if (!attr->getElementType().isInteger(64) &&
-      !attr->getElementType().isInteger(32))
+  std::optional<SmallVector<int64_t>> ints = integerValues(*attr);
+  if (!ints)
     return failNode(llvm::formatv("constant '{0}' must hold integers", name));
-  SmallVector<int64_t> result;
-  for (const APInt &v : attr->getValues<APInt>())
-    result.push_back(v.getSExtValue());
-  return result;
+  return *ints;
 }
 
 FailureOr<double> OnnxImporter::constantScalar(StringRef name) {
@@ -341,46 +312,23 @@ void OnnxImporter::setOutput(int i, Value v) {
     values[node->output(i)] = v;
 }
 
-#define GET_INPUT(var, i)                                                      \
-  FailureOr<Value> var##OrErr = requiredInput(i);                              \
-  if (failed(var##OrErr))                                                      \
-    return failure();                                                          \
-  Value var = *var##OrErr;
-#define GET_OPTIONAL_INPUT(var, i)                                             \
-  FailureOr<Value> var##OrErr = input(i);                                      \
-  if (failed(var##OrErr))                                                      \
-    return failure();                                                          \
-  Value var = *var##OrErr;
+#define GET_OPTIONAL_INPUT(var, i) GOPT_IMPORT_VALUE(var, input(i))
 
-template <typename OpTy> LogicalResult OnnxImporter::unary() {
-  GET_INPUT(x, 0);
-  auto op = createInferred<OpTy>(b, loc, x);
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
-}
-
-template <typename OpTy> LogicalResult OnnxImporter::binary() {
+/// Pow (opset >= 12) allows an exponent of another type; gopt's binary ops
+/// share one element type, so the exponent is cast to the base's.
+LogicalResult OnnxImporter::importPow() {
   GET_INPUT(lhs, 0);
   GET_INPUT(rhs, 1);
-  // Pow (opset >= 12) allows an exponent of another type; gopt's binary ops
-  // share one element type.
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
-  if (std::is_same<OpTy, PowOp>::value &&
-      lhsType.getElementType() != rhsType.getElementType()) {
+  if (lhsType.getElementType() != rhsType.getElementType()) {
     auto cast = createTyped<CastOp>(
         b, loc, rhsType.clone(lhsType.getElementType()), rhs);
     if (!cast)
       return failOp();
     rhs = cast;
   }
-  auto op = createInferred<OpTy>(b, loc, lhs, rhs);
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
+  return setResult(createInferred<PowOp>(b, loc, lhs, rhs));
 }
 
 LogicalResult OnnxImporter::importVariadic(StringRef kind) {
@@ -484,14 +432,10 @@ LogicalResult OnnxImporter::importConv() {
   DenseI64ArrayAttr pads, strides;
   if (failed(windowAttrs(x, kernel, dil, padding, pads, strides)))
     return failure();
-  auto op = createInferred<Conv2DOp>(
+  return setResult(createInferred<Conv2DOp>(
       b, loc, x, w, bias, strides, i64s(dil), padding, pads,
       b.getI64IntegerAttr(intAttr("group", 1)), b.getStringAttr("NCHW"),
-      b.getStringAttr("OIHW"), b.getStringAttr("none"));
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
+      b.getStringAttr("OIHW"), b.getStringAttr("none")));
 }
 
 LogicalResult OnnxImporter::importPool(bool isMax) {
@@ -521,10 +465,7 @@ LogicalResult OnnxImporter::importPool(bool isMax) {
         b.getStringAttr("NCHW"), ceil,
         b.getBoolAttr(intAttr("count_include_pad", 0) != 0));
   }
-  if (!op)
-    return failOp();
-  setOutput(0, op->getResult(0));
-  return success();
+  return setResult(op);
 }
 
 //===----------------------------------------------------------------------===//
@@ -718,18 +659,11 @@ LogicalResult OnnxImporter::importClip() {
   else
     op = createInferred<ClipOp>(b, loc, x, b.getF32FloatAttr(lo),
                                 b.getF32FloatAttr(hi));
-  if (!op)
-    return failOp();
-  setOutput(0, op->getResult(0));
-  return success();
+  return setResult(op);
 }
 
 LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
-  auto op = createInferred<ReshapeOp>(b, loc, x, i64s(dims));
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
+  return setResult(createInferred<ReshapeOp>(b, loc, x, i64s(dims)));
 }
 
 LogicalResult OnnxImporter::importReshape() {
@@ -969,11 +903,8 @@ LogicalResult OnnxImporter::importSlice() {
     en[a] = e;
     sp[a] = steps[i];
   }
-  auto op = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
+  return setResult(
+      createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp)));
 }
 
 LogicalResult OnnxImporter::importPad() {
@@ -1015,13 +946,9 @@ LogicalResult OnnxImporter::importPad() {
   }
   if (llvm::any_of(interleaved, [](int64_t p) { return p < 0; }))
     return failNode("negative pads are not supported");
-  auto op =
-      createInferred<PadOp>(b, loc, x, i64s(interleaved), b.getStringAttr(mode),
-                            b.getF32FloatAttr(value));
-  if (!op)
-    return failOp();
-  setOutput(0, op);
-  return success();
+  return setResult(createInferred<PadOp>(b, loc, x, i64s(interleaved),
+                                         b.getStringAttr(mode),
+                                         b.getF32FloatAttr(value)));
 }
 
 LogicalResult OnnxImporter::importReduce(StringRef kind) {
@@ -1050,10 +977,7 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     op = createInferred<ReduceSumOp>(b, loc, x, i64s(axes), keep);
   else
     op = createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), keep);
-  if (!op)
-    return failOp();
-  setOutput(0, op->getResult(0));
-  return success();
+  return setResult(op);
 }
 
 LogicalResult OnnxImporter::importConstant() {
@@ -1135,11 +1059,115 @@ LogicalResult OnnxImporter::importGeneric(const FrameworkOp &entry) {
                         a.name(), entry.opType));
     }
   }
-  Operation *r = createInferredByName(b, loc, entry.opName, operands, attrs);
-  if (!r)
-    return failOp();
-  setOutput(0, r->getResult(0));
-  return success();
+  return setResult(createInferredByName(b, loc, entry.opName, operands, attrs));
+}
+
+LogicalResult OnnxImporter::importGlobalAveragePool() {
+  GET_INPUT(x, 0);
+  return setResult(
+      createInferred<GlobalAvgPoolOp>(b, loc, x, b.getStringAttr("NCHW")));
+}
+
+LogicalResult OnnxImporter::importGlobalMaxPool() {
+  GET_INPUT(x, 0);
+  SmallVector<int64_t> axes;
+  for (size_t i = 2; i < shapeOf(x).size(); ++i)
+    axes.push_back(i);
+  return setResult(
+      createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), b.getBoolAttr(true)));
+}
+
+LogicalResult OnnxImporter::importLeakyRelu() {
+  GET_INPUT(x, 0);
+  return setResult(createInferred<LeakyReluOp>(
+      b, loc, x, b.getF32FloatAttr(floatAttr("alpha", 0.01f))));
+}
+
+LogicalResult OnnxImporter::importMatMul() {
+  GET_INPUT(lhs, 0);
+  GET_INPUT(rhs, 1);
+  if (shapeOf(lhs).size() < 2 || shapeOf(rhs).size() < 2)
+    return failNode("1-D MatMul operands are not supported");
+  return setResult(createInferred<MatMulOp>(
+      b, loc, lhs, rhs, b.getBoolAttr(false), b.getBoolAttr(false)));
+}
+
+LogicalResult OnnxImporter::importFlatten() {
+  GET_INPUT(x, 0);
+  int64_t axis = intAttr("axis", 1);
+  if (axis < 0)
+    axis += shapeOf(x).size();
+  return setResult(
+      createInferred<FlattenOp>(b, loc, x, b.getI64IntegerAttr(axis)));
+}
+
+LogicalResult OnnxImporter::importTranspose() {
+  GET_INPUT(x, 0);
+  SmallVector<int64_t> perm;
+  if (auto p = intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t i = shapeOf(x).size() - 1; i >= 0; --i)
+      perm.push_back(i);
+  return setResult(createInferred<TransposeOp>(b, loc, x, i64s(perm)));
+}
+
+LogicalResult OnnxImporter::importConcat() {
+  if (!attr("axis"))
+    return failNode("missing attribute 'axis'");
+  SmallVector<Value> inputs;
+  for (int i = 0; i < node->input_size(); ++i) {
+    GET_INPUT(v, i);
+    inputs.push_back(v);
+  }
+  return setResult(createInferred<ConcatOp>(
+      b, loc, ValueRange(inputs), b.getI64IntegerAttr(intAttr("axis", 0))));
+}
+
+LogicalResult OnnxImporter::importDropout() {
+  GET_INPUT(x, 0);
+  double ratio = floatAttr("ratio", 0.5f);
+  bool training = false;
+  if (opset >= 12) {
+    if (node->input_size() > 1 && !node->input(1).empty()) {
+      FailureOr<double> r = constantScalar(node->input(1));
+      if (failed(r))
+        return failure();
+      ratio = *r;
+    }
+    if (node->input_size() > 2 && !node->input(2).empty()) {
+      FailureOr<double> t = constantScalar(node->input(2));
+      if (failed(t))
+        return failure();
+      training = *t != 0;
+    }
+  } else if (opset < 7) {
+    training = intAttr("is_test", 0) == 0;
+  }
+  if (node->output_size() > 1 && !node->output(1).empty())
+    unsupportedValues[node->output(1)] =
+        "Dropout's mask output, which gopt does not compute";
+  return setResult(createInferred<DropoutOp>(
+      b, loc, x, b.getF32FloatAttr(ratio), b.getBoolAttr(training)));
+}
+
+LogicalResult OnnxImporter::importCast() {
+  GET_INPUT(x, 0);
+  const onnx::AttributeProto *to = attr("to");
+  if (!to)
+    return failNode("missing attribute 'to'");
+  Type et = convertElementType(ctx, to->i());
+  if (!et)
+    return failNode(
+        llvm::formatv("unsupported target type {0}", elementTypeName(to->i())));
+  return setResult(createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
+}
+
+LogicalResult OnnxImporter::importShape() {
+  if (attr("start") || attr("end"))
+    return failNode("'start'/'end' attributes are not supported");
+  return unary<ShapeOp>();
 }
 
 LogicalResult OnnxImporter::importNode() {
@@ -1160,197 +1188,63 @@ LogicalResult OnnxImporter::importNode() {
   // Ops whose ODS names their ONNX op type need no code here.
   if (const FrameworkOp *generic = findFrameworkOp(kOnnxOps, op))
     return importGeneric(*generic);
-  if (op == "Conv")
-    return importConv();
-  if (op == "MaxPool" || op == "AveragePool")
-    return importPool(op == "MaxPool");
-  if (op == "BatchNormalization")
-    return importBatchNorm();
-  if (op == "Gemm")
-    return importGemm();
-  if (op == "Clip")
-    return importClip();
-  if (op == "Reshape")
-    return importReshape();
-  if (op == "Squeeze" || op == "Unsqueeze")
-    return importSqueeze(op == "Unsqueeze");
-  if (op == "Softmax" || op == "LogSoftmax")
-    return importSoftmax(op == "LogSoftmax");
-  if (op == "Slice")
-    return importSlice();
-  if (op == "Pad")
-    return importPad();
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax")
-    return importReduce(op);
-  if (op == "Constant")
-    return importConstant();
-  if (op == "Sum" || op == "Max" || op == "Min")
-    return importVariadic(op);
-  if (op == "Add")
-    return binary<AddOp>();
-  if (op == "Sub")
-    return binary<SubOp>();
-  if (op == "Mul")
-    return binary<MulOp>();
-  if (op == "Div")
-    return binary<DivOp>();
-  if (op == "Pow")
-    return binary<PowOp>();
-  if (op == "Relu")
-    return unary<ReluOp>();
-  if (op == "Sigmoid")
-    return unary<SigmoidOp>();
-  if (op == "Tanh")
-    return unary<TanhOp>();
-  if (op == "Exp")
-    return unary<ExpOp>();
-  if (op == "Log")
-    return unary<LogOp>();
-  if (op == "Sqrt")
-    return unary<SqrtOp>();
-  if (op == "Neg")
-    return unary<NegOp>();
-  if (op == "Abs")
-    return unary<AbsOp>();
-  if (op == "Erf")
-    return unary<ErfOp>();
-  if (op == "Identity")
-    return unary<IdentityOp>();
-  if (op == "Shape") {
-    if (attr("start") || attr("end"))
-      return failNode("'start'/'end' attributes are not supported");
-    return unary<ShapeOp>();
-  }
-  if (op == "GlobalAveragePool") {
-    GET_INPUT(x, 0);
-    auto pool =
-        createInferred<GlobalAvgPoolOp>(b, loc, x, b.getStringAttr("NCHW"));
-    if (!pool)
-      return failOp();
-    setOutput(0, pool);
-    return success();
-  }
-  if (op == "GlobalMaxPool") {
-    GET_INPUT(x, 0);
-    SmallVector<int64_t> axes;
-    for (size_t i = 2; i < shapeOf(x).size(); ++i)
-      axes.push_back(i);
-    auto r =
-        createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), b.getBoolAttr(true));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "LeakyRelu") {
-    GET_INPUT(x, 0);
-    auto r = createInferred<LeakyReluOp>(
-        b, loc, x, b.getF32FloatAttr(floatAttr("alpha", 0.01f)));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "MatMul") {
-    GET_INPUT(lhs, 0);
-    GET_INPUT(rhs, 1);
-    if (shapeOf(lhs).size() < 2 || shapeOf(rhs).size() < 2)
-      return failNode("1-D MatMul operands are not supported");
-    auto r = createInferred<MatMulOp>(b, loc, lhs, rhs, b.getBoolAttr(false),
-                                      b.getBoolAttr(false));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "Flatten") {
-    GET_INPUT(x, 0);
-    int64_t axis = intAttr("axis", 1);
-    if (axis < 0)
-      axis += shapeOf(x).size();
-    auto r = createInferred<FlattenOp>(b, loc, x, b.getI64IntegerAttr(axis));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "Transpose") {
-    GET_INPUT(x, 0);
-    SmallVector<int64_t> perm;
-    if (auto p = intsAttr("perm"))
-      perm = *p;
-    else
-      for (int64_t i = shapeOf(x).size() - 1; i >= 0; --i)
-        perm.push_back(i);
-    auto r = createInferred<TransposeOp>(b, loc, x, i64s(perm));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "Concat") {
-    if (!attr("axis"))
-      return failNode("missing attribute 'axis'");
-    SmallVector<Value> inputs;
-    for (int i = 0; i < node->input_size(); ++i) {
-      GET_INPUT(v, i);
-      inputs.push_back(v);
-    }
-    auto r = createInferred<ConcatOp>(b, loc, ValueRange(inputs),
-                                      b.getI64IntegerAttr(intAttr("axis", 0)));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "Dropout") {
-    GET_INPUT(x, 0);
-    double ratio = floatAttr("ratio", 0.5f);
-    bool training = false;
-    if (opset >= 12) {
-      if (node->input_size() > 1 && !node->input(1).empty()) {
-        FailureOr<double> r = constantScalar(node->input(1));
-        if (failed(r))
-          return failure();
-        ratio = *r;
-      }
-      if (node->input_size() > 2 && !node->input(2).empty()) {
-        FailureOr<double> t = constantScalar(node->input(2));
-        if (failed(t))
-          return failure();
-        training = *t != 0;
-      }
-    } else if (opset < 7) {
-      training = intAttr("is_test", 0) == 0;
-    }
-    if (node->output_size() > 1 && !node->output(1).empty())
-      unsupportedValues[node->output(1)] =
-          "Dropout's mask output, which gopt does not compute";
-    auto r = createInferred<DropoutOp>(b, loc, x, b.getF32FloatAttr(ratio),
-                                       b.getBoolAttr(training));
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
-  if (op == "QuantizeLinear" || op == "DequantizeLinear")
-    return importQuantization(op == "DequantizeLinear");
-  if (op == "Cast") {
-    GET_INPUT(x, 0);
-    const onnx::AttributeProto *to = attr("to");
-    if (!to)
-      return failNode("missing attribute 'to'");
-    Type et = convertElementType(ctx, to->i());
-    if (!et)
-      return failNode(llvm::formatv("unsupported target type {0}",
-                                    elementTypeName(to->i())));
-    auto r = createTyped<CastOp>(
-        b, loc, cast<RankedTensorType>(x.getType()).clone(et), x);
-    if (!r)
-      return failOp();
-    setOutput(0, r);
-    return success();
-  }
+  // The others: one entry per op type, sorted.
+  using I = OnnxImporter;
+  static constexpr OpHandler<I> kHandlers[] = {
+      {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
+      {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"AveragePool", [](I &i) { return i.importPool(/*isMax=*/false); }},
+      {"BatchNormalization", [](I &i) { return i.importBatchNorm(); }},
+      {"Cast", [](I &i) { return i.importCast(); }},
+      {"Clip", [](I &i) { return i.importClip(); }},
+      {"Concat", [](I &i) { return i.importConcat(); }},
+      {"Constant", [](I &i) { return i.importConstant(); }},
+      {"Conv", [](I &i) { return i.importConv(); }},
+      {"DequantizeLinear",
+       [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
+      {"Div", [](I &i) { return i.binary<DivOp>(); }},
+      {"Dropout", [](I &i) { return i.importDropout(); }},
+      {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
+      {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
+      {"Flatten", [](I &i) { return i.importFlatten(); }},
+      {"Gemm", [](I &i) { return i.importGemm(); }},
+      {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
+      {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
+      {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
+      {"LeakyRelu", [](I &i) { return i.importLeakyRelu(); }},
+      {"Log", [](I &i) { return i.unary<LogOp>(); }},
+      {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
+      {"MatMul", [](I &i) { return i.importMatMul(); }},
+      {"Max", [](I &i) { return i.importVariadic("Max"); }},
+      {"MaxPool", [](I &i) { return i.importPool(/*isMax=*/true); }},
+      {"Min", [](I &i) { return i.importVariadic("Min"); }},
+      {"Mul", [](I &i) { return i.binary<MulOp>(); }},
+      {"Neg", [](I &i) { return i.unary<NegOp>(); }},
+      {"Pad", [](I &i) { return i.importPad(); }},
+      {"Pow", [](I &i) { return i.importPow(); }},
+      {"QuantizeLinear",
+       [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
+      {"ReduceMax", [](I &i) { return i.importReduce("ReduceMax"); }},
+      {"ReduceMean", [](I &i) { return i.importReduce("ReduceMean"); }},
+      {"ReduceSum", [](I &i) { return i.importReduce("ReduceSum"); }},
+      {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
+      {"Reshape", [](I &i) { return i.importReshape(); }},
+      {"Shape", [](I &i) { return i.importShape(); }},
+      {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
+      {"Slice", [](I &i) { return i.importSlice(); }},
+      {"Softmax", [](I &i) { return i.importSoftmax(/*log=*/false); }},
+      {"Sqrt", [](I &i) { return i.unary<SqrtOp>(); }},
+      {"Squeeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/false); }},
+      {"Sub", [](I &i) { return i.binary<SubOp>(); }},
+      {"Sum", [](I &i) { return i.importVariadic("Sum"); }},
+      {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
+  };
+  static_assert(isSortedAndUnique(kHandlers),
+                "keep the ONNX op table sorted, one entry per op type");
+  if (const OpHandler<I> *handler = findHandler<I>(kHandlers, op))
+    return handler->import(*this);
   return failNode("unsupported op");
 }
 
@@ -1465,14 +1359,10 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   // Before opset 7 ops are checked one by one (importNode): gopt imports
   // the forms of opset 7 and later.
 
-  ctx->loadDialect<GoptDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   const onnx::GraphProto &graph = model.graph();
-  b.setInsertionPointToEnd(module->getBody());
-  auto func =
-      b.create<func::FuncOp>(fileLoc, "main", b.getFunctionType({}, {}));
-  Block *body = func.addEntryBlock();
-  b.setInsertionPointToStart(body);
+  func::FuncOp func = createMain(*module);
+  Block *body = &func.front();
   ErrorCapture errors(ctx);
   capture = &errors;
 
@@ -1492,6 +1382,7 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     return report();
   }
   SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (values.count(in.name()))
       continue; // an initializer listed as input (IR version < 4)
@@ -1520,6 +1411,7 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
                          : ShapedType::kDynamic);
     auto type = RankedTensorType::get(dims, et);
     argTypes.push_back(type);
+    argNames.push_back(in.name());
     BlockArgument arg = body->addArgument(
         type, NameLoc::get(b.getStringAttr(in.name()), fileLoc));
     values[in.name()] = arg;
@@ -1540,6 +1432,7 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   node = nullptr;
 
   SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
   for (const onnx::ValueInfoProto &out : graph.output()) {
     auto it = values.find(out.name());
     if (it == values.end()) {
@@ -1555,16 +1448,9 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
       return report();
     }
     results.push_back(it->second);
+    resultNames.push_back(out.name());
   }
-  b.create<func::ReturnOp>(fileLoc, results);
-  func.setFunctionType(
-      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  int argIndex = 0;
-  for (const onnx::ValueInfoProto &in : graph.input())
-    if (!constants.count(in.name()))
-      func.setArgAttr(argIndex++, "gopt.name", b.getStringAttr(in.name()));
-  for (int i = 0; i < graph.output_size(); ++i)
-    func.setResultAttr(i, "gopt.name", b.getStringAttr(graph.output(i).name()));
+  finishMain(func, argTypes, argNames, results, resultNames);
   capture = nullptr;
   return module;
 }

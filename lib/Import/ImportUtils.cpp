@@ -11,16 +11,33 @@ using namespace mlir;
 
 namespace gopt::import {
 
-Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
-                     ArrayRef<char> bytes, StringRef name) {
-  ElementsAttr value;
+DenseElementsAttr denseElementsFromBytes(RankedTensorType type,
+                                         ArrayRef<char> bytes) {
   if (type.getElementType().isInteger(1)) {
     SmallVector<bool> bits(bytes.size());
     for (size_t i = 0; i < bytes.size(); ++i)
       bits[i] = bytes[i] != 0;
-    value = DenseElementsAttr::get(type, bits);
-  } else if (type.getNumElements() <= kMaxInlineElements) {
-    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+    return DenseElementsAttr::get(type, bits);
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+std::optional<SmallVector<int64_t>> integerValues(DenseElementsAttr attr) {
+  if (!attr.getElementType().isInteger(64) &&
+      !attr.getElementType().isInteger(32))
+    return std::nullopt;
+  SmallVector<int64_t> result;
+  for (const APInt &v : attr.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                     ArrayRef<char> bytes, StringRef name) {
+  ElementsAttr value;
+  if (type.getElementType().isInteger(1) ||
+      type.getNumElements() <= kMaxInlineElements) {
+    value = denseElementsFromBytes(type, bytes);
   } else {
     // Resource keys are printed bare, so keep them to identifier characters;
     // the blob manager makes repeated keys unique.

@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ArrayRef.h"
+#include <optional>
 #include <string>
 
 namespace gopt::import {
@@ -98,6 +99,21 @@ OpTy createTyped(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
 /// printed IR of a large model stays readable; smaller ones (shapes, scalars)
 /// stay inline where tests and folders can see them.
 constexpr int64_t kMaxInlineElements = 16;
+
+/// Bytes per element in the layout createConstant reads (i1: one byte).
+inline size_t elementByteWidth(mlir::Type elementType) {
+  return elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
+}
+
+/// The elements of `type` from little-endian element bytes laid out as
+/// createConstant reads them, inline (no resource blob).
+mlir::DenseElementsAttr denseElementsFromBytes(mlir::RankedTensorType type,
+                                               llvm::ArrayRef<char> bytes);
+
+/// The values of an i32 or i64 constant, sign-extended; std::nullopt for
+/// other element types.
+std::optional<llvm::SmallVector<int64_t>>
+integerValues(mlir::DenseElementsAttr attr);
 
 /// Builds a constant from little-endian element bytes in the layout MLIR
 /// uses for `type`'s element type (i1 as one byte per element).
