@@ -334,115 +334,43 @@ Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 
 Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  GOPT_RETURN_IF_ERROR(
-      normalizeAxis(attrs.getInt("axis", -1), in[0].size()).status());
+  int64_t axis;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::normalizeAxis(
+      attrs.getInt("axis", -1), in[0].size(), "axis", axis)));
   out[0] = in[0];
   return Status::success();
 }
 
 Status reduceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                    Shapes &out) {
-  int64_t rank = in[0].size();
-  std::vector<int64_t> axes = attrs.getInts("axes");
-  std::vector<bool> reduced(rank, axes.empty());
-  for (int64_t a : axes) {
-    GOPT_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, rank));
-    if (reduced[axis])
-      return invalidArgument("axis ", a, " listed twice");
-    reduced[axis] = true;
-  }
-  bool keep = attrs.getBool("keep_dims");
-  out[0].clear();
-  for (int64_t i = 0; i < rank; ++i) {
-    if (!reduced[i])
-      out[0].push_back(in[0][i]);
-    else if (keep)
-      out[0].push_back(1);
-  }
-  return Status::success();
+  return toStatus(shape::inferReduceShape(in[0], attrs.getInts("axes"),
+                                          attrs.getBool("keep_dims"), out[0]));
 }
 
 Status reshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  Shape target = attrs.getInts("shape");
-  int64_t known = 1, inferred = -1;
-  for (size_t i = 0; i < target.size(); ++i) {
-    if (target[i] == -1) {
-      if (inferred >= 0)
-        return invalidArgument("reshape 'shape' has more than one -1");
-      inferred = i;
-    } else if (target[i] < 0) {
-      return invalidArgument("reshape 'shape' has invalid entry ", target[i]);
-    } else {
-      known *= target[i];
-    }
-  }
-  int64_t total = numElements(in[0]);
-  if (inferred >= 0) {
-    if (known == 0 || total % known)
-      return invalidArgument("cannot reshape ", shapeToString(in[0]), " to ",
-                             shapeToString(target));
-    target[inferred] = total / known;
-  }
-  if (numElements(target) != total)
-    return invalidArgument("cannot reshape ", shapeToString(in[0]), " (", total,
-                           " elements) to ", shapeToString(target));
-  out[0] = target;
-  return Status::success();
+  return toStatus(
+      shape::inferReshapeShape(in[0], attrs.getInts("shape"), out[0]));
 }
 
 Status flattenShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  int64_t rank = in[0].size();
-  int64_t axis = attrs.getInt("axis", 1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis > rank)
-    return invalidArgument("flatten axis ", attrs.getInt("axis", 1),
-                           " out of range for rank ", rank);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) *= in[0][i];
-  out[0] = {outer, inner};
-  return Status::success();
+  return toStatus(
+      shape::inferFlattenShape(in[0], attrs.getInt("axis", 1), out[0]));
 }
 
 Status transposeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                       Shapes &out) {
-  std::vector<int64_t> perm = attrs.getInts("perm");
-  int64_t rank = in[0].size();
-  GOPT_RETURN_IF_ERROR(requireListSize(perm, rank, "perm"));
-  std::vector<bool> seen(rank, false);
-  out[0].assign(rank, 0);
-  for (int64_t i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
-      return invalidArgument("'perm' is not a permutation of 0..", rank - 1);
-    seen[perm[i]] = true;
-    out[0][i] = in[0][perm[i]];
-  }
-  return Status::success();
+  return toStatus(
+      shape::inferTransposeShape(in[0], attrs.getInts("perm"), out[0]));
 }
 
 Status concatShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
-  int64_t rank = in[0].size();
-  GOPT_ASSIGN_OR_RETURN(int64_t axis,
-                        normalizeAxis(attrs.getInt("axis", 0), rank));
-  Shape result = in[0];
-  for (size_t i = 1; i < in.size(); ++i) {
-    if (static_cast<int64_t>(in[i].size()) != rank)
-      return invalidArgument("concat operand ", i, " has rank ", in[i].size(),
-                             ", operand 0 has ", rank);
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis && in[i][d] != in[0][d])
-        return invalidArgument("concat operand ", i, " ", shapeToString(in[i]),
-                               " differs from ", shapeToString(in[0]),
-                               " off the axis");
-    result[axis] += in[i][axis];
-  }
-  out[0] = result;
-  return Status::success();
+  std::vector<shape::DimsRef> inputs(in.begin(), in.end());
+  return toStatus(
+      shape::inferConcatShape(inputs, attrs.getInt("axis", 0), out[0]));
 }
 
 //===----------------------------------------------------------------------===//
