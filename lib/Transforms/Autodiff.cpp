@@ -256,10 +256,10 @@ LogicalResult Differentiator::backpropConv2D(Conv2DOp op, Value dy) {
     WindowParams window;
     window.kernel = {filterType.getDimSize(oihw ? 2 : 0),
                      filterType.getDimSize(oihw ? 3 : 1)};
-    window.strides = op.getStridesOrDefault();
-    window.dilations = op.getDilationsOrDefault();
+    window.strides = toDims(op.getStridesOrDefault());
+    window.dilations = toDims(op.getDilationsOrDefault());
     window.padding = op.getPadding();
-    window.pads = pads;
+    window.pads = toDims(pads);
     auto [top, bottom] =
         resolvePadding(inputType.getDimSize(layout->h), window, 0);
     auto [left, right] =
@@ -391,11 +391,11 @@ LogicalResult Differentiator::backpropMaxPool(MaxPoolOp op, Value dy) {
                         "dimensions",
            failure();
   WindowParams window;
-  window.kernel = SmallVector<int64_t, 2>(kernel.begin(), kernel.end());
-  window.strides = strides;
+  window.kernel = toDims(kernel);
+  window.strides = toDims(strides);
   window.dilations = {1, 1};
   window.padding = op.getPadding();
-  window.pads = pads;
+  window.pads = toDims(pads);
   window.ceilMode = op.getCeilMode();
   if (op.getPadding() != "EXPLICIT") {
     auto [top, bottom] = resolvePadding(xType.getDimSize(layout->h), window, 0);

@@ -143,66 +143,25 @@ std::vector<double> OpAttrs::getFloats(const std::string &name) const {
 }
 
 //===----------------------------------------------------------------------===//
-// Shared arithmetic
+// Adapters over the shared shape functions (gopt/Shape/ShapeFunctions.h)
 //===----------------------------------------------------------------------===//
+
+// A shared shape function's failure as an invalid-argument Status; the
+// session prefixes it with the op.
+static Status toStatus(const shape::Result &result) {
+  if (result.ok())
+    return Status::success();
+  return invalidArgument(result.message());
+}
 
 StatusOr<WindowDim> computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
                                      int64_t dilation,
                                      const std::string &padding, int64_t before,
                                      int64_t after, bool ceilMode) {
-  if (kernel < 1 || stride < 1 || dilation < 1)
-    return invalidArgument("window kernel ", kernel, ", stride ", stride,
-                           ", dilation ", dilation, " must all be >= 1");
-  int64_t effective = (kernel - 1) * dilation + 1;
   WindowDim w;
-  if (padding == "SAME") {
-    w.outSize = (in + stride - 1) / stride;
-    int64_t total =
-        std::max<int64_t>((w.outSize - 1) * stride + effective - in, 0);
-    w.padBefore = total / 2;
-    w.padAfter = total - w.padBefore;
-    return w;
-  }
-  if (padding == "VALID") {
-    before = after = 0;
-  } else if (padding != "EXPLICIT") {
-    return invalidArgument("unknown padding '", padding, "'");
-  }
-  if (before < 0 || after < 0)
-    return invalidArgument("negative padding");
-  int64_t span = in + before + after - effective;
-  if (span < 0)
-    return invalidArgument("window of extent ", effective,
-                           " is larger than the padded input of size ",
-                           in + before + after);
-  w.padBefore = before;
-  w.padAfter = after;
-  w.outSize = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  // PyTorch's and ONNX's rule (and the dialect's): with ceil_mode the last
-  // window must start inside the input or its leading padding.
-  if (ceilMode && (w.outSize - 1) * stride >= in + before)
-    --w.outSize;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::computeWindowDim(
+      in, kernel, stride, dilation, padding, before, after, ceilMode, w)));
   return w;
-}
-
-int64_t channelAxis(const std::string &dataFormat, int64_t rank) {
-  if (dataFormat == "NCHW")
-    return rank >= 2 ? 1 : 0;
-  return rank - 1;
-}
-
-StatusOr<Shape> broadcastShapes(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return invalidArgument("shapes ", shapeToString(a), " and ",
-                             shapeToString(b), " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -269,8 +228,21 @@ Status matchingOperandsShape(const OpAttrs &, const Shapes &in,
 Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  GOPT_ASSIGN_OR_RETURN(out[0], broadcastShapes(in[0], in[1]));
-  return Status::success();
+  return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
+}
+
+// The window attributes of a convolution or pooling op; absent strides,
+// dilations and pads are 1s and 0s.
+shape::WindowParams windowParams(const OpAttrs &attrs,
+                                 const std::string &padding) {
+  shape::WindowParams window;
+  window.kernel = attrs.getInts("kernel");
+  window.strides = attrs.getInts("strides", {1, 1});
+  window.dilations = attrs.getInts("dilations", {1, 1});
+  window.padding = padding;
+  window.pads = attrs.getInts("pads", {0, 0, 0, 0});
+  window.ceilMode = attrs.getBool("ceil_mode");
+  return window;
 }
 
 Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
@@ -280,42 +252,21 @@ Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   if (types.size() == 3 && types[2] != types[0] && types[2] != DType::kF32)
     return invalidArgument("bias has element type ", dtypeName(types[2]),
                            ", expected ", dtypeName(types[0]), " or f32");
-  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "conv2d input"));
-  GOPT_RETURN_IF_ERROR(requireRank(in[1], 4, "conv2d filter"));
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
-  GOPT_RETURN_IF_ERROR(requireListSize(dilations, 2, "dilations"));
-  GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
-  int64_t groups = attrs.getInt("groups");
-  bool nchw = attrs.getString("data_format") == "NCHW";
-  bool oihw = attrs.getString("filter_format") == "OIHW";
-  const Shape &x = in[0], &f = in[1];
-  int64_t n = x[0], c = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
-          w = nchw ? x[3] : x[2];
-  int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
-  int64_t fin = oihw ? f[1] : f[2], cout = oihw ? f[0] : f[3];
-  if (groups < 1 || c % groups || cout % groups)
-    return invalidArgument("groups ", groups, " must divide input channels ", c,
-                           " and output channels ", cout);
-  if (fin * groups != c)
-    return invalidArgument("filter ", shapeToString(f), " expects ",
-                           fin * groups, " input channels, input ",
-                           shapeToString(x), " has ", c);
-  if (in.size() == 3 && in[2] != Shape{cout})
-    return invalidArgument("bias ", shapeToString(in[2]), " must be [", cout,
-                           "]");
   std::string padding = attrs.getString("padding");
-  GOPT_ASSIGN_OR_RETURN(WindowDim oh,
-                        computeWindowDim(h, kh, strides[0], dilations[0],
-                                         padding, pads[0], pads[1], false));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ow,
-                        computeWindowDim(w, kw, strides[1], dilations[1],
-                                         padding, pads[2], pads[3], false));
-  out[0] = nchw ? Shape{n, cout, oh.outSize, ow.outSize}
-                : Shape{n, oh.outSize, ow.outSize, cout};
-  return Status::success();
+  std::string dataFormat = attrs.getString("data_format");
+  std::string filterFormat = attrs.getString("filter_format");
+  std::string activation = attrs.getString("activation", "none");
+  shape::Conv2DParams params;
+  params.window = windowParams(attrs, padding);
+  params.groups = attrs.getInt("groups");
+  params.dataFormat = dataFormat;
+  params.filterFormat = filterFormat;
+  params.activation = activation;
+  shape::DimsRef bias;
+  if (in.size() == 3)
+    bias = in[2];
+  return toStatus(shape::inferConv2DShape(
+      in[0], in[1], in.size() == 3 ? &bias : nullptr, params, out[0]));
 }
 
 Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
@@ -358,50 +309,18 @@ Status biasAddShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
 Status matmulShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  const Shape &a = in[0], &b = in[1];
-  if (a.size() < 2 || b.size() < 2)
-    return invalidArgument("matmul operands must have rank >= 2, got ",
-                           shapeToString(a), " and ", shapeToString(b));
-  bool ta = attrs.getBool("transpose_a");
-  bool tb = attrs.getBool("transpose_b");
-  size_t ra = a.size(), rb = b.size();
-  int64_t m = ta ? a[ra - 1] : a[ra - 2], ka = ta ? a[ra - 2] : a[ra - 1];
-  int64_t kb = tb ? b[rb - 1] : b[rb - 2], n = tb ? b[rb - 2] : b[rb - 1];
-  if (ka != kb)
-    return invalidArgument("matmul contraction sizes differ: ",
-                           shapeToString(a), " x ", shapeToString(b));
-  GOPT_ASSIGN_OR_RETURN(Shape batch,
-                        broadcastShapes(Shape(a.begin(), a.end() - 2),
-                                        Shape(b.begin(), b.end() - 2)));
-  batch.push_back(m);
-  batch.push_back(n);
-  out[0] = batch;
-  return Status::success();
+  return toStatus(
+      shape::inferMatMulShape(in[0], in[1], attrs.getBool("transpose_a"),
+                              attrs.getBool("transpose_b"), out[0]));
 }
 
 Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                  Shapes &out) {
-  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "pool input"));
-  std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  GOPT_RETURN_IF_ERROR(requireListSize(kernel, 2, "kernel"));
-  GOPT_RETURN_IF_ERROR(requireListSize(strides, 2, "strides"));
-  GOPT_RETURN_IF_ERROR(requireListSize(pads, 4, "pads"));
-  bool nchw = attrs.getString("data_format") == "NCHW";
   std::string padding = attrs.getString("padding");
-  bool ceilMode = attrs.getBool("ceil_mode");
-  const Shape &x = in[0];
-  int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
-  GOPT_ASSIGN_OR_RETURN(WindowDim oh,
-                        computeWindowDim(h, kernel[0], strides[0], 1, padding,
-                                         pads[0], pads[1], ceilMode));
-  GOPT_ASSIGN_OR_RETURN(WindowDim ow,
-                        computeWindowDim(w, kernel[1], strides[1], 1, padding,
-                                         pads[2], pads[3], ceilMode));
-  out[0] = nchw ? Shape{x[0], x[1], oh.outSize, ow.outSize}
-                : Shape{x[0], oh.outSize, ow.outSize, x[3]};
-  return Status::success();
+  shape::WindowParams window = windowParams(attrs, padding);
+  window.dilations = {1, 1};
+  return toStatus(shape::inferPoolShape(
+      in[0], window, attrs.getString("data_format"), out[0]));
 }
 
 Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
@@ -415,115 +334,43 @@ Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 
 Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  GOPT_RETURN_IF_ERROR(
-      normalizeAxis(attrs.getInt("axis", -1), in[0].size()).status());
+  int64_t axis;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::normalizeAxis(
+      attrs.getInt("axis", -1), in[0].size(), "axis", axis)));
   out[0] = in[0];
   return Status::success();
 }
 
 Status reduceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                    Shapes &out) {
-  int64_t rank = in[0].size();
-  std::vector<int64_t> axes = attrs.getInts("axes");
-  std::vector<bool> reduced(rank, axes.empty());
-  for (int64_t a : axes) {
-    GOPT_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, rank));
-    if (reduced[axis])
-      return invalidArgument("axis ", a, " listed twice");
-    reduced[axis] = true;
-  }
-  bool keep = attrs.getBool("keep_dims");
-  out[0].clear();
-  for (int64_t i = 0; i < rank; ++i) {
-    if (!reduced[i])
-      out[0].push_back(in[0][i]);
-    else if (keep)
-      out[0].push_back(1);
-  }
-  return Status::success();
+  return toStatus(shape::inferReduceShape(in[0], attrs.getInts("axes"),
+                                          attrs.getBool("keep_dims"), out[0]));
 }
 
 Status reshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  Shape target = attrs.getInts("shape");
-  int64_t known = 1, inferred = -1;
-  for (size_t i = 0; i < target.size(); ++i) {
-    if (target[i] == -1) {
-      if (inferred >= 0)
-        return invalidArgument("reshape 'shape' has more than one -1");
-      inferred = i;
-    } else if (target[i] < 0) {
-      return invalidArgument("reshape 'shape' has invalid entry ", target[i]);
-    } else {
-      known *= target[i];
-    }
-  }
-  int64_t total = numElements(in[0]);
-  if (inferred >= 0) {
-    if (known == 0 || total % known)
-      return invalidArgument("cannot reshape ", shapeToString(in[0]), " to ",
-                             shapeToString(target));
-    target[inferred] = total / known;
-  }
-  if (numElements(target) != total)
-    return invalidArgument("cannot reshape ", shapeToString(in[0]), " (", total,
-                           " elements) to ", shapeToString(target));
-  out[0] = target;
-  return Status::success();
+  return toStatus(
+      shape::inferReshapeShape(in[0], attrs.getInts("shape"), out[0]));
 }
 
 Status flattenShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
-  int64_t rank = in[0].size();
-  int64_t axis = attrs.getInt("axis", 1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis > rank)
-    return invalidArgument("flatten axis ", attrs.getInt("axis", 1),
-                           " out of range for rank ", rank);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) *= in[0][i];
-  out[0] = {outer, inner};
-  return Status::success();
+  return toStatus(
+      shape::inferFlattenShape(in[0], attrs.getInt("axis", 1), out[0]));
 }
 
 Status transposeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                       Shapes &out) {
-  std::vector<int64_t> perm = attrs.getInts("perm");
-  int64_t rank = in[0].size();
-  GOPT_RETURN_IF_ERROR(requireListSize(perm, rank, "perm"));
-  std::vector<bool> seen(rank, false);
-  out[0].assign(rank, 0);
-  for (int64_t i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
-      return invalidArgument("'perm' is not a permutation of 0..", rank - 1);
-    seen[perm[i]] = true;
-    out[0][i] = in[0][perm[i]];
-  }
-  return Status::success();
+  return toStatus(
+      shape::inferTransposeShape(in[0], attrs.getInts("perm"), out[0]));
 }
 
 Status concatShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
-  int64_t rank = in[0].size();
-  GOPT_ASSIGN_OR_RETURN(int64_t axis,
-                        normalizeAxis(attrs.getInt("axis", 0), rank));
-  Shape result = in[0];
-  for (size_t i = 1; i < in.size(); ++i) {
-    if (static_cast<int64_t>(in[i].size()) != rank)
-      return invalidArgument("concat operand ", i, " has rank ", in[i].size(),
-                             ", operand 0 has ", rank);
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis && in[i][d] != in[0][d])
-        return invalidArgument("concat operand ", i, " ", shapeToString(in[i]),
-                               " differs from ", shapeToString(in[0]),
-                               " off the axis");
-    result[axis] += in[i][axis];
-  }
-  out[0] = result;
-  return Status::success();
+  std::vector<shape::DimsRef> inputs(in.begin(), in.end());
+  return toStatus(
+      shape::inferConcatShape(inputs, attrs.getInt("axis", 0), out[0]));
 }
 
 //===----------------------------------------------------------------------===//

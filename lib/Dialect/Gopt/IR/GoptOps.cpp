@@ -443,10 +443,13 @@ static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
   if (failed(verifySameElementTypes(operands, names, error)))
     return failure();
   Conv2DParams params;
-  params.window.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
-  params.window.dilations = getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1});
+  params.window.strides =
+      toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.window.dilations =
+      toDims(getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1}));
   params.window.padding = adaptor.getPadding();
-  params.window.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.window.pads =
+      toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
   params.groups = static_cast<int64_t>(adaptor.getGroups());
   params.dataFormat = adaptor.getDataFormat();
   params.filterFormat = adaptor.getFilterFormat();
@@ -580,11 +583,11 @@ template <typename Adaptor>
 static LogicalResult inferPoolTypes(Adaptor adaptor, const ShapeError &error,
                                     SmallVectorImpl<Type> &inferred) {
   WindowParams params;
-  params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
-  params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
+  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
   params.dilations = {1, 1};
   params.padding = adaptor.getPadding();
-  params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
   params.ceilMode = adaptor.getCeilMode();
   Shape shape;
   if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,

@@ -177,10 +177,13 @@ GOPT_SHAPE_FUNCTION_HOOKS(DropoutGradOp)
 template <typename Adaptor>
 static Conv2DParams getBackpropConvParams(Adaptor adaptor) {
   Conv2DParams params;
-  params.window.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
-  params.window.dilations = getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1});
+  params.window.strides =
+      toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.window.dilations =
+      toDims(getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1}));
   params.window.padding = "EXPLICIT";
-  params.window.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.window.pads =
+      toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
   params.groups = static_cast<int64_t>(adaptor.getGroups());
   params.dataFormat = adaptor.getDataFormat();
   params.filterFormat = adaptor.getFilterFormat();
@@ -274,11 +277,11 @@ static LogicalResult inferTypes(MaxPoolGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
   WindowParams params;
-  params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
-  params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
+  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
   params.dilations = {1, 1};
   params.padding = "EXPLICIT";
-  params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
   return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
                             adaptor.getDataFormat(), error, inferred);
 }
@@ -288,11 +291,11 @@ static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
   WindowParams params;
-  params.kernel = getI64ArrayOr(adaptor.getKernelAttr(), {});
-  params.strides = getI64ArrayOr(adaptor.getStridesAttr(), {1, 1});
+  params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
+  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
   params.dilations = {1, 1};
   params.padding = adaptor.getPadding();
-  params.pads = getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0});
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
   params.ceilMode = adaptor.getCeilMode();
   return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
                             adaptor.getDataFormat(), error, inferred);

@@ -10,6 +10,7 @@
 #ifndef GOPT_RUNTIME_OPSCHEMA_H
 #define GOPT_RUNTIME_OPSCHEMA_H
 
+#include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/runtime/Status.h"
 #include "gopt/runtime/Tensor.h"
 #include "gopt/runtime/plan.pb.h"
@@ -114,12 +115,9 @@ Status checkOpAgainstSchema(const plan::Op &op, const OpSchema &schema);
 
 // Window arithmetic shared by shape functions and kernels
 // (docs/op-semantics.md): resolves SAME/VALID/EXPLICIT into explicit pads
-// and the output size of one spatial dimension.
-struct WindowDim {
-  int64_t padBefore = 0;
-  int64_t padAfter = 0;
-  int64_t outSize = 0;
-};
+// and the output size of one spatial dimension. An adapter over
+// gopt/Shape/ShapeFunctions.h, which the dialect runs too.
+using shape::WindowDim;
 StatusOr<WindowDim> computeWindowDim(int64_t inSize, int64_t kernel,
                                      int64_t stride, int64_t dilation,
                                      const std::string &padding,
@@ -147,10 +145,9 @@ inline int64_t avgPoolCount(int64_t h0, int64_t w0, int64_t kh, int64_t kw,
 
 // Channel axis per op-semantics: rank-4 NHWC -> 3, NCHW -> 1; otherwise
 // NHWC -> last axis, NCHW -> 1.
-int64_t channelAxis(const std::string &dataFormat, int64_t rank);
-
-// Numpy broadcast of two shapes, or an error naming both.
-StatusOr<Shape> broadcastShapes(const Shape &a, const Shape &b);
+inline int64_t channelAxis(const std::string &dataFormat, int64_t rank) {
+  return shape::channelAxis(dataFormat, rank);
+}
 
 } // namespace gopt::runtime
 

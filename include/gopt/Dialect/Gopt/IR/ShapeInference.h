@@ -1,19 +1,25 @@
 //===- ShapeInference.h - Shape functions of gopt ops -----------*- C++ -*-===//
 //
-// Free functions that compute result shapes from operand shapes and
-// attributes, and report invalid combinations. The ops' inferReturnTypes call
-// them, so builders and the verifier share one implementation (StableHLO's
-// TypeInference.cpp does the same); unit tests call them directly.
+// The ops' shape functions for the dialect: MLIR-typed adapters over the
+// shared, MLIR-free implementation in gopt/Shape/ShapeFunctions.h, which the
+// runtime's shape resolution runs too. The ops' inferReturnTypes call them,
+// so builders and the verifier share one implementation (StableHLO's
+// TypeInference.cpp does the same); a failure's message becomes a
+// diagnostic through ShapeError.
 //
-// Dynamic dimensions are mlir::ShapedType::kDynamic and propagate.
+// Dynamic dimensions are mlir::ShapedType::kDynamic (shape::kDynamic) and
+// propagate.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GOPT_DIALECT_GOPT_IR_SHAPEINFERENCE_H
 #define GOPT_DIALECT_GOPT_IR_SHAPEINFERENCE_H
 
+#include "gopt/Shape/ShapeFunctions.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
@@ -39,36 +45,41 @@ public:
     return diag;
   }
 
+  /// Success, or the shared shape function's message as a diagnostic.
+  mlir::LogicalResult check(const shape::Result &result) const {
+    if (result.ok())
+      return mlir::success();
+    return (*this)(result.message());
+  }
+
 private:
   std::optional<mlir::Location> loc;
   llvm::StringRef opName;
 };
 
-/// Layout of a 4-D activation: where N, C, H and W live.
-struct Layout {
-  int64_t n, c, h, w;
-};
+using shape::Conv2DParams;
+using shape::Layout;
+using shape::WindowParams;
+
+/// Attribute values as the shared functions' parameters hold them.
+inline shape::Dims toDims(llvm::ArrayRef<int64_t> values) {
+  return shape::Dims(values.begin(), values.end());
+}
 
 /// Parses "NHWC"/"NCHW".
 mlir::FailureOr<Layout> parseDataFormat(llvm::StringRef format,
                                         const ShapeError &error);
 
 /// Channel axis of a rank-`rank` activation in `format` (rank 2: axis 1).
-int64_t getChannelAxis(llvm::StringRef format, int64_t rank);
-
-/// Parameters of a 2-D window (convolution or pooling), in (H, W) order.
-struct WindowParams {
-  llvm::SmallVector<int64_t, 2> kernel;
-  llvm::SmallVector<int64_t, 2> strides;
-  llvm::SmallVector<int64_t, 2> dilations;
-  llvm::StringRef padding;            // "EXPLICIT", "SAME" or "VALID"
-  llvm::SmallVector<int64_t, 4> pads; // top, bottom, left, right
-  bool ceilMode = false;
-};
+inline int64_t getChannelAxis(llvm::StringRef format, int64_t rank) {
+  return shape::channelAxis(format, rank);
+}
 
 /// Checks the window attributes (sizes, signs, known padding mode).
-mlir::LogicalResult verifyWindowParams(const WindowParams &params,
-                                       const ShapeError &error);
+inline mlir::LogicalResult verifyWindowParams(const WindowParams &params,
+                                              const ShapeError &error) {
+  return error.check(shape::verifyWindowParams(params));
+}
 
 /// Output size of one spatial dimension (index 0 = H, 1 = W).
 mlir::FailureOr<int64_t> inferWindowOutputSize(int64_t inputSize,
@@ -78,27 +89,18 @@ mlir::FailureOr<int64_t> inferWindowOutputSize(int64_t inputSize,
 
 /// Resolved (before, after) padding of one spatial dimension; for "SAME"
 /// this needs a static input size.
-std::pair<int64_t, int64_t> resolvePadding(int64_t inputSize,
-                                           const WindowParams &params,
-                                           unsigned spatialIndex);
+using shape::resolvePadding;
 
 /// Numpy broadcasting of two shapes.
 mlir::LogicalResult inferBroadcastShape(llvm::ArrayRef<int64_t> lhs,
                                         llvm::ArrayRef<int64_t> rhs,
                                         Shape &result, const ShapeError &error);
 
-struct Conv2DParams {
-  WindowParams window; // kernel is taken from the filter
-  int64_t groups = 1;
-  llvm::StringRef dataFormat = "NHWC";
-  llvm::StringRef filterFormat = "HWIO";
-  llvm::StringRef activation = "none";
-};
-
 mlir::LogicalResult
 inferConv2DShape(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> filter,
                  std::optional<llvm::ArrayRef<int64_t>> bias,
-                 Conv2DParams params, Shape &result, const ShapeError &error);
+                 const Conv2DParams &params, Shape &result,
+                 const ShapeError &error);
 
 mlir::LogicalResult inferPoolShape(llvm::ArrayRef<int64_t> input,
                                    const WindowParams &params,
@@ -106,10 +108,13 @@ mlir::LogicalResult inferPoolShape(llvm::ArrayRef<int64_t> input,
                                    const ShapeError &error);
 
 /// Checks the per-channel operands (rank 1, size C) of a channel-wise op.
-mlir::LogicalResult verifyChannelOperand(llvm::ArrayRef<int64_t> operand,
-                                         int64_t channels,
-                                         llvm::StringRef operandName,
-                                         const ShapeError &error);
+inline mlir::LogicalResult verifyChannelOperand(llvm::ArrayRef<int64_t> operand,
+                                                int64_t channels,
+                                                llvm::StringRef operandName,
+                                                const ShapeError &error) {
+  return error.check(
+      shape::verifyChannelOperand(operand, channels, operandName));
+}
 
 mlir::LogicalResult inferMatMulShape(llvm::ArrayRef<int64_t> a,
                                      llvm::ArrayRef<int64_t> b, bool transposeA,

@@ -1,0 +1,196 @@
+//===- ShapeFunctions.h - Shape functions of gopt ops -----------*- C++ -*-===//
+//
+// The one implementation of each op's shape function: result shapes from
+// operand shapes and attributes, and a message for an invalid combination.
+// Plain C++17 with no LLVM or MLIR types (StableHLO's TypeInference.h
+// pattern), so the dialect's type inference (ShapeInference.h adapts it to
+// MLIR diagnostics) and the runtime's shape resolution (runtime OpSchema.cpp
+// adapts it to Status) run the same code.
+//
+// Dimensions are int64_t; kDynamic (MLIR's ShapedType::kDynamic) is an
+// unknown dimension and propagates. The runtime only passes static shapes.
+// A message names no op: each side prefixes it its own way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_SHAPE_SHAPEFUNCTIONS_H
+#define GOPT_SHAPE_SHAPEFUNCTIONS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gopt::shape {
+
+/// An unknown dimension; the value of mlir::ShapedType::kDynamic.
+inline constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
+
+inline bool isDynamic(int64_t dim) { return dim == kDynamic; }
+
+using Dims = std::vector<int64_t>;
+
+/// A read-only view of dimensions (or attribute values): anything with
+/// data() and size() of int64_t (std::vector, llvm::ArrayRef, SmallVector).
+class DimsRef {
+public:
+  DimsRef() = default;
+  DimsRef(const int64_t *data, size_t size) : data_(data), size_(size) {}
+  template <typename C, typename = decltype(std::declval<const C &>().data()),
+            typename = decltype(std::declval<const C &>().size())>
+  DimsRef(const C &c) : data_(c.data()), size_(c.size()) {}
+
+  const int64_t *begin() const { return data_; }
+  const int64_t *end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t back() const { return data_[size_ - 1]; }
+  DimsRef take_front(size_t n) const { return {data_, n}; }
+  DimsRef drop_front(size_t n) const { return {data_ + n, size_ - n}; }
+  DimsRef drop_back(size_t n) const { return {data_, size_ - n}; }
+
+private:
+  const int64_t *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// Success, or a failure with a message ("expects ..."; no op name).
+class [[nodiscard]] Result {
+public:
+  static Result success() { return Result(); }
+  static Result failure(std::string message) {
+    Result r;
+    r.failed_ = true;
+    r.message_ = std::move(message);
+    return r;
+  }
+  bool failed() const { return failed_; }
+  bool ok() const { return !failed_; }
+  const std::string &message() const { return message_; }
+
+private:
+  bool failed_ = false;
+  std::string message_;
+};
+
+/// "[1, ?, 3]": a shape in a message.
+std::string formatShape(DimsRef shape);
+/// "[1, -1, 3]": attribute values in a message.
+std::string formatList(DimsRef values);
+
+/// Layout of a 4-D activation: where N, C, H and W live.
+struct Layout {
+  int64_t n, c, h, w;
+};
+
+/// Parses "NHWC"/"NCHW".
+Result parseDataFormat(std::string_view format, Layout &layout);
+
+/// Channel axis of a rank-`rank` activation in `format`: NCHW and ranks <= 2
+/// axis 1 (0 for rank 1), otherwise the last axis.
+int64_t channelAxis(std::string_view format, int64_t rank);
+
+/// Normalises `axis` in [-rank, rank) to [0, rank); `attrName` is for the
+/// message.
+Result normalizeAxis(int64_t axis, int64_t rank, std::string_view attrName,
+                     int64_t &normalized);
+
+/// One spatial dimension of a window (docs/op-semantics.md): the padding
+/// SAME/VALID/EXPLICIT resolves to and the output size.
+struct WindowDim {
+  int64_t padBefore = 0;
+  int64_t padAfter = 0;
+  int64_t outSize = 0;
+};
+
+/// Window arithmetic of one spatial dimension, for shape functions and
+/// kernels: checks the parameters, resolves the padding and computes the
+/// output size. A dynamic `inSize` gives a dynamic output size (and no SAME
+/// padding); pads other than EXPLICIT's are ignored.
+Result computeWindowDim(int64_t inSize, int64_t kernel, int64_t stride,
+                        int64_t dilation, std::string_view padding,
+                        int64_t explicitBefore, int64_t explicitAfter,
+                        bool ceilMode, WindowDim &dim);
+
+/// Parameters of a 2-D window (convolution or pooling), in (H, W) order.
+struct WindowParams {
+  Dims kernel;
+  Dims strides;
+  Dims dilations;
+  std::string_view padding; // "EXPLICIT", "SAME" or "VALID"
+  Dims pads = {0, 0, 0, 0}; // top, bottom, left, right
+  bool ceilMode = false;
+};
+
+/// Checks the window attributes (sizes, signs, known padding mode).
+Result verifyWindowParams(const WindowParams &params);
+
+/// Output size of one spatial dimension (index 0 = H, 1 = W) of a verified
+/// window.
+Result inferWindowOutputSize(int64_t inputSize, const WindowParams &params,
+                             unsigned spatialIndex, int64_t &outputSize);
+
+/// Resolved (before, after) padding of one spatial dimension; for "SAME"
+/// this needs a static input size.
+std::pair<int64_t, int64_t> resolvePadding(int64_t inputSize,
+                                           const WindowParams &params,
+                                           unsigned spatialIndex);
+
+/// Numpy broadcasting of two shapes.
+Result inferBroadcastShape(DimsRef lhs, DimsRef rhs, Dims &result);
+
+/// Checks a per-channel operand (rank 1, size `channels`).
+Result verifyChannelOperand(DimsRef operand, int64_t channels,
+                            std::string_view operandName);
+
+struct Conv2DParams {
+  WindowParams window; // the kernel is taken from the filter
+  int64_t groups = 1;
+  std::string_view dataFormat = "NHWC";
+  std::string_view filterFormat = "HWIO";
+  std::string_view activation = "none";
+};
+
+/// gopt.conv2d; `bias` may be null (no bias operand).
+Result inferConv2DShape(DimsRef input, DimsRef filter, const DimsRef *bias,
+                        Conv2DParams params, Dims &result);
+
+/// gopt.max_pool / gopt.avg_pool.
+Result inferPoolShape(DimsRef input, const WindowParams &params,
+                      std::string_view dataFormat, Dims &result);
+
+Result inferMatMulShape(DimsRef a, DimsRef b, bool transposeA, bool transposeB,
+                        Dims &result);
+
+/// The reductions; empty `axes` reduces every axis.
+Result inferReduceShape(DimsRef input, DimsRef axes, bool keepDims,
+                        Dims &result);
+
+Result inferReshapeShape(DimsRef input, DimsRef shape, Dims &result);
+
+Result inferFlattenShape(DimsRef input, int64_t axis, Dims &result);
+
+Result inferTransposeShape(DimsRef input, DimsRef perm, Dims &result);
+
+Result inferConcatShape(const std::vector<DimsRef> &inputs, int64_t axis,
+                        Dims &result);
+
+Result inferSliceShape(DimsRef input, DimsRef starts, DimsRef ends,
+                       DimsRef steps, Dims &result);
+
+Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
+                     Dims &result);
+
+/// gopt.dequantize: `values` of rank >= 1, `scales` rank 1 with one entry
+/// (per-tensor) or one per slice along `axis` (per-channel). The result has
+/// the shape of `values`.
+Result inferDequantizeShape(DimsRef values, DimsRef scales, int64_t axis,
+                            Dims &result);
+
+} // namespace gopt::shape
+
+#endif // GOPT_SHAPE_SHAPEFUNCTIONS_H
