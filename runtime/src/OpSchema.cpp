@@ -255,7 +255,7 @@ Status conv2dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   std::string padding = attrs.getString("padding");
   std::string dataFormat = attrs.getString("data_format");
   std::string filterFormat = attrs.getString("filter_format");
-  std::string activation = attrs.getString("activation", "none");
+  std::string activation = attrs.getString("activation");
   shape::Conv2DParams params;
   params.window = windowParams(attrs, padding);
   params.groups = attrs.getInt("groups");
@@ -335,8 +335,8 @@ Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
   int64_t axis;
-  GOPT_RETURN_IF_ERROR(toStatus(shape::normalizeAxis(
-      attrs.getInt("axis", -1), in[0].size(), "axis", axis)));
+  GOPT_RETURN_IF_ERROR(toStatus(
+      shape::normalizeAxis(attrs.getInt("axis"), in[0].size(), "axis", axis)));
   out[0] = in[0];
   return Status::success();
 }
@@ -356,7 +356,7 @@ Status reshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 Status flattenShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                     Shapes &out) {
   return toStatus(
-      shape::inferFlattenShape(in[0], attrs.getInt("axis", 1), out[0]));
+      shape::inferFlattenShape(in[0], attrs.getInt("axis"), out[0]));
 }
 
 Status transposeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
@@ -370,7 +370,7 @@ Status concatShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
   std::vector<shape::DimsRef> inputs(in.begin(), in.end());
   return toStatus(
-      shape::inferConcatShape(inputs, attrs.getInt("axis", 0), out[0]));
+      shape::inferConcatShape(inputs, attrs.getInt("axis"), out[0]));
 }
 
 //===----------------------------------------------------------------------===//

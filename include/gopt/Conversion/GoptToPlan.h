@@ -30,7 +30,6 @@ mlir::FailureOr<mlir::func::FuncOp> findGraphFunction(mlir::ModuleOp module);
 /// another dialect, an unsupported element type, ...) and fails otherwise.
 mlir::FailureOr<plan::Plan> lowerToPlan(mlir::func::FuncOp func);
 
-
 } // namespace gopt
 
 #endif // GOPT_CONVERSION_GOPTTOPLAN_H

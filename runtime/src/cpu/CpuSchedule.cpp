@@ -262,8 +262,8 @@ Status CpuScheduler::scheduleConv(int o) {
     }
     if (op.kind() == "clip") {
       f.post.activation = "clip";
-      f.post.clipMin = static_cast<float>(OpAttrs(op).getFloat("min", 0));
-      f.post.clipMax = static_cast<float>(OpAttrs(op).getFloat("max", 0));
+      f.post.clipMin = static_cast<float>(OpAttrs(op).getFloat("min"));
+      f.post.clipMax = static_cast<float>(OpAttrs(op).getFloat("max"));
       return true;
     }
     return false;
@@ -506,8 +506,8 @@ Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
     }
     if (op.kind() == "clip") {
       p.activation = "clip";
-      p.clipMin = static_cast<float>(OpAttrs(op).getFloat("min", 0));
-      p.clipMax = static_cast<float>(OpAttrs(op).getFloat("max", 0));
+      p.clipMin = static_cast<float>(OpAttrs(op).getFloat("min"));
+      p.clipMax = static_cast<float>(OpAttrs(op).getFloat("max"));
       return true;
     }
     return false;

@@ -39,8 +39,8 @@ bool parseUnary(const plan::Op &op, Unary &kind, float &lo, float &hi) {
   } else if (k == "clip") {
     OpAttrs attrs(op);
     kind = Unary::kClip;
-    lo = static_cast<float>(attrs.getFloat("min", 0));
-    hi = static_cast<float>(attrs.getFloat("max", 0));
+    lo = static_cast<float>(attrs.getFloat("min"));
+    hi = static_cast<float>(attrs.getFloat("max"));
   } else {
     return false;
   }

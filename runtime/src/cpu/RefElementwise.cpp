@@ -202,15 +202,15 @@ Status geluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 Status leakyReluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
-  float alpha = static_cast<float>(ctx.attrs().getFloat("alpha", 0.01));
+  float alpha = static_cast<float>(ctx.attrs().getFloat("alpha"));
   return unaryFloat(in, out,
                     [alpha](float x) { return x >= 0 ? x : alpha * x; });
 }
 
 Status clipKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
-  float lo = static_cast<float>(ctx.attrs().getFloat("min", 0));
-  float hi = static_cast<float>(ctx.attrs().getFloat("max", 0));
+  float lo = static_cast<float>(ctx.attrs().getFloat("min"));
+  float hi = static_cast<float>(ctx.attrs().getFloat("max"));
   return unaryNumeric(in, out, [lo, hi](double x) {
     return std::min<double>(std::max<double>(x, lo), hi);
   });

@@ -307,7 +307,7 @@ Status mseLossGradKernel(const RefContext &, const std::vector<Tensor> &in,
 Status sgdUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  double lr = attrs.getFloat("lr", 0);
+  double lr = attrs.getFloat("lr");
   double momentum = attrs.getFloat("momentum", 0);
   double weightDecay = attrs.getFloat("weight_decay");
   bool nesterov = attrs.getBool("nesterov");
@@ -328,10 +328,10 @@ Status sgdUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 Status adamUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  double lr = attrs.getFloat("lr", 0);
+  double lr = attrs.getFloat("lr");
   double beta1 = attrs.getFloat("beta1");
   double beta2 = attrs.getFloat("beta2");
-  double eps = attrs.getFloat("epsilon", 1e-8);
+  double eps = attrs.getFloat("epsilon");
   double weightDecay = attrs.getFloat("weight_decay");
   double step = in[4].data<float>()[0];
   if (!(step >= 1))

@@ -654,7 +654,7 @@ StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
-      numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr", 0)),
+      numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr")),
       static_cast<float>(a.getFloat("momentum", 0)),
       static_cast<float>(a.getFloat("weight_decay")), a.getBool("nesterov")));
 }
@@ -732,9 +732,8 @@ StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<AdamUpdateKernel>(
-      numElements(c.inputShapes[0]), a.getFloat("lr", 0), a.getFloat("beta1"),
-      a.getFloat("beta2"), a.getFloat("epsilon", 1e-8),
-      a.getFloat("weight_decay")));
+      numElements(c.inputShapes[0]), a.getFloat("lr"), a.getFloat("beta1"),
+      a.getFloat("beta2"), a.getFloat("epsilon"), a.getFloat("weight_decay")));
 }
 
 //===----------------------------------------------------------------------===//

@@ -805,7 +805,7 @@ public:
   static StatusOr<std::unique_ptr<CudaKernel>>
   create(const CudaKernelConfig &c) {
     OpAttrs attrs = c.attrs();
-    if (attrs.getBool("training", false))
+    if (attrs.getBool("training"))
       return noKernel(c, "training-mode batch_norm is CPU-only");
     DType t = c.inputTypes[0];
     if (!isFloatKernelType(t))
@@ -1035,7 +1035,7 @@ ConvKernel::create(const CudaKernelConfig &c) {
                    "launchCast (f32 bias)"));
     }
   }
-  k->act_kind_ = activationKind(attrs.getString("activation", "none"));
+  k->act_kind_ = activationKind(attrs.getString("activation"));
   k->fused_ = k->hasBias_ && k->act_kind_ == UnaryKind::kRelu;
   if (k->fused_) {
     GOPT_RETURN_IF_ERROR(set4d(k->bias_.d, true, type, 1, cout, 1, 1));
@@ -1360,7 +1360,7 @@ KernelOr unaryOp(const CudaKernelConfig &c) {
 
 KernelOr createGelu(const CudaKernelConfig &c) {
   return unary(c,
-               c.attrs().getString("approximate", "none") == "tanh"
+               c.attrs().getString("approximate") == "tanh"
                    ? UnaryKind::kGeluTanh
                    : UnaryKind::kGeluErf,
                true);
@@ -1368,14 +1368,14 @@ KernelOr createGelu(const CudaKernelConfig &c) {
 
 KernelOr createLeakyRelu(const CudaKernelConfig &c) {
   return unary(c, UnaryKind::kLeakyRelu, true,
-               static_cast<float>(c.attrs().getFloat("alpha", 0.01)));
+               static_cast<float>(c.attrs().getFloat("alpha")));
 }
 
 KernelOr createClip(const CudaKernelConfig &c) {
   OpAttrs attrs = c.attrs();
   return unary(c, UnaryKind::kClip, false,
-               static_cast<float>(attrs.getFloat("min", 0)),
-               static_cast<float>(attrs.getFloat("max", 0)));
+               static_cast<float>(attrs.getFloat("min")),
+               static_cast<float>(attrs.getFloat("max")));
 }
 
 KernelOr createBiasAdd(const CudaKernelConfig &c) {

@@ -18,7 +18,7 @@ namespace {
 bool anyAttrs(const plan::Op &, std::string *) { return true; }
 
 bool inferenceOnly(const plan::Op &op, std::string *whyNot) {
-  if (!OpAttrs(op).getBool("training", false))
+  if (!OpAttrs(op).getBool("training"))
     return true;
   if (whyNot)
     *whyNot = "training-mode " + op.kind() + " is CPU-only";
