@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/PlanBuilder.h"
 
 #include <algorithm>
 #include <map>
@@ -752,27 +753,6 @@ Status dequantizeShape(const OpAttrs &attrs, const Shapes &in,
 Status quantizeShape(const OpAttrs &attrs, const Shapes &in,
                      const DTypes &types, Shapes &out) {
   return quantizationShape("quantize", DType::kF32, attrs, in, types, out);
-}
-
-plan::AttrValue intDefault(int64_t value) {
-  plan::AttrValue v;
-  v.set_i(value);
-  return v;
-}
-plan::AttrValue floatDefault(double value) {
-  plan::AttrValue v;
-  v.set_f(value);
-  return v;
-}
-plan::AttrValue stringDefault(const char *value) {
-  plan::AttrValue v;
-  v.set_s(value);
-  return v;
-}
-plan::AttrValue boolDefault(bool value) {
-  plan::AttrValue v;
-  v.set_b(value);
-  return v;
 }
 
 // buildSchemas(): one entry per runtime op of the ODS.

@@ -95,15 +95,15 @@ def cpp_default(kind, literal, op, name):
     if kind == "kString":
         if not (text.startswith('"') and text.endswith('"')):
             raise GenError(f"op '{op}': string default of '{name}' is {text}")
-        return f"stringDefault({text})"
+        return f"stringAttr({text})"
     if kind == "kFloat":
-        return f"floatDefault({text})"
+        return f"floatAttr({text})"
     if kind == "kInt":
-        return f"intDefault({text})"
+        return f"intAttr({text})"
     if kind == "kBool":
         if text not in ("true", "false"):
             raise GenError(f"op '{op}': bool default of '{name}' is {text}")
-        return f"boolDefault({text})"
+        return f"boolAttr({text})"
     raise GenError(f"op '{op}': attribute '{name}' of a list type has a "
                    "default, which the runtime table cannot state")
 
