@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/OpSchema.h"
+#include "ShapeAdapters.h"
 #include "gopt/runtime/PlanBuilder.h"
 
 #include <algorithm>
@@ -147,14 +148,6 @@ std::vector<double> OpAttrs::getFloats(const std::string &name) const {
 // Adapters over the shared shape functions (gopt/Shape/ShapeFunctions.h)
 //===----------------------------------------------------------------------===//
 
-// A shared shape function's failure as an invalid-argument Status; the
-// session prefixes it with the op.
-static Status toStatus(const shape::Result &result) {
-  if (result.ok())
-    return Status::success();
-  return invalidArgument(result.message());
-}
-
 StatusOr<WindowDim> computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
                                      int64_t dilation,
                                      const std::string &padding, int64_t before,
@@ -170,40 +163,6 @@ StatusOr<WindowDim> computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-using Shapes = std::vector<Shape>;
-using DTypes = std::vector<DType>;
-
-Status requireSameTypes(const DTypes &types, size_t count) {
-  for (size_t i = 1; i < std::min(count, types.size()); ++i)
-    if (types[i] != types[0])
-      return invalidArgument("operand ", i, " has element type ",
-                             dtypeName(types[i]), ", operand 0 has ",
-                             dtypeName(types[0]));
-  return Status::success();
-}
-
-Status requireRank(const Shape &s, int64_t rank, const char *what) {
-  if (static_cast<int64_t>(s.size()) != rank)
-    return invalidArgument(what, " must have rank ", rank, ", got ",
-                           shapeToString(s));
-  return Status::success();
-}
-
-StatusOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
-                                const char *what = "axis") {
-  if (axis < -rank || axis >= rank)
-    return invalidArgument(what, " ", axis, " out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-Status requireListSize(const std::vector<int64_t> &v, size_t n,
-                       const char *name) {
-  if (v.size() != n)
-    return invalidArgument("'", name, "' must have ", n, " entries, got ",
-                           v.size());
-  return Status::success();
-}
 
 Status sameShape(const OpAttrs &, const Shapes &in, const DTypes &,
                  Shapes &out) {
