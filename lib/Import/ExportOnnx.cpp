@@ -342,6 +342,62 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         (void)finalOut;
         return success();
       })
+      .Case([&](LayerNormOp ln) -> LogicalResult {
+        // LayerNormalization is opset 17; at this exporter's opset it is
+        // written as PyTorch writes it for older opsets: the mean and
+        // biased variance over the trailing axes, then scale and shift.
+        Type et = elementType(ln.getX());
+        int64_t rank = cast<RankedTensorType>(ln.getX().getType()).getRank();
+        int64_t axis = ln.getAxis() < 0 ? ln.getAxis() + rank : ln.getAxis();
+        SmallVector<int64_t> axes;
+        for (int64_t d = axis; d < rank; ++d)
+          axes.push_back(d);
+        auto mean = [&](const std::string &in) {
+          std::string out = fresh();
+          onnx::NodeProto *n = add("ReduceMean", {in}, {out});
+          setInts(n, "axes", axes);
+          return out;
+        };
+        std::string x = nameOf(ln.getX());
+        std::string centered = fresh(), squared = fresh(), shifted = fresh(),
+                    stddev = fresh(), normalized = fresh(), scaled = fresh();
+        add("Sub", {x, mean(x)}, {centered});
+        add("Mul", {centered, centered}, {squared});
+        add("Add",
+            {mean(squared),
+             scalarInitializer(et, ln.getEpsilon().convertToFloat())},
+            {shifted});
+        add("Sqrt", {shifted}, {stddev});
+        add("Div", {centered, stddev}, {normalized});
+        add("Mul", {normalized, nameOf(ln.getScale())}, {scaled});
+        add("Add", {scaled, nameOf(ln.getBias())}, {nameOf(ln.getY())});
+        return success();
+      })
+      .Case([&](InstanceNormOp in) -> LogicalResult {
+        int64_t rank = cast<RankedTensorType>(in.getX().getType()).getRank();
+        auto emit = [&](const std::string &x, const std::string &y) {
+          onnx::NodeProto *n =
+              add("InstanceNormalization",
+                  {x, nameOf(in.getScale()), nameOf(in.getBias())}, {y});
+          setFloat(n, "epsilon", in.getEpsilon().convertToFloat());
+        };
+        withNCHW(rank == 4 ? in.getDataFormat() : StringRef("NCHW"), in.getX(),
+                 in.getY(), emit);
+        return success();
+      })
+      .Case([&](LrnOp lrn) -> LogicalResult {
+        int64_t rank = cast<RankedTensorType>(lrn.getX().getType()).getRank();
+        auto emit = [&](const std::string &x, const std::string &y) {
+          onnx::NodeProto *n = add("LRN", {x}, {y});
+          setInt(n, "size", lrn.getSize());
+          setFloat(n, "alpha", lrn.getAlpha().convertToFloat());
+          setFloat(n, "beta", lrn.getBeta().convertToFloat());
+          setFloat(n, "bias", lrn.getBias().convertToFloat());
+        };
+        withNCHW(rank == 4 ? lrn.getDataFormat() : StringRef("NCHW"),
+                 lrn.getX(), lrn.getY(), emit);
+        return success();
+      })
       .Case([&](BatchNormOp bn) -> LogicalResult {
         if (bn.getTraining())
           return bn.emitError("training batch_norm has no ONNX export");

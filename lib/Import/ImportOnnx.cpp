@@ -126,6 +126,9 @@ private:
   LogicalResult importGlobalAveragePool();
   LogicalResult importGlobalMaxPool();
   LogicalResult importLeakyRelu();
+  LogicalResult importLayerNorm();
+  LogicalResult importInstanceNorm();
+  LogicalResult importLrn();
   LogicalResult importMatMul();
   LogicalResult importFlatten();
   LogicalResult importTranspose();
@@ -1083,6 +1086,89 @@ LogicalResult OnnxImporter::importLeakyRelu() {
       b, loc, x, b.getF32FloatAttr(floatAttr("alpha", 0.01f))));
 }
 
+LogicalResult OnnxImporter::importLayerNorm() {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_OPTIONAL_INPUT(bias, 2);
+  if (intAttr("stash_type", 1) != 1)
+    return failNode("stash_type other than 1 (f32 statistics) is not "
+                    "supported");
+  Type et = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!bias)
+    bias = createScalarConstant(b, loc, et, 0.0f);
+  int64_t axis = intAttr("axis", -1);
+  float epsilon = floatAttr("epsilon", 1e-5f);
+  auto y = createInferred<LayerNormOp>(b, loc, x, scale, bias,
+                                       b.getI64IntegerAttr(axis),
+                                       b.getF32FloatAttr(epsilon));
+  if (!y)
+    return failOp();
+  setOutput(0, y);
+  bool wantsStatistics = false;
+  for (int i = 1; i < node->output_size(); ++i)
+    wantsStatistics |= !node->output(i).empty();
+  if (!wantsStatistics)
+    return success();
+  // The optional Mean and InvStdDev outputs (dimensions kept), which only
+  // training graphs read: computed apart from the fused op with the
+  // primitives, and dropped as dead code when nothing uses them.
+  int64_t rank = shapeOf(x).size();
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d)
+    axes.push_back(d);
+  auto mean = [&](Value v) -> Value {
+    auto op = createInferred<ReduceMeanOp>(b, loc, v, i64s(axes),
+                                           b.getBoolAttr(true));
+    return op ? op.getResult() : Value();
+  };
+  Value mu = mean(x);
+  if (!mu)
+    return failOp();
+  setOutput(1, mu);
+  if (node->output_size() < 3 || node->output(2).empty())
+    return success();
+  auto centered = createInferred<SubOp>(b, loc, x, mu);
+  if (!centered)
+    return failOp();
+  auto squared = createInferred<MulOp>(b, loc, centered, centered);
+  if (!squared)
+    return failOp();
+  Value variance = mean(squared);
+  if (!variance)
+    return failOp();
+  auto shifted = createInferred<AddOp>(
+      b, loc, variance, createScalarConstant(b, loc, et, epsilon));
+  if (!shifted)
+    return failOp();
+  auto invStd = createInferred<RsqrtOp>(b, loc, shifted);
+  if (!invStd)
+    return failOp();
+  setOutput(2, invStd);
+  return success();
+}
+
+LogicalResult OnnxImporter::importInstanceNorm() {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_INPUT(bias, 2);
+  return setResult(createInferred<InstanceNormOp>(
+      b, loc, x, scale, bias, b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)),
+      b.getStringAttr("NCHW")));
+}
+
+LogicalResult OnnxImporter::importLrn() {
+  GET_INPUT(x, 0);
+  if (!attr("size"))
+    return failNode("the required attribute 'size' is missing");
+  return setResult(createInferred<LrnOp>(
+      b, loc, x, b.getI64IntegerAttr(intAttr("size", 0)),
+      b.getF32FloatAttr(floatAttr("alpha", 1e-4f)),
+      b.getF32FloatAttr(floatAttr("beta", 0.75f)),
+      b.getF32FloatAttr(floatAttr("bias", 1.0f)), b.getStringAttr("NCHW")));
+}
+
 LogicalResult OnnxImporter::importMatMul() {
   GET_INPUT(lhs, 0);
   GET_INPUT(rhs, 1);
@@ -1211,6 +1297,9 @@ LogicalResult OnnxImporter::importNode() {
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
+      {"InstanceNormalization", [](I &i) { return i.importInstanceNorm(); }},
+      {"LRN", [](I &i) { return i.importLrn(); }},
+      {"LayerNormalization", [](I &i) { return i.importLayerNorm(); }},
       {"LeakyRelu", [](I &i) { return i.importLeakyRelu(); }},
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},

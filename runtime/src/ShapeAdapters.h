@@ -5,7 +5,7 @@
 // the operand checks that only the runtime makes (the dialect's are in ODS).
 // Shape functions for a family of ops live in a file of their own under
 // runtime/src/shapes/ and are declared in its header, which OpSchema.cpp
-// includes before the generated table.
+// includes (outside any namespace) for the generated table to name them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_SHAPEADAPTERS_H

@@ -191,6 +191,27 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
 Result inferDequantizeShape(DimsRef values, DimsRef scales, int64_t axis,
                             Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Normalizations (lib/Shape/NormShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The channel axis of instance_norm's and lrn's input: `data_format`'s for
+/// rank 4, axis 1 for the other ranks (ONNX's N, C, D1, ...).
+int64_t normalizationChannelAxis(std::string_view format, int64_t rank);
+
+/// layer_norm: `x` normalized over its dimensions from `axis` on; `scale` and
+/// `bias` broadcast to those dimensions. The result has the shape of `x`.
+Result inferLayerNormShape(DimsRef x, DimsRef scale, DimsRef bias, int64_t axis,
+                           Dims &result);
+
+/// instance_norm: `x` of rank >= 3 with channels at `channelAxis`; `scale`
+/// and `bias` have one value per channel.
+Result inferInstanceNormShape(DimsRef x, DimsRef scale, DimsRef bias,
+                              int64_t channelAxis, Dims &result);
+
+/// lrn: `x` of rank >= 3; `size` >= 1 neighbouring channels.
+Result inferLrnShape(DimsRef x, int64_t size, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H
