@@ -103,6 +103,11 @@ private:
   void setOutput(int i, Value v);
 
   LogicalResult importNode();
+  /// Before opset 7: succeeds where opset 7's definition of the node's op
+  /// means the same for this node, so it imports as that; otherwise the
+  /// error says why.
+  LogicalResult checkLegacyNode();
+  LogicalResult importLegacyPRelu();
   LogicalResult windowAttrs(Value x, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> dilations, StringAttr &padding,
                             DenseI64ArrayAttr &pads,
@@ -1256,21 +1261,82 @@ LogicalResult OnnxImporter::importShape() {
   return unary<ShapeOp>();
 }
 
+LogicalResult OnnxImporter::checkLegacyNode() {
+  StringRef op = node->op_type();
+  auto *registry = onnx::OpSchemaRegistry::Instance();
+  const onnx::OpSchema *then = registry->GetSchema(node->op_type(), opset);
+  const onnx::OpSchema *at7 = registry->GetSchema(node->op_type(), 7);
+  if (then && at7 && then->SinceVersion() == at7->SinceVersion())
+    return success();
+  auto refuse = [&](StringRef why) {
+    return failNode(llvm::formatv(
+        "opset {0} is not supported for {1}: {2} (gopt imports the "
+        "definition of opset 7 and later)",
+        opset, op, why));
+  };
+  if (!then || !at7)
+    return refuse("no such op in that opset");
+  // Legacy broadcasting: with `broadcast` = 1 the second operand aligns at
+  // `axis` of the first; numpy's rules (opset 7) align it at the end, which
+  // is the same unless `axis` says otherwise. Without `broadcast` the shapes
+  // are equal, which numpy's rules also cover.
+  if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow"}, op)) {
+    if (intAttr("broadcast", 0) == 0 || !attr("axis"))
+      return success();
+    FailureOr<Value> lhs = requiredInput(0), rhs = requiredInput(1);
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    int64_t lhsRank = shapeOf(*lhs).size(), rhsRank = shapeOf(*rhs).size();
+    int64_t axis = intAttr("axis", 0);
+    if (axis < 0)
+      axis += lhsRank;
+    if (axis == lhsRank - rhsRank)
+      return success();
+    return refuse(llvm::formatv("legacy broadcasting at axis {0} of a rank-{1} "
+                                "operand differs from numpy broadcasting",
+                                axis, lhsRank)
+                      .str());
+  }
+  // Gemm's old `broadcast` of C is what unidirectional broadcasting does.
+  // Pools and PRelu only gained attributes whose defaults are the old
+  // behaviour.
+  if (llvm::is_contained({"Gemm", "AveragePool", "MaxPool", "PRelu"}, op))
+    return success();
+  // is_test = 0 asked for training behaviour, which these ops changed.
+  if (llvm::is_contained({"BatchNormalization", "Dropout"}, op)) {
+    if (intAttr("is_test", 0) != 0)
+      return success();
+    return refuse("is_test = 0 (training mode)");
+  }
+  return refuse("its definition changed in opset 7");
+}
+
+LogicalResult OnnxImporter::importLegacyPRelu() {
+  GET_INPUT(x, 0);
+  GET_INPUT(slope, 1);
+  // Before opset 7 a 1-D slope holds one value per channel (axis 1), where
+  // numpy broadcasting would align it with the last axis.
+  ArrayRef<int64_t> xShape = shapeOf(x), slopeShape = shapeOf(slope);
+  if (slopeShape.size() == 1 && slopeShape[0] != 1 && xShape.size() > 2) {
+    SmallVector<int64_t> perChannel(xShape.size() - 1, 1);
+    perChannel[0] = slopeShape[0];
+    auto reshaped = createInferred<ReshapeOp>(b, loc, slope, i64s(perChannel));
+    if (!reshaped)
+      return failOp();
+    slope = reshaped;
+  }
+  return setResult(createInferred<PReluOp>(b, loc, x, slope));
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
   // An op of an older opset imports when its definition is the one opset 7
   // has (Elu-6, Softplus-1, ...); the others changed since (legacy
   // broadcasting, consumed_inputs, is_test).
-  if (opset < 7) {
-    auto *registry = onnx::OpSchemaRegistry::Instance();
-    const onnx::OpSchema *then = registry->GetSchema(node->op_type(), opset);
-    const onnx::OpSchema *at7 = registry->GetSchema(node->op_type(), 7);
-    if (!then || !at7 || then->SinceVersion() != at7->SinceVersion())
-      return failNode(llvm::formatv(
-          "opset {0} is not supported for {1} (gopt imports its definition "
-          "of opset 7 and later)",
-          opset, op));
-  }
+  if (opset < 7 && failed(checkLegacyNode()))
+    return failure();
+  if (opset < 7 && op == "PRelu")
+    return importLegacyPRelu();
   // Ops whose ODS names their ONNX op type need no code here.
   if (const FrameworkOp *generic = findFrameworkOp(kOnnxOps, op))
     return importGeneric(*generic);
