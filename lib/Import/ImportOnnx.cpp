@@ -108,6 +108,9 @@ private:
   /// error says why.
   LogicalResult checkLegacyNode();
   LogicalResult importLegacyPRelu();
+  using NodeImporter = LogicalResult (*)(OnnxImporter &);
+  LogicalResult importWindowed1D(NodeImporter import2D, int windowedInputs);
+  LogicalResult importPerChannelAs4D(NodeImporter import4D);
   LogicalResult windowAttrs(Value x, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> dilations, StringAttr &padding,
                             DenseI64ArrayAttr &pads,
@@ -1311,6 +1314,150 @@ LogicalResult OnnxImporter::checkLegacyNode() {
   return refuse("its definition changed in opset 7");
 }
 
+/// Runs `import` on a copy of the current node whose inputs and outputs are
+/// renamed to the values `lift` makes, then binds the node's outputs to what
+/// `lower` makes of the copy's.
+template <typename Lift, typename Lower>
+static LogicalResult
+importRewritten(onnx::NodeProto rewritten, const onnx::NodeProto *&node,
+                llvm::StringMap<Value> &values,
+                LogicalResult (*import)(OnnxImporter &), OnnxImporter &importer,
+                Lift lift, Lower lower) {
+  if (failed(lift(rewritten)))
+    return failure();
+  const onnx::NodeProto *original = node;
+  node = &rewritten;
+  LogicalResult imported = import(importer);
+  node = original;
+  if (failed(imported))
+    return failure();
+  return lower(rewritten);
+}
+
+/// The name a rewritten node gives its copy of value `name`.
+static std::string rewrittenName(StringRef name) {
+  return ("gopt.rewritten:" + name).str();
+}
+
+LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
+                                             int windowedInputs) {
+  GET_INPUT(x, 0);
+  if (shapeOf(x).size() != 3)
+    return import2D(*this);
+  // A 1-D window over [N, C, L] is the 2-D one over [N, C, 1, L], as
+  // TensorFlow runs conv1d: the inputs gain a unit height, the window
+  // attributes a leading 1 (or 0 for pads), and the result loses it again.
+  auto lift = [&](onnx::NodeProto &n) -> LogicalResult {
+    for (int i = 0; i < windowedInputs && i < n.input_size(); ++i) {
+      if (n.input(i).empty())
+        continue;
+      GET_INPUT(v, i);
+      SmallVector<int64_t> shape(shapeOf(v));
+      if (shape.size() != 3)
+        return failNode(
+            llvm::formatv("input {0} of a 1-D window must have rank 3, got {1}",
+                          i, formatShape(shape)));
+      shape.insert(shape.begin() + 2, 1);
+      for (int64_t &d : shape)
+        if (ShapedType::isDynamic(d))
+          d = -1;
+      if (llvm::count(shape, -1) > 1)
+        return failNode("a 1-D window over more than one dynamic dimension "
+                        "is not supported");
+      auto reshaped = createInferred<ReshapeOp>(b, loc, v, i64s(shape));
+      if (!reshaped)
+        return failOp();
+      values[rewrittenName(n.input(i))] = reshaped;
+      n.set_input(i, rewrittenName(n.input(i)));
+    }
+    for (onnx::AttributeProto &a : *n.mutable_attribute()) {
+      if (a.type() != onnx::AttributeProto::INTS)
+        continue;
+      SmallVector<int64_t> v(a.ints().begin(), a.ints().end());
+      a.clear_ints();
+      if (a.name() == "pads") {
+        if (v.size() != 2)
+          return failNode("'pads' of a 1-D window must have 2 values");
+        v = {0, v[0], 0, v[1]};
+      } else if (v.size() == 1) {
+        v.insert(v.begin(), a.name() == "output_padding" ? 0 : 1);
+      }
+      for (int64_t d : v)
+        a.add_ints(d);
+    }
+    for (int i = 0; i < n.output_size(); ++i)
+      if (!n.output(i).empty())
+        n.set_output(i, rewrittenName(n.output(i)));
+    return success();
+  };
+  auto lower = [&](const onnx::NodeProto &n) -> LogicalResult {
+    for (int i = 0; i < n.output_size(); ++i) {
+      if (n.output(i).empty())
+        continue;
+      auto it = values.find(n.output(i));
+      if (it == values.end())
+        continue;
+      SmallVector<int64_t> shape(shapeOf(it->second));
+      shape.erase(shape.begin() + 2);
+      for (int64_t &d : shape)
+        if (ShapedType::isDynamic(d))
+          d = -1;
+      auto reshaped =
+          createInferred<ReshapeOp>(b, loc, it->second, i64s(shape));
+      if (!reshaped)
+        return failOp();
+      setOutput(i, reshaped);
+    }
+    return success();
+  };
+  return importRewritten(*node, node, values, import2D, *this, lift, lower);
+}
+
+LogicalResult OnnxImporter::importPerChannelAs4D(NodeImporter import4D) {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (shape.size() != 3 && shape.size() != 5)
+    return import4D(*this);
+  // A per-channel op over [N, C, L] or [N, C, D, H, W] computes the same on
+  // [N, C, L, 1] or [N, C, D, H*W].
+  SmallVector<int64_t> as4D(shape.begin(), shape.begin() + 3);
+  if (shape.size() == 3)
+    as4D.push_back(1);
+  else
+    as4D.push_back(ShapedType::isDynamic(shape[3]) ||
+                           ShapedType::isDynamic(shape[4])
+                       ? -1
+                       : shape[3] * shape[4]);
+  SmallVector<int64_t> original(shape);
+  for (SmallVector<int64_t> *dims : {&as4D, &original})
+    for (int64_t &d : *dims)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+  if (llvm::count(as4D, -1) > 1 || llvm::count(original, -1) > 1)
+    return failNode(llvm::formatv(
+        "a rank-{0} input with more than one dynamic dimension is not "
+        "supported",
+        shape.size()));
+  auto lift = [&](onnx::NodeProto &n) -> LogicalResult {
+    auto reshaped = createInferred<ReshapeOp>(b, loc, x, i64s(as4D));
+    if (!reshaped)
+      return failOp();
+    values[rewrittenName(n.input(0))] = reshaped;
+    n.set_input(0, rewrittenName(n.input(0)));
+    n.set_output(0, rewrittenName(n.output(0)));
+    return success();
+  };
+  auto lower = [&](const onnx::NodeProto &n) -> LogicalResult {
+    auto reshaped =
+        createInferred<ReshapeOp>(b, loc, values[n.output(0)], i64s(original));
+    if (!reshaped)
+      return failOp();
+    setOutput(0, reshaped);
+    return success();
+  };
+  return importRewritten(*node, node, values, import4D, *this, lift, lower);
+}
+
 LogicalResult OnnxImporter::importLegacyPRelu() {
   GET_INPUT(x, 0);
   GET_INPUT(slope, 1);
@@ -1345,13 +1492,24 @@ LogicalResult OnnxImporter::importNode() {
   static constexpr OpHandler<I> kHandlers[] = {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
-      {"AveragePool", [](I &i) { return i.importPool(/*isMax=*/false); }},
-      {"BatchNormalization", [](I &i) { return i.importBatchNorm(); }},
+      {"AveragePool",
+       [](I &i) {
+         return i.importWindowed1D(
+             [](I &j) { return j.importPool(/*isMax=*/false); }, 1);
+       }},
+      {"BatchNormalization",
+       [](I &i) {
+         return i.importPerChannelAs4D(
+             [](I &j) { return j.importBatchNorm(); });
+       }},
       {"Cast", [](I &i) { return i.importCast(); }},
       {"Clip", [](I &i) { return i.importClip(); }},
       {"Concat", [](I &i) { return i.importConcat(); }},
       {"Constant", [](I &i) { return i.importConstant(); }},
-      {"Conv", [](I &i) { return i.importConv(); }},
+      {"Conv",
+       [](I &i) {
+         return i.importWindowed1D([](I &j) { return j.importConv(); }, 2);
+       }},
       {"DequantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
@@ -1371,7 +1529,11 @@ LogicalResult OnnxImporter::importNode() {
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"Max", [](I &i) { return i.importVariadic("Max"); }},
-      {"MaxPool", [](I &i) { return i.importPool(/*isMax=*/true); }},
+      {"MaxPool",
+       [](I &i) {
+         return i.importWindowed1D(
+             [](I &j) { return j.importPool(/*isMax=*/true); }, 1);
+       }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
       {"Neg", [](I &i) { return i.unary<NegOp>(); }},
