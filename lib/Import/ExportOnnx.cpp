@@ -517,10 +517,14 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                "axis", s.getAxis());
         return success();
       })
-      .Case<ReduceMeanOp, ReduceMaxOp>([&](auto r) {
-        bool isMean = std::is_same<decltype(r), ReduceMeanOp>::value;
-        onnx::NodeProto *n = add(isMean ? "ReduceMean" : "ReduceMax",
-                                 {nameOf(r.getX())}, {nameOf(r.getY())});
+      .Case<ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>([&](auto r) {
+        using OpTy = decltype(r);
+        const char *onnxOp = std::is_same_v<OpTy, ReduceMeanOp>  ? "ReduceMean"
+                             : std::is_same_v<OpTy, ReduceMaxOp> ? "ReduceMax"
+                             : std::is_same_v<OpTy, ReduceMinOp> ? "ReduceMin"
+                                                                 : "ReduceProd";
+        onnx::NodeProto *n =
+            add(onnxOp, {nameOf(r.getX())}, {nameOf(r.getY())});
         if (!r.getAxes().empty())
           setInts(n, "axes", r.getAxes());
         setInt(n, "keepdims", r.getKeepDims());

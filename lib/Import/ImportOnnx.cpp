@@ -980,15 +980,65 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     setOutput(0, x);
     return success();
   }
-  BoolAttr keep = b.getBoolAttr(intAttr("keepdims", 1) != 0);
-  Operation *op;
-  if (kind == "ReduceMean")
-    op = createInferred<ReduceMeanOp>(b, loc, x, i64s(axes), keep);
-  else if (kind == "ReduceSum")
-    op = createInferred<ReduceSumOp>(b, loc, x, i64s(axes), keep);
-  else
-    op = createInferred<ReduceMaxOp>(b, loc, x, i64s(axes), keep);
-  return setResult(op);
+  bool keepDims = intAttr("keepdims", 1) != 0;
+  auto reduceWith = [&](auto tag, Value v, bool keep) -> Value {
+    using OpTy = decltype(tag);
+    if (!v)
+      return v;
+    auto op = createInferred<OpTy>(b, loc, v, i64s(axes), b.getBoolAttr(keep));
+    return op ? op.getResult() : Value();
+  };
+  auto unaryOp = [&](auto tag, Value v) -> Value {
+    using OpTy = decltype(tag);
+    if (!v)
+      return v;
+    auto op = createInferred<OpTy>(b, loc, v);
+    return op ? op.getResult() : Value();
+  };
+  auto square = [&](Value v) -> Value {
+    auto op = createInferred<MulOp>(b, loc, v, v);
+    return op ? op.getResult() : Value();
+  };
+  // The reductions ONNX defines by a function of the others are imported as
+  // that function.
+  Value y;
+  if (kind == "ReduceMean") {
+    y = reduceWith(ReduceMeanOp(), x, keepDims);
+  } else if (kind == "ReduceSum") {
+    y = reduceWith(ReduceSumOp(), x, keepDims);
+  } else if (kind == "ReduceMax") {
+    y = reduceWith(ReduceMaxOp(), x, keepDims);
+  } else if (kind == "ReduceMin") {
+    y = reduceWith(ReduceMinOp(), x, keepDims);
+  } else if (kind == "ReduceProd") {
+    y = reduceWith(ReduceProdOp(), x, keepDims);
+  } else if (kind == "ReduceL1") {
+    y = reduceWith(ReduceSumOp(), unaryOp(AbsOp(), x), keepDims);
+  } else if (kind == "ReduceL2") {
+    y = unaryOp(SqrtOp(), reduceWith(ReduceSumOp(), square(x), keepDims));
+  } else if (kind == "ReduceSumSquare") {
+    y = reduceWith(ReduceSumOp(), square(x), keepDims);
+  } else if (kind == "ReduceLogSum") {
+    y = unaryOp(LogOp(), reduceWith(ReduceSumOp(), x, keepDims));
+  } else {
+    // ReduceLogSumExp, shifted by the maximum so exp cannot overflow; a
+    // reduction over the kept unit axes then drops them when asked to.
+    Value max = reduceWith(ReduceMaxOp(), x, true);
+    auto shifted = max ? createInferred<SubOp>(b, loc, x, max) : SubOp();
+    Value sum = shifted
+                    ? reduceWith(ReduceSumOp(),
+                                 unaryOp(ExpOp(), shifted.getResult()), true)
+                    : Value();
+    Value logSum = unaryOp(LogOp(), sum);
+    auto lse = logSum ? createInferred<AddOp>(b, loc, logSum, max) : AddOp();
+    y = lse ? (keepDims ? lse.getResult()
+                        : reduceWith(ReduceMaxOp(), lse.getResult(), false))
+            : Value();
+  }
+  if (!y)
+    return failOp();
+  setOutput(0, y);
+  return success();
 }
 
 LogicalResult OnnxImporter::importConstant() {
@@ -1541,9 +1591,18 @@ LogicalResult OnnxImporter::importNode() {
       {"Pow", [](I &i) { return i.importPow(); }},
       {"QuantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
+      {"ReduceL1", [](I &i) { return i.importReduce("ReduceL1"); }},
+      {"ReduceL2", [](I &i) { return i.importReduce("ReduceL2"); }},
+      {"ReduceLogSum", [](I &i) { return i.importReduce("ReduceLogSum"); }},
+      {"ReduceLogSumExp",
+       [](I &i) { return i.importReduce("ReduceLogSumExp"); }},
       {"ReduceMax", [](I &i) { return i.importReduce("ReduceMax"); }},
       {"ReduceMean", [](I &i) { return i.importReduce("ReduceMean"); }},
+      {"ReduceMin", [](I &i) { return i.importReduce("ReduceMin"); }},
+      {"ReduceProd", [](I &i) { return i.importReduce("ReduceProd"); }},
       {"ReduceSum", [](I &i) { return i.importReduce("ReduceSum"); }},
+      {"ReduceSumSquare",
+       [](I &i) { return i.importReduce("ReduceSumSquare"); }},
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
       {"Shape", [](I &i) { return i.importShape(); }},

@@ -2,6 +2,9 @@
 
 #include "ImportUtils.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -101,11 +104,22 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
   mlir::OperationState state(loc, *info);
   state.addOperands(operands);
   state.addAttributes(attrs);
+  // Inherent attributes live in the op's properties, which the shape
+  // functions read: fill a properties object from them for the inference.
+  mlir::DictionaryAttr dict = state.attributes.getDictionary(b.getContext());
+  std::vector<char> storage(std::max(info->getOpPropertyByteSize(), 1));
+  mlir::OpaqueProperties properties(storage.data());
+  info->initOpProperties(properties, nullptr);
   llvm::SmallVector<mlir::Type, 2> types;
-  if (mlir::failed(inferType->inferReturnTypes(
-          b.getContext(), loc, state.operands,
-          state.attributes.getDictionary(b.getContext()),
-          state.getRawProperties(), state.regions, types)))
+  bool inferred =
+      (info->getOpPropertyByteSize() == 0 ||
+       mlir::succeeded(info->setOpPropertiesFromAttribute(
+           *info, properties, dict, [&] { return mlir::emitError(loc); }))) &&
+      mlir::succeeded(
+          inferType->inferReturnTypes(b.getContext(), loc, state.operands, dict,
+                                      properties, state.regions, types));
+  info->destroyOpProperties(properties);
+  if (!inferred)
     return nullptr;
   state.types.assign(types.begin(), types.end());
   mlir::Operation *op = b.create(state);

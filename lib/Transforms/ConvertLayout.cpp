@@ -379,19 +379,24 @@ struct SinkTransposeThroughSoftmaxPattern : public OpRewritePattern<OpTy> {
 };
 
 /// reduce(transpose(x, p), axes) -> reduce(x, p[axes]), followed by the
-/// transpose of the kept dimensions when their order changed.
-template <typename OpTy>
-struct SinkTransposeThroughReducePattern : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
+/// transpose of the kept dimensions when their order changed; for every op
+/// with the Reduction trait.
+struct SinkTransposeThroughReducePattern
+    : public OpTraitRewritePattern<Reduction> {
+  using OpTraitRewritePattern<Reduction>::OpTraitRewritePattern;
+  LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = sinkableTranspose(op.getX());
+    auto transpose = sinkableTranspose(op->getOperand(0));
     if (!transpose)
       return rewriter.notifyMatchFailure(op, "operand is not a transpose");
+    ArrayRef<int64_t> opAxes =
+        cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef();
+    auto keepAttr = op->getAttrOfType<BoolAttr>("keep_dims");
+    bool keepDims = keepAttr && keepAttr.getValue();
     ArrayRef<int64_t> perm = transpose.getPerm();
     int64_t rank = perm.size();
-    SmallVector<bool> reduced(rank, op.getAxes().empty());
-    for (int64_t a : op.getAxes())
+    SmallVector<bool> reduced(rank, opAxes.empty());
+    for (int64_t a : opAxes)
       reduced[a < 0 ? a + rank : a] = true;
     SmallVector<int64_t> axes;
     SmallVector<bool> reducedInX(rank, false);
@@ -401,10 +406,8 @@ struct SinkTransposeThroughReducePattern : public OpRewritePattern<OpTy> {
         reducedInX[perm[i]] = true;
       }
     llvm::sort(axes);
-    auto reduce = rewriter.create<OpTy>(op.getLoc(), transpose.getX(), axes,
-                                        op.getKeepDims());
     SmallVector<int64_t> newPerm;
-    if (op.getKeepDims()) {
+    if (keepDims) {
       newPerm.assign(perm.begin(), perm.end());
     } else {
       // Position of each kept x dim among the kept dims.
@@ -417,9 +420,23 @@ struct SinkTransposeThroughReducePattern : public OpRewritePattern<OpTy> {
         if (!reduced[i])
           newPerm.push_back(position[perm[i]]);
     }
-    Value result = reduce.getY();
+    // The same reduction of the untransposed operand; its result type
+    // follows from the shape function.
+    Operation *reduce = rewriter.clone(*op);
+    reduce->setOperand(0, transpose.getX());
+    reduce->setAttr("axes", rewriter.getDenseI64ArrayAttr(axes));
+    SmallVector<Type> types;
+    if (failed(cast<InferTypeOpInterface>(reduce).inferReturnTypes(
+            op->getContext(), op->getLoc(), reduce->getOperands(),
+            reduce->getRawDictionaryAttrs(), reduce->getPropertiesStorage(),
+            reduce->getRegions(), types))) {
+      rewriter.eraseOp(reduce);
+      return rewriter.notifyMatchFailure(op, "no result type");
+    }
+    reduce->getResult(0).setType(types.front());
+    Value result = reduce->getResult(0);
     if (!llvm::equal(newPerm, llvm::seq<int64_t>(0, newPerm.size())))
-      result = rewriter.create<TransposeOp>(op.getLoc(), result, newPerm);
+      result = rewriter.create<TransposeOp>(op->getLoc(), result, newPerm);
     replaceKeepingType(rewriter, op, result);
     return success();
   }
@@ -687,11 +704,9 @@ void gopt::populateTransposeSinkingPatterns(RewritePatternSet &patterns) {
            SinkTransposeThroughUnaryPattern, SinkTransposeThroughBinaryPattern,
            SinkTransposeThroughSoftmaxPattern<SoftmaxOp>,
            SinkTransposeThroughSoftmaxPattern<LogSoftmaxOp>,
-           SinkTransposeThroughReducePattern<ReduceMeanOp>,
-           SinkTransposeThroughReducePattern<ReduceSumOp>,
-           SinkTransposeThroughReducePattern<ReduceMaxOp>,
-           SinkTransposeThroughConcatPattern, SinkTransposeThroughPadPattern,
-           SinkTransposeThroughSlicePattern>(context);
+           SinkTransposeThroughReducePattern, SinkTransposeThroughConcatPattern,
+           SinkTransposeThroughPadPattern, SinkTransposeThroughSlicePattern>(
+          context);
   TransposeOp::getCanonicalizationPatterns(patterns, context);
   ReshapeOp::getCanonicalizationPatterns(patterns, context);
 }

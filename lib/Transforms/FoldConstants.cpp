@@ -201,7 +201,7 @@ Result evalPad(PadOp op, const HostTensor &x, ArrayRef<int64_t> shape) {
       op.getValue().convertToDouble());
 }
 
-enum class ReduceKind { Mean, Sum, Max };
+enum class ReduceKind { Mean, Sum, Max, Min, Prod };
 
 Result evalReduce(const HostTensor &x, ArrayRef<int64_t> axesAttr,
                   ReduceKind kind, ArrayRef<int64_t> resultShape) {
@@ -220,21 +220,37 @@ Result evalReduce(const HostTensor &x, ArrayRef<int64_t> axesAttr,
   }
   SmallVector<int64_t, 4> keptStrides = stridesOf(kept);
   HostTensor r = HostTensor::zeros(resultShape, x.elementType);
-  std::vector<double> acc(r.numElements(),
-                          kind == ReduceKind::Max ? -INFINITY : 0.0);
-  std::vector<int64_t> iacc(r.numElements(),
-                            kind == ReduceKind::Max ? INT64_MIN : 0);
+  double init = kind == ReduceKind::Max    ? -INFINITY
+                : kind == ReduceKind::Min  ? INFINITY
+                : kind == ReduceKind::Prod ? 1.0
+                                           : 0.0;
+  int64_t iinit = kind == ReduceKind::Max    ? INT64_MIN
+                  : kind == ReduceKind::Min  ? INT64_MAX
+                  : kind == ReduceKind::Prod ? 1
+                                             : 0;
+  std::vector<double> acc(r.numElements(), init);
+  std::vector<int64_t> iacc(r.numElements(), iinit);
+  auto combine = [kind](auto a, auto v) {
+    switch (kind) {
+    case ReduceKind::Max:
+      return std::max(a, v);
+    case ReduceKind::Min:
+      return std::min(a, v);
+    case ReduceKind::Prod:
+      return a * v;
+    default:
+      return a + v;
+    }
+  };
   forEachIndex(x.shape, [&](int64_t i, ArrayRef<int64_t> index) {
     int64_t o = 0;
     for (int64_t d = 0; d < rank; ++d)
       if (!reduced[d])
         o += index[d] * keptStrides[d];
     if (x.isFloat())
-      acc[o] = kind == ReduceKind::Max ? std::max(acc[o], x.floats[i])
-                                       : acc[o] + x.floats[i];
+      acc[o] = combine(acc[o], x.floats[i]);
     else
-      iacc[o] = kind == ReduceKind::Max ? std::max(iacc[o], x.ints[i])
-                                        : iacc[o] + x.ints[i];
+      iacc[o] = combine(iacc[o], x.ints[i]);
   });
   for (int64_t o = 0, n = r.numElements(); o < n; ++o) {
     if (r.isFloat())
@@ -412,6 +428,12 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
       })
       .Case([&](ReduceMaxOp reduce) {
         return evalReduce(in[0], reduce.getAxes(), ReduceKind::Max, shape);
+      })
+      .Case([&](ReduceMinOp reduce) {
+        return evalReduce(in[0], reduce.getAxes(), ReduceKind::Min, shape);
+      })
+      .Case([&](ReduceProdOp reduce) {
+        return evalReduce(in[0], reduce.getAxes(), ReduceKind::Prod, shape);
       })
       .Default([](Operation *) { return std::nullopt; });
 }

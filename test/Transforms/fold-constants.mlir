@@ -27,7 +27,13 @@ func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<3xi32> {
   %n = gopt.slice %s {starts = array<i64: 0>, ends = array<i64: 1>, steps = array<i64: 1>} : (tensor<3xi64>) -> tensor<1xi64>
   %hw = gopt.slice %s {starts = array<i64: 1>, ends = array<i64: 3>, steps = array<i64: 1>} : (tensor<3xi64>) -> tensor<2xi64>
   %p = gopt.reduce_max %hw {axes = array<i64: 0>, keep_dims = true} : (tensor<2xi64>) -> tensor<1xi64>
-  %q = gopt.mul %p, %p : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %lo = gopt.reduce_min %hw {axes = array<i64: 0>, keep_dims = true} : (tensor<2xi64>) -> tensor<1xi64>
+  %area = gopt.reduce_prod %hw {axes = array<i64: 0>, keep_dims = true} : (tensor<2xi64>) -> tensor<1xi64>
+  %maxmin = gopt.mul %p, %lo : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  // 4 * 3 == 12: reduce_min and reduce_prod fold too.
+  %same = gopt.div %maxmin, %area : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %q0 = gopt.mul %p, %p : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %q = gopt.mul %q0, %same : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
   %three = gopt.constant dense<12> : tensor<1xi64>
   %r = gopt.div %q, %three : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
   %qq = gopt.div %three, %r : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>

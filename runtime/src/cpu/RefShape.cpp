@@ -19,7 +19,7 @@ namespace {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-enum class ReduceOp { kSum, kMean, kMax };
+enum class ReduceOp { kSum, kMean, kMax, kMin, kProd };
 
 // For every input element, the flat index of the output element it reduces
 // into (reduced dims contribute nothing).
@@ -54,24 +54,32 @@ void reduceTyped(ReduceOp op, const Tensor &x, Tensor &y,
                  const std::vector<int64_t> &targets) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   int64_t outCount = y.numElements();
-  std::vector<Acc> acc(outCount, op == ReduceOp::kMax
-                                     ? std::numeric_limits<Acc>::lowest()
-                                     : Acc(0));
-  if constexpr (std::is_floating_point_v<T>)
-    if (op == ReduceOp::kMax)
-      std::fill(acc.begin(), acc.end(), -std::numeric_limits<Acc>::infinity());
+  Acc init = Acc(0);
+  if (op == ReduceOp::kProd)
+    init = Acc(1);
+  if (op == ReduceOp::kMax)
+    init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity()
+                                       : std::numeric_limits<Acc>::lowest();
+  if (op == ReduceOp::kMin)
+    init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity()
+                                       : std::numeric_limits<Acc>::max();
+  std::vector<Acc> acc(outCount, init);
   const T *px = x.data<T>();
   for (size_t i = 0; i < targets.size(); ++i) {
     Acc v = px[i];
     Acc &a = acc[targets[i]];
-    if (op == ReduceOp::kMax) {
-      bool nan = false;
-      if constexpr (std::is_floating_point_v<T>)
-        nan = std::isnan(v);
+    bool nan = false;
+    if constexpr (std::is_floating_point_v<T>)
+      nan = std::isnan(v);
+    // max and min propagate NaN, as numpy's do.
+    if (op == ReduceOp::kMax)
       a = (nan || v > a) ? v : a;
-    } else {
+    else if (op == ReduceOp::kMin)
+      a = (nan || v < a) ? v : a;
+    else if (op == ReduceOp::kProd)
+      a *= v;
+    else
       a += v;
-    }
   }
   int64_t perOutput = outCount ? x.numElements() / outCount : 0;
   T *py = y.data<T>();
@@ -299,6 +307,8 @@ void registerShapeKernels(KernelRegistry &r) {
   registerKernel(r, "reduce_sum", reduceKernel<ReduceOp::kSum>, D::kNumeric);
   registerKernel(r, "reduce_mean", reduceKernel<ReduceOp::kMean>, D::kNumeric);
   registerKernel(r, "reduce_max", reduceKernel<ReduceOp::kMax>, D::kNumeric);
+  registerKernel(r, "reduce_min", reduceKernel<ReduceOp::kMin>, D::kNumeric);
+  registerKernel(r, "reduce_prod", reduceKernel<ReduceOp::kProd>, D::kNumeric);
   registerKernel(r, "reshape", copyKernel, D::kAny);
   registerKernel(r, "flatten", copyKernel, D::kAny);
   registerKernel(r, "transpose", transposeKernel, D::kAny);

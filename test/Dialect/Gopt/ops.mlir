@@ -152,6 +152,10 @@ func.func @reductions_and_device(%x: tensor<?x7x7x64xbf16>) -> (tensor<?x1x1x64x
   %1 = gopt.reduce_max %x {axes = array<i64: 1, -2>, device = "cpu"} : (tensor<?x7x7x64xbf16>) -> tensor<?x64xbf16>
   // CHECK: gopt.reduce_sum {{.*}}axes = array<i64>
   %2 = gopt.reduce_sum %x {axes = array<i64>} : (tensor<?x7x7x64xbf16>) -> tensor<bf16>
+  // CHECK: gopt.reduce_min {{.*}}axes = array<i64: 3>, keep_dims = true} : (tensor<?x7x7x64xbf16>) -> tensor<?x7x7x1xbf16>
+  %3 = gopt.reduce_min %x {axes = array<i64: 3>, keep_dims = true} : (tensor<?x7x7x64xbf16>) -> tensor<?x7x7x1xbf16>
+  // CHECK: gopt.reduce_prod {{.*}}axes = array<i64: 0>} : (tensor<?x7x7x64xbf16>) -> tensor<7x7x64xbf16>
+  %4 = gopt.reduce_prod %x {axes = array<i64: 0>} : (tensor<?x7x7x64xbf16>) -> tensor<7x7x64xbf16>
   return %0, %1, %2 : tensor<?x1x1x64xbf16>, tensor<?x64xbf16>, tensor<bf16>
 }
 

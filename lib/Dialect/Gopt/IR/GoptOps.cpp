@@ -628,23 +628,16 @@ static LogicalResult inferTypes(GlobalAvgPoolOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(GlobalAvgPoolOp)
 
-#define GOPT_INFER_REDUCE(OpClass)                                             \
-  static LogicalResult inferTypes(OpClass::Adaptor adaptor,                    \
-                                  const ShapeError &error,                     \
-                                  SmallVectorImpl<Type> &inferred) {           \
-    Shape shape;                                                               \
-    if (failed(inferReduceShape(shapeOf(adaptor.getX()), adaptor.getAxes(),    \
-                                adaptor.getKeepDims(), shape, error)))         \
-      return failure();                                                        \
-    inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));        \
-    return success();                                                          \
-  }                                                                            \
-  GOPT_SHAPE_FUNCTION_HOOKS(OpClass)
-
-GOPT_INFER_REDUCE(ReduceMeanOp)
-GOPT_INFER_REDUCE(ReduceSumOp)
-GOPT_INFER_REDUCE(ReduceMaxOp)
-#undef GOPT_INFER_REDUCE
+LogicalResult
+gopt::detail::inferReductionTypes(Value x, ArrayRef<int64_t> axes,
+                                  bool keepDims, const ShapeError &error,
+                                  SmallVectorImpl<Type> &inferred) {
+  Shape shape;
+  if (failed(inferReduceShape(shapeOf(x), axes, keepDims, shape, error)))
+    return failure();
+  inferred.push_back(tensorOf(shape, elementTypeOf(x)));
+  return success();
+}
 
 #define GET_OP_CLASSES
 #include "gopt/Dialect/Gopt/IR/GoptOps.cpp.inc"

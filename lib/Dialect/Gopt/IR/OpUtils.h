@@ -79,6 +79,12 @@ inline Type getPlaceholderType(MLIRContext *context, ValueRange operands) {
 LogicalResult inferBroadcastTypes(Value lhs, Value rhs, const ShapeError &error,
                                   SmallVectorImpl<Type> &inferred);
 
+/// The result type of a Gopt_ReduceOp (its hooks are defined in ODS, once
+/// for the family).
+LogicalResult inferReductionTypes(Value x, ArrayRef<int64_t> axes,
+                                  bool keepDims, const ShapeError &error,
+                                  SmallVectorImpl<Type> &inferred);
+
 } // namespace gopt::detail
 
 #endif // GOPT_LIB_DIALECT_GOPT_IR_OPUTILS_H

@@ -75,6 +75,11 @@ def Gopt_DataMovement : NativeOpTrait<"DataMovement"> {
   let cppNamespace = "::gopt";
 }
 
+// A reduction over `axes` with `keep_dims` (Gopt_ReduceOp).
+def Gopt_Reduction : NativeOpTrait<"Reduction"> {
+  let cppNamespace = "::gopt";
+}
+
 // Every gopt op may carry a `device` attribute; the trait checks its value.
 def Gopt_DeviceAttrTrait : NativeOpTrait<"DeviceAttrTrait"> {
   let cppNamespace = "::gopt";
@@ -696,7 +701,7 @@ def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax", [Gopt_C
 
 class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
     : Gopt_InferredOp<mnemonic, !listconcat(traits,
-                                            [Pure, SameOperandsAndResultElementType])> {
+                                            [Pure, SameOperandsAndResultElementType, Gopt_Reduction])> {
   let summary = what # " over axes";
   let description = "Reduces with " # what # [{ over `axes` (negative count
     from the end; empty means all). Reduced axes are dropped unless
@@ -710,10 +715,37 @@ class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
                    DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
   let results = (outs Gopt_NumericTensor:$y);
   let runtimeShapeFunction = "reduceShape";
+  // One shape function for the family (OpUtils.h).
+  let extraClassDefinition = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::gopt::areCompatibleReturnTypes(l, r);
+    }
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, ::std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      ::gopt::ShapeError silent(::std::nullopt, getOperationName());
+      if (::mlir::succeeded(::gopt::detail::inferReductionTypes(
+              adaptor.getX(), adaptor.getAxes(), adaptor.getKeepDims(), silent,
+              inferred)))
+        return ::mlir::success();
+      inferred.assign(1, ::gopt::detail::getPlaceholderType(
+                             context, adaptor.getOperands()));
+      return ::mlir::success();
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      ::llvm::SmallVector<::mlir::Type> inferred;
+      return ::gopt::detail::inferReductionTypes(
+          getX(), getAxes(), getKeepDims(),
+          ::gopt::ShapeError(getLoc(), getOperationName()), inferred);
+    }
+  }];
 }
 def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrecisionInfer]>;
 def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum">;
 def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
+def Gopt_ReduceMinOp : Gopt_ReduceOp<"reduce_min", "the minimum">;
+def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product">;
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops

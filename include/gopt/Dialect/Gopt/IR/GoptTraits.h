@@ -29,6 +29,12 @@ class UnaryMathGrad
     : public mlir::OpTrait::TraitBase<ConcreteType, UnaryMathGrad> {};
 
 /// Op categories declared in GoptOps.td; the passes ask for them.
+/// A reduction over the `axes` attribute (negative from the end, empty means
+/// all) of its one operand, keeping reduced axes as 1s when `keep_dims`:
+/// passes move transposes through any of them alike.
+template <typename ConcreteType>
+class Reduction : public mlir::OpTrait::TraitBase<ConcreteType, Reduction> {};
+
 template <typename ConcreteType>
 class LayoutAgnostic
     : public mlir::OpTrait::TraitBase<ConcreteType, LayoutAgnostic> {};
