@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/OpSchema.h"
 #include "ShapeAdapters.h"
+#include "shapes/Logic.h"
 #include "gopt/runtime/PlanBuilder.h"
 
 #include <algorithm>

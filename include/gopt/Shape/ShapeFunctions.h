@@ -191,6 +191,21 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
 Result inferDequantizeShape(DimsRef values, DimsRef scales, int64_t axis,
                             Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Comparisons, logic, where, expand and tile (lib/Shape/LogicShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gopt.where: numpy broadcasting of the condition, x and y together.
+Result inferWhereShape(DimsRef condition, DimsRef x, DimsRef y, Dims &result);
+
+/// gopt.expand: numpy broadcasting of `input` against the target `shape`
+/// (non-negative entries).
+Result inferExpandShape(DimsRef input, DimsRef shape, Dims &result);
+
+/// gopt.tile: dimension i times repeats[i]; one non-negative repeat per
+/// dimension.
+Result inferTileShape(DimsRef input, DimsRef repeats, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

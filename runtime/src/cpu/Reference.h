@@ -44,6 +44,7 @@ void registerNNKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);
+void registerLogicKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 
