@@ -487,6 +487,16 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setInt(n, "allowzero", 1);
         return success();
       })
+      .Case([&](ExpandOp e) {
+        add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
+            {nameOf(e.getY())});
+        return success();
+      })
+      .Case([&](TileOp t) {
+        add("Tile", {nameOf(t.getX()), i64Initializer(t.getRepeats())},
+            {nameOf(t.getY())});
+        return success();
+      })
       .Case([&](FlattenOp f) {
         setInt(add("Flatten", {nameOf(f.getX())}, {nameOf(f.getY())}), "axis",
                f.getAxis());
