@@ -149,3 +149,25 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 model.ir_version = 7
 with open(os.path.join(out, "onnx_expand_nonconst.onnx"), "wb") as f:
     f.write(model.SerializeToString())
+
+# Floor mod and floor division of floats and integers, exported to ONNX as
+# Div/Floor/Mul/Sub and Mod/Sub/Div (ONNX has neither op for floats).
+p = np.array([7.5, -7.5, 7.5, -7.5, 0.0, 3.0], dtype=np.float32)
+q = np.array([2.0, 2.0, -2.0, -2.0, 3.0, 0.5], dtype=np.float32)
+k = np.array([7, -7, 7, -7, 0, 9], dtype=np.int32)
+m = np.array([2, 2, -2, -2, 3, 4], dtype=np.int32)
+for name, value in (("p", p), ("q", q), ("k", k), ("m", m)):
+    np.save(os.path.join(out, name + ".npy"), value)
+expect("fmodf", np.mod(p, q))
+expect("fdivf", np.floor_divide(p, q))
+expect("fmodi", np.mod(k, m).astype(np.int32))
+expect("fdivi", np.floor_divide(k, m).astype(np.int32))
+with open(os.path.join(out, "floor.mlir"), "w") as f:
+    f.write("""func.func @main(%p: tensor<6xf32> {gopt.name = "p"}, %q: tensor<6xf32> {gopt.name = "q"}, %k: tensor<6xi32> {gopt.name = "k"}, %m: tensor<6xi32> {gopt.name = "m"}) -> (tensor<6xf32> {gopt.name = "fmodf"}, tensor<6xf32> {gopt.name = "fdivf"}, tensor<6xi32> {gopt.name = "fmodi"}, tensor<6xi32> {gopt.name = "fdivi"}) {
+  %0 = gopt.mod %p, %q : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  %1 = gopt.floor_div %p, %q : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  %2 = gopt.mod %k, %m : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+  %3 = gopt.floor_div %k, %m : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+  return %0, %1, %2, %3 : tensor<6xf32>, tensor<6xf32>, tensor<6xi32>, tensor<6xi32>
+}
+""")
