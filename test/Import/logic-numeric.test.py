@@ -171,3 +171,12 @@ with open(os.path.join(out, "floor.mlir"), "w") as f:
   return %0, %1, %2, %3 : tensor<6xf32>, tensor<6xf32>, tensor<6xi32>, tensor<6xi32>
 }
 """)
+
+# TensorFlow errors: BroadcastTo's shape computed at run time; Select's
+# condition neither a scalar, x's shape nor a vector of its rows.
+with open(os.path.join(out, "tf_nonconst.pbtxt"), "w") as f:
+    f.write(placeholder("y", F, [3]) + placeholder("s", I, [2])
+            + node("grow", "BroadcastTo", ["y", "s"], F))
+with open(os.path.join(out, "tf_select_bad.pbtxt"), "w") as f:
+    f.write(placeholder("x", F, [2, 3]) + placeholder("c", B, [2, 1])
+            + node("pick", "Select", ["c", "x", "x"], F))
