@@ -769,6 +769,12 @@ LogicalResult GraphDefImporter::importCast() {
 /// Equal and NotEqual (as not(equal)). `incompatible_shape_error = false`
 /// only changes shapes that do not broadcast, which gopt rejects anyway.
 LogicalResult GraphDefImporter::importEqual(bool negate) {
+  for (const auto &entry : node->attr()) {
+    StringRef name = entry.first;
+    if (name != "T" && name != "incompatible_shape_error" &&
+        !name.starts_with("_"))
+      return failNode(llvm::formatv("unsupported attribute '{0}'", name));
+  }
   GET_INPUT(lhs, 0);
   GET_INPUT(rhs, 1);
   auto equal = createInferred<EqualOp>(b, loc, lhs, rhs);

@@ -180,3 +180,7 @@ with open(os.path.join(out, "tf_nonconst.pbtxt"), "w") as f:
 with open(os.path.join(out, "tf_select_bad.pbtxt"), "w") as f:
     f.write(placeholder("x", F, [2, 3]) + placeholder("c", B, [2, 1])
             + node("pick", "Select", ["c", "x", "x"], F))
+with open(os.path.join(out, "tf_equal_attr.pbtxt"), "w") as f:
+    f.write(placeholder("y", F, [3])
+            + node("same", "Equal", ["y", "y"], F,
+                   ' attr { key: "fuzzy" value { b: true } }'))
