@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/OpSchema.h"
 #include "ShapeAdapters.h"
-#include "shapes/Logic.h"
 #include "gopt/runtime/PlanBuilder.h"
+#include "shapes/Logic.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-//===- GoptLogicOps.td - comparisons, logic, where, mod, tiling -*- tablegen -*-===//
+//===- GoptLogicOps.td - comparisons, logic, where, tiling -*- tablegen -*-===//
 //
 // Comparisons and logical ops (results and operands of type i1), the
 // elementwise `where`, integer-and-float remainders and floor division, the
