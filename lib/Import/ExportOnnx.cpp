@@ -279,6 +279,18 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
   auto elementType = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
+  // ONNX's Mod requires fmod = 1 for floats; gopt's fmod = 0 (TF's
+  // FloorMod) of floats is lhs - rhs * floor(lhs / rhs).
+  if (auto mod = dyn_cast<ModOp>(op);
+      mod && mod.getFmod() == 0 && isa<FloatType>(elementType(mod.getLhs()))) {
+    std::string lhs = nameOf(mod.getLhs()), rhs = nameOf(mod.getRhs());
+    std::string quotient = fresh(), floored = fresh(), product = fresh();
+    add("Div", {lhs, rhs}, {quotient});
+    add("Floor", {quotient}, {floored});
+    add("Mul", {rhs, floored}, {product});
+    add("Sub", {lhs, product}, {nameOf(mod.getZ())});
+    return success();
+  }
   // Ops whose ODS names their ONNX op type: operands and attributes as is.
   if (const FrameworkOp *generic = findFrameworkOp(
           kOnnxOps, op->getName().getStringRef(), /*byOpName=*/true)) {
@@ -545,6 +557,32 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         // gopt's 0 is an empty dimension, not ONNX's "copy".
         if (llvm::is_contained(r.getShape(), 0))
           setInt(n, "allowzero", 1);
+        return success();
+      })
+      .Case([&](ExpandOp e) {
+        add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
+            {nameOf(e.getY())});
+        return success();
+      })
+      .Case([&](TileOp t) {
+        add("Tile", {nameOf(t.getX()), i64Initializer(t.getRepeats())},
+            {nameOf(t.getY())});
+        return success();
+      })
+      .Case([&](FloorDivOp d) {
+        // Floats: floor(lhs / rhs). Integers: ONNX's Div truncates, but
+        // lhs - floor_mod(lhs, rhs) is a multiple of rhs, divided exactly.
+        std::string lhs = nameOf(d.getLhs()), rhs = nameOf(d.getRhs());
+        std::string out = nameOf(d.getZ()), tmp = fresh();
+        if (isa<FloatType>(elementType(d.getLhs()))) {
+          add("Div", {lhs, rhs}, {tmp});
+          add("Floor", {tmp}, {out});
+          return success();
+        }
+        std::string multiple = fresh();
+        setInt(add("Mod", {lhs, rhs}, {tmp}), "fmod", 0);
+        add("Sub", {lhs, tmp}, {multiple});
+        add("Div", {multiple, rhs}, {out});
         return success();
       })
       .Case([&](FlattenOp f) {

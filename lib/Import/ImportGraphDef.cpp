@@ -135,6 +135,9 @@ private:
   LogicalResult importSoftmax(bool log);
   LogicalResult importShape();
   LogicalResult importCast();
+  LogicalResult importEqual(bool negate);
+  LogicalResult importSelect();
+  template <typename OpTy> LogicalResult importShapedBy();
 
   tf::GraphDef graph;
   const tf::NodeDef *node = nullptr;
@@ -763,6 +766,58 @@ LogicalResult GraphDefImporter::importCast() {
       b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
 }
 
+/// Equal and NotEqual (as not(equal)). `incompatible_shape_error = false`
+/// only changes shapes that do not broadcast, which gopt rejects anyway.
+LogicalResult GraphDefImporter::importEqual(bool negate) {
+  for (const auto &entry : node->attr()) {
+    StringRef name = entry.first;
+    if (name != "T" && name != "incompatible_shape_error" &&
+        !name.starts_with("_"))
+      return failNode(llvm::formatv("unsupported attribute '{0}'", name));
+  }
+  GET_INPUT(lhs, 0);
+  GET_INPUT(rhs, 1);
+  auto equal = createInferred<EqualOp>(b, loc, lhs, rhs);
+  if (!equal || !negate)
+    return setResult(equal);
+  return setResult(createInferred<NotOp>(b, loc, equal));
+}
+
+/// Select: as SelectV2, except that a rank-1 condition with values of
+/// higher rank picks whole rows (dimension 0); it is reshaped to broadcast
+/// that way.
+LogicalResult GraphDefImporter::importSelect() {
+  GET_INPUT(condition, 0);
+  GET_INPUT(x, 1);
+  GET_INPUT(y, 2);
+  ArrayRef<int64_t> conditionShape = shapeOf(condition);
+  size_t rank = shapeOf(x).size();
+  if (conditionShape.size() == 1 && rank > 1) {
+    SmallVector<int64_t> rows(rank, 1);
+    rows[0] = ShapedType::isDynamic(conditionShape[0]) ? -1 : conditionShape[0];
+    auto reshaped = createInferred<ReshapeOp>(b, loc, condition, i64s(rows));
+    if (!reshaped)
+      return failOp();
+    condition = reshaped;
+  } else if (!conditionShape.empty() && conditionShape != shapeOf(x)) {
+    return failNode(llvm::formatv(
+        "the condition {0} must be a scalar, have the shape of x {1}, or be "
+        "a vector of its first dimension",
+        formatShape(conditionShape), formatShape(shapeOf(x))));
+  }
+  return setResult(createInferred<WhereOp>(b, loc, condition, x, y));
+}
+
+/// BroadcastTo and Tile: input 1 (the shape, the multiples) must be a
+/// constant; it becomes the gopt op's array attribute.
+template <typename OpTy> LogicalResult GraphDefImporter::importShapedBy() {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> values = constantInts(1);
+  if (failed(values))
+    return failure();
+  return setResult(createInferred<OpTy>(b, loc, x, i64s(*values)));
+}
+
 LogicalResult GraphDefImporter::importNode() {
   StringRef op = node->op();
   // Ops whose ODS names their TensorFlow op type need no code here.
@@ -780,6 +835,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"BatchMatMulV3", [](I &i) { return i.importMatMul(/*batch=*/true); }},
       {"BiasAdd", [](I &i) { return i.importBiasAdd(); }},
       {"BiasAddV1", [](I &i) { return i.importBiasAdd(); }},
+      {"BroadcastTo", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
       {"Cast", [](I &i) { return i.importCast(); }},
       {"CheckNumerics", [](I &i) { return i.importCheckNumerics(); }},
       {"Concat", [](I &i) { return i.importConcat(/*v2=*/false); }},
@@ -789,6 +845,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"DepthwiseConv2dNative",
        [](I &i) { return i.importConv(/*depthwise=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
+      {"Equal", [](I &i) { return i.importEqual(/*negate=*/false); }},
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"ExpandDims", [](I &i) { return i.importReshapeLike("ExpandDims"); }},
@@ -814,6 +871,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
       {"Neg", [](I &i) { return i.unary<NegOp>(); }},
       {"NoOp", [](I &) { return success(); }},
+      {"NotEqual", [](I &i) { return i.importEqual(/*negate=*/true); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"PadV2", [](I &i) { return i.importPad(); }},
       {"Placeholder", [](I &i) { return i.importPlaceholder(); }},
@@ -823,6 +881,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Relu6", [](I &i) { return i.unary<Relu6Op>(); }},
       {"Reshape", [](I &i) { return i.importReshapeLike("Reshape"); }},
       {"Rsqrt", [](I &i) { return i.unary<RsqrtOp>(); }},
+      {"Select", [](I &i) { return i.importSelect(); }},
       {"Shape", [](I &i) { return i.importShape(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
       {"Snapshot", [](I &i) { return i.unary<IdentityOp>(); }},
@@ -836,6 +895,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importReduce("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
   };
   static_assert(isSortedAndUnique(kHandlers),

@@ -143,6 +143,7 @@ private:
   LogicalResult importConcat();
   LogicalResult importDropout();
   LogicalResult importCast();
+  template <typename OpTy> LogicalResult importShapedBy();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -1525,6 +1526,19 @@ LogicalResult OnnxImporter::importLegacyPRelu() {
   return setResult(createInferred<PReluOp>(b, loc, x, slope));
 }
 
+/// Expand and Tile: input 1 (the target shape, the repeats) must be a
+/// constant; it becomes the gopt op's array attribute.
+template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
+  if (node->input_size() != 2)
+    return failNode(
+        llvm::formatv("expects 2 inputs, got {0}", node->input_size()));
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> values = constantInts(node->input(1));
+  if (failed(values))
+    return failure();
+  return setResult(createInferred<OpTy>(b, loc, x, i64s(*values)));
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
   // An op of an older opset imports when its definition is the one opset 7
@@ -1566,6 +1580,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Dropout", [](I &i) { return i.importDropout(); }},
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
+      {"Expand", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
       {"Flatten", [](I &i) { return i.importFlatten(); }},
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
@@ -1614,6 +1629,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importVariadic("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
   };

@@ -87,6 +87,8 @@ private:
   LogicalResult backpropConcat(ConcatOp op, Value dy);
   LogicalResult backpropPad(PadOp op, Value dy);
   LogicalResult backpropSlice(SliceOp op, Value dy);
+  LogicalResult backpropWhere(WhereOp op, Value dy);
+  LogicalResult backpropTile(TileOp op, Value dy);
   /// The gradient of a clip to [lo, hi] from its output: dy where
   /// lo < y < hi (relu_grad twice: y - lo > 0 and hi - y > 0).
   Value clipGrad(Location loc, Value dy, Value y, float lo, float hi);
@@ -540,6 +542,44 @@ LogicalResult Differentiator::backpropPad(PadOp op, Value dy) {
   return success();
 }
 
+LogicalResult Differentiator::backpropWhere(WhereOp op, Value dy) {
+  // Each branch gets dy where it was chosen and 0 elsewhere, summed over the
+  // dimensions it was broadcast along.
+  Location loc = op.getLoc();
+  Value zero = scalarConstant(0.0f, tensorType(dy).getElementType());
+  for (auto [branch, chosen] :
+       {std::pair(op.getX(), true), std::pair(op.getY(), false)}) {
+    if (!needsGrad(branch))
+      continue;
+    Value grad = chosen ? b.create<WhereOp>(loc, op.getCondition(), dy, zero)
+                        : b.create<WhereOp>(loc, op.getCondition(), zero, dy);
+    FailureOr<Value> reduced = unbroadcast(op, grad, branch);
+    if (failed(reduced))
+      return failure();
+    accumulate(branch, *reduced);
+  }
+  return success();
+}
+
+LogicalResult Differentiator::backpropTile(TileOp op, Value dy) {
+  // dy viewed as [r0, d0, r1, d1, ...], summed over the repeats; one
+  // dynamic dimension is the reshape's inferred (-1) one.
+  ArrayRef<int64_t> shape = tensorType(op.getX()).getShape();
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1)
+    return error(op) << "a tile of more than one dynamic dimension", failure();
+  SmallVector<int64_t> split, repeatAxes;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    repeatAxes.push_back(split.size());
+    split.append({op.getRepeats()[i], ShapedType::isDynamic(d) ? -1 : d});
+  }
+  Value view = b.create<ReshapeOp>(op.getLoc(), dy, split);
+  accumulate(op.getX(),
+             b.create<ReduceSumOp>(op.getLoc(), view,
+                                   b.getDenseI64ArrayAttr(repeatAxes),
+                                   b.getBoolAttr(false)));
+  return success();
+}
+
 LogicalResult Differentiator::backpropSlice(SliceOp op, Value dy) {
   // The slice's gradient is dy zero-padded back to the input's shape.
   ArrayRef<int64_t> shape = tensorType(op.getX()).getShape();
@@ -609,6 +649,14 @@ LogicalResult Differentiator::backprop(Operation *op) {
                                    loc, dy, o.getRatioAttr(), o.getSeedAttr()));
       })
       .Case([&](StopGradientOp) { return success(); })
+      .Case([&](WhereOp o) { return backpropWhere(o, dy); })
+      .Case([&](ExpandOp o) -> LogicalResult {
+        FailureOr<Value> reduced = unbroadcast(o, dy, o.getX());
+        if (failed(reduced))
+          return failure();
+        return unary(o.getX(), *reduced);
+      })
+      .Case([&](TileOp o) { return backpropTile(o, dy); })
       .Case([&](CastOp o) -> LogicalResult {
         // Mixed precision casts parameters to bf16/f16 at their use: the
         // gradient goes back to the parameter's (f32 master) type.

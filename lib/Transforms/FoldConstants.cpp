@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldLogic.h"
 #include "HostTensor.h"
 #include "Report.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
@@ -275,6 +276,8 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
   auto noInt = [](int64_t, int64_t) -> std::optional<int64_t> {
     return std::nullopt;
   };
+  if (Result logic = evaluateLogicOp(op, in, resultType))
+    return logic;
   if (op->hasTrait<UnaryMath>()) {
     // The runtime kernel's own scalar math (GoptMathOps.td).
     auto readFloat = [op](const char *name, float absent) {

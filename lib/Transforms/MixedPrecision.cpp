@@ -146,22 +146,23 @@ struct MixedPrecisionPass
 
 private:
   /// An op the lists may move: every float operand and result is f32, it
-  /// has a float result, and its kind is not denied.
+  /// has a float operand or result (a comparison's operands move, its i1
+  /// result stays), and its kind is not denied.
   bool isEligible(Operation *op, const llvm::StringSet<> &denied) const {
     if (getListKind(op) == ListKind::Deny ||
         denied.contains(op->getName().stripDialect()))
       return false;
-    bool hasFloatResult = false;
-    for (Value result : op->getResults()) {
-      if (!isFloatTensor(result))
-        continue;
-      if (!isF32Tensor(result))
-        return false;
-      hasFloatResult = true;
-    }
-    return hasFloatResult && llvm::all_of(op->getOperands(), [](Value v) {
-             return !isFloatTensor(v) || isF32Tensor(v);
-           });
+    bool hasFloatValue = false;
+    for (ValueRange values :
+         {ValueRange(op->getResults()), ValueRange(op->getOperands())})
+      for (Value value : values) {
+        if (!isFloatTensor(value))
+          continue;
+        if (!isF32Tensor(value))
+          return false;
+        hasFloatValue = true;
+      }
+    return hasFloatValue;
   }
 
   /// allow: always; infer/clear: when every float operand is low precision

@@ -78,3 +78,29 @@ func.func @not_foldable(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<1xi64>) {
   %d = gopt.div %one, %zero : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
   return %s, %d : tensor<2xf32>, tensor<1xi64>
 }
+
+// -----
+
+/// Comparisons, logic, where, mod, expand and tile fold (GoptLogicOps.td):
+/// a shape subgraph picking a dimension by a comparison.
+// CHECK-LABEL: func @logic_chain
+func.func @logic_chain(%x: tensor<2x3x4xf32>) -> (tensor<3xi64>, tensor<2x2xi64>, tensor<3xi1>) {
+  // CHECK-DAG: gopt.constant dense<[1, 0, 1]> : tensor<3xi64>
+  // CHECK-DAG: gopt.constant dense<{{\[}}[2, 2], [4, 4]]> : tensor<2x2xi64>
+  // CHECK-DAG: gopt.constant dense<[false, true, true]> : tensor<3xi1>
+  // CHECK-NOT: gopt.where
+  %s = gopt.shape %x : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %three = gopt.constant dense<3> : tensor<i64>
+  %big = gopt.greater_equal %s, %three : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %m = gopt.mod %s, %three : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %neg = gopt.constant dense<[-2, 3, -8]> : tensor<3xi64>
+  %fm = gopt.mod %neg, %three : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  %pick = gopt.where %big, %m, %fm : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %col = gopt.constant dense<[[2], [4]]> : tensor<2x1xi64>
+  %t = gopt.tile %col {repeats = array<i64: 1, 2>} : (tensor<2x1xi64>) -> tensor<2x2xi64>
+  %nb = gopt.not %big : (tensor<3xi1>) -> tensor<3xi1>
+  %x3 = gopt.xor %nb, %big : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %e = gopt.expand %x3 {shape = array<i64: 3>} : (tensor<3xi1>) -> tensor<3xi1>
+  %r = gopt.and %e, %big : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  return %pick, %t, %r : tensor<3xi64>, tensor<2x2xi64>, tensor<3xi1>
+}

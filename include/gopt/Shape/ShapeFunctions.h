@@ -212,6 +212,21 @@ Result inferInstanceNormShape(DimsRef x, DimsRef scale, DimsRef bias,
 /// lrn: `x` of rank >= 3; `size` >= 1 neighbouring channels.
 Result inferLrnShape(DimsRef x, int64_t size, Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Comparisons, logic, where, expand and tile (lib/Shape/LogicShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gopt.where: numpy broadcasting of the condition, x and y together.
+Result inferWhereShape(DimsRef condition, DimsRef x, DimsRef y, Dims &result);
+
+/// gopt.expand: numpy broadcasting of `input` against the target `shape`
+/// (non-negative entries).
+Result inferExpandShape(DimsRef input, DimsRef shape, Dims &result);
+
+/// gopt.tile: dimension i times repeats[i]; one non-negative repeat per
+/// dimension.
+Result inferTileShape(DimsRef input, DimsRef repeats, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

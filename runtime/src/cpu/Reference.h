@@ -45,6 +45,7 @@ void registerNormKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);
+void registerLogicKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 

@@ -119,6 +119,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);
+  ref::registerLogicKernels(registry);
 }
 
 } // namespace gopt::runtime
