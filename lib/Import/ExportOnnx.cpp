@@ -342,6 +342,78 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         (void)finalOut;
         return success();
       })
+      .Case([&](Conv2DTransposeOp c) {
+        // The filter in ONNX's [Cin, Cout/groups, KH, KW].
+        std::string w = nameOf(c.getFilter());
+        if (c.getFilterFormat() == "HWIO")
+          w = transpose(w, {3, 2, 0, 1});
+        auto emit = [&](const std::string &x, const std::string &y) {
+          std::vector<std::string> ins{x, w};
+          if (c.getBias())
+            ins.push_back(nameOf(c.getBias()));
+          onnx::NodeProto *n = add("ConvTranspose", ins, {y});
+          ArrayRef<int64_t> p = c.getPads();
+          setInts(n, "pads", {p[0], p[2], p[1], p[3]});
+          setInts(n, "strides", c.getStrides());
+          setInts(n, "dilations", c.getDilations());
+          setInts(n, "output_padding", c.getOutputPadding());
+          setInt(n, "group", c.getGroups());
+        };
+        withNCHW(c.getDataFormat(), c.getInput(), c.getOutput(), emit);
+        return success();
+      })
+      .Case([&](ResizeOp r) -> LogicalResult {
+        // Opset 13's Resize: X, roi, scales, sizes over all four dims.
+        auto floats = [&](ArrayRef<float> values) {
+          onnx::TensorProto *t = graph->add_initializer();
+          t->set_name(fresh());
+          t->set_data_type(onnx::TensorProto::FLOAT);
+          t->add_dims(values.size());
+          for (float v : values)
+            t->add_float_data(v);
+          return t->name();
+        };
+        ArrayRef<int64_t> in =
+            cast<RankedTensorType>(r.getInput().getType()).getShape();
+        bool nchw = r.getDataFormat() == "NCHW";
+        std::string roi, scales, sizes;
+        if (auto attr = r.getRoiAttr()) {
+          ArrayRef<float> a = attr.asArrayRef();
+          roi = floats({0, 0, a[0], a[1], 1, 1, a[2], a[3]});
+        }
+        if (auto attr = r.getScalesAttr()) {
+          ArrayRef<float> a = attr.asArrayRef();
+          scales = floats({1, 1, a[0], a[1]});
+        } else {
+          int64_t n = in[0], c = in[nchw ? 1 : 3];
+          if (ShapedType::isDynamic(n) || ShapedType::isDynamic(c))
+            return r.emitError("with sizes needs static N and C for ONNX "
+                               "export (Resize's sizes cover every dim)");
+          ArrayRef<int64_t> hw = *r.getSizes();
+          sizes = i64Initializer({n, c, hw[0], hw[1]});
+        }
+        auto emit = [&](const std::string &x, const std::string &y) {
+          std::vector<std::string> ins{x, roi, scales};
+          if (!sizes.empty())
+            ins.push_back(sizes);
+          onnx::NodeProto *n = add("Resize", ins, {y});
+          setString(n, "mode", r.getMode());
+          setString(n, "coordinate_transformation_mode",
+                    r.getCoordinateTransformationMode());
+          setString(n, "nearest_mode", r.getNearestMode());
+          setFloat(n, "cubic_coeff_a", r.getCubicCoeffA().convertToFloat());
+          setInt(n, "exclude_outside", r.getExcludeOutside());
+          setFloat(n, "extrapolation_value",
+                   r.getExtrapolationValue().convertToFloat());
+        };
+        if (r.getCoordinateTransformationMode() == "tf_half_pixel_for_nn")
+          return r.emitError("coordinate_transformation_mode "
+                             "tf_half_pixel_for_nn has no ONNX export at "
+                             "opset ")
+                 << kOpset;
+        withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
+        return success();
+      })
       .Case([&](BatchNormOp bn) -> LogicalResult {
         if (bn.getTraining())
           return bn.emitError("training batch_norm has no ONNX export");
