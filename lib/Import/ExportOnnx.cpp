@@ -376,7 +376,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         ArrayRef<int64_t> in =
             cast<RankedTensorType>(r.getInput().getType()).getShape();
         bool nchw = r.getDataFormat() == "NCHW";
-        std::string roi, scales, sizes;
+        std::string roi, scales;
         if (auto attr = r.getRoiAttr()) {
           ArrayRef<float> a = attr.asArrayRef();
           roi = floats({0, 0, a[0], a[1], 1, 1, a[2], a[3]});
@@ -384,18 +384,27 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         if (auto attr = r.getScalesAttr()) {
           ArrayRef<float> a = attr.asArrayRef();
           scales = floats({1, 1, a[0], a[1]});
-        } else {
-          int64_t n = in[0], c = in[nchw ? 1 : 3];
-          if (ShapedType::isDynamic(n) || ShapedType::isDynamic(c))
-            return r.emitError("with sizes needs static N and C for ONNX "
-                               "export (Resize's sizes cover every dim)");
-          ArrayRef<int64_t> hw = *r.getSizes();
-          sizes = i64Initializer({n, c, hw[0], hw[1]});
         }
         auto emit = [&](const std::string &x, const std::string &y) {
           std::vector<std::string> ins{x, roi, scales};
-          if (!sizes.empty())
-            ins.push_back(sizes);
+          if (!r.getScalesAttr()) {
+            // Resize's sizes cover N and C too: the input's own, read from
+            // its shape when they are dynamic.
+            ArrayRef<int64_t> hw = *r.getSizes();
+            int64_t n = in[0], c = in[nchw ? 1 : 3];
+            if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(c)) {
+              ins.push_back(i64Initializer({n, c, hw[0], hw[1]}));
+            } else {
+              std::string shape = fresh(), nc = fresh(), all = fresh();
+              add("Shape", {x}, {shape});
+              add("Slice", {shape, i64Initializer({0}), i64Initializer({2})},
+                  {nc});
+              onnx::NodeProto *cat =
+                  add("Concat", {nc, i64Initializer({hw[0], hw[1]})}, {all});
+              setInt(cat, "axis", 0);
+              ins.push_back(all);
+            }
+          }
           onnx::NodeProto *n = add("Resize", ins, {y});
           setString(n, "mode", r.getMode());
           setString(n, "coordinate_transformation_mode",

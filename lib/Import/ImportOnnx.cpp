@@ -112,7 +112,8 @@ private:
   LogicalResult importConvTranspose();
   LogicalResult importResize();
   FailureOr<SmallVector<float>> constantFloats(StringRef valueName);
-  FailureOr<SmallVector<int64_t>> symbolicShape(Value shape, Value x);
+  FailureOr<SmallVector<int64_t>> symbolicShape(StringRef shapeName, Value x,
+                                                StringRef what);
   LogicalResult importPool(bool isMax);
   LogicalResult importBatchNorm();
   LogicalResult importGemm();
@@ -569,10 +570,18 @@ LogicalResult OnnxImporter::importResize() {
     ctm = stringAttr("coordinate_transformation_mode", "half_pixel");
     nearestMode = stringAttr("nearest_mode", "round_prefer_floor");
     if (!inputName(3).empty()) {
-      FailureOr<SmallVector<int64_t>> s = constantInts(inputName(3));
+      // Sizes may copy N and C from the input's shape (Shape -> Slice ->
+      // Concat, as gopt's exporter writes a dynamic batch): 0 entries.
+      bool computed = !isConstant(inputName(3));
+      FailureOr<SmallVector<int64_t>> s =
+          computed ? symbolicShape(inputName(3), x, "input #3 (sizes)")
+                   : constantInts(inputName(3));
       if (failed(s))
         return failure();
       sizes = *s;
+      for (int d = 0; computed && d < 2 && d < int(sizes.size()); ++d)
+        if (sizes[d] == 0)
+          sizes[d] = xShape[d];
     }
     if (!inputName(2).empty()) {
       FailureOr<SmallVector<float>> s = constantFloats(inputName(2));
@@ -875,8 +884,9 @@ LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
 /// are read through constant, shape, cast, slice and concat ops. A static
 /// dim is its value; a dynamic dim of `x` at its own position is 0 (copy);
 /// one other dynamic dim is -1.
-FailureOr<SmallVector<int64_t>> OnnxImporter::symbolicShape(Value shape,
-                                                            Value x) {
+FailureOr<SmallVector<int64_t>>
+OnnxImporter::symbolicShape(StringRef shapeName, Value x, StringRef what) {
+  Value shape = values.lookup(shapeName);
   // Each entry: a value, or (value, dim) for a dim of a value's shape.
   struct Entry {
     int64_t value;
@@ -929,8 +939,10 @@ FailureOr<SmallVector<int64_t>> OnnxImporter::symbolicShape(Value shape,
   };
   FailureOr<SmallVector<Entry>> found = entries(shape);
   if (failed(found))
-    return failNode("input #1 (shape) must be a constant, or computed from "
-                    "Shape ops and constants");
+    return failNode(llvm::formatv("input '{0}' must be a constant, or "
+                                  "computed from Shape ops and constants "
+                                  "({1})",
+                                  shapeName, what));
   SmallVector<int64_t> result;
   int inferred = 0;
   for (auto [i, e] : llvm::enumerate(*found)) {
@@ -946,8 +958,9 @@ FailureOr<SmallVector<int64_t>> OnnxImporter::symbolicShape(Value shape,
     else if (++inferred == 1)
       result.push_back(-1);
     else
-      return failNode("input #1 (shape) has more than one dynamic dim gopt "
-                      "cannot resolve at import");
+      return failNode(llvm::formatv("{0} has more than one dynamic dim gopt "
+                                    "cannot resolve at import",
+                                    what));
   }
   return result;
 }
@@ -966,7 +979,7 @@ LogicalResult OnnxImporter::importReshape() {
     FailureOr<SmallVector<int64_t>> s =
         isConstant(node->input(1))
             ? constantInts(node->input(1))
-            : symbolicShape(values.lookup(node->input(1)), x);
+            : symbolicShape(node->input(1), x, "input #1 (shape)");
     if (failed(s))
       return failure();
     shape = *s;
