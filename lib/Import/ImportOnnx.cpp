@@ -631,6 +631,17 @@ LogicalResult OnnxImporter::importResize() {
       return failNode("only H and W can be cropped; roi of N and C must be "
                       "[0, 1]");
   }
+  // Opset 10 rounds nearest down when upsampling and up when downsampling,
+  // as ONNX Runtime does; gopt.resize has one rounding for both axes.
+  if (!upsample && opset < 11 && mode == "nearest") {
+    bool down[2] = {scales[2] < 1.0f, scales[3] < 1.0f};
+    bool up[2] = {scales[2] > 1.0f, scales[3] > 1.0f};
+    if ((down[0] && up[1]) || (up[0] && down[1]))
+      return failNode("nearest Resize of opset 10 that upsamples one axis and "
+                      "downsamples the other is not supported");
+    if (down[0] || down[1])
+      nearestMode = "ceil";
+  }
   if (mode == "bilinear") // Upsample-7's name for linear
     mode = "linear";
   DenseF32ArrayAttr scalesAttr, roiAttr;
