@@ -164,6 +164,11 @@ Result inferResizeShape(DimsRef input, const ResizeParams &params,
   if (params.sizes) {
     if (Result r = requireSize(*params.sizes, 2, "sizes"); r.failed())
       return r;
+    // An empty image has no pixel to read from.
+    for (int i = 0; i < 2; ++i)
+      if (in[i] == 0)
+        return fail("expects an input with non-empty H and W for sizes, got ",
+                    formatShape(input));
     for (int i = 0; i < 2; ++i) {
       if ((*params.sizes)[i] < 1)
         return fail("expects sizes >= 1, got ", formatList(*params.sizes));

@@ -98,3 +98,12 @@ func.func @resize_result(%x: tensor<1x2x4x4xf32>) {
   %0 = gopt.resize %x {scales = array<f32: 2.0, 2.0>, data_format = "NCHW"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x9x8xf32>
   return
 }
+
+// -----
+
+/// Sizes cannot be read from an empty image.
+func.func @resize_empty(%x: tensor<1x2x0x4xf32>) {
+  // expected-error@+1 {{'gopt.resize' op expects an input with non-empty H and W for sizes, got [1, 2, 0, 4]}}
+  %0 = gopt.resize %x {sizes = array<i64: 3, 3>, data_format = "NCHW"} : (tensor<1x2x0x4xf32>) -> tensor<1x2x3x3xf32>
+  return
+}
