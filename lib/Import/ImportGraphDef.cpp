@@ -13,6 +13,7 @@
 #include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
+#include "gopt/Shape/ShapeFunctions.h"
 
 #include "graph.pb.h"
 
@@ -120,6 +121,8 @@ private:
   LogicalResult importPlaceholder();
   LogicalResult importConst();
   LogicalResult importConv(bool depthwise);
+  LogicalResult importConvBackpropInput();
+  LogicalResult importResize(bool bilinear);
   LogicalResult importPool(bool isMax);
   LogicalResult importFusedBatchNorm();
   LogicalResult importReduce(StringRef kind);
@@ -498,6 +501,98 @@ LogicalResult GraphDefImporter::importConv(bool depthwise) {
       b.getStringAttr("HWIO"), b.getStringAttr("none")));
 }
 
+/// Conv2DBackpropInput with a constant input_sizes, as Keras'
+/// Conv2DTranspose writes it: a transposed convolution whose pads are the
+/// forward conv's and whose output_padding makes up the rows the forward
+/// conv's floor dropped.
+LogicalResult GraphDefImporter::importConvBackpropInput() {
+  GET_INPUT(w, 1);
+  GET_INPUT(dy, 2);
+  FailureOr<SmallVector<int64_t>> sizes = constantInts(0);
+  if (failed(sizes))
+    return failure();
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  auto strides = spatialAttr("strides", *format, /*required=*/true);
+  auto dilations = spatialAttr("dilations", *format, /*required=*/false);
+  auto padding = paddingAttr(*format);
+  if (failed(strides) || failed(dilations) || failed(padding))
+    return failure();
+  ArrayRef<int64_t> ws = shapeOf(w), ys = shapeOf(dy);
+  if (sizes->size() != 4 || ws.size() != 4 || ys.size() != 4)
+    return failNode(llvm::formatv("expects 4 input_sizes and rank-4 filter "
+                                  "and out_backprop, got {0}, {1} and {2}",
+                                  formatShape(*sizes), formatShape(ws),
+                                  formatShape(ys)));
+  bool nhwc = *format == "NHWC";
+  int64_t channels = (*sizes)[nhwc ? 3 : 1];
+  if (ShapedType::isDynamic(ws[0]) || ShapedType::isDynamic(ws[1]) ||
+      ws[2] != channels)
+    return failNode(llvm::formatv("expects a static filter [KH, KW, {0}, "
+                                  "Cout] for input_sizes {1} (grouped "
+                                  "transposed convolution is not supported), "
+                                  "got {2}",
+                                  channels, formatShape(*sizes),
+                                  formatShape(ws)));
+  SmallVector<int64_t> pads, outPad;
+  ArrayRef<int64_t> explicitPads =
+      padding->second ? padding->second.asArrayRef() : ArrayRef<int64_t>();
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = (*sizes)[nhwc ? 1 + i : 2 + i];
+    int64_t k = ws[i], s = (*strides)[i], d = (*dilations)[i];
+    shape::WindowDim dim;
+    shape::Result r = shape::computeWindowDim(
+        in, k, s, d, padding->first.getValue(),
+        explicitPads.empty() ? 0 : explicitPads[2 * i],
+        explicitPads.empty() ? 0 : explicitPads[2 * i + 1], false, dim);
+    if (r.failed())
+      return failNode(r.message());
+    int64_t natural =
+        (dim.outSize - 1) * s + (k - 1) * d + 1 - dim.padBefore - dim.padAfter;
+    if (natural > in)
+      return failNode(llvm::formatv("input_sizes {0} is smaller than the "
+                                    "transposed convolution's output",
+                                    formatShape(*sizes)));
+    pads.append({dim.padBefore, dim.padAfter});
+    outPad.push_back(in - natural);
+  }
+  return setResult(createInferred<Conv2DTransposeOp>(
+      b, loc, dy, w, Value(), i64s(*strides), i64s(*dilations), i64s(pads),
+      i64s(outPad), b.getI64IntegerAttr(1), b.getStringAttr(*format),
+      b.getStringAttr("HWIO")));
+}
+
+/// ResizeBilinear / ResizeNearestNeighbor with a constant size: NHWC
+/// images, TensorFlow's align_corners and half_pixel_centers as ONNX's
+/// coordinate transformations.
+LogicalResult GraphDefImporter::importResize(bool bilinear) {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> size = constantInts(1);
+  if (failed(size))
+    return failure();
+  if (size->size() != 2)
+    return failNode(llvm::formatv("expects a size of 2 entries, got {0}",
+                                  formatShape(*size)));
+  const tf::AttrValue *ac = attr("align_corners");
+  const tf::AttrValue *hp = attr("half_pixel_centers");
+  bool alignCorners = ac && ac->b(), halfPixel = hp && hp->b();
+  if (alignCorners && halfPixel)
+    return failNode("align_corners and half_pixel_centers are exclusive");
+  std::string ctm = alignCorners ? "align_corners"
+                    : halfPixel
+                        ? (bilinear ? "half_pixel" : "tf_half_pixel_for_nn")
+                        : "asymmetric";
+  // TensorFlow rounds align_corners coordinates half away from zero.
+  std::string nearestMode =
+      alignCorners && !bilinear ? "round_prefer_ceil" : "floor";
+  return setResult(createInferred<ResizeOp>(
+      b, loc, x, DenseF32ArrayAttr(), i64s(*size), DenseF32ArrayAttr(),
+      b.getStringAttr(bilinear ? "linear" : "nearest"), b.getStringAttr(ctm),
+      b.getStringAttr(nearestMode), b.getF32FloatAttr(-0.75f),
+      b.getBoolAttr(false), b.getF32FloatAttr(0.0f), b.getStringAttr("NHWC")));
+}
+
 LogicalResult GraphDefImporter::importPool(bool isMax) {
   GET_INPUT(x, 0);
   FailureOr<std::string> format = dataFormat();
@@ -842,6 +937,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"ConcatV2", [](I &i) { return i.importConcat(/*v2=*/true); }},
       {"Const", [](I &i) { return i.importConst(); }},
       {"Conv2D", [](I &i) { return i.importConv(/*depthwise=*/false); }},
+      {"Conv2DBackpropInput", [](I &i) { return i.importConvBackpropInput(); }},
       {"DepthwiseConv2dNative",
        [](I &i) { return i.importConv(/*depthwise=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
@@ -880,6 +976,10 @@ LogicalResult GraphDefImporter::importNode() {
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Relu6", [](I &i) { return i.unary<Relu6Op>(); }},
       {"Reshape", [](I &i) { return i.importReshapeLike("Reshape"); }},
+      {"ResizeBilinear",
+       [](I &i) { return i.importResize(/*bilinear=*/true); }},
+      {"ResizeNearestNeighbor",
+       [](I &i) { return i.importResize(/*bilinear=*/false); }},
       {"Rsqrt", [](I &i) { return i.unary<RsqrtOp>(); }},
       {"Select", [](I &i) { return i.importSelect(); }},
       {"Shape", [](I &i) { return i.importShape(); }},

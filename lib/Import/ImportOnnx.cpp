@@ -25,6 +25,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -116,6 +117,11 @@ private:
                             DenseI64ArrayAttr &pads,
                             DenseI64ArrayAttr &strides);
   LogicalResult importConv();
+  LogicalResult importConvTranspose();
+  LogicalResult importResize();
+  FailureOr<SmallVector<float>> constantFloats(StringRef valueName);
+  FailureOr<SmallVector<int64_t>> symbolicShape(StringRef shapeName, Value x,
+                                                StringRef what);
   LogicalResult importPool(bool isMax);
   LogicalResult importBatchNorm();
   LogicalResult importGemm();
@@ -450,6 +456,223 @@ LogicalResult OnnxImporter::importConv() {
       b.getStringAttr("OIHW"), b.getStringAttr("none")));
 }
 
+/// ConvTranspose: pads, output_padding, output_shape and auto_pad resolve
+/// to explicit pads and output_padding here, so gopt.conv2d_transpose has
+/// one padding form: the total padding output_shape (or SAME: in * stride)
+/// asks for is split as ONNX's spec says, and output beyond the natural size
+/// is output_padding.
+LogicalResult OnnxImporter::importConvTranspose() {
+  GET_INPUT(x, 0);
+  GET_INPUT(w, 1);
+  GET_OPTIONAL_INPUT(bias, 2);
+  ArrayRef<int64_t> xShape = shapeOf(x), wShape = shapeOf(w);
+  if (wShape.size() != 4 || xShape.size() != 4)
+    return failNode(llvm::formatv("only 2-D transposed convolution over "
+                                  "rank-4 NCHW input is supported (input {0}, "
+                                  "weight {1})",
+                                  formatShape(xShape), formatShape(wShape)));
+  SmallVector<int64_t> kernel =
+      intsAttr("kernel_shape")
+          .value_or(SmallVector<int64_t>{wShape[2], wShape[3]});
+  if (kernel.size() != 2 || kernel[0] != wShape[2] || kernel[1] != wShape[3])
+    return failNode(llvm::formatv("'kernel_shape' {0} does not match the "
+                                  "weight {1}",
+                                  formatShape(kernel), formatShape(wShape)));
+  auto pairAttr = [&](StringRef name, int64_t dflt,
+                      SmallVector<int64_t> &out) -> LogicalResult {
+    out = intsAttr(name).value_or(SmallVector<int64_t>{dflt, dflt});
+    if (out.size() != 2)
+      return failNode(llvm::formatv("'{0}' must have 2 values", name));
+    return success();
+  };
+  SmallVector<int64_t> strides, dil, outPad;
+  if (failed(pairAttr("strides", 1, strides)) ||
+      failed(pairAttr("dilations", 1, dil)) ||
+      failed(pairAttr("output_padding", 0, outPad)))
+    return failure();
+  // ONNX: [h_begin, w_begin, h_end, w_end]; gopt: [top, bottom, left, right].
+  SmallVector<int64_t> p =
+      intsAttr("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
+  if (p.size() != 4)
+    return failNode("'pads' must have 4 values");
+  SmallVector<int64_t> pads = {p[0], p[2], p[1], p[3]};
+  std::string autoPad = stringAttr("auto_pad", "NOTSET");
+  std::optional<SmallVector<int64_t>> outShape = intsAttr("output_shape");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return failNode(llvm::formatv("unknown auto_pad '{0}'", autoPad));
+  if (autoPad == "VALID")
+    pads = {0, 0, 0, 0};
+  if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (outShape && outShape->size() != 2 && outShape->size() != 4)
+      return failNode("'output_shape' must have 2 values (H, W)");
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xShape[2 + i];
+      if (ShapedType::isDynamic(in))
+        return failNode("'output_shape' and auto_pad SAME need static "
+                        "spatial dimensions");
+      int64_t want =
+          outShape ? (*outShape)[outShape->size() - 2 + i] : in * strides[i];
+      int64_t natural =
+          (in - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 + outPad[i];
+      int64_t total = natural - want;
+      if (total < 0) {
+        // Rows beyond the full output: only the bias reaches them.
+        pads[2 * i] = pads[2 * i + 1] = 0;
+        outPad[i] -= total;
+        continue;
+      }
+      // ONNX's rule: SAME_UPPER puts the odd pixel at the end.
+      int64_t head = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[2 * i] = head;
+      pads[2 * i + 1] = total - head;
+    }
+  }
+  return setResult(createInferred<Conv2DTransposeOp>(
+      b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads), i64s(outPad),
+      b.getI64IntegerAttr(intAttr("group", 1)), b.getStringAttr("NCHW"),
+      b.getStringAttr("OIHW")));
+}
+
+FailureOr<SmallVector<float>> OnnxImporter::constantFloats(StringRef name) {
+  FailureOr<DenseElementsAttr> attr = constantAttr(name);
+  if (failed(attr))
+    return failure();
+  if (!isa<FloatType>(attr->getElementType()))
+    return failNode(llvm::formatv("constant '{0}' must hold floats", name));
+  SmallVector<float> values;
+  for (APFloat v : attr->getValues<APFloat>()) {
+    bool lost;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(v.convertToFloat());
+  }
+  return values;
+}
+
+/// Resize (opsets 10, 11, 13) and Upsample (7, 9): H and W of a rank-4 NCHW
+/// input, with constant scales or sizes; N and C must keep their size.
+LogicalResult OnnxImporter::importResize() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> xShape = shapeOf(x);
+  if (xShape.size() != 4)
+    return failNode(llvm::formatv("only rank-4 NCHW input is supported, got "
+                                  "{0}",
+                                  formatShape(xShape)));
+  bool upsample = node->op_type() == "Upsample";
+  auto inputName = [&](int i) -> StringRef {
+    return i < node->input_size() ? StringRef(node->input(i)) : StringRef();
+  };
+  std::string mode = stringAttr("mode", "nearest");
+  std::string ctm = "asymmetric", nearestMode = "floor";
+  SmallVector<float> scales, roi;
+  SmallVector<int64_t> sizes;
+  if (upsample && opset < 9) {
+    auto a = attr("scales");
+    if (!a)
+      return failNode("missing attribute 'scales'");
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else if (upsample || opset < 11) {
+    if (inputName(1).empty())
+      return failNode("missing input #1 (scales)");
+    FailureOr<SmallVector<float>> s = constantFloats(inputName(1));
+    if (failed(s))
+      return failure();
+    scales = *s;
+  } else {
+    ctm = stringAttr("coordinate_transformation_mode", "half_pixel");
+    nearestMode = stringAttr("nearest_mode", "round_prefer_floor");
+    if (!inputName(3).empty()) {
+      // Sizes may copy N and C from the input's shape (Shape -> Slice ->
+      // Concat, as gopt's exporter writes a dynamic batch): 0 entries.
+      bool computed = !isConstant(inputName(3));
+      FailureOr<SmallVector<int64_t>> s =
+          computed ? symbolicShape(inputName(3), x, "input #3 (sizes)")
+                   : constantInts(inputName(3));
+      if (failed(s))
+        return failure();
+      sizes = *s;
+      for (int d = 0; computed && d < 2 && d < int(sizes.size()); ++d)
+        if (sizes[d] == 0)
+          sizes[d] = xShape[d];
+    }
+    if (!inputName(2).empty()) {
+      FailureOr<SmallVector<float>> s = constantFloats(inputName(2));
+      if (failed(s))
+        return failure();
+      scales = *s;
+    }
+    if (ctm == "tf_crop_and_resize") {
+      if (inputName(1).empty())
+        return failNode("coordinate_transformation_mode tf_crop_and_resize "
+                        "needs input #1 (roi)");
+      FailureOr<SmallVector<float>> r = constantFloats(inputName(1));
+      if (failed(r))
+        return failure();
+      roi = *r;
+    }
+  }
+  // Opset 11 passes an empty scales tensor along with sizes.
+  if (!sizes.empty() && !scales.empty())
+    return failNode("expects scales or sizes, not both");
+  if (sizes.empty() && scales.empty())
+    return failNode("expects constant scales or sizes");
+  if (!sizes.empty()) {
+    if (sizes.size() != 4)
+      return failNode(llvm::formatv("'sizes' must have 4 values, got {0}",
+                                    formatShape(sizes)));
+    for (int d = 0; d < 2; ++d)
+      if (sizes[d] != xShape[d])
+        return failNode(llvm::formatv(
+            "only H and W can be resized (input {0}, sizes {1}); N and C "
+            "must be static and keep their size",
+            formatShape(xShape), formatShape(sizes)));
+  } else {
+    if (scales.size() != 4)
+      return failNode(
+          llvm::formatv("'scales' must have 4 values, got {0}", scales.size()));
+    if (scales[0] != 1.0f || scales[1] != 1.0f)
+      return failNode(llvm::formatv("only H and W can be resized; scales of N "
+                                    "and C must be 1, got {0} and {1}",
+                                    scales[0], scales[1]));
+  }
+  if (!roi.empty()) {
+    if (roi.size() != 8)
+      return failNode(
+          llvm::formatv("'roi' must have 8 values, got {0}", roi.size()));
+    if (roi[0] != 0 || roi[1] != 0 || roi[4] != 1 || roi[5] != 1)
+      return failNode("only H and W can be cropped; roi of N and C must be "
+                      "[0, 1]");
+  }
+  // Opset 10 rounds nearest down when upsampling and up when downsampling,
+  // as ONNX Runtime does; gopt.resize has one rounding for both axes.
+  if (!upsample && opset < 11 && mode == "nearest") {
+    bool down[2] = {scales[2] < 1.0f, scales[3] < 1.0f};
+    bool up[2] = {scales[2] > 1.0f, scales[3] > 1.0f};
+    if ((down[0] && up[1]) || (up[0] && down[1]))
+      return failNode("nearest Resize of opset 10 that upsamples one axis and "
+                      "downsamples the other is not supported");
+    if (down[0] || down[1])
+      nearestMode = "ceil";
+  }
+  if (mode == "bilinear") // Upsample-7's name for linear
+    mode = "linear";
+  DenseF32ArrayAttr scalesAttr, roiAttr;
+  DenseI64ArrayAttr sizesAttr;
+  if (!scales.empty())
+    scalesAttr = b.getDenseF32ArrayAttr({scales[2], scales[3]});
+  else
+    sizesAttr = i64s({sizes[2], sizes[3]});
+  if (!roi.empty())
+    roiAttr = b.getDenseF32ArrayAttr({roi[2], roi[3], roi[6], roi[7]});
+  return setResult(createInferred<ResizeOp>(
+      b, loc, x, scalesAttr, sizesAttr, roiAttr, b.getStringAttr(mode),
+      b.getStringAttr(ctm), b.getStringAttr(nearestMode),
+      b.getF32FloatAttr(floatAttr("cubic_coeff_a", -0.75f)),
+      b.getBoolAttr(intAttr("exclude_outside", 0) != 0),
+      b.getF32FloatAttr(floatAttr("extrapolation_value", 0.0f)),
+      b.getStringAttr("NCHW")));
+}
+
 LogicalResult OnnxImporter::importPool(bool isMax) {
   GET_INPUT(x, 0);
   std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
@@ -678,6 +901,93 @@ LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
   return setResult(createInferred<ReshapeOp>(b, loc, x, i64s(dims)));
 }
 
+/// A Reshape's shape computed in the graph from Shape ops, as exporters
+/// write `x.reshape(x.shape[0], -1)` (PP-OCR's classifier:
+/// Shape -> Cast -> Slice -> Cast -> Concat with a constant): the entries
+/// are read through constant, shape, cast, slice and concat ops. A static
+/// dim is its value; a dynamic dim of `x` at its own position is 0 (copy);
+/// one other dynamic dim is -1.
+FailureOr<SmallVector<int64_t>>
+OnnxImporter::symbolicShape(StringRef shapeName, Value x, StringRef what) {
+  Value shape = values.lookup(shapeName);
+  // Each entry: a value, or (value, dim) for a dim of a value's shape.
+  struct Entry {
+    int64_t value;
+    Value of; // non-null: dim `value` of `of`
+  };
+  std::function<FailureOr<SmallVector<Entry>>(Value)> entries =
+      [&](Value v) -> FailureOr<SmallVector<Entry>> {
+    Operation *def = v ? v.getDefiningOp() : nullptr;
+    if (auto c = dyn_cast_or_null<ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      std::optional<SmallVector<int64_t>> ints;
+      if (dense)
+        ints = integerValues(dense);
+      if (!ints)
+        return failure();
+      SmallVector<Entry> out;
+      for (int64_t i : *ints)
+        out.push_back({i, Value()});
+      return out;
+    }
+    if (auto s = dyn_cast_or_null<ShapeOp>(def)) {
+      SmallVector<Entry> out;
+      for (int64_t d = 0; d < int64_t(shapeOf(s.getX()).size()); ++d)
+        out.push_back({d, s.getX()});
+      return out;
+    }
+    if (auto c = dyn_cast_or_null<CastOp>(def))
+      return entries(c.getX());
+    if (auto sl = dyn_cast_or_null<SliceOp>(def)) {
+      FailureOr<SmallVector<Entry>> in = entries(sl.getX());
+      if (failed(in) || sl.getStarts().size() != 1)
+        return failure();
+      SmallVector<Entry> out;
+      int64_t end = std::min<int64_t>(sl.getEnds()[0], in->size());
+      for (int64_t i = sl.getStarts()[0]; i < end; i += sl.getSteps()[0])
+        out.push_back((*in)[i]);
+      return out;
+    }
+    if (auto c = dyn_cast_or_null<ConcatOp>(def)) {
+      SmallVector<Entry> out;
+      for (Value part : c.getInputs()) {
+        FailureOr<SmallVector<Entry>> p = entries(part);
+        if (failed(p))
+          return failure();
+        out.append(p->begin(), p->end());
+      }
+      return out;
+    }
+    return failure();
+  };
+  FailureOr<SmallVector<Entry>> found = entries(shape);
+  if (failed(found))
+    return failNode(llvm::formatv("input '{0}' must be a constant, or "
+                                  "computed from Shape ops and constants "
+                                  "({1})",
+                                  shapeName, what));
+  SmallVector<int64_t> result;
+  int inferred = 0;
+  for (auto [i, e] : llvm::enumerate(*found)) {
+    if (!e.of) {
+      result.push_back(e.value);
+      continue;
+    }
+    int64_t dim = shapeOf(e.of)[e.value];
+    if (!ShapedType::isDynamic(dim))
+      result.push_back(dim);
+    else if (e.of == x && e.value == int64_t(i))
+      result.push_back(0); // copies x's dim
+    else if (++inferred == 1)
+      result.push_back(-1);
+    else
+      return failNode(llvm::formatv("{0} has more than one dynamic dim gopt "
+                                    "cannot resolve at import",
+                                    what));
+  }
+  return result;
+}
+
 LogicalResult OnnxImporter::importReshape() {
   GET_INPUT(x, 0);
   SmallVector<int64_t> shape;
@@ -689,7 +999,10 @@ LogicalResult OnnxImporter::importReshape() {
   } else {
     if (node->input_size() < 2)
       return failNode("missing input #1 (shape)");
-    FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
+    FailureOr<SmallVector<int64_t>> s =
+        isConstant(node->input(1))
+            ? constantInts(node->input(1))
+            : symbolicShape(node->input(1), x, "input #1 (shape)");
     if (failed(s))
       return failure();
     shape = *s;
@@ -1574,6 +1887,11 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) {
          return i.importWindowed1D([](I &j) { return j.importConv(); }, 2);
        }},
+      {"ConvTranspose",
+       [](I &i) {
+         return i.importWindowed1D([](I &j) { return j.importConvTranspose(); },
+                                   2);
+       }},
       {"DequantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
@@ -1620,6 +1938,7 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) { return i.importReduce("ReduceSumSquare"); }},
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
+      {"Resize", [](I &i) { return i.importResize(); }},
       {"Shape", [](I &i) { return i.importShape(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
       {"Slice", [](I &i) { return i.importSlice(); }},
@@ -1632,6 +1951,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
+      {"Upsample", [](I &i) { return i.importResize(); }},
   };
   static_assert(isSortedAndUnique(kHandlers),
                 "keep the ONNX op table sorted, one entry per op type");

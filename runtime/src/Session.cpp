@@ -76,7 +76,22 @@ Status Session::Impl::init() {
       return invalidArgument(opLabel(o), " is placed on unknown device '",
                              device, "' (known: cpu, cuda)");
   }
-  return resolve();
+  Status resolved = resolve();
+  // Dynamic dims other than the batch (an image model's H and W) take the
+  // batch size only as a guess; a model that cannot run at that size (a
+  // pooling window larger than a 1x1 input) resolves when its inputs are
+  // set, and run() reports an error for the real shapes.
+  bool guessedSpatialDims = false;
+  for (const plan::Binding &b : p.inputs()) {
+    const auto &dims = p.tensors(b.tensor()).shape();
+    for (int d = 1; d < dims.size(); ++d)
+      guessedSpatialDims |= dims[d] < 0;
+  }
+  if (!resolved.ok() && guessedSpatialDims) {
+    needsResolve = true;
+    return Status::success();
+  }
+  return resolved;
 }
 
 Status Session::Impl::resolve() {

@@ -227,6 +227,49 @@ Result inferExpandShape(DimsRef input, DimsRef shape, Dims &result);
 /// dimension.
 Result inferTileShape(DimsRef input, DimsRef repeats, Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Image ops (lib/Shape/ImageShapes.cpp): conv2d_transpose, resize
+//===----------------------------------------------------------------------===//
+
+struct Conv2DTransposeParams {
+  Dims strides;       // [h, w]
+  Dims dilations;     // [h, w]
+  Dims pads;          // [top, bottom, left, right]
+  Dims outputPadding; // [h, w]
+  int64_t groups = 1;
+  std::string_view dataFormat = "NHWC";
+  std::string_view filterFormat = "HWIO";
+};
+
+/// One spatial dim of a transposed convolution:
+/// (in - 1) * stride + (kernel - 1) * dilation + 1 - pads + outputPadding;
+/// kDynamic for a dynamic `inSize`.
+int64_t conv2dTransposeOutputSize(int64_t inSize, int64_t kernel,
+                                  int64_t stride, int64_t dilation,
+                                  int64_t padBefore, int64_t padAfter,
+                                  int64_t outputPadding);
+
+/// gopt.conv2d_transpose; `bias` may be null (no bias operand).
+Result inferConv2DTransposeShape(DimsRef input, DimsRef filter,
+                                 const DimsRef *bias,
+                                 const Conv2DTransposeParams &params,
+                                 Dims &result);
+
+struct ResizeParams {
+  const std::vector<float> *scales = nullptr; // [h, w], or null
+  const Dims *sizes = nullptr;                // [h, w], or null
+  const std::vector<float> *roi = nullptr;    // [h0, w0, h1, w1], or null
+  std::string_view mode = "nearest";
+  std::string_view coordinateTransformationMode = "half_pixel";
+  std::string_view nearestMode = "round_prefer_floor";
+  std::string_view dataFormat = "NHWC";
+};
+
+/// gopt.resize: exactly one of scales and sizes; the output's H and W are
+/// `sizes` or floor(in * scales) (dynamic for a dynamic input dim).
+Result inferResizeShape(DimsRef input, const ResizeParams &params,
+                        Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

@@ -957,6 +957,8 @@ StatusOr<std::unique_ptr<Kernel>> createReorder(const memory::desc &from,
 
 // TrainingKernels.cpp: oneDNN and fast kernels of the training ops.
 void registerTrainingFastKernels(KernelRegistry &registry);
+// ImageKernels.cpp: conv2d_transpose and resize.
+void registerImageFastKernels(KernelRegistry &registry);
 
 void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d", "cpu", ConvKernel::create);
@@ -965,6 +967,7 @@ void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("avg_pool", "cpu", PoolKernel::create);
   registry.registerKernel("batch_norm", "cpu", BatchNormKernel::create);
   registerTrainingFastKernels(registry);
+  registerImageFastKernels(registry);
 }
 
 } // namespace gopt::runtime

@@ -114,6 +114,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
 
 void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerElementwiseKernels(registry);
+  ref::registerImageKernels(registry);
   ref::registerNNKernels(registry);
   ref::registerNormKernels(registry);
   ref::registerShapeKernels(registry);

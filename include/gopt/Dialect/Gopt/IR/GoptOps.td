@@ -792,5 +792,6 @@ include "gopt/Dialect/Gopt/IR/GoptMathOps.td"
 include "gopt/Dialect/Gopt/IR/GoptTrainingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptNormOps.td"
 include "gopt/Dialect/Gopt/IR/GoptLogicOps.td"
+include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

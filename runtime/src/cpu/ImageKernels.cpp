@@ -1,0 +1,303 @@
+//===- ImageKernels.cpp - Fast CPU kernels of the image ops ---------------===//
+//
+// - conv2d_transpose: oneDNN's deconvolution (f32), bias included. oneDNN
+//   implements it as the backward-data convolution that
+//   conv2d_backprop_input runs (docs/architecture.md says why it is an op
+//   of its own), with the plan's plain tensors reordered to the layouts
+//   the primitive prefers.
+// - resize: nearest and linear (f32, NCHW and NHWC) from the taps the
+//   reference kernel uses (ResizeTaps.h), precomputed once per session
+//   shape; cubic and crops outside the input leave it to the reference.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnn.h"
+#include "ParallelRange.h"
+#include "ResizeTaps.h"
+#include "gopt/runtime/Kernel.h"
+#include "shapes/Image.h"
+
+#include <dnnl.hpp>
+
+#include <unordered_map>
+#include <vector>
+
+namespace gopt::runtime {
+namespace {
+
+using cpu::cpuEngine;
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dims = memory::dims;
+
+StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
+
+//===----------------------------------------------------------------------===//
+// conv2d_transpose (oneDNN deconvolution)
+//===----------------------------------------------------------------------===//
+
+class DeconvKernel : public Kernel {
+public:
+  static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c);
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    try {
+      for (Arg &a : args_) {
+        void *data = a.isOutput ? outputs[0].data()
+                                : const_cast<void *>(inputs[a.index].data());
+        a.user.set_data_handle(data);
+        if (!a.isOutput && a.reorder)
+          a.reorder.execute(stream_, a.user, a.internal);
+      }
+      primitive_.execute(stream_, execArgs_);
+      for (Arg &a : args_)
+        if (a.isOutput && a.reorder)
+          a.reorder.execute(stream_, a.internal, a.user);
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn"; }
+  size_t workspaceBytes() const override { return workspaceBytes_; }
+
+private:
+  struct Arg {
+    int index;
+    bool isOutput;
+    memory user, internal;
+    dnnl::reorder reorder;
+  };
+
+  DeconvKernel() : stream_(cpuEngine()) {}
+
+  // The plan's tensor `user` as the primitive's `wanted`, through a buffer
+  // and a reorder when the layouts differ.
+  void bind(int index, bool isOutput, int dnnlArg, const memory::desc &user,
+            const memory::desc &wanted) {
+    Arg a{index, isOutput, memory(user, cpuEngine(), DNNL_MEMORY_NONE),
+          memory(), dnnl::reorder()};
+    if (user == wanted) {
+      execArgs_[dnnlArg] = a.user;
+    } else {
+      a.internal = memory(wanted, cpuEngine());
+      workspaceBytes_ += wanted.get_size();
+      a.reorder = isOutput ? dnnl::reorder(a.internal, a.user)
+                           : dnnl::reorder(a.user, a.internal);
+      execArgs_[dnnlArg] = a.internal;
+    }
+    args_.push_back(a);
+  }
+
+  dnnl::stream stream_;
+  dnnl::primitive primitive_;
+  std::unordered_map<int, memory> execArgs_;
+  std::vector<Arg> args_;
+  size_t workspaceBytes_ = 0;
+};
+
+StatusOr<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelConfig &c) {
+  if (!c.allOfType(DType::kF32))
+    return none();
+  Conv2DTransposeAttrs a(c.attrs());
+  const auto &p = a.params;
+  bool nchw = a.dataFormat == "NCHW", hwio = a.filterFormat == "HWIO";
+  const Shape &x = c.inputShapes[0], &f = c.inputShapes[1];
+  const Shape &y = c.outputShapes[0];
+  if (numElements(x) == 0 || numElements(y) == 0)
+    return none(); // degenerate shapes: the reference
+  int64_t n = x[0], cin = nchw ? x[1] : x[3], ih = nchw ? x[2] : x[1],
+          iw = nchw ? x[3] : x[2];
+  int64_t cout = nchw ? y[1] : y[3], oh = nchw ? y[2] : y[1],
+          ow = nchw ? y[3] : y[2];
+  int64_t kh = hwio ? f[0] : f[2], kw = hwio ? f[1] : f[3];
+  int64_t g = p.groups, icg = cin / g, ocg = cout / g;
+  memory::data_type type = memory::data_type::f32;
+  Tag act = nchw ? Tag::nchw : Tag::nhwc;
+  memory::desc xUser({n, cin, ih, iw}, type, act);
+  memory::desc yUser({n, cout, oh, ow}, type, act);
+  // oneDNN's deconvolution weights are [G,] O, I, KH, KW; gopt's filter is
+  // the forward conv's ([Cin, Cout/G, KH, KW] or [KH, KW, Cout/G, Cin]), so
+  // its strides say where each (g, o, i, h, w) lives.
+  Dims wDims, wStrides;
+  if (hwio) {
+    int64_t sh = kw * ocg * cin, sw = ocg * cin;
+    if (g == 1) {
+      wDims = {cout, cin, kh, kw};
+      wStrides = {cin, 1, sh, sw};
+    } else {
+      wDims = {g, ocg, icg, kh, kw};
+      wStrides = {icg, cin, 1, sh, sw};
+    }
+  } else {
+    int64_t sIn = ocg * kh * kw;
+    if (g == 1) {
+      wDims = {cout, cin, kh, kw};
+      wStrides = {kh * kw, sIn, kw, 1};
+    } else {
+      wDims = {g, ocg, icg, kh, kw};
+      wStrides = {icg * sIn, kh * kw, sIn, kw, 1};
+    }
+  }
+  memory::desc wUser(wDims, type, wStrides);
+  bool bias = c.inputShapes.size() == 3;
+  memory::desc bUser({cout}, type, Tag::x);
+  Dims strides = {p.strides[0], p.strides[1]};
+  Dims dilations = {p.dilations[0] - 1, p.dilations[1] - 1}; // 0 = dense
+  Dims padL = {p.pads[0], p.pads[2]};
+  // output_padding is a negative end pad: rows beyond the full output.
+  Dims padR = {p.pads[1] - p.outputPadding[0], p.pads[3] - p.outputPadding[1]};
+  auto kernel = std::unique_ptr<DeconvKernel>(new DeconvKernel());
+  try {
+    memory::desc xAny({n, cin, ih, iw}, type, Tag::any);
+    memory::desc yAny({n, cout, oh, ow}, type, Tag::any);
+    memory::desc wAny(wDims, type, Tag::any);
+    auto desc = bias ? dnnl::deconvolution_forward::desc(
+                           dnnl::prop_kind::forward_inference,
+                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
+                           bUser, yAny, strides, dilations, padL, padR)
+                     : dnnl::deconvolution_forward::desc(
+                           dnnl::prop_kind::forward_inference,
+                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
+                           yAny, strides, dilations, padL, padR);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, cpuEngine(),
+                                                   /*allow_empty=*/true);
+    if (!pd)
+      return none();
+    kernel->bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
+    kernel->bind(1, false, DNNL_ARG_WEIGHTS, wUser, pd.weights_desc());
+    if (bias)
+      kernel->bind(2, false, DNNL_ARG_BIAS, bUser, pd.bias_desc());
+    kernel->bind(0, true, DNNL_ARG_DST, yUser, pd.dst_desc());
+    kernel->primitive_ = dnnl::deconvolution_forward(pd);
+  } catch (const dnnl::error &) {
+    return none(); // oneDNN rejects the configuration: the reference runs it
+  }
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+//===----------------------------------------------------------------------===//
+// resize (nearest, linear)
+//===----------------------------------------------------------------------===//
+
+class ResizeKernel : public Kernel {
+public:
+  static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
+    if (!c.allOfType(DType::kF32))
+      return none();
+    ResizeAttrs a(c.attrs());
+    if (a.mode == "cubic")
+      return none();
+    auto k = std::unique_ptr<ResizeKernel>(new ResizeKernel());
+    k->plan_ = planResize(a, c.inputShapes[0], c.outputShapes[0]);
+    if (numElements(c.inputShapes[0]) == 0 ||
+        numElements(c.outputShapes[0]) == 0)
+      return none();
+    // Two taps per axis (nearest: the second with weight 0).
+    for (auto *taps : {&k->plan_.rows, &k->plan_.cols})
+      for (const ResizeTap &t : *taps) {
+        if (t.count == 0)
+          return none(); // extrapolation: the reference
+        Tap2 two{t.index[0], t.count == 2 ? t.index[1] : t.index[0],
+                 static_cast<float>(t.weight[0]),
+                 t.count == 2 ? static_cast<float>(t.weight[1]) : 0.0f};
+        (taps == &k->plan_.rows ? k->rows_ : k->cols_).push_back(two);
+      }
+    k->nearest_ = a.mode == "nearest";
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const ResizePlan &p = plan_;
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    if (p.nchw) {
+      // One (n, c) plane per task.
+      const int64_t planes = p.n * p.c;
+      const int64_t work = planes * p.oh * p.ow;
+      if (work < cpu::kParallelThreshold) {
+        for (int64_t pl = 0; pl < planes; ++pl)
+          resizePlane(x + pl * p.ih * p.iw, y + pl * p.oh * p.ow);
+      } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t pl = 0; pl < planes; ++pl)
+          resizePlane(x + pl * p.ih * p.iw, y + pl * p.oh * p.ow);
+      }
+    } else {
+      // NHWC: each output pixel is a row of C channels; one output row of
+      // pixels per task.
+      const int64_t rows = p.n * p.oh;
+      if (rows * p.ow * p.c < cpu::kParallelThreshold) {
+        for (int64_t i = 0; i < rows; ++i)
+          resizeRowNhwc(x, y, i / p.oh, i % p.oh);
+      } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < rows; ++i)
+          resizeRowNhwc(x, y, i / p.oh, i % p.oh);
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  struct Tap2 {
+    int64_t i0, i1;
+    float w0, w1;
+  };
+
+  void resizePlane(const float *x, float *y) const {
+    const ResizePlan &p = plan_;
+    for (int64_t oh = 0; oh < p.oh; ++oh) {
+      const Tap2 &r = rows_[oh];
+      const float *r0 = x + r.i0 * p.iw, *r1 = x + r.i1 * p.iw;
+      float *dst = y + oh * p.ow;
+      if (nearest_) {
+        for (int64_t ow = 0; ow < p.ow; ++ow)
+          dst[ow] = r0[cols_[ow].i0];
+        continue;
+      }
+      for (int64_t ow = 0; ow < p.ow; ++ow) {
+        const Tap2 &s = cols_[ow];
+        float top = s.w0 * r0[s.i0] + s.w1 * r0[s.i1];
+        float bottom = s.w0 * r1[s.i0] + s.w1 * r1[s.i1];
+        dst[ow] = r.w0 * top + r.w1 * bottom;
+      }
+    }
+  }
+
+  void resizeRowNhwc(const float *x, float *y, int64_t n, int64_t oh) const {
+    const ResizePlan &p = plan_;
+    const Tap2 &r = rows_[oh];
+    const float *img = x + n * p.ih * p.iw * p.c;
+    float *dst = y + (n * p.oh + oh) * p.ow * p.c;
+    for (int64_t ow = 0; ow < p.ow; ++ow, dst += p.c) {
+      const Tap2 &s = cols_[ow];
+      const float *a = img + (r.i0 * p.iw + s.i0) * p.c;
+      if (nearest_) {
+        std::copy(a, a + p.c, dst);
+        continue;
+      }
+      const float *b = img + (r.i0 * p.iw + s.i1) * p.c;
+      const float *cc = img + (r.i1 * p.iw + s.i0) * p.c;
+      const float *d = img + (r.i1 * p.iw + s.i1) * p.c;
+      for (int64_t ch = 0; ch < p.c; ++ch)
+        dst[ch] = r.w0 * (s.w0 * a[ch] + s.w1 * b[ch]) +
+                  r.w1 * (s.w0 * cc[ch] + s.w1 * d[ch]);
+    }
+  }
+
+  ResizePlan plan_;
+  std::vector<Tap2> rows_, cols_;
+  bool nearest_ = false;
+};
+
+} // namespace
+
+void registerImageFastKernels(KernelRegistry &registry) {
+  registry.registerKernel("conv2d_transpose", "cpu", DeconvKernel::create);
+  registry.registerKernel("resize", "cpu", ResizeKernel::create);
+}
+
+} // namespace gopt::runtime

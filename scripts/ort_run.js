@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Run an ONNX model with ONNX Runtime (CPU) on .npy inputs and write each
+// output as OUTDIR/<name>.npy: the oracle gopt-run's outputs are compared
+// with (test/Models). Float32 inputs and outputs only.
+//   ort_run.js MODEL.onnx --input NAME=FILE.npy [...] --output-dir OUTDIR
+// Needs onnxruntime-node: ORT_NODE_MODULE, or benchmarks/.peers.
+const fs = require('fs');
+const path = require('path');
+const ort = require(process.env.ORT_NODE_MODULE ||
+                    path.join(__dirname, '..', 'benchmarks', '.peers',
+                              'node_modules', 'onnxruntime-node'));
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 1, 6) !== 'NUMPY')
+    throw new Error(file + ': not a .npy file');
+  const major = buf[6];
+  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (major === 1 ? 10 : 12);
+  const header = buf.toString('latin1', start, start + headerLen);
+  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
+    throw new Error(file + ': expects a C-order float32 array, got ' + header);
+  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1]
+                    .split(',').map(s => s.trim()).filter(s => s).map(Number);
+  const offset = start + headerLen;
+  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + offset,
+                                                 buf.byteOffset + buf.length));
+  return new ort.Tensor('float32', data, shape);
+}
+
+function writeNpy(file, tensor) {
+  if (tensor.type !== 'float32')
+    throw new Error('output type ' + tensor.type + ' is not float32');
+  const shape = tensor.dims.length === 1 ? `(${tensor.dims[0]},)`
+                                         : `(${tensor.dims.join(', ')})`;
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shape}, }`;
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  header += ' '.repeat(pad % 64) + '\n';
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(file, Buffer.concat([
+    head, Buffer.from(header, 'latin1'),
+    Buffer.from(tensor.data.buffer, tensor.data.byteOffset,
+                tensor.data.byteLength)]));
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const model = args[0];
+  const feeds = {};
+  let outDir = null;
+  for (let i = 1; i < args.length; i++) {
+    if (args[i] === '--input') {
+      const [name, file] = args[++i].split('=');
+      feeds[name] = readNpy(file);
+    } else if (args[i] === '--output-dir') {
+      outDir = args[++i];
+    } else {
+      throw new Error('unknown argument ' + args[i]);
+    }
+  }
+  if (!model || !outDir)
+    throw new Error('usage: ort_run.js MODEL --input NAME=FILE.npy ' +
+                    '--output-dir DIR');
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential'});
+  const results = await session.run(feeds);
+  fs.mkdirSync(outDir, {recursive: true});
+  for (const name of session.outputNames)
+    writeNpy(path.join(outDir, name + '.npy'), results[name]);
+}
+
+main().catch(e => { console.error('ort_run: ' + e.message); process.exit(1); });
