@@ -299,6 +299,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setFloat(n, a.name, f.getValueAsDouble());
       else if (auto i = dyn_cast<IntegerAttr>(value))
         setInt(n, a.name, i.getInt());
+      else if (auto s = dyn_cast<StringAttr>(value))
+        setString(n, a.name, s.getValue());
       else
         return op->emitError("attribute '") << a.name << "' has no ONNX form";
     }
@@ -536,6 +538,24 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return success();
       })
       .Case([&](ShapeOp) { return unaryName("Shape"); })
+      .Case<ArgMaxOp, ArgMinOp>([&](auto a) {
+        onnx::NodeProto *n =
+            add(isa<ArgMaxOp>(a.getOperation()) ? "ArgMax" : "ArgMin",
+                {nameOf(a.getX())}, {nameOf(a.getIndices())});
+        setInt(n, "axis", a.getAxis());
+        setInt(n, "keepdims", a.getKeepDims());
+        setInt(n, "select_last_index", a.getSelectLastIndex());
+        return success();
+      })
+      .Case([&](CumSumOp c) {
+        onnx::NodeProto *n = add(
+            "CumSum",
+            {nameOf(c.getX()), i64Initializer({c.getAxis()}, /*scalar=*/true)},
+            {nameOf(c.getY())});
+        setInt(n, "exclusive", c.getExclusive());
+        setInt(n, "reverse", c.getReverse());
+        return success();
+      })
       .Case([&](QuantizeOp q) {
         return exportQuantization(q, "QuantizeLinear", q.getX(), q.getScales(),
                                   q.getAxis(), q.getY());

@@ -67,6 +67,77 @@ std::string elementTypeName(int32_t type) {
   return name;
 }
 
+/// One entry of a shape computed in the graph: a known value, or dimension
+/// `dim` of `source` (dynamic when `source` is set).
+struct ShapeEntry {
+  int64_t value = 0;
+  Value source;
+  int64_t dim = 0;
+};
+
+/// The entries of a 0-d or 1-D integer value computed from tensor shapes by
+/// the ops exporters write for `x.view(x.size(0), -1)` and channel shuffles
+/// (Shape, Gather, Unsqueeze, Concat, Cast, constants), traced through the
+/// gopt ops they imported as; nullopt for anything else.
+std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+      !type.getElementType().isSignlessInteger())
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  SmallVector<ShapeEntry> entries;
+  if (auto constant = dyn_cast<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    std::optional<SmallVector<int64_t>> ints =
+        dense ? integerValues(dense) : std::nullopt;
+    if (!ints)
+      return std::nullopt;
+    for (int64_t i : *ints)
+      entries.push_back({i, Value(), 0});
+    return entries;
+  }
+  if (auto shape = dyn_cast<ShapeOp>(def)) {
+    ArrayRef<int64_t> dims =
+        cast<RankedTensorType>(shape.getX().getType()).getShape();
+    for (auto [d, size] : llvm::enumerate(dims))
+      entries.push_back(ShapedType::isDynamic(size)
+                            ? ShapeEntry{0, shape.getX(), int64_t(d)}
+                            : ShapeEntry{size, Value(), 0});
+    return entries;
+  }
+  if (auto gather = dyn_cast<GatherOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> from =
+        traceShapeEntries(gather.getX());
+    std::optional<SmallVector<ShapeEntry>> at =
+        traceShapeEntries(gather.getIndices());
+    if (!from || !at)
+      return std::nullopt;
+    int64_t n = from->size();
+    for (const ShapeEntry &index : *at) {
+      if (index.source || index.value < -n || index.value >= n)
+        return std::nullopt;
+      entries.push_back(
+          (*from)[index.value < 0 ? index.value + n : index.value]);
+    }
+    return entries;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(def)) {
+    for (Value input : concat.getInputs()) {
+      std::optional<SmallVector<ShapeEntry>> part = traceShapeEntries(input);
+      if (!part)
+        return std::nullopt;
+      entries.append(part->begin(), part->end());
+    }
+    return entries;
+  }
+  // Same entries, another 0-d/1-D shape or integer type.
+  if (isa<ReshapeOp, CastOp, IdentityOp>(def))
+    return traceShapeEntries(def->getOperand(0));
+  return std::nullopt;
+}
+
 class OnnxImporter : public ImporterBase<OnnxImporter> {
 public:
   using ImporterBase::ImporterBase;
@@ -132,6 +203,9 @@ private:
   LogicalResult importConcat();
   LogicalResult importDropout();
   LogicalResult importCast();
+  LogicalResult importArgReduce(bool max);
+  LogicalResult importCumSum();
+  FailureOr<SmallVector<int64_t>> reshapeTarget(Value x, StringRef shapeName);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -666,6 +740,42 @@ LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
   return setResult(createInferred<ReshapeOp>(b, loc, x, i64s(dims)));
 }
 
+/// A shape computed in the graph (`x.view(x.size(0), -1)` exports as
+/// Shape -> Gather -> Unsqueeze -> Concat): entries copying x's own
+/// dimension become ONNX's 0 (copy), and one entry known only at run time
+/// becomes -1, which the element count determines.
+FailureOr<SmallVector<int64_t>>
+OnnxImporter::reshapeTarget(Value x, StringRef shapeName) {
+  GOPT_IMPORT_VALUE(shapeValue, input(1));
+  std::optional<SmallVector<ShapeEntry>> entries =
+      traceShapeEntries(shapeValue);
+  if (!entries)
+    return failNode(llvm::formatv(
+        "input '{0}' (shape) must be a constant or computed from static "
+        "shapes and constants",
+        shapeName));
+  SmallVector<int64_t> shape;
+  int runtimeOnly = llvm::count_if(*entries, [&](const ShapeEntry &e) {
+    return e.value == -1 && !e.source;
+  });
+  for (auto [i, e] : llvm::enumerate(*entries)) {
+    if (!e.source) {
+      shape.push_back(e.value);
+    } else if (e.source == x && e.dim == static_cast<int64_t>(i) &&
+               intAttr("allowzero", 0) == 0) {
+      shape.push_back(0);
+    } else {
+      if (runtimeOnly++)
+        return failNode(llvm::formatv(
+            "the target shape '{0}' has more than one entry known only at "
+            "run time",
+            shapeName));
+      shape.push_back(-1);
+    }
+  }
+  return shape;
+}
+
 LogicalResult OnnxImporter::importReshape() {
   GET_INPUT(x, 0);
   SmallVector<int64_t> shape;
@@ -677,7 +787,9 @@ LogicalResult OnnxImporter::importReshape() {
   } else {
     if (node->input_size() < 2)
       return failNode("missing input #1 (shape)");
-    FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
+    FailureOr<SmallVector<int64_t>> s = isConstant(node->input(1))
+                                            ? constantInts(node->input(1))
+                                            : reshapeTarget(x, node->input(1));
     if (failed(s))
       return failure();
     shape = *s;
@@ -1164,6 +1276,33 @@ LogicalResult OnnxImporter::importCast() {
       b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
 }
 
+LogicalResult OnnxImporter::importArgReduce(bool max) {
+  GET_INPUT(x, 0);
+  // ONNX keeps the reduced axis by default, gopt (as TensorFlow) does not.
+  BoolAttr keepDims = b.getBoolAttr(intAttr("keepdims", 1) != 0);
+  BoolAttr last = b.getBoolAttr(intAttr("select_last_index", 0) != 0);
+  IntegerAttr axis = b.getI64IntegerAttr(intAttr("axis", 0));
+  if (max)
+    return setResult(createInferred<ArgMaxOp>(b, loc, x, axis, keepDims, last));
+  return setResult(createInferred<ArgMinOp>(b, loc, x, axis, keepDims, last));
+}
+
+LogicalResult OnnxImporter::importCumSum() {
+  GET_INPUT(x, 0);
+  if (node->input_size() < 2 || node->input(1).empty())
+    return failNode("missing input #1 (axis)");
+  FailureOr<SmallVector<int64_t>> axis = constantInts(node->input(1));
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return failNode(llvm::formatv("axis '{0}' must hold one value, got {1}",
+                                  node->input(1), axis->size()));
+  return setResult(
+      createInferred<CumSumOp>(b, loc, x, b.getI64IntegerAttr(axis->front()),
+                               b.getBoolAttr(intAttr("exclusive", 0) != 0),
+                               b.getBoolAttr(intAttr("reverse", 0) != 0)));
+}
+
 LogicalResult OnnxImporter::importShape() {
   if (attr("start") || attr("end"))
     return failNode("'start'/'end' attributes are not supported");
@@ -1193,6 +1332,8 @@ LogicalResult OnnxImporter::importNode() {
   static constexpr OpHandler<I> kHandlers[] = {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
+      {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
       {"AveragePool", [](I &i) { return i.importPool(/*isMax=*/false); }},
       {"BatchNormalization", [](I &i) { return i.importBatchNorm(); }},
       {"Cast", [](I &i) { return i.importCast(); }},
@@ -1200,6 +1341,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Concat", [](I &i) { return i.importConcat(); }},
       {"Constant", [](I &i) { return i.importConstant(); }},
       {"Conv", [](I &i) { return i.importConv(); }},
+      {"CumSum", [](I &i) { return i.importCumSum(); }},
       {"DequantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},

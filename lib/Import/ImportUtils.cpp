@@ -7,6 +7,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstddef>
+#include <vector>
+
 using namespace mlir;
 
 namespace gopt::import {
@@ -101,11 +104,29 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
   mlir::OperationState state(loc, *info);
   state.addOperands(operands);
   state.addAttributes(attrs);
+  // The op's adaptor reads its attributes from properties, which an
+  // OperationState built by name does not have: make them from `attrs`
+  // (defaults where absent) for type inference.
+  std::vector<std::max_align_t> storage(
+      (info->getOpPropertyByteSize() + sizeof(std::max_align_t) - 1) /
+          sizeof(std::max_align_t) +
+      1);
+  mlir::OpaqueProperties properties(storage.data());
+  info->initOpProperties(properties, nullptr);
+  info->populateDefaultProperties(properties);
+  mlir::DictionaryAttr dictionary =
+      state.attributes.getDictionary(b.getContext());
   llvm::SmallVector<mlir::Type, 2> types;
-  if (mlir::failed(inferType->inferReturnTypes(
-          b.getContext(), loc, state.operands,
-          state.attributes.getDictionary(b.getContext()),
-          state.getRawProperties(), state.regions, types)))
+  mlir::LogicalResult inferred =
+      info->setOpPropertiesFromAttribute(*info, properties, dictionary, [&] {
+        return mlir::emitError(loc) << opName << ": ";
+      });
+  if (mlir::succeeded(inferred))
+    inferred = inferType->inferReturnTypes(b.getContext(), loc, state.operands,
+                                           dictionary, properties,
+                                           state.regions, types);
+  info->destroyOpProperties(properties);
+  if (mlir::failed(inferred))
     return nullptr;
   state.types.assign(types.begin(), types.end());
   mlir::Operation *op = b.create(state);

@@ -40,6 +40,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
                     DTypeSupport support);
 
 void registerElementwiseKernels(KernelRegistry &registry);
+void registerIndexingKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);

@@ -114,6 +114,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
 
 void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerElementwiseKernels(registry);
+  ref::registerIndexingKernels(registry);
   ref::registerNNKernels(registry);
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);

@@ -758,5 +758,6 @@ def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)", [Gopt_LayoutAgno
 
 include "gopt/Dialect/Gopt/IR/GoptMathOps.td"
 include "gopt/Dialect/Gopt/IR/GoptTrainingOps.td"
+include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
