@@ -547,6 +547,15 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "select_last_index", a.getSelectLastIndex());
         return success();
       })
+      .Case([&](TopKOp t) {
+        onnx::NodeProto *n =
+            add("TopK", {nameOf(t.getX()), i64Initializer({t.getK()})},
+                {nameOf(t.getValues()), nameOf(t.getIndices())});
+        setInt(n, "axis", t.getAxis());
+        setInt(n, "largest", t.getLargest());
+        setInt(n, "sorted", t.getSorted());
+        return success();
+      })
       .Case([&](CumSumOp c) {
         onnx::NodeProto *n = add(
             "CumSum",

@@ -130,6 +130,7 @@ private:
   LogicalResult importGatherNd();
   LogicalResult importArgReduce(bool max);
   LogicalResult importCumsum();
+  LogicalResult importTopK();
   LogicalResult importPad();
   LogicalResult importSquare();
   LogicalResult importCheckNumerics();
@@ -720,6 +721,40 @@ LogicalResult GraphDefImporter::importCumsum() {
                                flag("exclusive"), flag("reverse")));
 }
 
+/// TopKV2: k is a constant input, the axis the last; TensorFlow's indices
+/// are i32 (index_type), gopt's i64 are cast.
+LogicalResult GraphDefImporter::importTopK() {
+  GET_INPUT(x, 0);
+  FailureOr<int64_t> k = constantAxis(1);
+  if (failed(k))
+    return failure();
+  int indexType = tf::DT_INT32;
+  if (const tf::AttrValue *type = attr("index_type"))
+    indexType = type->type();
+  if (indexType != tf::DT_INT64 && indexType != tf::DT_INT32)
+    return failNode(
+        llvm::formatv("unsupported index_type {0}", dataTypeName(indexType)));
+  const tf::AttrValue *sorted = attr("sorted");
+  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(*k),
+                                   b.getI64IntegerAttr(-1), b.getBoolAttr(true),
+                                   b.getBoolAttr(!sorted || sorted->b()));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getValues());
+  Value indices = op.getIndices();
+  if (indexType == tf::DT_INT32) {
+    auto narrowed = createTyped<CastOp>(
+        b, loc,
+        cast<RankedTensorType>(indices.getType()).clone(b.getIntegerType(32)),
+        indices);
+    if (!narrowed)
+      return failOp();
+    indices = narrowed;
+  }
+  setOutput(1, indices);
+  return success();
+}
+
 LogicalResult GraphDefImporter::importPad() {
   GET_INPUT(x, 0);
   FailureOr<SmallVector<int64_t>> pads = constantInts(1);
@@ -923,6 +958,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importReduce("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"TopKV2", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
   };
   static_assert(isSortedAndUnique(kHandlers),

@@ -205,6 +205,7 @@ private:
   LogicalResult importCast();
   LogicalResult importArgReduce(bool max);
   LogicalResult importCumSum();
+  LogicalResult importTopK();
   FailureOr<SmallVector<int64_t>> reshapeTarget(Value x, StringRef shapeName);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -750,10 +751,10 @@ OnnxImporter::reshapeTarget(Value x, StringRef shapeName) {
   std::optional<SmallVector<ShapeEntry>> entries =
       traceShapeEntries(shapeValue);
   if (!entries)
-    return failNode(llvm::formatv(
-        "input '{0}' (shape) must be a constant or computed from static "
-        "shapes and constants",
-        shapeName));
+    return failNode(
+        llvm::formatv("input '{0}' must be a constant (or computed from static "
+                      "shapes and constants)",
+                      shapeName));
   SmallVector<int64_t> shape;
   int runtimeOnly = llvm::count_if(*entries, [&](const ShapeEntry &e) {
     return e.value == -1 && !e.source;
@@ -1303,6 +1304,37 @@ LogicalResult OnnxImporter::importCumSum() {
                                b.getBoolAttr(intAttr("reverse", 0) != 0)));
 }
 
+/// TopK: K is an attribute before opset 10 and a constant input since.
+LogicalResult OnnxImporter::importTopK() {
+  GET_INPUT(x, 0);
+  int64_t k;
+  if (opset < 10) {
+    const onnx::AttributeProto *a = attr("k");
+    if (!a)
+      return failNode("missing attribute 'k'");
+    k = a->i();
+  } else {
+    if (node->input_size() < 2 || node->input(1).empty())
+      return failNode("missing input #1 (K)");
+    FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
+    if (failed(kValues))
+      return failure();
+    if (kValues->size() != 1)
+      return failNode(llvm::formatv("K '{0}' must hold one value, got {1}",
+                                    node->input(1), kValues->size()));
+    k = kValues->front();
+  }
+  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(k),
+                                   b.getI64IntegerAttr(intAttr("axis", -1)),
+                                   b.getBoolAttr(intAttr("largest", 1) != 0),
+                                   b.getBoolAttr(intAttr("sorted", 1) != 0));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getValues());
+  setOutput(1, op.getIndices());
+  return success();
+}
+
 LogicalResult OnnxImporter::importShape() {
   if (attr("start") || attr("end"))
     return failNode("'start'/'end' attributes are not supported");
@@ -1380,6 +1412,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importVariadic("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
   };

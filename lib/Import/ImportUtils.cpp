@@ -107,25 +107,30 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
   // The op's adaptor reads its attributes from properties, which an
   // OperationState built by name does not have: make them from `attrs`
   // (defaults where absent) for type inference.
+  int propertyBytes = info->getOpPropertyByteSize();
   std::vector<std::max_align_t> storage(
-      (info->getOpPropertyByteSize() + sizeof(std::max_align_t) - 1) /
-          sizeof(std::max_align_t) +
-      1);
-  mlir::OpaqueProperties properties(storage.data());
-  info->initOpProperties(properties, nullptr);
-  info->populateDefaultProperties(properties);
+      propertyBytes ? (propertyBytes + sizeof(std::max_align_t) - 1) /
+                          sizeof(std::max_align_t)
+                    : 0);
+  mlir::OpaqueProperties properties(propertyBytes ? storage.data() : nullptr);
   mlir::DictionaryAttr dictionary =
       state.attributes.getDictionary(b.getContext());
+  mlir::LogicalResult inferred = mlir::success();
+  if (propertyBytes) {
+    info->initOpProperties(properties, nullptr);
+    info->populateDefaultProperties(properties);
+    inferred =
+        info->setOpPropertiesFromAttribute(*info, properties, dictionary, [&] {
+          return mlir::emitError(loc) << opName << ": ";
+        });
+  }
   llvm::SmallVector<mlir::Type, 2> types;
-  mlir::LogicalResult inferred =
-      info->setOpPropertiesFromAttribute(*info, properties, dictionary, [&] {
-        return mlir::emitError(loc) << opName << ": ";
-      });
   if (mlir::succeeded(inferred))
     inferred = inferType->inferReturnTypes(b.getContext(), loc, state.operands,
                                            dictionary, properties,
                                            state.regions, types);
-  info->destroyOpProperties(properties);
+  if (propertyBytes)
+    info->destroyOpProperties(properties);
   if (mlir::failed(inferred))
     return nullptr;
   state.types.assign(types.begin(), types.end());

@@ -196,4 +196,20 @@ Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result) {
   return Result::success();
 }
 
+Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t a;
+  if (Result r = normalizeAxis(axis, x.size(), "axis", a); r.failed())
+    return r;
+  if (k < 0)
+    return fail("expects k >= 0, got ", k);
+  if (!isDynamic(x[a]) && k > x[a])
+    return fail("expects k <= ", x[a], " (dimension ", a, " of x ",
+                formatShape(x), "), got ", k);
+  result.assign(x.begin(), x.end());
+  result[a] = k;
+  return Result::success();
+}
+
 } // namespace gopt::shape

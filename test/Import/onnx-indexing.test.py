@@ -63,6 +63,15 @@ save("cumsum", [
 rev = np.flip(np.cumsum(np.flip(x, 1), axis=1), 1) - x
 np.save(os.path.join(out, "cumsum.npy"), rev.astype(np.float32))
 
+# TopK with a constant K, smallest first along axis 0, and its export.
+save("topk", [
+    helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0),
+], [vi("x", [3, 4])], [vi("v", [2, 4]), vi("i", [2, 4], TensorProto.INT64)],
+    [i64("k", [2])], opset=11)
+order = np.argsort(x, axis=0, kind="stable")[:2]
+np.save(os.path.join(out, "topk_v.npy"), np.take_along_axis(x, order, axis=0))
+np.save(os.path.join(out, "topk_i.npy"), order.astype(np.int64))
+
 # Errors: an axis computed at run time, and an index out of range.
 save("cumsum_axis_input", [
     helper.make_node("CumSum", ["x", "axis"], ["y"]),

@@ -231,6 +231,10 @@ Result inferArgReduceShape(DimsRef x, int64_t axis, bool keepDims,
 /// gopt.cumsum: checks the axis; the result has x's shape.
 Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result);
 
+/// gopt.top_k: x with dimension `axis` = k (k <= that dimension); values
+/// and indices have this shape.
+Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

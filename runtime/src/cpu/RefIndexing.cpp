@@ -335,6 +335,47 @@ Status cumSumKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   });
 }
 
+// Each line's k best elements, best first; equal elements by index.
+Status topKKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out) {
+  const Tensor &x = in[0];
+  OpAttrs attrs = ctx.attrs();
+  int64_t axis = normalizedAxis(attrs.getInt("axis"), x.rank());
+  int64_t k = attrs.getInt("k");
+  bool largest = attrs.getBool("largest");
+  int64_t outer = product(x.shape(), 0, axis), n = x.dim(axis);
+  int64_t inner = product(x.shape(), axis + 1, x.rank());
+  if (k > n)
+    return invalidArgument("k = ", k, " exceeds dimension ", axis, " of size ",
+                           n);
+  int64_t *indices = out[1].data<int64_t>();
+  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+    using T = decltype(zero);
+    const T *src = x.data<T>();
+    T *values = out[0].data<T>();
+    std::vector<int64_t> order(n);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < inner; ++c) {
+        const T *line = src + o * n * inner + c;
+        for (int64_t i = 0; i < n; ++i)
+          order[i] = i;
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int64_t a, int64_t b) {
+                            T va = line[a * inner], vb = line[b * inner];
+                            if (va != vb)
+                              return largest ? va > vb : va < vb;
+                            return a < b;
+                          });
+        int64_t base = o * k * inner + c;
+        for (int64_t j = 0; j < k; ++j) {
+          values[base + j * inner] = line[order[j] * inner];
+          indices[base + j * inner] = order[j];
+        }
+      }
+    return Status::success();
+  });
+}
+
 } // namespace
 
 void registerIndexingKernels(KernelRegistry &r) {
@@ -348,6 +389,7 @@ void registerIndexingKernels(KernelRegistry &r) {
   registerKernel(r, "arg_max", argReduceKernel<true>, D::kNumeric);
   registerKernel(r, "arg_min", argReduceKernel<false>, D::kNumeric);
   registerKernel(r, "cumsum", cumSumKernel, D::kNumeric);
+  registerKernel(r, "top_k", topKKernel, D::kNumeric);
 }
 
 } // namespace gopt::runtime::ref

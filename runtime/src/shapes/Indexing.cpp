@@ -92,4 +92,13 @@ Status cumSumShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferCumSumShape(in[0], attrs.getInt("axis"), out[0]));
 }
 
+Status topKShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                 Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireNumeric(types[0], "x"));
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferTopKShape(
+      in[0], attrs.getInt("k"), attrs.getInt("axis"), out[0])));
+  out[1] = out[0];
+  return Status::success();
+}
+
 } // namespace gopt::runtime

@@ -29,6 +29,8 @@ Status argReduceShape(const OpAttrs &attrs, const Shapes &in,
                       const DTypes &types, Shapes &out);
 Status cumSumShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out);
+Status topKShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                 Shapes &out);
 
 } // namespace gopt::runtime
 

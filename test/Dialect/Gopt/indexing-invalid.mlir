@@ -162,3 +162,12 @@ func.func @cumsum_axis(%x: tensor<4x3xf32>) {
   %0 = gopt.cumsum %x {axis = 5 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return
 }
+
+// -----
+
+/// top_k's k fits the axis.
+func.func @top_k_k(%x: tensor<4x3xf32>) {
+  // expected-error@+1 {{'gopt.top_k' op expects k <= 3 (dimension 1 of x [4, 3]), got 5}}
+  %0:2 = gopt.top_k %x {k = 5 : i64} : (tensor<4x3xf32>) -> (tensor<4x5xf32>, tensor<4x5xi64>)
+  return
+}

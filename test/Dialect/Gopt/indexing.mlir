@@ -54,3 +54,12 @@ func.func @arg_and_cumsum(%x: tensor<?x10xf32>, %n: tensor<3x4xi32>) -> (tensor<
   %2 = gopt.cumsum %n {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<3x4xi32>) -> tensor<3x4xi32>
   return %0, %1, %2 : tensor<?xi64>, tensor<?x1xi64>, tensor<3x4xi32>
 }
+
+// -----
+
+// CHECK-LABEL: func @top_k
+func.func @top_k(%x: tensor<?x10xf32>) -> (tensor<?x3xf32>, tensor<?x3xi64>) {
+  // CHECK: gopt.top_k %{{.*}} {k = 3 : i64, largest = false} : (tensor<?x10xf32>) -> (tensor<?x3xf32>, tensor<?x3xi64>)
+  %v, %i = gopt.top_k %x {k = 3 : i64, largest = false} : (tensor<?x10xf32>) -> (tensor<?x3xf32>, tensor<?x3xi64>)
+  return %v, %i : tensor<?x3xf32>, tensor<?x3xi64>
+}

@@ -11,6 +11,12 @@ using namespace mlir;
 using namespace gopt;
 using namespace gopt::detail;
 
+namespace gopt::detail {
+template <> unsigned getExpectedResultCount<TopKOp>(TopKOp::Adaptor) {
+  return 2;
+}
+} // namespace gopt::detail
+
 /// One result of `shape` with element type `elementType`, or failure with
 /// the shape function's message.
 static LogicalResult inferred(const shape::Result &result,
@@ -138,3 +144,19 @@ static LogicalResult inferTypes(CumSumOp::Adaptor adaptor,
       shape, elementTypeOf(adaptor.getX()), error, types);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(CumSumOp)
+
+static LogicalResult inferTypes(TopKOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  shape::Dims shape;
+  if (failed(inferred(
+          shape::inferTopKShape(shapeOf(adaptor.getX()),
+                                static_cast<int64_t>(adaptor.getK()),
+                                static_cast<int64_t>(adaptor.getAxis()), shape),
+          shape, elementTypeOf(adaptor.getX()), error, types)))
+    return failure();
+  types.push_back(
+      tensorOf(shape, IntegerType::get(adaptor.getX().getContext(), 64)));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(TopKOp)

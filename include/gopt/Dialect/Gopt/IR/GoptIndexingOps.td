@@ -2,7 +2,7 @@
 //
 // Ops that read or write a tensor at positions another tensor holds
 // (ONNX's Gather*, Scatter*; TensorFlow's GatherV2, GatherNd), the index
-// reductions (arg_max, arg_min) and cumsum. Included by GoptOps.td.
+// reductions (arg_max, arg_min, top_k) and cumsum. Included by GoptOps.td.
 //
 // Indices are i32 or i64 and may be negative (counting from the end of
 // their dimension, as ONNX and TensorFlow allow); an index outside
@@ -186,6 +186,29 @@ def Gopt_CumSumOp : Gopt_InferredOp<"cumsum", [Pure, SameOperandsAndResultElemen
                    DefaultValuedAttr<BoolAttr, "false">:$reverse);
   let results = (outs Gopt_NumericTensor:$y);
   let runtimeShapeFunction = "cumSumShape";
+}
+
+def Gopt_TopKOp : Gopt_InferredOp<"top_k", [Pure]> {
+  let summary = "the k largest (or smallest) elements along an axis";
+  let description = [{
+    ONNX's `TopK` and TensorFlow's `TopKV2` with a constant `k`: `values`
+    holds the `k` largest elements of each line of `x` along `axis`
+    (negative counts from the end), or the smallest with `largest = false`,
+    and `indices` their i64 positions. Results are always sorted (best
+    first; `sorted = false` allows any order, so sorted is a valid answer);
+    of equal elements the lower index comes first.
+
+    ```mlir
+    %v, %i = gopt.top_k %x {k = 5 : i64} : (tensor<?x1000xf32>) -> (tensor<?x5xf32>, tensor<?x5xi64>)
+    ```
+  }];
+  let arguments = (ins Gopt_NumericTensor:$x, I64Attr:$k,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Gopt_NumericTensor:$values, Gopt_I64Tensor:$indices);
+  let runtimeShapeFunction = "topKShape";
+  let resultElementType = "operand:0, i64";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTINDEXINGOPS_TD
