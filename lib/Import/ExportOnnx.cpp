@@ -306,6 +306,22 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
     }
     return success();
   }
+  // ONNX's scatters take a reduction since opset 16; before, they replace.
+  auto scatterNode = [&](Operation *scatter, StringRef onnxOp,
+                         StringRef reduction) -> onnx::NodeProto * {
+    if (reduction != "none" && kOpset < 16) {
+      scatter->emitError("has no ONNX export at opset ")
+          << kOpset << " (reduction \"" << reduction << "\" needs opset 16)";
+      return nullptr;
+    }
+    std::vector<std::string> inputs;
+    for (Value operand : scatter->getOperands())
+      inputs.push_back(nameOf(operand));
+    onnx::NodeProto *n = add(onnxOp, inputs, {nameOf(scatter->getResult(0))});
+    if (reduction != "none")
+      setString(n, "reduction", reduction);
+    return n;
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
         // Unused constants, and a single scale read only by Q/DQ ops
@@ -546,6 +562,17 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "keepdims", a.getKeepDims());
         setInt(n, "select_last_index", a.getSelectLastIndex());
         return success();
+      })
+      .Case([&](ScatterElementsOp o) -> LogicalResult {
+        onnx::NodeProto *n =
+            scatterNode(o, "ScatterElements", o.getReduction());
+        if (!n)
+          return failure();
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](ScatterNDOp o) -> LogicalResult {
+        return success(scatterNode(o, "ScatterND", o.getReduction()));
       })
       .Case([&](TopKOp t) {
         onnx::NodeProto *n =

@@ -206,6 +206,7 @@ private:
   LogicalResult importArgReduce(bool max);
   LogicalResult importCumSum();
   LogicalResult importTopK();
+  LogicalResult importScatter(bool elements);
   FailureOr<SmallVector<int64_t>> reshapeTarget(Value x, StringRef shapeName);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -1304,6 +1305,24 @@ LogicalResult OnnxImporter::importCumSum() {
                                b.getBoolAttr(intAttr("reverse", 0) != 0)));
 }
 
+/// ScatterElements (and Scatter) and ScatterND; `reduction` since opset 16.
+LogicalResult OnnxImporter::importScatter(bool elements) {
+  GET_INPUT(x, 0);
+  GET_INPUT(indices, 1);
+  GET_INPUT(updates, 2);
+  std::string reduction = stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return failNode(llvm::formatv(
+        "reduction '{0}' is not supported (none, add or mul)", reduction));
+  StringAttr reductionAttr = b.getStringAttr(reduction);
+  if (elements)
+    return setResult(createInferred<ScatterElementsOp>(
+        b, loc, x, indices, updates, b.getI64IntegerAttr(intAttr("axis", 0)),
+        reductionAttr));
+  return setResult(
+      createInferred<ScatterNDOp>(b, loc, x, indices, updates, reductionAttr));
+}
+
 /// TopK: K is an attribute before opset 10 and a constant input since.
 LogicalResult OnnxImporter::importTopK() {
   GET_INPUT(x, 0);
@@ -1403,6 +1422,11 @@ LogicalResult OnnxImporter::importNode() {
       {"ReduceSum", [](I &i) { return i.importReduce("ReduceSum"); }},
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
+      // Scatter (opset 9, deprecated in 11) is ScatterElements.
+      {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
+      {"ScatterElements",
+       [](I &i) { return i.importScatter(/*elements=*/true); }},
+      {"ScatterND", [](I &i) { return i.importScatter(/*elements=*/false); }},
       {"Shape", [](I &i) { return i.importShape(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
       {"Slice", [](I &i) { return i.importSlice(); }},

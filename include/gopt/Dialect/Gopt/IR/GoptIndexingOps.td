@@ -101,7 +101,7 @@ def Gopt_GatherNDOp : Gopt_InferredOp<"gather_nd", [Pure, Gopt_DataMovement, Gop
 def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_DataMovement]> {
   let summary = "a copy of a tensor with elements replaced at per-element indices";
   let description = [{
-    ONNX's `ScatterElements`: `y` is `x`, then for every position `i` of
+    ONNX's `ScatterElements` (and the older `Scatter`): `y` is `x`, then for every position `i` of
     `indices` (which has the shape of `updates` and the rank of `x`) the
     element of `y` at `i` with coordinate `axis` replaced by `indices[i]`
     becomes `updates[i]` (`reduction = "none"`), or is added to or
@@ -119,8 +119,6 @@ def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_Dat
                    Gopt_ScatterReductionAttr:$reduction);
   let results = (outs Gopt_NumericTensor:$y);
   let runtimeShapeFunction = "scatterElementsShape";
-  let onnxOpType = "ScatterElements";
-  let onnxSinceOpset = 16;
 }
 
 def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement]> {
@@ -141,8 +139,6 @@ def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement]> 
                    Gopt_ScatterReductionAttr:$reduction);
   let results = (outs Gopt_NumericTensor:$y);
   let runtimeShapeFunction = "scatterNDShape";
-  let onnxOpType = "ScatterND";
-  let onnxSinceOpset = 16;
 }
 
 class Gopt_ArgReduceOp<string mnemonic, string what>
