@@ -311,11 +311,29 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setFloat(n, a.name, f.getValueAsDouble());
       else if (auto i = dyn_cast<IntegerAttr>(value))
         setInt(n, a.name, i.getInt());
+      else if (auto s = dyn_cast<StringAttr>(value))
+        setString(n, a.name, s.getValue());
       else
         return op->emitError("attribute '") << a.name << "' has no ONNX form";
     }
     return success();
   }
+  // ONNX's scatters take a reduction since opset 16; before, they replace.
+  auto scatterNode = [&](Operation *scatter, StringRef onnxOp,
+                         StringRef reduction) -> onnx::NodeProto * {
+    if (reduction != "none" && kOpset < 16) {
+      scatter->emitError("has no ONNX export at opset ")
+          << kOpset << " (reduction \"" << reduction << "\" needs opset 16)";
+      return nullptr;
+    }
+    std::vector<std::string> inputs;
+    for (Value operand : scatter->getOperands())
+      inputs.push_back(nameOf(operand));
+    onnx::NodeProto *n = add(onnxOp, inputs, {nameOf(scatter->getResult(0))});
+    if (reduction != "none")
+      setString(n, "reduction", reduction);
+    return n;
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp c) {
         // Unused constants, and a single scale read only by Q/DQ ops
@@ -715,6 +733,44 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return success();
       })
       .Case([&](ShapeOp) { return unaryName("Shape"); })
+      .Case<ArgMaxOp, ArgMinOp>([&](auto a) {
+        onnx::NodeProto *n =
+            add(isa<ArgMaxOp>(a.getOperation()) ? "ArgMax" : "ArgMin",
+                {nameOf(a.getX())}, {nameOf(a.getIndices())});
+        setInt(n, "axis", a.getAxis());
+        setInt(n, "keepdims", a.getKeepDims());
+        setInt(n, "select_last_index", a.getSelectLastIndex());
+        return success();
+      })
+      .Case([&](ScatterElementsOp o) -> LogicalResult {
+        onnx::NodeProto *n =
+            scatterNode(o, "ScatterElements", o.getReduction());
+        if (!n)
+          return failure();
+        setInt(n, "axis", o.getAxis());
+        return success();
+      })
+      .Case([&](ScatterNDOp o) -> LogicalResult {
+        return success(scatterNode(o, "ScatterND", o.getReduction()));
+      })
+      .Case([&](TopKOp t) {
+        onnx::NodeProto *n =
+            add("TopK", {nameOf(t.getX()), i64Initializer({t.getK()})},
+                {nameOf(t.getValues()), nameOf(t.getIndices())});
+        setInt(n, "axis", t.getAxis());
+        setInt(n, "largest", t.getLargest());
+        setInt(n, "sorted", t.getSorted());
+        return success();
+      })
+      .Case([&](CumSumOp c) {
+        onnx::NodeProto *n = add(
+            "CumSum",
+            {nameOf(c.getX()), i64Initializer({c.getAxis()}, /*scalar=*/true)},
+            {nameOf(c.getY())});
+        setInt(n, "exclusive", c.getExclusive());
+        setInt(n, "reverse", c.getReverse());
+        return success();
+      })
       .Case([&](QuantizeOp q) {
         return exportQuantization(q, "QuantizeLinear", q.getX(), q.getScales(),
                                   q.getAxis(), q.getY());

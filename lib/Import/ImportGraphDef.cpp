@@ -128,6 +128,12 @@ private:
   LogicalResult importReduce(StringRef kind);
   LogicalResult importReshapeLike(StringRef kind);
   LogicalResult importConcat(bool v2);
+  FailureOr<int64_t> constantAxis(int inputIndex);
+  LogicalResult importGather(bool v2);
+  LogicalResult importGatherNd();
+  LogicalResult importArgReduce(bool max);
+  LogicalResult importCumsum();
+  LogicalResult importTopK();
   LogicalResult importPad();
   LogicalResult importSquare();
   LogicalResult importCheckNumerics();
@@ -737,6 +743,116 @@ LogicalResult GraphDefImporter::importConcat(bool v2) {
                                             b.getI64IntegerAttr((*axis)[0])));
 }
 
+FailureOr<int64_t> GraphDefImporter::constantAxis(int inputIndex) {
+  FailureOr<SmallVector<int64_t>> axis = constantInts(inputIndex);
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return failNode(
+        llvm::formatv("input #{0} (the axis) must be a scalar", inputIndex));
+  return axis->front();
+}
+
+/// Gather (axis 0) and GatherV2 (the axis an input), without batch
+/// dimensions.
+LogicalResult GraphDefImporter::importGather(bool v2) {
+  GET_INPUT(x, 0);
+  GET_INPUT(indices, 1);
+  int64_t axis = 0;
+  if (v2) {
+    FailureOr<int64_t> a = constantAxis(2);
+    if (failed(a))
+      return failure();
+    axis = *a;
+    if (const tf::AttrValue *batchDims = attr("batch_dims");
+        batchDims && batchDims->i() != 0)
+      return failNode(llvm::formatv(
+          "batch_dims = {0} is not supported (only 0)", batchDims->i()));
+  }
+  return setResult(
+      createInferred<GatherOp>(b, loc, x, indices, b.getI64IntegerAttr(axis)));
+}
+
+LogicalResult GraphDefImporter::importGatherNd() {
+  GET_INPUT(x, 0);
+  GET_INPUT(indices, 1);
+  return setResult(
+      createInferred<GatherNDOp>(b, loc, x, indices, b.getI64IntegerAttr(0)));
+}
+
+/// ArgMax/ArgMin: the axis is input #1; `output_type` i32 casts gopt's i64.
+LogicalResult GraphDefImporter::importArgReduce(bool max) {
+  GET_INPUT(x, 0);
+  FailureOr<int64_t> axis = constantAxis(1);
+  if (failed(axis))
+    return failure();
+  int outputType = tf::DT_INT64;
+  if (const tf::AttrValue *type = attr("output_type"))
+    outputType = type->type();
+  if (outputType != tf::DT_INT64 && outputType != tf::DT_INT32)
+    return failNode(
+        llvm::formatv("unsupported output_type {0}", dataTypeName(outputType)));
+  IntegerAttr axisAttr = b.getI64IntegerAttr(*axis);
+  BoolAttr no = b.getBoolAttr(false);
+  Operation *op =
+      max ? createInferred<ArgMaxOp>(b, loc, x, axisAttr, no, no).getOperation()
+          : createInferred<ArgMinOp>(b, loc, x, axisAttr, no, no)
+                .getOperation();
+  if (!op || outputType == tf::DT_INT64)
+    return setResult(op);
+  auto i64Type = cast<RankedTensorType>(op->getResult(0).getType());
+  return setResult(createTyped<CastOp>(
+      b, loc, i64Type.clone(b.getIntegerType(32)), op->getResult(0)));
+}
+
+LogicalResult GraphDefImporter::importCumsum() {
+  GET_INPUT(x, 0);
+  FailureOr<int64_t> axis = constantAxis(1);
+  if (failed(axis))
+    return failure();
+  auto flag = [&](StringRef name) {
+    const tf::AttrValue *value = attr(name);
+    return b.getBoolAttr(value && value->b());
+  };
+  return setResult(
+      createInferred<CumSumOp>(b, loc, x, b.getI64IntegerAttr(*axis),
+                               flag("exclusive"), flag("reverse")));
+}
+
+/// TopKV2: k is a constant input, the axis the last; TensorFlow's indices
+/// are i32 (index_type), gopt's i64 are cast.
+LogicalResult GraphDefImporter::importTopK() {
+  GET_INPUT(x, 0);
+  FailureOr<int64_t> k = constantAxis(1);
+  if (failed(k))
+    return failure();
+  int indexType = tf::DT_INT32;
+  if (const tf::AttrValue *type = attr("index_type"))
+    indexType = type->type();
+  if (indexType != tf::DT_INT64 && indexType != tf::DT_INT32)
+    return failNode(
+        llvm::formatv("unsupported index_type {0}", dataTypeName(indexType)));
+  const tf::AttrValue *sorted = attr("sorted");
+  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(*k),
+                                   b.getI64IntegerAttr(-1), b.getBoolAttr(true),
+                                   b.getBoolAttr(!sorted || sorted->b()));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getValues());
+  Value indices = op.getIndices();
+  if (indexType == tf::DT_INT32) {
+    auto narrowed = createTyped<CastOp>(
+        b, loc,
+        cast<RankedTensorType>(indices.getType()).clone(b.getIntegerType(32)),
+        indices);
+    if (!narrowed)
+      return failOp();
+    indices = narrowed;
+  }
+  setOutput(1, indices);
+  return success();
+}
+
 LogicalResult GraphDefImporter::importPad() {
   GET_INPUT(x, 0);
   FailureOr<SmallVector<int64_t>> pads = constantInts(1);
@@ -924,6 +1040,8 @@ LogicalResult GraphDefImporter::importNode() {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
       {"AddV2", [](I &i) { return i.binary<AddOp>(); }},
+      {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
+      {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
       {"AvgPool", [](I &i) { return i.importPool(/*isMax=*/false); }},
       {"BatchMatMul", [](I &i) { return i.importMatMul(/*batch=*/true); }},
       {"BatchMatMulV2", [](I &i) { return i.importMatMul(/*batch=*/true); }},
@@ -938,6 +1056,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Const", [](I &i) { return i.importConst(); }},
       {"Conv2D", [](I &i) { return i.importConv(/*depthwise=*/false); }},
       {"Conv2DBackpropInput", [](I &i) { return i.importConvBackpropInput(); }},
+      {"Cumsum", [](I &i) { return i.importCumsum(); }},
       {"DepthwiseConv2dNative",
        [](I &i) { return i.importConv(/*depthwise=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
@@ -948,6 +1067,9 @@ LogicalResult GraphDefImporter::importNode() {
       {"FusedBatchNorm", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV2", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV3", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"Gather", [](I &i) { return i.importGather(/*v2=*/false); }},
+      {"GatherNd", [](I &i) { return i.importGatherNd(); }},
+      {"GatherV2", [](I &i) { return i.importGather(/*v2=*/true); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
       // TensorFlow's old name of Reciprocal.
       {"Inv",
@@ -996,6 +1118,7 @@ LogicalResult GraphDefImporter::importNode() {
       {"Sum", [](I &i) { return i.importReduce("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
+      {"TopKV2", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
   };
   static_assert(isSortedAndUnique(kHandlers),

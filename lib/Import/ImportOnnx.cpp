@@ -68,6 +68,90 @@ std::string elementTypeName(int32_t type) {
   return name;
 }
 
+/// One entry of a shape computed in the graph: a known value, or dimension
+/// `dim` of `source` (dynamic when `source` is set).
+struct ShapeEntry {
+  int64_t value = 0;
+  Value source;
+  int64_t dim = 0;
+};
+
+/// The entries of a 0-d or 1-D integer value computed from tensor shapes by
+/// the ops exporters write for `x.view(x.size(0), -1)` and channel shuffles
+/// (Shape, Gather, Unsqueeze, Concat, Cast, constants), traced through the
+/// gopt ops they imported as; nullopt for anything else.
+std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+      !type.getElementType().isSignlessInteger())
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  SmallVector<ShapeEntry> entries;
+  if (auto constant = dyn_cast<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    std::optional<SmallVector<int64_t>> ints =
+        dense ? integerValues(dense) : std::nullopt;
+    if (!ints)
+      return std::nullopt;
+    for (int64_t i : *ints)
+      entries.push_back({i, Value(), 0});
+    return entries;
+  }
+  if (auto shape = dyn_cast<ShapeOp>(def)) {
+    ArrayRef<int64_t> dims =
+        cast<RankedTensorType>(shape.getX().getType()).getShape();
+    for (auto [d, size] : llvm::enumerate(dims))
+      entries.push_back(ShapedType::isDynamic(size)
+                            ? ShapeEntry{0, shape.getX(), int64_t(d)}
+                            : ShapeEntry{size, Value(), 0});
+    return entries;
+  }
+  if (auto gather = dyn_cast<GatherOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> from =
+        traceShapeEntries(gather.getX());
+    std::optional<SmallVector<ShapeEntry>> at =
+        traceShapeEntries(gather.getIndices());
+    if (!from || !at)
+      return std::nullopt;
+    int64_t n = from->size();
+    for (const ShapeEntry &index : *at) {
+      if (index.source || index.value < -n || index.value >= n)
+        return std::nullopt;
+      entries.push_back(
+          (*from)[index.value < 0 ? index.value + n : index.value]);
+    }
+    return entries;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(def)) {
+    for (Value input : concat.getInputs()) {
+      std::optional<SmallVector<ShapeEntry>> part = traceShapeEntries(input);
+      if (!part)
+        return std::nullopt;
+      entries.append(part->begin(), part->end());
+    }
+    return entries;
+  }
+  if (auto slice = dyn_cast<SliceOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> from =
+        traceShapeEntries(slice.getX());
+    if (!from || slice.getStarts().size() != 1)
+      return std::nullopt;
+    int64_t n = from->size(), step = slice.getSteps()[0];
+    int64_t start = slice.getStarts()[0], end = slice.getEnds()[0];
+    if (start < 0 || step <= 0)
+      return std::nullopt;
+    for (int64_t k = start; k < std::min(end, n); k += step)
+      entries.push_back((*from)[k]);
+    return entries;
+  }
+  // Same entries, another 0-d/1-D shape or integer type.
+  if (isa<ReshapeOp, CastOp, IdentityOp>(def))
+    return traceShapeEntries(def->getOperand(0));
+  return std::nullopt;
+}
+
 class OnnxImporter : public ImporterBase<OnnxImporter> {
 public:
   using ImporterBase::ImporterBase;
@@ -150,6 +234,10 @@ private:
   LogicalResult importDropout();
   LogicalResult importCast();
   template <typename OpTy> LogicalResult importShapedBy();
+  LogicalResult importArgReduce(bool max);
+  LogicalResult importCumSum();
+  LogicalResult importTopK();
+  LogicalResult importScatter(bool elements);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -901,91 +989,36 @@ LogicalResult OnnxImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
   return setResult(createInferred<ReshapeOp>(b, loc, x, i64s(dims)));
 }
 
-/// A Reshape's shape computed in the graph from Shape ops, as exporters
-/// write `x.reshape(x.shape[0], -1)` (PP-OCR's classifier:
-/// Shape -> Cast -> Slice -> Cast -> Concat with a constant): the entries
-/// are read through constant, shape, cast, slice and concat ops. A static
-/// dim is its value; a dynamic dim of `x` at its own position is 0 (copy);
-/// one other dynamic dim is -1.
+/// A shape computed in the graph rather than a constant, as exporters write
+/// `x.view(x.size(0), -1)` (Shape -> Gather -> Unsqueeze -> Concat) or PP-OCR's
+/// classifier (Shape -> Cast -> Slice -> Concat), read through
+/// traceShapeEntries: a static dim is its value, a dynamic dim of `x` at its
+/// own position is ONNX's 0 (copy), and one other entry known only at run
+/// time is -1, which the element count determines.
 FailureOr<SmallVector<int64_t>>
 OnnxImporter::symbolicShape(StringRef shapeName, Value x, StringRef what) {
-  Value shape = values.lookup(shapeName);
-  // Each entry: a value, or (value, dim) for a dim of a value's shape.
-  struct Entry {
-    int64_t value;
-    Value of; // non-null: dim `value` of `of`
-  };
-  std::function<FailureOr<SmallVector<Entry>>(Value)> entries =
-      [&](Value v) -> FailureOr<SmallVector<Entry>> {
-    Operation *def = v ? v.getDefiningOp() : nullptr;
-    if (auto c = dyn_cast_or_null<ConstantOp>(def)) {
-      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-      std::optional<SmallVector<int64_t>> ints;
-      if (dense)
-        ints = integerValues(dense);
-      if (!ints)
-        return failure();
-      SmallVector<Entry> out;
-      for (int64_t i : *ints)
-        out.push_back({i, Value()});
-      return out;
-    }
-    if (auto s = dyn_cast_or_null<ShapeOp>(def)) {
-      SmallVector<Entry> out;
-      for (int64_t d = 0; d < int64_t(shapeOf(s.getX()).size()); ++d)
-        out.push_back({d, s.getX()});
-      return out;
-    }
-    if (auto c = dyn_cast_or_null<CastOp>(def))
-      return entries(c.getX());
-    if (auto sl = dyn_cast_or_null<SliceOp>(def)) {
-      FailureOr<SmallVector<Entry>> in = entries(sl.getX());
-      if (failed(in) || sl.getStarts().size() != 1)
-        return failure();
-      SmallVector<Entry> out;
-      int64_t end = std::min<int64_t>(sl.getEnds()[0], in->size());
-      for (int64_t i = sl.getStarts()[0]; i < end; i += sl.getSteps()[0])
-        out.push_back((*in)[i]);
-      return out;
-    }
-    if (auto c = dyn_cast_or_null<ConcatOp>(def)) {
-      SmallVector<Entry> out;
-      for (Value part : c.getInputs()) {
-        FailureOr<SmallVector<Entry>> p = entries(part);
-        if (failed(p))
-          return failure();
-        out.append(p->begin(), p->end());
-      }
-      return out;
-    }
-    return failure();
-  };
-  FailureOr<SmallVector<Entry>> found = entries(shape);
-  if (failed(found))
-    return failNode(llvm::formatv("input '{0}' must be a constant, or "
-                                  "computed from Shape ops and constants "
-                                  "({1})",
+  std::optional<SmallVector<ShapeEntry>> entries =
+      traceShapeEntries(values.lookup(shapeName));
+  if (!entries)
+    return failNode(llvm::formatv("input '{0}' ({1}) must be a constant, or "
+                                  "computed from static shapes and constants",
                                   shapeName, what));
-  SmallVector<int64_t> result;
-  int inferred = 0;
-  for (auto [i, e] : llvm::enumerate(*found)) {
-    if (!e.of) {
-      result.push_back(e.value);
-      continue;
+  SmallVector<int64_t> shape;
+  int runtimeOnly = 0;
+  for (auto [i, e] : llvm::enumerate(*entries)) {
+    if (!e.source) {
+      shape.push_back(e.value);
+    } else if (e.source == x && e.dim == static_cast<int64_t>(i) &&
+               intAttr("allowzero", 0) == 0) {
+      shape.push_back(0);
+    } else {
+      if (runtimeOnly++)
+        return failNode(llvm::formatv(
+            "{0} has more than one entry known only at run time", what));
+      shape.push_back(-1);
     }
-    int64_t dim = shapeOf(e.of)[e.value];
-    if (!ShapedType::isDynamic(dim))
-      result.push_back(dim);
-    else if (e.of == x && e.value == int64_t(i))
-      result.push_back(0); // copies x's dim
-    else if (++inferred == 1)
-      result.push_back(-1);
-    else
-      return failNode(llvm::formatv("{0} has more than one dynamic dim gopt "
-                                    "cannot resolve at import",
-                                    what));
   }
-  return result;
+  return shape;
 }
 
 LogicalResult OnnxImporter::importReshape() {
@@ -1622,6 +1655,82 @@ LogicalResult OnnxImporter::importCast() {
       b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
 }
 
+LogicalResult OnnxImporter::importArgReduce(bool max) {
+  GET_INPUT(x, 0);
+  // ONNX keeps the reduced axis by default, gopt (as TensorFlow) does not.
+  BoolAttr keepDims = b.getBoolAttr(intAttr("keepdims", 1) != 0);
+  BoolAttr last = b.getBoolAttr(intAttr("select_last_index", 0) != 0);
+  IntegerAttr axis = b.getI64IntegerAttr(intAttr("axis", 0));
+  if (max)
+    return setResult(createInferred<ArgMaxOp>(b, loc, x, axis, keepDims, last));
+  return setResult(createInferred<ArgMinOp>(b, loc, x, axis, keepDims, last));
+}
+
+LogicalResult OnnxImporter::importCumSum() {
+  GET_INPUT(x, 0);
+  if (node->input_size() < 2 || node->input(1).empty())
+    return failNode("missing input #1 (axis)");
+  FailureOr<SmallVector<int64_t>> axis = constantInts(node->input(1));
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return failNode(llvm::formatv("axis '{0}' must hold one value, got {1}",
+                                  node->input(1), axis->size()));
+  return setResult(
+      createInferred<CumSumOp>(b, loc, x, b.getI64IntegerAttr(axis->front()),
+                               b.getBoolAttr(intAttr("exclusive", 0) != 0),
+                               b.getBoolAttr(intAttr("reverse", 0) != 0)));
+}
+
+/// ScatterElements (and Scatter) and ScatterND; `reduction` since opset 16.
+LogicalResult OnnxImporter::importScatter(bool elements) {
+  GET_INPUT(x, 0);
+  GET_INPUT(indices, 1);
+  GET_INPUT(updates, 2);
+  std::string reduction = stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return failNode(llvm::formatv(
+        "reduction '{0}' is not supported (none, add or mul)", reduction));
+  StringAttr reductionAttr = b.getStringAttr(reduction);
+  if (elements)
+    return setResult(createInferred<ScatterElementsOp>(
+        b, loc, x, indices, updates, b.getI64IntegerAttr(intAttr("axis", 0)),
+        reductionAttr));
+  return setResult(
+      createInferred<ScatterNDOp>(b, loc, x, indices, updates, reductionAttr));
+}
+
+/// TopK: K is an attribute before opset 10 and a constant input since.
+LogicalResult OnnxImporter::importTopK() {
+  GET_INPUT(x, 0);
+  int64_t k;
+  if (opset < 10) {
+    const onnx::AttributeProto *a = attr("k");
+    if (!a)
+      return failNode("missing attribute 'k'");
+    k = a->i();
+  } else {
+    if (node->input_size() < 2 || node->input(1).empty())
+      return failNode("missing input #1 (K)");
+    FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
+    if (failed(kValues))
+      return failure();
+    if (kValues->size() != 1)
+      return failNode(llvm::formatv("K '{0}' must hold one value, got {1}",
+                                    node->input(1), kValues->size()));
+    k = kValues->front();
+  }
+  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(k),
+                                   b.getI64IntegerAttr(intAttr("axis", -1)),
+                                   b.getBoolAttr(intAttr("largest", 1) != 0),
+                                   b.getBoolAttr(intAttr("sorted", 1) != 0));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getValues());
+  setOutput(1, op.getIndices());
+  return success();
+}
+
 LogicalResult OnnxImporter::importShape() {
   if (attr("start") || attr("end"))
     return failNode("'start'/'end' attributes are not supported");
@@ -1869,6 +1978,8 @@ LogicalResult OnnxImporter::importNode() {
   static constexpr OpHandler<I> kHandlers[] = {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
+      {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
       {"AveragePool",
        [](I &i) {
          return i.importWindowed1D(
@@ -1892,6 +2003,7 @@ LogicalResult OnnxImporter::importNode() {
          return i.importWindowed1D([](I &j) { return j.importConvTranspose(); },
                                    2);
        }},
+      {"CumSum", [](I &i) { return i.importCumSum(); }},
       {"DequantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
@@ -1939,6 +2051,11 @@ LogicalResult OnnxImporter::importNode() {
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
       {"Resize", [](I &i) { return i.importResize(); }},
+      // Scatter (opset 9, deprecated in 11) is ScatterElements.
+      {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
+      {"ScatterElements",
+       [](I &i) { return i.importScatter(/*elements=*/true); }},
+      {"ScatterND", [](I &i) { return i.importScatter(/*elements=*/false); }},
       {"Shape", [](I &i) { return i.importShape(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
       {"Slice", [](I &i) { return i.importSlice(); }},
@@ -1949,6 +2066,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Sum", [](I &i) { return i.importVariadic("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
+      {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
       {"Upsample", [](I &i) { return i.importResize(); }},

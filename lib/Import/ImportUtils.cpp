@@ -2,13 +2,13 @@
 
 #include "ImportUtils.h"
 
-#include <algorithm>
-#include <vector>
-
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstddef>
+#include <vector>
 
 using namespace mlir;
 
@@ -104,22 +104,34 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
   mlir::OperationState state(loc, *info);
   state.addOperands(operands);
   state.addAttributes(attrs);
-  // Inherent attributes live in the op's properties, which the shape
-  // functions read: fill a properties object from them for the inference.
-  mlir::DictionaryAttr dict = state.attributes.getDictionary(b.getContext());
-  std::vector<char> storage(std::max(info->getOpPropertyByteSize(), 1));
-  mlir::OpaqueProperties properties(storage.data());
-  info->initOpProperties(properties, nullptr);
+  // The op's adaptor reads its attributes from properties, which an
+  // OperationState built by name does not have: make them from `attrs`
+  // (defaults where absent) for type inference.
+  int propertyBytes = info->getOpPropertyByteSize();
+  std::vector<std::max_align_t> storage(
+      propertyBytes ? (propertyBytes + sizeof(std::max_align_t) - 1) /
+                          sizeof(std::max_align_t)
+                    : 0);
+  mlir::OpaqueProperties properties(propertyBytes ? storage.data() : nullptr);
+  mlir::DictionaryAttr dictionary =
+      state.attributes.getDictionary(b.getContext());
+  mlir::LogicalResult inferred = mlir::success();
+  if (propertyBytes) {
+    info->initOpProperties(properties, nullptr);
+    info->populateDefaultProperties(properties);
+    inferred =
+        info->setOpPropertiesFromAttribute(*info, properties, dictionary, [&] {
+          return mlir::emitError(loc) << opName << ": ";
+        });
+  }
   llvm::SmallVector<mlir::Type, 2> types;
-  bool inferred =
-      (info->getOpPropertyByteSize() == 0 ||
-       mlir::succeeded(info->setOpPropertiesFromAttribute(
-           *info, properties, dict, [&] { return mlir::emitError(loc); }))) &&
-      mlir::succeeded(
-          inferType->inferReturnTypes(b.getContext(), loc, state.operands, dict,
-                                      properties, state.regions, types));
-  info->destroyOpProperties(properties);
-  if (!inferred)
+  if (mlir::succeeded(inferred))
+    inferred = inferType->inferReturnTypes(b.getContext(), loc, state.operands,
+                                           dictionary, properties,
+                                           state.regions, types);
+  if (propertyBytes)
+    info->destroyOpProperties(properties);
+  if (mlir::failed(inferred))
     return nullptr;
   state.types.assign(types.begin(), types.end());
   mlir::Operation *op = b.create(state);

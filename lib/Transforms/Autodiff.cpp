@@ -771,6 +771,15 @@ LogicalResult Differentiator::backprop(Operation *op) {
       .Case([&](ConcatOp o) { return backpropConcat(o, dy); })
       .Case([&](PadOp o) { return backpropPad(o, dy); })
       .Case([&](SliceOp o) { return backpropSlice(o, dy); })
+      .Case([&](GatherOp o) -> LogicalResult {
+        // A scatter-add of dy into zeros of x's shape: rows gathered twice
+        // (an embedding used twice in a batch) get both gradients.
+        if (needsGrad(o.getIndices()))
+          return error(o) << "indices that depend on a parameter", failure();
+        return unary(o.getX(),
+                     b.create<GatherGradOp>(loc, o.getX(), o.getIndices(), dy,
+                                            o.getAxisAttr()));
+      })
       .Case<ReshapeOp, FlattenOp>([&](Operation *o) -> LogicalResult {
         FailureOr<Value> dx = reshapeTo(o, dy, o->getOperand(0));
         if (failed(dx))

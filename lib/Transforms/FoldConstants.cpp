@@ -202,6 +202,39 @@ Result evalPad(PadOp op, const HostTensor &x, ArrayRef<int64_t> shape) {
       op.getValue().convertToDouble());
 }
 
+/// gopt.gather on constants; nullopt for an index out of range, which the
+/// runtime reports.
+Result evalGatherOp(GatherOp op, const HostTensor &x, const HostTensor &indices,
+                    ArrayRef<int64_t> shape) {
+  int64_t rank = x.shape.size();
+  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  int64_t dim = x.shape[axis];
+  SmallVector<int64_t, 4> strides = stridesOf(x.shape);
+  SmallVector<int64_t, 4> indexStrides = stridesOf(indices.shape);
+  int64_t indexRank = indices.shape.size();
+  bool inRange = llvm::all_of(
+      indices.ints, [dim](int64_t i) { return i >= -dim && i < dim; });
+  if (!inRange)
+    return std::nullopt;
+  return evalGather(
+      x, shape,
+      [&](ArrayRef<int64_t> index) -> std::optional<int64_t> {
+        // Result dims: x's before axis, indices', x's after axis.
+        int64_t at = 0;
+        for (int64_t d = 0; d < indexRank; ++d)
+          at += index[axis + d] * indexStrides[d];
+        int64_t row =
+            indices.ints[at] < 0 ? indices.ints[at] + dim : indices.ints[at];
+        int64_t offset = row * strides[axis];
+        for (int64_t d = 0; d < axis; ++d)
+          offset += index[d] * strides[d];
+        for (int64_t d = axis + 1; d < rank; ++d)
+          offset += index[d - 1 + indexRank] * strides[d];
+        return offset;
+      },
+      0.0);
+}
+
 enum class ReduceKind { Mean, Sum, Max, Min, Prod };
 
 Result evalReduce(const HostTensor &x, ArrayRef<int64_t> axesAttr,
@@ -422,6 +455,9 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
         return evalConcat(in, axis, shape);
       })
       .Case([&](SliceOp slice) { return evalSlice(slice, in[0], shape); })
+      .Case([&](GatherOp gather) {
+        return evalGatherOp(gather, in[0], in[1], shape);
+      })
       .Case([&](PadOp pad) { return evalPad(pad, in[0], shape); })
       .Case([&](ReduceMeanOp reduce) {
         return evalReduce(in[0], reduce.getAxes(), ReduceKind::Mean, shape);

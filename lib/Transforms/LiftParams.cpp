@@ -35,6 +35,8 @@ bool isTrainableUse(OpOperand &use) {
     return index == 1; // the bias; PReLU's learned slope
   if (isa<BatchNormOp>(user))
     return index == 1 || index == 2;
+  if (isa<GatherOp>(user))
+    return index == 0; // an embedding table
   if (isa<AddOp, SubOp>(user)) {
     // A dense layer's bias: a tensor added to a computed value.
     Value other = user->getOperand(1 - index);

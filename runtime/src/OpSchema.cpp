@@ -8,6 +8,7 @@
 #include "ShapeAdapters.h"
 #include "gopt/runtime/PlanBuilder.h"
 #include "shapes/Image.h"
+#include "shapes/Indexing.h"
 #include "shapes/Logic.h"
 #include "shapes/Norm.h"
 

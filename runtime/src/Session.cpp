@@ -157,8 +157,9 @@ Status Session::Impl::resolveShapes() {
       return Status(s.code(), opLabel(o) + ": " + s.message());
     for (int r = 0; r < op.outputs_size(); ++r) {
       int t = op.outputs(r);
-      DType expected = expectedResultDType(schema->resultDType, inTypes);
-      if (schema->resultDType != ResultDType::kAny && dtypes[t] != expected)
+      ResultDType resultDType = schema->resultDTypeOf(r);
+      DType expected = expectedResultDType(resultDType, inTypes);
+      if (resultDType != ResultDType::kAny && dtypes[t] != expected)
         return invalidArgument(opLabel(o), ": result '", tensorName(t),
                                "' has element type ", dtypeName(dtypes[t]),
                                ", the op produces ", dtypeName(expected));

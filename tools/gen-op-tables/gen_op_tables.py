@@ -185,10 +185,22 @@ def check(ops):
         if not op["shape_fn"]:
             raise GenError(f"op '{op['name']}' ({op['record']}) runs in the runtime "
                            "but sets no runtimeShapeFunction (or compileTimeOnly)")
-        if op["result_type"] not in RESULT_ELEMENT_TYPES:
-            raise GenError(f"op '{op['name']}': resultElementType "
-                           f"'{op['result_type']}' is not one of "
-                           + ", ".join(sorted(RESULT_ELEMENT_TYPES)))
+        per_result = result_types(op)
+        for t in per_result:
+            if t not in RESULT_ELEMENT_TYPES:
+                raise GenError(f"op '{op['name']}': resultElementType "
+                               f"'{t}' is not one of "
+                               + ", ".join(sorted(RESULT_ELEMENT_TYPES)))
+        rmin, rmax = op["results"]
+        if len(per_result) > 1 and not (rmin == rmax == len(per_result)):
+            raise GenError(f"op '{op['name']}': resultElementType lists "
+                           f"{len(per_result)} types but the op has "
+                           f"{rmin}..{rmax} results")
+
+
+def result_types(op):
+    """resultElementType: one type for every result, or one per result."""
+    return [t.strip() for t in op["result_type"].split(",")]
 
 
 def emit_op_table(ops):
@@ -207,10 +219,14 @@ def emit_op_table(ops):
                          f'{"true" if a["required"] else "false"}, {allowed}, '
                          f"{default}}}")
         (imin, imax), (rmin, rmax) = op["inputs"], op["results"]
+        types = [f"ResultDType::{RESULT_ELEMENT_TYPES[t]}"
+                 for t in result_types(op)]
+        # One type for all results, or the first plus the list per result.
+        per_result = (", {" + ", ".join(types) + "}") if len(types) > 1 else ""
         out.append(f'  s.push_back({{"{op["name"]}", {imin}, {imax}, {rmin}, '
                    f'{rmax},\n               {{' + ",\n                ".join(attrs)
-                   + f'}},\n               {op["shape_fn"]}, ResultDType::'
-                   f'{RESULT_ELEMENT_TYPES[op["result_type"]]}}});\n')
+                   + f'}},\n               {op["shape_fn"]}, {types[0]}'
+                   f'{per_result}}});\n')
     out.append("  return s;\n}\n")
     return "".join(out)
 

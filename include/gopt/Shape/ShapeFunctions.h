@@ -270,6 +270,50 @@ struct ResizeParams {
 Result inferResizeShape(DimsRef input, const ResizeParams &params,
                         Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Indexing ops (GoptIndexingOps.td; lib/Shape/IndexingShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gopt.gather: x.shape[:axis] + indices.shape + x.shape[axis+1:].
+Result inferGatherShape(DimsRef x, DimsRef indices, int64_t axis, Dims &result);
+
+/// gopt.gather_grad: dy must have the shape gather(x, indices, axis) has;
+/// the result has x's.
+Result inferGatherGradShape(DimsRef x, DimsRef indices, DimsRef dy,
+                            int64_t axis, Dims &result);
+
+/// gopt.gather_elements: indices of x's rank, no larger than x off `axis`;
+/// the result has indices' shape.
+Result inferGatherElementsShape(DimsRef x, DimsRef indices, int64_t axis,
+                                Dims &result);
+
+/// gopt.gather_nd: indices.shape[:-1] + x.shape[batchDims + k:], k the last
+/// dimension of indices.
+Result inferGatherNDShape(DimsRef x, DimsRef indices, int64_t batchDims,
+                          Dims &result);
+
+/// gopt.scatter_elements: indices and updates of one shape and x's rank; the
+/// result has x's shape.
+Result inferScatterElementsShape(DimsRef x, DimsRef indices, DimsRef updates,
+                                 int64_t axis, std::string_view reduction,
+                                 Dims &result);
+
+/// gopt.scatter_nd: updates of shape indices.shape[:-1] + x.shape[k:]; the
+/// result has x's shape.
+Result inferScatterNDShape(DimsRef x, DimsRef indices, DimsRef updates,
+                           std::string_view reduction, Dims &result);
+
+/// gopt.arg_max / gopt.arg_min: x without `axis` (kept as 1 with keepDims).
+Result inferArgReduceShape(DimsRef x, int64_t axis, bool keepDims,
+                           Dims &result);
+
+/// gopt.cumsum: checks the axis; the result has x's shape.
+Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result);
+
+/// gopt.top_k: x with dimension `axis` = k (k <= that dimension); values
+/// and indices have this shape.
+Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

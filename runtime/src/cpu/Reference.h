@@ -41,6 +41,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
 
 void registerElementwiseKernels(KernelRegistry &registry);
 void registerImageKernels(KernelRegistry &registry);
+void registerIndexingKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerNormKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);

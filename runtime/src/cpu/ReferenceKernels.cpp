@@ -115,6 +115,7 @@ void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
 void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerElementwiseKernels(registry);
   ref::registerImageKernels(registry);
+  ref::registerIndexingKernels(registry);
   ref::registerNNKernels(registry);
   ref::registerNormKernels(registry);
   ref::registerShapeKernels(registry);

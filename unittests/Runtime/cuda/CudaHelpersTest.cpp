@@ -197,6 +197,10 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert("prelu");
   // The image ops (GoptImageOps.td) run on the CPU so far.
   cpuOnly.insert({"conv2d_transpose", "resize"});
+  // The indexing ops (GoptIndexingOps.td) run on the CPU so far.
+  cpuOnly.insert({"gather", "gather_grad", "gather_elements", "gather_nd",
+                  "scatter_elements", "scatter_nd", "arg_max", "arg_min",
+                  "top_k", "cumsum"});
   for (const OpSchema &schema : allOpSchemas()) {
     std::string kind = schema.kind;
     EXPECT_TRUE(cuda.count(kind) || cpuOnly.count(kind))

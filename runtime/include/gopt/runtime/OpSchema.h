@@ -103,6 +103,13 @@ struct OpSchema {
   std::vector<AttrSpec> attrs;
   ShapeFn inferShapes;
   ResultDType resultDType = ResultDType::kSameAsFirstInput;
+  // Ops whose results differ in element type (top_k: values, i64 indices):
+  // one entry per result, which then overrides resultDType.
+  std::vector<ResultDType> resultDTypes = {};
+
+  ResultDType resultDTypeOf(size_t result) const {
+    return result < resultDTypes.size() ? resultDTypes[result] : resultDType;
+  }
 };
 
 // nullptr when `kind` is not an op the runtime knows.

@@ -101,7 +101,8 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // result shapes from concrete operand shapes.
   string runtimeShapeFunction = "";
   // The results' element type: "operand:N" (that of operand N), "any" (the
-  // plan says), or one type ("f32", "i64", "i8", "i1").
+  // plan says), or one type ("f32", "i64", "i8", "i1"); for results of
+  // different types, one per result separated by commas ("operand:0, i64").
   string resultElementType = "operand:0";
   // Folded or materialized before a plan is written: no runtime kernel.
   bit compileTimeOnly = 0;
@@ -793,5 +794,6 @@ include "gopt/Dialect/Gopt/IR/GoptTrainingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptNormOps.td"
 include "gopt/Dialect/Gopt/IR/GoptLogicOps.td"
 include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
+include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

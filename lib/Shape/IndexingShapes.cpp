@@ -1,0 +1,215 @@
+//===- IndexingShapes.cpp - Shape functions of the indexing ops -----------===//
+//
+// gather, scatter, arg_max/arg_min and cumsum (GoptIndexingOps.td), following
+// docs/op-semantics.md. No LLVM or MLIR: the runtime-only build compiles this
+// file too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gopt/Shape/ShapeFunctions.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace gopt::shape {
+
+namespace {
+
+template <typename... Args> Result fail(const Args &...args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return Result::failure(os.str());
+}
+
+bool compatible(int64_t a, int64_t b) {
+  return isDynamic(a) || isDynamic(b) || a == b;
+}
+
+bool compatible(DimsRef a, DimsRef b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!compatible(a[i], b[i]))
+      return false;
+  return true;
+}
+
+/// Indices that address `x` along every axis but `axis` element for element
+/// (gather_elements, scatter_elements): same rank, no larger off the axis.
+Result checkElementIndices(DimsRef x, DimsRef indices, int64_t axis,
+                           int64_t &normalized) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  if (Result r = normalizeAxis(axis, x.size(), "axis", normalized); r.failed())
+    return r;
+  if (indices.size() != x.size())
+    return fail("expects indices of rank ", x.size(), " (that of x ",
+                formatShape(x), "), got ", formatShape(indices));
+  for (size_t d = 0; d < x.size(); ++d)
+    if (static_cast<int64_t>(d) != normalized && !isDynamic(x[d]) &&
+        !isDynamic(indices[d]) && indices[d] > x[d])
+      return fail("expects indices ", formatShape(indices),
+                  " no larger than x ", formatShape(x), " off axis ",
+                  normalized);
+  return Result::success();
+}
+
+/// The size of the index tuples of gather_nd/scatter_nd: indices' last
+/// dimension, static, in [1, available].
+Result indexTupleSize(DimsRef indices, int64_t available, int64_t &size) {
+  if (indices.empty())
+    return fail("expects indices of rank >= 1, got a scalar");
+  size = indices.back();
+  if (isDynamic(size))
+    return fail("expects the last dimension of indices to be static, got ",
+                formatShape(indices));
+  if (size < 1 || size > available)
+    return fail("expects the last dimension of indices ", formatShape(indices),
+                " in [1, ", available, "]");
+  return Result::success();
+}
+
+Result checkReduction(std::string_view reduction) {
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return fail("expects reduction \"none\", \"add\" or \"mul\", got \"",
+                reduction, "\"");
+  return Result::success();
+}
+
+} // namespace
+
+Result inferGatherShape(DimsRef x, DimsRef indices, int64_t axis,
+                        Dims &result) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t a;
+  if (Result r = normalizeAxis(axis, x.size(), "axis", a); r.failed())
+    return r;
+  result.assign(x.begin(), x.begin() + a);
+  result.insert(result.end(), indices.begin(), indices.end());
+  result.insert(result.end(), x.begin() + a + 1, x.end());
+  return Result::success();
+}
+
+Result inferGatherGradShape(DimsRef x, DimsRef indices, DimsRef dy,
+                            int64_t axis, Dims &result) {
+  Dims gathered;
+  if (Result r = inferGatherShape(x, indices, axis, gathered); r.failed())
+    return r;
+  if (!compatible(dy, gathered))
+    return fail("expects dy of shape ", formatShape(gathered),
+                " (gather's result), got ", formatShape(dy));
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferGatherElementsShape(DimsRef x, DimsRef indices, int64_t axis,
+                                Dims &result) {
+  int64_t a;
+  if (Result r = checkElementIndices(x, indices, axis, a); r.failed())
+    return r;
+  result.assign(indices.begin(), indices.end());
+  return Result::success();
+}
+
+Result inferGatherNDShape(DimsRef x, DimsRef indices, int64_t batchDims,
+                          Dims &result) {
+  int64_t rank = x.size(), indicesRank = indices.size();
+  if (rank == 0)
+    return fail("expects x of rank >= 1, got a scalar");
+  if (batchDims < 0 || batchDims >= std::min(rank, indicesRank))
+    return fail("expects batch_dims in [0, ", std::min(rank, indicesRank),
+                ") (below the ranks of x ", formatShape(x), " and indices ",
+                formatShape(indices), "), got ", batchDims);
+  int64_t k;
+  if (Result r = indexTupleSize(indices, rank - batchDims, k); r.failed())
+    return r;
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (!compatible(x[d], indices[d]))
+      return fail("expects the first ", batchDims, " dimensions of indices ",
+                  formatShape(indices), " to equal those of x ",
+                  formatShape(x));
+  result.assign(indices.begin(), indices.end() - 1);
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (isDynamic(result[d]))
+      result[d] = x[d];
+  result.insert(result.end(), x.begin() + batchDims + k, x.end());
+  return Result::success();
+}
+
+Result inferScatterElementsShape(DimsRef x, DimsRef indices, DimsRef updates,
+                                 int64_t axis, std::string_view reduction,
+                                 Dims &result) {
+  if (Result r = checkReduction(reduction); r.failed())
+    return r;
+  int64_t a;
+  if (Result r = checkElementIndices(x, indices, axis, a); r.failed())
+    return r;
+  if (!compatible(indices, updates))
+    return fail("expects updates of the shape of indices ",
+                formatShape(indices), ", got ", formatShape(updates));
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferScatterNDShape(DimsRef x, DimsRef indices, DimsRef updates,
+                           std::string_view reduction, Dims &result) {
+  if (Result r = checkReduction(reduction); r.failed())
+    return r;
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t k;
+  if (Result r = indexTupleSize(indices, x.size(), k); r.failed())
+    return r;
+  Dims expected(indices.begin(), indices.end() - 1);
+  expected.insert(expected.end(), x.begin() + k, x.end());
+  if (!compatible(updates, expected))
+    return fail("expects updates of shape ", formatShape(expected),
+                " (indices' leading dimensions, then x's after the ", k,
+                " indexed ones), got ", formatShape(updates));
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferArgReduceShape(DimsRef x, int64_t axis, bool keepDims,
+                           Dims &result) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t a;
+  if (Result r = normalizeAxis(axis, x.size(), "axis", a); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  if (keepDims)
+    result[a] = 1;
+  else
+    result.erase(result.begin() + a);
+  return Result::success();
+}
+
+Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t a;
+  if (Result r = normalizeAxis(axis, x.size(), "axis", a); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result) {
+  if (x.empty())
+    return fail("expects x of rank >= 1, got a scalar");
+  int64_t a;
+  if (Result r = normalizeAxis(axis, x.size(), "axis", a); r.failed())
+    return r;
+  if (k < 0)
+    return fail("expects k >= 0, got ", k);
+  if (!isDynamic(x[a]) && k > x[a])
+    return fail("expects k <= ", x[a], " (dimension ", a, " of x ",
+                formatShape(x), "), got ", k);
+  result.assign(x.begin(), x.end());
+  result[a] = k;
+  return Result::success();
+}
+
+} // namespace gopt::shape
