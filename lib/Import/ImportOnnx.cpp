@@ -1000,8 +1000,9 @@ OnnxImporter::symbolicShape(StringRef shapeName, Value x, StringRef what) {
   std::optional<SmallVector<ShapeEntry>> entries =
       traceShapeEntries(values.lookup(shapeName));
   if (!entries)
-    return failNode(llvm::formatv("input '{0}' ({1}) must be a constant, or "
-                                  "computed from static shapes and constants",
+    return failNode(llvm::formatv("input '{0}' must be a constant, or "
+                                  "computed from static shapes and constants "
+                                  "({1})",
                                   shapeName, what));
   SmallVector<int64_t> shape;
   int runtimeOnly = 0;

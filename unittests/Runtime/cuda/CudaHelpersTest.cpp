@@ -195,6 +195,13 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert(std::begin(gopt::unary_math::kOpNames),
                  std::end(gopt::unary_math::kOpNames));
   cpuOnly.insert("prelu");
+  // The normalizations (GoptNormOps.td), the reductions added after the
+  // CUDA backend's and the logic ops (GoptLogicOps.td) run on the CPU so far.
+  cpuOnly.insert(
+      {"layer_norm", "instance_norm", "lrn", "reduce_min", "reduce_prod"});
+  cpuOnly.insert({"equal", "less", "less_equal", "greater", "greater_equal",
+                  "and", "or", "xor", "not", "where", "mod", "floor_div",
+                  "is_nan", "is_inf", "expand", "tile"});
   // The image ops (GoptImageOps.td) run on the CPU so far.
   cpuOnly.insert({"conv2d_transpose", "resize"});
   // The indexing ops (GoptIndexingOps.td) run on the CPU so far.
