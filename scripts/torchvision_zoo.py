@@ -24,6 +24,7 @@ timeout). With --out it writes the table as Markdown. Run it with Debian's
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -194,6 +195,8 @@ def main():
                     if os.path.isfile(path):
                         os.remove(path)
 
+    if not args.work:
+        shutil.rmtree(workdir, ignore_errors=True)
     summary = "%d passed, %d failed, %d unsupported" % (
         counts["passed"], counts["failed"], counts["unsupported"])
     print(summary)

@@ -81,6 +81,8 @@ struct ShapeEntry {
 /// (Shape, Gather, Unsqueeze, Concat, Cast, constants), traced through the
 /// gopt ops they imported as; nullopt for anything else.
 std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
+  if (!v)
+    return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
       !type.getElementType().isSignlessInteger())
@@ -144,6 +146,30 @@ std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
       return std::nullopt;
     for (int64_t k = start; k < std::min(end, n); k += step)
       entries.push_back((*from)[k]);
+    return entries;
+  }
+  // Integer arithmetic on static entries (torch.chunk's split points:
+  // shape[1] + 1 / 2 * k), numpy-broadcast over a single entry.
+  if (isa<AddOp, SubOp, MulOp, DivOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> lhs =
+        traceShapeEntries(def->getOperand(0));
+    std::optional<SmallVector<ShapeEntry>> rhs =
+        traceShapeEntries(def->getOperand(1));
+    if (!lhs || !rhs ||
+        (lhs->size() != rhs->size() && lhs->size() != 1 && rhs->size() != 1))
+      return std::nullopt;
+    size_t n = std::max(lhs->size(), rhs->size());
+    for (size_t i = 0; i < n; ++i) {
+      const ShapeEntry &a = (*lhs)[lhs->size() == 1 ? 0 : i];
+      const ShapeEntry &b = (*rhs)[rhs->size() == 1 ? 0 : i];
+      if (a.source || b.source || (isa<DivOp>(def) && b.value == 0))
+        return std::nullopt;
+      int64_t v = isa<AddOp>(def)   ? a.value + b.value
+                  : isa<SubOp>(def) ? a.value - b.value
+                  : isa<MulOp>(def) ? a.value * b.value
+                                    : a.value / b.value;
+      entries.push_back({v, Value(), 0});
+    }
     return entries;
   }
   // Same entries, another 0-d/1-D shape or integer type.
@@ -334,6 +360,19 @@ FailureOr<DenseElementsAttr> OnnxImporter::constantAttr(StringRef name) {
 }
 
 FailureOr<SmallVector<int64_t>> OnnxImporter::constantInts(StringRef name) {
+  // Integers computed in the graph from static shapes and constants are as
+  // good as constants.
+  if (!isConstant(name))
+    if (std::optional<SmallVector<ShapeEntry>> entries =
+            traceShapeEntries(values.lookup(name));
+        entries && llvm::none_of(*entries, [](const ShapeEntry &e) {
+          return bool(e.source);
+        })) {
+      SmallVector<int64_t> ints;
+      for (const ShapeEntry &e : *entries)
+        ints.push_back(e.value);
+      return ints;
+    }
   FailureOr<DenseElementsAttr> attr = constantAttr(name);
   if (failed(attr))
     return failure();
