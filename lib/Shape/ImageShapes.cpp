@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <cmath>
@@ -12,13 +13,9 @@
 
 namespace gopt::shape {
 
-namespace {
+using detail::fail;
 
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
+namespace {
 
 Result requireSize(DimsRef values, size_t n, std::string_view name) {
   if (values.size() != n)

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <algorithm>
@@ -13,13 +14,9 @@
 
 namespace gopt::shape {
 
-namespace {
+using detail::fail;
 
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
+namespace {
 
 bool compatible(int64_t a, int64_t b) {
   return isDynamic(a) || isDynamic(b) || a == b;

@@ -5,21 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <sstream>
 
 namespace gopt::shape {
 
-namespace {
-
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
-
-} // namespace
+using detail::fail;
 
 Result inferWhereShape(DimsRef condition, DimsRef x, DimsRef y, Dims &result) {
   Dims values;

@@ -4,19 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <sstream>
 
 namespace gopt::shape {
 
-namespace {
+using detail::fail;
 
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
+namespace {
 
 // Numpy broadcasting of `operand` to `target` (one-way: the target keeps
 // its shape).

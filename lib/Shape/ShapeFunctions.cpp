@@ -6,19 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "gopt/Shape/ShapeFunctions.h"
+#include "Failure.h"
 
 #include <algorithm>
 #include <sstream>
 
 namespace gopt::shape {
 
-namespace {
+using detail::fail;
 
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
+namespace {
 
 template <typename Fn> std::string formatWith(DimsRef values, Fn &&each) {
   std::ostringstream os;
