@@ -3,6 +3,9 @@
 // output as OUTDIR/<name>.npy: the oracle gopt-run's outputs are compared
 // with (test/Models). Float32 inputs and outputs only.
 //   ort_run.js MODEL.onnx --input NAME=FILE.npy [...] --output-dir OUTDIR
+// With --iterations N (and --warmup N, --threads N) it times the runs
+// instead, as benchmarks/real_models.py does, and prints one JSON line with
+// the median latency in ms.
 // Needs onnxruntime-node: ORT_NODE_MODULE, or benchmarks/.peers.
 const fs = require('fs');
 const path = require('path');
@@ -52,21 +55,42 @@ async function main() {
   const model = args[0];
   const feeds = {};
   let outDir = null;
+  const timing = {};
   for (let i = 1; i < args.length; i++) {
     if (args[i] === '--input') {
       const [name, file] = args[++i].split('=');
       feeds[name] = readNpy(file);
     } else if (args[i] === '--output-dir') {
       outDir = args[++i];
+    } else if (['--iterations', '--warmup', '--threads'].includes(args[i])) {
+      timing[args[i].slice(2)] = Number(args[++i]);
     } else {
       throw new Error('unknown argument ' + args[i]);
     }
   }
-  if (!model || !outDir)
+  const timed = timing.iterations !== undefined;
+  if (!model || (!outDir && !timed))
     throw new Error('usage: ort_run.js MODEL --input NAME=FILE.npy ' +
-                    '--output-dir DIR');
+                    '(--output-dir DIR | --iterations N [--warmup N] ' +
+                    '[--threads N])');
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential'});
+    intraOpNumThreads: timed ? (timing.threads || 0) : 1,
+    interOpNumThreads: 1, executionMode: 'sequential'});
+  if (timed) {
+    for (let i = 0; i < (timing.warmup || 0); i++)
+      await session.run(feeds);
+    const times = [];
+    for (let i = 0; i < timing.iterations; i++) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    console.log(JSON.stringify({
+      peer: 'onnxruntime-node ' + ort.env.versions.common,
+      median_ms: times[Math.floor(times.length / 2)], min_ms: times[0]}));
+    return;
+  }
   const results = await session.run(feeds);
   fs.mkdirSync(outDir, {recursive: true});
   for (const name of session.outputNames)

@@ -16,7 +16,7 @@ namespace gopt::runtime::cpu {
 namespace {
 
 enum class Unary { kRelu, kRelu6, kClip };
-enum class Binary { kAdd, kSub, kMul };
+enum class Binary { kAdd, kSub, kMul, kDiv };
 
 // The one type of all operands and results if the elementwise kernels
 // handle it (f32, bf16), else kInvalid.
@@ -55,6 +55,8 @@ bool parseBinary(const plan::Op &op, Binary &kind) {
     kind = Binary::kSub;
   else if (k == "mul")
     kind = Binary::kMul;
+  else if (k == "div")
+    kind = Binary::kDiv;
   else
     return false;
   return true;
@@ -112,8 +114,10 @@ template <Binary K> inline float apply(float a, float b) {
     return a + b;
   else if constexpr (K == Binary::kSub)
     return a - b;
-  else
+  else if constexpr (K == Binary::kMul)
     return a * b;
+  else
+    return a / b;
 }
 
 // out[o, m, i] = a[o, m, i] (op) b[m] for the [outer, mid, inner] view of
@@ -140,6 +144,10 @@ public:
       break;
     case Binary::kMul:
       dispatch<Binary::kMul>(a, b, y);
+      break;
+    case Binary::kDiv:
+      swapped_ ? dispatch<Binary::kDiv, true>(a, b, y)
+               : dispatch<Binary::kDiv>(a, b, y);
       break;
     }
     return Status::success();
@@ -745,7 +753,7 @@ std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op, DType type,
 void registerFastKernels(KernelRegistry &registry) {
   for (const char *kind : {"relu", "relu6", "clip"})
     registry.registerKernel(kind, "cpu", createUnary);
-  for (const char *kind : {"add", "sub", "mul"})
+  for (const char *kind : {"add", "sub", "mul", "div"})
     registry.registerKernel(kind, "cpu", createBinary);
   registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
   registry.registerKernel("softmax", "cpu", createSoftmax);
