@@ -160,6 +160,9 @@ def main():
     p.add_argument("--out", default=None, help="write a Markdown table here")
     p.add_argument("--timeout", type=int, default=600,
                    help="seconds per gopt-run invocation")
+    p.add_argument("--time-limit", type=int, default=0,
+                   help="stop starting models after this many seconds (0: "
+                   "no limit); the rest are listed as not run")
     p.add_argument("--tolerance", type=float, default=1e-4,
                    help="largest error relative to max |PyTorch output|")
     p.add_argument("--work", default=None,
@@ -179,7 +182,12 @@ def main():
     counts = {"passed": 0, "failed": 0, "unsupported": 0}
     rows = []
     tty = sys.stdout.isatty()
+    started = time.time()
+    not_run = []
     for i, name in enumerate(names):
+        if args.time_limit and time.time() - started > args.time_limit:
+            not_run = names[i:]
+            break
         if tty:
             print("[%d/%d] %s ..." % (i + 1, len(names), name), end="\r", flush=True)
         status, detail, seconds = run_model(args, name, groups, workdir)
@@ -199,6 +207,8 @@ def main():
         shutil.rmtree(workdir, ignore_errors=True)
     summary = "%d passed, %d failed, %d unsupported" % (
         counts["passed"], counts["failed"], counts["unsupported"])
+    if not_run:
+        summary += " (%d not run: time limit)" % len(not_run)
     print(summary)
     if args.out:
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -215,6 +225,8 @@ def main():
             f.write("| model | result | detail |\n|---|---|---|\n")
             for name, status, detail in rows:
                 f.write("| %s | %s | %s |\n" % (name, status, detail.replace("|", "\\|")))
+            for name in not_run:
+                f.write("| %s | not run | the sweep's time limit |\n" % name)
     return 0 if counts["failed"] == 0 else 1
 
 

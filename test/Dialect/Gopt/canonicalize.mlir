@@ -178,3 +178,21 @@ func.func @pad_not_folded_into_conv(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4x
   %y3 = gopt.conv2d %p3, %w {padding = "SAME"} : (tensor<1x10x10x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x10x10x4xf32>
   return %y1, %y2, %y3 : tensor<1x8x8x4xf32>, tensor<1x6x6x4xf32>, tensor<1x10x10x4xf32>
 }
+
+// -----
+
+/// Anything else stays: another divisor, or a clip that is not [0, 6].
+// CHECK-LABEL: func @not_hard_swish
+// CHECK-NOT: gopt.hard_
+// CHECK: return
+func.func @not_hard_swish(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %three = gopt.constant dense<3.0> : tensor<f32>
+  %five = gopt.constant dense<5.0> : tensor<f32>
+  %six = gopt.constant dense<6.0> : tensor<f32>
+  %shifted = gopt.add %x, %three : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %ramp = gopt.clip %shifted {min = 0.0 : f32, max = 6.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %a = gopt.div %ramp, %five : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %wide = gopt.clip %shifted {min = 0.0 : f32, max = 7.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %b = gopt.div %wide, %six : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}

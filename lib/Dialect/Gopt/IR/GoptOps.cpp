@@ -515,6 +515,71 @@ void Conv2DOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<FoldZeroPadIntoConv2D>(context);
 }
 
+namespace {
+/// Whether `v` is a constant whose every element is `expected`.
+bool isSplatOf(Value v, double expected) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return false;
+  return attr.getSplatValue<APFloat>().convertToDouble() == expected;
+}
+
+/// clip(x + 3, 0, 6) or relu6(x + 3): the shifted, clipped ramp of
+/// HardSigmoid and HardSwish as PaddlePaddle and PyTorch's older exporters
+/// write them; returns x.
+Value matchRelu6OfXPlus3(Value v) {
+  Value shifted;
+  if (auto relu6 = v.getDefiningOp<Relu6Op>())
+    shifted = relu6.getX();
+  else if (auto clip = v.getDefiningOp<ClipOp>();
+           clip && clip.getMin().convertToDouble() == 0.0 &&
+           clip.getMax().convertToDouble() == 6.0)
+    shifted = clip.getX();
+  auto add = shifted ? shifted.getDefiningOp<AddOp>() : AddOp();
+  if (!add)
+    return {};
+  Value x = isSplatOf(add.getRhs(), 3.0)   ? add.getLhs()
+            : isSplatOf(add.getLhs(), 3.0) ? add.getRhs()
+                                           : Value();
+  return x && x.getType() == v.getType() ? x : Value();
+}
+
+/// clip(x + 3, 0, 6) / 6 -> hard_sigmoid(x, 1/6, 1/2), and
+/// x * clip(x + 3, 0, 6) / 6 -> hard_swish(x): one kernel instead of four,
+/// and one pass over the tensor.
+struct FuseDecomposedHardSwish : public OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isSplatOf(op.getRhs(), 6.0))
+      return rewriter.notifyMatchFailure(op, "divisor is not 6");
+    Type type = op.getType();
+    if (Value x = matchRelu6OfXPlus3(op.getLhs()); x && x.getType() == type) {
+      rewriter.replaceOpWithNewOp<HardSigmoidOp>(
+          op, type, x, rewriter.getF32FloatAttr(1.0f / 6.0f),
+          rewriter.getF32FloatAttr(0.5f));
+      return success();
+    }
+    auto mul = op.getLhs().getDefiningOp<MulOp>();
+    if (!mul)
+      return rewriter.notifyMatchFailure(op, "no decomposed activation");
+    for (auto [x, ramp] : {std::pair{mul.getLhs(), mul.getRhs()},
+                           std::pair{mul.getRhs(), mul.getLhs()}})
+      if (x.getType() == type && matchRelu6OfXPlus3(ramp) == x) {
+        rewriter.replaceOpWithNewOp<HardSwishOp>(op, type, x);
+        return success();
+      }
+    return rewriter.notifyMatchFailure(op, "no decomposed activation");
+  }
+};
+} // namespace
+
+void DivOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<FuseDecomposedHardSwish>(context);
+}
+
 static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
