@@ -57,7 +57,7 @@ void expectSameAsReference(const std::string &kind, const AttrMap &attrs,
 }
 
 TEST(FastBinary, SameShapeOddSizeAndLarge) {
-  for (const char *kind : {"add", "sub", "mul"}) {
+  for (const char *kind : {"add", "sub", "mul", "div"}) {
     expectSameAsReference(kind, {},
                           {randomF32({3, 5, 7}, 1), randomF32({3, 5, 7}, 2)},
                           {3, 5, 7});
@@ -70,7 +70,7 @@ TEST(FastBinary, SameShapeOddSizeAndLarge) {
 }
 
 TEST(FastBinary, PerChannelNchwBothOperandOrders) {
-  for (const char *kind : {"add", "sub", "mul"}) {
+  for (const char *kind : {"add", "sub", "mul", "div"}) {
     expectSameAsReference(kind, {},
                           {randomF32({2, 5, 3, 7}, 5), randomF32({5, 1, 1}, 6)},
                           {2, 5, 3, 7});
@@ -84,7 +84,7 @@ TEST(FastBinary, PerChannelNchwBothOperandOrders) {
 }
 
 TEST(FastBinary, TrailingVectorNhwcAndScalar) {
-  for (const char *kind : {"add", "sub", "mul"}) {
+  for (const char *kind : {"add", "sub", "mul", "div"}) {
     // Per-channel NHWC (and a Gemm bias over [batch, features]).
     expectSameAsReference(kind, {},
                           {randomF32({2, 3, 4, 11}, 11), randomF32({11}, 12)},
@@ -123,6 +123,22 @@ TEST(FastUnary, ReluRelu6Clip) {
                         x.shape());
   Tensor big = randomF32({2, 64, 31, 17}, 26);
   expectSameAsReference("relu", {}, {big}, big.shape());
+}
+
+// The math family runs its ODS functions in f32 where the reference uses
+// double: the same values to f32 rounding, with the op's attributes.
+TEST(FastUnaryMath, MatchesReference) {
+  Tensor x = randomF32({2, 33, 29, 31}, 27);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.data<float>()[i] *= 8; // both sides of hard_swish's and elu's kinks
+  for (const char *kind :
+       {"hard_swish", "hard_sigmoid", "elu", "softplus", "mish", "sin"})
+    expectSameAsReference(kind, {}, {x}, x.shape(), "fast", 2e-5f);
+  expectSameAsReference(
+      "hard_sigmoid", {{"alpha", floatAttr(1.0 / 6)}, {"beta", floatAttr(0.5)}},
+      {x}, x.shape(), "fast", 2e-5f);
+  // Gradients stay on the reference kernel.
+  expectSameAsReference("elu_grad", {}, {x, x}, x.shape(), "reference");
 }
 
 // NCHW runs as a oneDNN pooling (it may read blocked layouts), NHWC fast.

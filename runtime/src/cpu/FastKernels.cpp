@@ -3,12 +3,14 @@
 #include "ElementLoops.h"
 #include "ParallelRange.h"
 #include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/UnaryMath.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -273,6 +275,50 @@ StatusOr<std::unique_ptr<Kernel>> createBinary(const KernelConfig &c) {
       return makeBinary(type, kind, outer, mid, inner, false, swapped);
   }
   return std::unique_ptr<Kernel>();
+}
+
+// The math family of GoptMathOps.td in f32 across threads, with the ODS's
+// own scalar functions (the reference computes them in double). Gradients
+// stay on the reference.
+class UnaryMathKernel : public Kernel {
+public:
+  using Apply = std::function<void(const float *, float *, int64_t, int64_t)>;
+  UnaryMathKernel(Apply apply, int64_t elements)
+      : apply_(std::move(apply)), elements_(elements) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    parallelRange(elements_, [&](int64_t b, int64_t e) { apply_(x, y, b, e); });
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Apply apply_;
+  int64_t elements_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createUnaryMath(const KernelConfig &c) {
+  if (c.outputTypes[0] != DType::kF32 || c.inputTypes[0] != DType::kF32)
+    return std::unique_ptr<Kernel>();
+  OpAttrs attrs(*c.op);
+  auto readFloat = [&](const char *name, float odsDefault) {
+    return static_cast<float>(attrs.getFloat(name, odsDefault));
+  };
+  UnaryMathKernel::Apply apply;
+  unary_math::visit(
+      c.op->kind(), readFloat, [&](const auto &fn, bool gradient) {
+        if (gradient)
+          return;
+        apply = [fn](const float *x, float *y, int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i)
+            y[i] = fn(x[i]);
+        };
+      });
+  if (!apply)
+    return std::unique_ptr<Kernel>();
+  return std::unique_ptr<Kernel>(
+      new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
 }
 
 // cast f32 -> bf16 and bf16 -> f32.
@@ -753,6 +799,8 @@ std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op, DType type,
 void registerFastKernels(KernelRegistry &registry) {
   for (const char *kind : {"relu", "relu6", "clip"})
     registry.registerKernel(kind, "cpu", createUnary);
+  for (const char *kind : unary_math::kOpNames)
+    registry.registerKernel(kind, "cpu", createUnaryMath);
   for (const char *kind : {"add", "sub", "mul", "div"})
     registry.registerKernel(kind, "cpu", createBinary);
   registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
