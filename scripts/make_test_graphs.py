@@ -23,6 +23,11 @@ test/Import/Inputs. The outputs are committed, so the tests need no Python.
   (align_corners), with an input and the expected output computed here
   with numpy by TensorFlow's formulas. `make_test_graphs.py image
   [OUT_DIR]` writes only these.
+- fused_nhwc.pbtxt: Grappler's fused ops (_FusedConv2D with BiasAdd/Relu,
+  FusedBatchNorm/Relu, BiasAdd/LeakyRelu, BiasAdd/Elu;
+  _FusedDepthwiseConv2dNative with BiasAdd/Relu6; _FusedMatMul with
+  BiasAdd/Relu), with an input and the expected outputs computed here with
+  numpy. `make_test_graphs.py fused [OUT_DIR]` writes only these.
 - training_nhwc.pbtxt: a training-style graph (Identity, CheckNumerics,
   FusedBatchNormV3 with is_training, StopGradient, BiasAdd, MatMul, Softmax).
 GraphDefs are built with the project's own schema, lib/Import/graph.proto,
@@ -40,7 +45,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARGS = [a for a in sys.argv[1:] if a not in ("qdq", "image")]
+ARGS = [a for a in sys.argv[1:] if a not in ("qdq", "image", "fused")]
 OUT = ARGS[0] if ARGS else os.path.join(ROOT, "test", "Import", "Inputs")
 RNG = np.random.default_rng(1234)
 
@@ -409,6 +414,100 @@ def graphdef_image():
     np.save(os.path.join(OUT, "image_nhwc_expected.npy"), y.astype(np.float32))
 
 
+def conv2d_nhwc(x, w, stride=1, padding="SAME", groups=1):
+    """TensorFlow's Conv2D, NHWC, HWIO filter (grouped when groups > 1),
+    SAME pads split with the extra row at the end; float64."""
+    n, h, wd, c = x.shape
+    kh, kw, cin, cout = w.shape
+    def pads(size, k):
+        if padding == "VALID":
+            return 0, 0, (size - k) // stride + 1
+        out = -(-size // stride)
+        total = max((out - 1) * stride + k - size, 0)
+        return total // 2, total - total // 2, out
+    pt, pb, oh = pads(h, kh)
+    pl, pr, ow = pads(wd, kw)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    y = np.zeros((n, oh, ow, cout))
+    per = cout // groups
+    for g in range(groups):
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, i * stride:i * stride + kh, j * stride:j * stride + kw,
+                           g * cin:(g + 1) * cin]
+                y[:, i, j, g * per:(g + 1) * per] = np.einsum(
+                    "nhwc,hwco->no", patch, w[..., g * per:(g + 1) * per])
+    return y
+
+
+def depthwise_nhwc(x, w, stride=1, padding="SAME"):
+    """DepthwiseConv2dNative: w [KH, KW, C, M]; output channel c * M + m."""
+    kh, kw, c, m = w.shape
+    return conv2d_nhwc(x, w.reshape(kh, kw, 1, c * m), stride, padding, groups=c)
+
+
+def graphdef_fused():
+    from google.protobuf import text_format
+    tf = tf_schema()
+    F = tf.DT_FLOAT
+    node, const, placeholder = tf_helpers(tf)
+
+    def fused(g, name, op, inputs, fused_ops, **attrs):
+        n = node(g, name, op, inputs, T=F, num_args=len(inputs) - 2, **attrs)
+        n.attr["fused_ops"].list.s.extend(fused_ops)
+        return n
+
+    g = tf.GraphDef()
+    placeholder(g, "input", [1, 6, 6, 3])
+    x = RNG.standard_normal((1, 6, 6, 3)).astype(np.float32)
+    conv = dict(strides=[1, 1, 1, 1], padding=b"SAME", data_format=b"NHWC")
+    w1, b1 = rand(3, 3, 3, 4) * 5, rand(4)
+    const(g, "c1/w", w1)
+    const(g, "c1/b", b1)
+    fused(g, "c1", "_FusedConv2D", ["input", "c1/w", "c1/b"], [b"BiasAdd", b"Relu"], **conv)
+    y1 = np.maximum(conv2d_nhwc(x, w1) + b1, 0)
+    w2 = rand(3, 3, 4, 4) * 5
+    bn = [rand(4) + 1, rand(4), rand(4), rand(4) + 1]
+    const(g, "c2/w", w2)
+    for k, v in zip(["scale", "offset", "mean", "var"], bn):
+        const(g, "c2/" + k, v)
+    fused(g, "c2", "_FusedConv2D", ["c1", "c2/w"] + ["c2/" + k for k in ["scale", "offset", "mean", "var"]],
+          [b"FusedBatchNorm", b"Relu"], epsilon=1e-3, **dict(conv, strides=[1, 2, 2, 1]))
+    y2 = conv2d_nhwc(y1, w2, stride=2)
+    y2 = np.maximum((y2 - bn[2]) / np.sqrt(bn[3] + 1e-3) * bn[0] + bn[1], 0)
+    w3, b3 = rand(3, 3, 4, 2) * 5, rand(8)
+    const(g, "dw/w", w3)
+    const(g, "dw/b", b3)
+    fused(g, "dw", "_FusedDepthwiseConv2dNative", ["c2", "dw/w", "dw/b"], [b"BiasAdd", b"Relu6"],
+          **conv)
+    y3 = np.clip(depthwise_nhwc(y2, w3) + b3, 0, 6)
+    w4, b4 = rand(1, 1, 8, 4) * 5, rand(4)
+    const(g, "leaky/w", w4)
+    const(g, "leaky/b", b4)
+    fused(g, "leaky", "_FusedConv2D", ["dw", "leaky/w", "leaky/b"], [b"BiasAdd", b"LeakyRelu"],
+          leakyrelu_alpha=0.3, **dict(conv, padding=b"VALID"))
+    y4 = conv2d_nhwc(y3, w4, padding="VALID") + b4
+    y4 = np.where(y4 >= 0, y4, 0.3 * y4)
+    w5, b5 = rand(3, 3, 4, 4) * 5, rand(4)
+    const(g, "elu/w", w5)
+    const(g, "elu/b", b5)
+    fused(g, "elu", "_FusedConv2D", ["leaky", "elu/w", "elu/b"], [b"BiasAdd", b"Elu"], **conv)
+    y5 = conv2d_nhwc(y4, w5) + b5
+    y5 = np.where(y5 > 0, y5, np.expm1(y5))
+    const(g, "flat/shape", np.array([1, 36], np.int32))
+    node(g, "flat", "Reshape", ["elu", "flat/shape"], T=F)
+    w6, b6 = rand(36, 5) * 5, rand(5)
+    const(g, "fc/w", w6)
+    const(g, "fc/b", b6)
+    fused(g, "fc", "_FusedMatMul", ["flat", "fc/w", "fc/b"], [b"BiasAdd", b"Relu"],
+          transpose_a=False, transpose_b=False)
+    y6 = np.maximum(y5.reshape(1, 36) @ w6 + b6, 0)
+    with open(os.path.join(OUT, "fused_nhwc.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(g))
+    np.save(os.path.join(OUT, "fused_nhwc_input.npy"), x)
+    np.save(os.path.join(OUT, "fused_nhwc_expected.npy"), y6.astype(np.float32))
+
+
 def onnx_qdq():
     """Symmetric int8 Q/DQ around a 1x1 conv, with numpy's answer."""
     x_scale = np.array(0.02, np.float32)
@@ -450,6 +549,10 @@ if __name__ == "__main__":
         os.makedirs(OUT, exist_ok=True)
         onnx_qdq()
         sys.exit(0)
+    if "fused" in sys.argv[1:]:
+        os.makedirs(OUT, exist_ok=True)
+        graphdef_fused()
+        sys.exit(0)
     if "image" in sys.argv[1:]:
         os.makedirs(OUT, exist_ok=True)
         graphdef_image()
@@ -460,3 +563,4 @@ if __name__ == "__main__":
     onnx_qdq()
     graphdef()
     graphdef_image()
+    graphdef_fused()

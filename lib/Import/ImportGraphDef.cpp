@@ -122,6 +122,8 @@ private:
   LogicalResult importConst();
   LogicalResult importConv(bool depthwise);
   LogicalResult importConvBackpropInput();
+  LogicalResult importFused(StringRef base);
+  FailureOr<Value> applyFusedOps(Value y, int firstArg);
   LogicalResult importResize(bool bilinear);
   LogicalResult importPool(bool isMax);
   LogicalResult importFusedBatchNorm();
@@ -505,6 +507,101 @@ LogicalResult GraphDefImporter::importConv(bool depthwise) {
       b, loc, x, w, Value(), i64s(*strides), i64s(*dilations), padding->first,
       padding->second, b.getI64IntegerAttr(groups), b.getStringAttr(*format),
       b.getStringAttr("HWIO"), b.getStringAttr("none")));
+}
+
+/// Grappler's fusions (_FusedConv2D, _FusedDepthwiseConv2dNative,
+/// _FusedMatMul): the base op of inputs 0 and 1, then `fused_ops` in order,
+/// each reading its extra inputs (`num_args` in all) from input 2 on. They
+/// import unfused; --gopt-fuse-conv-bias-activation fuses again what a
+/// backend runs as one kernel.
+LogicalResult GraphDefImporter::importFused(StringRef base) {
+  LogicalResult ok = base == "MatMul" ? importMatMul(/*batch=*/false)
+                                      : importConv(base == "Depthwise");
+  if (failed(ok))
+    return failure();
+  FailureOr<Value> y = applyFusedOps(values[{node->name(), 0}], 2);
+  if (failed(y))
+    return failure();
+  setOutput(0, *y);
+  return success();
+}
+
+FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
+  const tf::AttrValue *ops = attr("fused_ops");
+  if (!ops || ops->list().s_size() == 0)
+    return failNode("missing attribute 'fused_ops'");
+  int numInputs = dataInputs().size();
+  if (const tf::AttrValue *numArgs = attr("num_args");
+      numArgs && numArgs->i() != numInputs - firstArg)
+    return failNode(llvm::formatv("num_args = {0} but the node has {1} extra "
+                                  "input(s)",
+                                  numArgs->i(), numInputs - firstArg));
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  int next = firstArg;
+  auto nextArg = [&](StringRef fusedOp) -> FailureOr<Value> {
+    if (next >= numInputs)
+      return failNode(llvm::formatv("fused op '{0}' needs input #{1}, which "
+                                    "is missing",
+                                    fusedOp, next));
+    return requiredInput(next++);
+  };
+  auto floatAttr = [&](StringRef name, float tfDefault) {
+    const tf::AttrValue *a = attr(name);
+    return b.getF32FloatAttr(a ? a->f() : tfDefault);
+  };
+  for (const std::string &fusedOp : ops->list().s()) {
+    Operation *op = nullptr;
+    if (fusedOp == "BiasAdd") {
+      GOPT_IMPORT_VALUE(bias, nextArg(fusedOp));
+      op = createInferred<BiasAddOp>(b, loc, y, bias, b.getStringAttr(*format));
+    } else if (fusedOp == "Add" || fusedOp == "AddV2") {
+      GOPT_IMPORT_VALUE(other, nextArg(fusedOp));
+      op = createInferred<AddOp>(b, loc, y, other);
+    } else if (fusedOp == "FusedBatchNorm") {
+      Value stats[4];
+      for (Value &v : stats) {
+        GOPT_IMPORT_VALUE(arg, nextArg(fusedOp));
+        v = arg;
+      }
+      // Grappler fuses only inference batch norms (TF's epsilon default).
+      op = createInferred<BatchNormOp>(
+          b, loc, y, stats[0], stats[1], stats[2], stats[3],
+          floatAttr("epsilon", 1e-4f), b.getStringAttr(*format),
+          b.getBoolAttr(false), b.getF32FloatAttr(0.0f));
+    } else if (fusedOp == "Relu") {
+      op = createInferred<ReluOp>(b, loc, y);
+    } else if (fusedOp == "Relu6") {
+      op = createInferred<Relu6Op>(b, loc, y);
+    } else if (fusedOp == "Elu") {
+      op = createInferred<EluOp>(b, loc, y, b.getF32FloatAttr(1.0f));
+    } else if (fusedOp == "LeakyRelu") {
+      op = createInferred<LeakyReluOp>(b, loc, y,
+                                       floatAttr("leakyrelu_alpha", 0.2f));
+    } else if (fusedOp == "Sigmoid") {
+      op = createInferred<SigmoidOp>(b, loc, y);
+    } else if (fusedOp == "Tanh") {
+      op = createInferred<TanhOp>(b, loc, y);
+    } else if (fusedOp == "GeluExact" || fusedOp == "GeluApproximate") {
+      op = createInferred<GeluOp>(
+          b, loc, y, b.getStringAttr(fusedOp == "GeluExact" ? "none" : "tanh"));
+    } else {
+      return failNode(llvm::formatv("unsupported fused op '{0}' (fused_ops "
+                                    "may hold BiasAdd, Add, FusedBatchNorm, "
+                                    "Relu, Relu6, Elu, LeakyRelu, Sigmoid, "
+                                    "Tanh, GeluExact, GeluApproximate)",
+                                    fusedOp));
+    }
+    if (!op)
+      return failOp();
+    y = op->getResult(0);
+  }
+  if (next != numInputs)
+    return failNode(llvm::formatv("fused_ops read {0} extra input(s) but the "
+                                  "node has {1}",
+                                  next - firstArg, numInputs - firstArg));
+  return y;
 }
 
 /// Conv2DBackpropInput with a constant input_sizes, as Keras'
@@ -1067,6 +1164,8 @@ LogicalResult GraphDefImporter::importNode() {
       {"FusedBatchNorm", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV2", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV3", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"FusedDepthwiseConv2dNative",
+       [](I &i) { return i.importFused("Depthwise"); }},
       {"Gather", [](I &i) { return i.importGather(/*v2=*/false); }},
       {"GatherNd", [](I &i) { return i.importGatherNd(); }},
       {"GatherV2", [](I &i) { return i.importGather(/*v2=*/true); }},
@@ -1120,6 +1219,10 @@ LogicalResult GraphDefImporter::importNode() {
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopKV2", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"_FusedConv2D", [](I &i) { return i.importFused("Conv2D"); }},
+      {"_FusedDepthwiseConv2dNative",
+       [](I &i) { return i.importFused("Depthwise"); }},
+      {"_FusedMatMul", [](I &i) { return i.importFused("MatMul"); }},
   };
   static_assert(isSortedAndUnique(kHandlers),
                 "keep the TensorFlow op table sorted, one entry per op type");
