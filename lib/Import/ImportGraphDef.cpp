@@ -14,6 +14,7 @@
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 #include "gopt/Shape/ShapeFunctions.h"
+#include "gopt/Transforms/FoldValue.h"
 
 #include "graph.pb.h"
 
@@ -331,28 +332,17 @@ FailureOr<SmallVector<int64_t>> GraphDefImporter::constantInts(int i) {
   SmallVector<std::string> ins = dataInputs();
   if (i >= static_cast<int>(ins.size()))
     return failNode(llvm::formatv("missing input #{0}", i));
-  auto [name, index] = splitInput(ins[i]);
-  auto it = nodesByName.find(name);
-  const tf::NodeDef *producer = it->second;
-  // Look through Identity chains, which frozen graphs often keep.
-  while (producer->op() == "Identity" && producer->input_size() > 0) {
-    auto next = nodesByName.find(splitInput(producer->input(0)).first);
-    producer = next->second;
-  }
-  if (producer->op() != "Const" || !producer->attr().count("value"))
-    return failNode(
-        llvm::formatv("input #{0} ('{1}') must be a constant", i, ins[i]));
-  RankedTensorType type;
-  std::vector<char> bytes;
-  const tf::NodeDef *self = node;
-  node = producer;
-  LogicalResult ok =
-      decodeTensor(producer->attr().at("value").tensor(), type, bytes);
-  node = self;
-  if (failed(ok))
-    return failure();
-  std::optional<SmallVector<int64_t>> ints =
-      integerValues(denseElementsFromBytes(type, bytes));
+  // A Const, or what TensorFlow computes from constants and static shapes
+  // (Shape -> StridedSlice -> Pack, Identity chains of frozen graphs):
+  // the constant folder's evaluator reads it from the imported ops.
+  auto it = values.find(splitInput(ins[i]));
+  DenseElementsAttr folded =
+      it == values.end() ? DenseElementsAttr() : foldValue(it->second);
+  if (!folded)
+    return failNode(llvm::formatv("input #{0} ('{1}') must be a constant, or "
+                                  "computed from constants and static shapes",
+                                  i, ins[i]));
+  std::optional<SmallVector<int64_t>> ints = integerValues(folded);
   if (!ints)
     return failNode(
         llvm::formatv("input #{0} ('{1}') must hold integers", i, ins[i]));
