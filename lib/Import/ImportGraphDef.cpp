@@ -131,6 +131,7 @@ private:
   LogicalResult importFusedBatchNorm();
   LogicalResult importReduce(StringRef kind);
   LogicalResult importReshapeLike(StringRef kind);
+  FailureOr<SmallVector<int64_t>> reshapeTarget(Value x);
   LogicalResult importConcat(bool v2);
   FailureOr<int64_t> constantAxis(int inputIndex);
   LogicalResult importGather(bool v2);
@@ -778,13 +779,73 @@ LogicalResult GraphDefImporter::importReduce(StringRef kind) {
   return setResult(createInferred<ReduceMaxOp>(b, loc, x, i64s(*axes), keep));
 }
 
+/// Reshape's shape (input 1): a constant or a constant-foldable value, or,
+/// with dynamic dimensions, what traceShapeEntries reads from the graph
+/// (Keras' Flatten: Shape -> StridedSlice -> Pack([batch, -1])). Entries
+/// known only at run time become -1; with two of them (the batch copied
+/// and a -1), the -1 is computed from x's static dimensions.
+FailureOr<SmallVector<int64_t>> GraphDefImporter::reshapeTarget(Value x) {
+  SmallVector<std::string> ins = dataInputs();
+  if (ins.size() < 2)
+    return failNode("missing input #1 (shape)");
+  auto it = values.find(splitInput(ins[1]));
+  if (it == values.end())
+    return constantInts(1); // its error
+  if (DenseElementsAttr folded = foldValue(it->second))
+    if (std::optional<SmallVector<int64_t>> ints = integerValues(folded))
+      return *ints;
+  std::optional<SmallVector<ShapeEntry>> entries =
+      traceShapeEntries(it->second);
+  if (!entries)
+    return constantInts(1); // its error
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> shape;
+  SmallVector<bool> copied;
+  int64_t inferred = 0;
+  for (auto [i, e] : llvm::enumerate(*entries)) {
+    bool copy = e.source == x && e.dim == static_cast<int64_t>(i);
+    copied.push_back(copy);
+    shape.push_back(e.source ? -1 : e.value);
+    inferred += shape.back() == -1;
+  }
+  if (inferred > 1) {
+    // x's dimensions not copied must all be static for the one true -1.
+    int64_t inRest = 1, outRest = 1, literal = -1;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (i < copied.size() && copied[i])
+        continue;
+      if (ShapedType::isDynamic(in[i]))
+        inRest = -1;
+      else if (inRest != -1)
+        inRest *= in[i];
+    }
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (d > 0)
+        outRest *= d;
+      else if (d == -1 && !copied[i])
+        literal = literal == -1 ? int64_t(i) : -2;
+    }
+    if (inRest < 0 || literal < 0 || outRest <= 0 || inRest % outRest != 0 ||
+        inferred != 1 + llvm::count(copied, true))
+      return failNode(llvm::formatv("the shape {0} has more than one entry "
+                                    "known only at run time",
+                                    formatShape(shape)));
+    shape[literal] = inRest / outRest;
+    if (llvm::count(copied, true) > 1)
+      return failNode(llvm::formatv("the shape copies more than one dynamic "
+                                    "dimension of {0}",
+                                    formatShape(in)));
+  }
+  return shape;
+}
+
 LogicalResult GraphDefImporter::importReshapeLike(StringRef kind) {
   GET_INPUT(x, 0);
   ArrayRef<int64_t> in = shapeOf(x);
   int64_t rank = in.size();
   SmallVector<int64_t> out;
   if (kind == "Reshape") {
-    FailureOr<SmallVector<int64_t>> shape = constantInts(1);
+    FailureOr<SmallVector<int64_t>> shape = reshapeTarget(x);
     if (failed(shape))
       return failure();
     out = *shape;
