@@ -30,6 +30,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -39,6 +40,9 @@ using namespace gopt::import;
 namespace tf = gopt::tf;
 
 namespace {
+
+/// More outputs than this (Split, Unpack) is not a real graph.
+constexpr int64_t kMaxOutputs = 1 << 16;
 
 Type convertDataType(MLIRContext *ctx, int type) {
   Builder b(ctx);
@@ -1314,6 +1318,8 @@ LogicalResult GraphDefImporter::importStridedSlice() {
             step = (*strides)[i];
     if (step == 0)
       return failNode(llvm::formatv("strides[{0}] is 0", i));
+    if (step == std::numeric_limits<int64_t>::min())
+      return failNode(llvm::formatv("strides[{0}] is out of range", i));
     bool dynamic = ShapedType::isDynamic(size);
     if (bit(shrinkMask, i)) {
       if (dynamic && bgn < 0)
@@ -1359,9 +1365,10 @@ LogicalResult GraphDefImporter::importStridedSlice() {
       first = bit(beginMask, i) ? size - 1 : clampIndex(bgn, -1, size - 1);
       last = bit(endMask, i) ? -1 : clampIndex(e, -1, size - 1);
     }
-    int64_t count =
-        step > 0 ? std::max<int64_t>(0, (last - first + step - 1) / step)
-                 : std::max<int64_t>(0, (first - last - step - 1) / -step);
+    // Written so that no huge stride overflows.
+    int64_t count = step > 0
+                        ? (last > first ? 1 + (last - first - 1) / step : 0)
+                        : (first > last ? 1 + (first - last - 1) / -step : 0);
     if (step > 0) {
       starts.push_back(first);
       ends.push_back(last);
@@ -1506,7 +1513,8 @@ LogicalResult GraphDefImporter::importUnpack() {
     return failure();
   int64_t count = in[*axis];
   const tf::AttrValue *num = attr("num");
-  if (ShapedType::isDynamic(count) || (num && num->i() != count))
+  if (ShapedType::isDynamic(count) || (num && num->i() != count) ||
+      count > kMaxOutputs)
     return failNode(llvm::formatv("num = {0} must be the static size of "
                                   "dimension {1} of {2}",
                                   num ? num->i() : -1, *axis, formatShape(in)));
@@ -1546,10 +1554,11 @@ LogicalResult GraphDefImporter::importSplit(bool v) {
     for (int64_t s : sizes) {
       if (s == -1)
         ++unknown;
-      else if (s < 0)
-        return failNode(llvm::formatv("size_splits {0} has a negative entry "
-                                      "other than -1",
-                                      formatShape(sizes)));
+      else if (s < 0 || (!ShapedType::isDynamic(size) && s > size))
+        return failNode(llvm::formatv("size_splits {0} do not split dimension "
+                                      "{1} of {2}",
+                                      formatShape(sizes), *axis,
+                                      formatShape(in)));
       else
         known += s;
     }
@@ -1567,7 +1576,8 @@ LogicalResult GraphDefImporter::importSplit(bool v) {
     const tf::AttrValue *num = attr("num_split");
     if (!num || num->i() <= 0)
       return failNode("needs a positive 'num_split'");
-    if (ShapedType::isDynamic(size) || size % num->i() != 0)
+    if (ShapedType::isDynamic(size) || size % num->i() != 0 ||
+        num->i() > kMaxOutputs)
       return failNode(llvm::formatv("num_split = {0} does not divide "
                                     "dimension {1} of {2}",
                                     num->i(), *axis, formatShape(in)));
@@ -1646,9 +1656,10 @@ LogicalResult GraphDefImporter::importRange() {
                                   "no range",
                                   text(start), text(limit), text(delta)));
   }
-  int64_t count = int64_t(std::ceil(std::abs((limit - start) / delta)));
-  if (count > (int64_t(1) << 24))
-    return failNode(llvm::formatv("the range has {0} elements", count));
+  double length = std::ceil(std::abs((limit - start) / delta));
+  if (!std::isfinite(length) || length > double(1 << 24))
+    return failNode("the range is not finite or has more than 2^24 elements");
+  int64_t count = int64_t(length);
   auto type = RankedTensorType::get({count}, et);
   SmallVector<Attribute> elements;
   for (int64_t k = 0; k < count; ++k) {
