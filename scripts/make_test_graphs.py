@@ -454,6 +454,9 @@ def depthwise_nhwc(x, w, stride=1, padding="SAME"):
 
 
 def graphdef_fused():
+    """Seeds its own generator: the same files alone or with the rest."""
+    global RNG
+    RNG = np.random.default_rng(5678)
     from google.protobuf import text_format
     tf = tf_schema()
     F = tf.DT_FLOAT
@@ -516,6 +519,9 @@ def graphdef_fused():
 
 
 def graphdef_tf_ops():
+    """Seeds its own generator: the same files alone or with the rest."""
+    global RNG
+    RNG = np.random.default_rng(91011)
     from google.protobuf import text_format
     tf = tf_schema()
     F, I32 = tf.DT_FLOAT, tf.DT_INT32
