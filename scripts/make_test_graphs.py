@@ -23,6 +23,18 @@ test/Import/Inputs. The outputs are committed, so the tests need no Python.
   (align_corners), with an input and the expected output computed here
   with numpy by TensorFlow's formulas. `make_test_graphs.py image
   [OUT_DIR]` writes only these.
+- fused_nhwc.pbtxt: Grappler's fused ops (_FusedConv2D with BiasAdd/Relu,
+  FusedBatchNorm/Relu, BiasAdd/LeakyRelu, BiasAdd/Elu;
+  _FusedDepthwiseConv2dNative with BiasAdd/Relu6; _FusedMatMul with
+  BiasAdd/Relu), with an input and the expected outputs computed here with
+  numpy. `make_test_graphs.py fused [OUT_DIR]` writes only these.
+- tf_ops_nhwc.pbtxt: what converted and Grappler-optimized graphs hold
+  around those: a ResizeBilinear whose size is Shape -> StridedSlice -> Mul,
+  StridedSlice with negative strides and every mask, Split, SplitV (-1),
+  AddN, Pack, Unpack, a Reshape to Shape -> StridedSlice -> Pack, Range,
+  Fill, SparseToDense, ZerosLike and OnesLike, with the expected outputs
+  computed with numpy. `make_test_graphs.py tfops [OUT_DIR]` writes only
+  these.
 - training_nhwc.pbtxt: a training-style graph (Identity, CheckNumerics,
   FusedBatchNormV3 with is_training, StopGradient, BiasAdd, MatMul, Softmax).
 GraphDefs are built with the project's own schema, lib/Import/graph.proto,
@@ -40,7 +52,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARGS = [a for a in sys.argv[1:] if a not in ("qdq", "image")]
+ARGS = [a for a in sys.argv[1:] if a not in ("qdq", "image", "fused", "tfops")]
 OUT = ARGS[0] if ARGS else os.path.join(ROOT, "test", "Import", "Inputs")
 RNG = np.random.default_rng(1234)
 
@@ -409,6 +421,214 @@ def graphdef_image():
     np.save(os.path.join(OUT, "image_nhwc_expected.npy"), y.astype(np.float32))
 
 
+def conv2d_nhwc(x, w, stride=1, padding="SAME", groups=1):
+    """TensorFlow's Conv2D, NHWC, HWIO filter (grouped when groups > 1),
+    SAME pads split with the extra row at the end; float64."""
+    n, h, wd, c = x.shape
+    kh, kw, cin, cout = w.shape
+    def pads(size, k):
+        if padding == "VALID":
+            return 0, 0, (size - k) // stride + 1
+        out = -(-size // stride)
+        total = max((out - 1) * stride + k - size, 0)
+        return total // 2, total - total // 2, out
+    pt, pb, oh = pads(h, kh)
+    pl, pr, ow = pads(wd, kw)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    y = np.zeros((n, oh, ow, cout))
+    per = cout // groups
+    for g in range(groups):
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, i * stride:i * stride + kh, j * stride:j * stride + kw,
+                           g * cin:(g + 1) * cin]
+                y[:, i, j, g * per:(g + 1) * per] = np.einsum(
+                    "nhwc,hwco->no", patch, w[..., g * per:(g + 1) * per])
+    return y
+
+
+def depthwise_nhwc(x, w, stride=1, padding="SAME"):
+    """DepthwiseConv2dNative: w [KH, KW, C, M]; output channel c * M + m."""
+    kh, kw, c, m = w.shape
+    return conv2d_nhwc(x, w.reshape(kh, kw, 1, c * m), stride, padding, groups=c)
+
+
+def graphdef_fused():
+    """Seeds its own generator: the same files alone or with the rest."""
+    global RNG
+    RNG = np.random.default_rng(5678)
+    from google.protobuf import text_format
+    tf = tf_schema()
+    F = tf.DT_FLOAT
+    node, const, placeholder = tf_helpers(tf)
+
+    def fused(g, name, op, inputs, fused_ops, **attrs):
+        n = node(g, name, op, inputs, T=F, num_args=len(inputs) - 2, **attrs)
+        n.attr["fused_ops"].list.s.extend(fused_ops)
+        return n
+
+    g = tf.GraphDef()
+    placeholder(g, "input", [1, 6, 6, 3])
+    x = RNG.standard_normal((1, 6, 6, 3)).astype(np.float32)
+    conv = dict(strides=[1, 1, 1, 1], padding=b"SAME", data_format=b"NHWC")
+    w1, b1 = rand(3, 3, 3, 4) * 5, rand(4)
+    const(g, "c1/w", w1)
+    const(g, "c1/b", b1)
+    fused(g, "c1", "_FusedConv2D", ["input", "c1/w", "c1/b"], [b"BiasAdd", b"Relu"], **conv)
+    y1 = np.maximum(conv2d_nhwc(x, w1) + b1, 0)
+    w2 = rand(3, 3, 4, 4) * 5
+    bn = [rand(4) + 1, rand(4), rand(4), rand(4) + 1]
+    const(g, "c2/w", w2)
+    for k, v in zip(["scale", "offset", "mean", "var"], bn):
+        const(g, "c2/" + k, v)
+    fused(g, "c2", "_FusedConv2D", ["c1", "c2/w"] + ["c2/" + k for k in ["scale", "offset", "mean", "var"]],
+          [b"FusedBatchNorm", b"Relu"], epsilon=1e-3, **dict(conv, strides=[1, 2, 2, 1]))
+    y2 = conv2d_nhwc(y1, w2, stride=2)
+    y2 = np.maximum((y2 - bn[2]) / np.sqrt(bn[3] + 1e-3) * bn[0] + bn[1], 0)
+    w3, b3 = rand(3, 3, 4, 2) * 5, rand(8)
+    const(g, "dw/w", w3)
+    const(g, "dw/b", b3)
+    fused(g, "dw", "_FusedDepthwiseConv2dNative", ["c2", "dw/w", "dw/b"], [b"BiasAdd", b"Relu6"],
+          **conv)
+    y3 = np.clip(depthwise_nhwc(y2, w3) + b3, 0, 6)
+    w4, b4 = rand(1, 1, 8, 4) * 5, rand(4)
+    const(g, "leaky/w", w4)
+    const(g, "leaky/b", b4)
+    fused(g, "leaky", "_FusedConv2D", ["dw", "leaky/w", "leaky/b"], [b"BiasAdd", b"LeakyRelu"],
+          leakyrelu_alpha=0.3, **dict(conv, padding=b"VALID"))
+    y4 = conv2d_nhwc(y3, w4, padding="VALID") + b4
+    y4 = np.where(y4 >= 0, y4, 0.3 * y4)
+    w5, b5 = rand(3, 3, 4, 4) * 5, rand(4)
+    const(g, "elu/w", w5)
+    const(g, "elu/b", b5)
+    fused(g, "elu", "_FusedConv2D", ["leaky", "elu/w", "elu/b"], [b"BiasAdd", b"Elu"], **conv)
+    y5 = conv2d_nhwc(y4, w5) + b5
+    y5 = np.where(y5 > 0, y5, np.expm1(y5))
+    const(g, "flat/shape", np.array([1, 36], np.int32))
+    node(g, "flat", "Reshape", ["elu", "flat/shape"], T=F)
+    w6, b6 = rand(36, 5) * 5, rand(5)
+    const(g, "fc/w", w6)
+    const(g, "fc/b", b6)
+    fused(g, "fc", "_FusedMatMul", ["flat", "fc/w", "fc/b"], [b"BiasAdd", b"Relu"],
+          transpose_a=False, transpose_b=False)
+    y6 = np.maximum(y5.reshape(1, 36) @ w6 + b6, 0)
+    with open(os.path.join(OUT, "fused_nhwc.pbtxt"), "w") as f:
+        f.write(text_format.MessageToString(g))
+    np.save(os.path.join(OUT, "fused_nhwc_input.npy"), x)
+    np.save(os.path.join(OUT, "fused_nhwc_expected.npy"), y6.astype(np.float32))
+
+
+def graphdef_tf_ops():
+    """Seeds its own generator: the same files alone or with the rest."""
+    global RNG
+    RNG = np.random.default_rng(91011)
+    from google.protobuf import text_format
+    tf = tf_schema()
+    F, I32 = tf.DT_FLOAT, tf.DT_INT32
+    node, const, placeholder = tf_helpers(tf)
+    g = tf.GraphDef()
+    placeholder(g, "input", [1, 8, 8, 3])
+    x = RNG.standard_normal((1, 8, 8, 3)).astype(np.float32)
+    i32 = lambda *v: np.array(v if len(v) != 1 else v[0], np.int32)
+
+    def strided(name, inp, begin, end, strides, **masks):
+        const(g, name + "/begin", i32(*begin))
+        const(g, name + "/end", i32(*end))
+        const(g, name + "/strides", i32(*strides))
+        node(g, name, "StridedSlice", [inp, name + "/begin", name + "/end", name + "/strides"],
+             T=F, Index=I32, **masks)
+
+    w1, b1 = rand(3, 3, 3, 4) * 5, rand(4) + 0.2
+    const(g, "conv/w", w1)
+    const(g, "conv/b", b1)
+    n = node(g, "conv", "_FusedConv2D", ["input", "conv/w", "conv/b"], T=F, num_args=1,
+             strides=[1, 1, 1, 1], padding=b"SAME", data_format=b"NHWC")
+    n.attr["fused_ops"].list.s.extend([b"BiasAdd", b"Relu"])
+    c = np.maximum(conv2d_nhwc(x, w1) + b1, 0)
+    # The resize size from the conv's shape: Shape -> StridedSlice -> Mul.
+    node(g, "size/shape", "Shape", ["conv"], T=F)
+    const(g, "size/begin", i32(1))
+    const(g, "size/end", i32(3))
+    const(g, "size/strides", i32(1))
+    node(g, "size/hw", "StridedSlice", ["size/shape", "size/begin", "size/end", "size/strides"],
+         T=I32, Index=I32)
+    const(g, "size/two", i32(2))
+    node(g, "size", "Mul", ["size/hw", "size/two"], T=I32)
+    node(g, "resize", "ResizeBilinear", ["conv", "size"], T=F, half_pixel_centers=True)
+    r = resize_bilinear_half_pixel(c, (16, 16))
+    # r[:, 14::-3, 1:-1:2, :], r[..., 1:3], then [0, :, newaxis].
+    strided("s1", "resize", [0, 14, 1, 0], [0, 0, -1, 0], [1, -3, 2, 1],
+            begin_mask=0b1001, end_mask=0b1011)
+    s1 = r[:, 14::-3, 1:-1:2, :]
+    strided("s2", "s1", [0, 1], [0, 3], [1, 1], ellipsis_mask=1)
+    s2 = s1[..., 1:3]
+    strided("s3", "s2", [0, 0, 0], [1, 0, 0], [1, 1, 1], begin_mask=0b010, end_mask=0b010,
+            shrink_axis_mask=0b001, new_axis_mask=0b100)
+    s3 = s2[0, :, np.newaxis]
+    const(g, "split/axis", i32(3))
+    node(g, "split", "Split", ["split/axis", "s3"], T=F, num_split=2)
+    p0, p1 = s3[..., :1], s3[..., 1:]
+    node(g, "addn", "AddN", ["split", "split:1", "split"], T=F, N=3)
+    a = p0 + p1 + p0
+    node(g, "pack", "Pack", ["split", "addn"], T=F, N=2, axis=0)
+    node(g, "unpack", "Unpack", ["pack"], T=F, num=2, axis=0)
+    node(g, "diff", "Sub", ["unpack:1", "unpack"], T=F)
+    d = a - p0
+    # Reshape to [Shape(d)[0], -1]: Shape -> StridedSlice (shrink) -> Pack.
+    node(g, "flat/shape", "Shape", ["diff"], T=F)
+    strided("flat/rows", "flat/shape", [0], [1], [1], shrink_axis_mask=1)
+    g.node[-1].attr["T"].type = I32
+    const(g, "flat/minus_one", i32(-1))
+    node(g, "flat/dims", "Pack", ["flat/rows", "flat/minus_one"], T=I32, N=2, axis=0)
+    node(g, "flat", "Reshape", ["diff", "flat/dims"], T=F)
+    f = d.reshape(d.shape[0], -1)
+    w2, b2 = rand(7, 3) * 5, rand(3)
+    const(g, "fc/w", w2)
+    const(g, "fc/b", b2)
+    n = node(g, "fc", "_FusedMatMul", ["flat", "fc/w", "fc/b"], T=F, num_args=1,
+             transpose_a=False, transpose_b=False)
+    n.attr["fused_ops"].list.s.extend([b"BiasAdd"])
+    m = f @ w2 + b2
+    const(g, "range/start", i32(0))
+    const(g, "range/limit", i32(3))
+    const(g, "range/delta", i32(1))
+    node(g, "range", "Range", ["range/start", "range/limit", "range/delta"], Tidx=I32)
+    node(g, "range/float", "Cast", ["range"], SrcT=I32, DstT=F)
+    node(g, "plus_range", "AddV2", ["fc", "range/float"], T=F)
+    const(g, "fill/dims", i32(5, 3))
+    const(g, "fill/value", np.array(0.5, np.float32))
+    node(g, "fill", "Fill", ["fill/dims", "fill/value"], T=F, index_type=I32)
+    node(g, "half", "Mul", ["plus_range", "fill"], T=F)
+    const(g, "sparse/indices", i32([0, 1], [4, 2]))
+    const(g, "sparse/shape", i32(5, 3))
+    const(g, "sparse/values", np.array([2.0, -1.0], np.float32))
+    const(g, "sparse/default", np.array(1.0, np.float32))
+    node(g, "sparse", "SparseToDense",
+         ["sparse/indices", "sparse/shape", "sparse/values", "sparse/default"], T=F,
+         Tindices=I32, validate_indices=True)
+    node(g, "scaled", "Mul", ["half", "sparse"], T=F)
+    node(g, "zeros", "ZerosLike", ["scaled"], T=F)
+    node(g, "ones", "OnesLike", ["scaled"], T=F)
+    node(g, "plus_zeros", "AddV2", ["scaled", "zeros"], T=F)
+    node(g, "out", "Mul", ["plus_zeros", "ones"], T=F)
+    mask = np.ones((5, 3))
+    mask[0, 1], mask[4, 2] = 2.0, -1.0
+    out = (m + np.arange(3)) * 0.5 * mask
+    # SplitV of the conv's channels into [1, -1 (= 1), 2], two summed.
+    const(g, "splitv/sizes", i32(1, -1, 2))
+    const(g, "splitv/axis", i32(-1))
+    node(g, "splitv", "SplitV", ["conv", "splitv/sizes", "splitv/axis"], T=F, num_split=3,
+         Tlen=I32)
+    node(g, "channels", "AddN", ["splitv", "splitv:1", "splitv:2"], T=F, N=3)
+    g.node[-1].input[2] = "splitv:1"
+    channels = c[..., :1] + 2 * c[..., 1:2]
+    with open(os.path.join(OUT, "tf_ops_nhwc.pbtxt"), "w") as fh:
+        fh.write(text_format.MessageToString(g))
+    np.save(os.path.join(OUT, "tf_ops_nhwc_input.npy"), x)
+    np.save(os.path.join(OUT, "tf_ops_nhwc_out.npy"), out.astype(np.float32))
+    np.save(os.path.join(OUT, "tf_ops_nhwc_channels.npy"), channels.astype(np.float32))
+
+
 def onnx_qdq():
     """Symmetric int8 Q/DQ around a 1x1 conv, with numpy's answer."""
     x_scale = np.array(0.02, np.float32)
@@ -446,17 +666,18 @@ def onnx_qdq():
 
 
 if __name__ == "__main__":
-    if "qdq" in sys.argv[1:]:
-        os.makedirs(OUT, exist_ok=True)
-        onnx_qdq()
-        sys.exit(0)
-    if "image" in sys.argv[1:]:
-        os.makedirs(OUT, exist_ok=True)
-        graphdef_image()
-        sys.exit(0)
+    ONLY = {"qdq": onnx_qdq, "image": graphdef_image, "fused": graphdef_fused,
+            "tfops": graphdef_tf_ops}
+    for name, write in ONLY.items():
+        if name in sys.argv[1:]:
+            os.makedirs(OUT, exist_ok=True)
+            write()
+            sys.exit(0)
     os.makedirs(OUT, exist_ok=True)
     lenet()
     onnx_ops()
     onnx_qdq()
     graphdef()
     graphdef_image()
+    graphdef_fused()
+    graphdef_tf_ops()

@@ -14,6 +14,7 @@
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 #include "gopt/Shape/ShapeFunctions.h"
+#include "gopt/Transforms/FoldValue.h"
 
 #include "graph.pb.h"
 
@@ -22,12 +23,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -37,6 +40,9 @@ using namespace gopt::import;
 namespace tf = gopt::tf;
 
 namespace {
+
+/// More outputs than this (Split, Unpack) is not a real graph.
+constexpr int64_t kMaxOutputs = 1 << 16;
 
 Type convertDataType(MLIRContext *ctx, int type) {
   Builder b(ctx);
@@ -122,11 +128,14 @@ private:
   LogicalResult importConst();
   LogicalResult importConv(bool depthwise);
   LogicalResult importConvBackpropInput();
+  LogicalResult importFused(StringRef base);
+  FailureOr<Value> applyFusedOps(Value y, int firstArg);
   LogicalResult importResize(bool bilinear);
   LogicalResult importPool(bool isMax);
   LogicalResult importFusedBatchNorm();
   LogicalResult importReduce(StringRef kind);
   LogicalResult importReshapeLike(StringRef kind);
+  FailureOr<SmallVector<int64_t>> reshapeTarget(Value x);
   LogicalResult importConcat(bool v2);
   FailureOr<int64_t> constantAxis(int inputIndex);
   LogicalResult importGather(bool v2);
@@ -147,6 +156,22 @@ private:
   LogicalResult importEqual(bool negate);
   LogicalResult importSelect();
   template <typename OpTy> LogicalResult importShapedBy();
+  LogicalResult importStridedSlice();
+  LogicalResult importSlice();
+  LogicalResult importAddN();
+  LogicalResult importPack();
+  LogicalResult importUnpack();
+  LogicalResult importSplit(bool v);
+  LogicalResult importFill();
+  LogicalResult importConstantLike(double value);
+  LogicalResult importRange();
+  LogicalResult importSparseToDense();
+  /// `x` reshaped to `dims`, whose dynamic entries (at most one) become -1.
+  FailureOr<Value> reshapeTo(Value x, ArrayRef<int64_t> dims);
+  /// Elements [start, start + size) of `x` along `axis`.
+  FailureOr<Value> sliceAxis(Value x, int64_t axis, int64_t start,
+                             int64_t size);
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
   tf::GraphDef graph;
   const tf::NodeDef *node = nullptr;
@@ -329,28 +354,17 @@ FailureOr<SmallVector<int64_t>> GraphDefImporter::constantInts(int i) {
   SmallVector<std::string> ins = dataInputs();
   if (i >= static_cast<int>(ins.size()))
     return failNode(llvm::formatv("missing input #{0}", i));
-  auto [name, index] = splitInput(ins[i]);
-  auto it = nodesByName.find(name);
-  const tf::NodeDef *producer = it->second;
-  // Look through Identity chains, which frozen graphs often keep.
-  while (producer->op() == "Identity" && producer->input_size() > 0) {
-    auto next = nodesByName.find(splitInput(producer->input(0)).first);
-    producer = next->second;
-  }
-  if (producer->op() != "Const" || !producer->attr().count("value"))
-    return failNode(
-        llvm::formatv("input #{0} ('{1}') must be a constant", i, ins[i]));
-  RankedTensorType type;
-  std::vector<char> bytes;
-  const tf::NodeDef *self = node;
-  node = producer;
-  LogicalResult ok =
-      decodeTensor(producer->attr().at("value").tensor(), type, bytes);
-  node = self;
-  if (failed(ok))
-    return failure();
-  std::optional<SmallVector<int64_t>> ints =
-      integerValues(denseElementsFromBytes(type, bytes));
+  // A Const, or what TensorFlow computes from constants and static shapes
+  // (Shape -> StridedSlice -> Pack, Identity chains of frozen graphs):
+  // the constant folder's evaluator reads it from the imported ops.
+  auto it = values.find(splitInput(ins[i]));
+  DenseElementsAttr folded =
+      it == values.end() ? DenseElementsAttr() : foldValue(it->second);
+  if (!folded)
+    return failNode(llvm::formatv("input #{0} ('{1}') must be a constant, or "
+                                  "computed from constants and static shapes",
+                                  i, ins[i]));
+  std::optional<SmallVector<int64_t>> ints = integerValues(folded);
   if (!ints)
     return failNode(
         llvm::formatv("input #{0} ('{1}') must hold integers", i, ins[i]));
@@ -505,6 +519,101 @@ LogicalResult GraphDefImporter::importConv(bool depthwise) {
       b, loc, x, w, Value(), i64s(*strides), i64s(*dilations), padding->first,
       padding->second, b.getI64IntegerAttr(groups), b.getStringAttr(*format),
       b.getStringAttr("HWIO"), b.getStringAttr("none")));
+}
+
+/// Grappler's fusions (_FusedConv2D, _FusedDepthwiseConv2dNative,
+/// _FusedMatMul): the base op of inputs 0 and 1, then `fused_ops` in order,
+/// each reading its extra inputs (`num_args` in all) from input 2 on. They
+/// import unfused; --gopt-fuse-conv-bias-activation fuses again what a
+/// backend runs as one kernel.
+LogicalResult GraphDefImporter::importFused(StringRef base) {
+  LogicalResult ok = base == "MatMul" ? importMatMul(/*batch=*/false)
+                                      : importConv(base == "Depthwise");
+  if (failed(ok))
+    return failure();
+  FailureOr<Value> y = applyFusedOps(values[{node->name(), 0}], 2);
+  if (failed(y))
+    return failure();
+  setOutput(0, *y);
+  return success();
+}
+
+FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
+  const tf::AttrValue *ops = attr("fused_ops");
+  if (!ops || ops->list().s_size() == 0)
+    return failNode("missing attribute 'fused_ops'");
+  int numInputs = dataInputs().size();
+  if (const tf::AttrValue *numArgs = attr("num_args");
+      numArgs && numArgs->i() != numInputs - firstArg)
+    return failNode(llvm::formatv("num_args = {0} but the node has {1} extra "
+                                  "input(s)",
+                                  numArgs->i(), numInputs - firstArg));
+  FailureOr<std::string> format = dataFormat();
+  if (failed(format))
+    return failure();
+  int next = firstArg;
+  auto nextArg = [&](StringRef fusedOp) -> FailureOr<Value> {
+    if (next >= numInputs)
+      return failNode(llvm::formatv("fused op '{0}' needs input #{1}, which "
+                                    "is missing",
+                                    fusedOp, next));
+    return requiredInput(next++);
+  };
+  auto floatAttr = [&](StringRef name, float tfDefault) {
+    const tf::AttrValue *a = attr(name);
+    return b.getF32FloatAttr(a ? a->f() : tfDefault);
+  };
+  for (const std::string &fusedOp : ops->list().s()) {
+    Operation *op = nullptr;
+    if (fusedOp == "BiasAdd") {
+      GOPT_IMPORT_VALUE(bias, nextArg(fusedOp));
+      op = createInferred<BiasAddOp>(b, loc, y, bias, b.getStringAttr(*format));
+    } else if (fusedOp == "Add" || fusedOp == "AddV2") {
+      GOPT_IMPORT_VALUE(other, nextArg(fusedOp));
+      op = createInferred<AddOp>(b, loc, y, other);
+    } else if (fusedOp == "FusedBatchNorm") {
+      Value stats[4];
+      for (Value &v : stats) {
+        GOPT_IMPORT_VALUE(arg, nextArg(fusedOp));
+        v = arg;
+      }
+      // Grappler fuses only inference batch norms (TF's epsilon default).
+      op = createInferred<BatchNormOp>(
+          b, loc, y, stats[0], stats[1], stats[2], stats[3],
+          floatAttr("epsilon", 1e-4f), b.getStringAttr(*format),
+          b.getBoolAttr(false), b.getF32FloatAttr(0.0f));
+    } else if (fusedOp == "Relu") {
+      op = createInferred<ReluOp>(b, loc, y);
+    } else if (fusedOp == "Relu6") {
+      op = createInferred<Relu6Op>(b, loc, y);
+    } else if (fusedOp == "Elu") {
+      op = createInferred<EluOp>(b, loc, y, b.getF32FloatAttr(1.0f));
+    } else if (fusedOp == "LeakyRelu") {
+      op = createInferred<LeakyReluOp>(b, loc, y,
+                                       floatAttr("leakyrelu_alpha", 0.2f));
+    } else if (fusedOp == "Sigmoid") {
+      op = createInferred<SigmoidOp>(b, loc, y);
+    } else if (fusedOp == "Tanh") {
+      op = createInferred<TanhOp>(b, loc, y);
+    } else if (fusedOp == "GeluExact" || fusedOp == "GeluApproximate") {
+      op = createInferred<GeluOp>(
+          b, loc, y, b.getStringAttr(fusedOp == "GeluExact" ? "none" : "tanh"));
+    } else {
+      return failNode(llvm::formatv("unsupported fused op '{0}' (fused_ops "
+                                    "may hold BiasAdd, Add, FusedBatchNorm, "
+                                    "Relu, Relu6, Elu, LeakyRelu, Sigmoid, "
+                                    "Tanh, GeluExact, GeluApproximate)",
+                                    fusedOp));
+    }
+    if (!op)
+      return failOp();
+    y = op->getResult(0);
+  }
+  if (next != numInputs)
+    return failNode(llvm::formatv("fused_ops read {0} extra input(s) but the "
+                                  "node has {1}",
+                                  next - firstArg, numInputs - firstArg));
+  return y;
 }
 
 /// Conv2DBackpropInput with a constant input_sizes, as Keras'
@@ -674,13 +783,73 @@ LogicalResult GraphDefImporter::importReduce(StringRef kind) {
   return setResult(createInferred<ReduceMaxOp>(b, loc, x, i64s(*axes), keep));
 }
 
+/// Reshape's shape (input 1): a constant or a constant-foldable value, or,
+/// with dynamic dimensions, what traceShapeEntries reads from the graph
+/// (Keras' Flatten: Shape -> StridedSlice -> Pack([batch, -1])). Entries
+/// known only at run time become -1; with two of them (the batch copied
+/// and a -1), the -1 is computed from x's static dimensions.
+FailureOr<SmallVector<int64_t>> GraphDefImporter::reshapeTarget(Value x) {
+  SmallVector<std::string> ins = dataInputs();
+  if (ins.size() < 2)
+    return failNode("missing input #1 (shape)");
+  auto it = values.find(splitInput(ins[1]));
+  if (it == values.end())
+    return constantInts(1); // its error
+  if (DenseElementsAttr folded = foldValue(it->second))
+    if (std::optional<SmallVector<int64_t>> ints = integerValues(folded))
+      return *ints;
+  std::optional<SmallVector<ShapeEntry>> entries =
+      traceShapeEntries(it->second);
+  if (!entries)
+    return constantInts(1); // its error
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> shape;
+  SmallVector<bool> copied;
+  int64_t inferred = 0;
+  for (auto [i, e] : llvm::enumerate(*entries)) {
+    bool copy = e.source == x && e.dim == static_cast<int64_t>(i);
+    copied.push_back(copy);
+    shape.push_back(e.source ? -1 : e.value);
+    inferred += shape.back() == -1;
+  }
+  if (inferred > 1) {
+    // x's dimensions not copied must all be static for the one true -1.
+    int64_t inRest = 1, outRest = 1, literal = -1;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (i < copied.size() && copied[i])
+        continue;
+      if (ShapedType::isDynamic(in[i]))
+        inRest = -1;
+      else if (inRest != -1)
+        inRest *= in[i];
+    }
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (d > 0)
+        outRest *= d;
+      else if (d == -1 && !copied[i])
+        literal = literal == -1 ? int64_t(i) : -2;
+    }
+    if (inRest < 0 || literal < 0 || outRest <= 0 || inRest % outRest != 0 ||
+        inferred != 1 + llvm::count(copied, true))
+      return failNode(llvm::formatv("the shape {0} has more than one entry "
+                                    "known only at run time",
+                                    formatShape(shape)));
+    shape[literal] = inRest / outRest;
+    if (llvm::count(copied, true) > 1)
+      return failNode(llvm::formatv("the shape copies more than one dynamic "
+                                    "dimension of {0}",
+                                    formatShape(in)));
+  }
+  return shape;
+}
+
 LogicalResult GraphDefImporter::importReshapeLike(StringRef kind) {
   GET_INPUT(x, 0);
   ArrayRef<int64_t> in = shapeOf(x);
   int64_t rank = in.size();
   SmallVector<int64_t> out;
   if (kind == "Reshape") {
-    FailureOr<SmallVector<int64_t>> shape = constantInts(1);
+    FailureOr<SmallVector<int64_t>> shape = reshapeTarget(x);
     if (failed(shape))
       return failure();
     out = *shape;
@@ -1029,6 +1198,552 @@ template <typename OpTy> LogicalResult GraphDefImporter::importShapedBy() {
   return setResult(createInferred<OpTy>(b, loc, x, i64s(*values)));
 }
 
+//===----------------------------------------------------------------------===//
+// Slicing, stacking and splitting
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> GraphDefImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape(dims);
+  if (llvm::count_if(shape, ShapedType::isDynamic) > 1)
+    return failNode(llvm::formatv("the result {0} has more than one dynamic "
+                                  "dimension",
+                                  formatShape(dims)));
+  for (int64_t &d : shape)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  auto op = createInferred<ReshapeOp>(b, loc, x, i64s(shape));
+  if (!op)
+    return failOp();
+  return Value(op);
+}
+
+FailureOr<Value> GraphDefImporter::sliceAxis(Value x, int64_t axis,
+                                             int64_t start, int64_t size) {
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> starts(in.size(), 0), steps(in.size(), 1);
+  SmallVector<int64_t> ends;
+  for (int64_t d : in)
+    ends.push_back(
+        ShapedType::isDynamic(d) ? std::numeric_limits<int64_t>::max() : d);
+  starts[axis] = start;
+  ends[axis] = start + size;
+  auto op =
+      createInferred<SliceOp>(b, loc, x, i64s(starts), i64s(ends), i64s(steps));
+  if (!op)
+    return failOp();
+  return Value(op);
+}
+
+FailureOr<int64_t> GraphDefImporter::normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return failNode(
+        llvm::formatv("axis {0} is out of range for rank {1}", axis, rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// StridedSlice with constant begin, end and strides, and all five masks
+/// (TensorFlow's ValidateStridedSliceOp): positive strides are one
+/// gopt.slice, each negative-stride dimension a gopt.gather of its indices,
+/// and new and shrunk axes one reshape at the end.
+LogicalResult GraphDefImporter::importStridedSlice() {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> begin = constantInts(1);
+  if (failed(begin))
+    return failure();
+  FailureOr<SmallVector<int64_t>> end = constantInts(2);
+  if (failed(end))
+    return failure();
+  FailureOr<SmallVector<int64_t>> strides = constantInts(3);
+  if (failed(strides))
+    return failure();
+  int64_t n = begin->size();
+  if (end->size() != size_t(n) || strides->size() != size_t(n))
+    return failNode(llvm::formatv("begin {0}, end {1} and strides {2} differ "
+                                  "in length",
+                                  formatShape(*begin), formatShape(*end),
+                                  formatShape(*strides)));
+  auto mask = [&](StringRef name) -> uint64_t {
+    const tf::AttrValue *a = attr(name);
+    return a ? uint64_t(a->i()) : 0;
+  };
+  uint64_t beginMask = mask("begin_mask"), endMask = mask("end_mask");
+  uint64_t ellipsisMask = mask("ellipsis_mask");
+  uint64_t newAxisMask = mask("new_axis_mask");
+  uint64_t shrinkMask = mask("shrink_axis_mask");
+  auto bit = [](uint64_t m, int64_t i) { return i < 64 && (m >> i & 1); };
+  if (llvm::popcount(ellipsisMask) > 1)
+    return failNode("ellipsis_mask has more than one bit set");
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  // Spec entries that consume an input dimension; the ellipsis (explicit,
+  // or implicit at the end) covers the rest.
+  int64_t consumed = 0;
+  bool hasEllipsis = false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (bit(ellipsisMask, i))
+      hasEllipsis = true;
+    else if (!bit(newAxisMask, i))
+      ++consumed;
+  }
+  if (consumed > rank)
+    return failNode(llvm::formatv("the slice spec indexes {0} dimensions of "
+                                  "a rank-{1} input",
+                                  consumed, rank));
+  int64_t ellipsisDims = rank - consumed;
+  SmallVector<int64_t> starts, ends, steps, resultShape;
+  // (dimension, gather indices) for negative strides.
+  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> reversed;
+  bool needReshape = false;
+  auto fullDim = [&](int64_t d) {
+    starts.push_back(0);
+    ends.push_back(ShapedType::isDynamic(in[d])
+                       ? std::numeric_limits<int64_t>::max()
+                       : in[d]);
+    steps.push_back(1);
+    resultShape.push_back(in[d]);
+  };
+  int64_t dim = 0;
+  for (int64_t i = 0; i < n + (hasEllipsis ? 0 : 1); ++i) {
+    if (i == n || bit(ellipsisMask, i)) {
+      for (int64_t k = 0; k < ellipsisDims; ++k)
+        fullDim(dim++);
+      continue;
+    }
+    if (bit(newAxisMask, i)) {
+      resultShape.push_back(1);
+      needReshape = true;
+      continue;
+    }
+    int64_t size = in[dim], bgn = (*begin)[i], e = (*end)[i],
+            step = (*strides)[i];
+    if (step == 0)
+      return failNode(llvm::formatv("strides[{0}] is 0", i));
+    if (step == std::numeric_limits<int64_t>::min())
+      return failNode(llvm::formatv("strides[{0}] is out of range", i));
+    bool dynamic = ShapedType::isDynamic(size);
+    if (bit(shrinkMask, i)) {
+      if (dynamic && bgn < 0)
+        return failNode(llvm::formatv("shrinking dimension {0} at a negative "
+                                      "index needs its static size",
+                                      dim));
+      int64_t index = bgn < 0 ? bgn + size : bgn;
+      if (index < 0 || (!dynamic && index >= size))
+        return failNode(llvm::formatv("index {0} is out of range for "
+                                      "dimension {1} of size {2}",
+                                      bgn, dim, size));
+      starts.push_back(index);
+      ends.push_back(index + 1);
+      steps.push_back(1);
+      needReshape = true;
+      ++dim;
+      continue;
+    }
+    if (dynamic) {
+      // Only what needs no size: a forward slice from a non-negative begin.
+      bool fromStart = bit(beginMask, i) || bgn >= 0;
+      bool toEnd = bit(endMask, i) || e >= 0;
+      if (step < 0 || !fromStart || !toEnd)
+        return failNode(llvm::formatv("slicing dynamic dimension {0} with "
+                                      "negative indices or strides needs its "
+                                      "static size",
+                                      dim));
+      starts.push_back(bit(beginMask, i) ? 0 : bgn);
+      ends.push_back(bit(endMask, i) ? std::numeric_limits<int64_t>::max() : e);
+      steps.push_back(step);
+      resultShape.push_back(ShapedType::kDynamic);
+      ++dim;
+      continue;
+    }
+    auto clampIndex = [&](int64_t v, int64_t lo, int64_t hi) {
+      return std::clamp(v < 0 ? v + size : v, lo, hi);
+    };
+    int64_t first, last; // TensorFlow's canonical begin and end
+    if (step > 0) {
+      first = bit(beginMask, i) ? 0 : clampIndex(bgn, 0, size);
+      last = bit(endMask, i) ? size : clampIndex(e, 0, size);
+    } else {
+      first = bit(beginMask, i) ? size - 1 : clampIndex(bgn, -1, size - 1);
+      last = bit(endMask, i) ? -1 : clampIndex(e, -1, size - 1);
+    }
+    // Written so that no huge stride overflows.
+    int64_t count = step > 0
+                        ? (last > first ? 1 + (last - first - 1) / step : 0)
+                        : (first > last ? 1 + (first - last - 1) / -step : 0);
+    if (step > 0) {
+      starts.push_back(first);
+      ends.push_back(last);
+      steps.push_back(step);
+    } else {
+      SmallVector<int64_t> indices;
+      for (int64_t k = 0; k < count; ++k)
+        indices.push_back(first + k * step);
+      reversed.push_back({dim, std::move(indices)});
+      starts.push_back(0);
+      ends.push_back(size);
+      steps.push_back(1);
+    }
+    resultShape.push_back(count);
+    ++dim;
+  }
+  Value y = x;
+  bool identity = true;
+  for (int64_t d = 0; d < rank; ++d)
+    identity &= starts[d] == 0 && steps[d] == 1 &&
+                (ShapedType::isDynamic(in[d])
+                     ? ends[d] == std::numeric_limits<int64_t>::max()
+                     : ends[d] >= in[d]);
+  if (!identity) {
+    auto slice = createInferred<SliceOp>(b, loc, y, i64s(starts), i64s(ends),
+                                         i64s(steps));
+    if (!slice)
+      return failOp();
+    y = slice;
+  }
+  for (auto &[d, indices] : reversed) {
+    Value index = createI64Constant(b, loc, {int64_t(indices.size())}, indices);
+    auto gather =
+        createInferred<GatherOp>(b, loc, y, index, b.getI64IntegerAttr(d));
+    if (!gather)
+      return failOp();
+    y = gather;
+  }
+  if (needReshape) {
+    FailureOr<Value> reshaped = reshapeTo(y, resultShape);
+    if (failed(reshaped))
+      return failure();
+    y = *reshaped;
+  }
+  if (y == x) {
+    auto copy = createInferred<IdentityOp>(b, loc, x);
+    if (!copy)
+      return failOp();
+    y = copy;
+  }
+  setOutput(0, y);
+  return success();
+}
+
+/// Slice: constant begin and size (-1: to the end).
+LogicalResult GraphDefImporter::importSlice() {
+  GET_INPUT(x, 0);
+  FailureOr<SmallVector<int64_t>> begin = constantInts(1);
+  if (failed(begin))
+    return failure();
+  FailureOr<SmallVector<int64_t>> size = constantInts(2);
+  if (failed(size))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(x);
+  if (begin->size() != in.size() || size->size() != in.size())
+    return failNode(llvm::formatv("begin {0} and size {1} must have an entry "
+                                  "per dimension of {2}",
+                                  formatShape(*begin), formatShape(*size),
+                                  formatShape(in)));
+  SmallVector<int64_t> ends, steps(in.size(), 1);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if ((*begin)[d] < 0 || (*size)[d] < -1)
+      return failNode(llvm::formatv("begin {0} and size {1} must be "
+                                    "non-negative (size -1: to the end)",
+                                    formatShape(*begin), formatShape(*size)));
+    ends.push_back((*size)[d] == -1 ? std::numeric_limits<int64_t>::max()
+                                    : (*begin)[d] + (*size)[d]);
+  }
+  return setResult(createInferred<SliceOp>(b, loc, x, i64s(*begin), i64s(ends),
+                                           i64s(steps)));
+}
+
+LogicalResult GraphDefImporter::importAddN() {
+  int n = dataInputs().size();
+  if (n == 0)
+    return failNode("needs at least one input");
+  GET_INPUT(sum, 0);
+  if (n == 1)
+    return setResult(createInferred<IdentityOp>(b, loc, sum));
+  for (int i = 1; i < n; ++i) {
+    GET_INPUT(term, i);
+    auto add = createInferred<AddOp>(b, loc, sum, term);
+    if (!add)
+      return failOp();
+    sum = add;
+  }
+  setOutput(0, sum);
+  return success();
+}
+
+/// Pack: each input gains the axis (a reshape), then one concat.
+LogicalResult GraphDefImporter::importPack() {
+  int n = dataInputs().size();
+  if (n == 0)
+    return failNode("needs at least one input");
+  const tf::AttrValue *axisAttr = attr("axis");
+  SmallVector<Value> parts;
+  for (int i = 0; i < n; ++i) {
+    GET_INPUT(v, i);
+    ArrayRef<int64_t> in = shapeOf(v);
+    FailureOr<int64_t> axis =
+        normalizeAxis(axisAttr ? axisAttr->i() : 0, in.size() + 1);
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> dims(in);
+    dims.insert(dims.begin() + *axis, 1);
+    FailureOr<Value> part = reshapeTo(v, dims);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+  }
+  if (n == 1) {
+    setOutput(0, parts[0]);
+    return success();
+  }
+  int64_t rank = shapeOf(parts[0]).size();
+  FailureOr<int64_t> axis = normalizeAxis(axisAttr ? axisAttr->i() : 0, rank);
+  if (failed(axis))
+    return failure();
+  return setResult(createInferred<ConcatOp>(b, loc, ValueRange(parts),
+                                            b.getI64IntegerAttr(*axis)));
+}
+
+/// Unpack: output k is slice k of the axis, the axis dropped.
+LogicalResult GraphDefImporter::importUnpack() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  const tf::AttrValue *axisAttr = attr("axis");
+  FailureOr<int64_t> axis =
+      normalizeAxis(axisAttr ? axisAttr->i() : 0, in.size());
+  if (failed(axis))
+    return failure();
+  int64_t count = in[*axis];
+  const tf::AttrValue *num = attr("num");
+  if (ShapedType::isDynamic(count) || (num && num->i() != count) ||
+      count > kMaxOutputs)
+    return failNode(llvm::formatv("num = {0} must be the static size of "
+                                  "dimension {1} of {2}",
+                                  num ? num->i() : -1, *axis, formatShape(in)));
+  SmallVector<int64_t> dims(in);
+  dims.erase(dims.begin() + *axis);
+  for (int64_t k = 0; k < count; ++k) {
+    FailureOr<Value> part = sliceAxis(x, *axis, k, 1);
+    if (failed(part))
+      return failure();
+    FailureOr<Value> dropped = reshapeTo(*part, dims);
+    if (failed(dropped))
+      return failure();
+    setOutput(k, *dropped);
+  }
+  return success();
+}
+
+/// Split (axis, value; num_split equal parts) and SplitV (value,
+/// size_splits with at most one -1, axis): one slice per output.
+LogicalResult GraphDefImporter::importSplit(bool v) {
+  GET_INPUT(x, v ? 0 : 1);
+  FailureOr<int64_t> axisValue = constantAxis(v ? 2 : 0);
+  if (failed(axisValue))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(x);
+  FailureOr<int64_t> axis = normalizeAxis(*axisValue, in.size());
+  if (failed(axis))
+    return failure();
+  int64_t size = in[*axis];
+  SmallVector<int64_t> sizes;
+  if (v) {
+    FailureOr<SmallVector<int64_t>> given = constantInts(1);
+    if (failed(given))
+      return failure();
+    sizes = *given;
+    int64_t known = 0, unknown = 0;
+    for (int64_t s : sizes) {
+      if (s == -1)
+        ++unknown;
+      else if (s < 0 || (!ShapedType::isDynamic(size) && s > size))
+        return failNode(llvm::formatv("size_splits {0} do not split dimension "
+                                      "{1} of {2}",
+                                      formatShape(sizes), *axis,
+                                      formatShape(in)));
+      else
+        known += s;
+    }
+    if (unknown > 1 || (unknown && ShapedType::isDynamic(size)) ||
+        (!ShapedType::isDynamic(size) &&
+         (unknown ? known > size : known != size)))
+      return failNode(llvm::formatv("size_splits {0} do not split dimension "
+                                    "{1} of {2}",
+                                    formatShape(sizes), *axis,
+                                    formatShape(in)));
+    for (int64_t &s : sizes)
+      if (s == -1)
+        s = size - known;
+  } else {
+    const tf::AttrValue *num = attr("num_split");
+    if (!num || num->i() <= 0)
+      return failNode("needs a positive 'num_split'");
+    if (ShapedType::isDynamic(size) || size % num->i() != 0 ||
+        num->i() > kMaxOutputs)
+      return failNode(llvm::formatv("num_split = {0} does not divide "
+                                    "dimension {1} of {2}",
+                                    num->i(), *axis, formatShape(in)));
+    sizes.assign(num->i(), size / num->i());
+  }
+  int64_t start = 0;
+  for (auto [k, s] : llvm::enumerate(sizes)) {
+    FailureOr<Value> part = sliceAxis(x, *axis, start, s);
+    if (failed(part))
+      return failure();
+    setOutput(k, *part);
+    start += s;
+  }
+  return success();
+}
+
+/// Fill: the scalar value broadcast to the constant (or constant-foldable)
+/// dims.
+LogicalResult GraphDefImporter::importFill() {
+  FailureOr<SmallVector<int64_t>> dims = constantInts(0);
+  if (failed(dims))
+    return failure();
+  GET_INPUT(value, 1);
+  if (!shapeOf(value).empty())
+    return failNode(llvm::formatv("the value must be a scalar, got {0}",
+                                  formatShape(shapeOf(value))));
+  if (llvm::any_of(*dims, [](int64_t d) { return d < 0; }))
+    return failNode(
+        llvm::formatv("dims {0} must be non-negative", formatShape(*dims)));
+  return setResult(createInferred<ExpandOp>(b, loc, value, i64s(*dims)));
+}
+
+/// ZerosLike / OnesLike of a statically shaped tensor: a constant.
+LogicalResult GraphDefImporter::importConstantLike(double value) {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!type.hasStaticShape())
+    return failNode(llvm::formatv("needs a static shape, got {0}",
+                                  formatShape(type.getShape())));
+  Type et = type.getElementType();
+  Attribute element;
+  if (isa<FloatType>(et))
+    element = b.getFloatAttr(et, value);
+  else if (isa<IntegerType>(et))
+    element = b.getIntegerAttr(et, int64_t(value));
+  else
+    return failNode("needs a float or integer tensor");
+  return setResult(
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(type, element)));
+}
+
+/// Range with constant (or constant-foldable) start, limit and delta: a
+/// constant of start's element type.
+LogicalResult GraphDefImporter::importRange() {
+  double bounds[3];
+  Type et;
+  for (int i = 0; i < 3; ++i) {
+    GET_INPUT(v, i);
+    DenseElementsAttr folded = foldValue(v);
+    if (!folded || folded.getNumElements() != 1)
+      return failNode(llvm::formatv("input #{0} must be a constant scalar", i));
+    if (i == 0)
+      et = folded.getElementType();
+    Attribute first = *folded.value_begin<Attribute>();
+    if (auto f = dyn_cast<FloatAttr>(first))
+      bounds[i] = f.getValueAsDouble();
+    else
+      bounds[i] = double(cast<IntegerAttr>(first).getInt());
+  }
+  auto [start, limit, delta] = bounds;
+  if (delta == 0 || (delta > 0 ? start > limit : start < limit)) {
+    auto text = [](double v) {
+      return llvm::formatv("{0}", llvm::format("%g", v)).str();
+    };
+    return failNode(llvm::formatv("start {0}, limit {1} and delta {2} give "
+                                  "no range",
+                                  text(start), text(limit), text(delta)));
+  }
+  double length = std::ceil(std::abs((limit - start) / delta));
+  if (!std::isfinite(length) || length > double(1 << 24))
+    return failNode("the range is not finite or has more than 2^24 elements");
+  int64_t count = int64_t(length);
+  auto type = RankedTensorType::get({count}, et);
+  SmallVector<Attribute> elements;
+  for (int64_t k = 0; k < count; ++k) {
+    double v = start + k * delta;
+    if (isa<FloatType>(et))
+      elements.push_back(b.getFloatAttr(et, v));
+    else
+      elements.push_back(b.getIntegerAttr(et, int64_t(v)));
+  }
+  return setResult(
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(type, elements)));
+}
+
+/// SparseToDense whose inputs are all constants (as converted graphs hold
+/// it for masks and one-hot tables): the dense constant.
+LogicalResult GraphDefImporter::importSparseToDense() {
+  DenseElementsAttr in[4];
+  for (int i = 0; i < 4; ++i) {
+    GET_INPUT(v, i);
+    in[i] = foldValue(v);
+    if (!in[i])
+      return failNode(llvm::formatv("input #{0} must be a constant, or "
+                                    "computed from constants and static "
+                                    "shapes",
+                                    i));
+  }
+  std::optional<SmallVector<int64_t>> indices = integerValues(in[0]);
+  std::optional<SmallVector<int64_t>> shape = integerValues(in[1]);
+  if (!indices || !shape)
+    return failNode("sparse_indices and output_shape must hold integers");
+  if (in[3].getNumElements() != 1)
+    return failNode("default_value must be a scalar");
+  int64_t rank = shape->size();
+  auto indicesType = cast<RankedTensorType>(in[0].getType());
+  // sparse_indices: a scalar, a vector (rank-1 output) or [N, rank].
+  int64_t count = indicesType.getRank() == 2 ? indicesType.getDimSize(0)
+                  : rank == 1                ? int64_t(indices->size())
+                                             : 1;
+  if (int64_t(indices->size()) != count * rank)
+    return failNode(llvm::formatv("sparse_indices {0} do not index an "
+                                  "output of rank {1}",
+                                  formatShape(indicesType.getShape()), rank));
+  if (in[2].getNumElements() != 1 && in[2].getNumElements() != count)
+    return failNode(llvm::formatv("sparse_values must be a scalar or hold {0} "
+                                  "values",
+                                  count));
+  int64_t total = 1;
+  for (int64_t d : *shape) {
+    if (d < 0 || (d > 0 && total > (int64_t(1) << 26) / d))
+      return failNode(llvm::formatv("output_shape {0} is negative or too large",
+                                    formatShape(*shape)));
+    total *= d;
+  }
+  auto values = llvm::to_vector(in[2].getValues<Attribute>());
+  Attribute fill = *in[3].value_begin<Attribute>();
+  SmallVector<Attribute> dense(total, fill);
+  const tf::AttrValue *validate = attr("validate_indices");
+  bool checkOrder = !validate || validate->b();
+  int64_t previous = -1;
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t linear = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t i = (*indices)[k * rank + d];
+      if (i < 0 || i >= (*shape)[d])
+        return failNode(llvm::formatv("sparse index {0} is out of range for "
+                                      "output_shape {1}",
+                                      i, formatShape(*shape)));
+      linear = linear * (*shape)[d] + i;
+    }
+    if (checkOrder && linear <= previous)
+      return failNode("sparse_indices are not sorted and unique "
+                      "(validate_indices)");
+    previous = linear;
+    dense[linear] = values[values.size() == 1 ? 0 : k];
+  }
+  auto type = RankedTensorType::get(*shape, in[2].getElementType());
+  return setResult(
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(type, dense)));
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
 LogicalResult GraphDefImporter::importNode() {
   StringRef op = node->op();
   // Ops whose ODS names their TensorFlow op type need no code here.
@@ -1039,6 +1754,7 @@ LogicalResult GraphDefImporter::importNode() {
   static constexpr OpHandler<I> kHandlers[] = {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"AddN", [](I &i) { return i.importAddN(); }},
       {"AddV2", [](I &i) { return i.binary<AddOp>(); }},
       {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
       {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
@@ -1064,9 +1780,12 @@ LogicalResult GraphDefImporter::importNode() {
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"ExpandDims", [](I &i) { return i.importReshapeLike("ExpandDims"); }},
+      {"Fill", [](I &i) { return i.importFill(); }},
       {"FusedBatchNorm", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV2", [](I &i) { return i.importFusedBatchNorm(); }},
       {"FusedBatchNormV3", [](I &i) { return i.importFusedBatchNorm(); }},
+      {"FusedDepthwiseConv2dNative",
+       [](I &i) { return i.importFused("Depthwise"); }},
       {"Gather", [](I &i) { return i.importGather(/*v2=*/false); }},
       {"GatherNd", [](I &i) { return i.importGatherNd(); }},
       {"GatherV2", [](I &i) { return i.importGather(/*v2=*/true); }},
@@ -1090,10 +1809,15 @@ LogicalResult GraphDefImporter::importNode() {
       {"Neg", [](I &i) { return i.unary<NegOp>(); }},
       {"NoOp", [](I &) { return success(); }},
       {"NotEqual", [](I &i) { return i.importEqual(/*negate=*/true); }},
+      {"OnesLike", [](I &i) { return i.importConstantLike(1.0); }},
+      {"Pack", [](I &i) { return i.importPack(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"PadV2", [](I &i) { return i.importPad(); }},
       {"Placeholder", [](I &i) { return i.importPlaceholder(); }},
       {"Pow", [](I &i) { return i.binary<PowOp>(); }},
+      // Keras' PReLU as converters write it: alpha broadcasts to x.
+      {"Prelu", [](I &i) { return i.binary<PReluOp>(); }},
+      {"Range", [](I &i) { return i.importRange(); }},
       {"RealDiv", [](I &i) { return i.binary<DivOp>(); }},
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Relu6", [](I &i) { return i.unary<Relu6Op>(); }},
@@ -1106,20 +1830,31 @@ LogicalResult GraphDefImporter::importNode() {
       {"Select", [](I &i) { return i.importSelect(); }},
       {"Shape", [](I &i) { return i.importShape(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
+      {"Slice", [](I &i) { return i.importSlice(); }},
       {"Snapshot", [](I &i) { return i.unary<IdentityOp>(); }},
       {"Softmax", [](I &i) { return i.importSoftmax(/*log=*/false); }},
+      {"SparseToDense", [](I &i) { return i.importSparseToDense(); }},
+      {"Split", [](I &i) { return i.importSplit(/*v=*/false); }},
+      {"SplitV", [](I &i) { return i.importSplit(/*v=*/true); }},
       {"Sqrt", [](I &i) { return i.unary<SqrtOp>(); }},
       {"Square", [](I &i) { return i.importSquare(); }},
       {"SquaredDifference",
        [](I &i) { return i.binary<SquaredDifferenceOp>(); }},
       {"Squeeze", [](I &i) { return i.importReshapeLike("Squeeze"); }},
       {"StopGradient", [](I &i) { return i.unary<StopGradientOp>(); }},
+      {"StridedSlice", [](I &i) { return i.importStridedSlice(); }},
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importReduce("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopKV2", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"Unpack", [](I &i) { return i.importUnpack(); }},
+      {"ZerosLike", [](I &i) { return i.importConstantLike(0.0); }},
+      {"_FusedConv2D", [](I &i) { return i.importFused("Conv2D"); }},
+      {"_FusedDepthwiseConv2dNative",
+       [](I &i) { return i.importFused("Depthwise"); }},
+      {"_FusedMatMul", [](I &i) { return i.importFused("MatMul"); }},
   };
   static_assert(isSortedAndUnique(kHandlers),
                 "keep the TensorFlow op table sorted, one entry per op type");

@@ -142,4 +142,107 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
   return op;
 }
 
+/// The entries of a 0-d or 1-D integer value computed from tensor shapes by
+/// the ops exporters write for `x.view(x.size(0), -1)` and channel shuffles
+/// (Shape, Gather, Slice, Unsqueeze, Concat, Cast, integer arithmetic,
+/// constants), traced through the gopt ops they imported as; nullopt for
+/// anything else.
+std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
+  if (!v)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+      !type.getElementType().isSignlessInteger())
+    return std::nullopt;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  SmallVector<ShapeEntry> entries;
+  if (auto constant = dyn_cast<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    std::optional<SmallVector<int64_t>> ints =
+        dense ? integerValues(dense) : std::nullopt;
+    if (!ints)
+      return std::nullopt;
+    for (int64_t i : *ints)
+      entries.push_back({i, Value(), 0});
+    return entries;
+  }
+  if (auto shape = dyn_cast<ShapeOp>(def)) {
+    ArrayRef<int64_t> dims =
+        cast<RankedTensorType>(shape.getX().getType()).getShape();
+    for (auto [d, size] : llvm::enumerate(dims))
+      entries.push_back(ShapedType::isDynamic(size)
+                            ? ShapeEntry{0, shape.getX(), int64_t(d)}
+                            : ShapeEntry{size, Value(), 0});
+    return entries;
+  }
+  if (auto gather = dyn_cast<GatherOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> from =
+        traceShapeEntries(gather.getX());
+    std::optional<SmallVector<ShapeEntry>> at =
+        traceShapeEntries(gather.getIndices());
+    if (!from || !at)
+      return std::nullopt;
+    int64_t n = from->size();
+    for (const ShapeEntry &index : *at) {
+      if (index.source || index.value < -n || index.value >= n)
+        return std::nullopt;
+      entries.push_back(
+          (*from)[index.value < 0 ? index.value + n : index.value]);
+    }
+    return entries;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(def)) {
+    for (Value input : concat.getInputs()) {
+      std::optional<SmallVector<ShapeEntry>> part = traceShapeEntries(input);
+      if (!part)
+        return std::nullopt;
+      entries.append(part->begin(), part->end());
+    }
+    return entries;
+  }
+  if (auto slice = dyn_cast<SliceOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> from =
+        traceShapeEntries(slice.getX());
+    if (!from || slice.getStarts().size() != 1)
+      return std::nullopt;
+    int64_t n = from->size(), step = slice.getSteps()[0];
+    int64_t start = slice.getStarts()[0], end = slice.getEnds()[0];
+    if (start < 0 || step <= 0)
+      return std::nullopt;
+    for (int64_t k = start; k < std::min(end, n); k += step)
+      entries.push_back((*from)[k]);
+    return entries;
+  }
+  // Integer arithmetic on static entries (torch.chunk's split points:
+  // shape[1] + 1 / 2 * k), numpy-broadcast over a single entry.
+  if (isa<AddOp, SubOp, MulOp, DivOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> lhs =
+        traceShapeEntries(def->getOperand(0));
+    std::optional<SmallVector<ShapeEntry>> rhs =
+        traceShapeEntries(def->getOperand(1));
+    if (!lhs || !rhs ||
+        (lhs->size() != rhs->size() && lhs->size() != 1 && rhs->size() != 1))
+      return std::nullopt;
+    size_t n = std::max(lhs->size(), rhs->size());
+    for (size_t i = 0; i < n; ++i) {
+      const ShapeEntry &a = (*lhs)[lhs->size() == 1 ? 0 : i];
+      const ShapeEntry &b = (*rhs)[rhs->size() == 1 ? 0 : i];
+      if (a.source || b.source || (isa<DivOp>(def) && b.value == 0))
+        return std::nullopt;
+      int64_t value = isa<AddOp>(def)   ? a.value + b.value
+                      : isa<SubOp>(def) ? a.value - b.value
+                      : isa<MulOp>(def) ? a.value * b.value
+                                        : a.value / b.value;
+      entries.push_back({value, Value(), 0});
+    }
+    return entries;
+  }
+  // Same entries, another 0-d/1-D shape or integer type.
+  if (isa<ReshapeOp, CastOp, IdentityOp>(def))
+    return traceShapeEntries(def->getOperand(0));
+  return std::nullopt;
+}
+
 } // namespace gopt::import

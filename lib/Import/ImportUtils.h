@@ -142,6 +142,21 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
 /// Renders dims as "[1, ?, 3]" for messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// One entry of a shape computed in the graph: a known value, or dimension
+/// `dim` of `source` (dynamic when `source` is set).
+struct ShapeEntry {
+  int64_t value = 0;
+  mlir::Value source;
+  int64_t dim = 0;
+};
+
+/// The entries of a 0-d or 1-D integer value computed from tensor shapes by
+/// the ops exporters write for `x.view(x.size(0), -1)` and channel shuffles
+/// (Shape, Gather, Unsqueeze, Concat, Cast, constants; TensorFlow's
+/// StridedSlice and Pack of shapes), traced through the gopt ops they
+/// imported as; nullopt for anything else. Shared by the importers.
+std::optional<llvm::SmallVector<ShapeEntry>> traceShapeEntries(mlir::Value v);
+
 } // namespace gopt::import
 
 #endif // GOPT_LIB_IMPORT_IMPORTUTILS_H

@@ -12,6 +12,7 @@
 #include "HostTensor.h"
 #include "Report.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Transforms/FoldValue.h"
 #include "gopt/Transforms/Passes.h"
 #include "gopt/runtime/UnaryMath.h"
 
@@ -446,7 +447,7 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
       .Case([&](TransposeOp transpose) -> Result {
         return transposeTensor(in[0], transpose.getPerm());
       })
-      .Case<ReshapeOp, FlattenOp>(
+      .Case<ReshapeOp, FlattenOp, IdentityOp>(
           [&](Operation *) { return evalReshape(in[0], shape); })
       .Case([&](ConcatOp concat) {
         int64_t axis = concat.getAxis();
@@ -477,6 +478,58 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// `op`'s single result from its operands' values (`operandValue`), as a
+/// constant attribute; null when `op` does not fold. gopt.shape needs only
+/// its operand's static type. Never dequantize: --gopt-quantize-weights put
+/// it there so the weights stay int8 in the plan; folding would undo it.
+ElementsAttr
+foldOp(Operation *op, int64_t maxElements,
+       llvm::function_ref<std::optional<HostTensor>(Value)> operandValue) {
+  if (!isa<GoptDialect>(op->getDialect()) ||
+      isa<ConstantOp, DequantizeOp>(op) || op->getNumResults() != 1)
+    return {};
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType || !resultType.hasStaticShape() ||
+      resultType.getNumElements() > maxElements)
+    return {};
+  if (auto shapeOp = dyn_cast<ShapeOp>(op)) {
+    auto operandType = cast<RankedTensorType>(shapeOp.getX().getType());
+    if (!operandType.hasStaticShape())
+      return {};
+    return DenseIntElementsAttr::get(resultType, operandType.getShape());
+  }
+  if (op->getNumOperands() == 0 || !isMemoryEffectFree(op))
+    return {};
+  SmallVector<HostTensor> operands;
+  for (Value operand : op->getOperands()) {
+    std::optional<HostTensor> value = operandValue(operand);
+    if (!value)
+      return {};
+    operands.push_back(std::move(*value));
+  }
+  Result result = evaluate(op, operands, resultType);
+  if (!result)
+    return {};
+  return writeConstant(*result);
+}
+
+std::optional<HostTensor> foldRecursively(Value value, int64_t maxElements,
+                                          int depth) {
+  if (std::optional<HostTensor> constant = readConstant(value))
+    return constant;
+  Operation *def = value.getDefiningOp();
+  // Shape subgraphs are short; the bound keeps a pathological graph from
+  // exhausting the stack.
+  if (!def || depth > 64)
+    return std::nullopt;
+  ElementsAttr folded = foldOp(def, maxElements, [&](Value operand) {
+    return foldRecursively(operand, maxElements, depth + 1);
+  });
+  if (!folded)
+    return std::nullopt;
+  return readElements(folded);
+}
+
 struct FoldConstantsPass
     : public gopt::impl::FoldConstantsBase<FoldConstantsPass> {
   using FoldConstantsBase::FoldConstantsBase;
@@ -502,30 +555,9 @@ struct FoldConstantsPass
         });
         continue;
       }
-      ElementsAttr value;
-      if (auto shapeOp = dyn_cast<ShapeOp>(op)) {
-        // Needs only the operand's static type, not its value.
-        auto operandType = cast<RankedTensorType>(shapeOp.getX().getType());
-        if (!operandType.hasStaticShape())
-          continue;
-        value = DenseIntElementsAttr::get(resultType, operandType.getShape());
-      } else {
-        if (op->getNumOperands() == 0 || !isMemoryEffectFree(op))
-          continue;
-        SmallVector<HostTensor> operands;
-        for (Value operand : op->getOperands()) {
-          std::optional<HostTensor> value = readConstant(operand);
-          if (!value)
-            break;
-          operands.push_back(std::move(*value));
-        }
-        if (operands.size() != op->getNumOperands())
-          continue;
-        Result result = evaluate(op, operands, resultType);
-        if (!result)
-          continue;
-        value = writeConstant(*result);
-      }
+      ElementsAttr value = foldOp(op, maxElements, readConstant);
+      if (!value)
+        continue;
       OpBuilder builder(op);
       auto constant = builder.create<ConstantOp>(op->getLoc(), value);
       op->getResult(0).replaceAllUsesWith(constant.getResult());
@@ -552,3 +584,8 @@ struct FoldConstantsPass
 };
 
 } // namespace
+
+DenseElementsAttr gopt::foldValue(Value value, int64_t maxElements) {
+  std::optional<HostTensor> folded = foldRecursively(value, maxElements, 0);
+  return folded ? writeElements(*folded) : DenseElementsAttr();
+}
