@@ -125,6 +125,92 @@ private:
   LogicalResult exportQuantization(Operation *op, StringRef onnxOp, Value x,
                                    Value scales, int64_t axis, Value result);
 
+  /// ONNX's name for a recurrent op's broadcastable operand: "" (absent)
+  /// for a rank-0 zero constant, an Expand to `fullShape` for another
+  /// rank-0 value, the value itself otherwise.
+  FailureOr<std::string> recurrentOperand(Operation *op, Value v,
+                                          StringRef what,
+                                          ArrayRef<int64_t> fullShape) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 0)
+      return nameOf(v);
+    if (auto c = v.getDefiningOp<ConstantOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue()))
+        if (dense.isSplat() && dense.getSplatValue<APFloat>().isZero())
+          return std::string();
+    if (llvm::any_of(fullShape, ShapedType::isDynamic)) {
+      op->emitError("has no ONNX export: rank-0 ")
+          << what << " other than a zero constant needs a static shape";
+      return failure();
+    }
+    std::string out = fresh();
+    add("Expand", {nameOf(v), i64Initializer(fullShape)}, {out});
+    return out;
+  }
+
+  /// LSTM / GRU / RNN (layout 0): operands in ONNX's order, sequence_lens
+  /// as i32.
+  template <typename OpTy> LogicalResult exportRecurrent(OpTy rnn) {
+    Operation *op = rnn.getOperation();
+    constexpr bool lstm = std::is_same_v<OpTy, LstmOp>;
+    constexpr int64_t gates = lstm ? 4 : std::is_same_v<OpTy, GruOp> ? 3 : 1;
+    int64_t hidden = rnn.getHiddenSize();
+    int64_t directions = rnn.getDirection() == "bidirectional" ? 2 : 1;
+    int64_t batch = cast<RankedTensorType>(rnn.getX().getType()).getDimSize(1);
+    SmallVector<int64_t> state = {directions, batch, hidden};
+    FailureOr<std::string> b =
+        recurrentOperand(op, rnn.getB(), "b", {directions, 2 * gates * hidden});
+    FailureOr<std::string> h0 =
+        recurrentOperand(op, rnn.getInitialH(), "initial_h", state);
+    if (failed(b) || failed(h0))
+      return failure();
+    std::string lens;
+    if (Value l = rnn.getSequenceLens()) {
+      lens = nameOf(l);
+      if (!cast<RankedTensorType>(l.getType()).getElementType().isInteger(32)) {
+        std::string cast32 = fresh();
+        setInt(add("Cast", {lens}, {cast32}), "to", onnx::TensorProto::INT32);
+        lens = cast32;
+      }
+    }
+    std::vector<std::string> ins = {nameOf(rnn.getX()),
+                                    nameOf(rnn.getW()),
+                                    nameOf(rnn.getR()),
+                                    *b,
+                                    lens,
+                                    *h0};
+    std::vector<std::string> outs;
+    for (Value result : op->getResults())
+      outs.push_back(nameOf(result));
+    StringRef opType = "RNN";
+    if constexpr (lstm) {
+      opType = "LSTM";
+      FailureOr<std::string> c0 =
+          recurrentOperand(op, rnn.getInitialC(), "initial_c", state);
+      FailureOr<std::string> p =
+          recurrentOperand(op, rnn.getP(), "p", {directions, 3 * hidden});
+      if (failed(c0) || failed(p))
+        return failure();
+      ins.push_back(*c0);
+      ins.push_back(*p);
+    } else if constexpr (gates == 3) {
+      opType = "GRU";
+    }
+    // Trailing absent inputs are dropped; inner ones stay "".
+    while (!ins.empty() && ins.back().empty())
+      ins.pop_back();
+    onnx::NodeProto *n = add(opType, ins, outs);
+    setInt(n, "hidden_size", hidden);
+    setString(n, "direction", rnn.getDirection());
+    if (rnn.getClip().convertToFloat() > 0)
+      setFloat(n, "clip", rnn.getClip().convertToFloat());
+    if constexpr (lstm)
+      setInt(n, "input_forget", rnn.getInputForget());
+    if constexpr (gates == 3)
+      setInt(n, "linear_before_reset", rnn.getLinearBeforeReset());
+    return success();
+  }
+
   /// Transposes `input` with `perm` into a fresh value.
   std::string transpose(const std::string &input, ArrayRef<int64_t> perm) {
     std::string out = fresh();
@@ -753,6 +839,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       .Case([&](ScatterNDOp o) -> LogicalResult {
         return success(scatterNode(o, "ScatterND", o.getReduction()));
       })
+      .Case<LstmOp, GruOp, RnnOp>(
+          [&](auto rnn) -> LogicalResult { return exportRecurrent(rnn); })
       .Case([&](TopKOp t) {
         onnx::NodeProto *n =
             add("TopK", {nameOf(t.getX()), i64Initializer({t.getK()})},

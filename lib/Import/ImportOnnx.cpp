@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -153,6 +154,7 @@ private:
   LogicalResult importArgReduce(bool max);
   LogicalResult importCumSum();
   LogicalResult importTopK();
+  LogicalResult importRecurrent(int64_t gates);
   LogicalResult importScatter(bool elements);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -1661,6 +1663,135 @@ LogicalResult OnnxImporter::importTopK() {
   return success();
 }
 
+/// LSTM, GRU and RNN (opset 7 and later) with their default activations.
+/// Absent B, initial_h, initial_c and P become a rank-0 zero, which the ops
+/// broadcast (no batch size needed); layout 1 (batch-major) becomes
+/// transposes around the sequence-major op.
+LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
+  GET_INPUT(x, 0);
+  GET_INPUT(w, 1);
+  GET_INPUT(r, 2);
+  GET_OPTIONAL_INPUT(bias, 3);
+  GET_OPTIONAL_INPUT(sequenceLens, 4);
+  GET_OPTIONAL_INPUT(initialH, 5);
+  Value initialC, peepholes;
+  const bool lstm = gates == 4;
+  if (lstm) {
+    GET_OPTIONAL_INPUT(c, 6);
+    GET_OPTIONAL_INPUT(p, 7);
+    initialC = c;
+    peepholes = p;
+  }
+  std::string direction = stringAttr("direction", "forward");
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return failNode(llvm::formatv("direction '{0}' is not one of forward, "
+                                  "reverse, bidirectional",
+                                  direction));
+  int64_t directions = direction == "bidirectional" ? 2 : 1;
+  // The defaults (f, g, h) = (Sigmoid, Tanh, Tanh), one set per direction;
+  // other activations are not supported.
+  SmallVector<StringRef> defaults =
+      lstm         ? SmallVector<StringRef>{"Sigmoid", "Tanh", "Tanh"}
+      : gates == 3 ? SmallVector<StringRef>{"Sigmoid", "Tanh"}
+                   : SmallVector<StringRef>{"Tanh"};
+  if (const onnx::AttributeProto *a = attr("activations")) {
+    bool isDefault = a->strings_size() == int(defaults.size() * directions);
+    for (int i = 0; isDefault && i < a->strings_size(); ++i)
+      isDefault = StringRef(a->strings(i))
+                      .equals_insensitive(defaults[i % defaults.size()]);
+    if (!isDefault) {
+      std::string given;
+      for (int i = 0; i < a->strings_size(); ++i)
+        given += (i ? ", " : "") + a->strings(i);
+      return failNode(llvm::formatv(
+          "attribute 'activations' [{0}] is not supported (only the "
+          "defaults: {1} per direction)",
+          given, llvm::join(defaults, ", ")));
+    }
+  }
+  int64_t layout = intAttr("layout", 0);
+  if (layout != 0 && layout != 1)
+    return failNode(llvm::formatv("layout {0} is not 0 or 1", layout));
+  auto r3 = cast<RankedTensorType>(r.getType());
+  int64_t hiddenSize;
+  if (const onnx::AttributeProto *a = attr("hidden_size"))
+    hiddenSize = a->i();
+  else if (r3.getRank() == 3 && !r3.isDynamicDim(2))
+    hiddenSize = r3.getDimSize(2);
+  else
+    return failNode("attribute 'hidden_size' is absent and R's last "
+                    "dimension is not static");
+  float clip = 0.0f;
+  if (attr("clip")) {
+    clip = floatAttr("clip", 0.0f);
+    if (!(clip > 0.0f))
+      return failNode(llvm::formatv("attribute 'clip' must be positive, got "
+                                    "{0}",
+                                    clip));
+  }
+  Type et = cast<RankedTensorType>(x.getType()).getElementType();
+  Value zero = createScalarConstant(b, loc, et, 0.0f);
+  bias = bias ? bias : zero;
+  initialH = initialH ? initialH : zero;
+  auto batchMajor = [&](Value v, ArrayRef<int64_t> perm) -> Value {
+    if (layout == 0 || v == zero)
+      return v;
+    Value transposed = createInferred<TransposeOp>(b, loc, v, i64s(perm));
+    return transposed;
+  };
+  x = batchMajor(x, {1, 0, 2});
+  initialH = batchMajor(initialH, {1, 0, 2});
+  if (!x || !initialH)
+    return failOp();
+  auto hiddenAttr = b.getI64IntegerAttr(hiddenSize);
+  auto directionAttr = b.getStringAttr(direction);
+  auto clipAttr = b.getF32FloatAttr(clip);
+  SmallVector<Value> results;
+  if (lstm) {
+    initialC = batchMajor(initialC ? initialC : zero, {1, 0, 2});
+    if (!initialC)
+      return failOp();
+    auto op = createInferred<LstmOp>(
+        b, loc, x, w, r, bias, initialH, initialC, peepholes ? peepholes : zero,
+        sequenceLens, hiddenAttr, directionAttr, clipAttr,
+        b.getBoolAttr(intAttr("input_forget", 0) != 0));
+    if (!op)
+      return failOp();
+    results.append({op.getY(), op.getYH(), op.getYC()});
+  } else if (gates == 3) {
+    auto op = createInferred<GruOp>(
+        b, loc, x, w, r, bias, initialH, sequenceLens, hiddenAttr,
+        directionAttr, clipAttr,
+        b.getBoolAttr(intAttr("linear_before_reset", 0) != 0));
+    if (!op)
+      return failOp();
+    results.append({op.getY(), op.getYH()});
+  } else {
+    auto op =
+        createInferred<RnnOp>(b, loc, x, w, r, bias, initialH, sequenceLens,
+                              hiddenAttr, directionAttr, clipAttr);
+    if (!op)
+      return failOp();
+    results.append({op.getY(), op.getYH()});
+  }
+  for (auto [i, value] : llvm::enumerate(results)) {
+    if (int(i) >= node->output_size() || node->output(i).empty())
+      continue;
+    // y [S, D, B, H] -> [B, S, D, H]; states [D, B, H] -> [B, D, H].
+    Value out = value;
+    if (layout == 1)
+      out = createInferred<TransposeOp>(b, loc, value,
+                                        i64s(i == 0
+                                                 ? ArrayRef<int64_t>{2, 0, 1, 3}
+                                                 : ArrayRef<int64_t>{1, 0, 2}));
+    if (!out)
+      return failOp();
+    setOutput(i, out);
+  }
+  return success();
+}
+
 LogicalResult OnnxImporter::importShape() {
   if (attr("start") || attr("end"))
     return failNode("'start'/'end' attributes are not supported");
@@ -1879,16 +2010,18 @@ LogicalResult OnnxImporter::importLegacyPRelu() {
 }
 
 /// Expand and Tile: input 1 (the target shape, the repeats) must be a
-/// constant; it becomes the gopt op's array attribute.
+/// constant, or computed from static shapes (PyTorch's zero initial RNN
+/// states: Expand to [layers, x.size(0), hidden]); it becomes the gopt op's
+/// array attribute.
 template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
   if (node->input_size() != 2)
     return failNode(
         llvm::formatv("expects 2 inputs, got {0}", node->input_size()));
   GET_INPUT(x, 0);
-  FailureOr<SmallVector<int64_t>> values = constantInts(node->input(1));
-  if (failed(values))
+  FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(1));
+  if (failed(shape))
     return failure();
-  return setResult(createInferred<OpTy>(b, loc, x, i64s(*values)));
+  return setResult(createInferred<OpTy>(b, loc, x, i64s(*shape)));
 }
 
 LogicalResult OnnxImporter::importNode() {
@@ -1942,12 +2075,14 @@ LogicalResult OnnxImporter::importNode() {
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"Expand", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
       {"Flatten", [](I &i) { return i.importFlatten(); }},
+      {"GRU", [](I &i) { return i.importRecurrent(/*gates=*/3); }},
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
       {"InstanceNormalization", [](I &i) { return i.importInstanceNorm(); }},
       {"LRN", [](I &i) { return i.importLrn(); }},
+      {"LSTM", [](I &i) { return i.importRecurrent(/*gates=*/4); }},
       {"LayerNormalization", [](I &i) { return i.importLayerNorm(); }},
       {"LeakyRelu", [](I &i) { return i.importLeakyRelu(); }},
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
@@ -1966,6 +2101,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Pow", [](I &i) { return i.importPow(); }},
       {"QuantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
+      {"RNN", [](I &i) { return i.importRecurrent(/*gates=*/1); }},
       {"ReduceL1", [](I &i) { return i.importReduce("ReduceL1"); }},
       {"ReduceL2", [](I &i) { return i.importReduce("ReduceL2"); }},
       {"ReduceLogSum", [](I &i) { return i.importReduce("ReduceLogSum"); }},

@@ -11,6 +11,7 @@
 #include "shapes/Indexing.h"
 #include "shapes/Logic.h"
 #include "shapes/Norm.h"
+#include "shapes/Rnn.h"
 
 #include <algorithm>
 #include <map>

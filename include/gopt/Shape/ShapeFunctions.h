@@ -314,6 +314,29 @@ Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result);
 /// and indices have this shape.
 Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Recurrent ops (GoptRnnOps.td; lib/Shape/RnnShapes.cpp): lstm, gru, rnn
+//===----------------------------------------------------------------------===//
+
+/// The operands of a recurrent op other than x, w and r; a null pointer is
+/// an operand the op does not have (or an absent sequence_lens).
+struct RecurrentOperands {
+  const DimsRef *b = nullptr;
+  const DimsRef *initialH = nullptr;
+  const DimsRef *initialC = nullptr;
+  const DimsRef *peepholes = nullptr;
+  const DimsRef *sequenceLens = nullptr;
+};
+
+/// gopt.lstm / gru / rnn: x [S, B, I], w [D, G*H, I], r [D, G*H, H], b
+/// [D, 2*G*H], initial states [D, B, H], peepholes [D, 3*H] (b, states and
+/// peepholes may be rank-0: one value broadcast), sequence_lens [B]. `y` is
+/// [S, D, B, H] and `state` (each final state) [D, B, H].
+Result inferRecurrentShape(DimsRef x, DimsRef w, DimsRef r,
+                           const RecurrentOperands &operands,
+                           int64_t hiddenSize, std::string_view direction,
+                           int64_t gates, Dims &y, Dims &state);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

@@ -959,6 +959,8 @@ StatusOr<std::unique_ptr<Kernel>> createReorder(const memory::desc &from,
 void registerTrainingFastKernels(KernelRegistry &registry);
 // ImageKernels.cpp: conv2d_transpose and resize.
 void registerImageFastKernels(KernelRegistry &registry);
+// RnnKernels.cpp: lstm, gru and rnn.
+void registerRnnFastKernels(KernelRegistry &registry);
 
 void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d", "cpu", ConvKernel::create);
@@ -968,6 +970,7 @@ void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("batch_norm", "cpu", BatchNormKernel::create);
   registerTrainingFastKernels(registry);
   registerImageFastKernels(registry);
+  registerRnnFastKernels(registry);
 }
 
 } // namespace gopt::runtime

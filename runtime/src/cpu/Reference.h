@@ -44,6 +44,7 @@ void registerImageKernels(KernelRegistry &registry);
 void registerIndexingKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerNormKernels(KernelRegistry &registry);
+void registerRnnKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);

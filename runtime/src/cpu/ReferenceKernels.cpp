@@ -118,6 +118,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerIndexingKernels(registry);
   ref::registerNNKernels(registry);
   ref::registerNormKernels(registry);
+  ref::registerRnnKernels(registry);
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);

@@ -798,5 +798,6 @@ include "gopt/Dialect/Gopt/IR/GoptNormOps.td"
 include "gopt/Dialect/Gopt/IR/GoptLogicOps.td"
 include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
 include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
+include "gopt/Dialect/Gopt/IR/GoptRnnOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

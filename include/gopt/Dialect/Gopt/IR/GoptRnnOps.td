@@ -1,0 +1,121 @@
+//===- GoptRnnOps.td - Recurrent ops ------------------------*- tablegen -*-===//
+//
+// ONNX's recurrent layers: lstm, gru and rnn (tanh), sequence-major
+// (ONNX layout 0; the importer transposes layout 1). Included by GoptOps.td.
+//
+// Operands and results follow ONNX's: `w` [D, G*H, I], `r` [D, G*H, H] with
+// G gate blocks in ONNX's gate order, `b` [D, 2*G*H] (input then recurrent
+// biases), `initial_h` [D, B, H]; D is 2 for "bidirectional", else 1. `b`,
+// `initial_h`, `initial_c` and `p` may also be rank-0, one value broadcast
+// to the whole operand: the importer passes 0 for an ONNX input that is
+// absent, which needs no batch size (it may be dynamic). `sequence_lens`
+// ([B], each in [0, S]) is optional; without it every sequence has all S
+// steps. Steps past a sequence's length give zeros in `y`, and its final
+// state is the one after its last step. `clip` > 0 clips the gates' inputs
+// to [-clip, clip]; 0 does not clip.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_DIALECT_GOPT_IR_GOPTRNNOPS_TD
+#define GOPT_DIALECT_GOPT_IR_GOPTRNNOPS_TD
+
+def Gopt_RnnDirectionAttr
+    : Gopt_StrEnumAttr<["forward", "reverse", "bidirectional"], "forward">;
+def Gopt_SequenceLengthsTensor : RankedTensorOf<[I32, I64]>;
+
+def Gopt_LstmOp : Gopt_InferredOp<"lstm", [Pure]> {
+  let summary = "long short-term memory layer (ONNX LSTM)";
+  let description = [{
+    ONNX's `LSTM` with its default activations (sigmoid for the gates, tanh
+    for the cell input and output). Gate blocks of `w`, `r` and `b` are in
+    ONNX's order i, o, f, c; `p` [D, 3*H] holds the peepholes of i, o and f.
+    Per step t (forward, or from the last step back for "reverse"):
+
+    ```
+    i = sigmoid(x_t W_i^T + h R_i^T + Wb_i + Rb_i + p_i * c)
+    f = sigmoid(x_t W_f^T + h R_f^T + Wb_f + Rb_f + p_f * c)   (1 - i with input_forget)
+    g = tanh(x_t W_c^T + h R_c^T + Wb_c + Rb_c)
+    c = f * c + i * g
+    o = sigmoid(x_t W_o^T + h R_o^T + Wb_o + Rb_o + p_o * c)
+    h = o * tanh(c)
+    ```
+
+    `y` [S, D, B, H] holds every step's h, `y_h` and `y_c` [D, B, H] the
+    final h and c.
+
+    ```mlir
+    %y, %y_h, %y_c = gopt.lstm %x, %w, %r, %b, %h0, %c0, %p {hidden_size = 64 : i64, direction = "bidirectional"}
+        : (tensor<10x?x32xf32>, tensor<2x256x32xf32>, tensor<2x256x64xf32>, tensor<2x512xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+        -> (tensor<10x2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h, Gopt_FloatTensor:$initial_c,
+                   Gopt_FloatTensor:$p,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip,
+                   DefaultValuedAttr<BoolAttr, "false">:$input_forget);
+  let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h,
+                 Gopt_FloatTensor:$y_c);
+  let runtimeShapeFunction = "lstmShape";
+}
+
+def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure]> {
+  let summary = "gated recurrent unit layer (ONNX GRU)";
+  let description = [{
+    ONNX's `GRU` with its default activations (sigmoid, tanh). Gate blocks
+    of `w`, `r` and `b` are in ONNX's order z, r, h. Per step:
+
+    ```
+    z = sigmoid(x_t W_z^T + h R_z^T + Wb_z + Rb_z)
+    r = sigmoid(x_t W_r^T + h R_r^T + Wb_r + Rb_r)
+    n = tanh(x_t W_h^T + (r * h) R_h^T + Rb_h + Wb_h)      linear_before_reset = false
+    n = tanh(x_t W_h^T + r * (h R_h^T + Rb_h) + Wb_h)      linear_before_reset = true
+    h = (1 - z) * n + z * h
+    ```
+
+    ```mlir
+    %y, %y_h = gopt.gru %x, %w, %r, %b, %h0 {hidden_size = 5 : i64, linear_before_reset = true}
+        : (tensor<1x3x2xf32>, tensor<1x15x2xf32>, tensor<1x15x5xf32>, tensor<1x30xf32>, tensor<f32>)
+        -> (tensor<1x1x3x5xf32>, tensor<1x3x5xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip,
+                   DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset);
+  let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
+  let runtimeShapeFunction = "gruShape";
+}
+
+def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure]> {
+  let summary = "simple recurrent layer, tanh (ONNX RNN)";
+  let description = [{
+    ONNX's `RNN` with its default activation:
+    `h = tanh(x_t W^T + h R^T + Wb + Rb)` per step.
+
+    ```mlir
+    %y, %y_h = gopt.rnn %x, %w, %r, %b, %h0 {hidden_size = 4 : i64}
+        : (tensor<1x3x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<f32>, tensor<f32>)
+        -> (tensor<1x1x3x4xf32>, tensor<1x3x4xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip);
+  let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
+  let runtimeShapeFunction = "rnnShape";
+}
+
+#endif // GOPT_DIALECT_GOPT_IR_GOPTRNNOPS_TD

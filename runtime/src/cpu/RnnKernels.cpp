@@ -1,0 +1,248 @@
+//===- RnnKernels.cpp - Fast CPU kernels of the recurrent ops -------------===//
+//
+// lstm, gru and rnn in f32 as GEMMs (oneDNN's sgemm) plus a fused
+// elementwise pass per step: one GEMM projects every step's input at once
+// (x [S*B, I] times w^T, both biases folded in where the cell allows), then
+// each step multiplies the batch's hidden state by r^T and applies the gate
+// math. docs/architecture.md says why this and not oneDNN's RNN
+// primitives. Handles everything the ops define (directions, peepholes,
+// clip, input_forget, linear_before_reset, per-row sequence lengths);
+// other element types go to the reference kernels (RefRnn.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpAttrs.h"
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace gopt::runtime {
+namespace {
+
+enum class Cell { kLstm, kGru, kRnn };
+
+inline float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+
+/// Row-major C[M, N] = A[M, K] * B[N, K]^T + beta * C.
+Status gemmTransposedB(int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return Status::success();
+  if (dnnl::sgemm('N', 'T', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) !=
+      dnnl::status::success)
+    return internalError("oneDNN sgemm failed for ", m, "x", n, "x", k);
+  return Status::success();
+}
+
+class RecurrentKernel : public Kernel {
+public:
+  static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c,
+                                                  Cell cell) {
+    const size_t floats = cell == Cell::kLstm ? 7 : 5;
+    for (size_t i = 0; i < floats; ++i)
+      if (c.inputTypes[i] != DType::kF32)
+        return std::unique_ptr<Kernel>();
+    auto k = std::unique_ptr<RecurrentKernel>(new RecurrentKernel());
+    k->cell_ = cell;
+    k->lensIndex_ = floats;
+    OpAttrs attrs = c.attrs();
+    k->hidden_ = attrs.getInt("hidden_size");
+    k->direction_ = attrs.getString("direction");
+    k->clip_ = attrs.getFloat("clip");
+    if (cell == Cell::kLstm)
+      k->inputForget_ = attrs.getBool("input_forget");
+    if (cell == Cell::kGru)
+      k->linearBeforeReset_ = attrs.getBool("linear_before_reset");
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override;
+  const char *implementation() const override { return "gemm"; }
+
+private:
+  RecurrentKernel() = default;
+
+  float clip(float v) const {
+    return clip_ > 0 ? std::clamp(v, -clip_, clip_) : v;
+  }
+  Status runDirection(const std::vector<Tensor> &in, std::vector<Tensor> &out,
+                      int64_t d, const std::vector<int64_t> &lens);
+
+  Cell cell_ = Cell::kRnn;
+  size_t lensIndex_ = 5;
+  int64_t hidden_ = 0;
+  std::string direction_;
+  float clip_ = 0;
+  bool inputForget_ = false;
+  bool linearBeforeReset_ = false;
+  // Per run: the input projections [S*B, G*H], the recurrent ones [B, G*H],
+  // the state h and c [B, H] and, for gru, r * h [B, H].
+  std::vector<float> xproj_, rproj_, h_, c_, resetH_;
+};
+
+Status RecurrentKernel::run(const std::vector<Tensor> &in,
+                            std::vector<Tensor> &out) {
+  const Tensor &x = in[0];
+  const int64_t steps = x.dim(0), batch = x.dim(1);
+  std::vector<int64_t> lens(batch, steps);
+  if (in.size() > lensIndex_) {
+    const Tensor &t = in[lensIndex_];
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t v = t.dtype() == DType::kI32 ? t.data<int32_t>()[b]
+                                           : t.data<int64_t>()[b];
+      if (v < 0 || v > steps)
+        return invalidArgument("sequence_lens[", b, "] = ", v,
+                               " is outside [0, ", steps, "]");
+      lens[b] = v;
+    }
+  }
+  float *y = out[0].data<float>();
+  std::fill(y, y + out[0].numElements(), 0.0f);
+  const int64_t directions = direction_ == "bidirectional" ? 2 : 1;
+  for (int64_t d = 0; d < directions; ++d)
+    if (Status s = runDirection(in, out, d, lens); !s.ok())
+      return s;
+  return Status::success();
+}
+
+Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
+                                     std::vector<Tensor> &out, int64_t d,
+                                     const std::vector<int64_t> &lens) {
+  const Tensor &x = in[0];
+  const int64_t steps = x.dim(0), batch = x.dim(1), inputSize = x.dim(2);
+  const int64_t hidden = hidden_;
+  const bool lstm = cell_ == Cell::kLstm, gru = cell_ == Cell::kGru;
+  const int64_t gates = lstm ? 4 : gru ? 3 : 1, rows = gates * hidden;
+  const int64_t directions = out[0].dim(1);
+  const bool reverse = direction_ == "reverse" || d == 1;
+  const float *w = in[1].data<float>() + d * rows * inputSize;
+  const float *r = in[2].data<float>() + d * rows * hidden;
+  // A rank-0 operand is one value broadcast (an absent ONNX input).
+  auto at = [](const Tensor &t, int64_t i) {
+    return t.rank() == 0 ? t.data<float>()[0] : t.data<float>()[i];
+  };
+  const Tensor &bias = in[3];
+  const int64_t wb = d * 2 * rows, rb = wb + rows;
+
+  xproj_.resize(steps * batch * rows);
+  if (Status s =
+          gemmTransposedB(steps * batch, rows, inputSize, x.data<float>(),
+                          inputSize, w, inputSize, 0.0f, xproj_.data(), rows);
+      !s.ok())
+    return s;
+  // Both biases go into the projection, except gru's recurrent candidate
+  // bias with linear_before_reset, which the reset gate multiplies.
+  std::vector<float> rowBias(rows);
+  for (int64_t k = 0; k < rows; ++k) {
+    bool keepRecurrent = gru && linearBeforeReset_ && k >= 2 * hidden;
+    rowBias[k] = at(bias, wb + k) + (keepRecurrent ? 0.0f : at(bias, rb + k));
+  }
+  for (int64_t i = 0; i < steps * batch; ++i) {
+    float *row = xproj_.data() + i * rows;
+    for (int64_t k = 0; k < rows; ++k)
+      row[k] += rowBias[k];
+  }
+
+  h_.resize(batch * hidden);
+  c_.resize(batch * hidden);
+  rproj_.resize(batch * rows);
+  resetH_.resize(batch * hidden);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < hidden; ++j) {
+      int64_t s = (d * batch + b) * hidden + j;
+      h_[b * hidden + j] = at(in[4], s);
+      c_[b * hidden + j] = lstm ? at(in[5], s) : 0.0f;
+    }
+  const int64_t longest = *std::max_element(lens.begin(), lens.end());
+  float *y = out[0].data<float>();
+  // gru without linear_before_reset multiplies (r * h) by R_h apart.
+  const int64_t recurrentRows = gru && !linearBeforeReset_ ? 2 * hidden : rows;
+  for (int64_t step = 0; step < longest; ++step) {
+    if (Status s =
+            gemmTransposedB(batch, recurrentRows, hidden, h_.data(), hidden, r,
+                            hidden, 0.0f, rproj_.data(), rows);
+        !s.ok())
+      return s;
+    if (gru && !linearBeforeReset_) {
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 0; j < hidden; ++j) {
+          int64_t t = reverse ? std::max<int64_t>(lens[b] - 1 - step, 0) : step;
+          const float *xp = xproj_.data() + (t * batch + b) * rows;
+          float reset =
+              sigmoid(clip(xp[hidden + j] + rproj_[b * rows + hidden + j]));
+          resetH_[b * hidden + j] = reset * h_[b * hidden + j];
+        }
+      if (Status s = gemmTransposedB(batch, hidden, hidden, resetH_.data(),
+                                     hidden, r + 2 * hidden * hidden, hidden,
+                                     0.0f, rproj_.data() + 2 * hidden, rows);
+          !s.ok())
+        return s;
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      if (step >= lens[b])
+        continue;
+      const int64_t t = reverse ? lens[b] - 1 - step : step;
+      const float *xp = xproj_.data() + (t * batch + b) * rows;
+      const float *rp = rproj_.data() + b * rows;
+      float *h = h_.data() + b * hidden, *c = c_.data() + b * hidden;
+      if (lstm) {
+        // ONNX's blocks i, o, f, c; peepholes i, o, f.
+        const Tensor &p = in[6];
+        const int64_t pd = d * 3 * hidden;
+        for (int64_t j = 0; j < hidden; ++j) {
+          float gi = sigmoid(clip(xp[j] + rp[j] + at(p, pd + j) * c[j]));
+          float gf =
+              inputForget_
+                  ? 1.0f - gi
+                  : sigmoid(clip(xp[2 * hidden + j] + rp[2 * hidden + j] +
+                                 at(p, pd + 2 * hidden + j) * c[j]));
+          float gc = std::tanh(clip(xp[3 * hidden + j] + rp[3 * hidden + j]));
+          c[j] = gf * c[j] + gi * gc;
+          float go = sigmoid(clip(xp[hidden + j] + rp[hidden + j] +
+                                  at(p, pd + hidden + j) * c[j]));
+          h[j] = go * std::tanh(c[j]);
+        }
+      } else if (gru) {
+        for (int64_t j = 0; j < hidden; ++j) {
+          float z = sigmoid(clip(xp[j] + rp[j]));
+          float recurrent = rp[2 * hidden + j];
+          if (linearBeforeReset_) {
+            float reset = sigmoid(clip(xp[hidden + j] + rp[hidden + j]));
+            recurrent = reset * (recurrent + at(bias, rb + 2 * hidden + j));
+          }
+          float n = std::tanh(clip(xp[2 * hidden + j] + recurrent));
+          h[j] = (1.0f - z) * n + z * h[j];
+        }
+      } else {
+        for (int64_t j = 0; j < hidden; ++j)
+          h[j] = std::tanh(clip(xp[j] + rp[j]));
+      }
+      std::copy(h, h + hidden, y + ((t * directions + d) * batch + b) * hidden);
+    }
+  }
+  float *yh = out[1].data<float>() + d * batch * hidden;
+  std::copy(h_.begin(), h_.end(), yh);
+  if (lstm)
+    std::copy(c_.begin(), c_.end(), out[2].data<float>() + d * batch * hidden);
+  return Status::success();
+}
+
+} // namespace
+
+void registerRnnFastKernels(KernelRegistry &registry) {
+  registry.registerKernel("lstm", "cpu", [](const KernelConfig &c) {
+    return RecurrentKernel::create(c, Cell::kLstm);
+  });
+  registry.registerKernel("gru", "cpu", [](const KernelConfig &c) {
+    return RecurrentKernel::create(c, Cell::kGru);
+  });
+  registry.registerKernel("rnn", "cpu", [](const KernelConfig &c) {
+    return RecurrentKernel::create(c, Cell::kRnn);
+  });
+}
+
+} // namespace gopt::runtime
