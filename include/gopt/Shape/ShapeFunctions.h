@@ -314,6 +314,17 @@ Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result);
 /// and indices have this shape.
 Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Shapes computed at run time (GoptDynamicShapeOps.td, DynamicShapeShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gopt.dynamic_reshape: `target` is the shape operand's value (ONNX
+/// Reshape: one -1 inferred; 0 copies input's dimension unless allowZero).
+/// The target's element count must equal the input's; a dynamic input
+/// dimension makes copied and inferred entries dynamic.
+Result inferDynamicReshapeShape(DimsRef input, DimsRef target, bool allowZero,
+                                Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

@@ -122,6 +122,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);
   ref::registerLogicKernels(registry);
+  ref::registerDynamicShapeKernels(registry);
 }
 
 } // namespace gopt::runtime
