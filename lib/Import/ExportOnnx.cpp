@@ -744,6 +744,15 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setInt(n, "allowzero", 1);
         return success();
       })
+      .Case([&](DynamicReshapeOp r) {
+        // ONNX's Reshape with its shape as a graph value, the same 0 and -1.
+        onnx::NodeProto *n =
+            add("Reshape", {nameOf(r.getX()), nameOf(r.getShape())},
+                {nameOf(r.getY())});
+        if (r.getAllowZero())
+          setInt(n, "allowzero", 1);
+        return success();
+      })
       .Case([&](ExpandOp e) {
         add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
             {nameOf(e.getY())});

@@ -5,19 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <sstream>
 
 namespace gopt::shape {
 
-namespace {
+using detail::fail;
 
-template <typename... Args> Result fail(const Args &...args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return Result::failure(os.str());
-}
+namespace {
 
 bool sameDim(int64_t a, int64_t b) {
   return isDynamic(a) || isDynamic(b) || a == b;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/Session.h"
 #include "Backend.h"
+#include "HostShapeValues.h"
 #include "gopt/runtime/OpSchema.h"
 
 #include <cstring>
@@ -28,6 +29,8 @@ struct Session::Impl {
   std::vector<OpProfile> profiles; // per step of the backend
   bool needsResolve = true;
   std::unique_ptr<Backend> backend;
+  // Shape values computed in the graph (dynamic_reshape's target shape).
+  HostShapeValues hostValues;
 
   Impl(Plan planIn, SessionOptions opts)
       : plan(std::move(planIn)), options(std::move(opts)), p(plan.proto()) {}
@@ -54,6 +57,7 @@ Status Session::Impl::init() {
   if (options.batchSize < 1)
     return invalidArgument("batch size must be >= 1, got ", options.batchSize);
   memoryLimitBytes = sessionMemoryLimit(options);
+  GOPT_RETURN_IF_ERROR(hostValues.init(p));
   if (p.constants().size() > memoryLimit())
     return resourceExhausted("the plan's ", p.constants().size(),
                              " bytes of constants exceed the memory limit of ",
@@ -151,10 +155,18 @@ Status Session::Impl::resolveShapes() {
       inTypes.push_back(dtypes[t]);
     }
     std::vector<Shape> outShapes(op.outputs_size());
-    if (Status s =
-            schema->inferShapes(OpAttrs(op), inShapes, inTypes, outShapes);
-        !s.ok())
-      return Status(s.code(), opLabel(o) + ": " + s.message());
+    Status inferred;
+    if (schema->inferShapesFromValues) {
+      std::vector<const std::vector<int64_t> *> values;
+      for (int t : op.inputs())
+        values.push_back(hostValues.intValue(t));
+      inferred = schema->inferShapesFromValues(OpAttrs(op), inShapes, inTypes,
+                                               values, outShapes);
+    } else {
+      inferred = schema->inferShapes(OpAttrs(op), inShapes, inTypes, outShapes);
+    }
+    if (!inferred.ok())
+      return Status(inferred.code(), opLabel(o) + ": " + inferred.message());
     for (int r = 0; r < op.outputs_size(); ++r) {
       int t = op.outputs(r);
       ResultDType resultDType = schema->resultDTypeOf(r);
@@ -175,6 +187,9 @@ Status Session::Impl::resolveShapes() {
       shapes[t] = outShapes[r];
       GOPT_RETURN_IF_ERROR(checkTensorSize(t, o));
     }
+    if (hostValues.computesOp(o))
+      if (Status s = hostValues.compute(p, o, dtypes, shapes); !s.ok())
+        return Status(s.code(), opLabel(o) + ": " + s.message());
   }
   return Status::success();
 }

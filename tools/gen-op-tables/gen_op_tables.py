@@ -144,6 +144,8 @@ def load_ops(data):
             "class": cpp_class(rec_name),
             "compile_time_only": bool(rec.get("compileTimeOnly")),
             "shape_fn": rec.get("runtimeShapeFunction", ""),
+            "host_value_operands": rec.get("hostValueOperands", []),
+            "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
             "result_type": rec.get("resultElementType", "operand:0"),
             "onnx": rec.get("onnxOpType", ""),
             "tf": rec.get("tfOpType", ""),
@@ -223,10 +225,20 @@ def emit_op_table(ops):
                  for t in result_types(op)]
         # One type for all results, or the first plus the list per result.
         per_result = (", {" + ", ".join(types) + "}") if len(types) > 1 else ""
+        host_values = op["host_value_operands"]
+        # A shape function that reads operand values has the other signature
+        # (ValueShapeFn); the plain one stays null.
+        plain_fn = "nullptr" if host_values else op["shape_fn"]
         out.append(f'  s.push_back({{"{op["name"]}", {imin}, {imax}, {rmin}, '
                    f'{rmax},\n               {{' + ",\n                ".join(attrs)
-                   + f'}},\n               {op["shape_fn"]}, {types[0]}'
+                   + f'}},\n               {plain_fn}, {types[0]}'
                    f'{per_result}}});\n')
+        if host_values:
+            out.append(f'  s.back().hostValueOperands = {{'
+                       + ", ".join(str(i) for i in host_values) + '};\n'
+                       f'  s.back().inferShapesFromValues = {op["shape_fn"]};\n')
+        if op["reads_shapes_only"]:
+            out.append('  s.back().readsOperandShapesOnly = true;\n')
     out.append("  return s;\n}\n")
     return "".join(out)
 

@@ -337,6 +337,17 @@ Result inferRecurrentShape(DimsRef x, DimsRef w, DimsRef r,
                            int64_t hiddenSize, std::string_view direction,
                            int64_t gates, Dims &y, Dims &state);
 
+//===----------------------------------------------------------------------===//
+// Shapes computed at run time (GoptDynamicShapeOps.td, DynamicShapeShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// gopt.dynamic_reshape: `target` is the shape operand's value (ONNX
+/// Reshape: one -1 inferred; 0 copies input's dimension unless allowZero).
+/// The target's element count must equal the input's; a dynamic input
+/// dimension makes copied and inferred entries dynamic.
+Result inferDynamicReshapeShape(DimsRef input, DimsRef target, bool allowZero,
+                                Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

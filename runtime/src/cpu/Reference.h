@@ -49,6 +49,7 @@ void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);
 void registerLogicKernels(KernelRegistry &registry);
+void registerDynamicShapeKernels(KernelRegistry &registry);
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 

@@ -123,6 +123,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);
   ref::registerLogicKernels(registry);
+  ref::registerDynamicShapeKernels(registry);
 }
 
 } // namespace gopt::runtime

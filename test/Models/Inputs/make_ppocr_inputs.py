@@ -3,9 +3,11 @@ for test/Models: dark glyph-like strokes in lines on a light, noisy page.
 Random noise would leave the detector's output near 0 everywhere; pages
 make it find text, so its output spans [0, 1] as in real use.
 
-usage: make_ppocr_inputs.py det|cls OUT_DIR
+usage: make_ppocr_inputs.py det|cls|rec OUT_DIR
 det: a.npy [1, 3, 320, 320], b.npy [1, 3, 256, 384], ImageNet mean/std;
-cls: a.npy [1, 3, 48, 192], b.npy [2, 3, 48, 192], (x - 0.5) / 0.5."""
+cls: a.npy [1, 3, 48, 192], b.npy [2, 3, 48, 192], (x - 0.5) / 0.5;
+rec: a.npy [1, 3, 48, 320], b.npy [1, 3, 48, 160], c.npy [2, 3, 48, 320],
+(x - 0.5) / 0.5."""
 import os
 import sys
 
@@ -36,9 +38,13 @@ def main():
     if kind == "det":
         mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
         sizes = {"a": [(320, 320)], "b": [(256, 384)]}
-    else:
+    elif kind == "cls":
         mean, std = np.array([0.5, 0.5, 0.5]), np.array([0.5, 0.5, 0.5])
         sizes = {"a": [(48, 192)], "b": [(48, 192), (48, 192)]}
+    else:
+        mean, std = np.array([0.5, 0.5, 0.5]), np.array([0.5, 0.5, 0.5])
+        sizes = {"a": [(48, 320)], "b": [(48, 160)],
+                 "c": [(48, 320), (48, 320)]}
     for name, shapes in sizes.items():
         batch = [((page(h, w) - mean) / std).transpose(2, 0, 1) for h, w in shapes]
         np.save(os.path.join(out, name + ".npy"), np.stack(batch).astype(np.float32))

@@ -78,6 +78,16 @@ using ShapeFn = Status (*)(const OpAttrs &attrs,
                            const std::vector<DType> &inTypes,
                            std::vector<Shape> &outShapes);
 
+// An op whose result shapes depend on operand values (dynamic_reshape's
+// target shape): `hostValues` has one entry per operand, the operand's
+// elements as int64 for the operands the op lists in hostValueOperands
+// (computed on the host by the session), nullptr for the others.
+using ValueShapeFn =
+    Status (*)(const OpAttrs &attrs, const std::vector<Shape> &inShapes,
+               const std::vector<DType> &inTypes,
+               const std::vector<const std::vector<int64_t> *> &hostValues,
+               std::vector<Shape> &outShapes);
+
 enum class ResultDType {
   kSameAsFirstInput,  // every result has operand 0's element type
   kSameAsSecondInput, // select: operand 1's (on_true's) element type
@@ -106,6 +116,14 @@ struct OpSchema {
   // Ops whose results differ in element type (top_k: values, i64 indices):
   // one entry per result, which then overrides resultDType.
   std::vector<ResultDType> resultDTypes = {};
+  // Ops whose result shapes depend on operand values: those operands, which
+  // the session computes on the host while it resolves shapes, and the shape
+  // function that reads them (inferShapes is then null).
+  std::vector<int> hostValueOperands = {};
+  ValueShapeFn inferShapesFromValues = nullptr;
+  // The results depend only on the operands' shapes (shape): the host
+  // computes them without the operands' data.
+  bool readsOperandShapesOnly = false;
 
   ResultDType resultDTypeOf(size_t result) const {
     return result < resultDTypes.size() ? resultDTypes[result] : resultDType;

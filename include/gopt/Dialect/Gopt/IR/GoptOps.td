@@ -118,6 +118,15 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // exactly these. Empty for ops without a layout.
   list<int> layoutActivationOperands = [];
   bit layoutActivationResult = 1;
+  // Operands whose values (small integer tensors: a computed target shape)
+  // decide the result shapes. The session computes them on the host while
+  // it resolves shapes, and `runtimeShapeFunction` then names a shape
+  // function that also receives those values (runtime OpSchema.h,
+  // ValueShapeFn).
+  list<int> hostValueOperands = [];
+  // The results depend only on the operands' shapes (gopt.shape), so the
+  // host computes them without the operands' data.
+  bit readsOperandShapesOnly = 0;
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
@@ -336,6 +345,7 @@ def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
   let arguments = (ins Gopt_Tensor:$x);
   let results = (outs Gopt_I64Tensor:$shape);
   let runtimeShapeFunction = "shapeOfShape";
+  let readsOperandShapesOnly = 1;
   let resultElementType = "i64";
   let hasFolder = 1;
   let hasVerifier = 0;
@@ -799,5 +809,6 @@ include "gopt/Dialect/Gopt/IR/GoptLogicOps.td"
 include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
 include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptRnnOps.td"
+include "gopt/Dialect/Gopt/IR/GoptDynamicShapeOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
