@@ -69,6 +69,44 @@ std::string elementTypeName(int32_t type) {
   return name;
 }
 
+/// Whether `v` depends on the data of a graph input (not only its shape):
+/// the runtime evaluates computed shapes from input shapes and constants
+/// only, so such a target stays an import error.
+bool dependsOnInputData(Value v) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value next = work.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    Operation *def = next.getDefiningOp();
+    if (!def)
+      return true;
+    if (isa<ShapeOp>(def))
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
+/// Whether a computed Reshape target can fold to gopt.reshape as
+/// symbolicShape reads it: every entry traces to a constant, to `x`'s own
+/// dimension at its index (ONNX's 0, unless allowzero), or, for one entry
+/// at most, to a value known only at run time. Otherwise the runtime
+/// evaluates it (gopt.dynamic_reshape).
+bool foldsToStaticTarget(Value shapeValue, Value x, bool allowZero) {
+  std::optional<SmallVector<ShapeEntry>> entries =
+      traceShapeEntries(shapeValue);
+  if (!entries)
+    return false;
+  int runtimeOnly = 0;
+  for (auto [i, e] : llvm::enumerate(*entries))
+    if (e.source &&
+        !(e.source == x && e.dim == static_cast<int64_t>(i) && !allowZero))
+      ++runtimeOnly;
+  return runtimeOnly <= 1;
+}
+
 class OnnxImporter : public ImporterBase<OnnxImporter> {
 public:
   using ImporterBase::ImporterBase;
