@@ -249,6 +249,7 @@ private:
   LogicalResult importShrink();
   LogicalResult importHardmax();
   LogicalResult importCastLike();
+  LogicalResult importTrilu();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -2365,6 +2366,45 @@ LogicalResult OnnxImporter::importCastLike() {
       b, loc, cast<RankedTensorType>(x.getType()).clone(elementType), x));
 }
 
+/// Trilu: x where the column minus the row is at least k (upper) or at most
+/// k (lower), else 0, as a where over a constant mask of the last two
+/// (static) dimensions, broadcast over the others.
+LogicalResult OnnxImporter::importTrilu() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  if (rank < 2)
+    return failNode(
+        llvm::formatv("expects rank 2 or more, got {0}", formatShape(in)));
+  int64_t rows = in[rank - 2], cols = in[rank - 1];
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols))
+    return failNode(
+        llvm::formatv("dynamic rows or columns (input {0}) are not supported",
+                      formatShape(in)));
+  int64_t k = 0;
+  if (node->input_size() > 1 && !node->input(1).empty()) {
+    FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
+    if (failed(kValues))
+      return failure();
+    if (kValues->size() != 1)
+      return failNode(llvm::formatv("k '{0}' must hold one value, got {1}",
+                                    node->input(1), kValues->size()));
+    k = kValues->front();
+  }
+  bool upper = intAttr("upper", 1) != 0;
+  SmallVector<bool> keep;
+  keep.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(upper ? j - i >= k : j - i <= k);
+  auto maskType = RankedTensorType::get({rows, cols}, b.getI1Type());
+  Value mask =
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(maskType, keep));
+  Value zero =
+      createScalarConstant(b, loc, getElementTypeOrSelf(x.getType()), 0.0);
+  return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
+}
+
 /// Expand and Tile: input 1 (the target shape, the repeats) must be a
 /// constant; it becomes the gopt op's array attribute.
 template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
@@ -2497,6 +2537,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"Trilu", [](I &i) { return i.importTrilu(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
       {"Upsample", [](I &i) { return i.importResize(); }},
   };
