@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -146,6 +147,31 @@ std::optional<SmallVector<ShapeEntry>> traceShapeEntries(Value v) {
       entries.push_back((*from)[k]);
     return entries;
   }
+  // Shape arithmetic (ONNX functions compute `rank - axis`): entries of
+  // known value combine, broadcasting a single entry.
+  if (isa<AddOp, SubOp, MulOp>(def)) {
+    std::optional<SmallVector<ShapeEntry>> lhs =
+        traceShapeEntries(def->getOperand(0));
+    std::optional<SmallVector<ShapeEntry>> rhs =
+        traceShapeEntries(def->getOperand(1));
+    if (!lhs || !rhs)
+      return std::nullopt;
+    size_t n = std::max(lhs->size(), rhs->size());
+    if ((lhs->size() != n && lhs->size() != 1) ||
+        (rhs->size() != n && rhs->size() != 1))
+      return std::nullopt;
+    for (size_t i = 0; i < n; ++i) {
+      const ShapeEntry &l = (*lhs)[lhs->size() == 1 ? 0 : i];
+      const ShapeEntry &r = (*rhs)[rhs->size() == 1 ? 0 : i];
+      if (l.source || r.source)
+        return std::nullopt;
+      int64_t v = isa<AddOp>(def)   ? l.value + r.value
+                  : isa<SubOp>(def) ? l.value - r.value
+                                    : l.value * r.value;
+      entries.push_back({v, Value(), 0});
+    }
+    return entries;
+  }
   // Same entries, another 0-d/1-D shape or integer type.
   if (isa<ReshapeOp, CastOp, IdentityOp>(def))
     return traceShapeEntries(def->getOperand(0));
@@ -250,6 +276,8 @@ private:
   LogicalResult importHardmax();
   LogicalResult importCastLike();
   LogicalResult importTrilu();
+  LogicalResult importNeg();
+  LogicalResult importEinsum();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -1012,8 +1040,9 @@ OnnxImporter::symbolicShape(StringRef shapeName, Value x, StringRef what) {
   std::optional<SmallVector<ShapeEntry>> entries =
       traceShapeEntries(values.lookup(shapeName));
   if (!entries)
-    return failNode(llvm::formatv("input '{0}' ({1}) must be a constant, or "
-                                  "computed from static shapes and constants",
+    return failNode(llvm::formatv("input '{0}' must be a constant, or "
+                                  "computed from static shapes and constants "
+                                  "({1})",
                                   shapeName, what));
   SmallVector<int64_t> shape;
   int runtimeOnly = 0;
@@ -1743,10 +1772,25 @@ LogicalResult OnnxImporter::importTopK() {
   return success();
 }
 
+/// Shape; `start` and `end` (opset 15) slice the dims, negative ones
+/// counting from the end, both clamped to the rank.
 LogicalResult OnnxImporter::importShape() {
-  if (attr("start") || attr("end"))
-    return failNode("'start'/'end' attributes are not supported");
-  return unary<ShapeOp>();
+  GET_INPUT(x, 0);
+  auto shape = createInferred<ShapeOp>(b, loc, x);
+  if (!shape)
+    return failOp();
+  if (!attr("start") && !attr("end")) {
+    setOutput(0, shape);
+    return success();
+  }
+  int64_t rank = shapeOf(x).size();
+  auto clampToRank = [&](int64_t i) {
+    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+  };
+  int64_t start = clampToRank(intAttr("start", 0));
+  int64_t end = std::max(start, clampToRank(intAttr("end", rank)));
+  return setResult(createInferred<SliceOp>(b, loc, shape, i64s({start}),
+                                           i64s({end}), i64s({1})));
 }
 
 LogicalResult OnnxImporter::checkLegacyNode() {
@@ -2306,16 +2350,16 @@ LogicalResult OnnxImporter::importHardmax() {
     ArrayRef<int64_t> shape = shapeOf(v);
     int64_t size = shape[along];
     if (ShapedType::isDynamic(size)) {
-      failNode(llvm::formatv("Hardmax along the dynamic axis {0} is not "
-                             "supported",
-                             along));
+      (void)failNode(llvm::formatv("Hardmax along the dynamic axis {0} is not "
+                                   "supported",
+                                   along));
       return Value();
     }
     auto index =
         createInferred<ArgMaxOp>(b, loc, v, b.getI64IntegerAttr(along),
                                  b.getBoolAttr(true), b.getBoolAttr(false));
     if (!index) {
-      failOp();
+      (void)failOp();
       return Value();
     }
     SmallVector<int64_t> iotaShape(shape.size(), 1), iota;
@@ -2325,14 +2369,14 @@ LogicalResult OnnxImporter::importHardmax() {
     Value positions = createI64Constant(b, loc, iotaShape, iota);
     auto hit = createInferred<EqualOp>(b, loc, index, positions);
     if (!hit) {
-      failOp();
+      (void)failOp();
       return Value();
     }
     auto hitType = cast<RankedTensorType>(hit.getType());
     Value y = createTyped<CastOp>(
         b, loc, hitType.clone(getElementTypeOrSelf(v.getType())), hit);
     if (!y)
-      failOp();
+      (void)failOp();
     return y;
   };
   if (opset >= 13 || axis == rank - 1) {
@@ -2405,6 +2449,239 @@ LogicalResult OnnxImporter::importTrilu() {
   return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
 }
 
+/// Neg: gopt.neg is a float op; an integer Neg (ONNX functions negate
+/// axes) is 0 - x.
+LogicalResult OnnxImporter::importNeg() {
+  GET_INPUT(x, 0);
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (isa<FloatType>(elementType))
+    return setResult(createInferred<NegOp>(b, loc, x));
+  Value zero = createScalarConstant(b, loc, elementType, 0.0);
+  return setResult(createInferred<SubOp>(b, loc, zero, x));
+}
+
+/// Einsum of one or two operands as reduce_sum, transposes, reshapes and
+/// one batched matmul: labels of both operands and the output are the
+/// matmul's batch dims, labels of both but not the output its contraction,
+/// the others its rows and columns. An ellipsis stands for the same leading
+/// dims in every operand. Diagonals (a label twice in one operand) and more
+/// than two operands are refused.
+LogicalResult OnnxImporter::importEinsum() {
+  std::string equation;
+  for (char c : stringAttr("equation", ""))
+    if (c != ' ')
+      equation.push_back(c);
+  int numInputs = node->input_size();
+  if (numInputs < 1 || numInputs > 2)
+    return failNode(llvm::formatv(
+        "Einsum of {0} operands is not supported (one or two)", numInputs));
+  SmallVector<Value> operands;
+  for (int i = 0; i < numInputs; ++i) {
+    GET_INPUT(v, i);
+    operands.push_back(v);
+  }
+  size_t arrow = equation.find("->");
+  std::string lhsText = equation.substr(0, arrow);
+  SmallVector<std::string> terms;
+  for (StringRef t : llvm::split(StringRef(lhsText), ','))
+    terms.push_back(t.str());
+  if (static_cast<int>(terms.size()) != numInputs)
+    return failNode(llvm::formatv("equation '{0}' has {1} terms for {2} inputs",
+                                  equation, terms.size(), numInputs));
+  // Labels: letters; an ellipsis' dims get the digits, right-aligned, so the
+  // same ellipsis dim has the same label in every operand.
+  int64_t ellipsisRank = -1;
+  auto expand = [&](StringRef term, int64_t rank,
+                    std::string &labels) -> LogicalResult {
+    size_t dots = term.find("...");
+    int64_t letters = term.size() - (dots == StringRef::npos ? 0 : 3);
+    for (char c : term)
+      if (c != '.' && !llvm::isAlpha(c))
+        return failNode(llvm::formatv("bad label '{0}' in '{1}'", c, equation));
+    if (dots == StringRef::npos) {
+      if (letters != rank)
+        return failNode(llvm::formatv("term '{0}' has {1} labels for rank {2}",
+                                      term, letters, rank));
+      labels = term.str();
+      return success();
+    }
+    int64_t width = rank - letters;
+    if (width < 0 || width > 10 || (ellipsisRank >= 0 && width != ellipsisRank))
+      return failNode(llvm::formatv(
+          "ellipses of different or invalid widths in '{0}' are not supported",
+          equation));
+    ellipsisRank = width;
+    labels = term.substr(0, dots).str();
+    for (int64_t j = 0; j < width; ++j)
+      labels.push_back('0' + (10 - width + j));
+    labels += term.substr(dots + 3).str();
+    return success();
+  };
+  SmallVector<std::string> labels(numInputs);
+  llvm::DenseMap<char, int64_t> dimOf;
+  for (int i = 0; i < numInputs; ++i) {
+    ArrayRef<int64_t> shape = shapeOf(operands[i]);
+    if (failed(expand(terms[i], shape.size(), labels[i])))
+      return failure();
+    for (auto [j, c] : llvm::enumerate(labels[i])) {
+      if (llvm::count(labels[i], c) > 1)
+        return failNode(llvm::formatv(
+            "diagonals (label '{0}' twice in one operand) are not supported",
+            c));
+      auto [it, inserted] = dimOf.try_emplace(c, shape[j]);
+      if (!inserted && it->second != shape[j]) {
+        if (ShapedType::isDynamic(it->second))
+          it->second = shape[j];
+        else if (!ShapedType::isDynamic(shape[j]))
+          return failNode(llvm::formatv("label '{0}' has sizes {1} and {2}", c,
+                                        it->second, shape[j]));
+      }
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    StringRef outTerm = StringRef(equation).substr(arrow + 2);
+    if (outTerm.contains("...")) {
+      if (ellipsisRank < 0)
+        return failNode("the output has an ellipsis the inputs lack");
+      if (failed(expand(outTerm, outTerm.size() - 3 + ellipsisRank, out)))
+        return failure();
+    } else {
+      if (failed(expand(outTerm, outTerm.size(), out)))
+        return failure();
+    }
+    for (char c : out)
+      if (!dimOf.count(c) || llvm::count(out, c) > 1)
+        return failNode(llvm::formatv("bad output label '{0}'", c));
+  } else {
+    // Implicit output: the ellipsis, then the labels used once, sorted.
+    for (int64_t j = 0; j < std::max<int64_t>(ellipsisRank, 0); ++j)
+      out.push_back('0' + (10 - ellipsisRank + j));
+    std::string once;
+    for (auto &[c, dim] : dimOf) {
+      int uses = 0;
+      for (const std::string &l : labels)
+        uses += llvm::count(l, c);
+      if (uses == 1 && llvm::isAlpha(c))
+        once.push_back(c);
+    }
+    llvm::sort(once);
+    out += once;
+  }
+  auto reshapeOrNull = [&](Value v, ArrayRef<int64_t> dims) -> Value {
+    if (llvm::equal(dims, shapeOf(v)))
+      return v;
+    SmallVector<int64_t> target(dims.begin(), dims.end());
+    if (llvm::count_if(target, ShapedType::isDynamic) > 1) {
+      (void)failNode(
+          llvm::formatv("Einsum '{0}' needs a reshape with more than one "
+                        "dynamic dimension, which is not supported",
+                        equation));
+      return Value();
+    }
+    for (int64_t &d : target)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    auto op = createInferred<ReshapeOp>(b, loc, v, i64s(target));
+    if (!op)
+      (void)failOp();
+    return op;
+  };
+  auto transposeOrNull = [&](Value v, StringRef from, StringRef to) -> Value {
+    SmallVector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(from.find(c));
+    bool identity = true;
+    for (auto [i, p] : llvm::enumerate(perm))
+      identity &= static_cast<int64_t>(i) == p;
+    if (identity)
+      return v;
+    auto op = createInferred<TransposeOp>(b, loc, v, i64s(perm));
+    if (!op)
+      (void)failOp();
+    return op;
+  };
+  // Sum out what only one operand has and the output lacks.
+  for (int i = 0; i < numInputs; ++i) {
+    SmallVector<int64_t> axes;
+    std::string kept;
+    for (auto [j, c] : llvm::enumerate(labels[i])) {
+      bool elsewhere = out.find(c) != std::string::npos;
+      for (int k = 0; k < numInputs; ++k)
+        elsewhere |= k != i && labels[k].find(c) != std::string::npos;
+      if (elsewhere)
+        kept.push_back(c);
+      else
+        axes.push_back(j);
+    }
+    if (axes.empty())
+      continue;
+    auto sum = createInferred<ReduceSumOp>(b, loc, operands[i], i64s(axes),
+                                           b.getBoolAttr(false));
+    if (!sum)
+      return failOp();
+    operands[i] = sum;
+    labels[i] = kept;
+  }
+  if (numInputs == 1) {
+    Value y = transposeOrNull(operands[0], labels[0], out);
+    if (!y)
+      return failure();
+    setOutput(0, y);
+    return success();
+  }
+  std::string batch, rows, contract, cols;
+  for (char c : out) {
+    bool inA = labels[0].find(c) != std::string::npos;
+    bool inB = labels[1].find(c) != std::string::npos;
+    (inA && inB ? batch : inA ? rows : cols).push_back(c);
+  }
+  for (char c : labels[0])
+    if (labels[1].find(c) != std::string::npos &&
+        out.find(c) == std::string::npos)
+      contract.push_back(c);
+  auto sizes = [&](StringRef group) {
+    SmallVector<int64_t> dims;
+    for (char c : group)
+      dims.push_back(dimOf[c]);
+    return dims;
+  };
+  auto product = [&](StringRef group) {
+    int64_t p = 1;
+    for (char c : group) {
+      if (ShapedType::isDynamic(dimOf[c]))
+        return ShapedType::kDynamic;
+      p *= dimOf[c];
+    }
+    return p;
+  };
+  // A as [batch..., rows, contract], B as [batch..., contract, cols].
+  Value a = transposeOrNull(operands[0], labels[0], batch + rows + contract);
+  Value bt =
+      a ? transposeOrNull(operands[1], labels[1], batch + contract + cols)
+        : Value();
+  if (!a || !bt)
+    return failure();
+  SmallVector<int64_t> aDims = sizes(batch), bDims = sizes(batch);
+  aDims.append({product(rows), product(contract)});
+  bDims.append({product(contract), product(cols)});
+  a = reshapeOrNull(a, aDims);
+  bt = a ? reshapeOrNull(bt, bDims) : Value();
+  if (!a || !bt)
+    return failure();
+  auto mm = createInferred<MatMulOp>(b, loc, a, bt, b.getBoolAttr(false),
+                                     b.getBoolAttr(false));
+  if (!mm)
+    return failOp();
+  SmallVector<int64_t> yDims = sizes(batch + rows + cols);
+  Value y = reshapeOrNull(mm, yDims);
+  y = y ? transposeOrNull(y, batch + rows + cols, out) : Value();
+  if (!y)
+    return failure();
+  setOutput(0, y);
+  return success();
+}
+
 /// Expand and Tile: input 1 (the target shape, the repeats) must be a
 /// constant; it becomes the gopt op's array attribute.
 template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
@@ -2469,6 +2746,7 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
       {"Dropout", [](I &i) { return i.importDropout(); }},
+      {"Einsum", [](I &i) { return i.importEinsum(); }},
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"Expand", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
@@ -2494,7 +2772,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Mean", [](I &i) { return i.importMean(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
-      {"Neg", [](I &i) { return i.unary<NegOp>(); }},
+      {"Neg", [](I &i) { return i.importNeg(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
       {"QuantizeLinear",

@@ -11,9 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1]
 
 
-def save(name, nodes, inputs, outputs, inits=()):
+def save(name, nodes, inputs, outputs, inits=(), opset=13):
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.save(model, os.path.join(out, name))
 
@@ -82,3 +82,11 @@ save("mean_int.onnx", [helper.make_node("Mean", ["x", "x"], ["y"], name="avg")],
 # Hardmax along a dynamic axis cannot build its index constant.
 save("hardmax_dynamic.onnx", [helper.make_node("Hardmax", ["x"], ["y"], name="hm")],
      [vi("x", [2, "n"])], [anyshape("y", 2)])
+# Trilu builds its mask for static rows and columns only.
+save("trilu_dynamic.onnx", [helper.make_node("Trilu", ["x"], ["y"], name="tri")],
+     [vi("x", [3, "n"])], [anyshape("y", 2)], opset=14)
+# Shape's start and end slice the dims; an integer Neg is 0 - x.
+save("shape_slice.onnx",
+     [helper.make_node("Shape", ["x"], ["s"], name="dims", start=1, end=-1),
+      helper.make_node("Neg", ["s"], ["y"], name="negate")],
+     [vi("x", [2, 3, 4, 5])], [anyshape("y", 1, TensorProto.INT64)], opset=15)
