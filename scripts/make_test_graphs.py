@@ -191,8 +191,8 @@ def onnx_ops():
          "onnx_misc.onnx")
 
     # Errors.
-    save(model([helper.make_node("Hardmax", ["x"], ["y"], name="hm")],
-               [vi("x", ["N", 4])], [vi("y", None)]), "onnx_err_unsupported.onnx")
+    save(model([helper.make_node("Det", ["x"], ["y"], name="det")],
+               [vi("x", ["N", 4, 4])], [vi("y", None)]), "onnx_err_unsupported.onnx")
     save(model([helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")],
                [vi("a", [2, 3]), vi("b", [4])], [vi("y", [2, 3])]), "onnx_err_shape.onnx",
          check=False)

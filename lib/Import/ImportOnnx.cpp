@@ -197,6 +197,20 @@ private:
   LogicalResult importTopK();
   LogicalResult importRecurrent(int64_t gates);
   LogicalResult importScatter(bool elements);
+  // Compositions and folds of ops gopt has no op for.
+  LogicalResult setConstantOutput(int i, onnx::TensorProto tensor);
+  LogicalResult importSplit();
+  LogicalResult importSize();
+  LogicalResult importConstantOfShape();
+  LogicalResult importRange();
+  LogicalResult importMean();
+  LogicalResult importDepthToSpace(bool toSpace);
+  LogicalResult importShrink();
+  LogicalResult importHardmax();
+  LogicalResult importCastLike();
+  LogicalResult importTrilu();
+  LogicalResult importNeg();
+  LogicalResult importEinsum();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -1920,10 +1934,25 @@ LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
   return success();
 }
 
+/// Shape; `start` and `end` (opset 15) slice the dims, negative ones
+/// counting from the end, both clamped to the rank.
 LogicalResult OnnxImporter::importShape() {
-  if (attr("start") || attr("end"))
-    return failNode("'start'/'end' attributes are not supported");
-  return unary<ShapeOp>();
+  GET_INPUT(x, 0);
+  auto shape = createInferred<ShapeOp>(b, loc, x);
+  if (!shape)
+    return failOp();
+  if (!attr("start") && !attr("end")) {
+    setOutput(0, shape);
+    return success();
+  }
+  int64_t rank = shapeOf(x).size();
+  auto clampToRank = [&](int64_t i) {
+    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+  };
+  int64_t start = clampToRank(intAttr("start", 0));
+  int64_t end = std::max(start, clampToRank(intAttr("end", rank)));
+  return setResult(createInferred<SliceOp>(b, loc, shape, i64s({start}),
+                                           i64s({end}), i64s({1})));
 }
 
 LogicalResult OnnxImporter::checkLegacyNode() {
@@ -2137,6 +2166,684 @@ LogicalResult OnnxImporter::importLegacyPRelu() {
   return setResult(createInferred<PReluOp>(b, loc, x, slope));
 }
 
+//===----------------------------------------------------------------------===//
+// Compositions and folds: ONNX ops gopt has no op for
+//===----------------------------------------------------------------------===//
+
+/// Output `i` as a constant folded at import time, also registered as a
+/// constant so that later nodes (Reshape's shape, Slice's starts) read it.
+LogicalResult OnnxImporter::setConstantOutput(int i, onnx::TensorProto tensor) {
+  onnx::TensorProto &t = ownedTensors.emplace_back(std::move(tensor));
+  RankedTensorType type;
+  std::vector<char> bytes;
+  if (failed(decodeTensor(t, "its folded value", type, bytes))) {
+    std::string reason = error;
+    error.clear();
+    return failNode(reason);
+  }
+  if (i >= node->output_size() || node->output(i).empty())
+    return success();
+  constants[node->output(i)] = &t;
+  setOutput(i, createConstant(b, loc, type, bytes, node->output(i)));
+  return success();
+}
+
+/// Split: one slice per output, sized by `split` (an attribute before opset
+/// 13, an input since) or equal parts.
+LogicalResult OnnxImporter::importSplit() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  int64_t axis = intAttr("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return failNode(
+        llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> sizes;
+  if (opset < 13) {
+    if (auto s = intsAttr("split"))
+      sizes = *s;
+  } else if (node->input_size() > 1 && !node->input(1).empty()) {
+    FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
+    if (failed(s))
+      return failure();
+    sizes = *s;
+  }
+  int64_t parts = node->output_size();
+  int64_t dim = in[axis];
+  if (sizes.empty()) {
+    if (ShapedType::isDynamic(dim))
+      return failNode(llvm::formatv(
+          "an equal split of dynamic axis {0} is not supported", axis));
+    if (parts == 0 || dim % parts != 0)
+      return failNode(llvm::formatv(
+          "axis {0} of size {1} does not split into {2} equal parts", axis, dim,
+          parts));
+    sizes.assign(parts, dim / parts);
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts)
+    return failNode(llvm::formatv("'split' has {0} sizes for {1} outputs",
+                                  sizes.size(), parts));
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return failNode("'split' sizes must not be negative");
+  int64_t total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  if (!ShapedType::isDynamic(dim) && total != dim)
+    return failNode(
+        llvm::formatv("'split' sizes add up to {0}, but axis {1} has size {2}",
+                      total, axis, dim));
+  int64_t start = 0;
+  for (int64_t i = 0; i < parts; ++i) {
+    SmallVector<int64_t> starts(rank, 0),
+        ends(rank, std::numeric_limits<int64_t>::max()), steps(rank, 1);
+    starts[axis] = start;
+    ends[axis] = start + sizes[i];
+    start += sizes[i];
+    auto slice = createInferred<SliceOp>(b, loc, x, i64s(starts), i64s(ends),
+                                         i64s(steps));
+    if (!slice)
+      return failOp();
+    setOutput(i, slice);
+  }
+  return success();
+}
+
+/// Size folds to a constant: gopt has no op for it, and a static shape's
+/// element count is known at import.
+LogicalResult OnnxImporter::importSize() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return failNode(llvm::formatv(
+        "Size of the dynamic shape {0} is not supported (only static shapes "
+        "fold)",
+        formatShape(shape)));
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_int64_data(count);
+  return setConstantOutput(0, std::move(t));
+}
+
+/// ConstantOfShape folds to a constant of its (constant or statically
+/// computed) shape.
+LogicalResult OnnxImporter::importConstantOfShape() {
+  GET_INPUT(shapeValue, 0);
+  SmallVector<int64_t> dims;
+  if (isConstant(node->input(0))) {
+    FailureOr<SmallVector<int64_t>> d = constantInts(node->input(0));
+    if (failed(d))
+      return failure();
+    dims = *d;
+  } else {
+    std::optional<SmallVector<ShapeEntry>> entries =
+        traceShapeEntries(shapeValue);
+    if (!entries || llvm::any_of(*entries, [](const ShapeEntry &e) {
+          return static_cast<bool>(e.source);
+        }))
+      return failNode(llvm::formatv("input '{0}' must be a constant, or "
+                                    "computed from static shapes (the shape)",
+                                    node->input(0)));
+    for (const ShapeEntry &e : *entries)
+      dims.push_back(e.value);
+  }
+  onnx::TensorProto element;
+  if (const onnx::AttributeProto *a = attr("value")) {
+    element = a->t();
+  } else {
+    element.set_data_type(onnx::TensorProto::FLOAT);
+    element.add_float_data(0.0f);
+  }
+  RankedTensorType elementType;
+  std::vector<char> one;
+  if (failed(decodeTensor(element, "attribute 'value'", elementType, one))) {
+    std::string reason = error;
+    error.clear();
+    return failNode(reason);
+  }
+  if (elementType.getNumElements() != 1)
+    return failNode(
+        llvm::formatv("attribute 'value' must hold one element, got {0}",
+                      elementType.getNumElements()));
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0)
+      return failNode(llvm::formatv("negative dimension {0} in shape {1}", d,
+                                    formatShape(dims)));
+    if (d > 0 && count > (int64_t(1) << 28) / d)
+      return failNode(
+          llvm::formatv("shape {0} is too large to fold", formatShape(dims)));
+    count *= d;
+  }
+  onnx::TensorProto t;
+  t.set_data_type(element.data_type());
+  for (int64_t d : dims)
+    t.add_dims(d);
+  std::string raw;
+  raw.reserve(count * one.size());
+  for (int64_t i = 0; i < count; ++i)
+    raw.append(one.begin(), one.end());
+  t.set_raw_data(std::move(raw));
+  return setConstantOutput(0, std::move(t));
+}
+
+/// Range folds to a constant when start, limit and delta are constants.
+LogicalResult OnnxImporter::importRange() {
+  if (node->input_size() != 3)
+    return failNode(
+        llvm::formatv("expects 3 inputs, got {0}", node->input_size()));
+  SmallVector<DenseElementsAttr> bounds;
+  for (int i = 0; i < 3; ++i) {
+    FailureOr<DenseElementsAttr> v = constantAttr(node->input(i));
+    if (failed(v))
+      return failure();
+    if (v->getNumElements() != 1)
+      return failNode(
+          llvm::formatv("input '{0}' must be a scalar", node->input(i)));
+    bounds.push_back(*v);
+  }
+  Type elementType = bounds[0].getElementType();
+  int32_t dataType = constants.lookup(node->input(0))->data_type();
+  onnx::TensorProto t;
+  t.set_data_type(dataType);
+  if (isa<FloatType>(elementType)) {
+    if (!elementType.isF32())
+      return failNode("Range of a float type other than f32 is not supported");
+    auto get = [&](int i) {
+      return static_cast<double>(*bounds[i].getValues<float>().begin());
+    };
+    double start = get(0), limit = get(1), delta = get(2);
+    if (delta == 0)
+      return failNode("delta must not be 0");
+    int64_t n = std::max<int64_t>(std::ceil((limit - start) / delta), 0);
+    if (n > (int64_t(1) << 28))
+      return failNode(llvm::formatv("{0} elements are too many to fold", n));
+    t.add_dims(n);
+    for (int64_t i = 0; i < n; ++i)
+      t.add_float_data(static_cast<float>(start + i * delta));
+    return setConstantOutput(0, std::move(t));
+  }
+  auto get = [&](int i) {
+    return (*bounds[i].getValues<APInt>().begin()).getSExtValue();
+  };
+  int64_t start = get(0), limit = get(1), delta = get(2);
+  if (delta == 0)
+    return failNode("delta must not be 0");
+  // ceil((limit - start) / delta) in integers, either sign of delta.
+  int64_t span = limit - start;
+  int64_t n =
+      span / delta + ((span % delta != 0) && ((span < 0) == (delta < 0)));
+  n = std::max<int64_t>(n, 0);
+  if (n > (int64_t(1) << 28))
+    return failNode(llvm::formatv("{0} elements are too many to fold", n));
+  t.add_dims(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (dataType == onnx::TensorProto::INT64)
+      t.add_int64_data(start + i * delta);
+    else
+      t.add_int32_data(static_cast<int32_t>(start + i * delta));
+  }
+  return setConstantOutput(0, std::move(t));
+}
+
+/// Mean: the sum of the inputs (broadcast) divided by their count.
+LogicalResult OnnxImporter::importMean() {
+  if (node->input_size() < 1)
+    return failNode("needs at least one input");
+  GET_INPUT(acc, 0);
+  for (int i = 1; i < node->input_size(); ++i) {
+    GET_INPUT(next, i);
+    auto add = createInferred<AddOp>(b, loc, acc, next);
+    if (!add)
+      return failOp();
+    acc = add;
+  }
+  if (node->input_size() == 1) {
+    setOutput(0, acc);
+    return success();
+  }
+  Type elementType = getElementTypeOrSelf(acc.getType());
+  if (!isa<FloatType>(elementType))
+    return failNode("Mean of integers is not supported (gopt averages floats)");
+  Value count =
+      createScalarConstant(b, loc, elementType, double(node->input_size()));
+  return setResult(createInferred<DivOp>(b, loc, acc, count));
+}
+
+/// DepthToSpace (DCR and CRD) and SpaceToDepth: a reshape to six dimensions,
+/// a transpose and a reshape back, as ONNX defines them.
+LogicalResult OnnxImporter::importDepthToSpace(bool toSpace) {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  if (in.size() != 4)
+    return failNode(
+        llvm::formatv("expects a rank-4 NCHW input, got {0}", formatShape(in)));
+  const onnx::AttributeProto *blockAttr = attr("blocksize");
+  if (!blockAttr)
+    return failNode("missing attribute 'blocksize'");
+  int64_t bs = blockAttr->i();
+  if (bs < 1)
+    return failNode(llvm::formatv("blocksize {0} must be positive", bs));
+  int64_t n = ShapedType::isDynamic(in[0]) ? -1 : in[0];
+  int64_t c = in[1], h = in[2], w = in[3];
+  if (ShapedType::isDynamic(c) || ShapedType::isDynamic(h) ||
+      ShapedType::isDynamic(w))
+    return failNode(llvm::formatv(
+        "dynamic C, H or W (input {0}) is not supported", formatShape(in)));
+  SmallVector<int64_t> split, perm, out;
+  if (toSpace) {
+    if (h % bs || w % bs)
+      return failNode(
+          llvm::formatv("H and W of {0} must be multiples of blocksize {1}",
+                        formatShape(in), bs));
+    split = {n, c, h / bs, bs, w / bs, bs};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, c * bs * bs, h / bs, w / bs};
+  } else {
+    if (c % (bs * bs))
+      return failNode(
+          llvm::formatv("C of {0} must be a multiple of blocksize^2 = {1}",
+                        formatShape(in), bs * bs));
+    std::string mode = stringAttr("mode", "DCR");
+    int64_t depth = c / (bs * bs);
+    if (mode == "DCR") {
+      split = {n, bs, bs, depth, h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      split = {n, depth, bs, bs, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      return failNode(
+          llvm::formatv("unknown mode '{0}' (expected DCR or CRD)", mode));
+    }
+    out = {n, depth, h * bs, w * bs};
+  }
+  auto blocks = createInferred<ReshapeOp>(b, loc, x, i64s(split));
+  if (!blocks)
+    return failOp();
+  auto moved = createInferred<TransposeOp>(b, loc, blocks, i64s(perm));
+  if (!moved)
+    return failOp();
+  return reshapeTo(moved, out);
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+LogicalResult OnnxImporter::importShrink() {
+  GET_INPUT(x, 0);
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(elementType))
+    return failNode("Shrink of integers is not supported (gopt shrinks "
+                    "floats)");
+  double lambd = floatAttr("lambd", 0.5f), bias = floatAttr("bias", 0.0f);
+  Value low = createScalarConstant(b, loc, elementType, -lambd);
+  Value high = createScalarConstant(b, loc, elementType, lambd);
+  Value shift = createScalarConstant(b, loc, elementType, bias);
+  Value zero = createScalarConstant(b, loc, elementType, 0.0);
+  auto below = createInferred<LessOp>(b, loc, x, low);
+  auto above = createInferred<GreaterOp>(b, loc, x, high);
+  auto plus = createInferred<AddOp>(b, loc, x, shift);
+  auto minus = createInferred<SubOp>(b, loc, x, shift);
+  if (!below || !above || !plus || !minus)
+    return failOp();
+  auto upper = createInferred<WhereOp>(b, loc, above, minus, zero);
+  if (!upper)
+    return failOp();
+  return setResult(createInferred<WhereOp>(b, loc, below, plus, upper));
+}
+
+/// Hardmax: 1 at the first maximum along the axis, 0 elsewhere, as the
+/// arg_max compared with the axis' indices. Before opset 13 the axis
+/// flattens the dimensions from it on, as Softmax's does.
+LogicalResult OnnxImporter::importHardmax() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  int64_t axis = intAttr("axis", opset < 13 ? 1 : -1);
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return failNode(
+        llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+  if (axis < 0)
+    axis += rank;
+  auto oneHot = [&](Value v, int64_t along) -> Value {
+    ArrayRef<int64_t> shape = shapeOf(v);
+    int64_t size = shape[along];
+    if (ShapedType::isDynamic(size)) {
+      (void)failNode(llvm::formatv("Hardmax along the dynamic axis {0} is not "
+                                   "supported",
+                                   along));
+      return Value();
+    }
+    auto index =
+        createInferred<ArgMaxOp>(b, loc, v, b.getI64IntegerAttr(along),
+                                 b.getBoolAttr(true), b.getBoolAttr(false));
+    if (!index) {
+      (void)failOp();
+      return Value();
+    }
+    SmallVector<int64_t> iotaShape(shape.size(), 1), iota;
+    iotaShape[along] = size;
+    for (int64_t i = 0; i < size; ++i)
+      iota.push_back(i);
+    Value positions = createI64Constant(b, loc, iotaShape, iota);
+    auto hit = createInferred<EqualOp>(b, loc, index, positions);
+    if (!hit) {
+      (void)failOp();
+      return Value();
+    }
+    auto hitType = cast<RankedTensorType>(hit.getType());
+    Value y = createTyped<CastOp>(
+        b, loc, hitType.clone(getElementTypeOrSelf(v.getType())), hit);
+    if (!y)
+      (void)failOp();
+    return y;
+  };
+  if (opset >= 13 || axis == rank - 1) {
+    Value y = oneHot(x, axis);
+    if (!y)
+      return failure();
+    setOutput(0, y);
+    return success();
+  }
+  if (llvm::any_of(in, ShapedType::isDynamic))
+    return failNode("Hardmax before opset 13 over a dynamic shape is not "
+                    "supported");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) *= in[i];
+  auto flat = createInferred<ReshapeOp>(b, loc, x, i64s({outer, inner}));
+  if (!flat)
+    return failOp();
+  Value y = oneHot(flat, 1);
+  if (!y)
+    return failure();
+  return reshapeTo(y, in);
+}
+
+/// CastLike: Cast to the element type of input 1.
+LogicalResult OnnxImporter::importCastLike() {
+  GET_INPUT(x, 0);
+  GET_INPUT(like, 1);
+  Type elementType = getElementTypeOrSelf(like.getType());
+  return setResult(createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(x.getType()).clone(elementType), x));
+}
+
+/// Trilu: x where the column minus the row is at least k (upper) or at most
+/// k (lower), else 0, as a where over a constant mask of the last two
+/// (static) dimensions, broadcast over the others.
+LogicalResult OnnxImporter::importTrilu() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  if (rank < 2)
+    return failNode(
+        llvm::formatv("expects rank 2 or more, got {0}", formatShape(in)));
+  int64_t rows = in[rank - 2], cols = in[rank - 1];
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols))
+    return failNode(
+        llvm::formatv("dynamic rows or columns (input {0}) are not supported",
+                      formatShape(in)));
+  int64_t k = 0;
+  if (node->input_size() > 1 && !node->input(1).empty()) {
+    FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
+    if (failed(kValues))
+      return failure();
+    if (kValues->size() != 1)
+      return failNode(llvm::formatv("k '{0}' must hold one value, got {1}",
+                                    node->input(1), kValues->size()));
+    k = kValues->front();
+  }
+  bool upper = intAttr("upper", 1) != 0;
+  SmallVector<bool> keep;
+  keep.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(upper ? j - i >= k : j - i <= k);
+  auto maskType = RankedTensorType::get({rows, cols}, b.getI1Type());
+  Value mask =
+      b.create<ConstantOp>(loc, DenseElementsAttr::get(maskType, keep));
+  Value zero =
+      createScalarConstant(b, loc, getElementTypeOrSelf(x.getType()), 0.0);
+  return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
+}
+
+/// Neg: gopt.neg is a float op; an integer Neg (ONNX functions negate
+/// axes) is 0 - x.
+LogicalResult OnnxImporter::importNeg() {
+  GET_INPUT(x, 0);
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (isa<FloatType>(elementType))
+    return setResult(createInferred<NegOp>(b, loc, x));
+  Value zero = createScalarConstant(b, loc, elementType, 0.0);
+  return setResult(createInferred<SubOp>(b, loc, zero, x));
+}
+
+/// Einsum of one or two operands as reduce_sum, transposes, reshapes and
+/// one batched matmul: labels of both operands and the output are the
+/// matmul's batch dims, labels of both but not the output its contraction,
+/// the others its rows and columns. An ellipsis stands for the same leading
+/// dims in every operand. Diagonals (a label twice in one operand) and more
+/// than two operands are refused.
+LogicalResult OnnxImporter::importEinsum() {
+  std::string equation;
+  for (char c : stringAttr("equation", ""))
+    if (c != ' ')
+      equation.push_back(c);
+  int numInputs = node->input_size();
+  if (numInputs < 1 || numInputs > 2)
+    return failNode(llvm::formatv(
+        "Einsum of {0} operands is not supported (one or two)", numInputs));
+  SmallVector<Value> operands;
+  for (int i = 0; i < numInputs; ++i) {
+    GET_INPUT(v, i);
+    operands.push_back(v);
+  }
+  size_t arrow = equation.find("->");
+  std::string lhsText = equation.substr(0, arrow);
+  SmallVector<std::string> terms;
+  for (StringRef t : llvm::split(StringRef(lhsText), ','))
+    terms.push_back(t.str());
+  if (static_cast<int>(terms.size()) != numInputs)
+    return failNode(llvm::formatv("equation '{0}' has {1} terms for {2} inputs",
+                                  equation, terms.size(), numInputs));
+  // Labels: letters; an ellipsis' dims get the digits, right-aligned, so the
+  // same ellipsis dim has the same label in every operand.
+  int64_t ellipsisRank = -1;
+  auto expand = [&](StringRef term, int64_t rank,
+                    std::string &labels) -> LogicalResult {
+    size_t dots = term.find("...");
+    int64_t letters = term.size() - (dots == StringRef::npos ? 0 : 3);
+    for (char c : term)
+      if (c != '.' && !llvm::isAlpha(c))
+        return failNode(llvm::formatv("bad label '{0}' in '{1}'", c, equation));
+    if (dots == StringRef::npos) {
+      if (letters != rank)
+        return failNode(llvm::formatv("term '{0}' has {1} labels for rank {2}",
+                                      term, letters, rank));
+      labels = term.str();
+      return success();
+    }
+    int64_t width = rank - letters;
+    if (width < 0 || width > 10 || (ellipsisRank >= 0 && width != ellipsisRank))
+      return failNode(llvm::formatv(
+          "ellipses of different or invalid widths in '{0}' are not supported",
+          equation));
+    ellipsisRank = width;
+    labels = term.substr(0, dots).str();
+    for (int64_t j = 0; j < width; ++j)
+      labels.push_back('0' + (10 - width + j));
+    labels += term.substr(dots + 3).str();
+    return success();
+  };
+  SmallVector<std::string> labels(numInputs);
+  llvm::DenseMap<char, int64_t> dimOf;
+  for (int i = 0; i < numInputs; ++i) {
+    ArrayRef<int64_t> shape = shapeOf(operands[i]);
+    if (failed(expand(terms[i], shape.size(), labels[i])))
+      return failure();
+    for (auto [j, c] : llvm::enumerate(labels[i])) {
+      if (llvm::count(labels[i], c) > 1)
+        return failNode(llvm::formatv(
+            "diagonals (label '{0}' twice in one operand) are not supported",
+            c));
+      auto [it, inserted] = dimOf.try_emplace(c, shape[j]);
+      if (!inserted && it->second != shape[j]) {
+        if (ShapedType::isDynamic(it->second))
+          it->second = shape[j];
+        else if (!ShapedType::isDynamic(shape[j]))
+          return failNode(llvm::formatv("label '{0}' has sizes {1} and {2}", c,
+                                        it->second, shape[j]));
+      }
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    StringRef outTerm = StringRef(equation).substr(arrow + 2);
+    if (outTerm.contains("...")) {
+      if (ellipsisRank < 0)
+        return failNode("the output has an ellipsis the inputs lack");
+      if (failed(expand(outTerm, outTerm.size() - 3 + ellipsisRank, out)))
+        return failure();
+    } else {
+      if (failed(expand(outTerm, outTerm.size(), out)))
+        return failure();
+    }
+    for (char c : out)
+      if (!dimOf.count(c) || llvm::count(out, c) > 1)
+        return failNode(llvm::formatv("bad output label '{0}'", c));
+  } else {
+    // Implicit output: the ellipsis, then the labels used once, sorted.
+    for (int64_t j = 0; j < std::max<int64_t>(ellipsisRank, 0); ++j)
+      out.push_back('0' + (10 - ellipsisRank + j));
+    std::string once;
+    for (auto &[c, dim] : dimOf) {
+      int uses = 0;
+      for (const std::string &l : labels)
+        uses += llvm::count(l, c);
+      if (uses == 1 && llvm::isAlpha(c))
+        once.push_back(c);
+    }
+    llvm::sort(once);
+    out += once;
+  }
+  auto reshapeOrNull = [&](Value v, ArrayRef<int64_t> dims) -> Value {
+    if (llvm::equal(dims, shapeOf(v)))
+      return v;
+    SmallVector<int64_t> target(dims.begin(), dims.end());
+    if (llvm::count_if(target, ShapedType::isDynamic) > 1) {
+      (void)failNode(
+          llvm::formatv("Einsum '{0}' needs a reshape with more than one "
+                        "dynamic dimension, which is not supported",
+                        equation));
+      return Value();
+    }
+    for (int64_t &d : target)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    auto op = createInferred<ReshapeOp>(b, loc, v, i64s(target));
+    if (!op)
+      (void)failOp();
+    return op;
+  };
+  auto transposeOrNull = [&](Value v, StringRef from, StringRef to) -> Value {
+    SmallVector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(from.find(c));
+    bool identity = true;
+    for (auto [i, p] : llvm::enumerate(perm))
+      identity &= static_cast<int64_t>(i) == p;
+    if (identity)
+      return v;
+    auto op = createInferred<TransposeOp>(b, loc, v, i64s(perm));
+    if (!op)
+      (void)failOp();
+    return op;
+  };
+  // Sum out what only one operand has and the output lacks.
+  for (int i = 0; i < numInputs; ++i) {
+    SmallVector<int64_t> axes;
+    std::string kept;
+    for (auto [j, c] : llvm::enumerate(labels[i])) {
+      bool elsewhere = out.find(c) != std::string::npos;
+      for (int k = 0; k < numInputs; ++k)
+        elsewhere |= k != i && labels[k].find(c) != std::string::npos;
+      if (elsewhere)
+        kept.push_back(c);
+      else
+        axes.push_back(j);
+    }
+    if (axes.empty())
+      continue;
+    auto sum = createInferred<ReduceSumOp>(b, loc, operands[i], i64s(axes),
+                                           b.getBoolAttr(false));
+    if (!sum)
+      return failOp();
+    operands[i] = sum;
+    labels[i] = kept;
+  }
+  if (numInputs == 1) {
+    Value y = transposeOrNull(operands[0], labels[0], out);
+    if (!y)
+      return failure();
+    setOutput(0, y);
+    return success();
+  }
+  std::string batch, rows, contract, cols;
+  for (char c : out) {
+    bool inA = labels[0].find(c) != std::string::npos;
+    bool inB = labels[1].find(c) != std::string::npos;
+    (inA && inB ? batch : inA ? rows : cols).push_back(c);
+  }
+  for (char c : labels[0])
+    if (labels[1].find(c) != std::string::npos &&
+        out.find(c) == std::string::npos)
+      contract.push_back(c);
+  auto sizes = [&](StringRef group) {
+    SmallVector<int64_t> dims;
+    for (char c : group)
+      dims.push_back(dimOf[c]);
+    return dims;
+  };
+  auto product = [&](StringRef group) {
+    int64_t p = 1;
+    for (char c : group) {
+      if (ShapedType::isDynamic(dimOf[c]))
+        return ShapedType::kDynamic;
+      p *= dimOf[c];
+    }
+    return p;
+  };
+  // A as [batch..., rows, contract], B as [batch..., contract, cols].
+  Value a = transposeOrNull(operands[0], labels[0], batch + rows + contract);
+  Value bt =
+      a ? transposeOrNull(operands[1], labels[1], batch + contract + cols)
+        : Value();
+  if (!a || !bt)
+    return failure();
+  SmallVector<int64_t> aDims = sizes(batch), bDims = sizes(batch);
+  aDims.append({product(rows), product(contract)});
+  bDims.append({product(contract), product(cols)});
+  a = reshapeOrNull(a, aDims);
+  bt = a ? reshapeOrNull(bt, bDims) : Value();
+  if (!a || !bt)
+    return failure();
+  auto mm = createInferred<MatMulOp>(b, loc, a, bt, b.getBoolAttr(false),
+                                     b.getBoolAttr(false));
+  if (!mm)
+    return failOp();
+  SmallVector<int64_t> yDims = sizes(batch + rows + cols);
+  Value y = reshapeOrNull(mm, yDims);
+  y = y ? transposeOrNull(y, batch + rows + cols, out) : Value();
+  if (!y)
+    return failure();
+  setOutput(0, y);
+  return success();
+}
+
 /// Expand and Tile: input 1 (the target shape, the repeats) must be a
 /// constant, or computed from static shapes (PyTorch's zero initial RNN
 /// states: Expand to [layers, x.size(0), hidden]); it becomes the gopt op's
@@ -2182,9 +2889,11 @@ LogicalResult OnnxImporter::importNode() {
              [](I &j) { return j.importBatchNorm(); });
        }},
       {"Cast", [](I &i) { return i.importCast(); }},
+      {"CastLike", [](I &i) { return i.importCastLike(); }},
       {"Clip", [](I &i) { return i.importClip(); }},
       {"Concat", [](I &i) { return i.importConcat(); }},
       {"Constant", [](I &i) { return i.importConstant(); }},
+      {"ConstantOfShape", [](I &i) { return i.importConstantOfShape(); }},
       {"Conv",
        [](I &i) {
          return i.importWindowed1D([](I &j) { return j.importConv(); }, 2);
@@ -2195,10 +2904,13 @@ LogicalResult OnnxImporter::importNode() {
                                    2);
        }},
       {"CumSum", [](I &i) { return i.importCumSum(); }},
+      {"DepthToSpace",
+       [](I &i) { return i.importDepthToSpace(/*toSpace=*/false); }},
       {"DequantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
       {"Dropout", [](I &i) { return i.importDropout(); }},
+      {"Einsum", [](I &i) { return i.importEinsum(); }},
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"Expand", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
@@ -2207,6 +2919,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
+      {"Hardmax", [](I &i) { return i.importHardmax(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
       {"InstanceNormalization", [](I &i) { return i.importInstanceNorm(); }},
       {"LRN", [](I &i) { return i.importLrn(); }},
@@ -2222,14 +2935,16 @@ LogicalResult OnnxImporter::importNode() {
          return i.importWindowed1D(
              [](I &j) { return j.importPool(/*isMax=*/true); }, 1);
        }},
+      {"Mean", [](I &i) { return i.importMean(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
-      {"Neg", [](I &i) { return i.unary<NegOp>(); }},
+      {"Neg", [](I &i) { return i.importNeg(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
       {"QuantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
       {"RNN", [](I &i) { return i.importRecurrent(/*gates=*/1); }},
+      {"Range", [](I &i) { return i.importRange(); }},
       {"ReduceL1", [](I &i) { return i.importReduce("ReduceL1"); }},
       {"ReduceL2", [](I &i) { return i.importReduce("ReduceL2"); }},
       {"ReduceLogSum", [](I &i) { return i.importReduce("ReduceLogSum"); }},
@@ -2251,9 +2966,14 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) { return i.importScatter(/*elements=*/true); }},
       {"ScatterND", [](I &i) { return i.importScatter(/*elements=*/false); }},
       {"Shape", [](I &i) { return i.importShape(); }},
+      {"Shrink", [](I &i) { return i.importShrink(); }},
       {"Sigmoid", [](I &i) { return i.unary<SigmoidOp>(); }},
+      {"Size", [](I &i) { return i.importSize(); }},
       {"Slice", [](I &i) { return i.importSlice(); }},
       {"Softmax", [](I &i) { return i.importSoftmax(/*log=*/false); }},
+      {"SpaceToDepth",
+       [](I &i) { return i.importDepthToSpace(/*toSpace=*/true); }},
+      {"Split", [](I &i) { return i.importSplit(); }},
       {"Sqrt", [](I &i) { return i.unary<SqrtOp>(); }},
       {"Squeeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/false); }},
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
@@ -2262,6 +2982,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"Trilu", [](I &i) { return i.importTrilu(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
       {"Upsample", [](I &i) { return i.importResize(); }},
   };
