@@ -53,24 +53,6 @@ int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// Calls fn(T{}) with the C++ type of a numeric element type; f16/bf16 were
-/// converted to f32 by the wrapper (DTypeSupport::kNumeric).
-template <typename Fn> Status visitNumeric(DType type, Fn &&fn) {
-  switch (type) {
-  case DType::kF32:
-    return fn(float{});
-  case DType::kI8:
-    return fn(int8_t{});
-  case DType::kI32:
-    return fn(int32_t{});
-  case DType::kI64:
-    return fn(int64_t{});
-  default:
-    return unimplemented("element type ", dtypeName(type),
-                         " is not supported by the reference kernel");
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Gathers
 //===----------------------------------------------------------------------===//
@@ -235,7 +217,7 @@ Status scatterElementsKernel(const RefContext &ctx,
   OpAttrs attrs = ctx.attrs();
   int64_t axis = normalizedAxis(attrs.getInt("axis"), x.rank());
   Reduction reduction = parseReduction(attrs.getString("reduction"));
-  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+  return visitElementType(x.dtype(), [&](auto zero) -> Status {
     using T = decltype(zero);
     T *y = out[0].data<T>();
     std::memcpy(y, x.data(), x.byteSize());
@@ -256,7 +238,7 @@ Status scatterNDKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   const Tensor &x = in[0], &indices = in[1], &updates = in[2];
   Reduction reduction = parseReduction(ctx.attrs().getString("reduction"));
   int64_t slice = product(x.shape(), indices.shape().back(), x.rank());
-  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+  return visitElementType(x.dtype(), [&](auto zero) -> Status {
     using T = decltype(zero);
     T *y = out[0].data<T>();
     std::memcpy(y, x.data(), x.byteSize());
@@ -285,7 +267,7 @@ Status argReduceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   int64_t outer = product(x.shape(), 0, axis), n = x.dim(axis);
   int64_t inner = product(x.shape(), axis + 1, x.rank());
   int64_t *result = out[0].data<int64_t>();
-  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+  return visitElementType(x.dtype(), [&](auto zero) -> Status {
     using T = decltype(zero);
     const T *src = x.data<T>();
     for (int64_t o = 0; o < outer; ++o)
@@ -313,7 +295,7 @@ Status cumSumKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   bool reverse = attrs.getBool("reverse");
   int64_t outer = product(x.shape(), 0, axis), n = x.dim(axis);
   int64_t inner = product(x.shape(), axis + 1, x.rank());
-  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+  return visitElementType(x.dtype(), [&](auto zero) -> Status {
     using T = decltype(zero);
     const T *src = x.data<T>();
     T *dst = out[0].data<T>();
@@ -349,7 +331,7 @@ Status topKKernel(const RefContext &ctx, const std::vector<Tensor> &in,
     return invalidArgument("k = ", k, " exceeds dimension ", axis, " of size ",
                            n);
   int64_t *indices = out[1].data<int64_t>();
-  return visitNumeric(x.dtype(), [&](auto zero) -> Status {
+  return visitElementType(x.dtype(), [&](auto zero) -> Status {
     using T = decltype(zero);
     const T *src = x.data<T>();
     T *values = out[0].data<T>();

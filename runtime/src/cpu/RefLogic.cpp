@@ -54,26 +54,6 @@ void forEachBroadcastN(const Shape &out, const std::array<Shape, N> &operands,
   }
 }
 
-/// Calls fn(T{}) with the C++ type of a (non-half) numeric dtype.
-template <typename Fn> Status withNumericType(DType dtype, Fn &&fn) {
-  switch (dtype) {
-  case DType::kF32:
-    return fn(float{});
-  case DType::kI8:
-    return fn(int8_t{});
-  case DType::kI32:
-    return fn(int32_t{});
-  case DType::kI64:
-    return fn(int64_t{});
-  case DType::kU8:
-    return fn(uint8_t{});
-  case DType::kBool:
-    return fn(bool{});
-  default:
-    return unimplemented("element type ", dtypeName(dtype));
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Comparisons and logical ops
 //===----------------------------------------------------------------------===//
@@ -84,7 +64,7 @@ template <Compare C>
 Status compareKernel(const RefContext &, const std::vector<Tensor> &in,
                      std::vector<Tensor> &out) {
   bool *z = out[0].data<bool>();
-  return withNumericType(in[0].dtype(), [&](auto zero) {
+  return visitElementType(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T *a = in[0].data<T>(), *b = in[1].data<T>();
     forEachBroadcast(out[0].shape(), in[0].shape(), in[1].shape(),
@@ -227,7 +207,7 @@ Status divisionKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   if (in[0].dtype() == DType::kBool)
     return invalidArgument("not defined for bool operands");
   bool divByZero = false;
-  GOPT_RETURN_IF_ERROR(withNumericType(in[0].dtype(), [&](auto zero) {
+  GOPT_RETURN_IF_ERROR(visitElementType(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     // Integers compute in int64: INT_MIN % -1 of a narrow type is fine there.
     using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;

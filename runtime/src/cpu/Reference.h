@@ -51,6 +51,28 @@ void registerUnaryMathKernels(KernelRegistry &registry);
 void registerLogicKernels(KernelRegistry &registry);
 void registerDynamicShapeKernels(KernelRegistry &registry);
 
+/// Calls fn(T{}) with the C++ type of an element type the reference kernels
+/// compute in (f16 and bf16 reach them as f32, converted by the wrapper).
+template <typename Fn> Status visitElementType(DType dtype, Fn &&fn) {
+  switch (dtype) {
+  case DType::kF32:
+    return fn(float{});
+  case DType::kI8:
+    return fn(int8_t{});
+  case DType::kI32:
+    return fn(int32_t{});
+  case DType::kI64:
+    return fn(int64_t{});
+  case DType::kU8:
+    return fn(uint8_t{});
+  case DType::kBool:
+    return fn(bool{});
+  default:
+    return unimplemented("element type ", dtypeName(dtype),
+                         " is not supported by the reference kernel");
+  }
+}
+
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 
 // Index arithmetic of a rank-4 activation in NHWC or NCHW.
