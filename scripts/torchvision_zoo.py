@@ -5,7 +5,8 @@
                                [--out docs/torchvision-zoo.md] [--jobs 1]
 
 Each model is built by Debian's torchvision (0.14) with random weights
-(`weights=None`, seeded: nothing is downloaded), exported with
+(`weights=None`, seeded: nothing is downloaded; parameters torchvision
+initializes to zero get small random values, so no output is trivially 0), exported with
 `torch.onnx.export` (opset 17, batch 1, 224x224 or the model's own input
 size), then imported, optimized (`gopt-run --optimize`, the default CPU
 pipeline) and run by gopt on the same input. A model passes when gopt's
@@ -90,6 +91,14 @@ def export(name, segmentation, workdir):
     torch.manual_seed(0)
     model = models.get_model(name, weights=None, **(
         {"weights_backbone": None} if segmentation else {}))
+    # torchvision zero-initializes some layers (ViT's head, the last batch
+    # norm of residual branches in some models); with random weights that
+    # makes the output all zeros and the comparison meaningless, so those
+    # parameters get small random values too.
+    with torch.no_grad():
+        for param in model.parameters():
+            if param.numel() > 1 and not torch.any(param):
+                param.normal_(0.0, 0.02, generator=torch.Generator().manual_seed(2))
     if segmentation:
         model = output_only(model)
     model.eval()

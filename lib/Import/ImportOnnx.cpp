@@ -12,6 +12,7 @@
 #include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
+#include "gopt/Transforms/FoldValue.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -320,6 +321,12 @@ FailureOr<SmallVector<int64_t>> OnnxImporter::constantInts(StringRef name) {
         ints.push_back(e.value);
       return ints;
     }
+  // Anything else the constant folder evaluates from constants and static
+  // shapes (PyTorch's expand(-1, ...): Where(Equal(shape, -1), ...)).
+  if (!isConstant(name))
+    if (DenseElementsAttr folded = foldValue(values.lookup(name)))
+      if (std::optional<SmallVector<int64_t>> ints = integerValues(folded))
+        return *ints;
   FailureOr<DenseElementsAttr> attr = constantAttr(name);
   if (failed(attr))
     return failure();
