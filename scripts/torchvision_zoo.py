@@ -224,7 +224,9 @@ def main():
                                 capture_output=True, text=True).stdout.strip()
         with open(args.out, "w") as f:
             f.write("# torchvision's zoo through gopt\n\n")
-            f.write("Every model of Debian's torchvision 0.14 (random weights, seeded), "
+            which = ("Every model of" if args.models == "all" else
+                     "The %d models below, from" % len(names))
+            f.write(which + " Debian's torchvision 0.14 (random weights, seeded), "
                     "exported by `torch.onnx.export` (opset 17, batch 1), run by "
                     "`gopt-run --optimize` on the CPU and compared with PyTorch's output "
                     "(largest error relative to the largest output value, tolerance %g). "
