@@ -171,25 +171,26 @@ Status recurrentKernel(const RecurrentParams &p, const std::vector<Tensor> &in,
 Status lstmKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
   op_attrs::LstmAttrs a(*ctx.op);
-  return recurrentKernel({Cell::kLstm, a.hiddenSize(), a.direction(), a.clip(),
-                          a.inputForget(), false},
+  return recurrentKernel({Cell::kLstm, a.hiddenSize(), a.direction(),
+                          static_cast<float>(a.clip()), a.inputForget(), false},
                          in, out);
 }
 
 Status gruKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                  std::vector<Tensor> &out) {
   op_attrs::GruAttrs a(*ctx.op);
-  return recurrentKernel({Cell::kGru, a.hiddenSize(), a.direction(), a.clip(),
-                          false, a.linearBeforeReset()},
+  return recurrentKernel({Cell::kGru, a.hiddenSize(), a.direction(),
+                          static_cast<float>(a.clip()), false,
+                          a.linearBeforeReset()},
                          in, out);
 }
 
 Status rnnKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                  std::vector<Tensor> &out) {
   op_attrs::RnnAttrs a(*ctx.op);
-  return recurrentKernel(
-      {Cell::kRnn, a.hiddenSize(), a.direction(), a.clip(), false, false}, in,
-      out);
+  return recurrentKernel({Cell::kRnn, a.hiddenSize(), a.direction(),
+                          static_cast<float>(a.clip()), false, false},
+                         in, out);
 }
 
 } // namespace
