@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvOperands.h"
 #include "Failure.h"
 #include "gopt/Shape/ShapeFunctions.h"
 
@@ -40,16 +41,11 @@ Result inferConv2DTransposeShape(DimsRef input, DimsRef filter,
                                  const DimsRef *bias,
                                  const Conv2DTransposeParams &params,
                                  Dims &result) {
-  if (input.size() != 4)
-    return fail("expects a rank-4 input, got shape ", formatShape(input));
-  if (filter.size() != 4)
-    return fail("expects a rank-4 filter, got shape ", formatShape(filter));
   Layout layout;
-  if (Result r = parseDataFormat(params.dataFormat, layout); r.failed())
+  if (Result r = detail::verifyConvOperands(input, filter, params.dataFormat,
+                                            params.filterFormat, layout);
+      r.failed())
     return r;
-  if (params.filterFormat != "HWIO" && params.filterFormat != "OIHW")
-    return fail("expects filter_format \"HWIO\" or \"OIHW\", got \"",
-                params.filterFormat, "\"");
   if (Result r = requireSize(params.strides, 2, "strides"); r.failed())
     return r;
   if (Result r = requireSize(params.dilations, 2, "dilations"); r.failed())

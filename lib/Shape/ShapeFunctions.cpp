@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gopt/Shape/ShapeFunctions.h"
+#include "ConvOperands.h"
 #include "Failure.h"
 
 #include <algorithm>
@@ -232,18 +233,29 @@ Result verifyChannelOperand(DimsRef operand, int64_t channels,
   return Result::success();
 }
 
-Result inferConv2DShape(DimsRef input, DimsRef filter, const DimsRef *bias,
-                        Conv2DParams params, Dims &result) {
+Result detail::verifyConvOperands(DimsRef input, DimsRef filter,
+                                  std::string_view dataFormat,
+                                  std::string_view filterFormat,
+                                  Layout &layout) {
   if (input.size() != 4)
     return fail("expects a rank-4 input, got shape ", formatShape(input));
   if (filter.size() != 4)
     return fail("expects a rank-4 filter, got shape ", formatShape(filter));
-  Layout layout;
-  if (Result r = parseDataFormat(params.dataFormat, layout); r.failed())
+  if (Result r = parseDataFormat(dataFormat, layout); r.failed())
     return r;
-  if (params.filterFormat != "HWIO" && params.filterFormat != "OIHW")
+  if (filterFormat != "HWIO" && filterFormat != "OIHW")
     return fail("expects filter_format \"HWIO\" or \"OIHW\", got \"",
-                params.filterFormat, "\"");
+                filterFormat, "\"");
+  return Result::success();
+}
+
+Result inferConv2DShape(DimsRef input, DimsRef filter, const DimsRef *bias,
+                        Conv2DParams params, Dims &result) {
+  Layout layout;
+  if (Result r = detail::verifyConvOperands(input, filter, params.dataFormat,
+                                            params.filterFormat, layout);
+      r.failed())
+    return r;
   if (params.activation != "none" && params.activation != "relu" &&
       params.activation != "relu6" && params.activation != "sigmoid")
     return fail("expects activation \"none\", \"relu\", \"relu6\" or "
