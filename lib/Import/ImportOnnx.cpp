@@ -222,6 +222,7 @@ private:
   LogicalResult importOneHot();
   LogicalResult importEyeLike();
   LogicalResult importMeanVarianceNormalization();
+  LogicalResult importReverseSequence();
   LogicalResult importEinsum();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -3006,6 +3007,65 @@ LogicalResult OnnxImporter::importMeanVarianceNormalization() {
   return setResult(createInferred<DivOp>(b, loc, centered, denominator));
 }
 
+/// ReverseSequence: y[.., t, .., b, ..] = x[.., t', .., b, ..] with
+/// t' = len[b] - 1 - t for t < len[b] and t' = t after, as a gather_elements
+/// along the time axis of indices computed from sequence_lens at run time
+/// (expanded to x's static shape).
+LogicalResult OnnxImporter::importReverseSequence() {
+  GET_INPUT(x, 0);
+  GET_INPUT(lengths, 1);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  int64_t batchAxis = intAttr("batch_axis", 1);
+  int64_t timeAxis = intAttr("time_axis", 0);
+  if (rank < 2 || llvm::any_of(in, ShapedType::isDynamic))
+    return failNode(llvm::formatv("expects a static input of rank 2 or more, "
+                                  "got {0}",
+                                  formatShape(in)));
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return failNode(llvm::formatv(
+        "batch_axis {0} and time_axis {1} must be 0 and 1, one each", batchAxis,
+        timeAxis));
+  if (shapeOf(lengths) != ArrayRef<int64_t>{in[batchAxis]})
+    return failNode(llvm::formatv(
+        "sequence_lens {0} must hold one length per batch entry ({1})",
+        formatShape(shapeOf(lengths)), in[batchAxis]));
+  Value lengths64 = lengths;
+  if (!getElementTypeOrSelf(lengths.getType()).isInteger(64)) {
+    lengths64 = createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(lengths.getType()).clone(b.getI64Type()),
+        lengths);
+    if (!lengths64)
+      return failOp();
+  }
+  SmallVector<int64_t> lengthsShape(rank, 1), timesShape(rank, 1), times;
+  lengthsShape[batchAxis] = in[batchAxis];
+  timesShape[timeAxis] = in[timeAxis];
+  for (int64_t t = 0; t < in[timeAxis]; ++t)
+    times.push_back(t);
+  Value time = createI64Constant(b, loc, timesShape, times);
+  auto length =
+      createInferred<ReshapeOp>(b, loc, lengths64, i64s(lengthsShape));
+  if (!length)
+    return failOp();
+  auto last = createInferred<SubOp>(
+      b, loc, length, createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
+  auto inside = createInferred<LessOp>(b, loc, time, length);
+  if (!last || !inside)
+    return failOp();
+  auto mirrored = createInferred<SubOp>(b, loc, last, time);
+  if (!mirrored)
+    return failOp();
+  auto source = createInferred<WhereOp>(b, loc, inside, mirrored, time);
+  if (!source)
+    return failOp();
+  auto index = createInferred<ExpandOp>(b, loc, source, i64s(in));
+  if (!index)
+    return failOp();
+  return setResult(createInferred<GatherElementsOp>(
+      b, loc, x, index, b.getI64IntegerAttr(timeAxis)));
+}
+
 /// Einsum of one or two operands as reduce_sum, transposes, reshapes and
 /// one batched matmul: labels of both operands and the output are the
 /// matmul's batch dims, labels of both but not the output its contraction,
@@ -3350,6 +3410,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
       {"Resize", [](I &i) { return i.importResize(); }},
+      {"ReverseSequence", [](I &i) { return i.importReverseSequence(); }},
       // Scatter (opset 9, deprecated in 11) is ScatterElements.
       {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
       {"ScatterElements",
