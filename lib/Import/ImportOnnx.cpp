@@ -968,12 +968,14 @@ LogicalResult OnnxImporter::importClip() {
   } else {
     GET_OPTIONAL_INPUT(min, 1);
     GET_OPTIONAL_INPUT(max, 2);
-    // gopt.clip has float bounds fixed at import; integer clipping and bounds
-    // fed at run time are max then min (numpy.clip's order: a lower bound
-    // above the upper one gives the upper).
+    // gopt.clip has f32 bounds fixed at import and clips f32, f16 and bf16;
+    // other types and bounds fed at run time are max then min (numpy.clip's
+    // order: a lower bound above the upper one gives the upper).
     bool constantBounds = (!min || isConstant(node->input(1))) &&
                           (!max || isConstant(node->input(2)));
-    if (!isFloat || !constantBounds) {
+    bool clipType =
+        elementType.isF32() || elementType.isF16() || elementType.isBF16();
+    if (!clipType || !constantBounds) {
       Value y = x;
       if (min) {
         auto op = createInferred<MaxOp>(b, loc, y, min);
