@@ -170,6 +170,13 @@ private:
   LogicalResult importDynamicReshape(Value x, StringRef shapeName);
   LogicalResult reshapeFromDims(Value x, ArrayRef<int64_t> dims,
                                 ArrayRef<int64_t> sources);
+  /// x reshaped to `dims`, each either dimension `sources[i]` of x or (for
+  /// -1) the literal dims[i]; null when an op failed to build.
+  Value reshapedFromDims(Value x, ArrayRef<int64_t> dims,
+                         ArrayRef<int64_t> sources);
+  /// x with a unit dimension inserted at `axis` (insert) or its unit
+  /// dimension `axis` dropped; null when an op failed to build.
+  Value reshapedAxis(Value x, int64_t axis, bool insert);
   LogicalResult importSqueeze(bool unsqueeze);
   LogicalResult importSoftmax(bool log);
   LogicalResult importSlice();
@@ -211,6 +218,11 @@ private:
   LogicalResult importCastLike();
   LogicalResult importTrilu();
   LogicalResult importNeg();
+  LogicalResult importLoss(bool softmax);
+  LogicalResult importOneHot();
+  LogicalResult importEyeLike();
+  LogicalResult importMeanVarianceNormalization();
+  LogicalResult importReverseSequence();
   LogicalResult importEinsum();
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
@@ -943,21 +955,43 @@ LogicalResult OnnxImporter::importQuantization(bool dequantize) {
 
 LogicalResult OnnxImporter::importClip() {
   GET_INPUT(x, 0);
-  // gopt.clip takes float bounds; integer clipping is not in the dialect.
   Type elementType = getElementTypeOrSelf(x.getType());
-  if (!isa<FloatType>(elementType)) {
-    std::string type;
-    llvm::raw_string_ostream os(type);
-    os << elementType;
-    return failNode("Clip of " + type +
-                    " is not supported (gopt clips f32, f16 and bf16)");
-  }
+  bool isFloat = isa<FloatType>(elementType);
   double lo = -std::numeric_limits<float>::infinity();
   double hi = std::numeric_limits<float>::infinity();
   if (opset < 11) {
+    // Clip-6 is float-only; its bounds are attributes.
+    if (!isFloat)
+      return failNode("Clip before opset 11 clips floats only");
     lo = floatAttr("min", -std::numeric_limits<float>::max());
     hi = floatAttr("max", std::numeric_limits<float>::max());
   } else {
+    GET_OPTIONAL_INPUT(min, 1);
+    GET_OPTIONAL_INPUT(max, 2);
+    // gopt.clip has f32 bounds fixed at import and clips f32, f16 and bf16;
+    // other types and bounds fed at run time are max then min (numpy.clip's
+    // order: a lower bound above the upper one gives the upper).
+    bool constantBounds = (!min || isConstant(node->input(1))) &&
+                          (!max || isConstant(node->input(2)));
+    bool clipType =
+        elementType.isF32() || elementType.isF16() || elementType.isBF16();
+    if (!clipType || !constantBounds) {
+      Value y = x;
+      if (min) {
+        auto op = createInferred<MaxOp>(b, loc, y, min);
+        if (!op)
+          return failOp();
+        y = op;
+      }
+      if (max) {
+        auto op = createInferred<MinOp>(b, loc, y, max);
+        if (!op)
+          return failOp();
+        y = op;
+      }
+      setOutput(0, y);
+      return success();
+    }
     for (int i = 1; i <= 2; ++i) {
       if (i >= node->input_size() || node->input(i).empty())
         continue;
@@ -1135,6 +1169,15 @@ LogicalResult OnnxImporter::importDynamicReshape(Value x, StringRef shapeName) {
 /// concat(shape(x), constants) and evaluated by the runtime.
 LogicalResult OnnxImporter::reshapeFromDims(Value x, ArrayRef<int64_t> dims,
                                             ArrayRef<int64_t> sources) {
+  Value y = reshapedFromDims(x, dims, sources);
+  if (!y)
+    return failOp();
+  setOutput(0, y);
+  return success();
+}
+
+Value OnnxImporter::reshapedFromDims(Value x, ArrayRef<int64_t> dims,
+                                     ArrayRef<int64_t> sources) {
   auto i64Vector = [&](ArrayRef<int64_t> values) -> Value {
     auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
     return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
@@ -1156,11 +1199,38 @@ LogicalResult OnnxImporter::reshapeFromDims(Value x, ArrayRef<int64_t> dims,
   Value target = createInferred<GatherOp>(b, loc, table, i64Vector(indices),
                                           b.getI64IntegerAttr(0));
   if (!target)
-    return failOp();
+    return Value();
   auto resultType = RankedTensorType::get(
       dims, cast<RankedTensorType>(x.getType()).getElementType());
-  return setResult(
-      b.create<DynamicReshapeOp>(loc, resultType, x, target, false));
+  return b.create<DynamicReshapeOp>(loc, resultType, x, target, false);
+}
+
+Value OnnxImporter::reshapedAxis(Value x, int64_t axis, bool insert) {
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> dims, sources;
+  for (int64_t i = 0, rank = in.size(); i <= rank; ++i) {
+    if (i == axis) {
+      if (insert) {
+        dims.push_back(1);
+        sources.push_back(-1);
+      }
+      if (!insert)
+        continue;
+    }
+    if (i < rank) {
+      dims.push_back(in[i]);
+      sources.push_back(i);
+    }
+  }
+  // One dynamic dimension at most: a plain reshape with -1 for it.
+  if (llvm::count_if(dims, ShapedType::isDynamic) <= 1) {
+    for (int64_t &d : dims)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    auto op = createInferred<ReshapeOp>(b, loc, x, i64s(dims));
+    return op ? op.getResult() : Value();
+  }
+  return reshapedFromDims(x, dims, sources);
 }
 
 LogicalResult OnnxImporter::importSqueeze(bool unsqueeze) {
@@ -1701,24 +1771,62 @@ LogicalResult OnnxImporter::importDropout() {
   double ratio = floatAttr("ratio", 0.5f);
   bool training = false;
   if (opset >= 12) {
-    if (node->input_size() > 1 && !node->input(1).empty()) {
-      FailureOr<double> r = constantScalar(node->input(1));
-      if (failed(r))
-        return failure();
-      ratio = *r;
-    }
     if (node->input_size() > 2 && !node->input(2).empty()) {
+      if (!isConstant(node->input(2)))
+        return failNode(llvm::formatv(
+            "input '{0}' must be a constant (training_mode decides at import "
+            "whether dropout drops)",
+            node->input(2)));
       FailureOr<double> t = constantScalar(node->input(2));
       if (failed(t))
         return failure();
       training = *t != 0;
     }
+    // In inference the ratio is unused, so it may be fed at run time.
+    if (training && node->input_size() > 1 && !node->input(1).empty()) {
+      FailureOr<double> r = constantScalar(node->input(1));
+      if (failed(r))
+        return failure();
+      ratio = *r;
+    }
   } else if (opset < 7) {
     training = intAttr("is_test", 0) == 0;
   }
-  if (node->output_size() > 1 && !node->output(1).empty())
-    unsupportedValues[node->output(1)] =
-        "Dropout's mask output, which gopt does not compute";
+  // Nothing is dropped at ratio 0, in training too.
+  if (ratio == 0)
+    training = false;
+  if (node->output_size() > 1 && !node->output(1).empty()) {
+    if (training) {
+      unsupportedValues[node->output(1)] =
+          "Dropout's mask output, which gopt does not compute";
+    } else {
+      // In inference every element is kept: the mask is all true (bool
+      // since opset 10, ones of x's type before).
+      auto xType = cast<RankedTensorType>(x.getType());
+      auto maskType = xType.clone(b.getI1Type());
+      Value mask;
+      if (xType.hasStaticShape()) {
+        mask = b.create<ConstantOp>(
+            loc, DenseElementsAttr::get(maskType, b.getBoolAttr(true)));
+      } else {
+        // x != 0 or not: true at every element of x's run-time shape.
+        Value nonzero = createTyped<CastOp>(b, loc, maskType, x);
+        auto zeroes =
+            nonzero ? createInferred<NotOp>(b, loc, nonzero) : NotOp();
+        auto all =
+            zeroes ? createInferred<OrOp>(b, loc, nonzero, zeroes) : OrOp();
+        if (!all)
+          return failOp();
+        mask = all;
+      }
+      if (opset < 10) {
+        mask = createTyped<CastOp>(b, loc, xType, mask);
+        if (!mask)
+          return failOp();
+      }
+      setOutput(1, mask);
+    }
+  }
   return setResult(createInferred<DropoutOp>(
       b, loc, x, b.getF32FloatAttr(ratio), b.getBoolAttr(training)));
 }
@@ -2594,7 +2702,33 @@ LogicalResult OnnxImporter::importTrilu() {
     return failNode(
         llvm::formatv("dynamic rows or columns (input {0}) are not supported",
                       formatShape(in)));
+  bool upper = intAttr("upper", 1) != 0;
+  Value zero =
+      createScalarConstant(b, loc, getElementTypeOrSelf(x.getType()), 0.0);
   int64_t k = 0;
+  GET_OPTIONAL_INPUT(kValue, 1);
+  if (kValue && !isConstant(node->input(1)) && !foldValue(kValue)) {
+    // k fed at run time: the column minus the row of each position compared
+    // with k.
+    if (!getElementTypeOrSelf(kValue.getType()).isInteger(64) ||
+        llvm::any_of(shapeOf(kValue), [](int64_t d) { return d != 1; }))
+      return failNode(
+          llvm::formatv("k '{0}' must be one i64 value", node->input(1)));
+    SmallVector<int64_t> offsets;
+    offsets.reserve(rows * cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        offsets.push_back(j - i);
+    Value diagonals = createI64Constant(b, loc, {rows, cols}, offsets);
+    Value mask;
+    if (upper)
+      mask = createInferred<GreaterEqualOp>(b, loc, diagonals, kValue);
+    else
+      mask = createInferred<LessEqualOp>(b, loc, diagonals, kValue);
+    if (!mask)
+      return failOp();
+    return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
+  }
   if (node->input_size() > 1 && !node->input(1).empty()) {
     FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
     if (failed(kValues))
@@ -2604,7 +2738,6 @@ LogicalResult OnnxImporter::importTrilu() {
                                     node->input(1), kValues->size()));
     k = kValues->front();
   }
-  bool upper = intAttr("upper", 1) != 0;
   SmallVector<bool> keep;
   keep.reserve(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
@@ -2613,8 +2746,6 @@ LogicalResult OnnxImporter::importTrilu() {
   auto maskType = RankedTensorType::get({rows, cols}, b.getI1Type());
   Value mask =
       b.create<ConstantOp>(loc, DenseElementsAttr::get(maskType, keep));
-  Value zero =
-      createScalarConstant(b, loc, getElementTypeOrSelf(x.getType()), 0.0);
   return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
 }
 
@@ -2627,6 +2758,314 @@ LogicalResult OnnxImporter::importNeg() {
     return setResult(createInferred<NegOp>(b, loc, x));
   Value zero = createScalarConstant(b, loc, elementType, 0.0);
   return setResult(createInferred<SubOp>(b, loc, zero, x));
+}
+
+/// NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as the same loss
+/// of log_softmax along the class axis (its optional second output):
+/// loss[n, d...] = -x[n, t[n, d...], d...] * weight[t[n, d...]], and 0 where
+/// t is ignore_index, as a gather_elements along the class axis, a gather of
+/// the weights and wheres. Mean divides by the sum of the weights of the
+/// targets not ignored (their count without weights), as ONNX's reference.
+LogicalResult OnnxImporter::importLoss(bool softmax) {
+  GET_INPUT(x, 0);
+  GET_INPUT(target, 1);
+  GET_OPTIONAL_INPUT(weight, 2);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  Type elementType = getElementTypeOrSelf(x.getType());
+  Type indexType = getElementTypeOrSelf(target.getType());
+  if (!isa<FloatType>(elementType))
+    return failNode("expects float scores as input 0");
+  if (rank < 2)
+    return failNode(llvm::formatv("expects scores [N, C, d1, ...], got {0}",
+                                  formatShape(in)));
+  if (!indexType.isInteger(32) && !indexType.isInteger(64))
+    return failNode("expects an i32 or i64 target");
+  if (int64_t(shapeOf(target).size()) != rank - 1)
+    return failNode(llvm::formatv(
+        "target {0} must have the dimensions of scores {1} but the class "
+        "axis",
+        formatShape(shapeOf(target)), formatShape(in)));
+  if (weight && (shapeOf(weight).size() != 1 ||
+                 getElementTypeOrSelf(weight.getType()) != elementType))
+    return failNode("weight must be a 1-D tensor of the scores' element type");
+  std::string reduction = stringAttr("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return failNode(llvm::formatv(
+        "unknown reduction '{0}' (expected none, sum or mean)", reduction));
+
+  Value logProb = x;
+  if (softmax) {
+    auto op = createInferred<LogSoftmaxOp>(b, loc, x, b.getI64IntegerAttr(1));
+    if (!op)
+      return failOp();
+    logProb = op;
+    setOutput(1, logProb);
+  }
+  Value zero = createScalarConstant(b, loc, elementType, 0.0);
+  // Ignored targets may hold any value, a class or not: they read class 0,
+  // and their loss and weight become 0. An i32 target cannot hold an
+  // ignore_index outside i32's range, so none is ignored then.
+  Value ignored, classes = target;
+  const onnx::AttributeProto *ignoreAttr = attr("ignore_index");
+  if (ignoreAttr &&
+      (indexType.isInteger(64) ||
+       (ignoreAttr->i() >= std::numeric_limits<int32_t>::min() &&
+        ignoreAttr->i() <= std::numeric_limits<int32_t>::max()))) {
+    Value ignoreIndex = b.create<ConstantOp>(
+        loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, indexType),
+                               b.getIntegerAttr(indexType, ignoreAttr->i())));
+    auto isIgnored = createInferred<EqualOp>(b, loc, target, ignoreIndex);
+    if (!isIgnored)
+      return failOp();
+    auto safe = createInferred<WhereOp>(
+        b, loc, isIgnored, createScalarConstant(b, loc, indexType, 0.0),
+        target);
+    if (!safe)
+      return failOp();
+    ignored = isIgnored;
+    classes = safe;
+  }
+  Value index = reshapedAxis(classes, 1, /*insert=*/true);
+  if (!index)
+    return failOp();
+  auto picked = createInferred<GatherElementsOp>(b, loc, logProb, index,
+                                                 b.getI64IntegerAttr(1));
+  if (!picked)
+    return failOp();
+  Value pickedFlat = reshapedAxis(picked, 1, /*insert=*/false);
+  if (!pickedFlat)
+    return failOp();
+  auto negated = createInferred<NegOp>(b, loc, pickedFlat);
+  if (!negated)
+    return failOp();
+  Value loss = negated;
+  // Each target's weight; null while every weight is 1.
+  Value targetWeight;
+  if (weight) {
+    auto gathered = createInferred<GatherOp>(b, loc, weight, classes,
+                                             b.getI64IntegerAttr(0));
+    if (!gathered)
+      return failOp();
+    targetWeight = gathered;
+    auto weighted = createInferred<MulOp>(b, loc, loss, targetWeight);
+    if (!weighted)
+      return failOp();
+    loss = weighted;
+  }
+  if (ignored) {
+    auto keptLoss = createInferred<WhereOp>(b, loc, ignored, zero, loss);
+    Value kept = targetWeight ? targetWeight
+                              : createScalarConstant(b, loc, elementType, 1.0);
+    auto keptWeight = createInferred<WhereOp>(b, loc, ignored, zero, kept);
+    if (!keptLoss || !keptWeight)
+      return failOp();
+    loss = keptLoss;
+    targetWeight = keptWeight;
+  }
+  if (reduction == "none") {
+    setOutput(0, loss);
+    return success();
+  }
+  if (reduction == "mean" && !targetWeight)
+    return setResult(createInferred<ReduceMeanOp>(b, loc, loss, i64s({}),
+                                                  b.getBoolAttr(false)));
+  auto sum =
+      createInferred<ReduceSumOp>(b, loc, loss, i64s({}), b.getBoolAttr(false));
+  if (!sum)
+    return failOp();
+  if (reduction == "sum") {
+    setOutput(0, sum);
+    return success();
+  }
+  auto totalWeight = createInferred<ReduceSumOp>(b, loc, targetWeight, i64s({}),
+                                                 b.getBoolAttr(false));
+  if (!totalWeight)
+    return failOp();
+  return setResult(createInferred<DivOp>(b, loc, sum, totalWeight));
+}
+
+/// OneHot: values[1] where the index (a negative one counts from depth)
+/// equals the position along the new axis, values[0] elsewhere, as an equal
+/// against the axis' positions and a where. The depth is the result's
+/// dimension, so it must be a constant.
+LogicalResult OnnxImporter::importOneHot() {
+  GET_INPUT(indices, 0);
+  GET_INPUT(depthValue, 1);
+  GET_INPUT(values, 2);
+  (void)depthValue;
+  FailureOr<double> depthScalar = constantScalar(node->input(1));
+  if (failed(depthScalar))
+    return failure();
+  int64_t depth = static_cast<int64_t>(*depthScalar);
+  if (depth < 1)
+    return failNode(llvm::formatv("depth {0} must be positive", depth));
+  if (shapeOf(values) != ArrayRef<int64_t>{2})
+    return failNode(llvm::formatv("values must be [off, on], got shape {0}",
+                                  formatShape(shapeOf(values))));
+  int64_t rank = shapeOf(indices).size() + 1;
+  int64_t axis = intAttr("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return failNode(
+        llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+  if (axis < 0)
+    axis += rank;
+  Value index = indices;
+  if (!getElementTypeOrSelf(indices.getType()).isInteger(64)) {
+    index = createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(indices.getType()).clone(b.getI64Type()),
+        indices);
+    if (!index)
+      return failOp();
+  }
+  auto negative = createInferred<LessOp>(
+      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}));
+  auto wrapped = createInferred<AddOp>(
+      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {depth}));
+  if (!negative || !wrapped)
+    return failOp();
+  auto position = createInferred<WhereOp>(b, loc, negative, wrapped, index);
+  if (!position)
+    return failOp();
+  Value expanded = reshapedAxis(position, axis, /*insert=*/true);
+  if (!expanded)
+    return failOp();
+  SmallVector<int64_t> positionsShape(rank, 1), positions;
+  positionsShape[axis] = depth;
+  for (int64_t i = 0; i < depth; ++i)
+    positions.push_back(i);
+  auto hit = createInferred<EqualOp>(
+      b, loc, expanded, createI64Constant(b, loc, positionsShape, positions));
+  auto off = createInferred<GatherOp>(
+      b, loc, values, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}),
+      b.getI64IntegerAttr(0));
+  auto on = createInferred<GatherOp>(
+      b, loc, values, createI64Constant(b, loc, ArrayRef<int64_t>(), {1}),
+      b.getI64IntegerAttr(0));
+  if (!hit || !off || !on)
+    return failOp();
+  return setResult(createInferred<WhereOp>(b, loc, hit, on, off));
+}
+
+/// EyeLike: ones on diagonal k of a (static) 2-D shape, as a constant mask
+/// cast to the element type (dtype, or the input's).
+LogicalResult OnnxImporter::importEyeLike() {
+  GET_INPUT(x, 0);
+  ArrayRef<int64_t> in = shapeOf(x);
+  if (in.size() != 2 || llvm::any_of(in, ShapedType::isDynamic))
+    return failNode(
+        llvm::formatv("expects a static 2-D input, got {0}", formatShape(in)));
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (const onnx::AttributeProto *dtype = attr("dtype")) {
+    elementType = convertElementType(ctx, dtype->i());
+    if (!elementType)
+      return failNode(
+          llvm::formatv("unsupported dtype {0}", elementTypeName(dtype->i())));
+  }
+  int64_t k = intAttr("k", 0);
+  SmallVector<bool> diagonal;
+  diagonal.reserve(in[0] * in[1]);
+  for (int64_t i = 0; i < in[0]; ++i)
+    for (int64_t j = 0; j < in[1]; ++j)
+      diagonal.push_back(j - i == k);
+  Value mask = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(in, b.getI1Type()),
+                                  diagonal));
+  return setResult(createTyped<CastOp>(
+      b, loc, RankedTensorType::get(in, elementType), mask));
+}
+
+/// MeanVarianceNormalization as ONNX's function body defines it:
+/// (x - mean(x)) / (sqrt(mean(x^2) - mean(x)^2) + 1e-9) over `axes`.
+LogicalResult OnnxImporter::importMeanVarianceNormalization() {
+  GET_INPUT(x, 0);
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(elementType))
+    return failNode("expects a float input");
+  SmallVector<int64_t> axes =
+      intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  auto mean =
+      createInferred<ReduceMeanOp>(b, loc, x, i64s(axes), b.getBoolAttr(true));
+  auto squares = createInferred<MulOp>(b, loc, x, x);
+  if (!mean || !squares)
+    return failOp();
+  auto meanOfSquares = createInferred<ReduceMeanOp>(b, loc, squares, i64s(axes),
+                                                    b.getBoolAttr(true));
+  auto squaredMean = createInferred<MulOp>(b, loc, mean, mean);
+  if (!meanOfSquares || !squaredMean)
+    return failOp();
+  auto variance = createInferred<SubOp>(b, loc, meanOfSquares, squaredMean);
+  if (!variance)
+    return failOp();
+  auto deviation = createInferred<SqrtOp>(b, loc, variance);
+  if (!deviation)
+    return failOp();
+  auto denominator = createInferred<AddOp>(
+      b, loc, deviation, createScalarConstant(b, loc, elementType, 1e-9));
+  auto centered = createInferred<SubOp>(b, loc, x, mean);
+  if (!denominator || !centered)
+    return failOp();
+  return setResult(createInferred<DivOp>(b, loc, centered, denominator));
+}
+
+/// ReverseSequence: y[.., t, .., b, ..] = x[.., t', .., b, ..] with
+/// t' = len[b] - 1 - t for t < len[b] and t' = t after, as a gather_elements
+/// along the time axis of indices computed from sequence_lens at run time
+/// (expanded to x's static shape).
+LogicalResult OnnxImporter::importReverseSequence() {
+  GET_INPUT(x, 0);
+  GET_INPUT(lengths, 1);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  int64_t batchAxis = intAttr("batch_axis", 1);
+  int64_t timeAxis = intAttr("time_axis", 0);
+  if (rank < 2 || llvm::any_of(in, ShapedType::isDynamic))
+    return failNode(llvm::formatv("expects a static input of rank 2 or more, "
+                                  "got {0}",
+                                  formatShape(in)));
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return failNode(llvm::formatv(
+        "batch_axis {0} and time_axis {1} must be 0 and 1, one each", batchAxis,
+        timeAxis));
+  if (shapeOf(lengths) != ArrayRef<int64_t>{in[batchAxis]})
+    return failNode(llvm::formatv(
+        "sequence_lens {0} must hold one length per batch entry ({1})",
+        formatShape(shapeOf(lengths)), in[batchAxis]));
+  Value lengths64 = lengths;
+  if (!getElementTypeOrSelf(lengths.getType()).isInteger(64)) {
+    lengths64 = createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(lengths.getType()).clone(b.getI64Type()),
+        lengths);
+    if (!lengths64)
+      return failOp();
+  }
+  SmallVector<int64_t> lengthsShape(rank, 1), timesShape(rank, 1), times;
+  lengthsShape[batchAxis] = in[batchAxis];
+  timesShape[timeAxis] = in[timeAxis];
+  for (int64_t t = 0; t < in[timeAxis]; ++t)
+    times.push_back(t);
+  Value time = createI64Constant(b, loc, timesShape, times);
+  auto length =
+      createInferred<ReshapeOp>(b, loc, lengths64, i64s(lengthsShape));
+  if (!length)
+    return failOp();
+  auto last = createInferred<SubOp>(
+      b, loc, length, createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
+  auto inside = createInferred<LessOp>(b, loc, time, length);
+  if (!last || !inside)
+    return failOp();
+  auto mirrored = createInferred<SubOp>(b, loc, last, time);
+  if (!mirrored)
+    return failOp();
+  auto source = createInferred<WhereOp>(b, loc, inside, mirrored, time);
+  if (!source)
+    return failOp();
+  auto index = createInferred<ExpandOp>(b, loc, source, i64s(in));
+  if (!index)
+    return failOp();
+  return setResult(createInferred<GatherElementsOp>(
+      b, loc, x, index, b.getI64IntegerAttr(timeAxis)));
 }
 
 /// Einsum of one or two operands as reduce_sum, transposes, reshapes and
@@ -2921,6 +3360,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
       {"Expand", [](I &i) { return i.importShapedBy<ExpandOp>(); }},
+      {"EyeLike", [](I &i) { return i.importEyeLike(); }},
       {"Flatten", [](I &i) { return i.importFlatten(); }},
       {"GRU", [](I &i) { return i.importRecurrent(/*gates=*/3); }},
       {"Gemm", [](I &i) { return i.importGemm(); }},
@@ -2943,9 +3383,14 @@ LogicalResult OnnxImporter::importNode() {
              [](I &j) { return j.importPool(/*isMax=*/true); }, 1);
        }},
       {"Mean", [](I &i) { return i.importMean(); }},
+      {"MeanVarianceNormalization",
+       [](I &i) { return i.importMeanVarianceNormalization(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
       {"Neg", [](I &i) { return i.importNeg(); }},
+      {"NegativeLogLikelihoodLoss",
+       [](I &i) { return i.importLoss(/*softmax=*/false); }},
+      {"OneHot", [](I &i) { return i.importOneHot(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
       {"QuantizeLinear",
@@ -2967,6 +3412,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Relu", [](I &i) { return i.unary<ReluOp>(); }},
       {"Reshape", [](I &i) { return i.importReshape(); }},
       {"Resize", [](I &i) { return i.importResize(); }},
+      {"ReverseSequence", [](I &i) { return i.importReverseSequence(); }},
       // Scatter (opset 9, deprecated in 11) is ScatterElements.
       {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
       {"ScatterElements",
@@ -2978,6 +3424,8 @@ LogicalResult OnnxImporter::importNode() {
       {"Size", [](I &i) { return i.importSize(); }},
       {"Slice", [](I &i) { return i.importSlice(); }},
       {"Softmax", [](I &i) { return i.importSoftmax(/*log=*/false); }},
+      {"SoftmaxCrossEntropyLoss",
+       [](I &i) { return i.importLoss(/*softmax=*/true); }},
       {"SpaceToDepth",
        [](I &i) { return i.importDepthToSpace(/*toSpace=*/true); }},
       {"Split", [](I &i) { return i.importSplit(); }},
