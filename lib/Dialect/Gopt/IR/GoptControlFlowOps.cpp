@@ -30,6 +30,16 @@ static bool isCompatible(Type declared, Type actual) {
   return true;
 }
 
+/// "(t1, t2)": a type list as the diagnostics show it.
+static std::string typeList(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "(";
+  llvm::interleaveComma(types, os);
+  os << ")";
+  return text;
+}
+
 /// The region's block takes `argTypes` and yields values compatible with
 /// `yieldTypes`.
 static LogicalResult verifyRegion(Operation *op, Region &region,
@@ -39,8 +49,8 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
   Block &block = region.front();
   if (block.getArgumentTypes() != argTypes)
     return op->emitOpError()
-           << regionName << " takes " << block.getArgumentTypes()
-           << " but expects " << argsWhat << " " << argTypes;
+           << regionName << " takes " << typeList(block.getArgumentTypes())
+           << " but expects " << argsWhat << " " << typeList(argTypes);
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return op->emitOpError() << regionName << " must end in gopt.yield";
