@@ -101,3 +101,36 @@ save("loop_until", [
 np.save(os.path.join(out, "loop_start.npy"), np.array([3.0], np.float32))
 np.save(os.path.join(out, "loop_limit.npy"), np.array([100.0], np.float32))
 np.save(os.path.join(out, "loop_until_v.npy"), np.array([192.0], np.float32))
+
+# Errors. A loop with a scan output whose body computes its condition.
+scan_until = helper.make_graph([
+    helper.make_node("Add", ["w_in", "w_in"], ["w_out"], name="double"),
+    helper.make_node("Less", ["w_out", "limit"], ["go"], name="below"),
+], "scan_until_body", [helper.make_tensor_value_info("k", I64, []), helper.make_tensor_value_info("c", B, []),
+                       helper.make_tensor_value_info("w_in", F, [1])],
+    [helper.make_tensor_value_info("go", B, [1]), helper.make_tensor_value_info("w_out", F, [1]),
+     helper.make_tensor_value_info("w_out", F, [1])])
+save("loop_scan_computed_cond", [
+    helper.make_node("Loop", ["", "", "start"], ["w", "ws"], name="scan_until", body=scan_until),
+], [helper.make_tensor_value_info("start", F, [1]), helper.make_tensor_value_info("limit", F, [1])],
+    [helper.make_tensor_value_info("w", F, [1]), helper.make_tensor_value_info("ws", F, [None, 1])])
+
+# Branches of different ranks, and of different shapes.
+flat = helper.make_graph([
+    helper.make_node("Reshape", ["x", "flat_shape"], ["x_flat"], name="flatten")], "flat", [],
+    [helper.make_tensor_value_info("x_flat", F, [12])],
+    initializer=[helper.make_tensor("flat_shape", I64, [1], [12])])
+same = helper.make_graph([helper.make_node("Identity", ["x"], ["x_same"], name="same")], "same", [],
+                         [helper.make_tensor_value_info("x_same", F, [4, 3])])
+save("if_rank_mismatch", [
+    helper.make_node("If", ["c"], ["y"], name="choose", then_branch=same, else_branch=flat),
+], [helper.make_tensor_value_info("c", B, []), helper.make_tensor_value_info("x", F, [4, 3])],
+    [helper.make_tensor_value_info("y", F, [None])])
+rows3 = helper.make_graph([
+    helper.make_node("Slice", ["x", "s0", "s3"], ["x_rows"], name="three_rows")], "rows3", [],
+    [helper.make_tensor_value_info("x_rows", F, [3, 3])],
+    initializer=[helper.make_tensor("s0", I64, [1], [0]), helper.make_tensor("s3", I64, [1], [3])])
+save("if_shape_mismatch", [
+    helper.make_node("If", ["c"], ["y"], name="choose", then_branch=same, else_branch=rows3),
+], [helper.make_tensor_value_info("c", B, []), helper.make_tensor_value_info("x", F, [4, 3])],
+    [helper.make_tensor_value_info("y", F, [None, 3])])
