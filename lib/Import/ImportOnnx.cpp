@@ -2894,9 +2894,8 @@ template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
 /// Imports a subgraph's initializers and nodes where the builder stands;
 /// they see every value of the enclosing scopes (ONNX forbids shadowing).
 /// `results` gets the values of the subgraph's outputs.
-LogicalResult
-OnnxImporter::importGraphInline(const onnx::GraphProto &graph,
-                                SmallVectorImpl<Value> &results) {
+LogicalResult OnnxImporter::importGraphInline(const onnx::GraphProto &graph,
+                                              SmallVectorImpl<Value> &results) {
   const onnx::NodeProto *outerNode = node;
   int outerIndex = nodeIndex;
   Location outerLoc = loc;
@@ -2972,9 +2971,11 @@ OnnxImporter::freeNames(const onnx::GraphProto &graph) {
   return free;
 }
 
-LogicalResult OnnxImporter::importRegionBody(
-    const onnx::GraphProto &graph, Block &block, ArrayRef<std::string> argNames,
-    ArrayRef<std::string> captureNames, SmallVectorImpl<Value> &results) {
+LogicalResult OnnxImporter::importRegionBody(const onnx::GraphProto &graph,
+                                             Block &block,
+                                             ArrayRef<std::string> argNames,
+                                             ArrayRef<std::string> captureNames,
+                                             SmallVectorImpl<Value> &results) {
   // The region is isolated from above: what it reads from outside is a
   // block argument, and what it defines stays inside.
   llvm::StringMap<Value> outerValues = values;
@@ -3000,8 +3001,8 @@ LogicalResult OnnxImporter::importRegionBody(
       continue;
     RankedTensorType type;
     std::vector<char> data;
-    if (failed(decodeTensor(*it->second, "constant '" + name + "'", type,
-                            data)))
+    if (failed(
+            decodeTensor(*it->second, "constant '" + name + "'", type, data)))
       return failure();
     values[name] = createConstant(b, values[name].getLoc(), type, data, name);
   }
@@ -3013,8 +3014,8 @@ FailureOr<Value> OnnxImporter::asScalar(Value v, StringRef what) {
   if (type.getRank() == 0)
     return v;
   if (!type.hasStaticShape() || type.getNumElements() != 1)
-    return failNode(llvm::formatv("{0} must hold one element, got {1}", what,
-                                  type));
+    return failNode(
+        llvm::formatv("{0} must hold one element, got {1}", what, type));
   auto scalar = createTyped<ReshapeOp>(b, loc, type.clone(ArrayRef<int64_t>{}),
                                        v, i64s({}));
   if (!scalar)
@@ -3064,9 +3065,9 @@ LogicalResult OnnxImporter::importIf() {
     if (failed(importGraphInline(branches[cond ? 0 : 1]->g(), results)))
       return failure();
     if (static_cast<int>(results.size()) != node->output_size())
-      return failNode(llvm::formatv(
-          "the chosen branch has {0} outputs, the If {1}", results.size(),
-          node->output_size()));
+      return failNode(
+          llvm::formatv("the chosen branch has {0} outputs, the If {1}",
+                        results.size(), node->output_size()));
     for (auto [i, v] : llvm::enumerate(results))
       setOutput(i, v);
     return success();
@@ -3115,9 +3116,9 @@ LogicalResult OnnxImporter::importIf() {
                                 yields[i])))
       return failure();
     if (static_cast<int>(yields[i].size()) != node->output_size())
-      return failNode(llvm::formatv("the {0} branch has {1} outputs, the If {2}",
-                                    i ? "else" : "then", yields[i].size(),
-                                    node->output_size()));
+      return failNode(llvm::formatv(
+          "the {0} branch has {1} outputs, the If {2}", i ? "else" : "then",
+          yields[i].size(), node->output_size()));
   }
   SmallVector<Type> resultTypes;
   for (auto [a, c] : llvm::zip(yields[0], yields[1])) {
@@ -3189,15 +3190,15 @@ LogicalResult OnnxImporter::importLoop() {
   Value cond = *condIn;
   if (!cond) {
     auto type = RankedTensorType::get({}, b.getI1Type());
-    cond = b.create<ConstantOp>(loc, type,
-                                DenseElementsAttr::get(type, true));
+    cond = b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, true));
   }
   FailureOr<Value> tripScalar = asScalar(tripCount, "the trip count");
   FailureOr<Value> condScalar = asScalar(cond, "the condition");
   if (failed(tripScalar) || failed(condScalar))
     return failure();
-  if (!cast<RankedTensorType>(tripScalar->getType()).getElementType().isInteger(
-          64) ||
+  if (!cast<RankedTensorType>(tripScalar->getType())
+           .getElementType()
+           .isInteger(64) ||
       !cast<RankedTensorType>(condScalar->getType())
            .getElementType()
            .isInteger(1))
@@ -3224,8 +3225,8 @@ LogicalResult OnnxImporter::importLoop() {
   for (const std::string &name : captureNames) {
     Value v = values.lookup(name);
     if (!v)
-      return failNode(llvm::formatv(
-          "the body reads '{0}', which no node defines", name));
+      return failNode(
+          llvm::formatv("the body reads '{0}', which no node defines", name));
     captures.push_back(v);
     block->addArgument(v.getType(), v.getLoc());
   }
@@ -3242,10 +3243,9 @@ LogicalResult OnnxImporter::importLoop() {
     return failure();
   Value next = stripIdentities(*nextCond);
   DenseElementsAttr nextConstant = foldValue(next);
-  bool condInvariant =
-      next == block->getArgument(1) ||
-      (nextConstant && nextConstant.getNumElements() == 1 &&
-       *nextConstant.getValues<bool>().begin());
+  bool condInvariant = next == block->getArgument(1) ||
+                       (nextConstant && nextConstant.getNumElements() == 1 &&
+                        *nextConstant.getValues<bool>().begin());
   if (next == block->getArgument(1))
     outputs[0] = next;
   else if (condInvariant)

@@ -60,8 +60,8 @@ Status validatePlan(const plan::Plan &p) { return validatePlanAt(p, 0); }
 
 static Status validatePlanAt(const plan::Plan &p, int depth) {
   if (depth > kMaxRegionDepth)
-    return invalidArgument("control flow nested deeper than ",
-                           kMaxRegionDepth, " levels");
+    return invalidArgument("control flow nested deeper than ", kMaxRegionDepth,
+                           " levels");
   if (p.format_version() == 0)
     return invalidArgument("not a gopt plan: format_version is missing");
   if (p.format_version() > kCurrentPlanFormatVersion)

@@ -95,12 +95,13 @@ Status Session::Impl::createRegionSessions() {
   for (int o = 0; o < p.ops_size(); ++o) {
     for (int r : p.ops(o).regions()) {
       GOPT_ASSIGN_OR_RETURN(
-          Plan subplan, Plan::fromProto(p.subplans(r), plan.origin() + ": " +
-                                                           opLabel(o) +
-                                                           " region"));
+          Plan subplan,
+          Plan::fromProto(p.subplans(r),
+                          plan.origin() + ": " + opLabel(o) + " region"));
       auto impl = std::make_unique<Impl>(std::move(subplan), options);
       GOPT_RETURN_IF_ERROR(impl->setUp());
-      regions[o].push_back(std::unique_ptr<Session>(new Session(std::move(impl))));
+      regions[o].push_back(
+          std::unique_ptr<Session>(new Session(std::move(impl))));
       backend->regionSessions[o].push_back(regions[o].back().get());
     }
   }
@@ -242,9 +243,10 @@ StatusOr<int64_t> Session::Impl::hostScalar(int t) const {
   DType dtype = dtypes[t];
   if (numElements(shapes[t]) != 1 ||
       (dtype != DType::kI64 && dtype != DType::kI32 && dtype != DType::kBool))
-    return invalidArgument("'", info.name(), "' must be a single integer or "
-                           "bool, got ", dtypeName(dtype),
-                           shapeToString(shapes[t]));
+    return invalidArgument("'", info.name(),
+                           "' must be a single integer or "
+                           "bool, got ",
+                           dtypeName(dtype), shapeToString(shapes[t]));
   const void *data = nullptr;
   if (info.kind() == plan::TensorInfo::CONSTANT)
     data = p.constants().data() + info.constant_offset();
@@ -316,11 +318,12 @@ Status Session::Impl::resolveRegionOp(int o, const std::vector<Shape> &inShapes,
     for (auto &branch : sessions) {
       if (branch->impl_->p.outputs_size() != op.outputs_size())
         return invalidArgument("a branch gives ",
-                               branch->impl_->p.outputs_size(),
-                               " values for ", op.outputs_size(), " results");
+                               branch->impl_->p.outputs_size(), " values for ",
+                               op.outputs_size(), " results");
       if (Status s = branch->impl_->resolveForInputs(captures); !s.ok())
-        return Status(s.code(), std::string(perBranch.empty() ? "then" : "else") +
-                                    " branch: " + s.message());
+        return Status(s.code(),
+                      std::string(perBranch.empty() ? "then" : "else") +
+                          " branch: " + s.message());
       perBranch.emplace_back();
       for (int r = 0; r < op.outputs_size(); ++r) {
         auto [dtype, shape] = regionOutput(*branch, r);

@@ -83,8 +83,8 @@ public:
     std::memcpy(&maxTrips, inputs[0].data(), sizeof maxTrips);
     bool cond = readBool(inputs[1]);
     for (int i = 0; i < numCarried_; ++i)
-      GOPT_RETURN_IF_ERROR(copyInto(inputs[2 + i], carried_[i],
-                                    "carried value", i));
+      GOPT_RETURN_IF_ERROR(
+          copyInto(inputs[2 + i], carried_[i], "carried value", i));
     std::vector<Tensor> bodyInputs = {iteration_, cond_};
     bodyInputs.insert(bodyInputs.end(), carried_.begin(), carried_.end());
     bodyInputs.insert(bodyInputs.end(), inputs.begin() + 2 + numCarried_,
@@ -110,9 +110,9 @@ public:
         GOPT_ASSIGN_OR_RETURN(Tensor slice,
                               regionOutput(*body_, 1 + numCarried_ + j));
         Shape sliceShape(stacked.shape().begin() + 1, stacked.shape().end());
-        Tensor row = Tensor::view(
-            stacked.dtype(), sliceShape,
-            static_cast<char *>(stacked.data()) + done * slice.byteSize());
+        Tensor row = Tensor::view(stacked.dtype(), sliceShape,
+                                  static_cast<char *>(stacked.data()) +
+                                      done * slice.byteSize());
         GOPT_RETURN_IF_ERROR(copyInto(slice, row, "scan output", j));
       }
     }

@@ -55,10 +55,9 @@ static LogicalResult verifyRegion(Operation *op, Region &region,
   if (!yield)
     return op->emitOpError() << regionName << " must end in gopt.yield";
   if (yield.getValues().size() != yieldTypes.size())
-    return op->emitOpError()
-           << regionName << " yields " << yield.getValues().size()
-           << " values, expects " << yieldTypes.size() << " (" << yieldsWhat
-           << ")";
+    return op->emitOpError() << regionName << " yields "
+                             << yield.getValues().size() << " values, expects "
+                             << yieldTypes.size() << " (" << yieldsWhat << ")";
   for (auto [i, pair] :
        llvm::enumerate(llvm::zip(yieldTypes, yield.getValues().getTypes())))
     if (!isCompatible(std::get<0>(pair), std::get<1>(pair)))
@@ -99,8 +98,7 @@ LogicalResult LoopOp::verify() {
     return emitOpError() << "body yields " << yield.getValues().size()
                          << " values, expects " << 1 + numCarried + numScans
                          << " (the condition, " << numCarried
-                         << " carried values, " << numScans
-                         << " scan outputs)";
+                         << " carried values, " << numScans << " scan outputs)";
   for (Value scan : yield.getValues().drop_front(1 + numCarried))
     yields.push_back(scan.getType());
   if (failed(verifyRegion(*this, getBody(), "body", args, yields,
@@ -108,8 +106,8 @@ LogicalResult LoopOp::verify() {
                           "values and the captures",
                           "")))
     return failure();
-  for (auto [i, pair] : llvm::enumerate(
-           llvm::zip(getInitial().getTypes(), getResultTypes())))
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(getInitial().getTypes(), getResultTypes())))
     if (!isCompatible(std::get<1>(pair), std::get<0>(pair)))
       return emitOpError() << "result #" << i << " " << std::get<1>(pair)
                            << " does not match carried value "
@@ -160,14 +158,15 @@ struct FoldConstantIf : public OpRewritePattern<IfOp> {
     for (Operation &inner : block.without_terminator())
       rewriter.clone(inner, mapping);
     SmallVector<Value> results;
-    for (auto [value, result] : llvm::zip(
-             cast<YieldOp>(block.getTerminator()).getValues(), op.getResults())) {
+    for (auto [value, result] :
+         llvm::zip(cast<YieldOp>(block.getTerminator()).getValues(),
+                   op.getResults())) {
       Value mapped = mapping.lookupOrDefault(value);
       // A yield more static than the result: keep the result's type for
       // the users.
       if (mapped.getType() != result.getType())
-        mapped = rewriter.create<IdentityOp>(op.getLoc(), result.getType(),
-                                             mapped);
+        mapped =
+            rewriter.create<IdentityOp>(op.getLoc(), result.getType(), mapped);
       results.push_back(mapped);
     }
     rewriter.replaceOp(op, results);
