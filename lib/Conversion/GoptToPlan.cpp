@@ -3,6 +3,7 @@
 #include "gopt/Conversion/GoptToPlan.h"
 #include "gopt/Conversion/PlanOp.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/PlanNames.h"
 #include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 
 #include "gopt/runtime/PlanBuilder.h"
@@ -15,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -73,7 +75,11 @@ rt::Shape toShape(RankedTensorType type) {
 class PlanLowering {
 public:
   explicit PlanLowering(func::FuncOp func)
-      : func(func), builder(func.getSymName().str()) {}
+      : func(func), owner(func), builder(func.getSymName().str()) {}
+  /// The plan of a region of a control-flow op: its block's arguments are
+  /// the inputs, its yield's operands the outputs.
+  PlanLowering(Operation *regionOwner, Region &region, std::string name)
+      : owner(regionOwner), region(&region), builder(std::move(name)) {}
 
   FailureOr<gopt::plan::Plan> run();
 
@@ -92,10 +98,19 @@ private:
   };
   llvm::StringMap<StateInfo> stateTensors;
   LogicalResult lowerOp(Operation *op);
+  /// Each region of `op` becomes a subplan of this plan, listed in the
+  /// plan op's `regions`.
+  LogicalResult lowerRegions(Operation *op, plan::Op &planOp);
+  FailureOr<gopt::plan::Plan> runRegion();
+  /// Copies `value` into a fresh output tensor named `name`.
+  LogicalResult addOutputCopy(Operation *user, Value value,
+                              const std::string &name);
   FailureOr<int> lookup(Operation *user, Value value);
   FailureOr<rt::DType> getDType(Operation *where, Type type);
 
-  func::FuncOp func;
+  func::FuncOp func; // null for a region's plan
+  Operation *owner;  // where errors go: the function or the region's op
+  Region *region = nullptr;
   rt::PlanBuilder builder;
   llvm::DenseMap<Value, int> tensors;
   /// The names of ops and tensors; `names.outputs` are the values returned
@@ -113,7 +128,7 @@ FailureOr<rt::DType> PlanLowering::getDType(Operation *where, Type type) {
           << type << " to a plan (expects a ranked tensor of f32, f16, "
           << "bf16, i1, i8, i32 or i64)";
     else
-      func.emitOpError("cannot lower an argument of type ")
+      owner->emitOpError("cannot lower an argument of type ")
           << type << " to a plan";
     return failure();
   }
@@ -284,13 +299,94 @@ LogicalResult PlanLowering::lowerOp(Operation *op) {
   }
 
   plan::Op planOp = toPlanOp(op);
+  if (op->getNumRegions() && failed(lowerRegions(op, planOp)))
+    return failure();
   rt::AttrMap attrs(planOp.attrs().begin(), planOp.attrs().end());
   builder.addOp(planOp.kind(), names.ops.lookup(op), inputs, outputs, attrs,
                 planOp.device());
+  *builder.proto().mutable_ops()->rbegin()->mutable_regions() =
+      planOp.regions();
   return success();
 }
 
+LogicalResult PlanLowering::lowerRegions(Operation *op, plan::Op &planOp) {
+  // The runtime needs the split of a loop's operands, which ODS keeps in
+  // operand segments.
+  if (auto loop = dyn_cast<LoopOp>(op))
+    (*planOp.mutable_attrs())["num_carried"] =
+        rt::intAttr(loop.getInitial().size());
+  for (Region &r : op->getRegions()) {
+    std::string name =
+        names.ops.lookup(op) + "/region" + std::to_string(r.getRegionNumber());
+    FailureOr<gopt::plan::Plan> subplan =
+        PlanLowering(op, r, std::move(name)).run();
+    if (failed(subplan))
+      return failure();
+    planOp.add_regions(builder.proto().subplans_size());
+    *builder.proto().add_subplans() = std::move(*subplan);
+  }
+  return success();
+}
+
+LogicalResult PlanLowering::addOutputCopy(Operation *user, Value value,
+                                          const std::string &name) {
+  FailureOr<int> source = lookup(user, value);
+  if (failed(source))
+    return failure();
+  auto type = cast<RankedTensorType>(value.getType());
+  FailureOr<rt::DType> dtype = getDType(user, type);
+  if (failed(dtype))
+    return failure();
+  int output = builder.addOutput(name, *dtype, toShape(type));
+  builder.addOp("identity", name + "/copy", {*source}, {output});
+  return success();
+}
+
+FailureOr<gopt::plan::Plan> PlanLowering::runRegion() {
+  Block &body = region->front();
+  names = getRegionPlanNames(*region);
+  for (BlockArgument arg : body.getArguments()) {
+    FailureOr<rt::DType> dtype = getDType(owner, arg.getType());
+    if (failed(dtype))
+      return failure();
+    tensors[arg] =
+        builder.addInput(names.tensors.lookup(arg), *dtype,
+                         toShape(cast<RankedTensorType>(arg.getType())));
+  }
+  for (Operation &op : body.without_terminator()) {
+    LogicalResult lowered = isa<ConstantOp>(op)
+                                ? lowerConstant(cast<ConstantOp>(op))
+                                : lowerOp(&op);
+    if (failed(lowered))
+      return failure();
+  }
+  Operation *yield = body.getTerminator();
+  for (auto [i, value] : llvm::enumerate(yield->getOperands()))
+    if (!names.outputs.count(value) &&
+        failed(addOutputCopy(yield, value, "output" + std::to_string(i))))
+      return failure();
+  // Outputs are bound in the yield's order: the runtime reads them by
+  // position.
+  auto *bindings = builder.proto().mutable_outputs();
+  auto yieldIndex = [](const plan::Binding &binding) {
+    return std::stoi(binding.name().substr(std::strlen("output")));
+  };
+  std::stable_sort(bindings->begin(), bindings->end(),
+                   [&](const plan::Binding &x, const plan::Binding &y) {
+                     return yieldIndex(x) < yieldIndex(y);
+                   });
+  builder.proto().set_producer("gopt-translate --emit-plan");
+  rt::StatusOr<rt::Plan> plan = builder.build();
+  if (!plan.ok())
+    return owner->emitOpError("region lowered to an invalid plan: ")
+               << plan.status().message(),
+           failure();
+  return plan->proto();
+}
+
 FailureOr<gopt::plan::Plan> PlanLowering::run() {
+  if (region)
+    return runRegion();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("expects a graph function with one block"),
            failure();
@@ -340,17 +436,10 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
       continue;
     // Copy into a fresh output tensor so every output has a tensor of its
     // own, as the runtime's bindings expect.
-    std::string name =
-        getPlanBindingName(func.getResultAttrDict(i), "output", i);
-    FailureOr<int> source = lookup(ret, value);
-    if (failed(source))
+    if (failed(addOutputCopy(
+            ret, value,
+            getPlanBindingName(func.getResultAttrDict(i), "output", i))))
       return failure();
-    auto type = cast<RankedTensorType>(value.getType());
-    FailureOr<rt::DType> dtype = getDType(ret, type);
-    if (failed(dtype))
-      return failure();
-    int output = builder.addOutput(name, *dtype, toShape(type));
-    builder.addOp("identity", name + "/copy", {*source}, {output});
   }
 
   builder.proto().set_producer("gopt-translate --emit-plan");

@@ -24,6 +24,8 @@ std::optional<plan::AttrValue> toPlanAttr(Attribute attr) {
     return rt::stringAttr(str.str());
   if (auto flag = dyn_cast<BoolAttr>(attr))
     return rt::boolAttr(flag.getValue());
+  if (isa<UnitAttr>(attr))
+    return rt::boolAttr(true);
   if (auto integer = dyn_cast<IntegerAttr>(attr))
     return rt::intAttr(integer.getValue().getSExtValue());
   if (auto real = dyn_cast<FloatAttr>(attr))

@@ -17,8 +17,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <onnx/checker.h>
@@ -224,6 +227,24 @@ private:
   LogicalResult importMeanVarianceNormalization();
   LogicalResult importReverseSequence();
   LogicalResult importEinsum();
+  // Control flow.
+  LogicalResult importIf();
+  LogicalResult importLoop();
+  LogicalResult importGraphInline(const onnx::GraphProto &graph,
+                                  SmallVectorImpl<Value> &results);
+  /// The names `graph` (and the graphs nested in it) reads from enclosing
+  /// scopes, in order of first use.
+  SmallVector<std::string> freeNames(const onnx::GraphProto &graph);
+  /// Imports `graph` as the body of `block`, whose arguments are first
+  /// `argNames` (the graph's own inputs) and then `captureNames` (what it
+  /// reads from outside but constants, which are copied in); values and
+  /// constants defined inside do not leak out. `results` gets the outputs.
+  LogicalResult importRegionBody(const onnx::GraphProto &graph, Block &block,
+                                 ArrayRef<std::string> argNames,
+                                 ArrayRef<std::string> captureNames,
+                                 SmallVectorImpl<Value> &results);
+  /// `v` as a rank-0 tensor (a [1] condition or trip count is reshaped).
+  FailureOr<Value> asScalar(Value v, StringRef what);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
 
@@ -3305,6 +3326,407 @@ template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
   return setResult(createInferred<OpTy>(b, loc, x, i64s(*shape)));
 }
 
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+/// Imports a subgraph's initializers and nodes where the builder stands;
+/// they see every value of the enclosing scopes (ONNX forbids shadowing).
+/// `results` gets the values of the subgraph's outputs.
+LogicalResult OnnxImporter::importGraphInline(const onnx::GraphProto &graph,
+                                              SmallVectorImpl<Value> &results) {
+  const onnx::NodeProto *outerNode = node;
+  int outerIndex = nodeIndex;
+  Location outerLoc = loc;
+  auto restore = llvm::make_scope_exit([&] {
+    node = outerNode;
+    nodeIndex = outerIndex;
+    loc = outerLoc;
+  });
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    RankedTensorType type;
+    std::vector<char> data;
+    if (failed(decodeTensor(
+            t, llvm::formatv("initializer '{0}'", t.name()).str(), type, data)))
+      return failure();
+    constants[t.name()] = &t;
+    values[t.name()] =
+        createConstant(b, NameLoc::get(b.getStringAttr(t.name()), fileLoc),
+                       type, data, t.name());
+  }
+  for (nodeIndex = 0; nodeIndex < graph.node_size(); ++nodeIndex) {
+    node = &graph.node(nodeIndex);
+    if (!node->domain().empty() && node->domain() != "ai.onnx")
+      return failNode(
+          llvm::formatv("unsupported domain '{0}'", node->domain()));
+    loc = NameLoc::get(
+        b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
+        fileLoc);
+    if (failed(importNode()))
+      return failure();
+  }
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    Value v = values.lookup(out.name());
+    if (!v) {
+      node = outerNode;
+      return failNode(llvm::formatv(
+          "subgraph '{0}' output '{1}' is not produced by any of its nodes",
+          graph.name(), out.name()));
+    }
+    results.push_back(v);
+  }
+  return success();
+}
+
+SmallVector<std::string>
+OnnxImporter::freeNames(const onnx::GraphProto &graph) {
+  llvm::StringSet<> defined;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    defined.insert(in.name());
+  for (const onnx::TensorProto &t : graph.initializer())
+    defined.insert(t.name());
+  SmallVector<std::string> free;
+  llvm::StringSet<> seen;
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.contains(name) && seen.insert(name).second)
+      free.push_back(name);
+  };
+  for (const onnx::NodeProto &n : graph.node()) {
+    for (const std::string &in : n.input())
+      use(in);
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_g())
+        for (const std::string &name : freeNames(a.g()))
+          use(name);
+      for (const onnx::GraphProto &g : a.graphs())
+        for (const std::string &name : freeNames(g))
+          use(name);
+    }
+    for (const std::string &out : n.output())
+      defined.insert(out);
+  }
+  for (const onnx::ValueInfoProto &out : graph.output())
+    use(out.name());
+  return free;
+}
+
+LogicalResult OnnxImporter::importRegionBody(const onnx::GraphProto &graph,
+                                             Block &block,
+                                             ArrayRef<std::string> argNames,
+                                             ArrayRef<std::string> captureNames,
+                                             SmallVectorImpl<Value> &results) {
+  // The region is isolated from above: what it reads from outside is a
+  // block argument, and what it defines stays inside.
+  llvm::StringMap<Value> outerValues = values;
+  llvm::StringMap<const onnx::TensorProto *> outerConstants = constants;
+  auto restore = llvm::make_scope_exit([&] {
+    values = std::move(outerValues);
+    constants = std::move(outerConstants);
+  });
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&block);
+  unsigned arg = 0;
+  for (const std::string &name : argNames)
+    values[name] = block.getArgument(arg++);
+  for (const std::string &name : captureNames) {
+    constants.erase(name);
+    values[name] = block.getArgument(arg++);
+  }
+  // Constants are copied in rather than captured, so folding and shape
+  // tracing see them inside the region as well.
+  for (const std::string &name : freeNames(graph)) {
+    auto it = constants.find(name);
+    if (it == constants.end() || llvm::is_contained(captureNames, name))
+      continue;
+    RankedTensorType type;
+    std::vector<char> data;
+    if (failed(
+            decodeTensor(*it->second, "constant '" + name + "'", type, data)))
+      return failure();
+    values[name] = createConstant(b, values[name].getLoc(), type, data, name);
+  }
+  return importGraphInline(graph, results);
+}
+
+FailureOr<Value> OnnxImporter::asScalar(Value v, StringRef what) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 0)
+    return v;
+  if (!type.hasStaticShape() || type.getNumElements() != 1)
+    return failNode(
+        llvm::formatv("{0} must hold one element, got {1}", what, type));
+  auto scalar = createTyped<ReshapeOp>(b, loc, type.clone(ArrayRef<int64_t>{}),
+                                       v, i64s({}));
+  if (!scalar)
+    return failOp();
+  return scalar.getResult();
+}
+
+/// The type both branches' values fit: a dimension they disagree on is
+/// dynamic.
+static Type joinTypes(Type a, Type b) {
+  auto x = cast<RankedTensorType>(a), y = cast<RankedTensorType>(b);
+  if (x.getElementType() != y.getElementType() || x.getRank() != y.getRank())
+    return nullptr;
+  SmallVector<int64_t> dims;
+  for (auto [p, q] : llvm::zip(x.getShape(), y.getShape()))
+    dims.push_back(p == q ? p : ShapedType::kDynamic);
+  return x.clone(dims);
+}
+
+/// If: a condition known at compile time (a constant, or computed from
+/// static shapes and constants, as exported models compare shapes) selects
+/// its branch here, and the branch's nodes replace the If. Otherwise both
+/// branches become the regions of a gopt.if that the runtime runs.
+LogicalResult OnnxImporter::importIf() {
+  GET_INPUT(condValue, 0);
+  const onnx::AttributeProto *branches[2] = {attr("then_branch"),
+                                             attr("else_branch")};
+  for (auto [branch, name] :
+       llvm::zip(branches, ArrayRef<StringRef>{"then_branch", "else_branch"}))
+    if (!branch || !branch->has_g())
+      return failNode(llvm::formatv("missing graph attribute '{0}'", name));
+  DenseElementsAttr condAttr;
+  if (isConstant(node->input(0))) {
+    FailureOr<DenseElementsAttr> c = constantAttr(node->input(0));
+    if (failed(c))
+      return failure();
+    condAttr = *c;
+  } else {
+    condAttr = foldValue(condValue);
+  }
+  if (condAttr && (condAttr.getNumElements() != 1 ||
+                   !condAttr.getElementType().isInteger(1)))
+    return failNode("the condition must be a single bool");
+  if (condAttr) {
+    bool cond = *condAttr.getValues<bool>().begin();
+    SmallVector<Value> results;
+    if (failed(importGraphInline(branches[cond ? 0 : 1]->g(), results)))
+      return failure();
+    if (static_cast<int>(results.size()) != node->output_size())
+      return failNode(
+          llvm::formatv("the chosen branch has {0} outputs, the If {1}",
+                        results.size(), node->output_size()));
+    for (auto [i, v] : llvm::enumerate(results))
+      setOutput(i, v);
+    return success();
+  }
+
+  FailureOr<Value> cond = asScalar(condValue, "the condition");
+  if (failed(cond))
+    return failure();
+  // Captures: what either branch reads from outside, constants excepted
+  // (importRegionBody copies those in).
+  SmallVector<std::string> captureNames;
+  llvm::StringSet<> seen;
+  for (const onnx::AttributeProto *branch : branches)
+    for (const std::string &name : freeNames(branch->g()))
+      if (!isConstant(name) && seen.insert(name).second)
+        captureNames.push_back(name);
+  SmallVector<Value> captures;
+  SmallVector<Type> captureTypes;
+  SmallVector<Location> captureLocs;
+  for (const std::string &name : captureNames) {
+    Value v = values.lookup(name);
+    if (!v) {
+      auto bad = unsupportedValues.find(name);
+      return failNode(
+          bad != unsupportedValues.end()
+              ? llvm::formatv("a branch reads '{0}', which is {1}", name,
+                              bad->second)
+                    .str()
+              : llvm::formatv("a branch reads '{0}', which no node defines",
+                              name)
+                    .str());
+    }
+    captures.push_back(v);
+    captureTypes.push_back(v.getType());
+    captureLocs.push_back(v.getLoc());
+  }
+  Block *blocks[2] = {new Block(), new Block()};
+  auto freeBlocks = llvm::make_scope_exit([&] {
+    for (Block *block : blocks)
+      delete block;
+  });
+  SmallVector<Value> yields[2];
+  for (int i = 0; i < 2; ++i) {
+    blocks[i]->addArguments(captureTypes, captureLocs);
+    if (failed(importRegionBody(branches[i]->g(), *blocks[i], {}, captureNames,
+                                yields[i])))
+      return failure();
+    if (static_cast<int>(yields[i].size()) != node->output_size())
+      return failNode(llvm::formatv(
+          "the {0} branch has {1} outputs, the If {2}", i ? "else" : "then",
+          yields[i].size(), node->output_size()));
+  }
+  SmallVector<Type> resultTypes;
+  for (auto [a, c] : llvm::zip(yields[0], yields[1])) {
+    Type joined = joinTypes(a.getType(), c.getType());
+    if (!joined)
+      return failNode(llvm::formatv(
+          "the branches give {0} and {1} for the same output; gopt needs "
+          "the same element type and rank",
+          a.getType(), c.getType()));
+    resultTypes.push_back(joined);
+  }
+  for (int i = 0; i < 2; ++i) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(blocks[i]);
+    b.create<YieldOp>(loc, yields[i]);
+  }
+  auto op = b.create<IfOp>(loc, resultTypes, *cond, captures);
+  op.getThenRegion().push_back(blocks[0]);
+  op.getElseRegion().push_back(blocks[1]);
+  blocks[0] = blocks[1] = nullptr;
+  if (failed(verify(op)))
+    return failOp();
+  for (auto [i, v] : llvm::enumerate(op.getResults()))
+    setOutput(i, v);
+  return success();
+}
+
+/// Follows identities back to their source.
+static Value stripIdentities(Value v) {
+  while (auto identity = v.getDefiningOp<IdentityOp>())
+    v = identity.getX();
+  return v;
+}
+
+/// Loop: the body becomes the region of a gopt.loop. Its scan outputs are
+/// stacked along a new leading dimension, whose size the runtime must know
+/// before the loop runs, so a loop with scan outputs needs a condition the
+/// body passes through unchanged (or true).
+LogicalResult OnnxImporter::importLoop() {
+  const onnx::AttributeProto *bodyAttr = attr("body");
+  if (!bodyAttr || !bodyAttr->has_g())
+    return failNode("missing graph attribute 'body'");
+  const onnx::GraphProto &graph = bodyAttr->g();
+  int numCarried = node->input_size() - 2;
+  if (numCarried < 0)
+    return failNode("expects the trip count and condition inputs (possibly "
+                    "empty names)");
+  if (graph.input_size() != 2 + numCarried)
+    return failNode(llvm::formatv("the body takes {0} inputs, expected {1} "
+                                  "(iteration, condition and {2} carried)",
+                                  graph.input_size(), 2 + numCarried,
+                                  numCarried));
+  int numScans = graph.output_size() - 1 - numCarried;
+  if (numScans < 0 || node->output_size() > numCarried + numScans)
+    return failNode(llvm::formatv(
+        "the body gives {0} outputs for {1} carried values; expected the "
+        "condition, the carried values and the scan outputs",
+        graph.output_size(), numCarried));
+
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  FailureOr<Value> maxTrips = input(0);
+  FailureOr<Value> condIn = input(1);
+  if (failed(maxTrips) || failed(condIn))
+    return failure();
+  Value tripCount =
+      *maxTrips ? *maxTrips
+                : createI64Constant(b, loc, {},
+                                    {std::numeric_limits<int64_t>::max()});
+  Value cond = *condIn;
+  if (!cond) {
+    auto type = RankedTensorType::get({}, b.getI1Type());
+    cond = b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, true));
+  }
+  FailureOr<Value> tripScalar = asScalar(tripCount, "the trip count");
+  FailureOr<Value> condScalar = asScalar(cond, "the condition");
+  if (failed(tripScalar) || failed(condScalar))
+    return failure();
+  if (!cast<RankedTensorType>(tripScalar->getType())
+           .getElementType()
+           .isInteger(64) ||
+      !cast<RankedTensorType>(condScalar->getType())
+           .getElementType()
+           .isInteger(1))
+    return failNode("expects an int64 trip count and a bool condition");
+  SmallVector<Value> initial;
+  for (int i = 0; i < numCarried; ++i) {
+    GET_INPUT(v, 2 + i);
+    initial.push_back(v);
+  }
+
+  SmallVector<std::string> captureNames;
+  for (const std::string &name : freeNames(graph))
+    if (!isConstant(name))
+      captureNames.push_back(name);
+  SmallVector<Value> captures;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    argNames.push_back(in.name());
+  auto block = std::make_unique<Block>();
+  block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
+  block->addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
+  for (Value v : initial)
+    block->addArgument(v.getType(), v.getLoc());
+  for (const std::string &name : captureNames) {
+    Value v = values.lookup(name);
+    if (!v)
+      return failNode(
+          llvm::formatv("the body reads '{0}', which no node defines", name));
+    captures.push_back(v);
+    block->addArgument(v.getType(), v.getLoc());
+  }
+  SmallVector<Value> outputs;
+  if (failed(importRegionBody(graph, *block, argNames, captureNames, outputs)))
+    return failure();
+  // The yielded condition as a scalar, the condition argument itself when
+  // the body passes it through.
+  b.setInsertionPointToEnd(block.get());
+  auto backOutside =
+      llvm::make_scope_exit([&] { b.restoreInsertionPoint(outside); });
+  FailureOr<Value> nextCond = asScalar(outputs[0], "the body's condition");
+  if (failed(nextCond))
+    return failure();
+  Value next = stripIdentities(*nextCond);
+  DenseElementsAttr nextConstant = foldValue(next);
+  bool condInvariant = next == block->getArgument(1) ||
+                       (nextConstant && nextConstant.getNumElements() == 1 &&
+                        *nextConstant.getValues<bool>().begin());
+  if (next == block->getArgument(1))
+    outputs[0] = next;
+  else if (condInvariant)
+    outputs[0] = b.create<ConstantOp>(loc, nextConstant);
+  else
+    outputs[0] = *nextCond;
+  if (numScans > 0 && !condInvariant)
+    return failNode("the body computes its condition, so the number of "
+                    "iterations (the scan outputs' leading dimension) is known "
+                    "only after running; gopt runs loops with scan outputs "
+                    "whose condition stays as it entered");
+  b.create<YieldOp>(loc, outputs);
+
+  // Scan outputs have as many rows as iterations: static when the trip
+  // count is a constant and the loop cannot end early.
+  int64_t rows = ShapedType::kDynamic;
+  if (DenseElementsAttr trips = foldValue(*tripScalar))
+    if (DenseElementsAttr enter = foldValue(*condScalar))
+      if (condInvariant)
+        rows = *enter.getValues<bool>().begin()
+                   ? (*trips.getValues<APInt>().begin()).getSExtValue()
+                   : 0;
+  SmallVector<Type> resultTypes;
+  for (Value v : initial)
+    resultTypes.push_back(v.getType());
+  for (Value scan : ArrayRef<Value>(outputs).drop_front(1 + numCarried)) {
+    auto slice = cast<RankedTensorType>(scan.getType());
+    SmallVector<int64_t> dims = {rows};
+    llvm::append_range(dims, slice.getShape());
+    resultTypes.push_back(slice.clone(dims));
+  }
+  b.restoreInsertionPoint(outside);
+  auto op = b.create<LoopOp>(loc, resultTypes, *tripScalar, *condScalar,
+                             initial, captures, condInvariant);
+  op.getBody().push_back(block.release());
+  if (failed(verify(op)))
+    return failOp();
+  for (int i = 0; i < node->output_size(); ++i)
+    setOutput(i, op.getResult(i));
+  return success();
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
   // An op of an older opset imports when its definition is the one opset 7
@@ -3368,6 +3790,7 @@ LogicalResult OnnxImporter::importNode() {
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
       {"Hardmax", [](I &i) { return i.importHardmax(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
+      {"If", [](I &i) { return i.importIf(); }},
       {"InstanceNormalization", [](I &i) { return i.importInstanceNorm(); }},
       {"LRN", [](I &i) { return i.importLrn(); }},
       {"LSTM", [](I &i) { return i.importRecurrent(/*gates=*/4); }},
@@ -3375,6 +3798,7 @@ LogicalResult OnnxImporter::importNode() {
       {"LeakyRelu", [](I &i) { return i.importLeakyRelu(); }},
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
+      {"Loop", [](I &i) { return i.importLoop(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"Max", [](I &i) { return i.importVariadic("Max"); }},
       {"MaxPool",

@@ -50,6 +50,10 @@ public:
   // inputs, which a backend that reads them in place counts as its own.
   virtual MemoryStats
   memoryStats(const std::vector<Tensor> &sessionInputs) const = 0;
+
+  // Per plan op: the sessions of its regions (control flow), which the
+  // enclosing session owns and resolves; the op's kernel runs them.
+  std::vector<std::vector<Session *>> regionSessions;
 };
 
 // options.memoryLimitBytes, or the machine's physical memory when it is 0

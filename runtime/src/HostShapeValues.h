@@ -43,6 +43,11 @@ public:
   const std::vector<int64_t> *intValue(int t) const {
     return hasInts_[t] ? &ints_[t] : nullptr;
   }
+  // Tensor t's value (any element type), or nullptr when the host did not
+  // compute it.
+  const Tensor *value(int t) const {
+    return values_[t].empty() ? nullptr : &values_[t];
+  }
 
 private:
   std::vector<bool> hostOp_;

@@ -50,7 +50,18 @@ static std::string opLabel(const plan::Op &op, int index) {
          ")";
 }
 
-Status validatePlan(const plan::Plan &p) {
+// Control flow nested deeper than this is refused: plans come from files,
+// and validation and sessions recurse once per level.
+constexpr int kMaxRegionDepth = 16;
+
+static Status validatePlanAt(const plan::Plan &p, int depth);
+
+Status validatePlan(const plan::Plan &p) { return validatePlanAt(p, 0); }
+
+static Status validatePlanAt(const plan::Plan &p, int depth) {
+  if (depth > kMaxRegionDepth)
+    return invalidArgument("control flow nested deeper than ", kMaxRegionDepth,
+                           " levels");
   if (p.format_version() == 0)
     return invalidArgument("not a gopt plan: format_version is missing");
   if (p.format_version() > kCurrentPlanFormatVersion)
@@ -134,7 +145,18 @@ Status validatePlan(const plan::Plan &p) {
     }
     if (Status s = checkOpAgainstSchema(op, *schema); !s.ok())
       return Status(s.code(), opLabel(op, o) + ": " + s.message());
+    if (op.regions_size() != schema->numRegions)
+      return invalidArgument(opLabel(op, o), " has ", op.regions_size(),
+                             " regions, expected ", schema->numRegions);
+    for (int r : op.regions())
+      if (r < 0 || r >= p.subplans_size())
+        return invalidArgument(opLabel(op, o), ": region index ", r,
+                               " out of range [0, ", p.subplans_size(), ")");
   }
+  for (int i = 0; i < p.subplans_size(); ++i)
+    if (Status s = validatePlanAt(p.subplans(i), depth + 1); !s.ok())
+      return Status(s.code(), "subplan " + std::to_string(i) + " '" +
+                                  p.subplans(i).name() + "': " + s.message());
 
   std::set<std::string> names;
   auto checkBinding = [&](const char *what, const std::string &name,

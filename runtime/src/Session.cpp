@@ -31,6 +31,9 @@ struct Session::Impl {
   std::unique_ptr<Backend> backend;
   // Shape values computed in the graph (dynamic_reshape's target shape).
   HostShapeValues hostValues;
+  // Per op: the sessions of its regions (control flow), else empty. They
+  // share this session's options; the backend's kernels run them.
+  std::vector<std::vector<std::unique_ptr<Session>>> regions;
 
   Impl(Plan planIn, SessionOptions opts)
       : plan(std::move(planIn)), options(std::move(opts)), p(plan.proto()) {}
@@ -41,6 +44,20 @@ struct Session::Impl {
   std::string tensorName(int t) const { return p.tensors(t).name(); }
 
   Status init();
+  // Everything init() does but resolving shapes: a region's session resolves
+  // when its op does.
+  Status setUp();
+  Status createRegionSessions();
+  // Result shapes of a control-flow op from its regions' sessions.
+  Status resolveRegionOp(int o, const std::vector<Shape> &inShapes,
+                         const std::vector<DType> &inTypes,
+                         std::vector<Shape> &outShapes);
+  // Resolves for inputs of these shapes; a tensor without data binds only
+  // its shape (a region resolved before its operands are computed).
+  Status resolveForInputs(const std::vector<Tensor> &inputs);
+  // A 0-d integer or bool operand's value on the host while resolving: a
+  // constant, a bound input, or a value the host computed.
+  StatusOr<int64_t> hostScalar(int t) const;
   Status resolve();
   Status resolveShapes();
   Status checkTensorSize(int t, int producer) const;
@@ -53,33 +70,7 @@ struct Session::Impl {
 };
 
 Status Session::Impl::init() {
-  GOPT_ASSIGN_OR_RETURN(backend, createBackend(plan, options));
-  if (options.batchSize < 1)
-    return invalidArgument("batch size must be >= 1, got ", options.batchSize);
-  memoryLimitBytes = sessionMemoryLimit(options);
-  GOPT_RETURN_IF_ERROR(hostValues.init(p));
-  if (p.constants().size() > memoryLimit())
-    return resourceExhausted("the plan's ", p.constants().size(),
-                             " bytes of constants exceed the memory limit of ",
-                             memoryLimit(), " bytes");
-  const int n = p.tensors_size();
-  dtypes.resize(n);
-  shapes.resize(n);
-  for (int i = 0; i < n; ++i)
-    dtypes[i] = fromProtoDType(p.tensors(i).dtype());
-  boundInputs.resize(p.inputs_size());
-  // An op's device is where a mixed host/device run would execute it
-  // (placement, lib/Transforms/PlaceDevices.cpp). A session runs the whole
-  // plan on its one backend: a CPU session runs "cuda" ops on the host and
-  // its `transfer` ops are plain copies; a CUDA session runs "cpu" ops on the
-  // device when it has a kernel for them (else its backend says "no CUDA
-  // kernel ...; place it on the CPU"). Only unknown devices are rejected.
-  for (int o = 0; o < p.ops_size(); ++o) {
-    const std::string &device = p.ops(o).device();
-    if (!device.empty() && device != "cpu" && device != "cuda")
-      return invalidArgument(opLabel(o), " is placed on unknown device '",
-                             device, "' (known: cpu, cuda)");
-  }
+  GOPT_RETURN_IF_ERROR(setUp());
   Status resolved = resolve();
   // Dynamic dims other than the batch (an image model's H and W) take the
   // batch size only as a guess; a model that cannot run at that size (a
@@ -96,6 +87,57 @@ Status Session::Impl::init() {
     return Status::success();
   }
   return resolved;
+}
+
+Status Session::Impl::createRegionSessions() {
+  regions.resize(p.ops_size());
+  backend->regionSessions.assign(p.ops_size(), {});
+  for (int o = 0; o < p.ops_size(); ++o) {
+    for (int r : p.ops(o).regions()) {
+      GOPT_ASSIGN_OR_RETURN(
+          Plan subplan,
+          Plan::fromProto(p.subplans(r),
+                          plan.origin() + ": " + opLabel(o) + " region"));
+      auto impl = std::make_unique<Impl>(std::move(subplan), options);
+      GOPT_RETURN_IF_ERROR(impl->setUp());
+      regions[o].push_back(
+          std::unique_ptr<Session>(new Session(std::move(impl))));
+      backend->regionSessions[o].push_back(regions[o].back().get());
+    }
+  }
+  return Status::success();
+}
+
+Status Session::Impl::setUp() {
+  GOPT_ASSIGN_OR_RETURN(backend, createBackend(plan, options));
+  if (options.batchSize < 1)
+    return invalidArgument("batch size must be >= 1, got ", options.batchSize);
+  memoryLimitBytes = sessionMemoryLimit(options);
+  GOPT_RETURN_IF_ERROR(hostValues.init(p));
+  if (p.constants().size() > memoryLimit())
+    return resourceExhausted("the plan's ", p.constants().size(),
+                             " bytes of constants exceed the memory limit of ",
+                             memoryLimit(), " bytes");
+  const int n = p.tensors_size();
+  dtypes.resize(n);
+  shapes.resize(n);
+  for (int i = 0; i < n; ++i)
+    dtypes[i] = fromProtoDType(p.tensors(i).dtype());
+  boundInputs.resize(p.inputs_size());
+  GOPT_RETURN_IF_ERROR(createRegionSessions());
+  // An op's device is where a mixed host/device run would execute it
+  // (placement, lib/Transforms/PlaceDevices.cpp). A session runs the whole
+  // plan on its one backend: a CPU session runs "cuda" ops on the host and
+  // its `transfer` ops are plain copies; a CUDA session runs "cpu" ops on the
+  // device when it has a kernel for them (else its backend says "no CUDA
+  // kernel ...; place it on the CPU"). Only unknown devices are rejected.
+  for (int o = 0; o < p.ops_size(); ++o) {
+    const std::string &device = p.ops(o).device();
+    if (!device.empty() && device != "cpu" && device != "cuda")
+      return invalidArgument(opLabel(o), " is placed on unknown device '",
+                             device, "' (known: cpu, cuda)");
+  }
+  return Status::success();
 }
 
 Status Session::Impl::resolve() {
@@ -156,7 +198,9 @@ Status Session::Impl::resolveShapes() {
     }
     std::vector<Shape> outShapes(op.outputs_size());
     Status inferred;
-    if (schema->inferShapesFromValues) {
+    if (schema->numRegions > 0) {
+      inferred = resolveRegionOp(o, inShapes, inTypes, outShapes);
+    } else if (schema->inferShapesFromValues) {
       std::vector<const std::vector<int64_t> *> values;
       for (int t : op.inputs())
         values.push_back(hostValues.intValue(t));
@@ -190,6 +234,166 @@ Status Session::Impl::resolveShapes() {
     if (hostValues.computesOp(o))
       if (Status s = hostValues.compute(p, o, dtypes, shapes); !s.ok())
         return Status(s.code(), opLabel(o) + ": " + s.message());
+  }
+  return Status::success();
+}
+
+StatusOr<int64_t> Session::Impl::hostScalar(int t) const {
+  const plan::TensorInfo &info = p.tensors(t);
+  DType dtype = dtypes[t];
+  if (numElements(shapes[t]) != 1 ||
+      (dtype != DType::kI64 && dtype != DType::kI32 && dtype != DType::kBool))
+    return invalidArgument("'", info.name(),
+                           "' must be a single integer or "
+                           "bool, got ",
+                           dtypeName(dtype), shapeToString(shapes[t]));
+  const void *data = nullptr;
+  if (info.kind() == plan::TensorInfo::CONSTANT)
+    data = p.constants().data() + info.constant_offset();
+  for (int b = 0; b < p.inputs_size(); ++b)
+    if (p.inputs(b).tensor() == t && !boundInputs[b].empty())
+      data = boundInputs[b].data();
+  if (const Tensor *value = hostValues.value(t))
+    data = value->data();
+  if (!data)
+    return unimplemented("the value of '", info.name(),
+                         "' is needed to size the results, but it is only "
+                         "known while running");
+  switch (dtype) {
+  case DType::kI64: {
+    int64_t v;
+    std::memcpy(&v, data, sizeof v);
+    return v;
+  }
+  case DType::kI32: {
+    int32_t v;
+    std::memcpy(&v, data, sizeof v);
+    return v;
+  }
+  default:
+    return *static_cast<const uint8_t *>(data) ? 1 : 0;
+  }
+}
+
+Status Session::Impl::resolveForInputs(const std::vector<Tensor> &inputs) {
+  if (inputs.size() != boundInputs.size())
+    return invalidArgument("the region takes ", boundInputs.size(),
+                           " values, the op gives it ", inputs.size());
+  for (size_t b = 0; b < inputs.size(); ++b) {
+    int t = p.inputs(b).tensor();
+    if (inputs[b].dtype() != dtypes[t])
+      return invalidArgument("region input '", p.inputs(b).name(),
+                             "' has element type ", dtypeName(dtypes[t]),
+                             ", the op gives it ",
+                             dtypeName(inputs[b].dtype()));
+    boundInputs[b] = inputs[b];
+  }
+  return resolve();
+}
+
+Status Session::Impl::resolveRegionOp(int o, const std::vector<Shape> &inShapes,
+                                      const std::vector<DType> &inTypes,
+                                      std::vector<Shape> &outShapes) {
+  const plan::Op &op = p.ops(o);
+  auto shapeOnly = [&](size_t i) {
+    return Tensor::view(inTypes[i], inShapes[i], nullptr);
+  };
+  auto regionOutput = [](Session &region, int i) -> std::pair<DType, Shape> {
+    int t = region.impl_->p.outputs(i).tensor();
+    return {region.impl_->dtypes[t], region.impl_->shapes[t]};
+  };
+  auto checkResultType = [&](int r, DType dtype) -> Status {
+    if (dtypes[op.outputs(r)] != dtype)
+      return invalidArgument("result #", r, " is ",
+                             dtypeName(dtypes[op.outputs(r)]),
+                             " but its region gives ", dtypeName(dtype));
+    return Status::success();
+  };
+  std::vector<std::unique_ptr<Session>> &sessions = regions[o];
+  if (op.kind() == "if") {
+    std::vector<Tensor> captures;
+    for (size_t i = 1; i < inShapes.size(); ++i)
+      captures.push_back(shapeOnly(i));
+    std::vector<std::vector<Shape>> perBranch;
+    for (auto &branch : sessions) {
+      if (branch->impl_->p.outputs_size() != op.outputs_size())
+        return invalidArgument("a branch gives ",
+                               branch->impl_->p.outputs_size(), " values for ",
+                               op.outputs_size(), " results");
+      if (Status s = branch->impl_->resolveForInputs(captures); !s.ok())
+        return Status(s.code(),
+                      std::string(perBranch.empty() ? "then" : "else") +
+                          " branch: " + s.message());
+      perBranch.emplace_back();
+      for (int r = 0; r < op.outputs_size(); ++r) {
+        auto [dtype, shape] = regionOutput(*branch, r);
+        GOPT_RETURN_IF_ERROR(checkResultType(r, dtype));
+        perBranch.back().push_back(shape);
+      }
+    }
+    for (int r = 0; r < op.outputs_size(); ++r)
+      if (perBranch[0][r] != perBranch[1][r])
+        return invalidArgument(
+            "result #", r, " has shape ", shapeToString(perBranch[0][r]),
+            " in the then branch and ", shapeToString(perBranch[1][r]),
+            " in the else branch; both must agree, as memory is planned "
+            "before the condition is known");
+    outShapes = perBranch[0];
+    return Status::success();
+  }
+  // loop: operands (max_trip_count, cond, carried..., captures...); the
+  // body takes (iteration, cond, carried..., captures...) and yields (cond,
+  // carried..., scan slices...).
+  OpAttrs attrs(op);
+  int64_t numCarried = attrs.getInt("num_carried", -1);
+  int numScans = op.outputs_size() - static_cast<int>(numCarried);
+  Session &body = *sessions[0];
+  if (numCarried < 0 || numCarried + 2 > op.inputs_size() || numScans < 0 ||
+      body.impl_->p.inputs_size() != op.inputs_size() ||
+      body.impl_->p.outputs_size() != 1 + op.outputs_size())
+    return invalidArgument("num_carried ", numCarried, " does not fit ",
+                           op.inputs_size(), " operands, ", op.outputs_size(),
+                           " results and a body of ",
+                           body.impl_->p.inputs_size(), " inputs and ",
+                           body.impl_->p.outputs_size(), " outputs");
+  // Resolving runs no op, but shapes computed in the body may read the
+  // iteration number: the first iteration's, 0 (then checked per run).
+  Tensor iteration = Tensor::allocate(DType::kI64, {});
+  *iteration.data<int64_t>() = 0;
+  Tensor cond = Tensor::allocate(DType::kBool, {});
+  *cond.data<bool>() = true;
+  std::vector<Tensor> bodyInputs = {iteration, cond};
+  for (int i = 2; i < op.inputs_size(); ++i)
+    bodyInputs.push_back(shapeOnly(i));
+  if (Status s = body.impl_->resolveForInputs(bodyInputs); !s.ok())
+    return Status(s.code(), "body: " + s.message());
+  outShapes.clear();
+  for (int i = 0; i < numCarried; ++i) {
+    auto [dtype, shape] = regionOutput(body, 1 + i);
+    GOPT_RETURN_IF_ERROR(checkResultType(i, dtype));
+    if (shape != inShapes[2 + i])
+      return invalidArgument("the body turns carried value #", i, " of shape ",
+                             shapeToString(inShapes[2 + i]), " into ",
+                             shapeToString(shape),
+                             "; carried values keep their shapes");
+    outShapes.push_back(shape);
+  }
+  if (numScans == 0)
+    return Status::success();
+  if (!attrs.getBool("cond_invariant", false))
+    return invalidArgument("scan outputs need cond_invariant: their leading "
+                           "dimension is the number of iterations");
+  GOPT_ASSIGN_OR_RETURN(int64_t maxTrips, hostScalar(op.inputs(0)));
+  GOPT_ASSIGN_OR_RETURN(int64_t enter, hostScalar(op.inputs(1)));
+  if (maxTrips < 0)
+    return invalidArgument("max_trip_count is negative (", maxTrips, ")");
+  int64_t iterations = enter ? maxTrips : 0;
+  for (int j = 0; j < numScans; ++j) {
+    auto [dtype, slice] = regionOutput(body, 1 + numCarried + j);
+    GOPT_RETURN_IF_ERROR(checkResultType(numCarried + j, dtype));
+    Shape stacked = {iterations};
+    stacked.insert(stacked.end(), slice.begin(), slice.end());
+    outShapes.push_back(stacked);
   }
   return Status::success();
 }

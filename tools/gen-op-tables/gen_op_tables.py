@@ -146,6 +146,8 @@ def load_ops(data):
             "shape_fn": rec.get("runtimeShapeFunction", ""),
             "host_value_operands": rec.get("hostValueOperands", []),
             "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
+            "region_plans": bool(rec.get("regionPlans")),
+            "regions": len(rec.get("regions", {}).get("args", [])),
             "result_type": rec.get("resultElementType", "operand:0"),
             "onnx": rec.get("onnxOpType", ""),
             "tf": rec.get("tfOpType", ""),
@@ -168,6 +170,9 @@ def load_ops(data):
             default = None
             if "DefaultValuedAttr" in supers or "DefaultValuedOptionalAttr" in supers:
                 default = cpp_default(kind, d["defaultValue"], name, attr_name)
+            elif attr_def == "UnitAttr":
+                # Present or absent: absent reads as false.
+                default = "boolAttr(false)"
             op["attrs"].append({
                 "name": attr_name,
                 "kind": kind,
@@ -184,7 +189,11 @@ def check(ops):
     for op in ops:
         if op["compile_time_only"]:
             continue
-        if not op["shape_fn"]:
+        if op["region_plans"]:
+            if op["shape_fn"] or not op["regions"]:
+                raise GenError(f"op '{op['name']}': regionPlans needs regions and "
+                               "no runtimeShapeFunction (the session resolves them)")
+        elif not op["shape_fn"]:
             raise GenError(f"op '{op['name']}' ({op['record']}) runs in the runtime "
                            "but sets no runtimeShapeFunction (or compileTimeOnly)")
         per_result = result_types(op)
@@ -228,15 +237,18 @@ def emit_op_table(ops):
         host_values = op["host_value_operands"]
         # A shape function that reads operand values has the other signature
         # (ValueShapeFn); the plain one stays null.
-        plain_fn = "nullptr" if host_values else op["shape_fn"]
+        plain_fn = "nullptr" if host_values or op["region_plans"] else op["shape_fn"]
         out.append(f'  s.push_back({{"{op["name"]}", {imin}, {imax}, {rmin}, '
                    f'{rmax},\n               {{' + ",\n                ".join(attrs)
                    + f'}},\n               {plain_fn}, {types[0]}'
                    f'{per_result}}});\n')
         if host_values:
             out.append(f'  s.back().hostValueOperands = {{'
-                       + ", ".join(str(i) for i in host_values) + '};\n'
-                       f'  s.back().inferShapesFromValues = {op["shape_fn"]};\n')
+                       + ", ".join(str(i) for i in host_values) + '};\n')
+            if not op["region_plans"]:
+                out.append(f'  s.back().inferShapesFromValues = {op["shape_fn"]};\n')
+        if op["region_plans"]:
+            out.append(f'  s.back().numRegions = {op["regions"]};\n')
         if op["reads_shapes_only"]:
             out.append('  s.back().readsOperandShapesOnly = true;\n')
     out.append("  return s;\n}\n")

@@ -50,6 +50,7 @@ void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);
 void registerLogicKernels(KernelRegistry &registry);
 void registerDynamicShapeKernels(KernelRegistry &registry);
+void registerControlFlowKernels(KernelRegistry &registry);
 
 /// Calls fn(T{}) with the C++ type of an element type the reference kernels
 /// compute in (f16 and bf16 reach them as f32, converted by the wrapper).

@@ -124,6 +124,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerUnaryMathKernels(registry);
   ref::registerLogicKernels(registry);
   ref::registerDynamicShapeKernels(registry);
+  ref::registerControlFlowKernels(registry);
 }
 
 } // namespace gopt::runtime

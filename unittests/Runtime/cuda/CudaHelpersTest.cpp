@@ -212,6 +212,9 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert({"lstm", "gru", "rnn"});
   // dynamic_reshape (GoptDynamicShapeOps.td) runs on the CPU so far.
   cpuOnly.insert("dynamic_reshape");
+  // Control flow (GoptControlFlowOps.td) runs its regions' sessions from the
+  // host.
+  cpuOnly.insert({"if", "loop"});
   for (const OpSchema &schema : allOpSchemas()) {
     std::string kind = schema.kind;
     EXPECT_TRUE(cuda.count(kind) || cpuOnly.count(kind))

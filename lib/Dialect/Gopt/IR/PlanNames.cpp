@@ -55,6 +55,22 @@ llvm::DenseMap<Value, std::string> getReturnedOnce(func::FuncOp func,
   return returnedOnce;
 }
 
+/// Names the ops and their results of `body` (constants and ops share one
+/// counter, in program order).
+void nameOps(Block &body, PlanNames &names) {
+  unsigned opIndex = 0;
+  for (Operation &op : body.without_terminator()) {
+    std::string name = getOpName(&op, opIndex++);
+    for (OpResult result : op.getResults()) {
+      auto output = names.outputs.find(result);
+      names.tensors[result] = output != names.outputs.end()
+                                  ? output->second
+                                  : getResultName(name, result);
+    }
+    names.ops[&op] = std::move(name);
+  }
+}
+
 } // namespace
 
 PlanNames getPlanNames(func::FuncOp func) {
@@ -70,18 +86,25 @@ PlanNames getPlanNames(func::FuncOp func) {
         func.getArgAttrDict(i),
         func.getArgAttr(i, attrs::kState) ? "state" : "input", i);
   }
-  // Constants and ops share one counter, in program order.
-  unsigned opIndex = 0;
-  for (Operation &op : body.without_terminator()) {
-    std::string name = getOpName(&op, opIndex++);
-    for (OpResult result : op.getResults()) {
-      auto output = names.outputs.find(result);
-      names.tensors[result] = output != names.outputs.end()
-                                  ? output->second
-                                  : getResultName(name, result);
-    }
-    names.ops[&op] = std::move(name);
+  nameOps(body, names);
+  return names;
+}
+
+PlanNames getRegionPlanNames(Region &region) {
+  PlanNames names;
+  Block &body = region.front();
+  Operation *yield = body.getTerminator();
+  llvm::DenseMap<Value, unsigned> yieldCount;
+  for (Value value : yield->getOperands())
+    ++yieldCount[value];
+  for (auto [i, value] : llvm::enumerate(yield->getOperands())) {
+    Operation *def = value.getDefiningOp();
+    if (def && !isa<ConstantOp>(def) && yieldCount[value] == 1)
+      names.outputs[value] = "output" + std::to_string(i);
   }
+  for (BlockArgument arg : body.getArguments())
+    names.tensors[arg] = "arg" + std::to_string(arg.getArgNumber());
+  nameOps(body, names);
   return names;
 }
 

@@ -17,6 +17,8 @@ namespace gopt::runtime {
 // Everything a kernel factory may use to prepare for one op at concrete
 // shapes (create primitives, reorder constant weights). Created when a
 // session resolves shapes, never per run.
+class Session;
+
 struct KernelConfig {
   const plan::Op *op = nullptr;
   std::vector<DType> inputTypes;
@@ -33,6 +35,9 @@ struct KernelConfig {
   // Every run draws the random numbers of the first run (gradient checks
   // by finite differences need the same dropout mask in every run).
   bool repeatRandomness = false;
+  // Control flow (if, loop): a session per region of the op, which the
+  // enclosing session owns and has resolved for the operands' shapes.
+  std::vector<Session *> regions;
   OpAttrs attrs() const { return OpAttrs(*op); }
   // Every operand and result is of element type `t` (what most fast kernels
   // check before they claim an op).

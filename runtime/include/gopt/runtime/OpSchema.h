@@ -124,6 +124,10 @@ struct OpSchema {
   // The results depend only on the operands' shapes (shape): the host
   // computes them without the operands' data.
   bool readsOperandShapesOnly = false;
+  // Control flow (if, loop): the op's regions, each a subplan of the plan
+  // (plan::Op.regions); the session resolves the result shapes by resolving
+  // the subplans, so inferShapes is null.
+  int numRegions = 0;
 
   ResultDType resultDTypeOf(size_t result) const {
     return result < resultDTypes.size() ? resultDTypes[result] : resultDType;

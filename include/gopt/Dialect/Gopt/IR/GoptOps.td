@@ -127,6 +127,9 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // The results depend only on the operands' shapes (gopt.shape), so the
   // host computes them without the operands' data.
   bit readsOperandShapesOnly = 0;
+  // Control flow: the op's regions become subplans, and the session
+  // resolves the result shapes by resolving those (no runtimeShapeFunction).
+  bit regionPlans = 0;
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
@@ -810,5 +813,6 @@ include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
 include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptRnnOps.td"
 include "gopt/Dialect/Gopt/IR/GoptDynamicShapeOps.td"
+include "gopt/Dialect/Gopt/IR/GoptControlFlowOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

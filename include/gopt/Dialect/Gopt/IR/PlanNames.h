@@ -11,6 +11,8 @@
 //   index counting the function's ops (constants included) in order;
 // - result n of a multi-result op is `<op name>:<n>`, a single result is the
 //   op name;
+// - a region of a control-flow op is a plan of its own, named alike; its
+//   arguments are `arg<i>` and its yielded values `output<i>`;
 // - an argument is bound under its gopt.name, else `input<i>` (`state<i>`
 //   for state arguments); a returned value under its result's gopt.name,
 //   else `output<i>`. A value returned once that a non-constant op produces
@@ -49,6 +51,10 @@ struct PlanNames {
   llvm::DenseMap<mlir::Value, std::string> outputs;
 };
 PlanNames getPlanNames(mlir::func::FuncOp func);
+/// The plan names of a control-flow op's region (the plan of its own the
+/// runtime runs): arguments are `arg<i>`, yielded values `output<i>`, ops
+/// as in a function.
+PlanNames getRegionPlanNames(mlir::Region &region);
 
 /// getPlanNames(func).tensors: the name each argument and op result has in
 /// the plan (the names gopt-run's profile and calibration files use).
