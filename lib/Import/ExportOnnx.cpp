@@ -735,8 +735,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case<MaxPool3DOp, AvgPool3DOp>([&](auto p) -> LogicalResult {
         constexpr bool isMax = std::is_same<decltype(p), MaxPool3DOp>::value;
-        bool dilated = llvm::any_of(p.getDilations(),
-                                    [](int64_t d) { return d != 1; });
+        bool dilated =
+            llvm::any_of(p.getDilations(), [](int64_t d) { return d != 1; });
         // AveragePool takes dilations from opset 19 on.
         if (!isMax && dilated)
           return p->emitError("has no ONNX export at opset ")

@@ -535,9 +535,9 @@ LogicalResult OnnxImporter::importConv() {
                                   "(filter {0})",
                                   formatShape(wShape)));
   size_t n = wShape.size() - 2;
-  SmallVector<int64_t> kernel = intsAttr("kernel_shape")
-                                    .value_or(SmallVector<int64_t>(
-                                        wShape.begin() + 2, wShape.end()));
+  SmallVector<int64_t> kernel =
+      intsAttr("kernel_shape")
+          .value_or(SmallVector<int64_t>(wShape.begin() + 2, wShape.end()));
   SmallVector<int64_t> dil =
       intsAttr("dilations").value_or(SmallVector<int64_t>(n, 1));
   StringAttr padding;
@@ -553,9 +553,8 @@ LogicalResult OnnxImporter::importConv() {
   if (n == 3) {
     if (!pads)
       pads = i64s(SmallVector<int64_t>(6, 0));
-    return setResult(createInferred<Conv3DOp>(b, loc, x, w, bias, strides,
-                                              i64s(dil), padding, pads,
-                                              groups));
+    return setResult(createInferred<Conv3DOp>(
+        b, loc, x, w, bias, strides, i64s(dil), padding, pads, groups));
   }
   return setResult(createInferred<Conv2DOp>(
       b, loc, x, w, bias, strides, i64s(dil), padding, pads, groups,
@@ -644,8 +643,8 @@ LogicalResult OnnxImporter::importConvTranspose() {
   IntegerAttr groups = b.getI64IntegerAttr(intAttr("group", 1));
   if (n == 3)
     return setResult(createInferred<Conv3DTransposeOp>(
-        b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads),
-        i64s(outPad), groups));
+        b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads), i64s(outPad),
+        groups));
   return setResult(createInferred<Conv2DTransposeOp>(
       b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads), i64s(outPad),
       groups, b.getStringAttr("NCHW"), b.getStringAttr("OIHW")));
@@ -799,9 +798,8 @@ LogicalResult OnnxImporter::importPool(bool isMax) {
   if (!kernel)
     return failNode("missing attribute 'kernel_shape'");
   bool volume = shapeOf(x).size() == 5;
-  SmallVector<int64_t> dil = intsAttr("dilations")
-                                 .value_or(SmallVector<int64_t>(
-                                     kernel->size(), 1));
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(kernel->size(), 1));
   StringAttr padding;
   DenseI64ArrayAttr pads, strides;
   if (failed(windowAttrs(x, *kernel, dil, padding, pads, strides)))
@@ -819,16 +817,15 @@ LogicalResult OnnxImporter::importPool(bool isMax) {
       op = createInferred<MaxPool3DOp>(b, loc, x, i64s(*kernel), strides,
                                        i64s(dil), padding, pads, ceil);
     else
-      op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides,
-                                     padding, pads, b.getStringAttr("NCHW"),
-                                     ceil);
+      op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
+                                     pads, b.getStringAttr("NCHW"), ceil);
     if (node->output_size() > 1 && !node->output(1).empty())
       unsupportedValues[node->output(1)] =
           "MaxPool's Indices output, which gopt does not compute";
   } else if (volume) {
-    op = createInferred<AvgPool3DOp>(b, loc, x, i64s(*kernel), strides,
-                                     i64s(dil), padding, pads, ceil,
-                                     includePad);
+    op =
+        createInferred<AvgPool3DOp>(b, loc, x, i64s(*kernel), strides,
+                                    i64s(dil), padding, pads, ceil, includePad);
   } else {
     op = createInferred<AvgPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
                                    pads, b.getStringAttr("NCHW"), ceil,
@@ -2125,8 +2122,8 @@ LogicalResult OnnxImporter::importPoolNode(bool isMax) {
   if (!isMax)
     pool = [](OnnxImporter &i) { return i.importPool(false); };
   size_t rank = shapeOf(x).size();
-  SmallVector<int64_t> dil = intsAttr("dilations").value_or(
-      SmallVector<int64_t>());
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>());
   // Dilated windows run in the 3-D op only, so the 2-D pools' kernels
   // (oneDNN, CUDA), layout rules and gradients stay undilated.
   if ((rank == 3 || rank == 4) &&
@@ -2176,9 +2173,9 @@ LogicalResult OnnxImporter::importWithUnitSpatialDims(NodeImporter import,
       a.clear_ints();
       if (a.name() == "pads") {
         if (v.size() != 2 * fromSpatial)
-          return failNode(llvm::formatv(
-              "'pads' of a {0}-D window must have {1} values", fromSpatial,
-              2 * fromSpatial));
+          return failNode(
+              llvm::formatv("'pads' of a {0}-D window must have {1} values",
+                            fromSpatial, 2 * fromSpatial));
         // ONNX: all begins, then all ends.
         v.insert(v.begin() + fromSpatial, added, 0);
         v.insert(v.begin(), added, 0);

@@ -56,11 +56,10 @@ Result resolveVolumeWindow(DimsRef input, const VolumeWindow &window,
   if (Result r = requireSize(window.pads, 6, "pads"); r.failed())
     return r;
   for (int i = 0; i < 3; ++i) {
-    Result r = computeWindowDim(input[2 + i], window.kernel[i],
-                                window.strides[i], window.dilations[i],
-                                window.padding, window.pads[2 * i],
-                                window.pads[2 * i + 1], window.ceilMode,
-                                dims[i]);
+    Result r = computeWindowDim(
+        input[2 + i], window.kernel[i], window.strides[i], window.dilations[i],
+        window.padding, window.pads[2 * i], window.pads[2 * i + 1],
+        window.ceilMode, dims[i]);
     if (r.failed())
       return Result::failure(r.message() + " in spatial dimension " +
                              kSpatialNames[i]);
@@ -85,8 +84,7 @@ Result inferConv3DShape(DimsRef input, DimsRef filter, const DimsRef *bias,
   if (!isDynamic(cout) && cout % groups != 0)
     return fail("expects the filter's output channels (", cout,
                 ") divisible by groups (", groups, ")");
-  if (!isDynamic(cin) && !isDynamic(cinPerGroup) &&
-      cin != cinPerGroup * groups)
+  if (!isDynamic(cin) && !isDynamic(cinPerGroup) && cin != cinPerGroup * groups)
     return fail("expects the input channels (", cin,
                 ") to equal the filter's input channels per group (",
                 cinPerGroup, ") times groups (", groups, "); input ",

@@ -102,8 +102,7 @@ Status conv3dTransposeKernel(const RefContext &ctx,
               if (od < 0 || od >= y.d)
                 continue;
               for (int64_t s = 0; s < kh; ++s) {
-                int64_t oh =
-                    ih * p.strides[1] - p.pads[2] + s * p.dilations[1];
+                int64_t oh = ih * p.strides[1] - p.pads[2] + s * p.dilations[1];
                 if (oh < 0 || oh >= y.h)
                   continue;
                 for (int64_t t = 0; t < kw; ++t) {
@@ -113,8 +112,8 @@ Status conv3dTransposeKernel(const RefContext &ctx,
                     continue;
                   for (int64_t ocg = 0; ocg < coutG; ++ocg)
                     acc[y.at(n, g * coutG + ocg, od, oh, ow)] +=
-                        v * pf[(((ic * coutG + ocg) * kd + r) * kh + s) * kw +
-                               t];
+                        v *
+                        pf[(((ic * coutG + ocg) * kd + r) * kh + s) * kw + t];
                 }
               }
             }
@@ -124,8 +123,8 @@ Status conv3dTransposeKernel(const RefContext &ctx,
   const float *bias = in.size() == 3 ? in[2].data<float>() : nullptr;
   int64_t spatial = y.d * y.h * y.w;
   for (int64_t i = 0; i < static_cast<int64_t>(acc.size()); ++i)
-    py[i] = static_cast<float>(acc[i] + (bias ? bias[(i / spatial) % y.c]
-                                              : 0.0));
+    py[i] =
+        static_cast<float>(acc[i] + (bias ? bias[(i / spatial) % y.c] : 0.0));
   return Status::success();
 }
 
@@ -135,8 +134,8 @@ Status conv3dTransposeKernel(const RefContext &ctx,
 struct TapCounts {
   int64_t inside = 0, padded = 0;
 };
-TapCounts countTaps(int64_t start, int64_t kernel, int64_t dilation,
-                    int64_t in, int64_t padAfter) {
+TapCounts countTaps(int64_t start, int64_t kernel, int64_t dilation, int64_t in,
+                    int64_t padAfter) {
   TapCounts c;
   for (int64_t t = 0; t < kernel; ++t) {
     int64_t pos = start + t * dilation;
@@ -164,8 +163,7 @@ Status pool3dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
             int64_t d0 = od * st[0] - win[0].padBefore;
             int64_t h0 = oh * st[1] - win[1].padBefore;
             int64_t w0 = ow * st[2] - win[2].padBefore;
-            double acc =
-                IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
+            double acc = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
             for (int64_t r = 0; r < k[0]; ++r) {
               int64_t id = d0 + r * dl[0];
               if (id < 0 || id >= x.d)

@@ -65,10 +65,10 @@ StatusOr<std::unique_ptr<Kernel>> createConv3D(const KernelConfig &c) {
   memory::desc xUser(toDims(x), kF32, Tag::ncdhw);
   memory::desc yUser(toDims(c.outputShapes[0]), kF32, Tag::ncdhw);
   // OIDHW [Cout, Cin/G, ...] is oneDNN's goidhw [G, Cout/G, Cin/G, ...].
-  memory::desc wUser =
-      g == 1 ? memory::desc(toDims(f), kF32, Tag::oidhw)
-             : memory::desc({g, cout / g, f[1], f[2], f[3], f[4]}, kF32,
-                            Tag::goidhw);
+  memory::desc wUser = g == 1
+                           ? memory::desc(toDims(f), kF32, Tag::oidhw)
+                           : memory::desc({g, cout / g, f[1], f[2], f[3], f[4]},
+                                          kF32, Tag::goidhw);
   bool bias = c.inputShapes.size() == 3;
   memory::desc bUser({cout}, kF32, Tag::x);
   Dims strides = {st[0], st[1], st[2]};
@@ -199,9 +199,8 @@ StatusOr<std::unique_ptr<Kernel>> createPool3D(const KernelConfig &c) {
   GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(x, a.window));
   const auto &k = a.window.kernel, &st = a.window.strides,
              &dl = a.window.dilations;
-  bool dilated = std::any_of(dl.begin(), dl.end(), [](int64_t d) {
-    return d != 1;
-  });
+  bool dilated =
+      std::any_of(dl.begin(), dl.end(), [](int64_t d) { return d != 1; });
   if (!isMax && dilated)
     return none();
   Dims padL(3), padR(3);
@@ -212,15 +211,16 @@ StatusOr<std::unique_ptr<Kernel>> createPool3D(const KernelConfig &c) {
     padL[i] = win[i].padBefore;
     // ceil_mode may need more end padding than the op has; oneDNN then
     // counts it as padding, which only the include-pad average would see.
-    padR[i] = std::max(win[i].padAfter, (win[i].outSize - 1) * st[i] +
-                                            effective - in - padL[i]);
+    padR[i] = std::max(win[i].padAfter,
+                       (win[i].outSize - 1) * st[i] + effective - in - padL[i]);
     if (!isMax && a.countIncludePad && padR[i] != win[i].padAfter)
       return none();
   }
   dnnl::algorithm alg =
-      isMax ? dnnl::algorithm::pooling_max
-            : (a.countIncludePad ? dnnl::algorithm::pooling_avg_include_padding
-                                 : dnnl::algorithm::pooling_avg_exclude_padding);
+      isMax
+          ? dnnl::algorithm::pooling_max
+          : (a.countIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                               : dnnl::algorithm::pooling_avg_exclude_padding);
   memory::desc xUser(toDims(x), kF32, Tag::ncdhw);
   memory::desc yUser(toDims(c.outputShapes[0]), kF32, Tag::ncdhw);
   auto kernel = std::make_unique<cpu::PlainOneDnnKernel>();

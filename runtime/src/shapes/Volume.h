@@ -24,8 +24,8 @@ Status pool3dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
 /// avg_pool3d; the struct owns the padding string `window` points at.
 struct VolumeWindowAttrs {
   std::string padding;
-  int64_t groups = 1;             // conv3d
-  bool countIncludePad = false;   // avg_pool3d
+  int64_t groups = 1;           // conv3d
+  bool countIncludePad = false; // avg_pool3d
   shape::VolumeWindow window;
 
   explicit VolumeWindowAttrs(const OpAttrs &attrs);
