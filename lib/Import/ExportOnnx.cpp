@@ -236,8 +236,18 @@ private:
       setString(n, "auto_pad", "SAME_UPPER");
     else if (padding == "VALID")
       setString(n, "auto_pad", "VALID");
-    else // gopt [top, bottom, left, right] -> ONNX [top, left, bottom, right]
-      setInts(n, "pads", {pads[0], pads[2], pads[1], pads[3]});
+    else
+      setInts(n, "pads", onnxPads(pads));
+  }
+  /// gopt's (begin, end) per spatial dim ([top, bottom, left, right]) as
+  /// ONNX's pads: all begins, then all ends ([top, left, bottom, right]).
+  static SmallVector<int64_t> onnxPads(ArrayRef<int64_t> pads) {
+    SmallVector<int64_t> out;
+    for (size_t i = 0; i < pads.size(); i += 2)
+      out.push_back(pads[i]);
+    for (size_t i = 1; i < pads.size(); i += 2)
+      out.push_back(pads[i]);
+    return out;
   }
   LogicalResult activation(StringRef act, const std::string &in,
                            const std::string &out, Type elementType);
@@ -524,8 +534,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           if (c.getBias())
             ins.push_back(nameOf(c.getBias()));
           onnx::NodeProto *n = add("ConvTranspose", ins, {y});
-          ArrayRef<int64_t> p = c.getPads();
-          setInts(n, "pads", {p[0], p[2], p[1], p[3]});
+          setInts(n, "pads", onnxPads(c.getPads()));
           setInts(n, "strides", c.getStrides());
           setInts(n, "dilations", c.getDilations());
           setInts(n, "output_padding", c.getOutputPadding());
@@ -698,6 +707,51 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
             setInt(n, "count_include_pad", p.getCountIncludePad());
         };
         withNCHW(p.getDataFormat(), p.getX(), p.getY(), emit);
+        return success();
+      })
+      .Case([&](Conv3DOp c) {
+        std::vector<std::string> ins{nameOf(c.getInput()),
+                                     nameOf(c.getFilter())};
+        if (c.getBias())
+          ins.push_back(nameOf(c.getBias()));
+        onnx::NodeProto *n = add("Conv", ins, {nameOf(c.getOutput())});
+        windowAttrs(n, c.getPadding(), c.getPads(), c.getStrides());
+        setInts(n, "dilations", c.getDilations());
+        setInt(n, "group", c.getGroups());
+        return success();
+      })
+      .Case([&](Conv3DTransposeOp c) {
+        std::vector<std::string> ins{nameOf(c.getInput()),
+                                     nameOf(c.getFilter())};
+        if (c.getBias())
+          ins.push_back(nameOf(c.getBias()));
+        onnx::NodeProto *n = add("ConvTranspose", ins, {nameOf(c.getOutput())});
+        setInts(n, "pads", onnxPads(c.getPads()));
+        setInts(n, "strides", c.getStrides());
+        setInts(n, "dilations", c.getDilations());
+        setInts(n, "output_padding", c.getOutputPadding());
+        setInt(n, "group", c.getGroups());
+        return success();
+      })
+      .Case<MaxPool3DOp, AvgPool3DOp>([&](auto p) -> LogicalResult {
+        constexpr bool isMax = std::is_same<decltype(p), MaxPool3DOp>::value;
+        bool dilated =
+            llvm::any_of(p.getDilations(), [](int64_t d) { return d != 1; });
+        // AveragePool takes dilations from opset 19 on.
+        if (!isMax && dilated)
+          return p->emitError("has no ONNX export at opset ")
+                 << kOpset << " (AveragePool's dilations need opset 19)";
+        onnx::NodeProto *n = add(isMax ? "MaxPool" : "AveragePool",
+                                 {nameOf(p.getX())}, {nameOf(p.getY())});
+        setInts(n, "kernel_shape", p.getKernel());
+        windowAttrs(n, p.getPadding(), p.getPads(), p.getStrides());
+        setInt(n, "ceil_mode", p.getCeilMode());
+        if constexpr (isMax) {
+          if (dilated)
+            setInts(n, "dilations", p.getDilations());
+        } else {
+          setInt(n, "count_include_pad", p.getCountIncludePad());
+        }
         return success();
       })
       .Case([&](GlobalAvgPoolOp g) {

@@ -154,6 +154,8 @@ private:
   LogicalResult importLegacyPRelu();
   using NodeImporter = LogicalResult (*)(OnnxImporter &);
   LogicalResult importWindowed1D(NodeImporter import2D, int windowedInputs);
+  LogicalResult importWithUnitSpatialDims(NodeImporter import,
+                                          int windowedInputs, size_t rank);
   LogicalResult importPerChannelAs4D(NodeImporter import4D);
   LogicalResult windowAttrs(Value x, ArrayRef<int64_t> kernel,
                             ArrayRef<int64_t> dilations, StringAttr &padding,
@@ -161,6 +163,7 @@ private:
                             DenseI64ArrayAttr &strides);
   LogicalResult importConv();
   LogicalResult importConvTranspose();
+  LogicalResult importPoolNode(bool isMax);
   LogicalResult importResize();
   FailureOr<SmallVector<float>> constantFloats(StringRef valueName);
   FailureOr<SmallVector<int64_t>> symbolicShape(StringRef shapeName, Value x,
@@ -488,33 +491,43 @@ LogicalResult OnnxImporter::importVariadic(StringRef kind) {
 // Windows: Conv, MaxPool, AveragePool
 //===----------------------------------------------------------------------===//
 
+/// The window attributes of a Conv or pool over [N, C, spatial...] with two
+/// or three spatial dims (the kernel's length): gopt's padding mode, pads as
+/// (before, after) per dim and strides.
 LogicalResult OnnxImporter::windowAttrs(Value x, ArrayRef<int64_t> kernel,
                                         ArrayRef<int64_t> dilations,
                                         StringAttr &padding,
                                         DenseI64ArrayAttr &pads,
                                         DenseI64ArrayAttr &strides) {
   ArrayRef<int64_t> shape = shapeOf(x);
-  if (shape.size() != 4)
-    return failNode(llvm::formatv(
-        "only 2-D windows over rank-4 NCHW input are supported (input {0})",
-        formatShape(shape)));
-  if (kernel.size() != 2)
-    return failNode(
-        llvm::formatv("expects a 2-D kernel, got {0}", formatShape(kernel)));
+  if (shape.size() != 4 && shape.size() != 5)
+    return failNode(llvm::formatv("only 2-D and 3-D windows over rank-4 NCHW "
+                                  "and rank-5 NCDHW input are supported "
+                                  "(input {0})",
+                                  formatShape(shape)));
+  size_t n = shape.size() - 2;
+  if (kernel.size() != n)
+    return failNode(llvm::formatv("expects a {0}-D kernel, got {1}", n,
+                                  formatShape(kernel)));
+  if (dilations.size() != n)
+    return failNode(llvm::formatv("'dilations' must have {0} values", n));
   SmallVector<int64_t> s =
-      intsAttr("strides").value_or(SmallVector<int64_t>{1, 1});
-  if (s.size() != 2)
-    return failNode("'strides' must have 2 values");
+      intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
+  if (s.size() != n)
+    return failNode(llvm::formatv("'strides' must have {0} values", n));
   strides = i64s(s);
   std::string autoPad = stringAttr("auto_pad", "NOTSET");
   if (autoPad == "NOTSET") {
     SmallVector<int64_t> p =
-        intsAttr("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
-    if (p.size() != 4)
-      return failNode("'pads' must have 4 values");
+        intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+    if (p.size() != 2 * n)
+      return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
     padding = b.getStringAttr("EXPLICIT");
-    // ONNX: [h_begin, w_begin, h_end, w_end]; gopt: [top, bottom, left, right].
-    pads = i64s({p[0], p[2], p[1], p[3]});
+    // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
+    SmallVector<int64_t> paired;
+    for (size_t i = 0; i < n; ++i)
+      paired.append({p[i], p[n + i]});
+    pads = i64s(paired);
     return success();
   }
   if (autoPad == "VALID") {
@@ -527,8 +540,8 @@ LogicalResult OnnxImporter::windowAttrs(Value x, ArrayRef<int64_t> kernel,
     return success();
   }
   if (autoPad == "SAME_LOWER") {
-    SmallVector<int64_t, 4> p;
-    for (int i = 0; i < 2; ++i) {
+    SmallVector<int64_t, 6> p;
+    for (size_t i = 0; i < n; ++i) {
       int64_t in = shape[2 + i];
       if (ShapedType::isDynamic(in))
         return failNode("auto_pad SAME_LOWER needs static spatial dimensions");
@@ -550,83 +563,101 @@ LogicalResult OnnxImporter::importConv() {
   GET_INPUT(w, 1);
   GET_OPTIONAL_INPUT(bias, 2);
   ArrayRef<int64_t> wShape = shapeOf(w);
-  if (wShape.size() != 4)
-    return failNode(llvm::formatv(
-        "only 2-D convolution is supported (filter {0})", formatShape(wShape)));
+  if (wShape.size() != 4 && wShape.size() != 5)
+    return failNode(llvm::formatv("only 2-D and 3-D convolution is supported "
+                                  "(filter {0})",
+                                  formatShape(wShape)));
+  size_t n = wShape.size() - 2;
   SmallVector<int64_t> kernel =
       intsAttr("kernel_shape")
-          .value_or(SmallVector<int64_t>{wShape[2], wShape[3]});
+          .value_or(SmallVector<int64_t>(wShape.begin() + 2, wShape.end()));
   SmallVector<int64_t> dil =
-      intsAttr("dilations").value_or(SmallVector<int64_t>{1, 1});
-  if (dil.size() != 2)
-    return failNode("'dilations' must have 2 values");
+      intsAttr("dilations").value_or(SmallVector<int64_t>(n, 1));
   StringAttr padding;
   DenseI64ArrayAttr pads, strides;
   if (failed(windowAttrs(x, kernel, dil, padding, pads, strides)))
     return failure();
+  if (shapeOf(x).size() != wShape.size())
+    return failNode(llvm::formatv("expects input {0} and weight {1} of one "
+                                  "rank",
+                                  formatShape(shapeOf(x)),
+                                  formatShape(wShape)));
+  IntegerAttr groups = b.getI64IntegerAttr(intAttr("group", 1));
+  if (n == 3) {
+    if (!pads)
+      pads = i64s(SmallVector<int64_t>(6, 0));
+    return setResult(createInferred<Conv3DOp>(
+        b, loc, x, w, bias, strides, i64s(dil), padding, pads, groups));
+  }
   return setResult(createInferred<Conv2DOp>(
-      b, loc, x, w, bias, strides, i64s(dil), padding, pads,
-      b.getI64IntegerAttr(intAttr("group", 1)), b.getStringAttr("NCHW"),
-      b.getStringAttr("OIHW"), b.getStringAttr("none")));
+      b, loc, x, w, bias, strides, i64s(dil), padding, pads, groups,
+      b.getStringAttr("NCHW"), b.getStringAttr("OIHW"),
+      b.getStringAttr("none")));
 }
 
 /// ConvTranspose: pads, output_padding, output_shape and auto_pad resolve
-/// to explicit pads and output_padding here, so gopt.conv2d_transpose has
-/// one padding form: the total padding output_shape (or SAME: in * stride)
-/// asks for is split as ONNX's spec says, and output beyond the natural size
-/// is output_padding.
+/// to explicit pads and output_padding here, so gopt.conv2d_transpose and
+/// gopt.conv3d_transpose have one padding form: the total padding
+/// output_shape (or SAME: in * stride) asks for is split as ONNX's spec
+/// says, and output beyond the natural size is output_padding.
 LogicalResult OnnxImporter::importConvTranspose() {
   GET_INPUT(x, 0);
   GET_INPUT(w, 1);
   GET_OPTIONAL_INPUT(bias, 2);
   ArrayRef<int64_t> xShape = shapeOf(x), wShape = shapeOf(w);
-  if (wShape.size() != 4 || xShape.size() != 4)
-    return failNode(llvm::formatv("only 2-D transposed convolution over "
-                                  "rank-4 NCHW input is supported (input {0}, "
-                                  "weight {1})",
+  if ((wShape.size() != 4 && wShape.size() != 5) ||
+      xShape.size() != wShape.size())
+    return failNode(llvm::formatv("only 2-D and 3-D transposed convolution "
+                                  "over rank-4 NCHW and rank-5 NCDHW input is "
+                                  "supported (input {0}, weight {1})",
                                   formatShape(xShape), formatShape(wShape)));
+  size_t n = wShape.size() - 2;
+  ArrayRef<int64_t> wKernel = wShape.drop_front(2);
   SmallVector<int64_t> kernel =
-      intsAttr("kernel_shape")
-          .value_or(SmallVector<int64_t>{wShape[2], wShape[3]});
-  if (kernel.size() != 2 || kernel[0] != wShape[2] || kernel[1] != wShape[3])
+      intsAttr("kernel_shape").value_or(SmallVector<int64_t>(wKernel));
+  if (ArrayRef<int64_t>(kernel) != wKernel)
     return failNode(llvm::formatv("'kernel_shape' {0} does not match the "
                                   "weight {1}",
                                   formatShape(kernel), formatShape(wShape)));
-  auto pairAttr = [&](StringRef name, int64_t dflt,
+  auto listAttr = [&](StringRef name, int64_t dflt,
                       SmallVector<int64_t> &out) -> LogicalResult {
-    out = intsAttr(name).value_or(SmallVector<int64_t>{dflt, dflt});
-    if (out.size() != 2)
-      return failNode(llvm::formatv("'{0}' must have 2 values", name));
+    out = intsAttr(name).value_or(SmallVector<int64_t>(n, dflt));
+    if (out.size() != n)
+      return failNode(llvm::formatv("'{0}' must have {1} values", name, n));
     return success();
   };
   SmallVector<int64_t> strides, dil, outPad;
-  if (failed(pairAttr("strides", 1, strides)) ||
-      failed(pairAttr("dilations", 1, dil)) ||
-      failed(pairAttr("output_padding", 0, outPad)))
+  if (failed(listAttr("strides", 1, strides)) ||
+      failed(listAttr("dilations", 1, dil)) ||
+      failed(listAttr("output_padding", 0, outPad)))
     return failure();
-  // ONNX: [h_begin, w_begin, h_end, w_end]; gopt: [top, bottom, left, right].
+  // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
   SmallVector<int64_t> p =
-      intsAttr("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
-  if (p.size() != 4)
-    return failNode("'pads' must have 4 values");
-  SmallVector<int64_t> pads = {p[0], p[2], p[1], p[3]};
+      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (p.size() != 2 * n)
+    return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
+  SmallVector<int64_t> pads;
+  for (size_t i = 0; i < n; ++i)
+    pads.append({p[i], p[n + i]});
   std::string autoPad = stringAttr("auto_pad", "NOTSET");
   std::optional<SmallVector<int64_t>> outShape = intsAttr("output_shape");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
       autoPad != "SAME_LOWER")
     return failNode(llvm::formatv("unknown auto_pad '{0}'", autoPad));
   if (autoPad == "VALID")
-    pads = {0, 0, 0, 0};
+    pads.assign(2 * n, 0);
   if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    if (outShape && outShape->size() != 2 && outShape->size() != 4)
-      return failNode("'output_shape' must have 2 values (H, W)");
-    for (int i = 0; i < 2; ++i) {
+    if (outShape && outShape->size() != n && outShape->size() != n + 2)
+      return failNode(llvm::formatv("'output_shape' must have {0} values (the "
+                                    "spatial dims)",
+                                    n));
+    for (size_t i = 0; i < n; ++i) {
       int64_t in = xShape[2 + i];
       if (ShapedType::isDynamic(in))
         return failNode("'output_shape' and auto_pad SAME need static "
                         "spatial dimensions");
       int64_t want =
-          outShape ? (*outShape)[outShape->size() - 2 + i] : in * strides[i];
+          outShape ? (*outShape)[outShape->size() - n + i] : in * strides[i];
       int64_t natural =
           (in - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 + outPad[i];
       int64_t total = natural - want;
@@ -642,10 +673,14 @@ LogicalResult OnnxImporter::importConvTranspose() {
       pads[2 * i + 1] = total - head;
     }
   }
+  IntegerAttr groups = b.getI64IntegerAttr(intAttr("group", 1));
+  if (n == 3)
+    return setResult(createInferred<Conv3DTransposeOp>(
+        b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads), i64s(outPad),
+        groups));
   return setResult(createInferred<Conv2DTransposeOp>(
       b, loc, x, w, bias, i64s(strides), i64s(dil), i64s(pads), i64s(outPad),
-      b.getI64IntegerAttr(intAttr("group", 1)), b.getStringAttr("NCHW"),
-      b.getStringAttr("OIHW")));
+      groups, b.getStringAttr("NCHW"), b.getStringAttr("OIHW")));
 }
 
 FailureOr<SmallVector<float>> OnnxImporter::constantFloats(StringRef name) {
@@ -787,32 +822,47 @@ LogicalResult OnnxImporter::importResize() {
       b.getStringAttr("NCHW")));
 }
 
+/// MaxPool and AveragePool over [N, C, H, W] (gopt.max_pool, avg_pool) or
+/// [N, C, D, H, W] (max_pool3d, avg_pool3d, which also take dilations;
+/// importWindowedNode lifts dilated 1-D and 2-D pools to them).
 LogicalResult OnnxImporter::importPool(bool isMax) {
   GET_INPUT(x, 0);
   std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
   if (!kernel)
     return failNode("missing attribute 'kernel_shape'");
+  bool volume = shapeOf(x).size() == 5;
   SmallVector<int64_t> dil =
-      intsAttr("dilations").value_or(SmallVector<int64_t>{1, 1});
-  if (llvm::any_of(dil, [](int64_t d) { return d != 1; }))
-    return failNode("pooling with dilations is not supported");
+      intsAttr("dilations").value_or(SmallVector<int64_t>(kernel->size(), 1));
   StringAttr padding;
   DenseI64ArrayAttr pads, strides;
   if (failed(windowAttrs(x, *kernel, dil, padding, pads, strides)))
     return failure();
+  // importPoolNode lifts dilated 2-D windows to 3-D ones.
+  if (!volume && llvm::any_of(dil, [](int64_t d) { return d != 1; }))
+    return failNode("dilated 2-D pooling is only imported as a 3-D pool");
+  if (volume && !pads)
+    pads = i64s(SmallVector<int64_t>(6, 0));
   BoolAttr ceil = b.getBoolAttr(intAttr("ceil_mode", 0) != 0);
+  BoolAttr includePad = b.getBoolAttr(intAttr("count_include_pad", 0) != 0);
   Operation *op;
   if (isMax) {
-    op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
-                                   pads, b.getStringAttr("NCHW"), ceil);
+    if (volume)
+      op = createInferred<MaxPool3DOp>(b, loc, x, i64s(*kernel), strides,
+                                       i64s(dil), padding, pads, ceil);
+    else
+      op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
+                                     pads, b.getStringAttr("NCHW"), ceil);
     if (node->output_size() > 1 && !node->output(1).empty())
       unsupportedValues[node->output(1)] =
           "MaxPool's Indices output, which gopt does not compute";
+  } else if (volume) {
+    op =
+        createInferred<AvgPool3DOp>(b, loc, x, i64s(*kernel), strides,
+                                    i64s(dil), padding, pads, ceil, includePad);
   } else {
-    op = createInferred<AvgPoolOp>(
-        b, loc, x, i64s(*kernel), strides, padding, pads,
-        b.getStringAttr("NCHW"), ceil,
-        b.getBoolAttr(intAttr("count_include_pad", 0) != 0));
+    op = createInferred<AvgPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
+                                   pads, b.getStringAttr("NCHW"), ceil,
+                                   includePad);
   }
   return setResult(op);
 }
@@ -1644,12 +1694,31 @@ LogicalResult OnnxImporter::importGeneric(const FrameworkOp &entry) {
 
 LogicalResult OnnxImporter::importGlobalAveragePool() {
   GET_INPUT(x, 0);
+  size_t rank = shapeOf(x).size();
+  if (rank == 4)
+    return setResult(
+        createInferred<GlobalAvgPoolOp>(b, loc, x, b.getStringAttr("NCHW")));
+  // Empty axes would reduce N and C too.
+  if (rank < 3)
+    return failNode(llvm::formatv("expects input of rank >= 3 ([N, C, ...]), "
+                                  "got {0}",
+                                  formatShape(shapeOf(x))));
+  // Over [N, C, L] or [N, C, D, H, W]: the mean over every spatial dim,
+  // kept as 1s (what global_avg_pool computes for rank 4).
+  SmallVector<int64_t> axes;
+  for (size_t i = 2; i < rank; ++i)
+    axes.push_back(i);
   return setResult(
-      createInferred<GlobalAvgPoolOp>(b, loc, x, b.getStringAttr("NCHW")));
+      createInferred<ReduceMeanOp>(b, loc, x, i64s(axes), b.getBoolAttr(true)));
 }
 
 LogicalResult OnnxImporter::importGlobalMaxPool() {
   GET_INPUT(x, 0);
+  // Empty axes would reduce N and C too.
+  if (shapeOf(x).size() < 3)
+    return failNode(llvm::formatv("expects input of rank >= 3 ([N, C, ...]), "
+                                  "got {0}",
+                                  formatShape(shapeOf(x))));
   SmallVector<int64_t> axes;
   for (size_t i = 2; i < shapeOf(x).size(); ++i)
     axes.push_back(i);
@@ -2172,25 +2241,54 @@ LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
   if (shapeOf(x).size() != 3)
     return import2D(*this);
   // A 1-D window over [N, C, L] is the 2-D one over [N, C, 1, L], as
-  // TensorFlow runs conv1d: the inputs gain a unit height, the window
-  // attributes a leading 1 (or 0 for pads), and the result loses it again.
+  // TensorFlow runs conv1d.
+  return importWithUnitSpatialDims(import2D, windowedInputs, 4);
+}
+
+LogicalResult OnnxImporter::importPoolNode(bool isMax) {
+  GET_INPUT(x, 0);
+  NodeImporter pool = [](OnnxImporter &i) { return i.importPool(true); };
+  if (!isMax)
+    pool = [](OnnxImporter &i) { return i.importPool(false); };
+  size_t rank = shapeOf(x).size();
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>());
+  // Dilated windows run in the 3-D op only, so the 2-D pools' kernels
+  // (oneDNN, CUDA), layout rules and gradients stay undilated.
+  if ((rank == 3 || rank == 4) &&
+      llvm::any_of(dil, [](int64_t d) { return d != 1; }))
+    return importWithUnitSpatialDims(pool, 1, 5);
+  return importWindowed1D(pool, 1);
+}
+
+/// Imports the node as the same node over `rank`-D inputs: the first
+/// `windowedInputs` inputs gain unit spatial dims after C, the window
+/// attributes a leading 1 per added dim (0 for pads and output_padding),
+/// and the results lose them again.
+LogicalResult OnnxImporter::importWithUnitSpatialDims(NodeImporter import,
+                                                      int windowedInputs,
+                                                      size_t rank) {
+  GET_INPUT(x, 0);
+  size_t fromSpatial = shapeOf(x).size() - 2;
+  size_t added = rank - shapeOf(x).size();
   auto lift = [&](onnx::NodeProto &n) -> LogicalResult {
     for (int i = 0; i < windowedInputs && i < n.input_size(); ++i) {
       if (n.input(i).empty())
         continue;
       GET_INPUT(v, i);
       SmallVector<int64_t> shape(shapeOf(v));
-      if (shape.size() != 3)
-        return failNode(
-            llvm::formatv("input {0} of a 1-D window must have rank 3, got {1}",
-                          i, formatShape(shape)));
-      shape.insert(shape.begin() + 2, 1);
+      if (shape.size() != fromSpatial + 2)
+        return failNode(llvm::formatv(
+            "input {0} of a {1}-D window must have rank {2}, got {3}", i,
+            fromSpatial, fromSpatial + 2, formatShape(shape)));
+      shape.insert(shape.begin() + 2, added, 1);
       for (int64_t &d : shape)
         if (ShapedType::isDynamic(d))
           d = -1;
       if (llvm::count(shape, -1) > 1)
-        return failNode("a 1-D window over more than one dynamic dimension "
-                        "is not supported");
+        return failNode(llvm::formatv("a {0}-D window over more than one "
+                                      "dynamic dimension is not supported",
+                                      fromSpatial));
       auto reshaped = createInferred<ReshapeOp>(b, loc, v, i64s(shape));
       if (!reshaped)
         return failOp();
@@ -2203,11 +2301,15 @@ LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
       SmallVector<int64_t> v(a.ints().begin(), a.ints().end());
       a.clear_ints();
       if (a.name() == "pads") {
-        if (v.size() != 2)
-          return failNode("'pads' of a 1-D window must have 2 values");
-        v = {0, v[0], 0, v[1]};
-      } else if (v.size() == 1) {
-        v.insert(v.begin(), a.name() == "output_padding" ? 0 : 1);
+        if (v.size() != 2 * fromSpatial)
+          return failNode(
+              llvm::formatv("'pads' of a {0}-D window must have {1} values",
+                            fromSpatial, 2 * fromSpatial));
+        // ONNX: all begins, then all ends.
+        v.insert(v.begin() + fromSpatial, added, 0);
+        v.insert(v.begin(), added, 0);
+      } else if (v.size() == fromSpatial) {
+        v.insert(v.begin(), added, a.name() == "output_padding" ? 0 : 1);
       }
       for (int64_t d : v)
         a.add_ints(d);
@@ -2225,7 +2327,7 @@ LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
       if (it == values.end())
         continue;
       SmallVector<int64_t> shape(shapeOf(it->second));
-      shape.erase(shape.begin() + 2);
+      shape.erase(shape.begin() + 2, shape.begin() + 2 + added);
       for (int64_t &d : shape)
         if (ShapedType::isDynamic(d))
           d = -1;
@@ -2237,7 +2339,7 @@ LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
     }
     return success();
   };
-  return importRewritten(*node, node, values, import2D, *this, lift, lower);
+  return importRewritten(*node, node, values, import, *this, lift, lower);
 }
 
 LogicalResult OnnxImporter::importPerChannelAs4D(NodeImporter import4D) {
@@ -3746,11 +3848,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
       {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
       {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
-      {"AveragePool",
-       [](I &i) {
-         return i.importWindowed1D(
-             [](I &j) { return j.importPool(/*isMax=*/false); }, 1);
-       }},
+      {"AveragePool", [](I &i) { return i.importPoolNode(/*isMax=*/false); }},
       {"BatchNormalization",
        [](I &i) {
          return i.importPerChannelAs4D(
@@ -3801,11 +3899,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Loop", [](I &i) { return i.importLoop(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"Max", [](I &i) { return i.importVariadic("Max"); }},
-      {"MaxPool",
-       [](I &i) {
-         return i.importWindowed1D(
-             [](I &j) { return j.importPool(/*isMax=*/true); }, 1);
-       }},
+      {"MaxPool", [](I &i) { return i.importPoolNode(/*isMax=*/true); }},
       {"Mean", [](I &i) { return i.importMean(); }},
       {"MeanVarianceNormalization",
        [](I &i) { return i.importMeanVarianceNormalization(); }},

@@ -13,6 +13,7 @@
 #include "shapes/Logic.h"
 #include "shapes/Norm.h"
 #include "shapes/Rnn.h"
+#include "shapes/Volume.h"
 
 #include <algorithm>
 #include <map>

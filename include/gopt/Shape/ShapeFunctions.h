@@ -338,6 +338,56 @@ Result inferRecurrentShape(DimsRef x, DimsRef w, DimsRef r,
                            int64_t gates, Dims &y, Dims &state);
 
 //===----------------------------------------------------------------------===//
+// 3-D windows over NCDHW (GoptVolumeOps.td, lib/Shape/VolumeShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A window over the three spatial dims (D, H, W) of an [N, C, D, H, W]
+/// activation: conv3d's (kernel from the filter), max_pool3d's and
+/// avg_pool3d's.
+struct VolumeWindow {
+  Dims kernel;              // [kd, kh, kw]
+  Dims strides;             // [d, h, w]
+  Dims dilations;           // [d, h, w]
+  std::string_view padding; // "EXPLICIT", "SAME" or "VALID"
+  Dims pads;                // [d0, d1, h0, h1, w0, w1]
+  bool ceilMode = false;
+};
+
+/// Checks the window's list sizes and values and resolves each spatial dim
+/// of `input` (rank 5) with computeWindowDim: the pads SAME/VALID/EXPLICIT
+/// resolve to and the output sizes. Used by the shape functions and the
+/// kernels alike.
+Result resolveVolumeWindow(DimsRef input, const VolumeWindow &window,
+                           WindowDim dims[3]);
+
+/// gopt.conv3d: input [N, Cin, D, H, W], filter OIDHW [Cout, Cin/groups,
+/// KD, KH, KW], `bias` [Cout] or null. `window.kernel` is ignored (the
+/// filter's).
+Result inferConv3DShape(DimsRef input, DimsRef filter, const DimsRef *bias,
+                        const VolumeWindow &window, int64_t groups,
+                        Dims &result);
+
+struct Conv3DTransposeParams {
+  Dims strides;       // [d, h, w]
+  Dims dilations;     // [d, h, w]
+  Dims pads;          // [d0, d1, h0, h1, w0, w1]
+  Dims outputPadding; // [d, h, w]
+  int64_t groups = 1;
+};
+
+/// gopt.conv3d_transpose: input [N, Cin, D, H, W], filter [Cin,
+/// Cout/groups, KD, KH, KW], `bias` [Cout] or null; each output dim by
+/// conv2dTransposeOutputSize.
+Result inferConv3DTransposeShape(DimsRef input, DimsRef filter,
+                                 const DimsRef *bias,
+                                 const Conv3DTransposeParams &params,
+                                 Dims &result);
+
+/// gopt.max_pool3d / gopt.avg_pool3d.
+Result inferPool3DShape(DimsRef input, const VolumeWindow &window,
+                        Dims &result);
+
+//===----------------------------------------------------------------------===//
 // Shapes computed at run time (GoptDynamicShapeOps.td, DynamicShapeShapes.cpp)
 //===----------------------------------------------------------------------===//
 

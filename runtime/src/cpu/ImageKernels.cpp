@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
+#include "OneDnnPlain.h"
 #include "ParallelRange.h"
 #include "ResizeTaps.h"
 #include "gopt/runtime/Kernel.h"
@@ -18,7 +19,6 @@
 
 #include <dnnl.hpp>
 
-#include <unordered_map>
 #include <vector>
 
 namespace gopt::runtime {
@@ -35,69 +35,7 @@ StatusOr<std::unique_ptr<Kernel>> none() { return std::unique_ptr<Kernel>(); }
 // conv2d_transpose (oneDNN deconvolution)
 //===----------------------------------------------------------------------===//
 
-class DeconvKernel : public Kernel {
-public:
-  static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c);
-
-  Status run(const std::vector<Tensor> &inputs,
-             std::vector<Tensor> &outputs) override {
-    try {
-      for (Arg &a : args_) {
-        void *data = a.isOutput ? outputs[0].data()
-                                : const_cast<void *>(inputs[a.index].data());
-        a.user.set_data_handle(data);
-        if (!a.isOutput && a.reorder)
-          a.reorder.execute(stream_, a.user, a.internal);
-      }
-      primitive_.execute(stream_, execArgs_);
-      for (Arg &a : args_)
-        if (a.isOutput && a.reorder)
-          a.reorder.execute(stream_, a.internal, a.user);
-      stream_.wait();
-    } catch (const dnnl::error &e) {
-      return internalError("oneDNN: ", e.what());
-    }
-    return Status::success();
-  }
-  const char *implementation() const override { return "onednn"; }
-  size_t workspaceBytes() const override { return workspaceBytes_; }
-
-private:
-  struct Arg {
-    int index;
-    bool isOutput;
-    memory user, internal;
-    dnnl::reorder reorder;
-  };
-
-  DeconvKernel() : stream_(cpuEngine()) {}
-
-  // The plan's tensor `user` as the primitive's `wanted`, through a buffer
-  // and a reorder when the layouts differ.
-  void bind(int index, bool isOutput, int dnnlArg, const memory::desc &user,
-            const memory::desc &wanted) {
-    Arg a{index, isOutput, memory(user, cpuEngine(), DNNL_MEMORY_NONE),
-          memory(), dnnl::reorder()};
-    if (user == wanted) {
-      execArgs_[dnnlArg] = a.user;
-    } else {
-      a.internal = memory(wanted, cpuEngine());
-      workspaceBytes_ += wanted.get_size();
-      a.reorder = isOutput ? dnnl::reorder(a.internal, a.user)
-                           : dnnl::reorder(a.user, a.internal);
-      execArgs_[dnnlArg] = a.internal;
-    }
-    args_.push_back(a);
-  }
-
-  dnnl::stream stream_;
-  dnnl::primitive primitive_;
-  std::unordered_map<int, memory> execArgs_;
-  std::vector<Arg> args_;
-  size_t workspaceBytes_ = 0;
-};
-
-StatusOr<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelConfig &c) {
+StatusOr<std::unique_ptr<Kernel>> createDeconv(const KernelConfig &c) {
   if (!c.allOfType(DType::kF32))
     return none();
   Conv2DTransposeAttrs a(c.attrs());
@@ -148,7 +86,7 @@ StatusOr<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelConfig &c) {
   Dims padL = {p.pads[0], p.pads[2]};
   // output_padding is a negative end pad: rows beyond the full output.
   Dims padR = {p.pads[1] - p.outputPadding[0], p.pads[3] - p.outputPadding[1]};
-  auto kernel = std::unique_ptr<DeconvKernel>(new DeconvKernel());
+  auto kernel = std::make_unique<cpu::PlainOneDnnKernel>();
   try {
     memory::desc xAny({n, cin, ih, iw}, type, Tag::any);
     memory::desc yAny({n, cout, oh, ow}, type, Tag::any);
@@ -170,7 +108,7 @@ StatusOr<std::unique_ptr<Kernel>> DeconvKernel::create(const KernelConfig &c) {
     if (bias)
       kernel->bind(2, false, DNNL_ARG_BIAS, bUser, pd.bias_desc());
     kernel->bind(0, true, DNNL_ARG_DST, yUser, pd.dst_desc());
-    kernel->primitive_ = dnnl::deconvolution_forward(pd);
+    kernel->setPrimitive(dnnl::deconvolution_forward(pd));
   } catch (const dnnl::error &) {
     return none(); // oneDNN rejects the configuration: the reference runs it
   }
@@ -296,7 +234,7 @@ private:
 } // namespace
 
 void registerImageFastKernels(KernelRegistry &registry) {
-  registry.registerKernel("conv2d_transpose", "cpu", DeconvKernel::create);
+  registry.registerKernel("conv2d_transpose", "cpu", createDeconv);
   registry.registerKernel("resize", "cpu", ResizeKernel::create);
 }
 

@@ -961,6 +961,8 @@ void registerTrainingFastKernels(KernelRegistry &registry);
 void registerImageFastKernels(KernelRegistry &registry);
 // RnnKernels.cpp: lstm, gru and rnn.
 void registerRnnFastKernels(KernelRegistry &registry);
+// VolumeKernels.cpp: conv3d, conv3d_transpose, max_pool3d and avg_pool3d.
+void registerVolumeFastKernels(KernelRegistry &registry);
 
 void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d", "cpu", ConvKernel::create);
@@ -971,6 +973,7 @@ void registerOneDnnKernels(KernelRegistry &registry) {
   registerTrainingFastKernels(registry);
   registerImageFastKernels(registry);
   registerRnnFastKernels(registry);
+  registerVolumeFastKernels(registry);
 }
 
 } // namespace gopt::runtime

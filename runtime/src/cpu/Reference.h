@@ -45,6 +45,7 @@ void registerIndexingKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerNormKernels(KernelRegistry &registry);
 void registerRnnKernels(KernelRegistry &registry);
+void registerVolumeKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);

@@ -119,6 +119,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerNNKernels(registry);
   ref::registerNormKernels(registry);
   ref::registerRnnKernels(registry);
+  ref::registerVolumeKernels(registry);
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);

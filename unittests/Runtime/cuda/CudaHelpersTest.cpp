@@ -210,6 +210,8 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                   "top_k", "cumsum"});
   // The recurrent ops (GoptRnnOps.td) run on the CPU so far.
   cpuOnly.insert({"lstm", "gru", "rnn"});
+  // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.
+  cpuOnly.insert({"conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"});
   // dynamic_reshape (GoptDynamicShapeOps.td) runs on the CPU so far.
   cpuOnly.insert("dynamic_reshape");
   // Control flow (GoptControlFlowOps.td) runs its regions' sessions from the

@@ -812,6 +812,7 @@ include "gopt/Dialect/Gopt/IR/GoptLogicOps.td"
 include "gopt/Dialect/Gopt/IR/GoptImageOps.td"
 include "gopt/Dialect/Gopt/IR/GoptIndexingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptRnnOps.td"
+include "gopt/Dialect/Gopt/IR/GoptVolumeOps.td"
 include "gopt/Dialect/Gopt/IR/GoptDynamicShapeOps.td"
 include "gopt/Dialect/Gopt/IR/GoptControlFlowOps.td"
 

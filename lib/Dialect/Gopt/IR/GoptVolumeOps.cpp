@@ -1,0 +1,111 @@
+//===- GoptVolumeOps.cpp - type inference of the 3-D window ops -----------===//
+//
+// conv3d, conv3d_transpose, max_pool3d and avg_pool3d (GoptVolumeOps.td):
+// MLIR adapters over the shared shape functions in
+// lib/Shape/VolumeShapes.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpUtils.h"
+
+using namespace mlir;
+using namespace gopt;
+using namespace gopt::detail;
+
+namespace {
+
+/// Input, filter and the optional bias share one element type.
+LogicalResult verifyConvElementTypes(Value input, Value filter, Value bias,
+                                     const ShapeError &error) {
+  SmallVector<Value> operands = {input, filter};
+  SmallVector<StringRef> names = {"input", "filter"};
+  if (bias) {
+    operands.push_back(bias);
+    names.push_back("bias");
+  }
+  return verifySameElementTypes(operands, names, error);
+}
+
+} // namespace
+
+static LogicalResult inferTypes(Conv3DOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyConvElementTypes(adaptor.getInput(), adaptor.getFilter(),
+                                    adaptor.getBias(), error)))
+    return failure();
+  shape::VolumeWindow window;
+  window.strides = toDims(adaptor.getStrides());
+  window.dilations = toDims(adaptor.getDilations());
+  window.padding = adaptor.getPadding();
+  window.pads = toDims(adaptor.getPads());
+  shape::DimsRef bias;
+  if (adaptor.getBias())
+    bias = shapeOf(adaptor.getBias());
+  shape::Dims result;
+  if (failed(error.check(shape::inferConv3DShape(
+          shapeOf(adaptor.getInput()), shapeOf(adaptor.getFilter()),
+          adaptor.getBias() ? &bias : nullptr, window,
+          static_cast<int64_t>(adaptor.getGroups()), result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(Conv3DOp)
+
+static LogicalResult inferTypes(Conv3DTransposeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifyConvElementTypes(adaptor.getInput(), adaptor.getFilter(),
+                                    adaptor.getBias(), error)))
+    return failure();
+  shape::Conv3DTransposeParams params;
+  params.strides = toDims(adaptor.getStrides());
+  params.dilations = toDims(adaptor.getDilations());
+  params.pads = toDims(adaptor.getPads());
+  params.outputPadding = toDims(adaptor.getOutputPadding());
+  params.groups = static_cast<int64_t>(adaptor.getGroups());
+  shape::DimsRef bias;
+  if (adaptor.getBias())
+    bias = shapeOf(adaptor.getBias());
+  shape::Dims result;
+  if (failed(error.check(shape::inferConv3DTransposeShape(
+          shapeOf(adaptor.getInput()), shapeOf(adaptor.getFilter()),
+          adaptor.getBias() ? &bias : nullptr, params, result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(Conv3DTransposeOp)
+
+template <typename Adaptor>
+static LogicalResult inferPool3DTypes(Adaptor adaptor, const ShapeError &error,
+                                      SmallVectorImpl<Type> &inferred) {
+  shape::VolumeWindow window;
+  window.kernel = toDims(adaptor.getKernel());
+  window.strides = toDims(adaptor.getStrides());
+  window.dilations = toDims(adaptor.getDilations());
+  window.padding = adaptor.getPadding();
+  window.pads = toDims(adaptor.getPads());
+  window.ceilMode = adaptor.getCeilMode();
+  shape::Dims result;
+  if (failed(error.check(
+          shape::inferPool3DShape(shapeOf(adaptor.getX()), window, result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+
+static LogicalResult inferTypes(MaxPool3DOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferPool3DTypes(adaptor, error, inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxPool3DOp)
+
+static LogicalResult inferTypes(AvgPool3DOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferPool3DTypes(adaptor, error, inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(AvgPool3DOp)
