@@ -242,10 +242,13 @@ private:
   /// `argNames` (the graph's own inputs) and then `captureNames` (what it
   /// reads from outside but constants, which are copied in); values and
   /// constants defined inside do not leak out. `results` gets the outputs.
-  LogicalResult importRegionBody(const onnx::GraphProto &graph, Block &block,
-                                 ArrayRef<std::string> argNames,
-                                 ArrayRef<std::string> captureNames,
-                                 SmallVectorImpl<Value> &results);
+  LogicalResult
+  importRegionBody(const onnx::GraphProto &graph, Block &block,
+                   ArrayRef<std::string> argNames,
+                   ArrayRef<std::string> captureNames,
+                   SmallVectorImpl<Value> &results,
+                   llvm::function_ref<LogicalResult()> prelude = nullptr);
+  LogicalResult importScan();
   /// `v` as a rank-0 tensor (a [1] condition or trip count is reshaped).
   FailureOr<Value> asScalar(Value v, StringRef what);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
@@ -3512,11 +3515,10 @@ OnnxImporter::freeNames(const onnx::GraphProto &graph) {
   return free;
 }
 
-LogicalResult OnnxImporter::importRegionBody(const onnx::GraphProto &graph,
-                                             Block &block,
-                                             ArrayRef<std::string> argNames,
-                                             ArrayRef<std::string> captureNames,
-                                             SmallVectorImpl<Value> &results) {
+LogicalResult OnnxImporter::importRegionBody(
+    const onnx::GraphProto &graph, Block &block, ArrayRef<std::string> argNames,
+    ArrayRef<std::string> captureNames, SmallVectorImpl<Value> &results,
+    llvm::function_ref<LogicalResult()> prelude) {
   // The region is isolated from above: what it reads from outside is a
   // block argument, and what it defines stays inside.
   llvm::StringMap<Value> outerValues = values;
@@ -3528,8 +3530,12 @@ LogicalResult OnnxImporter::importRegionBody(const onnx::GraphProto &graph,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(&block);
   unsigned arg = 0;
-  for (const std::string &name : argNames)
-    values[name] = block.getArgument(arg++);
+  for (const std::string &name : argNames) {
+    // Unnamed arguments (a Scan body's iteration number) bind no name.
+    if (!name.empty())
+      values[name] = block.getArgument(arg);
+    ++arg;
+  }
   for (const std::string &name : captureNames) {
     constants.erase(name);
     values[name] = block.getArgument(arg++);
@@ -3547,6 +3553,8 @@ LogicalResult OnnxImporter::importRegionBody(const onnx::GraphProto &graph,
       return failure();
     values[name] = createConstant(b, values[name].getLoc(), type, data, name);
   }
+  if (prelude && failed(prelude()))
+    return failure();
   return importGraphInline(graph, results);
 }
 
@@ -3829,6 +3837,199 @@ LogicalResult OnnxImporter::importLoop() {
   return success();
 }
 
+/// Scan (opset 9 and later) is a gopt.loop over the scan axis: the body
+/// gathers element i of each scan input (from the end for a reverse
+/// direction), and the loop stacks the scan outputs, which a transpose then
+/// moves to their scan_output_axes (a reverse output is read backwards).
+LogicalResult OnnxImporter::importScan() {
+  if (opset < 9)
+    return failNode("Scan before opset 9 (with a batch axis and "
+                    "sequence_lens) is not supported; opset 9's Scan is");
+  const onnx::AttributeProto *bodyAttr = attr("body");
+  if (!bodyAttr || !bodyAttr->has_g())
+    return failNode("missing graph attribute 'body'");
+  const onnx::GraphProto &graph = bodyAttr->g();
+  int numScanInputs = intAttr("num_scan_inputs", -1);
+  int numStates = node->input_size() - numScanInputs;
+  int numScanOutputs = node->output_size() - numStates;
+  if (numScanInputs < 1 || numStates < 0 || numScanOutputs < 0 ||
+      graph.input_size() != node->input_size() ||
+      graph.output_size() != node->output_size())
+    return failNode(llvm::formatv(
+        "num_scan_inputs {0} does not fit {1} inputs, {2} outputs and a body "
+        "of {3} inputs and {4} outputs",
+        numScanInputs, node->input_size(), node->output_size(),
+        graph.input_size(), graph.output_size()));
+  auto listAttr = [&](StringRef name, int count) -> SmallVector<int64_t> {
+    std::optional<SmallVector<int64_t>> v = intsAttr(name);
+    return v ? *v : SmallVector<int64_t>(count, 0);
+  };
+  SmallVector<int64_t> inAxes = listAttr("scan_input_axes", numScanInputs);
+  SmallVector<int64_t> inReverse =
+      listAttr("scan_input_directions", numScanInputs);
+  SmallVector<int64_t> outAxes = listAttr("scan_output_axes", numScanOutputs);
+  SmallVector<int64_t> outReverse =
+      listAttr("scan_output_directions", numScanOutputs);
+  if (static_cast<int>(inAxes.size()) != numScanInputs ||
+      static_cast<int>(inReverse.size()) != numScanInputs ||
+      static_cast<int>(outAxes.size()) != numScanOutputs ||
+      static_cast<int>(outReverse.size()) != numScanOutputs)
+    return failNode("scan_input_axes/directions need one entry per scan "
+                    "input, scan_output_axes/directions one per scan output");
+
+  SmallVector<Value> states, scanInputs;
+  SmallVector<std::string> scanNames;
+  for (int i = 0; i < numStates; ++i) {
+    GET_INPUT(v, i);
+    states.push_back(v);
+  }
+  int64_t length = ShapedType::kDynamic;
+  for (int j = 0; j < numScanInputs; ++j) {
+    GET_INPUT(v, numStates + j);
+    int64_t rank = shapeOf(v).size();
+    if (inAxes[j] < -rank || inAxes[j] >= rank)
+      return failNode(llvm::formatv("scan axis {0} is out of range for {1}",
+                                    inAxes[j], v.getType()));
+    if (inAxes[j] < 0)
+      inAxes[j] += rank;
+    int64_t n = shapeOf(v)[inAxes[j]];
+    if (!ShapedType::isDynamic(n)) {
+      if (!ShapedType::isDynamic(length) && n != length)
+        return failNode(
+            llvm::formatv("scan inputs of lengths {0} and {1}", length, n));
+      length = n;
+    }
+    scanInputs.push_back(v);
+    scanNames.push_back(node->input(numStates + j));
+  }
+  // The trip count: the scan length, read from the first scan input's
+  // shape at run time when it is dynamic.
+  Value trips;
+  if (!ShapedType::isDynamic(length)) {
+    trips = createI64Constant(b, loc, {}, {length});
+  } else {
+    Value table = createInferred<ShapeOp>(b, loc, scanInputs[0]);
+    trips = createInferred<GatherOp>(b, loc, table,
+                                     createI64Constant(b, loc, {}, {inAxes[0]}),
+                                     b.getI64IntegerAttr(0));
+    if (!trips)
+      return failOp();
+  }
+  auto boolType = RankedTensorType::get({}, b.getI1Type());
+  Value enter = b.create<ConstantOp>(loc, boolType,
+                                     DenseElementsAttr::get(boolType, true));
+
+  SmallVector<std::string> captureNames(scanNames);
+  for (const std::string &name : freeNames(graph))
+    if (!isConstant(name) && !llvm::is_contained(captureNames, name))
+      captureNames.push_back(name);
+  SmallVector<Value> captures;
+  auto block = std::make_unique<Block>();
+  Value iteration =
+      block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
+  Value cond = block->addArgument(boolType, loc);
+  for (Value v : states)
+    block->addArgument(v.getType(), v.getLoc());
+  for (const std::string &name : captureNames) {
+    Value v = values.lookup(name);
+    if (!v)
+      return failNode(
+          llvm::formatv("the body reads '{0}', which no node defines", name));
+    captures.push_back(v);
+    block->addArgument(v.getType(), v.getLoc());
+  }
+  SmallVector<std::string> argNames = {"", ""};
+  for (int i = 0; i < numStates; ++i)
+    argNames.push_back(graph.input(i).name());
+  // Before the body's nodes: element i of each scan input.
+  auto gatherElements = [&]() -> LogicalResult {
+    for (int j = 0; j < numScanInputs; ++j) {
+      Value x = values.lookup(scanNames[j]);
+      Value index = iteration;
+      if (inReverse[j]) {
+        Value last = createInferred<SubOp>(
+            b, loc,
+            createInferred<GatherOp>(b, loc, createInferred<ShapeOp>(b, loc, x),
+                                     createI64Constant(b, loc, {}, {inAxes[j]}),
+                                     b.getI64IntegerAttr(0)),
+            createI64Constant(b, loc, {}, {1}));
+        index = last ? createInferred<SubOp>(b, loc, last, iteration) : Value();
+      }
+      Value element =
+          index ? createInferred<GatherOp>(b, loc, x, index,
+                                           b.getI64IntegerAttr(inAxes[j]))
+                : Value();
+      if (!element)
+        return failOp();
+      values[graph.input(numStates + j).name()] = element;
+    }
+    return success();
+  };
+  OpBuilder::InsertPoint outside = b.saveInsertionPoint();
+  SmallVector<Value> outputs;
+  if (failed(importRegionBody(graph, *block, argNames, captureNames, outputs,
+                              gatherElements)))
+    return failure();
+  b.setInsertionPointToEnd(block.get());
+  SmallVector<Value> yields = {cond};
+  llvm::append_range(yields, outputs);
+  b.create<YieldOp>(loc, yields);
+  b.restoreInsertionPoint(outside);
+
+  SmallVector<Type> resultTypes;
+  for (Value v : states)
+    resultTypes.push_back(v.getType());
+  for (Value scan : ArrayRef<Value>(outputs).drop_front(numStates)) {
+    auto slice = cast<RankedTensorType>(scan.getType());
+    SmallVector<int64_t> dims = {length};
+    llvm::append_range(dims, slice.getShape());
+    resultTypes.push_back(slice.clone(dims));
+  }
+  auto loop = b.create<LoopOp>(loc, resultTypes, trips, enter, states, captures,
+                               /*cond_invariant=*/true);
+  loop.getBody().push_back(block.release());
+  if (failed(verify(loop)))
+    return failOp();
+  for (int i = 0; i < numStates; ++i)
+    setOutput(i, loop.getResult(i));
+  for (int k = 0; k < numScanOutputs; ++k) {
+    Value stacked = loop.getResult(numStates + k);
+    int64_t rank = shapeOf(stacked).size();
+    if (outReverse[k]) {
+      if (ShapedType::isDynamic(length))
+        return failNode("a reverse scan output of a dynamic scan length is "
+                        "not supported");
+      SmallVector<int64_t> backwards;
+      for (int64_t i = length - 1; i >= 0; --i)
+        backwards.push_back(i);
+      stacked = createInferred<GatherOp>(
+          b, loc, stacked, createI64Constant(b, loc, {length}, backwards),
+          b.getI64IntegerAttr(0));
+      if (!stacked)
+        return failOp();
+    }
+    int64_t axis = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
+    if (axis < 0 || axis >= rank)
+      return failNode(llvm::formatv("scan output axis {0} is out of range "
+                                    "for rank {1}",
+                                    outAxes[k], rank));
+    if (axis != 0) {
+      // Row i of the stack goes to position i of `axis`.
+      SmallVector<int64_t> perm;
+      for (int64_t d = 1; d <= axis; ++d)
+        perm.push_back(d);
+      perm.push_back(0);
+      for (int64_t d = axis + 1; d < rank; ++d)
+        perm.push_back(d);
+      stacked = createInferred<TransposeOp>(b, loc, stacked, i64s(perm));
+      if (!stacked)
+        return failOp();
+    }
+    setOutput(numStates + k, stacked);
+  }
+  return success();
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
   // An op of an older opset imports when its definition is the one opset 7
@@ -3932,6 +4133,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Resize", [](I &i) { return i.importResize(); }},
       {"ReverseSequence", [](I &i) { return i.importReverseSequence(); }},
       // Scatter (opset 9, deprecated in 11) is ScatterElements.
+      {"Scan", [](I &i) { return i.importScan(); }},
       {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
       {"ScatterElements",
        [](I &i) { return i.importScatter(/*elements=*/true); }},

@@ -134,3 +134,43 @@ save("if_shape_mismatch", [
     helper.make_node("If", ["c"], ["y"], name="choose", then_branch=same, else_branch=rows3),
 ], [helper.make_tensor_value_info("c", B, []), helper.make_tensor_value_info("x", F, [4, 3])],
     [helper.make_tensor_value_info("y", F, [None, 3])])
+
+# Scan: a running sum of x_i * w_i, with x read backwards along axis 0 and
+# w read along axis 1; the partial sums are written backwards along axis 1.
+scan_body = helper.make_graph([
+    helper.make_node("Mul", ["x_i", "w_i"], ["prod"], name="prod"),
+    helper.make_node("Add", ["acc_in", "prod"], ["acc_out"], name="acc"),
+    helper.make_node("Identity", ["acc_out"], ["partial"], name="partial"),
+], "scan_body", [helper.make_tensor_value_info("acc_in", F, [2]), helper.make_tensor_value_info("x_i", F, [2]),
+                 helper.make_tensor_value_info("w_i", F, [2])],
+    [helper.make_tensor_value_info("acc_out", F, [2]), helper.make_tensor_value_info("partial", F, [2])])
+
+
+def scan_model(name, length, reverse_out):
+    save(name, [
+        helper.make_node("Scan", ["acc0", "x", "w"], ["acc", "partials"], name="scan", body=scan_body,
+                         num_scan_inputs=2, scan_input_axes=[0, 1], scan_input_directions=[1, 0],
+                         scan_output_axes=[0 if length is None else 1],
+                         scan_output_directions=[1 if reverse_out else 0]),
+    ], [helper.make_tensor_value_info("acc0", F, [2]), helper.make_tensor_value_info("x", F, [length, 2]),
+        helper.make_tensor_value_info("w", F, [2, length])],
+        [helper.make_tensor_value_info("acc", F, [2]),
+         helper.make_tensor_value_info("partials", F, [length, 2] if length is None else [2, length])],
+        opset=11)
+
+
+scan_model("scan_static", 3, True)
+scan_model("scan_dynamic", None, False)
+acc0 = np.array([1.0, -1.0], np.float32)
+sx = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+sw = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+acc, rows = acc0.copy(), []
+for i in range(3):
+    acc = acc + sx[2 - i] * sw[:, i]
+    rows.append(acc.copy())
+np.save(os.path.join(out, "scan_acc0.npy"), acc0)
+np.save(os.path.join(out, "scan_x.npy"), sx)
+np.save(os.path.join(out, "scan_w.npy"), sw)
+np.save(os.path.join(out, "scan_acc.npy"), acc)
+np.save(os.path.join(out, "scan_static_partials.npy"), np.stack(rows[::-1], axis=1))
+np.save(os.path.join(out, "scan_dynamic_partials.npy"), np.stack(rows, axis=0))
