@@ -96,6 +96,14 @@ static LogicalResult inferTypes(ModOp::Adaptor adaptor, const ShapeError &error,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(ModOp)
 
+static LogicalResult inferTypes(BitShiftOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastResult(adaptor.getLhs(), adaptor.getRhs(), Type(), error,
+                              inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(BitShiftOp)
+
 static LogicalResult inferTypes(IsNaNOp::Adaptor adaptor, const ShapeError &,
                                 SmallVectorImpl<Type> &inferred) {
   inferred.push_back(
