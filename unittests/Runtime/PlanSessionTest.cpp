@@ -432,7 +432,8 @@ TEST(DType, NamesSizesAndParsingOfEveryType) {
     EXPECT_EQ(fromProtoDType(toProtoDType(dtype)), dtype) << name;
   }
   EXPECT_FALSE(parseDType("u128").ok());
-  EXPECT_EQ(fromProtoDType(static_cast<plan::DType>(99)), DType::kInvalid);
+  EXPECT_EQ(fromProtoDType(static_cast<gopt::plan::DType>(99)),
+            DType::kInvalid);
 }
 
 TEST(Npy, RoundTripAllTypes) {
