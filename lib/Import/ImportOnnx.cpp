@@ -1478,7 +1478,7 @@ LogicalResult OnnxImporter::importDynamicSlice(Value x) {
       if (!sliced[d])
         dims[d] = shapeOf(x)[d];
   }
-  auto type = RankedTensorType::get(dims, elementTypeOf(x));
+  auto type = RankedTensorType::get(dims, getElementTypeOrSelf(x.getType()));
   return setResult(
       b.create<DynamicSliceOp>(loc, type, x, *starts, *ends, *axes, *steps));
 }
@@ -2421,7 +2421,7 @@ LogicalResult OnnxImporter::importDynamicSplit(Value x, int64_t axis) {
     Value end = add.getResult();
     SmallVector<int64_t> dims(shapeOf(x));
     dims[axis] = ShapedType::kDynamic;
-    auto type = RankedTensorType::get(dims, elementTypeOf(x));
+    auto type = RankedTensorType::get(dims, getElementTypeOrSelf(x.getType()));
     setOutput(i, b.create<DynamicSliceOp>(loc, type, x, start, end, axes, steps)
                      .getResult());
     start = end;

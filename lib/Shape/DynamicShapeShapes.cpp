@@ -126,8 +126,9 @@ Result requireInts(ValueAttrs &attrs, const char *name, ValueAttr *&attr) {
 Result adaptOnnxSlice(const std::vector<Dims> &operands, ValueAttrs &attrs) {
   const Dims &input = operands[0];
   ValueAttr *starts, *ends, *axes, *steps;
-  for (auto [name, attr] : {std::pair{"starts", &starts}, {"ends", &ends},
-                            {"axes", &axes}, {"steps", &steps}})
+  const std::pair<const char *, ValueAttr **> wanted[] = {
+      {"starts", &starts}, {"ends", &ends}, {"axes", &axes}, {"steps", &steps}};
+  for (auto [name, attr] : wanted)
     if (Result r = requireInts(attrs, name, *attr); r.failed())
       return r;
   size_t n = starts->ints.size();

@@ -95,6 +95,22 @@ void HostShapeValues::record(int t, const Tensor &v) {
   }
 }
 
+Status HostShapeValues::loadConstant(const plan::Plan &p, int t, DType dtype,
+                                     const Shape &shape) {
+  const plan::TensorInfo &info = p.tensors(t);
+  // A copy: the blob's bytes need not be aligned for the element type.
+  Tensor value = Tensor::allocate(dtype, shape);
+  if (info.constant_size() < value.byteSize())
+    return invalidArgument("constant '", info.name(), "' has ",
+                           info.constant_size(), " bytes, its shape ",
+                           shapeToString(shape), " needs ", value.byteSize());
+  if (value.byteSize())
+    std::memcpy(value.data(), p.constants().data() + info.constant_offset(),
+                value.byteSize());
+  record(t, value);
+  return Status::success();
+}
+
 Status HostShapeValues::setInputValue(const plan::Plan &p, int t,
                                       const Tensor &value) {
   if (value.numElements() > kMaxElements)
@@ -130,19 +146,8 @@ Status HostShapeValues::compute(const plan::Plan &p, const plan::Op &op,
     config.inputTypes.push_back(dtypes[t]);
     config.inputShapes.push_back(shapes[t]);
     const plan::TensorInfo &info = p.tensors(t);
-    if (info.kind() == plan::TensorInfo::CONSTANT) {
-      // A copy: the blob's bytes need not be aligned for the element type.
-      Tensor value = Tensor::allocate(dtypes[t], shapes[t]);
-      if (info.constant_size() < value.byteSize())
-        return invalidArgument("constant '", info.name(), "' has ",
-                               info.constant_size(), " bytes, its shape ",
-                               shapeToString(shapes[t]), " needs ",
-                               value.byteSize());
-      if (value.byteSize())
-        std::memcpy(value.data(), p.constants().data() + info.constant_offset(),
-                    value.byteSize());
-      values_[t] = value;
-    }
+    if (info.kind() == plan::TensorInfo::CONSTANT)
+      GOPT_RETURN_IF_ERROR(loadConstant(p, t, dtypes[t], shapes[t]));
     config.constantInputs.push_back(info.kind() == plan::TensorInfo::CONSTANT
                                         ? values_[t].data()
                                         : nullptr);

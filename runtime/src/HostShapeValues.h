@@ -36,6 +36,9 @@ public:
   const std::vector<int> &valueInputs() const { return valueInputs_; }
   // Records input tensor t's value (copied; at most kMaxElements).
   Status setInputValue(const plan::Plan &p, int t, const Tensor &value);
+  // Records constant tensor t's value from the plan's blob.
+  Status loadConstant(const plan::Plan &p, int t, DType dtype,
+                      const Shape &shape);
   // Whether `value` differs from what setInputValue recorded for t.
   bool inputValueChanged(int t, const Tensor &value) const;
 

@@ -98,6 +98,9 @@ Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
     if (operand >= op.inputs_size())
       return invalidArgument(opLabel(o), ": missing operand #", operand);
     int t = op.inputs(operand);
+    if (p.tensors(t).kind() == plan::TensorInfo::CONSTANT &&
+        !hostValues.realValue(t))
+      GOPT_RETURN_IF_ERROR(hostValues.loadConstant(p, t, dtypes[t], shapes[t]));
     const std::vector<double> *reals = hostValues.realValue(t);
     if (!reals)
       return unimplemented(opLabel(o), ": the value of '", tensorName(t),
@@ -198,6 +201,16 @@ Status Session::Impl::init() {
   }
   // Shapes that depend on input values resolve once the inputs are set.
   if (!hostValues.valueInputs().empty()) {
+    // Until then, inputs() describes the inputs as their plan declares them
+    // (dynamic dimensions at the batch size).
+    for (const plan::Binding &b : p.inputs()) {
+      const auto &dims = p.tensors(b.tensor()).shape();
+      Shape &shape = shapes[b.tensor()];
+      shape.assign(dims.begin(), dims.end());
+      for (int64_t &d : shape)
+        if (d < 0)
+          d = options.batchSize;
+    }
     needsResolve = true;
     return Status::success();
   }
