@@ -1158,8 +1158,7 @@ bool OnnxImporter::foldsToInts(StringRef name) {
 
 /// Input i as a dynamic op's value operand: a scalar or 1-D tensor of
 /// static length, integers as i64 (asI64) since the runtime reads them so.
-FailureOr<Value> OnnxImporter::valueOperand(int i, StringRef what,
-                                            bool asI64) {
+FailureOr<Value> OnnxImporter::valueOperand(int i, StringRef what, bool asI64) {
   FailureOr<Value> v = requiredInput(i);
   if (failed(v))
     return failure();
@@ -1183,9 +1182,9 @@ FailureOr<Value> OnnxImporter::valueOperand(int i, StringRef what,
                                   node->input(i), what, element));
   if (element.isSignlessInteger(64))
     return *v;
-  return b.create<CastOp>(loc, RankedTensorType::get(type.getShape(),
-                                                     b.getI64Type()),
-                          *v)
+  return b
+      .create<CastOp>(
+          loc, RankedTensorType::get(type.getShape(), b.getI64Type()), *v)
       .getResult();
 }
 
@@ -1445,7 +1444,8 @@ LogicalResult OnnxImporter::importDynamicSlice(Value x) {
   auto present = [&](int i) {
     return i < node->input_size() && !node->input(i).empty();
   };
-  FailureOr<Value> axes = present(3) ? valueOperand(3, "axes") : i64Range(count);
+  FailureOr<Value> axes =
+      present(3) ? valueOperand(3, "axes") : i64Range(count);
   FailureOr<Value> steps;
   if (present(4)) {
     steps = valueOperand(4, "steps");
@@ -1497,23 +1497,36 @@ LogicalResult OnnxImporter::importPad() {
   } else {
     if (node->input_size() < 2 || node->input(1).empty())
       return failNode("missing input #1 (pads)");
-    if (node->input_size() > 2 && !node->input(2).empty()) {
-      FailureOr<double> v = constantScalar(node->input(2));
-      if (failed(v))
-        return failure();
-      value = *v;
-    }
     if (node->input_size() > 3 && !node->input(3).empty())
       return failNode("the 'axes' input is not supported");
-    if (!foldsToInts(node->input(1))) {
+    bool hasValue = node->input_size() > 2 && !node->input(2).empty();
+    if (!foldsToInts(node->input(1)) ||
+        (hasValue && !isConstant(node->input(2)))) {
+      // Known at run time: gopt.dynamic_pad reads pads and value.
       FailureOr<Value> padsValue = valueOperand(1, "pads");
       if (failed(padsValue))
+        return failure();
+      FailureOr<Value> fill =
+          hasValue
+              ? valueOperand(2, "constant_value", /*asI64=*/false)
+              : FailureOr<Value>(
+                    b.create<ConstantOp>(
+                         loc,
+                         DenseElementsAttr::get(
+                             RankedTensorType::get({}, b.getF32Type()), 0.0f))
+                        .getResult());
+      if (failed(fill))
         return failure();
       if (mode != "constant" && mode != "reflect" && mode != "edge")
         return failNode(llvm::formatv("mode '{0}' is not supported", mode));
       return setResult(createInferred<DynamicPadOp>(
-          b, loc, x, *padsValue, b.getStringAttr(mode),
-          b.getF32FloatAttr(value)));
+          b, loc, x, *padsValue, *fill, b.getStringAttr(mode)));
+    }
+    if (hasValue) {
+      FailureOr<double> v = constantScalar(node->input(2));
+      if (failed(v))
+        return failure();
+      value = *v;
     }
     FailureOr<SmallVector<int64_t>> p = constantInts(node->input(1));
     if (failed(p))
@@ -2402,8 +2415,8 @@ LogicalResult OnnxImporter::importDynamicSplit(Value x, int64_t axis) {
     return failure();
   int64_t parts = node->output_size();
   if (shapeOf(*sizes).size() != 1 || shapeOf(*sizes)[0] != parts)
-    return failNode(llvm::formatv("'split' must hold {0} sizes, got {1}",
-                                  parts, sizes->getType()));
+    return failNode(llvm::formatv("'split' must hold {0} sizes, got {1}", parts,
+                                  sizes->getType()));
   auto i64Vector = [&](ArrayRef<int64_t> values) -> Value {
     auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
     return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
@@ -2533,7 +2546,8 @@ LogicalResult OnnxImporter::importDynamicConstantOfShape() {
     error.clear();
     return failNode(reason);
   }
-  if (elementType.getNumElements() != 1 || elementType.getElementType().isInteger(1))
+  if (elementType.getNumElements() != 1 ||
+      elementType.getElementType().isInteger(1))
     return failNode("attribute 'value' must hold one non-bool element");
   auto scalarType = RankedTensorType::get({}, elementType.getElementType());
   Value scalar = b.create<ConstantOp>(

@@ -134,8 +134,8 @@ Result adaptOnnxSlice(const std::vector<Dims> &operands, ValueAttrs &attrs) {
   size_t n = starts->ints.size();
   if (ends->ints.size() != n || axes->ints.size() != n ||
       steps->ints.size() != n)
-    return fail("expects starts, ends, axes and steps of one length, got ",
-                n, ", ", ends->ints.size(), ", ", axes->ints.size(), " and ",
+    return fail("expects starts, ends, axes and steps of one length, got ", n,
+                ", ", ends->ints.size(), ", ", axes->ints.size(), " and ",
                 steps->ints.size());
   std::vector<int64_t> axisList;
   if (Result r = normalizeAxes(axes->ints, input.size(), axisList); r.failed())
@@ -226,16 +226,19 @@ Result adaptOnnxPads(const std::vector<Dims> &operands, ValueAttrs &attrs) {
     interleaved.push_back(pads->ints[d]);
     interleaved.push_back(pads->ints[rank + d]);
   }
-  attrs = {intsAttr("pads", interleaved)};
+  ValueAttr *value = findValueAttr(attrs, "value");
+  if (!value || value->floats.size() != 1)
+    return fail("expects a one-element pad value");
+  ValueAttr kept = *value;
+  attrs = {intsAttr("pads", interleaved), kept};
   return Result::success();
 }
 
-Result inferRangeShape(double start, double limit, double delta,
-                       Dims &result) {
+Result inferRangeShape(double start, double limit, double delta, Dims &result) {
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) ||
       !std::isfinite(delta))
-    return fail("expects finite bounds and a non-zero delta, got start ",
-                start, ", limit ", limit, ", delta ", delta);
+    return fail("expects finite bounds and a non-zero delta, got start ", start,
+                ", limit ", limit, ", delta ", delta);
   double count = std::ceil((limit - start) / delta);
   if (count > 1e15)
     return fail("would have ", count, " elements");

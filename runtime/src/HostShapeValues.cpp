@@ -133,8 +133,8 @@ bool HostShapeValues::inputValueChanged(int t, const Tensor &value) const {
           std::memcmp(seen.data(), value.data(), value.byteSize()) != 0);
 }
 
-Status HostShapeValues::compute(const plan::Plan &p, const plan::Op &op,
-                                int o, const std::vector<DType> &dtypes,
+Status HostShapeValues::compute(const plan::Plan &p, const plan::Op &op, int o,
+                                const std::vector<DType> &dtypes,
                                 const std::vector<Shape> &shapes) {
   const OpSchema *schema = findOpSchema(op.kind());
   KernelConfig config;

@@ -103,8 +103,8 @@ Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
       GOPT_RETURN_IF_ERROR(hostValues.loadConstant(p, t, dtypes[t], shapes[t]));
     const std::vector<double> *reals = hostValues.realValue(t);
     if (!reals)
-      return unimplemented(opLabel(o), ": the value of '", tensorName(t),
-                           "' (", dtypeName(dtypes[t]),
+      return unimplemented(opLabel(o), ": the value of '", tensorName(t), "' (",
+                           dtypeName(dtypes[t]),
                            ") is not read on the host (i64, i32 and f32 are)");
     shape::ValueAttr value;
     value.name = schema.hostValueAttrs[i];
@@ -127,15 +127,16 @@ Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
   plan::Op &out = *exec->mutable_ops(o);
   *out.mutable_attrs() = op.attrs();
   for (const shape::ValueAttr &value : values) {
-    auto spec = std::find_if(
-        staticSchema->attrs.begin(), staticSchema->attrs.end(),
-        [&](const AttrSpec &a) { return value.name == a.name; });
+    auto spec =
+        std::find_if(staticSchema->attrs.begin(), staticSchema->attrs.end(),
+                     [&](const AttrSpec &a) { return value.name == a.name; });
     if (spec == staticSchema->attrs.end())
       return internalError(opLabel(o), ": '", schema.staticKind,
                            "' has no attribute '", value.name, "'");
     plan::AttrValue attr;
     size_t count = value.floats.size();
-    bool scalar = spec->type == AttrType::kInt || spec->type == AttrType::kFloat;
+    bool scalar =
+        spec->type == AttrType::kInt || spec->type == AttrType::kFloat;
     if (scalar && count != 1)
       return invalidArgument(opLabel(o), ": '", value.name,
                              "' must have one element, got ", count);
@@ -151,17 +152,18 @@ Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
       attr.set_f(value.floats[0]);
       break;
     case AttrType::kInts:
+      attr.mutable_ints(); // an empty list is still a list
       for (int64_t v : value.ints)
         attr.mutable_ints()->add_values(v);
       break;
     case AttrType::kFloats:
+      attr.mutable_floats();
       for (double v : value.floats)
         attr.mutable_floats()->add_values(v);
       break;
     default:
-      return internalError(opLabel(o), ": attribute '", value.name,
-                           "' of '", schema.staticKind,
-                           "' cannot come from a tensor");
+      return internalError(opLabel(o), ": attribute '", value.name, "' of '",
+                           schema.staticKind, "' cannot come from a tensor");
     }
     (*out.mutable_attrs())[value.name] = attr;
   }

@@ -232,8 +232,8 @@ struct DynamicToStatic : public RewritePattern {
     }
     OperationState state(op->getLoc(), info->staticName);
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (!llvm::is_contained(
-              ArrayRef<int>(info->operands, info->numValues), int(i)))
+      if (!llvm::is_contained(ArrayRef<int>(info->operands, info->numValues),
+                              int(i)))
         state.addOperands(v);
     state.addAttributes(op->getAttrs());
     for (const shape::ValueAttr &value : values) {
@@ -297,13 +297,13 @@ LogicalResult RangeOp::verify() {
   if (!type.hasRank() || type.getRank() != 1)
     return emitOpError("expects a 1-D result, got ") << type;
   shape::Dims dims;
-  shape::Result r = shape::inferRangeShape(
-      getStart().convertToDouble(), getLimit().convertToDouble(),
-      getDelta().convertToDouble(), dims);
+  shape::Result r = shape::inferRangeShape(getStart().convertToDouble(),
+                                           getLimit().convertToDouble(),
+                                           getDelta().convertToDouble(), dims);
   if (r.failed())
     return emitOpError(r.message());
   if (!type.isDynamicDim(0) && type.getDimSize(0) != dims[0])
-    return emitOpError("has ") << dims[0] << " elements, its type says "
-                               << type;
+    return emitOpError("has ")
+           << dims[0] << " elements, its type says " << type;
   return success();
 }

@@ -97,8 +97,8 @@ LogicalResult inferDynamicOpTypes(StringRef opName, ValueRange operands,
 
 /// The canonicalization of every dynamic op: with constant value operands it
 /// is its static op (DynamicOps.inc).
-void addDynamicToStaticPattern(RewritePatternSet &results,
-                               MLIRContext *context, StringRef opName);
+void addDynamicToStaticPattern(RewritePatternSet &results, MLIRContext *context,
+                               StringRef opName);
 
 } // namespace gopt::detail
 

@@ -166,15 +166,16 @@ def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["
   let valueAttrAdapter = "shape::adaptOnnxSqueeze";
 }
 
-def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1], ["pads"], "operand:0"> {
-  let summary = "gopt.pad with ONNX's pads computed at run time";
+def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "value"],
+                                       "operand:0"> {
+  let summary = "gopt.pad with ONNX's pads and value computed at run time";
   let description = [{
     ONNX's `Pad` with operand `pads` in ONNX's order (every dimension's
-    begin, then every end); runs as `gopt.pad`.
+    begin, then every end) and a one-element `value`; runs as `gopt.pad`.
   }];
   let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$pads,
-                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode,
-                   DefaultValuedAttr<F32Attr, "0.0f">:$value);
+                   Gopt_NumericTensor:$value,
+                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode);
   let results = (outs Gopt_Tensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxPads";
 }
