@@ -186,6 +186,9 @@ private:
   LogicalResult importClip();
   LogicalResult importReshape();
   LogicalResult importDynamicReshape(Value x, StringRef shapeName);
+  bool foldsToInts(StringRef name);
+  FailureOr<Value> valueOperand(int i, StringRef what, bool asI64 = true);
+  FailureOr<Value> i64Range(int64_t count);
   LogicalResult reshapeFromDims(Value x, ArrayRef<int64_t> dims,
                                 ArrayRef<int64_t> sources);
   /// x reshaped to `dims`, each either dimension `sources[i]` of x or (for
@@ -196,8 +199,11 @@ private:
   /// dimension `axis` dropped; null when an op failed to build.
   Value reshapedAxis(Value x, int64_t axis, bool insert);
   LogicalResult importSqueeze(bool unsqueeze);
+  LogicalResult importDynamicConstantOfShape();
   LogicalResult importSoftmax(bool log);
   LogicalResult importSlice();
+  LogicalResult importDynamicSlice(Value x);
+  LogicalResult importDynamicSplit(Value x, int64_t axis);
   LogicalResult importPad();
   LogicalResult importReduce(StringRef kind);
   LogicalResult importConstant();
@@ -1166,10 +1172,12 @@ LogicalResult OnnxImporter::importReshape() {
       return failNode("missing input #1 (shape)");
     computed = !isConstant(node->input(1));
     GET_INPUT(shapeValue, 1);
-    // A computed shape that does not fold (untraceable, or more than one
-    // entry known only at run time) is evaluated by the runtime.
-    if (computed && !dependsOnInputData(shapeValue) &&
-        !foldsToStaticTarget(shapeValue, x, intAttr("allowzero", 0) != 0))
+    // A computed shape that does not fold (untraceable, more than one entry
+    // known only at run time, or a graph input's value) is evaluated by the
+    // runtime.
+    if (computed &&
+        (dependsOnInputData(shapeValue) ||
+         !foldsToStaticTarget(shapeValue, x, intAttr("allowzero", 0) != 0)))
       return importDynamicReshape(x, node->input(1));
     FailureOr<SmallVector<int64_t>> s =
         computed ? symbolicShape(node->input(1), x, "input #1 (shape)")
@@ -1265,6 +1273,68 @@ LogicalResult OnnxImporter::importDynamicReshape(Value x, StringRef shapeName) {
       b.create<DynamicReshapeOp>(loc, resultType, x, target, allowZero));
 }
 
+/// Whether constantInts reads input `name` without an error: a constant, or
+/// integers the importer folds (static shape entries, constant arithmetic).
+/// Otherwise the value is known only at run time and the node imports as a
+/// dynamic op (GoptDynamicShapeOps.td).
+bool OnnxImporter::foldsToInts(StringRef name) {
+  if (isConstant(name))
+    return true;
+  Value v = values.lookup(name);
+  if (!v)
+    return false;
+  if (std::optional<SmallVector<ShapeEntry>> entries = traceShapeEntries(v);
+      entries && llvm::none_of(*entries, [](const ShapeEntry &e) {
+        return bool(e.source);
+      }))
+    return true;
+  if (DenseElementsAttr folded = foldValue(v))
+    return bool(integerValues(folded));
+  return false;
+}
+
+/// Input i as a dynamic op's value operand: a scalar or 1-D tensor of
+/// static length, integers as i64 (asI64) since the runtime reads them so.
+FailureOr<Value> OnnxImporter::valueOperand(int i, StringRef what, bool asI64) {
+  FailureOr<Value> v = requiredInput(i);
+  if (failed(v))
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(v->getType());
+  if (!type || type.getRank() > 1 ||
+      (type.getRank() == 1 && type.isDynamicDim(0)))
+    return failNode(llvm::formatv("input '{0}' ({1}) must be a scalar or a 1-D "
+                                  "tensor of static length, got {2}",
+                                  node->input(i), what, v->getType()));
+  Type element = type.getElementType();
+  if (!asI64) {
+    if (!element.isSignlessInteger(64) && !element.isSignlessInteger(32) &&
+        !element.isF32())
+      return failNode(llvm::formatv("input '{0}' ({1}) known at run time must "
+                                    "be i64, i32 or f32, got {2}",
+                                    node->input(i), what, element));
+    return *v;
+  }
+  if (!element.isSignlessInteger())
+    return failNode(llvm::formatv("input '{0}' ({1}) must be integers, got {2}",
+                                  node->input(i), what, element));
+  if (element.isSignlessInteger(64))
+    return *v;
+  return b
+      .create<CastOp>(
+          loc, RankedTensorType::get(type.getShape(), b.getI64Type()), *v)
+      .getResult();
+}
+
+/// The i64 constant [0, 1, ..., count - 1].
+FailureOr<Value> OnnxImporter::i64Range(int64_t count) {
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(i);
+  auto type = RankedTensorType::get({count}, b.getI64Type());
+  return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values))
+      .getResult();
+}
+
 /// A reshape whose result dimensions are x's own (`sources[i]`, the index
 /// in x) or constants (`sources[i]` = -1, the value `dims[i]`), for
 /// Squeeze and Unsqueeze with more than one dynamic dimension, which
@@ -1342,6 +1412,14 @@ LogicalResult OnnxImporter::importSqueeze(bool unsqueeze) {
   if (opset < 13) {
     axes = intsAttr("axes");
   } else if (node->input_size() > 1 && !node->input(1).empty()) {
+    if (!foldsToInts(node->input(1))) {
+      FailureOr<Value> value = valueOperand(1, "axes");
+      if (failed(value))
+        return failure();
+      if (unsqueeze)
+        return setResult(createInferred<DynamicUnsqueezeOp>(b, loc, x, *value));
+      return setResult(createInferred<DynamicSqueezeOp>(b, loc, x, *value));
+    }
     FailureOr<SmallVector<int64_t>> a = constantInts(node->input(1));
     if (failed(a))
       return failure();
@@ -1464,6 +1542,14 @@ LogicalResult OnnxImporter::importSlice() {
     if (auto a = intsAttr("axes"))
       axes = *a;
   } else {
+    auto present = [&](int i) {
+      return i < node->input_size() && !node->input(i).empty();
+    };
+    bool dynamic = false;
+    for (int i = 1; i <= 4; ++i)
+      dynamic |= present(i) && !foldsToInts(node->input(i));
+    if (dynamic)
+      return importDynamicSlice(x);
     auto get = [&](int i, SmallVector<int64_t> &out) -> LogicalResult {
       if (i >= node->input_size() || node->input(i).empty())
         return success();
@@ -1519,6 +1605,57 @@ LogicalResult OnnxImporter::importSlice() {
       createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp)));
 }
 
+/// Slice with bounds known at run time: gopt.dynamic_slice with ONNX's
+/// operands (absent axes: 0..n-1; absent steps: ones). Dimensions outside
+/// constant axes keep their static size.
+LogicalResult OnnxImporter::importDynamicSlice(Value x) {
+  FailureOr<Value> starts = valueOperand(1, "starts");
+  FailureOr<Value> ends = valueOperand(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  int64_t count = shapeOf(*starts).empty() ? 1 : shapeOf(*starts)[0];
+  auto present = [&](int i) {
+    return i < node->input_size() && !node->input(i).empty();
+  };
+  FailureOr<Value> axes =
+      present(3) ? valueOperand(3, "axes") : i64Range(count);
+  FailureOr<Value> steps;
+  if (present(4)) {
+    steps = valueOperand(4, "steps");
+  } else {
+    auto type = RankedTensorType::get({count}, b.getI64Type());
+    steps = b.create<ConstantOp>(loc, DenseIntElementsAttr::get(
+                                          type, SmallVector<int64_t>(count, 1)))
+                .getResult();
+  }
+  if (failed(axes) || failed(steps))
+    return failure();
+  SmallVector<int64_t> dims(shapeOf(x).size(), ShapedType::kDynamic);
+  if (!present(3) || foldsToInts(node->input(3))) {
+    SmallVector<int64_t> axisList;
+    if (present(3)) {
+      FailureOr<SmallVector<int64_t>> a = constantInts(node->input(3));
+      if (failed(a))
+        return failure();
+      axisList = *a;
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        axisList.push_back(i);
+    }
+    int64_t rank = dims.size();
+    SmallVector<bool> sliced(rank, false);
+    for (int64_t a : axisList)
+      if (a >= -rank && a < rank)
+        sliced[a < 0 ? a + rank : a] = true;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!sliced[d])
+        dims[d] = shapeOf(x)[d];
+  }
+  auto type = RankedTensorType::get(dims, getElementTypeOrSelf(x.getType()));
+  return setResult(
+      b.create<DynamicSliceOp>(loc, type, x, *starts, *ends, *axes, *steps));
+}
+
 LogicalResult OnnxImporter::importPad() {
   GET_INPUT(x, 0);
   std::string mode = stringAttr("mode", "constant");
@@ -1533,18 +1670,41 @@ LogicalResult OnnxImporter::importPad() {
   } else {
     if (node->input_size() < 2 || node->input(1).empty())
       return failNode("missing input #1 (pads)");
-    FailureOr<SmallVector<int64_t>> p = constantInts(node->input(1));
-    if (failed(p))
-      return failure();
-    pads = *p;
-    if (node->input_size() > 2 && !node->input(2).empty()) {
+    if (node->input_size() > 3 && !node->input(3).empty())
+      return failNode("the 'axes' input is not supported");
+    bool hasValue = node->input_size() > 2 && !node->input(2).empty();
+    if (!foldsToInts(node->input(1)) ||
+        (hasValue && !isConstant(node->input(2)))) {
+      // Known at run time: gopt.dynamic_pad reads pads and value.
+      FailureOr<Value> padsValue = valueOperand(1, "pads");
+      if (failed(padsValue))
+        return failure();
+      FailureOr<Value> fill =
+          hasValue
+              ? valueOperand(2, "constant_value", /*asI64=*/false)
+              : FailureOr<Value>(
+                    b.create<ConstantOp>(
+                         loc,
+                         DenseElementsAttr::get(
+                             RankedTensorType::get({}, b.getF32Type()), 0.0f))
+                        .getResult());
+      if (failed(fill))
+        return failure();
+      if (mode != "constant" && mode != "reflect" && mode != "edge")
+        return failNode(llvm::formatv("mode '{0}' is not supported", mode));
+      return setResult(createInferred<DynamicPadOp>(
+          b, loc, x, *padsValue, *fill, b.getStringAttr(mode)));
+    }
+    if (hasValue) {
       FailureOr<double> v = constantScalar(node->input(2));
       if (failed(v))
         return failure();
       value = *v;
     }
-    if (node->input_size() > 3 && !node->input(3).empty())
-      return failNode("the 'axes' input is not supported");
+    FailureOr<SmallVector<int64_t>> p = constantInts(node->input(1));
+    if (failed(p))
+      return failure();
+    pads = *p;
   }
   size_t rank = shapeOf(x).size();
   if (pads.size() != 2 * rank)
@@ -1563,14 +1723,43 @@ LogicalResult OnnxImporter::importPad() {
                                          b.getF32FloatAttr(value)));
 }
 
+/// The dynamic op of each reduction (axes as an operand).
+template <typename OpTy> struct DynamicReduction;
+template <> struct DynamicReduction<ReduceSumOp> {
+  using type = DynamicReduceSumOp;
+};
+template <> struct DynamicReduction<ReduceMeanOp> {
+  using type = DynamicReduceMeanOp;
+};
+template <> struct DynamicReduction<ReduceMaxOp> {
+  using type = DynamicReduceMaxOp;
+};
+template <> struct DynamicReduction<ReduceMinOp> {
+  using type = DynamicReduceMinOp;
+};
+template <> struct DynamicReduction<ReduceProdOp> {
+  using type = DynamicReduceProdOp;
+};
+
 LogicalResult OnnxImporter::importReduce(StringRef kind) {
   GET_INPUT(x, 0);
   // ReduceSum took axes as an input from opset 13, the others from 18.
   int64_t inputFrom = kind == "ReduceSum" ? 13 : 18;
   SmallVector<int64_t> axes;
+  // Axes known only at run time: the dynamic reductions read them.
+  Value dynamicAxes;
   if (opset < inputFrom) {
     if (auto a = intsAttr("axes"))
       axes = *a;
+  } else if (node->input_size() > 1 && !node->input(1).empty() &&
+             !foldsToInts(node->input(1))) {
+    if (intAttr("noop_with_empty_axes", 0))
+      return failNode("axes known only at run time with noop_with_empty_axes "
+                      "are not supported");
+    FailureOr<Value> a = valueOperand(1, "axes");
+    if (failed(a))
+      return failure();
+    dynamicAxes = *a;
   } else if (node->input_size() > 1 && !node->input(1).empty()) {
     FailureOr<SmallVector<int64_t>> a = constantInts(node->input(1));
     if (failed(a))
@@ -1586,6 +1775,11 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     using OpTy = decltype(tag);
     if (!v)
       return v;
+    if (dynamicAxes) {
+      auto op = createInferred<typename DynamicReduction<OpTy>::type>(
+          b, loc, v, dynamicAxes, b.getBoolAttr(keep));
+      return op ? op.getResult() : Value();
+    }
     auto op = createInferred<OpTy>(b, loc, v, i64s(axes), b.getBoolAttr(keep));
     return op ? op.getResult() : Value();
   };
@@ -2023,6 +2217,20 @@ LogicalResult OnnxImporter::importTopK() {
   } else {
     if (node->input_size() < 2 || node->input(1).empty())
       return failNode("missing input #1 (K)");
+    if (!foldsToInts(node->input(1))) {
+      FailureOr<Value> kValue = valueOperand(1, "K");
+      if (failed(kValue))
+        return failure();
+      auto op = createInferred<DynamicTopKOp>(
+          b, loc, x, *kValue, b.getI64IntegerAttr(intAttr("axis", -1)),
+          b.getBoolAttr(intAttr("largest", 1) != 0),
+          b.getBoolAttr(intAttr("sorted", 1) != 0));
+      if (!op)
+        return failOp();
+      setOutput(0, op.getValues());
+      setOutput(1, op.getIndices());
+      return success();
+    }
     FailureOr<SmallVector<int64_t>> kValues = constantInts(node->input(1));
     if (failed(kValues))
       return failure();
@@ -2460,6 +2668,43 @@ LogicalResult OnnxImporter::setConstantOutput(int i, onnx::TensorProto tensor) {
 
 /// Split: one slice per output, sized by `split` (an attribute before opset
 /// 13, an input since) or equal parts.
+/// Split with sizes known at run time: part i is a gopt.dynamic_slice along
+/// `axis` from the sum of the sizes before it to that plus its own size,
+/// computed by gopt ops that the session evaluates on the host with the
+/// sizes.
+LogicalResult OnnxImporter::importDynamicSplit(Value x, int64_t axis) {
+  FailureOr<Value> sizes = valueOperand(1, "split");
+  if (failed(sizes))
+    return failure();
+  int64_t parts = node->output_size();
+  if (shapeOf(*sizes).size() != 1 || shapeOf(*sizes)[0] != parts)
+    return failNode(llvm::formatv("'split' must hold {0} sizes, got {1}", parts,
+                                  sizes->getType()));
+  auto i64Vector = [&](ArrayRef<int64_t> values) -> Value {
+    auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+    return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
+  };
+  Value axes = i64Vector({axis}), steps = i64Vector({1});
+  Value start = i64Vector({0});
+  for (int64_t i = 0; i < parts; ++i) {
+    auto size = createInferred<SliceOp>(b, loc, *sizes, i64s({i}),
+                                        i64s({i + 1}), i64s({1}));
+    if (!size)
+      return failOp();
+    auto add = createInferred<AddOp>(b, loc, start, size.getResult());
+    if (!add)
+      return failOp();
+    Value end = add.getResult();
+    SmallVector<int64_t> dims(shapeOf(x));
+    dims[axis] = ShapedType::kDynamic;
+    auto type = RankedTensorType::get(dims, getElementTypeOrSelf(x.getType()));
+    setOutput(i, b.create<DynamicSliceOp>(loc, type, x, start, end, axes, steps)
+                     .getResult());
+    start = end;
+  }
+  return success();
+}
+
 LogicalResult OnnxImporter::importSplit() {
   GET_INPUT(x, 0);
   ArrayRef<int64_t> in = shapeOf(x);
@@ -2475,6 +2720,8 @@ LogicalResult OnnxImporter::importSplit() {
     if (auto s = intsAttr("split"))
       sizes = *s;
   } else if (node->input_size() > 1 && !node->input(1).empty()) {
+    if (!foldsToInts(node->input(1)))
+      return importDynamicSplit(x, axis);
     FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
     if (failed(s))
       return failure();
@@ -2541,6 +2788,37 @@ LogicalResult OnnxImporter::importSize() {
 
 /// ConstantOfShape folds to a constant of its (constant or statically
 /// computed) shape.
+/// ConstantOfShape of a shape known at run time: its scalar expanded
+/// (gopt.dynamic_expand).
+LogicalResult OnnxImporter::importDynamicConstantOfShape() {
+  FailureOr<Value> shapeValue = valueOperand(0, "shape");
+  if (failed(shapeValue))
+    return failure();
+  onnx::TensorProto element;
+  if (const onnx::AttributeProto *a = attr("value")) {
+    element = a->t();
+  } else {
+    element.set_data_type(onnx::TensorProto::FLOAT);
+    element.add_float_data(0.0f);
+  }
+  element.clear_dims();
+  RankedTensorType elementType;
+  std::vector<char> one;
+  if (failed(decodeTensor(element, "attribute 'value'", elementType, one))) {
+    std::string reason = error;
+    error.clear();
+    return failNode(reason);
+  }
+  if (elementType.getNumElements() != 1 ||
+      elementType.getElementType().isInteger(1))
+    return failNode("attribute 'value' must hold one non-bool element");
+  auto scalarType = RankedTensorType::get({}, elementType.getElementType());
+  Value scalar = b.create<ConstantOp>(
+      loc, DenseElementsAttr::getFromRawBuffer(scalarType, one));
+  return setResult(
+      createInferred<DynamicExpandOp>(b, loc, scalar, *shapeValue));
+}
+
 LogicalResult OnnxImporter::importConstantOfShape() {
   GET_INPUT(shapeValue, 0);
   SmallVector<int64_t> dims;
@@ -2555,9 +2833,7 @@ LogicalResult OnnxImporter::importConstantOfShape() {
     if (!entries || llvm::any_of(*entries, [](const ShapeEntry &e) {
           return static_cast<bool>(e.source);
         }))
-      return failNode(llvm::formatv("input '{0}' must be a constant, or "
-                                    "computed from static shapes (the shape)",
-                                    node->input(0)));
+      return importDynamicConstantOfShape();
     for (const ShapeEntry &e : *entries)
       dims.push_back(e.value);
   }
@@ -2606,6 +2882,22 @@ LogicalResult OnnxImporter::importRange() {
   if (node->input_size() != 3)
     return failNode(
         llvm::formatv("expects 3 inputs, got {0}", node->input_size()));
+  if (!isConstant(node->input(0)) || !isConstant(node->input(1)) ||
+      !isConstant(node->input(2))) {
+    // Bounds known at run time (a sequence length): read on the host.
+    SmallVector<Value> bounds;
+    for (int i = 0; i < 3; ++i) {
+      FailureOr<Value> v = valueOperand(i, "a bound", /*asI64=*/false);
+      if (failed(v))
+        return failure();
+      if (!shapeOf(*v).empty() && shapeOf(*v)[0] != 1)
+        return failNode(
+            llvm::formatv("input '{0}' must be a scalar", node->input(i)));
+      bounds.push_back(*v);
+    }
+    return setResult(createInferred<DynamicRangeOp>(b, loc, bounds[0],
+                                                    bounds[1], bounds[2]));
+  }
   SmallVector<DenseElementsAttr> bounds;
   for (int i = 0; i < 3; ++i) {
     FailureOr<DenseElementsAttr> v = constantAttr(node->input(i));
@@ -3454,6 +3746,16 @@ template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
     return failNode(
         llvm::formatv("expects 2 inputs, got {0}", node->input_size()));
   GET_INPUT(x, 0);
+  if (!foldsToInts(node->input(1))) {
+    // Known at run time: the dynamic op reads it on the host.
+    FailureOr<Value> value = valueOperand(1, "shape");
+    if (failed(value))
+      return failure();
+    if constexpr (std::is_same_v<OpTy, ExpandOp>)
+      return setResult(createInferred<DynamicExpandOp>(b, loc, x, *value));
+    else
+      return setResult(createInferred<DynamicTileOp>(b, loc, x, *value));
+  }
   FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(1));
   if (failed(shape))
     return failure();

@@ -71,3 +71,179 @@ Result inferDynamicReshapeShape(DimsRef input, DimsRef target, bool allowZero,
 }
 
 } // namespace gopt::shape
+
+//===----------------------------------------------------------------------===//
+// Dynamic ops (gopt/Shape/DynamicOps.h)
+//===----------------------------------------------------------------------===//
+
+#include "gopt/Shape/DynamicOps.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gopt::shape {
+
+ValueAttr *findValueAttr(ValueAttrs &attrs, const std::string &name) {
+  for (ValueAttr &a : attrs)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+namespace {
+
+ValueAttr intsAttr(std::string name, std::vector<int64_t> values) {
+  ValueAttr a;
+  a.name = std::move(name);
+  a.floats.assign(values.begin(), values.end());
+  a.ints = std::move(values);
+  return a;
+}
+
+// Axes counted from the end made non-negative, each within [0, rank) once.
+Result normalizeAxes(DimsRef axes, size_t rank, std::vector<int64_t> &out) {
+  out.clear();
+  for (int64_t axis : axes) {
+    int64_t a = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    if (a < 0 || a >= static_cast<int64_t>(rank))
+      return fail("axis ", axis, " is out of range for rank ", rank);
+    if (std::find(out.begin(), out.end(), a) != out.end())
+      return fail("axis ", axis, " appears twice in ", formatList(axes));
+    out.push_back(a);
+  }
+  return Result::success();
+}
+
+Result requireInts(ValueAttrs &attrs, const char *name, ValueAttr *&attr) {
+  attr = findValueAttr(attrs, name);
+  if (!attr || !attr->isInteger)
+    return fail("expects an integer '", name, "' value");
+  return Result::success();
+}
+
+} // namespace
+
+Result adaptOnnxSlice(const std::vector<Dims> &operands, ValueAttrs &attrs) {
+  const Dims &input = operands[0];
+  ValueAttr *starts, *ends, *axes, *steps;
+  const std::pair<const char *, ValueAttr **> wanted[] = {
+      {"starts", &starts}, {"ends", &ends}, {"axes", &axes}, {"steps", &steps}};
+  for (auto [name, attr] : wanted)
+    if (Result r = requireInts(attrs, name, *attr); r.failed())
+      return r;
+  size_t n = starts->ints.size();
+  if (ends->ints.size() != n || axes->ints.size() != n ||
+      steps->ints.size() != n)
+    return fail("expects starts, ends, axes and steps of one length, got ", n,
+                ", ", ends->ints.size(), ", ", axes->ints.size(), " and ",
+                steps->ints.size());
+  std::vector<int64_t> axisList;
+  if (Result r = normalizeAxes(axes->ints, input.size(), axisList); r.failed())
+    return r;
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> outStarts(input.size(), 0), outEnds(input.size(), kMax),
+      outSteps(input.size(), 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t axis = axisList[i], dim = input[axis];
+    if (steps->ints[i] <= 0)
+      return fail("expects positive steps (gopt.slice), got ",
+                  formatList(steps->ints));
+    if (isDynamic(dim))
+      return fail("needs dimension ", axis, " of ", formatShape(input));
+    auto clampIndex = [&](int64_t v) {
+      if (v < 0)
+        v = v < -dim ? 0 : v + dim;
+      return std::min(v, dim);
+    };
+    outStarts[axis] = clampIndex(starts->ints[i]);
+    outEnds[axis] = std::max(clampIndex(ends->ints[i]), outStarts[axis]);
+    outSteps[axis] = steps->ints[i];
+  }
+  attrs = {intsAttr("starts", outStarts), intsAttr("ends", outEnds),
+           intsAttr("steps", outSteps)};
+  return Result::success();
+}
+
+Result adaptOnnxUnsqueeze(const std::vector<Dims> &operands,
+                          ValueAttrs &attrs) {
+  const Dims &input = operands[0];
+  ValueAttr *axes;
+  if (Result r = requireInts(attrs, "axes", axes); r.failed())
+    return r;
+  size_t rank = input.size() + axes->ints.size();
+  std::vector<int64_t> axisList;
+  if (Result r = normalizeAxes(axes->ints, rank, axisList); r.failed())
+    return r;
+  std::vector<int64_t> shape;
+  size_t next = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (std::find(axisList.begin(), axisList.end(), d) != axisList.end()) {
+      shape.push_back(1);
+      continue;
+    }
+    if (isDynamic(input[next]))
+      return fail("needs dimension ", next, " of ", formatShape(input));
+    shape.push_back(input[next++]);
+  }
+  attrs = {intsAttr("shape", shape)};
+  return Result::success();
+}
+
+Result adaptOnnxSqueeze(const std::vector<Dims> &operands, ValueAttrs &attrs) {
+  const Dims &input = operands[0];
+  ValueAttr *axes;
+  if (Result r = requireInts(attrs, "axes", axes); r.failed())
+    return r;
+  std::vector<int64_t> axisList;
+  if (Result r = normalizeAxes(axes->ints, input.size(), axisList); r.failed())
+    return r;
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < input.size(); ++d) {
+    bool squeezed =
+        std::find(axisList.begin(), axisList.end(), d) != axisList.end();
+    if (isDynamic(input[d]))
+      return fail("needs dimension ", d, " of ", formatShape(input));
+    if (squeezed && input[d] != 1)
+      return fail("cannot squeeze dimension ", d, " of ", formatShape(input),
+                  ", which is not 1");
+    if (!squeezed)
+      shape.push_back(input[d]);
+  }
+  attrs = {intsAttr("shape", shape)};
+  return Result::success();
+}
+
+Result adaptOnnxPads(const std::vector<Dims> &operands, ValueAttrs &attrs) {
+  ValueAttr *pads;
+  if (Result r = requireInts(attrs, "pads", pads); r.failed())
+    return r;
+  size_t rank = operands[0].size();
+  if (pads->ints.size() != 2 * rank)
+    return fail("expects ", 2 * rank, " pads (begin and end of each of ", rank,
+                " dimensions), got ", formatList(pads->ints));
+  std::vector<int64_t> interleaved;
+  for (size_t d = 0; d < rank; ++d) {
+    interleaved.push_back(pads->ints[d]);
+    interleaved.push_back(pads->ints[rank + d]);
+  }
+  ValueAttr *value = findValueAttr(attrs, "value");
+  if (!value || value->floats.size() != 1)
+    return fail("expects a one-element pad value");
+  ValueAttr kept = *value;
+  attrs = {intsAttr("pads", interleaved), kept};
+  return Result::success();
+}
+
+Result inferRangeShape(double start, double limit, double delta, Dims &result) {
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) ||
+      !std::isfinite(delta))
+    return fail("expects finite bounds and a non-zero delta, got start ", start,
+                ", limit ", limit, ", delta ", delta);
+  double count = std::ceil((limit - start) / delta);
+  if (count > 1e15)
+    return fail("would have ", count, " elements");
+  result = {std::max<int64_t>(static_cast<int64_t>(count), 0)};
+  return Result::success();
+}
+
+} // namespace gopt::shape

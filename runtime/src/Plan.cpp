@@ -232,6 +232,14 @@ StatusOr<Plan> Plan::fromProto(plan::Plan proto, const std::string &origin) {
   return p;
 }
 
+Plan Plan::sharing(std::shared_ptr<const plan::Plan> proto,
+                   const std::string &origin) {
+  Plan p;
+  p.proto_ = std::move(proto);
+  p.origin_ = origin;
+  return p;
+}
+
 StatusOr<Plan> Plan::loadFromBytes(const std::string &bytes,
                                    const std::string &origin) {
   plan::Plan proto;

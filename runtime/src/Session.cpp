@@ -10,6 +10,7 @@
 #include "HostShapeValues.h"
 #include "gopt/runtime/OpSchema.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gopt::runtime {
@@ -29,11 +30,16 @@ struct Session::Impl {
   std::vector<OpProfile> profiles; // per step of the backend
   bool needsResolve = true;
   std::unique_ptr<Backend> backend;
-  // Shape values computed in the graph (dynamic_reshape's target shape).
+  // Shape values computed in the graph (dynamic_reshape's target shape, the
+  // operands of dynamic ops) or fed as inputs.
   HostShapeValues hostValues;
   // Per op: the sessions of its regions (control flow), else empty. They
   // share this session's options; the backend's kernels run them.
   std::vector<std::vector<std::unique_ptr<Session>>> regions;
+  // When the plan has dynamic ops: the plan the backend runs, a copy whose
+  // dynamic ops are their static ops (operands read on the host dropped),
+  // with the attributes formed from the values of the last resolution.
+  std::shared_ptr<plan::Plan> exec;
 
   Impl(Plan planIn, SessionOptions opts)
       : plan(std::move(planIn)), options(std::move(opts)), p(plan.proto()) {}
@@ -42,6 +48,10 @@ struct Session::Impl {
     return "op '" + p.ops(o).name() + "' (" + p.ops(o).kind() + ")";
   }
   std::string tensorName(int t) const { return p.tensors(t).name(); }
+  const plan::Op &execOp(int o) const { return exec ? exec->ops(o) : p.ops(o); }
+  void makeExecPlan();
+  Status formStaticOp(int o, const OpSchema &schema);
+  int bindingOf(int tensor) const;
 
   Status init();
   // Everything init() does but resolving shapes: a region's session resolves
@@ -69,8 +79,131 @@ struct Session::Impl {
   Status checkInput(int binding, const Tensor &value) const;
 };
 
+void Session::Impl::makeExecPlan() {
+  for (int o = 0; o < p.ops_size(); ++o) {
+    const OpSchema *schema = findOpSchema(p.ops(o).kind());
+    if (!schema->staticKind)
+      continue;
+    if (!exec)
+      exec = std::make_shared<plan::Plan>(p);
+    plan::Op &op = *exec->mutable_ops(o);
+    op.set_kind(schema->staticKind);
+    op.clear_inputs();
+    for (int i = 0; i < p.ops(o).inputs_size(); ++i)
+      if (std::find(schema->hostValueOperands.begin(),
+                    schema->hostValueOperands.end(),
+                    i) == schema->hostValueOperands.end())
+        op.add_inputs(p.ops(o).inputs(i));
+  }
+}
+
+int Session::Impl::bindingOf(int tensor) const {
+  for (int b = 0; b < p.inputs_size(); ++b)
+    if (p.inputs(b).tensor() == tensor)
+      return b;
+  return -1;
+}
+
+/// Dynamic op `o` as its static op in `exec`: its own attributes plus those
+/// its value operands give (read on the host, turned into the static op's
+/// meaning by the adapter), checked against the static op's schema.
+Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
+  const plan::Op &op = p.ops(o);
+  shape::ValueAttrs values;
+  for (size_t i = 0; i < schema.hostValueOperands.size(); ++i) {
+    int operand = schema.hostValueOperands[i];
+    if (operand >= op.inputs_size())
+      return invalidArgument(opLabel(o), ": missing operand #", operand);
+    int t = op.inputs(operand);
+    if (p.tensors(t).kind() == plan::TensorInfo::CONSTANT &&
+        !hostValues.realValue(t))
+      GOPT_RETURN_IF_ERROR(hostValues.loadConstant(p, t, dtypes[t], shapes[t]));
+    const std::vector<double> *reals = hostValues.realValue(t);
+    if (!reals)
+      return unimplemented(opLabel(o), ": the value of '", tensorName(t), "' (",
+                           dtypeName(dtypes[t]),
+                           ") is not read on the host (i64, i32 and f32 are)");
+    shape::ValueAttr value;
+    value.name = schema.hostValueAttrs[i];
+    value.floats = *reals;
+    if (const std::vector<int64_t> *ints = hostValues.intValue(t))
+      value.ints = *ints;
+    else
+      value.isInteger = false;
+    values.push_back(std::move(value));
+  }
+  if (schema.valueAttrAdapter) {
+    std::vector<shape::Dims> operandShapes;
+    for (int t : op.inputs())
+      operandShapes.push_back(shapes[t]);
+    shape::Result adapted = schema.valueAttrAdapter(operandShapes, values);
+    if (adapted.failed())
+      return invalidArgument(opLabel(o), ": ", adapted.message());
+  }
+  const OpSchema *staticSchema = findOpSchema(schema.staticKind);
+  plan::Op &out = *exec->mutable_ops(o);
+  *out.mutable_attrs() = op.attrs();
+  for (const shape::ValueAttr &value : values) {
+    auto spec =
+        std::find_if(staticSchema->attrs.begin(), staticSchema->attrs.end(),
+                     [&](const AttrSpec &a) { return value.name == a.name; });
+    if (spec == staticSchema->attrs.end())
+      return internalError(opLabel(o), ": '", schema.staticKind,
+                           "' has no attribute '", value.name, "'");
+    plan::AttrValue attr;
+    size_t count = value.floats.size();
+    bool scalar =
+        spec->type == AttrType::kInt || spec->type == AttrType::kFloat;
+    if (scalar && count != 1)
+      return invalidArgument(opLabel(o), ": '", value.name,
+                             "' must have one element, got ", count);
+    if ((spec->type == AttrType::kInt || spec->type == AttrType::kInts) &&
+        !value.isInteger)
+      return invalidArgument(opLabel(o), ": '", value.name,
+                             "' must be an integer tensor");
+    switch (spec->type) {
+    case AttrType::kInt:
+      attr.set_i(value.ints[0]);
+      break;
+    case AttrType::kFloat:
+      attr.set_f(value.floats[0]);
+      break;
+    case AttrType::kInts:
+      attr.mutable_ints(); // an empty list is still a list
+      for (int64_t v : value.ints)
+        attr.mutable_ints()->add_values(v);
+      break;
+    case AttrType::kFloats:
+      attr.mutable_floats();
+      for (double v : value.floats)
+        attr.mutable_floats()->add_values(v);
+      break;
+    default:
+      return internalError(opLabel(o), ": attribute '", value.name, "' of '",
+                           schema.staticKind, "' cannot come from a tensor");
+    }
+    (*out.mutable_attrs())[value.name] = attr;
+  }
+  return checkOpAgainstSchema(out, *staticSchema);
+}
+
 Status Session::Impl::init() {
   GOPT_RETURN_IF_ERROR(setUp());
+  // Shapes that depend on input values resolve once the inputs are set.
+  if (!hostValues.valueInputs().empty()) {
+    // Until then, inputs() describes the inputs as their plan declares them
+    // (dynamic dimensions at the batch size).
+    for (const plan::Binding &b : p.inputs()) {
+      const auto &dims = p.tensors(b.tensor()).shape();
+      Shape &shape = shapes[b.tensor()];
+      shape.assign(dims.begin(), dims.end());
+      for (int64_t &d : shape)
+        if (d < 0)
+          d = options.batchSize;
+    }
+    needsResolve = true;
+    return Status::success();
+  }
   Status resolved = resolve();
   // Dynamic dims other than the batch (an image model's H and W) take the
   // batch size only as a guess; a model that cannot run at that size (a
@@ -109,11 +242,14 @@ Status Session::Impl::createRegionSessions() {
 }
 
 Status Session::Impl::setUp() {
-  GOPT_ASSIGN_OR_RETURN(backend, createBackend(plan, options));
+  GOPT_RETURN_IF_ERROR(hostValues.init(p));
+  makeExecPlan();
+  GOPT_ASSIGN_OR_RETURN(
+      backend,
+      createBackend(exec ? Plan::sharing(exec, plan.origin()) : plan, options));
   if (options.batchSize < 1)
     return invalidArgument("batch size must be >= 1, got ", options.batchSize);
   memoryLimitBytes = sessionMemoryLimit(options);
-  GOPT_RETURN_IF_ERROR(hostValues.init(p));
   if (p.constants().size() > memoryLimit())
     return resourceExhausted("the plan's ", p.constants().size(),
                              " bytes of constants exceed the memory limit of ",
@@ -187,9 +323,26 @@ Status Session::Impl::resolveShapes() {
       GOPT_RETURN_IF_ERROR(checkTensorSize(i, -1));
   }
 
+  for (int t : hostValues.valueInputs()) {
+    const Tensor &value = boundInputs[bindingOf(t)];
+    if (value.empty())
+      return failedPrecondition("input '", tensorName(t),
+                                "' decides result shapes: set or bind it "
+                                "before run()");
+    if (value.byteSize() && !value.data())
+      return unimplemented("the value of '", tensorName(t),
+                           "' decides result shapes inside a region, but it "
+                           "is only known while the enclosing plan runs");
+    GOPT_RETURN_IF_ERROR(hostValues.setInputValue(p, t, value));
+  }
+
   for (int o = 0; o < p.ops_size(); ++o) {
-    const plan::Op &op = p.ops(o);
-    const OpSchema *schema = findOpSchema(op.kind());
+    const OpSchema *schema = findOpSchema(p.ops(o).kind());
+    if (schema->staticKind) {
+      GOPT_RETURN_IF_ERROR(formStaticOp(o, *schema));
+      schema = findOpSchema(schema->staticKind);
+    }
+    const plan::Op &op = execOp(o);
     std::vector<Shape> inShapes;
     std::vector<DType> inTypes;
     for (int t : op.inputs()) {
@@ -232,7 +385,7 @@ Status Session::Impl::resolveShapes() {
       GOPT_RETURN_IF_ERROR(checkTensorSize(t, o));
     }
     if (hostValues.computesOp(o))
-      if (Status s = hostValues.compute(p, o, dtypes, shapes); !s.ok())
+      if (Status s = hostValues.compute(p, op, o, dtypes, shapes); !s.ok())
         return Status(s.code(), opLabel(o) + ": " + s.message());
   }
   return Status::success();
@@ -407,6 +560,10 @@ Status Session::Impl::run() {
                                 "': set or bind it before run()");
     storage[p.inputs(b).tensor()] = boundInputs[b].data();
   }
+  // Inputs whose values decide shapes: a new value re-resolves them.
+  for (int t : hostValues.valueInputs())
+    if (hostValues.inputValueChanged(t, boundInputs[bindingOf(t)]))
+      needsResolve = true;
   if (needsResolve)
     GOPT_RETURN_IF_ERROR(resolve());
   return backend->run(storage, profiles);

@@ -12,7 +12,9 @@ OPS.json is `llvm-tblgen --dump-json` of GoptOps.td. OUT_DIR/gopt/runtime gets:
   UnaryMath.h.inc  the scalar functions and derivatives of GoptMathOps.td,
                    shared by the runtime's kernels and the compiler's folder;
   FrameworkOps.inc the ONNX and TensorFlow op types imported generically;
-  OpCategories.inc op properties passes look up by name (layout activations).
+  OpCategories.inc op properties passes look up by name (layout activations);
+  DynamicOps.inc   each dynamic op's static op, value operands and the
+                   attributes they become (the dialect's canonicalization).
 
 Everything here is derived: the .td files are the one definition of an op.
 Errors name the op and the field and exit 1. Plain Python 3, no packages.
@@ -148,6 +150,9 @@ def load_ops(data):
             "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
             "region_plans": bool(rec.get("regionPlans")),
             "regions": len(rec.get("regions", {}).get("args", [])),
+            "static_op": rec.get("staticOp", ""),
+            "host_value_attrs": rec.get("hostValueAttrs", []),
+            "value_attr_adapter": rec.get("valueAttrAdapter", ""),
             "result_type": rec.get("resultElementType", "operand:0"),
             "onnx": rec.get("onnxOpType", ""),
             "tf": rec.get("tfOpType", ""),
@@ -193,6 +198,8 @@ def check(ops):
             if op["shape_fn"] or not op["regions"]:
                 raise GenError(f"op '{op['name']}': regionPlans needs regions and "
                                "no runtimeShapeFunction (the session resolves them)")
+        elif op["static_op"]:
+            check_dynamic(op, ops)
         elif not op["shape_fn"]:
             raise GenError(f"op '{op['name']}' ({op['record']}) runs in the runtime "
                            "but sets no runtimeShapeFunction (or compileTimeOnly)")
@@ -207,6 +214,28 @@ def check(ops):
             raise GenError(f"op '{op['name']}': resultElementType lists "
                            f"{len(per_result)} types but the op has "
                            f"{rmin}..{rmax} results")
+
+
+def check_dynamic(op, ops):
+    """A dynamic op runs as its static op: that op must run in the runtime
+    and take each value operand as one of its attributes (or the adapter's)."""
+    static = [o for o in ops if o["name"] == op["static_op"]]
+    if not static or static[0]["compile_time_only"]:
+        raise GenError(f"op '{op['name']}': staticOp '{op['static_op']}' is not "
+                       "a runtime op")
+    if op["shape_fn"]:
+        raise GenError(f"op '{op['name']}': a dynamic op uses its static op's "
+                       "shape function; drop runtimeShapeFunction")
+    if len(op["host_value_attrs"]) != len(op["host_value_operands"]):
+        raise GenError(f"op '{op['name']}': hostValueAttrs needs one name per "
+                       "entry of hostValueOperands")
+    names = {a["name"] for a in static[0]["attrs"]}
+    if not op["value_attr_adapter"]:
+        for name in op["host_value_attrs"]:
+            if name not in names:
+                raise GenError(f"op '{op['name']}': '{name}' is no attribute of "
+                               f"'{op['static_op']}' (name one, or set "
+                               "valueAttrAdapter)")
 
 
 def result_types(op):
@@ -237,7 +266,8 @@ def emit_op_table(ops):
         host_values = op["host_value_operands"]
         # A shape function that reads operand values has the other signature
         # (ValueShapeFn); the plain one stays null.
-        plain_fn = "nullptr" if host_values or op["region_plans"] else op["shape_fn"]
+        plain_fn = ("nullptr" if host_values or op["static_op"] or op["region_plans"]
+                    else op["shape_fn"])
         out.append(f'  s.push_back({{"{op["name"]}", {imin}, {imax}, {rmin}, '
                    f'{rmax},\n               {{' + ",\n                ".join(attrs)
                    + f'}},\n               {plain_fn}, {types[0]}'
@@ -245,10 +275,18 @@ def emit_op_table(ops):
         if host_values:
             out.append(f'  s.back().hostValueOperands = {{'
                        + ", ".join(str(i) for i in host_values) + '};\n')
-            if not op["region_plans"]:
-                out.append(f'  s.back().inferShapesFromValues = {op["shape_fn"]};\n')
+        if host_values and not op["static_op"] and not op["region_plans"]:
+            out.append(f'  s.back().inferShapesFromValues = {op["shape_fn"]};\n')
         if op["region_plans"]:
             out.append(f'  s.back().numRegions = {op["regions"]};\n')
+        if op["static_op"]:
+            out.append(f'  s.back().staticKind = "{op["static_op"]}";\n'
+                       '  s.back().hostValueAttrs = {'
+                       + ", ".join(f'"{a}"' for a in op["host_value_attrs"])
+                       + '};\n')
+            if op["value_attr_adapter"]:
+                out.append('  s.back().valueAttrAdapter = '
+                           f'{op["value_attr_adapter"]};\n')
         if op["reads_shapes_only"]:
             out.append('  s.back().readsOperandShapesOnly = true;\n')
     out.append("  return s;\n}\n")
@@ -382,6 +420,32 @@ def emit_op_categories(ops):
     return "".join(out)
 
 
+def emit_dynamic_ops(ops):
+    by_name = {op["name"]: op for op in ops}
+    out = [HEADER, "// Included by lib/Dialect: dynamic ops and the static ops "
+           "they become.\n",
+           "inline constexpr DynamicOpInfo kDynamicOps[] = {\n"]
+    for op in ops:
+        if not op["static_op"]:
+            continue
+        values = op["host_value_operands"]
+        static_attrs = [a for a in by_name[op["static_op"]]["attrs"]
+                        if a["kind"] in ("kInt", "kInts", "kFloat", "kFloats")]
+        if len(values) > 4 or len(static_attrs) > 6:
+            raise GenError(f"op '{op['name']}': too many value operands or "
+                           "numeric attributes of its static op")
+        adapter = op["value_attr_adapter"] or "nullptr"
+        out.append(f'    {{"gopt.{op["name"]}", "gopt.{op["static_op"]}", '
+                   f'{len(values)}, {{{", ".join(str(v) for v in values)}}}, '
+                   f'{{{", ".join(chr(34) + a + chr(34) for a in op["host_value_attrs"])}}}, '
+                   f'{len(static_attrs)}, {{'
+                   + ", ".join(f'{{"{a["name"]}", DynamicAttrKind::{a["kind"]}}}'
+                               for a in static_attrs)
+                   + f'}}, {adapter}}},\n')
+    out.append("};\n")
+    return "".join(out)
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -402,7 +466,8 @@ def main(argv):
                            ("OpAttrs.h.inc", emit_attr_accessors(ops)),
                            ("UnaryMath.h.inc", emit_unary_math(ops)),
                            ("FrameworkOps.inc", emit_framework_ops(ops)),
-                           ("OpCategories.inc", emit_op_categories(ops))):
+                           ("OpCategories.inc", emit_op_categories(ops)),
+                           ("DynamicOps.inc", emit_dynamic_ops(ops))):
             write(os.path.join(out_dir, name), text)
     except GenError as e:
         print(f"gen_op_tables: error: {e}", file=sys.stderr)

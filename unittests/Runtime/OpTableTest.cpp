@@ -23,10 +23,25 @@ namespace {
 TEST(OpTableTest, EveryRuntimeOpHasAReferenceKernel) {
   const KernelRegistry &registry = KernelRegistry::global();
   ASSERT_GT(allOpSchemas().size(), 60u);
-  for (const OpSchema &schema : allOpSchemas())
-    EXPECT_TRUE(registry.hasKernel(schema.kind, "reference"))
+  for (const OpSchema &schema : allOpSchemas()) {
+    // A dynamic op runs as its static op's kernel.
+    std::string kind = schema.staticKind ? schema.staticKind : schema.kind;
+    EXPECT_TRUE(registry.hasKernel(kind, "reference"))
         << "op '" << schema.kind << "' is in the ODS-generated table but has "
         << "no reference kernel (or mark it compileTimeOnly in ODS)";
+  }
+}
+
+TEST(OpTableTest, DynamicOpsNameTheirStaticOpsAttributes) {
+  for (const OpSchema &schema : allOpSchemas()) {
+    if (!schema.staticKind)
+      continue;
+    const OpSchema *staticSchema = findOpSchema(schema.staticKind);
+    ASSERT_NE(staticSchema, nullptr) << schema.kind;
+    EXPECT_EQ(staticSchema->staticKind, nullptr) << schema.kind;
+    EXPECT_EQ(schema.hostValueAttrs.size(), schema.hostValueOperands.size())
+        << schema.kind;
+  }
 }
 
 TEST(OpTableTest, CompileTimeOnlyOpsAreNotInTheTable) {

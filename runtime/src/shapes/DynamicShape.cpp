@@ -1,6 +1,7 @@
 //===- DynamicShape.cpp - Runtime shapes computed in the graph ------------===//
 #include "shapes/DynamicShape.h"
 
+#include "gopt/Shape/DynamicOps.h"
 #include "gopt/runtime/OpAttrs.h"
 
 namespace gopt::runtime {
@@ -18,6 +19,13 @@ dynamicReshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   op_attrs::DynamicReshapeAttrs a(attrs);
   return toStatus(shape::inferDynamicReshapeShape(in[0], *hostValues[1],
                                                   a.allowZero(), out[0]));
+}
+
+Status rangeShape(const OpAttrs &attrs, const Shapes &, const DTypes &,
+                  Shapes &out) {
+  op_attrs::RangeAttrs a(attrs);
+  return toStatus(
+      shape::inferRangeShape(a.start(), a.limit(), a.delta(), out[0]));
 }
 
 } // namespace gopt::runtime

@@ -17,6 +17,10 @@ dynamicReshapeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                     const std::vector<const std::vector<int64_t> *> &hostValues,
                     Shapes &out);
 
+// range: the count its start, limit and delta attributes give.
+Status rangeShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                  Shapes &out);
+
 } // namespace gopt::runtime
 
 #endif // GOPT_RUNTIME_SRC_SHAPES_DYNAMICSHAPE_H

@@ -28,3 +28,21 @@ func.func @two_inferred(%x: tensor<4x6xf32>) {
   %0 = gopt.dynamic_reshape %x, %s : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return
 }
+
+// -----
+
+/// A dynamic op's value operand has a static length: it decides the rank.
+func.func @value_length_dynamic(%x: tensor<4x6xf32>, %s: tensor<?xi64>) {
+  // expected-error@+1 {{'gopt.dynamic_expand' op expects operand #1 ('shape') to be a scalar or a 1-D tensor of static length, got 'tensor<?xi64>'}}
+  %0 = gopt.dynamic_expand %x, %s : (tensor<4x6xf32>, tensor<?xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+/// gopt.range's declared length must be the count its bounds give.
+func.func @range_count() {
+  // expected-error@+1 {{'gopt.range' op has 5 elements, its type says 'tensor<4xi64>'}}
+  %0 = gopt.range {start = 0.0 : f64, limit = 5.0 : f64, delta = 1.0 : f64} : tensor<4xi64>
+  return
+}

@@ -35,3 +35,43 @@ func.func @constant_target(%x: tensor<4x?x6xf32>) -> tensor<4x?x2xf32> {
   %0 = gopt.dynamic_reshape %x, %s : (tensor<4x?x6xf32>, tensor<3xi64>) -> tensor<4x?x2xf32>
   return %0 : tensor<4x?x2xf32>
 }
+
+/// Dynamic ops (Gopt_DynamicOp): the rank from ODS's rule, dimensions that
+/// depend on values dynamic; the declared type may be more static.
+// CHECK-LABEL: func @dynamic_ops
+// CHECK: gopt.dynamic_expand %{{.*}}, %{{.*}} : (tensor<3x1xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+// CHECK: gopt.dynamic_slice
+// CHECK: gopt.dynamic_unsqueeze %{{.*}}, %{{.*}} : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<?x?x?x?xf32>
+// CHECK: gopt.dynamic_reduce_sum %{{.*}}, %{{.*}} {keep_dims = true}
+// CHECK: gopt.dynamic_range %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+// CHECK: gopt.range {delta = 1.000000e+00 : f64, limit = 4.000000e+00 : f64, start = 0.000000e+00 : f64} : tensor<4xi64>
+func.func @dynamic_ops(%x: tensor<3x1xf32>, %s: tensor<3xi64>, %a: tensor<2xi64>,
+                       %b: tensor<1xi64>, %n: tensor<i64>) {
+  %0 = gopt.dynamic_expand %x, %s : (tensor<3x1xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  %1 = gopt.dynamic_slice %x, %b, %b, %b, %b : (tensor<3x1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %2 = gopt.dynamic_unsqueeze %x, %a : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<?x?x?x?xf32>
+  %3 = gopt.dynamic_reduce_sum %x, %b {keep_dims = true} : (tensor<3x1xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  %4 = gopt.dynamic_range %n, %n, %n : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %5 = gopt.range {start = 0.0 : f64, limit = 4.0 : f64, delta = 1.0 : f64} : tensor<4xi64>
+  return
+}
+
+/// With constant values, a dynamic op is its static op, formed by the same
+/// adapter the runtime uses (ONNX's negative slice bound counts from the end).
+// CANON-LABEL: func @dynamic_to_static
+// CANON: gopt.slice %{{.*}} {ends = array<i64: 9223372036854775807, 4>, starts = array<i64: 0, 1>, steps = array<i64: 1, 1>} : (tensor<?x5xf32>) -> tensor<?x?xf32>
+// CANON: gopt.reshape %{{.*}} {shape = array<i64: 1, 2, 5>}
+// CANON: gopt.expand %{{.*}} {shape = array<i64: 2, 3>}
+// CANON: gopt.reduce_sum %{{.*}} {axes = array<i64: 1>, keep_dims = true}
+// CANON-NOT: gopt.dynamic_
+func.func @dynamic_to_static(%x: tensor<?x5xf32>, %y: tensor<2x5xf32>, %z: tensor<3xf32>) -> (tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+  %one = gopt.constant dense<[1]> : tensor<1xi64>
+  %neg = gopt.constant dense<[-1]> : tensor<1xi64>
+  %zero = gopt.constant dense<[0]> : tensor<1xi64>
+  %shape = gopt.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = gopt.dynamic_slice %x, %one, %neg, %one, %one : (tensor<?x5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+  %1 = gopt.dynamic_unsqueeze %y, %zero : (tensor<2x5xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
+  %2 = gopt.dynamic_expand %z, %shape : (tensor<3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %3 = gopt.dynamic_reduce_sum %y, %one {keep_dims = true} : (tensor<2x5xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %0, %1, %2, %3 : tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
+}

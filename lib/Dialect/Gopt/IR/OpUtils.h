@@ -11,6 +11,7 @@
 #include "gopt/Dialect/Gopt/IR/ShapeInference.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace gopt::detail {
 using namespace mlir;
@@ -84,6 +85,20 @@ LogicalResult inferBroadcastTypes(Value lhs, Value rhs, const ShapeError &error,
 LogicalResult inferReductionTypes(Value x, ArrayRef<int64_t> axes,
                                   bool keepDims, const ShapeError &error,
                                   SmallVectorImpl<Type> &inferred);
+
+/// The result types of a Gopt_DynamicOp: the rank its ODS `rankRule` gives
+/// (GoptDynamicShapeOps.td), every dimension dynamic, element types by
+/// `elementRule` (resultElementType). `keepDims` is a reduction's.
+LogicalResult inferDynamicOpTypes(StringRef opName, ValueRange operands,
+                                  bool keepDims, StringRef rankRule,
+                                  StringRef elementRule,
+                                  std::optional<Location> loc,
+                                  SmallVectorImpl<Type> &inferred);
+
+/// The canonicalization of every dynamic op: with constant value operands it
+/// is its static op (DynamicOps.inc).
+void addDynamicToStaticPattern(RewritePatternSet &results, MLIRContext *context,
+                               StringRef opName);
 
 } // namespace gopt::detail
 

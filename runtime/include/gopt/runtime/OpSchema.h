@@ -10,6 +10,7 @@
 #ifndef GOPT_RUNTIME_OPSCHEMA_H
 #define GOPT_RUNTIME_OPSCHEMA_H
 
+#include "gopt/Shape/DynamicOps.h"
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/runtime/Status.h"
 #include "gopt/runtime/Tensor.h"
@@ -128,6 +129,14 @@ struct OpSchema {
   // (plan::Op.regions); the session resolves the result shapes by resolving
   // the subplans, so inferShapes is null.
   int numRegions = 0;
+  // A dynamic op (Gopt_DynamicOp in ODS) runs as op `staticKind`: the
+  // session reads operand hostValueOperands[i] as attribute
+  // hostValueAttrs[i], lets valueAttrAdapter (when set) turn them into the
+  // static op's attributes, and then uses the static op's shape function
+  // and kernel (inferShapes is null).
+  const char *staticKind = nullptr;
+  std::vector<const char *> hostValueAttrs = {};
+  shape::ValueAttrAdapter valueAttrAdapter = nullptr;
 
   ResultDType resultDTypeOf(size_t result) const {
     return result < resultDTypes.size() ? resultDTypes[result] : resultDType;

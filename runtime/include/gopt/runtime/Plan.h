@@ -29,6 +29,12 @@ public:
   static StatusOr<Plan> fromProto(plan::Plan proto,
                                   const std::string &origin = "<proto>");
 
+  // A plan over a proto its creator keeps and may change between runs (the
+  // session's copy whose dynamic ops are rewritten into their static ops);
+  // not validated: the creator made it from a validated plan.
+  static Plan sharing(std::shared_ptr<const plan::Plan> proto,
+                      const std::string &origin);
+
   Status saveToFile(const std::string &path) const;
   std::string serialize() const;
 

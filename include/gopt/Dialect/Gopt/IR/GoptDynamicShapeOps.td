@@ -43,4 +43,199 @@ def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataM
   let hasCanonicalizer = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Dynamic ops: a static op whose attributes are operand values
+//===----------------------------------------------------------------------===//
+
+// An op that is a static op (`staticName`) with some attributes given as
+// operands whose values are known only at run time (computed from shapes,
+// or graph inputs). The session reads those operands on the host each time
+// shapes are resolved (re-resolving when a graph input they depend on
+// changes value), forms the static op's attributes from them
+// (`hostValueAttrs`, and the `valueAttrAdapter` for framework meanings),
+// and runs the static op's shape function and kernel, so a dynamic op has
+// no kernel or runtime shape function of its own. With constant value
+// operands it canonicalizes to the static op. Types: `rankRule` gives the
+// result rank ("operand:N", "length:N" (operand N's static length),
+// "max(operand:0,length:1)", "operand:0+length:1", "operand:0-length:1",
+// "reduce" (keep_dims), "1"); dimensions that depend on values are dynamic.
+// Declared result types may be more static (the importer knows more).
+class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands,
+                     list<string> valueAttrs, string rankRule,
+                     list<Trait> traits = [], bit hasKeepDims = 0>
+    : Gopt_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptorWithIsCompatible])> {
+  let staticOp = staticName;
+  let hostValueOperands = valueOperands;
+  let hostValueAttrs = valueAttrs;
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDefinition = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange l,
+                                            ::mlir::TypeRange r) {
+      return ::gopt::areCompatibleReturnTypes(l, r);
+    }
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, ::std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      if (::mlir::succeeded(::gopt::detail::inferDynamicOpTypes(
+              getOperationName(), adaptor.getOperands(),
+              }] # !if(hasKeepDims, "adaptor.getKeepDims()", "false") # [{,
+              "}] # rankRule # [{", "}] # resultElementType # [{",
+              ::std::nullopt, inferred)))
+        return ::mlir::success();
+      inferred.assign(getOperationName() == "gopt.dynamic_top_k" ? 2 : 1,
+                      ::gopt::detail::getPlaceholderType(
+                          context, adaptor.getOperands()));
+      return ::mlir::success();
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      ::llvm::SmallVector<::mlir::Type> inferred;
+      Adaptor adaptor(*this);
+      return ::gopt::detail::inferDynamicOpTypes(
+          getOperationName(), getOperation()->getOperands(),
+          }] # !if(hasKeepDims, "adaptor.getKeepDims()", "false") # [{,
+          "}] # rankRule # [{", "}] # resultElementType # [{", getLoc(),
+          inferred);
+    }
+    void $cppClass::getCanonicalizationPatterns(
+        ::mlir::RewritePatternSet &results, ::mlir::MLIRContext *context) {
+      ::gopt::detail::addDynamicToStaticPattern(results, context,
+                                                 getOperationName());
+    }
+  }];
+}
+
+def Gopt_DynamicExpandOp : Gopt_DynamicOp<"dynamic_expand", "expand", [1], ["shape"],
+                                          "max(operand:0,length:1)", [Gopt_DataMovement]> {
+  let summary = "gopt.expand to a shape computed at run time";
+  let description = [{
+    `gopt.expand` whose `shape` is an i64 operand (ONNX `Expand` with a
+    computed shape; ConstantOfShape as the expansion of its scalar).
+  }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$shape);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_DynamicTileOp : Gopt_DynamicOp<"dynamic_tile", "tile", [1], ["repeats"],
+                                        "operand:0", [Gopt_DataMovement]> {
+  let summary = "gopt.tile with repeats computed at run time";
+  let description = [{ `gopt.tile` whose `repeats` is an i64 operand. }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$repeats);
+  let results = (outs Gopt_Tensor:$y);
+}
+
+def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
+                                         ["starts", "ends", "axes", "steps"],
+                                         "operand:0", [Gopt_DataMovement]> {
+  let summary = "gopt.slice with ONNX's bounds computed at run time";
+  let description = [{
+    ONNX's `Slice` with operand bounds: `starts`, `ends`, `axes` and
+    `steps` have one entry per sliced axis, negative starts, ends and axes
+    count from the end, bounds are clamped to the dimension. It runs as
+    `gopt.slice` (positive steps; a negative one is an error naming the op
+    when shapes are resolved).
+  }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$starts,
+                   Gopt_I64Tensor:$ends, Gopt_I64Tensor:$axes,
+                   Gopt_I64Tensor:$steps);
+  let results = (outs Gopt_Tensor:$y);
+  let valueAttrAdapter = "shape::adaptOnnxSlice";
+}
+
+def Gopt_DynamicUnsqueezeOp : Gopt_DynamicOp<"dynamic_unsqueeze", "reshape", [1], ["axes"],
+                                             "operand:0+length:1", [Gopt_DataMovement]> {
+  let summary = "insert size-1 dimensions at axes computed at run time";
+  let description = [{
+    ONNX's `Unsqueeze` with an operand `axes` (negative count from the end
+    of the result); runs as `gopt.reshape`.
+  }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$axes);
+  let results = (outs Gopt_Tensor:$y);
+  let valueAttrAdapter = "shape::adaptOnnxUnsqueeze";
+}
+
+def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["axes"],
+                                           "operand:0-length:1", [Gopt_DataMovement]> {
+  let summary = "remove size-1 dimensions at axes computed at run time";
+  let description = [{
+    ONNX's `Squeeze` with an operand `axes` (negative count from the end);
+    each must be a dimension of 1. Runs as `gopt.reshape`.
+  }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$axes);
+  let results = (outs Gopt_Tensor:$y);
+  let valueAttrAdapter = "shape::adaptOnnxSqueeze";
+}
+
+def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "value"],
+                                       "operand:0"> {
+  let summary = "gopt.pad with ONNX's pads and value computed at run time";
+  let description = [{
+    ONNX's `Pad` with operand `pads` in ONNX's order (every dimension's
+    begin, then every end) and a one-element `value`; runs as `gopt.pad`.
+  }];
+  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$pads,
+                   Gopt_NumericTensor:$value,
+                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode);
+  let results = (outs Gopt_Tensor:$y);
+  let valueAttrAdapter = "shape::adaptOnnxPads";
+}
+
+def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
+  let summary = "gopt.top_k with k computed at run time";
+  let description = [{ `gopt.top_k` whose `k` is a one-element i64 operand. }];
+  let arguments = (ins Gopt_NumericTensor:$x, Gopt_I64Tensor:$k,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Gopt_NumericTensor:$values, Gopt_I64Tensor:$indices);
+  let resultElementType = "operand:0, i64";
+}
+
+def Gopt_DynamicRangeOp : Gopt_DynamicOp<"dynamic_range", "range", [0, 1, 2],
+                                         ["start", "limit", "delta"], "1"> {
+  let summary = "gopt.range with bounds computed at run time";
+  let description = [{
+    ONNX's `Range` with scalar operands; the result has their element type.
+  }];
+  let arguments = (ins Gopt_NumericTensor:$start, Gopt_NumericTensor:$limit,
+                   Gopt_NumericTensor:$delta);
+  let results = (outs Gopt_NumericTensor:$y);
+}
+
+def Gopt_RangeOp : Gopt_Op<"range", [Pure]> {
+  let summary = "evenly spaced values";
+  let description = [{
+    `start, start + delta, ...` below `limit` (above it for a negative
+    `delta`): `max(ceil((limit - start) / delta), 0)` elements of the
+    result's element type (ONNX `Range`). Importers fold constant ranges;
+    this op is what `gopt.dynamic_range` runs as.
+
+    ```mlir
+    %y = gopt.range {start = 0.0, limit = 5.0, delta = 1.0} : () -> tensor<5xi64>
+    ```
+  }];
+  let arguments = (ins F64Attr:$start, F64Attr:$limit, F64Attr:$delta);
+  let results = (outs Gopt_NumericTensor:$y);
+  let runtimeShapeFunction = "rangeShape";
+  let resultElementType = "any";
+  // No operand gives the element type: the result type is declared.
+  let assemblyFormat = [{ attr-dict `:` type($y) }];
+  let hasVerifier = 1;
+}
+
+class Gopt_DynamicReduceOp<string mnemonic>
+    : Gopt_DynamicOp<"dynamic_" # mnemonic, mnemonic, [1], ["axes"], "reduce", [], 1> {
+  let summary = "gopt." # mnemonic # " over axes computed at run time";
+  let description = "`gopt." # mnemonic # "` whose `axes` is an i64 operand "
+                    # "(ONNX's reductions at opset 18, ReduceSum at 13).";
+  let arguments = (ins Gopt_NumericTensor:$x, Gopt_I64Tensor:$axes,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs Gopt_NumericTensor:$y);
+}
+def Gopt_DynamicReduceSumOp : Gopt_DynamicReduceOp<"reduce_sum">;
+def Gopt_DynamicReduceMeanOp : Gopt_DynamicReduceOp<"reduce_mean">;
+def Gopt_DynamicReduceMaxOp : Gopt_DynamicReduceOp<"reduce_max">;
+def Gopt_DynamicReduceMinOp : Gopt_DynamicReduceOp<"reduce_min">;
+def Gopt_DynamicReduceProdOp : Gopt_DynamicReduceOp<"reduce_prod">;
+
 #endif // GOPT_DIALECT_GOPT_IR_GOPTDYNAMICSHAPEOPS_TD

@@ -137,6 +137,15 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // Control flow: the op's regions become subplans, and the session
   // resolves the result shapes by resolving those (no runtimeShapeFunction).
   bit regionPlans = 0;
+  // A dynamic op (Gopt_DynamicOp): the static op it runs as once the values
+  // of its hostValueOperands are known, the attribute each of those
+  // operands becomes (one name per entry of hostValueOperands), and the
+  // function in gopt/Shape/DynamicOps.h that turns those values into the
+  // static op's attributes where the framework's meaning differs (ONNX's
+  // negative slice bounds); empty: each value is the attribute as it is.
+  string staticOp = "";
+  list<string> hostValueAttrs = [];
+  string valueAttrAdapter = "";
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
