@@ -1460,14 +1460,37 @@ LogicalResult OnnxImporter::importSlice() {
     return failNode("starts, ends, axes and steps differ in length");
   SmallVector<int64_t> st(rank, 0),
       en(rank, std::numeric_limits<int64_t>::max()), sp(rank, 1);
+  // Axes with a negative step: the indices they keep, in order, gathered
+  // after the slice (gopt.slice's steps are positive).
+  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> backwards;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank)
       return failNode(llvm::formatv("axis {0} out of range", a));
     if (a < 0)
       a += rank;
-    if (steps[i] <= 0)
-      return failNode("non-positive slice steps are not supported");
+    if (steps[i] == 0)
+      return failNode("a slice step of 0 is not allowed");
+    if (steps[i] < 0) {
+      int64_t dim = in[a];
+      if (ShapedType::isDynamic(dim))
+        return failNode("negative slice steps on a dynamic dimension are "
+                        "not supported");
+      // ONNX clamps a backward start to [0, dim - 1] and its end to
+      // [-1, dim - 1], after counting negative values from the end.
+      int64_t s = starts[i], e = ends[i];
+      if (s < 0)
+        s += dim;
+      if (e < 0)
+        e += dim;
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      SmallVector<int64_t> kept;
+      for (int64_t k = s; k > e; k += steps[i])
+        kept.push_back(k);
+      backwards.push_back({a, std::move(kept)});
+      continue;
+    }
     int64_t dim = in[a];
     int64_t s = starts[i], e = ends[i];
     if ((s < 0 || e < 0) && ShapedType::isDynamic(dim))
@@ -1486,8 +1509,19 @@ LogicalResult OnnxImporter::importSlice() {
     en[a] = e;
     sp[a] = steps[i];
   }
-  return setResult(
-      createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp)));
+  Value y = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
+  for (auto &[axis, kept] : backwards) {
+    if (!y)
+      break;
+    y = createInferred<GatherOp>(
+        b, loc, y,
+        createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
+        b.getI64IntegerAttr(axis));
+  }
+  if (!y)
+    return failOp();
+  setOutput(0, y);
+  return success();
 }
 
 LogicalResult OnnxImporter::importPad() {
