@@ -54,14 +54,27 @@ rt::DType toDType(Type type) {
     return rt::DType::kF16;
   if (type.isBF16())
     return rt::DType::kBF16;
+  if (type.isF64())
+    return rt::DType::kF64;
   if (type.isInteger(1))
     return rt::DType::kBool;
-  if (type.isInteger(8))
+  // isInteger(w) holds for every signedness: ask for the one meant.
+  if (type.isSignlessInteger(8))
     return rt::DType::kI8;
-  if (type.isInteger(32))
+  if (type.isSignlessInteger(16))
+    return rt::DType::kI16;
+  if (type.isSignlessInteger(32))
     return rt::DType::kI32;
-  if (type.isInteger(64))
+  if (type.isSignlessInteger(64))
     return rt::DType::kI64;
+  if (type.isUnsignedInteger(8))
+    return rt::DType::kU8;
+  if (type.isUnsignedInteger(16))
+    return rt::DType::kU16;
+  if (type.isUnsignedInteger(32))
+    return rt::DType::kU32;
+  if (type.isUnsignedInteger(64))
+    return rt::DType::kU64;
   return rt::DType::kInvalid;
 }
 

@@ -38,14 +38,26 @@ std::optional<int32_t> onnxElementType(Type t) {
     return onnx::TensorProto::FLOAT16;
   if (t.isBF16())
     return onnx::TensorProto::BFLOAT16;
+  if (t.isF64())
+    return onnx::TensorProto::DOUBLE;
   if (t.isInteger(1))
     return onnx::TensorProto::BOOL;
-  if (t.isInteger(8))
+  if (t.isSignlessInteger(8))
     return onnx::TensorProto::INT8;
-  if (t.isInteger(32))
+  if (t.isSignlessInteger(16))
+    return onnx::TensorProto::INT16;
+  if (t.isSignlessInteger(32))
     return onnx::TensorProto::INT32;
-  if (t.isInteger(64))
+  if (t.isSignlessInteger(64))
     return onnx::TensorProto::INT64;
+  if (t.isUnsignedInteger(8))
+    return onnx::TensorProto::UINT8;
+  if (t.isUnsignedInteger(16))
+    return onnx::TensorProto::UINT16;
+  if (t.isUnsignedInteger(32))
+    return onnx::TensorProto::UINT32;
+  if (t.isUnsignedInteger(64))
+    return onnx::TensorProto::UINT64;
   return std::nullopt;
 }
 
@@ -167,7 +179,9 @@ private:
     std::string lens;
     if (Value l = rnn.getSequenceLens()) {
       lens = nameOf(l);
-      if (!cast<RankedTensorType>(l.getType()).getElementType().isInteger(32)) {
+      if (!cast<RankedTensorType>(l.getType())
+               .getElementType()
+               .isSignlessInteger(32)) {
         std::string cast32 = fresh();
         setInt(add("Cast", {lens}, {cast32}), "to", onnx::TensorProto::INT32);
         lens = cast32;
@@ -266,6 +280,8 @@ std::string OnnxExporter::scalarInitializer(Type elementType, double value) {
   t->set_data_type(*onnxElementType(elementType));
   if (elementType.isF32()) {
     t->add_float_data(static_cast<float>(value));
+  } else if (elementType.isF64()) {
+    t->add_double_data(value);
   } else {
     // Other float types: store the bits through MLIR's conversion.
     APFloat f(value);

@@ -63,6 +63,18 @@ Type convertDataType(MLIRContext *ctx, int type) {
     return b.getIntegerType(64);
   case tf::DT_BOOL:
     return b.getI1Type();
+  case tf::DT_DOUBLE:
+    return b.getF64Type();
+  case tf::DT_INT16:
+    return b.getIntegerType(16);
+  case tf::DT_UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case tf::DT_UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case tf::DT_UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case tf::DT_UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
   default:
     return nullptr;
   }
@@ -322,7 +334,13 @@ LogicalResult GraphDefImporter::decodeTensor(const tf::TensorProto &t,
   case tf::DT_HALF:
   case tf::DT_BFLOAT16:
     return fill(t.half_val(), [](int32_t v) { return uint16_t(v); });
-  default: // int32, int8
+  case tf::DT_DOUBLE:
+    return fill(t.double_val(), [](double v) { return v; });
+  case tf::DT_UINT32:
+    return fill(t.uint32_val(), [](uint32_t v) { return v; });
+  case tf::DT_UINT64:
+    return fill(t.uint64_val(), [](uint64_t v) { return v; });
+  default: // int32, int16, int8, uint16, uint8: the low bytes of int_val
     return fill(t.int_val(), [](int32_t v) { return v; });
   }
 }

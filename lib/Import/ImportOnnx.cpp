@@ -58,6 +58,18 @@ Type convertElementType(MLIRContext *ctx, int32_t type) {
     return b.getIntegerType(64);
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
   default:
     return nullptr;
   }
@@ -318,8 +330,23 @@ LogicalResult OnnxImporter::decodeTensor(const onnx::TensorProto &t,
       return mismatch(t.int64_data_size());
     memcpy(bytes.data(), t.int64_data().data(), need);
     return success();
+  case onnx::TensorProto::DOUBLE:
+    if (static_cast<size_t>(t.double_data_size()) != size_t(count))
+      return mismatch(t.double_data_size());
+    memcpy(bytes.data(), t.double_data().data(), need);
+    return success();
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    if (static_cast<size_t>(t.uint64_data_size()) != size_t(count))
+      return mismatch(t.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t v = t.uint64_data(i);
+      memcpy(bytes.data() + i * width, &v, width); // little-endian low bytes
+    }
+    return success();
   default:
-    // int32, int8, bool, float16 and bfloat16 travel in int32_data.
+    // int32, int16, int8, uint16, uint8, bool, float16 and bfloat16 travel
+    // in int32_data.
     if (static_cast<size_t>(t.int32_data_size()) != size_t(count))
       return mismatch(t.int32_data_size());
     for (int64_t i = 0; i < count; ++i) {
@@ -387,8 +414,10 @@ FailureOr<double> OnnxImporter::constantScalar(StringRef name) {
     v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
     return v.convertToDouble();
   }
-  return static_cast<double>(
-      (*attr->getValues<APInt>().begin()).getSExtValue());
+  APInt v = *attr->getValues<APInt>().begin();
+  return attr->getElementType().isUnsignedInteger()
+             ? static_cast<double>(v.getZExtValue())
+             : static_cast<double>(v.getSExtValue());
 }
 
 //===----------------------------------------------------------------------===//
@@ -985,7 +1014,7 @@ LogicalResult OnnxImporter::importQuantization(bool dequantize) {
     FailureOr<DenseElementsAttr> zero = constantAttr(node->input(2));
     if (failed(zero))
       return failure();
-    if (!zero->getElementType().isInteger(8))
+    if (!zero->getElementType().isSignlessInteger(8))
       return failNode("has a zero point of a type other than int8; gopt "
                       "quantizes symmetrically to int8");
     for (APInt v : zero->getValues<APInt>())
@@ -994,7 +1023,7 @@ LogicalResult OnnxImporter::importQuantization(bool dequantize) {
                         "quantization); gopt quantizes symmetrically");
   }
   Type valueType = getElementTypeOrSelf(x.getType());
-  if (dequantize ? !valueType.isInteger(8) : !valueType.isF32())
+  if (dequantize ? !valueType.isSignlessInteger(8) : !valueType.isF32())
     return failNode(llvm::formatv("{0} input must be {1}", op,
                                   dequantize ? "int8" : "float"));
   FailureOr<DenseElementsAttr> scale = constantAttr(node->input(1));

@@ -2,6 +2,8 @@
 
 #include "ImportUtils.h"
 
+#include "llvm/Support/Regex.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -13,6 +15,17 @@
 using namespace mlir;
 
 namespace gopt::import {
+
+std::string ErrorCapture::explainTypeConstraint(std::string message) {
+  static const llvm::Regex constraint(
+      "(operand|result) #[0-9]+ must be .*, but got "
+      "'tensor<([0-9?]+x)*(f64|i16|ui8|ui16|ui32|ui64)>'");
+  SmallVector<StringRef, 4> groups;
+  if (!constraint.match(message, &groups))
+    return message;
+  return message + " (element type " + groups[3].str() +
+         " is not supported by this op)";
+}
 
 DenseElementsAttr denseElementsFromBytes(RankedTensorType type,
                                          ArrayRef<char> bytes) {
@@ -26,8 +39,8 @@ DenseElementsAttr denseElementsFromBytes(RankedTensorType type,
 }
 
 std::optional<SmallVector<int64_t>> integerValues(DenseElementsAttr attr) {
-  if (!attr.getElementType().isInteger(64) &&
-      !attr.getElementType().isInteger(32))
+  if (!attr.getElementType().isSignlessInteger(64) &&
+      !attr.getElementType().isSignlessInteger(32))
     return std::nullopt;
   SmallVector<int64_t> result;
   for (const APInt &v : attr.getValues<APInt>())

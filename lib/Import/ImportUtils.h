@@ -28,9 +28,15 @@ public:
       : handler(context, [this](mlir::Diagnostic &diag) {
           if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
               message.empty())
-            message = diag.str();
+            message = explainTypeConstraint(diag.str());
           return mlir::success();
         }) {}
+
+  /// An ODS type constraint that rejects f64, i16 or an unsigned type means
+  /// the op is not implemented for that type (most ops are float or signed
+  /// integer only): the message says so, rather than reading as an importer
+  /// bug.
+  static std::string explainTypeConstraint(std::string message);
 
   /// The first error since the last take(), or `fallback` when none came.
   std::string take(llvm::StringRef fallback) {

@@ -42,7 +42,22 @@ std::vector<double> toDoubles(const Tensor &t) {
     case DType::kBool:
       v[i] = t.data<bool>()[i];
       break;
-    default:
+    case DType::kF64:
+      v[i] = t.data<double>()[i];
+      break;
+    case DType::kI16:
+      v[i] = t.data<int16_t>()[i];
+      break;
+    case DType::kU16:
+      v[i] = t.data<uint16_t>()[i];
+      break;
+    case DType::kU32:
+      v[i] = t.data<uint32_t>()[i];
+      break;
+    case DType::kU64:
+      v[i] = static_cast<double>(t.data<uint64_t>()[i]);
+      break;
+    case DType::kInvalid:
       break;
     }
   }

@@ -39,7 +39,22 @@ Tensor fakeData(const TensorDesc &desc, uint32_t seed) {
     case DType::kBool:
       t.data<bool>()[i] = small(rng) < 5;
       break;
-    default:
+    case DType::kF64:
+      t.data<double>()[i] = real(rng);
+      break;
+    case DType::kI16:
+      t.data<int16_t>()[i] = static_cast<int16_t>(small(rng));
+      break;
+    case DType::kU16:
+      t.data<uint16_t>()[i] = static_cast<uint16_t>(small(rng));
+      break;
+    case DType::kU32:
+      t.data<uint32_t>()[i] = static_cast<uint32_t>(small(rng));
+      break;
+    case DType::kU64:
+      t.data<uint64_t>()[i] = static_cast<uint64_t>(small(rng));
+      break;
+    case DType::kInvalid:
       break;
     }
   }

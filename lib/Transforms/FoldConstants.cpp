@@ -107,8 +107,12 @@ Result evalCast(const HostTensor &x, Type to) {
       r.ints[i] = x.getDouble(i) != 0.0;
     } else if (x.isFloat()) {
       double v = std::trunc(x.floats[i]);
-      // Out-of-range conversions are undefined; leave them to run time.
-      if (!std::isfinite(v) || std::fabs(v) > 9.2e18)
+      // Out-of-range conversions saturate at run time; leave them to it.
+      unsigned width = to.getIntOrFloatBitWidth();
+      bool isUnsigned = to.isUnsignedInteger();
+      double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+      double hi = std::ldexp(1.0, isUnsigned ? width : width - 1);
+      if (!std::isfinite(v) || v < lo || v >= hi || std::fabs(v) > 9.2e18)
         return std::nullopt;
       r.ints[i] = static_cast<int64_t>(v);
     } else {

@@ -77,6 +77,15 @@ static bool readHalfResource(ElementsAttr attr, HostTensor &t) {
   return true;
 }
 
+/// `t`, or nullopt when it is ui64 with a value int64 cannot hold: folding
+/// computes in int64, so such constants are left to the runtime.
+static std::optional<HostTensor> checkedUnsigned(HostTensor t) {
+  if (t.elementType.isUnsignedInteger(64) &&
+      llvm::any_of(t.ints, [](int64_t v) { return v < 0; }))
+    return std::nullopt;
+  return t;
+}
+
 std::optional<HostTensor> readElements(ElementsAttr attr) {
   auto type = dyn_cast<RankedTensorType>(attr.getType());
   if (!type || !type.hasStaticShape())
@@ -101,19 +110,24 @@ std::optional<HostTensor> readElements(ElementsAttr attr) {
       }
     } else if (isa<IntegerType>(t.elementType)) {
       t.ints.reserve(n);
-      bool isBool = t.elementType.isInteger(1);
+      // i1 and the unsigned types zero-extend.
+      bool zeroExtend =
+          t.elementType.isInteger(1) || t.elementType.isUnsignedInteger();
       for (APInt v : dense.getValues<APInt>())
-        t.ints.push_back(isBool ? static_cast<int64_t>(v.getZExtValue())
-                                : v.getSExtValue());
+        t.ints.push_back(zeroExtend ? static_cast<int64_t>(v.getZExtValue())
+                                    : v.getSExtValue());
     } else {
       return std::nullopt;
     }
-    return t;
+    return checkedUnsigned(std::move(t));
   }
-  if (readResource<float>(attr, t) || readResource<int64_t>(attr, t) ||
-      readResource<int32_t>(attr, t) || readResource<int8_t>(attr, t) ||
+  if (readResource<float>(attr, t) || readResource<double>(attr, t) ||
+      readResource<int64_t>(attr, t) || readResource<int32_t>(attr, t) ||
+      readResource<int16_t>(attr, t) || readResource<int8_t>(attr, t) ||
+      readResource<uint64_t>(attr, t) || readResource<uint32_t>(attr, t) ||
+      readResource<uint16_t>(attr, t) || readResource<uint8_t>(attr, t) ||
       readHalfResource(attr, t))
-    return t;
+    return checkedUnsigned(std::move(t));
   return std::nullopt;
 }
 

@@ -44,7 +44,29 @@ enum class Device { Cpu, Gpu };
 StringRef deviceName(Device d) { return d == Device::Cpu ? "cpu" : "gpu"; }
 Device other(Device d) { return d == Device::Cpu ? Device::Gpu : Device::Cpu; }
 
+/// The CUDA kernels handle f32, f16, bf16, i8, ui8, i32, i64 and i1 only
+/// (CudaBackend refuses the rest); an op with a value of another type is
+/// CPU-only.
+bool cudaHandlesTypes(Operation *op, std::string *whyNot) {
+  for (ValueRange values :
+       {ValueRange(op->getOperands()), ValueRange(op->getResults())})
+    for (Value v : values) {
+      Type t = getElementTypeOrSelf(v.getType());
+      if (t.isF64() || t.isSignlessInteger(16) || t.isUnsignedInteger(16) ||
+          t.isUnsignedInteger(32) || t.isUnsignedInteger(64)) {
+        if (whyNot) {
+          *whyNot = "element type ";
+          llvm::raw_string_ostream(*whyNot) << t << " is CPU-only";
+        }
+        return false;
+      }
+    }
+  return true;
+}
+
 bool hasKernel(Operation *op, Device d, std::string *whyNot) {
+  if (d == Device::Gpu && !cudaHandlesTypes(op, whyNot))
+    return false;
   return rt::hasKernel(toPlanOp(op), d == Device::Cpu ? "cpu" : "cuda", whyNot);
 }
 

@@ -36,8 +36,19 @@ StatusOr<DType> dtypeFromDescr(const std::string &descr) {
     return DType::kU8;
   if (code == "b1")
     return DType::kBool;
-  return invalidArgument("unsupported dtype '", descr,
-                         "' (supported: f4, f2, i8, i4, i1, u1, b1)");
+  if (code == "f8")
+    return DType::kF64;
+  if (code == "i2")
+    return DType::kI16;
+  if (code == "u2")
+    return DType::kU16;
+  if (code == "u4")
+    return DType::kU32;
+  if (code == "u8")
+    return DType::kU64;
+  return invalidArgument(
+      "unsupported dtype '", descr,
+      "' (supported: f8, f4, f2, i8, i4, i2, i1, u8, u4, u2, u1, b1)");
 }
 
 const char *descrOf(DType dtype) {
@@ -57,6 +68,16 @@ const char *descrOf(DType dtype) {
     return "|u1";
   case DType::kBool:
     return "|b1";
+  case DType::kF64:
+    return "<f8";
+  case DType::kI16:
+    return "<i2";
+  case DType::kU16:
+    return "<u2";
+  case DType::kU32:
+    return "<u4";
+  case DType::kU64:
+    return "<u8";
   default:
     return "";
   }

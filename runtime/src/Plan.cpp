@@ -27,6 +27,16 @@ DType fromProtoDType(plan::DType dtype) {
     return DType::kBool;
   case plan::U8:
     return DType::kU8;
+  case plan::F64:
+    return DType::kF64;
+  case plan::I16:
+    return DType::kI16;
+  case plan::U16:
+    return DType::kU16;
+  case plan::U32:
+    return DType::kU32;
+  case plan::U64:
+    return DType::kU64;
   default:
     return DType::kInvalid;
   }

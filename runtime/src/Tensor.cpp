@@ -39,15 +39,20 @@ size_t dtypeSize(DType dtype) {
   switch (dtype) {
   case DType::kF32:
   case DType::kI32:
+  case DType::kU32:
     return 4;
   case DType::kF16:
   case DType::kBF16:
+  case DType::kI16:
+  case DType::kU16:
     return 2;
   case DType::kI8:
   case DType::kU8:
   case DType::kBool:
     return 1;
   case DType::kI64:
+  case DType::kU64:
+  case DType::kF64:
     return 8;
   case DType::kInvalid:
     return 0;
@@ -73,6 +78,16 @@ const char *dtypeName(DType dtype) {
     return "bool";
   case DType::kU8:
     return "u8";
+  case DType::kF64:
+    return "f64";
+  case DType::kI16:
+    return "i16";
+  case DType::kU16:
+    return "u16";
+  case DType::kU32:
+    return "u32";
+  case DType::kU64:
+    return "u64";
   case DType::kInvalid:
     return "invalid";
   }
@@ -80,12 +95,25 @@ const char *dtypeName(DType dtype) {
 }
 
 bool isFloatDType(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+  return dtype == DType::kF32 || dtype == DType::kF16 ||
+         dtype == DType::kBF16 || dtype == DType::kF64;
+}
+
+bool isUnsignedDType(DType dtype) {
+  return dtype == DType::kU8 || dtype == DType::kU16 || dtype == DType::kU32 ||
+         dtype == DType::kU64;
+}
+
+const std::vector<DType> &allDTypes() {
+  static const std::vector<DType> all = {
+      DType::kF32, DType::kF16,  DType::kBF16, DType::kI8,  DType::kI32,
+      DType::kI64, DType::kBool, DType::kU8,   DType::kF64, DType::kI16,
+      DType::kU16, DType::kU32,  DType::kU64};
+  return all;
 }
 
 StatusOr<DType> parseDType(const std::string &name) {
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8,
-                  DType::kI32, DType::kI64, DType::kBool, DType::kU8})
+  for (DType d : allDTypes())
     if (name == dtypeName(d))
       return d;
   return invalidArgument("unknown element type '", name, "'");

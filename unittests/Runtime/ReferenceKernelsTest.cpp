@@ -499,8 +499,7 @@ TEST(CastRef, FloatToIntTruncatesAndToBool) {
 }
 
 TEST(CastRef, AllPairsRoundTripSmallIntegers) {
-  const DType all[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kI8,
-                       DType::kI32, DType::kI64, DType::kU8,   DType::kBool};
+  const std::vector<DType> &all = allDTypes();
   Tensor src = makeTensor<int64_t>(DType::kI64, {3}, {0, 1, 5});
   for (DType to : all) {
     Tensor mid = runOk("cast", {}, {src}, {to, {3}});
@@ -739,3 +738,85 @@ TEST(PoolRef, CeilModeDropsWindowStartingInPadding) {
   ASSERT_TRUE(kept.ok()) << kept.status().message();
   EXPECT_EQ(kept->outSize, 4);
 }
+
+namespace {
+
+// f64 computes in double: 1 + 1e-12 and exp(1e-10) - 1 are lost in f32.
+TEST(F64Ref, ElementwiseComputesInDouble) {
+  const DType F64 = DType::kF64;
+  Tensor a = makeTensor<double>(F64, {2}, {1.0, 0.5});
+  Tensor b = makeTensor<double>(F64, {1}, {1e-12});
+  Tensor sum = runOk("add", {}, {a, b}, {F64, {2}});
+  EXPECT_EQ(values<double>(sum),
+            (std::vector<double>{1.0 + 1e-12, 0.5 + 1e-12}));
+  Tensor x = makeTensor<double>(F64, {2}, {1e-10, -2.0});
+  Tensor e = runOk("exp", {}, {x}, {F64, {2}});
+  EXPECT_DOUBLE_EQ(values<double>(e)[0], std::exp(1e-10));
+  EXPECT_DOUBLE_EQ(values<double>(e)[1], std::exp(-2.0));
+  Tensor s = runOk("reduce_sum", {{"axes", intsAttr({0})}}, {sum}, {F64, {}});
+  EXPECT_DOUBLE_EQ(values<double>(s)[0], 1.5 + 2e-12);
+}
+
+TEST(F64Ref, FloatOnlyKernelsRunThroughF32) {
+  // softmax has no f64 code: the wrapper computes it in f32.
+  const DType F64 = DType::kF64;
+  Tensor x = makeTensor<double>(F64, {2}, {0.0, std::log(3.0)});
+  Tensor y = runOk("softmax", {{"axis", intAttr(-1)}}, {x}, {F64, {2}});
+  EXPECT_NEAR(values<double>(y)[0], 0.25, 1e-6);
+  EXPECT_NEAR(values<double>(y)[1], 0.75, 1e-6);
+}
+
+TEST(CastRef, UnsignedWrapsAndSaturates) {
+  Tensor big =
+      makeTensor<uint64_t>(DType::kU64, {1}, {18446744073709551615ull});
+  Tensor asDouble = runOk("cast", {}, {big}, {DType::kF64, {1}});
+  EXPECT_EQ(values<double>(asDouble)[0], 18446744073709551615.0);
+  // Integer to integer wraps; float to integer saturates.
+  Tensor wrapped = runOk("cast", {}, {big}, {DType::kU16, {1}});
+  EXPECT_EQ(values<uint16_t>(wrapped)[0], 65535);
+  Tensor negative = makeTensor<double>(DType::kF64, {1}, {-5});
+  Tensor clamped = runOk("cast", {}, {negative}, {DType::kU32, {1}});
+  EXPECT_EQ(values<uint32_t>(clamped)[0], 0u);
+}
+
+TEST(UnsignedRef, ArithmeticAndReductionsKeepTheFullRange) {
+  const DType U64 = DType::kU64;
+  uint64_t top = 18446744073709551615ull;
+  Tensor a = makeTensor<uint64_t>(U64, {2}, {top, 10});
+  Tensor b = makeTensor<uint64_t>(U64, {2}, {2, 3});
+  EXPECT_EQ(values<uint64_t>(runOk("div", {}, {a, b}, {U64, {2}})),
+            (std::vector<uint64_t>{top / 2, 3}));
+  EXPECT_EQ(values<uint64_t>(runOk("max", {}, {a, b}, {U64, {2}})),
+            (std::vector<uint64_t>{top, 10}));
+  EXPECT_EQ(values<uint64_t>(
+                runOk("mod", {{"fmod", intAttr(0)}}, {a, b}, {U64, {2}})),
+            (std::vector<uint64_t>{top % 2, 1}));
+  Tensor m = runOk("reduce_max", {{"axes", intsAttr({0})}}, {a}, {U64, {}});
+  EXPECT_EQ(values<uint64_t>(m)[0], top);
+  // Subtraction wraps as numpy's does.
+  Tensor u8 = makeTensor<uint8_t>(DType::kU8, {1}, {1});
+  Tensor two = makeTensor<uint8_t>(DType::kU8, {1}, {2});
+  EXPECT_EQ(values<uint8_t>(runOk("sub", {}, {u8, two}, {DType::kU8, {1}}))[0],
+            255);
+}
+
+TEST(BitShiftRef, LeftRightAndWideShifts) {
+  const DType U8 = DType::kU8;
+  Tensor x = makeTensor<uint8_t>(U8, {3}, {16, 4, 1});
+  Tensor n = makeTensor<uint8_t>(U8, {3}, {1, 2, 8});
+  EXPECT_EQ(
+      values<uint8_t>(runOk("bit_shift", {{"direction", stringAttr("LEFT")}},
+                            {x, n}, {U8, {3}})),
+      (std::vector<uint8_t>{32, 16, 0}));
+  EXPECT_EQ(
+      values<uint8_t>(runOk("bit_shift", {{"direction", stringAttr("RIGHT")}},
+                            {x, n}, {U8, {3}})),
+      (std::vector<uint8_t>{8, 1, 0}));
+  // Signed operands are refused by the op table's shape function.
+  Tensor i = makeTensor<int32_t>(DType::kI32, {1}, {1});
+  EXPECT_FALSE(runOp("bit_shift", {{"direction", stringAttr("LEFT")}}, {i, i},
+                     {{DType::kI32, {1}}})
+                   .ok());
+}
+
+} // namespace

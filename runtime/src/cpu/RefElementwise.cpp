@@ -33,8 +33,10 @@ Status binaryTyped(BinaryOp op, const Tensor &a, const Tensor &b, Tensor &out) {
   const T *pb = b.data<T>();
   T *po = out.data<T>();
   bool divByZero = false;
-  // Integers (and bool) compute in int64 so that bool add/mul act as or/and.
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  // Integers (and bool) compute in int64 so that bool add/mul act as or/and;
+  // uint64 computes in itself (its values do not fit int64) and wraps.
+  using Acc = std::conditional_t<
+      std::is_floating_point_v<T> || std::is_same_v<T, uint64_t>, T, int64_t>;
   forEachBroadcast(out.shape(), a.shape(), b.shape(),
                    [&](int64_t i, int64_t ia, int64_t ib) {
                      Acc x = pa[ia], y = pb[ib], r = 0;
@@ -93,44 +95,49 @@ Status binaryTyped(BinaryOp op, const Tensor &a, const Tensor &b, Tensor &out) {
 template <BinaryOp Op>
 Status binaryKernel(const RefContext &, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
-  switch (in[0].dtype()) {
-  case DType::kF32:
-    return binaryTyped<float>(Op, in[0], in[1], out[0]);
-  case DType::kI32:
-    return binaryTyped<int32_t>(Op, in[0], in[1], out[0]);
-  case DType::kI64:
-    return binaryTyped<int64_t>(Op, in[0], in[1], out[0]);
-  case DType::kI8:
-    return binaryTyped<int8_t>(Op, in[0], in[1], out[0]);
-  case DType::kU8:
-    return binaryTyped<uint8_t>(Op, in[0], in[1], out[0]);
-  case DType::kBool:
-    if (Op == BinaryOp::kSub || Op == BinaryOp::kDiv || Op == BinaryOp::kPow)
-      return unimplemented("not defined for bool operands");
-    return binaryTyped<bool>(Op, in[0], in[1], out[0]);
-  default:
-    return unimplemented("element type ", dtypeName(in[0].dtype()));
-  }
+  if (in[0].dtype() == DType::kBool &&
+      (Op == BinaryOp::kSub || Op == BinaryOp::kDiv || Op == BinaryOp::kPow))
+    return unimplemented("not defined for bool operands");
+  return visitElementType(in[0].dtype(), [&](auto zero) {
+    return binaryTyped<decltype(zero)>(Op, in[0], in[1], out[0]);
+  });
 }
 
 //===----------------------------------------------------------------------===//
 // Unary ops
 //===----------------------------------------------------------------------===//
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 
+// Applies fn to f32 (in float) or f64 (in double).
 template <typename Fn>
 Status unaryFloat(const std::vector<Tensor> &in, std::vector<Tensor> &out,
                   Fn fn) {
-  if (in[0].dtype() != DType::kF32)
-    return unimplemented("element type ", dtypeName(in[0].dtype()),
-                         " is not supported (floating point only)");
-  const float *x = in[0].data<float>();
-  float *y = out[0].data<float>();
-  int64_t n = in[0].numElements();
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = fn(x[i]);
-  return Status::success();
+  auto apply = [&](auto zero) {
+    using T = decltype(zero);
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
+    int64_t n = in[0].numElements();
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = fn(x[i]);
+    return Status::success();
+  };
+  if (in[0].dtype() == DType::kF32)
+    return apply(float{});
+  if (in[0].dtype() == DType::kF64)
+    return apply(double{});
+  return unimplemented("element type ", dtypeName(in[0].dtype()),
+                       " is not supported (floating point only)");
+}
+
+// An integral double as T, wrapping modulo 2^bits as numpy does (-x of an
+// unsigned value) instead of converting out of range, which is undefined.
+template <typename T> T wrapToInteger(double r) {
+  if (r >= 0)
+    return static_cast<T>(r >= 0x1p64 ? std::numeric_limits<uint64_t>::max()
+                                      : static_cast<uint64_t>(r));
+  return static_cast<T>(r < -0x1p63 ? std::numeric_limits<int64_t>::min()
+                                    : static_cast<int64_t>(r));
 }
 
 // Applies fn in double to any numeric type (integers round-trip exactly).
@@ -138,40 +145,34 @@ template <typename Fn>
 Status unaryNumeric(const std::vector<Tensor> &in, std::vector<Tensor> &out,
                     Fn fn) {
   int64_t n = in[0].numElements();
-  auto apply = [&](auto *x, auto *y) {
-    using T = std::remove_pointer_t<decltype(y)>;
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = static_cast<T>(fn(static_cast<double>(x[i])));
-  };
-  switch (in[0].dtype()) {
-  case DType::kF32:
-    apply(in[0].data<float>(), out[0].data<float>());
+  if (in[0].dtype() == DType::kBool)
+    return unimplemented("element type bool");
+  return visitElementType(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      double r = fn(static_cast<double>(x[i]));
+      if constexpr (std::is_integral_v<T>)
+        y[i] = wrapToInteger<T>(r);
+      else
+        y[i] = static_cast<T>(r);
+    }
     return Status::success();
-  case DType::kI32:
-    apply(in[0].data<int32_t>(), out[0].data<int32_t>());
-    return Status::success();
-  case DType::kI64:
-    apply(in[0].data<int64_t>(), out[0].data<int64_t>());
-    return Status::success();
-  case DType::kI8:
-    apply(in[0].data<int8_t>(), out[0].data<int8_t>());
-    return Status::success();
-  default:
-    return unimplemented("element type ", dtypeName(in[0].dtype()));
-  }
+  });
 }
 
 #define GOPT_UNARY_FLOAT(NAME, EXPR)                                           \
   Status NAME(const RefContext &, const std::vector<Tensor> &in,               \
               std::vector<Tensor> &out) {                                      \
-    return unaryFloat(in, out, [](float x) -> float { return EXPR; });         \
+    return unaryFloat(in, out, [](auto x) -> decltype(x) { return EXPR; });    \
   }
 GOPT_UNARY_FLOAT(sigmoidKernel, sigmoid(x))
 GOPT_UNARY_FLOAT(tanhKernel, std::tanh(x))
 GOPT_UNARY_FLOAT(expKernel, std::exp(x))
 GOPT_UNARY_FLOAT(logKernel, std::log(x))
 GOPT_UNARY_FLOAT(sqrtKernel, std::sqrt(x))
-GOPT_UNARY_FLOAT(rsqrtKernel, 1.0f / std::sqrt(x))
+GOPT_UNARY_FLOAT(rsqrtKernel, decltype(x)(1) / std::sqrt(x))
 GOPT_UNARY_FLOAT(erfKernel, std::erf(x))
 #undef GOPT_UNARY_FLOAT
 
@@ -189,22 +190,24 @@ GOPT_UNARY_NUMERIC(absKernel, std::fabs(x))
 Status geluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
   if (ctx.attrs().getString("approximate") == "tanh")
-    return unaryFloat(in, out, [](float x) {
+    return unaryFloat(in, out, [](auto x) {
       const double k = std::sqrt(2.0 / M_PI);
       double xd = x;
-      return static_cast<float>(
+      return static_cast<decltype(x)>(
           0.5 * xd * (1.0 + std::tanh(k * (xd + 0.044715 * xd * xd * xd))));
     });
-  return unaryFloat(in, out, [](float x) {
-    return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+  return unaryFloat(in, out, [](auto x) {
+    return static_cast<decltype(x)>(0.5 * x *
+                                    (1.0 + std::erf(x / std::sqrt(2.0))));
   });
 }
 
 Status leakyReluKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
-  float alpha = static_cast<float>(ctx.attrs().getFloat("alpha"));
-  return unaryFloat(in, out,
-                    [alpha](float x) { return x >= 0 ? x : alpha * x; });
+  double alpha = ctx.attrs().getFloat("alpha");
+  return unaryFloat(in, out, [alpha](auto x) -> decltype(x) {
+    return x >= 0 ? x : alpha * x;
+  });
 }
 
 Status clipKernel(const RefContext &ctx, const std::vector<Tensor> &in,
@@ -315,6 +318,21 @@ Status castFrom(DType dst, const void *in, void *out, int64_t n) {
   case DType::kU8:
     castLoop<Src, uint8_t>(in, out, n);
     break;
+  case DType::kF64:
+    castLoop<Src, double>(in, out, n);
+    break;
+  case DType::kI16:
+    castLoop<Src, int16_t>(in, out, n);
+    break;
+  case DType::kU16:
+    castLoop<Src, uint16_t>(in, out, n);
+    break;
+  case DType::kU32:
+    castLoop<Src, uint32_t>(in, out, n);
+    break;
+  case DType::kU64:
+    castLoop<Src, uint64_t>(in, out, n);
+    break;
   default:
     return unimplemented("cast to ", dtypeName(dst));
   }
@@ -344,6 +362,16 @@ Status castKernel(const RefContext &, const std::vector<Tensor> &in,
     return castFrom<bool>(to, src, dst, n);
   case DType::kU8:
     return castFrom<uint8_t>(to, src, dst, n);
+  case DType::kF64:
+    return castFrom<double>(to, src, dst, n);
+  case DType::kI16:
+    return castFrom<int16_t>(to, src, dst, n);
+  case DType::kU16:
+    return castFrom<uint16_t>(to, src, dst, n);
+  case DType::kU32:
+    return castFrom<uint32_t>(to, src, dst, n);
+  case DType::kU64:
+    return castFrom<uint64_t>(to, src, dst, n);
   default:
     return unimplemented("cast from ", dtypeName(in[0].dtype()));
   }
@@ -415,6 +443,9 @@ Status checkNumericsKernel(const RefContext &ctx, const std::vector<Tensor> &in,
       break;
     case DType::kBF16:
       v = bf16ToFloat(x.data<uint16_t>()[i]);
+      break;
+    case DType::kF64:
+      v = x.data<double>()[i];
       break;
     default:
       v = 0; // integers cannot hold NaN or Inf
@@ -522,30 +553,30 @@ Status quantizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 void registerElementwiseKernels(KernelRegistry &r) {
   using D = DTypeSupport;
-  registerKernel(r, "add", binaryKernel<BinaryOp::kAdd>, D::kNumeric);
-  registerKernel(r, "sub", binaryKernel<BinaryOp::kSub>, D::kNumeric);
-  registerKernel(r, "mul", binaryKernel<BinaryOp::kMul>, D::kNumeric);
-  registerKernel(r, "div", binaryKernel<BinaryOp::kDiv>, D::kNumeric);
-  registerKernel(r, "max", binaryKernel<BinaryOp::kMax>, D::kNumeric);
-  registerKernel(r, "min", binaryKernel<BinaryOp::kMin>, D::kNumeric);
-  registerKernel(r, "pow", binaryKernel<BinaryOp::kPow>, D::kNumeric);
-  registerKernel(r, "prelu", binaryKernel<BinaryOp::kPRelu>, D::kNumeric);
+  registerKernel(r, "add", binaryKernel<BinaryOp::kAdd>, D::kNumericF64);
+  registerKernel(r, "sub", binaryKernel<BinaryOp::kSub>, D::kNumericF64);
+  registerKernel(r, "mul", binaryKernel<BinaryOp::kMul>, D::kNumericF64);
+  registerKernel(r, "div", binaryKernel<BinaryOp::kDiv>, D::kNumericF64);
+  registerKernel(r, "max", binaryKernel<BinaryOp::kMax>, D::kNumericF64);
+  registerKernel(r, "min", binaryKernel<BinaryOp::kMin>, D::kNumericF64);
+  registerKernel(r, "pow", binaryKernel<BinaryOp::kPow>, D::kNumericF64);
+  registerKernel(r, "prelu", binaryKernel<BinaryOp::kPRelu>, D::kNumericF64);
   registerKernel(r, "squared_difference", binaryKernel<BinaryOp::kSqDiff>,
-                 D::kNumeric);
-  registerKernel(r, "relu", reluKernel, D::kNumeric);
-  registerKernel(r, "relu6", relu6Kernel, D::kNumeric);
-  registerKernel(r, "neg", negKernel, D::kNumeric);
-  registerKernel(r, "abs", absKernel, D::kNumeric);
-  registerKernel(r, "clip", clipKernel, D::kNumeric);
-  registerKernel(r, "sigmoid", sigmoidKernel, D::kFloat);
-  registerKernel(r, "tanh", tanhKernel, D::kFloat);
-  registerKernel(r, "exp", expKernel, D::kFloat);
-  registerKernel(r, "log", logKernel, D::kFloat);
-  registerKernel(r, "sqrt", sqrtKernel, D::kFloat);
-  registerKernel(r, "rsqrt", rsqrtKernel, D::kFloat);
-  registerKernel(r, "erf", erfKernel, D::kFloat);
-  registerKernel(r, "gelu", geluKernel, D::kFloat);
-  registerKernel(r, "leaky_relu", leakyReluKernel, D::kFloat);
+                 D::kNumericF64);
+  registerKernel(r, "relu", reluKernel, D::kNumericF64);
+  registerKernel(r, "relu6", relu6Kernel, D::kNumericF64);
+  registerKernel(r, "neg", negKernel, D::kNumericF64);
+  registerKernel(r, "abs", absKernel, D::kNumericF64);
+  registerKernel(r, "clip", clipKernel, D::kNumericF64);
+  registerKernel(r, "sigmoid", sigmoidKernel, D::kFloatF64);
+  registerKernel(r, "tanh", tanhKernel, D::kFloatF64);
+  registerKernel(r, "exp", expKernel, D::kFloatF64);
+  registerKernel(r, "log", logKernel, D::kFloatF64);
+  registerKernel(r, "sqrt", sqrtKernel, D::kFloatF64);
+  registerKernel(r, "rsqrt", rsqrtKernel, D::kFloatF64);
+  registerKernel(r, "erf", erfKernel, D::kFloatF64);
+  registerKernel(r, "gelu", geluKernel, D::kFloatF64);
+  registerKernel(r, "leaky_relu", leakyReluKernel, D::kFloatF64);
   registerKernel(r, "bias_add", biasAddKernel, D::kFloat);
   registerKernel(r, "cast", castKernel, D::kAny);
   registerKernel(r, "dequantize", dequantizeKernel, D::kAny);

@@ -366,12 +366,12 @@ void registerIndexingKernels(KernelRegistry &r) {
   registerKernel(r, "gather_grad", gatherGradKernel, D::kNumeric);
   registerKernel(r, "gather_elements", gatherElementsKernel, D::kAny);
   registerKernel(r, "gather_nd", gatherNDKernel, D::kAny);
-  registerKernel(r, "scatter_elements", scatterElementsKernel, D::kNumeric);
-  registerKernel(r, "scatter_nd", scatterNDKernel, D::kNumeric);
-  registerKernel(r, "arg_max", argReduceKernel<true>, D::kNumeric);
-  registerKernel(r, "arg_min", argReduceKernel<false>, D::kNumeric);
-  registerKernel(r, "cumsum", cumSumKernel, D::kNumeric);
-  registerKernel(r, "top_k", topKKernel, D::kNumeric);
+  registerKernel(r, "scatter_elements", scatterElementsKernel, D::kNumericF64);
+  registerKernel(r, "scatter_nd", scatterNDKernel, D::kNumericF64);
+  registerKernel(r, "arg_max", argReduceKernel<true>, D::kNumericF64);
+  registerKernel(r, "arg_min", argReduceKernel<false>, D::kNumericF64);
+  registerKernel(r, "cumsum", cumSumKernel, D::kNumericF64);
+  registerKernel(r, "top_k", topKKernel, D::kNumericF64);
 }
 
 } // namespace gopt::runtime::ref

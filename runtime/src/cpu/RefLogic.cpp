@@ -209,8 +209,10 @@ Status divisionKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   bool divByZero = false;
   GOPT_RETURN_IF_ERROR(visitElementType(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    // Integers compute in int64: INT_MIN % -1 of a narrow type is fine there.
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+    // Integers compute in int64: INT_MIN % -1 of a narrow type is fine there;
+    // uint64 computes in itself (its values do not fit int64).
+    using Acc = std::conditional_t<
+        std::is_floating_point_v<T> || std::is_same_v<T, uint64_t>, T, int64_t>;
     const T *a = in[0].data<T>(), *b = in[1].data<T>();
     T *z = out[0].data<T>();
     forEachBroadcast(out[0].shape(), in[0].shape(), in[1].shape(),
@@ -230,6 +232,39 @@ Status divisionKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+// Shifts of the type's width or more give 0 (C++ leaves them undefined).
+Status bitShiftKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                      std::vector<Tensor> &out) {
+  bool left = op_attrs::BitShiftAttrs(ctx.attrs()).direction() == "LEFT";
+  auto shift = [&](auto zero) -> Status {
+    using T = decltype(zero);
+    const T *a = in[0].data<T>(), *b = in[1].data<T>();
+    T *z = out[0].data<T>();
+    forEachBroadcast(out[0].shape(), in[0].shape(), in[1].shape(),
+                     [&](int64_t i, int64_t ia, int64_t ib) {
+                       T x = a[ia], n = b[ib];
+                       if (n >= sizeof(T) * 8)
+                         z[i] = 0;
+                       else
+                         z[i] = static_cast<T>(left ? x << n : x >> n);
+                     });
+    return Status::success();
+  };
+  switch (in[0].dtype()) {
+  case DType::kU8:
+    return shift(uint8_t{});
+  case DType::kU16:
+    return shift(uint16_t{});
+  case DType::kU32:
+    return shift(uint32_t{});
+  case DType::kU64:
+    return shift(uint64_t{});
+  default:
+    return invalidArgument("bit_shift expects unsigned operands, got ",
+                           dtypeName(in[0].dtype()));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Float predicates
 //===----------------------------------------------------------------------===//
@@ -237,19 +272,25 @@ Status divisionKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 template <typename Pred>
 Status floatPredicate(const std::vector<Tensor> &in, std::vector<Tensor> &out,
                       Pred pred) {
-  if (in[0].dtype() != DType::kF32)
-    return invalidArgument("expects a float operand, got ",
-                           dtypeName(in[0].dtype()));
-  const float *x = in[0].data<float>();
-  bool *y = out[0].data<bool>();
-  for (int64_t i = 0, n = in[0].numElements(); i < n; ++i)
-    y[i] = pred(x[i]);
-  return Status::success();
+  auto apply = [&](auto zero) {
+    using T = decltype(zero);
+    const T *x = in[0].data<T>();
+    bool *y = out[0].data<bool>();
+    for (int64_t i = 0, n = in[0].numElements(); i < n; ++i)
+      y[i] = pred(x[i]);
+    return Status::success();
+  };
+  if (in[0].dtype() == DType::kF32)
+    return apply(float{});
+  if (in[0].dtype() == DType::kF64)
+    return apply(double{});
+  return invalidArgument("expects a float operand, got ",
+                         dtypeName(in[0].dtype()));
 }
 
 Status isNaNKernel(const RefContext &, const std::vector<Tensor> &in,
                    std::vector<Tensor> &out) {
-  return floatPredicate(in, out, [](float v) { return std::isnan(v); });
+  return floatPredicate(in, out, [](auto v) { return std::isnan(v); });
 }
 
 Status isInfKernel(const RefContext &ctx, const std::vector<Tensor> &in,
@@ -257,7 +298,7 @@ Status isInfKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   op_attrs::IsInfAttrs attrs(ctx.attrs());
   bool positive = attrs.detectPositive() != 0;
   bool negative = attrs.detectNegative() != 0;
-  return floatPredicate(in, out, [&](float v) {
+  return floatPredicate(in, out, [&](auto v) {
     return std::isinf(v) && (v > 0 ? positive : negative);
   });
 }
@@ -266,24 +307,26 @@ Status isInfKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 void registerLogicKernels(KernelRegistry &r) {
   using D = DTypeSupport;
-  registerKernel(r, "equal", compareKernel<Compare::kEqual>, D::kNumeric);
-  registerKernel(r, "less", compareKernel<Compare::kLess>, D::kNumeric);
+  registerKernel(r, "equal", compareKernel<Compare::kEqual>, D::kNumericF64);
+  registerKernel(r, "less", compareKernel<Compare::kLess>, D::kNumericF64);
   registerKernel(r, "less_equal", compareKernel<Compare::kLessEqual>,
-                 D::kNumeric);
-  registerKernel(r, "greater", compareKernel<Compare::kGreater>, D::kNumeric);
+                 D::kNumericF64);
+  registerKernel(r, "greater", compareKernel<Compare::kGreater>,
+                 D::kNumericF64);
   registerKernel(r, "greater_equal", compareKernel<Compare::kGreaterEqual>,
-                 D::kNumeric);
+                 D::kNumericF64);
   registerKernel(r, "and", logicalKernel<Logical::kAnd>, D::kAny);
   registerKernel(r, "or", logicalKernel<Logical::kOr>, D::kAny);
   registerKernel(r, "xor", logicalKernel<Logical::kXor>, D::kAny);
   registerKernel(r, "not", notKernel, D::kAny);
   registerKernel(r, "where", whereKernel, D::kAny);
-  registerKernel(r, "mod", divisionKernel<true>, D::kNumeric);
-  registerKernel(r, "floor_div", divisionKernel<false>, D::kNumeric);
-  // kNumeric so that the bool result passes the wrapper; f16/bf16 operands
-  // arrive as f32.
-  registerKernel(r, "is_nan", isNaNKernel, D::kNumeric);
-  registerKernel(r, "is_inf", isInfKernel, D::kNumeric);
+  registerKernel(r, "mod", divisionKernel<true>, D::kNumericF64);
+  registerKernel(r, "floor_div", divisionKernel<false>, D::kNumericF64);
+  registerKernel(r, "bit_shift", bitShiftKernel, D::kAny);
+  // kNumericF64 so that the bool result passes the wrapper; f16/bf16
+  // operands arrive as f32.
+  registerKernel(r, "is_nan", isNaNKernel, D::kNumericF64);
+  registerKernel(r, "is_inf", isInfKernel, D::kNumericF64);
   registerKernel(r, "expand", expandKernel, D::kAny);
   registerKernel(r, "tile", tileKernel, D::kAny);
 }

@@ -52,7 +52,10 @@ std::vector<int64_t> reductionTargets(const Shape &shape,
 template <typename T>
 void reduceTyped(ReduceOp op, const Tensor &x, Tensor &y,
                  const std::vector<int64_t> &targets) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  // uint64 accumulates in itself: its values do not fit int64.
+  using Acc = std::conditional_t<
+      std::is_floating_point_v<T>, double,
+      std::conditional_t<std::is_same_v<T, uint64_t>, uint64_t, int64_t>>;
   int64_t outCount = y.numElements();
   Acc init = Acc(0);
   if (op == ReduceOp::kProd)
@@ -98,23 +101,12 @@ Status reduceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   for (int64_t a : axes)
     reduced[a < 0 ? a + x.rank() : a] = true;
   std::vector<int64_t> targets = reductionTargets(x.shape(), reduced);
-  switch (x.dtype()) {
-  case DType::kF32:
-    reduceTyped<float>(Op, x, out[0], targets);
-    break;
-  case DType::kI32:
-    reduceTyped<int32_t>(Op, x, out[0], targets);
-    break;
-  case DType::kI64:
-    reduceTyped<int64_t>(Op, x, out[0], targets);
-    break;
-  case DType::kI8:
-    reduceTyped<int8_t>(Op, x, out[0], targets);
-    break;
-  default:
-    return unimplemented("element type ", dtypeName(x.dtype()));
-  }
-  return Status::success();
+  if (x.dtype() == DType::kBool)
+    return unimplemented("element type bool");
+  return visitElementType(x.dtype(), [&](auto zero) {
+    reduceTyped<decltype(zero)>(Op, x, out[0], targets);
+    return Status::success();
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -246,7 +238,30 @@ void encodeScalar(DType dtype, double value, char *bytes) {
     std::memcpy(bytes, &v, 8);
     break;
   }
-  default:
+  case DType::kF64:
+    std::memcpy(bytes, &value, 8);
+    break;
+  case DType::kI16: {
+    int16_t v = static_cast<int16_t>(value);
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kU16: {
+    uint16_t v = static_cast<uint16_t>(value);
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kU32: {
+    uint32_t v = static_cast<uint32_t>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kU64: {
+    uint64_t v = static_cast<uint64_t>(value);
+    std::memcpy(bytes, &v, 8);
+    break;
+  }
+  case DType::kInvalid:
     break;
   }
 }
@@ -304,11 +319,13 @@ Status shapeKernel(const RefContext &, const std::vector<Tensor> &in,
 
 void registerShapeKernels(KernelRegistry &r) {
   using D = DTypeSupport;
-  registerKernel(r, "reduce_sum", reduceKernel<ReduceOp::kSum>, D::kNumeric);
-  registerKernel(r, "reduce_mean", reduceKernel<ReduceOp::kMean>, D::kNumeric);
-  registerKernel(r, "reduce_max", reduceKernel<ReduceOp::kMax>, D::kNumeric);
-  registerKernel(r, "reduce_min", reduceKernel<ReduceOp::kMin>, D::kNumeric);
-  registerKernel(r, "reduce_prod", reduceKernel<ReduceOp::kProd>, D::kNumeric);
+  registerKernel(r, "reduce_sum", reduceKernel<ReduceOp::kSum>, D::kNumericF64);
+  registerKernel(r, "reduce_mean", reduceKernel<ReduceOp::kMean>,
+                 D::kNumericF64);
+  registerKernel(r, "reduce_max", reduceKernel<ReduceOp::kMax>, D::kNumericF64);
+  registerKernel(r, "reduce_min", reduceKernel<ReduceOp::kMin>, D::kNumericF64);
+  registerKernel(r, "reduce_prod", reduceKernel<ReduceOp::kProd>,
+                 D::kNumericF64);
   registerKernel(r, "reshape", copyKernel, D::kAny);
   registerKernel(r, "flatten", copyKernel, D::kAny);
   registerKernel(r, "transpose", transposeKernel, D::kAny);

@@ -2,7 +2,7 @@
 //
 // One kernel for every op of GoptMathOps.td and its gradient: the scalar
 // math is the ODS's own (gopt/runtime/UnaryMath.h), computed in double and
-// rounded once to f32.
+// rounded once to f32 (f64 keeps the double).
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
@@ -18,21 +18,27 @@ Status unaryMathKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   auto readFloat = [&](const char *name, float dflt) {
     return static_cast<float>(attrs.getFloat(name, dflt));
   };
-  const float *x = in[0].data<float>();
-  float *y = out[0].data<float>();
   const int64_t n = in[0].numElements();
-  bool known = unary_math::visit(
-      ctx.op->kind(), readFloat, [&](const auto &fn, bool gradient) {
-        if (gradient) {
-          const float *dy = in[1].data<float>();
+  // f64 computes and stores in double; f32 rounds the double result once.
+  auto compute = [&](auto zero) {
+    using T = decltype(zero);
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
+    return unary_math::visit(
+        ctx.op->kind(), readFloat, [&](const auto &fn, bool gradient) {
+          if (gradient) {
+            const T *dy = in[1].data<T>();
+            for (int64_t i = 0; i < n; ++i)
+              y[i] = static_cast<T>(static_cast<double>(dy[i]) *
+                                    fn.derivative(static_cast<double>(x[i])));
+            return;
+          }
           for (int64_t i = 0; i < n; ++i)
-            y[i] = static_cast<float>(static_cast<double>(dy[i]) *
-                                      fn.derivative(static_cast<double>(x[i])));
-          return;
-        }
-        for (int64_t i = 0; i < n; ++i)
-          y[i] = static_cast<float>(fn(static_cast<double>(x[i])));
-      });
+            y[i] = static_cast<T>(fn(static_cast<double>(x[i])));
+        });
+  };
+  bool known =
+      in[0].dtype() == DType::kF64 ? compute(double{}) : compute(float{});
   if (!known)
     return internalError("no unary math function for '", ctx.op->kind(), "'");
   return Status::success();
@@ -42,7 +48,7 @@ Status unaryMathKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 
 void registerUnaryMathKernels(KernelRegistry &registry) {
   for (const char *kind : unary_math::kOpNames)
-    registerKernel(registry, kind, unaryMathKernel, DTypeSupport::kFloat);
+    registerKernel(registry, kind, unaryMathKernel, DTypeSupport::kFloatF64);
 }
 
 } // namespace gopt::runtime::ref

@@ -31,9 +31,11 @@ using RefFn = Status (*)(const RefContext &ctx, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out);
 
 enum class DTypeSupport {
-  kFloat,   // f32; f16/bf16 computed in f32
-  kNumeric, // f32 and integer types; f16/bf16 computed in f32
-  kAny,     // the function handles every element type itself
+  kFloat,      // f32; f16/bf16/f64 computed in f32
+  kFloatF64,   // f32 and f64; f16/bf16 computed in f32
+  kNumeric,    // f32 and integer types; f16/bf16/f64 computed in f32
+  kNumericF64, // f32, f64 and integer types; f16/bf16 computed in f32
+  kAny,        // the function handles every element type itself
 };
 
 void registerKernel(KernelRegistry &registry, const char *kind, RefFn fn,
@@ -54,7 +56,8 @@ void registerDynamicShapeKernels(KernelRegistry &registry);
 void registerControlFlowKernels(KernelRegistry &registry);
 
 /// Calls fn(T{}) with the C++ type of an element type the reference kernels
-/// compute in (f16 and bf16 reach them as f32, converted by the wrapper).
+/// compute in (f16 and bf16 reach them as f32, converted by the wrapper; f64
+/// reaches only kernels registered as kFloatF64/kNumericF64 or kAny).
 template <typename Fn> Status visitElementType(DType dtype, Fn &&fn) {
   switch (dtype) {
   case DType::kF32:
@@ -69,6 +72,16 @@ template <typename Fn> Status visitElementType(DType dtype, Fn &&fn) {
     return fn(uint8_t{});
   case DType::kBool:
     return fn(bool{});
+  case DType::kF64:
+    return fn(double{});
+  case DType::kI16:
+    return fn(int16_t{});
+  case DType::kU16:
+    return fn(uint16_t{});
+  case DType::kU32:
+    return fn(uint32_t{});
+  case DType::kU64:
+    return fn(uint64_t{});
   default:
     return unimplemented("element type ", dtypeName(dtype),
                          " is not supported by the reference kernel");

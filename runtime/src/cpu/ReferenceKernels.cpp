@@ -19,9 +19,15 @@ bool isHalfType(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 Tensor toF32(const Tensor &t) {
   Tensor f = Tensor::allocate(DType::kF32, t.shape());
-  const uint16_t *src = t.data<uint16_t>();
   float *dst = f.data<float>();
   int64_t n = t.numElements();
+  if (t.dtype() == DType::kF64) {
+    const double *src = t.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(src[i]);
+    return f;
+  }
+  const uint16_t *src = t.data<uint16_t>();
   for (int64_t i = 0; i < n; ++i)
     dst[i] =
         t.dtype() == DType::kF16 ? halfToFloat(src[i]) : bf16ToFloat(src[i]);
@@ -30,16 +36,27 @@ Tensor toF32(const Tensor &t) {
 
 void fromF32(const Tensor &f, Tensor &t) {
   const float *src = f.data<float>();
-  uint16_t *dst = t.data<uint16_t>();
   int64_t n = t.numElements();
+  if (t.dtype() == DType::kF64) {
+    double *dst = t.data<double>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = src[i];
+    return;
+  }
+  uint16_t *dst = t.data<uint16_t>();
   for (int64_t i = 0; i < n; ++i)
     dst[i] =
         t.dtype() == DType::kF16 ? floatToHalf(src[i]) : floatToBf16(src[i]);
 }
 
-bool isIntegerType(DType t) {
-  return t == DType::kI8 || t == DType::kI32 || t == DType::kI64 ||
-         t == DType::kU8 || t == DType::kBool;
+bool isIntegerType(DType t) { return !isFloatDType(t) && t != DType::kInvalid; }
+
+bool takesIntegers(DTypeSupport s) {
+  return s == DTypeSupport::kNumeric || s == DTypeSupport::kNumericF64;
+}
+
+bool takesF64(DTypeSupport s) {
+  return s == DTypeSupport::kFloatF64 || s == DTypeSupport::kNumericF64;
 }
 
 class ReferenceKernel : public Kernel {
@@ -63,15 +80,18 @@ private:
                  std::vector<Tensor> &outputs) {
     if (support_ == DTypeSupport::kAny)
       return fn_(ctx_, inputs, outputs);
+    // Types the function does not compute in natively go through f32.
+    auto viaF32 = [&](DType t) {
+      return isHalfType(t) || (t == DType::kF64 && !takesF64(support_));
+    };
     bool convert = false;
     for (const std::vector<Tensor> *list :
          {&inputs, const_cast<const std::vector<Tensor> *>(&outputs)})
       for (const Tensor &t : *list) {
-        if (isHalfType(t.dtype())) {
+        if (viaF32(t.dtype())) {
           convert = true;
-        } else if (t.dtype() != DType::kF32 &&
-                   !(support_ == DTypeSupport::kNumeric &&
-                     isIntegerType(t.dtype()))) {
+        } else if (t.dtype() != DType::kF32 && t.dtype() != DType::kF64 &&
+                   !(takesIntegers(support_) && isIntegerType(t.dtype()))) {
           return unimplemented("element type ", dtypeName(t.dtype()),
                                " is not supported by the reference kernel");
         }
@@ -80,13 +100,13 @@ private:
       return fn_(ctx_, inputs, outputs);
     std::vector<Tensor> ins, outs;
     for (const Tensor &t : inputs)
-      ins.push_back(isHalfType(t.dtype()) ? toF32(t) : t);
+      ins.push_back(viaF32(t.dtype()) ? toF32(t) : t);
     for (const Tensor &t : outputs)
       outs.push_back(
-          isHalfType(t.dtype()) ? Tensor::allocate(DType::kF32, t.shape()) : t);
+          viaF32(t.dtype()) ? Tensor::allocate(DType::kF32, t.shape()) : t);
     GOPT_RETURN_IF_ERROR(fn_(ctx_, ins, outs));
     for (size_t i = 0; i < outputs.size(); ++i)
-      if (isHalfType(outputs[i].dtype()))
+      if (viaF32(outputs[i].dtype()))
         fromF32(outs[i], outputs[i]);
     return Status::success();
   }

@@ -56,6 +56,15 @@ Status modShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
 }
 
+Status bitShiftShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                     Shapes &out) {
+  if (!isUnsignedDType(types[0]))
+    return invalidArgument("operands must be unsigned integers, got ",
+                           dtypeName(types[0]));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
+}
+
 Status floatPredicateShape(const OpAttrs &, const Shapes &in,
                            const DTypes &types, Shapes &out) {
   if (!isFloatDType(types[0]))

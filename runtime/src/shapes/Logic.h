@@ -24,6 +24,9 @@ Status whereShape(const OpAttrs &, const Shapes &in, const DTypes &types,
 /// mod: numeric operands of one element type, broadcast; fmod 0 or 1.
 Status modShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                 Shapes &out);
+/// bit_shift: unsigned operands of one element type, broadcast.
+Status bitShiftShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                     Shapes &out);
 /// is_nan, is_inf: a float operand; an i1 result of its shape.
 Status floatPredicateShape(const OpAttrs &, const Shapes &in,
                            const DTypes &types, Shapes &out);

@@ -204,7 +204,7 @@ func.func @case21(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x8xf32>) {
 
 /// conv2d takes float tensors.
 func.func @case22(%x: tensor<1x8x8x3xi32>, %w: tensor<3x3x3x8xi32>) {
-  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = gopt.conv2d %x, %w : (tensor<1x8x8x3xi32>, tensor<3x3x3x8xi32>) -> tensor<1x6x6x8xi32>
   return
 }
@@ -573,7 +573,7 @@ func.func @case62(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
 
 /// unary float ops reject integers.
 func.func @case63(%a: tensor<2x3xi32>) {
-  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = gopt.relu %a : (tensor<2x3xi32>) -> tensor<2x3xi32>
   return
 }
@@ -636,7 +636,7 @@ func.func @case69(%a: tensor<2x3xf32>) {
 
 /// ops take ranked tensors only.
 func.func @case70(%a: tensor<*xf32>) {
-  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = gopt.relu %a : (tensor<*xf32>) -> tensor<*xf32>
   return
 }
@@ -644,9 +644,9 @@ func.func @case70(%a: tensor<*xf32>) {
 // -----
 
 /// element types are limited to what the backends run.
-func.func @case71(%a: tensor<2xf64>, %b: tensor<2xf64>) {
-  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 8-bit signless integer or 32-bit signless integer or 64-bit signless integer values}}
-  %0 = gopt.add %a, %b : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+func.func @case71(%a: tensor<2xf80>, %b: tensor<2xf80>) {
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float or 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values}}
+  %0 = gopt.add %a, %b : (tensor<2xf80>, tensor<2xf80>) -> tensor<2xf80>
   return
 }
 

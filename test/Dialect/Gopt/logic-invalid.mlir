@@ -76,7 +76,7 @@ func.func @mod_fmod(%a: tensor<4xi32>) {
 
 /// is_nan takes floats.
 func.func @is_nan_int(%x: tensor<4xi32>) {
-  // expected-error@+1 {{'gopt.is_nan' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error@+1 {{'gopt.is_nan' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = gopt.is_nan %x : (tensor<4xi32>) -> tensor<4xi1>
   return
 }

@@ -67,7 +67,7 @@ func.func @lrn_size(%x: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @lrn_type(%x: tensor<1x8x4x4xi32>) {
-  // expected-error@+1 {{'gopt.lrn' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error@+1 {{'gopt.lrn' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
   %0 = gopt.lrn %x {size = 3 : i64} : (tensor<1x8x4x4xi32>) -> tensor<1x8x4x4xi32>
   return
 }

@@ -201,7 +201,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
       {"layer_norm", "instance_norm", "lrn", "reduce_min", "reduce_prod"});
   cpuOnly.insert({"equal", "less", "less_equal", "greater", "greater_equal",
                   "and", "or", "xor", "not", "where", "mod", "floor_div",
-                  "is_nan", "is_inf", "expand", "tile"});
+                  "is_nan", "is_inf", "expand", "tile", "bit_shift"});
   // The image ops (GoptImageOps.td) run on the CPU so far.
   cpuOnly.insert({"conv2d_transpose", "resize"});
   // The indexing ops (GoptIndexingOps.td) run on the CPU so far.

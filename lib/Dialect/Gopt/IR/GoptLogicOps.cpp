@@ -96,6 +96,21 @@ static LogicalResult inferTypes(ModOp::Adaptor adaptor, const ShapeError &error,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(ModOp)
 
+static LogicalResult inferTypes(BitShiftOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  // Absent until verified (importers infer types from raw attributes).
+  if (auto direction =
+          dyn_cast_or_null<StringAttr>(adaptor.getProperties().direction);
+      direction && direction.getValue() != "LEFT" &&
+      direction.getValue() != "RIGHT")
+    return error("expects direction \"LEFT\" or \"RIGHT\", got \"",
+                 direction.getValue(), "\"");
+  return inferBroadcastResult(adaptor.getLhs(), adaptor.getRhs(), Type(), error,
+                              inferred);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(BitShiftOp)
+
 static LogicalResult inferTypes(IsNaNOp::Adaptor adaptor, const ShapeError &,
                                 SmallVectorImpl<Type> &inferred) {
   inferred.push_back(

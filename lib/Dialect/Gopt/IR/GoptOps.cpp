@@ -192,14 +192,29 @@ struct FoldLosslessCastRoundTrip : public OpRewritePattern<CastOp> {
       return true;
     if (from.isF16() || from.isBF16())
       return to.isF32();
+    if (from.isF32())
+      return to.isF64();
     if (from.isInteger(1))
       return isa<IntegerType>(to) || isa<FloatType>(to);
-    if (from.isInteger(8))
-      return to.isInteger(32) || to.isInteger(64) || to.isF32() || to.isF16() ||
-             to.isBF16();
-    if (from.isInteger(32))
-      return to.isInteger(64);
-    return false;
+    auto fromInt = dyn_cast<IntegerType>(from);
+    if (!fromInt)
+      return false;
+    unsigned width = fromInt.getWidth();
+    if (auto toInt = dyn_cast<IntegerType>(to)) {
+      // Signed to unsigned loses the negative values; unsigned to signed
+      // needs one more bit.
+      if (fromInt.isUnsigned())
+        return toInt.isUnsigned() ? toInt.getWidth() >= width
+                                  : toInt.getWidth() > width;
+      return !toInt.isUnsigned() && toInt.getWidth() >= width;
+    }
+    // Every integer of up to 8 bits is exact in f16 and bf16, up to 16 in
+    // f32, up to 32 in f64.
+    if (width <= 8 && (to.isF16() || to.isBF16()))
+      return true;
+    if (width <= 16 && to.isF32())
+      return true;
+    return width <= 32 && to.isF64();
   }
 
   LogicalResult matchAndRewrite(CastOp op,

@@ -24,12 +24,21 @@ enum class DType : int {
   kI64 = 6,
   kBool = 7,
   kU8 = 8,
+  kF64 = 9,
+  kI16 = 10,
+  kU16 = 11,
+  kU32 = 12,
+  kU64 = 13,
 };
 
 size_t dtypeSize(DType dtype);
-// "f32", "f16", "bf16", "i8", "i32", "i64", "bool", "u8".
+// "f32", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "f64", "i16",
+// "u16", "u32", "u64".
 const char *dtypeName(DType dtype);
 bool isFloatDType(DType dtype);
+bool isUnsignedDType(DType dtype);
+// Every valid element type, in enum order.
+const std::vector<DType> &allDTypes();
 StatusOr<DType> parseDType(const std::string &name);
 
 // Dimensions of a tensor; -1 marks a dynamic dimension (only in plans).

@@ -155,6 +155,27 @@ def Gopt_FloorDivOp : Gopt_BinaryOp<"floor_div", "floor(lhs / rhs) (integers rou
   let tfOpType = "FloorDiv";
 }
 
+def Gopt_BitShiftOp : Gopt_InferredOp<"bit_shift", [Pure,
+    SameOperandsAndResultElementType, Gopt_LayoutAgnostic]> {
+  let summary = "elementwise bit shift of unsigned integers";
+  let description = [{
+    `lhs << rhs` (`direction = "LEFT"`) or `lhs >> rhs` (`"RIGHT"`),
+    elementwise, with numpy broadcasting (ONNX `BitShift`). The operands are
+    unsigned integers of one type; bits shifted out are lost, and a shift
+    by the type's width or more gives 0.
+
+    ```mlir
+    %z = gopt.bit_shift %a, %b {direction = "LEFT"} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+    ```
+  }];
+  let arguments = (ins Gopt_UnsignedTensor:$lhs, Gopt_UnsignedTensor:$rhs,
+                   Gopt_RequiredStrEnumAttr<["LEFT", "RIGHT"]>:$direction);
+  let results = (outs Gopt_UnsignedTensor:$z);
+  let runtimeShapeFunction = "bitShiftShape";
+  let onnxOpType = "BitShift";
+  let onnxSinceOpset = 11;
+}
+
 //===----------------------------------------------------------------------===//
 // Float predicates
 //===----------------------------------------------------------------------===//

@@ -19,10 +19,17 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Types and attribute constraints
 //===----------------------------------------------------------------------===//
 
-def Gopt_ElementType : AnyTypeOf<[F32, F16, BF16, I8, I32, I64, I1]>;
-def Gopt_Tensor : RankedTensorOf<[F32, F16, BF16, I8, I32, I64, I1]>;
-def Gopt_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
-def Gopt_NumericTensor : RankedTensorOf<[F32, F16, BF16, I8, I32, I64]>;
+// Integers are signless (i8, i16, i32, i64) or unsigned (ui8 ... ui64): the
+// unsigned types keep ONNX's and TF's unsigned data types apart from the
+// signed ones, and the plan's u8 ... u64 follow from them.
+def Gopt_ElementType : AnyTypeOf<[F32, F16, BF16, F64, I8, I16, I32, I64, I1,
+                                  UI8, UI16, UI32, UI64]>;
+def Gopt_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64, I1,
+                                  UI8, UI16, UI32, UI64]>;
+def Gopt_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Gopt_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32,
+                                         I64, UI8, UI16, UI32, UI64]>;
+def Gopt_UnsignedTensor : RankedTensorOf<[UI8, UI16, UI32, UI64]>;
 def Gopt_I64Tensor : RankedTensorOf<[I64]>;
 
 // A string attribute with a fixed set of values. The values are stated here
