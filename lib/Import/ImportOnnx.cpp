@@ -208,6 +208,25 @@ private:
   LogicalResult importReduce(StringRef kind);
   LogicalResult importConstant();
   LogicalResult importQuantization(bool dequantize);
+  // Quantization gopt has no op for (zero points, uint8, integer and
+  // quantized conv/matmul): float compositions that are exact, or refused.
+  LogicalResult importAffineQuantization(bool dequantize);
+  LogicalResult importDynamicQuantizeLinear();
+  LogicalResult importIntegerConvOrMatMul(bool conv, bool quantizedLinear);
+  /// Imports the current node as a node of `opType` (same attributes) over
+  /// `inputs`; `outputs` gets its results. For compositions that end in an
+  /// op gopt imports already (Conv, MatMul).
+  LogicalResult importAs(StringRef opType, ArrayRef<Value> inputs,
+                         int numOutputs, SmallVectorImpl<Value> &outputs);
+  /// `v` (a scale or zero point: a scalar or one value per `axis` entry) as
+  /// f32, shaped to broadcast along `axis` of a rank-`rank` tensor.
+  FailureOr<Value> broadcastAlong(Value v, int64_t axis, int64_t rank);
+  /// (f32(q) - f32(zeroPoint)) * scale; a null zeroPoint is 0.
+  FailureOr<Value> dequantizeAffine(Value q, Value scale, Value zeroPoint,
+                                    int64_t axis);
+  /// saturate(round(x / scale) + zeroPoint) as `quantized`.
+  FailureOr<Value> quantizeAffine(Value x, Value scale, Value zeroPoint,
+                                  int64_t axis, Type quantized);
   LogicalResult importVariadic(StringRef kind);
   LogicalResult importPow();
   LogicalResult importShape();
@@ -1001,37 +1020,347 @@ LogicalResult OnnxImporter::importGemm() {
 /// QuantizeLinear / DequantizeLinear in the symmetric int8 form gopt
 /// computes (an int8 zero point of 0): gopt.quantize / gopt.dequantize. The
 /// scale must be a constant (a scalar: per tensor; 1-D: per `axis`).
+LogicalResult OnnxImporter::importAs(StringRef opType, ArrayRef<Value> inputs,
+                                     int numOutputs,
+                                     SmallVectorImpl<Value> &outputs) {
+  onnx::NodeProto synthetic = *node;
+  synthetic.set_op_type(opType.str());
+  synthetic.clear_input();
+  synthetic.clear_output();
+  // Names no ONNX value has (they start with a control character).
+  std::string prefix = "\x01" + std::to_string(nodeIndex) + "/" +
+                       node->op_type() + "/" + opType.str() + "/";
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    if (!v) {
+      synthetic.add_input("");
+      continue;
+    }
+    std::string name = prefix + "in" + std::to_string(i);
+    values[name] = v;
+    synthetic.add_input(name);
+  }
+  for (int i = 0; i < numOutputs; ++i)
+    synthetic.add_output(prefix + "out" + std::to_string(i));
+  const onnx::NodeProto *outer = node;
+  node = &synthetic;
+  LogicalResult imported = importNode();
+  node = outer;
+  if (failed(imported))
+    return failure();
+  for (const std::string &name : synthetic.output())
+    outputs.push_back(values.lookup(name));
+  return success();
+}
+
+FailureOr<Value> OnnxImporter::broadcastAlong(Value v, int64_t axis,
+                                              int64_t rank) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.getElementType().isF32())
+    v = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), v);
+  if (!v)
+    return failOp();
+  if (type.getRank() == 0 || rank <= 1)
+    return v;
+  // One value in any shape ([1, 1] in QLinearMatMul's tests) is a scalar.
+  if (type.hasStaticShape() && type.getNumElements() == 1) {
+    Value scalar = createTyped<ReshapeOp>(
+        b, loc, RankedTensorType::get({}, b.getF32Type()), v, i64s({}));
+    if (!scalar)
+      return failOp();
+    return scalar;
+  }
+  if (type.getRank() != 1 || ShapedType::isDynamic(type.getDimSize(0)))
+    return failNode(llvm::formatv("a scale or zero point must be a scalar or "
+                                  "1-D, got {0}",
+                                  type));
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return failNode(llvm::formatv("axis {0} is out of range", axis));
+  SmallVector<int64_t> dims(rank, 1);
+  dims[axis] = type.getDimSize(0);
+  Value shaped = createTyped<ReshapeOp>(
+      b, loc, RankedTensorType::get(dims, b.getF32Type()), v, i64s(dims));
+  if (!shaped)
+    return failOp();
+  return shaped;
+}
+
+FailureOr<Value> OnnxImporter::dequantizeAffine(Value q, Value scale,
+                                                Value zeroPoint, int64_t axis) {
+  auto type = cast<RankedTensorType>(q.getType());
+  int64_t rank = type.getRank();
+  Value x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), q);
+  FailureOr<Value> s = broadcastAlong(scale, axis, rank);
+  if (!x || failed(s))
+    return failure();
+  if (zeroPoint) {
+    FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
+    if (failed(z))
+      return failure();
+    x = createInferred<SubOp>(b, loc, x, *z);
+  }
+  Value y = x ? createInferred<MulOp>(b, loc, x, *s) : Value();
+  if (!y)
+    return failOp();
+  return y;
+}
+
+/// The range of an integer type as floats (uint8: 0..255).
+static std::pair<double, double> integerRange(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  if (type.isUnsignedInteger())
+    return {0.0, std::ldexp(1.0, bits) - 1};
+  return {-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1};
+}
+
+FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
+                                              Value zeroPoint, int64_t axis,
+                                              Type quantized) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  FailureOr<Value> s = broadcastAlong(scale, axis, rank);
+  if (failed(s))
+    return failure();
+  if (!type.getElementType().isF32())
+    x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), x);
+  Value y = x ? createInferred<DivOp>(b, loc, x, *s) : Value();
+  y = y ? createInferred<RoundOp>(b, loc, y) : Value();
+  if (y && zeroPoint) {
+    FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
+    if (failed(z))
+      return failure();
+    y = createInferred<AddOp>(b, loc, y, *z);
+  }
+  auto [lo, hi] = integerRange(quantized);
+  y = y ? createInferred<MaxOp>(
+              b, loc, y, createScalarConstant(b, loc, b.getF32Type(), lo))
+        : Value();
+  y = y ? createInferred<MinOp>(
+              b, loc, y, createScalarConstant(b, loc, b.getF32Type(), hi))
+        : Value();
+  y = y ? createTyped<CastOp>(
+              b, loc, cast<RankedTensorType>(y.getType()).clone(quantized), y)
+        : Value();
+  if (!y)
+    return failOp();
+  return y;
+}
+
+/// QuantizeLinear/DequantizeLinear with zero points or an unsigned type:
+/// ONNX's definition written with gopt's elementwise ops. gopt's own
+/// quantize/dequantize (symmetric int8, what --gopt-quantize emits) stay
+/// for the symmetric form.
+LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_OPTIONAL_INPUT(zeroPoint, 2);
+  int64_t axis = intAttr("axis", 1);
+  if (cast<RankedTensorType>(scale.getType()).getRank() == 0)
+    axis = 0;
+  if (dequantize) {
+    Type in = getElementTypeOrSelf(x.getType());
+    if (!in.isInteger(8) && !in.isSignlessInteger(32))
+      return failNode(llvm::formatv("dequantizes {0}; expected int8, uint8 "
+                                    "or int32",
+                                    in));
+    FailureOr<Value> y = dequantizeAffine(x, scale, zeroPoint, axis);
+    if (failed(y))
+      return failure();
+    setOutput(0, *y);
+    return success();
+  }
+  // Without a zero point ONNX quantizes to uint8.
+  Type quantized = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
+                             : b.getIntegerType(8, /*isSigned=*/false);
+  if (!quantized.isInteger(8))
+    return failNode(
+        llvm::formatv("quantizes to {0}; expected int8 or uint8", quantized));
+  FailureOr<Value> y = quantizeAffine(x, scale, zeroPoint, axis, quantized);
+  if (failed(y))
+    return failure();
+  setOutput(0, *y);
+  return success();
+}
+
+/// DynamicQuantizeLinear: uint8 with a scale and zero point from the
+/// input's range (which always includes 0), as ONNX's function computes.
+LogicalResult OnnxImporter::importDynamicQuantizeLinear() {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!type.getElementType().isF32())
+    return failNode("expects an f32 input");
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  Type f32 = b.getF32Type();
+  Value zero = createScalarConstant(b, loc, f32, 0.0);
+  Value lo =
+      createInferred<ReduceMinOp>(b, loc, x, i64s(all), b.getBoolAttr(false));
+  Value hi =
+      createInferred<ReduceMaxOp>(b, loc, x, i64s(all), b.getBoolAttr(false));
+  lo = lo ? createInferred<MinOp>(b, loc, lo, zero) : Value();
+  hi = hi ? createInferred<MaxOp>(b, loc, hi, zero) : Value();
+  Value scale = lo && hi ? createInferred<SubOp>(b, loc, hi, lo) : Value();
+  scale = scale ? createInferred<DivOp>(
+                      b, loc, scale, createScalarConstant(b, loc, f32, 255.0))
+                : Value();
+  if (!scale)
+    return failOp();
+  // zero point = saturate(round(-min / scale)) in [0, 255].
+  Type u8 = b.getIntegerType(8, /*isSigned=*/false);
+  Value negLo = createInferred<NegOp>(b, loc, lo);
+  if (!negLo)
+    return failOp();
+  FailureOr<Value> zeroPoint = quantizeAffine(negLo, scale, Value(), 0, u8);
+  if (failed(zeroPoint))
+    return failure();
+  FailureOr<Value> y = quantizeAffine(x, scale, *zeroPoint, 0, u8);
+  if (failed(y))
+    return failure();
+  setOutput(0, *y);
+  setOutput(1, scale);
+  setOutput(2, *zeroPoint);
+  return success();
+}
+
+/// ConvInteger/MatMulInteger (int32 results) and QLinearConv/QLinearMatMul
+/// (quantized results): the integer products are summed in f32, which is
+/// exact while every partial sum stays below 2^24; the importer checks that
+/// bound from the reduction length and the operand types, and refuses a
+/// node that could exceed it. QLinear* then scale by x_scale * w_scale /
+/// y_scale and quantize, as ONNX's reference does.
+LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
+                                                      bool quantizedLinear) {
+  // Operand positions: ConvInteger/MatMulInteger (x, w, x_zp, w_zp);
+  // QLinear* (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, bias]).
+  int xi = 0, wi = quantizedLinear ? 3 : 1;
+  int xzpi = quantizedLinear ? 2 : 2, wzpi = quantizedLinear ? 5 : 3;
+  GET_INPUT(x, xi);
+  GET_INPUT(w, wi);
+  FailureOr<Value> xzp = input(xzpi), wzp = input(wzpi);
+  if (failed(xzp) || failed(wzp))
+    return failure();
+  Type xt = getElementTypeOrSelf(x.getType()),
+       wt = getElementTypeOrSelf(w.getType());
+  if (!xt.isInteger(8) || !wt.isInteger(8))
+    return failNode(llvm::formatv("expects int8 or uint8 operands, got {0} "
+                                  "and {1}",
+                                  xt, wt));
+  ArrayRef<int64_t> wShape = shapeOf(w);
+  int64_t reduced = 1;
+  if (conv) {
+    for (int64_t d : wShape.drop_front())
+      reduced = ShapedType::isDynamic(d) || ShapedType::isDynamic(reduced)
+                    ? ShapedType::kDynamic
+                    : reduced * d;
+  } else {
+    reduced =
+        wShape.size() >= 2 ? wShape[wShape.size() - 2] : ShapedType::kDynamic;
+  }
+  // Each product of (x - x_zp)(w - w_zp) is at most 255 * 255 in magnitude.
+  constexpr double kExact = 16777216.0; // 2^24
+  if (ShapedType::isDynamic(reduced) || reduced * 65025.0 >= kExact)
+    return failNode(llvm::formatv(
+        "sums {0} products per output; gopt computes integer convolutions "
+        "and matmuls in f32, which is exact only up to {1} products of 8-bit "
+        "values",
+        ShapedType::isDynamic(reduced) ? std::string("a dynamic number of")
+                                       : std::to_string(reduced),
+        static_cast<int64_t>(kExact / 65025.0)));
+  // Zero points: x's per tensor (MatMulInteger: per row, axis 0 of a 2-D
+  // x), w's per output channel (axis 0 of the filter, or the last axis of
+  // a matmul's right operand).
+  int64_t xRank = shapeOf(x).size(), wRank = wShape.size();
+  FailureOr<Value> xs =
+      dequantizeAffine(x, createScalarConstant(b, loc, b.getF32Type(), 1.0),
+                       *xzp, conv ? 1 : xRank - 2);
+  FailureOr<Value> ws =
+      dequantizeAffine(w, createScalarConstant(b, loc, b.getF32Type(), 1.0),
+                       *wzp, conv ? 0 : wRank - 1);
+  if (failed(xs) || failed(ws))
+    return failure();
+  SmallVector<Value> operands = {*xs, *ws};
+  if (conv && quantizedLinear) {
+    FailureOr<Value> bias = input(8);
+    if (failed(bias))
+      return failure();
+    if (*bias) {
+      auto biasType = cast<RankedTensorType>(bias->getType());
+      Value f =
+          createTyped<CastOp>(b, loc, biasType.clone(b.getF32Type()), *bias);
+      if (!f)
+        return failOp();
+      operands.push_back(f);
+    }
+  }
+  SmallVector<Value> results;
+  if (failed(importAs(conv ? "Conv" : "MatMul", operands, 1, results)))
+    return failure();
+  Value acc = results[0];
+  auto accType = cast<RankedTensorType>(acc.getType());
+  if (!quantizedLinear) {
+    Value y =
+        createTyped<CastOp>(b, loc, accType.clone(b.getIntegerType(32)), acc);
+    if (!y)
+      return failOp();
+    setOutput(0, y);
+    return success();
+  }
+  GET_INPUT(xScale, 1);
+  GET_INPUT(wScale, 4);
+  GET_INPUT(yScale, 6);
+  GET_OPTIONAL_INPUT(yzp, 7);
+  int64_t rank = accType.getRank();
+  int64_t channelAxis = conv ? 1 : rank - 1;
+  FailureOr<Value> xsf = broadcastAlong(xScale, 0, rank);
+  FailureOr<Value> wsf = broadcastAlong(wScale, channelAxis, rank);
+  FailureOr<Value> ysf = broadcastAlong(yScale, 0, rank);
+  if (failed(xsf) || failed(wsf) || failed(ysf))
+    return failure();
+  Value multiplier = createInferred<MulOp>(b, loc, *xsf, *wsf);
+  Value scaled =
+      multiplier ? createInferred<MulOp>(b, loc, acc, multiplier) : Value();
+  if (!scaled)
+    return failOp();
+  Type quantized = yzp ? getElementTypeOrSelf(yzp.getType())
+                       : b.getIntegerType(8, /*isSigned=*/false);
+  FailureOr<Value> y = quantizeAffine(scaled, *ysf, yzp, 0, quantized);
+  if (failed(y))
+    return failure();
+  setOutput(0, *y);
+  return success();
+}
+
 LogicalResult OnnxImporter::importQuantization(bool dequantize) {
-  StringRef op = dequantize ? "DequantizeLinear" : "QuantizeLinear";
   GET_INPUT(x, 0);
   if (node->input_size() < 2 || node->input(1).empty())
     return failNode("missing the scale (input 1)");
   if (const onnx::AttributeProto *block = attr("block_size");
       block && block->i() != 0)
     return failNode("blocked quantization (block_size) is not supported");
-  // The zero point decides the quantized type; without one ONNX quantizes
-  // to uint8, which gopt's symmetric int8 cannot represent.
+  // gopt's quantize/dequantize are symmetric int8 with constant scales
+  // (the form --gopt-quantize writes and the int8 kernels fuse); anything
+  // else is ONNX's affine definition as a composition. Without a zero
+  // point ONNX quantizes to uint8.
   bool hasZeroPoint = node->input_size() > 2 && !node->input(2).empty();
-  if (!hasZeroPoint && !dequantize)
-    return failNode("quantizes to uint8 (no zero point given); gopt "
-                    "quantizes symmetrically to int8: give an int8 zero point "
-                    "of 0");
+  bool symmetric = hasZeroPoint || dequantize;
   if (hasZeroPoint) {
-    FailureOr<DenseElementsAttr> zero = constantAttr(node->input(2));
-    if (failed(zero))
-      return failure();
-    if (!zero->getElementType().isSignlessInteger(8))
-      return failNode("has a zero point of a type other than int8; gopt "
-                      "quantizes symmetrically to int8");
-    for (APInt v : zero->getValues<APInt>())
-      if (!v.isZero())
-        return failNode("has a non-zero zero point (asymmetric "
-                        "quantization); gopt quantizes symmetrically");
+    symmetric = isConstant(node->input(2));
+    if (symmetric) {
+      FailureOr<DenseElementsAttr> zero = constantAttr(node->input(2));
+      if (failed(zero))
+        return failure();
+      symmetric = zero->getElementType().isSignlessInteger(8) &&
+                  llvm::all_of(zero->getValues<APInt>(),
+                               [](const APInt &v) { return v.isZero(); });
+    }
   }
   Type valueType = getElementTypeOrSelf(x.getType());
-  if (dequantize ? !valueType.isSignlessInteger(8) : !valueType.isF32())
-    return failNode(llvm::formatv("{0} input must be {1}", op,
-                                  dequantize ? "int8" : "float"));
+  symmetric = symmetric && isConstant(node->input(1)) &&
+              (dequantize ? valueType.isSignlessInteger(8) : valueType.isF32());
+  if (!symmetric)
+    return importAffineQuantization(dequantize);
   FailureOr<DenseElementsAttr> scale = constantAttr(node->input(1));
   if (failed(scale))
     return failure();
@@ -1575,14 +1904,37 @@ LogicalResult OnnxImporter::importSlice() {
     return failNode("starts, ends, axes and steps differ in length");
   SmallVector<int64_t> st(rank, 0),
       en(rank, std::numeric_limits<int64_t>::max()), sp(rank, 1);
+  // Axes with a negative step: the indices they keep, in order, gathered
+  // after the slice (gopt.slice's steps are positive).
+  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> backwards;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank)
       return failNode(llvm::formatv("axis {0} out of range", a));
     if (a < 0)
       a += rank;
-    if (steps[i] <= 0)
-      return failNode("non-positive slice steps are not supported");
+    if (steps[i] == 0)
+      return failNode("a slice step of 0 is not allowed");
+    if (steps[i] < 0) {
+      int64_t dim = in[a];
+      if (ShapedType::isDynamic(dim))
+        return failNode("negative slice steps on a dynamic dimension are "
+                        "not supported");
+      // ONNX clamps a backward start to [0, dim - 1] and its end to
+      // [-1, dim - 1], after counting negative values from the end.
+      int64_t s = starts[i], e = ends[i];
+      if (s < 0)
+        s += dim;
+      if (e < 0)
+        e += dim;
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      SmallVector<int64_t> kept;
+      for (int64_t k = s; k > e; k += steps[i])
+        kept.push_back(k);
+      backwards.push_back({a, std::move(kept)});
+      continue;
+    }
     int64_t dim = in[a];
     int64_t s = starts[i], e = ends[i];
     if ((s < 0 || e < 0) && ShapedType::isDynamic(dim))
@@ -1601,8 +1953,19 @@ LogicalResult OnnxImporter::importSlice() {
     en[a] = e;
     sp[a] = steps[i];
   }
-  return setResult(
-      createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp)));
+  Value y = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
+  for (auto &[axis, kept] : backwards) {
+    if (!y)
+      break;
+    y = createInferred<GatherOp>(
+        b, loc, y,
+        createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
+        b.getI64IntegerAttr(axis));
+  }
+  if (!y)
+    return failOp();
+  setOutput(0, y);
+  return success();
 }
 
 /// Slice with bounds known at run time: gopt.dynamic_slice with ONNX's
@@ -4396,6 +4759,11 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) {
          return i.importWindowed1D([](I &j) { return j.importConv(); }, 2);
        }},
+      {"ConvInteger",
+       [](I &i) {
+         return i.importIntegerConvOrMatMul(/*conv=*/true,
+                                            /*quantizedLinear=*/false);
+       }},
       {"ConvTranspose",
        [](I &i) {
          return i.importWindowed1D([](I &j) { return j.importConvTranspose(); },
@@ -4408,6 +4776,8 @@ LogicalResult OnnxImporter::importNode() {
        [](I &i) { return i.importQuantization(/*dequantize=*/true); }},
       {"Div", [](I &i) { return i.binary<DivOp>(); }},
       {"Dropout", [](I &i) { return i.importDropout(); }},
+      {"DynamicQuantizeLinear",
+       [](I &i) { return i.importDynamicQuantizeLinear(); }},
       {"Einsum", [](I &i) { return i.importEinsum(); }},
       {"Erf", [](I &i) { return i.unary<ErfOp>(); }},
       {"Exp", [](I &i) { return i.unary<ExpOp>(); }},
@@ -4430,6 +4800,11 @@ LogicalResult OnnxImporter::importNode() {
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
       {"Loop", [](I &i) { return i.importLoop(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
+      {"MatMulInteger",
+       [](I &i) {
+         return i.importIntegerConvOrMatMul(/*conv=*/false,
+                                            /*quantizedLinear=*/false);
+       }},
       {"Max", [](I &i) { return i.importVariadic("Max"); }},
       {"MaxPool", [](I &i) { return i.importPoolNode(/*isMax=*/true); }},
       {"Mean", [](I &i) { return i.importMean(); }},
@@ -4443,6 +4818,16 @@ LogicalResult OnnxImporter::importNode() {
       {"OneHot", [](I &i) { return i.importOneHot(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
+      {"QLinearConv",
+       [](I &i) {
+         return i.importIntegerConvOrMatMul(/*conv=*/true,
+                                            /*quantizedLinear=*/true);
+       }},
+      {"QLinearMatMul",
+       [](I &i) {
+         return i.importIntegerConvOrMatMul(/*conv=*/false,
+                                            /*quantizedLinear=*/true);
+       }},
       {"QuantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
       {"RNN", [](I &i) { return i.importRecurrent(/*gates=*/1); }},
