@@ -12,6 +12,7 @@
 #include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
+#include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1580,6 +1581,12 @@ LogicalResult OnnxImporter::importDynamicReshape(Value x, StringRef shapeName) {
         "input '{0}' (input #1, shape) must be a 1-D integer tensor of "
         "static length, got {1}",
         shapeName, target.getType()));
+  if (type.getDimSize(0) > shape::kMaxRank)
+    return failNode(llvm::formatv("input '{0}' (input #1, shape) has {1} "
+                                  "entries; at most {2} dimensions are "
+                                  "supported",
+                                  shapeName, type.getDimSize(0),
+                                  shape::kMaxRank));
   bool allowZero = intAttr("allowzero", 0) != 0;
   auto i64Type = RankedTensorType::get(type.getShape(), b.getI64Type());
   if (type != i64Type)

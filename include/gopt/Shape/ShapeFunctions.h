@@ -28,6 +28,10 @@ namespace gopt::shape {
 
 /// An unknown dimension; the value of mlir::ShapedType::kDynamic.
 inline constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
+// The largest rank a result may take from a value's length (a dynamic
+// reshape's target, an expand's shape): a larger one is an error, not an
+// allocation (shapes come from untrusted models).
+inline constexpr int64_t kMaxRank = 64;
 
 inline bool isDynamic(int64_t dim) { return dim == kDynamic; }
 

@@ -34,6 +34,9 @@ static LogicalResult inferTypes(DynamicReshapeOp::Adaptor adaptor,
   if (target.size() != 1 || ShapedType::isDynamic(target[0]))
     return error("expects shape to be a 1-D tensor of static length, got ",
                  adaptor.getShape().getType());
+  if (target[0] > shape::kMaxRank)
+    return error("would have rank ", target[0], "; at most ", shape::kMaxRank,
+                 " is supported");
   shape::Dims result(target[0], shape::kDynamic);
   if (std::optional<SmallVector<int64_t>> values =
           constantTarget(adaptor.getShape()))
@@ -168,6 +171,9 @@ LogicalResult gopt::detail::inferDynamicOpTypes(
   if (!rank || *rank < 0)
     return error("cannot give its result a rank (rule '", rankRule,
                  "') from operands ", operands.getTypes());
+  if (*rank > shape::kMaxRank)
+    return error("would have rank ", *rank, "; at most ", shape::kMaxRank,
+                 " is supported");
   SmallVector<int64_t> dims(*rank, ShapedType::kDynamic);
   SmallVector<StringRef> elements;
   elementRule.split(elements, ',');
