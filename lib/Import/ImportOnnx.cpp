@@ -178,6 +178,7 @@ private:
   LogicalResult importConvTranspose();
   LogicalResult importPoolNode(bool isMax);
   LogicalResult importResize();
+  LogicalResult importDynamicResize(Value x, int scalesIndex, bool usesRoi);
   FailureOr<SmallVector<float>> constantFloats(StringRef valueName);
   FailureOr<SmallVector<int64_t>> symbolicShape(StringRef shapeName, Value x,
                                                 StringRef what);
@@ -757,7 +758,9 @@ FailureOr<SmallVector<float>> OnnxImporter::constantFloats(StringRef name) {
 }
 
 /// Resize (opsets 10, 11, 13) and Upsample (7, 9): H and W of a rank-4 NCHW
-/// input, with constant scales or sizes; N and C must keep their size.
+/// input; N and C must keep their size. Constant scales or sizes (or sizes
+/// computed from shapes) become gopt.resize's attributes; values known only
+/// at run time make a gopt.dynamic_resize.
 LogicalResult OnnxImporter::importResize() {
   GET_INPUT(x, 0);
   ArrayRef<int64_t> xShape = shapeOf(x);
@@ -771,6 +774,35 @@ LogicalResult OnnxImporter::importResize() {
   };
   std::string mode = stringAttr("mode", "nearest");
   std::string ctm = "asymmetric", nearestMode = "floor";
+  if (!upsample || opset >= 9) {
+    // Sizes fold when constant or computed from shapes, N and C possibly
+    // copied from the input's own (symbolicShape below).
+    auto sizesFold = [&](StringRef name) {
+      if (isConstant(name))
+        return true;
+      std::optional<SmallVector<ShapeEntry>> entries =
+          traceShapeEntries(values.lookup(name));
+      if (!entries)
+        return false;
+      for (auto [i, e] : llvm::enumerate(*entries))
+        if (e.source && !(e.source == x && e.dim == int64_t(i) && i < 2))
+          return false;
+      return true;
+    };
+    bool onnx11 = !upsample && opset >= 11;
+    int scalesIndex = onnx11 ? 2 : 1;
+    StringRef scalesName = inputName(scalesIndex), sizesName = inputName(3);
+    std::string ctmHere =
+        onnx11 ? stringAttr("coordinate_transformation_mode", "half_pixel")
+               : ctm;
+    bool usesRoi = onnx11 && ctmHere == "tf_crop_and_resize";
+    bool runtime =
+        (!scalesName.empty() && !isConstant(scalesName)) ||
+        (onnx11 && !sizesName.empty() && !sizesFold(sizesName)) ||
+        (usesRoi && !inputName(1).empty() && !isConstant(inputName(1)));
+    if (runtime)
+      return importDynamicResize(x, scalesIndex, usesRoi);
+  }
   SmallVector<float> scales, roi;
   SmallVector<int64_t> sizes;
   if (upsample && opset < 9) {
@@ -878,6 +910,87 @@ LogicalResult OnnxImporter::importResize() {
       b.getBoolAttr(intAttr("exclude_outside", 0) != 0),
       b.getF32FloatAttr(floatAttr("extrapolation_value", 0.0f)),
       b.getStringAttr("NCHW")));
+}
+
+/// Resize or Upsample whose roi, scales or sizes are known only at run time:
+/// gopt.dynamic_resize reads them on the host in ONNX's form (absent ones
+/// empty) and runs as gopt.resize.
+LogicalResult OnnxImporter::importDynamicResize(Value x, int scalesIndex,
+                                                bool usesRoi) {
+  bool upsample = node->op_type() == "Upsample";
+  bool onnx11 = !upsample && opset >= 11;
+  std::string mode = stringAttr("mode", "nearest");
+  if (mode == "bilinear") // Upsample-7's name for linear
+    mode = "linear";
+  // Opset 10 rounds nearest by whether each scale down- or upsamples, which
+  // gopt.resize's one nearest_mode cannot follow for unknown scales.
+  if (!upsample && !onnx11 && mode == "nearest")
+    return failNode("nearest Resize of opset 10 needs constant scales (its "
+                    "rounding depends on them)");
+  auto present = [&](int i) {
+    return i >= 0 && i < node->input_size() && !node->input(i).empty();
+  };
+  auto emptyFloats = [&]() -> Value {
+    auto type = RankedTensorType::get({0}, b.getF32Type());
+    return b
+        .create<ConstantOp>(loc,
+                            DenseElementsAttr::get(type, ArrayRef<float>{}))
+        .getResult();
+  };
+  auto emptyInts = [&]() -> Value {
+    auto type = RankedTensorType::get({0}, b.getI64Type());
+    return b
+        .create<ConstantOp>(loc,
+                            DenseElementsAttr::get(type, ArrayRef<int64_t>{}))
+        .getResult();
+  };
+  auto floats = [&](int i, StringRef what) -> FailureOr<Value> {
+    if (!present(i))
+      return emptyFloats();
+    FailureOr<Value> v = valueOperand(i, what, /*asI64=*/false);
+    if (failed(v))
+      return failure();
+    if (!cast<RankedTensorType>(v->getType()).getElementType().isF32())
+      return failNode(llvm::formatv("input '{0}' ({1}) must be f32, got {2}",
+                                    node->input(i), what, v->getType()));
+    return v;
+  };
+  if (usesRoi && !present(1))
+    return failNode("coordinate_transformation_mode tf_crop_and_resize "
+                    "needs input #1 (roi)");
+  FailureOr<Value> roi =
+      usesRoi ? floats(1, "roi") : FailureOr<Value>(emptyFloats());
+  if (failed(roi))
+    return failure();
+  FailureOr<Value> scales = floats(scalesIndex, "scales");
+  if (failed(scales))
+    return failure();
+  FailureOr<Value> sizes = onnx11 && present(3) ? valueOperand(3, "sizes")
+                                                : FailureOr<Value>(emptyInts());
+  if (failed(sizes))
+    return failure();
+  std::string ctm = "asymmetric", nearestMode = "floor";
+  if (onnx11) {
+    ctm = stringAttr("coordinate_transformation_mode", "half_pixel");
+    nearestMode = stringAttr("nearest_mode", "round_prefer_floor");
+  }
+  // N and C keep their size (the adapter checks); H and W follow the values.
+  ArrayRef<int64_t> xShape = shapeOf(x);
+  auto type = RankedTensorType::get(
+      {xShape[0], xShape[1], ShapedType::kDynamic, ShapedType::kDynamic},
+      cast<RankedTensorType>(x.getType()).getElementType());
+  auto op = b.create<DynamicResizeOp>(
+      loc, type, x, *roi, *scales, *sizes, b.getStringAttr(mode),
+      b.getStringAttr(ctm), b.getStringAttr(nearestMode),
+      b.getF32FloatAttr(floatAttr("cubic_coeff_a", -0.75f)),
+      b.getBoolAttr(intAttr("exclude_outside", 0) != 0),
+      b.getF32FloatAttr(floatAttr("extrapolation_value", 0.0f)),
+      b.getStringAttr("NCHW"));
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return failOp();
+  }
+  return setResult(op);
 }
 
 /// MaxPool and AveragePool over [N, C, H, W] (gopt.max_pool, avg_pool) or

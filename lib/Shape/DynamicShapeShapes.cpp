@@ -234,6 +234,68 @@ Result adaptOnnxPads(const std::vector<Dims> &operands, ValueAttrs &attrs) {
   return Result::success();
 }
 
+Result adaptOnnxResize(const std::vector<Dims> &operands, ValueAttrs &attrs) {
+  const Dims &input = operands[0];
+  if (input.size() != 4)
+    return fail("expects a rank-4 NCHW input, got ", formatShape(input));
+  ValueAttr *roi = findValueAttr(attrs, "roi");
+  ValueAttr *scales = findValueAttr(attrs, "scales");
+  ValueAttr *sizes;
+  if (Result r = requireInts(attrs, "sizes", sizes); r.failed())
+    return r;
+  if (!roi || !scales)
+    return fail("expects 'roi' and 'scales' values");
+  bool hasScales = !scales->floats.empty(), hasSizes = !sizes->ints.empty();
+  if (hasScales == hasSizes)
+    return fail("expects exactly one of scales and sizes to be non-empty, got "
+                "scales of ",
+                scales->floats.size(), " and sizes of ", sizes->ints.size(),
+                " entries");
+  ValueAttrs out;
+  if (hasScales) {
+    const std::vector<double> &s = scales->floats;
+    if (s.size() != 4)
+      return fail("expects 4 scales (N, C, H, W), got ", s.size());
+    if (s[0] != 1.0 || s[1] != 1.0)
+      return fail("only H and W can be resized; scales of N and C must be 1, "
+                  "got ",
+                  s[0], " and ", s[1]);
+    ValueAttr hw;
+    hw.name = "scales";
+    hw.isInteger = false;
+    hw.floats = {s[2], s[3]};
+    out.push_back(hw);
+  } else {
+    const std::vector<int64_t> &z = sizes->ints;
+    if (z.size() != 4)
+      return fail("expects 4 sizes (N, C, H, W), got ", formatList(z));
+    for (int d = 0; d < 2; ++d) {
+      if (isDynamic(input[d]))
+        return fail("needs dimension ", d, " of ", formatShape(input));
+      if (z[d] != input[d])
+        return fail("only H and W can be resized (input ", formatShape(input),
+                    ", sizes ", formatList(z), "); N and C keep their size");
+    }
+    out.push_back(intsAttr("sizes", {z[2], z[3]}));
+  }
+  if (!roi->floats.empty()) {
+    const std::vector<double> &r = roi->floats;
+    if (r.size() != 8)
+      return fail("expects a roi of 8 entries (starts, then ends of N, C, H, "
+                  "W), got ",
+                  r.size());
+    if (r[0] != 0 || r[1] != 0 || r[4] != 1 || r[5] != 1)
+      return fail("only H and W can be cropped; roi of N and C must be [0, 1]");
+    ValueAttr hw;
+    hw.name = "roi";
+    hw.isInteger = false;
+    hw.floats = {r[2], r[3], r[6], r[7]};
+    out.push_back(hw);
+  }
+  attrs = std::move(out);
+  return Result::success();
+}
+
 Result inferRangeShape(double start, double limit, double delta, Dims &result) {
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) ||
       !std::isfinite(delta))

@@ -46,6 +46,10 @@ Result adaptOnnxUnsqueeze(const std::vector<Dims> &operands, ValueAttrs &attrs);
 Result adaptOnnxSqueeze(const std::vector<Dims> &operands, ValueAttrs &attrs);
 /// ONNX Pad's [begins..., ends...] -> gopt.pad's [begin0, end0, ...].
 Result adaptOnnxPads(const std::vector<Dims> &operands, ValueAttrs &attrs);
+/// ONNX Resize's roi, scales and sizes over NCHW (one entry per dimension,
+/// roi every start then every end; empty when absent) -> gopt.resize's H
+/// and W entries; N and C must keep their size.
+Result adaptOnnxResize(const std::vector<Dims> &operands, ValueAttrs &attrs);
 
 /// gopt.range: max(ceil((limit - start) / delta), 0) elements.
 Result inferRangeShape(double start, double limit, double delta, Dims &result);

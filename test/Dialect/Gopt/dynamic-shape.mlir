@@ -75,3 +75,39 @@ func.func @dynamic_to_static(%x: tensor<?x5xf32>, %y: tensor<2x5xf32>, %z: tenso
   %3 = gopt.dynamic_reduce_sum %y, %one {keep_dims = true} : (tensor<2x5xf32>, tensor<1xi64>) -> tensor<?x?xf32>
   return %0, %1, %2, %3 : tensor<?x?xf32>, tensor<?x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>
 }
+
+/// dynamic_resize: N and C kept by the declared type, H and W dynamic; the
+/// inferred type is all dynamic. With constant values it is gopt.resize on H
+/// and W (the adapter drops the empty roi and sizes, and N's and C's scales).
+// CHECK-LABEL: func @dynamic_resize
+// CHECK: gopt.dynamic_resize %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {data_format = "NCHW", mode = "linear"} : (tensor<1x3x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x3x?x?xf32>
+// CHECK: gopt.dynamic_resize %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<8xf32>, tensor<0xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+// CANON-LABEL: func @dynamic_resize
+// CANON: gopt.dynamic_resize %{{.*}} {data_format = "NCHW", mode = "linear"}
+// CANON: gopt.resize %{{.*}} {data_format = "NCHW", scales = array<f32: 2.000000e+00, 5.000000e-01>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x?x?xf32>
+// CANON: gopt.resize %{{.*}} {coordinate_transformation_mode = "tf_crop_and_resize", data_format = "NCHW", roi = array<f32: 0.000000e+00, 2.500000e-01, 1.000000e+00, 7.500000e-01>, sizes = array<i64: 3, 5>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x5xf32>
+func.func @dynamic_resize(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>, %roi: tensor<8xf32>, %z: tensor<4xi64>) -> (tensor<1x3x?x?xf32>, tensor<?x?x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x3x5xf32>) {
+  %nof = gopt.constant dense<> : tensor<0xf32>
+  %noi = gopt.constant dense<> : tensor<0xi64>
+  %0 = gopt.dynamic_resize %x, %nof, %s, %noi {mode = "linear", data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x3x?x?xf32>
+  %1 = gopt.dynamic_resize %x, %roi, %nof, %z {data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<8xf32>, tensor<0xf32>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  %scales = gopt.constant dense<[1.0, 1.0, 2.0, 0.5]> : tensor<4xf32>
+  %2 = gopt.dynamic_resize %x, %nof, %scales, %noi {data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x3x?x?xf32>
+  %crop = gopt.constant dense<[0.0, 0.0, 0.0, 0.25, 1.0, 1.0, 1.0, 0.75]> : tensor<8xf32>
+  %sizes = gopt.constant dense<[1, 3, 3, 5]> : tensor<4xi64>
+  %3 = gopt.dynamic_resize %x, %crop, %nof, %sizes {coordinate_transformation_mode = "tf_crop_and_resize", data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<8xf32>, tensor<0xf32>, tensor<4xi64>) -> tensor<1x3x3x5xf32>
+  return %0, %1, %2, %3 : tensor<1x3x?x?xf32>, tensor<?x?x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x3x5xf32>
+}
+
+/// Values the adapter refuses (a scale of N other than 1: only H and W
+/// resize) keep the dynamic op; the runtime reports them naming the op.
+// CANON-LABEL: func @dynamic_resize_of_batch
+// CANON: gopt.dynamic_resize
+// CANON-NOT: gopt.resize
+func.func @dynamic_resize_of_batch(%x: tensor<1x3x4x4xf32>) -> tensor<?x?x?x?xf32> {
+  %nof = gopt.constant dense<> : tensor<0xf32>
+  %noi = gopt.constant dense<> : tensor<0xi64>
+  %scales = gopt.constant dense<[2.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %0 = gopt.dynamic_resize %x, %nof, %scales, %noi {data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}

@@ -180,6 +180,32 @@ def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "v
   let valueAttrAdapter = "shape::adaptOnnxPads";
 }
 
+def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
+                                          ["roi", "scales", "sizes"], "operand:0"> {
+  let summary = "gopt.resize with ONNX's roi, scales or sizes computed at run time";
+  let description = [{
+    ONNX's `Resize` (and `Upsample`) of a rank-4 NCHW `input` whose `roi`,
+    `scales` or `sizes` are values of the graph (graph inputs fed at run
+    time, or computed from data). Each is a 1-D tensor in ONNX's form, one
+    entry per dimension (`roi` two: every start, then every end), or empty
+    when absent: exactly one of `scales` and `sizes` is non-empty, and
+    `roi` only with `tf_crop_and_resize`. N and C keep their size (scales
+    of 1, sizes equal to the input's); runs as `gopt.resize` on H and W.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$input, Gopt_FloatTensor:$roi,
+                   Gopt_FloatTensor:$scales, Gopt_I64Tensor:$sizes,
+                   Gopt_ResizeModeAttr:$mode,
+                   Gopt_CoordinateTransformationModeAttr:$coordinate_transformation_mode,
+                   Gopt_NearestModeAttr:$nearest_mode,
+                   DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
+                   // Required: gopt.resize's default layout is NHWC.
+                   Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format);
+  let results = (outs Gopt_FloatTensor:$output);
+  let valueAttrAdapter = "shape::adaptOnnxResize";
+}
+
 def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
   let summary = "gopt.top_k with k computed at run time";
   let description = [{ `gopt.top_k` whose `k` is a one-element i64 operand. }];
