@@ -214,6 +214,8 @@ private:
   // quantized conv/matmul): float compositions that are exact, or refused.
   LogicalResult importAffineQuantization(bool dequantize);
   LogicalResult importDynamicQuantizeLinear();
+  /// HannWindow, HammingWindow, BlackmanWindow: cosine sums over a range.
+  LogicalResult importWindow(StringRef kind);
   LogicalResult importIntegerConvOrMatMul(bool conv, bool quantizedLinear);
   /// Imports the current node as a node of `opType` (same attributes) over
   /// `inputs`; `outputs` gets its results. For compositions that end in an
@@ -1446,6 +1448,78 @@ LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
   return success();
 }
 
+/// The windows of ONNX's signal ops, as their definitions write them:
+/// w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), n in [0, size), N =
+/// size when `periodic`, else size - 1 (a size known only at run time is a
+/// dynamic range).
+LogicalResult OnnxImporter::importWindow(StringRef kind) {
+  GET_INPUT(size, 0);
+  auto sizeType = cast<RankedTensorType>(size.getType());
+  if (sizeType.getRank() != 0 || !sizeType.getElementType().isSignlessInteger())
+    return failNode(
+        llvm::formatv("expects a scalar integer size, got {0}", sizeType));
+  double a0 = 0.5, a1 = 0.5, a2 = 0.0;
+  if (kind == "HammingWindow") {
+    a0 = 25.0 / 46.0;
+    a1 = 1.0 - a0;
+  } else if (kind == "BlackmanWindow") {
+    a0 = 0.42;
+    a2 = 0.08;
+  }
+  Type intType = sizeType.getElementType();
+  auto scalar = [&](double v) {
+    return createScalarConstant(b, loc, intType, v);
+  };
+  SmallVector<Value> positions;
+  if (failed(importAs("Range", {scalar(0), size, scalar(1)}, 1, positions)))
+    return failure();
+  Type f32 = b.getF32Type();
+  auto n = createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(positions[0].getType()).clone(f32),
+      positions[0]);
+  Value count = createTyped<CastOp>(b, loc, sizeType.clone(f32), size);
+  if (!n || !count)
+    return failOp();
+  if (intAttr("periodic", 1) == 0)
+    count = createInferred<SubOp>(b, loc, count,
+                                  createScalarConstant(b, loc, f32, 1.0));
+  Value angle =
+      count ? createInferred<DivOp>(
+                  b, loc,
+                  createInferred<MulOp>(
+                      b, loc, n, createScalarConstant(b, loc, f32, 2 * M_PI)),
+                  count)
+            : Value();
+  Value w = angle ? createInferred<SubOp>(
+                        b, loc, createScalarConstant(b, loc, f32, a0),
+                        createInferred<MulOp>(
+                            b, loc, createInferred<CosOp>(b, loc, angle),
+                            createScalarConstant(b, loc, f32, a1)))
+                  : Value();
+  if (w && a2 != 0.0) {
+    Value twice = createInferred<MulOp>(b, loc, angle,
+                                        createScalarConstant(b, loc, f32, 2.0));
+    w = createInferred<AddOp>(
+        b, loc, w,
+        createInferred<MulOp>(b, loc, createInferred<CosOp>(b, loc, twice),
+                              createScalarConstant(b, loc, f32, a2)));
+  }
+  if (!w)
+    return failOp();
+  int64_t target = intAttr("output_datatype", onnx::TensorProto::FLOAT);
+  Type out = convertElementType(ctx, static_cast<int>(target));
+  if (!out)
+    return failNode(llvm::formatv("unsupported output_datatype {0}", target));
+  if (out != f32) {
+    w = createTyped<CastOp>(b, loc,
+                            cast<RankedTensorType>(w.getType()).clone(out), w);
+    if (!w)
+      return failOp();
+  }
+  setOutput(0, w);
+  return success();
+}
+
 LogicalResult OnnxImporter::importQuantization(bool dequantize) {
   GET_INPUT(x, 0);
   if (node->input_size() < 2 || node->input(1).empty())
@@ -2658,16 +2732,26 @@ LogicalResult OnnxImporter::importCumSum() {
   GET_INPUT(x, 0);
   if (node->input_size() < 2 || node->input(1).empty())
     return failNode("missing input #1 (axis)");
+  bool exclusive = intAttr("exclusive", 0) != 0;
+  bool reverse = intAttr("reverse", 0) != 0;
+  if (!foldsToInts(node->input(1))) {
+    // An axis fed at run time: read on the host when the session resolves.
+    FailureOr<Value> axisValue = valueOperand(1, "axis");
+    if (failed(axisValue))
+      return failure();
+    return setResult(createInferred<DynamicCumSumOp>(b, loc, x, *axisValue,
+                                                     b.getBoolAttr(exclusive),
+                                                     b.getBoolAttr(reverse)));
+  }
   FailureOr<SmallVector<int64_t>> axis = constantInts(node->input(1));
   if (failed(axis))
     return failure();
   if (axis->size() != 1)
     return failNode(llvm::formatv("axis '{0}' must hold one value, got {1}",
                                   node->input(1), axis->size()));
-  return setResult(
-      createInferred<CumSumOp>(b, loc, x, b.getI64IntegerAttr(axis->front()),
-                               b.getBoolAttr(intAttr("exclusive", 0) != 0),
-                               b.getBoolAttr(intAttr("reverse", 0) != 0)));
+  return setResult(createInferred<CumSumOp>(
+      b, loc, x, b.getI64IntegerAttr(axis->front()), b.getBoolAttr(exclusive),
+      b.getBoolAttr(reverse)));
 }
 
 /// ScatterElements (and Scatter) and ScatterND; `reduction` since opset 16.
@@ -4869,6 +4953,7 @@ LogicalResult OnnxImporter::importNode() {
          return i.importPerChannelAs4D(
              [](I &j) { return j.importBatchNorm(); });
        }},
+      {"BlackmanWindow", [](I &i) { return i.importWindow("BlackmanWindow"); }},
       {"Cast", [](I &i) { return i.importCast(); }},
       {"CastLike", [](I &i) { return i.importCastLike(); }},
       {"Clip", [](I &i) { return i.importClip(); }},
@@ -4908,6 +4993,8 @@ LogicalResult OnnxImporter::importNode() {
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
+      {"HammingWindow", [](I &i) { return i.importWindow("HammingWindow"); }},
+      {"HannWindow", [](I &i) { return i.importWindow("HannWindow"); }},
       {"Hardmax", [](I &i) { return i.importHardmax(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
       {"If", [](I &i) { return i.importIf(); }},

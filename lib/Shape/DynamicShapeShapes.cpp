@@ -146,8 +146,10 @@ Result adaptOnnxSlice(const std::vector<Dims> &operands, ValueAttrs &attrs) {
   for (size_t i = 0; i < n; ++i) {
     int64_t axis = axisList[i], dim = input[axis];
     if (steps->ints[i] <= 0)
-      return fail("expects positive steps (gopt.slice), got ",
-                  formatList(steps->ints));
+      return fail("steps ", formatList(steps->ints),
+                  ": negative or zero steps are not supported when they are "
+                  "known only at run time (gopt.slice steps forward; a "
+                  "constant negative step imports as a gather)");
     if (isDynamic(dim))
       return fail("needs dimension ", axis, " of ", formatShape(input));
     auto clampIndex = [&](int64_t v) {

@@ -111,3 +111,17 @@ func.func @dynamic_resize_of_batch(%x: tensor<1x3x4x4xf32>) -> tensor<?x?x?x?xf3
   %0 = gopt.dynamic_resize %x, %nof, %scales, %noi {data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<?x?x?x?xf32>
   return %0 : tensor<?x?x?x?xf32>
 }
+
+/// CumSum with a run-time axis keeps x's type; a constant axis makes it
+/// gopt.cumsum.
+// CHECK-LABEL: func @dynamic_cumsum
+// CHECK: gopt.dynamic_cumsum %{{.*}}, %{{.*}} {exclusive = true} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+// CANON-LABEL: func @dynamic_cumsum
+// CANON: gopt.dynamic_cumsum %arg0, %arg1
+// CANON: gopt.cumsum %arg0 {axis = -1 : i64, reverse = true}
+func.func @dynamic_cumsum(%x: tensor<2x3xf32>, %a: tensor<i64>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = gopt.dynamic_cumsum %x, %a {exclusive = true} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  %last = gopt.constant dense<-1> : tensor<i64>
+  %1 = gopt.dynamic_cumsum %x, %last {reverse = true} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}

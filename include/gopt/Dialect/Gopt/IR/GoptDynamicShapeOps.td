@@ -217,6 +217,18 @@ def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "o
   let resultElementType = "operand:0, i64";
 }
 
+def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axis"], "operand:0"> {
+  let summary = "gopt.cumsum with its axis computed at run time";
+  let description = [{
+    ONNX's `CumSum` whose `axis` is a graph value: `gopt.cumsum` with the
+    one-element i64 operand as its `axis` (negative counts from the end).
+  }];
+  let arguments = (ins Gopt_NumericTensor:$x, Gopt_I64Tensor:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Gopt_NumericTensor:$y);
+}
+
 def Gopt_DynamicRangeOp : Gopt_DynamicOp<"dynamic_range", "range", [0, 1, 2],
                                          ["start", "limit", "delta"], "1"> {
   let summary = "gopt.range with bounds computed at run time";
