@@ -2131,9 +2131,14 @@ LogicalResult OnnxImporter::importSlice() {
     }
     int64_t dim = in[a];
     int64_t s = starts[i], e = ends[i];
-    if ((s < 0 || e < 0) && ShapedType::isDynamic(dim))
+    if ((s < 0 || e < 0) && ShapedType::isDynamic(dim)) {
+      // Counted from an end known only at run time: the session resolves
+      // them (dynamic_slice), as for bounds fed at run time.
+      if (opset >= 10)
+        return importDynamicSlice(x);
       return failNode("negative slice indices on a dynamic dimension are not "
-                      "supported");
+                      "supported before opset 10");
+    }
     if (!ShapedType::isDynamic(dim)) {
       if (s < 0)
         s += dim;
