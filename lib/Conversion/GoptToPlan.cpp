@@ -115,6 +115,10 @@ private:
   /// plan op's `regions`.
   LogicalResult lowerRegions(Operation *op, plan::Op &planOp);
   FailureOr<gopt::plan::Plan> runRegion();
+  /// A graph or region argument as a plan input.
+  LogicalResult lowerInput(BlockArgument arg);
+  /// The ops of `body` (constants become constant tensors).
+  LogicalResult lowerOps(Block &body);
   /// Copies `value` into a fresh output tensor named `name`.
   LogicalResult addOutputCopy(Operation *user, Value value,
                               const std::string &name);
@@ -355,17 +359,18 @@ LogicalResult PlanLowering::addOutputCopy(Operation *user, Value value,
   return success();
 }
 
-FailureOr<gopt::plan::Plan> PlanLowering::runRegion() {
-  Block &body = region->front();
-  names = getRegionPlanNames(*region);
-  for (BlockArgument arg : body.getArguments()) {
-    FailureOr<rt::DType> dtype = getDType(owner, arg.getType());
-    if (failed(dtype))
-      return failure();
-    tensors[arg] =
-        builder.addInput(names.tensors.lookup(arg), *dtype,
-                         toShape(cast<RankedTensorType>(arg.getType())));
-  }
+LogicalResult PlanLowering::lowerInput(BlockArgument arg) {
+  FailureOr<rt::DType> dtype =
+      getDType(region ? owner : nullptr, arg.getType());
+  if (failed(dtype))
+    return failure();
+  tensors[arg] =
+      builder.addInput(names.tensors.lookup(arg), *dtype,
+                       toShape(cast<RankedTensorType>(arg.getType())));
+  return success();
+}
+
+LogicalResult PlanLowering::lowerOps(Block &body) {
   for (Operation &op : body.without_terminator()) {
     LogicalResult lowered = isa<ConstantOp>(op)
                                 ? lowerConstant(cast<ConstantOp>(op))
@@ -373,6 +378,17 @@ FailureOr<gopt::plan::Plan> PlanLowering::runRegion() {
     if (failed(lowered))
       return failure();
   }
+  return success();
+}
+
+FailureOr<gopt::plan::Plan> PlanLowering::runRegion() {
+  Block &body = region->front();
+  names = getRegionPlanNames(*region);
+  for (BlockArgument arg : body.getArguments())
+    if (failed(lowerInput(arg)))
+      return failure();
+  if (failed(lowerOps(body)))
+    return failure();
   Operation *yield = body.getTerminator();
   for (auto [i, value] : llvm::enumerate(yield->getOperands()))
     if (!names.outputs.count(value) &&
@@ -420,23 +436,11 @@ FailureOr<gopt::plan::Plan> PlanLowering::run() {
         return failure();
       continue;
     }
-    FailureOr<rt::DType> dtype = getDType(nullptr, arg.getType());
-    if (failed(dtype))
-      return failure();
-    tensors[arg] =
-        builder.addInput(names.tensors.lookup(arg), *dtype,
-                         toShape(cast<RankedTensorType>(arg.getType())));
-  }
-
-  for (Operation &op : body.without_terminator()) {
-    if (auto constant = dyn_cast<ConstantOp>(op)) {
-      if (failed(lowerConstant(constant)))
-        return failure();
-      continue;
-    }
-    if (failed(lowerOp(&op)))
+    if (failed(lowerInput(arg)))
       return failure();
   }
+  if (failed(lowerOps(body)))
+    return failure();
 
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     if (auto updates =

@@ -276,6 +276,9 @@ private:
   LogicalResult importLoop();
   LogicalResult importGraphInline(const onnx::GraphProto &graph,
                                   SmallVectorImpl<Value> &results);
+  /// A graph's initializers as constants, and its nodes, in order.
+  LogicalResult importInitializers(const onnx::GraphProto &graph);
+  LogicalResult importNodes(const onnx::GraphProto &graph);
   /// The names `graph` (and the graphs nested in it) reads from enclosing
   /// scopes, in order of first use.
   SmallVector<std::string> freeNames(const onnx::GraphProto &graph);
@@ -290,6 +293,8 @@ private:
                    SmallVectorImpl<Value> &results,
                    llvm::function_ref<LogicalResult()> prelude = nullptr);
   LogicalResult importScan();
+  /// The outer value a subgraph reads by `name`, or an error naming it.
+  FailureOr<Value> capturedValue(StringRef name);
   /// `v` as a rank-0 tensor (a [1] condition or trip count is reshaped).
   FailureOr<Value> asScalar(Value v, StringRef what);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
@@ -4338,6 +4343,36 @@ template <typename OpTy> LogicalResult OnnxImporter::importShapedBy() {
 // Control flow
 //===----------------------------------------------------------------------===//
 
+LogicalResult OnnxImporter::importInitializers(const onnx::GraphProto &graph) {
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    RankedTensorType type;
+    std::vector<char> data;
+    if (failed(decodeTensor(
+            t, llvm::formatv("initializer '{0}'", t.name()).str(), type, data)))
+      return failure();
+    constants[t.name()] = &t;
+    values[t.name()] =
+        createConstant(b, NameLoc::get(b.getStringAttr(t.name()), fileLoc),
+                       type, data, t.name());
+  }
+  return success();
+}
+
+LogicalResult OnnxImporter::importNodes(const onnx::GraphProto &graph) {
+  for (nodeIndex = 0; nodeIndex < graph.node_size(); ++nodeIndex) {
+    node = &graph.node(nodeIndex);
+    if (!node->domain().empty() && node->domain() != "ai.onnx")
+      return failNode(
+          llvm::formatv("unsupported domain '{0}'", node->domain()));
+    loc = NameLoc::get(
+        b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
+        fileLoc);
+    if (failed(importNode()))
+      return failure();
+  }
+  return success();
+}
+
 /// Imports a subgraph's initializers and nodes where the builder stands;
 /// they see every value of the enclosing scopes (ONNX forbids shadowing).
 /// `results` gets the values of the subgraph's outputs.
@@ -4351,28 +4386,8 @@ LogicalResult OnnxImporter::importGraphInline(const onnx::GraphProto &graph,
     nodeIndex = outerIndex;
     loc = outerLoc;
   });
-  for (const onnx::TensorProto &t : graph.initializer()) {
-    RankedTensorType type;
-    std::vector<char> data;
-    if (failed(decodeTensor(
-            t, llvm::formatv("initializer '{0}'", t.name()).str(), type, data)))
-      return failure();
-    constants[t.name()] = &t;
-    values[t.name()] =
-        createConstant(b, NameLoc::get(b.getStringAttr(t.name()), fileLoc),
-                       type, data, t.name());
-  }
-  for (nodeIndex = 0; nodeIndex < graph.node_size(); ++nodeIndex) {
-    node = &graph.node(nodeIndex);
-    if (!node->domain().empty() && node->domain() != "ai.onnx")
-      return failNode(
-          llvm::formatv("unsupported domain '{0}'", node->domain()));
-    loc = NameLoc::get(
-        b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
-        fileLoc);
-    if (failed(importNode()))
-      return failure();
-  }
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+    return failure();
   for (const onnx::ValueInfoProto &out : graph.output()) {
     Value v = values.lookup(out.name());
     if (!v) {
@@ -4461,6 +4476,19 @@ LogicalResult OnnxImporter::importRegionBody(
   return importGraphInline(graph, results);
 }
 
+FailureOr<Value> OnnxImporter::capturedValue(StringRef name) {
+  if (Value v = values.lookup(name))
+    return v;
+  auto bad = unsupportedValues.find(name);
+  return failNode(
+      bad != unsupportedValues.end()
+          ? llvm::formatv("a subgraph reads '{0}', which is {1}", name,
+                          bad->second)
+                .str()
+          : llvm::formatv("a subgraph reads '{0}', which no node defines", name)
+                .str());
+}
+
 FailureOr<Value> OnnxImporter::asScalar(Value v, StringRef what) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getRank() == 0)
@@ -4540,18 +4568,10 @@ LogicalResult OnnxImporter::importIf() {
   SmallVector<Type> captureTypes;
   SmallVector<Location> captureLocs;
   for (const std::string &name : captureNames) {
-    Value v = values.lookup(name);
-    if (!v) {
-      auto bad = unsupportedValues.find(name);
-      return failNode(
-          bad != unsupportedValues.end()
-              ? llvm::formatv("a branch reads '{0}', which is {1}", name,
-                              bad->second)
-                    .str()
-              : llvm::formatv("a branch reads '{0}', which no node defines",
-                              name)
-                    .str());
-    }
+    FailureOr<Value> captured = capturedValue(name);
+    if (failed(captured))
+      return failure();
+    Value v = *captured;
     captures.push_back(v);
     captureTypes.push_back(v.getType());
     captureLocs.push_back(v.getLoc());
@@ -4675,12 +4695,11 @@ LogicalResult OnnxImporter::importLoop() {
   for (Value v : initial)
     block->addArgument(v.getType(), v.getLoc());
   for (const std::string &name : captureNames) {
-    Value v = values.lookup(name);
-    if (!v)
-      return failNode(
-          llvm::formatv("the body reads '{0}', which no node defines", name));
-    captures.push_back(v);
-    block->addArgument(v.getType(), v.getLoc());
+    FailureOr<Value> v = capturedValue(name);
+    if (failed(v))
+      return failure();
+    captures.push_back(*v);
+    block->addArgument(v->getType(), v->getLoc());
   }
   SmallVector<Value> outputs;
   if (failed(importRegionBody(graph, *block, argNames, captureNames, outputs)))
@@ -4834,12 +4853,11 @@ LogicalResult OnnxImporter::importScan() {
   for (Value v : states)
     block->addArgument(v.getType(), v.getLoc());
   for (const std::string &name : captureNames) {
-    Value v = values.lookup(name);
-    if (!v)
-      return failNode(
-          llvm::formatv("the body reads '{0}', which no node defines", name));
-    captures.push_back(v);
-    block->addArgument(v.getType(), v.getLoc());
+    FailureOr<Value> v = capturedValue(name);
+    if (failed(v))
+      return failure();
+    captures.push_back(*v);
+    block->addArgument(v->getType(), v->getLoc());
   }
   SmallVector<std::string> argNames = {"", ""};
   for (int i = 0; i < numStates; ++i)
@@ -5214,17 +5232,8 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   ErrorCapture errors(ctx);
   capture = &errors;
 
-  for (const onnx::TensorProto &t : graph.initializer()) {
-    RankedTensorType type;
-    std::vector<char> data;
-    if (failed(decodeTensor(
-            t, llvm::formatv("initializer '{0}'", t.name()).str(), type, data)))
-      return report();
-    constants[t.name()] = &t;
-    values[t.name()] =
-        createConstant(b, NameLoc::get(b.getStringAttr(t.name()), fileLoc),
-                       type, data, t.name());
-  }
+  if (failed(importInitializers(graph)))
+    return report();
   if (!graph.sparse_initializer().empty()) {
     error = "sparse initializers are not supported";
     return report();
@@ -5265,18 +5274,8 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     values[in.name()] = arg;
   }
 
-  for (nodeIndex = 0; nodeIndex < graph.node_size(); ++nodeIndex) {
-    node = &graph.node(nodeIndex);
-    if (!node->domain().empty() && node->domain() != "ai.onnx") {
-      (void)failNode(llvm::formatv("unsupported domain '{0}'", node->domain()));
-      return report();
-    }
-    loc = NameLoc::get(
-        b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
-        fileLoc);
-    if (failed(importNode()))
-      return report();
-  }
+  if (failed(importNodes(graph)))
+    return report();
   node = nullptr;
 
   SmallVector<Value> results;
