@@ -293,6 +293,14 @@ private:
                    SmallVectorImpl<Value> &results,
                    llvm::function_ref<LogicalResult()> prelude = nullptr);
   LogicalResult importScan();
+  FailureOr<std::unique_ptr<Block>>
+  createLoopBlock(ArrayRef<Value> carried, ArrayRef<std::string> captureNames,
+                  SmallVectorImpl<Value> &captures);
+  FailureOr<LoopOp> finishLoop(std::unique_ptr<Block> block,
+                               OpBuilder::InsertPoint outside, Value trips,
+                               Value cond, ArrayRef<Value> carried,
+                               ArrayRef<Value> captures, ArrayRef<Value> yields,
+                               int64_t rows, bool condInvariant);
   /// The outer value a subgraph reads by `name`, or an error naming it.
   FailureOr<Value> capturedValue(StringRef name);
   /// `v` as a rank-0 tensor (a [1] condition or trip count is reshaped).
@@ -4618,6 +4626,53 @@ LogicalResult OnnxImporter::importIf() {
   return success();
 }
 
+/// The body block of a gopt.loop: (iteration, condition, one argument per
+/// carried value, one per capture); `captures` gets the captured values.
+FailureOr<std::unique_ptr<Block>>
+OnnxImporter::createLoopBlock(ArrayRef<Value> carried,
+                              ArrayRef<std::string> captureNames,
+                              SmallVectorImpl<Value> &captures) {
+  auto block = std::make_unique<Block>();
+  block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
+  block->addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
+  for (Value v : carried)
+    block->addArgument(v.getType(), v.getLoc());
+  for (const std::string &name : captureNames) {
+    FailureOr<Value> v = capturedValue(name);
+    if (failed(v))
+      return failure();
+    captures.push_back(*v);
+    block->addArgument(v->getType(), v->getLoc());
+  }
+  return block;
+}
+
+/// Ends `block` in a yield of `yields` (condition, carried, scan slices) and
+/// wraps it in a gopt.loop at `outside`; each scan output gets `rows` rows.
+FailureOr<LoopOp> OnnxImporter::finishLoop(
+    std::unique_ptr<Block> block, OpBuilder::InsertPoint outside, Value trips,
+    Value cond, ArrayRef<Value> carried, ArrayRef<Value> captures,
+    ArrayRef<Value> yields, int64_t rows, bool condInvariant) {
+  b.setInsertionPointToEnd(block.get());
+  b.create<YieldOp>(loc, yields);
+  b.restoreInsertionPoint(outside);
+  SmallVector<Type> resultTypes;
+  for (Value v : carried)
+    resultTypes.push_back(v.getType());
+  for (Value scan : yields.drop_front(1 + carried.size())) {
+    auto slice = cast<RankedTensorType>(scan.getType());
+    SmallVector<int64_t> dims = {rows};
+    llvm::append_range(dims, slice.getShape());
+    resultTypes.push_back(slice.clone(dims));
+  }
+  auto loop = b.create<LoopOp>(loc, resultTypes, trips, cond, carried, captures,
+                               condInvariant);
+  loop.getBody().push_back(block.release());
+  if (failed(verify(loop)))
+    return failOp();
+  return loop;
+}
+
 /// Follows identities back to their source.
 static Value stripIdentities(Value v) {
   while (auto identity = v.getDefiningOp<IdentityOp>())
@@ -4689,18 +4744,11 @@ LogicalResult OnnxImporter::importLoop() {
   SmallVector<std::string> argNames;
   for (const onnx::ValueInfoProto &in : graph.input())
     argNames.push_back(in.name());
-  auto block = std::make_unique<Block>();
-  block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
-  block->addArgument(RankedTensorType::get({}, b.getI1Type()), loc);
-  for (Value v : initial)
-    block->addArgument(v.getType(), v.getLoc());
-  for (const std::string &name : captureNames) {
-    FailureOr<Value> v = capturedValue(name);
-    if (failed(v))
-      return failure();
-    captures.push_back(*v);
-    block->addArgument(v->getType(), v->getLoc());
-  }
+  FailureOr<std::unique_ptr<Block>> body =
+      createLoopBlock(initial, captureNames, captures);
+  if (failed(body))
+    return failure();
+  std::unique_ptr<Block> block = std::move(*body);
   SmallVector<Value> outputs;
   if (failed(importRegionBody(graph, *block, argNames, captureNames, outputs)))
     return failure();
@@ -4728,8 +4776,6 @@ LogicalResult OnnxImporter::importLoop() {
                     "iterations (the scan outputs' leading dimension) is known "
                     "only after running; gopt runs loops with scan outputs "
                     "whose condition stays as it entered");
-  b.create<YieldOp>(loc, outputs);
-
   // Scan outputs have as many rows as iterations: static when the trip
   // count is a constant and the loop cannot end early.
   int64_t rows = ShapedType::kDynamic;
@@ -4739,23 +4785,13 @@ LogicalResult OnnxImporter::importLoop() {
         rows = *enter.getValues<bool>().begin()
                    ? (*trips.getValues<APInt>().begin()).getSExtValue()
                    : 0;
-  SmallVector<Type> resultTypes;
-  for (Value v : initial)
-    resultTypes.push_back(v.getType());
-  for (Value scan : ArrayRef<Value>(outputs).drop_front(1 + numCarried)) {
-    auto slice = cast<RankedTensorType>(scan.getType());
-    SmallVector<int64_t> dims = {rows};
-    llvm::append_range(dims, slice.getShape());
-    resultTypes.push_back(slice.clone(dims));
-  }
-  b.restoreInsertionPoint(outside);
-  auto op = b.create<LoopOp>(loc, resultTypes, *tripScalar, *condScalar,
-                             initial, captures, condInvariant);
-  op.getBody().push_back(block.release());
-  if (failed(verify(op)))
-    return failOp();
+  FailureOr<LoopOp> op =
+      finishLoop(std::move(block), outside, *tripScalar, *condScalar, initial,
+                 captures, outputs, rows, condInvariant);
+  if (failed(op))
+    return failure();
   for (int i = 0; i < node->output_size(); ++i)
-    setOutput(i, op.getResult(i));
+    setOutput(i, op->getResult(i));
   return success();
 }
 
@@ -4846,19 +4882,12 @@ LogicalResult OnnxImporter::importScan() {
     if (!isConstant(name) && !llvm::is_contained(captureNames, name))
       captureNames.push_back(name);
   SmallVector<Value> captures;
-  auto block = std::make_unique<Block>();
-  Value iteration =
-      block->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
-  Value cond = block->addArgument(boolType, loc);
-  for (Value v : states)
-    block->addArgument(v.getType(), v.getLoc());
-  for (const std::string &name : captureNames) {
-    FailureOr<Value> v = capturedValue(name);
-    if (failed(v))
-      return failure();
-    captures.push_back(*v);
-    block->addArgument(v->getType(), v->getLoc());
-  }
+  FailureOr<std::unique_ptr<Block>> body =
+      createLoopBlock(states, captureNames, captures);
+  if (failed(body))
+    return failure();
+  std::unique_ptr<Block> block = std::move(*body);
+  Value iteration = block->getArgument(0), cond = block->getArgument(1);
   SmallVector<std::string> argNames = {"", ""};
   for (int i = 0; i < numStates; ++i)
     argNames.push_back(graph.input(i).name());
@@ -4891,30 +4920,17 @@ LogicalResult OnnxImporter::importScan() {
   if (failed(importRegionBody(graph, *block, argNames, captureNames, outputs,
                               gatherElements)))
     return failure();
-  b.setInsertionPointToEnd(block.get());
   SmallVector<Value> yields = {cond};
   llvm::append_range(yields, outputs);
-  b.create<YieldOp>(loc, yields);
-  b.restoreInsertionPoint(outside);
-
-  SmallVector<Type> resultTypes;
-  for (Value v : states)
-    resultTypes.push_back(v.getType());
-  for (Value scan : ArrayRef<Value>(outputs).drop_front(numStates)) {
-    auto slice = cast<RankedTensorType>(scan.getType());
-    SmallVector<int64_t> dims = {length};
-    llvm::append_range(dims, slice.getShape());
-    resultTypes.push_back(slice.clone(dims));
-  }
-  auto loop = b.create<LoopOp>(loc, resultTypes, trips, enter, states, captures,
-                               /*cond_invariant=*/true);
-  loop.getBody().push_back(block.release());
-  if (failed(verify(loop)))
-    return failOp();
+  FailureOr<LoopOp> loop =
+      finishLoop(std::move(block), outside, trips, enter, states, captures,
+                 yields, length, /*condInvariant=*/true);
+  if (failed(loop))
+    return failure();
   for (int i = 0; i < numStates; ++i)
-    setOutput(i, loop.getResult(i));
+    setOutput(i, loop->getResult(i));
   for (int k = 0; k < numScanOutputs; ++k) {
-    Value stacked = loop.getResult(numStates + k);
+    Value stacked = loop->getResult(numStates + k);
     int64_t rank = shapeOf(stacked).size();
     if (outReverse[k]) {
       if (ShapedType::isDynamic(length))
