@@ -1377,6 +1377,12 @@ LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
                                   "and {1}",
                                   xt, wt));
   ArrayRef<int64_t> wShape = shapeOf(w);
+  int64_t xRank = shapeOf(x).size(), wRank = wShape.size();
+  if (conv ? (wRank < 3 || xRank != wRank) : (wRank < 2 || xRank < 2))
+    return failNode(llvm::formatv("expects {0}, got x {1} and w {2}",
+                                  conv ? "x and w of the same rank, at least 3"
+                                       : "x and w of rank at least 2",
+                                  x.getType(), w.getType()));
   int64_t reduced = 1;
   if (conv) {
     for (int64_t d : wShape.drop_front())
@@ -1400,7 +1406,6 @@ LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
   // Zero points: x's per tensor (MatMulInteger: per row, axis 0 of a 2-D
   // x), w's per output channel (axis 0 of the filter, or the last axis of
   // a matmul's right operand).
-  int64_t xRank = shapeOf(x).size(), wRank = wShape.size();
   FailureOr<Value> xs =
       dequantizeAffine(x, createScalarConstant(b, loc, b.getF32Type(), 1.0),
                        *xzp, conv ? 1 : xRank - 2);
@@ -5210,12 +5215,98 @@ private:
 // Model
 //===----------------------------------------------------------------------===//
 
+/// Why a tensor of `graph` (an initializer or a Constant's value, in
+/// subgraphs too) holds less or more data than its dims say, or nullopt.
+static std::optional<std::string>
+findInconsistentTensor(const onnx::GraphProto &graph) {
+  auto check = [](const onnx::TensorProto &t,
+                  const std::string &what) -> std::optional<std::string> {
+    int64_t count = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d))
+        return what + " has invalid dims";
+      count *= d;
+    }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      return std::nullopt; // refused later, naming the tensor
+    size_t width = 0;
+    int64_t typed = -1;
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      width = 4, typed = t.float_data_size();
+      break;
+    case onnx::TensorProto::DOUBLE:
+      width = 8, typed = t.double_data_size();
+      break;
+    case onnx::TensorProto::INT64:
+      width = 8, typed = t.int64_data_size();
+      break;
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::UINT32:
+      width = t.data_type() == onnx::TensorProto::UINT64 ? 8 : 4,
+      typed = t.uint64_data_size();
+      break;
+    case onnx::TensorProto::INT32:
+      width = 4, typed = t.int32_data_size();
+      break;
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      width = 2, typed = t.int32_data_size();
+      break;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::BOOL:
+      width = 1, typed = t.int32_data_size();
+      break;
+    default:
+      return std::nullopt; // strings and others: refused later by type
+    }
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() != size_t(count) * width)
+        return llvm::formatv("{0} has {1} bytes of data but its dims need {2}",
+                             what, t.raw_data().size(), size_t(count) * width)
+            .str();
+    } else if (typed != count) {
+      return llvm::formatv("{0} has {1} values but its dims need {2}", what,
+                           typed, count)
+          .str();
+    }
+    return std::nullopt;
+  };
+  for (const onnx::TensorProto &t : graph.initializer())
+    if (auto bad = check(t, "initializer '" + t.name() + "'"))
+      return bad;
+  for (const onnx::NodeProto &n : graph.node())
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_t())
+        if (auto bad = check(a.t(), "attribute '" + a.name() + "' of node '" +
+                                        n.name() + "' (" + n.op_type() + ")"))
+          return bad;
+      if (a.has_g())
+        if (auto bad = findInconsistentTensor(a.g()))
+          return bad;
+      for (const onnx::GraphProto &g : a.graphs())
+        if (auto bad = findInconsistentTensor(g))
+          return bad;
+    }
+  return std::nullopt;
+}
+
 OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   auto report = [&]() -> OwningOpRef<ModuleOp> { return nullptr; };
   if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     error = "not a valid ONNX model (the file is truncated or not a "
             "serialized ModelProto)";
+    return report();
+  }
+  // libonnx's shape inference reads initializers and Constant values
+  // without checking their sizes (a short raw_data crashes it): check them
+  // first.
+  if (std::optional<std::string> bad = findInconsistentTensor(model.graph())) {
+    error = *bad;
     return report();
   }
   // ONNX's checker and shape inference report problems by throwing.
