@@ -2164,23 +2164,29 @@ LogicalResult OnnxImporter::importSlice() {
         e += dim;
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      e = std::max(e, s);
     }
+    // An end before the start is an empty slice (gopt.slice wants end >=
+    // start).
+    e = std::max(e, s);
     st[a] = s;
     en[a] = e;
     sp[a] = steps[i];
   }
-  Value y = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
+  // A null op is checked before it becomes a Value (converting a null
+  // single-result op reads through a null pointer).
+  auto slice = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
+  if (!slice)
+    return failOp();
+  Value y = slice;
   for (auto &[axis, kept] : backwards) {
-    if (!y)
-      break;
-    y = createInferred<GatherOp>(
+    auto gathered = createInferred<GatherOp>(
         b, loc, y,
         createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
         b.getI64IntegerAttr(axis));
+    if (!gathered)
+      return failOp();
+    y = gathered;
   }
-  if (!y)
-    return failOp();
   setOutput(0, y);
   return success();
 }
