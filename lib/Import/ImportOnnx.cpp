@@ -5269,14 +5269,18 @@ findInconsistentTensor(const onnx::GraphProto &graph) {
     default:
       return std::nullopt; // strings and others: refused later by type
     }
+    // The messages decodeTensor gives for the same faults.
+    SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
     if (t.has_raw_data()) {
       if (t.raw_data().size() != size_t(count) * width)
-        return llvm::formatv("{0} has {1} bytes of data but its dims need {2}",
-                             what, t.raw_data().size(), size_t(count) * width)
+        return llvm::formatv(
+                   "{0} has {1} bytes of data but dims {2} of {3} need {4}",
+                   what, t.raw_data().size(), formatShape(dims),
+                   elementTypeName(t.data_type()), size_t(count) * width)
             .str();
     } else if (typed != count) {
-      return llvm::formatv("{0} has {1} values but its dims need {2}", what,
-                           typed, count)
+      return llvm::formatv("{0} has {1} values but dims {2} need {3}", what,
+                           typed, formatShape(dims), count)
           .str();
     }
     return std::nullopt;
