@@ -327,11 +327,6 @@ LogicalResult PlanLowering::lowerOp(Operation *op) {
 }
 
 LogicalResult PlanLowering::lowerRegions(Operation *op, plan::Op &planOp) {
-  // The runtime needs the split of a loop's operands, which ODS keeps in
-  // operand segments.
-  if (auto loop = dyn_cast<LoopOp>(op))
-    (*planOp.mutable_attrs())["num_carried"] =
-        rt::intAttr(loop.getInitial().size());
   for (Region &r : op->getRegions()) {
     std::string name =
         names.ops.lookup(op) + "/region" + std::to_string(r.getRegionNumber());

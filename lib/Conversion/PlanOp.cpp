@@ -30,6 +30,9 @@ std::optional<plan::AttrValue> toPlanAttr(Attribute attr) {
     return rt::intAttr(integer.getValue().getSExtValue());
   if (auto real = dyn_cast<FloatAttr>(attr))
     return rt::floatAttr(real.getValueAsDouble());
+  if (auto array = dyn_cast<DenseI32ArrayAttr>(attr))
+    return rt::intsAttr(std::vector<int64_t>(array.asArrayRef().begin(),
+                                             array.asArrayRef().end()));
   if (auto array = dyn_cast<DenseI64ArrayAttr>(attr))
     return rt::intsAttr(std::vector<int64_t>(array.asArrayRef().begin(),
                                              array.asArrayRef().end()));

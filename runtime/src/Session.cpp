@@ -8,6 +8,7 @@
 #include "gopt/runtime/Session.h"
 #include "Backend.h"
 #include "HostShapeValues.h"
+#include "LoopOperands.h"
 #include "gopt/runtime/OpSchema.h"
 
 #include <algorithm>
@@ -497,14 +498,14 @@ Status Session::Impl::resolveRegionOp(int o, const std::vector<Shape> &inShapes,
   // loop: operands (max_trip_count, cond, carried..., captures...); the
   // body takes (iteration, cond, carried..., captures...) and yields (cond,
   // carried..., scan slices...).
-  OpAttrs attrs(op);
-  int64_t numCarried = attrs.getInt("num_carried", -1);
+  int64_t numCarried = loopCarriedCount(op);
   int numScans = op.outputs_size() - static_cast<int>(numCarried);
   Session &body = *sessions[0];
   if (numCarried < 0 || numCarried + 2 > op.inputs_size() || numScans < 0 ||
       body.impl_->p.inputs_size() != op.inputs_size() ||
       body.impl_->p.outputs_size() != 1 + op.outputs_size())
-    return invalidArgument("num_carried ", numCarried, " does not fit ",
+    return invalidArgument("the operand segments (", numCarried,
+                           " carried values; -1 when malformed) do not fit ",
                            op.inputs_size(), " operands, ", op.outputs_size(),
                            " results and a body of ",
                            body.impl_->p.inputs_size(), " inputs and ",
@@ -533,7 +534,7 @@ Status Session::Impl::resolveRegionOp(int o, const std::vector<Shape> &inShapes,
   }
   if (numScans == 0)
     return Status::success();
-  if (!attrs.getBool("cond_invariant", false))
+  if (!op_attrs::LoopAttrs(op).condInvariant())
     return invalidArgument("scan outputs need cond_invariant: their leading "
                            "dimension is the number of iterations");
   GOPT_ASSIGN_OR_RETURN(int64_t maxTrips, hostScalar(op.inputs(0)));

@@ -186,6 +186,12 @@ def load_ops(data):
                 "default_literal": d.get("defaultValue"),
                 "allowed": d.get("allowedValues", []),
             })
+        # ODS keeps the split of variadic operand groups (gopt.loop's carried
+        # values and captures) in an inherent attribute; the plan carries it.
+        if "AttrSizedOperandSegments" in op["traits"] and not op["compile_time_only"]:
+            op["attrs"].append({"name": "operandSegmentSizes", "kind": "kInts",
+                                "required": True, "default": None,
+                                "default_literal": None, "allowed": []})
         ops.append(op)
     return ops
 

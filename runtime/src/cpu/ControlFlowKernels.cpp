@@ -7,6 +7,7 @@
 // serve every backend that runs its regions' ops.
 //
 //===----------------------------------------------------------------------===//
+#include "../LoopOperands.h"
 #include "Reference.h"
 #include "gopt/runtime/Session.h"
 
@@ -148,11 +149,10 @@ void registerControlFlowKernels(KernelRegistry &registry) {
   registry.registerKernel(
       "loop", "reference",
       [](const KernelConfig &c) -> StatusOr<std::unique_ptr<Kernel>> {
-        int64_t numCarried = c.attrs().getInt("num_carried", -1);
-        if (c.regions.size() != 1 || numCarried < 0 ||
-            numCarried + 2 > static_cast<int64_t>(c.inputTypes.size()))
+        int64_t numCarried = loopCarriedCount(*c.op);
+        if (c.regions.size() != 1 || numCarried < 0)
           return internalError("loop needs the session of its body and "
-                               "num_carried");
+                               "operand segments that fit its operands");
         return std::unique_ptr<Kernel>(
             std::make_unique<LoopKernel>(c, static_cast<int>(numCarried)));
       });
