@@ -33,7 +33,9 @@ const char *const kUsage = R"(usage: gopt-run MODEL [options]
                          (mixed precision, gopt-optimize{precision=P})
   --backend B            cpu (default), reference, or cuda
   --batch N              value of dynamic batch dimensions (default 1)
-  --threads N            intra-op threads (default: library default)
+  --threads N            intra-op threads (default: library default); idle
+                         threads spin briefly, then sleep (libgomp's default;
+                         set OMP_WAIT_POLICY=active or passive to override)
   --memory-limit SIZE    most memory a session may plan, e.g. 512M or 4G
                          (default: the machine's physical memory)
   --input NAME=FILE.npy  input value (default: deterministic random data)

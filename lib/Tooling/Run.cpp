@@ -59,6 +59,17 @@ prepareInputs(const Session &session, const RunOptions &options) {
 
 namespace {
 
+/// The OpenMP wait policy this process runs with, and why.
+std::string openMPWaitDescription() {
+  const char *policy = std::getenv("OMP_WAIT_POLICY");
+  const char *choice = std::getenv("GOPT_OMP_WAIT_CHOICE");
+  std::string text =
+      policy ? policy : "default (libgomp: a short spin, then sleep)";
+  if (choice && *choice)
+    text += std::string(policy ? " (chosen: " : " (") + choice + ")";
+  return text;
+}
+
 Status setInputs(Session &session,
                  const std::map<std::string, Tensor> &inputs) {
   for (const auto &[name, t] : inputs)
@@ -110,12 +121,12 @@ StatusOr<bool> runModel(const RunOptions &options) {
   double throughput = t.medianMs > 0 ? options.batch * 1000.0 / t.medianMs : 0;
   MemoryStats m = session->memoryStats();
 
-  const char *waitPolicy = std::getenv("OMP_WAIT_POLICY");
+  std::string waitPolicy = openMPWaitDescription();
   std::printf("model: %s  backend: %s  batch: %lld  threads: %d  "
               "omp-wait: %s\n",
               options.model.c_str(), options.backend.c_str(),
               static_cast<long long>(options.batch), options.threads,
-              waitPolicy ? waitPolicy : "default");
+              waitPolicy.c_str());
   std::printf("latency (ms): median %.4f  p90 %.4f  min %.4f  (%d iterations "
               "after %d warm-up)\n",
               t.medianMs, t.p90Ms, t.minMs, options.iterations, options.warmup);

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/Tooling/Options.h"
+#include "gopt/runtime/CpuInfo.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,23 +25,26 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
-/// libgomp's default wait policy spins at barriers; with 2 threads on a
-/// loaded machine a pre-empted thread stalls every parallel region (measured:
-/// 100 ms vs. 0.35 ms per mnist_cnn inference at batch 1). libgomp reads the
-/// policy only when it loads, so gopt-run re-executes itself once with
-/// OMP_WAIT_POLICY=passive unless the user chose a policy.
-void preferPassiveOpenMPWaiting(char **argv) {
+/// libgomp reads its wait policy once, when it loads, so when the user set
+/// none and the machine is busy (chooseOpenMPWaitPolicy), gopt-run
+/// re-executes itself with OMP_WAIT_POLICY=passive. GOPT_OMP_WAIT_CHOICE
+/// carries the reason to the report.
+void chooseWaitPolicy(char **argv, int threads) {
   if (std::getenv("OMP_WAIT_POLICY"))
     return;
-  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  gopt::runtime::WaitPolicyChoice choice =
+      gopt::runtime::chooseOpenMPWaitPolicy(threads);
+  setenv("GOPT_OMP_WAIT_CHOICE", choice.reason.c_str(), /*overwrite=*/1);
+  if (choice.policy.empty())
+    return;
+  setenv("OMP_WAIT_POLICY", choice.policy.c_str(), /*overwrite=*/1);
   execv("/proc/self/exe", argv);
-  // If re-executing fails, run on with the default policy.
+  // If re-executing fails, run on with libgomp's default.
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  preferPassiveOpenMPWaiting(argv);
   gopt::runtime::StatusOr<gopt::tooling::ToolOptions> options =
       gopt::tooling::parseToolArgs(
           std::vector<std::string>(argv + 1, argv + argc));
@@ -50,6 +54,7 @@ int main(int argc, char **argv) {
                  "run 'gopt-run --help' for usage\n");
     return kExitUsage;
   }
+  chooseWaitPolicy(argv, options->threads());
   gopt::runtime::StatusOr<bool> result = gopt::tooling::runTool(*options);
   if (!result.ok()) {
     std::fprintf(stderr, "gopt-run: error: %s\n",

@@ -35,6 +35,18 @@ struct ToolOptions {
   TrainOptions train;
   GradCheckOptions gradCheck;
   CalibrateOptions calibrate;
+
+  /// The intra-op threads `mode` will use (0: the library's default).
+  int threads() const {
+    switch (mode) {
+    case ToolMode::kTrain:
+      return train.threads;
+    case ToolMode::kCalibrate:
+      return calibrate.threads;
+    default:
+      return run.threads;
+    }
+  }
 };
 
 /// gopt-run's --help text.

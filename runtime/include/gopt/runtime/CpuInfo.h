@@ -1,7 +1,8 @@
 //===- CpuInfo.h - What backend "cpu" computes natively ---------*- C++ -*-===//
 //
 // Tools ask this before running a bf16 plan (mixed precision) or an int8
-// plan on backend "cpu" and tell the user when it will not be fast.
+// plan on backend "cpu" and tell the user when it will not be fast, and
+// before starting OpenMP, how its threads should wait.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_CPUINFO_H
@@ -32,6 +33,22 @@ bool cpuInt8DotProduct();
 // oneDNN's name for the instruction set its kernels use, e.g.
 // "avx512_core_bf16" or "avx2".
 std::string cpuIsaName();
+
+// How OpenMP's idle threads should wait in a process about to run
+// `threads` threads (0: one per CPU), when the user set no policy.
+// libgomp's default (spin about 300,000 iterations, then sleep) is fastest
+// when every thread has a CPU of its own: parallel regions follow each other
+// within microseconds. When other processes already keep the CPUs busy, a
+// spinning thread holds the CPU its partner needs and each region waits for
+// the scheduler (measured: a transformer at batch 1, 12 ms passive, 300-800
+// ms spinning), so passive waiting is chosen. libgomp reads the policy once,
+// when it loads: callers set OMP_WAIT_POLICY before that (gopt-run
+// re-executes itself).
+struct WaitPolicyChoice {
+  std::string policy; // "passive", or empty for libgomp's default
+  std::string reason; // e.g. "3.2 other runnable tasks on 2 CPUs"
+};
+WaitPolicyChoice chooseOpenMPWaitPolicy(int threads);
 
 } // namespace gopt::runtime
 
