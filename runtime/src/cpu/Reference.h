@@ -90,6 +90,12 @@ template <typename Fn> Status visitElementType(DType dtype, Fn &&fn) {
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 
+// The index into a numpy-broadcast operand of shape `operand` for each
+// element of a row-major block of shape `target` (operand aligned at the
+// end).
+std::vector<int64_t> broadcastIndices(const Shape &operand,
+                                      const Shape &target);
+
 // Index arithmetic of a rank-4 activation in NHWC or NCHW.
 struct Layout4D {
   int64_t n, c, h, w;

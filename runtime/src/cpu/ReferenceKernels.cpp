@@ -13,6 +13,36 @@ std::vector<int64_t> rowMajorStrides(const Shape &shape) {
   return strides;
 }
 
+// The index into a numpy-broadcast operand of shape `operand` for element
+// `i` of a row-major block of shape `target` (operand aligned at the end).
+std::vector<int64_t> broadcastIndices(const Shape &operand,
+                                      const Shape &target) {
+  int64_t count = 1;
+  for (int64_t d : target)
+    count *= d;
+  std::vector<int64_t> indices(count);
+  std::vector<int64_t> stride(target.size(), 0);
+  size_t offset = target.size() - operand.size();
+  int64_t s = 1;
+  for (size_t k = operand.size(); k-- > 0;) {
+    stride[offset + k] = operand[k] == 1 ? 0 : s;
+    s *= operand[k];
+  }
+  std::vector<int64_t> coord(target.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = 0;
+    for (size_t k = 0; k < target.size(); ++k)
+      index += coord[k] * stride[k];
+    indices[i] = index;
+    for (size_t k = target.size(); k-- > 0;) {
+      if (++coord[k] < target[k])
+        break;
+      coord[k] = 0;
+    }
+  }
+  return indices;
+}
+
 namespace {
 
 bool isHalfType(DType t) { return t == DType::kF16 || t == DType::kBF16; }

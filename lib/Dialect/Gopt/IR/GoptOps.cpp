@@ -531,15 +531,6 @@ void Conv2DOp::getCanonicalizationPatterns(RewritePatternSet &results,
 }
 
 namespace {
-/// Whether `v` is a constant whose every element is `expected`.
-bool isSplatOf(Value v, double expected) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !isa<FloatType>(attr.getElementType()))
-    return false;
-  return attr.getSplatValue<APFloat>().convertToDouble() == expected;
-}
-
 /// clip(x + 3, 0, 6) or relu6(x + 3): the shifted, clipped ramp of
 /// HardSigmoid and HardSwish as PaddlePaddle and PyTorch's older exporters
 /// write them; returns x.
@@ -593,6 +584,40 @@ struct FuseDecomposedHardSwish : public OpRewritePattern<DivOp> {
 void DivOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<FuseDecomposedHardSwish>(context);
+}
+
+namespace {
+/// pow(x, c) for a constant splat c of 2, 1 or 0.5: exporters write x^2 for
+/// variances (PyTorch's decomposed LayerNorm) and std::pow per element is
+/// ~10x a multiply. Only where the exponent does not broadcast x.
+struct SimplifyConstantPow : public OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getLhs();
+    if (x.getType() != op.getType() ||
+        !isa<FloatType>(getElementTypeOrSelf(x.getType())))
+      return rewriter.notifyMatchFailure(op, "not a float pow of x's shape");
+    if (isSplatOf(op.getRhs(), 2.0)) {
+      rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), x, x);
+      return success();
+    }
+    if (isSplatOf(op.getRhs(), 1.0)) {
+      rewriter.replaceOp(op, x);
+      return success();
+    }
+    if (isSplatOf(op.getRhs(), 0.5)) {
+      rewriter.replaceOpWithNewOp<SqrtOp>(op, op.getType(), x);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "exponent is not 2, 1 or 0.5");
+  }
+};
+} // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<SimplifyConstantPow>(context);
 }
 
 static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,

@@ -11,6 +11,7 @@
 #include "gopt/Dialect/Gopt/IR/ShapeInference.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace gopt::detail {
@@ -99,6 +100,15 @@ LogicalResult inferDynamicOpTypes(StringRef opName, ValueRange operands,
 /// is its static op (DynamicOps.inc).
 void addDynamicToStaticPattern(RewritePatternSet &results, MLIRContext *context,
                                StringRef opName);
+
+/// Whether `v` is a float constant whose every element is `expected`.
+inline bool isSplatOf(Value v, double expected) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return false;
+  return attr.getSplatValue<APFloat>().convertToDouble() == expected;
+}
 
 } // namespace gopt::detail
 

@@ -31,6 +31,9 @@ def Gopt_LayerNormOp : Gopt_InferredOp<"layer_norm", [Pure, SameOperandsAndResul
                    DefaultValuedAttr<F32Attr, "1e-05f">:$epsilon);
   let results = (outs Gopt_FloatTensor:$y);
   let runtimeShapeFunction = "layerNormShape";
+  // Exporters before opset 17 write layer norm as reductions and
+  // elementwise ops; canonicalization recognizes them (GoptNormOps.cpp).
+  let hasCanonicalizer = 1;
 }
 
 def Gopt_InstanceNormOp : Gopt_InferredOp<"instance_norm", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy]> {

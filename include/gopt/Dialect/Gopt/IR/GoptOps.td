@@ -790,7 +790,10 @@ def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)
 }
 def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
 def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic]>;
+def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic]> {
+  // x^2, x^1 and x^0.5 by a constant exponent become mul, x and sqrt.
+  let hasCanonicalizer = 1;
+}
 def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative, Gopt_LayoutAgnostic]>;
 
 def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]>;
