@@ -187,11 +187,51 @@ TEST(FastTranspose, BlockPermutationsMatchReference) {
                         {randomF32({3, 4, 5}, 5)}, {5, 3, 4}, "fast", 0.0f);
 }
 
-// Permutations that are not a block swap stay on the reference kernel.
-TEST(FastTranspose, OtherPermutationsUseReference) {
+// Permutations that keep the innermost dimension copy whole blocks
+// (attention's head shuffles); ones that only move unit dimensions are a
+// copy; both exact.
+TEST(FastTranspose, BlockGathersAndUnitMovesMatchReference) {
   expectSameAsReference("transpose", {{"perm", intsAttr({0, 2, 1, 3})}},
-                        {randomF32({2, 3, 4, 5}, 6)}, {2, 4, 3, 5}, "reference",
+                        {randomF32({2, 3, 4, 5}, 6)}, {2, 4, 3, 5}, "fast",
                         0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({1, 0, 2})}},
+                        {randomF32({128, 3, 64}, 7)}, {3, 128, 64}, "fast",
+                        0.0f);
+  expectSameAsReference("transpose", {{"perm", intsAttr({2, 0, 1, 3})}},
+                        {randomF32({3, 4, 5, 2}, 8)}, {5, 3, 4, 2}, "fast",
+                        0.0f);
+  // [128, 1, 64] -> [1, 128, 64]: the same bytes in the same order.
+  expectSameAsReference("transpose", {{"perm", intsAttr({1, 0, 2})}},
+                        {randomF32({128, 1, 64}, 9)}, {1, 128, 64}, "fast",
+                        0.0f);
+  // A unit dimension between two swapped ones: still a matrix transpose.
+  expectSameAsReference("transpose", {{"perm", intsAttr({2, 1, 0})}},
+                        {randomF32({6, 1, 7}, 10)}, {7, 1, 6}, "fast", 0.0f);
+}
+
+// Permutations that move the innermost dimension and are not a block swap
+// stay on the reference kernel.
+TEST(FastTranspose, OtherPermutationsUseReference) {
+  expectSameAsReference("transpose", {{"perm", intsAttr({2, 1, 0})}},
+                        {randomF32({3, 4, 5}, 11)}, {5, 4, 3}, "reference",
+                        0.0f);
+}
+
+// layer_norm over the last axis and over two trailing axes, with scale and
+// bias broadcast, small and past the parallel threshold.
+TEST(FastLayerNorm, MatchesReference) {
+  expectSameAsReference(
+      "layer_norm", {{"axis", intAttr(-1)}},
+      {randomF32({5, 7, 33}, 12), randomF32({33}, 13), randomF32({1}, 14)},
+      {5, 7, 33});
+  expectSameAsReference(
+      "layer_norm", {{"axis", intAttr(1)}, {"epsilon", floatAttr(1e-3)}},
+      {randomF32({3, 4, 6}, 15), randomF32({4, 1}, 16), randomF32({6}, 17)},
+      {3, 4, 6});
+  expectSameAsReference("layer_norm", {},
+                        {randomF32({128, 4, 256}, 18), randomF32({256}, 19),
+                         randomF32({256}, 20)},
+                        {128, 4, 256});
 }
 
 } // namespace

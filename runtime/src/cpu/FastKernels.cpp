@@ -2,6 +2,8 @@
 #include "FastKernels.h"
 #include "ElementLoops.h"
 #include "ParallelRange.h"
+#include "Reference.h"
+#include "gopt/runtime/OpAttrs.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/UnaryMath.h"
 
@@ -417,23 +419,26 @@ public:
     for (int64_t r = 0; r < rows; ++r) {
       const float *row = x + r * len;
       float *dst = y + r * len;
-      // Subtracting the max keeps exp from overflowing; double sums as in
-      // the reference.
+      // Subtracting the max keeps exp from overflowing; the sum is in
+      // double as in the reference, and each exp is computed once.
       float maxValue = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < len; ++j)
         maxValue = std::max(maxValue, row[j]);
       double sum = 0;
-      for (int64_t j = 0; j < len; ++j)
-        sum += std::exp(static_cast<double>(row[j]) - maxValue);
       if (log) {
-        double logSum = std::log(sum);
         for (int64_t j = 0; j < len; ++j)
-          dst[j] = static_cast<float>(row[j] - maxValue - logSum);
+          sum += std::exp(row[j] - maxValue);
+        const float logSum = static_cast<float>(std::log(sum));
+        for (int64_t j = 0; j < len; ++j)
+          dst[j] = row[j] - maxValue - logSum;
       } else {
-        double inv = 1.0 / sum;
+        for (int64_t j = 0; j < len; ++j) {
+          dst[j] = std::exp(row[j] - maxValue);
+          sum += dst[j];
+        }
+        const float inv = static_cast<float>(1.0 / sum);
         for (int64_t j = 0; j < len; ++j)
-          dst[j] = static_cast<float>(
-              std::exp(static_cast<double>(row[j]) - maxValue) * inv);
+          dst[j] *= inv;
       }
     }
     return Status::success();
@@ -448,7 +453,7 @@ private:
 StatusOr<std::unique_ptr<Kernel>> createSoftmax(const KernelConfig &c) {
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = c.attrs().getInt("axis", -1);
+  int64_t axis = c.attrs().getInt("axis");
   if (axis < 0)
     axis += rank;
   if (!c.allOfType(DType::kF32) || rank == 0 || axis != rank - 1)
@@ -457,6 +462,71 @@ StatusOr<std::unique_ptr<Kernel>> createSoftmax(const KernelConfig &c) {
   int64_t rows = len ? numElements(x) / len : 0;
   return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(
       c.op->kind() == "log_softmax", rows, len));
+}
+
+/// layer_norm over contiguous rows of the trailing dims: the rows split over
+/// threads, each read twice for its statistics (accumulated in double, as
+/// in the reference) and once to write. Scale and bias are gathered to the
+/// row length once per run, so broadcasting costs nothing per element.
+class LayerNormKernel : public Kernel {
+public:
+  LayerNormKernel(int64_t rows, std::vector<int64_t> scaleAt,
+                  std::vector<int64_t> biasAt, float epsilon)
+      : rows_(rows), scaleAt_(std::move(scaleAt)), biasAt_(std::move(biasAt)),
+        epsilon_(epsilon), scale_(scaleAt_.size()), bias_(biasAt_.size()) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t rows = rows_, len = static_cast<int64_t>(scale_.size());
+    const float *scaleIn = in[1].data<float>(), *biasIn = in[2].data<float>();
+    for (int64_t j = 0; j < len; ++j) {
+      scale_[j] = scaleIn[scaleAt_[j]];
+      bias_[j] = biasIn[biasAt_[j]];
+    }
+    const float *x = in[0].data<float>(), *scale = scale_.data(),
+                *bias = bias_.data();
+    float *y = out[0].data<float>();
+    const double epsilon = epsilon_;
+#pragma omp parallel for if (rows * len >= kParallelThreshold) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = x + r * len;
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j)
+        sum += row[j];
+      const double mean = sum / static_cast<double>(len);
+      double squares = 0;
+      for (int64_t j = 0; j < len; ++j)
+        squares += (row[j] - mean) * (row[j] - mean);
+      const float invStd = static_cast<float>(
+          1.0 / std::sqrt(squares / static_cast<double>(len) + epsilon));
+      const float center = static_cast<float>(mean);
+      float *dst = y + r * len;
+      for (int64_t j = 0; j < len; ++j)
+        dst[j] = (row[j] - center) * invStd * scale[j] + bias[j];
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  int64_t rows_;
+  std::vector<int64_t> scaleAt_, biasAt_;
+  float epsilon_;
+  std::vector<float> scale_, bias_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> createLayerNorm(const KernelConfig &c) {
+  if (!c.allOfType(DType::kF32))
+    return std::unique_ptr<Kernel>();
+  op_attrs::LayerNormAttrs attrs(*c.op);
+  const Shape &x = c.inputShapes[0];
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t axis = attrs.axis() < 0 ? attrs.axis() + rank : attrs.axis();
+  Shape normalized(x.begin() + axis, x.end());
+  int64_t rows = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    rows *= x[d];
+  return std::unique_ptr<Kernel>(std::make_unique<LayerNormKernel>(
+      rows, ref::broadcastIndices(c.inputShapes[1], normalized),
+      ref::broadcastIndices(c.inputShapes[2], normalized), attrs.epsilon()));
 }
 
 /// A transpose that swaps two blocks of dims after leading batch dims, e.g.
@@ -498,39 +568,126 @@ private:
   int64_t batch_, rows_, cols_;
 };
 
+/// A transpose whose innermost dimension stays innermost: a gather of
+/// contiguous blocks (attention's [S, B, H*D] <-> [B, S, H*D] head shuffles),
+/// one block copy per output position of the outer dims.
+class BlockGatherTransposeKernel : public Kernel {
+public:
+  BlockGatherTransposeKernel(std::vector<int64_t> outerDims,
+                             std::vector<int64_t> inStrides, int64_t blockBytes)
+      : outerDims_(std::move(outerDims)), inStrides_(std::move(inStrides)),
+        blockBytes_(blockBytes) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const char *x = static_cast<const char *>(in[0].data());
+    char *y = static_cast<char *>(out[0].data());
+    int64_t blocks = 1;
+    for (int64_t d : outerDims_)
+      blocks *= d;
+    const int64_t rank = static_cast<int64_t>(outerDims_.size());
+    const int64_t bytes = blockBytes_;
+#pragma omp parallel for schedule(static) if (blocks * bytes >=                \
+                                              4 * kParallelThreshold)
+    for (int64_t i = 0; i < blocks; ++i) {
+      int64_t offset = 0;
+      for (int64_t d = rank - 1, rest = i; d >= 0; --d) {
+        offset += rest % outerDims_[d] * inStrides_[d];
+        rest /= outerDims_[d];
+      }
+      std::memcpy(y + i * bytes, x + offset * bytes, bytes);
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  std::vector<int64_t> outerDims_, inStrides_;
+  int64_t blockBytes_;
+};
+
+/// What a permutation really moves: dimensions of size 1 dropped and runs
+/// of input dimensions that stay adjacent in the output merged into one.
+/// `dims` are the merged input dimensions, `perm` their output order.
+void simplifyPermutation(const Shape &x, const std::vector<int64_t> &perm,
+                         std::vector<int64_t> &dims,
+                         std::vector<int64_t> &simplePerm) {
+  std::vector<int64_t> kept;
+  for (int64_t p : perm)
+    if (x[p] != 1)
+      kept.push_back(p);
+  // Groups in output order: [first input dim, last input dim].
+  std::vector<std::pair<int64_t, int64_t>> groups;
+  for (int64_t p : kept) {
+    // The next kept input dimension after groups.back().second.
+    if (!groups.empty()) {
+      int64_t next = groups.back().second + 1;
+      while (next < static_cast<int64_t>(x.size()) && x[next] == 1)
+        ++next;
+      if (p == next) {
+        groups.back().second = p;
+        continue;
+      }
+    }
+    groups.push_back({p, p});
+  }
+  std::vector<size_t> byInput(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g)
+    byInput[g] = g;
+  std::sort(byInput.begin(), byInput.end(), [&](size_t a, size_t b) {
+    return groups[a].first < groups[b].first;
+  });
+  dims.assign(groups.size(), 1);
+  simplePerm.assign(groups.size(), 0);
+  for (size_t rankInInput = 0; rankInInput < byInput.size(); ++rankInInput) {
+    size_t g = byInput[rankInInput];
+    for (int64_t d = groups[g].first; d <= groups[g].second; ++d)
+      dims[rankInInput] *= x[d];
+    simplePerm[g] = static_cast<int64_t>(rankInInput);
+  }
+}
+
 StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
   const Shape &x = c.inputShapes[0];
   std::vector<int64_t> perm = c.attrs().getInts("perm");
-  int64_t rank = static_cast<int64_t>(x.size());
-  if (static_cast<int64_t>(perm.size()) != rank || rank < 2)
+  if (perm.size() != x.size() || x.empty())
     return std::unique_ptr<Kernel>();
-  // perm = [0 .. b-1, k .. rank-1, b .. k-1]: leading batch dims kept, the
-  // trailing dims rotated by rank - k.
-  int64_t b = 0;
-  while (b < rank && perm[b] == b)
-    ++b;
-  if (b == rank)
-    return std::unique_ptr<Kernel>();
-  int64_t k = perm[b];
-  for (int64_t i = b; i < rank; ++i) {
-    int64_t expected =
-        i - b < rank - k ? k + (i - b) : b + (i - b - (rank - k));
-    if (perm[i] != expected)
-      return std::unique_ptr<Kernel>();
+  std::vector<int64_t> dims, simple;
+  simplifyPermutation(x, perm, dims, simple);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const int64_t elementBytes = dtypeSize(c.inputTypes[0]);
+  if (rank <= 1) // Moves only unit dimensions: the same bytes in order.
+    return std::unique_ptr<Kernel>(std::make_unique<BlockGatherTransposeKernel>(
+        std::vector<int64_t>{}, std::vector<int64_t>{},
+        numElements(x) * elementBytes));
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  if (simple.back() == rank - 1) {
+    std::vector<int64_t> outer, inStrides;
+    for (int64_t i = 0; i + 1 < rank; ++i) {
+      outer.push_back(dims[simple[i]]);
+      inStrides.push_back(strides[simple[i]] / dims[rank - 1]);
+    }
+    return std::unique_ptr<Kernel>(std::make_unique<BlockGatherTransposeKernel>(
+        outer, inStrides, dims[rank - 1] * elementBytes));
   }
-  int64_t batch = 1, rows = 1, cols = 1;
+  // [0 .. b-1, b+1, b]: leading batch dims kept, then a matrix transposed
+  // (NHWC <-> NCHW and every rotation of trailing dims).
+  int64_t b = rank - 2;
+  for (int64_t i = 0; i < b; ++i)
+    if (simple[i] != i)
+      return std::unique_ptr<Kernel>();
+  if (simple[b] != b + 1 || simple[b + 1] != b)
+    return std::unique_ptr<Kernel>();
+  int64_t batch = 1;
   for (int64_t d = 0; d < b; ++d)
-    batch *= x[d];
-  for (int64_t d = b; d < k; ++d)
-    rows *= x[d];
-  for (int64_t d = k; d < rank; ++d)
-    cols *= x[d];
+    batch *= dims[d];
+  const int64_t rows = dims[b], cols = dims[b + 1];
   // Only the element size matters to a permutation.
   auto make = [&](auto element) -> std::unique_ptr<Kernel> {
     using T = decltype(element);
     return std::make_unique<BlockTransposeKernel<T>>(batch, rows, cols);
   };
-  switch (dtypeSize(c.inputTypes[0])) {
+  switch (elementBytes) {
   case 1:
     return make(uint8_t());
   case 2:
@@ -807,6 +964,7 @@ void registerFastKernels(KernelRegistry &registry) {
   registry.registerKernel("softmax", "cpu", createSoftmax);
   registry.registerKernel("log_softmax", "cpu", createSoftmax);
   registry.registerKernel("transpose", "cpu", createTranspose);
+  registry.registerKernel("layer_norm", "cpu", createLayerNorm);
   registry.registerKernel("cast", "cpu", createCast);
   registry.registerKernel("quantize", "cpu", createQuantization);
   registry.registerKernel("dequantize", "cpu", createQuantization);
