@@ -3,6 +3,8 @@
 // For inference, batch_norm(conv(x, w) + b) with constant parameters is
 // conv(x, w * s) + ((b - mean) * s + offset), s = scale * rsqrt(var + eps):
 // the batch norm disappears and its arithmetic is done once, at compile time.
+// A constant per-channel (or scalar) multiply or add after a conv, such as
+// PP-LCNet's learnable affine blocks, folds the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,6 +141,89 @@ struct FoldBatchNormIntoProducerPattern : public OpRewritePattern<BatchNormOp> {
   }
 };
 
+/// The per-output-channel values of a constant `operand` of a binary op
+/// on a conv's [N, C, H, W] or [N, H, W, C] result: a scalar, or a tensor
+/// that varies only along the channel axis. Empty when it is neither.
+std::optional<SmallVector<double>>
+perChannelValues(Value operand, int64_t channelAxis, int64_t channels) {
+  std::optional<HostTensor> t = readConstant(operand);
+  if (!t || !t->isFloat() || t->shape.size() > 4)
+    return std::nullopt;
+  if (t->numElements() == 1)
+    return SmallVector<double>(channels, t->floats[0]);
+  // Aligned from the last dimension, as broadcasting aligns it.
+  int64_t offset = 4 - static_cast<int64_t>(t->shape.size());
+  for (int64_t d = 0; d < static_cast<int64_t>(t->shape.size()); ++d) {
+    int64_t size = t->shape[d];
+    if (size != 1 && !(d + offset == channelAxis && size == channels))
+      return std::nullopt;
+  }
+  if (t->numElements() != channels)
+    return std::nullopt;
+  return SmallVector<double>(t->floats.begin(), t->floats.end());
+}
+
+/// conv2d(x, w, b) * s -> conv2d(x, w * s, b * s) and conv2d(x, w, b) + t ->
+/// conv2d(x, w, b + t), for constant s and t that are scalars or vary only
+/// along the output channels: one kernel instead of two or three, with the
+/// arithmetic done once, at compile time.
+template <typename AffineOp>
+struct FoldAffineIntoConvPattern : public OpRewritePattern<AffineOp> {
+  using OpRewritePattern<AffineOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AffineOp op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool kScales = std::is_same_v<AffineOp, MulOp>;
+    for (auto [lhs, rhs] : {std::pair{op.getLhs(), op.getRhs()},
+                            std::pair{op.getRhs(), op.getLhs()}}) {
+      auto conv = lhs.template getDefiningOp<Conv2DOp>();
+      if (!conv || !conv->hasOneUse() || conv.getActivation() != "none" ||
+          conv.getType() != op.getType())
+        continue;
+      auto type = cast<RankedTensorType>(conv.getType());
+      int64_t axis = getChannelAxis(conv.getDataFormat(), 4);
+      int64_t channels = type.getDimSize(axis);
+      if (ShapedType::isDynamic(channels))
+        continue;
+      std::optional<SmallVector<double>> values =
+          perChannelValues(rhs, axis, channels);
+      std::optional<HostTensor> w = readConstant(conv.getFilter());
+      if (!values || !w || !w->isFloat())
+        continue;
+      HostTensor bias = HostTensor::zeros({channels}, type.getElementType());
+      bias.floats.assign(channels, 0.0);
+      if (conv.getBias()) {
+        std::optional<HostTensor> b = readConstant(conv.getBias());
+        if (!b || b->numElements() != channels)
+          continue;
+        bias.floats.assign(b->floats.begin(), b->floats.end());
+      }
+      for (int64_t c = 0; c < channels; ++c)
+        bias.floats[c] = kScales ? bias.floats[c] * (*values)[c]
+                                 : bias.floats[c] + (*values)[c];
+      Location loc = op.getLoc();
+      Value filter = conv.getFilter();
+      if (kScales) {
+        bool hwio = conv.getFilterFormat() == "HWIO";
+        int64_t perChannel = w->numElements() / channels;
+        scaleWeights(*w, *values, [&](int64_t i) {
+          return hwio ? i % channels : i / perChannel;
+        });
+        filter = rewriter.create<ConstantOp>(loc, writeConstant(*w));
+      }
+      Value biasValue = rewriter.create<ConstantOp>(loc, writeConstant(bias));
+      auto folded = rewriter.create<Conv2DOp>(
+          loc, conv.getInput(), filter, biasValue, conv.getStridesAttr(),
+          conv.getDilationsAttr(), conv.getPaddingAttr(), conv.getPadsAttr(),
+          conv.getGroupsAttr(), conv.getDataFormatAttr(),
+          conv.getFilterFormatAttr(), conv.getActivationAttr());
+      replaceKeepingType(rewriter, op, folded.getOutput());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not a constant affine of a conv");
+  }
+};
+
 struct FoldBatchNormPass
     : public gopt::impl::FoldBatchNormBase<FoldBatchNormPass> {
   using FoldBatchNormBase::FoldBatchNormBase;
@@ -151,23 +236,34 @@ struct FoldBatchNormPass
       getOperation().walk([&](BatchNormOp) { ++n; });
       return n;
     };
-    int64_t before = count();
+    // Only the affine pattern removes multiplies and adds.
+    auto countAffine = [&] {
+      int64_t n = 0;
+      getOperation().walk([&](Operation *op) { n += isa<MulOp, AddOp>(op); });
+      return n;
+    };
+    int64_t before = count(), affineBefore = countAffine();
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns)))) {
       getOperation().emitError("gopt-fold-batch-norm did not converge");
       return signalPassFailure();
     }
     int64_t after = count();
+    int64_t affineFolded = std::max<int64_t>(affineBefore - countAffine(), 0);
     numFolded += before - after;
+    numAffineFolded += affineFolded;
     reportChanges(getOperation(), report, getArgument(),
                   "folded " + plural(before - after, "batch norm") +
                       " into conv2d/matmul weights, " + std::to_string(after) +
-                      " remain");
+                      " remain; folded " + std::to_string(affineFolded) +
+                      " constant multiplies and adds into conv2d");
   }
 };
 
 } // namespace
 
 void gopt::populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldBatchNormIntoProducerPattern>(patterns.getContext());
+  patterns
+      .add<FoldBatchNormIntoProducerPattern, FoldAffineIntoConvPattern<MulOp>,
+           FoldAffineIntoConvPattern<AddOp>>(patterns.getContext());
 }

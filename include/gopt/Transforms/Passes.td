@@ -116,7 +116,8 @@ def FuseBatchNorm : Pass<"gopt-fuse-batch-norm", "mlir::func::FuncOp"> {
 }
 
 def FoldBatchNorm : Pass<"gopt-fold-batch-norm", "mlir::func::FuncOp"> {
-  let summary = "Fold inference batch_norm into the preceding conv2d/matmul";
+  let summary = "Fold inference batch_norm, and constant multiplies and adds, "
+                "into the preceding conv2d/matmul";
   let description = [{
     An inference `batch_norm` with constant parameters after a `conv2d` (or a
     `matmul`) with a constant filter (weights) and the conv as its only
@@ -130,6 +131,11 @@ def FoldBatchNorm : Pass<"gopt-fold-batch-norm", "mlir::func::FuncOp"> {
     // becomes
     %y = gopt.conv2d %x, %w2, %b2 : ...
     ```
+
+    Likewise a `mul` or `add` of a constant that is a scalar or varies only
+    along the output channels, applied to a conv2d (no activation, constant
+    filter and bias, the conv as its only user): PP-LCNet's learnable
+    affine blocks, for example. The filter and bias absorb it.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
@@ -138,6 +144,8 @@ def FoldBatchNorm : Pass<"gopt-fold-batch-norm", "mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numFolded", "num-folded", "Number of batch norms folded">,
+    Statistic<"numAffineFolded", "num-affine-folded",
+              "Number of constant multiplies and adds folded into convs">,
   ];
   let dependentDialects = ["::gopt::GoptDialect"];
 }
