@@ -523,10 +523,7 @@ LogicalResult GraphDefImporter::importConv(bool depthwise) {
     if (llvm::any_of(ws, ShapedType::isDynamic))
       return failNode("depthwise filter needs a static shape");
     groups = ws[2];
-    auto reshaped = createInferred<ReshapeOp>(
-        b, loc, w, i64s({ws[0], ws[1], 1, ws[2] * ws[3]}));
-    if (!reshaped)
-      return failOp();
+    GOPT_INFER(reshaped, ReshapeOp, w, i64s({ws[0], ws[1], 1, ws[2] * ws[3]}));
     w = reshaped;
   } else if (!ShapedType::isDynamic(channels) &&
              !ShapedType::isDynamic(ws[2]) && ws[2] > 0 && channels != ws[2] &&
@@ -585,10 +582,10 @@ FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
     Operation *op = nullptr;
     if (fusedOp == "BiasAdd") {
       GOPT_IMPORT_VALUE(bias, nextArg(fusedOp));
-      op = createInferred<BiasAddOp>(b, loc, y, bias, b.getStringAttr(*format));
+      GOPT_INFER_ASSIGN(op, BiasAddOp, y, bias, b.getStringAttr(*format));
     } else if (fusedOp == "Add" || fusedOp == "AddV2") {
       GOPT_IMPORT_VALUE(other, nextArg(fusedOp));
-      op = createInferred<AddOp>(b, loc, y, other);
+      GOPT_INFER_ASSIGN(op, AddOp, y, other);
     } else if (fusedOp == "FusedBatchNorm") {
       Value stats[4];
       for (Value &v : stats) {
@@ -596,26 +593,26 @@ FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
         v = arg;
       }
       // Grappler fuses only inference batch norms (TF's epsilon default).
-      op = createInferred<BatchNormOp>(
-          b, loc, y, stats[0], stats[1], stats[2], stats[3],
-          floatAttr("epsilon", 1e-4f), b.getStringAttr(*format),
-          b.getBoolAttr(false), b.getF32FloatAttr(0.0f));
+      GOPT_INFER_ASSIGN(op, BatchNormOp, y, stats[0], stats[1], stats[2],
+                        stats[3], floatAttr("epsilon", 1e-4f),
+                        b.getStringAttr(*format), b.getBoolAttr(false),
+                        b.getF32FloatAttr(0.0f));
     } else if (fusedOp == "Relu") {
-      op = createInferred<ReluOp>(b, loc, y);
+      GOPT_INFER_ASSIGN(op, ReluOp, y);
     } else if (fusedOp == "Relu6") {
-      op = createInferred<Relu6Op>(b, loc, y);
+      GOPT_INFER_ASSIGN(op, Relu6Op, y);
     } else if (fusedOp == "Elu") {
-      op = createInferred<EluOp>(b, loc, y, b.getF32FloatAttr(1.0f));
+      GOPT_INFER_ASSIGN(op, EluOp, y, b.getF32FloatAttr(1.0f));
     } else if (fusedOp == "LeakyRelu") {
-      op = createInferred<LeakyReluOp>(b, loc, y,
-                                       floatAttr("leakyrelu_alpha", 0.2f));
+      GOPT_INFER_ASSIGN(op, LeakyReluOp, y, floatAttr("leakyrelu_alpha", 0.2f));
     } else if (fusedOp == "Sigmoid") {
-      op = createInferred<SigmoidOp>(b, loc, y);
+      GOPT_INFER_ASSIGN(op, SigmoidOp, y);
     } else if (fusedOp == "Tanh") {
-      op = createInferred<TanhOp>(b, loc, y);
+      GOPT_INFER_ASSIGN(op, TanhOp, y);
     } else if (fusedOp == "GeluExact" || fusedOp == "GeluApproximate") {
-      op = createInferred<GeluOp>(
-          b, loc, y, b.getStringAttr(fusedOp == "GeluExact" ? "none" : "tanh"));
+      GOPT_INFER_ASSIGN(
+          op, GeluOp, y,
+          b.getStringAttr(fusedOp == "GeluExact" ? "none" : "tanh"));
     } else {
       return failNode(llvm::formatv("unsupported fused op '{0}' (fused_ops "
                                     "may hold BiasAdd, Add, FusedBatchNorm, "
@@ -623,8 +620,6 @@ FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
                                     "Tanh, GeluExact, GeluApproximate)",
                                     fusedOp));
     }
-    if (!op)
-      return failOp();
     y = op->getResult(0);
   }
   if (next != numInputs)
@@ -760,12 +755,10 @@ LogicalResult GraphDefImporter::importFusedBatchNorm() {
   const tf::AttrValue *factor = attr("exponential_avg_factor");
   // TF: running = (1 - factor) * running + factor * batch.
   float momentum = 1.0f - (factor ? factor->f() : 1.0f);
-  auto op = createInferred<BatchNormOp>(
-      b, loc, x, scale, offset, mean, var,
-      b.getF32FloatAttr(eps ? eps->f() : 1e-4f), b.getStringAttr(*format),
-      b.getBoolAttr(training), b.getF32FloatAttr(momentum));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, BatchNormOp, x, scale, offset, mean, var,
+             b.getF32FloatAttr(eps ? eps->f() : 1e-4f),
+             b.getStringAttr(*format), b.getBoolAttr(training),
+             b.getF32FloatAttr(momentum));
   setOutput(0, op->getResult(0));
   if (training) {
     setOutput(1, op->getResult(3));
@@ -981,11 +974,12 @@ LogicalResult GraphDefImporter::importArgReduce(bool max) {
         llvm::formatv("unsupported output_type {0}", dataTypeName(outputType)));
   IntegerAttr axisAttr = b.getI64IntegerAttr(*axis);
   BoolAttr no = b.getBoolAttr(false);
-  Operation *op =
-      max ? createInferred<ArgMaxOp>(b, loc, x, axisAttr, no, no).getOperation()
-          : createInferred<ArgMinOp>(b, loc, x, axisAttr, no, no)
-                .getOperation();
-  if (!op || outputType == tf::DT_INT64)
+  Operation *op;
+  if (max)
+    GOPT_INFER_ASSIGN(op, ArgMaxOp, x, axisAttr, no, no);
+  else
+    GOPT_INFER_ASSIGN(op, ArgMinOp, x, axisAttr, no, no);
+  if (outputType == tf::DT_INT64)
     return setResult(op);
   auto i64Type = cast<RankedTensorType>(op->getResult(0).getType());
   return setResult(createTyped<CastOp>(
@@ -1020,11 +1014,8 @@ LogicalResult GraphDefImporter::importTopK() {
     return failNode(
         llvm::formatv("unsupported index_type {0}", dataTypeName(indexType)));
   const tf::AttrValue *sorted = attr("sorted");
-  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(*k),
-                                   b.getI64IntegerAttr(-1), b.getBoolAttr(true),
-                                   b.getBoolAttr(!sorted || sorted->b()));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, TopKOp, x, b.getI64IntegerAttr(*k), b.getI64IntegerAttr(-1),
+             b.getBoolAttr(true), b.getBoolAttr(!sorted || sorted->b()));
   setOutput(0, op.getValues());
   Value indices = op.getIndices();
   if (indexType == tf::DT_INT32) {
@@ -1140,9 +1131,7 @@ LogicalResult GraphDefImporter::importSoftmax(bool log) {
 
 LogicalResult GraphDefImporter::importShape() {
   GET_INPUT(x, 0);
-  auto shape = createInferred<ShapeOp>(b, loc, x);
-  if (!shape)
-    return failOp();
+  GOPT_INFER(shape, ShapeOp, x);
   const tf::AttrValue *outType = attr("out_type");
   if (outType && outType->type() == tf::DT_INT64)
     return setResult(shape);
@@ -1175,8 +1164,8 @@ LogicalResult GraphDefImporter::importEqual(bool negate) {
   }
   GET_INPUT(lhs, 0);
   GET_INPUT(rhs, 1);
-  auto equal = createInferred<EqualOp>(b, loc, lhs, rhs);
-  if (!equal || !negate)
+  GOPT_INFER(equal, EqualOp, lhs, rhs);
+  if (!negate)
     return setResult(equal);
   return setResult(createInferred<NotOp>(b, loc, equal));
 }
@@ -1193,9 +1182,7 @@ LogicalResult GraphDefImporter::importSelect() {
   if (conditionShape.size() == 1 && rank > 1) {
     SmallVector<int64_t> rows(rank, 1);
     rows[0] = ShapedType::isDynamic(conditionShape[0]) ? -1 : conditionShape[0];
-    auto reshaped = createInferred<ReshapeOp>(b, loc, condition, i64s(rows));
-    if (!reshaped)
-      return failOp();
+    GOPT_INFER(reshaped, ReshapeOp, condition, i64s(rows));
     condition = reshaped;
   } else if (!conditionShape.empty() && conditionShape != shapeOf(x)) {
     return failNode(llvm::formatv(
@@ -1229,9 +1216,7 @@ FailureOr<Value> GraphDefImporter::reshapeTo(Value x, ArrayRef<int64_t> dims) {
   for (int64_t &d : shape)
     if (ShapedType::isDynamic(d))
       d = -1;
-  auto op = createInferred<ReshapeOp>(b, loc, x, i64s(shape));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, ReshapeOp, x, i64s(shape));
   return Value(op);
 }
 
@@ -1245,10 +1230,7 @@ FailureOr<Value> GraphDefImporter::sliceAxis(Value x, int64_t axis,
         ShapedType::isDynamic(d) ? std::numeric_limits<int64_t>::max() : d);
   starts[axis] = start;
   ends[axis] = start + size;
-  auto op =
-      createInferred<SliceOp>(b, loc, x, i64s(starts), i64s(ends), i64s(steps));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, SliceOp, x, i64s(starts), i64s(ends), i64s(steps));
   return Value(op);
 }
 
@@ -1411,18 +1393,12 @@ LogicalResult GraphDefImporter::importStridedSlice() {
                      ? ends[d] == std::numeric_limits<int64_t>::max()
                      : ends[d] >= in[d]);
   if (!identity) {
-    auto slice = createInferred<SliceOp>(b, loc, y, i64s(starts), i64s(ends),
-                                         i64s(steps));
-    if (!slice)
-      return failOp();
+    GOPT_INFER(slice, SliceOp, y, i64s(starts), i64s(ends), i64s(steps));
     y = slice;
   }
   for (auto &[d, indices] : reversed) {
     Value index = createI64Constant(b, loc, {int64_t(indices.size())}, indices);
-    auto gather =
-        createInferred<GatherOp>(b, loc, y, index, b.getI64IntegerAttr(d));
-    if (!gather)
-      return failOp();
+    GOPT_INFER(gather, GatherOp, y, index, b.getI64IntegerAttr(d));
     y = gather;
   }
   if (needReshape) {
@@ -1432,9 +1408,7 @@ LogicalResult GraphDefImporter::importStridedSlice() {
     y = *reshaped;
   }
   if (y == x) {
-    auto copy = createInferred<IdentityOp>(b, loc, x);
-    if (!copy)
-      return failOp();
+    GOPT_INFER(copy, IdentityOp, x);
     y = copy;
   }
   setOutput(0, y);
@@ -1478,9 +1452,7 @@ LogicalResult GraphDefImporter::importAddN() {
     return setResult(createInferred<IdentityOp>(b, loc, sum));
   for (int i = 1; i < n; ++i) {
     GET_INPUT(term, i);
-    auto add = createInferred<AddOp>(b, loc, sum, term);
-    if (!add)
-      return failOp();
+    GOPT_INFER(add, AddOp, sum, term);
     sum = add;
   }
   setOutput(0, sum);

@@ -548,13 +548,11 @@ LogicalResult OnnxImporter::importVariadic(StringRef kind) {
     GET_INPUT(next, i);
     Operation *op;
     if (kind == "Sum")
-      op = createInferred<AddOp>(b, loc, acc, next);
+      GOPT_INFER_ASSIGN(op, AddOp, acc, next);
     else if (kind == "Max")
-      op = createInferred<MaxOp>(b, loc, acc, next);
+      GOPT_INFER_ASSIGN(op, MaxOp, acc, next);
     else
-      op = createInferred<MinOp>(b, loc, acc, next);
-    if (!op)
-      return failOp();
+      GOPT_INFER_ASSIGN(op, MinOp, acc, next);
     acc = op->getResult(0);
   }
   setOutput(0, acc);
@@ -1033,22 +1031,20 @@ LogicalResult OnnxImporter::importPool(bool isMax) {
   Operation *op;
   if (isMax) {
     if (volume)
-      op = createInferred<MaxPool3DOp>(b, loc, x, i64s(*kernel), strides,
-                                       i64s(dil), padding, pads, ceil);
+      GOPT_INFER_ASSIGN(op, MaxPool3DOp, x, i64s(*kernel), strides, i64s(dil),
+                        padding, pads, ceil);
     else
-      op = createInferred<MaxPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
-                                     pads, b.getStringAttr("NCHW"), ceil);
+      GOPT_INFER_ASSIGN(op, MaxPoolOp, x, i64s(*kernel), strides, padding, pads,
+                        b.getStringAttr("NCHW"), ceil);
     if (node->output_size() > 1 && !node->output(1).empty())
       unsupportedValues[node->output(1)] =
           "MaxPool's Indices output, which gopt does not compute";
   } else if (volume) {
-    op =
-        createInferred<AvgPool3DOp>(b, loc, x, i64s(*kernel), strides,
-                                    i64s(dil), padding, pads, ceil, includePad);
+    GOPT_INFER_ASSIGN(op, AvgPool3DOp, x, i64s(*kernel), strides, i64s(dil),
+                      padding, pads, ceil, includePad);
   } else {
-    op = createInferred<AvgPoolOp>(b, loc, x, i64s(*kernel), strides, padding,
-                                   pads, b.getStringAttr("NCHW"), ceil,
-                                   includePad);
+    GOPT_INFER_ASSIGN(op, AvgPoolOp, x, i64s(*kernel), strides, padding, pads,
+                      b.getStringAttr("NCHW"), ceil, includePad);
   }
   return setResult(op);
 }
@@ -1077,12 +1073,10 @@ LogicalResult OnnxImporter::importBatchNorm() {
   if (usedOutputs && !training)
     return failNode("batch statistics outputs are only supported with "
                     "training_mode = 1");
-  auto op = createInferred<BatchNormOp>(
-      b, loc, x, scale, bias, mean, var,
-      b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)), b.getStringAttr("NCHW"),
-      b.getBoolAttr(training), b.getF32FloatAttr(floatAttr("momentum", 0.9f)));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, BatchNormOp, x, scale, bias, mean, var,
+             b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)),
+             b.getStringAttr("NCHW"), b.getBoolAttr(training),
+             b.getF32FloatAttr(floatAttr("momentum", 0.9f)));
   setOutput(0, op->getResult(0));
   // ONNX's training outputs are the running mean and variance. The mean is
   // gopt's 4th result; ONNX updates the variance with the biased batch
@@ -1093,18 +1087,10 @@ LogicalResult OnnxImporter::importBatchNorm() {
     setOutput(1, op->getResult(3));
     Type et = cast<RankedTensorType>(var.getType()).getElementType();
     float momentum = floatAttr("momentum", 0.9f);
-    auto keep = createInferred<MulOp>(
-        b, loc, var, createScalarConstant(b, loc, et, momentum));
-    if (!keep)
-      return failOp();
-    auto fresh = createInferred<MulOp>(
-        b, loc, op->getResult(2),
-        createScalarConstant(b, loc, et, 1.0f - momentum));
-    if (!fresh)
-      return failOp();
-    auto running = createInferred<AddOp>(b, loc, keep, fresh);
-    if (!running)
-      return failOp();
+    GOPT_INFER(keep, MulOp, var, createScalarConstant(b, loc, et, momentum));
+    GOPT_INFER(fresh, MulOp, op->getResult(2),
+               createScalarConstant(b, loc, et, 1.0f - momentum));
+    GOPT_INFER(running, AddOp, keep, fresh);
     setOutput(2, running);
   }
   return success();
@@ -1114,32 +1100,21 @@ LogicalResult OnnxImporter::importGemm() {
   GET_INPUT(a, 0);
   GET_INPUT(w, 1);
   GET_OPTIONAL_INPUT(c, 2);
-  auto mm = createInferred<MatMulOp>(b, loc, a, w,
-                                     b.getBoolAttr(intAttr("transA", 0) != 0),
-                                     b.getBoolAttr(intAttr("transB", 0) != 0));
-  if (!mm)
-    return failOp();
+  GOPT_INFER(mm, MatMulOp, a, w, b.getBoolAttr(intAttr("transA", 0) != 0),
+             b.getBoolAttr(intAttr("transB", 0) != 0));
   Value y = mm;
   Type et = cast<RankedTensorType>(y.getType()).getElementType();
   float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
   if (alpha != 1.0f) {
-    auto op = createInferred<MulOp>(b, loc, y,
-                                    createScalarConstant(b, loc, et, alpha));
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, MulOp, y, createScalarConstant(b, loc, et, alpha));
     y = op;
   }
   if (c && beta != 0.0f) {
     if (beta != 1.0f) {
-      auto op = createInferred<MulOp>(b, loc, c,
-                                      createScalarConstant(b, loc, et, beta));
-      if (!op)
-        return failOp();
+      GOPT_INFER(op, MulOp, c, createScalarConstant(b, loc, et, beta));
       c = op;
     }
-    auto op = createInferred<AddOp>(b, loc, y, c);
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, AddOp, y, c);
     y = op;
   }
   setOutput(0, y);
@@ -1227,11 +1202,9 @@ FailureOr<Value> OnnxImporter::dequantizeAffine(Value q, Value scale,
     FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
     if (failed(z))
       return failure();
-    x = createInferred<SubOp>(b, loc, x, *z);
+    GOPT_INFER_ASSIGN(x, SubOp, x, *z);
   }
-  Value y = x ? createInferred<MulOp>(b, loc, x, *s) : Value();
-  if (!y)
-    return failOp();
+  GOPT_INFER_VALUE(y, MulOp, x, *s);
   return y;
 }
 
@@ -1253,26 +1226,24 @@ FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
     return failure();
   if (!type.getElementType().isF32())
     x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), x);
-  Value y = x ? createInferred<DivOp>(b, loc, x, *s) : Value();
-  y = y ? createInferred<RoundOp>(b, loc, y) : Value();
-  if (y && zeroPoint) {
+  if (!x)
+    return failOp();
+  GOPT_INFER_VALUE(y, DivOp, x, *s);
+  GOPT_INFER_ASSIGN(y, RoundOp, y);
+  if (zeroPoint) {
     FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
     if (failed(z))
       return failure();
-    y = createInferred<AddOp>(b, loc, y, *z);
+    GOPT_INFER_ASSIGN(y, AddOp, y, *z);
   }
   auto [lo, hi] = integerRange(quantized);
-  y = y ? createInferred<MaxOp>(
-              b, loc, y, createScalarConstant(b, loc, b.getF32Type(), lo))
-        : Value();
-  y = y ? createInferred<MinOp>(
-              b, loc, y, createScalarConstant(b, loc, b.getF32Type(), hi))
-        : Value();
+  GOPT_INFER_ASSIGN(y, MaxOp, y,
+                    createScalarConstant(b, loc, b.getF32Type(), lo));
+  GOPT_INFER_ASSIGN(y, MinOp, y,
+                    createScalarConstant(b, loc, b.getF32Type(), hi));
   y = y ? createTyped<CastOp>(
               b, loc, cast<RankedTensorType>(y.getType()).clone(quantized), y)
         : Value();
-  if (!y)
-    return failOp();
   return y;
 }
 
@@ -1324,23 +1295,16 @@ LogicalResult OnnxImporter::importDynamicQuantizeLinear() {
     all.push_back(d);
   Type f32 = b.getF32Type();
   Value zero = createScalarConstant(b, loc, f32, 0.0);
-  Value lo =
-      createInferred<ReduceMinOp>(b, loc, x, i64s(all), b.getBoolAttr(false));
-  Value hi =
-      createInferred<ReduceMaxOp>(b, loc, x, i64s(all), b.getBoolAttr(false));
-  lo = lo ? createInferred<MinOp>(b, loc, lo, zero) : Value();
-  hi = hi ? createInferred<MaxOp>(b, loc, hi, zero) : Value();
-  Value scale = lo && hi ? createInferred<SubOp>(b, loc, hi, lo) : Value();
-  scale = scale ? createInferred<DivOp>(
-                      b, loc, scale, createScalarConstant(b, loc, f32, 255.0))
-                : Value();
-  if (!scale)
-    return failOp();
+  GOPT_INFER_VALUE(lo, ReduceMinOp, x, i64s(all), b.getBoolAttr(false));
+  GOPT_INFER_VALUE(hi, ReduceMaxOp, x, i64s(all), b.getBoolAttr(false));
+  GOPT_INFER_ASSIGN(lo, MinOp, lo, zero);
+  GOPT_INFER_ASSIGN(hi, MaxOp, hi, zero);
+  GOPT_INFER_VALUE(scale, SubOp, hi, lo);
+  GOPT_INFER_ASSIGN(scale, DivOp, scale,
+                    createScalarConstant(b, loc, f32, 255.0));
   // zero point = saturate(round(-min / scale)) in [0, 255].
   Type u8 = b.getIntegerType(8, /*isSigned=*/false);
-  Value negLo = createInferred<NegOp>(b, loc, lo);
-  if (!negLo)
-    return failOp();
+  GOPT_INFER_VALUE(negLo, NegOp, lo);
   FailureOr<Value> zeroPoint = quantizeAffine(negLo, scale, Value(), 0, u8);
   if (failed(zeroPoint))
     return failure();
@@ -1436,8 +1400,6 @@ LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
   if (!quantizedLinear) {
     Value y =
         createTyped<CastOp>(b, loc, accType.clone(b.getIntegerType(32)), acc);
-    if (!y)
-      return failOp();
     setOutput(0, y);
     return success();
   }
@@ -1452,11 +1414,8 @@ LogicalResult OnnxImporter::importIntegerConvOrMatMul(bool conv,
   FailureOr<Value> ysf = broadcastAlong(yScale, 0, rank);
   if (failed(xsf) || failed(wsf) || failed(ysf))
     return failure();
-  Value multiplier = createInferred<MulOp>(b, loc, *xsf, *wsf);
-  Value scaled =
-      multiplier ? createInferred<MulOp>(b, loc, acc, multiplier) : Value();
-  if (!scaled)
-    return failOp();
+  GOPT_INFER_VALUE(multiplier, MulOp, *xsf, *wsf);
+  GOPT_INFER_VALUE(scaled, MulOp, acc, multiplier);
   Type quantized = yzp ? getElementTypeOrSelf(yzp.getType())
                        : b.getIntegerType(8, /*isSigned=*/false);
   FailureOr<Value> y = quantizeAffine(scaled, *ysf, yzp, 0, quantized);
@@ -1499,31 +1458,22 @@ LogicalResult OnnxImporter::importWindow(StringRef kind) {
   if (!n || !count)
     return failOp();
   if (intAttr("periodic", 1) == 0)
-    count = createInferred<SubOp>(b, loc, count,
-                                  createScalarConstant(b, loc, f32, 1.0));
-  Value angle =
-      count ? createInferred<DivOp>(
-                  b, loc,
-                  createInferred<MulOp>(
-                      b, loc, n, createScalarConstant(b, loc, f32, 2 * M_PI)),
-                  count)
-            : Value();
-  Value w = angle ? createInferred<SubOp>(
-                        b, loc, createScalarConstant(b, loc, f32, a0),
-                        createInferred<MulOp>(
-                            b, loc, createInferred<CosOp>(b, loc, angle),
-                            createScalarConstant(b, loc, f32, a1)))
-                  : Value();
-  if (w && a2 != 0.0) {
-    Value twice = createInferred<MulOp>(b, loc, angle,
-                                        createScalarConstant(b, loc, f32, 2.0));
-    w = createInferred<AddOp>(
-        b, loc, w,
-        createInferred<MulOp>(b, loc, createInferred<CosOp>(b, loc, twice),
-                              createScalarConstant(b, loc, f32, a2)));
+    GOPT_INFER_ASSIGN(count, SubOp, count,
+                      createScalarConstant(b, loc, f32, 1.0));
+  GOPT_INFER_VALUE(turns, MulOp, n,
+                   createScalarConstant(b, loc, f32, 2 * M_PI));
+  GOPT_INFER_VALUE(angle, DivOp, turns, count);
+  GOPT_INFER_VALUE(cosine, CosOp, angle);
+  GOPT_INFER_VALUE(first, MulOp, cosine, createScalarConstant(b, loc, f32, a1));
+  GOPT_INFER_VALUE(w, SubOp, createScalarConstant(b, loc, f32, a0), first);
+  if (a2 != 0.0) {
+    GOPT_INFER_VALUE(twice, MulOp, angle,
+                     createScalarConstant(b, loc, f32, 2.0));
+    GOPT_INFER_VALUE(cosine2, CosOp, twice);
+    GOPT_INFER_VALUE(second, MulOp, cosine2,
+                     createScalarConstant(b, loc, f32, a2));
+    GOPT_INFER_ASSIGN(w, AddOp, w, second);
   }
-  if (!w)
-    return failOp();
   int64_t target = intAttr("output_datatype", onnx::TensorProto::FLOAT);
   Type out = convertElementType(ctx, static_cast<int>(target));
   if (!out)
@@ -1531,8 +1481,6 @@ LogicalResult OnnxImporter::importWindow(StringRef kind) {
   if (out != f32) {
     w = createTyped<CastOp>(b, loc,
                             cast<RankedTensorType>(w.getType()).clone(out), w);
-    if (!w)
-      return failOp();
   }
   setOutput(0, w);
   return success();
@@ -1584,15 +1532,10 @@ LogicalResult OnnxImporter::importQuantization(bool dequantize) {
   int64_t axis = scaleType.getRank() == 1 ? intAttr("axis", 1) : 0;
   Value r;
   if (dequantize) {
-    if (auto q = createInferred<DequantizeOp>(b, loc, x, scales,
-                                              b.getI64IntegerAttr(axis)))
-      r = q.getResult();
-  } else if (auto q = createInferred<QuantizeOp>(b, loc, x, scales,
-                                                 b.getI64IntegerAttr(axis))) {
-    r = q.getResult();
+    GOPT_INFER_ASSIGN(r, DequantizeOp, x, scales, b.getI64IntegerAttr(axis));
+  } else {
+    GOPT_INFER_ASSIGN(r, QuantizeOp, x, scales, b.getI64IntegerAttr(axis));
   }
-  if (!r)
-    return failOp();
   setOutput(0, r);
   return success();
 }
@@ -1622,15 +1565,11 @@ LogicalResult OnnxImporter::importClip() {
     if (!clipType || !constantBounds) {
       Value y = x;
       if (min) {
-        auto op = createInferred<MaxOp>(b, loc, y, min);
-        if (!op)
-          return failOp();
+        GOPT_INFER(op, MaxOp, y, min);
         y = op;
       }
       if (max) {
-        auto op = createInferred<MinOp>(b, loc, y, max);
-        if (!op)
-          return failOp();
+        GOPT_INFER(op, MinOp, y, max);
         y = op;
       }
       setOutput(0, y);
@@ -1647,12 +1586,12 @@ LogicalResult OnnxImporter::importClip() {
   }
   Operation *op;
   if (lo == 0.0 && hi == 6.0)
-    op = createInferred<Relu6Op>(b, loc, x);
+    GOPT_INFER_ASSIGN(op, Relu6Op, x);
   else if (lo == 0.0 && hi >= std::numeric_limits<float>::max())
-    op = createInferred<ReluOp>(b, loc, x);
+    GOPT_INFER_ASSIGN(op, ReluOp, x);
   else
-    op = createInferred<ClipOp>(b, loc, x, b.getF32FloatAttr(lo),
-                                b.getF32FloatAttr(hi));
+    GOPT_INFER_ASSIGN(op, ClipOp, x, b.getF32FloatAttr(lo),
+                      b.getF32FloatAttr(hi));
   return setResult(op);
 }
 
@@ -1884,8 +1823,6 @@ FailureOr<Value> OnnxImporter::i64Range(int64_t count) {
 LogicalResult OnnxImporter::reshapeFromDims(Value x, ArrayRef<int64_t> dims,
                                             ArrayRef<int64_t> sources) {
   Value y = reshapedFromDims(x, dims, sources);
-  if (!y)
-    return failOp();
   setOutput(0, y);
   return success();
 }
@@ -1906,14 +1843,15 @@ Value OnnxImporter::reshapedFromDims(Value x, ArrayRef<int64_t> dims,
       literals.push_back(d);
     }
   }
-  Value table = createInferred<ShapeOp>(b, loc, x);
-  if (!literals.empty())
-    table = createInferred<ConcatOp>(
-        b, loc, ValueRange{table, i64Vector(literals)}, b.getI64IntegerAttr(0));
-  Value target = createInferred<GatherOp>(b, loc, table, i64Vector(indices),
-                                          b.getI64IntegerAttr(0));
-  if (!target)
-    return Value();
+  GOPT_INFER_OR_NULL(shape, ShapeOp, x);
+  Value table = shape;
+  if (!literals.empty()) {
+    GOPT_INFER_OR_NULL(joined, ConcatOp, ValueRange{table, i64Vector(literals)},
+                       b.getI64IntegerAttr(0));
+    table = joined;
+  }
+  GOPT_INFER_OR_NULL(target, GatherOp, table, i64Vector(indices),
+                     b.getI64IntegerAttr(0));
   auto resultType = RankedTensorType::get(
       dims, cast<RankedTensorType>(x.getType()).getElementType());
   return b.create<DynamicReshapeOp>(loc, resultType, x, target, false);
@@ -1941,8 +1879,8 @@ Value OnnxImporter::reshapedAxis(Value x, int64_t axis, bool insert) {
     for (int64_t &d : dims)
       if (ShapedType::isDynamic(d))
         d = -1;
-    auto op = createInferred<ReshapeOp>(b, loc, x, i64s(dims));
-    return op ? op.getResult() : Value();
+    GOPT_INFER_OR_NULL(op, ReshapeOp, x, i64s(dims));
+    return op.getResult();
   }
   return reshapedFromDims(x, dims, sources);
 }
@@ -2032,19 +1970,17 @@ LogicalResult OnnxImporter::importSoftmax(bool log) {
   if (axis < 0)
     axis += rank;
   auto make = [&](Value v, int64_t a) -> Value {
-    Operation *op =
-        log ? createInferred<LogSoftmaxOp>(b, loc, v, b.getI64IntegerAttr(a))
-                  .getOperation()
-            : createInferred<SoftmaxOp>(b, loc, v, b.getI64IntegerAttr(a))
-                  .getOperation();
-    return op ? op->getResult(0) : Value();
+    if (log) {
+      GOPT_INFER_OR_NULL(op, LogSoftmaxOp, v, b.getI64IntegerAttr(a));
+      return op;
+    }
+    GOPT_INFER_OR_NULL(op, SoftmaxOp, v, b.getI64IntegerAttr(a));
+    return op;
   };
   // Before opset 13 softmax normalises over the flattened dims >= axis; with
   // axis = rank - 1 that is the same as along the axis.
   if (opset >= 13 || axis == rank - 1) {
     Value y = make(x, axis);
-    if (!y)
-      return failOp();
     setOutput(0, y);
     return success();
   }
@@ -2058,12 +1994,8 @@ LogicalResult OnnxImporter::importSoftmax(bool log) {
   if (llvm::count_if(in, ShapedType::isDynamic) > 1)
     return failNode("softmax before opset 13 needs at most one dynamic "
                     "dimension");
-  auto flat = createInferred<ReshapeOp>(b, loc, x, i64s({-1, inner}));
-  if (!flat)
-    return failOp();
+  GOPT_INFER(flat, ReshapeOp, x, i64s({-1, inner}));
   Value y = make(flat, 1);
-  if (!y)
-    return failOp();
   SmallVector<int64_t> back(in.begin(), in.end());
   for (int64_t &d : back)
     if (ShapedType::isDynamic(d))
@@ -2174,17 +2106,13 @@ LogicalResult OnnxImporter::importSlice() {
   }
   // A null op is checked before it becomes a Value (converting a null
   // single-result op reads through a null pointer).
-  auto slice = createInferred<SliceOp>(b, loc, x, i64s(st), i64s(en), i64s(sp));
-  if (!slice)
-    return failOp();
+  GOPT_INFER(slice, SliceOp, x, i64s(st), i64s(en), i64s(sp));
   Value y = slice;
   for (auto &[axis, kept] : backwards) {
-    auto gathered = createInferred<GatherOp>(
-        b, loc, y,
+    GOPT_INFER(
+        gathered, GatherOp, y,
         createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
         b.getI64IntegerAttr(axis));
-    if (!gathered)
-      return failOp();
     y = gathered;
   }
   setOutput(0, y);
@@ -2362,23 +2290,23 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     if (!v)
       return v;
     if (dynamicAxes) {
-      auto op = createInferred<typename DynamicReduction<OpTy>::type>(
-          b, loc, v, dynamicAxes, b.getBoolAttr(keep));
-      return op ? op.getResult() : Value();
+      GOPT_INFER_OR_NULL(op, typename DynamicReduction<OpTy>::type, v,
+                         dynamicAxes, b.getBoolAttr(keep));
+      return op.getResult();
     }
-    auto op = createInferred<OpTy>(b, loc, v, i64s(axes), b.getBoolAttr(keep));
-    return op ? op.getResult() : Value();
+    GOPT_INFER_OR_NULL(op, OpTy, v, i64s(axes), b.getBoolAttr(keep));
+    return op.getResult();
   };
   auto unaryOp = [&](auto tag, Value v) -> Value {
     using OpTy = decltype(tag);
     if (!v)
       return v;
-    auto op = createInferred<OpTy>(b, loc, v);
-    return op ? op.getResult() : Value();
+    GOPT_INFER_OR_NULL(op, OpTy, v);
+    return op.getResult();
   };
   auto square = [&](Value v) -> Value {
-    auto op = createInferred<MulOp>(b, loc, v, v);
-    return op ? op.getResult() : Value();
+    GOPT_INFER_OR_NULL(op, MulOp, v, v);
+    return op.getResult();
   };
   // The reductions ONNX defines by a function of the others are imported as
   // that function.
@@ -2405,19 +2333,18 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     // ReduceLogSumExp, shifted by the maximum so exp cannot overflow; a
     // reduction over the kept unit axes then drops them when asked to.
     Value max = reduceWith(ReduceMaxOp(), x, true);
-    auto shifted = max ? createInferred<SubOp>(b, loc, x, max) : SubOp();
-    Value sum = shifted
-                    ? reduceWith(ReduceSumOp(),
-                                 unaryOp(ExpOp(), shifted.getResult()), true)
-                    : Value();
-    Value logSum = unaryOp(LogOp(), sum);
-    auto lse = logSum ? createInferred<AddOp>(b, loc, logSum, max) : AddOp();
-    y = lse ? (keepDims ? lse.getResult()
-                        : reduceWith(ReduceMaxOp(), lse.getResult(), false))
-            : Value();
+    if (!max)
+      return failOp();
+    GOPT_INFER(shifted, SubOp, x, max);
+    Value logSum = unaryOp(
+        LogOp(),
+        reduceWith(ReduceSumOp(), unaryOp(ExpOp(), shifted.getResult()), true));
+    if (!logSum)
+      return failOp();
+    GOPT_INFER(lse, AddOp, logSum, max);
+    y = keepDims ? lse.getResult()
+                 : reduceWith(ReduceMaxOp(), lse.getResult(), false);
   }
-  if (!y)
-    return failOp();
   setOutput(0, y);
   return success();
 }
@@ -2556,11 +2483,8 @@ LogicalResult OnnxImporter::importLayerNorm() {
     bias = createScalarConstant(b, loc, et, 0.0f);
   int64_t axis = intAttr("axis", -1);
   float epsilon = floatAttr("epsilon", 1e-5f);
-  auto y = createInferred<LayerNormOp>(b, loc, x, scale, bias,
-                                       b.getI64IntegerAttr(axis),
-                                       b.getF32FloatAttr(epsilon));
-  if (!y)
-    return failOp();
+  GOPT_INFER(y, LayerNormOp, x, scale, bias, b.getI64IntegerAttr(axis),
+             b.getF32FloatAttr(epsilon));
   setOutput(0, y);
   bool wantsStatistics = false;
   for (int i = 1; i < node->output_size(); ++i)
@@ -2577,9 +2501,8 @@ LogicalResult OnnxImporter::importLayerNorm() {
   for (int64_t d = axis; d < rank; ++d)
     axes.push_back(d);
   auto mean = [&](Value v) -> Value {
-    auto op = createInferred<ReduceMeanOp>(b, loc, v, i64s(axes),
-                                           b.getBoolAttr(true));
-    return op ? op.getResult() : Value();
+    GOPT_INFER_OR_NULL(op, ReduceMeanOp, v, i64s(axes), b.getBoolAttr(true));
+    return op.getResult();
   };
   Value mu = mean(x);
   if (!mu)
@@ -2587,22 +2510,12 @@ LogicalResult OnnxImporter::importLayerNorm() {
   setOutput(1, mu);
   if (node->output_size() < 3 || node->output(2).empty())
     return success();
-  auto centered = createInferred<SubOp>(b, loc, x, mu);
-  if (!centered)
-    return failOp();
-  auto squared = createInferred<MulOp>(b, loc, centered, centered);
-  if (!squared)
-    return failOp();
+  GOPT_INFER(centered, SubOp, x, mu);
+  GOPT_INFER(squared, MulOp, centered, centered);
   Value variance = mean(squared);
-  if (!variance)
-    return failOp();
-  auto shifted = createInferred<AddOp>(
-      b, loc, variance, createScalarConstant(b, loc, et, epsilon));
-  if (!shifted)
-    return failOp();
-  auto invStd = createInferred<RsqrtOp>(b, loc, shifted);
-  if (!invStd)
-    return failOp();
+  GOPT_INFER(shifted, AddOp, variance,
+             createScalarConstant(b, loc, et, epsilon));
+  GOPT_INFER(invStd, RsqrtOp, shifted);
   setOutput(2, invStd);
   return success();
 }
@@ -2713,13 +2626,10 @@ LogicalResult OnnxImporter::importDropout() {
       } else {
         // x != 0 or not: true at every element of x's run-time shape.
         Value nonzero = createTyped<CastOp>(b, loc, maskType, x);
-        auto zeroes =
-            nonzero ? createInferred<NotOp>(b, loc, nonzero) : NotOp();
-        auto all =
-            zeroes ? createInferred<OrOp>(b, loc, nonzero, zeroes) : OrOp();
-        if (!all)
+        if (!nonzero)
           return failOp();
-        mask = all;
+        GOPT_INFER(zeroes, NotOp, nonzero);
+        GOPT_INFER_ASSIGN(mask, OrOp, nonzero, zeroes);
       }
       if (opset < 10) {
         mask = createTyped<CastOp>(b, loc, xType, mask);
@@ -2817,12 +2727,10 @@ LogicalResult OnnxImporter::importTopK() {
       FailureOr<Value> kValue = valueOperand(1, "K");
       if (failed(kValue))
         return failure();
-      auto op = createInferred<DynamicTopKOp>(
-          b, loc, x, *kValue, b.getI64IntegerAttr(intAttr("axis", -1)),
-          b.getBoolAttr(intAttr("largest", 1) != 0),
-          b.getBoolAttr(intAttr("sorted", 1) != 0));
-      if (!op)
-        return failOp();
+      GOPT_INFER(op, DynamicTopKOp, x, *kValue,
+                 b.getI64IntegerAttr(intAttr("axis", -1)),
+                 b.getBoolAttr(intAttr("largest", 1) != 0),
+                 b.getBoolAttr(intAttr("sorted", 1) != 0));
       setOutput(0, op.getValues());
       setOutput(1, op.getIndices());
       return success();
@@ -2835,12 +2743,10 @@ LogicalResult OnnxImporter::importTopK() {
                                     node->input(1), kValues->size()));
     k = kValues->front();
   }
-  auto op = createInferred<TopKOp>(b, loc, x, b.getI64IntegerAttr(k),
-                                   b.getI64IntegerAttr(intAttr("axis", -1)),
-                                   b.getBoolAttr(intAttr("largest", 1) != 0),
-                                   b.getBoolAttr(intAttr("sorted", 1) != 0));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, TopKOp, x, b.getI64IntegerAttr(k),
+             b.getI64IntegerAttr(intAttr("axis", -1)),
+             b.getBoolAttr(intAttr("largest", 1) != 0),
+             b.getBoolAttr(intAttr("sorted", 1) != 0));
   setOutput(0, op.getValues());
   setOutput(1, op.getIndices());
   return success();
@@ -2920,7 +2826,7 @@ LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
   auto batchMajor = [&](Value v, ArrayRef<int64_t> perm) -> Value {
     if (layout == 0 || v == zero)
       return v;
-    Value transposed = createInferred<TransposeOp>(b, loc, v, i64s(perm));
+    GOPT_INFER_OR_NULL(transposed, TransposeOp, v, i64s(perm));
     return transposed;
   };
   x = batchMajor(x, {1, 0, 2});
@@ -2935,27 +2841,19 @@ LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
     initialC = batchMajor(initialC ? initialC : zero, {1, 0, 2});
     if (!initialC)
       return failOp();
-    auto op = createInferred<LstmOp>(
-        b, loc, x, w, r, bias, initialH, initialC, peepholes ? peepholes : zero,
-        sequenceLens, hiddenAttr, directionAttr, clipAttr,
-        b.getBoolAttr(intAttr("input_forget", 0) != 0));
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, LstmOp, x, w, r, bias, initialH, initialC,
+               peepholes ? peepholes : zero, sequenceLens, hiddenAttr,
+               directionAttr, clipAttr,
+               b.getBoolAttr(intAttr("input_forget", 0) != 0));
     results.append({op.getY(), op.getYH(), op.getYC()});
   } else if (gates == 3) {
-    auto op = createInferred<GruOp>(
-        b, loc, x, w, r, bias, initialH, sequenceLens, hiddenAttr,
-        directionAttr, clipAttr,
-        b.getBoolAttr(intAttr("linear_before_reset", 0) != 0));
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, GruOp, x, w, r, bias, initialH, sequenceLens, hiddenAttr,
+               directionAttr, clipAttr,
+               b.getBoolAttr(intAttr("linear_before_reset", 0) != 0));
     results.append({op.getY(), op.getYH()});
   } else {
-    auto op =
-        createInferred<RnnOp>(b, loc, x, w, r, bias, initialH, sequenceLens,
-                              hiddenAttr, directionAttr, clipAttr);
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, RnnOp, x, w, r, bias, initialH, sequenceLens, hiddenAttr,
+               directionAttr, clipAttr);
     results.append({op.getY(), op.getYH()});
   }
   for (auto [i, value] : llvm::enumerate(results)) {
@@ -2964,12 +2862,9 @@ LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
     // y [S, D, B, H] -> [B, S, D, H]; states [D, B, H] -> [B, D, H].
     Value out = value;
     if (layout == 1)
-      out = createInferred<TransposeOp>(b, loc, value,
-                                        i64s(i == 0
-                                                 ? ArrayRef<int64_t>{2, 0, 1, 3}
-                                                 : ArrayRef<int64_t>{1, 0, 2}));
-    if (!out)
-      return failOp();
+      GOPT_INFER_ASSIGN(out, TransposeOp, value,
+                        i64s(i == 0 ? ArrayRef<int64_t>{2, 0, 1, 3}
+                                    : ArrayRef<int64_t>{1, 0, 2}));
     setOutput(i, out);
   }
   return success();
@@ -2979,9 +2874,7 @@ LogicalResult OnnxImporter::importRecurrent(int64_t gates) {
 /// counting from the end, both clamped to the rank.
 LogicalResult OnnxImporter::importShape() {
   GET_INPUT(x, 0);
-  auto shape = createInferred<ShapeOp>(b, loc, x);
-  if (!shape)
-    return failOp();
+  GOPT_INFER(shape, ShapeOp, x);
   if (!attr("start") && !attr("end")) {
     setOutput(0, shape);
     return success();
@@ -3125,9 +3018,7 @@ LogicalResult OnnxImporter::importWithUnitSpatialDims(NodeImporter import,
         return failNode(llvm::formatv("a {0}-D window over more than one "
                                       "dynamic dimension is not supported",
                                       fromSpatial));
-      auto reshaped = createInferred<ReshapeOp>(b, loc, v, i64s(shape));
-      if (!reshaped)
-        return failOp();
+      GOPT_INFER(reshaped, ReshapeOp, v, i64s(shape));
       values[rewrittenName(n.input(i))] = reshaped;
       n.set_input(i, rewrittenName(n.input(i)));
     }
@@ -3167,10 +3058,7 @@ LogicalResult OnnxImporter::importWithUnitSpatialDims(NodeImporter import,
       for (int64_t &d : shape)
         if (ShapedType::isDynamic(d))
           d = -1;
-      auto reshaped =
-          createInferred<ReshapeOp>(b, loc, it->second, i64s(shape));
-      if (!reshaped)
-        return failOp();
+      GOPT_INFER(reshaped, ReshapeOp, it->second, i64s(shape));
       setOutput(i, reshaped);
     }
     return success();
@@ -3204,19 +3092,14 @@ LogicalResult OnnxImporter::importPerChannelAs4D(NodeImporter import4D) {
         "supported",
         shape.size()));
   auto lift = [&](onnx::NodeProto &n) -> LogicalResult {
-    auto reshaped = createInferred<ReshapeOp>(b, loc, x, i64s(as4D));
-    if (!reshaped)
-      return failOp();
+    GOPT_INFER(reshaped, ReshapeOp, x, i64s(as4D));
     values[rewrittenName(n.input(0))] = reshaped;
     n.set_input(0, rewrittenName(n.input(0)));
     n.set_output(0, rewrittenName(n.output(0)));
     return success();
   };
   auto lower = [&](const onnx::NodeProto &n) -> LogicalResult {
-    auto reshaped =
-        createInferred<ReshapeOp>(b, loc, values[n.output(0)], i64s(original));
-    if (!reshaped)
-      return failOp();
+    GOPT_INFER(reshaped, ReshapeOp, values[n.output(0)], i64s(original));
     setOutput(0, reshaped);
     return success();
   };
@@ -3232,9 +3115,7 @@ LogicalResult OnnxImporter::importLegacyPRelu() {
   if (slopeShape.size() == 1 && slopeShape[0] != 1 && xShape.size() > 2) {
     SmallVector<int64_t> perChannel(xShape.size() - 1, 1);
     perChannel[0] = slopeShape[0];
-    auto reshaped = createInferred<ReshapeOp>(b, loc, slope, i64s(perChannel));
-    if (!reshaped)
-      return failOp();
+    GOPT_INFER(reshaped, ReshapeOp, slope, i64s(perChannel));
     slope = reshaped;
   }
   return setResult(createInferred<PReluOp>(b, loc, x, slope));
@@ -3283,13 +3164,8 @@ LogicalResult OnnxImporter::importDynamicSplit(Value x, int64_t axis) {
   Value axes = i64Vector({axis}), steps = i64Vector({1});
   Value start = i64Vector({0});
   for (int64_t i = 0; i < parts; ++i) {
-    auto size = createInferred<SliceOp>(b, loc, *sizes, i64s({i}),
-                                        i64s({i + 1}), i64s({1}));
-    if (!size)
-      return failOp();
-    auto add = createInferred<AddOp>(b, loc, start, size.getResult());
-    if (!add)
-      return failOp();
+    GOPT_INFER(size, SliceOp, *sizes, i64s({i}), i64s({i + 1}), i64s({1}));
+    GOPT_INFER(add, AddOp, start, size.getResult());
     Value end = add.getResult();
     SmallVector<int64_t> dims(shapeOf(x));
     dims[axis] = ShapedType::kDynamic;
@@ -3354,10 +3230,7 @@ LogicalResult OnnxImporter::importSplit() {
     starts[axis] = start;
     ends[axis] = start + sizes[i];
     start += sizes[i];
-    auto slice = createInferred<SliceOp>(b, loc, x, i64s(starts), i64s(ends),
-                                         i64s(steps));
-    if (!slice)
-      return failOp();
+    GOPT_INFER(slice, SliceOp, x, i64s(starts), i64s(ends), i64s(steps));
     setOutput(i, slice);
   }
   return success();
@@ -3555,9 +3428,7 @@ LogicalResult OnnxImporter::importMean() {
   GET_INPUT(acc, 0);
   for (int i = 1; i < node->input_size(); ++i) {
     GET_INPUT(next, i);
-    auto add = createInferred<AddOp>(b, loc, acc, next);
-    if (!add)
-      return failOp();
+    GOPT_INFER(add, AddOp, acc, next);
     acc = add;
   }
   if (node->input_size() == 1) {
@@ -3620,12 +3491,8 @@ LogicalResult OnnxImporter::importDepthToSpace(bool toSpace) {
     }
     out = {n, depth, h * bs, w * bs};
   }
-  auto blocks = createInferred<ReshapeOp>(b, loc, x, i64s(split));
-  if (!blocks)
-    return failOp();
-  auto moved = createInferred<TransposeOp>(b, loc, blocks, i64s(perm));
-  if (!moved)
-    return failOp();
+  GOPT_INFER(blocks, ReshapeOp, x, i64s(split));
+  GOPT_INFER(moved, TransposeOp, blocks, i64s(perm));
   return reshapeTo(moved, out);
 }
 
@@ -3641,15 +3508,11 @@ LogicalResult OnnxImporter::importShrink() {
   Value high = createScalarConstant(b, loc, elementType, lambd);
   Value shift = createScalarConstant(b, loc, elementType, bias);
   Value zero = createScalarConstant(b, loc, elementType, 0.0);
-  auto below = createInferred<LessOp>(b, loc, x, low);
-  auto above = createInferred<GreaterOp>(b, loc, x, high);
-  auto plus = createInferred<AddOp>(b, loc, x, shift);
-  auto minus = createInferred<SubOp>(b, loc, x, shift);
-  if (!below || !above || !plus || !minus)
-    return failOp();
-  auto upper = createInferred<WhereOp>(b, loc, above, minus, zero);
-  if (!upper)
-    return failOp();
+  GOPT_INFER(below, LessOp, x, low);
+  GOPT_INFER(above, GreaterOp, x, high);
+  GOPT_INFER(plus, AddOp, x, shift);
+  GOPT_INFER(minus, SubOp, x, shift);
+  GOPT_INFER(upper, WhereOp, above, minus, zero);
   return setResult(createInferred<WhereOp>(b, loc, below, plus, upper));
 }
 
@@ -3675,28 +3538,17 @@ LogicalResult OnnxImporter::importHardmax() {
                                    along));
       return Value();
     }
-    auto index =
-        createInferred<ArgMaxOp>(b, loc, v, b.getI64IntegerAttr(along),
-                                 b.getBoolAttr(true), b.getBoolAttr(false));
-    if (!index) {
-      (void)failOp();
-      return Value();
-    }
+    GOPT_INFER_OR_NULL(index, ArgMaxOp, v, b.getI64IntegerAttr(along),
+                       b.getBoolAttr(true), b.getBoolAttr(false));
     SmallVector<int64_t> iotaShape(shape.size(), 1), iota;
     iotaShape[along] = size;
     for (int64_t i = 0; i < size; ++i)
       iota.push_back(i);
     Value positions = createI64Constant(b, loc, iotaShape, iota);
-    auto hit = createInferred<EqualOp>(b, loc, index, positions);
-    if (!hit) {
-      (void)failOp();
-      return Value();
-    }
+    GOPT_INFER_OR_NULL(hit, EqualOp, index, positions);
     auto hitType = cast<RankedTensorType>(hit.getType());
     Value y = createTyped<CastOp>(
         b, loc, hitType.clone(getElementTypeOrSelf(v.getType())), hit);
-    if (!y)
-      (void)failOp();
     return y;
   };
   if (opset >= 13 || axis == rank - 1) {
@@ -3712,9 +3564,7 @@ LogicalResult OnnxImporter::importHardmax() {
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= in[i];
-  auto flat = createInferred<ReshapeOp>(b, loc, x, i64s({outer, inner}));
-  if (!flat)
-    return failOp();
+  GOPT_INFER(flat, ReshapeOp, x, i64s({outer, inner}));
   Value y = oneHot(flat, 1);
   if (!y)
     return failure();
@@ -3765,11 +3615,9 @@ LogicalResult OnnxImporter::importTrilu() {
     Value diagonals = createI64Constant(b, loc, {rows, cols}, offsets);
     Value mask;
     if (upper)
-      mask = createInferred<GreaterEqualOp>(b, loc, diagonals, kValue);
+      GOPT_INFER_ASSIGN(mask, GreaterEqualOp, diagonals, kValue);
     else
-      mask = createInferred<LessEqualOp>(b, loc, diagonals, kValue);
-    if (!mask)
-      return failOp();
+      GOPT_INFER_ASSIGN(mask, LessEqualOp, diagonals, kValue);
     return setResult(createInferred<WhereOp>(b, loc, mask, x, zero));
   }
   if (node->input_size() > 1 && !node->input(1).empty()) {
@@ -3839,9 +3687,7 @@ LogicalResult OnnxImporter::importLoss(bool softmax) {
 
   Value logProb = x;
   if (softmax) {
-    auto op = createInferred<LogSoftmaxOp>(b, loc, x, b.getI64IntegerAttr(1));
-    if (!op)
-      return failOp();
+    GOPT_INFER(op, LogSoftmaxOp, x, b.getI64IntegerAttr(1));
     logProb = op;
     setOutput(1, logProb);
   }
@@ -3859,51 +3705,32 @@ LogicalResult OnnxImporter::importLoss(bool softmax) {
         loc,
         DenseElementsAttr::get(RankedTensorType::get({}, indexType),
                                b.getIntegerAttr(indexType, ignoreAttr->i())));
-    auto isIgnored = createInferred<EqualOp>(b, loc, target, ignoreIndex);
-    if (!isIgnored)
-      return failOp();
-    auto safe = createInferred<WhereOp>(
-        b, loc, isIgnored, createScalarConstant(b, loc, indexType, 0.0),
-        target);
-    if (!safe)
-      return failOp();
+    GOPT_INFER(isIgnored, EqualOp, target, ignoreIndex);
+    GOPT_INFER(safe, WhereOp, isIgnored,
+               createScalarConstant(b, loc, indexType, 0.0), target);
     ignored = isIgnored;
     classes = safe;
   }
   Value index = reshapedAxis(classes, 1, /*insert=*/true);
-  if (!index)
-    return failOp();
-  auto picked = createInferred<GatherElementsOp>(b, loc, logProb, index,
-                                                 b.getI64IntegerAttr(1));
-  if (!picked)
-    return failOp();
+  GOPT_INFER(picked, GatherElementsOp, logProb, index, b.getI64IntegerAttr(1));
   Value pickedFlat = reshapedAxis(picked, 1, /*insert=*/false);
   if (!pickedFlat)
     return failOp();
-  auto negated = createInferred<NegOp>(b, loc, pickedFlat);
-  if (!negated)
-    return failOp();
+  GOPT_INFER(negated, NegOp, pickedFlat);
   Value loss = negated;
   // Each target's weight; null while every weight is 1.
   Value targetWeight;
   if (weight) {
-    auto gathered = createInferred<GatherOp>(b, loc, weight, classes,
-                                             b.getI64IntegerAttr(0));
-    if (!gathered)
-      return failOp();
+    GOPT_INFER(gathered, GatherOp, weight, classes, b.getI64IntegerAttr(0));
     targetWeight = gathered;
-    auto weighted = createInferred<MulOp>(b, loc, loss, targetWeight);
-    if (!weighted)
-      return failOp();
+    GOPT_INFER(weighted, MulOp, loss, targetWeight);
     loss = weighted;
   }
   if (ignored) {
-    auto keptLoss = createInferred<WhereOp>(b, loc, ignored, zero, loss);
+    GOPT_INFER(keptLoss, WhereOp, ignored, zero, loss);
     Value kept = targetWeight ? targetWeight
                               : createScalarConstant(b, loc, elementType, 1.0);
-    auto keptWeight = createInferred<WhereOp>(b, loc, ignored, zero, kept);
-    if (!keptLoss || !keptWeight)
-      return failOp();
+    GOPT_INFER(keptWeight, WhereOp, ignored, zero, kept);
     loss = keptLoss;
     targetWeight = keptWeight;
   }
@@ -3914,18 +3741,13 @@ LogicalResult OnnxImporter::importLoss(bool softmax) {
   if (reduction == "mean" && !targetWeight)
     return setResult(createInferred<ReduceMeanOp>(b, loc, loss, i64s({}),
                                                   b.getBoolAttr(false)));
-  auto sum =
-      createInferred<ReduceSumOp>(b, loc, loss, i64s({}), b.getBoolAttr(false));
-  if (!sum)
-    return failOp();
+  GOPT_INFER(sum, ReduceSumOp, loss, i64s({}), b.getBoolAttr(false));
   if (reduction == "sum") {
     setOutput(0, sum);
     return success();
   }
-  auto totalWeight = createInferred<ReduceSumOp>(b, loc, targetWeight, i64s({}),
-                                                 b.getBoolAttr(false));
-  if (!totalWeight)
-    return failOp();
+  GOPT_INFER(totalWeight, ReduceSumOp, targetWeight, i64s({}),
+             b.getBoolAttr(false));
   return setResult(createInferred<DivOp>(b, loc, sum, totalWeight));
 }
 
@@ -3959,18 +3781,12 @@ LogicalResult OnnxImporter::importOneHot() {
     index = createTyped<CastOp>(
         b, loc, cast<RankedTensorType>(indices.getType()).clone(b.getI64Type()),
         indices);
-    if (!index)
-      return failOp();
   }
-  auto negative = createInferred<LessOp>(
-      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}));
-  auto wrapped = createInferred<AddOp>(
-      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {depth}));
-  if (!negative || !wrapped)
-    return failOp();
-  auto position = createInferred<WhereOp>(b, loc, negative, wrapped, index);
-  if (!position)
-    return failOp();
+  GOPT_INFER(negative, LessOp, index,
+             createI64Constant(b, loc, ArrayRef<int64_t>(), {0}));
+  GOPT_INFER(wrapped, AddOp, index,
+             createI64Constant(b, loc, ArrayRef<int64_t>(), {depth}));
+  GOPT_INFER(position, WhereOp, negative, wrapped, index);
   Value expanded = reshapedAxis(position, axis, /*insert=*/true);
   if (!expanded)
     return failOp();
@@ -3978,16 +3794,14 @@ LogicalResult OnnxImporter::importOneHot() {
   positionsShape[axis] = depth;
   for (int64_t i = 0; i < depth; ++i)
     positions.push_back(i);
-  auto hit = createInferred<EqualOp>(
-      b, loc, expanded, createI64Constant(b, loc, positionsShape, positions));
-  auto off = createInferred<GatherOp>(
-      b, loc, values, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}),
-      b.getI64IntegerAttr(0));
-  auto on = createInferred<GatherOp>(
-      b, loc, values, createI64Constant(b, loc, ArrayRef<int64_t>(), {1}),
-      b.getI64IntegerAttr(0));
-  if (!hit || !off || !on)
-    return failOp();
+  GOPT_INFER(hit, EqualOp, expanded,
+             createI64Constant(b, loc, positionsShape, positions));
+  GOPT_INFER(off, GatherOp, values,
+             createI64Constant(b, loc, ArrayRef<int64_t>(), {0}),
+             b.getI64IntegerAttr(0));
+  GOPT_INFER(on, GatherOp, values,
+             createI64Constant(b, loc, ArrayRef<int64_t>(), {1}),
+             b.getI64IntegerAttr(0));
   return setResult(createInferred<WhereOp>(b, loc, hit, on, off));
 }
 
@@ -4028,27 +3842,16 @@ LogicalResult OnnxImporter::importMeanVarianceNormalization() {
     return failNode("expects a float input");
   SmallVector<int64_t> axes =
       intsAttr("axes").value_or(SmallVector<int64_t>{0, 2, 3});
-  auto mean =
-      createInferred<ReduceMeanOp>(b, loc, x, i64s(axes), b.getBoolAttr(true));
-  auto squares = createInferred<MulOp>(b, loc, x, x);
-  if (!mean || !squares)
-    return failOp();
-  auto meanOfSquares = createInferred<ReduceMeanOp>(b, loc, squares, i64s(axes),
-                                                    b.getBoolAttr(true));
-  auto squaredMean = createInferred<MulOp>(b, loc, mean, mean);
-  if (!meanOfSquares || !squaredMean)
-    return failOp();
-  auto variance = createInferred<SubOp>(b, loc, meanOfSquares, squaredMean);
-  if (!variance)
-    return failOp();
-  auto deviation = createInferred<SqrtOp>(b, loc, variance);
-  if (!deviation)
-    return failOp();
-  auto denominator = createInferred<AddOp>(
-      b, loc, deviation, createScalarConstant(b, loc, elementType, 1e-9));
-  auto centered = createInferred<SubOp>(b, loc, x, mean);
-  if (!denominator || !centered)
-    return failOp();
+  GOPT_INFER(mean, ReduceMeanOp, x, i64s(axes), b.getBoolAttr(true));
+  GOPT_INFER(squares, MulOp, x, x);
+  GOPT_INFER(meanOfSquares, ReduceMeanOp, squares, i64s(axes),
+             b.getBoolAttr(true));
+  GOPT_INFER(squaredMean, MulOp, mean, mean);
+  GOPT_INFER(variance, SubOp, meanOfSquares, squaredMean);
+  GOPT_INFER(deviation, SqrtOp, variance);
+  GOPT_INFER(denominator, AddOp, deviation,
+             createScalarConstant(b, loc, elementType, 1e-9));
+  GOPT_INFER(centered, SubOp, x, mean);
   return setResult(createInferred<DivOp>(b, loc, centered, denominator));
 }
 
@@ -4089,24 +3892,13 @@ LogicalResult OnnxImporter::importReverseSequence() {
   for (int64_t t = 0; t < in[timeAxis]; ++t)
     times.push_back(t);
   Value time = createI64Constant(b, loc, timesShape, times);
-  auto length =
-      createInferred<ReshapeOp>(b, loc, lengths64, i64s(lengthsShape));
-  if (!length)
-    return failOp();
-  auto last = createInferred<SubOp>(
-      b, loc, length, createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
-  auto inside = createInferred<LessOp>(b, loc, time, length);
-  if (!last || !inside)
-    return failOp();
-  auto mirrored = createInferred<SubOp>(b, loc, last, time);
-  if (!mirrored)
-    return failOp();
-  auto source = createInferred<WhereOp>(b, loc, inside, mirrored, time);
-  if (!source)
-    return failOp();
-  auto index = createInferred<ExpandOp>(b, loc, source, i64s(in));
-  if (!index)
-    return failOp();
+  GOPT_INFER(length, ReshapeOp, lengths64, i64s(lengthsShape));
+  GOPT_INFER(last, SubOp, length,
+             createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
+  GOPT_INFER(inside, LessOp, time, length);
+  GOPT_INFER(mirrored, SubOp, last, time);
+  GOPT_INFER(source, WhereOp, inside, mirrored, time);
+  GOPT_INFER(index, ExpandOp, source, i64s(in));
   return setResult(createInferred<GatherElementsOp>(
       b, loc, x, index, b.getI64IntegerAttr(timeAxis)));
 }
@@ -4233,9 +4025,7 @@ LogicalResult OnnxImporter::importEinsum() {
     for (int64_t &d : target)
       if (ShapedType::isDynamic(d))
         d = -1;
-    auto op = createInferred<ReshapeOp>(b, loc, v, i64s(target));
-    if (!op)
-      (void)failOp();
+    GOPT_INFER_OR_NULL(op, ReshapeOp, v, i64s(target));
     return op;
   };
   auto transposeOrNull = [&](Value v, StringRef from, StringRef to) -> Value {
@@ -4247,9 +4037,7 @@ LogicalResult OnnxImporter::importEinsum() {
       identity &= static_cast<int64_t>(i) == p;
     if (identity)
       return v;
-    auto op = createInferred<TransposeOp>(b, loc, v, i64s(perm));
-    if (!op)
-      (void)failOp();
+    GOPT_INFER_OR_NULL(op, TransposeOp, v, i64s(perm));
     return op;
   };
   // Sum out what only one operand has and the output lacks.
@@ -4267,10 +4055,7 @@ LogicalResult OnnxImporter::importEinsum() {
     }
     if (axes.empty())
       continue;
-    auto sum = createInferred<ReduceSumOp>(b, loc, operands[i], i64s(axes),
-                                           b.getBoolAttr(false));
-    if (!sum)
-      return failOp();
+    GOPT_INFER(sum, ReduceSumOp, operands[i], i64s(axes), b.getBoolAttr(false));
     operands[i] = sum;
     labels[i] = kept;
   }
@@ -4320,10 +4105,7 @@ LogicalResult OnnxImporter::importEinsum() {
   bt = a ? reshapeOrNull(bt, bDims) : Value();
   if (!a || !bt)
     return failure();
-  auto mm = createInferred<MatMulOp>(b, loc, a, bt, b.getBoolAttr(false),
-                                     b.getBoolAttr(false));
-  if (!mm)
-    return failOp();
+  GOPT_INFER(mm, MatMulOp, a, bt, b.getBoolAttr(false), b.getBoolAttr(false));
   SmallVector<int64_t> yDims = sizes(batch + rows + cols);
   Value y = reshapeOrNull(mm, yDims);
   y = y ? transposeOrNull(y, batch + rows + cols, out) : Value();
@@ -4877,12 +4659,10 @@ LogicalResult OnnxImporter::importScan() {
   if (!ShapedType::isDynamic(length)) {
     trips = createI64Constant(b, loc, {}, {length});
   } else {
-    Value table = createInferred<ShapeOp>(b, loc, scanInputs[0]);
-    trips = createInferred<GatherOp>(b, loc, table,
-                                     createI64Constant(b, loc, {}, {inAxes[0]}),
-                                     b.getI64IntegerAttr(0));
-    if (!trips)
-      return failOp();
+    GOPT_INFER_VALUE(table, ShapeOp, scanInputs[0]);
+    GOPT_INFER_ASSIGN(trips, GatherOp, table,
+                      createI64Constant(b, loc, {}, {inAxes[0]}),
+                      b.getI64IntegerAttr(0));
   }
   auto boolType = RankedTensorType::get({}, b.getI1Type());
   Value enter = b.create<ConstantOp>(loc, boolType,
@@ -4908,20 +4688,14 @@ LogicalResult OnnxImporter::importScan() {
       Value x = values.lookup(scanNames[j]);
       Value index = iteration;
       if (inReverse[j]) {
-        Value last = createInferred<SubOp>(
-            b, loc,
-            createInferred<GatherOp>(b, loc, createInferred<ShapeOp>(b, loc, x),
-                                     createI64Constant(b, loc, {}, {inAxes[j]}),
-                                     b.getI64IntegerAttr(0)),
-            createI64Constant(b, loc, {}, {1}));
-        index = last ? createInferred<SubOp>(b, loc, last, iteration) : Value();
+        GOPT_INFER(shape, ShapeOp, x);
+        GOPT_INFER(length, GatherOp, shape,
+                   createI64Constant(b, loc, {}, {inAxes[j]}),
+                   b.getI64IntegerAttr(0));
+        GOPT_INFER(last, SubOp, length, createI64Constant(b, loc, {}, {1}));
+        GOPT_INFER_ASSIGN(index, SubOp, last, iteration);
       }
-      Value element =
-          index ? createInferred<GatherOp>(b, loc, x, index,
-                                           b.getI64IntegerAttr(inAxes[j]))
-                : Value();
-      if (!element)
-        return failOp();
+      GOPT_INFER(element, GatherOp, x, index, b.getI64IntegerAttr(inAxes[j]));
       values[graph.input(numStates + j).name()] = element;
     }
     return success();
@@ -4950,11 +4724,9 @@ LogicalResult OnnxImporter::importScan() {
       SmallVector<int64_t> backwards;
       for (int64_t i = length - 1; i >= 0; --i)
         backwards.push_back(i);
-      stacked = createInferred<GatherOp>(
-          b, loc, stacked, createI64Constant(b, loc, {length}, backwards),
-          b.getI64IntegerAttr(0));
-      if (!stacked)
-        return failOp();
+      GOPT_INFER_ASSIGN(stacked, GatherOp, stacked,
+                        createI64Constant(b, loc, {length}, backwards),
+                        b.getI64IntegerAttr(0));
     }
     int64_t axis = outAxes[k] < 0 ? outAxes[k] + rank : outAxes[k];
     if (axis < 0 || axis >= rank)
@@ -4969,9 +4741,7 @@ LogicalResult OnnxImporter::importScan() {
       perm.push_back(0);
       for (int64_t d = axis + 1; d < rank; ++d)
         perm.push_back(d);
-      stacked = createInferred<TransposeOp>(b, loc, stacked, i64s(perm));
-      if (!stacked)
-        return failOp();
+      GOPT_INFER_ASSIGN(stacked, TransposeOp, stacked, i64s(perm));
     }
     setOutput(numStates + k, stacked);
   }

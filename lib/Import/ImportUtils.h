@@ -59,18 +59,23 @@ struct HasVerifyHook<T, std::void_t<decltype(std::declval<T &>().verify())>>
 
 /// Creates an op whose result types the op infers, by its build() overload
 /// that takes result types. Unlike builder.create, a failing shape function
-/// or verifier emits an error (captured by ErrorCapture) and yields null
-/// rather than aborting.
+/// or verifier emits an error (captured by ErrorCapture) and gives failure()
+/// rather than aborting; the FailureOr makes the caller handle it
+/// (importers: GOPT_INFER or setResult, which fail the node with it).
 template <typename OpTy, typename... Args>
-OpTy createInferred(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
+[[nodiscard]] mlir::FailureOr<OpTy>
+createInferred(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
   mlir::OperationState state(loc, OpTy::getOperationName());
   OpTy::build(b, state, mlir::TypeRange{}, std::forward<Args>(args)...);
+  // An operand that failed to build upstream has no type to infer from.
+  if (llvm::is_contained(state.operands, mlir::Value()))
+    return mlir::failure();
   llvm::SmallVector<mlir::Type, 2> types;
   if (mlir::failed(OpTy::inferReturnTypes(
           b.getContext(), loc, state.operands,
           state.attributes.getDictionary(b.getContext()),
           state.getRawProperties(), state.regions, types)))
-    return nullptr;
+    return mlir::failure();
   state.types.assign(types.begin(), types.end());
   mlir::Operation *op = b.create(state);
   // gopt's shape functions give unranked placeholders when the operands are
@@ -79,12 +84,12 @@ OpTy createInferred(mlir::OpBuilder &b, mlir::Location loc, Args &&...args) {
     if (llvm::any_of(types, llvm::IsaPred<mlir::UnrankedTensorType>)) {
       (void)llvm::cast<OpTy>(op).verify();
       op->erase();
-      return nullptr;
+      return mlir::failure();
     }
   }
   if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
     op->erase();
-    return nullptr;
+    return mlir::failure();
   }
   return llvm::cast<OpTy>(op);
 }

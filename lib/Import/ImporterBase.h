@@ -61,6 +61,37 @@ findHandler(llvm::ArrayRef<OpHandler<Importer>> table, llvm::StringRef opType) {
 /// Input `i` of the current node; a missing one fails the node.
 #define GET_INPUT(var, i) GOPT_IMPORT_VALUE(var, requiredInput(i))
 
+/// Declares `OpTy var` = createInferred<OpTy>(b, loc, args...), or fails the
+/// node with the dialect's diagnostic (failOp) from the enclosing function
+/// when the op is invalid. GOPT_INFER_VALUE declares `Value var` instead;
+/// GOPT_INFER_ASSIGN assigns an existing variable.
+#define GOPT_INFER(var, OpTy, ...)                                             \
+  auto var##OrErr = createInferred<OpTy>(b, loc, __VA_ARGS__);                 \
+  if (mlir::failed(var##OrErr))                                                \
+    return failOp();                                                           \
+  OpTy var = *var##OrErr
+#define GOPT_INFER_VALUE(var, OpTy, ...)                                       \
+  auto var##OrErr = createInferred<OpTy>(b, loc, __VA_ARGS__);                 \
+  if (mlir::failed(var##OrErr))                                                \
+    return failOp();                                                           \
+  mlir::Value var = *var##OrErr
+/// As GOPT_INFER in a helper whose null result means failure: fails the
+/// node and returns {} when the op is invalid.
+#define GOPT_INFER_OR_NULL(var, OpTy, ...)                                     \
+  auto var##OrErr = createInferred<OpTy>(b, loc, __VA_ARGS__);                 \
+  if (mlir::failed(var##OrErr)) {                                              \
+    (void)failOp();                                                            \
+    return {};                                                                 \
+  }                                                                            \
+  OpTy var = *var##OrErr
+#define GOPT_INFER_ASSIGN(var, OpTy, ...)                                      \
+  do {                                                                         \
+    auto inferredOrErr = createInferred<OpTy>(b, loc, __VA_ARGS__);            \
+    if (mlir::failed(inferredOrErr))                                           \
+      return failOp();                                                         \
+    var = *inferredOrErr;                                                      \
+  } while (false)
+
 /// The shared part of an importer. Derived (CRTP) provides
 /// `build(bytes)` -> OwningOpRef<ModuleOp>, `failNode(reason)` (the error
 /// naming the current node), `requiredInput(i)` -> FailureOr<Value> and
@@ -100,6 +131,12 @@ protected:
       return failOp();
     derived().setOutput(0, op->getResult(0));
     return mlir::success();
+  }
+  template <typename OpTy>
+  mlir::LogicalResult setResult(mlir::FailureOr<OpTy> op) {
+    if (mlir::failed(op))
+      return failOp();
+    return setResult(op->getOperation());
   }
 
   // --- helpers ------------------------------------------------------------

@@ -646,7 +646,9 @@ def Autodiff : Pass<"gopt-autodiff", "mlir::func::FuncOp"> {
     `gopt.loss_scale` (see `gopt-loss-scaling`) seeds the backward pass with
     that state argument instead of 1, and its gradients carry the mark.
 
-    Gradients: cast (back to the operand's type: f32 master weights under
+    Each op there is asked for its gradient (`DifferentiableOpInterface`;
+    docs/op-semantics.md lists the ops that implement it). Gradients
+    include: cast (back to the operand's type: f32 master weights under
     mixed precision), add, sub, mul, div, max, min, squared_difference (with
     broadcasting), relu, relu6, clip, leaky_relu, abs, sigmoid, tanh, exp,
     log, neg, sqrt, rsqrt, erf, gelu (exact and tanh), softmax, log_softmax,

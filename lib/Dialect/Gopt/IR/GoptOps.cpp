@@ -2,6 +2,7 @@
 
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "OpUtils.h"
+#include "gopt/Dialect/Gopt/IR/GradientBuilder.h"
 #include "gopt/Dialect/Gopt/IR/ShapeInference.h"
 
 #include "mlir/IR/Builders.h"

@@ -100,7 +100,8 @@ def Gopt_NotOp : Gopt_Op<"not", [Pure, SameOperandsAndResultType,
 //===----------------------------------------------------------------------===//
 
 def Gopt_WhereOp : Gopt_InferredOp<"where", [Pure, Gopt_LayoutAgnostic,
-                                             Gopt_MixedPrecisionClear]> {
+                                             Gopt_MixedPrecisionClear,
+                                             Gopt_Differentiable]> {
   let summary = "elementwise choice between two tensors";
   let description = [{
     `condition ? x : y` elementwise, the three shapes broadcast together as
@@ -225,7 +226,8 @@ def Gopt_IsInfOp : Gopt_FloatPredicateOp<"is_inf", "infinities"> {
 //===----------------------------------------------------------------------===//
 
 def Gopt_ExpandOp : Gopt_InferredOp<"expand", [Pure, SameOperandsAndResultElementType,
-                                               Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+                                               Gopt_MixedPrecisionClear, Gopt_DataMovement,
+                                               Gopt_Differentiable]> {
   let summary = "broadcast to a shape";
   let description = [{
     Broadcasts `x` against `shape` as numpy broadcasts two operands: the
@@ -244,7 +246,8 @@ def Gopt_ExpandOp : Gopt_InferredOp<"expand", [Pure, SameOperandsAndResultElemen
 }
 
 def Gopt_TileOp : Gopt_InferredOp<"tile", [Pure, SameOperandsAndResultElementType,
-                                           Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+                                           Gopt_MixedPrecisionClear, Gopt_DataMovement,
+                                           Gopt_Differentiable]> {
   let summary = "repeat a tensor along every dimension";
   let description = [{
     Dimension `i` of the result is `repeats[i]` copies of `x` along it

@@ -11,7 +11,7 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTMATHOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTMATHOPS_TD
 
-// Marks the ops of this file for the passes (FoldConstants, Autodiff) and the
+// Marks the ops of this file for the passes (FoldConstants) and the
 // generated tables.
 def Gopt_UnaryMathTrait : NativeOpTrait<"UnaryMath"> {
   let cppNamespace = "::gopt";
@@ -30,14 +30,16 @@ class Gopt_ScalarMath<code function, code derivative> {
 }
 
 // `y = f(x)` and `dx = dy * f'(x)`, with `attrs` on both. The gradient op
-// is `<mnemonic>_grad`; autodiff creates it with the forward op's attributes.
+// is `<mnemonic>_grad`; the op's gradient rule (generated here, so the
+// family has no per-op C++) creates it with the forward op's attributes.
 multiclass Gopt_UnaryMath<string mnemonic, string formula, dag attrs,
                           code function, code derivative,
                           string onnx = "", string tf = "",
                           int onnxSince = 1> {
   def Op : Gopt_Op<mnemonic, [Pure, SameOperandsAndResultType,
                               InferTypeOpInterface, Gopt_UnaryMathTrait,
-                              Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>,
+                              Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer,
+                              Gopt_Differentiable]>,
            Gopt_ScalarMath<function, derivative> {
     let summary = "elementwise " # formula;
     let description = "Computes `" # formula # [{` elementwise on a float
@@ -53,6 +55,15 @@ multiclass Gopt_UnaryMath<string mnemonic, string formula, dag attrs,
     let onnxOpType = onnx;
     let tfOpType = tf;
     let onnxSinceOpset = onnxSince;
+    // `NAME` is the defm's (Gopt_Elu): its GradOp below is ::gopt::EluGradOp.
+    let extraClassDefinition = [{
+      ::mlir::LogicalResult $cppClass::buildGradients(
+          ::gopt::GradientBuilder &builder,
+          ::mlir::ArrayRef<::mlir::Value> resultGrads) {
+        return ::gopt::buildUnaryMathGradient<::gopt::}]
+        # !subst("Gopt_", "", NAME) # [{GradOp>(*this, builder, resultGrads);
+      }
+    }];
   }
   def GradOp : Gopt_Op<mnemonic # "_grad", [Pure, SameOperandsAndResultType,
                        InferTypeOpInterface, Gopt_UnaryMathGradTrait,
@@ -194,7 +205,8 @@ defm Gopt_Expm1 : Gopt_UnaryMath<"expm1", "exp(x) - 1", (ins),
 // ONNX's PRelu: `slope` broadcasts to `x` (per channel: [C, 1, 1] for NCHW).
 def Gopt_PReluOp : Gopt_BinaryOp<"prelu",
     "lhs >= 0 ? lhs : rhs * lhs (rhs is the slope)",
-    [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]> {
+    [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer,
+     Gopt_Differentiable]> {
   let onnxOpType = "PRelu";
 }
 

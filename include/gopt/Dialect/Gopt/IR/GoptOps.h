@@ -4,6 +4,7 @@
 #define GOPT_DIALECT_GOPT_IR_GOPTOPS_H
 
 #include "gopt/Dialect/Gopt/IR/GoptDialect.h"
+#include "gopt/Dialect/Gopt/IR/GoptInterfaces.h"
 #include "gopt/Dialect/Gopt/IR/GoptTraits.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"

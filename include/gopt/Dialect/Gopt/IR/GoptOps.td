@@ -14,6 +14,7 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "gopt/Dialect/Gopt/IR/GoptInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Types and attribute constraints
@@ -267,7 +268,7 @@ def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
   }]>];
 }
 
-def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "returns its operand";
   let description = [{
     TensorFlow's `Identity` and ONNX's `Identity`. Folds away.
@@ -279,7 +280,7 @@ def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic,
   let hasFolder = 1;
 }
 
-def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure, Gopt_LayoutAgnostic, Gopt_DataMovement]> {
+def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure, Gopt_LayoutAgnostic, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "returns its operand; blocks gradients";
   let description = [{
     The value passes through unchanged; autodiff treats it as a constant.
@@ -292,7 +293,7 @@ def Gopt_StopGradientOp : Gopt_PassThroughOp<"stop_gradient", [Pure, Gopt_Layout
   }];
 }
 
-def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics", [MemoryEffects<[MemWrite]>, Gopt_LayoutAgnostic]> {
+def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics", [MemoryEffects<[MemWrite]>, Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   let summary = "fails at run time if its operand holds NaN or Inf";
   let description = [{
     TensorFlow's `CheckNumerics`: passes the operand through, and the runtime
@@ -308,7 +309,7 @@ def Gopt_CheckNumericsOp : Gopt_PassThroughOp<"check_numerics", [MemoryEffects<[
   let results = (outs Gopt_FloatTensor:$y);
 }
 
-def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic]> {
+def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   let summary = "dropout (identity for inference)";
   let description = [{
     With `training = false` (the default) the op is the identity and folds
@@ -332,7 +333,7 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic]> {
   let hasFolder = 1;
 }
 
-def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_LayoutAgnostic, Gopt_DataMovement]> {
+def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_LayoutAgnostic, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: float to integer
@@ -370,7 +371,7 @@ def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
   let hasVerifier = 0;
 }
 
-def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "same elements, new dimensions";
   let description = [{
     Reinterprets the row-major elements with the dimensions `shape`; one
@@ -389,7 +390,7 @@ def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElem
   let hasCanonicalizer = 1;
 }
 
-def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "collapse to 2-D around an axis";
   let description = [{
     ONNX's `Flatten`: the result is `[prod(dims < axis), prod(dims >= axis)]`.
@@ -403,7 +404,7 @@ def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElem
   let runtimeShapeFunction = "flattenShape";
 }
 
-def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "permute dimensions";
   let description = [{
     Result dimension `i` is operand dimension `perm[i]`. A transpose of a
@@ -420,7 +421,7 @@ def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResult
   let hasCanonicalizer = 1;
 }
 
-def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "join tensors along an axis";
   let description = [{
     All operands have the same rank and equal dimensions except along `axis`
@@ -435,7 +436,7 @@ def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElemen
   let runtimeShapeFunction = "concatShape";
 }
 
-def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement]> {
+def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "strided slice";
   let description = [{
     Takes elements `starts[i], starts[i] + steps[i], ...` below `ends[i]` in
@@ -452,7 +453,7 @@ def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementT
   let runtimeShapeFunction = "sliceShape";
 }
 
-def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear]> {
+def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
   let summary = "pad a tensor";
   let description = [{
     `pads` holds `[before_0, after_0, before_1, after_1, ...]`, non-negative.
@@ -535,7 +536,7 @@ def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
 }
 
 
-def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy]> {
+def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "2-D convolution, optionally with bias and activation";
   let description = [{
     Convolves `input` (`data_format` NHWC or NCHW) with `filter`
@@ -580,7 +581,7 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, G
   let hasCanonicalizer = 1;
 }
 
-def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "batch normalization, inference or training form";
   let description = [{
     Normalizes `x` per channel (`data_format` picks the channel axis; rank-2
@@ -608,7 +609,7 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy]> 
   let runtimeShapeFunction = "batchNormShape";
 }
 
-def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer]> {
+def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
   let summary = "add a per-channel bias";
   let description = [{
     TensorFlow's `BiasAdd`: adds the 1-D `bias` along the channel axis
@@ -625,7 +626,7 @@ def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultEle
   let runtimeShapeFunction = "biasAddShape";
 }
 
-def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy]> {
+def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "batched matrix multiplication";
   let description = [{
     Multiplies the last two dimensions of `a` and `b` (each transposed first
@@ -658,7 +659,7 @@ class Gopt_PoolOp<string mnemonic, string what, list<Trait> traits = []>
   }];
 }
 
-def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max", [Gopt_MixedPrecisionClear, Gopt_ComputeHeavy]> {
+def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max", [Gopt_MixedPrecisionClear, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let description = [{
     Maximum over `kernel`-sized windows; padding follows conv2d's rules and
     padded elements never win. `ceil_mode` rounds the output size up.
@@ -677,7 +678,7 @@ def Gopt_MaxPoolOp : Gopt_PoolOp<"max_pool", "max", [Gopt_MixedPrecisionClear, G
   let layoutActivationOperands = [0];
 }
 
-def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
+def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let description = [{
     Mean over `kernel`-sized windows. Padded elements are not counted unless
     `count_include_pad`.
@@ -696,7 +697,7 @@ def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfe
   let layoutActivationOperands = [0];
 }
 
-def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy]> {
+def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "mean over the spatial dimensions";
   let description = [{
     Averages over H and W, keeping them as size 1 (`[N, 1, 1, C]` or
@@ -726,8 +727,8 @@ class Gopt_SoftmaxLikeOp<string mnemonic, string what, list<Trait> traits = []>
   let results = (outs Gopt_FloatTensor:$y);
   let runtimeShapeFunction = "softmaxShape";  let hasVerifier = 1;
 }
-def Gopt_SoftmaxOp : Gopt_SoftmaxLikeOp<"softmax", "softmax", [Gopt_ComputeHeavy]>;
-def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax", [Gopt_ComputeHeavy]>;
+def Gopt_SoftmaxOp : Gopt_SoftmaxLikeOp<"softmax", "softmax", [Gopt_ComputeHeavy, Gopt_Differentiable]>;
+def Gopt_LogSoftmaxOp : Gopt_SoftmaxLikeOp<"log_softmax", "log-softmax", [Gopt_ComputeHeavy, Gopt_Differentiable]>;
 
 class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
     : Gopt_InferredOp<mnemonic, !listconcat(traits,
@@ -771,8 +772,8 @@ class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
     }
   }];
 }
-def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrecisionInfer]>;
-def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum">;
+def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum", [Gopt_Differentiable]>;
 def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
 def Gopt_ReduceMinOp : Gopt_ReduceOp<"reduce_min", "the minimum">;
 def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product">;
@@ -781,45 +782,45 @@ def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product">;
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic]> {
+def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   // The decomposed hard_sigmoid and hard_swish exporters write become the ops.
   let hasCanonicalizer = 1;
 }
-def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
+def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
 def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic]> {
   // x^2, x^1 and x^0.5 by a constant exponent become mul, x and sqrt.
   let hasCanonicalizer = 1;
 }
-def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative, Gopt_LayoutAgnostic]>;
+def Gopt_SquaredDifferenceOp : Gopt_BinaryOp<"squared_difference", "(lhs - rhs)^2", [Commutative, Gopt_LayoutAgnostic, Gopt_Differentiable]>;
 
-def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]>;
-def Gopt_Relu6Op : Gopt_UnaryOp<"relu6", "min(max(x, 0), 6)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]>;
-def Gopt_SigmoidOp : Gopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_TanhOp : Gopt_UnaryOp<"tanh", "tanh(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_ExpOp : Gopt_UnaryOp<"exp", "exp(x)", [Gopt_LayoutAgnostic]>;
-def Gopt_LogOp : Gopt_UnaryOp<"log", "log(x)", [Gopt_LayoutAgnostic]>;
-def Gopt_SqrtOp : Gopt_UnaryOp<"sqrt", "sqrt(x)", [Gopt_LayoutAgnostic]>;
-def Gopt_RsqrtOp : Gopt_UnaryOp<"rsqrt", "1 / sqrt(x)", [Gopt_LayoutAgnostic]>;
-def Gopt_NegOp : Gopt_UnaryOp<"neg", "-x", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_AbsOp : Gopt_UnaryOp<"abs", "|x|", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>;
-def Gopt_ErfOp : Gopt_UnaryOp<"erf", "the error function erf(x)", [Gopt_LayoutAgnostic]>;
+def Gopt_ReluOp : Gopt_UnaryOp<"relu", "max(x, 0)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_Differentiable]>;
+def Gopt_Relu6Op : Gopt_UnaryOp<"relu6", "min(max(x, 0), 6)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_Differentiable]>;
+def Gopt_SigmoidOp : Gopt_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_TanhOp : Gopt_UnaryOp<"tanh", "tanh(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_ExpOp : Gopt_UnaryOp<"exp", "exp(x)", [Gopt_LayoutAgnostic, Gopt_Differentiable]>;
+def Gopt_LogOp : Gopt_UnaryOp<"log", "log(x)", [Gopt_LayoutAgnostic, Gopt_Differentiable]>;
+def Gopt_SqrtOp : Gopt_UnaryOp<"sqrt", "sqrt(x)", [Gopt_LayoutAgnostic, Gopt_Differentiable]>;
+def Gopt_RsqrtOp : Gopt_UnaryOp<"rsqrt", "1 / sqrt(x)", [Gopt_LayoutAgnostic, Gopt_Differentiable]>;
+def Gopt_NegOp : Gopt_UnaryOp<"neg", "-x", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_AbsOp : Gopt_UnaryOp<"abs", "|x|", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_ErfOp : Gopt_UnaryOp<"erf", "the error function erf(x)", [Gopt_LayoutAgnostic, Gopt_Differentiable]>;
 
-def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]> {
+def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
   let arguments = (ins Gopt_FloatTensor:$x,
                    Gopt_StrEnumAttr<["none", "tanh"], "none">:$approximate);
   let hasVerifier = 1;
 }
 
-def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x , [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>= 0 ? x : alpha * x"> {
+def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x , [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>= 0 ? x : alpha * x", [Gopt_Differentiable]> {
   let arguments = (ins Gopt_FloatTensor:$x,
                    DefaultValuedAttr<F32Attr, "0.01f">:$alpha);
 }
 
-def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear]> {
+def Gopt_ClipOp : Gopt_UnaryOp<"clip", "min(max(x, min), max)", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
   let arguments = (ins Gopt_FloatTensor:$x, F32Attr:$min, F32Attr:$max);
   let hasVerifier = 1;
 }

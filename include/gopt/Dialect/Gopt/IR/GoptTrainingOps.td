@@ -16,7 +16,7 @@ def Gopt_F32Scalar : 0DTensorOf<[F32]>;
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Gopt_SoftmaxCrossEntropyOp : Gopt_InferredOp<"softmax_cross_entropy", [Pure]> {
+def Gopt_SoftmaxCrossEntropyOp : Gopt_InferredOp<"softmax_cross_entropy", [Pure, Gopt_Differentiable]> {
   let summary = "mean softmax cross-entropy of logits against integer labels";
   let description = [{
     `loss = mean_n(-log_softmax(logits[n])[labels[n]])` for `logits` `[N, C]`
@@ -48,7 +48,7 @@ def Gopt_SoftmaxCrossEntropyGradOp : Gopt_InferredOp<"softmax_cross_entropy_grad
   let runtimeShapeFunction = "crossEntropyGradShape";
 }
 
-def Gopt_MseLossOp : Gopt_InferredOp<"mse_loss", [Pure]> {
+def Gopt_MseLossOp : Gopt_InferredOp<"mse_loss", [Pure, Gopt_Differentiable]> {
   let summary = "mean squared error";
   let description = [{
     `loss = mean((prediction - target)^2)` over all elements; both operands
