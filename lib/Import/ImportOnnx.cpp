@@ -311,6 +311,7 @@ private:
   LogicalResult importMaxPoolWithIndices();
   LogicalResult importMaxUnpool();
   LogicalResult importRoiAlign();
+  LogicalResult importGridSample();
   LogicalResult importDft();
   LogicalResult importStft();
   LogicalResult importMelWeightMatrix();
@@ -5095,6 +5096,38 @@ LogicalResult OnnxImporter::importRoiAlign() {
       b.getStringAttr(ctm)));
 }
 
+LogicalResult OnnxImporter::importGridSample() {
+  GET_INPUT(x, 0);
+  GET_INPUT(grid, 1);
+  if (shapeOf(x).size() != 4)
+    return failNode(llvm::formatv("only 4-D X ([N, C, H, W]) is supported, "
+                                  "got {0}",
+                                  formatShape(shapeOf(x))));
+  // GridSample-20 names the 2-D modes linear and cubic.
+  bool opset20 = opset >= 20;
+  std::string onnxMode = stringAttr("mode", opset20 ? "linear" : "bilinear");
+  std::string mode = onnxMode;
+  if (opset20)
+    mode = onnxMode == "linear"    ? "bilinear"
+           : onnxMode == "cubic"   ? "bicubic"
+           : onnxMode == "nearest" ? onnxMode
+                                   : "";
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return failNode(llvm::formatv("mode '{0}' is not supported", onnxMode));
+  std::string paddingMode = stringAttr("padding_mode", "zeros");
+  if (paddingMode != "zeros" && paddingMode != "border" &&
+      paddingMode != "reflection")
+    return failNode(
+        llvm::formatv("padding_mode '{0}' is not supported", paddingMode));
+  int64_t alignCorners = intAttr("align_corners", 0);
+  if (alignCorners != 0 && alignCorners != 1)
+    return failNode(
+        llvm::formatv("align_corners must be 0 or 1, got {0}", alignCorners));
+  return setResult(createInferred<GridSampleOp>(
+      b, loc, x, grid, b.getStringAttr(mode), b.getStringAttr(paddingMode),
+      b.getI64IntegerAttr(alignCorners)));
+}
+
 LogicalResult OnnxImporter::importDft() {
   GET_INPUT(x, 0);
   auto present = [&](int i) {
@@ -5256,6 +5289,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
+      {"GridSample", [](I &i) { return i.importGridSample(); }},
       {"HammingWindow", [](I &i) { return i.importWindow("HammingWindow"); }},
       {"HannWindow", [](I &i) { return i.importWindow("HannWindow"); }},
       {"Hardmax", [](I &i) { return i.importHardmax(); }},

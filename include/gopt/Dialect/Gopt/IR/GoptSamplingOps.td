@@ -40,9 +40,9 @@ def Gopt_GridSampleOp : Gopt_InferredOp<"grid_sample", [Pure, Gopt_ComputeHeavy]
                    Gopt_GridSamplePaddingModeAttr:$padding_mode,
                    DefaultValuedAttr<I64Attr, "0">:$align_corners);
   let results = (outs Gopt_FloatTensor:$y);
+  // Imported by a rule of its own: GridSample-20 names the modes linear
+  // and cubic.
   let runtimeShapeFunction = "gridSampleShape";
-  let onnxOpType = "GridSample";
-  let onnxSinceOpset = 16;
 }
 
 def Gopt_RoiAlignModeAttr : Gopt_StrEnumAttr<["avg", "max"], "avg">;
