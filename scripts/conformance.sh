@@ -204,7 +204,8 @@ def bake_constant_inputs(model, case_dir, graph_inputs, tmp):
     baked = set()
     names = [vi.name for vi in graph_inputs]
     sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
-    for _ in range(4):
+    # One input per try: MelWeightMatrix has five.
+    for _ in range(6):
         r = subprocess.run([GOPT_TRANSLATE, "--import-onnx", path, "-o", os.devnull],
                            capture_output=True, text=True, timeout=a.timeout,
                            stdin=subprocess.DEVNULL)

@@ -191,8 +191,14 @@ def onnx_ops():
          "onnx_misc.onnx")
 
     # Errors.
-    save(model([helper.make_node("Det", ["x"], ["y"], name="det")],
-               [vi("x", ["N", 4, 4])], [vi("y", None)]), "onnx_err_unsupported.onnx")
+    # An op of the default domain gopt does not import (text n-grams).
+    save(model([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf",
+                                 mode="TF", min_gram_length=2, max_gram_length=2,
+                                 max_skip_count=0, ngram_counts=[0, 4],
+                                 ngram_indexes=[0, 1, 2, 3, 4, 5, 6],
+                                 pool_int64s=[2, 3, 5, 4, 5, 6, 7, 8, 6, 7])],
+               [vi("x", ["N", 6], TensorProto.INT32)], [vi("y", None)]),
+         "onnx_err_unsupported.onnx")
     save(model([helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")],
                [vi("a", [2, 3]), vi("b", [4])], [vi("y", [2, 3])]), "onnx_err_shape.onnx",
          check=False)

@@ -770,6 +770,35 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         }
         return success();
       })
+      .Case([&](MaxPoolWithIndicesOp p) -> LogicalResult {
+        // MaxPool takes 8-bit integers from opset 12 on.
+        if (!isa<FloatType>(elementType(p.getX())) && kOpset < 12)
+          return p->emitError("has no ONNX export at opset ")
+                 << kOpset << " (MaxPool of integers needs opset 12)";
+        std::vector<std::string> outs = {nameOf(p.getY())};
+        if (!p.getIndices().use_empty())
+          outs.push_back(nameOf(p.getIndices()));
+        onnx::NodeProto *n = add("MaxPool", {nameOf(p.getX())}, outs);
+        setInts(n, "kernel_shape", p.getKernel());
+        windowAttrs(n, p.getPadding(), p.getPads(), p.getStrides());
+        setInt(n, "ceil_mode", p.getCeilMode());
+        if (llvm::any_of(p.getDilations(), [](int64_t d) { return d != 1; }))
+          setInts(n, "dilations", p.getDilations());
+        if (p.getStorageOrder() != 0)
+          setInt(n, "storage_order", p.getStorageOrder());
+        return success();
+      })
+      .Case([&](MaxUnpoolOp u) {
+        std::vector<std::string> ins = {nameOf(u.getX()),
+                                        nameOf(u.getIndices())};
+        if (std::optional<ArrayRef<int64_t>> shape = u.getOutputShape())
+          ins.push_back(i64Initializer(*shape));
+        onnx::NodeProto *n = add("MaxUnpool", ins, {nameOf(u.getY())});
+        setInts(n, "kernel_shape", u.getKernel());
+        setInts(n, "strides", u.getStrides());
+        setInts(n, "pads", onnxPads(u.getPads()));
+        return success();
+      })
       .Case([&](GlobalAvgPoolOp g) {
         withNCHW(g.getDataFormat(), g.getX(), g.getY(),
                  [&](const std::string &x, const std::string &y) {

@@ -307,14 +307,23 @@ private:
   FailureOr<Value> asScalar(Value v, StringRef what);
   LogicalResult reshapeTo(Value x, ArrayRef<int64_t> dims);
   LogicalResult importGeneric(const FrameworkOp &entry);
+  // Sampling and signal ops (GoptSamplingOps.td, GoptSignalOps.td).
+  LogicalResult importMaxPoolWithIndices();
+  LogicalResult importMaxUnpool();
+  LogicalResult importRoiAlign();
+  LogicalResult importGridSample();
+  LogicalResult importDft();
+  LogicalResult importStft();
+  LogicalResult importMelWeightMatrix();
+  FailureOr<int64_t> constantIntScalar(int i, StringRef what);
 
   onnx::ModelProto model;
   int64_t opset = 0;
   const onnx::NodeProto *node = nullptr;
   int nodeIndex = 0;
   llvm::StringMap<Value> values;
-  /// Outputs a node produces but gopt does not (MaxPool indices, Dropout
-  /// mask): the reason, reported only if something uses them.
+  /// Outputs a node produces but gopt does not (Dropout's mask): the
+  /// reason, reported only if something uses them.
   llvm::StringMap<std::string> unsupportedValues;
   llvm::StringMap<const onnx::TensorProto *> constants;
   std::deque<onnx::TensorProto> ownedTensors;
@@ -1036,9 +1045,6 @@ LogicalResult OnnxImporter::importPool(bool isMax) {
     else
       GOPT_INFER_ASSIGN(op, MaxPoolOp, x, i64s(*kernel), strides, padding, pads,
                         b.getStringAttr("NCHW"), ceil);
-    if (node->output_size() > 1 && !node->output(1).empty())
-      unsupportedValues[node->output(1)] =
-          "MaxPool's Indices output, which gopt does not compute";
   } else if (volume) {
     GOPT_INFER_ASSIGN(op, AvgPool3DOp, x, i64s(*kernel), strides, i64s(dil),
                       padding, pads, ceil, includePad);
@@ -2976,6 +2982,12 @@ LogicalResult OnnxImporter::importWindowed1D(NodeImporter import2D,
 
 LogicalResult OnnxImporter::importPoolNode(bool isMax) {
   GET_INPUT(x, 0);
+  // The Indices output, and 8-bit MaxPool, need the op that computes them.
+  bool indicesUsed = node->output_size() > 1 && !node->output(1).empty();
+  if (isMax &&
+      (indicesUsed ||
+       !isa<FloatType>(cast<RankedTensorType>(x.getType()).getElementType())))
+    return importMaxPoolWithIndices();
   NodeImporter pool = [](OnnxImporter &i) { return i.importPool(true); };
   if (!isMax)
     pool = [](OnnxImporter &i) { return i.importPool(false); };
@@ -4748,6 +4760,239 @@ LogicalResult OnnxImporter::importScan() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Sampling and signal ops (GoptSamplingOps.td, GoptSignalOps.td)
+//===----------------------------------------------------------------------===//
+
+/// Input `i` as a constant integer scalar (a [1] tensor too).
+FailureOr<int64_t> OnnxImporter::constantIntScalar(int i, StringRef what) {
+  FailureOr<SmallVector<int64_t>> v = constantInts(node->input(i));
+  if (failed(v))
+    return failure();
+  if (v->size() != 1)
+    return failNode(llvm::formatv("input '{0}' ({1}) must be a scalar, got {2} "
+                                  "values",
+                                  node->input(i), what, v->size()));
+  return v->front();
+}
+
+/// MaxPool whose Indices output is used, or over integers (gopt.max_pool
+/// takes floats): gopt.max_pool_with_indices, whose Indices are ONNX's.
+LogicalResult OnnxImporter::importMaxPoolWithIndices() {
+  GET_INPUT(x, 0);
+  std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
+  if (!kernel)
+    return failNode("missing attribute 'kernel_shape'");
+  SmallVector<int64_t> dil =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(kernel->size(), 1));
+  StringAttr padding;
+  DenseI64ArrayAttr pads, strides;
+  if (failed(windowAttrs(x, *kernel, dil, padding, pads, strides)))
+    return failure();
+  if (!pads)
+    pads = i64s(SmallVector<int64_t>(2 * kernel->size(), 0));
+  int64_t storageOrder = intAttr("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return failNode(
+        llvm::formatv("storage_order must be 0 or 1, got {0}", storageOrder));
+  auto op = createInferred<MaxPoolWithIndicesOp>(
+      b, loc, x, i64s(*kernel), strides, i64s(dil), padding, pads,
+      b.getBoolAttr(intAttr("ceil_mode", 0) != 0),
+      b.getI64IntegerAttr(storageOrder));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getY());
+  if (node->output_size() > 1 && !node->output(1).empty())
+    setOutput(1, op.getIndices());
+  return success();
+}
+
+LogicalResult OnnxImporter::importMaxUnpool() {
+  GET_INPUT(x, 0);
+  GET_INPUT(indices, 1);
+  size_t rank = shapeOf(x).size();
+  if (rank < 3 || rank > 5)
+    return failNode(llvm::formatv("expects X of rank 3 to 5 ([N, C, "
+                                  "spatial...]), got {0}",
+                                  formatShape(shapeOf(x))));
+  size_t n = rank - 2;
+  std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
+  if (!kernel)
+    return failNode("missing attribute 'kernel_shape'");
+  SmallVector<int64_t> strides =
+      intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> p =
+      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (p.size() != 2 * n)
+    return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
+  // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
+  SmallVector<int64_t> paired;
+  for (size_t i = 0; i < n; ++i)
+    paired.append({p[i], p[n + i]});
+  DenseI64ArrayAttr outputShape;
+  if (node->input_size() > 2 && !node->input(2).empty()) {
+    FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(2));
+    if (failed(shape))
+      return failure();
+    outputShape = i64s(*shape);
+  }
+  return setResult(createInferred<MaxUnpoolOp>(b, loc, x, indices,
+                                               i64s(*kernel), i64s(strides),
+                                               i64s(paired), outputShape));
+}
+
+LogicalResult OnnxImporter::importRoiAlign() {
+  GET_INPUT(x, 0);
+  GET_INPUT(rois, 1);
+  GET_INPUT(batchIndices, 2);
+  // RoiAlign-10 has no coordinate_transformation_mode: its regions are
+  // output_half_pixel's.
+  std::string ctm =
+      opset >= 16 ? stringAttr("coordinate_transformation_mode", "half_pixel")
+                  : std::string("output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return failNode(llvm::formatv("coordinate_transformation_mode '{0}' is "
+                                  "not supported",
+                                  ctm));
+  std::string mode = stringAttr("mode", "avg");
+  if (mode != "avg" && mode != "max")
+    return failNode(llvm::formatv("mode '{0}' is not supported", mode));
+  return setResult(createInferred<RoiAlignOp>(
+      b, loc, x, rois, batchIndices, b.getStringAttr(mode),
+      b.getI64IntegerAttr(intAttr("output_height", 1)),
+      b.getI64IntegerAttr(intAttr("output_width", 1)),
+      b.getI64IntegerAttr(intAttr("sampling_ratio", 0)),
+      b.getF32FloatAttr(floatAttr("spatial_scale", 1.0f)),
+      b.getStringAttr(ctm)));
+}
+
+LogicalResult OnnxImporter::importGridSample() {
+  GET_INPUT(x, 0);
+  GET_INPUT(grid, 1);
+  if (shapeOf(x).size() != 4)
+    return failNode(llvm::formatv("only 4-D X ([N, C, H, W]) is supported, "
+                                  "got {0}",
+                                  formatShape(shapeOf(x))));
+  // GridSample-20 names the 2-D modes linear and cubic.
+  bool opset20 = opset >= 20;
+  std::string onnxMode = stringAttr("mode", opset20 ? "linear" : "bilinear");
+  std::string mode = onnxMode;
+  if (opset20)
+    mode = onnxMode == "linear"    ? "bilinear"
+           : onnxMode == "cubic"   ? "bicubic"
+           : onnxMode == "nearest" ? onnxMode
+                                   : "";
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return failNode(llvm::formatv("mode '{0}' is not supported", onnxMode));
+  std::string paddingMode = stringAttr("padding_mode", "zeros");
+  if (paddingMode != "zeros" && paddingMode != "border" &&
+      paddingMode != "reflection")
+    return failNode(
+        llvm::formatv("padding_mode '{0}' is not supported", paddingMode));
+  int64_t alignCorners = intAttr("align_corners", 0);
+  if (alignCorners != 0 && alignCorners != 1)
+    return failNode(
+        llvm::formatv("align_corners must be 0 or 1, got {0}", alignCorners));
+  return setResult(createInferred<GridSampleOp>(
+      b, loc, x, grid, b.getStringAttr(mode), b.getStringAttr(paddingMode),
+      b.getI64IntegerAttr(alignCorners)));
+}
+
+LogicalResult OnnxImporter::importDft() {
+  GET_INPUT(x, 0);
+  auto present = [&](int i) {
+    return i < node->input_size() && !node->input(i).empty();
+  };
+  int64_t dftLength = 0;
+  if (present(1)) {
+    FailureOr<int64_t> length = constantIntScalar(1, "dft_length");
+    if (failed(length))
+      return failure();
+    if (*length < 1)
+      return failNode(
+          llvm::formatv("dft_length must be >= 1, got {0}", *length));
+    dftLength = *length;
+  }
+  // DFT-20 takes the axis as input #2 (default -2), DFT-17 as an attribute.
+  int64_t axis = intAttr("axis", 1);
+  if (opset >= 20) {
+    axis = -2;
+    if (present(2)) {
+      FailureOr<int64_t> a = constantIntScalar(2, "axis");
+      if (failed(a))
+        return failure();
+      axis = *a;
+    }
+  }
+  bool inverse = intAttr("inverse", 0) != 0,
+       onesided = intAttr("onesided", 0) != 0;
+  if (inverse && onesided)
+    return failNode("an inverse DFT with onesided = 1 is not supported");
+  return setResult(createInferred<DftOp>(
+      b, loc, x, b.getI64IntegerAttr(axis), b.getBoolAttr(inverse),
+      b.getBoolAttr(onesided), b.getI64IntegerAttr(dftLength)));
+}
+
+LogicalResult OnnxImporter::importStft() {
+  GET_INPUT(signal, 0);
+  FailureOr<int64_t> step = constantIntScalar(1, "frame_step");
+  if (failed(step))
+    return failure();
+  FailureOr<Value> window = input(2);
+  if (failed(window))
+    return failure();
+  int64_t frameLength = 0;
+  if (node->input_size() > 3 && !node->input(3).empty()) {
+    FailureOr<int64_t> length = constantIntScalar(3, "frame_length");
+    if (failed(length))
+      return failure();
+    if (*length < 1)
+      return failNode(
+          llvm::formatv("frame_length must be >= 1, got {0}", *length));
+    frameLength = *length;
+  }
+  // Neither window nor frame_length: one frame of the whole signal.
+  if (!*window && frameLength == 0) {
+    ArrayRef<int64_t> shape = shapeOf(signal);
+    if (shape.size() != 3 || ShapedType::isDynamic(shape[1]))
+      return failNode("without window and frame_length the signal's length "
+                      "must be static");
+    frameLength = shape[1];
+  }
+  return setResult(createInferred<StftOp>(
+      b, loc, signal, *window, b.getI64IntegerAttr(*step),
+      b.getI64IntegerAttr(frameLength),
+      b.getBoolAttr(intAttr("onesided", 1) != 0)));
+}
+
+LogicalResult OnnxImporter::importMelWeightMatrix() {
+  if (node->input_size() != 5)
+    return failNode(
+        llvm::formatv("expects 5 inputs, got {0}", node->input_size()));
+  if (intAttr("output_datatype", onnx::TensorProto::FLOAT) !=
+      onnx::TensorProto::FLOAT)
+    return failNode("only output_datatype FLOAT (1) is supported");
+  SmallVector<int64_t, 3> ints;
+  for (int i = 0; i < 3; ++i) {
+    FailureOr<int64_t> v = constantIntScalar(
+        i, i == 0 ? "num_mel_bins" : (i == 1 ? "dft_length" : "sample_rate"));
+    if (failed(v))
+      return failure();
+    ints.push_back(*v);
+  }
+  SmallVector<float, 2> hertz;
+  for (int i = 3; i < 5; ++i) {
+    FailureOr<double> v = constantScalar(node->input(i));
+    if (failed(v))
+      return failure();
+    hertz.push_back(static_cast<float>(*v));
+  }
+  return setResult(createInferred<MelWeightMatrixOp>(
+      b, loc, b.getI64IntegerAttr(ints[0]), b.getI64IntegerAttr(ints[1]),
+      b.getI64IntegerAttr(ints[2]), b.getF32FloatAttr(hertz[0]),
+      b.getF32FloatAttr(hertz[1])));
+}
+
 LogicalResult OnnxImporter::importNode() {
   StringRef op = node->op_type();
   // An op of an older opset imports when its definition is the one opset 7
@@ -4795,6 +5040,7 @@ LogicalResult OnnxImporter::importNode() {
                                    2);
        }},
       {"CumSum", [](I &i) { return i.importCumSum(); }},
+      {"DFT", [](I &i) { return i.importDft(); }},
       {"DepthToSpace",
        [](I &i) { return i.importDepthToSpace(/*toSpace=*/false); }},
       {"DequantizeLinear",
@@ -4813,6 +5059,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
+      {"GridSample", [](I &i) { return i.importGridSample(); }},
       {"HammingWindow", [](I &i) { return i.importWindow("HammingWindow"); }},
       {"HannWindow", [](I &i) { return i.importWindow("HannWindow"); }},
       {"Hardmax", [](I &i) { return i.importHardmax(); }},
@@ -4834,9 +5081,11 @@ LogicalResult OnnxImporter::importNode() {
        }},
       {"Max", [](I &i) { return i.importVariadic("Max"); }},
       {"MaxPool", [](I &i) { return i.importPoolNode(/*isMax=*/true); }},
+      {"MaxUnpool", [](I &i) { return i.importMaxUnpool(); }},
       {"Mean", [](I &i) { return i.importMean(); }},
       {"MeanVarianceNormalization",
        [](I &i) { return i.importMeanVarianceNormalization(); }},
+      {"MelWeightMatrix", [](I &i) { return i.importMelWeightMatrix(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
       {"Neg", [](I &i) { return i.importNeg(); }},
@@ -4875,6 +5124,8 @@ LogicalResult OnnxImporter::importNode() {
       {"Reshape", [](I &i) { return i.importReshape(); }},
       {"Resize", [](I &i) { return i.importResize(); }},
       {"ReverseSequence", [](I &i) { return i.importReverseSequence(); }},
+      {"RoiAlign", [](I &i) { return i.importRoiAlign(); }},
+      {"STFT", [](I &i) { return i.importStft(); }},
       // Scatter (opset 9, deprecated in 11) is ScatterElements.
       {"Scan", [](I &i) { return i.importScan(); }},
       {"Scatter", [](I &i) { return i.importScatter(/*elements=*/true); }},
@@ -4931,6 +5182,22 @@ public:
                                                       domain);
     if (!schema || !schema->has_type_and_shape_inference_function())
       return schema;
+    // libonnx's STFT inference reads onesided's default as 0 (ONNX's is 1)
+    // and so contradicts the models' own output shapes once frame_length
+    // is a constant; gopt's shape function computes them, libonnx only the
+    // element type.
+    if (key == "STFT" && (domain.empty() || domain == "ai.onnx")) {
+      std::string id = "STFT:" + std::to_string(schema->SinceVersion());
+      auto it = wrapped.find(id);
+      if (it == wrapped.end()) {
+        onnx::OpSchema copy = *schema;
+        copy.TypeAndShapeInferenceFunction([](onnx::InferenceContext &ctx) {
+          onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+        });
+        it = wrapped.emplace(id, std::move(copy)).first;
+      }
+      return &it->second;
+    }
     std::pair<int, int> ranked = rankedInputs(*schema);
     if (ranked.first < 0)
       return schema;

@@ -13,6 +13,8 @@
 #include "shapes/Logic.h"
 #include "shapes/Norm.h"
 #include "shapes/Rnn.h"
+#include "shapes/Sampling.h"
+#include "shapes/Signal.h"
 #include "shapes/Volume.h"
 
 #include <algorithm>

@@ -48,6 +48,8 @@ void registerNNKernels(KernelRegistry &registry);
 void registerNormKernels(KernelRegistry &registry);
 void registerRnnKernels(KernelRegistry &registry);
 void registerVolumeKernels(KernelRegistry &registry);
+void registerSamplingKernels(KernelRegistry &registry);
+void registerSignalKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerTrainingKernels(KernelRegistry &registry);
 void registerUnaryMathKernels(KernelRegistry &registry);

@@ -170,6 +170,8 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerNormKernels(registry);
   ref::registerRnnKernels(registry);
   ref::registerVolumeKernels(registry);
+  ref::registerSamplingKernels(registry);
+  ref::registerSignalKernels(registry);
   ref::registerShapeKernels(registry);
   ref::registerTrainingKernels(registry);
   ref::registerUnaryMathKernels(registry);

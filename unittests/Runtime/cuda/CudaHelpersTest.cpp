@@ -212,6 +212,10 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert({"lstm", "gru", "rnn"});
   // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.
   cpuOnly.insert({"conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"});
+  // The sampling ops (GoptSamplingOps.td) and the signal ops
+  // (GoptSignalOps.td) run on the CPU so far.
+  cpuOnly.insert({"grid_sample", "roi_align", "max_pool_with_indices",
+                  "max_unpool", "dft", "stft", "mel_weight_matrix", "det"});
   // dynamic_reshape (GoptDynamicShapeOps.td) runs on the CPU so far.
   cpuOnly.insert("dynamic_reshape");
   // Control flow (GoptControlFlowOps.td) runs its regions' sessions from the

@@ -835,5 +835,7 @@ include "gopt/Dialect/Gopt/IR/GoptRnnOps.td"
 include "gopt/Dialect/Gopt/IR/GoptVolumeOps.td"
 include "gopt/Dialect/Gopt/IR/GoptDynamicShapeOps.td"
 include "gopt/Dialect/Gopt/IR/GoptControlFlowOps.td"
+include "gopt/Dialect/Gopt/IR/GoptSamplingOps.td"
+include "gopt/Dialect/Gopt/IR/GoptSignalOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD

@@ -1,0 +1,141 @@
+//===- GoptSamplingOps.td - sampling at computed positions --*- tablegen -*-===//
+//
+// Ops that read an activation at positions given by another operand rather
+// than by a fixed window: grid_sample (ONNX GridSample), roi_align (ONNX
+// RoiAlign), max_pool_with_indices (ONNX MaxPool with its Indices output)
+// and max_unpool (ONNX MaxUnpool, which scatters back to those indices).
+// All take [N, C, spatial...] in ONNX's layout only (no `data_format`: the
+// layout passes leave them alone). Included by GoptOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_DIALECT_GOPT_IR_GOPTSAMPLINGOPS_TD
+#define GOPT_DIALECT_GOPT_IR_GOPTSAMPLINGOPS_TD
+
+def Gopt_GridSampleModeAttr
+    : Gopt_StrEnumAttr<["bilinear", "nearest", "bicubic"], "bilinear">;
+def Gopt_GridSamplePaddingModeAttr
+    : Gopt_StrEnumAttr<["zeros", "border", "reflection"], "zeros">;
+
+def Gopt_GridSampleOp : Gopt_InferredOp<"grid_sample", [Pure, Gopt_ComputeHeavy]> {
+  let summary = "samples an image at normalized grid positions (ONNX GridSample)";
+  let description = [{
+    For every output pixel `(n, h, w)`, `grid[n, h, w]` holds an `(x, y)`
+    position in `x`'s `[N, C, H_in, W_in]` image, normalized to [-1, 1]
+    (-1 the left/top edge). `align_corners` 1 maps -1 and 1 to the centres
+    of the corner pixels, 0 to their outer edges. `mode` `bilinear`
+    interpolates 2x2 pixels, `nearest` rounds half to even, `bicubic` uses
+    4x4 pixels with Keys' coefficient -0.75. Pixels outside the image read
+    `padding_mode`: `zeros` 0, `border` the nearest edge pixel, `reflection`
+    the position reflected at the borders. Result `[N, C, H_out, W_out]`
+    for `grid` `[N, H_out, W_out, 2]`.
+
+    ```mlir
+    %y = gopt.grid_sample %x, %grid {mode = "bilinear", padding_mode = "zeros", align_corners = 0 : i64}
+        : (tensor<1x3x32x32xf32>, tensor<1x16x16x2xf32>) -> tensor<1x3x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$grid,
+                   Gopt_GridSampleModeAttr:$mode,
+                   Gopt_GridSamplePaddingModeAttr:$padding_mode,
+                   DefaultValuedAttr<I64Attr, "0">:$align_corners);
+  let results = (outs Gopt_FloatTensor:$y);
+  // Imported by a rule of its own: GridSample-20 names the modes linear
+  // and cubic.
+  let runtimeShapeFunction = "gridSampleShape";
+}
+
+def Gopt_RoiAlignModeAttr : Gopt_StrEnumAttr<["avg", "max"], "avg">;
+def Gopt_RoiAlignCoordinateModeAttr
+    : Gopt_StrEnumAttr<["half_pixel", "output_half_pixel"], "half_pixel">;
+
+def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy]> {
+  let summary = "pools regions of interest to a fixed size (ONNX RoiAlign)";
+  let description = [{
+    Each row `[x1, y1, x2, y2]` of `rois` (`[R, 4]`, in input pixels times
+    `spatial_scale`) cuts a region of image `batch_indices[r]` of `x`
+    (`[N, C, H, W]`) into `output_height` x `output_width` bins. A bin
+    averages (`mode` `avg`) or takes the maximum (`max`) of bilinearly
+    interpolated samples on a `sampling_ratio` x `sampling_ratio` grid
+    (0: `ceil(bin size)` per axis). `coordinate_transformation_mode`
+    `half_pixel` shifts the region by -0.5 pixels; `output_half_pixel`
+    (RoiAlign-10's behaviour) does not, and makes regions at least 1x1.
+    Result `[R, C, output_height, output_width]`.
+
+    ```mlir
+    %y = gopt.roi_align %x, %rois, %batch {output_height = 7 : i64, output_width = 7 : i64, sampling_ratio = 2 : i64}
+        : (tensor<1x256x50x50xf32>, tensor<100x4xf32>, tensor<100xi64>) -> tensor<100x256x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$rois,
+                   Gopt_I64Tensor:$batch_indices,
+                   Gopt_RoiAlignModeAttr:$mode,
+                   DefaultValuedAttr<I64Attr, "1">:$output_height,
+                   DefaultValuedAttr<I64Attr, "1">:$output_width,
+                   DefaultValuedAttr<I64Attr, "0">:$sampling_ratio,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$spatial_scale,
+                   Gopt_RoiAlignCoordinateModeAttr:$coordinate_transformation_mode);
+  let results = (outs Gopt_FloatTensor:$y);
+  // Imported by a rule of its own: RoiAlign-10 has no
+  // coordinate_transformation_mode and means output_half_pixel.
+  let runtimeShapeFunction = "roiAlignShape";
+}
+
+def Gopt_MaxPoolWithIndicesOp
+    : Gopt_InferredOp<"max_pool_with_indices", [Pure]> {
+  let summary = "max pooling that also gives the position of each maximum";
+  let description = [{
+    Maximum over `kernel`-sized windows of `x` `[N, C, spatial...]` (one to
+    three spatial dims), taps `dilations` apart, as `gopt.max_pool3d` over
+    any number of spatial dims; the first maximum in row-major window order
+    wins and padded elements never do. `indices` holds the flat index of
+    each maximum in `x`: `(n * C + c) * S + s`, where `s` is the spatial
+    offset in row-major order, or with `storage_order` 1 in column-major
+    order (ONNX MaxPool's Indices). Takes integer element types too (ONNX's
+    8-bit MaxPool runs here). `pads` holds (before, after) per spatial dim.
+
+    ```mlir
+    %y, %i = gopt.max_pool_with_indices %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+        : (tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+    ```
+  }];
+  let arguments = (ins Gopt_NumericTensor:$x, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   Gopt_PaddingAttr:$padding,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<I64Attr, "0">:$storage_order);
+  let results = (outs Gopt_NumericTensor:$y, Gopt_I64Tensor:$indices);
+  let resultElementType = "operand:0, i64";
+  let runtimeShapeFunction = "maxPoolWithIndicesShape";
+}
+
+def Gopt_MaxUnpoolOp : Gopt_InferredOp<"max_unpool", [Pure]> {
+  let summary = "scatters pooled maxima back to their positions (ONNX MaxUnpool)";
+  let description = [{
+    The unpooled tensor, `[N, C]` and per spatial dim `(in - 1) * stride +
+    kernel - pad_before - pad_after` (`pads` holds (before, after) per
+    spatial dim), is zero but for `x[i]` at flat index `indices[i]` (the
+    indices `gopt.max_pool_with_indices` gives, row-major over the whole
+    tensor). `x` and `indices` are `[N, C, spatial...]` of one shape. With
+    `output_shape` (ONNX's optional input) the result is the unpooled
+    tensor padded with zeros (or cropped) at the end of each dim to that
+    shape, as ONNX's reference has it. An index outside the unpooled tensor
+    is an error at run time.
+
+    ```mlir
+    %y = gopt.max_unpool %x, %i {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}
+        : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_I64Tensor:$indices,
+                   DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads,
+                   OptionalAttr<DenseI64ArrayAttr>:$output_shape);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "maxUnpoolShape";
+}
+
+#endif // GOPT_DIALECT_GOPT_IR_GOPTSAMPLINGOPS_TD

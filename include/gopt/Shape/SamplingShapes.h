@@ -1,0 +1,65 @@
+//===- SamplingShapes.h - Shape functions of the sampling ops ---*- C++ -*-===//
+//
+// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// (GoptSamplingOps.td; lib/Shape/SamplingShapes.cpp). Kept apart from
+// ShapeFunctions.h, whose conventions they follow, so that the family's
+// declarations live together.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_SHAPE_SAMPLINGSHAPES_H
+#define GOPT_SHAPE_SAMPLINGSHAPES_H
+
+#include "gopt/Shape/ShapeFunctions.h"
+
+namespace gopt::shape {
+
+/// gopt.grid_sample: x [N, C, H, W], grid [N, H_out, W_out, 2] ->
+/// [N, C, H_out, W_out].
+Result inferGridSampleShape(DimsRef x, DimsRef grid, std::string_view mode,
+                            std::string_view paddingMode, int64_t alignCorners,
+                            Dims &result);
+
+/// gopt.roi_align's attributes.
+struct RoiAlignParams {
+  std::string_view mode;           // "avg" or "max"
+  std::string_view coordinateMode; // "half_pixel" or "output_half_pixel"
+  int64_t outputHeight = 1;
+  int64_t outputWidth = 1;
+  int64_t samplingRatio = 0;
+};
+
+/// gopt.roi_align: x [N, C, H, W], rois [R, 4], batchIndices [R] ->
+/// [R, C, output_height, output_width].
+Result inferRoiAlignShape(DimsRef x, DimsRef rois, DimsRef batchIndices,
+                          const RoiAlignParams &params, Dims &result);
+
+/// A pooling window over the k = 1..3 spatial dims of [N, C, spatial...].
+struct PoolWindowND {
+  Dims kernel;              // k entries
+  Dims strides;             // k entries
+  Dims dilations;           // k entries
+  std::string_view padding; // "EXPLICIT", "SAME" or "VALID"
+  Dims pads;                // (before, after) per spatial dim: 2k entries
+  bool ceilMode = false;
+};
+
+/// Checks the window against `input` and resolves each spatial dim with
+/// computeWindowDim; `dims` gets one entry per spatial dim. Used by the shape
+/// function and the kernel alike.
+Result resolvePoolWindowND(DimsRef input, const PoolWindowND &window,
+                           std::vector<WindowDim> &dims);
+
+/// gopt.max_pool_with_indices: both results have shape `result`.
+Result inferMaxPoolWithIndicesShape(DimsRef x, const PoolWindowND &window,
+                                    int64_t storageOrder, Dims &result);
+
+/// gopt.max_unpool: x and indices [N, C, spatial...] of one shape;
+/// `outputShape` null when absent.
+Result inferMaxUnpoolShape(DimsRef x, DimsRef indices, DimsRef kernel,
+                           DimsRef strides, DimsRef pads,
+                           const DimsRef *outputShape, Dims &result);
+
+} // namespace gopt::shape
+
+#endif // GOPT_SHAPE_SAMPLINGSHAPES_H

@@ -1,0 +1,101 @@
+//===- GoptSamplingOps.cpp - type inference of the sampling ops -----------===//
+//
+// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// (GoptSamplingOps.td): MLIR adapters over the shared shape functions in
+// lib/Shape/SamplingShapes.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpUtils.h"
+#include "gopt/Shape/SamplingShapes.h"
+
+using namespace mlir;
+using namespace gopt;
+using namespace gopt::detail;
+
+namespace gopt::detail {
+template <>
+unsigned
+getExpectedResultCount<MaxPoolWithIndicesOp>(MaxPoolWithIndicesOp::Adaptor) {
+  return 2;
+}
+} // namespace gopt::detail
+
+static LogicalResult inferTypes(GridSampleOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getGrid()},
+                                    {"x", "grid"}, error)))
+    return failure();
+  shape::Dims result;
+  if (failed(error.check(shape::inferGridSampleShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getGrid()),
+          adaptor.getMode(), adaptor.getPaddingMode(),
+          static_cast<int64_t>(adaptor.getAlignCorners()), result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(GridSampleOp)
+
+static LogicalResult inferTypes(RoiAlignOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getRois()},
+                                    {"x", "rois"}, error)))
+    return failure();
+  shape::RoiAlignParams params;
+  params.mode = adaptor.getMode();
+  params.coordinateMode = adaptor.getCoordinateTransformationMode();
+  params.outputHeight = static_cast<int64_t>(adaptor.getOutputHeight());
+  params.outputWidth = static_cast<int64_t>(adaptor.getOutputWidth());
+  params.samplingRatio = static_cast<int64_t>(adaptor.getSamplingRatio());
+  shape::Dims result;
+  if (failed(error.check(shape::inferRoiAlignShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getRois()),
+          shapeOf(adaptor.getBatchIndices()), params, result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(RoiAlignOp)
+
+static LogicalResult inferTypes(MaxPoolWithIndicesOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  shape::PoolWindowND window;
+  window.kernel = toDims(adaptor.getKernel());
+  window.strides = toDims(adaptor.getStrides());
+  window.dilations = toDims(adaptor.getDilations());
+  window.padding = adaptor.getPadding();
+  window.pads = toDims(adaptor.getPads());
+  window.ceilMode = adaptor.getCeilMode();
+  shape::Dims result;
+  if (failed(error.check(shape::inferMaxPoolWithIndicesShape(
+          shapeOf(adaptor.getX()), window,
+          static_cast<int64_t>(adaptor.getStorageOrder()), result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  inferred.push_back(
+      tensorOf(result, IntegerType::get(adaptor.getX().getContext(), 64)));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxPoolWithIndicesOp)
+
+static LogicalResult inferTypes(MaxUnpoolOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  std::optional<ArrayRef<int64_t>> outputShape = adaptor.getOutputShape();
+  shape::DimsRef given;
+  if (outputShape)
+    given = *outputShape;
+  shape::Dims result;
+  if (failed(error.check(shape::inferMaxUnpoolShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getIndices()),
+          adaptor.getKernel(), adaptor.getStrides(), adaptor.getPads(),
+          outputShape ? &given : nullptr, result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxUnpoolOp)

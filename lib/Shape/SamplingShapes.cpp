@@ -1,0 +1,184 @@
+//===- SamplingShapes.cpp - Shape functions of the sampling ops -----------===//
+//
+// gopt.grid_sample, roi_align, max_pool_with_indices and max_unpool
+// (GoptSamplingOps.td), following docs/op-semantics.md. No LLVM or MLIR, as
+// ShapeFunctions.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gopt/Shape/SamplingShapes.h"
+#include "Failure.h"
+
+namespace gopt::shape {
+
+using detail::fail;
+
+namespace {
+
+bool sameDim(int64_t a, int64_t b) {
+  return isDynamic(a) || isDynamic(b) || a == b;
+}
+
+Result requireSize(DimsRef values, size_t n, std::string_view name) {
+  if (values.size() != n)
+    return fail("expects ", name, " of ", n, " entries, got ",
+                formatList(values));
+  return Result::success();
+}
+
+/// [N, C, spatial...] with one to three spatial dims.
+Result requireSpatialRank(DimsRef shape, std::string_view name) {
+  if (shape.size() < 3 || shape.size() > 5)
+    return fail("expects ", name, " of rank 3 to 5 ([N, C, spatial...]), got ",
+                formatShape(shape));
+  return Result::success();
+}
+
+} // namespace
+
+Result inferGridSampleShape(DimsRef x, DimsRef grid, std::string_view mode,
+                            std::string_view paddingMode, int64_t alignCorners,
+                            Dims &result) {
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return fail("expects mode \"bilinear\", \"nearest\" or \"bicubic\", got \"",
+                mode, "\"");
+  if (paddingMode != "zeros" && paddingMode != "border" &&
+      paddingMode != "reflection")
+    return fail("expects padding_mode \"zeros\", \"border\" or "
+                "\"reflection\", got \"",
+                paddingMode, "\"");
+  if (alignCorners != 0 && alignCorners != 1)
+    return fail("expects align_corners 0 or 1, got ", alignCorners);
+  if (x.size() != 4)
+    return fail("expects x of rank 4 ([N, C, H, W]), got ", formatShape(x));
+  if (grid.size() != 4 || !sameDim(grid[3], 2))
+    return fail("expects grid of shape [N, H_out, W_out, 2], got ",
+                formatShape(grid));
+  if (!sameDim(x[0], grid[0]))
+    return fail("expects x and grid to have the same batch size, got ",
+                formatShape(x), " and ", formatShape(grid));
+  result = {isDynamic(x[0]) ? grid[0] : x[0], x[1], grid[1], grid[2]};
+  return Result::success();
+}
+
+Result inferRoiAlignShape(DimsRef x, DimsRef rois, DimsRef batchIndices,
+                          const RoiAlignParams &params, Dims &result) {
+  if (params.mode != "avg" && params.mode != "max")
+    return fail("expects mode \"avg\" or \"max\", got \"", params.mode, "\"");
+  if (params.coordinateMode != "half_pixel" &&
+      params.coordinateMode != "output_half_pixel")
+    return fail("expects coordinate_transformation_mode \"half_pixel\" or "
+                "\"output_half_pixel\", got \"",
+                params.coordinateMode, "\"");
+  if (params.outputHeight < 1 || params.outputWidth < 1)
+    return fail("expects output_height and output_width >= 1, got ",
+                params.outputHeight, " and ", params.outputWidth);
+  if (params.samplingRatio < 0)
+    return fail("expects sampling_ratio >= 0, got ", params.samplingRatio);
+  if (x.size() != 4)
+    return fail("expects x of rank 4 ([N, C, H, W]), got ", formatShape(x));
+  if (rois.size() != 2 || !sameDim(rois[1], 4))
+    return fail("expects rois of shape [R, 4], got ", formatShape(rois));
+  if (batchIndices.size() != 1 || !sameDim(batchIndices[0], rois[0]))
+    return fail("expects batch_indices of shape [R] (R = ", rois[0],
+                " rois), got ", formatShape(batchIndices));
+  int64_t r = isDynamic(rois[0]) ? batchIndices[0] : rois[0];
+  result = {r, x[1], params.outputHeight, params.outputWidth};
+  return Result::success();
+}
+
+Result resolvePoolWindowND(DimsRef input, const PoolWindowND &window,
+                           std::vector<WindowDim> &dims) {
+  if (Result r = requireSpatialRank(input, "x"); r.failed())
+    return r;
+  size_t k = input.size() - 2;
+  if (Result r = requireSize(window.kernel, k, "kernel"); r.failed())
+    return r;
+  if (Result r = requireSize(window.strides, k, "strides"); r.failed())
+    return r;
+  if (Result r = requireSize(window.dilations, k, "dilations"); r.failed())
+    return r;
+  if (Result r = requireSize(window.pads, 2 * k, "pads"); r.failed())
+    return r;
+  dims.assign(k, WindowDim());
+  for (size_t i = 0; i < k; ++i) {
+    Result r = computeWindowDim(
+        input[2 + i], window.kernel[i], window.strides[i], window.dilations[i],
+        window.padding, window.pads[2 * i], window.pads[2 * i + 1],
+        window.ceilMode, dims[i]);
+    if (r.failed())
+      return Result::failure(r.message() + " in spatial dimension " +
+                             std::to_string(i));
+  }
+  return Result::success();
+}
+
+Result inferMaxPoolWithIndicesShape(DimsRef x, const PoolWindowND &window,
+                                    int64_t storageOrder, Dims &result) {
+  if (storageOrder != 0 && storageOrder != 1)
+    return fail("expects storage_order 0 or 1, got ", storageOrder);
+  std::vector<WindowDim> dims;
+  if (Result r = resolvePoolWindowND(x, window, dims); r.failed())
+    return r;
+  result = {x[0], x[1]};
+  for (const WindowDim &d : dims)
+    result.push_back(d.outSize);
+  return Result::success();
+}
+
+Result inferMaxUnpoolShape(DimsRef x, DimsRef indices, DimsRef kernel,
+                           DimsRef strides, DimsRef pads,
+                           const DimsRef *outputShape, Dims &result) {
+  if (Result r = requireSpatialRank(x, "x"); r.failed())
+    return r;
+  bool same = indices.size() == x.size();
+  for (size_t i = 0; same && i < x.size(); ++i)
+    same = sameDim(x[i], indices[i]);
+  if (!same)
+    return fail("expects indices of x's shape ", formatShape(x), ", got ",
+                formatShape(indices));
+  size_t k = x.size() - 2;
+  if (Result r = requireSize(kernel, k, "kernel"); r.failed())
+    return r;
+  if (Result r = requireSize(strides, k, "strides"); r.failed())
+    return r;
+  if (Result r = requireSize(pads, 2 * k, "pads"); r.failed())
+    return r;
+  for (size_t i = 0; i < k; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1)
+      return fail("expects kernel and strides >= 1, got ", formatList(kernel),
+                  " and ", formatList(strides));
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
+      return fail("expects pads >= 0, got ", formatList(pads));
+  }
+  if (outputShape) {
+    if (outputShape->size() != x.size())
+      return fail("expects output_shape of rank ", x.size(), ", got ",
+                  formatList(*outputShape));
+    for (size_t i = 0; i < x.size(); ++i)
+      if ((*outputShape)[i] < (i < 2 ? 1 : 0) ||
+          (i < 2 && !sameDim(x[i], (*outputShape)[i])))
+        return fail("expects output_shape with x's N and C and sizes >= 0, "
+                    "got ",
+                    formatList(*outputShape), " for x ", formatShape(x));
+    result.assign(outputShape->begin(), outputShape->end());
+    return Result::success();
+  }
+  result = {x[0], x[1]};
+  for (size_t i = 0; i < k; ++i) {
+    int64_t in = x[2 + i];
+    if (isDynamic(in)) {
+      result.push_back(kDynamic);
+      continue;
+    }
+    int64_t out =
+        (in - 1) * strides[i] + kernel[i] - pads[2 * i] - pads[2 * i + 1];
+    if (out < 0)
+      return fail("expects pads that leave a non-negative output size, got ",
+                  out, " in spatial dimension ", i);
+    result.push_back(out);
+  }
+  return Result::success();
+}
+
+} // namespace gopt::shape

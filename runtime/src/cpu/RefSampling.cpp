@@ -1,0 +1,412 @@
+//===- RefSampling.cpp - Reference kernels of the sampling ops ------------===//
+//
+// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// (GoptSamplingOps.td), computing positions and weights in double. The
+// sampling rules follow ONNX's reference implementation (and ONNX
+// Runtime's), which the node suite's expected outputs come from.
+//
+//===----------------------------------------------------------------------===//
+#include "Reference.h"
+#include "shapes/Sampling.h"
+
+#include "gopt/runtime/OpAttrs.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gopt::runtime::ref {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// grid_sample
+//===----------------------------------------------------------------------===//
+
+/// Reflects x at the borders [lo, hi] until it lies between them.
+double reflect(double x, double lo, double hi) {
+  double range = hi - lo;
+  if (range <= 0)
+    return lo;
+  if (x < lo) {
+    double dx = lo - x;
+    int64_t n = static_cast<int64_t>(dx / range);
+    double r = dx - n * range;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    double dx = x - hi;
+    int64_t n = static_cast<int64_t>(dx / range);
+    double r = dx - n * range;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+/// Keys' cubic convolution weights (a = -0.75) of the 4 taps around a
+/// position `t` past the second tap.
+void cubicCoeffs(double t, double c[4]) {
+  constexpr double a = -0.75;
+  t = std::abs(t);
+  c[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  c[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  c[2] = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1;
+  c[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
+}
+
+struct GridImage {
+  const float *data;
+  int64_t h, w;
+  std::string paddingMode;
+  double border[4]; // x_min, y_min, x_max, y_max
+
+  double at(int64_t r, int64_t c) const {
+    if (paddingMode == "zeros") {
+      if (c < 0 || c >= w || r < 0 || r >= h)
+        return 0.0;
+    } else if (paddingMode == "border") {
+      c = std::clamp<int64_t>(c, 0, w - 1);
+      r = std::clamp<int64_t>(r, 0, h - 1);
+    } else { // reflection
+      c = static_cast<int64_t>(
+          reflect(static_cast<double>(c), border[0], border[2]));
+      r = static_cast<int64_t>(
+          reflect(static_cast<double>(r), border[1], border[3]));
+      // A reflected tap can land on the outer half-pixel edge.
+      c = std::clamp<int64_t>(c, 0, w - 1);
+      r = std::clamp<int64_t>(r, 0, h - 1);
+    }
+    return data[r * w + c];
+  }
+};
+
+Status gridSampleKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  op_attrs::GridSampleAttrs a(ctx.attrs());
+  std::string mode = a.mode();
+  bool alignCorners = a.alignCorners() != 0;
+  const Shape &xs = in[0].shape(), &gs = in[1].shape();
+  int64_t n = xs[0], c = xs[1], hIn = xs[2], wIn = xs[3];
+  int64_t hOut = gs[1], wOut = gs[2];
+  const float *px = in[0].data<float>(), *pg = in[1].data<float>();
+  float *py = out[0].data<float>();
+  GridImage img{nullptr, hIn, wIn, a.paddingMode(), {}};
+  double xMin = alignCorners ? 0.0 : -0.5, yMin = xMin;
+  double xMax = alignCorners ? wIn - 1.0 : wIn - 0.5;
+  double yMax = alignCorners ? hIn - 1.0 : hIn - 0.5;
+  img.border[0] = xMin;
+  img.border[1] = yMin;
+  img.border[2] = xMax;
+  img.border[3] = yMax;
+  // [-1, 1] to pixel coordinates: corner centres or corner edges.
+  auto denormalize = [&](double v, int64_t length) {
+    return alignCorners ? (v + 1) / 2.0 * (length - 1)
+                        : ((v + 1) * length - 1) / 2.0;
+  };
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      img.data = px + (b * c + ch) * hIn * wIn;
+      for (int64_t oy = 0; oy < hOut; ++oy)
+        for (int64_t ox = 0; ox < wOut; ++ox) {
+          const float *g = pg + ((b * hOut + oy) * wOut + ox) * 2;
+          double x = denormalize(g[0], wIn), y = denormalize(g[1], hIn);
+          if (mode == "nearest") {
+            x = std::nearbyint(x);
+            y = std::nearbyint(y);
+          }
+          if (x < xMin || x > xMax || y < yMin || y > yMax) {
+            if (img.paddingMode == "border") {
+              x = std::clamp(x, 0.0, wIn - 1.0);
+              y = std::clamp(y, 0.0, hIn - 1.0);
+            } else if (img.paddingMode == "reflection") {
+              x = reflect(x, xMin, xMax);
+              y = reflect(y, yMin, yMax);
+            }
+          }
+          double v;
+          if (mode == "nearest") {
+            v = img.at(static_cast<int64_t>(y), static_cast<int64_t>(x));
+          } else if (mode == "bilinear") {
+            int64_t x1 = static_cast<int64_t>(std::floor(x));
+            int64_t y1 = static_cast<int64_t>(std::floor(y));
+            double dx1 = x - x1, dx2 = x1 + 1 - x;
+            double dy1 = y - y1, dy2 = y1 + 1 - y;
+            v = dy2 * (dx2 * img.at(y1, x1) + dx1 * img.at(y1, x1 + 1)) +
+                dy1 * (dx2 * img.at(y1 + 1, x1) + dx1 * img.at(y1 + 1, x1 + 1));
+          } else { // bicubic
+            int64_t x0 = static_cast<int64_t>(std::floor(x)) - 1;
+            int64_t y0 = static_cast<int64_t>(std::floor(y)) - 1;
+            double cx[4], cy[4];
+            cubicCoeffs(x - x0 - 1, cx);
+            cubicCoeffs(y - y0 - 1, cy);
+            v = 0.0;
+            for (int i = 0; i < 4; ++i) {
+              double row = 0.0;
+              for (int j = 0; j < 4; ++j)
+                row += cx[j] * img.at(y0 + i, x0 + j);
+              v += cy[i] * row;
+            }
+          }
+          py[((b * c + ch) * hOut + oy) * wOut + ox] = static_cast<float>(v);
+        }
+    }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// roi_align
+//===----------------------------------------------------------------------===//
+
+/// One bilinear sample: four pixel offsets and their weights (all zero for
+/// a sample outside the image).
+struct BilinearTap {
+  int64_t pos[4] = {0, 0, 0, 0};
+  double weight[4] = {0, 0, 0, 0};
+};
+
+BilinearTap bilinearTap(double y, double x, int64_t h, int64_t w) {
+  BilinearTap t;
+  if (y < -1.0 || y > h || x < -1.0 || x > w)
+    return t;
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  int64_t yLow = static_cast<int64_t>(y), xLow = static_cast<int64_t>(x);
+  int64_t yHigh, xHigh;
+  if (yLow >= h - 1) {
+    yHigh = yLow = h - 1;
+    y = static_cast<double>(yLow);
+  } else {
+    yHigh = yLow + 1;
+  }
+  if (xLow >= w - 1) {
+    xHigh = xLow = w - 1;
+    x = static_cast<double>(xLow);
+  } else {
+    xHigh = xLow + 1;
+  }
+  double ly = y - yLow, lx = x - xLow, hy = 1.0 - ly, hx = 1.0 - lx;
+  t.pos[0] = yLow * w + xLow;
+  t.pos[1] = yLow * w + xHigh;
+  t.pos[2] = yHigh * w + xLow;
+  t.pos[3] = yHigh * w + xHigh;
+  t.weight[0] = hy * hx;
+  t.weight[1] = hy * lx;
+  t.weight[2] = ly * hx;
+  t.weight[3] = ly * lx;
+  return t;
+}
+
+Status roiAlignKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                      std::vector<Tensor> &out) {
+  op_attrs::RoiAlignAttrs a(ctx.attrs());
+  bool isMax = a.mode() == "max";
+  bool halfPixel = a.coordinateTransformationMode() == "half_pixel";
+  double scale = a.spatialScale();
+  int64_t ph = a.outputHeight(), pw = a.outputWidth();
+  int64_t ratio = a.samplingRatio();
+  const Shape &xs = in[0].shape();
+  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  int64_t numRois = in[1].shape()[0];
+  const float *px = in[0].data<float>(), *rois = in[1].data<float>();
+  const int64_t *batch = in[2].data<int64_t>();
+  float *py = out[0].data<float>();
+  double offset = halfPixel ? 0.5 : 0.0;
+  for (int64_t r = 0; r < numRois; ++r) {
+    int64_t b = batch[r];
+    if (b < 0 || b >= n)
+      return invalidArgument("batch_indices[", r, "] = ", b,
+                             " is out of range for a batch of ", n);
+    const float *roi = rois + r * 4;
+    double x1 = roi[0] * scale - offset, y1 = roi[1] * scale - offset;
+    double x2 = roi[2] * scale - offset, y2 = roi[3] * scale - offset;
+    double roiW = x2 - x1, roiH = y2 - y1;
+    if (!halfPixel) { // RoiAlign-10: regions of at least one pixel
+      roiW = std::max(roiW, 1.0);
+      roiH = std::max(roiH, 1.0);
+    }
+    double binH = roiH / ph, binW = roiW / pw;
+    int64_t gridH = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binH));
+    int64_t gridW = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binW));
+    double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
+    for (int64_t oy = 0; oy < ph; ++oy)
+      for (int64_t ox = 0; ox < pw; ++ox) {
+        std::vector<BilinearTap> taps;
+        for (int64_t iy = 0; iy < gridH; ++iy) {
+          double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
+          for (int64_t ix = 0; ix < gridW; ++ix) {
+            double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
+            taps.push_back(bilinearTap(y, x, h, w));
+          }
+        }
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const float *img = px + (b * c + ch) * h * w;
+          double acc = 0.0;
+          bool first = true;
+          for (const BilinearTap &t : taps) {
+            if (isMax) {
+              // ONNX's max mode: the largest weighted corner of each sample.
+              double v = t.weight[0] * img[t.pos[0]];
+              for (int k = 1; k < 4; ++k)
+                v = std::max(v, t.weight[k] * img[t.pos[k]]);
+              acc = first ? v : std::max(acc, v);
+              first = false;
+            } else {
+              for (int k = 0; k < 4; ++k)
+                acc += t.weight[k] * img[t.pos[k]];
+            }
+          }
+          if (!isMax)
+            acc /= count;
+          py[((r * c + ch) * ph + oy) * pw + ox] = static_cast<float>(acc);
+        }
+      }
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool_with_indices and max_unpool
+//===----------------------------------------------------------------------===//
+
+/// Spatial dims of [N, C, spatial...] lifted to three, leading ones 1.
+struct Spatial3 {
+  int64_t size[3] = {1, 1, 1};
+  explicit Spatial3(const Shape &s) {
+    size_t k = s.size() - 2;
+    for (size_t i = 0; i < k; ++i)
+      size[3 - k + i] = s[2 + i];
+  }
+  int64_t count() const { return size[0] * size[1] * size[2]; }
+};
+
+template <typename T>
+Status maxPoolWithIndices(const RefContext &ctx, const std::vector<Tensor> &in,
+                          std::vector<Tensor> &out) {
+  PoolWindowNDAttrs a(ctx.attrs());
+  bool columnMajor =
+      op_attrs::MaxPoolWithIndicesAttrs(ctx.attrs()).storageOrder() == 1;
+  std::vector<WindowDim> win;
+  GOPT_RETURN_IF_ERROR(
+      toStatus(shape::resolvePoolWindowND(in[0].shape(), a.window, win)));
+  const Shape &xs = in[0].shape();
+  size_t k = xs.size() - 2, lift = 3 - k;
+  // Window parameters lifted to three dims like the sizes.
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1},
+          padBefore[3] = {0, 0, 0}, outSize[3] = {1, 1, 1};
+  for (size_t i = 0; i < k; ++i) {
+    kernel[lift + i] = a.window.kernel[i];
+    stride[lift + i] = a.window.strides[i];
+    dil[lift + i] = a.window.dilations[i];
+    padBefore[lift + i] = win[i].padBefore;
+    outSize[lift + i] = win[i].outSize;
+  }
+  Spatial3 x(xs);
+  int64_t planes = xs[0] * xs[1];
+  const T *px = in[0].data<T>();
+  T *py = out[0].data<T>();
+  int64_t *pi = out[1].data<int64_t>();
+  int64_t o = 0;
+  for (int64_t p = 0; p < planes; ++p) {
+    const T *plane = px + p * x.count();
+    for (int64_t od = 0; od < outSize[0]; ++od)
+      for (int64_t oh = 0; oh < outSize[1]; ++oh)
+        for (int64_t ow = 0; ow < outSize[2]; ++ow, ++o) {
+          bool found = false;
+          T best{};
+          int64_t bestD = 0, bestH = 0, bestW = 0;
+          for (int64_t r = 0; r < kernel[0]; ++r) {
+            int64_t id = od * stride[0] - padBefore[0] + r * dil[0];
+            if (id < 0 || id >= x.size[0])
+              continue;
+            for (int64_t s = 0; s < kernel[1]; ++s) {
+              int64_t ih = oh * stride[1] - padBefore[1] + s * dil[1];
+              if (ih < 0 || ih >= x.size[1])
+                continue;
+              for (int64_t t = 0; t < kernel[2]; ++t) {
+                int64_t iw = ow * stride[2] - padBefore[2] + t * dil[2];
+                if (iw < 0 || iw >= x.size[2])
+                  continue;
+                T v = plane[(id * x.size[1] + ih) * x.size[2] + iw];
+                if (!found || v > best) {
+                  found = true;
+                  best = v;
+                  bestD = id;
+                  bestH = ih;
+                  bestW = iw;
+                }
+              }
+            }
+          }
+          py[o] = best;
+          // Column-major storage runs the spatial dims from the first
+          // (ONNX's storage_order 1; the lifted unit dims add nothing); the
+          // (N, C) planes stay row-major.
+          int64_t offset =
+              columnMajor ? bestD + x.size[0] * (bestH + x.size[1] * bestW)
+                          : (bestD * x.size[1] + bestH) * x.size[2] + bestW;
+          pi[o] = found ? p * x.count() + offset : -1;
+        }
+  }
+  return Status::success();
+}
+
+Status maxPoolWithIndicesKernel(const RefContext &ctx,
+                                const std::vector<Tensor> &in,
+                                std::vector<Tensor> &out) {
+  return visitElementType(in[0].dtype(), [&](auto t) -> Status {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, bool>)
+      return unimplemented("max_pool_with_indices of bool");
+    else
+      return maxPoolWithIndices<T>(ctx, in, out);
+  });
+}
+
+Status maxUnpoolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                       std::vector<Tensor> &out) {
+  // The indices address the unpooled shape the window gives; an
+  // output_shape pads (or crops) that at the end of each spatial dim, as
+  // ONNX's reference does.
+  op_attrs::MaxUnpoolAttrs a(ctx.attrs());
+  Shape unpooled;
+  GOPT_RETURN_IF_ERROR(toStatus(
+      shape::inferMaxUnpoolShape(in[0].shape(), in[1].shape(), a.kernel(),
+                                 a.strides(), a.pads(), nullptr, unpooled)));
+  const Shape &ys = out[0].shape();
+  int64_t unpooledTotal = numElements(unpooled);
+  std::vector<int64_t> yStrides = rowMajorStrides(ys);
+  const float *px = in[0].data<float>();
+  const int64_t *pi = in[1].data<int64_t>();
+  float *py = out[0].data<float>();
+  std::fill(py, py + out[0].numElements(), 0.0f);
+  for (int64_t i = 0, e = in[0].numElements(); i < e; ++i) {
+    if (pi[i] < 0 || pi[i] >= unpooledTotal)
+      return invalidArgument("indices[", i, "] = ", pi[i],
+                             " is outside the unpooled shape ",
+                             shapeToString(unpooled));
+    int64_t rest = pi[i], offset = 0;
+    bool inside = true;
+    for (int64_t d = static_cast<int64_t>(unpooled.size()) - 1; d >= 0; --d) {
+      int64_t coord = rest % unpooled[d];
+      rest /= unpooled[d];
+      inside = inside && coord < ys[d];
+      offset += coord * yStrides[d];
+    }
+    if (inside)
+      py[offset] = px[i];
+  }
+  return Status::success();
+}
+
+} // namespace
+
+void registerSamplingKernels(KernelRegistry &r) {
+  using D = DTypeSupport;
+  // roi_align's and max_unpool's i64 operands need kNumeric; their shape
+  // functions admit float data only, which reaches them as f32.
+  registerKernel(r, "grid_sample", gridSampleKernel, D::kFloat);
+  registerKernel(r, "roi_align", roiAlignKernel, D::kNumeric);
+  registerKernel(r, "max_pool_with_indices", maxPoolWithIndicesKernel,
+                 D::kNumericF64);
+  registerKernel(r, "max_unpool", maxUnpoolKernel, D::kNumeric);
+}
+
+} // namespace gopt::runtime::ref

@@ -1,0 +1,90 @@
+//===- Sampling.cpp - Runtime shape functions of the sampling ops ---------===//
+#include "shapes/Sampling.h"
+
+#include "gopt/runtime/OpAttrs.h"
+
+namespace gopt::runtime {
+
+namespace {
+
+Status requireFloat(DType type, const char *what) {
+  if (!isFloatDType(type))
+    return invalidArgument(what,
+                           " must have a floating-point element type, got ",
+                           dtypeName(type));
+  return Status::success();
+}
+
+Status requireI64(DType type, const char *what) {
+  if (type != DType::kI64)
+    return invalidArgument(what, " must have element type i64, got ",
+                           dtypeName(type));
+  return Status::success();
+}
+
+} // namespace
+
+PoolWindowNDAttrs::PoolWindowNDAttrs(const OpAttrs &attrs) {
+  op_attrs::MaxPoolWithIndicesAttrs a(attrs);
+  padding = a.padding();
+  window.kernel = a.kernel();
+  window.strides = a.strides();
+  window.dilations = a.dilations();
+  window.pads = a.pads();
+  window.ceilMode = a.ceilMode();
+  window.padding = padding;
+}
+
+Status gridSampleShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  op_attrs::GridSampleAttrs a(attrs);
+  return toStatus(shape::inferGridSampleShape(
+      in[0], in[1], a.mode(), a.paddingMode(), a.alignCorners(), out[0]));
+}
+
+Status roiAlignShape(const OpAttrs &attrs, const Shapes &in,
+                     const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  GOPT_RETURN_IF_ERROR(requireI64(types[2], "batch_indices"));
+  op_attrs::RoiAlignAttrs a(attrs);
+  std::string mode = a.mode(),
+              coordinateMode = a.coordinateTransformationMode();
+  shape::RoiAlignParams params;
+  params.mode = mode;
+  params.coordinateMode = coordinateMode;
+  params.outputHeight = a.outputHeight();
+  params.outputWidth = a.outputWidth();
+  params.samplingRatio = a.samplingRatio();
+  return toStatus(
+      shape::inferRoiAlignShape(in[0], in[1], in[2], params, out[0]));
+}
+
+Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
+                               const DTypes &types, Shapes &out) {
+  if (types[0] == DType::kBool)
+    return invalidArgument("x must have a numeric element type, got bool");
+  PoolWindowNDAttrs a(attrs);
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferMaxPoolWithIndicesShape(
+      in[0], a.window, op_attrs::MaxPoolWithIndicesAttrs(attrs).storageOrder(),
+      out[0])));
+  out[1] = out[0];
+  return Status::success();
+}
+
+Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,
+                      const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  GOPT_RETURN_IF_ERROR(requireI64(types[1], "indices"));
+  op_attrs::MaxUnpoolAttrs a(attrs);
+  std::vector<int64_t> kernel = a.kernel(), strides = a.strides(),
+                       pads = a.pads(), outputShape = a.outputShape({});
+  shape::DimsRef given(outputShape);
+  return toStatus(shape::inferMaxUnpoolShape(
+      in[0], in[1], kernel, strides, pads,
+      a.hasOutputShape() ? &given : nullptr, out[0]));
+}
+
+} // namespace gopt::runtime

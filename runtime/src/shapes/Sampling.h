@@ -1,0 +1,39 @@
+//===- Sampling.h - Runtime shape functions of the sampling ops -*- C++ -*-===//
+//
+// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// (GoptSamplingOps.td): the op table (OpTable.inc) names the shape
+// functions; the CPU kernels read the window through the same helper, so
+// shape function and kernel agree on it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_SHAPES_SAMPLING_H
+#define GOPT_RUNTIME_SRC_SHAPES_SAMPLING_H
+
+#include "ShapeAdapters.h"
+#include "gopt/Shape/SamplingShapes.h"
+
+namespace gopt::runtime {
+
+Status gridSampleShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out);
+Status roiAlignShape(const OpAttrs &attrs, const Shapes &in,
+                     const DTypes &types, Shapes &out);
+Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
+                               const DTypes &types, Shapes &out);
+Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,
+                      const DTypes &types, Shapes &out);
+
+/// A max_pool_with_indices's window; the struct owns the padding string
+/// `window` points at.
+struct PoolWindowNDAttrs {
+  std::string padding;
+  shape::PoolWindowND window;
+
+  explicit PoolWindowNDAttrs(const OpAttrs &attrs);
+  PoolWindowNDAttrs(const PoolWindowNDAttrs &) = delete;
+  PoolWindowNDAttrs &operator=(const PoolWindowNDAttrs &) = delete;
+};
+
+} // namespace gopt::runtime
+
+#endif // GOPT_RUNTIME_SRC_SHAPES_SAMPLING_H
