@@ -267,6 +267,8 @@ private:
   LogicalResult importNeg();
   LogicalResult importLoss(bool softmax);
   LogicalResult importOneHot();
+  LogicalResult importUnique();
+  LogicalResult importNonMaxSuppression();
   LogicalResult importEyeLike();
   LogicalResult importMeanVarianceNormalization();
   LogicalResult importReverseSequence();
@@ -3931,19 +3933,37 @@ LogicalResult OnnxImporter::importLoss(bool softmax) {
 
 /// OneHot: values[1] where the index (a negative one counts from depth)
 /// equals the position along the new axis, values[0] elsewhere, as an equal
-/// against the axis' positions and a where. The depth is the result's
-/// dimension, so it must be a constant.
+/// against the axis' positions and a where. A constant depth gives constant
+/// positions; one known at run time (fed or computed from shapes) gives
+/// them as a gopt.dynamic_range, which the session sizes on the host.
 LogicalResult OnnxImporter::importOneHot() {
   GET_INPUT(indices, 0);
   GET_INPUT(depthValue, 1);
   GET_INPUT(values, 2);
+  int64_t depth = ShapedType::kDynamic;
+  Value runTimeDepth;
+  if (isConstant(node->input(1))) {
+    FailureOr<double> depthScalar = constantScalar(node->input(1));
+    if (failed(depthScalar))
+      return failure();
+    depth = static_cast<int64_t>(*depthScalar);
+    if (depth < 1)
+      return failNode(llvm::formatv("depth {0} must be positive", depth));
+  } else {
+    FailureOr<Value> v = valueOperand(1, "depth", /*asI64=*/false);
+    if (failed(v))
+      return failure();
+    if (!shapeOf(*v).empty() && shapeOf(*v)[0] != 1)
+      return failNode(llvm::formatv("input '{0}' (depth) must hold one value",
+                                    node->input(1)));
+    runTimeDepth = createInferred<ReshapeOp>(b, loc, *v, i64s({}));
+    if (runTimeDepth && !getElementTypeOrSelf(*v).isInteger(64))
+      runTimeDepth = createTyped<CastOp>(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), runTimeDepth);
+    if (!runTimeDepth)
+      return failOp();
+  }
   (void)depthValue;
-  FailureOr<double> depthScalar = constantScalar(node->input(1));
-  if (failed(depthScalar))
-    return failure();
-  int64_t depth = static_cast<int64_t>(*depthScalar);
-  if (depth < 1)
-    return failNode(llvm::formatv("depth {0} must be positive", depth));
   if (shapeOf(values) != ArrayRef<int64_t>{2})
     return failNode(llvm::formatv("values must be [off, on], got shape {0}",
                                   formatShape(shapeOf(values))));
@@ -3962,10 +3982,12 @@ LogicalResult OnnxImporter::importOneHot() {
     if (!index)
       return failOp();
   }
-  auto negative = createInferred<LessOp>(
-      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}));
-  auto wrapped = createInferred<AddOp>(
-      b, loc, index, createI64Constant(b, loc, ArrayRef<int64_t>(), {depth}));
+  Value zero = createI64Constant(b, loc, ArrayRef<int64_t>(), {0});
+  Value depthTensor =
+      runTimeDepth ? runTimeDepth
+                   : createI64Constant(b, loc, ArrayRef<int64_t>(), {depth});
+  auto negative = createInferred<LessOp>(b, loc, index, zero);
+  auto wrapped = createInferred<AddOp>(b, loc, index, depthTensor);
   if (!negative || !wrapped)
     return failOp();
   auto position = createInferred<WhereOp>(b, loc, negative, wrapped, index);
@@ -3975,11 +3997,24 @@ LogicalResult OnnxImporter::importOneHot() {
   if (!expanded)
     return failOp();
   SmallVector<int64_t> positionsShape(rank, 1), positions;
-  positionsShape[axis] = depth;
-  for (int64_t i = 0; i < depth; ++i)
-    positions.push_back(i);
-  auto hit = createInferred<EqualOp>(
-      b, loc, expanded, createI64Constant(b, loc, positionsShape, positions));
+  Value positionsTensor;
+  if (runTimeDepth) {
+    auto range = createInferred<DynamicRangeOp>(
+        b, loc, zero, runTimeDepth,
+        createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
+    positionsShape[axis] = -1;
+    if (range)
+      positionsTensor =
+          createInferred<ReshapeOp>(b, loc, range, i64s(positionsShape));
+  } else {
+    positionsShape[axis] = depth;
+    for (int64_t i = 0; i < depth; ++i)
+      positions.push_back(i);
+    positionsTensor = createI64Constant(b, loc, positionsShape, positions);
+  }
+  if (!positionsTensor)
+    return failOp();
+  auto hit = createInferred<EqualOp>(b, loc, expanded, positionsTensor);
   auto off = createInferred<GatherOp>(
       b, loc, values, createI64Constant(b, loc, ArrayRef<int64_t>(), {0}),
       b.getI64IntegerAttr(0));
@@ -3989,6 +4024,47 @@ LogicalResult OnnxImporter::importOneHot() {
   if (!hit || !off || !on)
     return failOp();
   return setResult(createInferred<WhereOp>(b, loc, hit, on, off));
+}
+
+/// Unique: gopt.unique, `axis` only when the node has one (its absence
+/// flattens), `sorted` as a bool.
+LogicalResult OnnxImporter::importUnique() {
+  GET_INPUT(x, 0);
+  IntegerAttr axis;
+  if (attr("axis"))
+    axis = b.getI64IntegerAttr(intAttr("axis", 0));
+  auto op = createInferred<UniqueOp>(b, loc, x, axis,
+                                     b.getBoolAttr(intAttr("sorted", 1) != 0));
+  if (!op)
+    return failOp();
+  setOutput(0, op.getY());
+  setOutput(1, op.getIndices());
+  setOutput(2, op.getInverseIndices());
+  setOutput(3, op.getCounts());
+  return success();
+}
+
+/// NonMaxSuppression: absent limits become their meaning as one-element
+/// constants (no boxes kept, IoU 0, no score threshold).
+LogicalResult OnnxImporter::importNonMaxSuppression() {
+  GET_INPUT(boxes, 0);
+  GET_INPUT(scores, 1);
+  GET_OPTIONAL_INPUT(maxOutput, 2);
+  GET_OPTIONAL_INPUT(iouThreshold, 3);
+  GET_OPTIONAL_INPUT(scoreThreshold, 4);
+  if (!maxOutput)
+    maxOutput = createI64Constant(b, loc, ArrayRef<int64_t>{1}, {0});
+  if (!iouThreshold)
+    iouThreshold = createScalarConstant(b, loc, b.getF32Type(), 0.0);
+  if (!scoreThreshold)
+    scoreThreshold = createScalarConstant(
+        b, loc, b.getF32Type(), -std::numeric_limits<double>::infinity());
+  auto op = createInferred<NonMaxSuppressionOp>(
+      b, loc, boxes, scores, maxOutput, iouThreshold, scoreThreshold,
+      b.getI64IntegerAttr(intAttr("center_point_box", 0)));
+  if (!op)
+    return failOp();
+  return setResult(op);
 }
 
 /// EyeLike: ones on diagonal k of a (static) 2-D shape, as a constant mask
@@ -5072,6 +5148,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Neg", [](I &i) { return i.importNeg(); }},
       {"NegativeLogLikelihoodLoss",
        [](I &i) { return i.importLoss(/*softmax=*/false); }},
+      {"NonMaxSuppression", [](I &i) { return i.importNonMaxSuppression(); }},
       {"OneHot", [](I &i) { return i.importOneHot(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
@@ -5131,6 +5208,7 @@ LogicalResult OnnxImporter::importNode() {
       {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Trilu", [](I &i) { return i.importTrilu(); }},
+      {"Unique", [](I &i) { return i.importUnique(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
       {"Upsample", [](I &i) { return i.importResize(); }},
   };
