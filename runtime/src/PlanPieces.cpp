@@ -46,9 +46,20 @@ plan::Plan pieceOf(const plan::Plan &p, int begin, int end,
     }
     return it->second;
   };
+  // Bindings are named after their tensors; a name two tensors share (a
+  // hand-built plan) gets the tensor's index, as binding names are unique.
+  std::set<std::string> names;
+  auto bindingName = [&](int t) {
+    std::string name = p.tensors(t).name();
+    if (!names.insert(name).second) {
+      name += "#" + std::to_string(t);
+      names.insert(name);
+    }
+    return name;
+  };
   for (int t : inputs) {
     plan::Binding &b = *piece.add_inputs();
-    b.set_name(p.tensors(t).name());
+    b.set_name(bindingName(t));
     b.set_tensor(add(t, plan::TensorInfo::INPUT));
   }
   for (int o = begin; o < end; ++o) {
@@ -67,7 +78,7 @@ plan::Plan pieceOf(const plan::Plan &p, int begin, int end,
   }
   for (int t : outputs) {
     plan::Binding &b = *piece.add_outputs();
-    b.set_name(p.tensors(t).name());
+    b.set_name(bindingName(t));
     b.set_tensor(local.at(t));
   }
   piece.set_constants(std::move(constants));

@@ -92,6 +92,47 @@ TEST(DataDependentShape, RepeatedCountsKeepTheMemoryPlan) {
   EXPECT_EQ((*session)->memoryStats().totalBytes(), before.totalBytes());
 }
 
+// A shape computed in the graph from the count (Shape -> Slice -> Concat ->
+// dynamic_reshape) resolves in the piece after the cut, on the host.
+TEST(DataDependentShape, ShapesComputedFromTheCountResolveAfterTheCut) {
+  PlanBuilder b("reshape-count");
+  int x = b.addInput("x", DType::kI32, {-1});
+  int nonZero = b.addIntermediate("non_zero", DType::kI64, {1, -1});
+  int shape = b.addIntermediate("shape", DType::kI64, {2});
+  int count = b.addIntermediate("count", DType::kI64, {1});
+  int one = b.addConstant("one", makeTensor<int64_t>(DType::kI64, {1}, {1}));
+  int target = b.addIntermediate("target", DType::kI64, {2});
+  int column = b.addOutput("column", DType::kI64, {-1, 1});
+  b.addOp("non_zero", "nz", {x}, {nonZero});
+  b.addOp("shape", "shape", {nonZero}, {shape});
+  b.addOp("slice", "count", {shape}, {count},
+          {{"starts", intsAttr({1})},
+           {"ends", intsAttr({2})},
+           {"steps", intsAttr({1})}});
+  b.addOp("concat", "target", {count, one}, {target}, {{"axis", intAttr(0)}});
+  b.addOp("dynamic_reshape", "reshape", {nonZero, target}, {column});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  auto session = Session::create(*plan);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  for (const std::vector<int32_t> &in :
+       {std::vector<int32_t>{0, 5, 0, 7, 1}, std::vector<int32_t>{0, 0, 3}}) {
+    Tensor xIn =
+        makeTensor<int32_t>(DType::kI32, {static_cast<int64_t>(in.size())}, in);
+    ASSERT_TRUE((*session)->setInput("x", xIn).ok());
+    Status ran = (*session)->run();
+    ASSERT_TRUE(ran.ok()) << ran.toString();
+    std::vector<int64_t> expected;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i])
+        expected.push_back(static_cast<int64_t>(i));
+    auto out = (*session)->output("column");
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->shape(), (Shape{static_cast<int64_t>(expected.size()), 1}));
+    EXPECT_EQ(values<int64_t>(*out), expected);
+  }
+}
+
 TEST(DataDependentShape, NmsBoxCountMismatchNamesTheOp) {
   PlanBuilder b("nms");
   int boxes = b.addInput("boxes", DType::kF32, {1, 3, 4});
