@@ -968,6 +968,7 @@ void Session::resetProfiles() {
     run.profile.calls = 0;
     run.profile.totalMs = run.profile.lastMs = run.profile.lastStartMs = 0;
   }
+  impl_->collectPieceProfiles();
 }
 
 MemoryStats Session::memoryStats() const {

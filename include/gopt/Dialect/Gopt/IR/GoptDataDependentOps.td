@@ -1,4 +1,4 @@
-//===- GoptDataDependentOps.td - results shaped by data -----*- tablegen -*-===//
+//===- GoptDataDependentOps.td - results shaped by data ----*- tablegen -*-===//
 //
 // Ops whose result shapes depend on their operands' data: non_zero,
 // compress, unique and non_max_suppression. Their data-dependent result
