@@ -5,13 +5,13 @@
 // plan is the backend's (Backend.h).
 //
 //===----------------------------------------------------------------------===//
+#include "gopt/runtime/Session.h"
 #include "Backend.h"
 #include "HostShapeValues.h"
 #include "LoopOperands.h"
 #include "PlanPieces.h"
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
-#include "gopt/runtime/Session.h"
 
 #include <algorithm>
 #include <chrono>
