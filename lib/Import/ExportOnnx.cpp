@@ -958,6 +958,26 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "sorted", t.getSorted());
         return success();
       })
+      .Case([&](UniqueOp u) {
+        onnx::NodeProto *n =
+            add("Unique", {nameOf(u.getX())},
+                {nameOf(u.getY()), nameOf(u.getIndices()),
+                 nameOf(u.getInverseIndices()), nameOf(u.getCounts())});
+        if (std::optional<uint64_t> axis = u.getAxis())
+          setInt(n, "axis", static_cast<int64_t>(*axis));
+        setInt(n, "sorted", u.getSorted());
+        return success();
+      })
+      .Case([&](NonMaxSuppressionOp m) {
+        onnx::NodeProto *n =
+            add("NonMaxSuppression",
+                {nameOf(m.getBoxes()), nameOf(m.getScores()),
+                 nameOf(m.getMaxOutputBoxesPerClass()),
+                 nameOf(m.getIouThreshold()), nameOf(m.getScoreThreshold())},
+                {nameOf(m.getSelectedIndices())});
+        setInt(n, "center_point_box", m.getCenterPointBox());
+        return success();
+      })
       .Case([&](CumSumOp c) {
         onnx::NodeProto *n = add(
             "CumSum",

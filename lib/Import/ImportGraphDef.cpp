@@ -167,6 +167,8 @@ private:
   LogicalResult importCast();
   LogicalResult importEqual(bool negate);
   LogicalResult importSelect();
+  LogicalResult importWhere();
+  LogicalResult importUnique();
   template <typename OpTy> LogicalResult importShapedBy();
   LogicalResult importStridedSlice();
   LogicalResult importSlice();
@@ -1193,6 +1195,47 @@ LogicalResult GraphDefImporter::importSelect() {
   return setResult(createInferred<WhereOp>(b, loc, condition, x, y));
 }
 
+/// Where with one operand: the coordinates of its nonzero (true) elements
+/// as rows [n, rank], gopt.non_zero's columns.
+LogicalResult GraphDefImporter::importWhere() {
+  if (node->input_size() != 1)
+    return failNode(llvm::formatv(
+        "expects one input (the three-input form is Select), got {0}",
+        node->input_size()));
+  GET_INPUT(x, 0);
+  GOPT_INFER(nonZero, NonZeroOp, x);
+  return setResult(createInferred<TransposeOp>(b, loc, nonZero, i64s({1, 0})));
+}
+
+/// Unique of a vector: the distinct elements in order of first occurrence
+/// and each element's position among them (out_idx i32 or i64).
+LogicalResult GraphDefImporter::importUnique() {
+  GET_INPUT(x, 0);
+  if (shapeOf(x).size() != 1)
+    return failNode(llvm::formatv("expects a vector, got shape {0}",
+                                  formatShape(shapeOf(x))));
+  int indexType = tf::DT_INT32;
+  if (const tf::AttrValue *type = attr("out_idx"))
+    indexType = type->type();
+  if (indexType != tf::DT_INT64 && indexType != tf::DT_INT32)
+    return failNode(
+        llvm::formatv("unsupported out_idx {0}", dataTypeName(indexType)));
+  GOPT_INFER(op, UniqueOp, x, IntegerAttr(), b.getBoolAttr(false));
+  setOutput(0, op.getY());
+  Value inverse = op.getInverseIndices();
+  if (indexType == tf::DT_INT32) {
+    auto narrowed = createTyped<CastOp>(
+        b, loc,
+        cast<RankedTensorType>(inverse.getType()).clone(b.getIntegerType(32)),
+        inverse);
+    if (!narrowed)
+      return failOp();
+    inverse = narrowed;
+  }
+  setOutput(1, inverse);
+  return success();
+}
+
 /// BroadcastTo and Tile: input 1 (the shape, the multiples) must be a
 /// constant; it becomes the gopt op's array attribute.
 template <typename OpTy> LogicalResult GraphDefImporter::importShapedBy() {
@@ -1839,7 +1882,9 @@ LogicalResult GraphDefImporter::importNode() {
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopKV2", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
+      {"Unique", [](I &i) { return i.importUnique(); }},
       {"Unpack", [](I &i) { return i.importUnpack(); }},
+      {"Where", [](I &i) { return i.importWhere(); }},
       {"ZerosLike", [](I &i) { return i.importConstantLike(0.0); }},
       {"_FusedConv2D", [](I &i) { return i.importFused("Conv2D"); }},
       {"_FusedDepthwiseConv2dNative",

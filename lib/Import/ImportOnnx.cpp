@@ -267,6 +267,8 @@ private:
   LogicalResult importNeg();
   LogicalResult importLoss(bool softmax);
   LogicalResult importOneHot();
+  LogicalResult importUnique();
+  LogicalResult importNonMaxSuppression();
   LogicalResult importEyeLike();
   LogicalResult importMeanVarianceNormalization();
   LogicalResult importReverseSequence();
@@ -3765,19 +3767,37 @@ LogicalResult OnnxImporter::importLoss(bool softmax) {
 
 /// OneHot: values[1] where the index (a negative one counts from depth)
 /// equals the position along the new axis, values[0] elsewhere, as an equal
-/// against the axis' positions and a where. The depth is the result's
-/// dimension, so it must be a constant.
+/// against the axis' positions and a where. A constant depth gives constant
+/// positions; one known at run time (fed or computed from shapes) gives
+/// them as a gopt.dynamic_range, which the session sizes on the host.
 LogicalResult OnnxImporter::importOneHot() {
   GET_INPUT(indices, 0);
   GET_INPUT(depthValue, 1);
   GET_INPUT(values, 2);
+  int64_t depth = ShapedType::kDynamic;
+  Value runTimeDepth;
+  if (isConstant(node->input(1))) {
+    FailureOr<double> depthScalar = constantScalar(node->input(1));
+    if (failed(depthScalar))
+      return failure();
+    depth = static_cast<int64_t>(*depthScalar);
+    if (depth < 1)
+      return failNode(llvm::formatv("depth {0} must be positive", depth));
+  } else {
+    FailureOr<Value> v = valueOperand(1, "depth", /*asI64=*/false);
+    if (failed(v))
+      return failure();
+    if (!shapeOf(*v).empty() && shapeOf(*v)[0] != 1)
+      return failNode(llvm::formatv("input '{0}' (depth) must hold one value",
+                                    node->input(1)));
+    GOPT_INFER_ASSIGN(runTimeDepth, ReshapeOp, *v, i64s({}));
+    if (!getElementTypeOrSelf(*v).isInteger(64))
+      runTimeDepth = createTyped<CastOp>(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), runTimeDepth);
+    if (!runTimeDepth)
+      return failOp();
+  }
   (void)depthValue;
-  FailureOr<double> depthScalar = constantScalar(node->input(1));
-  if (failed(depthScalar))
-    return failure();
-  int64_t depth = static_cast<int64_t>(*depthScalar);
-  if (depth < 1)
-    return failNode(llvm::formatv("depth {0} must be positive", depth));
   if (shapeOf(values) != ArrayRef<int64_t>{2})
     return failNode(llvm::formatv("values must be [off, on], got shape {0}",
                                   formatShape(shapeOf(values))));
@@ -3794,20 +3814,30 @@ LogicalResult OnnxImporter::importOneHot() {
         b, loc, cast<RankedTensorType>(indices.getType()).clone(b.getI64Type()),
         indices);
   }
-  GOPT_INFER(negative, LessOp, index,
-             createI64Constant(b, loc, ArrayRef<int64_t>(), {0}));
-  GOPT_INFER(wrapped, AddOp, index,
-             createI64Constant(b, loc, ArrayRef<int64_t>(), {depth}));
+  Value zero = createI64Constant(b, loc, ArrayRef<int64_t>(), {0});
+  Value depthTensor =
+      runTimeDepth ? runTimeDepth
+                   : createI64Constant(b, loc, ArrayRef<int64_t>(), {depth});
+  GOPT_INFER(negative, LessOp, index, zero);
+  GOPT_INFER(wrapped, AddOp, index, depthTensor);
   GOPT_INFER(position, WhereOp, negative, wrapped, index);
   Value expanded = reshapedAxis(position, axis, /*insert=*/true);
   if (!expanded)
     return failOp();
   SmallVector<int64_t> positionsShape(rank, 1), positions;
-  positionsShape[axis] = depth;
-  for (int64_t i = 0; i < depth; ++i)
-    positions.push_back(i);
-  GOPT_INFER(hit, EqualOp, expanded,
-             createI64Constant(b, loc, positionsShape, positions));
+  Value positionsTensor;
+  if (runTimeDepth) {
+    GOPT_INFER(range, DynamicRangeOp, zero, runTimeDepth,
+               createI64Constant(b, loc, ArrayRef<int64_t>(), {1}));
+    positionsShape[axis] = -1;
+    GOPT_INFER_ASSIGN(positionsTensor, ReshapeOp, range, i64s(positionsShape));
+  } else {
+    positionsShape[axis] = depth;
+    for (int64_t i = 0; i < depth; ++i)
+      positions.push_back(i);
+    positionsTensor = createI64Constant(b, loc, positionsShape, positions);
+  }
+  GOPT_INFER(hit, EqualOp, expanded, positionsTensor);
   GOPT_INFER(off, GatherOp, values,
              createI64Constant(b, loc, ArrayRef<int64_t>(), {0}),
              b.getI64IntegerAttr(0));
@@ -3815,6 +3845,41 @@ LogicalResult OnnxImporter::importOneHot() {
              createI64Constant(b, loc, ArrayRef<int64_t>(), {1}),
              b.getI64IntegerAttr(0));
   return setResult(createInferred<WhereOp>(b, loc, hit, on, off));
+}
+
+/// Unique: gopt.unique, `axis` only when the node has one (its absence
+/// flattens), `sorted` as a bool.
+LogicalResult OnnxImporter::importUnique() {
+  GET_INPUT(x, 0);
+  IntegerAttr axis;
+  if (attr("axis"))
+    axis = b.getI64IntegerAttr(intAttr("axis", 0));
+  GOPT_INFER(op, UniqueOp, x, axis, b.getBoolAttr(intAttr("sorted", 1) != 0));
+  setOutput(0, op.getY());
+  setOutput(1, op.getIndices());
+  setOutput(2, op.getInverseIndices());
+  setOutput(3, op.getCounts());
+  return success();
+}
+
+/// NonMaxSuppression: absent limits become their meaning as one-element
+/// constants (no boxes kept, IoU 0, no score threshold).
+LogicalResult OnnxImporter::importNonMaxSuppression() {
+  GET_INPUT(boxes, 0);
+  GET_INPUT(scores, 1);
+  GET_OPTIONAL_INPUT(maxOutput, 2);
+  GET_OPTIONAL_INPUT(iouThreshold, 3);
+  GET_OPTIONAL_INPUT(scoreThreshold, 4);
+  if (!maxOutput)
+    maxOutput = createI64Constant(b, loc, ArrayRef<int64_t>{1}, {0});
+  if (!iouThreshold)
+    iouThreshold = createScalarConstant(b, loc, b.getF32Type(), 0.0);
+  if (!scoreThreshold)
+    scoreThreshold = createScalarConstant(
+        b, loc, b.getF32Type(), -std::numeric_limits<double>::infinity());
+  return setResult(createInferred<NonMaxSuppressionOp>(
+      b, loc, boxes, scores, maxOutput, iouThreshold, scoreThreshold,
+      b.getI64IntegerAttr(intAttr("center_point_box", 0))));
 }
 
 /// EyeLike: ones on diagonal k of a (static) 2-D shape, as a constant mask
@@ -4795,12 +4860,9 @@ LogicalResult OnnxImporter::importMaxPoolWithIndices() {
   if (storageOrder != 0 && storageOrder != 1)
     return failNode(
         llvm::formatv("storage_order must be 0 or 1, got {0}", storageOrder));
-  auto op = createInferred<MaxPoolWithIndicesOp>(
-      b, loc, x, i64s(*kernel), strides, i64s(dil), padding, pads,
-      b.getBoolAttr(intAttr("ceil_mode", 0) != 0),
-      b.getI64IntegerAttr(storageOrder));
-  if (!op)
-    return failOp();
+  GOPT_INFER(op, MaxPoolWithIndicesOp, x, i64s(*kernel), strides, i64s(dil),
+             padding, pads, b.getBoolAttr(intAttr("ceil_mode", 0) != 0),
+             b.getI64IntegerAttr(storageOrder));
   setOutput(0, op.getY());
   if (node->output_size() > 1 && !node->output(1).empty())
     setOutput(1, op.getIndices());
@@ -5091,6 +5153,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Neg", [](I &i) { return i.importNeg(); }},
       {"NegativeLogLikelihoodLoss",
        [](I &i) { return i.importLoss(/*softmax=*/false); }},
+      {"NonMaxSuppression", [](I &i) { return i.importNonMaxSuppression(); }},
       {"OneHot", [](I &i) { return i.importOneHot(); }},
       {"Pad", [](I &i) { return i.importPad(); }},
       {"Pow", [](I &i) { return i.importPow(); }},
@@ -5152,6 +5215,7 @@ LogicalResult OnnxImporter::importNode() {
       {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},
       {"Trilu", [](I &i) { return i.importTrilu(); }},
+      {"Unique", [](I &i) { return i.importUnique(); }},
       {"Unsqueeze", [](I &i) { return i.importSqueeze(/*unsqueeze=*/true); }},
       {"Upsample", [](I &i) { return i.importResize(); }},
   };

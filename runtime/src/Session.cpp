@@ -9,9 +9,12 @@
 #include "Backend.h"
 #include "HostShapeValues.h"
 #include "LoopOperands.h"
+#include "PlanPieces.h"
+#include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace gopt::runtime {
@@ -41,6 +44,30 @@ struct Session::Impl {
   // dynamic ops are their static ops (operands read on the host dropped),
   // with the attributes formed from the values of the last resolution.
   std::shared_ptr<plan::Plan> exec;
+  // A region's session: its shapes resolve before its operands are computed.
+  bool isRegion = false;
+
+  // A plan with data-dependent result shapes runs in pieces (PlanPieces.h):
+  // a session per piece of ordinary ops, and the data-dependent ops on the
+  // host between them. Empty for every other plan.
+  std::vector<PlanPiece> pieces;
+  std::vector<std::unique_ptr<Session>> pieceSessions; // null for host ops
+  // Per host op: its kernel and result buffers, made for the operand shapes
+  // it last saw (kept while they repeat) at the shape function's bound.
+  struct HostOpRun {
+    std::vector<Shape> operandShapes;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<Tensor> bounds;
+    OpProfile profile;
+  };
+  std::vector<HostOpRun> hostRuns;
+  // Per tensor of a pieced plan: its value in the last run (views into the
+  // pieces' outputs and the host ops' buffers), or the copy of a constant.
+  std::vector<Tensor> values;
+  Status setUpPieces();
+  Status runPieces();
+  Status runHostOp(size_t piece);
+  void collectPieceProfiles();
 
   Impl(Plan planIn, SessionOptions opts)
       : plan(std::move(planIn)), options(std::move(opts)), p(plan.proto()) {}
@@ -190,6 +217,9 @@ Status Session::Impl::formStaticOp(int o, const OpSchema &schema) {
 
 Status Session::Impl::init() {
   GOPT_RETURN_IF_ERROR(setUp());
+  // A pieced plan resolves each piece when the run reaches it.
+  if (!pieces.empty())
+    return Status::success();
   // Shapes that depend on input values resolve once the inputs are set.
   if (!hostValues.valueInputs().empty()) {
     // Until then, inputs() describes the inputs as their plan declares them
@@ -233,6 +263,7 @@ Status Session::Impl::createRegionSessions() {
           Plan::fromProto(p.subplans(r),
                           plan.origin() + ": " + opLabel(o) + " region"));
       auto impl = std::make_unique<Impl>(std::move(subplan), options);
+      impl->isRegion = true;
       GOPT_RETURN_IF_ERROR(impl->setUp());
       regions[o].push_back(
           std::unique_ptr<Session>(new Session(std::move(impl))));
@@ -243,6 +274,8 @@ Status Session::Impl::createRegionSessions() {
 }
 
 Status Session::Impl::setUp() {
+  if (firstDataDependentOp(p) >= 0)
+    return setUpPieces();
   GOPT_RETURN_IF_ERROR(hostValues.init(p));
   makeExecPlan();
   GOPT_ASSIGN_OR_RETURN(
@@ -552,7 +585,227 @@ Status Session::Impl::resolveRegionOp(int o, const std::vector<Shape> &inShapes,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Plans with data-dependent result shapes (PlanPieces.h)
+//===----------------------------------------------------------------------===//
+
+Status Session::Impl::setUpPieces() {
+  int first = firstDataDependentOp(p);
+  if (isRegion)
+    return unimplemented(opLabel(first),
+                         ": data-dependent result shapes inside a control-flow "
+                         "region are not supported (its shapes resolve before "
+                         "the region runs)");
+  if (options.batchSize < 1)
+    return invalidArgument("batch size must be >= 1, got ", options.batchSize);
+  memoryLimitBytes = sessionMemoryLimit(options);
+  GOPT_ASSIGN_OR_RETURN(pieces, splitAtDataDependentOps(p));
+  const int n = p.tensors_size();
+  dtypes.resize(n);
+  shapes.resize(n);
+  storage.assign(n, nullptr);
+  values.assign(n, Tensor());
+  for (int i = 0; i < n; ++i) {
+    dtypes[i] = fromProtoDType(p.tensors(i).dtype());
+    const auto &dims = p.tensors(i).shape();
+    shapes[i].assign(dims.begin(), dims.end());
+    if (p.tensors(i).kind() == plan::TensorInfo::INPUT)
+      for (int64_t &d : shapes[i])
+        if (d < 0)
+          d = options.batchSize;
+  }
+  boundInputs.resize(p.inputs_size());
+  pieceSessions.resize(pieces.size());
+  hostRuns.resize(pieces.size());
+  // Host kernels read constants from aligned copies; outputs may be bound
+  // straight to constants.
+  auto copyConstant = [&](int t) {
+    if (p.tensors(t).kind() != plan::TensorInfo::CONSTANT || !values[t].empty())
+      return;
+    values[t] = Tensor::allocate(dtypes[t], shapes[t]);
+    if (values[t].byteSize())
+      std::memcpy(values[t].data(),
+                  p.constants().data() + p.tensors(t).constant_offset(),
+                  values[t].byteSize());
+  };
+  for (const plan::Binding &b : p.outputs())
+    copyConstant(b.tensor());
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    PlanPiece &piece = pieces[k];
+    if (piece.hostOp >= 0) {
+      const plan::Op &op = p.ops(piece.hostOp);
+      GOPT_RETURN_IF_ERROR(checkOpAgainstSchema(op, *findOpSchema(op.kind())));
+      for (int t : op.inputs())
+        copyConstant(t);
+      HostOpRun &run = hostRuns[k];
+      run.profile.name = op.name();
+      run.profile.kind = op.kind();
+      run.profile.device = "cpu";
+      run.profile.implementation = "reference";
+      continue;
+    }
+    GOPT_ASSIGN_OR_RETURN(
+        Plan piecePlan,
+        Plan::fromProto(std::move(piece.plan),
+                        plan.origin() + " (piece " + std::to_string(k) + ")"));
+    piece.plan = plan::Plan(); // the piece's session keeps its own copy
+    auto impl = std::make_unique<Impl>(std::move(piecePlan), options);
+    GOPT_RETURN_IF_ERROR(impl->setUp());
+    pieceSessions[k] = std::unique_ptr<Session>(new Session(std::move(impl)));
+  }
+  collectPieceProfiles();
+  return Status::success();
+}
+
+Status Session::Impl::runHostOp(size_t k) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  const int o = pieces[k].hostOp;
+  const plan::Op &op = p.ops(o);
+  const OpSchema &schema = *findOpSchema(op.kind());
+  HostOpRun &run = hostRuns[k];
+  std::vector<Shape> inShapes;
+  std::vector<DType> inTypes;
+  std::vector<Tensor> inputs;
+  for (int t : op.inputs()) {
+    if (values[t].empty())
+      return internalError(opLabel(o), ": operand '", tensorName(t),
+                           "' has no value");
+    inShapes.push_back(values[t].shape());
+    inTypes.push_back(dtypes[t]);
+    inputs.push_back(values[t]);
+  }
+  // A kernel and buffers at the bound, made again only for new operand
+  // shapes: repeated runs allocate nothing.
+  if (!run.kernel || inShapes != run.operandShapes) {
+    std::vector<Shape> bounds(op.outputs_size());
+    if (Status s = schema.inferShapes(OpAttrs(op), inShapes, inTypes, bounds);
+        !s.ok())
+      return Status(s.code(), opLabel(o) + ": " + s.message());
+    KernelConfig config;
+    config.op = &op;
+    config.opIndex = o;
+    config.seed = options.seed;
+    config.threads = 1;
+    config.inputTypes = inTypes;
+    config.inputShapes = inShapes;
+    for (int t : op.inputs())
+      config.constantInputs.push_back(
+          p.tensors(t).kind() == plan::TensorInfo::CONSTANT ? values[t].data()
+                                                            : nullptr);
+    run.kernel.reset();
+    run.bounds.clear();
+    for (int r = 0; r < op.outputs_size(); ++r) {
+      int t = op.outputs(r);
+      ResultDType resultDType = schema.resultDTypeOf(r);
+      DType expected = expectedResultDType(resultDType, inTypes);
+      if (resultDType != ResultDType::kAny && dtypes[t] != expected)
+        return invalidArgument(opLabel(o), ": result '", tensorName(t),
+                               "' has element type ", dtypeName(dtypes[t]),
+                               ", the op produces ", dtypeName(expected));
+      shapes[t] = bounds[r];
+      GOPT_RETURN_IF_ERROR(checkTensorSize(t, o));
+      config.outputTypes.push_back(dtypes[t]);
+      config.outputShapes.push_back(bounds[r]);
+      run.bounds.push_back(Tensor::allocate(dtypes[t], bounds[r]));
+      if (!run.bounds.back().data() && run.bounds.back().byteSize())
+        return resourceExhausted(opLabel(o), ": cannot allocate ",
+                                 run.bounds.back().byteSize(), " bytes");
+    }
+    GOPT_ASSIGN_OR_RETURN(run.kernel,
+                          KernelRegistry::global().create("cpu", config));
+    run.operandShapes = inShapes;
+  }
+  std::vector<Tensor> outputs = run.bounds;
+  if (Status s = run.kernel->run(inputs, outputs); !s.ok())
+    return Status(s.code(), opLabel(o) + ": " + s.message());
+  const std::vector<Shape> *actual = run.kernel->actualResultShapes();
+  if (!actual || actual->size() != outputs.size())
+    return internalError(opLabel(o),
+                         ": the kernel did not report its result shapes");
+  for (int r = 0; r < op.outputs_size(); ++r) {
+    int t = op.outputs(r);
+    const Shape &shape = (*actual)[r];
+    const auto &planDims = p.tensors(t).shape();
+    bool match = shape.size() == run.bounds[r].shape().size() &&
+                 numElements(shape) <= run.bounds[r].numElements() &&
+                 planDims.size() == static_cast<int>(shape.size());
+    for (int d = 0; match && d < planDims.size(); ++d)
+      match = planDims[d] < 0 || planDims[d] == shape[d];
+    if (!match)
+      return invalidArgument(
+          opLabel(o), ": result '", tensorName(t), "' has shape ",
+          shapeToString(shape), "; the plan declares ",
+          shapeToString(Shape(planDims.begin(), planDims.end())),
+          " and the bound is ", shapeToString(run.bounds[r].shape()));
+    values[t] = Tensor::view(dtypes[t], shape, run.bounds[r].data());
+  }
+  double ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  run.profile.calls++;
+  run.profile.lastMs = ms;
+  run.profile.totalMs += ms;
+  return Status::success();
+}
+
+Status Session::Impl::runPieces() {
+  for (int b = 0; b < p.inputs_size(); ++b) {
+    if (boundInputs[b].empty())
+      return failedPrecondition("missing input '", p.inputs(b).name(),
+                                "': set or bind it before run()");
+    values[p.inputs(b).tensor()] = boundInputs[b];
+  }
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const PlanPiece &piece = pieces[k];
+    if (piece.hostOp >= 0) {
+      GOPT_RETURN_IF_ERROR(runHostOp(k));
+      continue;
+    }
+    Session &session = *pieceSessions[k];
+    const plan::Plan &pp = session.impl_->p;
+    for (size_t i = 0; i < piece.inputs.size(); ++i) {
+      const Tensor &value = values[piece.inputs[i]];
+      if (value.empty())
+        return internalError("tensor '", tensorName(piece.inputs[i]),
+                             "' has no value before piece ", k);
+      GOPT_RETURN_IF_ERROR(session.bindInput(pp.inputs(i).name(), value));
+    }
+    GOPT_RETURN_IF_ERROR(session.run());
+    for (size_t j = 0; j < piece.outputs.size(); ++j) {
+      GOPT_ASSIGN_OR_RETURN(values[piece.outputs[j]],
+                            session.output(pp.outputs(j).name()));
+    }
+  }
+  for (int t = 0; t < p.tensors_size(); ++t)
+    if (!values[t].empty()) {
+      shapes[t] = values[t].shape();
+      storage[t] = values[t].data();
+    }
+  collectPieceProfiles();
+  return Status::success();
+}
+
+void Session::Impl::collectPieceProfiles() {
+  profiles.clear();
+  double startMs = 0;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    std::vector<OpProfile> rows;
+    if (pieceSessions[k])
+      rows = pieceSessions[k]->opProfiles();
+    else
+      rows = {hostRuns[k].profile};
+    double pieceStart = startMs;
+    for (OpProfile &row : rows) {
+      row.lastStartMs += pieceStart;
+      startMs = std::max(startMs, row.lastStartMs + row.lastMs);
+      profiles.push_back(row);
+    }
+  }
+}
+
 Status Session::Impl::run() {
+  if (!pieces.empty())
+    return runPieces();
   if (storage.size() < shapes.size())
     storage.resize(shapes.size(), nullptr);
   for (int b = 0; b < p.inputs_size(); ++b) {
@@ -706,10 +959,41 @@ void Session::resetProfiles() {
     p.calls = 0;
     p.totalMs = p.lastMs = p.lastStartMs = 0;
   }
+  if (impl_->pieces.empty())
+    return;
+  for (auto &session : impl_->pieceSessions)
+    if (session)
+      session->resetProfiles();
+  for (Impl::HostOpRun &run : impl_->hostRuns) {
+    run.profile.calls = 0;
+    run.profile.totalMs = run.profile.lastMs = run.profile.lastStartMs = 0;
+  }
+  impl_->collectPieceProfiles();
 }
 
 MemoryStats Session::memoryStats() const {
-  return impl_->backend->memoryStats(impl_->boundInputs);
+  if (impl_->pieces.empty())
+    return impl_->backend->memoryStats(impl_->boundInputs);
+  // A pieced plan: its pieces' memory (their inputs are views of earlier
+  // pieces' outputs), the host ops' buffers and the plan's own input copies.
+  MemoryStats m;
+  for (const auto &session : impl_->pieceSessions) {
+    if (!session)
+      continue;
+    MemoryStats s = session->memoryStats();
+    m.arenaBytes += s.arenaBytes;
+    m.intermediateBytes += s.intermediateBytes;
+    m.constantBytes += s.constantBytes;
+    m.outputBytes += s.outputBytes;
+    m.workspaceBytes += s.workspaceBytes;
+  }
+  for (const Impl::HostOpRun &run : impl_->hostRuns)
+    for (const Tensor &t : run.bounds)
+      m.workspaceBytes += t.byteSize();
+  for (const Tensor &t : impl_->boundInputs)
+    if (t.isOwning())
+      m.inputBytes += t.byteSize();
+  return m;
 }
 
 const Shape &Session::tensorShape(int tensor) const {

@@ -148,6 +148,7 @@ def load_ops(data):
             "shape_fn": rec.get("runtimeShapeFunction", ""),
             "host_value_operands": rec.get("hostValueOperands", []),
             "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
+            "data_dependent": bool(rec.get("dataDependentResultShapes")),
             "region_plans": bool(rec.get("regionPlans")),
             "regions": len(rec.get("regions", {}).get("args", [])),
             "static_op": rec.get("staticOp", ""),
@@ -295,6 +296,8 @@ def emit_op_table(ops):
                            f'{op["value_attr_adapter"]};\n')
         if op["reads_shapes_only"]:
             out.append('  s.back().readsOperandShapesOnly = true;\n')
+        if op["data_dependent"]:
+            out.append('  s.back().dataDependentResultShapes = true;\n')
     out.append("  return s;\n}\n")
     return "".join(out)
 

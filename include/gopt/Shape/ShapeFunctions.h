@@ -402,6 +402,34 @@ Result inferPool3DShape(DimsRef input, const VolumeWindow &window,
 Result inferDynamicReshapeShape(DimsRef input, DimsRef target, bool allowZero,
                                 Dims &result);
 
+//===----------------------------------------------------------------------===//
+// Results shaped by data (GoptDataDependentOps.td, DataDependentShapes.cpp)
+//===----------------------------------------------------------------------===//
+
+// Each gives upper bounds: the shapes the results have at most, which the
+// runtime allocates. The dialect marks the data-dependent dimensions (the
+// ones `*Counted` names) dynamic.
+
+/// gopt.non_zero: [rank(x), numel(x)]; dimension 1 is counted.
+Result inferNonZeroShape(DimsRef x, Dims &bound);
+/// gopt.compress: x with dimension `axis` at min(dim, len(condition)), or
+/// [min(numel(x), len(condition))] without an axis; that dimension is
+/// counted (`countedDim`).
+Result inferCompressShape(DimsRef x, DimsRef condition, bool hasAxis,
+                          int64_t axis, Dims &bound, int64_t &countedDim);
+/// gopt.unique: y (x with dimension `axis` bounded by itself, or
+/// [numel(x)]), indices and counts ([dim] or [numel]), inverse_indices
+/// ([dim] or [numel], not data-dependent). y's counted dimension is
+/// `countedDim`; indices and counts are counted in dimension 0.
+Result inferUniqueShape(DimsRef x, bool hasAxis, int64_t axis, Dims &y,
+                        Dims &indices, Dims &inverseIndices, Dims &counts,
+                        int64_t &countedDim);
+/// gopt.non_max_suppression: boxes [B, N, 4], scores [B, C, N], the three
+/// limits one element each; [B*C*N, 3], dimension 0 counted.
+Result inferNonMaxSuppressionShape(DimsRef boxes, DimsRef scores,
+                                   DimsRef maxOutput, DimsRef iouThreshold,
+                                   DimsRef scoreThreshold, Dims &bound);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SHAPEFUNCTIONS_H

@@ -24,6 +24,9 @@ struct RefContext {
   uint64_t seed;  // the session's
   int opIndex;    // the op's index in the plan
   uint64_t calls; // how often the kernel ran before: varies dropout masks
+  // Ops with data-dependent result shapes: where the kernel reports the
+  // shapes of what it wrote (Kernel::actualResultShapes); null otherwise.
+  std::vector<Shape> *actualShapes = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 
@@ -56,6 +59,7 @@ void registerUnaryMathKernels(KernelRegistry &registry);
 void registerLogicKernels(KernelRegistry &registry);
 void registerDynamicShapeKernels(KernelRegistry &registry);
 void registerControlFlowKernels(KernelRegistry &registry);
+void registerDataDependentKernels(KernelRegistry &registry);
 
 /// Calls fn(T{}) with the C++ type of an element type the reference kernels
 /// compute in (f16 and bf16 reach them as f32, converted by the wrapper; f64

@@ -94,7 +94,11 @@ public:
   ReferenceKernel(const KernelConfig &config, RefFn fn, DTypeSupport support)
       : fn_(fn),
         support_(support), ctx_{config.op, config.seed, config.opIndex, 0},
-        repeatRandomness_(config.repeatRandomness) {}
+        repeatRandomness_(config.repeatRandomness) {
+    const OpSchema *schema = findOpSchema(config.op->kind());
+    if (schema && schema->dataDependentResultShapes)
+      ctx_.actualShapes = &actualShapes_;
+  }
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
@@ -104,6 +108,9 @@ public:
     return status;
   }
   const char *implementation() const override { return "reference"; }
+  const std::vector<Shape> *actualResultShapes() const override {
+    return ctx_.actualShapes;
+  }
 
 private:
   Status runImpl(const std::vector<Tensor> &inputs,
@@ -145,6 +152,7 @@ private:
   DTypeSupport support_;
   RefContext ctx_;
   bool repeatRandomness_;
+  std::vector<Shape> actualShapes_;
 };
 
 } // namespace
@@ -178,6 +186,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerLogicKernels(registry);
   ref::registerDynamicShapeKernels(registry);
   ref::registerControlFlowKernels(registry);
+  ref::registerDataDependentKernels(registry);
 }
 
 } // namespace gopt::runtime

@@ -64,6 +64,13 @@ public:
   virtual const char *implementation() const = 0;
   // Extra memory the kernel holds (scratchpads, reordered weights).
   virtual size_t workspaceBytes() const { return 0; }
+  // Ops with data-dependent result shapes (OpSchema::
+  // dataDependentResultShapes): after run(), the shapes of what it wrote,
+  // each within the bound its outputs were allocated at (their leading
+  // elements, row-major). Null for every other kernel.
+  virtual const std::vector<Shape> *actualResultShapes() const {
+    return nullptr;
+  }
 };
 
 // Returns a kernel, an error, or a null kernel meaning "this backend has no

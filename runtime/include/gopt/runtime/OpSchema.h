@@ -125,6 +125,11 @@ struct OpSchema {
   // The results depend only on the operands' shapes (shape): the host
   // computes them without the operands' data.
   bool readsOperandShapesOnly = false;
+  // Some result dimensions depend on the operands' data (non_zero):
+  // inferShapes gives an upper bound, the kernel reports the actual shapes
+  // (Kernel::actualResultShapes), and the session runs the op on the host
+  // between the pieces of the plan before and after it.
+  bool dataDependentResultShapes = false;
   // Control flow (if, loop): the op's regions, each a subplan of the plan
   // (plan::Op.regions); the session resolves the result shapes by resolving
   // the subplans, so inferShapes is null.

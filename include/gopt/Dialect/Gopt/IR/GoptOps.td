@@ -135,6 +135,12 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // The results depend only on the operands' shapes (gopt.shape), so the
   // host computes them without the operands' data.
   bit readsOperandShapesOnly = 0;
+  // Some result dimensions depend on the operands' data (non_zero's count):
+  // they are dynamic in the dialect, `runtimeShapeFunction` gives an upper
+  // bound, and the kernel reports the actual shapes after it ran; the
+  // session runs the op on the host between the pieces of the plan before
+  // and after it (see "Results shaped by data" in docs/architecture.md).
+  bit dataDependentResultShapes = 0;
   // Control flow: the op's regions become subplans, and the session
   // resolves the result shapes by resolving those (no runtimeShapeFunction).
   bit regionPlans = 0;
@@ -837,5 +843,6 @@ include "gopt/Dialect/Gopt/IR/GoptDynamicShapeOps.td"
 include "gopt/Dialect/Gopt/IR/GoptControlFlowOps.td"
 include "gopt/Dialect/Gopt/IR/GoptSamplingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptSignalOps.td"
+include "gopt/Dialect/Gopt/IR/GoptDataDependentOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
