@@ -821,7 +821,7 @@ def Gopt_GeluOp : Gopt_UnaryOp<"gelu", "GELU, x * Phi(x)", [Gopt_LayoutAgnostic,
   let hasVerifier = 1;
 }
 
-def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x , [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer]>= 0 ? x : alpha * x", [Gopt_Differentiable]> {
+def Gopt_LeakyReluOp : Gopt_UnaryOp<"leaky_relu", "x >= 0 ? x : alpha * x", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
   let arguments = (ins Gopt_FloatTensor:$x,
                    DefaultValuedAttr<F32Attr, "0.01f">:$alpha);
 }
