@@ -5405,6 +5405,54 @@ findInconsistentTensor(const onnx::GraphProto &graph) {
   return std::nullopt;
 }
 
+/// The largest dimension gopt accepts in a declared tensor type: libonnx's
+/// shape inference of SAME-padded windows takes time proportional to the
+/// input size (a 2^40-wide input ran for minutes), and no tensor this
+/// machine can hold has a larger dimension.
+static constexpr int64_t kMaxDeclaredDimension = (int64_t(1) << 31) - 1;
+
+/// Why a value's declared type in `graph` (an input, output or value_info,
+/// in subgraphs too) has a dimension gopt refuses, or nullopt.
+static std::optional<std::string>
+findOversizedDimension(const onnx::GraphProto &graph) {
+  auto check = [](const onnx::ValueInfoProto &v,
+                  const char *what) -> std::optional<std::string> {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
+      return std::nullopt;
+    const onnx::TensorShapeProto &shape = v.type().tensor_type().shape();
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const onnx::TensorShapeProto::Dimension &d = shape.dim(i);
+      if (d.has_dim_value() &&
+          (d.dim_value() < 0 || d.dim_value() > kMaxDeclaredDimension))
+        return llvm::formatv("{0} '{1}' declares dimension {2} as {3}; gopt "
+                             "accepts dimensions from 0 to {4}",
+                             what, v.name(), i, d.dim_value(),
+                             kMaxDeclaredDimension)
+            .str();
+    }
+    return std::nullopt;
+  };
+  for (const onnx::ValueInfoProto &v : graph.input())
+    if (auto bad = check(v, "graph input"))
+      return bad;
+  for (const onnx::ValueInfoProto &v : graph.output())
+    if (auto bad = check(v, "graph output"))
+      return bad;
+  for (const onnx::ValueInfoProto &v : graph.value_info())
+    if (auto bad = check(v, "value"))
+      return bad;
+  for (const onnx::NodeProto &n : graph.node())
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_g())
+        if (auto bad = findOversizedDimension(a.g()))
+          return bad;
+      for (const onnx::GraphProto &g : a.graphs())
+        if (auto bad = findOversizedDimension(g))
+          return bad;
+    }
+  return std::nullopt;
+}
+
 OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   auto report = [&]() -> OwningOpRef<ModuleOp> { return nullptr; };
   if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
@@ -5417,6 +5465,10 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   // without checking their sizes (a short raw_data crashes it): check them
   // first.
   if (std::optional<std::string> bad = findInconsistentTensor(model.graph())) {
+    error = *bad;
+    return report();
+  }
+  if (std::optional<std::string> bad = findOversizedDimension(model.graph())) {
     error = *bad;
     return report();
   }
