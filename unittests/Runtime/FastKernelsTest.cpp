@@ -217,6 +217,29 @@ TEST(FastTranspose, OtherPermutationsUseReference) {
                         0.0f);
 }
 
+// Slices with unit steps along the last dimension copy blocks: a fused
+// QKV split, negative starts, steps on outer dimensions and an end past the
+// dimension; exact. A step along the last dimension stays
+// on the reference kernel.
+TEST(FastSlice, BlockCopiesMatchReference) {
+  expectSameAsReference("slice",
+                        {{"starts", intsAttr({0, 0, 256})},
+                         {"ends", intsAttr({128, 1, 512})},
+                         {"steps", intsAttr({1, 1, 1})}},
+                        {randomF32({128, 1, 768}, 21)}, {128, 1, 256}, "fast",
+                        0.0f);
+  expectSameAsReference("slice",
+                        {{"starts", intsAttr({-3, 1, 2})},
+                         {"ends", intsAttr({100, 5, 7})},
+                         {"steps", intsAttr({1, 2, 1})}},
+                        {randomF32({4, 6, 9}, 22)}, {3, 2, 5}, "fast", 0.0f);
+  expectSameAsReference("slice",
+                        {{"starts", intsAttr({0, 1})},
+                         {"ends", intsAttr({4, 9})},
+                         {"steps", intsAttr({1, 2})}},
+                        {randomF32({4, 9}, 24)}, {4, 4}, "reference", 0.0f);
+}
+
 // layer_norm over the last axis and over two trailing axes, with scale and
 // bias broadcast, small and past the parallel threshold.
 TEST(FastLayerNorm, MatchesReference) {

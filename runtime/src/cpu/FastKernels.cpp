@@ -568,17 +568,20 @@ private:
   int64_t batch_, rows_, cols_;
 };
 
-/// A transpose whose innermost dimension stays innermost: a gather of
-/// contiguous blocks (attention's [S, B, H*D] <-> [B, S, H*D] head shuffles),
-/// one block copy per output position of the outer dims.
-class BlockGatherTransposeKernel : public Kernel {
+/// A copy of contiguous blocks, one per output position of the outer dims,
+/// each read at a byte offset given by per-dimension strides: a transpose
+/// whose innermost dimension stays innermost (attention's [S, B, H*D] <->
+/// [B, S, H*D] head shuffles) or a slice with unit steps along the last
+/// dimension (a fused QKV projection split in three).
+class StridedBlockCopyKernel : public Kernel {
 public:
-  BlockGatherTransposeKernel(std::vector<int64_t> outerDims,
-                             std::vector<int64_t> inStrides, int64_t blockBytes)
+  StridedBlockCopyKernel(std::vector<int64_t> outerDims,
+                         std::vector<int64_t> inStrides, int64_t blockBytes,
+                         int64_t baseBytes = 0)
       : outerDims_(std::move(outerDims)), inStrides_(std::move(inStrides)),
-        blockBytes_(blockBytes) {}
+        blockBytes_(blockBytes), baseBytes_(baseBytes) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const char *x = static_cast<const char *>(in[0].data());
+    const char *x = static_cast<const char *>(in[0].data()) + baseBytes_;
     char *y = static_cast<char *>(out[0].data());
     int64_t blocks = 1;
     for (int64_t d : outerDims_)
@@ -593,7 +596,7 @@ public:
         offset += rest % outerDims_[d] * inStrides_[d];
         rest /= outerDims_[d];
       }
-      std::memcpy(y + i * bytes, x + offset * bytes, bytes);
+      std::memcpy(y + i * bytes, x + offset, bytes);
     }
     return Status::success();
   }
@@ -601,8 +604,24 @@ public:
 
 private:
   std::vector<int64_t> outerDims_, inStrides_;
-  int64_t blockBytes_;
+  int64_t blockBytes_, baseBytes_;
 };
+
+StatusOr<std::unique_ptr<Kernel>> createSlice(const KernelConfig &c) {
+  const Shape &x = c.inputShapes[0], &y = c.outputShapes[0];
+  if (x.empty() || numElements(y) == 0)
+    return std::unique_ptr<Kernel>();
+  ref::SliceGather gather = ref::sliceGather(c.attrs(), x);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (gather.strides[rank - 1] != 1)
+    return std::unique_ptr<Kernel>();
+  const int64_t elementBytes = dtypeSize(c.inputTypes[0]);
+  std::vector<int64_t> outer(y.begin(), y.end() - 1), strides;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    strides.push_back(gather.strides[d] * elementBytes);
+  return std::unique_ptr<Kernel>(std::make_unique<StridedBlockCopyKernel>(
+      outer, strides, y.back() * elementBytes, gather.base * elementBytes));
+}
 
 /// What a permutation really moves: dimensions of size 1 dropped and runs
 /// of input dimensions that stay adjacent in the output merged into one.
@@ -655,7 +674,7 @@ StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
   const int64_t rank = static_cast<int64_t>(dims.size());
   const int64_t elementBytes = dtypeSize(c.inputTypes[0]);
   if (rank <= 1) // Moves only unit dimensions: the same bytes in order.
-    return std::unique_ptr<Kernel>(std::make_unique<BlockGatherTransposeKernel>(
+    return std::unique_ptr<Kernel>(std::make_unique<StridedBlockCopyKernel>(
         std::vector<int64_t>{}, std::vector<int64_t>{},
         numElements(x) * elementBytes));
   std::vector<int64_t> strides(rank, 1);
@@ -665,9 +684,9 @@ StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
     std::vector<int64_t> outer, inStrides;
     for (int64_t i = 0; i + 1 < rank; ++i) {
       outer.push_back(dims[simple[i]]);
-      inStrides.push_back(strides[simple[i]] / dims[rank - 1]);
+      inStrides.push_back(strides[simple[i]] * elementBytes);
     }
-    return std::unique_ptr<Kernel>(std::make_unique<BlockGatherTransposeKernel>(
+    return std::unique_ptr<Kernel>(std::make_unique<StridedBlockCopyKernel>(
         outer, inStrides, dims[rank - 1] * elementBytes));
   }
   // [0 .. b-1, b+1, b]: leading batch dims kept, then a matrix transposed
@@ -965,6 +984,7 @@ void registerFastKernels(KernelRegistry &registry) {
   registry.registerKernel("log_softmax", "cpu", createSoftmax);
   registry.registerKernel("transpose", "cpu", createTranspose);
   registry.registerKernel("layer_norm", "cpu", createLayerNorm);
+  registry.registerKernel("slice", "cpu", createSlice);
   registry.registerKernel("cast", "cpu", createCast);
   registry.registerKernel("quantize", "cpu", createQuantization);
   registry.registerKernel("dequantize", "cpu", createQuantization);

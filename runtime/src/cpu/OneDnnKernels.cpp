@@ -529,12 +529,25 @@ private:
 
   Status init(const KernelConfig &c, DataType type, bool &supported) {
     OpAttrs attrs = c.attrs();
-    size_t rank = c.outputShapes[0].size();
-    memory::desc aMd =
-        operandDesc(c.inputShapes[0], attrs.getBool("transpose_a"), rank, type);
+    Shape aShape = c.inputShapes[0], bShape = c.inputShapes[1],
+          cShape = c.outputShapes[0];
+    const bool transposeA = attrs.getBool("transpose_a");
+    // [..., M, K] x [K, N] (B's leading dims all 1) is one [prod(...) * M,
+    // K] GEMM over the same row-major buffers, not a batch of small ones: a
+    // sequence-first transformer's [S, B, D] projections at B = 1 were S
+    // GEMVs, at half the speed.
+    if (!transposeA && aShape.size() > 2 && bShape.size() >= 2 &&
+        numElements(bShape) == bShape[bShape.size() - 2] * bShape.back()) {
+      int64_t rows = aShape.back() ? numElements(aShape) / aShape.back() : 0;
+      aShape = {rows, aShape.back()};
+      bShape = {bShape[bShape.size() - 2], bShape.back()};
+      cShape = {rows, cShape.back()};
+    }
+    size_t rank = cShape.size();
+    memory::desc aMd = operandDesc(aShape, transposeA, rank, type);
     memory::desc bMd =
-        operandDesc(c.inputShapes[1], attrs.getBool("transpose_b"), rank, type);
-    memory::desc cMd = operandDesc(c.outputShapes[0], false, rank, type);
+        operandDesc(bShape, attrs.getBool("transpose_b"), rank, type);
+    memory::desc cMd = operandDesc(cShape, false, rank, type);
     // A constant right operand (a layer's weights) is packed once into
     // the layout oneDNN's kernel for these shapes wants.
     const void *constantB =

@@ -96,6 +96,16 @@ template <typename Fn> Status visitElementType(DType dtype, Fn &&fn) {
 
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 
+// A slice of an `input`-shaped row-major tensor as a strided gather: the
+// element offset of its first element and, per dimension, the input stride
+// of one output step (starts normalized and clamped as the slice op
+// defines them).
+struct SliceGather {
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+SliceGather sliceGather(const OpAttrs &attrs, const Shape &input);
+
 // The index into a numpy-broadcast operand of shape `operand` for each
 // element of a row-major block of shape `target` (operand aligned at the
 // end).

@@ -1,6 +1,7 @@
 //===- ReferenceKernels.cpp - The reference kernel wrapper ----------------===//
 #include "Reference.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gopt::runtime {
@@ -11,6 +12,23 @@ std::vector<int64_t> rowMajorStrides(const Shape &shape) {
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
   return strides;
+}
+
+SliceGather sliceGather(const OpAttrs &attrs, const Shape &input) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  std::vector<int64_t> starts = attrs.getInts("starts");
+  std::vector<int64_t> steps =
+      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> inStrides = rowMajorStrides(input);
+  SliceGather gather;
+  gather.strides.resize(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t s = starts[d] < 0 ? starts[d] + input[d] : starts[d];
+    s = std::clamp<int64_t>(s, 0, input[d]);
+    gather.base += s * inStrides[d];
+    gather.strides[d] = steps[d] * inStrides[d];
+  }
+  return gather;
 }
 
 // The index into a numpy-broadcast operand of shape `operand` for element
