@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -405,6 +406,32 @@ StatusOr<std::unique_ptr<Kernel>> createGlobalAvgPool(const KernelConfig &c) {
       std::make_unique<GlobalAvgPoolKernel>(nchw, c.inputShapes[0]));
 }
 
+/// exp(x) for x <= 0 as Cephes computes expf: x = n ln 2 + r with |r| <=
+/// ln 2 / 2, a degree-6 polynomial for exp(r), and 2^n built in the
+/// exponent bits (within 2 ulp; 0 below -87). Plain float and integer
+/// arithmetic, so a loop of it vectorizes where libm's expf is a call per
+/// element.
+inline float expNonPositive(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  const float scaled = x * 1.44269504088896341f + 0.5f;
+  int32_t n = static_cast<int32_t>(scaled);       // truncates toward zero
+  n = static_cast<float>(n) > scaled ? n - 1 : n; // floor
+  const float fn = static_cast<float>(n);
+  float r = x - fn * 0.693359375f;
+  r = r - fn * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (n + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
 // softmax / log_softmax along the innermost axis, one row per iteration.
 class SoftmaxKernel : public Kernel {
 public:
@@ -424,18 +451,17 @@ public:
       float maxValue = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < len; ++j)
         maxValue = std::max(maxValue, row[j]);
+      // The exps go to dst first (a loop that vectorizes), then are summed.
+      for (int64_t j = 0; j < len; ++j)
+        dst[j] = expNonPositive(row[j] - maxValue);
       double sum = 0;
+      for (int64_t j = 0; j < len; ++j)
+        sum += dst[j];
       if (log) {
-        for (int64_t j = 0; j < len; ++j)
-          sum += std::exp(row[j] - maxValue);
         const float logSum = static_cast<float>(std::log(sum));
         for (int64_t j = 0; j < len; ++j)
           dst[j] = row[j] - maxValue - logSum;
       } else {
-        for (int64_t j = 0; j < len; ++j) {
-          dst[j] = std::exp(row[j] - maxValue);
-          sum += dst[j];
-        }
         const float inv = static_cast<float>(1.0 / sum);
         for (int64_t j = 0; j < len; ++j)
           dst[j] *= inv;
