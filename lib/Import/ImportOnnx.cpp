@@ -157,6 +157,10 @@ private:
   float floatAttr(StringRef name, float dflt) const;
   std::string stringAttr(StringRef name, StringRef dflt) const;
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+  /// The `pads` attribute of a window over `n` spatial dims (zeros when
+  /// absent) as gopt's (begin, end) pairs; fails the node when it does not
+  /// have 2 * n values.
+  FailureOr<SmallVector<int64_t>> pairedPadsAttr(size_t n);
   void setOutput(int i, Value v);
 
   LogicalResult importNode();
@@ -527,6 +531,24 @@ OnnxImporter::intsAttr(StringRef name) const {
   return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+/// ONNX lists pads as all begins, then all ends; gopt as (begin, end) per
+/// dimension.
+static SmallVector<int64_t> interleaveBeginsAndEnds(ArrayRef<int64_t> pads) {
+  size_t n = pads.size() / 2;
+  SmallVector<int64_t> paired;
+  for (size_t i = 0; i < n; ++i)
+    paired.append({pads[i], pads[n + i]});
+  return paired;
+}
+
+FailureOr<SmallVector<int64_t>> OnnxImporter::pairedPadsAttr(size_t n) {
+  SmallVector<int64_t> p =
+      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (p.size() != 2 * n)
+    return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
+  return interleaveBeginsAndEnds(p);
+}
+
 void OnnxImporter::setOutput(int i, Value v) {
   if (i < node->output_size() && !node->output(i).empty())
     values[node->output(i)] = v;
@@ -601,16 +623,11 @@ LogicalResult OnnxImporter::windowAttrs(Value x, ArrayRef<int64_t> kernel,
   strides = i64s(s);
   std::string autoPad = stringAttr("auto_pad", "NOTSET");
   if (autoPad == "NOTSET") {
-    SmallVector<int64_t> p =
-        intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-    if (p.size() != 2 * n)
-      return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
+    FailureOr<SmallVector<int64_t>> paired = pairedPadsAttr(n);
+    if (failed(paired))
+      return failure();
     padding = b.getStringAttr("EXPLICIT");
-    // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
-    SmallVector<int64_t> paired;
-    for (size_t i = 0; i < n; ++i)
-      paired.append({p[i], p[n + i]});
-    pads = i64s(paired);
+    pads = i64s(*paired);
     return success();
   }
   if (autoPad == "VALID") {
@@ -714,14 +731,10 @@ LogicalResult OnnxImporter::importConvTranspose() {
       failed(listAttr("dilations", 1, dil)) ||
       failed(listAttr("output_padding", 0, outPad)))
     return failure();
-  // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
-  SmallVector<int64_t> p =
-      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-  if (p.size() != 2 * n)
-    return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
-  SmallVector<int64_t> pads;
-  for (size_t i = 0; i < n; ++i)
-    pads.append({p[i], p[n + i]});
+  FailureOr<SmallVector<int64_t>> pairedPads = pairedPadsAttr(n);
+  if (failed(pairedPads))
+    return failure();
+  SmallVector<int64_t> pads = *pairedPads;
   std::string autoPad = stringAttr("auto_pad", "NOTSET");
   std::optional<SmallVector<int64_t>> outShape = intsAttr("output_shape");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
@@ -2232,12 +2245,7 @@ LogicalResult OnnxImporter::importPad() {
   if (pads.size() != 2 * rank)
     return failNode(llvm::formatv("expects {0} pads for rank {1}, got {2}",
                                   2 * rank, rank, pads.size()));
-  // ONNX: all begins, then all ends; gopt: (begin, end) per dimension.
-  SmallVector<int64_t> interleaved;
-  for (size_t i = 0; i < rank; ++i) {
-    interleaved.push_back(pads[i]);
-    interleaved.push_back(pads[i + rank]);
-  }
+  SmallVector<int64_t> interleaved = interleaveBeginsAndEnds(pads);
   if (llvm::any_of(interleaved, [](int64_t p) { return p < 0; }))
     return failNode("negative pads are not supported");
   return setResult(createInferred<PadOp>(b, loc, x, i64s(interleaved),
@@ -4883,14 +4891,10 @@ LogicalResult OnnxImporter::importMaxUnpool() {
     return failNode("missing attribute 'kernel_shape'");
   SmallVector<int64_t> strides =
       intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> p =
-      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
-  if (p.size() != 2 * n)
-    return failNode(llvm::formatv("'pads' must have {0} values", 2 * n));
-  // ONNX: all begins, then all ends; gopt: (begin, end) per dim.
-  SmallVector<int64_t> paired;
-  for (size_t i = 0; i < n; ++i)
-    paired.append({p[i], p[n + i]});
+  FailureOr<SmallVector<int64_t>> pairedPads = pairedPadsAttr(n);
+  if (failed(pairedPads))
+    return failure();
+  SmallVector<int64_t> paired = *pairedPads;
   DenseI64ArrayAttr outputShape;
   if (node->input_size() > 2 && !node->input(2).empty()) {
     FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(2));

@@ -10,6 +10,7 @@
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <sstream>
+#include <string_view>
 
 namespace gopt::shape::detail {
 
@@ -18,6 +19,14 @@ template <typename... Args> Result fail(const Args &...args) {
   std::ostringstream os;
   (os << ... << args);
   return Result::failure(os.str());
+}
+
+/// Fails unless `values` (a window attribute, say) has `n` entries.
+inline Result requireSize(DimsRef values, size_t n, std::string_view name) {
+  if (values.size() != n)
+    return fail("expects ", name, " of ", n, " entries, got ",
+                formatList(values));
+  return Result::success();
 }
 
 } // namespace gopt::shape::detail

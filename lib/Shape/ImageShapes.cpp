@@ -15,17 +15,9 @@
 namespace gopt::shape {
 
 using detail::fail;
+using detail::requireSize;
 
-namespace {
-
-Result requireSize(DimsRef values, size_t n, std::string_view name) {
-  if (values.size() != n)
-    return fail("expects ", name, " of ", n, " entries, got ",
-                formatList(values));
-  return Result::success();
-}
-
-} // namespace
+namespace {} // namespace
 
 int64_t conv2dTransposeOutputSize(int64_t inSize, int64_t kernel,
                                   int64_t stride, int64_t dilation,

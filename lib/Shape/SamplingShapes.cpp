@@ -12,18 +12,12 @@
 namespace gopt::shape {
 
 using detail::fail;
+using detail::requireSize;
 
 namespace {
 
 bool sameDim(int64_t a, int64_t b) {
   return isDynamic(a) || isDynamic(b) || a == b;
-}
-
-Result requireSize(DimsRef values, size_t n, std::string_view name) {
-  if (values.size() != n)
-    return fail("expects ", name, " of ", n, " entries, got ",
-                formatList(values));
-  return Result::success();
 }
 
 /// [N, C, spatial...] with one to three spatial dims.

@@ -14,17 +14,11 @@
 namespace gopt::shape {
 
 using detail::fail;
+using detail::requireSize;
 
 namespace {
 
 constexpr const char *kSpatialNames[3] = {"D", "H", "W"};
-
-Result requireSize(DimsRef values, size_t n, std::string_view name) {
-  if (values.size() != n)
-    return fail("expects ", name, " of ", n, " entries, got ",
-                formatList(values));
-  return Result::success();
-}
 
 Result requireRank5(DimsRef shape, std::string_view name) {
   if (shape.size() != 5)
