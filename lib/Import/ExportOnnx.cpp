@@ -84,7 +84,7 @@ private:
                        ArrayRef<std::string> outputs) {
     onnx::NodeProto *n = graph->add_node();
     n->set_op_type(opType.str());
-    n->set_name(llvm::formatv("n{0}_{1}", graph->node_size(), opType).str());
+    n->set_name(llvm::formatv("n{0}_{1}", nodeCounter++, opType).str());
     for (const std::string &i : inputs)
       n->add_input(i);
     for (const std::string &o : outputs)
@@ -266,12 +266,43 @@ private:
   LogicalResult activation(StringRef act, const std::string &in,
                            const std::string &out, Type elementType);
   LogicalResult exportOp(Operation *op);
+  /// Exports `block`'s ops up to its terminator into the current graph.
+  LogicalResult exportBlock(Block &block);
+  /// A value's type as ONNX's; subgraph values leave dynamic dimensions
+  /// unnamed (a shared symbol would claim they are equal).
+  LogicalResult setType(onnx::ValueInfoProto *info, Type t, bool symbolic);
+  /// Exports `region` as the graph `out`: its first `numInputs` block
+  /// arguments become the graph's inputs, the rest read `outerNames` (an
+  /// ONNX subgraph sees the enclosing graphs' values by name), and the
+  /// values its gopt.yield gives become the graph's outputs.
+  LogicalResult exportRegion(Region &region, onnx::GraphProto *out,
+                             unsigned numInputs,
+                             ArrayRef<std::string> outerNames);
+  LogicalResult exportIf(IfOp op);
+  LogicalResult exportLoop(LoopOp op);
+  /// `v` as a rank-0 tensor (ONNX's Range, CumSum's axis, Pad's value).
+  std::string asScalar(Value v) {
+    if (cast<RankedTensorType>(v.getType()).getRank() == 0)
+      return nameOf(v);
+    std::string out = fresh();
+    add("Reshape", {nameOf(v), i64Initializer({})}, {out});
+    return out;
+  }
+  /// `v` as a 1-D tensor (TopK's k).
+  std::string asVector(Value v) {
+    if (cast<RankedTensorType>(v.getType()).getRank() == 1)
+      return nameOf(v);
+    std::string out = fresh();
+    add("Reshape", {nameOf(v), i64Initializer({-1})}, {out});
+    return out;
+  }
 
   func::FuncOp func;
   onnx::ModelProto model;
   onnx::GraphProto *graph;
   llvm::DenseMap<Value, std::string> names;
   int counter = 0;
+  int nodeCounter = 1;
 };
 
 std::string OnnxExporter::scalarInitializer(Type elementType, double value) {
@@ -852,6 +883,123 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setInt(n, "allowzero", 1);
         return success();
       })
+      .Case([&](IfOp i) { return exportIf(i); })
+      .Case([&](LoopOp l) { return exportLoop(l); })
+      // The dynamic ops: ONNX's op with the run-time values as its inputs.
+      .Case([&](DynamicExpandOp e) {
+        add("Expand", {nameOf(e.getX()), nameOf(e.getShape())},
+            {nameOf(e.getY())});
+        return success();
+      })
+      .Case([&](DynamicTileOp t) {
+        add("Tile", {nameOf(t.getX()), nameOf(t.getRepeats())},
+            {nameOf(t.getY())});
+        return success();
+      })
+      .Case([&](DynamicSliceOp s) {
+        add("Slice",
+            {nameOf(s.getX()), nameOf(s.getStarts()), nameOf(s.getEnds()),
+             nameOf(s.getAxes()), nameOf(s.getSteps())},
+            {nameOf(s.getY())});
+        return success();
+      })
+      .Case<DynamicUnsqueezeOp, DynamicSqueezeOp>([&](auto u) {
+        // Opset 13 made Unsqueeze's and Squeeze's axes an input.
+        add(isa<DynamicUnsqueezeOp>(u.getOperation()) ? "Unsqueeze" : "Squeeze",
+            {nameOf(u.getX()), nameOf(u.getAxes())}, {nameOf(u.getY())});
+        return success();
+      })
+      .Case([&](DynamicPadOp p) {
+        std::vector<std::string> ins{nameOf(p.getX()), nameOf(p.getPads())};
+        if (p.getMode() == "constant") {
+          // ONNX's constant_value is a scalar of the data's type.
+          std::string value = asScalar(p.getValue());
+          Type et = elementType(p.getX());
+          if (elementType(p.getValue()) != et) {
+            std::string cast = fresh();
+            setInt(add("Cast", {value}, {cast}), "to", *onnxElementType(et));
+            value = cast;
+          }
+          ins.push_back(value);
+        }
+        setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
+        return success();
+      })
+      .Case([&](DynamicResizeOp r) {
+        // gopt's empty roi / scales / sizes are ONNX's absent inputs; an
+        // empty sizes is left off, as Resize refuses both it and scales.
+        std::vector<std::string> ins{nameOf(r.getInput()), nameOf(r.getRoi()),
+                                     nameOf(r.getScales())};
+        auto sizesType = cast<RankedTensorType>(r.getSizes().getType());
+        if (!sizesType.hasStaticShape() || sizesType.getNumElements() != 0)
+          ins.push_back(nameOf(r.getSizes()));
+        onnx::NodeProto *n = add("Resize", ins, {nameOf(r.getOutput())});
+        setString(n, "mode", r.getMode());
+        setString(n, "coordinate_transformation_mode",
+                  r.getCoordinateTransformationMode());
+        setString(n, "nearest_mode", r.getNearestMode());
+        setFloat(n, "cubic_coeff_a", r.getCubicCoeffA().convertToFloat());
+        setInt(n, "exclude_outside", r.getExcludeOutside());
+        setFloat(n, "extrapolation_value",
+                 r.getExtrapolationValue().convertToFloat());
+        return success();
+      })
+      .Case([&](DynamicTopKOp t) {
+        onnx::NodeProto *n =
+            add("TopK", {nameOf(t.getX()), asVector(t.getK())},
+                {nameOf(t.getValues()), nameOf(t.getIndices())});
+        setInt(n, "axis", t.getAxis());
+        setInt(n, "largest", t.getLargest());
+        setInt(n, "sorted", t.getSorted());
+        return success();
+      })
+      .Case([&](DynamicCumSumOp c) {
+        onnx::NodeProto *n =
+            add("CumSum", {nameOf(c.getX()), asScalar(c.getAxis())},
+                {nameOf(c.getY())});
+        setInt(n, "exclusive", c.getExclusive());
+        setInt(n, "reverse", c.getReverse());
+        return success();
+      })
+      .Case([&](DynamicRangeOp r) {
+        add("Range",
+            {asScalar(r.getStart()), asScalar(r.getLimit()),
+             asScalar(r.getDelta())},
+            {nameOf(r.getY())});
+        return success();
+      })
+      .Case([&](DynamicReduceSumOp r) {
+        // ReduceSum takes its axes as an input from opset 13 on.
+        setInt(add("ReduceSum", {nameOf(r.getX()), nameOf(r.getAxes())},
+                   {nameOf(r.getY())}),
+               "keepdims", r.getKeepDims());
+        return success();
+      })
+      .Case([&](DynamicReduceMeanOp r) -> LogicalResult {
+        // ReduceMean takes axes as an input only from opset 18: at this
+        // opset, the sum over the axes divided by the count, itself the
+        // sum of ones over them.
+        Type et = elementType(r.getX());
+        if (!isa<FloatType>(et))
+          return r.emitError("has no ONNX export at opset ")
+                 << kOpset << " (ReduceMean with an axes input needs opset 18)";
+        std::string x = nameOf(r.getX()), axes = nameOf(r.getAxes());
+        std::string sum = fresh(), shape = fresh(), ones = fresh(),
+                    count = fresh();
+        setInt(add("ReduceSum", {x, axes}, {sum}), "keepdims", r.getKeepDims());
+        add("Shape", {x}, {shape});
+        add("Expand", {scalarInitializer(et, 1.0), shape}, {ones});
+        setInt(add("ReduceSum", {ones, axes}, {count}), "keepdims",
+               r.getKeepDims());
+        add("Div", {sum, count}, {nameOf(r.getY())});
+        return success();
+      })
+      .Case<DynamicReduceMaxOp, DynamicReduceMinOp, DynamicReduceProdOp>(
+          [&](auto r) -> LogicalResult {
+            return r.emitError("has no ONNX export at opset ")
+                   << kOpset << " (a reduction with an axes input needs "
+                   << "opset 18)";
+          })
       .Case([&](ExpandOp e) {
         add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
             {nameOf(e.getY())});
@@ -1007,6 +1155,113 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       });
 }
 
+LogicalResult OnnxExporter::setType(onnx::ValueInfoProto *info, Type t,
+                                    bool symbolic) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  std::optional<int32_t> et =
+      tensor ? onnxElementType(tensor.getElementType()) : std::nullopt;
+  if (!et)
+    return func.emitError("cannot export value of type ") << t;
+  onnx::TypeProto_Tensor *tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(*et);
+  onnx::TensorShapeProto *shape = tt->mutable_shape();
+  for (int64_t d : tensor.getShape()) {
+    auto *dim = shape->add_dim();
+    if (!ShapedType::isDynamic(d))
+      dim->set_dim_value(d);
+    else if (symbolic)
+      dim->set_dim_param("N"); // dynamic; one symbol, as for a batch size
+  }
+  return success();
+}
+
+LogicalResult OnnxExporter::exportBlock(Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (failed(exportOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult OnnxExporter::exportRegion(Region &region, onnx::GraphProto *out,
+                                         unsigned numInputs,
+                                         ArrayRef<std::string> outerNames) {
+  Block &block = region.front();
+  out->set_name(fresh());
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    if (i < numInputs) {
+      std::string name = fresh();
+      names[arg] = name;
+      onnx::ValueInfoProto *info = out->add_input();
+      info->set_name(name);
+      if (failed(setType(info, arg.getType(), /*symbolic=*/false)))
+        return failure();
+    } else {
+      names[arg] = outerNames[i - numInputs];
+    }
+  }
+  onnx::GraphProto *outer = graph;
+  graph = out;
+  LogicalResult result = exportBlock(block);
+  if (succeeded(result)) {
+    // Identity gives each output a name of this graph's own: a yielded
+    // value may be an input, an outer value, or yielded twice.
+    for (Value v : block.getTerminator()->getOperands()) {
+      std::string name = fresh();
+      add("Identity", {nameOf(v)}, {name});
+      onnx::ValueInfoProto *info = out->add_output();
+      info->set_name(name);
+      if (failed(setType(info, v.getType(), /*symbolic=*/false))) {
+        result = failure();
+        break;
+      }
+    }
+  }
+  graph = outer;
+  return result;
+}
+
+LogicalResult OnnxExporter::exportIf(IfOp op) {
+  // ONNX's branches take no inputs: the captures are read from outside.
+  std::vector<std::string> captures;
+  for (Value v : op.getCaptures())
+    captures.push_back(nameOf(v));
+  std::vector<std::string> outs;
+  for (Value r : op.getResults())
+    outs.push_back(nameOf(r));
+  onnx::NodeProto *n = add("If", {nameOf(op.getCond())}, outs);
+  for (auto [attrName, region] :
+       {std::pair<const char *, Region *>{"then_branch", &op.getThenRegion()},
+        {"else_branch", &op.getElseRegion()}}) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(attrName);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    if (failed(exportRegion(*region, a->mutable_g(), 0, captures)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult OnnxExporter::exportLoop(LoopOp op) {
+  // The body's inputs are the iteration number, the condition and the
+  // carried values, as in ONNX; the captures are read from outside.
+  std::vector<std::string> ins = {nameOf(op.getMaxTripCount()),
+                                  nameOf(op.getCond())};
+  for (Value v : op.getInitial())
+    ins.push_back(nameOf(v));
+  std::vector<std::string> captures;
+  for (Value v : op.getCaptures())
+    captures.push_back(nameOf(v));
+  std::vector<std::string> outs;
+  for (Value r : op.getResults())
+    outs.push_back(nameOf(r));
+  onnx::NodeProto *n = add("Loop", ins, outs);
+  onnx::AttributeProto *a = n->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  return exportRegion(op.getBody(), a->mutable_g(), 2 + op.getInitial().size(),
+                      captures);
+}
+
 LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
   model.set_ir_version(7);
   model.set_producer_name("gopt");
@@ -1014,25 +1269,6 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
   opset->set_domain("");
   opset->set_version(kOpset);
   graph->set_name(func.getName().str());
-
-  auto setType = [&](onnx::ValueInfoProto *info, Type t) -> LogicalResult {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    std::optional<int32_t> et =
-        tensor ? onnxElementType(tensor.getElementType()) : std::nullopt;
-    if (!et)
-      return func.emitError("cannot export value of type ") << t;
-    onnx::TypeProto_Tensor *tt = info->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(*et);
-    onnx::TensorShapeProto *shape = tt->mutable_shape();
-    for (int64_t d : tensor.getShape()) {
-      auto *dim = shape->add_dim();
-      if (ShapedType::isDynamic(d))
-        dim->set_dim_param("N"); // dynamic; one symbol, as for a batch size
-      else
-        dim->set_dim_value(d);
-    }
-    return success();
-  };
 
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
@@ -1043,7 +1279,7 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
     names[arg] = name;
     onnx::ValueInfoProto *info = graph->add_input();
     info->set_name(name);
-    if (failed(setType(info, arg.getType())))
+    if (failed(setType(info, arg.getType(), /*symbolic=*/true)))
       return failure();
   }
   for (Operation &op : body) {
@@ -1060,7 +1296,7 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
         add("Identity", {nameOf(v)}, {outName});
         onnx::ValueInfoProto *info = graph->add_output();
         info->set_name(outName);
-        if (failed(setType(info, v.getType())))
+        if (failed(setType(info, v.getType(), /*symbolic=*/true)))
           return failure();
       }
       continue;
