@@ -981,7 +981,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         // sum of ones over them.
         Type et = elementType(r.getX());
         if (!isa<FloatType>(et))
-          return r.emitError("has no ONNX export at opset ")
+          return r.emitOpError("has no ONNX export at opset ")
                  << kOpset << " (ReduceMean with an axes input needs opset 18)";
         std::string x = nameOf(r.getX()), axes = nameOf(r.getAxes());
         std::string sum = fresh(), shape = fresh(), ones = fresh(),
@@ -996,7 +996,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case<DynamicReduceMaxOp, DynamicReduceMinOp, DynamicReduceProdOp>(
           [&](auto r) -> LogicalResult {
-            return r.emitError("has no ONNX export at opset ")
+            return r.emitOpError("has no ONNX export at opset ")
                    << kOpset << " (a reduction with an axes input needs "
                    << "opset 18)";
           })
@@ -1151,7 +1151,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return unaryName("Identity");
       })
       .Default([&](Operation *other) -> LogicalResult {
-        return other->emitError("has no ONNX export");
+        return other->emitOpError("has no ONNX export");
       });
 }
 
