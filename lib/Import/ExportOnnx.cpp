@@ -20,6 +20,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
@@ -882,6 +884,99 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         if (r.getAllowZero())
           setInt(n, "allowzero", 1);
         return success();
+      })
+      .Case([&](GeluOp g) {
+        // Gelu is opset 20: x * Phi(x) written out, as PyTorch does.
+        Type et = elementType(g.getX());
+        std::string x = nameOf(g.getX());
+        std::string inner = fresh(), squashed = fresh(), plusOne = fresh(),
+                    half = fresh();
+        if (g.getApproximate() == "tanh") {
+          // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
+          std::string cube = fresh(), sum = fresh();
+          add("Mul", {x, x}, {cube});
+          std::string cubed = fresh();
+          add("Mul", {cube, x}, {cubed});
+          std::string scaled = fresh();
+          add("Mul", {cubed, scalarInitializer(et, 0.044715)}, {scaled});
+          add("Add", {x, scaled}, {sum});
+          add("Mul", {sum, scalarInitializer(et, std::sqrt(2.0 / M_PI))},
+              {inner});
+          add("Tanh", {inner}, {squashed});
+        } else {
+          add("Mul", {x, scalarInitializer(et, M_SQRT1_2)}, {inner});
+          add("Erf", {inner}, {squashed});
+        }
+        add("Add", {squashed, scalarInitializer(et, 1.0)}, {plusOne});
+        add("Mul", {x, scalarInitializer(et, 0.5)}, {half});
+        add("Mul", {half, plusOne}, {nameOf(g.getY())});
+        return success();
+      })
+      .Case([&](RangeOp r) {
+        // ONNX's Range of the result's type; integers run in i64 and cast.
+        Type et = elementType(r.getY());
+        std::vector<std::string> bounds;
+        for (double v :
+             {r.getStart().convertToDouble(), r.getLimit().convertToDouble(),
+              r.getDelta().convertToDouble()})
+          bounds.push_back(isa<FloatType>(et)
+                               ? scalarInitializer(et, v)
+                               : i64Initializer({static_cast<int64_t>(v)},
+                                                /*scalar=*/true));
+        if (isa<FloatType>(et) || et.isSignlessInteger(64)) {
+          add("Range", bounds, {nameOf(r.getY())});
+          return success();
+        }
+        std::string wide = fresh();
+        add("Range", bounds, {wide});
+        setInt(add("Cast", {wide}, {nameOf(r.getY())}), "to",
+               *onnxElementType(et));
+        return success();
+      })
+      .Case([&](SelectOp s) -> LogicalResult {
+        // Where broadcasts; gopt's select picks a whole tensor, the same
+        // only when both have the result's type.
+        if (s.getOnTrue().getType() != s.getOnFalse().getType())
+          return s.emitOpError("has an ONNX export (Where) only when both "
+                               "choices have one type");
+        add("Where",
+            {nameOf(s.getPred()), nameOf(s.getOnTrue()),
+             nameOf(s.getOnFalse())},
+            {nameOf(s.getResult())});
+        return success();
+      })
+      .Case([&](RoiAlignOp r) -> LogicalResult {
+        // RoiAlign-10 has no coordinate_transformation_mode and means
+        // output_half_pixel; half_pixel needs opset 16.
+        if (r.getCoordinateTransformationMode() != "output_half_pixel")
+          return r.emitOpError("has no ONNX export at opset ")
+                 << kOpset
+                 << " (RoiAlign's coordinate_transformation_mode needs "
+                    "opset 16)";
+        onnx::NodeProto *n = add("RoiAlign",
+                                 {nameOf(r.getX()), nameOf(r.getRois()),
+                                  nameOf(r.getBatchIndices())},
+                                 {nameOf(r.getY())});
+        setString(n, "mode", r.getMode());
+        setInt(n, "output_height", r.getOutputHeight());
+        setInt(n, "output_width", r.getOutputWidth());
+        setInt(n, "sampling_ratio", r.getSamplingRatio());
+        setFloat(n, "spatial_scale", r.getSpatialScale().convertToFloat());
+        return success();
+      })
+      .Case<GridSampleOp, DftOp, StftOp, MelWeightMatrixOp>(
+          [&](auto o) -> LogicalResult {
+            return o.emitOpError("has no ONNX export at opset ")
+                   << kOpset << " ("
+                   << (isa<GridSampleOp>(o.getOperation()) ? "GridSample "
+                                                             "needs opset 16"
+                                                           : "the signal ops "
+                                                             "need opset 17")
+                   << ")";
+          })
+      .Case([&](TransferOp) {
+        // Device placement is not ONNX's concern.
+        return unaryName("Identity");
       })
       .Case([&](IfOp i) { return exportIf(i); })
       .Case([&](LoopOp l) { return exportLoop(l); })
