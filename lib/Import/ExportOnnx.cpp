@@ -3,7 +3,10 @@
 // Writes a gopt function as an opset-14 ONNX model. NCHW/OIHW ops map
 // directly; NHWC activations and HWIO filters get Transposes around the ONNX
 // node, so any gopt graph the ops below cover exports. The model is checked
-// with ONNX's checker before it is written.
+// with ONNX's checker before it is written. gopt.if / gopt.loop regions
+// become If / Loop subgraphs that read their captures by outer name, and
+// the dynamic_* ops the ONNX ops that take their run-time values as inputs
+// (docs/architecture.md, "Decisions and why").
 //
 //===----------------------------------------------------------------------===//
 
@@ -893,12 +896,11 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                     half = fresh();
         if (g.getApproximate() == "tanh") {
           // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
-          std::string cube = fresh(), sum = fresh();
-          add("Mul", {x, x}, {cube});
-          std::string cubed = fresh();
-          add("Mul", {cube, x}, {cubed});
-          std::string scaled = fresh();
-          add("Mul", {cubed, scalarInitializer(et, 0.044715)}, {scaled});
+          std::string square = fresh(), cube = fresh(), scaled = fresh(),
+                      sum = fresh();
+          add("Mul", {x, x}, {square});
+          add("Mul", {square, x}, {cube});
+          add("Mul", {cube, scalarInitializer(et, 0.044715)}, {scaled});
           add("Add", {x, scaled}, {sum});
           add("Mul", {sum, scalarInitializer(et, std::sqrt(2.0 / M_PI))},
               {inner});
