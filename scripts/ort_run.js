@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Run an ONNX model with ONNX Runtime (CPU) on .npy inputs and write each
 // output as OUTDIR/<name>.npy: the oracle gopt-run's outputs are compared
-// with (test/Models). Float32 or int64 inputs, float32 outputs.
+// with (test/Models). Float32, int64 or bool inputs, float32 outputs.
 //   ort_run.js MODEL.onnx --input NAME=FILE.npy [...] --output-dir OUTDIR
 // With --iterations N (and --warmup N, --threads N) it times the runs
 // instead, as benchmarks/real_models.py does, and prints one JSON line with
@@ -22,15 +22,17 @@ function readNpy(file) {
   const start = (major === 1 ? 10 : 12);
   const header = buf.toString('latin1', start, start + headerLen);
   const descr = (header.match(/'descr':\s*'([^']*)'/) || [])[1];
-  if ((descr !== '<f4' && descr !== '<i8') ||
+  if ((descr !== '<f4' && descr !== '<i8' && descr !== '|b1') ||
       /'fortran_order':\s*True/.test(header))
-    throw new Error(file + ': expects a C-order float32 or int64 array, got ' +
+    throw new Error(file + ': expects a C-order float32, int64 or bool array, got ' +
                     header);
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1]
                     .split(',').map(s => s.trim()).filter(s => s).map(Number);
   const offset = start + headerLen;
   const bytes = buf.buffer.slice(buf.byteOffset + offset,
                                  buf.byteOffset + buf.length);
+  if (descr === '|b1')
+    return new ort.Tensor('bool', new Uint8Array(bytes), shape);
   if (descr === '<i8')
     return new ort.Tensor('int64', new BigInt64Array(bytes), shape);
   return new ort.Tensor('float32', new Float32Array(bytes), shape);

@@ -3,7 +3,10 @@
 // Writes a gopt function as an opset-14 ONNX model. NCHW/OIHW ops map
 // directly; NHWC activations and HWIO filters get Transposes around the ONNX
 // node, so any gopt graph the ops below cover exports. The model is checked
-// with ONNX's checker before it is written.
+// with ONNX's checker before it is written. gopt.if / gopt.loop regions
+// become If / Loop subgraphs that read their captures by outer name, and
+// the dynamic_* ops the ONNX ops that take their run-time values as inputs
+// (docs/architecture.md, "Decisions and why").
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -84,7 +89,7 @@ private:
                        ArrayRef<std::string> outputs) {
     onnx::NodeProto *n = graph->add_node();
     n->set_op_type(opType.str());
-    n->set_name(llvm::formatv("n{0}_{1}", graph->node_size(), opType).str());
+    n->set_name(llvm::formatv("n{0}_{1}", nodeCounter++, opType).str());
     for (const std::string &i : inputs)
       n->add_input(i);
     for (const std::string &o : outputs)
@@ -266,12 +271,43 @@ private:
   LogicalResult activation(StringRef act, const std::string &in,
                            const std::string &out, Type elementType);
   LogicalResult exportOp(Operation *op);
+  /// Exports `block`'s ops up to its terminator into the current graph.
+  LogicalResult exportBlock(Block &block);
+  /// A value's type as ONNX's; subgraph values leave dynamic dimensions
+  /// unnamed (a shared symbol would claim they are equal).
+  LogicalResult setType(onnx::ValueInfoProto *info, Type t, bool symbolic);
+  /// Exports `region` as the graph `out`: its first `numInputs` block
+  /// arguments become the graph's inputs, the rest read `outerNames` (an
+  /// ONNX subgraph sees the enclosing graphs' values by name), and the
+  /// values its gopt.yield gives become the graph's outputs.
+  LogicalResult exportRegion(Region &region, onnx::GraphProto *out,
+                             unsigned numInputs,
+                             ArrayRef<std::string> outerNames);
+  LogicalResult exportIf(IfOp op);
+  LogicalResult exportLoop(LoopOp op);
+  /// `v` as a rank-0 tensor (ONNX's Range, CumSum's axis, Pad's value).
+  std::string asScalar(Value v) {
+    if (cast<RankedTensorType>(v.getType()).getRank() == 0)
+      return nameOf(v);
+    std::string out = fresh();
+    add("Reshape", {nameOf(v), i64Initializer({})}, {out});
+    return out;
+  }
+  /// `v` as a 1-D tensor (TopK's k).
+  std::string asVector(Value v) {
+    if (cast<RankedTensorType>(v.getType()).getRank() == 1)
+      return nameOf(v);
+    std::string out = fresh();
+    add("Reshape", {nameOf(v), i64Initializer({-1})}, {out});
+    return out;
+  }
 
   func::FuncOp func;
   onnx::ModelProto model;
   onnx::GraphProto *graph;
   llvm::DenseMap<Value, std::string> names;
   int counter = 0;
+  int nodeCounter = 1;
 };
 
 std::string OnnxExporter::scalarInitializer(Type elementType, double value) {
@@ -852,6 +888,215 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setInt(n, "allowzero", 1);
         return success();
       })
+      .Case([&](GeluOp g) {
+        // Gelu is opset 20: x * Phi(x) written out, as PyTorch does.
+        Type et = elementType(g.getX());
+        std::string x = nameOf(g.getX());
+        std::string inner = fresh(), squashed = fresh(), plusOne = fresh(),
+                    half = fresh();
+        if (g.getApproximate() == "tanh") {
+          // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
+          std::string square = fresh(), cube = fresh(), scaled = fresh(),
+                      sum = fresh();
+          add("Mul", {x, x}, {square});
+          add("Mul", {square, x}, {cube});
+          add("Mul", {cube, scalarInitializer(et, 0.044715)}, {scaled});
+          add("Add", {x, scaled}, {sum});
+          add("Mul", {sum, scalarInitializer(et, std::sqrt(2.0 / M_PI))},
+              {inner});
+          add("Tanh", {inner}, {squashed});
+        } else {
+          add("Mul", {x, scalarInitializer(et, M_SQRT1_2)}, {inner});
+          add("Erf", {inner}, {squashed});
+        }
+        add("Add", {squashed, scalarInitializer(et, 1.0)}, {plusOne});
+        add("Mul", {x, scalarInitializer(et, 0.5)}, {half});
+        add("Mul", {half, plusOne}, {nameOf(g.getY())});
+        return success();
+      })
+      .Case([&](RangeOp r) {
+        // ONNX's Range of the result's type; integers run in i64 and cast.
+        Type et = elementType(r.getY());
+        std::vector<std::string> bounds;
+        for (double v :
+             {r.getStart().convertToDouble(), r.getLimit().convertToDouble(),
+              r.getDelta().convertToDouble()})
+          bounds.push_back(isa<FloatType>(et)
+                               ? scalarInitializer(et, v)
+                               : i64Initializer({static_cast<int64_t>(v)},
+                                                /*scalar=*/true));
+        if (isa<FloatType>(et) || et.isSignlessInteger(64)) {
+          add("Range", bounds, {nameOf(r.getY())});
+          return success();
+        }
+        std::string wide = fresh();
+        add("Range", bounds, {wide});
+        setInt(add("Cast", {wide}, {nameOf(r.getY())}), "to",
+               *onnxElementType(et));
+        return success();
+      })
+      .Case([&](SelectOp s) -> LogicalResult {
+        // Where broadcasts; gopt's select picks a whole tensor, the same
+        // only when both have the result's type.
+        if (s.getOnTrue().getType() != s.getOnFalse().getType())
+          return s.emitOpError("has an ONNX export (Where) only when both "
+                               "choices have one type");
+        add("Where",
+            {nameOf(s.getPred()), nameOf(s.getOnTrue()),
+             nameOf(s.getOnFalse())},
+            {nameOf(s.getResult())});
+        return success();
+      })
+      .Case([&](RoiAlignOp r) -> LogicalResult {
+        // RoiAlign-10 has no coordinate_transformation_mode and means
+        // output_half_pixel; half_pixel needs opset 16.
+        if (r.getCoordinateTransformationMode() != "output_half_pixel")
+          return r.emitOpError("has no ONNX export at opset ")
+                 << kOpset
+                 << " (RoiAlign's coordinate_transformation_mode needs "
+                    "opset 16)";
+        onnx::NodeProto *n = add("RoiAlign",
+                                 {nameOf(r.getX()), nameOf(r.getRois()),
+                                  nameOf(r.getBatchIndices())},
+                                 {nameOf(r.getY())});
+        setString(n, "mode", r.getMode());
+        setInt(n, "output_height", r.getOutputHeight());
+        setInt(n, "output_width", r.getOutputWidth());
+        setInt(n, "sampling_ratio", r.getSamplingRatio());
+        setFloat(n, "spatial_scale", r.getSpatialScale().convertToFloat());
+        return success();
+      })
+      .Case<GridSampleOp, DftOp, StftOp, MelWeightMatrixOp>(
+          [&](auto o) -> LogicalResult {
+            return o.emitOpError("has no ONNX export at opset ")
+                   << kOpset << " ("
+                   << (isa<GridSampleOp>(o.getOperation()) ? "GridSample "
+                                                             "needs opset 16"
+                                                           : "the signal ops "
+                                                             "need opset 17")
+                   << ")";
+          })
+      .Case([&](TransferOp) {
+        // Device placement is not ONNX's concern.
+        return unaryName("Identity");
+      })
+      .Case([&](IfOp i) { return exportIf(i); })
+      .Case([&](LoopOp l) { return exportLoop(l); })
+      // The dynamic ops: ONNX's op with the run-time values as its inputs.
+      .Case([&](DynamicExpandOp e) {
+        add("Expand", {nameOf(e.getX()), nameOf(e.getShape())},
+            {nameOf(e.getY())});
+        return success();
+      })
+      .Case([&](DynamicTileOp t) {
+        add("Tile", {nameOf(t.getX()), nameOf(t.getRepeats())},
+            {nameOf(t.getY())});
+        return success();
+      })
+      .Case([&](DynamicSliceOp s) {
+        add("Slice",
+            {nameOf(s.getX()), nameOf(s.getStarts()), nameOf(s.getEnds()),
+             nameOf(s.getAxes()), nameOf(s.getSteps())},
+            {nameOf(s.getY())});
+        return success();
+      })
+      .Case<DynamicUnsqueezeOp, DynamicSqueezeOp>([&](auto u) {
+        // Opset 13 made Unsqueeze's and Squeeze's axes an input.
+        add(isa<DynamicUnsqueezeOp>(u.getOperation()) ? "Unsqueeze" : "Squeeze",
+            {nameOf(u.getX()), nameOf(u.getAxes())}, {nameOf(u.getY())});
+        return success();
+      })
+      .Case([&](DynamicPadOp p) {
+        std::vector<std::string> ins{nameOf(p.getX()), nameOf(p.getPads())};
+        if (p.getMode() == "constant") {
+          // ONNX's constant_value is a scalar of the data's type.
+          std::string value = asScalar(p.getValue());
+          Type et = elementType(p.getX());
+          if (elementType(p.getValue()) != et) {
+            std::string cast = fresh();
+            setInt(add("Cast", {value}, {cast}), "to", *onnxElementType(et));
+            value = cast;
+          }
+          ins.push_back(value);
+        }
+        setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
+        return success();
+      })
+      .Case([&](DynamicResizeOp r) {
+        // gopt's empty roi / scales / sizes are ONNX's absent inputs; an
+        // empty sizes is left off, as Resize refuses both it and scales.
+        std::vector<std::string> ins{nameOf(r.getInput()), nameOf(r.getRoi()),
+                                     nameOf(r.getScales())};
+        auto sizesType = cast<RankedTensorType>(r.getSizes().getType());
+        if (!sizesType.hasStaticShape() || sizesType.getNumElements() != 0)
+          ins.push_back(nameOf(r.getSizes()));
+        onnx::NodeProto *n = add("Resize", ins, {nameOf(r.getOutput())});
+        setString(n, "mode", r.getMode());
+        setString(n, "coordinate_transformation_mode",
+                  r.getCoordinateTransformationMode());
+        setString(n, "nearest_mode", r.getNearestMode());
+        setFloat(n, "cubic_coeff_a", r.getCubicCoeffA().convertToFloat());
+        setInt(n, "exclude_outside", r.getExcludeOutside());
+        setFloat(n, "extrapolation_value",
+                 r.getExtrapolationValue().convertToFloat());
+        return success();
+      })
+      .Case([&](DynamicTopKOp t) {
+        onnx::NodeProto *n =
+            add("TopK", {nameOf(t.getX()), asVector(t.getK())},
+                {nameOf(t.getValues()), nameOf(t.getIndices())});
+        setInt(n, "axis", t.getAxis());
+        setInt(n, "largest", t.getLargest());
+        setInt(n, "sorted", t.getSorted());
+        return success();
+      })
+      .Case([&](DynamicCumSumOp c) {
+        onnx::NodeProto *n =
+            add("CumSum", {nameOf(c.getX()), asScalar(c.getAxis())},
+                {nameOf(c.getY())});
+        setInt(n, "exclusive", c.getExclusive());
+        setInt(n, "reverse", c.getReverse());
+        return success();
+      })
+      .Case([&](DynamicRangeOp r) {
+        add("Range",
+            {asScalar(r.getStart()), asScalar(r.getLimit()),
+             asScalar(r.getDelta())},
+            {nameOf(r.getY())});
+        return success();
+      })
+      .Case([&](DynamicReduceSumOp r) {
+        // ReduceSum takes its axes as an input from opset 13 on.
+        setInt(add("ReduceSum", {nameOf(r.getX()), nameOf(r.getAxes())},
+                   {nameOf(r.getY())}),
+               "keepdims", r.getKeepDims());
+        return success();
+      })
+      .Case([&](DynamicReduceMeanOp r) -> LogicalResult {
+        // ReduceMean takes axes as an input only from opset 18: at this
+        // opset, the sum over the axes divided by the count, itself the
+        // sum of ones over them.
+        Type et = elementType(r.getX());
+        if (!isa<FloatType>(et))
+          return r.emitOpError("has no ONNX export at opset ")
+                 << kOpset << " (ReduceMean with an axes input needs opset 18)";
+        std::string x = nameOf(r.getX()), axes = nameOf(r.getAxes());
+        std::string sum = fresh(), shape = fresh(), ones = fresh(),
+                    count = fresh();
+        setInt(add("ReduceSum", {x, axes}, {sum}), "keepdims", r.getKeepDims());
+        add("Shape", {x}, {shape});
+        add("Expand", {scalarInitializer(et, 1.0), shape}, {ones});
+        setInt(add("ReduceSum", {ones, axes}, {count}), "keepdims",
+               r.getKeepDims());
+        add("Div", {sum, count}, {nameOf(r.getY())});
+        return success();
+      })
+      .Case<DynamicReduceMaxOp, DynamicReduceMinOp, DynamicReduceProdOp>(
+          [&](auto r) -> LogicalResult {
+            return r.emitOpError("has no ONNX export at opset ")
+                   << kOpset << " (a reduction with an axes input needs "
+                   << "opset 18)";
+          })
       .Case([&](ExpandOp e) {
         add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
             {nameOf(e.getY())});
@@ -1003,8 +1248,115 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return unaryName("Identity");
       })
       .Default([&](Operation *other) -> LogicalResult {
-        return other->emitError("has no ONNX export");
+        return other->emitOpError("has no ONNX export");
       });
+}
+
+LogicalResult OnnxExporter::setType(onnx::ValueInfoProto *info, Type t,
+                                    bool symbolic) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  std::optional<int32_t> et =
+      tensor ? onnxElementType(tensor.getElementType()) : std::nullopt;
+  if (!et)
+    return func.emitError("cannot export value of type ") << t;
+  onnx::TypeProto_Tensor *tt = info->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(*et);
+  onnx::TensorShapeProto *shape = tt->mutable_shape();
+  for (int64_t d : tensor.getShape()) {
+    auto *dim = shape->add_dim();
+    if (!ShapedType::isDynamic(d))
+      dim->set_dim_value(d);
+    else if (symbolic)
+      dim->set_dim_param("N"); // dynamic; one symbol, as for a batch size
+  }
+  return success();
+}
+
+LogicalResult OnnxExporter::exportBlock(Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (failed(exportOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult OnnxExporter::exportRegion(Region &region, onnx::GraphProto *out,
+                                         unsigned numInputs,
+                                         ArrayRef<std::string> outerNames) {
+  Block &block = region.front();
+  out->set_name(fresh());
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    if (i < numInputs) {
+      std::string name = fresh();
+      names[arg] = name;
+      onnx::ValueInfoProto *info = out->add_input();
+      info->set_name(name);
+      if (failed(setType(info, arg.getType(), /*symbolic=*/false)))
+        return failure();
+    } else {
+      names[arg] = outerNames[i - numInputs];
+    }
+  }
+  onnx::GraphProto *outer = graph;
+  graph = out;
+  LogicalResult result = exportBlock(block);
+  if (succeeded(result)) {
+    // Identity gives each output a name of this graph's own: a yielded
+    // value may be an input, an outer value, or yielded twice.
+    for (Value v : block.getTerminator()->getOperands()) {
+      std::string name = fresh();
+      add("Identity", {nameOf(v)}, {name});
+      onnx::ValueInfoProto *info = out->add_output();
+      info->set_name(name);
+      if (failed(setType(info, v.getType(), /*symbolic=*/false))) {
+        result = failure();
+        break;
+      }
+    }
+  }
+  graph = outer;
+  return result;
+}
+
+LogicalResult OnnxExporter::exportIf(IfOp op) {
+  // ONNX's branches take no inputs: the captures are read from outside.
+  std::vector<std::string> captures;
+  for (Value v : op.getCaptures())
+    captures.push_back(nameOf(v));
+  std::vector<std::string> outs;
+  for (Value r : op.getResults())
+    outs.push_back(nameOf(r));
+  onnx::NodeProto *n = add("If", {nameOf(op.getCond())}, outs);
+  for (auto [attrName, region] :
+       {std::pair<const char *, Region *>{"then_branch", &op.getThenRegion()},
+        {"else_branch", &op.getElseRegion()}}) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(attrName);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    if (failed(exportRegion(*region, a->mutable_g(), 0, captures)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult OnnxExporter::exportLoop(LoopOp op) {
+  // The body's inputs are the iteration number, the condition and the
+  // carried values, as in ONNX; the captures are read from outside.
+  std::vector<std::string> ins = {nameOf(op.getMaxTripCount()),
+                                  nameOf(op.getCond())};
+  for (Value v : op.getInitial())
+    ins.push_back(nameOf(v));
+  std::vector<std::string> captures;
+  for (Value v : op.getCaptures())
+    captures.push_back(nameOf(v));
+  std::vector<std::string> outs;
+  for (Value r : op.getResults())
+    outs.push_back(nameOf(r));
+  onnx::NodeProto *n = add("Loop", ins, outs);
+  onnx::AttributeProto *a = n->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  return exportRegion(op.getBody(), a->mutable_g(), 2 + op.getInitial().size(),
+                      captures);
 }
 
 LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
@@ -1015,25 +1367,6 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
   opset->set_version(kOpset);
   graph->set_name(func.getName().str());
 
-  auto setType = [&](onnx::ValueInfoProto *info, Type t) -> LogicalResult {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    std::optional<int32_t> et =
-        tensor ? onnxElementType(tensor.getElementType()) : std::nullopt;
-    if (!et)
-      return func.emitError("cannot export value of type ") << t;
-    onnx::TypeProto_Tensor *tt = info->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(*et);
-    onnx::TensorShapeProto *shape = tt->mutable_shape();
-    for (int64_t d : tensor.getShape()) {
-      auto *dim = shape->add_dim();
-      if (ShapedType::isDynamic(d))
-        dim->set_dim_param("N"); // dynamic; one symbol, as for a batch size
-      else
-        dim->set_dim_value(d);
-    }
-    return success();
-  };
-
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
     auto attr =
@@ -1043,7 +1376,7 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
     names[arg] = name;
     onnx::ValueInfoProto *info = graph->add_input();
     info->set_name(name);
-    if (failed(setType(info, arg.getType())))
+    if (failed(setType(info, arg.getType(), /*symbolic=*/true)))
       return failure();
   }
   for (Operation &op : body) {
@@ -1060,7 +1393,7 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
         add("Identity", {nameOf(v)}, {outName});
         onnx::ValueInfoProto *info = graph->add_output();
         info->set_name(outName);
-        if (failed(setType(info, v.getType())))
+        if (failed(setType(info, v.getType(), /*symbolic=*/true)))
           return failure();
       }
       continue;
