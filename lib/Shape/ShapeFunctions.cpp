@@ -524,14 +524,27 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
                 mode, "\"");
   result.clear();
   for (size_t i = 0; i < input.size(); ++i) {
-    int64_t dim = input[i];
-    if (mode == "reflect" && !isDynamic(dim) &&
-        (pads[2 * i] >= dim || pads[2 * i + 1] >= dim))
+    int64_t dim = input[i], before = pads[2 * i], after = pads[2 * i + 1];
+    bool padded = before || after;
+    // Reflection needs an element past the edge: an unpadded dimension may
+    // be any size.
+    if (mode == "reflect" && padded && !isDynamic(dim) &&
+        (before >= dim || after >= dim))
       return fail("expects reflect padding smaller than the dimension (", dim,
-                  ") in dimension ", i, ", got ", pads[2 * i], " and ",
-                  pads[2 * i + 1]);
-    result.push_back(isDynamic(dim) ? kDynamic
-                                    : dim + pads[2 * i] + pads[2 * i + 1]);
+                  ") in dimension ", i, ", got ", before, " and ", after);
+    if (mode == "edge" && padded && dim == 0)
+      return fail("expects a non-empty dimension ", i,
+                  " for edge padding (there is no edge to repeat)");
+    if (isDynamic(dim)) {
+      result.push_back(kDynamic);
+      continue;
+    }
+    int64_t paddedDim;
+    if (__builtin_add_overflow(dim, before, &paddedDim) ||
+        __builtin_add_overflow(paddedDim, after, &paddedDim))
+      return fail("padded dimension ", i, " (", dim, " + ", before, " + ",
+                  after, ") overflows int64");
+    result.push_back(paddedDim);
   }
   return Result::success();
 }

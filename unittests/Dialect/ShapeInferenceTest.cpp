@@ -7,6 +7,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace gopt;
 
@@ -224,6 +226,37 @@ TEST_F(ShapeInferenceTest, FlattenTransposeConcatSlicePad) {
   EXPECT_EQ(result, (Shape{1, 11, 11, 3}));
   EXPECT_TRUE(failed(inferPadShape({1, 2}, {0, 0, 2, 2}, "reflect", result,
                                    error("gopt.pad"))));
+}
+
+// The runtime resolves slice and pad shapes with these same functions
+// (runtime/src/OpSchema.cpp), so the checks it relied on live here.
+TEST_F(ShapeInferenceTest, SliceAndPadEdgeCases) {
+  Shape result;
+  // A start past the dimension gives an empty slice, not an error.
+  ASSERT_TRUE(succeeded(
+      inferSliceShape({4}, {6}, {9}, {1}, result, error("gopt.slice"))));
+  EXPECT_EQ(result, (Shape{0}));
+  EXPECT_TRUE(failed(
+      inferSliceShape({10}, {-3}, {10}, {1}, result, error("gopt.slice"))));
+  EXPECT_NE(lastMessage().find("expects non-negative starts"),
+            std::string::npos)
+      << lastMessage();
+  EXPECT_TRUE(failed(
+      inferSliceShape({10}, {0}, {10}, {0}, result, error("gopt.slice"))));
+  // An unpadded dimension may be empty whatever the mode.
+  ASSERT_TRUE(succeeded(inferPadShape({0, 3}, {0, 0, 1, 1}, "reflect", result,
+                                      error("gopt.pad"))));
+  EXPECT_EQ(result, (Shape{0, 5}));
+  EXPECT_TRUE(failed(
+      inferPadShape({0, 3}, {1, 0, 0, 0}, "edge", result, error("gopt.pad"))));
+  EXPECT_NE(lastMessage().find("non-empty dimension 0 for edge padding"),
+            std::string::npos)
+      << lastMessage();
+  int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(failed(
+      inferPadShape({2}, {huge, 0}, "constant", result, error("gopt.pad"))));
+  EXPECT_NE(lastMessage().find("overflows int64"), std::string::npos)
+      << lastMessage();
 }
 
 TEST_F(ShapeInferenceTest, DequantizePerChannelAndPerTensor) {

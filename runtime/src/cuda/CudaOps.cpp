@@ -443,13 +443,12 @@ StatusOr<std::unique_ptr<CudaKernel>> createSlice(const CudaKernelConfig &c) {
   size_t rank = shape.size();
   OpAttrs attrs = c.attrs();
   std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> steps =
-      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> steps = attrs.getInts("steps");
   std::vector<int64_t> inStrides = contiguousStrides(shape), strides(rank);
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) {
-    int64_t s = starts[d] < 0 ? starts[d] + shape[d] : starts[d];
-    s = std::clamp<int64_t>(s, 0, shape[d]);
+    // The shape function (shape::inferSliceShape) checked starts >= 0.
+    int64_t s = std::min(starts[d], shape[d]);
     base += s * inStrides[d];
     strides[d] = steps[d] * inStrides[d];
   }
