@@ -115,6 +115,14 @@ Result verifyWindowParams(const WindowParams &params) {
   return Result::success();
 }
 
+Dims absentWindowAttr(std::string_view name) {
+  if (name == "strides" || name == "dilations")
+    return {1, 1};
+  if (name == "pads")
+    return {0, 0, 0, 0};
+  return {};
+}
+
 Result computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
                         int64_t dilation, std::string_view padding,
                         int64_t before, int64_t after, bool ceilMode,

@@ -146,6 +146,10 @@ OpAttrs::getInts(const std::string &name,
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
+std::vector<int64_t> OpAttrs::getWindowInts(const std::string &name) const {
+  return has(name) ? getInts(name) : shape::absentWindowAttr(name);
+}
+
 std::vector<double> OpAttrs::getFloats(const std::string &name) const {
   auto it = op_->attrs().find(name);
   if (it == op_->attrs().end())
@@ -201,16 +205,15 @@ Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
 }
 
-// The window attributes of a convolution or pooling op; absent strides,
-// dilations and pads are 1s and 0s.
+// The window attributes of a convolution or pooling op.
 shape::WindowParams windowParams(const OpAttrs &attrs,
                                  const std::string &padding) {
   shape::WindowParams window;
   window.kernel = attrs.getInts("kernel");
-  window.strides = attrs.getInts("strides", {1, 1});
-  window.dilations = attrs.getInts("dilations", {1, 1});
+  window.strides = attrs.getWindowInts("strides");
+  window.dilations = attrs.getWindowInts("dilations");
   window.padding = padding;
-  window.pads = attrs.getInts("pads", {0, 0, 0, 0});
+  window.pads = attrs.getWindowInts("pads");
   window.ceilMode = attrs.getBool("ceil_mode");
   return window;
 }

@@ -130,6 +130,13 @@ struct WindowParams {
   bool ceilMode = false;
 };
 
+/// What an absent window attribute ("strides", "dilations" or "pads") of a
+/// 2-D convolution or pooling op means, where ODS declares it optional: 1s
+/// for strides and dilations, 0s (no explicit padding) for pads. Stated once
+/// for the dialect and the runtime; any other name has no such meaning
+/// (empty).
+Dims absentWindowAttr(std::string_view name);
+
 /// Checks the window attributes (sizes, signs, known padding mode).
 Result verifyWindowParams(const WindowParams &params);
 

@@ -459,13 +459,14 @@ static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
   if (failed(verifySameElementTypes(operands, names, error)))
     return failure();
   Conv2DParams params;
-  params.window.strides =
-      toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.window.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.window.dilations =
-      toDims(getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1}));
+      toDims(getI64ArrayOr(adaptor.getDilationsAttr(),
+                           ::gopt::shape::absentWindowAttr("dilations")));
   params.window.padding = adaptor.getPadding();
-  params.window.pads =
-      toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.window.pads = toDims(getI64ArrayOr(
+      adaptor.getPadsAttr(), ::gopt::shape::absentWindowAttr("pads")));
   params.groups = static_cast<int64_t>(adaptor.getGroups());
   params.dataFormat = adaptor.getDataFormat();
   params.filterFormat = adaptor.getFilterFormat();
@@ -690,10 +691,12 @@ static LogicalResult inferPoolTypes(Adaptor adaptor, const ShapeError &error,
                                     SmallVectorImpl<Type> &inferred) {
   WindowParams params;
   params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
-  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.dilations = {1, 1};
   params.padding = adaptor.getPadding();
-  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(),
+                                     ::gopt::shape::absentWindowAttr("pads")));
   params.ceilMode = adaptor.getCeilMode();
   Shape shape;
   if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
