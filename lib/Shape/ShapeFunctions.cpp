@@ -241,6 +241,59 @@ Result verifyChannelOperand(DimsRef operand, int64_t channels,
   return Result::success();
 }
 
+Result inferChannelCount(DimsRef x, std::string_view dataFormat,
+                         int64_t &channels) {
+  if (x.size() < 2)
+    return fail("expects an input of rank >= 2, got rank ", x.size());
+  Layout layout;
+  if (x.size() == 4)
+    if (Result r = parseDataFormat(dataFormat, layout); r.failed())
+      return r;
+  channels = x[channelAxis(dataFormat, x.size())];
+  return Result::success();
+}
+
+Result inferBiasAddShape(DimsRef x, DimsRef bias, std::string_view dataFormat,
+                         Dims &result) {
+  int64_t channels;
+  if (Result r = inferChannelCount(x, dataFormat, channels); r.failed())
+    return r;
+  if (Result r = verifyChannelOperand(bias, channels, "bias"); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferBatchNormShape(DimsRef x, const DimsRef (&perChannel)[4],
+                           std::string_view dataFormat, float epsilon,
+                           float momentum, int64_t &channels) {
+  if (Result r = inferChannelCount(x, dataFormat, channels); r.failed())
+    return r;
+  static const char *const names[] = {"scale", "offset", "mean", "variance"};
+  for (int i = 0; i < 4; ++i)
+    if (Result r = verifyChannelOperand(perChannel[i], channels, names[i]);
+        r.failed())
+      return r;
+  if (!(epsilon >= 0.0f))
+    return fail("expects epsilon >= 0, got ", epsilon);
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return fail("expects momentum in [0, 1], got ", momentum);
+  return Result::success();
+}
+
+Result inferGlobalPoolShape(DimsRef x, std::string_view dataFormat,
+                            Dims &result) {
+  if (x.size() != 4)
+    return fail("expects a rank-4 input, got rank ", x.size());
+  Layout layout;
+  if (Result r = parseDataFormat(dataFormat, layout); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  result[layout.h] = 1;
+  result[layout.w] = 1;
+  return Result::success();
+}
+
 Result detail::verifyConvOperands(DimsRef input, DimsRef filter,
                                   std::string_view dataFormat,
                                   std::string_view filterFormat,

@@ -251,32 +251,23 @@ Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
     return invalidArgument(
         "batch_norm with training=", training ? "true" : "false", " has ",
         expected, " results, the op lists ", out.size());
-  if (in[0].size() < 2)
-    return invalidArgument("batch_norm input must have rank >= 2");
-  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
-  Shape channels{in[0][axis]};
-  for (int i = 1; i < 5; ++i)
-    if (in[i] != channels)
-      return invalidArgument("batch_norm operand ", i, " ",
-                             shapeToString(in[i]), " must be ",
-                             shapeToString(channels));
+  const shape::DimsRef perChannel[4] = {in[1], in[2], in[3], in[4]};
+  int64_t channels;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferBatchNormShape(
+      in[0], perChannel, attrs.getString("data_format"),
+      static_cast<float>(attrs.getFloat("epsilon")),
+      static_cast<float>(attrs.getFloat("momentum")), channels)));
   out[0] = in[0];
   for (size_t i = 1; i < out.size(); ++i)
-    out[i] = channels;
+    out[i] = Shape{channels};
   return Status::success();
 }
 
 Status biasAddShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                     Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  if (in[0].size() < 2)
-    return invalidArgument("bias_add input must have rank >= 2");
-  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
-  if (in[1] != Shape{in[0][axis]})
-    return invalidArgument("bias ", shapeToString(in[1]), " must be [",
-                           in[0][axis], "]");
-  out[0] = in[0];
-  return Status::success();
+  return toStatus(shape::inferBiasAddShape(
+      in[0], in[1], attrs.getString("data_format"), out[0]));
 }
 
 Status matmulShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
@@ -298,11 +289,8 @@ Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 
 Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                        Shapes &out) {
-  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "global_avg_pool input"));
-  bool nchw = attrs.getString("data_format") == "NCHW";
-  out[0] =
-      nchw ? Shape{in[0][0], in[0][1], 1, 1} : Shape{in[0][0], 1, 1, in[0][3]};
-  return Status::success();
+  return toStatus(shape::inferGlobalPoolShape(
+      in[0], attrs.getString("data_format"), out[0]));
 }
 
 Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,

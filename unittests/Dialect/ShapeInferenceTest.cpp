@@ -259,6 +259,43 @@ TEST_F(ShapeInferenceTest, SliceAndPadEdgeCases) {
       << lastMessage();
 }
 
+// bias_add, batch_norm and global_avg_pool: one function each, called by
+// the dialect's inferTypes and the runtime's shape functions.
+TEST(SharedShapeFunctions, ChannelOpsAndGlobalPool) {
+  namespace shape = gopt::shape;
+  shape::Dims result;
+  shape::Dims x = {2, 3, 4, 5}, five = {5}, three = {3};
+  ASSERT_TRUE(shape::inferBiasAddShape(x, five, "NHWC", result).ok());
+  EXPECT_EQ(result, x);
+  ASSERT_TRUE(shape::inferBiasAddShape(x, three, "NCHW", result).ok());
+  shape::Result bad = shape::inferBiasAddShape(x, three, "NHWC", result);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "expects bias to have 5 elements (one per channel), got 3");
+  shape::Dims vector = {7};
+  EXPECT_FALSE(shape::inferBiasAddShape(vector, vector, "NHWC", result).ok());
+
+  const shape::DimsRef stats[4] = {five, five, five, five};
+  int64_t channels = 0;
+  ASSERT_TRUE(
+      shape::inferBatchNormShape(x, stats, "NHWC", 1e-3f, 0.9f, channels).ok());
+  EXPECT_EQ(channels, 5);
+  bad = shape::inferBatchNormShape(x, stats, "NHWC", 1e-3f, 1.5f, channels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(), "expects momentum in [0, 1], got 1.5");
+  const shape::DimsRef wrongMean[4] = {five, five, three, five};
+  bad = shape::inferBatchNormShape(x, wrongMean, "NHWC", 1e-3f, 0.9f, channels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "expects mean to have 5 elements (one per channel), got 3");
+
+  ASSERT_TRUE(shape::inferGlobalPoolShape(x, "NCHW", result).ok());
+  EXPECT_EQ(result, (shape::Dims{2, 3, 1, 1}));
+  ASSERT_TRUE(shape::inferGlobalPoolShape(x, "NHWC", result).ok());
+  EXPECT_EQ(result, (shape::Dims{2, 1, 1, 5}));
+  EXPECT_FALSE(shape::inferGlobalPoolShape(five, "NHWC", result).ok());
+}
+
 TEST_F(ShapeInferenceTest, DequantizePerChannelAndPerTensor) {
   Shape result;
   ASSERT_TRUE(succeeded(inferDequantizeShape({64, 3, 7, 7}, {64}, 0, result,

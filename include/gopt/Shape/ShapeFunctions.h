@@ -158,6 +158,28 @@ Result inferBroadcastShape(DimsRef lhs, DimsRef rhs, Dims &result);
 Result verifyChannelOperand(DimsRef operand, int64_t channels,
                             std::string_view operandName);
 
+/// The channel count of an input of gopt.batch_norm or gopt.bias_add: rank
+/// >= 2, a known `dataFormat` at rank 4, channels on the axis it names
+/// (channelAxis).
+Result inferChannelCount(DimsRef x, std::string_view dataFormat,
+                         int64_t &channels);
+
+/// gopt.bias_add: `bias` has one value per channel of `x`; the result has
+/// x's shape.
+Result inferBiasAddShape(DimsRef x, DimsRef bias, std::string_view dataFormat,
+                         Dims &result);
+
+/// gopt.batch_norm: `perChannel` are scale, offset, mean and variance, one
+/// value per channel of `x` each; epsilon >= 0 and momentum in [0, 1]. The
+/// first result has x's shape, the training statistics `channels` values.
+Result inferBatchNormShape(DimsRef x, const DimsRef (&perChannel)[4],
+                           std::string_view dataFormat, float epsilon,
+                           float momentum, int64_t &channels);
+
+/// gopt.global_avg_pool: a rank-4 input in `dataFormat`; H and W become 1.
+Result inferGlobalPoolShape(DimsRef x, std::string_view dataFormat,
+                            Dims &result);
+
 struct Conv2DParams {
   WindowParams window; // the kernel is taken from the filter
   int64_t groups = 1;
