@@ -160,13 +160,14 @@ Status sliceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   const Shape &shape = in[0].shape();
   int64_t rank = shape.size();
   std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> steps = attrs.getInts("steps");
+  std::vector<int64_t> steps =
+      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
   std::vector<int64_t> inStrides = rowMajorStrides(shape);
   std::vector<int64_t> strides(rank);
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
-    // The shape function (shape::inferSliceShape) checked starts >= 0.
-    int64_t s = std::min(starts[d], shape[d]);
+    int64_t s = starts[d] < 0 ? starts[d] + shape[d] : starts[d];
+    s = std::clamp<int64_t>(s, 0, shape[d]);
     base += s * inStrides[d];
     strides[d] = steps[d] * inStrides[d];
   }
