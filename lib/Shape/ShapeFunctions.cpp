@@ -115,6 +115,14 @@ Result verifyWindowParams(const WindowParams &params) {
   return Result::success();
 }
 
+Dims absentWindowAttr(std::string_view name) {
+  if (name == "strides" || name == "dilations")
+    return {1, 1};
+  if (name == "pads")
+    return {0, 0, 0, 0};
+  return {};
+}
+
 Result computeWindowDim(int64_t in, int64_t kernel, int64_t stride,
                         int64_t dilation, std::string_view padding,
                         int64_t before, int64_t after, bool ceilMode,
@@ -230,6 +238,59 @@ Result verifyChannelOperand(DimsRef operand, int64_t channels,
   if (!isDynamic(operand[0]) && !isDynamic(channels) && operand[0] != channels)
     return fail("expects ", operandName, " to have ", channels,
                 " elements (one per channel), got ", operand[0]);
+  return Result::success();
+}
+
+Result inferChannelCount(DimsRef x, std::string_view dataFormat,
+                         int64_t &channels) {
+  if (x.size() < 2)
+    return fail("expects an input of rank >= 2, got rank ", x.size());
+  Layout layout;
+  if (x.size() == 4)
+    if (Result r = parseDataFormat(dataFormat, layout); r.failed())
+      return r;
+  channels = x[channelAxis(dataFormat, x.size())];
+  return Result::success();
+}
+
+Result inferBiasAddShape(DimsRef x, DimsRef bias, std::string_view dataFormat,
+                         Dims &result) {
+  int64_t channels;
+  if (Result r = inferChannelCount(x, dataFormat, channels); r.failed())
+    return r;
+  if (Result r = verifyChannelOperand(bias, channels, "bias"); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  return Result::success();
+}
+
+Result inferBatchNormShape(DimsRef x, const DimsRef (&perChannel)[4],
+                           std::string_view dataFormat, float epsilon,
+                           float momentum, int64_t &channels) {
+  if (Result r = inferChannelCount(x, dataFormat, channels); r.failed())
+    return r;
+  static const char *const names[] = {"scale", "offset", "mean", "variance"};
+  for (int i = 0; i < 4; ++i)
+    if (Result r = verifyChannelOperand(perChannel[i], channels, names[i]);
+        r.failed())
+      return r;
+  if (!(epsilon >= 0.0f))
+    return fail("expects epsilon >= 0, got ", epsilon);
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return fail("expects momentum in [0, 1], got ", momentum);
+  return Result::success();
+}
+
+Result inferGlobalPoolShape(DimsRef x, std::string_view dataFormat,
+                            Dims &result) {
+  if (x.size() != 4)
+    return fail("expects a rank-4 input, got rank ", x.size());
+  Layout layout;
+  if (Result r = parseDataFormat(dataFormat, layout); r.failed())
+    return r;
+  result.assign(x.begin(), x.end());
+  result[layout.h] = 1;
+  result[layout.w] = 1;
   return Result::success();
 }
 
@@ -524,14 +585,27 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
                 mode, "\"");
   result.clear();
   for (size_t i = 0; i < input.size(); ++i) {
-    int64_t dim = input[i];
-    if (mode == "reflect" && !isDynamic(dim) &&
-        (pads[2 * i] >= dim || pads[2 * i + 1] >= dim))
+    int64_t dim = input[i], before = pads[2 * i], after = pads[2 * i + 1];
+    bool padded = before || after;
+    // Reflection needs an element past the edge: an unpadded dimension may
+    // be any size.
+    if (mode == "reflect" && padded && !isDynamic(dim) &&
+        (before >= dim || after >= dim))
       return fail("expects reflect padding smaller than the dimension (", dim,
-                  ") in dimension ", i, ", got ", pads[2 * i], " and ",
-                  pads[2 * i + 1]);
-    result.push_back(isDynamic(dim) ? kDynamic
-                                    : dim + pads[2 * i] + pads[2 * i + 1]);
+                  ") in dimension ", i, ", got ", before, " and ", after);
+    if (mode == "edge" && padded && dim == 0)
+      return fail("expects a non-empty dimension ", i,
+                  " for edge padding (there is no edge to repeat)");
+    if (isDynamic(dim)) {
+      result.push_back(kDynamic);
+      continue;
+    }
+    int64_t paddedDim;
+    if (__builtin_add_overflow(dim, before, &paddedDim) ||
+        __builtin_add_overflow(paddedDim, after, &paddedDim))
+      return fail("padded dimension ", i, " (", dim, " + ", before, " + ",
+                  after, ") overflows int64");
+    result.push_back(paddedDim);
   }
   return Result::success();
 }

@@ -146,6 +146,10 @@ OpAttrs::getInts(const std::string &name,
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
+std::vector<int64_t> OpAttrs::getWindowInts(const std::string &name) const {
+  return has(name) ? getInts(name) : shape::absentWindowAttr(name);
+}
+
 std::vector<double> OpAttrs::getFloats(const std::string &name) const {
   auto it = op_->attrs().find(name);
   if (it == op_->attrs().end())
@@ -201,16 +205,15 @@ Status binaryShape(const OpAttrs &, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
 }
 
-// The window attributes of a convolution or pooling op; absent strides,
-// dilations and pads are 1s and 0s.
+// The window attributes of a convolution or pooling op.
 shape::WindowParams windowParams(const OpAttrs &attrs,
                                  const std::string &padding) {
   shape::WindowParams window;
   window.kernel = attrs.getInts("kernel");
-  window.strides = attrs.getInts("strides", {1, 1});
-  window.dilations = attrs.getInts("dilations", {1, 1});
+  window.strides = attrs.getWindowInts("strides");
+  window.dilations = attrs.getWindowInts("dilations");
   window.padding = padding;
-  window.pads = attrs.getInts("pads", {0, 0, 0, 0});
+  window.pads = attrs.getWindowInts("pads");
   window.ceilMode = attrs.getBool("ceil_mode");
   return window;
 }
@@ -248,32 +251,23 @@ Status batchNormShape(const OpAttrs &attrs, const Shapes &in,
     return invalidArgument(
         "batch_norm with training=", training ? "true" : "false", " has ",
         expected, " results, the op lists ", out.size());
-  if (in[0].size() < 2)
-    return invalidArgument("batch_norm input must have rank >= 2");
-  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
-  Shape channels{in[0][axis]};
-  for (int i = 1; i < 5; ++i)
-    if (in[i] != channels)
-      return invalidArgument("batch_norm operand ", i, " ",
-                             shapeToString(in[i]), " must be ",
-                             shapeToString(channels));
+  const shape::DimsRef perChannel[4] = {in[1], in[2], in[3], in[4]};
+  int64_t channels;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferBatchNormShape(
+      in[0], perChannel, attrs.getString("data_format"),
+      static_cast<float>(attrs.getFloat("epsilon")),
+      static_cast<float>(attrs.getFloat("momentum")), channels)));
   out[0] = in[0];
   for (size_t i = 1; i < out.size(); ++i)
-    out[i] = channels;
+    out[i] = Shape{channels};
   return Status::success();
 }
 
 Status biasAddShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                     Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
-  if (in[0].size() < 2)
-    return invalidArgument("bias_add input must have rank >= 2");
-  int64_t axis = channelAxis(attrs.getString("data_format"), in[0].size());
-  if (in[1] != Shape{in[0][axis]})
-    return invalidArgument("bias ", shapeToString(in[1]), " must be [",
-                           in[0][axis], "]");
-  out[0] = in[0];
-  return Status::success();
+  return toStatus(shape::inferBiasAddShape(
+      in[0], in[1], attrs.getString("data_format"), out[0]));
 }
 
 Status matmulShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
@@ -295,11 +289,8 @@ Status poolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
 
 Status globalPoolShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                        Shapes &out) {
-  GOPT_RETURN_IF_ERROR(requireRank(in[0], 4, "global_avg_pool input"));
-  bool nchw = attrs.getString("data_format") == "NCHW";
-  out[0] =
-      nchw ? Shape{in[0][0], in[0][1], 1, 1} : Shape{in[0][0], 1, 1, in[0][3]};
-  return Status::success();
+  return toStatus(shape::inferGlobalPoolShape(
+      in[0], attrs.getString("data_format"), out[0]));
 }
 
 Status softmaxShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
@@ -623,64 +614,18 @@ Status batchNormGradShape(const OpAttrs &attrs, const Shapes &in,
   out[1] = out[2] = channels;
   return Status::success();
 }
-} // namespace
-
-// Resolves slice bounds of one dimension: negative indices count from the
-// end, then both are clamped to [0, dim].
-static void sliceBounds(int64_t dim, int64_t &start, int64_t &end) {
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  start = std::clamp<int64_t>(start, 0, dim);
-  end = std::clamp<int64_t>(end, 0, dim);
-}
-
-namespace {
 
 Status sliceShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                   Shapes &out) {
-  int64_t rank = in[0].size();
-  std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> ends = attrs.getInts("ends");
-  std::vector<int64_t> steps =
-      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
-  GOPT_RETURN_IF_ERROR(requireListSize(starts, rank, "starts"));
-  GOPT_RETURN_IF_ERROR(requireListSize(ends, rank, "ends"));
-  GOPT_RETURN_IF_ERROR(requireListSize(steps, rank, "steps"));
-  out[0].assign(rank, 0);
-  for (int64_t i = 0; i < rank; ++i) {
-    if (steps[i] <= 0)
-      return invalidArgument("slice step ", steps[i], " must be > 0");
-    int64_t s = starts[i], e = ends[i];
-    sliceBounds(in[0][i], s, e);
-    out[0][i] = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
-  }
-  return Status::success();
+  return toStatus(shape::inferSliceShape(in[0], attrs.getInts("starts"),
+                                         attrs.getInts("ends"),
+                                         attrs.getInts("steps"), out[0]));
 }
 
 Status padShape(const OpAttrs &attrs, const Shapes &in, const DTypes &,
                 Shapes &out) {
-  int64_t rank = in[0].size();
-  std::vector<int64_t> pads = attrs.getInts("pads");
-  GOPT_RETURN_IF_ERROR(requireListSize(pads, 2 * rank, "pads"));
-  std::string mode = attrs.getString("mode");
-  out[0] = in[0];
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t before = pads[2 * i], after = pads[2 * i + 1];
-    if (before < 0 || after < 0)
-      return invalidArgument("pad amounts must be non-negative");
-    if (mode == "reflect" && (before >= in[0][i] || after >= in[0][i]) &&
-        (before || after))
-      return invalidArgument("reflect padding of dim ", i, " (size ", in[0][i],
-                             ") must be smaller than the dim");
-    if (mode == "edge" && in[0][i] == 0 && (before || after))
-      return invalidArgument("edge padding of an empty dim ", i);
-    if (__builtin_add_overflow(out[0][i], before, &out[0][i]) ||
-        __builtin_add_overflow(out[0][i], after, &out[0][i]))
-      return invalidArgument("padded dim ", i, " overflows int64");
-  }
-  return Status::success();
+  return toStatus(shape::inferPadShape(in[0], attrs.getInts("pads"),
+                                       attrs.getString("mode"), out[0]));
 }
 
 Status shapeOfShape(const OpAttrs &, const Shapes &in, const DTypes &,
@@ -689,8 +634,9 @@ Status shapeOfShape(const OpAttrs &, const Shapes &in, const DTypes &,
   return Status::success();
 }
 
-// Values (i8 for dequantize, f32 for quantize) and f32 scales: one per
-// slice along `axis`, or one.
+// Values (i8 for dequantize, f32 for quantize) and f32 scales; the shapes
+// are the dialect's (shape::inferDequantizeShape), the element types are
+// checked here as ODS checks them in the dialect.
 Status quantizationShape(const char *op, DType valueType, const OpAttrs &attrs,
                          const Shapes &in, const DTypes &types, Shapes &out) {
   if (types[0] != valueType)
@@ -699,19 +645,8 @@ Status quantizationShape(const char *op, DType valueType, const OpAttrs &attrs,
   if (types[1] != DType::kF32)
     return invalidArgument(op, " scales must be f32, got ",
                            dtypeName(types[1]));
-  int64_t rank = in[0].size();
-  if (rank == 0)
-    return invalidArgument(op, " values must have rank >= 1");
-  GOPT_ASSIGN_OR_RETURN(int64_t axis,
-                        normalizeAxis(attrs.getInt("axis", 0), rank));
-  std::string scalesName = std::string(op) + " scales";
-  GOPT_RETURN_IF_ERROR(requireRank(in[1], 1, scalesName.c_str()));
-  if (in[1][0] != 1 && in[1][0] != in[0][axis])
-    return invalidArgument(op, " expects ", in[0][axis], " scales (dim ", axis,
-                           " of values ", shapeToString(in[0]), ") or 1, got ",
-                           in[1][0]);
-  out[0] = in[0];
-  return Status::success();
+  return toStatus(
+      shape::inferDequantizeShape(in[0], in[1], attrs.getInt("axis"), out[0]));
 }
 
 Status dequantizeShape(const OpAttrs &attrs, const Shapes &in,

@@ -7,6 +7,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace gopt;
 
@@ -224,6 +226,74 @@ TEST_F(ShapeInferenceTest, FlattenTransposeConcatSlicePad) {
   EXPECT_EQ(result, (Shape{1, 11, 11, 3}));
   EXPECT_TRUE(failed(inferPadShape({1, 2}, {0, 0, 2, 2}, "reflect", result,
                                    error("gopt.pad"))));
+}
+
+// The runtime resolves slice and pad shapes with these same functions
+// (runtime/src/OpSchema.cpp), so the checks it relied on live here.
+TEST_F(ShapeInferenceTest, SliceAndPadEdgeCases) {
+  Shape result;
+  // A start past the dimension gives an empty slice, not an error.
+  ASSERT_TRUE(succeeded(
+      inferSliceShape({4}, {6}, {9}, {1}, result, error("gopt.slice"))));
+  EXPECT_EQ(result, (Shape{0}));
+  EXPECT_TRUE(failed(
+      inferSliceShape({10}, {-3}, {10}, {1}, result, error("gopt.slice"))));
+  EXPECT_NE(lastMessage().find("expects non-negative starts"),
+            std::string::npos)
+      << lastMessage();
+  EXPECT_TRUE(failed(
+      inferSliceShape({10}, {0}, {10}, {0}, result, error("gopt.slice"))));
+  // An unpadded dimension may be empty whatever the mode.
+  ASSERT_TRUE(succeeded(inferPadShape({0, 3}, {0, 0, 1, 1}, "reflect", result,
+                                      error("gopt.pad"))));
+  EXPECT_EQ(result, (Shape{0, 5}));
+  EXPECT_TRUE(failed(
+      inferPadShape({0, 3}, {1, 0, 0, 0}, "edge", result, error("gopt.pad"))));
+  EXPECT_NE(lastMessage().find("non-empty dimension 0 for edge padding"),
+            std::string::npos)
+      << lastMessage();
+  int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(failed(
+      inferPadShape({2}, {huge, 0}, "constant", result, error("gopt.pad"))));
+  EXPECT_NE(lastMessage().find("overflows int64"), std::string::npos)
+      << lastMessage();
+}
+
+// bias_add, batch_norm and global_avg_pool: one function each, called by
+// the dialect's inferTypes and the runtime's shape functions.
+TEST(SharedShapeFunctions, ChannelOpsAndGlobalPool) {
+  namespace shape = gopt::shape;
+  shape::Dims result;
+  shape::Dims x = {2, 3, 4, 5}, five = {5}, three = {3};
+  ASSERT_TRUE(shape::inferBiasAddShape(x, five, "NHWC", result).ok());
+  EXPECT_EQ(result, x);
+  ASSERT_TRUE(shape::inferBiasAddShape(x, three, "NCHW", result).ok());
+  shape::Result bad = shape::inferBiasAddShape(x, three, "NHWC", result);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "expects bias to have 5 elements (one per channel), got 3");
+  shape::Dims vector = {7};
+  EXPECT_FALSE(shape::inferBiasAddShape(vector, vector, "NHWC", result).ok());
+
+  const shape::DimsRef stats[4] = {five, five, five, five};
+  int64_t channels = 0;
+  ASSERT_TRUE(
+      shape::inferBatchNormShape(x, stats, "NHWC", 1e-3f, 0.9f, channels).ok());
+  EXPECT_EQ(channels, 5);
+  bad = shape::inferBatchNormShape(x, stats, "NHWC", 1e-3f, 1.5f, channels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(), "expects momentum in [0, 1], got 1.5");
+  const shape::DimsRef wrongMean[4] = {five, five, three, five};
+  bad = shape::inferBatchNormShape(x, wrongMean, "NHWC", 1e-3f, 0.9f, channels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "expects mean to have 5 elements (one per channel), got 3");
+
+  ASSERT_TRUE(shape::inferGlobalPoolShape(x, "NCHW", result).ok());
+  EXPECT_EQ(result, (shape::Dims{2, 3, 1, 1}));
+  ASSERT_TRUE(shape::inferGlobalPoolShape(x, "NHWC", result).ok());
+  EXPECT_EQ(result, (shape::Dims{2, 1, 1, 5}));
+  EXPECT_FALSE(shape::inferGlobalPoolShape(five, "NHWC", result).ok());
 }
 
 TEST_F(ShapeInferenceTest, DequantizePerChannelAndPerTensor) {

@@ -95,6 +95,16 @@ TEST(OpTableTest, AbsentAttributesReadOdsDefaults) {
   EXPECT_EQ(typed.filterFormat(), "HWIO");
   EXPECT_FALSE(typed.hasStrides());
   EXPECT_EQ(typed.strides({1, 1}), (std::vector<int64_t>{1, 1}));
+  // Kernels and shape functions read window attributes through
+  // getWindowInts: absence means shape::absentWindowAttr's 1s and 0s.
+  OpAttrs convAttrs(conv);
+  EXPECT_EQ(convAttrs.getWindowInts("strides"), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(convAttrs.getWindowInts("dilations"), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(convAttrs.getWindowInts("pads"),
+            (std::vector<int64_t>{0, 0, 0, 0}));
+  (*conv.mutable_attrs())["strides"].mutable_ints()->add_values(2);
+  (*conv.mutable_attrs())["strides"].mutable_ints()->add_values(3);
+  EXPECT_EQ(convAttrs.getWindowInts("strides"), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(OpTableTest, UnaryMathOpsAreInTheTable) {

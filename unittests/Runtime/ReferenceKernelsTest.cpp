@@ -447,11 +447,21 @@ TEST(ShapeOpsRef, Slice) {
                    {x}, {F32, {3}});
   expectNear(values<float>(y), {1, 4, 7});
   Tensor z = runOk("slice",
-                   {{"starts", intsAttr({-3})},
+                   {{"starts", intsAttr({7})},
                     {"ends", intsAttr({10})},
                     {"steps", intsAttr({1})}},
                    {x}, {F32, {3}});
   expectNear(values<float>(z), {7, 8, 9});
+  // As in the dialect, negative starts are the importers' to normalise.
+  auto negative = runOp("slice",
+                        {{"starts", intsAttr({-3})},
+                         {"ends", intsAttr({10})},
+                         {"steps", intsAttr({1})}},
+                        {x}, {{F32, {3}}});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("expects non-negative starts"),
+            std::string::npos)
+      << negative.status().message();
   Tensor m = makeF32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   Tensor w = runOk("slice",
                    {{"starts", intsAttr({1, 0})},
@@ -553,11 +563,11 @@ TEST(DequantizeRef, RejectsBadTypesScalesAndAxis) {
   };
   expectError(runOp("dequantize", {{"axis", intAttr(0)}},
                     {q, makeF32({3}, {1, 1, 1})}, {{F32, {2, 3}}}),
-              "dequantize expects 2 scales (dim 0 of values [2,3]) or 1, "
-              "got 3");
+              "expects 2 scales (dimension 0 of values [2, 3]) or 1 "
+              "(per-tensor), got 3");
   expectError(runOp("dequantize", {{"axis", intAttr(2)}},
                     {q, makeF32({1}, {1})}, {{F32, {2, 3}}}),
-              "axis 2 out of range for rank 2");
+              "expects axis in [-2, 2) for a rank-2 operand, got 2");
   expectError(runOp("dequantize", {}, {makeF32({2}, {1, 2}), makeF32({1}, {1})},
                     {{F32, {2}}}),
               "dequantize values must be i8, got f32");
@@ -566,7 +576,8 @@ TEST(DequantizeRef, RejectsBadTypesScalesAndAxis) {
       "the op produces f32");
   expectError(
       runOp("dequantize", {}, {q, makeF32({2, 1}, {1, 1})}, {{F32, {2, 3}}}),
-      "dequantize scales must have rank 1");
+      "expects rank-1 scales (one per channel along axis 0, or one "
+      "for the whole tensor), got rank 2");
 }
 
 TEST(QuantizeRef, RoundsHalfToEvenSaturatesAndInvertsDequantize) {

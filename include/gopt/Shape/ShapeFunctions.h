@@ -130,6 +130,13 @@ struct WindowParams {
   bool ceilMode = false;
 };
 
+/// What an absent window attribute ("strides", "dilations" or "pads") of a
+/// 2-D convolution or pooling op means, where ODS declares it optional: 1s
+/// for strides and dilations, 0s (no explicit padding) for pads. Stated once
+/// for the dialect and the runtime; any other name has no such meaning
+/// (empty).
+Dims absentWindowAttr(std::string_view name);
+
 /// Checks the window attributes (sizes, signs, known padding mode).
 Result verifyWindowParams(const WindowParams &params);
 
@@ -150,6 +157,28 @@ Result inferBroadcastShape(DimsRef lhs, DimsRef rhs, Dims &result);
 /// Checks a per-channel operand (rank 1, size `channels`).
 Result verifyChannelOperand(DimsRef operand, int64_t channels,
                             std::string_view operandName);
+
+/// The channel count of an input of gopt.batch_norm or gopt.bias_add: rank
+/// >= 2, a known `dataFormat` at rank 4, channels on the axis it names
+/// (channelAxis).
+Result inferChannelCount(DimsRef x, std::string_view dataFormat,
+                         int64_t &channels);
+
+/// gopt.bias_add: `bias` has one value per channel of `x`; the result has
+/// x's shape.
+Result inferBiasAddShape(DimsRef x, DimsRef bias, std::string_view dataFormat,
+                         Dims &result);
+
+/// gopt.batch_norm: `perChannel` are scale, offset, mean and variance, one
+/// value per channel of `x` each; epsilon >= 0 and momentum in [0, 1]. The
+/// first result has x's shape, the training statistics `channels` values.
+Result inferBatchNormShape(DimsRef x, const DimsRef (&perChannel)[4],
+                           std::string_view dataFormat, float epsilon,
+                           float momentum, int64_t &channels);
+
+/// gopt.global_avg_pool: a rank-4 input in `dataFormat`; H and W become 1.
+Result inferGlobalPoolShape(DimsRef x, std::string_view dataFormat,
+                            Dims &result);
 
 struct Conv2DParams {
   WindowParams window; // the kernel is taken from the filter

@@ -390,7 +390,7 @@ bool CpuScheduler::quantizedWeight(int w, int64_t axis, const int8_t *&data,
       dtype(s) != DType::kF32)
     return false;
   int64_t rank = static_cast<int64_t>(shape(q).size());
-  int64_t opAxis = OpAttrs(op).getInt("axis", 0);
+  int64_t opAxis = OpAttrs(op).getInt("axis");
   if (opAxis < 0)
     opAxis += rank;
   int64_t n = numElements(shape(s));
@@ -889,7 +889,7 @@ Status CpuScheduler::build() {
     if (op.outputs_size() == 1 && op.inputs_size() > 0)
       nonNegative_[op.outputs(0)] =
           k == "relu" || k == "relu6" ||
-          (k == "clip" && attrs.getFloat("min", 0) >= 0) ||
+          (k == "clip" && attrs.getFloat("min") >= 0) ||
           (k == "conv2d" && (activation == "relu" || activation == "relu6")) ||
           (sameAsInput && nonNegative_[op.inputs(0)]);
   }

@@ -934,7 +934,7 @@ StatusOr<std::unique_ptr<Kernel>> createQuantization(const KernelConfig &c) {
   bool quantize;
   const Shape &x = c.inputShapes[0];
   int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = c.attrs().getInt("axis", 0);
+  int64_t axis = c.attrs().getInt("axis");
   if (axis < 0)
     axis += rank;
   int64_t numScales = numElements(c.inputShapes[1]);
@@ -973,8 +973,8 @@ createTrainingBatchNorm(const KernelConfig &c) {
   for (int64_t d = axis + 1; d < rank; ++d)
     inner *= x[d];
   return std::unique_ptr<Kernel>(std::make_unique<TrainingBatchNormKernel>(
-      outer, x[axis], inner, attrs.getFloat("epsilon", 1e-3),
-      attrs.getFloat("momentum", 0.9)));
+      outer, x[axis], inner, attrs.getFloat("epsilon"),
+      attrs.getFloat("momentum")));
 }
 
 bool isZeroPreservingElementwise(const plan::Op &op) {

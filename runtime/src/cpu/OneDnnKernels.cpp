@@ -195,9 +195,9 @@ StatusOr<ConvGeometry> convGeometry(const KernelConfig &c) {
   ConvGeometry g;
   g.nchw = attrs.getString("data_format") == "NCHW";
   bool oihw = attrs.getString("filter_format") == "OIHW";
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   int64_t groups = attrs.getInt("groups");
   const Shape &x = c.inputShapes[0], &f = c.inputShapes[1];
@@ -603,8 +603,8 @@ public:
     bool isMax = c.op->kind() == "max_pool";
     bool nchw = attrs.getString("data_format") == "NCHW";
     std::vector<int64_t> kernel = attrs.getInts("kernel");
-    std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-    std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+    std::vector<int64_t> strides = attrs.getWindowInts("strides");
+    std::vector<int64_t> pads = attrs.getWindowInts("pads");
     std::string padding = attrs.getString("padding");
     bool ceilMode = attrs.getBool("ceil_mode");
     bool includePad = attrs.getBool("count_include_pad");
@@ -727,7 +727,7 @@ public:
     try {
       dnnl::batch_normalization_forward::desc desc(
           dnnl::prop_kind::forward_inference, dataMd,
-          static_cast<float>(attrs.getFloat("epsilon", 1e-3)), flags);
+          static_cast<float>(attrs.getFloat("epsilon")), flags);
       pd = dnnl::batch_normalization_forward::primitive_desc(
           desc, scratchpadAttr(), cpuEngine());
     } catch (const dnnl::error &e) {

@@ -392,7 +392,7 @@ Status copyKernel(const RefContext &, const std::vector<Tensor> &in,
 /// without one, its place in the plan (a forward-only graph whose dropouts
 /// all have seed 0 still draws a different mask for each).
 int64_t dropoutStream(const RefContext &ctx) {
-  int64_t seed = ctx.attrs().getInt("seed", 0);
+  int64_t seed = ctx.attrs().getInt("seed");
   return seed != 0 ? seed : -1 - static_cast<int64_t>(ctx.opIndex);
 }
 
@@ -403,7 +403,7 @@ Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
     return copyKernel(ctx, in, out);
   if (in[0].dtype() != DType::kF32)
     return unimplemented("training dropout supports floating point only");
-  double ratio = attrs.getFloat("ratio", 0.5);
+  double ratio = attrs.getFloat("ratio");
   if (ratio < 0 || ratio >= 1)
     return invalidArgument("dropout ratio ", ratio, " must be in [0, 1)");
   uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
@@ -418,7 +418,7 @@ Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 Status dropoutGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
-  double ratio = attrs.getFloat("ratio", 0.5);
+  double ratio = attrs.getFloat("ratio");
   if (ratio < 0 || ratio >= 1)
     return invalidArgument("dropout_grad ratio ", ratio, " must be in [0, 1)");
   uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
@@ -470,11 +470,11 @@ StatusOr<QuantizationLayout> getQuantizationLayout(const char *op,
                                                    const Tensor &scales) {
   const Shape &shape = x.shape();
   int64_t rank = shape.size();
-  int64_t axis = ctx.attrs().getInt("axis", 0);
+  int64_t axis = ctx.attrs().getInt("axis");
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank)
-    return invalidArgument(op, " axis ", ctx.attrs().getInt("axis", 0),
+    return invalidArgument(op, " axis ", ctx.attrs().getInt("axis"),
                            " out of range for rank ", rank);
   QuantizationLayout l;
   l.channels = shape[axis];

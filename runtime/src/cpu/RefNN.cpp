@@ -23,9 +23,9 @@ Status conv2dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   OpAttrs attrs = ctx.attrs();
   bool nchw = attrs.getString("data_format") == "NCHW";
   bool oihw = attrs.getString("filter_format") == "OIHW";
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   std::string activation = attrs.getString("activation");
   int64_t groups = attrs.getInt("groups");
@@ -79,7 +79,7 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   OpAttrs attrs = ctx.attrs();
   const Tensor &x = in[0];
   int64_t axis = channelAxis(attrs.getString("data_format"), x.rank());
-  double eps = attrs.getFloat("epsilon", 1e-3);
+  double eps = attrs.getFloat("epsilon");
   int64_t channels = x.dim(axis);
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < x.rank(); ++d)
@@ -118,7 +118,7 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                                    std::sqrt(batchVar[c] + eps) * scale[c] +
                                offset[c]);
   }
-  double momentum = attrs.getFloat("momentum", 0.9);
+  double momentum = attrs.getFloat("momentum");
   float *outMean = out[1].data<float>(), *outVar = out[2].data<float>(),
         *runMean = out[3].data<float>(), *runVar = out[4].data<float>();
   for (int64_t c = 0; c < channels; ++c) {
@@ -217,7 +217,7 @@ template <bool Log>
 Status softmaxKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                      std::vector<Tensor> &out) {
   const Tensor &x = in[0];
-  int64_t axis = ctx.attrs().getInt("axis", -1);
+  int64_t axis = ctx.attrs().getInt("axis");
   if (axis < 0)
     axis += x.rank();
   int64_t outer = 1, len = x.dim(axis), inner = 1;
@@ -253,9 +253,9 @@ StatusOr<PoolWindow> poolWindow(const OpAttrs &attrs, const Shape &x) {
   PoolWindow pw;
   pw.nchw = attrs.getString("data_format") == "NCHW";
   pw.kernel = attrs.getInts("kernel");
-  pw.strides = attrs.getInts("strides", {1, 1});
+  pw.strides = attrs.getWindowInts("strides");
   pw.includePad = attrs.getBool("count_include_pad");
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   bool ceilMode = attrs.getBool("ceil_mode");
   Layout4D l(x, pw.nchw);

@@ -166,7 +166,7 @@ Status concatKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
   const Shape &outShape = out[0].shape();
   int64_t rank = outShape.size();
-  int64_t axis = ctx.attrs().getInt("axis", 0);
+  int64_t axis = ctx.attrs().getInt("axis");
   if (axis < 0)
     axis += rank;
   int64_t outer = 1;

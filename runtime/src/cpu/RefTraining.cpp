@@ -45,8 +45,8 @@ struct ConvGeometry {
     kw = oihw ? fs[3] : fs[1];
     cinPerGroup = oihw ? fs[1] : fs[2];
     coutPerGroup = y.c / attrs.getInt("groups");
-    std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-    std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
+    std::vector<int64_t> strides = attrs.getWindowInts("strides");
+    std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
     strideH = strides[0];
     strideW = strides[1];
     dilH = dilations[0];
@@ -89,9 +89,9 @@ StatusOr<ConvGeometry> convGeometry(const OpAttrs &attrs, const Shape &x,
                                     const Shape &f, const Shape &y) {
   bool nchw = attrs.getString("data_format") == "NCHW";
   bool oihw = attrs.getString("filter_format") == "OIHW";
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   int64_t h = nchw ? x[2] : x[1], w = nchw ? x[3] : x[2];
   int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
@@ -308,7 +308,7 @@ Status sgdUpdateKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
   double lr = attrs.getFloat("lr");
-  double momentum = attrs.getFloat("momentum", 0);
+  double momentum = attrs.getFloat("momentum");
   double weightDecay = attrs.getFloat("weight_decay");
   bool nesterov = attrs.getBool("nesterov");
   const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
@@ -451,7 +451,7 @@ Status batchNormGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   OpAttrs attrs = ctx.attrs();
   const Tensor &x = in[1];
   int64_t axis = channelAxis(attrs.getString("data_format"), x.rank());
-  double eps = attrs.getFloat("epsilon", 1e-3);
+  double eps = attrs.getFloat("epsilon");
   int64_t channels = x.dim(axis);
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < x.rank(); ++d)

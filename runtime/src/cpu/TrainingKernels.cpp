@@ -198,9 +198,9 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
   const Shape &y = backpropInput ? c.inputShapes[0] : c.inputShapes[1];
   bool nchw = attrs.getString("data_format") == "NCHW";
   bool oihw = attrs.getString("filter_format") == "OIHW";
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   int64_t groups = attrs.getInt("groups");
   int64_t n = x[0], cin = nchw ? x[1] : x[3], h = nchw ? x[2] : x[1],
@@ -360,8 +360,8 @@ StatusOr<PoolGeometry> poolGeometry(const KernelConfig &c) {
   PoolGeometry g;
   g.nchw = attrs.getString("data_format") == "NCHW";
   std::vector<int64_t> kernel = attrs.getInts("kernel");
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
   std::string padding = attrs.getString("padding");
   bool ceilMode = attrs.getBool("ceil_mode");
   const Shape &x = c.inputShapes[0], &y = c.inputShapes[1];
@@ -655,7 +655,7 @@ StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
       numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr")),
-      static_cast<float>(a.getFloat("momentum", 0)),
+      static_cast<float>(a.getFloat("momentum")),
       static_cast<float>(a.getFloat("weight_decay")), a.getBool("nesterov")));
 }
 
@@ -865,7 +865,7 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
   for (int64_t d = axis + 1; d < rank; ++d)
     inner *= x[d];
   return std::unique_ptr<Kernel>(std::make_unique<BatchNormGradKernel>(
-      outer, x[axis], inner, attrs.getFloat("epsilon", 1e-3)));
+      outer, x[axis], inner, attrs.getFloat("epsilon")));
 }
 
 //===----------------------------------------------------------------------===//

@@ -204,10 +204,10 @@ void CudaBackend::planFusions() {
       if ((b.kind() == "add" || b.kind() == "bias_add") &&
           b.inputs_size() == 2 && b.inputs(0) == t)
         other = b.inputs(1);
-      bool lastAxis = b.kind() == "add" ||
-                      channelAxis(OpAttrs(b).getString("data_format", "NHWC"),
-                                  shapes_[t].size()) ==
-                          static_cast<int64_t>(shapes_[t].size()) - 1;
+      bool lastAxis =
+          b.kind() == "add" ||
+          channelAxis(OpAttrs(b).getString("data_format"), shapes_[t].size()) ==
+              static_cast<int64_t>(shapes_[t].size()) - 1;
       if (other >= 0 && lastAxis &&
           p_.tensors(other).kind() == plan::TensorInfo::CONSTANT &&
           dtypes_[other] == dtypes_[t] && numElements(shapes_[other]) == n &&

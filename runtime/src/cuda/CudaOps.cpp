@@ -209,8 +209,7 @@ class BiasAddKernel : public CudaKernel {
 public:
   explicit BiasAddKernel(const CudaKernelConfig &c) : ctx_(c.ctx) {
     const Shape &x = c.inputShapes[0];
-    int64_t axis =
-        channelAxis(c.attrs().getString("data_format", "NHWC"), x.size());
+    int64_t axis = channelAxis(c.attrs().getString("data_format"), x.size());
     dtype_ = c.inputTypes[0];
     n_ = product(x);
     channels_ = x[axis];
@@ -275,7 +274,7 @@ class CheckNumericsKernel : public CudaKernel {
 public:
   explicit CheckNumericsKernel(const CudaKernelConfig &c)
       : ctx_(c.ctx), dtype_(c.inputTypes[0]), n_(product(c.inputShapes[0])),
-        flag_(c.errorFlag), message_(c.attrs().getString("message", "")) {}
+        flag_(c.errorFlag), message_(c.attrs().getString("message")) {}
   Status run(const std::vector<const void *> &in,
              const std::vector<void *> &out) override {
     if (isFloatKernelType(dtype_))
@@ -325,7 +324,7 @@ public:
                                         dtypeName(to), " result"));
     const Shape &x = c.inputShapes[0];
     int64_t rank = x.size();
-    int64_t axisAttr = c.attrs().getInt("axis", 0);
+    int64_t axisAttr = c.attrs().getInt("axis");
     int64_t axis = axisAttr < 0 ? axisAttr + rank : axisAttr;
     if (axis < 0 || axis >= rank)
       return invalidArgument(kind, " axis ", axisAttr,
@@ -443,13 +442,12 @@ StatusOr<std::unique_ptr<CudaKernel>> createSlice(const CudaKernelConfig &c) {
   size_t rank = shape.size();
   OpAttrs attrs = c.attrs();
   std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> steps =
-      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> steps = attrs.getInts("steps");
   std::vector<int64_t> inStrides = contiguousStrides(shape), strides(rank);
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) {
-    int64_t s = starts[d] < 0 ? starts[d] + shape[d] : starts[d];
-    s = std::clamp<int64_t>(s, 0, shape[d]);
+    // The shape function (shape::inferSliceShape) checked starts >= 0.
+    int64_t s = std::min(starts[d], shape[d]);
     base += s * inStrides[d];
     strides[d] = steps[d] * inStrides[d];
   }
@@ -467,7 +465,7 @@ class ConcatKernel : public CudaKernel {
 public:
   explicit ConcatKernel(const CudaKernelConfig &c) : ctx_(c.ctx) {
     const Shape &out = c.outputShapes[0];
-    int64_t axis = c.attrs().getInt("axis", 0);
+    int64_t axis = c.attrs().getInt("axis");
     if (axis < 0)
       axis += out.size();
     outer_ = product(out, 0, axis);
@@ -549,11 +547,11 @@ public:
     auto k = std::make_unique<PadKernel>();
     k->ctx_ = c.ctx;
     std::vector<int64_t> pads = attrs.getInts("pads");
-    std::string mode = attrs.getString("mode", "constant");
+    std::string mode = attrs.getString("mode");
     k->mode_ = mode == "edge"      ? PadMode::kEdge
                : mode == "reflect" ? PadMode::kReflect
                                    : PadMode::kConstant;
-    encodeScalar(c.inputTypes[0], attrs.getFloat("value", 0.0), k->fill_);
+    encodeScalar(c.inputTypes[0], attrs.getFloat("value"), k->fill_);
     k->elem_ = dtypeSize(c.inputTypes[0]);
     std::vector<int64_t> strides = contiguousStrides(x);
     k->index_.rank = static_cast<int>(x.size());
@@ -649,7 +647,7 @@ createGlobalAvgPool(const CudaKernelConfig &c) {
   if (!isFloatKernelType(c.inputTypes[0]))
     return noKernel(
         c, detail::concat("element type ", dtypeName(c.inputTypes[0])));
-  bool nchw = c.attrs().getString("data_format", "NHWC") == "NCHW";
+  bool nchw = c.attrs().getString("data_format") == "NCHW";
   std::vector<bool> reduced = nchw
                                   ? std::vector<bool>{false, false, true, true}
                                   : std::vector<bool>{false, true, true, false};
@@ -668,7 +666,7 @@ public:
     if (t != DType::kF32 && t != DType::kF16)
       return noKernel(c, detail::concat("element type ", dtypeName(t)));
     const Shape &x = c.inputShapes[0];
-    int64_t axis = c.attrs().getInt("axis", -1);
+    int64_t axis = c.attrs().getInt("axis");
     if (axis < 0)
       axis += x.size();
     auto k = std::make_unique<SoftmaxKernel>();
@@ -718,16 +716,16 @@ public:
     k->ctx_ = c.ctx;
     k->dtype_ = t;
     PoolParams &p = k->params_;
-    p.nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    p.nchw = attrs.getString("data_format") == "NCHW";
     p.isMax = isMax;
-    p.countIncludePad = attrs.getBool("count_include_pad", false);
+    p.countIncludePad = attrs.getBool("count_include_pad");
     Dims4 x = dims4(c.inputShapes[0], p.nchw);
     Dims4 y = dims4(c.outputShapes[0], p.nchw);
     std::vector<int64_t> kernel = attrs.getInts("kernel");
-    std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-    std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-    std::string padding = attrs.getString("padding", "EXPLICIT");
-    bool ceilMode = attrs.getBool("ceil_mode", false);
+    std::vector<int64_t> strides = attrs.getWindowInts("strides");
+    std::vector<int64_t> pads = attrs.getWindowInts("pads");
+    std::string padding = attrs.getString("padding");
+    bool ceilMode = attrs.getBool("ceil_mode");
     GOPT_ASSIGN_OR_RETURN(
         WindowDim wh, computeWindowDim(x.h, kernel[0], strides[0], 1, padding,
                                        pads[0], pads[1], ceilMode));
@@ -813,9 +811,9 @@ public:
     auto k = std::make_unique<BatchNormKernel>();
     k->ctx_ = c.ctx;
     k->dtype_ = t;
-    k->eps_ = attrs.getFloat("epsilon", 1e-3);
+    k->eps_ = attrs.getFloat("epsilon");
     const Shape &x = c.inputShapes[0];
-    bool nchw = attrs.getString("data_format", "NHWC") == "NCHW";
+    bool nchw = attrs.getString("data_format") == "NCHW";
     int64_t axis = channelAxis(nchw ? "NCHW" : "NHWC", x.size());
     k->n_ = product(x);
     k->channels_ = x[axis];
@@ -928,17 +926,17 @@ ConvKernel::create(const CudaKernelConfig &c) {
   auto k = std::make_unique<ConvKernel>();
   k->ctx_ = c.ctx;
   k->dtype_ = t;
-  k->nchw_ = attrs.getString("data_format", "NHWC") == "NCHW";
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
+  k->nchw_ = attrs.getString("data_format") == "NCHW";
+  bool oihw = attrs.getString("filter_format") == "OIHW";
   const Shape &xs = c.inputShapes[0], &ws = c.inputShapes[1];
   Dims4 x = dims4(xs, k->nchw_), y = dims4(c.outputShapes[0], k->nchw_);
   int64_t kh = oihw ? ws[2] : ws[0], kw = oihw ? ws[3] : ws[1];
   int64_t cinG = oihw ? ws[1] : ws[2], cout = oihw ? ws[0] : ws[3];
-  int64_t groups = attrs.getInt("groups", 1);
-  std::vector<int64_t> strides = attrs.getInts("strides", {1, 1});
-  std::vector<int64_t> dil = attrs.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = attrs.getInts("pads", {0, 0, 0, 0});
-  std::string padding = attrs.getString("padding", "EXPLICIT");
+  int64_t groups = attrs.getInt("groups");
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dil = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  std::string padding = attrs.getString("padding");
   GOPT_ASSIGN_OR_RETURN(WindowDim wh,
                         computeWindowDim(x.h, kh, strides[0], dil[0], padding,
                                          pads[0], pads[1], false));
@@ -1199,8 +1197,8 @@ MatmulKernel::create(const CudaKernelConfig &c, const void *bias, bool relu) {
   if (!isFloatKernelType(t))
     return noKernel(c, detail::concat("element type ", dtypeName(t)));
   OpAttrs attrs = c.attrs();
-  bool ta = attrs.getBool("transpose_a", false);
-  bool tb = attrs.getBool("transpose_b", false);
+  bool ta = attrs.getBool("transpose_a");
+  bool tb = attrs.getBool("transpose_b");
   const Shape &as = c.inputShapes[0], &bs = c.inputShapes[1],
               &cs = c.outputShapes[0];
   size_t ra = as.size(), rc = cs.size();

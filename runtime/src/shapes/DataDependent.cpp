@@ -18,9 +18,8 @@ Status compressShape(const OpAttrs &attrs, const Shapes &in,
   if (types[1] != DType::kBool)
     return invalidArgument("condition must be bool, got ", dtypeName(types[1]));
   int64_t counted = 0;
-  return toStatus(shape::inferCompressShape(in[0], in[1], attrs.has("axis"),
-                                            attrs.getInt("axis", 0), out[0],
-                                            counted));
+  return toStatus(shape::inferCompressShape(
+      in[0], in[1], attrs.has("axis"), attrs.getInt("axis"), out[0], counted));
 }
 
 Status uniqueShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
@@ -29,8 +28,8 @@ Status uniqueShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
     return invalidArgument("x must be numeric, got bool");
   int64_t counted = 0;
   return toStatus(shape::inferUniqueShape(in[0], attrs.has("axis"),
-                                          attrs.getInt("axis", 0), out[0],
-                                          out[1], out[2], out[3], counted));
+                                          attrs.getInt("axis"), out[0], out[1],
+                                          out[2], out[3], counted));
 }
 
 Status nonMaxSuppressionShape(const OpAttrs &attrs, const Shapes &in,

@@ -459,13 +459,14 @@ static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
   if (failed(verifySameElementTypes(operands, names, error)))
     return failure();
   Conv2DParams params;
-  params.window.strides =
-      toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.window.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.window.dilations =
-      toDims(getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1}));
+      toDims(getI64ArrayOr(adaptor.getDilationsAttr(),
+                           ::gopt::shape::absentWindowAttr("dilations")));
   params.window.padding = adaptor.getPadding();
-  params.window.pads =
-      toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.window.pads = toDims(getI64ArrayOr(
+      adaptor.getPadsAttr(), ::gopt::shape::absentWindowAttr("pads")));
   params.groups = static_cast<int64_t>(adaptor.getGroups());
   params.dataFormat = adaptor.getDataFormat();
   params.filterFormat = adaptor.getFilterFormat();
@@ -624,29 +625,20 @@ void PowOp::getCanonicalizationPatterns(RewritePatternSet &results,
 static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
-  if (x.size() < 2)
-    return error("expects an input of rank >= 2, got rank ", x.size());
-  if (x.size() == 4 && failed(parseDataFormat(adaptor.getDataFormat(), error)))
-    return failure();
   if (failed(verifySameElementTypes(
           {adaptor.getX(), adaptor.getScale(), adaptor.getOffset(),
            adaptor.getMean(), adaptor.getVariance()},
           {"x", "scale", "offset", "mean", "variance"}, error)))
     return failure();
-  int64_t channels = x[getChannelAxis(adaptor.getDataFormat(), x.size())];
-  Value perChannel[] = {adaptor.getScale(), adaptor.getOffset(),
-                        adaptor.getMean(), adaptor.getVariance()};
-  StringRef names[] = {"scale", "offset", "mean", "variance"};
-  for (auto [value, name] : llvm::zip(perChannel, names))
-    if (failed(verifyChannelOperand(shapeOf(value), channels, name, error)))
-      return failure();
-  float epsilon = adaptor.getEpsilon().convertToFloat();
-  if (!(epsilon >= 0.0f))
-    return error("expects epsilon >= 0, got ", epsilon);
-  float momentum = adaptor.getMomentum().convertToFloat();
-  if (!(momentum >= 0.0f && momentum <= 1.0f))
-    return error("expects momentum in [0, 1], got ", momentum);
+  const ::gopt::shape::DimsRef perChannel[4] = {
+      shapeOf(adaptor.getScale()), shapeOf(adaptor.getOffset()),
+      shapeOf(adaptor.getMean()), shapeOf(adaptor.getVariance())};
+  int64_t channels;
+  if (failed(error.check(::gopt::shape::inferBatchNormShape(
+          shapeOf(adaptor.getX()), perChannel, adaptor.getDataFormat(),
+          adaptor.getEpsilon().convertToFloat(),
+          adaptor.getMomentum().convertToFloat(), channels))))
+    return failure();
   inferred.push_back(adaptor.getX().getType());
   if (adaptor.getTraining())
     inferred.append(4, tensorOf({channels}, elementTypeOf(adaptor.getX())));
@@ -657,14 +649,10 @@ GOPT_SHAPE_FUNCTION_HOOKS(BatchNormOp)
 static LogicalResult inferTypes(BiasAddOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
-  if (x.size() < 2)
-    return error("expects an input of rank >= 2, got rank ", x.size());
-  if (x.size() == 4 && failed(parseDataFormat(adaptor.getDataFormat(), error)))
-    return failure();
-  int64_t channels = x[getChannelAxis(adaptor.getDataFormat(), x.size())];
-  if (failed(verifyChannelOperand(shapeOf(adaptor.getBias()), channels, "bias",
-                                  error)))
+  ::gopt::shape::Dims dims;
+  if (failed(error.check(::gopt::shape::inferBiasAddShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getBias()),
+          adaptor.getDataFormat(), dims))))
     return failure();
   inferred.push_back(adaptor.getX().getType());
   return success();
@@ -690,10 +678,12 @@ static LogicalResult inferPoolTypes(Adaptor adaptor, const ShapeError &error,
                                     SmallVectorImpl<Type> &inferred) {
   WindowParams params;
   params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
-  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.dilations = {1, 1};
   params.padding = adaptor.getPadding();
-  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(),
+                                     ::gopt::shape::absentWindowAttr("pads")));
   params.ceilMode = adaptor.getCeilMode();
   Shape shape;
   if (failed(inferPoolShape(shapeOf(adaptor.getX()), params,
@@ -720,16 +710,11 @@ GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolOp)
 static LogicalResult inferTypes(GlobalAvgPoolOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
-  if (x.size() != 4)
-    return error("expects a rank-4 input, got rank ", x.size());
-  FailureOr<Layout> layout = parseDataFormat(adaptor.getDataFormat(), error);
-  if (failed(layout))
+  ::gopt::shape::Dims dims;
+  if (failed(error.check(::gopt::shape::inferGlobalPoolShape(
+          shapeOf(adaptor.getX()), adaptor.getDataFormat(), dims))))
     return failure();
-  Shape shape(x.begin(), x.end());
-  shape[layout->h] = 1;
-  shape[layout->w] = 1;
-  inferred.push_back(tensorOf(shape, elementTypeOf(adaptor.getX())));
+  inferred.push_back(tensorOf(dims, elementTypeOf(adaptor.getX())));
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(GlobalAvgPoolOp)

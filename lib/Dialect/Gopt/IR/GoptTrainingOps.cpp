@@ -177,13 +177,14 @@ GOPT_SHAPE_FUNCTION_HOOKS(DropoutGradOp)
 template <typename Adaptor>
 static Conv2DParams getBackpropConvParams(Adaptor adaptor) {
   Conv2DParams params;
-  params.window.strides =
-      toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.window.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.window.dilations =
-      toDims(getI64ArrayOr(adaptor.getDilationsAttr(), {1, 1}));
+      toDims(getI64ArrayOr(adaptor.getDilationsAttr(),
+                           ::gopt::shape::absentWindowAttr("dilations")));
   params.window.padding = "EXPLICIT";
-  params.window.pads =
-      toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.window.pads = toDims(getI64ArrayOr(
+      adaptor.getPadsAttr(), ::gopt::shape::absentWindowAttr("pads")));
   params.groups = static_cast<int64_t>(adaptor.getGroups());
   params.dataFormat = adaptor.getDataFormat();
   params.filterFormat = adaptor.getFilterFormat();
@@ -278,10 +279,12 @@ static LogicalResult inferTypes(MaxPoolGradOp::Adaptor adaptor,
                                 SmallVectorImpl<Type> &inferred) {
   WindowParams params;
   params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
-  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.dilations = {1, 1};
   params.padding = "EXPLICIT";
-  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(),
+                                     ::gopt::shape::absentWindowAttr("pads")));
   return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
                             adaptor.getDataFormat(), error, inferred);
 }
@@ -292,10 +295,12 @@ static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
                                 SmallVectorImpl<Type> &inferred) {
   WindowParams params;
   params.kernel = toDims(getI64ArrayOr(adaptor.getKernelAttr(), {}));
-  params.strides = toDims(getI64ArrayOr(adaptor.getStridesAttr(), {1, 1}));
+  params.strides = toDims(getI64ArrayOr(
+      adaptor.getStridesAttr(), ::gopt::shape::absentWindowAttr("strides")));
   params.dilations = {1, 1};
   params.padding = adaptor.getPadding();
-  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(), {0, 0, 0, 0}));
+  params.pads = toDims(getI64ArrayOr(adaptor.getPadsAttr(),
+                                     ::gopt::shape::absentWindowAttr("pads")));
   params.ceilMode = adaptor.getCeilMode();
   return inferPoolGradTypes(adaptor.getX(), adaptor.getDy(), params,
                             adaptor.getDataFormat(), error, inferred);

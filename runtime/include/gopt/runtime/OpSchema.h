@@ -43,8 +43,10 @@ struct OpSchema;
 // `getX(name)` gives ODS's default when the attribute is absent (a required
 // attribute is never absent; an optional one without default reads as zero
 // or empty; one it does not declare reads as the default all declaring ops
-// agree on). `getX(name, absent)` gives `absent` instead: for attributes
-// whose absence means something (conv2d's strides are 1s).
+// agree on). `getWindowInts` reads a 2-D window's "strides", "dilations" or
+// "pads", absent ones as shape::absentWindowAttr says (1s, 1s, 0s).
+// `getX(name, absent)` gives `absent` instead, for an attribute no ODS
+// declares.
 class OpAttrs {
 public:
   explicit OpAttrs(const plan::Op &op) : op_(&op) {}
@@ -62,6 +64,7 @@ public:
   std::vector<int64_t> getInts(const std::string &name,
                                const std::vector<int64_t> &absent) const;
   std::vector<double> getFloats(const std::string &name) const;
+  std::vector<int64_t> getWindowInts(const std::string &name) const;
 
 private:
   // The value of `name`, or its ODS default, or nullptr.

@@ -6,6 +6,7 @@
 #include "gopt/Dialect/Gopt/IR/GoptDialect.h"
 #include "gopt/Dialect/Gopt/IR/GoptInterfaces.h"
 #include "gopt/Dialect/Gopt/IR/GoptTraits.h"
+#include "gopt/Shape/ShapeFunctions.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

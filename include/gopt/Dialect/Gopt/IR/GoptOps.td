@@ -573,13 +573,16 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, G
   let runtimeShapeFunction = "conv2dShape";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
-      return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
+      return ::gopt::getI64ArrayOr(getStridesAttr(),
+        ::gopt::shape::absentWindowAttr("strides"));
     }
     ::llvm::SmallVector<int64_t, 2> getDilationsOrDefault() {
-      return ::gopt::getI64ArrayOr(getDilationsAttr(), {1, 1});
+      return ::gopt::getI64ArrayOr(getDilationsAttr(),
+        ::gopt::shape::absentWindowAttr("dilations"));
     }
     ::llvm::SmallVector<int64_t, 4> getPadsOrDefault() {
-      return ::gopt::getI64ArrayOr(getPadsAttr(), {0, 0, 0, 0});
+      return ::gopt::getI64ArrayOr(getPadsAttr(),
+        ::gopt::shape::absentWindowAttr("pads"));
     }
   }];
   // conv2d(pad(x)) with zero padding of the spatial dims only becomes one
@@ -657,10 +660,12 @@ class Gopt_PoolOp<string mnemonic, string what, list<Trait> traits = []>
   let runtimeShapeFunction = "poolShape";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
-      return ::gopt::getI64ArrayOr(getStridesAttr(), {1, 1});
+      return ::gopt::getI64ArrayOr(getStridesAttr(),
+        ::gopt::shape::absentWindowAttr("strides"));
     }
     ::llvm::SmallVector<int64_t, 4> getPadsOrDefault() {
-      return ::gopt::getI64ArrayOr(getPadsAttr(), {0, 0, 0, 0});
+      return ::gopt::getI64ArrayOr(getPadsAttr(),
+        ::gopt::shape::absentWindowAttr("pads"));
     }
   }];
 }
