@@ -98,8 +98,7 @@ std::vector<int64_t> rowMajorStrides(const Shape &shape);
 
 // A slice of an `input`-shaped row-major tensor as a strided gather: the
 // element offset of its first element and, per dimension, the input stride
-// of one output step (starts normalized and clamped as the slice op
-// defines them).
+// of one output step.
 struct SliceGather {
   int64_t base = 0;
   std::vector<int64_t> strides;

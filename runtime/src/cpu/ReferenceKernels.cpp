@@ -17,14 +17,14 @@ std::vector<int64_t> rowMajorStrides(const Shape &shape) {
 SliceGather sliceGather(const OpAttrs &attrs, const Shape &input) {
   const int64_t rank = static_cast<int64_t>(input.size());
   std::vector<int64_t> starts = attrs.getInts("starts");
-  std::vector<int64_t> steps =
-      attrs.getInts("steps", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> steps = attrs.getInts("steps");
   std::vector<int64_t> inStrides = rowMajorStrides(input);
   SliceGather gather;
   gather.strides.resize(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t s = starts[d] < 0 ? starts[d] + input[d] : starts[d];
-    s = std::clamp<int64_t>(s, 0, input[d]);
+    // Starts are >= 0 (the shape function refuses others); past the end
+    // means an empty slice.
+    int64_t s = std::min(starts[d], input[d]);
     gather.base += s * inStrides[d];
     gather.strides[d] = steps[d] * inStrides[d];
   }
