@@ -39,7 +39,8 @@ void chooseWaitPolicy(char **argv, int threads) {
     return;
   setenv("OMP_WAIT_POLICY", choice.policy.c_str(), /*overwrite=*/1);
   execv("/proc/self/exe", argv);
-  // If re-executing fails, run on with libgomp's default.
+  // Re-executing failed: libgomp keeps its default, and the report says so.
+  unsetenv("OMP_WAIT_POLICY");
 }
 
 } // namespace
