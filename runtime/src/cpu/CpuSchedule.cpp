@@ -289,6 +289,51 @@ Status CpuScheduler::scheduleConv(int o) {
       f.ops.push_back(c);
     }
   }
+  // Then hard_swish and multiplies and adds by a constant scalar, as eltwise
+  // post-ops (PP-LCNet's activation and learnable affine block): one pass
+  // over the conv's output, in oneDNN's layout, instead of three, each
+  // reordering to the plain layout and back.
+  cur = p_.ops(f.ops.back()).outputs(0);
+  for (int c = soleConsumer(cur); c >= 0; c = soleConsumer(cur)) {
+    const plan::Op &op = p_.ops(c);
+    if (dtype(op.outputs(0)) != dtype(cur) ||
+        shape(op.outputs(0)) != shape(cur))
+      break;
+    cpu::ConvPostOps::Eltwise e;
+    // oneDNN 2.6 computes a second linear post-op with the first one's
+    // alpha and beta (measured), so the tail holds at most one hard_swish
+    // and then at most one linear, which consecutive multiplies and adds
+    // compose into.
+    if (op.kind() == "hard_swish" && f.post.tail.empty()) {
+      // x * max(0, min(1, alpha * x + beta)), ONNX's HardSwish.
+      e.algorithm = dnnl::algorithm::eltwise_hardswish;
+      e.alpha = 1.0f / 6.0f;
+      e.beta = 0.5f;
+    } else if (op.kind() == "mul" || op.kind() == "add") {
+      int other = op.inputs(0) == cur ? op.inputs(1) : op.inputs(0);
+      if (other == cur || !constant(other) || dtype(other) != DType::kF32 ||
+          numElements(shape(other)) != 1)
+        break;
+      float v = *static_cast<const float *>(constant(other));
+      e.algorithm = dnnl::algorithm::eltwise_linear;
+      e.alpha = op.kind() == "mul" ? v : 1.0f;
+      e.beta = op.kind() == "mul" ? 0.0f : v;
+    } else {
+      break;
+    }
+    // Consecutive multiplies and adds compose into one alpha * x + beta.
+    if (e.algorithm == dnnl::algorithm::eltwise_linear &&
+        !f.post.tail.empty() &&
+        f.post.tail.back().algorithm == dnnl::algorithm::eltwise_linear) {
+      cpu::ConvPostOps::Eltwise &prev = f.post.tail.back();
+      prev.beta = prev.beta * e.alpha + e.beta;
+      prev.alpha *= e.alpha;
+    } else {
+      f.post.tail.push_back(e);
+    }
+    f.ops.push_back(c);
+    cur = op.outputs(0);
+  }
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post));
   if (!f.kernel)

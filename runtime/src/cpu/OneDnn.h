@@ -13,6 +13,8 @@
 
 #include <dnnl.hpp>
 
+#include <vector>
+
 namespace gopt::runtime::cpu {
 
 dnnl::engine &cpuEngine();
@@ -48,6 +50,13 @@ struct ConvPostOps {
   bool sum = false;
   std::string activation = "none";
   float clipMin = 0, clipMax = 0;
+  // Elementwise ops after the activation, in order: hard_swish, and
+  // multiplies and adds by a constant scalar (alpha * x + beta).
+  struct Eltwise {
+    dnnl::algorithm algorithm;
+    float alpha = 0, beta = 0;
+  };
+  std::vector<Eltwise> tail;
 };
 
 // conv2d (NCHW data, OIHW or HWIO filters) with source and destination in

@@ -291,6 +291,8 @@ public:
     if (post.sum)
       postOps.append_sum(1.0f);
     appendActivation(postOps, post.activation, post.clipMin, post.clipMax);
+    for (const cpu::ConvPostOps::Eltwise &e : post.tail)
+      postOps.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
     attr.set_post_ops(postOps);
     dnnl::convolution_forward::primitive_desc pd;
     try {
@@ -298,7 +300,8 @@ public:
           convDesc(g, srcMd, anyWeights, hasBias ? &biasMd : nullptr, dstMd),
           attr, cpuEngine());
     } catch (const dnnl::error &e) {
-      if (noBf16Kernel(type))
+      // Without a kernel for these post-ops the ops run one by one.
+      if (noBf16Kernel(type) || !post.tail.empty())
         return Status::success();
       return internalError("oneDNN convolution: ", e.what());
     }
