@@ -5326,6 +5326,23 @@ private:
 // Model
 //===----------------------------------------------------------------------===//
 
+/// The first problem `find` reports in the subgraphs of `graph`'s nodes (If
+/// branches, Loop and Scan bodies), or nullopt.
+static std::optional<std::string>
+findInSubgraphs(const onnx::GraphProto &graph,
+                std::optional<std::string> (*find)(const onnx::GraphProto &)) {
+  for (const onnx::NodeProto &n : graph.node())
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_g())
+        if (auto bad = find(a.g()))
+          return bad;
+      for (const onnx::GraphProto &g : a.graphs())
+        if (auto bad = find(g))
+          return bad;
+    }
+  return std::nullopt;
+}
+
 /// Why a tensor of `graph` (an initializer or a Constant's value, in
 /// subgraphs too) holds less or more data than its dims say, or nullopt.
 static std::optional<std::string>
@@ -5399,14 +5416,8 @@ findInconsistentTensor(const onnx::GraphProto &graph) {
         if (auto bad = check(a.t(), "attribute '" + a.name() + "' of node '" +
                                         n.name() + "' (" + n.op_type() + ")"))
           return bad;
-      if (a.has_g())
-        if (auto bad = findInconsistentTensor(a.g()))
-          return bad;
-      for (const onnx::GraphProto &g : a.graphs())
-        if (auto bad = findInconsistentTensor(g))
-          return bad;
     }
-  return std::nullopt;
+  return findInSubgraphs(graph, findInconsistentTensor);
 }
 
 /// The largest dimension gopt accepts in a declared tensor type: libonnx's
@@ -5445,16 +5456,7 @@ findOversizedDimension(const onnx::GraphProto &graph) {
   for (const onnx::ValueInfoProto &v : graph.value_info())
     if (auto bad = check(v, "value"))
       return bad;
-  for (const onnx::NodeProto &n : graph.node())
-    for (const onnx::AttributeProto &a : n.attribute()) {
-      if (a.has_g())
-        if (auto bad = findOversizedDimension(a.g()))
-          return bad;
-      for (const onnx::GraphProto &g : a.graphs())
-        if (auto bad = findOversizedDimension(g))
-          return bad;
-    }
-  return std::nullopt;
+  return findInSubgraphs(graph, findOversizedDimension);
 }
 
 OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
