@@ -169,8 +169,10 @@ std::vector<ConvCase> convCases() {
         {"pads", intsAttr({0, 1, 1, 0})}},
        {2, 32, 9, 8},
        {32, 16, 3, 2}},
-      {"NhwcDepthwiseSame",
-       {{"groups", intAttr(16)}, {"padding", stringAttr("SAME")}},
+      // SAME for a 3x3 stride-1 window, as autodiff resolves it: the conv
+      // gradients take explicit pads only.
+      {"NhwcDepthwiseSamePads",
+       {{"groups", intAttr(16)}, {"pads", intsAttr({1, 1, 1, 1})}},
        {2, 8, 8, 16},
        {3, 3, 1, 16}},
       {"NchwStride2Pads", strided, {2, 16, 10, 10}, {32, 16, 3, 3}},
@@ -317,10 +319,12 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
       {"NhwcOverlappingAsymmetricPads",
        {{"kernel", intsAttr({3, 2})}, {"pads", intsAttr({0, 2, 1, 0})}},
        {2, 5, 6, 3}},
-      {"NhwcK2S2CeilMode",
+      // ceil_mode as autodiff gives it to max_pool_grad, which takes
+      // explicit pads only: the bottom and right padded by the extra window.
+      {"NhwcK2S2CeilModePads",
        {{"kernel", intsAttr({2, 2})},
         {"strides", intsAttr({2, 2})},
-        {"ceil_mode", boolAttr(true)}},
+        {"pads", intsAttr({0, 1, 0, 1})}},
        {1, 5, 7, 4}},
       {"MnistNchw",
        {{"kernel", intsAttr({2, 2})},

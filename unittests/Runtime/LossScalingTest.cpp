@@ -417,19 +417,22 @@ TEST(LossScalingSchemas, SelectPredAndOperands) {
   Tensor a = randomF32({2, 3}, 1);
   OutSpec out = {F32, {2, 3}};
   expectError("select", {}, {makeF32({}, {1}), a, a}, {out},
-              "select pred must have element type bool, got f32");
+              "pred must have element type bool, got f32");
   expectError("select", {}, {makeTensor<uint8_t>(Bool, {2}, {1, 0}), a, a},
               {out},
-              "select pred [2] must be a scalar [] ([1] is accepted too)");
-  expectError("select", {}, {makeTensor<uint8_t>(Bool, {1, 1}, {1}), a, a},
-              {out}, "select pred [1,1] must be a scalar");
+              "expects pred to be a scalar [] ([1] is accepted too), got [2]");
+  expectError(
+      "select", {}, {makeTensor<uint8_t>(Bool, {1, 1}, {1}), a, a}, {out},
+      "expects pred to be a scalar [] ([1] is accepted too), got [1, 1]");
   expectError("select", {}, {boolScalar(true), a, randomF32({2, 4}, 2)}, {out},
-              "select on_false [2,4] must have the shape of on_true "
-              "[2,3]");
+              "expects on_true and on_false of one type, got f32[2,3] and "
+              "f32[2,4]");
   expectError("select", {},
               {boolScalar(true), a,
                makeTensor<int32_t>(DType::kI32, {2, 3}, {1, 2, 3, 4, 5, 6})},
-              {out}, "select on_false has element type i32, on_true has f32");
+              {out},
+              "expects on_true and on_false of one type, got f32[2,3] and "
+              "i32[2,3]");
   // The result has on_true's type.
   expectError("select", {},
               {boolScalar(true), makeTensor<int32_t>(DType::kI32, {1}, {1}),
@@ -444,10 +447,10 @@ TEST(LossScalingSchemas, AllFiniteOperandsAndResult) {
   expectError("all_finite", {},
               {a, makeTensor<int32_t>(DType::kI32, {3}, {1, 2, 3})},
               {{Bool, {}}},
-              "all_finite operand 1 [3] must have a floating-point element "
-              "type (f32, f16 or bf16), got i32");
+              "operand 1 [3] must have a floating-point element type (f32, "
+              "f16 or bf16), got i32");
   expectError("all_finite", {}, {}, {{Bool, {}}},
-              "all_finite expects at least one operand");
+              "expects at least one operand");
   expectError("all_finite", {}, {a}, {{F32, {}}}, "the op produces bool");
   expectError("all_finite", {}, {a}, {{Bool, {1}}},
               "has shape [] but the plan declares [1]");
@@ -459,23 +462,24 @@ TEST(LossScalingSchemas, LossScaleUpdateOperandsAndAttributes) {
   std::vector<OutSpec> outs = {{F32, {}}, {F32, {}}};
   const char *k = "loss_scale_update";
   expectError(k, {{"growth_factor", floatAttr(1.0)}}, {s, n, fin}, outs,
-              "loss_scale_update 'growth_factor' 1 must be > 1");
+              "expects growth_factor > 1, got 1");
   expectError(k, {{"growth_factor", floatAttr(0.5)}}, {s, n, fin}, outs,
-              "'growth_factor' 0.5 must be > 1");
+              "expects growth_factor > 1, got 0.5");
   expectError(k, {{"backoff_factor", floatAttr(1.0)}}, {s, n, fin}, outs,
-              "'backoff_factor' 1 must be in (0, 1)");
+              "expects backoff_factor in (0, 1), got 1");
   expectError(k, {{"backoff_factor", floatAttr(0)}}, {s, n, fin}, outs,
-              "'backoff_factor' 0 must be in (0, 1)");
+              "expects backoff_factor in (0, 1), got 0");
   expectError(k, {{"growth_interval", intAttr(0)}}, {s, n, fin}, outs,
-              "'growth_interval' 0 must be >= 1");
+              "expects growth_interval >= 1, got 0");
   expectError(k, {{"growth_interval", floatAttr(10)}}, {s, n, fin}, outs,
               "attribute 'growth_interval' must be a int");
   expectError(k, {}, {halfBits(DType::kF16, {0x3c00}), n, fin}, outs,
-              "loss_scale_update scale must have element type f32, got f16");
+              "scale must have element type f32, got f16");
   expectError(k, {}, {s, n, makeF32({}, {1})}, outs,
-              "loss_scale_update finite must have element type bool, got f32");
-  expectError(k, {}, {s, makeF32({2}, {0, 0}), fin}, outs,
-              "loss_scale_update good_steps [2] must be a scalar []");
+              "finite must have element type bool, got f32");
+  expectError(
+      k, {}, {s, makeF32({2}, {0, 0}), fin}, outs,
+      "expects good_steps to be a scalar [] ([1] is accepted too), got [2]");
   expectError(k, {}, {s, n, fin}, {{F32, {}}}, "has 1 results, expected 2");
 }
 

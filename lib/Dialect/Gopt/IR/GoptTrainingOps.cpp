@@ -8,6 +8,8 @@
 
 #include "OpUtils.h"
 
+#include "gopt/Shape/TrainingShapes.h"
+
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -32,49 +34,14 @@ unsigned getExpectedResultCount<BatchNormGradOp>(BatchNormGradOp::Adaptor) {
 }
 } // namespace gopt::detail
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") +
-         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
-  return s + "]";
-}
-
-/// `actual` must be compatible with `expected` (dynamic dims match anything).
-static LogicalResult verifyCompatible(ArrayRef<int64_t> actual,
-                                      ArrayRef<int64_t> expected,
-                                      StringRef what, const ShapeError &error) {
-  if (succeeded(verifyCompatibleShape(actual, expected)))
-    return success();
-  return error("expects ", what, " of shape ", shapeString(expected), ", got ",
-               shapeString(actual));
-}
-
-/// The more static of two compatible shapes.
-static Shape refineShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  Shape shape(a.begin(), a.end());
-  for (auto [i, d] : llvm::enumerate(b))
-    if (ShapedType::isDynamic(shape[i]))
-      shape[i] = d;
-  return shape;
-}
-
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 
 static LogicalResult verifyLogitsAndLabels(Value logits, Value labels,
                                            const ShapeError &error) {
-  ArrayRef<int64_t> l = shapeOf(logits), y = shapeOf(labels);
-  if (l.size() != 2)
-    return error("expects logits of rank 2 ([batch, classes]), got rank ",
-                 l.size());
-  if (y.size() != 1)
-    return error("expects labels of rank 1 ([batch]), got rank ", y.size());
-  if (failed(verifyCompatibleShape(l.take_front(), y)))
-    return error("expects one label per row of logits (", l[0], " rows), got ",
-                 y[0], " labels");
-  return success();
+  return error.check(
+      shape::verifyLogitsAndLabels(shapeOf(logits), shapeOf(labels)));
 }
 
 static LogicalResult inferTypes(SoftmaxCrossEntropyOp::Adaptor adaptor,
@@ -107,11 +74,8 @@ static LogicalResult verifyPredictionAndTarget(Value prediction, Value target,
   if (failed(verifySameElementTypes({prediction, target},
                                     {"prediction", "target"}, error)))
     return failure();
-  ArrayRef<int64_t> p = shapeOf(prediction), t = shapeOf(target);
-  if (p.size() != t.size() || failed(verifyCompatibleShape(p, t)))
-    return error("expects target of the prediction's shape ", shapeString(p),
-                 ", got ", shapeString(t));
-  return success();
+  return error.check(
+      shape::verifyPredictionAndTarget(shapeOf(prediction), shapeOf(target)));
 }
 
 static LogicalResult inferTypes(MseLossOp::Adaptor adaptor,
@@ -149,12 +113,11 @@ static LogicalResult inferTypes(ReluGradOp::Adaptor adaptor,
   if (failed(verifySameElementTypes({adaptor.getDy(), adaptor.getY()},
                                     {"dy", "y"}, error)))
     return failure();
-  ArrayRef<int64_t> dy = shapeOf(adaptor.getDy()), y = shapeOf(adaptor.getY());
-  if (dy.size() != y.size() || failed(verifyCompatibleShape(dy, y)))
-    return error("expects dy of y's shape ", shapeString(y), ", got ",
-                 shapeString(dy));
-  inferred.push_back(
-      tensorOf(refineShape(y, dy), elementTypeOf(adaptor.getY())));
+  shape::Dims dx;
+  if (failed(error.check(shape::inferReluGradShape(
+          shapeOf(adaptor.getDy()), shapeOf(adaptor.getY()), dx))))
+    return failure();
+  inferred.push_back(tensorOf(dx, elementTypeOf(adaptor.getY())));
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(ReluGradOp)
@@ -191,43 +154,18 @@ static Conv2DParams getBackpropConvParams(Adaptor adaptor) {
   return params;
 }
 
-/// A shape attribute of a backprop op: rank 4, positive sizes except where
-/// `dynamicAllowed` lets -1 stand for a size taken from elsewhere.
-static LogicalResult verifyShapeAttr(ArrayRef<int64_t> shape, StringRef name,
-                                     bool batchMayBeDynamic,
-                                     const ShapeError &error) {
-  if (shape.size() != 4)
-    return error("expects ", name, " of 4 entries, got ", shape.size());
-  for (auto [i, d] : llvm::enumerate(shape))
-    if (d <= 0 && !(i == 0 && batchMayBeDynamic && d == -1))
-      return error("expects ", name, " entries > 0",
-                   batchMayBeDynamic ? " (the batch may be -1)" : "", ", got ",
-                   shapeString(shape));
-  return success();
-}
-
 static LogicalResult inferTypes(Conv2DBackpropInputOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
   if (failed(verifySameElementTypes({adaptor.getDy(), adaptor.getFilter()},
                                     {"dy", "filter"}, error)))
     return failure();
-  ArrayRef<int64_t> dy = shapeOf(adaptor.getDy());
-  if (dy.size() != 4)
-    return error("expects dy of rank 4, got rank ", dy.size());
-  if (failed(verifyShapeAttr(adaptor.getInputShape(), "input_shape",
-                             /*batchMayBeDynamic=*/true, error)))
+  shape::Dims dx;
+  if (failed(error.check(shape::inferConv2DBackpropInputShape(
+          shapeOf(adaptor.getDy()), shapeOf(adaptor.getFilter()),
+          adaptor.getInputShape(), getBackpropConvParams(adaptor), dx))))
     return failure();
-  Shape input(adaptor.getInputShape().begin(), adaptor.getInputShape().end());
-  input[0] = dy[0];
-  // The forward conv of an input of this shape must produce dy's shape.
-  Shape forward;
-  if (failed(inferConv2DShape(input, shapeOf(adaptor.getFilter()), std::nullopt,
-                              getBackpropConvParams(adaptor), forward, error)))
-    return failure();
-  if (failed(verifyCompatible(dy, forward, "dy (the conv's output)", error)))
-    return failure();
-  inferred.push_back(tensorOf(input, elementTypeOf(adaptor.getDy())));
+  inferred.push_back(tensorOf(dx, elementTypeOf(adaptor.getDy())));
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DBackpropInputOp)
@@ -238,19 +176,12 @@ static LogicalResult inferTypes(Conv2DBackpropFilterOp::Adaptor adaptor,
   if (failed(verifySameElementTypes({adaptor.getInput(), adaptor.getDy()},
                                     {"input", "dy"}, error)))
     return failure();
-  if (failed(verifyShapeAttr(adaptor.getFilterShape(), "filter_shape",
-                             /*batchMayBeDynamic=*/false, error)))
+  shape::Dims filter;
+  if (failed(error.check(shape::inferConv2DBackpropFilterShape(
+          shapeOf(adaptor.getInput()), shapeOf(adaptor.getDy()),
+          adaptor.getFilterShape(), getBackpropConvParams(adaptor), filter))))
     return failure();
-  Shape forward;
-  if (failed(inferConv2DShape(shapeOf(adaptor.getInput()),
-                              adaptor.getFilterShape(), std::nullopt,
-                              getBackpropConvParams(adaptor), forward, error)))
-    return failure();
-  if (failed(verifyCompatible(shapeOf(adaptor.getDy()), forward,
-                              "dy (the conv's output)", error)))
-    return failure();
-  inferred.push_back(
-      tensorOf(adaptor.getFilterShape(), elementTypeOf(adaptor.getInput())));
+  inferred.push_back(tensorOf(filter, elementTypeOf(adaptor.getInput())));
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DBackpropFilterOp)
@@ -264,11 +195,9 @@ static LogicalResult inferPoolGradTypes(Value x, Value dy,
                                         SmallVectorImpl<Type> &inferred) {
   if (failed(verifySameElementTypes({x, dy}, {"x", "dy"}, error)))
     return failure();
-  Shape forward;
-  if (failed(inferPoolShape(shapeOf(x), params, dataFormat, forward, error)))
-    return failure();
-  if (failed(verifyCompatible(shapeOf(dy), forward, "dy (the pool's output)",
-                              error)))
+  shape::Dims dx;
+  if (failed(error.check(shape::inferPoolGradShape(shapeOf(x), shapeOf(dy),
+                                                   params, dataFormat, dx))))
     return failure();
   inferred.push_back(x.getType());
   return success();
@@ -310,32 +239,23 @@ GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolGradOp)
 static LogicalResult inferTypes(BatchNormGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> x = shapeOf(adaptor.getX());
-  if (x.size() < 2)
-    return error("expects an input of rank >= 2, got rank ", x.size());
-  if (x.size() == 4 && failed(parseDataFormat(adaptor.getDataFormat(), error)))
-    return failure();
   if (failed(verifySameElementTypes(
           {adaptor.getDy(), adaptor.getX(), adaptor.getScale(),
            adaptor.getBatchMean(), adaptor.getBatchVariance()},
           {"dy", "x", "scale", "batch_mean", "batch_variance"}, error)))
     return failure();
-  ArrayRef<int64_t> dy = shapeOf(adaptor.getDy());
-  if (dy.size() != x.size() || failed(verifyCompatibleShape(dy, x)))
-    return error("expects dy of x's shape ", shapeString(x), ", got ",
-                 shapeString(dy));
-  int64_t channels = x[getChannelAxis(adaptor.getDataFormat(), x.size())];
-  Value perChannel[] = {adaptor.getScale(), adaptor.getBatchMean(),
-                        adaptor.getBatchVariance()};
-  StringRef names[] = {"scale", "batch_mean", "batch_variance"};
-  for (auto [value, name] : llvm::zip(perChannel, names))
-    if (failed(verifyChannelOperand(shapeOf(value), channels, name, error)))
-      return failure();
-  if (!(adaptor.getEpsilon().convertToFloat() >= 0.0f))
-    return error("expects epsilon >= 0, got ",
-                 adaptor.getEpsilon().convertToFloat());
+  const shape::DimsRef perChannel[3] = {shapeOf(adaptor.getScale()),
+                                        shapeOf(adaptor.getBatchMean()),
+                                        shapeOf(adaptor.getBatchVariance())};
+  shape::Dims dx;
+  int64_t channels;
+  if (failed(error.check(shape::inferBatchNormGradShape(
+          shapeOf(adaptor.getDy()), shapeOf(adaptor.getX()), perChannel,
+          adaptor.getDataFormat(), adaptor.getEpsilon().convertToFloat(), dx,
+          channels))))
+    return failure();
   Type element = elementTypeOf(adaptor.getX());
-  inferred.push_back(tensorOf(refineShape(x, dy), element));
+  inferred.push_back(tensorOf(dx, element));
   inferred.append(2, tensorOf({channels}, element));
   return success();
 }
@@ -345,23 +265,19 @@ GOPT_SHAPE_FUNCTION_HOOKS(BatchNormGradOp)
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-/// Every state operand of an update has the parameter's exact type.
+/// Every state operand of an update has the parameter's element type and
+/// shape.
 static LogicalResult verifyLikeParam(Value param, ArrayRef<Value> others,
                                      ArrayRef<StringRef> names,
                                      const ShapeError &error) {
-  for (auto [value, name] : llvm::zip(others, names))
-    if (value.getType() != param.getType())
-      return error("expects ", name, " of the parameter's type ",
-                   param.getType(), ", got ", value.getType());
-  return success();
-}
-
-static LogicalResult verifyRate(float value, StringRef name, bool below1,
-                                const ShapeError &error) {
-  if (!(value >= 0.0f) || (below1 && !(value < 1.0f)))
-    return error("expects ", name, below1 ? " in [0, 1)" : " >= 0", ", got ",
-                 value);
-  return success();
+  std::vector<std::pair<shape::DimsRef, const char *>> shapes;
+  for (auto [value, name] : llvm::zip(others, names)) {
+    if (elementTypeOf(value) != elementTypeOf(param))
+      return error("expects ", name, " of the parameter's element type ",
+                   elementTypeOf(param), ", got ", elementTypeOf(value));
+    shapes.emplace_back(shapeOf(value), name.data());
+  }
+  return error.check(shape::verifyUpdateOperands(shapeOf(param), shapes));
 }
 
 static LogicalResult inferTypes(SgdUpdateOp::Adaptor adaptor,
@@ -370,12 +286,10 @@ static LogicalResult inferTypes(SgdUpdateOp::Adaptor adaptor,
   if (failed(verifyLikeParam(adaptor.getParam(),
                              {adaptor.getGrad(), adaptor.getVelocity()},
                              {"grad", "velocity"}, error)) ||
-      failed(
-          verifyRate(adaptor.getLr().convertToFloat(), "lr", false, error)) ||
-      failed(verifyRate(adaptor.getMomentum().convertToFloat(), "momentum",
-                        false, error)) ||
-      failed(verifyRate(adaptor.getWeightDecay().convertToFloat(),
-                        "weight_decay", false, error)))
+      failed(error.check(shape::verifySgdUpdateAttrs(
+          adaptor.getLr().convertToFloat(),
+          adaptor.getMomentum().convertToFloat(),
+          adaptor.getWeightDecay().convertToFloat()))))
     return failure();
   inferred.append(2, adaptor.getParam().getType());
   return success();
@@ -389,18 +303,12 @@ static LogicalResult inferTypes(AdamUpdateOp::Adaptor adaptor,
           verifyLikeParam(adaptor.getParam(),
                           {adaptor.getGrad(), adaptor.getM(), adaptor.getV()},
                           {"grad", "m", "v"}, error)) ||
-      failed(
-          verifyRate(adaptor.getLr().convertToFloat(), "lr", false, error)) ||
-      failed(verifyRate(adaptor.getBeta1().convertToFloat(), "beta1", true,
-                        error)) ||
-      failed(verifyRate(adaptor.getBeta2().convertToFloat(), "beta2", true,
-                        error)) ||
-      failed(verifyRate(adaptor.getWeightDecay().convertToFloat(),
-                        "weight_decay", false, error)))
+      failed(error.check(shape::verifyAdamUpdateAttrs(
+          adaptor.getLr().convertToFloat(), adaptor.getBeta1().convertToFloat(),
+          adaptor.getBeta2().convertToFloat(),
+          adaptor.getEpsilon().convertToFloat(),
+          adaptor.getWeightDecay().convertToFloat()))))
     return failure();
-  if (!(adaptor.getEpsilon().convertToFloat() > 0.0f))
-    return error("expects epsilon > 0, got ",
-                 adaptor.getEpsilon().convertToFloat());
   inferred.append(3, adaptor.getParam().getType());
   return success();
 }
@@ -440,15 +348,11 @@ GOPT_SHAPE_FUNCTION_HOOKS(SelectOp)
 static LogicalResult inferTypes(LossScaleUpdateOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {
-  if (adaptor.getGrowthInterval() < 1)
-    return error("expects growth_interval >= 1, got ",
-                 adaptor.getGrowthInterval());
-  float growth = adaptor.getGrowthFactor().convertToFloat();
-  float backoff = adaptor.getBackoffFactor().convertToFloat();
-  if (!(growth > 1.0f))
-    return error("expects growth_factor > 1, got ", growth);
-  if (!(backoff > 0.0f && backoff < 1.0f))
-    return error("expects backoff_factor in (0, 1), got ", backoff);
+  if (failed(error.check(shape::verifyLossScaleUpdateAttrs(
+          adaptor.getGrowthInterval(),
+          adaptor.getGrowthFactor().convertToFloat(),
+          adaptor.getBackoffFactor().convertToFloat()))))
+    return failure();
   inferred.append(2, adaptor.getScale().getType());
   return success();
 }
