@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpCategories.h"
 #include "PatternUtils.h"
 #include "Report.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
@@ -78,21 +79,6 @@ LogicalResult reinferTypes(Operation *op) {
     result.setType(type);
   return success();
 }
-
-/// Which operands and results of a layout-sensitive op are activations in
-/// its data_format (the rest are filters or per-channel vectors), as its
-/// ODS states (`layoutActivationOperands`).
-struct LayoutSensitiveOp {
-  const char *opName;
-  unsigned numOperands;
-  unsigned operands[2];
-  bool result0;
-
-  ArrayRef<unsigned> activationOperands() const {
-    return ArrayRef<unsigned>(operands, numOperands);
-  }
-};
-#include "gopt/runtime/OpCategories.inc"
 
 /// The layout-sensitive op entry of `op`, or nullptr for an op without a
 /// layout.

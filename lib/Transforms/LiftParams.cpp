@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpCategories.h"
 #include "Report.h"
 #include "TrainingUtils.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
@@ -22,28 +23,27 @@ using namespace gopt;
 
 namespace {
 
-/// True when `use` is an operand a training step updates: a weight, a bias
-/// or a batch-norm affine parameter.
+/// True when `use` is an operand a training step updates, as the op's ODS
+/// says (trainableOperands).
 bool isTrainableUse(OpOperand &use) {
   Operation *user = use.getOwner();
+  StringRef name = user->getName().getStringRef();
+  const TrainableOperands *entry = nullptr;
+  for (const TrainableOperands &candidate : kTrainableOperands)
+    if (name == candidate.opName)
+      entry = &candidate;
   unsigned index = use.getOperandNumber();
-  if (isa<Conv2DOp>(user))
-    return index == 1 || index == 2;
-  if (isa<MatMulOp>(user))
+  if (!entry || !llvm::is_contained(entry->indices(), index))
+    return false;
+  if (!user->hasTrait<LayoutAgnostic>() || user->getNumOperands() != 2)
     return true;
-  if (isa<BiasAddOp, PReluOp>(user))
-    return index == 1; // the bias; PReLU's learned slope
-  if (isa<BatchNormOp>(user))
-    return index == 1 || index == 2;
-  if (isa<GatherOp>(user))
-    return index == 0; // an embedding table
-  if (isa<AddOp, SubOp>(user)) {
-    // A dense layer's bias: a tensor added to a computed value.
-    Value other = user->getOperand(1 - index);
-    auto type = cast<RankedTensorType>(use.get().getType());
-    return type.getNumElements() > 1 && !other.getDefiningOp<ConstantOp>();
-  }
-  return false;
+  // Elementwise: a weight sits beside a computed value; of two listed
+  // operands (add, sub) only a tensor is a bias, a scalar is an offset.
+  Value other = user->getOperand(1 - index);
+  if (other.getDefiningOp<ConstantOp>())
+    return false;
+  auto type = cast<RankedTensorType>(use.get().getType());
+  return entry->numOperands == 1 || type.getNumElements() > 1;
 }
 
 /// A batch_norm's mean or variance operand.

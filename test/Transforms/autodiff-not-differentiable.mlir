@@ -5,20 +5,21 @@
 /// whichever family it comes from (a binary op, a normalization, a
 /// gradient op itself: no second derivatives).
 
-func.func @pow(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
-  // expected-error @+1 {{'gopt.pow' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule (DifferentiableOpInterface; docs/op-semantics.md lists the differentiable ops)}}
-  %0 = gopt.pow %x, %p : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+func.func @mod(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  // expected-error @+1 {{'gopt.mod' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule (DifferentiableOpInterface; docs/op-semantics.md lists the differentiable ops)}}
+  %0 = gopt.mod %x, %p : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   %1 = gopt.reduce_sum %0 {axes = array<i64>} : (tensor<2x4xf32>) -> tensor<f32>
   return %1 : tensor<f32>
 }
 
 // -----
 
-func.func @layer_norm(%x: tensor<2x8xf32>, %g: tensor<8xf32> {gopt.name = "g", gopt.state = "param"}, %b: tensor<8xf32>) -> (tensor<f32> {gopt.name = "loss"}) {
-  // expected-error @+1 {{'gopt.layer_norm' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule}}
-  %0 = gopt.layer_norm %x, %g, %b : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
-  %1 = gopt.reduce_sum %0 {axes = array<i64>} : (tensor<2x8xf32>) -> tensor<f32>
-  return %1 : tensor<f32>
+func.func @lrn(%x: tensor<1x4x2x2xf32>, %p: tensor<2xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  %0 = gopt.add %x, %p : (tensor<1x4x2x2xf32>, tensor<2xf32>) -> tensor<1x4x2x2xf32>
+  // expected-error @+1 {{'gopt.lrn' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule}}
+  %1 = gopt.lrn %0 {size = 3 : i64, data_format = "NCHW"} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x4x2x2xf32>) -> tensor<f32>
+  return %2 : tensor<f32>
 }
 
 // -----

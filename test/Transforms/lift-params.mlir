@@ -49,3 +49,33 @@ func.func @names(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<4xf32>) {
   %b = gopt.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %1, %b : tensor<2x2xf32>, tensor<4xf32>
 }
+
+// -----
+
+/// What ODS lists as trainable (trainableOperands): layer_norm's and
+/// instance_norm's scale and bias, PReLU's slope; a scalar added to a
+/// computed value is an offset, not a bias, and pow's exponent is no weight.
+// REPORT: remark: gopt-lift-params: lifted 5 parameters (12 values)
+// CHECK-LABEL: func @listed_by_ods
+// CHECK-SAME: gopt.name = "ln.scale", gopt.state = "param"
+// CHECK-SAME: gopt.name = "ln.bias", gopt.state = "param"
+// CHECK-SAME: gopt.name = "in.scale", gopt.state = "param"
+// CHECK-SAME: gopt.name = "in.bias", gopt.state = "param"
+// CHECK-SAME: gopt.name = "slope", gopt.state = "param"
+// CHECK-DAG: gopt.constant dense<5.000000e-01> : tensor<1xf32>
+// CHECK-DAG: gopt.constant dense<2.000000e+00> : tensor<3xf32>
+func.func @listed_by_ods(%x: tensor<2x2x3xf32>) -> tensor<2x2x3xf32> {
+  %g = gopt.constant dense<1.0> : tensor<3xf32> loc("ln.scale")
+  %b = gopt.constant dense<0.0> : tensor<3xf32> loc("ln.bias")
+  %gi = gopt.constant dense<1.0> : tensor<2xf32> loc("in.scale")
+  %bi = gopt.constant dense<0.0> : tensor<2xf32> loc("in.bias")
+  %slope = gopt.constant dense<0.25> : tensor<2x1xf32> loc("slope")
+  %offset = gopt.constant dense<0.5> : tensor<1xf32> loc("offset")
+  %e = gopt.constant dense<2.0> : tensor<3xf32> loc("exponent")
+  %0 = gopt.layer_norm %x, %g, %b : (tensor<2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x2x3xf32>
+  %1 = gopt.instance_norm %0, %gi, %bi {data_format = "NCHW"} : (tensor<2x2x3xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2x3xf32>
+  %2 = gopt.prelu %1, %slope : (tensor<2x2x3xf32>, tensor<2x1xf32>) -> tensor<2x2x3xf32>
+  %3 = gopt.add %2, %offset : (tensor<2x2x3xf32>, tensor<1xf32>) -> tensor<2x2x3xf32>
+  %4 = gopt.pow %3, %e : (tensor<2x2x3xf32>, tensor<3xf32>) -> tensor<2x2x3xf32>
+  return %4 : tensor<2x2x3xf32>
+}

@@ -12,7 +12,8 @@ OPS.json is `llvm-tblgen --dump-json` of GoptOps.td. OUT_DIR/gopt/runtime gets:
   UnaryMath.h.inc  the scalar functions and derivatives of GoptMathOps.td,
                    shared by the runtime's kernels and the compiler's folder;
   FrameworkOps.inc the ONNX and TensorFlow op types imported generically;
-  OpCategories.inc op properties passes look up by name (layout activations);
+  OpCategories.inc op properties passes look up by name (layout activations,
+                   trainable operands);
   DynamicOps.inc   each dynamic op's static op, value operands and the
                    attributes they become (the dialect's canonicalization).
 
@@ -160,6 +161,7 @@ def load_ops(data):
             "onnx_since": rec.get("onnxSinceOpset", 1),
             "layout_operands": rec.get("layoutActivationOperands", []),
             "layout_result": bool(rec.get("layoutActivationResult", 1)),
+            "trainable_operands": rec.get("trainableOperands", []),
             "function": rec.get("scalarFunction"),
             "derivative": rec.get("scalarDerivative"),
             "traits": [t["def"] for t in rec.get("traits", [])],
@@ -425,6 +427,17 @@ def emit_op_categories(ops):
         out.append(f'    {{"gopt.{op["name"]}", {len(operands)}, '
                    f'{{{padded[0]}, {padded[1]}}}, '
                    f'{"true" if op["layout_result"] else "false"}}},\n')
+    out.append("};\n\n")
+    out.append("inline constexpr TrainableOperands kTrainableOperands[] = {\n")
+    for op in ops:
+        operands = op["trainable_operands"]
+        if not operands:
+            continue
+        if len(operands) > 4:
+            raise GenError(f"op '{op['name']}': more than 4 trainable operands")
+        padded = operands + [0] * (4 - len(operands))
+        out.append(f'    {{"gopt.{op["name"]}", {len(operands)}, '
+                   f'{{{", ".join(str(i) for i in padded)}}}}},\n')
     out.append("};\n")
     return "".join(out)
 

@@ -502,8 +502,10 @@ def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
     (`gopt.name`) and carrying its value as `gopt.initial_value`. The plan
     lowering makes such arguments runtime state: a training step updates
     them, `gopt-run --load-params`/`--save-params` read and write them.
-    Trainable means: the filter or bias of a conv2d, an operand of a matmul,
-    the bias of a bias_add, the scale or offset of a batch_norm, or an
+    Trainable means an operand the op's ODS lists in `trainableOperands`:
+    the filter or bias of a conv2d, an operand of a matmul, the bias of a
+    bias_add, the scale or offset of a batch_norm, layer_norm or
+    instance_norm, an embedding table (gather's data), PReLU's slope, or an
     operand of add/sub with more than one element whose other operand is
     not constant (a dense layer's bias). Constants used anywhere else
     (shapes, scalars, batch-norm statistics) stay constants.

@@ -19,6 +19,7 @@ def Gopt_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Gopt_ScatterReductionAttr : Gopt_StrEnumAttr<["none", "add", "mul"], "none">;
 
 def Gopt_GatherOp : Gopt_InferredOp<"gather", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
+  let trainableOperands = [0];
   let summary = "slices of a tensor along an axis at given indices";
   let description = [{
     ONNX's `Gather` and TensorFlow's `GatherV2` (with `batch_dims = 0`):

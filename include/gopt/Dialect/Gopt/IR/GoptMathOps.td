@@ -208,6 +208,7 @@ def Gopt_PReluOp : Gopt_BinaryOp<"prelu",
     [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer,
      Gopt_Differentiable]> {
   let onnxOpType = "PRelu";
+  let trainableOperands = [1]; // the learned slope
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTMATHOPS_TD

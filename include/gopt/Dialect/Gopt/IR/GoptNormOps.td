@@ -9,7 +9,8 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTNORMOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTNORMOPS_TD
 
-def Gopt_LayerNormOp : Gopt_InferredOp<"layer_norm", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy]> {
+def Gopt_LayerNormOp : Gopt_InferredOp<"layer_norm", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [1, 2];
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     ONNX's `LayerNormalization` (opset 17) and PyTorch's `nn.LayerNorm`:
@@ -36,7 +37,8 @@ def Gopt_LayerNormOp : Gopt_InferredOp<"layer_norm", [Pure, SameOperandsAndResul
   let hasCanonicalizer = 1;
 }
 
-def Gopt_InstanceNormOp : Gopt_InferredOp<"instance_norm", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy]> {
+def Gopt_InstanceNormOp : Gopt_InferredOp<"instance_norm", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [1, 2];
   let summary = "instance normalization: each sample's channels on their own";
   let description = [{
     ONNX's `InstanceNormalization`: for every sample `n` and channel `c`,

@@ -126,6 +126,12 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // exactly these. Empty for ops without a layout.
   list<int> layoutActivationOperands = [];
   bit layoutActivationResult = 1;
+  // Operands that hold learned weights: a named f32 constant there becomes a
+  // parameter (gopt-lift-params) the training step updates. On an
+  // elementwise (layout-agnostic) op the other operand must be computed, and
+  // where both operands are listed (add, sub) the constant must have more
+  // than one element: a dense layer's bias, not an offset.
+  list<int> trainableOperands = [];
   // Operands whose values (small integer tensors: a computed target shape)
   // decide the result shapes. The session computes them on the host while
   // it resolves shapes, and `runtimeShapeFunction` then names a shape
@@ -543,6 +549,7 @@ def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
 
 
 def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [1, 2];
   let summary = "2-D convolution, optionally with bias and activation";
   let description = [{
     Convolves `input` (`data_format` NHWC or NCHW) with `filter`
@@ -591,6 +598,7 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, G
 }
 
 def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [1, 2];
   let summary = "batch normalization, inference or training form";
   let description = [{
     Normalizes `x` per channel (`data_format` picks the channel axis; rank-2
@@ -619,6 +627,7 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy, G
 }
 
 def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
+  let trainableOperands = [1];
   let summary = "add a per-channel bias";
   let description = [{
     TensorFlow's `BiasAdd`: adds the 1-D `bias` along the channel axis
@@ -636,6 +645,7 @@ def Gopt_BiasAddOp : Gopt_InferredOp<"bias_add", [Pure, SameOperandsAndResultEle
 }
 
 def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionAllow, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [0, 1];
   let summary = "batched matrix multiplication";
   let description = [{
     Multiplies the last two dimensions of `a` and `b` (each transposed first
@@ -785,16 +795,20 @@ class Gopt_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
 }
 def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
 def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum", [Gopt_Differentiable]>;
-def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum">;
-def Gopt_ReduceMinOp : Gopt_ReduceOp<"reduce_min", "the minimum">;
+def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum", [Gopt_Differentiable]>;
+def Gopt_ReduceMinOp : Gopt_ReduceOp<"reduce_min", "the minimum", [Gopt_Differentiable]>;
 def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product">;
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
-def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
+  let trainableOperands = [0, 1];
+}
+def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
+  let trainableOperands = [0, 1];
+}
 def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
 def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   // The decomposed hard_sigmoid and hard_swish exporters write become the ops.
@@ -802,7 +816,7 @@ def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)
 }
 def Gopt_MaxOp : Gopt_BinaryOp<"max", "max(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
 def Gopt_MinOp : Gopt_BinaryOp<"min", "min(lhs, rhs)", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
-def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic]> {
+def Gopt_PowOp : Gopt_BinaryOp<"pow", "lhs ^ rhs", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   // x^2, x^1 and x^0.5 by a constant exponent become mul, x and sqrt.
   let hasCanonicalizer = 1;
 }

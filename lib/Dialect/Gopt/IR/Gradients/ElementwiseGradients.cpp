@@ -105,6 +105,36 @@ LogicalResult MulOp::buildGradients(GradientBuilder &gradients,
   return accumulateBinary(gradients, *this, dl, dr);
 }
 
+LogicalResult PowOp::buildGradients(GradientBuilder &gradients,
+                                    ArrayRef<Value> resultGrads) {
+  // z = l ^ r: dl = dz * r * l ^ (r - 1); dr = dz * z * log(l), taken as 0
+  // where l <= 0 (TensorFlow's choice: log is undefined there, and a
+  // negative base only has a real power for integral exponents).
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value dz = resultGrads[0];
+  Type element = cast<RankedTensorType>(getZ().getType()).getElementType();
+  Value dl, dr;
+  if (gradients.needsGrad(getLhs())) {
+    Value rMinus1 =
+        b.create<SubOp>(loc, getRhs(), gradients.scalarConstant(1.0f, element));
+    dl = b.create<MulOp>(
+        loc, dz,
+        b.create<MulOp>(loc, getRhs(),
+                        b.create<PowOp>(loc, getLhs(), rMinus1)));
+  }
+  if (gradients.needsGrad(getRhs())) {
+    Value zero = gradients.scalarConstant(0.0f, element);
+    Value positive = b.create<GreaterOp>(loc, getLhs(), zero);
+    Value one = gradients.scalarConstant(1.0f, element);
+    // log of 1 where the base is not positive, so no NaN reaches the select.
+    Value safeBase = b.create<WhereOp>(loc, positive, getLhs(), one);
+    Value logBase = b.create<LogOp>(loc, safeBase);
+    dr = b.create<MulOp>(loc, dz, b.create<MulOp>(loc, getZ(), logBase));
+  }
+  return accumulateBinary(gradients, *this, dl, dr);
+}
+
 LogicalResult DivOp::buildGradients(GradientBuilder &gradients,
                                     ArrayRef<Value> resultGrads) {
   // z = l / r: dl = dz / r, dr = -dz * z / r.

@@ -322,6 +322,62 @@ LogicalResult ReduceSumOp::buildGradients(GradientBuilder &gradients,
                          /*mean=*/false, resultGrads[0]);
 }
 
+namespace {
+
+/// reduce_max and reduce_min: dy goes to the elements equal to the result,
+/// split evenly among ties (TensorFlow's rule; the sum is then dy).
+LogicalResult extremumGradients(GradientBuilder &gradients, Operation *op,
+                                ArrayRef<int64_t> axesAttr, bool keepDims,
+                                Value result, Value dy) {
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  RankedTensorType xType = tensorType(x);
+  if (!isa<FloatType>(xType.getElementType()))
+    return emitNoGradientError(op) << "an integer input", failure();
+  int64_t rank = xType.getRank();
+  SmallVector<int64_t> axes(axesAttr.begin(), axesAttr.end());
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  SmallVector<int64_t> keptShape(xType.getShape().begin(),
+                                 xType.getShape().end());
+  for (int64_t &axis : axes) {
+    axis = axis < 0 ? axis + rank : axis;
+    keptShape[axis] = 1;
+  }
+  Value keptDy = dy, keptResult = result;
+  if (!keepDims) {
+    FailureOr<SmallVector<int64_t>> target = getReshapeTarget(keptShape);
+    if (failed(target))
+      return emitNoGradientError(op) << "more than one dynamic dimension",
+             failure();
+    keptDy = b.create<ReshapeOp>(loc, dy, *target);
+    keptResult = b.create<ReshapeOp>(loc, result, *target);
+  }
+  Value hit =
+      b.create<CastOp>(loc, xType, b.create<EqualOp>(loc, x, keptResult));
+  Value ties = b.create<ReduceSumOp>(loc, hit, b.getDenseI64ArrayAttr(axes),
+                                     b.getBoolAttr(true));
+  gradients.accumulate(
+      x, b.create<MulOp>(loc, hit, b.create<DivOp>(loc, keptDy, ties)));
+  return success();
+}
+
+} // namespace
+
+LogicalResult ReduceMaxOp::buildGradients(GradientBuilder &gradients,
+                                          ArrayRef<Value> resultGrads) {
+  return extremumGradients(gradients, *this, getAxes(), getKeepDims(), getY(),
+                           resultGrads[0]);
+}
+
+LogicalResult ReduceMinOp::buildGradients(GradientBuilder &gradients,
+                                          ArrayRef<Value> resultGrads) {
+  return extremumGradients(gradients, *this, getAxes(), getKeepDims(), getY(),
+                           resultGrads[0]);
+}
+
 LogicalResult ReduceMeanOp::buildGradients(GradientBuilder &gradients,
                                            ArrayRef<Value> resultGrads) {
   return reduceGradients(gradients, *this, getAxes(), getKeepDims(),
