@@ -98,6 +98,7 @@ Status CpuBackend::buildSchedule(const std::vector<DType> &dtypes,
   in.threads = options.threads;
   in.seed = options.seed;
   in.repeatRandomness = options.repeatRandomness;
+  in.communicator = options.communicator.get();
   in.regionSessions = &regionSessions;
   in.constants.assign(p.tensors_size(), nullptr);
   for (int t = 0; t < p.tensors_size(); ++t)

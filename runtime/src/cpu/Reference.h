@@ -27,6 +27,8 @@ struct RefContext {
   // Ops with data-dependent result shapes: where the kernel reports the
   // shapes of what it wrote (Kernel::actualResultShapes); null otherwise.
   std::vector<Shape> *actualShapes = nullptr;
+  // Collectives: the session's communicator (null: one replica).
+  Communicator *communicator = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 
@@ -60,6 +62,7 @@ void registerLogicKernels(KernelRegistry &registry);
 void registerDynamicShapeKernels(KernelRegistry &registry);
 void registerControlFlowKernels(KernelRegistry &registry);
 void registerDataDependentKernels(KernelRegistry &registry);
+void registerCollectiveKernels(KernelRegistry &registry);
 
 /// Calls fn(T{}) with the C++ type of an element type the reference kernels
 /// compute in (f16 and bf16 reach them as f32, converted by the wrapper; f64

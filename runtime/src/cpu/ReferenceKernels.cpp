@@ -116,6 +116,7 @@ public:
     const OpSchema *schema = findOpSchema(config.op->kind());
     if (schema && schema->dataDependentResultShapes)
       ctx_.actualShapes = &actualShapes_;
+    ctx_.communicator = config.communicator;
   }
 
   Status run(const std::vector<Tensor> &inputs,
@@ -205,6 +206,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerDynamicShapeKernels(registry);
   ref::registerControlFlowKernels(registry);
   ref::registerDataDependentKernels(registry);
+  ref::registerCollectiveKernels(registry);
 }
 
 } // namespace gopt::runtime

@@ -11,6 +11,7 @@ KernelConfig makeKernelConfig(const ScheduleInput &in, int o) {
   config.seed = in.seed;
   config.opIndex = o;
   config.repeatRandomness = in.repeatRandomness;
+  config.communicator = in.communicator;
   if (in.regionSessions && o < static_cast<int>(in.regionSessions->size()))
     config.regions = (*in.regionSessions)[o];
   for (int t : op.inputs()) {

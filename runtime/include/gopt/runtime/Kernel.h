@@ -18,6 +18,7 @@ namespace gopt::runtime {
 // shapes (create primitives, reorder constant weights). Created when a
 // session resolves shapes, never per run.
 class Session;
+class Communicator;
 
 struct KernelConfig {
   const plan::Op *op = nullptr;
@@ -38,6 +39,9 @@ struct KernelConfig {
   // Control flow (if, loop): a session per region of the op, which the
   // enclosing session owns and has resolved for the operands' shapes.
   std::vector<Session *> regions;
+  // Collectives (all_reduce): the session's communicator; null for a
+  // single replica.
+  Communicator *communicator = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
   // Every operand and result is of element type `t` (what most fast kernels
   // check before they claim an op).
