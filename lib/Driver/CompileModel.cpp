@@ -26,6 +26,9 @@ std::optional<plan::Plan> compileModelFile(const std::string &path,
   registerGoptDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A pass's error names its op's location; a dump of the whole function
+  // after it buries the message in a model's worth of IR.
+  context.printOpOnDiagnostic(false);
 
   llvm::raw_string_ostream errors(error);
   llvm::SourceMgr sourceMgr;
