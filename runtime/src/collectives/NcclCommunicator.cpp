@@ -138,6 +138,8 @@ createNcclCommunicator(std::shared_ptr<Communicator> bootstrap, int device,
   std::string why;
   if (!ncclAvailable(&why))
     return unavailable("NCCL: ", why);
+  if (!bootstrap)
+    return invalidArgument("NCCL: no bootstrap communicator for the unique id");
   if (cudaSetDevice(device) != cudaSuccess)
     return invalidArgument("NCCL: no CUDA device ", device);
   ncclUniqueId id;
@@ -184,8 +186,9 @@ bool ncclAvailable(std::string *whyNot) {
 
 StatusOr<std::shared_ptr<Communicator>>
 createNcclCommunicator(std::shared_ptr<Communicator>, int, double) {
-  return unimplemented("NCCL communicators need a build with CUDA "
-                       "(GOPT_ENABLE_CUDA)");
+  std::string why;
+  ncclAvailable(&why);
+  return unimplemented("NCCL: ", why);
 }
 
 bool ncclAvailable(std::string *whyNot) {

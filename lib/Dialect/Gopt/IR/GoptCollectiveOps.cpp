@@ -24,6 +24,10 @@ static LogicalResult inferTypes(AllReduceOp::Adaptor adaptor,
                                 SmallVectorImpl<Type> &inferred) {
   if (adaptor.getInputs().empty())
     return error("expects at least one operand (a bucket of tensors)");
+  StringRef reduction = adaptor.getReduction();
+  if (reduction != "sum" && reduction != "mean")
+    return error("expects reduction \"sum\" or \"mean\", got \"",
+                 reduction, "\"");
   for (Value input : adaptor.getInputs())
     inferred.push_back(input.getType());
   return success();
