@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <unistd.h>
 
@@ -150,6 +151,11 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
     return launchLocalRanks(options);
 
   TrainOptions o = options;
+  if (env.worldSize > 1) {
+    // A peer that dies closes its sockets: writing to one must be an error
+    // the collective reports (naming the rank), not a silent SIGPIPE death.
+    std::signal(SIGPIPE, SIG_IGN);
+  }
   if (env.worldSize > 1 && !o.communicator) {
     RendezvousOptions ro;
     ro.rank = env.rank;

@@ -4,6 +4,8 @@ once training runs, and reports how rank 0 ended (train-data-parallel.test).
 
 kill-rank.py GOPT_RUN ARGS... : prints rank 0's exit status, the seconds it
 took to exit after the kill, and its stderr.
+kill-rank.py --mismatch GOPT_RUN ARGS... : rank 1 gets "--lr 0.25" too and
+nothing is killed; prints both ranks' exit status and stderr.
 """
 import os
 import socket
@@ -20,14 +22,24 @@ def free_port():
 
 def main():
     cmd = sys.argv[1:]
+    mismatch = cmd[0] == "--mismatch"
+    if mismatch:
+        cmd = cmd[1:]
     env = dict(os.environ, WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                MASTER_PORT=str(free_port()))
     ranks = []
     for r in range(2):
+        extra = ["--lr", "0.25"] if mismatch and r == 1 else []
         ranks.append(subprocess.Popen(
-            cmd, env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+            cmd + extra, env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
             stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True))
+    if mismatch:
+        for r, p in enumerate(ranks):
+            _, err = p.communicate(timeout=60)
+            print(f"rank {r} exit status {p.returncode}")
+            print(err, end="")
+        return 0
     # Rank 0 prints its first progress line once the ranks run steps.
     line = ranks[0].stdout.readline()
     while line and "step" not in line:
