@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -104,6 +105,13 @@ StatusOr<DistributedEnv> readDistributedEnv() {
     GOPT_ASSIGN_OR_RETURN(env.masterPort,
                           envInt("MASTER_PORT", port, 1, 65535));
   }
+  // torchrun's agent serves its own store (PyTorch's TCPStore protocol) on
+  // MASTER_PORT and tells its workers so; gopt's store then takes the next
+  // port.
+  const char *agentStore = getenvOrNull("TORCHELASTIC_USE_AGENT_STORE");
+  if (agentStore && std::string(agentStore) == "True" &&
+      env.masterPort < 65535)
+    ++env.masterPort;
   return env;
 }
 
@@ -173,15 +181,15 @@ StatusOr<bool> launchLocalRanks(const TrainOptions &o) {
       if (!failed)
         break;
       if (WIFSIGNALED(status))
-        std::fprintf(stderr, "gopt-run: rank %zu was killed by signal %d\n",
-                     r, WTERMSIG(status));
+        std::fprintf(stderr, "gopt-run: rank %zu was killed by signal %d\n", r,
+                     WTERMSIG(status));
       else
         std::fprintf(stderr, "gopt-run: rank %zu exited with status %d\n", r,
                      WEXITSTATUS(status));
       if (ok)
         deadline = std::chrono::steady_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(
-                       (o.collectiveTimeout + 5) * 1000));
+                   std::chrono::milliseconds(
+                       static_cast<int64_t>((o.collectiveTimeout + 5) * 1000));
       ok = false;
     }
   }

@@ -133,7 +133,8 @@ Status checkRanksAgree(Trainer &trainer, const TrainOptions &o,
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0])
       return failedPrecondition(
-          "rank ", r, " trains a different step than rank 0 (its plan, batch, "
+          "rank ", r,
+          " trains a different step than rank 0 (its plan, batch, "
           "optimizer or parameter shapes/values differ: hash ",
           static_cast<uint64_t>(all[r]), " against ",
           static_cast<uint64_t>(all[0]),

@@ -110,11 +110,11 @@ struct DataParallelPass
         b.setInsertionPointAfter(def);
       else
         b.setInsertionPointToStart(&body);
-      Location loc = NameLoc::get(
-          b.getStringAttr("all_reduce/bucket" + std::to_string(n)),
-          ret.getLoc());
-      auto reduce = b.create<AllReduceOp>(loc, operands,
-                                          b.getStringAttr(reduction.getValue()));
+      Location loc =
+          NameLoc::get(b.getStringAttr("all_reduce/bucket" + std::to_string(n)),
+                       ret.getLoc());
+      auto reduce = b.create<AllReduceOp>(
+          loc, operands, b.getStringAttr(reduction.getValue()));
       for (auto [g, result] : llvm::zip(bucket, reduce.getResults()))
         ret.setOperand(g.resultIndex, result);
     }

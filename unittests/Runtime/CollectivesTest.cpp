@@ -43,8 +43,7 @@ RendezvousOptions rankOptions(int rank, int size, int port,
 }
 
 // Runs body(rank, communicator) on `size` threads.
-void runRanks(int size,
-              const std::function<void(int, Communicator &)> &body) {
+void runRanks(int size, const std::function<void(int, Communicator &)> &body) {
   int port = freePort();
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
@@ -129,9 +128,9 @@ TEST(GlooCommunicatorTest, UnreachableMasterTimesOut) {
   auto start = std::chrono::steady_clock::now();
   StatusOr<std::shared_ptr<Communicator>> comm =
       createGlooCommunicator(rankOptions(1, 2, freePort(), 1.0));
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_FALSE(comm.ok());
   EXPECT_EQ(comm.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(comm.status().message().find(

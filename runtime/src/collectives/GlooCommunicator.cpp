@@ -185,8 +185,11 @@ private:
   Status failure(const char *what, const std::string &detail) {
     std::vector<int> lost;
     bool storeLost = false;
-    for (int attempt = 0; attempt < 20 && lost.empty() && !storeLost;
-         ++attempt) {
+    // After a timeout the store is asked once: a hung rank's connection
+    // stays open.
+    bool timedOut = detail.find("imed out") != std::string::npos;
+    for (int attempt = 0, attempts = timedOut ? 1 : 20;
+         attempt < attempts && lost.empty() && !storeLost; ++attempt) {
       if (server_) {
         lost = server_->lostRanks();
       } else {
@@ -201,16 +204,14 @@ private:
     }
     if (storeLost)
       lost = {0};
-    bool timedOut = detail.find("imed out") != std::string::npos;
     std::string who;
     for (int r : lost)
       who += (who.empty() ? "" : ", ") + std::to_string(r);
     if (!lost.empty())
-      return unavailable("rank ", options_.rank, ": ", what, " failed: rank",
-                         lost.size() > 1 ? "s " : " ", who,
-                         lost.size() > 1 ? " are" : " is",
-                         " lost (process exited or connection closed) (", detail,
-                         ")");
+      return unavailable(
+          "rank ", options_.rank, ": ", what, " failed: rank",
+          lost.size() > 1 ? "s " : " ", who, lost.size() > 1 ? " are" : " is",
+          " lost (process exited or connection closed) (", detail, ")");
     if (timedOut)
       return deadlineExceeded(
           "rank ", options_.rank, ": ", what, " timed out after ",
@@ -238,9 +239,9 @@ createGlooCommunicator(const RendezvousOptions &options) {
     return invalidArgument("WORLD_SIZE must be at least 1, got ",
                            options.worldSize);
   if (options.rank < 0 || options.rank >= options.worldSize)
-    return invalidArgument("RANK ", options.rank, " is out of range for WORLD_SIZE ",
-                           options.worldSize, " (ranks 0..",
-                           options.worldSize - 1, ")");
+    return invalidArgument(
+        "RANK ", options.rank, " is out of range for WORLD_SIZE ",
+        options.worldSize, " (ranks 0..", options.worldSize - 1, ")");
   if (options.masterPort <= 0 || options.masterPort > 65535)
     return invalidArgument("MASTER_PORT ", options.masterPort,
                            " is not a TCP port");
@@ -248,8 +249,8 @@ createGlooCommunicator(const RendezvousOptions &options) {
       static_cast<int64_t>(options.timeoutSeconds * 1000));
   std::unique_ptr<TcpStoreServer> server;
   if (options.rank == 0) {
-    GOPT_ASSIGN_OR_RETURN(server, TcpStoreServer::start(options.masterPort,
-                                                        options.worldSize));
+    GOPT_ASSIGN_OR_RETURN(
+        server, TcpStoreServer::start(options.masterPort, options.worldSize));
   }
   GOPT_ASSIGN_OR_RETURN(
       std::unique_ptr<TcpStoreClient> store,
@@ -258,19 +259,18 @@ createGlooCommunicator(const RendezvousOptions &options) {
   std::shared_ptr<gloo::rendezvous::Context> context;
   try {
     gloo::transport::tcp::attr attr;
-    attr.hostname = options.bindAddr.empty() ? store->localAddress()
-                                             : options.bindAddr;
+    attr.hostname =
+        options.bindAddr.empty() ? store->localAddress() : options.bindAddr;
     auto device = gloo::transport::tcp::CreateDevice(attr);
     context = std::make_shared<gloo::rendezvous::Context>(options.rank,
                                                           options.worldSize);
     context->setTimeout(timeout);
     context->connectFullMesh(*store, device);
   } catch (const std::exception &e) {
-    return deadlineExceeded("rank ", options.rank,
-                            ": the ranks did not all connect within ",
-                            options.timeoutSeconds,
-                            " s (is every rank of WORLD_SIZE ",
-                            options.worldSize, " started?): ", e.what());
+    return deadlineExceeded(
+        "rank ", options.rank, ": the ranks did not all connect within ",
+        options.timeoutSeconds, " s (is every rank of WORLD_SIZE ",
+        options.worldSize, " started?): ", e.what());
   }
   return std::shared_ptr<Communicator>(std::make_shared<GlooCommunicator>(
       options, std::move(server), std::move(store), std::move(context)));

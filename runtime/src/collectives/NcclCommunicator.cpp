@@ -100,7 +100,8 @@ public:
 private:
   // Polls the stream and NCCL's asynchronous error; aborts on timeout.
   Status waitForStream(const char *what) {
-    auto deadline = Clock::now() + std::chrono::duration<double>(timeoutSeconds_);
+    auto deadline =
+        Clock::now() + std::chrono::duration<double>(timeoutSeconds_);
     while (true) {
       cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess)
@@ -151,8 +152,7 @@ createNcclCommunicator(std::shared_ptr<Communicator> bootstrap, int device,
   int64_t words[sizeof(ncclUniqueId) / sizeof(int64_t)];
   std::memcpy(words, &id, sizeof id);
   for (int64_t &word : words) {
-    GOPT_ASSIGN_OR_RETURN(std::vector<int64_t> all,
-                          bootstrap->allGather(word));
+    GOPT_ASSIGN_OR_RETURN(std::vector<int64_t> all, bootstrap->allGather(word));
     word = all[0];
   }
   std::memcpy(&id, words, sizeof id);
@@ -166,8 +166,8 @@ createNcclCommunicator(std::shared_ptr<Communicator> bootstrap, int device,
     ncclCommDestroy(comm);
     return internalError("NCCL: cannot create the communication stream");
   }
-  auto nccl = std::make_shared<NcclCommunicator>(std::move(bootstrap), comm,
-                                                 stream);
+  auto nccl =
+      std::make_shared<NcclCommunicator>(std::move(bootstrap), comm, stream);
   nccl->setTimeout(timeoutSeconds);
   return std::shared_ptr<Communicator>(nccl);
 }

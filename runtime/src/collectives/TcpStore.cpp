@@ -86,7 +86,8 @@ int connectWithTimeout(const sockaddr_in &addr, std::chrono::milliseconds wait,
   }
   int flags = ::fcntl(fd, F_GETFL, 0);
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-  int rc = ::connect(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr);
+  int rc =
+      ::connect(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr);
   if (rc < 0 && errno != EINPROGRESS) {
     error = "connect: " + errnoText();
     ::close(fd);
@@ -268,8 +269,8 @@ TcpStoreClient::connect(const std::string &host, int port, int rank,
   addrinfo hints{}, *found = nullptr;
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
-  int gai = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
-                          &found);
+  int gai =
+      ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
   if (gai != 0 || !found)
     return invalidArgument("MASTER_ADDR '", host,
                            "' does not resolve: ", ::gai_strerror(gai));
@@ -284,8 +285,8 @@ TcpStoreClient::connect(const std::string &host, int port, int rank,
         deadline - Clock::now());
     if (left.count() <= 0)
       break;
-    fd = connectWithTimeout(addr, std::min(left, std::chrono::milliseconds(2000)),
-                            error);
+    fd = connectWithTimeout(
+        addr, std::min(left, std::chrono::milliseconds(2000)), error);
     if (fd >= 0)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -339,8 +340,7 @@ void TcpStoreClient::set(const std::string &key,
     throw gloo::IoException("the rendezvous store (rank 0) is unreachable");
 }
 
-std::vector<char> TcpStoreClient::getOnce(const std::string &key,
-                                          bool &found) {
+std::vector<char> TcpStoreClient::getOnce(const std::string &key, bool &found) {
   std::lock_guard<std::mutex> lock(mutex_);
   char op = 'G', status = 0;
   std::vector<char> answer;

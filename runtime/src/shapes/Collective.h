@@ -1,4 +1,5 @@
-//===- Collective.h - Runtime shape functions of GoptCollectiveOps.td -*- C++ -*-===//
+//===- Collective.h - Runtime shape functions of GoptCollectiveOps.td -*- C++
+//-*-===//
 //
 // all_reduce. OpSchema.cpp includes this header before the generated op
 // table, which names these functions.

@@ -6,8 +6,11 @@ kill-rank.py GOPT_RUN ARGS... : prints rank 0's exit status, the seconds it
 took to exit after the kill, and its stderr.
 kill-rank.py --mismatch GOPT_RUN ARGS... : rank 1 gets "--lr 0.25" too and
 nothing is killed; prints both ranks' exit status and stderr.
+kill-rank.py --stop GOPT_RUN ARGS... : rank 1 is stopped (SIGSTOP: a hung
+rank) instead of killed.
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -23,7 +26,8 @@ def free_port():
 def main():
     cmd = sys.argv[1:]
     mismatch = cmd[0] == "--mismatch"
-    if mismatch:
+    stop = cmd[0] == "--stop"
+    if mismatch or stop:
         cmd = cmd[1:]
     env = dict(os.environ, WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                MASTER_PORT=str(free_port()))
@@ -45,7 +49,10 @@ def main():
     while line and "step" not in line:
         line = ranks[0].stdout.readline()
     time.sleep(0.2)
-    ranks[1].kill()
+    if stop:
+        ranks[1].send_signal(signal.SIGSTOP)
+    else:
+        ranks[1].kill()
     killed = time.monotonic()
     try:
         _, err = ranks[0].communicate(timeout=60)
@@ -53,6 +60,8 @@ def main():
         ranks[0].kill()
         print("rank 0 did not exit within 60 s")
         return 1
+    if stop:
+        ranks[1].kill()
     ranks[1].wait()
     print(f"rank 0 exit status {ranks[0].returncode}")
     print(f"rank 0 exited {time.monotonic() - killed:.0f} s after the kill")

@@ -26,8 +26,8 @@ static LogicalResult inferTypes(AllReduceOp::Adaptor adaptor,
     return error("expects at least one operand (a bucket of tensors)");
   StringRef reduction = adaptor.getReduction();
   if (reduction != "sum" && reduction != "mean")
-    return error("expects reduction \"sum\" or \"mean\", got \"",
-                 reduction, "\"");
+    return error("expects reduction \"sum\" or \"mean\", got \"", reduction,
+                 "\"");
   for (Value input : adaptor.getInputs())
     inferred.push_back(input.getType());
   return success();
