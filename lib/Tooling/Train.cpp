@@ -142,6 +142,39 @@ Status checkRanksAgree(Trainer &trainer, const TrainOptions &o,
   return Status::success();
 }
 
+/// Every rank's input pipeline, on rank 0: a data-bound rank slows all of
+/// them, since each step waits for the slowest at its all-reduce.
+Status printRankInputSummary(Communicator &comm, const LoaderStats &stats,
+                             double computeSeconds) {
+  // all_gather moves integers: fill in thousandths, times in microseconds.
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> fills,
+      comm.allGather(static_cast<int64_t>(stats.meanFill * 1000)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> empties,
+      comm.allGather(static_cast<int64_t>(stats.fractionEmpty * 1000)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> waits,
+      comm.allGather(static_cast<int64_t>(stats.totalWaitSeconds * 1e6)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> computes,
+      comm.allGather(static_cast<int64_t>(computeSeconds * 1e6)));
+  std::printf("per rank:");
+  for (size_t r = 0; r < fills.size(); ++r) {
+    LoaderStats rank = stats;
+    rank.meanFill = fills[r] / 1000.0;
+    rank.fractionEmpty = empties[r] / 1000.0;
+    rank.totalWaitSeconds = waits[r] / 1e6;
+    // The verdict's rule is classifyBottleneck's.
+    std::string verdict = classifyBottleneck(rank, computes[r] / 1e6);
+    std::printf("%s rank %zu %s (fill %.2f, empty %.0f%%, waited %.2f s)",
+                r ? ";" : "", r, verdict.substr(0, verdict.find(':')).c_str(),
+                rank.meanFill, 100 * rank.fractionEmpty, rank.totalWaitSeconds);
+  }
+  std::printf("\n");
+  return Status::success();
+}
+
 } // namespace
 
 StatusOr<bool> runTraining(const TrainOptions &options) {
@@ -336,6 +369,9 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
               stats.meanFill, static_cast<long long>(stats.capacity),
               100.0 * stats.fractionEmpty, stats.totalWaitSeconds);
   std::printf("%s\n", classifyBottleneck(stats, computeSeconds).c_str());
+  if (o.communicator && world > 1)
+    GOPT_RETURN_IF_ERROR(
+        printRankInputSummary(*o.communicator, stats, computeSeconds));
   if (trainer->dynamicLossScaling())
     std::printf("loss scaling: %lld of %zu steps skipped (inf/NaN "
                 "gradients), final scale %g\n",
