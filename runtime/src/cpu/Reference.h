@@ -27,8 +27,6 @@ struct RefContext {
   // Ops with data-dependent result shapes: where the kernel reports the
   // shapes of what it wrote (Kernel::actualResultShapes); null otherwise.
   std::vector<Shape> *actualShapes = nullptr;
-  // Collectives: the session's communicator (null: one replica).
-  Communicator *communicator = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 

@@ -116,7 +116,6 @@ public:
     const OpSchema *schema = findOpSchema(config.op->kind());
     if (schema && schema->dataDependentResultShapes)
       ctx_.actualShapes = &actualShapes_;
-    ctx_.communicator = config.communicator;
   }
 
   Status run(const std::vector<Tensor> &inputs,

@@ -12,6 +12,7 @@ KernelConfig makeKernelConfig(const ScheduleInput &in, int o) {
   config.opIndex = o;
   config.repeatRandomness = in.repeatRandomness;
   config.communicator = in.communicator;
+  config.communicationQueue = in.communicationQueue;
   if (in.regionSessions && o < static_cast<int>(in.regionSessions->size()))
     config.regions = (*in.regionSessions)[o];
   for (int t : op.inputs()) {

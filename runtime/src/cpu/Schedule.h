@@ -53,6 +53,7 @@ struct ScheduleInput {
   uint64_t seed = 0;
   bool repeatRandomness = false;
   Communicator *communicator = nullptr;
+  CommunicationQueue *communicationQueue = nullptr;
   // Per plan op: its region sessions (control flow), else empty.
   const std::vector<std::vector<Session *>> *regionSessions = nullptr;
 };
