@@ -3,7 +3,7 @@
 Gloo, 2 ranks x 1 thread each, on the CPU, one run.
 
   benchmarks/training/data_parallel.py [--build-dir build] [--steps 20]
-                                       [--out FILE.json]
+                                       [--models DIR] [--out FILE.json]
 
 For the MNIST CNN (batch 64 per rank) and ResNet-18 (batch 16 per rank),
 on constant data (the step alone is timed; median step after warm-up):
@@ -106,12 +106,14 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--models", default=SHARED,
+                   help="where mnist_cnn.onnx and resnet18.onnx are")
     p.add_argument("--out")
     args = p.parse_args()
     gopt_run = os.path.join(args.build_dir, "bin", "gopt-run")
     rows = []
     for name, batch in [("mnist_cnn", 64), ("resnet18", 16)]:
-        model = os.path.join(SHARED, name + ".onnx")
+        model = os.path.join(args.models, name + ".onnx")
         one, _ = gopt_time(gopt_run, model, batch, args.steps, 1)
         two, allreduce = gopt_time(gopt_run, model, batch, args.steps, 2)
         ddp = ddp_time(name, batch, args.steps)
