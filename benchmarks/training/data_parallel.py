@@ -125,11 +125,13 @@ def main():
     print("| model | batch per rank | gopt 1 rank | gopt 2 ranks | scaling "
           "efficiency | PyTorch DDP 2 ranks | gopt / DDP |")
     print("|---|---|---|---|---|---|---|")
+    def rate(x):
+        return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
     for r in rows:
         ddp = r["ddp_2_ranks"]
-        print(f"| {r['model']} | {r['batch_per_rank']} | {r['gopt_1_rank']:.0f} "
-              f"| {r['gopt_2_ranks']:.0f} | {100 * r['efficiency']:.0f}% | "
-              + (f"{ddp:.0f} | **{r['gopt_2_ranks'] / ddp:.2f}x** |" if ddp
+        print(f"| {r['model']} | {r['batch_per_rank']} | {rate(r['gopt_1_rank'])} "
+              f"| {rate(r['gopt_2_ranks'])} | {100 * r['efficiency']:.0f}% | "
+              + (f"{rate(ddp)} | **{r['gopt_2_ranks'] / ddp:.2f}x** |" if ddp
                  else "not installed (python3-torch) | — |"))
     if args.out:
         with open(args.out, "w") as f:
