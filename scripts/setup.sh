@@ -26,6 +26,9 @@ PACKAGES=(
   python3-onnx python3-numpy
   # training data: gopt-run --train --data fashion-mnist (zlib reads .gz)
   dataset-fashion-mnist
+  # data-parallel training: Gloo's collectives between CPU processes
+  # (NCCL comes with the CUDA toolkit); ip for the two-namespace test
+  libgloo-dev iproute2
 )
 
 SUDO=""

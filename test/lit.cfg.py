@@ -39,6 +39,11 @@ for tool in ["gopt-translate", "gopt-run"]:
 if config.gopt_enable_cuda:
     config.available_features.add("cuda")
 
+# Open MPI's launcher (openmpi-bin): data-parallel ranks from mpirun's
+# environment.
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+
 # ONNX's node test suite (libonnx-testdata), for the import conformance test.
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")

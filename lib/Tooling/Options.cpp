@@ -85,6 +85,13 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --loader-threads N     input pipeline threads (default 2)
   --log-every K          print the mean loss every K steps (default 100)
   --profile              after training, the per-op time table of the step
+  --nproc N              data-parallel training on N local processes (each
+                         reads its own shard; --batch is per rank); ranks
+                         started by torchrun (RANK, WORLD_SIZE, MASTER_ADDR,
+                         MASTER_PORT) or mpirun join without it
+  --collective-timeout S  a collective (or the start-up) that takes longer
+                         fails (default 300)
+  --bucket-mb X          gradients per all-reduce bucket (default 25)
   --save-params DIR      write the trained parameters as DIR/NAME.npy
   --load-params DIR      start from parameters saved by --save-params
   --data-only            time the input pipeline alone (no graph runs; fake
@@ -364,6 +371,25 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
       o.training.loaderThreads = static_cast<int>(parseInt(arg, next(), 1));
     } else if (arg == "--log-every") {
       o.training.logEvery = parseInt(arg, next(), 1);
+    } else if (arg == "--nproc") {
+      o.training.nproc = static_cast<int>(parseInt(arg, next(), 1));
+      // The ranks run the same command line without --nproc.
+      for (size_t k = 0; k < args.size(); ++k) {
+        if (args[k] == "--nproc") {
+          ++k;
+          continue;
+        }
+        if (args[k].rfind("--nproc=", 0) != 0)
+          o.training.launchArgs.push_back(args[k]);
+      }
+    } else if (arg == "--collective-timeout") {
+      o.training.collectiveTimeout = parseDouble(arg, next());
+      if (!(o.training.collectiveTimeout > 0))
+        throw UsageError{"--collective-timeout expects seconds > 0"};
+    } else if (arg == "--bucket-mb") {
+      o.training.bucketMb = parseDouble(arg, next());
+      if (!(o.training.bucketMb >= 0))
+        throw UsageError{"--bucket-mb expects megabytes >= 0"};
     } else if (arg == "--save-params") {
       o.training.saveParams = next();
     } else if (arg == "--load-params") {

@@ -7,16 +7,19 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/Tooling/Train.h"
+#include "gopt/Tooling/Distributed.h"
 #include "gopt/Tooling/ModelLoader.h"
 #include "gopt/Tooling/Profile.h"
 #include "gopt/Tooling/Trainer.h"
 
+#include "gopt/runtime/Collectives.h"
 #include "gopt/runtime/DataPipeline.h"
 #include "gopt/runtime/Session.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <unistd.h>
 
@@ -42,8 +45,13 @@ double median(std::vector<double> v) {
 /// named "<forward op>/grad" by --gopt-autodiff, and the loss gradient),
 /// the optimizer updates, and layout reorders the schedule added.
 void printTimeSplit(const std::vector<OpProfile> &rows) {
-  double forward = 0, backward = 0, optimizer = 0, reorder = 0;
+  double forward = 0, backward = 0, optimizer = 0, reorder = 0,
+         communication = 0;
   for (const OpProfile &p : rows) {
+    if (p.kind == "all_reduce") {
+      communication += p.totalMs;
+      continue;
+    }
     bool grad = p.name.size() >= 5 &&
                 p.name.compare(p.name.size() - 5, 5, "/grad") == 0;
     if (p.kind == "sgd_update" || p.kind == "adam_update" ||
@@ -58,13 +66,16 @@ void printTimeSplit(const std::vector<OpProfile> &rows) {
     else
       forward += p.totalMs;
   }
-  double total = forward + backward + optimizer + reorder;
+  double total = forward + backward + optimizer + reorder + communication;
   if (total <= 0)
     return;
   std::printf("\nop time: forward %.0f%%, backward %.0f%%, optimizer %.0f%%, "
-              "layout reorders %.0f%%\n",
+              "layout reorders %.0f%%",
               100 * forward / total, 100 * backward / total,
               100 * optimizer / total, 100 * reorder / total);
+  if (communication > 0)
+    std::printf(", all-reduce %.0f%%", 100 * communication / total);
+  std::printf("\n");
 }
 
 StatusOr<bool> runDataOnlyMode(const TrainOptions &o) {
@@ -101,11 +112,98 @@ StatusOr<bool> runDataOnlyMode(const TrainOptions &o) {
   return true;
 }
 
+/// Data-parallel runs: every rank must train the same step from the same
+/// parameters; a rank that differs is named before any step runs.
+Status checkRanksAgree(Trainer &trainer, const TrainOptions &o,
+                       Communicator &comm) {
+  std::vector<std::string> items;
+  for (const plan::Op &op : trainer.session().plan().proto().ops())
+    items.push_back(op.kind());
+  items.push_back("batch=" + std::to_string(o.batch));
+  items.push_back("optimizer=" + o.optimizer + " lr=" + std::to_string(o.lr) +
+                  " momentum=" + std::to_string(o.momentum));
+  std::vector<Tensor> params;
+  for (const std::string &name : trainer.parameterNames()) {
+    GOPT_ASSIGN_OR_RETURN(Tensor t, trainer.parameter(name));
+    params.push_back(std::move(t));
+  }
+  uint64_t hash = hashTrainingStep(items, trainer.parameterNames(), params);
+  GOPT_ASSIGN_OR_RETURN(std::vector<int64_t> all,
+                        comm.allGather(static_cast<int64_t>(hash)));
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      return failedPrecondition(
+          "rank ", r,
+          " trains a different step than rank 0 (its plan, batch, "
+          "optimizer or parameter shapes/values differ: hash ",
+          static_cast<uint64_t>(all[r]), " against ",
+          static_cast<uint64_t>(all[0]),
+          "); every rank must run the same model with the same options");
+  return Status::success();
+}
+
+/// Every rank's input pipeline, on rank 0: a data-bound rank slows all of
+/// them, since each step waits for the slowest at its all-reduce.
+Status printRankInputSummary(Communicator &comm, const LoaderStats &stats,
+                             double computeSeconds) {
+  // all_gather moves integers: fill in thousandths, times in microseconds.
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> fills,
+      comm.allGather(static_cast<int64_t>(stats.meanFill * 1000)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> empties,
+      comm.allGather(static_cast<int64_t>(stats.fractionEmpty * 1000)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> waits,
+      comm.allGather(static_cast<int64_t>(stats.totalWaitSeconds * 1e6)));
+  GOPT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> computes,
+      comm.allGather(static_cast<int64_t>(computeSeconds * 1e6)));
+  std::printf("per rank:");
+  for (size_t r = 0; r < fills.size(); ++r) {
+    LoaderStats rank = stats;
+    rank.meanFill = fills[r] / 1000.0;
+    rank.fractionEmpty = empties[r] / 1000.0;
+    rank.totalWaitSeconds = waits[r] / 1e6;
+    // The verdict's rule is classifyBottleneck's.
+    std::string verdict = classifyBottleneck(rank, computes[r] / 1e6);
+    std::printf("%s rank %zu %s (fill %.2f, empty %.0f%%, waited %.2f s)",
+                r ? ";" : "", r, verdict.substr(0, verdict.find(':')).c_str(),
+                rank.meanFill, 100 * rank.fractionEmpty, rank.totalWaitSeconds);
+  }
+  std::printf("\n");
+  return Status::success();
+}
+
 } // namespace
 
-StatusOr<bool> runTraining(const TrainOptions &o) {
-  if (o.dataOnly)
-    return runDataOnlyMode(o);
+StatusOr<bool> runTraining(const TrainOptions &options) {
+  if (options.dataOnly)
+    return runDataOnlyMode(options);
+  GOPT_ASSIGN_OR_RETURN(DistributedEnv env, readDistributedEnv());
+  if (options.nproc > 0 && env.launcher.empty())
+    return launchLocalRanks(options);
+
+  TrainOptions o = options;
+  if (env.worldSize > 1) {
+    // A peer that dies closes its sockets: writing to one must be an error
+    // the collective reports (naming the rank), not a silent SIGPIPE death.
+    std::signal(SIGPIPE, SIG_IGN);
+  }
+  if (env.worldSize > 1 && !o.communicator) {
+    RendezvousOptions ro;
+    ro.rank = env.rank;
+    ro.worldSize = env.worldSize;
+    ro.masterAddr = env.masterAddr;
+    ro.masterPort = env.masterPort;
+    ro.timeoutSeconds = o.collectiveTimeout;
+    GOPT_ASSIGN_OR_RETURN(o.communicator, createGlooCommunicator(ro));
+  }
+  int rank = o.communicator ? o.communicator->rank() : 0;
+  int world = o.communicator ? o.communicator->size() : 1;
+  // Only rank 0 logs; every rank still reports its errors on stderr.
+  if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
+    return internalError("rank ", rank, ": cannot silence stdout");
 
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::create(o));
   if (!o.loadParams.empty()) {
@@ -113,6 +211,8 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     if (!loaded.ok())
       return Status(loaded.code(), "--load-params: " + loaded.message());
   }
+  if (world > 1)
+    GOPT_RETURN_IF_ERROR(checkRanksAgree(*trainer, o, *o.communicator));
   Shape exampleShape = trainer->exampleShape();
   int64_t numClasses = trainer->numClasses();
 
@@ -137,8 +237,13 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
                           openTrainingData(spec, exampleShape, numClasses, o));
   }
 
+  // Each rank reads its own shard (DistributedSampler): together the
+  // ranks' batches of B are the single process's batch of world x B.
+  LoaderOptions lo = trainingLoaderOptions(o);
+  lo.numShards = world;
+  lo.shard = rank;
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<BatchLoader> loader,
-                        BatchLoader::create(data, trainingLoaderOptions(o)));
+                        BatchLoader::create(data, lo));
   int64_t totalSteps =
       o.steps > 0 ? o.steps : loader->batchesPerEpoch() * o.epochs;
 
@@ -157,6 +262,14 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
                                 : ", " + describeLossScale(scaling)))
                 .c_str());
   std::printf("data: %s\n", data->describe().c_str());
+  if (world > 1)
+    std::printf("data-parallel: %d ranks (%s), %s all-reduce in buckets of "
+                "%g MB, global batch %lld (%lld per rank, each rank a "
+                "disjoint shard)\n",
+                world, env.launcher.empty() ? "caller" : env.launcher.c_str(),
+                o.communicator->engine(), o.bucketMb,
+                static_cast<long long>(o.batch * world),
+                static_cast<long long>(o.batch));
   std::printf("compiled the training step in %.2f s: %zu parameters, "
               "%d state tensors\n",
               trainer->compileSeconds(), trainer->parameterNames().size(),
@@ -178,7 +291,7 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     double seconds = secondsSince(stepStart);
     stepSeconds.push_back(seconds);
     computeSeconds += seconds;
-    samples += batch->inputs.shape()[0];
+    samples += batch->inputs.shape()[0] * world;
     if (!std::isfinite(loss)) {
       if (tty)
         std::printf("\r\033[K");
@@ -217,7 +330,7 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
       lastProgress = Clock::now();
     }
     bool epochEnd = batch->lastOfEpoch || step == totalSteps;
-    if (epochEnd && evalData) {
+    if (epochEnd && evalData && rank == 0) {
       GOPT_ASSIGN_OR_RETURN(EvalResult r, trainer->evaluate(evalData));
       if (tty)
         std::printf("\r\033[K");
@@ -239,12 +352,35 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
               static_cast<long long>(samples), wall);
   std::printf("step time (median after %zu warm-up steps): %.3f ms = %.0f "
               "samples/s compute; end to end %.0f samples/s\n",
-              warm, med * 1e3, med > 0 ? o.batch / med : 0.0, samples / wall);
+              warm, med * 1e3, med > 0 ? o.batch * world / med : 0.0,
+              samples / wall);
+  if (o.communicator && world > 1) {
+    CollectiveStats cs = o.communicator->stats();
+    double steps = static_cast<double>(std::max<size_t>(1, stepSeconds.size()));
+    // The step waited only for what backward did not hide: the all_reduce
+    // rows of the profile.
+    double exposedMs = 0;
+    for (const OpProfile &p : trainer->session().opProfiles())
+      if (p.kind == "all_reduce")
+        exposedMs += p.totalMs;
+    double totalMs = cs.seconds * 1e3;
+    std::printf("all-reduce (%s, %d ranks): %.2f calls, %.2f MB and %.3f ms "
+                "per step, %.3f ms of it exposed (%.0f%% hidden behind "
+                "backward; exposed %.0f%% of the step time)\n",
+                o.communicator->engine(), world, cs.calls / steps,
+                cs.bytes / 1e6 / steps, totalMs / steps, exposedMs / steps,
+                totalMs > 0 ? 100 * std::max(0.0, 1 - exposedMs / totalMs)
+                            : 0.0,
+                computeSeconds > 0 ? exposedMs / 10 / computeSeconds : 0.0);
+  }
   std::printf("prefetch queue: mean fill %.2f of %lld, empty at %.0f%% of "
               "steps, waited %.2f s in total\n",
               stats.meanFill, static_cast<long long>(stats.capacity),
               100.0 * stats.fractionEmpty, stats.totalWaitSeconds);
   std::printf("%s\n", classifyBottleneck(stats, computeSeconds).c_str());
+  if (o.communicator && world > 1)
+    GOPT_RETURN_IF_ERROR(
+        printRankInputSummary(*o.communicator, stats, computeSeconds));
   if (trainer->dynamicLossScaling())
     std::printf("loss scaling: %lld of %zu steps skipped (inf/NaN "
                 "gradients), final scale %g\n",
@@ -255,7 +391,10 @@ StatusOr<bool> runTraining(const TrainOptions &o) {
     printTimeSplit(rows);
     printProfile(rows);
   }
-  if (!o.saveParams.empty()) {
+  // Every rank finished every step before rank 0 writes the parameters.
+  if (o.communicator && world > 1)
+    GOPT_RETURN_IF_ERROR(o.communicator->barrier());
+  if (!o.saveParams.empty() && rank == 0) {
     Status saved = trainer->saveParameters(o.saveParams);
     if (!saved.ok())
       return Status(saved.code(), "--save-params: " + saved.message());

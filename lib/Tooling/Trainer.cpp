@@ -10,12 +10,14 @@
 #include "gopt/Tooling/ModelLoader.h"
 #include "gopt/Tooling/NpyFileName.h"
 
+#include "gopt/runtime/Collectives.h"
 #include "gopt/runtime/Npy.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -213,7 +215,16 @@ std::string trainingPipeline(const TrainOptions &o) {
     p += "gopt-loss-scaling{init-scale=" + initialLossScale(scale) + "},";
   else if (scale != "none")
     p += "gopt-loss-scaling{dynamic=false init-scale=" + scale + "},";
-  p += "gopt-autodiff,gopt-add-optimizer{kind=" + o.optimizer;
+  p += "gopt-autodiff,";
+  // Several replicas: the gradients are averaged across them (in buckets)
+  // before the optimizer, so every replica applies the same update. One
+  // replica compiles the same graph as before.
+  if (o.communicator && o.communicator->size() > 1) {
+    char bucket[32];
+    std::snprintf(bucket, sizeof bucket, "%g", o.bucketMb);
+    p += std::string("gopt-data-parallel{bucket-mb=") + bucket + "},";
+  }
+  p += "gopt-add-optimizer{kind=" + o.optimizer;
   if (o.lr > 0)
     p += " lr=" + std::to_string(o.lr);
   if (o.momentum > 0)
@@ -262,6 +273,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions &o) {
   so.batchSize = o.batch;
   so.seed = o.seed;
   so.memoryLimitBytes = o.memoryLimit;
+  so.communicator = o.communicator;
   GOPT_ASSIGN_OR_RETURN(t->session_, Session::create(plan, so));
   GOPT_ASSIGN_OR_RETURN(t->dataInput_, findDataInput(*t->session_, o.model));
   for (const TensorDesc &in : t->session_->inputs())

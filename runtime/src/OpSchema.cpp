@@ -7,6 +7,7 @@
 #include "gopt/runtime/OpSchema.h"
 #include "ShapeAdapters.h"
 #include "gopt/runtime/PlanBuilder.h"
+#include "shapes/Collective.h"
 #include "shapes/DataDependent.h"
 #include "shapes/DynamicShape.h"
 #include "shapes/Image.h"

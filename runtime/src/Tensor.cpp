@@ -25,6 +25,10 @@ const char *statusCodeName(StatusCode code) {
     return "data loss";
   case StatusCode::kResourceExhausted:
     return "resource exhausted";
+  case StatusCode::kUnavailable:
+    return "unavailable";
+  case StatusCode::kDeadlineExceeded:
+    return "deadline exceeded";
   }
   return "unknown";
 }

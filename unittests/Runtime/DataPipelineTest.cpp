@@ -755,6 +755,51 @@ TEST(BatchLoader, SameBatchesForAnyNumberOfThreads) {
   }
 }
 
+// DistributedSampler's semantics: shard r of N takes positions r, r+N, ...
+// of each epoch's permutation, so batch k of the N shards at batch B is,
+// as a set, batch k of the unsharded loader at batch N x B, in every epoch.
+TEST(BatchLoader, ShardsTogetherAreTheUnshardedBatch) {
+  auto ds = std::make_shared<IndexDataset>(103);
+  LoaderOptions opts;
+  opts.batchSize = 12;
+  opts.shuffle = true;
+  opts.seed = 5;
+  opts.numEpochs = 3;
+  std::vector<Batch> whole = drain(*makeLoader(ds, opts));
+  opts.batchSize = 4;
+  opts.numShards = 3;
+  std::vector<std::vector<Batch>> shards;
+  for (int r = 0; r < 3; ++r) {
+    opts.shard = r;
+    auto loader = makeLoader(ds, opts);
+    // 103 / 3 = 34 examples per shard (the last one dropped): 8 batches.
+    EXPECT_EQ(loader->batchesPerEpoch(), 8);
+    shards.push_back(drain(*loader));
+  }
+  ASSERT_EQ(whole.size(), 3u * 8);
+  std::set<int64_t> firstShardEpoch0;
+  for (size_t k = 0; k < whole.size(); ++k) {
+    std::multiset<int64_t> together;
+    for (int r = 0; r < 3; ++r) {
+      ASSERT_EQ(shards[r].size(), whole.size());
+      EXPECT_EQ(shards[r][k].epoch, whole[k].epoch);
+      for (int64_t l : labelsOf(shards[r][k]))
+        together.insert(l);
+      if (r == 0 && whole[k].epoch == 0)
+        for (int64_t l : labelsOf(shards[r][k]))
+          firstShardEpoch0.insert(l);
+    }
+    std::vector<int64_t> expected = labelsOf(whole[k]);
+    EXPECT_EQ(together,
+              std::multiset<int64_t>(expected.begin(), expected.end()))
+        << "batch " << k;
+  }
+  // Disjoint within an epoch: shard 0 saw 32 distinct examples.
+  EXPECT_EQ(firstShardEpoch0.size(), 32u);
+  opts.shard = 3;
+  EXPECT_FALSE(BatchLoader::create(ds, opts).ok());
+}
+
 TEST(BatchLoader, UnlimitedEpochsAndEarlyDestruction) {
   LoaderOptions opts;
   opts.batchSize = 3;

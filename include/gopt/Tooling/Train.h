@@ -5,7 +5,13 @@
 #include "gopt/runtime/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
+
+namespace gopt::runtime {
+class Communicator;
+} // namespace gopt::runtime
 
 namespace gopt::tooling {
 
@@ -48,6 +54,18 @@ struct TrainOptions {
   // Time the input pipeline alone for this many batches (tensorpack's
   // TestDataSpeed); no graph runs.
   bool dataOnly = false;
+  // Data-parallel training (docs/scaling.md): launch this many local ranks
+  // (gopt-run --nproc N re-executes itself with launchArgs and torchrun's
+  // environment); 0 without --nproc.
+  int nproc = 0;
+  std::vector<std::string> launchArgs;
+  // Gradients go in all_reduce buckets of about this many megabytes.
+  double bucketMb = 25;
+  // Every collective call (and the start-up rendezvous) fails after this.
+  double collectiveTimeout = 300;
+  // The ranks' communicator (Gloo); null trains a single replica. Set by
+  // runTraining from the environment, or by a caller that made one.
+  std::shared_ptr<runtime::Communicator> communicator;
 };
 
 // Runs training (or --data-only) and prints the report. False when the

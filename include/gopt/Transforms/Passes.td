@@ -720,4 +720,33 @@ def AddOptimizer : Pass<"gopt-add-optimizer", "mlir::func::FuncOp"> {
   let dependentDialects = ["::gopt::GoptDialect"];
 }
 
+def DataParallel : Pass<"gopt-data-parallel", "mlir::func::FuncOp"> {
+  let summary = "All-reduce every gradient across the replicas, in buckets";
+  let description = [{
+    Runs between `gopt-autodiff` and `gopt-add-optimizer`: every result
+    marked `gopt.gradient_of` is replaced by its `gopt.all_reduce` (mean by
+    default: each replica's loss is the mean over its own slice of the
+    batch, so the mean of the replicas' gradients is the gradient of the
+    whole batch's loss). Gradients are grouped into buckets of about
+    `bucket-mb` megabytes (25, PyTorch DDP's default) in the order backward
+    computes them, the reverse of the forward pass; each bucket is one
+    all_reduce placed right after its last gradient, so that its
+    communication may start while backward computes the next gradients.
+    With one replica the runtime's all_reduce is the identity.
+
+    ```mlir
+    // before: return %loss, %dw2, %dw1 (gradients of w2 and w1)
+    %r:2 = gopt.all_reduce %dw2, %dw1 {reduction = "mean"} : ...
+    return %loss, %r#0, %r#1
+    ```
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "Bucket size in megabytes (10^6 bytes); 0: one bucket per gradient">,
+    Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
+           "mean (the default) or sum">,
+  ];
+  let dependentDialects = ["::gopt::GoptDialect"];
+}
+
 #endif // GOPT_TRANSFORMS_PASSES_TD

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
+#include "../collectives/CommunicationQueue.h"
 #include "Schedule.h"
 #include "gopt/runtime/MemoryPlanner.h"
 
@@ -63,6 +64,9 @@ private:
   // that run() allocates nothing; remade only when a bound input moves.
   std::vector<std::vector<Tensor>> stepInputs, stepOutputs;
   std::vector<void *> viewedInputData; // per input binding
+  // Several replicas: the collectives' thread. Last, so that it finishes
+  // what it holds before the arena and buffers it writes go away.
+  std::unique_ptr<CommunicationQueue> communicationQueue;
 };
 
 Status CpuBackend::prepare(const std::vector<DType> &dtypesIn,
@@ -98,6 +102,13 @@ Status CpuBackend::buildSchedule(const std::vector<DType> &dtypes,
   in.threads = options.threads;
   in.seed = options.seed;
   in.repeatRandomness = options.repeatRandomness;
+  in.communicator = options.communicator.get();
+  // Several replicas: collectives overlap the steps after them.
+  if (options.communicator && options.communicator->size() > 1 &&
+      !communicationQueue)
+    communicationQueue =
+        std::make_unique<CommunicationQueue>(*options.communicator);
+  in.communicationQueue = communicationQueue.get();
   in.regionSessions = &regionSessions;
   in.constants.assign(p.tensors_size(), nullptr);
   for (int t = 0; t < p.tensors_size(); ++t)
@@ -288,14 +299,71 @@ Status CpuBackend::run(std::vector<void *> &storage,
   Clock::time_point stepStart = Clock::now();
   Clock::time_point start = stepStart;
   const size_t numSteps = schedule.steps.size();
+  // Asynchronous steps (collectives) whose outputs are not valid yet, by
+  // storage root; a step reading one first waits for it, and its profile
+  // gets the wait (the communication backward did not hide).
+  const int numSlots = static_cast<int>(schedule.slots.size());
+  auto root = [&](int s) {
+    while (schedule.slots[s].aliasOf >= 0)
+      s = schedule.slots[s].aliasOf;
+    return s;
+  };
+  std::vector<int> pendingStepOf;
+  auto finishStep = [&](size_t ps) -> Status {
+    Step &step = schedule.steps[ps];
+    Clock::time_point waitStart = Clock::now();
+    Status s = step.kernel->finish();
+    double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - waitStart)
+            .count();
+    profiles[ps].totalMs += ms;
+    profiles[ps].lastMs += ms;
+    for (int o : step.outputs)
+      pendingStepOf[root(o)] = -1;
+    if (!s.ok())
+      return Status(s.code(), "op '" + step.name + "' (" + step.kind +
+                                  "): " + s.message());
+    return Status::success();
+  };
+  auto finishAll = [&]() -> Status {
+    Status first;
+    for (size_t ps = 0; ps < numSteps; ++ps)
+      if (schedule.steps[ps].kernel && schedule.steps[ps].kernel->pending()) {
+        Status s = finishStep(ps);
+        if (first.ok())
+          first = s;
+      }
+    return first;
+  };
   for (size_t st = 0; st < numSteps; ++st) {
     Step &step = schedule.steps[st];
     OpProfile &prof = profiles[st];
+    if (!pendingStepOf.empty()) {
+      for (int in : step.inputs) {
+        int owner = pendingStepOf[root(in)];
+        if (owner < 0)
+          continue;
+        Status s = finishStep(owner);
+        if (!s.ok()) {
+          (void)finishAll();
+          return s;
+        }
+        start = Clock::now();
+      }
+    }
     if (!step.isAlias) {
       Status s = step.kernel->run(stepInputs[st], stepOutputs[st]);
-      if (!s.ok())
+      if (!s.ok()) {
+        (void)finishAll();
         return Status(s.code(), "op '" + step.name + "' (" + step.kind +
                                     "): " + s.message());
+      }
+      if (step.kernel->pending()) {
+        if (pendingStepOf.empty())
+          pendingStepOf.assign(numSlots, -1);
+        for (int o : step.outputs)
+          pendingStepOf[root(o)] = static_cast<int>(st);
+      }
     }
     Clock::time_point end = Clock::now();
     prof.calls++;
@@ -306,6 +374,8 @@ Status CpuBackend::run(std::vector<void *> &storage,
     prof.totalMs += prof.lastMs;
     start = end;
   }
+  if (!pendingStepOf.empty())
+    GOPT_RETURN_IF_ERROR(finishAll());
   for (const plan::StateBinding &b : p.states()) {
     if (!b.has_update_tensor())
       continue;

@@ -60,6 +60,7 @@ void registerLogicKernels(KernelRegistry &registry);
 void registerDynamicShapeKernels(KernelRegistry &registry);
 void registerControlFlowKernels(KernelRegistry &registry);
 void registerDataDependentKernels(KernelRegistry &registry);
+void registerCollectiveKernels(KernelRegistry &registry);
 
 /// Calls fn(T{}) with the C++ type of an element type the reference kernels
 /// compute in (f16 and bf16 reach them as f32, converted by the wrapper; f64

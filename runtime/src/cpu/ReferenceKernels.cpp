@@ -205,6 +205,7 @@ void registerReferenceKernels(KernelRegistry &registry) {
   ref::registerDynamicShapeKernels(registry);
   ref::registerControlFlowKernels(registry);
   ref::registerDataDependentKernels(registry);
+  ref::registerCollectiveKernels(registry);
 }
 
 } // namespace gopt::runtime

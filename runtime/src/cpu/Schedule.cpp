@@ -11,6 +11,8 @@ KernelConfig makeKernelConfig(const ScheduleInput &in, int o) {
   config.seed = in.seed;
   config.opIndex = o;
   config.repeatRandomness = in.repeatRandomness;
+  config.communicator = in.communicator;
+  config.communicationQueue = in.communicationQueue;
   if (in.regionSessions && o < static_cast<int>(in.regionSessions->size()))
     config.regions = (*in.regionSessions)[o];
   for (int t : op.inputs()) {

@@ -52,6 +52,8 @@ struct ScheduleInput {
   int threads = 0;
   uint64_t seed = 0;
   bool repeatRandomness = false;
+  Communicator *communicator = nullptr;
+  CommunicationQueue *communicationQueue = nullptr;
   // Per plan op: its region sessions (control flow), else empty.
   const std::vector<std::vector<Session *>> *regionSessions = nullptr;
 };

@@ -113,7 +113,7 @@ BatchLoader::Impl::permutation(int64_t epoch) {
   if (it != perms.end())
     return it->second;
   auto perm = std::make_shared<const std::vector<int64_t>>(
-      makePermutation(examples, options.seed, epoch));
+      makePermutation(dataset->size(), options.seed, epoch));
   perms.emplace(epoch, perm);
   return perm;
 }
@@ -142,7 +142,8 @@ Status BatchLoader::Impl::fill(int64_t k, const std::vector<int64_t> *perm,
   for (int64_t i = 0; i < count; ++i) {
     if (stopping.load(std::memory_order_relaxed))
       return failedPrecondition("the batch loader is shutting down");
-    int64_t example = perm ? (*perm)[start + i] : start + i;
+    int64_t position = options.shard + (start + i) * options.numShards;
+    int64_t example = perm ? (*perm)[position] : position;
     Status st = dataset->read(example, inputs + i * elements, labels + i);
     if (!st.ok())
       return Status(st.code(),
@@ -226,7 +227,12 @@ BatchLoader::create(std::shared_ptr<const Dataset> dataset,
       options.numEpochs != LoaderOptions::kUnlimitedEpochs)
     return invalidArgument("batch loader: numEpochs must be >= 1 or ",
                            "unlimited (-1), got ", options.numEpochs);
-  int64_t n = dataset->size();
+  if (options.numShards < 1 || options.shard < 0 ||
+      options.shard >= options.numShards)
+    return invalidArgument("batch loader: shard ", options.shard, " of ",
+                           options.numShards, " is out of range");
+  // This shard's examples (all of them with one shard).
+  int64_t n = dataset->size() / options.numShards;
   int64_t perEpoch = options.dropLast
                          ? n / options.batchSize
                          : (n + options.batchSize - 1) / options.batchSize;

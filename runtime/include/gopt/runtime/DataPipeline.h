@@ -139,6 +139,13 @@ struct LoaderOptions {
   int threads = 2;
   // Epochs to produce, or kUnlimitedEpochs.
   int64_t numEpochs = 1;
+  // Data-parallel training (PyTorch's DistributedSampler): of each epoch's
+  // permutation, shard r of N takes positions r, r+N, r+2N, ... (the last
+  // size % N examples are dropped, so every shard has size / N). With the
+  // same seed on every rank, batch k of the N shards together is batch k of
+  // one unsharded loader with N times the batch size.
+  int64_t numShards = 1;
+  int64_t shard = 0;
 };
 
 struct Batch {

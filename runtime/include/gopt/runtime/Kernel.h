@@ -18,6 +18,8 @@ namespace gopt::runtime {
 // shapes (create primitives, reorder constant weights). Created when a
 // session resolves shapes, never per run.
 class Session;
+class Communicator;
+class CommunicationQueue;
 
 struct KernelConfig {
   const plan::Op *op = nullptr;
@@ -38,6 +40,12 @@ struct KernelConfig {
   // Control flow (if, loop): a session per region of the op, which the
   // enclosing session owns and has resolved for the operands' shapes.
   std::vector<Session *> regions;
+  // Collectives (all_reduce): the session's communicator; null for a
+  // single replica.
+  Communicator *communicator = nullptr;
+  // The CPU schedule's communication thread: a collective kernel given one
+  // runs asynchronously (Kernel::pending/finish); null: synchronously.
+  CommunicationQueue *communicationQueue = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
   // Every operand and result is of element type `t` (what most fast kernels
   // check before they claim an op).
@@ -71,6 +79,12 @@ public:
   virtual const std::vector<Shape> *actualResultShapes() const {
     return nullptr;
   }
+  // Asynchronous kernels (a collective on the communication thread): run()
+  // starts the work and returns, and the outputs are valid once finish()
+  // returned. The CPU schedule calls finish() before the first step that
+  // reads an output, and at the end of the run.
+  virtual bool pending() const { return false; }
+  virtual Status finish() { return Status::success(); }
 };
 
 // Returns a kernel, an error, or a null kernel meaning "this backend has no

@@ -12,6 +12,8 @@
 
 namespace gopt::runtime {
 
+class Communicator; // gopt/runtime/Collectives.h
+
 struct SessionOptions {
   // "cpu" (oneDNN where it has a kernel, reference otherwise), "reference"
   // (reference kernels only: the oracle), "cuda" (not in this build).
@@ -30,6 +32,9 @@ struct SessionOptions {
   // plan whose shapes need more is an error, not an allocation attempt.
   // 0: the machine's physical memory.
   size_t memoryLimitBytes = 0;
+  // Data-parallel training: the communicator the plan's collectives
+  // (all_reduce) run on; null: a single replica, where they are identities.
+  std::shared_ptr<Communicator> communicator;
 };
 
 // Per-op timing, accumulated over runs.

@@ -24,6 +24,9 @@ enum class StatusCode {
   kInternal,
   kDataLoss,
   kResourceExhausted,
+  // A peer (another rank of a data-parallel run) or the network is gone.
+  kUnavailable,
+  kDeadlineExceeded,
 };
 
 const char *statusCodeName(StatusCode code);
@@ -71,6 +74,12 @@ template <typename... Args> Status internalError(const Args &...args) {
 }
 template <typename... Args> Status dataLoss(const Args &...args) {
   return Status(StatusCode::kDataLoss, detail::concat(args...));
+}
+template <typename... Args> Status unavailable(const Args &...args) {
+  return Status(StatusCode::kUnavailable, detail::concat(args...));
+}
+template <typename... Args> Status deadlineExceeded(const Args &...args) {
+  return Status(StatusCode::kDeadlineExceeded, detail::concat(args...));
 }
 template <typename... Args> Status resourceExhausted(const Args &...args) {
   return Status(StatusCode::kResourceExhausted, detail::concat(args...));

@@ -863,5 +863,6 @@ include "gopt/Dialect/Gopt/IR/GoptControlFlowOps.td"
 include "gopt/Dialect/Gopt/IR/GoptSamplingOps.td"
 include "gopt/Dialect/Gopt/IR/GoptSignalOps.td"
 include "gopt/Dialect/Gopt/IR/GoptDataDependentOps.td"
+include "gopt/Dialect/Gopt/IR/GoptCollectiveOps.td"
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTOPS_TD
