@@ -4,8 +4,9 @@
 // elementwise pass per step: one GEMM projects every step's input at once
 // (x [S*B, I] times w^T, both biases folded in where the cell allows), then
 // each step multiplies the batch's hidden state by r^T and applies the gate
-// math. docs/architecture.md says why this and not oneDNN's RNN
-// primitives. Handles everything the ops define (directions, peepholes,
+// math; lstm's steps run in one OpenMP region, the hidden units split over
+// the threads (LstmSlices). docs/architecture.md says why this and not
+// oneDNN's RNN primitives. Handles everything the ops define (directions, peepholes,
 // clip, input_forget, linear_before_reset, per-row sequence lengths);
 // other element types go to the reference kernels (RefRnn.cpp).
 //
@@ -15,9 +16,11 @@
 #include "gopt/runtime/OpAttrs.h"
 
 #include <dnnl.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -134,6 +137,215 @@ private:
   dnnl::stream stream_;
 };
 
+/// One LSTM step for hidden units [0, n) of one batch row: gates from the
+/// input projection `xp` and biases `bias` (gate blocks i, o, f, c `ld`
+/// apart), the recurrent projection `rp` (blocks `n` apart) and the
+/// peepholes (blocks `ld` apart); updates c, writes h to `h` and `y`;
+/// `gates` holds 4n floats of scratch. One simple loop per pass (GCC keeps
+/// a single loop over everything scalar), cloned for AVX-512 and AVX2 (the
+/// build targets baseline x86-64), so a batch-8 step's gates are not most
+/// of it.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
+          const float *rp, const float *peep, float clip, bool inputForget,
+          float *gates, float *c, float *h, float *y) {
+  float *gi = gates, *go = gi + n, *gf = go + n, *gc = gf + n;
+  for (int64_t j = 0; j < n; ++j) {
+    gi[j] = xp[j] + bias[j] + rp[j] + peep[j] * c[j];
+    gf[j] = xp[2 * ld + j] + bias[2 * ld + j] + rp[2 * n + j] +
+            peep[2 * ld + j] * c[j];
+    gc[j] = xp[3 * ld + j] + bias[3 * ld + j] + rp[3 * n + j];
+  }
+  if (clip < std::numeric_limits<float>::infinity())
+    for (float *g : {gi, gf, gc})
+      for (int64_t j = 0; j < n; ++j)
+        g[j] = std::clamp(g[j], -clip, clip);
+  for (int64_t j = 0; j < n; ++j)
+    gi[j] = fastSigmoid(gi[j]);
+  for (int64_t j = 0; j < n; ++j)
+    gc[j] = fastTanh(gc[j]);
+  if (inputForget)
+    for (int64_t j = 0; j < n; ++j)
+      gf[j] = 1.0f - gi[j];
+  else
+    for (int64_t j = 0; j < n; ++j)
+      gf[j] = fastSigmoid(gf[j]);
+  for (int64_t j = 0; j < n; ++j) {
+    c[j] = gf[j] * c[j] + gi[j] * gc[j];
+    go[j] = xp[ld + j] + bias[ld + j] + rp[n + j] + peep[ld + j] * c[j];
+  }
+  if (clip < std::numeric_limits<float>::infinity())
+    for (int64_t j = 0; j < n; ++j)
+      go[j] = std::clamp(go[j], -clip, clip);
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = fastSigmoid(go[j]) * fastTanh(c[j]);
+    h[j] = v;
+    y[j] = v;
+  }
+}
+
+/// The LSTM recurrence split by hidden units over the threads, in one
+/// OpenMP region per direction: each slice multiplies the whole previous h
+/// [B, H] by the four gate blocks of R for its units (packed once into
+/// oneDNN's layout, at creation when R is a constant) and applies the gate
+/// math to them, and the threads meet at one barrier per step. Forking a
+/// team for each step's GEMM and running the gates on one thread cost more
+/// than the GEMM itself at batch 8.
+class LstmSlices {
+public:
+  Status init(int64_t batch, int64_t hidden, int64_t directions, int threads,
+              const float *constantR) {
+    using dnnl::memory;
+    batch_ = batch;
+    hidden_ = hidden;
+    // Slices of whole 16-float vectors; the last one takes the rest.
+    const int64_t per = (hidden + threads - 1) / threads;
+    const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
+    for (int64_t begin = 0; begin < hidden; begin += step) {
+      Slice s;
+      s.begin = begin;
+      s.end = std::min(hidden, begin + step);
+      const int64_t cols = 4 * (s.end - s.begin);
+      try {
+        memory::desc src({batch, hidden}, memory::data_type::f32,
+                         memory::format_tag::ab);
+        memory::desc any({hidden, cols}, memory::data_type::f32,
+                         memory::format_tag::any);
+        memory::desc dst({batch, cols}, memory::data_type::f32,
+                         memory::format_tag::ab);
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst),
+                                        cpu::cpuEngine());
+        s.matmul = dnnl::matmul(pd);
+        s.stream = dnnl::stream(cpu::cpuEngine());
+        s.out.resize(batch * cols);
+        s.gates.resize(cols);
+        s.srcMemory = memory(src, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+        s.dstMemory = memory(dst, cpu::cpuEngine(), s.out.data());
+        // The gathered rows [cols, hidden] are the weights transposed.
+        s.user = memory::desc({hidden, cols}, memory::data_type::f32,
+                              memory::format_tag::ba);
+        for (int64_t d = 0; d < directions; ++d)
+          s.packed.emplace_back(pd.weights_desc(), cpu::cpuEngine());
+      } catch (const dnnl::error &e) {
+        return internalError("oneDNN recurrent matmul: ", e.what());
+      }
+      slices_.push_back(std::move(s));
+    }
+    if (constantR)
+      for (int64_t d = 0; d < directions; ++d)
+        for (Slice &s : slices_)
+          GOPT_RETURN_IF_ERROR(pack(s, d, constantR + d * 4 * hidden * hidden));
+    packedOnce_ = constantR != nullptr;
+    return Status::success();
+  }
+
+  int64_t numSlices() const { return static_cast<int64_t>(slices_.size()); }
+
+  /// Runs direction `d` over `longest` steps. xproj [S*B, 4H] without
+  /// biases, bias [4H] (both biases summed), peep [3H]; h and c hold the
+  /// initial state and end with the final one; y [S, D, B, H].
+  Status run(int64_t d, const float *r, const float *xproj, const float *bias,
+             const float *peep, float clip, bool inputForget, bool reverse,
+             const std::vector<int64_t> &lens, int64_t longest,
+             int64_t directions, float *h, float *c, float *y) {
+    const int64_t batch = batch_, hidden = hidden_, rows = 4 * hidden;
+    const int64_t count = numSlices();
+    hNext_.resize(batch * hidden);
+    float *buffers[2] = {h, hNext_.data()};
+    bool failed = false;
+#pragma omp parallel num_threads(static_cast<int>(count))
+    {
+      const int tid = omp_get_thread_num(), team = omp_get_num_threads();
+      auto multiply = [&](Slice &s, const float *src) {
+        try {
+          s.srcMemory.set_data_handle(const_cast<float *>(src));
+          s.matmul.execute(s.stream, {{DNNL_ARG_SRC, s.srcMemory},
+                                      {DNNL_ARG_WEIGHTS, s.packed[d]},
+                                      {DNNL_ARG_DST, s.dstMemory}});
+          s.stream.wait();
+        } catch (const dnnl::error &) {
+#pragma omp atomic write
+          failed = true;
+        }
+      };
+      if (!packedOnce_) {
+        for (int64_t i = tid; i < count; i += team)
+          if (!pack(slices_[i], d, r).ok()) {
+#pragma omp atomic write
+            failed = true;
+          }
+#pragma omp barrier
+      }
+      for (int64_t step = 0; step < longest; ++step) {
+        const float *hPrev = buffers[step % 2];
+        float *hOut = buffers[(step + 1) % 2];
+        for (int64_t i = tid; i < count; i += team) {
+          Slice &s = slices_[i];
+          const int64_t n = s.end - s.begin;
+          multiply(s, hPrev);
+          for (int64_t b = 0; b < batch; ++b) {
+            const int64_t at = b * hidden + s.begin;
+            if (step >= lens[b]) { // finished rows keep their state
+              std::copy(hPrev + at, hPrev + at + n, hOut + at);
+              continue;
+            }
+            const int64_t t = reverse ? lens[b] - 1 - step : step;
+            lstmUnits(n, hidden, xproj + (t * batch + b) * rows + s.begin,
+                      bias + s.begin, s.out.data() + b * 4 * n,
+                      peep + s.begin, clip, inputForget, s.gates.data(),
+                      c + at, hOut + at,
+                      y + ((t * directions + d) * batch + b) * hidden +
+                          s.begin);
+          }
+        }
+#pragma omp barrier
+      }
+    }
+    if (failed)
+      return internalError("oneDNN recurrent matmul failed");
+    // The final state is in the buffer the last step wrote.
+    if (longest % 2)
+      std::copy(hNext_.begin(), hNext_.end(), h);
+    return Status::success();
+  }
+
+private:
+  struct Slice {
+    int64_t begin = 0, end = 0; // hidden units
+    dnnl::matmul matmul;
+    dnnl::stream stream; // used by the slice's thread only
+    dnnl::memory::desc user;
+    dnnl::memory srcMemory, dstMemory;
+    std::vector<dnnl::memory> packed; // per direction
+    std::vector<float> out;           // [B, 4 * units], blocks i, o, f, c
+    std::vector<float> gates;         // [4 * units]
+  };
+
+  // Gathers the slice's rows of each gate block of r [4H, H] and packs
+  // them.
+  Status pack(Slice &s, int64_t d, const float *r) {
+    const int64_t hidden = hidden_, n = s.end - s.begin;
+    std::vector<float> rows(4 * n * hidden);
+    for (int64_t g = 0; g < 4; ++g)
+      std::copy(r + (g * hidden + s.begin) * hidden,
+                r + (g * hidden + s.end) * hidden,
+                rows.data() + g * n * hidden);
+    try {
+      dnnl::memory user(s.user, cpu::cpuEngine(), rows.data());
+      dnnl::reorder(user, s.packed[d]).execute(s.stream, user, s.packed[d]);
+      s.stream.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN recurrent weight packing: ", e.what());
+    }
+    return Status::success();
+  }
+
+  int64_t batch_ = 0, hidden_ = 0;
+  bool packedOnce_ = false;
+  std::vector<Slice> slices_;
+  std::vector<float> hNext_;
+};
+
 class RecurrentKernel : public Kernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c,
@@ -156,8 +368,17 @@ public:
     // gru without linear_before_reset multiplies by two blocks of R apart.
     const int64_t batch = c.inputShapes[0][1];
     const int64_t gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
-    if (batch >= PackedRecurrentGemm::kPackedRows &&
-        (cell != Cell::kGru || k->linearBeforeReset_)) {
+    if (cell == Cell::kLstm) {
+      k->lstm_ = std::make_unique<LstmSlices>();
+      const float *constantR =
+          c.constantInputs.size() > 2
+              ? static_cast<const float *>(c.constantInputs[2])
+              : nullptr;
+      GOPT_RETURN_IF_ERROR(k->lstm_->init(
+          batch, k->hidden_, k->direction_ == "bidirectional" ? 2 : 1,
+          omp_get_max_threads(), constantR));
+    } else if (batch >= PackedRecurrentGemm::kPackedRows &&
+               (cell != Cell::kGru || k->linearBeforeReset_)) {
       k->packed_ = std::make_unique<PackedRecurrentGemm>();
       GOPT_RETURN_IF_ERROR(
           k->packed_->init(batch, gates * k->hidden_, k->hidden_));
@@ -188,8 +409,10 @@ private:
   // the state h and c [B, H], for gru r * h [B, H], and for lstm one row
   // of gates [4H] and the direction's peepholes i, o, f [3H].
   std::vector<float> xproj_, rproj_, h_, c_, resetH_, gates_, peepholes_;
-  // The recurrent GEMM for batches of kPackedRows or more.
+  // gru's and rnn's recurrent GEMM for batches of kPackedRows or more.
   std::unique_ptr<PackedRecurrentGemm> packed_;
+  // lstm's recurrence.
+  std::unique_ptr<LstmSlices> lstm_;
 };
 
 Status RecurrentKernel::run(const std::vector<Tensor> &in,
@@ -249,7 +472,8 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
     bool keepRecurrent = gru && linearBeforeReset_ && k >= 2 * hidden;
     rowBias[k] = at(bias, wb + k) + (keepRecurrent ? 0.0f : at(bias, rb + k));
   }
-  for (int64_t i = 0; i < steps * batch; ++i) {
+  // lstm adds them in its gate pass.
+  for (int64_t i = 0; i < steps * batch && !lstm_; ++i) {
     float *row = xproj_.data() + i * rows;
     for (int64_t k = 0; k < rows; ++k)
       row[k] += rowBias[k];
@@ -273,6 +497,16 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
   }
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
   float *y = out[0].data<float>();
+  if (lstm_) {
+    GOPT_RETURN_IF_ERROR(lstm_->run(
+        d, r, xproj_.data(), rowBias.data(), peepholes_.data(),
+        clip_ > 0 ? clip_ : std::numeric_limits<float>::infinity(),
+        inputForget_, reverse, lens, longest, directions, h_.data(),
+        c_.data(), y));
+    std::copy(h_.begin(), h_.end(), out[1].data<float>() + d * batch * hidden);
+    std::copy(c_.begin(), c_.end(), out[2].data<float>() + d * batch * hidden);
+    return Status::success();
+  }
   // gru without linear_before_reset multiplies (r * h) by R_h apart.
   const int64_t recurrentRows = gru && !linearBeforeReset_ ? 2 * hidden : rows;
   if (packed_)
