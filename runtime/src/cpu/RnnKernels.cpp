@@ -6,9 +6,9 @@
 // each step multiplies the batch's hidden state by r^T and applies the gate
 // math; lstm's steps run in one OpenMP region, the hidden units split over
 // the threads (LstmSlices). docs/architecture.md says why this and not
-// oneDNN's RNN primitives. Handles everything the ops define (directions, peepholes,
-// clip, input_forget, linear_before_reset, per-row sequence lengths);
-// other element types go to the reference kernels (RefRnn.cpp).
+// oneDNN's RNN primitives. Handles everything the ops define (directions,
+// peepholes, clip, input_forget, linear_before_reset, per-row sequence
+// lengths); other element types go to the reference kernels (RefRnn.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
@@ -253,7 +253,7 @@ public:
     hNext_.resize(batch * hidden);
     float *buffers[2] = {h, hNext_.data()};
     bool failed = false;
-#pragma omp parallel num_threads(static_cast<int>(count))
+#pragma omp parallel num_threads(static_cast <int>(count))
     {
       const int tid = omp_get_thread_num(), team = omp_get_num_threads();
       auto multiply = [&](Slice &s, const float *src) {
@@ -291,9 +291,8 @@ public:
             }
             const int64_t t = reverse ? lens[b] - 1 - step : step;
             lstmUnits(n, hidden, xproj + (t * batch + b) * rows + s.begin,
-                      bias + s.begin, s.out.data() + b * 4 * n,
-                      peep + s.begin, clip, inputForget, s.gates.data(),
-                      c + at, hOut + at,
+                      bias + s.begin, s.out.data() + b * 4 * n, peep + s.begin,
+                      clip, inputForget, s.gates.data(), c + at, hOut + at,
                       y + ((t * directions + d) * batch + b) * hidden +
                           s.begin);
           }
@@ -498,11 +497,11 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
   float *y = out[0].data<float>();
   if (lstm_) {
-    GOPT_RETURN_IF_ERROR(lstm_->run(
-        d, r, xproj_.data(), rowBias.data(), peepholes_.data(),
-        clip_ > 0 ? clip_ : std::numeric_limits<float>::infinity(),
-        inputForget_, reverse, lens, longest, directions, h_.data(),
-        c_.data(), y));
+    GOPT_RETURN_IF_ERROR(
+        lstm_->run(d, r, xproj_.data(), rowBias.data(), peepholes_.data(),
+                   clip_ > 0 ? clip_ : std::numeric_limits<float>::infinity(),
+                   inputForget_, reverse, lens, longest, directions, h_.data(),
+                   c_.data(), y));
     std::copy(h_.begin(), h_.end(), out[1].data<float>() + d * batch * hidden);
     std::copy(c_.begin(), c_.end(), out[2].data<float>() + d * batch * hidden);
     return Status::success();
