@@ -13,6 +13,10 @@
 //   oneDNN convolution with sum and eltwise post-ops; the sum accumulates in
 //   place into the residual's buffer when the residual is dead afterwards,
 //   else into a copy of it.
+// - an f32 matmul followed by the add of a row of N values (a bias), an add
+//   of a residual of the result's size (through reshapes) and/or relu/gelu
+//   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
+//   sum in place as for convolutions.
 // - reshape/flatten/identity/inference dropout of an intermediate are
 //   zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
@@ -147,6 +151,8 @@ private:
 
   Status scheduleConv(int o);
   Status emitConv(int o);
+  Status scheduleMatmul(int o, bool &done);
+  Status emitMatmul(int o);
   // Static int8 (quantize/dequantize chains).
   bool perTensorScale(const plan::Op &op, float &scale) const;
   bool quantizedSource(int x, int &q, float &scale) const;
@@ -189,6 +195,9 @@ private:
     // and bias inside; else src is the conv's input 0.
     bool int8 = false;
     int src = -1;
+    // A matmul's bias row (plan tensor), or -1.
+    bool matmul = false;
+    int bias = -1;
     cpu::ConvPostOps post;
     std::unique_ptr<cpu::LayoutKernel> kernel;
   };
@@ -391,6 +400,162 @@ Status CpuScheduler::emitConv(int o) {
   for (int op : f.ops) {
     name += (name.empty() ? "" : "+") + p_.ops(op).name();
     kind += (kind.empty() ? "" : "+") + p_.ops(op).kind();
+  }
+  addStep(std::move(kernel), inputs, {out}, name, kind);
+  return Status::success();
+}
+
+// Looks ahead from an f32 matmul for what oneDNN's matmul computes in the
+// same pass over its result (a transformer layer's bias adds, residual adds
+// and feed-forward activation), in oneDNN's order: add of a bias row, add of
+// a residual of the result's size (reshapes of the row-major result in
+// between are free), then relu or gelu. A matmul with none of them runs as
+// before.
+Status CpuScheduler::scheduleMatmul(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  if (op.inputs_size() != 2 || op.outputs_size() != 1)
+    return Status::success();
+  int cur = op.outputs(0);
+  if (dtype(cur) != DType::kF32 || shape(cur).empty() ||
+      dtype(op.inputs(0)) != DType::kF32 || dtype(op.inputs(1)) != DType::kF32)
+    return Status::success();
+  const int64_t n = shape(cur).back();
+  Fusion f;
+  f.conv = o;
+  f.src = op.inputs(0);
+  f.ops = {o};
+  f.matmul = true;
+  cpu::MatmulPostOps post;
+  // The other operand of binary op `c` reading `t`, or -1.
+  auto otherOperand = [&](const plan::Op &c, int t) {
+    if (c.inputs_size() != 2 || c.outputs_size() != 1)
+      return -1;
+    int other = c.inputs(0) == t ? c.inputs(1) : c.inputs(0);
+    return other == t ? -1 : other;
+  };
+  int c = soleConsumer(cur);
+  if (c >= 0 && p_.ops(c).kind() == "add") {
+    const plan::Op &add = p_.ops(c);
+    int other = otherOperand(add, cur);
+    if (other >= 0 && dtype(other) == DType::kF32 &&
+        shape(add.outputs(0)) == shape(cur) && !shape(other).empty() &&
+        shape(other).size() <= shape(cur).size() && shape(other).back() == n &&
+        numElements(shape(other)) == n) {
+      post.bias = true;
+      f.bias = other;
+      f.ops.push_back(c);
+      cur = add.outputs(0);
+    }
+  }
+  // [reshape ...] add(residual): the sum post-op.
+  std::vector<int> reshapes;
+  int t = cur;
+  for (c = soleConsumer(t); c >= 0; c = soleConsumer(t)) {
+    const plan::Op &r = p_.ops(c);
+    const std::string &k = r.kind();
+    if ((k != "reshape" && k != "flatten" && k != "identity") ||
+        r.outputs_size() != 1 || dtype(r.outputs(0)) != DType::kF32)
+      break;
+    reshapes.push_back(c);
+    t = r.outputs(0);
+  }
+  if (c >= 0 && p_.ops(c).kind() == "add") {
+    const plan::Op &add = p_.ops(c);
+    int other = otherOperand(add, t);
+    if (other >= 0 && dtype(other) == DType::kF32 &&
+        dtype(add.outputs(0)) == DType::kF32 && shape(other) == shape(t) &&
+        shape(add.outputs(0)) == shape(t) && hasLayouts(other)) {
+      post.sum = true;
+      f.residual = other;
+      f.addOp = c;
+      f.ops.insert(f.ops.end(), reshapes.begin(), reshapes.end());
+      f.ops.push_back(c);
+      cur = add.outputs(0);
+    }
+  }
+  c = soleConsumer(cur);
+  if (c >= 0 && dtype(p_.ops(c).outputs(0)) == DType::kF32) {
+    const plan::Op &a = p_.ops(c);
+    cpu::ConvPostOps::Eltwise e;
+    e.algorithm = dnnl::algorithm::undef;
+    if (a.kind() == "relu")
+      e.algorithm = dnnl::algorithm::eltwise_relu;
+    else if (a.kind() == "gelu")
+      e.algorithm = OpAttrs(a).getString("approximate") == "tanh"
+                        ? dnnl::algorithm::eltwise_gelu_tanh
+                        : dnnl::algorithm::eltwise_gelu_erf;
+    if (e.algorithm != dnnl::algorithm::undef) {
+      post.eltwise.push_back(e);
+      f.ops.push_back(c);
+    }
+  }
+  if (f.ops.size() == 1)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(f.kernel,
+                        cpu::createFusedMatmul(makeKernelConfig(in_, o), post));
+  if (!f.kernel)
+    return Status::success();
+  int last = f.ops.back();
+  // The matmul now reads its operands at `last`: keep them alive until then.
+  for (int in : op.inputs())
+    lastUse_[in] = std::max(lastUse_[in], last);
+  if (f.bias >= 0)
+    lastUse_[f.bias] = std::max(lastUse_[f.bias], last);
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  for (int fused : f.ops)
+    if (fused != last)
+      fusedInto_[fused] = -2;
+  fusions_.push_back(std::move(f));
+  done = true;
+  return Status::success();
+}
+
+// Emits the fused matmul at the last op of its chain: inputs a, b, the
+// bias and the accumulator (the residual, in place when nothing reads it
+// later, else a copy); the result is the last op's, in the plain layout.
+Status CpuScheduler::emitMatmul(int o) {
+  Fusion &f = fusions_[fusedInto_[o]];
+  const plan::Op &op = p_.ops(f.conv);
+  std::unique_ptr<cpu::LayoutKernel> kernel = std::move(f.kernel);
+  int result = p_.ops(f.ops.back()).outputs(0);
+  std::vector<int> inputs;
+  for (int t : op.inputs()) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  if (f.bias >= 0) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(f.bias));
+    inputs.push_back(slot);
+  }
+  memory::desc dst = plain(result);
+  int out = result;
+  if (f.residual >= 0) {
+    GOPT_ASSIGN_OR_RETURN(int residual, plainSlot(f.residual));
+    int accumulator = residual;
+    bool readByMatmul = false;
+    for (int slot : inputs)
+      readByMatmul |= root(slot) == root(residual);
+    if (!isIntermediate(result)) {
+      // A graph result has storage of its own: the residual is copied in.
+      accumulator = result;
+      GOPT_RETURN_IF_ERROR(reorder(residual, plain(f.residual), result,
+                                   plain(f.residual), f.residual));
+    } else {
+      if (!inArena(residual) || !deadAfter(residual, f.addOp) || readByMatmul) {
+        accumulator = newSlot(f.residual, dst.get_size());
+        GOPT_RETURN_IF_ERROR(reorder(residual, plain(f.residual), accumulator,
+                                     plain(f.residual), f.residual));
+      }
+      s_.slots[result].aliasOf = accumulator;
+    }
+    inputs.push_back(accumulator); // read by the sum post-op
+  }
+  plainReady_[result] = true;
+  std::string name, kind;
+  for (int fused : f.ops) {
+    name += (name.empty() ? "" : "+") + p_.ops(fused).name();
+    kind += (kind.empty() ? "" : "+") + p_.ops(fused).kind();
   }
   addStep(std::move(kernel), inputs, {out}, name, kind);
   return Status::success();
@@ -945,7 +1110,8 @@ Status CpuScheduler::build() {
     if (fusedInto_[o] == -2)
       continue;
     if (fusedInto_[o] >= 0) {
-      GOPT_RETURN_IF_ERROR(emitConv(o));
+      GOPT_RETURN_IF_ERROR(fusions_[fusedInto_[o]].matmul ? emitMatmul(o)
+                                                          : emitConv(o));
       continue;
     }
     if (deferrable(o)) {
@@ -978,7 +1144,9 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleLayoutOp(o));
       continue;
     }
-    if (op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
+    if (k == "matmul")
+      GOPT_RETURN_IF_ERROR(scheduleMatmul(o, done));
+    if (!done && op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
         op.outputs_size() == 1)

@@ -64,6 +64,21 @@ struct ConvPostOps {
 // (bf16 on a CPU without AVX-512 included).
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post);
+// What runs after an f32 matmul's product, in oneDNN's order: `bias` adds
+// a row of N values (kernel input 2) to every row, `sum` adds the
+// destination's previous contents (an in-place residual), then `eltwise`
+// (relu, gelu) applies.
+struct MatmulPostOps {
+  bool bias = false;
+  bool sum = false;
+  std::vector<ConvPostOps::Eltwise> eltwise;
+};
+
+// matmul on plain row-major operands and result with post-ops; null where
+// oneDNN has no kernel for them.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createFusedMatmul(const KernelConfig &config, const MatmulPostOps &post);
+
 // What an int8 convolution or matmul computes around its s32 accumulation,
 // in real (dequantized) values: v = acc * srcScale * weightScales[c] +
 // bias[c]; if `requantize`, v = requantScale * clamp(round_half_even(v /

@@ -495,7 +495,10 @@ public:
 // matmul
 //===----------------------------------------------------------------------===//
 
-class MatmulKernel : public OneDnnKernel {
+// Plain row-major operands and result; with post-ops (the CPU schedule's
+// fusions) a bias row (input 2) and a sum into the destination's previous
+// contents.
+class MatmulKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
     DataType type = sharedType(c, {0, 1});
@@ -503,10 +506,23 @@ public:
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
-    GOPT_RETURN_IF_ERROR(kernel->init(c, type, supported));
+    GOPT_RETURN_IF_ERROR(
+        kernel->init(c, type, cpu::MatmulPostOps(), supported));
     if (!supported)
       return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+  static StatusOr<std::unique_ptr<cpu::LayoutKernel>>
+  createFused(const KernelConfig &c, const cpu::MatmulPostOps &post) {
+    DataType type = sharedType(c, {0, 1});
+    if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
+      return std::unique_ptr<cpu::LayoutKernel>();
+    auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
+    bool supported = false;
+    GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
+    if (!supported)
+      return std::unique_ptr<cpu::LayoutKernel>();
+    return std::unique_ptr<cpu::LayoutKernel>(std::move(kernel));
   }
 
 private:
@@ -530,7 +546,8 @@ private:
     return memory::desc(dims, type, strides);
   }
 
-  Status init(const KernelConfig &c, DataType type, bool &supported) {
+  Status init(const KernelConfig &c, DataType type,
+              const cpu::MatmulPostOps &post, bool &supported) {
     OpAttrs attrs = c.attrs();
     Shape aShape = c.inputShapes[0], bShape = c.inputShapes[1],
           cShape = c.outputShapes[0];
@@ -558,19 +575,41 @@ private:
     memory::desc wantedB =
         constantB ? memory::desc(bMd.dims(), type, memory::format_tag::any)
                   : bMd;
+    // The bias is one row of N values, broadcast over the others.
+    Dims biasDims(rank, 1);
+    biasDims[rank - 1] = cShape.back();
+    Dims biasStrides(rank, cShape.back());
+    biasStrides[rank - 1] = 1;
+    memory::desc biasMd(biasDims, type, biasStrides);
+    dnnl::primitive_attr attr = scratchpadAttr();
+    dnnl::post_ops postOps;
+    if (post.sum)
+      postOps.append_sum(1.0f);
+    for (const cpu::ConvPostOps::Eltwise &e : post.eltwise)
+      postOps.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    attr.set_post_ops(postOps);
     dnnl::matmul::primitive_desc pd;
     try {
-      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, wantedB, cMd),
-                                        scratchpadAttr(), cpuEngine());
+      pd = post.bias
+               ? dnnl::matmul::primitive_desc(
+                     dnnl::matmul::desc(aMd, wantedB, biasMd, cMd), attr,
+                     cpuEngine())
+               : dnnl::matmul::primitive_desc(
+                     dnnl::matmul::desc(aMd, wantedB, cMd), attr, cpuEngine());
     } catch (const dnnl::error &e) {
-      if (noBf16Kernel(type))
+      // Without a kernel for these post-ops the ops run one by one.
+      if (noBf16Kernel(type) || post.bias || post.sum || !post.eltwise.empty())
         return Status::success();
       return internalError("oneDNN matmul: ", e.what());
     }
     try {
       primitive_ = dnnl::matmul(pd);
+      inputDescs_ = {cpu::plainDesc(c.inputShapes[0], c.inputTypes[0])};
+      outputDesc_ = cpu::plainDesc(c.outputShapes[0], c.outputTypes[0]);
       bindInput(0, DNNL_ARG_SRC, aMd);
       bindWeights(1, bMd, pd.weights_desc(), constantB);
+      if (post.bias)
+        bindInput(2, DNNL_ARG_BIAS, biasMd);
       bindOutput(0, DNNL_ARG_DST, cMd);
       bindScratchpad(pd.scratchpad_desc());
     } catch (const dnnl::error &e) {
@@ -915,6 +954,11 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+StatusOr<std::unique_ptr<LayoutKernel>>
+createFusedMatmul(const KernelConfig &c, const MatmulPostOps &post) {
+  return MatmulKernel::createFused(c, post);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
