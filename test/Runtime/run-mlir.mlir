@@ -27,7 +27,7 @@
 // DIFF: outputs differ
 
 /// --optimize runs gopt-optimize first: the identity is stripped.
-// OPT: dense1 matmul cpu
+// OPT: dense1+act matmul+relu cpu
 // OPT-NOT: identity
 
 // INVALID: invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'gopt.matmul' op expects matching contraction dimensions, got 8 (a [?, 8]) and 4 (b [4, 2])
