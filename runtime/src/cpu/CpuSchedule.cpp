@@ -17,8 +17,8 @@
 //   of a residual of the result's size (through reshapes) and/or relu/gelu
 //   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
 //   sum in place as for convolutions.
-// - reshape/flatten/identity/inference dropout of an intermediate are
-//   zero-copy aliases.
+// - reshape/dynamic_reshape/flatten/identity/inference dropout of an
+//   intermediate are zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
 //   (mixed precision's casts at the borders of a bf16 region).
 // - quantize/dequantize chains (static int8 plans) run in int8, as ONNX
@@ -995,7 +995,12 @@ Status CpuScheduler::scheduleAlias(int o, bool &done) {
   bool reinterprets = k == "reshape" || k == "flatten" || k == "identity" ||
                       k == "stop_gradient" || k == "transfer" ||
                       (k == "dropout" && !OpAttrs(op).getBool("training"));
-  if (!reinterprets || op.inputs_size() != 1 || op.outputs_size() != 1)
+  // dynamic_reshape's target shape was read when the session resolved
+  // shapes; at run time it only reinterprets its data operand.
+  bool dynamicReshape = k == "dynamic_reshape" && op.inputs_size() == 2;
+  if (!(reinterprets && op.inputs_size() == 1) && !dynamicReshape)
+    return Status::success();
+  if (op.outputs_size() != 1)
     return Status::success();
   int x = op.inputs(0), y = op.outputs(0);
   if (!isIntermediate(y) || (*in_.dtypes)[x] != (*in_.dtypes)[y])
