@@ -17,6 +17,9 @@
 //   of a residual of the result's size (through reshapes) and/or relu/gelu
 //   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
 //   sum in place as for convolutions.
+// - multi-head attention as PyTorch exports it (transposes of sequence-major
+//   heads, an optional scaling of the queries, matmul, softmax, matmul and a
+//   transpose back) is one kernel reading the heads in place.
 // - reshape/dynamic_reshape/flatten/identity/inference dropout of an
 //   intermediate are zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
@@ -41,6 +44,7 @@
 #include "Schedule.h"
 #include "gopt/runtime/CpuInfo.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace gopt::runtime {
@@ -153,6 +157,8 @@ private:
   Status emitConv(int o);
   Status scheduleMatmul(int o, bool &done);
   Status emitMatmul(int o);
+  void matchAttention(int softmax);
+  Status emitAttention(int o);
   // Static int8 (quantize/dequantize chains).
   bool perTensorScale(const plan::Op &op, float &scale) const;
   bool quantizedSource(int x, int &q, float &scale) const;
@@ -198,6 +204,10 @@ private:
     // A matmul's bias row (plan tensor), or -1.
     bool matmul = false;
     int bias = -1;
+    // Attention: q, k and v (plan tensors), the kernel.
+    bool attention = false;
+    int q = -1, k = -1, v = -1;
+    std::unique_ptr<Kernel> attentionKernel;
     cpu::ConvPostOps post;
     std::unique_ptr<cpu::LayoutKernel> kernel;
   };
@@ -558,6 +568,133 @@ Status CpuScheduler::emitMatmul(int o) {
     kind += (kind.empty() ? "" : "+") + p_.ops(fused).kind();
   }
   addStep(std::move(kernel), inputs, {out}, name, kind);
+  return Status::success();
+}
+
+// Matches, around softmax op `sm`, the attention PyTorch's
+// nn.MultiheadAttention exports over sequence-major [L, N, d] heads:
+//   s = matmul(transpose(q' , [1,0,2]), transpose(k, [1,2,0]))
+//   o = matmul(softmax(s, axis=-1), transpose(v, [1,0,2]))
+//   [result = transpose(o, [1,0,2])]
+// with q' = q / c or q * c for a constant scalar c, or q itself; every
+// intermediate read by the chain alone. The chain becomes one step at its
+// last op (createAttention); q, k and v stay alive until then.
+void CpuScheduler::matchAttention(int sm) {
+  const plan::Op &softmax = p_.ops(sm);
+  if (softmax.inputs_size() != 1 || softmax.outputs_size() != 1 ||
+      fusedInto_[sm] != -1)
+    return;
+  int s = softmax.inputs(0), probs = softmax.outputs(0);
+  if (shape(s).size() != 3 || dtype(s) != DType::kF32)
+    return;
+  int64_t axis = OpAttrs(softmax).getInt("axis");
+  if (axis != 2 && axis != -1)
+    return;
+  auto plainMatmul = [&](int o) {
+    if (o < 0 || p_.ops(o).kind() != "matmul" || p_.ops(o).inputs_size() != 2)
+      return false;
+    OpAttrs attrs(p_.ops(o));
+    return !attrs.getBool("transpose_a") && !attrs.getBool("transpose_b");
+  };
+  // The transpose with permutation `perm` producing `t` for its sole reader
+  // `reader`, or -1.
+  auto transposeOf = [&](int t, int reader, std::vector<int64_t> perm) {
+    int o = producer_[t];
+    if (o < 0 || soleConsumer(t) != reader || p_.ops(o).kind() != "transpose" ||
+        OpAttrs(p_.ops(o)).getInts("perm") != perm || fusedInto_[o] != -1)
+      return -1;
+    return o;
+  };
+  int mm1 = producer_[s];
+  if (!plainMatmul(mm1) || soleConsumer(s) != sm)
+    return;
+  int mm2 = soleConsumer(probs);
+  if (!plainMatmul(mm2) || p_.ops(mm2).inputs(0) != probs)
+    return;
+  int tq = transposeOf(p_.ops(mm1).inputs(0), mm1, {1, 0, 2});
+  int tk = transposeOf(p_.ops(mm1).inputs(1), mm1, {1, 2, 0});
+  int tv = transposeOf(p_.ops(mm2).inputs(1), mm2, {1, 0, 2});
+  if (tq < 0 || tk < 0 || tv < 0)
+    return;
+  cpu::AttentionShape a;
+  std::vector<int> ops = {tq, tk, tv, mm1, sm, mm2};
+  int q = p_.ops(tq).inputs(0);
+  int scaleOp = producer_[q];
+  if (scaleOp >= 0 && fusedInto_[scaleOp] == -1 && soleConsumer(q) == tq &&
+      (p_.ops(scaleOp).kind() == "div" || p_.ops(scaleOp).kind() == "mul") &&
+      p_.ops(scaleOp).inputs_size() == 2) {
+    const plan::Op &op = p_.ops(scaleOp);
+    bool divide = op.kind() == "div";
+    // The constant is the divisor, or either factor.
+    int c = op.inputs(1), x = op.inputs(0);
+    if (!divide && constant(x) && !constant(c))
+      std::swap(c, x);
+    if (constant(c) && dtype(c) == DType::kF32 && numElements(shape(c)) == 1 &&
+        shape(x) == shape(q) && shape(c).size() <= shape(q).size()) {
+      a.hasScale = true;
+      a.divide = divide;
+      a.scale = *static_cast<const float *>(constant(c));
+      ops.push_back(scaleOp);
+      q = x;
+    }
+  }
+  int k = p_.ops(tk).inputs(0), v = p_.ops(tv).inputs(0);
+  int result = p_.ops(mm2).outputs(0);
+  int to = soleConsumer(result);
+  if (to >= 0 && p_.ops(to).kind() == "transpose" &&
+      OpAttrs(p_.ops(to)).getInts("perm") == std::vector<int64_t>{1, 0, 2}) {
+    ops.push_back(to);
+    result = p_.ops(to).outputs(0);
+  } else {
+    a.sequenceMajorOut = false;
+  }
+  for (int t : {q, k, v, result})
+    if (dtype(t) != DType::kF32 || shape(t).size() != 3)
+      return;
+  const Shape &qs = shape(q), &ks = shape(k), &vs = shape(v);
+  a.queries = qs[0];
+  a.heads = qs[1];
+  a.depth = qs[2];
+  a.keys = ks[0];
+  a.valueDepth = vs[2];
+  if (ks[1] != a.heads || ks[2] != a.depth || vs[0] != a.keys ||
+      vs[1] != a.heads || a.heads == 0 || a.queries == 0 || a.keys == 0)
+    return;
+  Fusion f;
+  f.attention = true;
+  f.q = q;
+  f.k = k;
+  f.v = v;
+  f.attentionKernel = cpu::createAttention(a);
+  int last = *std::max_element(ops.begin(), ops.end());
+  for (int t : {q, k, v})
+    lastUse_[t] = std::max(lastUse_[t], last);
+  // Profiles name the step after its ops in plan order.
+  std::sort(ops.begin(), ops.end());
+  f.ops = ops;
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  for (int op : ops)
+    if (op != last)
+      fusedInto_[op] = -2;
+  fusions_.push_back(std::move(f));
+}
+
+Status CpuScheduler::emitAttention(int o) {
+  Fusion &f = fusions_[fusedInto_[o]];
+  std::vector<int> inputs;
+  for (int t : {f.q, f.k, f.v}) {
+    GOPT_RETURN_IF_ERROR(materialize(t));
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  int result = p_.ops(o).outputs(0);
+  std::string name, kind;
+  for (int fused : f.ops) {
+    name += (name.empty() ? "" : "+") + p_.ops(fused).name();
+    kind += (kind.empty() ? "" : "+") + p_.ops(fused).kind();
+  }
+  addStep(std::move(f.attentionKernel), inputs, {result}, name, kind);
+  plainReady_[result] = true;
   return Status::success();
 }
 
@@ -1109,14 +1246,20 @@ Status CpuScheduler::build() {
           (sameAsInput && nonNegative_[op.inputs(0)]);
   }
 
+  for (int o = 0; o < numOps; ++o)
+    if (p_.ops(o).kind() == "softmax")
+      matchAttention(o);
+
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &op = p_.ops(o);
     if (fusedInto_[o] == -2)
       continue;
     if (fusedInto_[o] >= 0) {
-      GOPT_RETURN_IF_ERROR(fusions_[fusedInto_[o]].matmul ? emitMatmul(o)
-                                                          : emitConv(o));
+      const Fusion &f = fusions_[fusedInto_[o]];
+      GOPT_RETURN_IF_ERROR(f.attention ? emitAttention(o)
+                           : f.matmul  ? emitMatmul(o)
+                                       : emitConv(o));
       continue;
     }
     if (deferrable(o)) {

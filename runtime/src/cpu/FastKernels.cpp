@@ -434,36 +434,6 @@ inline float expNonPositive(float x) {
   return p * scale;
 }
 
-/// softmax / log_softmax of one row. Subtracting the max keeps exp from
-/// overflowing; the sum is in double as in the reference, and each exp is
-/// computed once. The reductions are OpenMP simd loops (GCC keeps a plain
-/// float max or double sum scalar: it may not reorder them) and the
-/// function is cloned for AVX-512 and AVX2 (the build targets baseline
-/// x86-64): a transformer's attention softmax was a tenth of its step.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
-softmaxRow(const float *row, float *dst, int64_t len, bool log) {
-  float maxValue = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : maxValue)
-  for (int64_t j = 0; j < len; ++j)
-    maxValue = row[j] > maxValue ? row[j] : maxValue;
-#pragma omp simd
-  for (int64_t j = 0; j < len; ++j)
-    dst[j] = expNonPositive(row[j] - maxValue);
-  double sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < len; ++j)
-    sum += dst[j];
-  if (log) {
-    const float logSum = static_cast<float>(std::log(sum));
-    for (int64_t j = 0; j < len; ++j)
-      dst[j] = row[j] - maxValue - logSum;
-  } else {
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t j = 0; j < len; ++j)
-      dst[j] *= inv;
-  }
-}
-
 // softmax / log_softmax along the innermost axis, one row per iteration.
 class SoftmaxKernel : public Kernel {
 public:
@@ -1014,6 +984,36 @@ std::unique_ptr<Kernel> createFlatElementwise(const plan::Op &op, DType type,
   if (parseBinary(op, b))
     return makeBinary(type, b, 1, 1, elements, true, false);
   return nullptr;
+}
+
+/// softmax / log_softmax of one row. Subtracting the max keeps exp from
+/// overflowing; the sum is in double as in the reference, and each exp is
+/// computed once. The reductions are OpenMP simd loops (GCC keeps a plain
+/// float max or double sum scalar: it may not reorder them) and the
+/// function is cloned for AVX-512 and AVX2 (the build targets baseline
+/// x86-64): a transformer's attention softmax was a tenth of its step.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+softmaxRow(const float *row, float *dst, int64_t len, bool log) {
+  float maxValue = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : maxValue)
+  for (int64_t j = 0; j < len; ++j)
+    maxValue = row[j] > maxValue ? row[j] : maxValue;
+#pragma omp simd
+  for (int64_t j = 0; j < len; ++j)
+    dst[j] = expNonPositive(row[j] - maxValue);
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < len; ++j)
+    sum += dst[j];
+  if (log) {
+    const float logSum = static_cast<float>(std::log(sum));
+    for (int64_t j = 0; j < len; ++j)
+      dst[j] = row[j] - maxValue - logSum;
+  } else {
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < len; ++j)
+      dst[j] *= inv;
+  }
 }
 
 void registerFastKernels(KernelRegistry &registry) {

@@ -79,6 +79,21 @@ struct MatmulPostOps {
 StatusOr<std::unique_ptr<LayoutKernel>>
 createFusedMatmul(const KernelConfig &config, const MatmulPostOps &post);
 
+// Scaled dot-product attention over sequence-major heads, what PyTorch's
+// exported multi-head attention computes with transposes around two
+// batched matmuls: for each of the N heads n, with q [L, N, d], k [L2, N,
+// d], v [L2, N, dv] (the kernel's inputs 0, 1, 2, plain f32),
+//   out_n = softmax((q_n op scale) k_n^T) v_n
+// where op is a division (`divide`) or multiplication by `scale` (none when
+// !hasScale), written to out [L, N, dv] (`sequenceMajorOut`) or [N, L, dv].
+struct AttentionShape {
+  int64_t heads = 0, queries = 0, keys = 0, depth = 0, valueDepth = 0;
+  bool hasScale = false, divide = false;
+  float scale = 1;
+  bool sequenceMajorOut = true;
+};
+std::unique_ptr<Kernel> createAttention(const AttentionShape &shape);
+
 // What an int8 convolution or matmul computes around its s32 accumulation,
 // in real (dequantized) values: v = acc * srcScale * weightScales[c] +
 // bias[c]; if `requantize`, v = requantScale * clamp(round_half_even(v /
