@@ -639,6 +639,61 @@ void CpuScheduler::matchAttention(int sm) {
     }
   }
   int k = p_.ops(tk).inputs(0), v = p_.ops(tv).inputs(0);
+  // [L, N, d] operands, plain; the shapes are checked below.
+  for (auto [t, operand] : {std::pair{q, &a.q}, {k, &a.k}, {v, &a.v}})
+    if (shape(t).size() == 3)
+      *operand = {shape(t)[1] * shape(t)[2], shape(t)[1], 0, shape(t)[2], 0};
+  const std::vector<int> chain = ops;
+  std::vector<int> sliceResults; // slices read in place
+  // The chain's op reading `t`, if it is its only reader.
+  auto readByChainOnly = [&](int t) {
+    int c = soleConsumer(t);
+    return c >= 0 && std::find(chain.begin(), chain.end(), c) != chain.end();
+  };
+  // A head operand that is a reshape of a slice of the last axis of a
+  // [L, B, W] tensor (PyTorch's q, k, v of one fused projection) is read in
+  // place: the slice and the reshape join the chain.
+  auto viewOfSlice = [&](int &t, cpu::AttentionOperand &operand) {
+    int reshape = producer_[t];
+    if (reshape < 0 || !readByChainOnly(t) || shape(t).size() != 3 ||
+        (p_.ops(reshape).kind() != "reshape" &&
+         p_.ops(reshape).kind() != "dynamic_reshape") ||
+        fusedInto_[reshape] != -1)
+      return;
+    int sliced = p_.ops(reshape).inputs(0);
+    int slice = producer_[sliced];
+    if (slice < 0 || p_.ops(slice).kind() != "slice" ||
+        fusedInto_[slice] != -1 || p_.ops(slice).inputs_size() != 1 ||
+        !isIntermediate(sliced))
+      return;
+    // Besides the reshape, only shape ops (the exporter's reshape targets)
+    // may read the slice: they read its dimensions, not its data.
+    for (int c : consumers_[sliced])
+      if (c != reshape && p_.ops(c).kind() != "shape")
+        return;
+    int whole = p_.ops(slice).inputs(0);
+    const Shape &in = shape(whole), &part = shape(sliced), &heads = shape(t);
+    OpAttrs attrs(p_.ops(slice));
+    std::vector<int64_t> starts = attrs.getInts("starts"),
+                         steps = attrs.getInts("steps");
+    if (dtype(whole) != DType::kF32 || in.size() != 3 || part.size() != 3 ||
+        starts.size() != 3 || steps != std::vector<int64_t>{1, 1, 1} ||
+        starts[0] != 0 || starts[1] != 0 || starts[2] < 0 || part[0] != in[0] ||
+        part[1] != in[1] || starts[2] + part[2] > in[2] || heads[0] != in[0] ||
+        heads[2] == 0 || part[2] % heads[2] != 0 ||
+        heads[1] != in[1] * (part[2] / heads[2]))
+      return;
+    operand = {in[1] * in[2], part[2] / heads[2], in[2], heads[2], starts[2]};
+    ops.push_back(reshape);
+    ops.push_back(slice);
+    sliceResults.push_back(sliced);
+    t = whole;
+  };
+  int headsOfQ = shape(q).size() == 3 ? shape(q)[1] : 0;
+  const Shape qHeads = shape(q), kHeads = shape(k), vHeads = shape(v);
+  viewOfSlice(q, a.q);
+  viewOfSlice(k, a.k);
+  viewOfSlice(v, a.v);
   int result = p_.ops(mm2).outputs(0);
   int to = soleConsumer(result);
   if (to >= 0 && p_.ops(to).kind() == "transpose" &&
@@ -651,15 +706,19 @@ void CpuScheduler::matchAttention(int sm) {
   for (int t : {q, k, v, result})
     if (dtype(t) != DType::kF32 || shape(t).size() != 3)
       return;
-  const Shape &qs = shape(q), &ks = shape(k), &vs = shape(v);
+  const Shape &qs = qHeads, &ks = kHeads, &vs = vHeads;
   a.queries = qs[0];
-  a.heads = qs[1];
+  a.heads = headsOfQ;
   a.depth = qs[2];
   a.keys = ks[0];
   a.valueDepth = vs[2];
   if (ks[1] != a.heads || ks[2] != a.depth || vs[0] != a.keys ||
       vs[1] != a.heads || a.heads == 0 || a.queries == 0 || a.keys == 0)
     return;
+  // The slices are never computed; their shape readers see a planned
+  // buffer of the right dimensions.
+  for (int t : sliceResults)
+    plainReady_[t] = true;
   Fusion f;
   f.attention = true;
   f.q = q;

@@ -86,11 +86,25 @@ createFusedMatmul(const KernelConfig &config, const MatmulPostOps &post);
 //   out_n = softmax((q_n op scale) k_n^T) v_n
 // where op is a division (`divide`) or multiplication by `scale` (none when
 // !hasScale), written to out [L, N, dv] (`sequenceMajorOut`) or [N, L, dv].
+// Each operand may be a view: head n's row l starts at element
+//   l * rowStride + (n / groupHeads) * groupStride + (n % groupHeads) *
+//   headStride + offset
+// (a slice of a fused [L, B, 3D] projection reshaped to [L, B * H, d]:
+// rowStride B * 3D, groupHeads H, groupStride 3D, headStride d).
+struct AttentionOperand {
+  int64_t rowStride = 0, groupHeads = 1, groupStride = 0, headStride = 0,
+          offset = 0;
+  int64_t at(int64_t head) const {
+    return head / groupHeads * groupStride + head % groupHeads * headStride +
+           offset;
+  }
+};
 struct AttentionShape {
   int64_t heads = 0, queries = 0, keys = 0, depth = 0, valueDepth = 0;
   bool hasScale = false, divide = false;
   float scale = 1;
   bool sequenceMajorOut = true;
+  AttentionOperand q, k, v;
 };
 std::unique_ptr<Kernel> createAttention(const AttentionShape &shape);
 

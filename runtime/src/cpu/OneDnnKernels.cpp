@@ -971,7 +971,7 @@ public:
                 *v = in[2].data<float>();
     float *o = out[0].data<float>();
     const AttentionShape a = a_;
-    const int64_t n = a.heads, ldq = n * a.depth, ldv = n * a.valueDepth;
+    const int64_t n = a.heads, ldv = n * a.valueDepth;
     const int64_t ldo = a.sequenceMajorOut ? ldv : a.valueDepth;
     bool failed = false;
     const int threads = static_cast<int>(std::min<int64_t>(n, scratch_.size()));
@@ -982,18 +982,18 @@ public:
       float *scores = scratch.data(), *scaled = scores + a.queries * a.keys;
 #pragma omp for schedule(static)
       for (int64_t h = 0; h < n; ++h) {
-        const float *qh = q + h * a.depth;
-        int64_t lda = ldq;
+        const float *qh = q + a.q.at(h);
+        int64_t lda = a.q.rowStride;
         if (a.hasScale) {
           for (int64_t l = 0; l < a.queries; ++l)
             for (int64_t j = 0; j < a.depth; ++j)
-              scaled[l * a.depth + j] = a.divide ? qh[l * ldq + j] / a.scale
-                                                 : qh[l * ldq + j] * a.scale;
+              scaled[l * a.depth + j] = a.divide ? qh[l * lda + j] / a.scale
+                                                 : qh[l * lda + j] * a.scale;
           qh = scaled;
           lda = a.depth;
         }
         bool ok = dnnl::sgemm('N', 'T', a.queries, a.keys, a.depth, 1.0f, qh,
-                              lda, k + h * a.depth, ldq, 0.0f, scores,
+                              lda, k + a.k.at(h), a.k.rowStride, 0.0f, scores,
                               a.keys) == dnnl::status::success;
         for (int64_t l = 0; l < a.queries; ++l)
           softmaxRow(scores + l * a.keys, scores + l * a.keys, a.keys,
@@ -1001,8 +1001,8 @@ public:
         float *oh = o + (a.sequenceMajorOut ? h * a.valueDepth
                                             : h * a.queries * a.valueDepth);
         ok = ok && dnnl::sgemm('N', 'N', a.queries, a.valueDepth, a.keys, 1.0f,
-                               scores, a.keys, v + h * a.valueDepth, ldv, 0.0f,
-                               oh, ldo) == dnnl::status::success;
+                               scores, a.keys, v + a.v.at(h), a.v.rowStride,
+                               0.0f, oh, ldo) == dnnl::status::success;
         if (!ok) {
 #pragma omp atomic write
           failed = true;
