@@ -1,14 +1,15 @@
 //===- RnnKernels.cpp - Fast CPU kernels of the recurrent ops -------------===//
 //
-// lstm, gru and rnn in f32 as GEMMs (oneDNN's sgemm) plus a fused
-// elementwise pass per step: one GEMM projects every step's input at once
-// (x [S*B, I] times w^T, both biases folded in where the cell allows), then
-// each step multiplies the batch's hidden state by r^T and applies the gate
-// math; lstm's steps run in one OpenMP region, the hidden units split over
-// the threads (LstmSlices). docs/architecture.md says why this and not
-// oneDNN's RNN primitives. Handles everything the ops define (directions,
-// peepholes, clip, input_forget, linear_before_reset, per-row sequence
-// lengths); other element types go to the reference kernels (RefRnn.cpp).
+// lstm, gru and rnn in f32 as GEMMs (oneDNN) plus a fused elementwise pass
+// per step: one GEMM projects every step's input at once (x [S*B, I] times
+// w^T; a constant w packed once), then each step multiplies the batch's
+// hidden state by r^T and applies the gate math; lstm's steps run in one
+// OpenMP region, the hidden units split over the threads (LstmSlices).
+// From 4 batch rows an lstm oneDNN's lstm_forward covers runs as that
+// primitive (OneDnnLstm). docs/architecture.md says why. Handles everything
+// the ops define (directions, peepholes, clip, input_forget,
+// linear_before_reset, per-row sequence lengths); other element types go
+// to the reference kernels (RefRnn.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
