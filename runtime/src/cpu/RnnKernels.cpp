@@ -426,12 +426,20 @@ public:
   // Whether oneDNN runs this configuration (see the class comment).
   static bool covers(const KernelConfig &c, const std::string &direction,
                      float clip, bool inputForget) {
-    return c.inputShapes[0][1] >= kMinBatch &&
-           (direction == "forward" || direction == "reverse") &&
-           c.inputShapes.size() == 7 && clip <= 0 && !inputForget &&
-           c.inputShapes[6].empty() && c.constantInputs.size() > 2 &&
+    // A rank-0 operand broadcasts one value: oneDNN's absent states and
+    // peepholes are zeros.
+    auto zeroScalar = [&](size_t i) {
+      return c.inputShapes[i].empty() && c.constantInputs.size() > i &&
+             c.constantInputs[i] &&
+             *static_cast<const float *>(c.constantInputs[i]) == 0.0f;
+    };
+    return c.inputShapes.size() == 7 && c.inputShapes[0][1] >= kMinBatch &&
+           (direction == "forward" || direction == "reverse") && clip <= 0 &&
+           !inputForget && zeroScalar(6) &&
+           (!c.inputShapes[4].empty() || zeroScalar(4)) &&
+           (!c.inputShapes[5].empty() || zeroScalar(5)) &&
            c.constantInputs[1] && c.constantInputs[2] &&
-           c.inputShapes[0][0] > 0 && c.inputShapes[0][1] > 0;
+           c.inputShapes[0][0] > 0;
   }
 
   Status init(const KernelConfig &c, int64_t hidden, bool reverse) {
