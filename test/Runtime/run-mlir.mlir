@@ -15,8 +15,8 @@
 // CHECK: latency (ms): median {{[0-9.]+}}  p90 {{[0-9.]+}}  min {{[0-9.]+}}  (5 iterations after 2 warm-up)
 // CHECK: throughput: {{[0-9.]+}} samples/s
 // CHECK: op kind device
-// CHECK-DAG: dense1 matmul cpu
-// CHECK-DAG: act relu cpu
+/// (the cpu schedule runs the relu as the matmul's post-op)
+// CHECK: dense1+act matmul+relu cpu onednn
 
 // ACTIVE: omp-wait: active
 
@@ -27,7 +27,7 @@
 // DIFF: outputs differ
 
 /// --optimize runs gopt-optimize first: the identity is stripped.
-// OPT: dense1 matmul cpu
+// OPT: dense1+act matmul+relu cpu
 // OPT-NOT: identity
 
 // INVALID: invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'gopt.matmul' op expects matching contraction dimensions, got 8 (a [?, 8]) and 4 (b [4, 2])

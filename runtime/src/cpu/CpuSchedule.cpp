@@ -13,8 +13,15 @@
 //   oneDNN convolution with sum and eltwise post-ops; the sum accumulates in
 //   place into the residual's buffer when the residual is dead afterwards,
 //   else into a copy of it.
-// - reshape/flatten/identity/inference dropout of an intermediate are
-//   zero-copy aliases.
+// - an f32 matmul followed by the add of a row of N values (a bias), an add
+//   of a residual of the result's size (through reshapes) and/or relu/gelu
+//   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
+//   sum in place as for convolutions.
+// - multi-head attention as PyTorch exports it (transposes of sequence-major
+//   heads, an optional scaling of the queries, matmul, softmax, matmul and a
+//   transpose back) is one kernel reading the heads in place.
+// - reshape/dynamic_reshape/flatten/identity/inference dropout of an
+//   intermediate are zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
 //   (mixed precision's casts at the borders of a bf16 region).
 // - quantize/dequantize chains (static int8 plans) run in int8, as ONNX
@@ -37,6 +44,7 @@
 #include "Schedule.h"
 #include "gopt/runtime/CpuInfo.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace gopt::runtime {
@@ -147,6 +155,10 @@ private:
 
   Status scheduleConv(int o);
   Status emitConv(int o);
+  Status scheduleMatmul(int o, bool &done);
+  Status emitMatmul(int o);
+  void matchAttention(int softmax);
+  Status emitAttention(int o);
   // Static int8 (quantize/dequantize chains).
   bool perTensorScale(const plan::Op &op, float &scale) const;
   bool quantizedSource(int x, int &q, float &scale) const;
@@ -189,6 +201,13 @@ private:
     // and bias inside; else src is the conv's input 0.
     bool int8 = false;
     int src = -1;
+    // A matmul's bias row (plan tensor), or -1.
+    bool matmul = false;
+    int bias = -1;
+    // Attention: q, k and v (plan tensors), the kernel.
+    bool attention = false;
+    int q = -1, k = -1, v = -1;
+    std::unique_ptr<Kernel> attentionKernel;
     cpu::ConvPostOps post;
     std::unique_ptr<cpu::LayoutKernel> kernel;
   };
@@ -393,6 +412,348 @@ Status CpuScheduler::emitConv(int o) {
     kind += (kind.empty() ? "" : "+") + p_.ops(op).kind();
   }
   addStep(std::move(kernel), inputs, {out}, name, kind);
+  return Status::success();
+}
+
+// Looks ahead from an f32 matmul for what oneDNN's matmul computes in the
+// same pass over its result (a transformer layer's bias adds, residual adds
+// and feed-forward activation), in oneDNN's order: add of a bias row, add of
+// a residual of the result's size (reshapes of the row-major result in
+// between are free), then relu or gelu. A matmul with none of them runs as
+// before.
+Status CpuScheduler::scheduleMatmul(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  if (op.inputs_size() != 2 || op.outputs_size() != 1)
+    return Status::success();
+  int cur = op.outputs(0);
+  if (dtype(cur) != DType::kF32 || shape(cur).empty() ||
+      dtype(op.inputs(0)) != DType::kF32 || dtype(op.inputs(1)) != DType::kF32)
+    return Status::success();
+  const int64_t n = shape(cur).back();
+  Fusion f;
+  f.conv = o;
+  f.src = op.inputs(0);
+  f.ops = {o};
+  f.matmul = true;
+  cpu::MatmulPostOps post;
+  // The other operand of binary op `c` reading `t`, or -1.
+  auto otherOperand = [&](const plan::Op &c, int t) {
+    if (c.inputs_size() != 2 || c.outputs_size() != 1)
+      return -1;
+    int other = c.inputs(0) == t ? c.inputs(1) : c.inputs(0);
+    return other == t ? -1 : other;
+  };
+  int c = soleConsumer(cur);
+  if (c >= 0 && p_.ops(c).kind() == "add") {
+    const plan::Op &add = p_.ops(c);
+    int other = otherOperand(add, cur);
+    if (other >= 0 && dtype(other) == DType::kF32 &&
+        shape(add.outputs(0)) == shape(cur) && !shape(other).empty() &&
+        shape(other).size() <= shape(cur).size() && shape(other).back() == n &&
+        numElements(shape(other)) == n) {
+      post.bias = true;
+      f.bias = other;
+      f.ops.push_back(c);
+      cur = add.outputs(0);
+    }
+  }
+  // [reshape ...] add(residual): the sum post-op.
+  std::vector<int> reshapes;
+  int t = cur;
+  for (c = soleConsumer(t); c >= 0; c = soleConsumer(t)) {
+    const plan::Op &r = p_.ops(c);
+    const std::string &k = r.kind();
+    if ((k != "reshape" && k != "flatten" && k != "identity") ||
+        r.outputs_size() != 1 || dtype(r.outputs(0)) != DType::kF32)
+      break;
+    reshapes.push_back(c);
+    t = r.outputs(0);
+  }
+  if (c >= 0 && p_.ops(c).kind() == "add") {
+    const plan::Op &add = p_.ops(c);
+    int other = otherOperand(add, t);
+    if (other >= 0 && dtype(other) == DType::kF32 &&
+        dtype(add.outputs(0)) == DType::kF32 && shape(other) == shape(t) &&
+        shape(add.outputs(0)) == shape(t) && hasLayouts(other)) {
+      post.sum = true;
+      f.residual = other;
+      f.addOp = c;
+      f.ops.insert(f.ops.end(), reshapes.begin(), reshapes.end());
+      f.ops.push_back(c);
+      cur = add.outputs(0);
+    }
+  }
+  c = soleConsumer(cur);
+  if (c >= 0 && dtype(p_.ops(c).outputs(0)) == DType::kF32) {
+    const plan::Op &a = p_.ops(c);
+    cpu::ConvPostOps::Eltwise e;
+    e.algorithm = dnnl::algorithm::undef;
+    if (a.kind() == "relu")
+      e.algorithm = dnnl::algorithm::eltwise_relu;
+    else if (a.kind() == "gelu")
+      e.algorithm = OpAttrs(a).getString("approximate") == "tanh"
+                        ? dnnl::algorithm::eltwise_gelu_tanh
+                        : dnnl::algorithm::eltwise_gelu_erf;
+    if (e.algorithm != dnnl::algorithm::undef) {
+      post.eltwise.push_back(e);
+      f.ops.push_back(c);
+    }
+  }
+  if (f.ops.size() == 1)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(f.kernel,
+                        cpu::createFusedMatmul(makeKernelConfig(in_, o), post));
+  if (!f.kernel)
+    return Status::success();
+  int last = f.ops.back();
+  // The matmul now reads its operands at `last`: keep them alive until then.
+  for (int in : op.inputs())
+    lastUse_[in] = std::max(lastUse_[in], last);
+  if (f.bias >= 0)
+    lastUse_[f.bias] = std::max(lastUse_[f.bias], last);
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  for (int fused : f.ops)
+    if (fused != last)
+      fusedInto_[fused] = -2;
+  fusions_.push_back(std::move(f));
+  done = true;
+  return Status::success();
+}
+
+// Emits the fused matmul at the last op of its chain: inputs a, b, the
+// bias and the accumulator (the residual, in place when nothing reads it
+// later, else a copy); the result is the last op's, in the plain layout.
+Status CpuScheduler::emitMatmul(int o) {
+  Fusion &f = fusions_[fusedInto_[o]];
+  const plan::Op &op = p_.ops(f.conv);
+  std::unique_ptr<cpu::LayoutKernel> kernel = std::move(f.kernel);
+  int result = p_.ops(f.ops.back()).outputs(0);
+  std::vector<int> inputs;
+  for (int t : op.inputs()) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  if (f.bias >= 0) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(f.bias));
+    inputs.push_back(slot);
+  }
+  memory::desc dst = plain(result);
+  int out = result;
+  if (f.residual >= 0) {
+    GOPT_ASSIGN_OR_RETURN(int residual, plainSlot(f.residual));
+    int accumulator = residual;
+    bool readByMatmul = false;
+    for (int slot : inputs)
+      readByMatmul |= root(slot) == root(residual);
+    if (!isIntermediate(result)) {
+      // A graph result has storage of its own: the residual is copied in.
+      accumulator = result;
+      GOPT_RETURN_IF_ERROR(reorder(residual, plain(f.residual), result,
+                                   plain(f.residual), f.residual));
+    } else {
+      if (!inArena(residual) || !deadAfter(residual, f.addOp) || readByMatmul) {
+        accumulator = newSlot(f.residual, dst.get_size());
+        GOPT_RETURN_IF_ERROR(reorder(residual, plain(f.residual), accumulator,
+                                     plain(f.residual), f.residual));
+      }
+      s_.slots[result].aliasOf = accumulator;
+    }
+    inputs.push_back(accumulator); // read by the sum post-op
+  }
+  plainReady_[result] = true;
+  std::string name, kind;
+  for (int fused : f.ops) {
+    name += (name.empty() ? "" : "+") + p_.ops(fused).name();
+    kind += (kind.empty() ? "" : "+") + p_.ops(fused).kind();
+  }
+  addStep(std::move(kernel), inputs, {out}, name, kind);
+  return Status::success();
+}
+
+// Matches, around softmax op `sm`, the attention PyTorch's
+// nn.MultiheadAttention exports over sequence-major [L, N, d] heads:
+//   s = matmul(transpose(q' , [1,0,2]), transpose(k, [1,2,0]))
+//   o = matmul(softmax(s, axis=-1), transpose(v, [1,0,2]))
+//   [result = transpose(o, [1,0,2])]
+// with q' = q / c or q * c for a constant scalar c, or q itself; every
+// intermediate read by the chain alone. The chain becomes one step at its
+// last op (createAttention); q, k and v stay alive until then.
+void CpuScheduler::matchAttention(int sm) {
+  const plan::Op &softmax = p_.ops(sm);
+  if (softmax.inputs_size() != 1 || softmax.outputs_size() != 1 ||
+      fusedInto_[sm] != -1)
+    return;
+  int s = softmax.inputs(0), probs = softmax.outputs(0);
+  if (shape(s).size() != 3 || dtype(s) != DType::kF32)
+    return;
+  int64_t axis = OpAttrs(softmax).getInt("axis");
+  if (axis != 2 && axis != -1)
+    return;
+  auto plainMatmul = [&](int o) {
+    if (o < 0 || p_.ops(o).kind() != "matmul" || p_.ops(o).inputs_size() != 2)
+      return false;
+    OpAttrs attrs(p_.ops(o));
+    return !attrs.getBool("transpose_a") && !attrs.getBool("transpose_b");
+  };
+  // The transpose with permutation `perm` producing `t` for its sole reader
+  // `reader`, or -1.
+  auto transposeOf = [&](int t, int reader, std::vector<int64_t> perm) {
+    int o = producer_[t];
+    if (o < 0 || soleConsumer(t) != reader || p_.ops(o).kind() != "transpose" ||
+        OpAttrs(p_.ops(o)).getInts("perm") != perm || fusedInto_[o] != -1)
+      return -1;
+    return o;
+  };
+  int mm1 = producer_[s];
+  if (!plainMatmul(mm1) || soleConsumer(s) != sm)
+    return;
+  int mm2 = soleConsumer(probs);
+  if (!plainMatmul(mm2) || p_.ops(mm2).inputs(0) != probs)
+    return;
+  int tq = transposeOf(p_.ops(mm1).inputs(0), mm1, {1, 0, 2});
+  int tk = transposeOf(p_.ops(mm1).inputs(1), mm1, {1, 2, 0});
+  int tv = transposeOf(p_.ops(mm2).inputs(1), mm2, {1, 0, 2});
+  if (tq < 0 || tk < 0 || tv < 0)
+    return;
+  cpu::AttentionShape a;
+  std::vector<int> ops = {tq, tk, tv, mm1, sm, mm2};
+  int q = p_.ops(tq).inputs(0);
+  int scaleOp = producer_[q];
+  if (scaleOp >= 0 && fusedInto_[scaleOp] == -1 && soleConsumer(q) == tq &&
+      (p_.ops(scaleOp).kind() == "div" || p_.ops(scaleOp).kind() == "mul") &&
+      p_.ops(scaleOp).inputs_size() == 2) {
+    const plan::Op &op = p_.ops(scaleOp);
+    bool divide = op.kind() == "div";
+    // The constant is the divisor, or either factor.
+    int c = op.inputs(1), x = op.inputs(0);
+    if (!divide && constant(x) && !constant(c))
+      std::swap(c, x);
+    if (constant(c) && dtype(c) == DType::kF32 && numElements(shape(c)) == 1 &&
+        shape(x) == shape(q) && shape(c).size() <= shape(q).size()) {
+      a.hasScale = true;
+      a.divide = divide;
+      a.scale = *static_cast<const float *>(constant(c));
+      ops.push_back(scaleOp);
+      q = x;
+    }
+  }
+  int k = p_.ops(tk).inputs(0), v = p_.ops(tv).inputs(0);
+  // [L, N, d] operands, plain; the shapes are checked below.
+  for (auto [t, operand] : {std::pair{q, &a.q}, {k, &a.k}, {v, &a.v}})
+    if (shape(t).size() == 3)
+      *operand = {shape(t)[1] * shape(t)[2], shape(t)[1], 0, shape(t)[2], 0};
+  const std::vector<int> chain = ops;
+  std::vector<int> sliceResults; // slices read in place
+  // The chain's op reading `t`, if it is its only reader.
+  auto readByChainOnly = [&](int t) {
+    int c = soleConsumer(t);
+    return c >= 0 && std::find(chain.begin(), chain.end(), c) != chain.end();
+  };
+  // A head operand that is a reshape of a slice of the last axis of a
+  // [L, B, W] tensor (PyTorch's q, k, v of one fused projection) is read in
+  // place: the slice and the reshape join the chain.
+  auto viewOfSlice = [&](int &t, cpu::AttentionOperand &operand) {
+    int reshape = producer_[t];
+    if (reshape < 0 || !readByChainOnly(t) || shape(t).size() != 3 ||
+        (p_.ops(reshape).kind() != "reshape" &&
+         p_.ops(reshape).kind() != "dynamic_reshape") ||
+        fusedInto_[reshape] != -1)
+      return;
+    int sliced = p_.ops(reshape).inputs(0);
+    int slice = producer_[sliced];
+    if (slice < 0 || p_.ops(slice).kind() != "slice" ||
+        fusedInto_[slice] != -1 || p_.ops(slice).inputs_size() != 1 ||
+        !isIntermediate(sliced))
+      return;
+    // Besides the reshape, only shape ops (the exporter's reshape targets)
+    // may read the slice: they read its dimensions, not its data.
+    for (int c : consumers_[sliced])
+      if (c != reshape && p_.ops(c).kind() != "shape")
+        return;
+    int whole = p_.ops(slice).inputs(0);
+    const Shape &in = shape(whole), &part = shape(sliced), &heads = shape(t);
+    OpAttrs attrs(p_.ops(slice));
+    std::vector<int64_t> starts = attrs.getInts("starts"),
+                         steps = attrs.getInts("steps");
+    if (dtype(whole) != DType::kF32 || in.size() != 3 || part.size() != 3 ||
+        starts.size() != 3 || steps != std::vector<int64_t>{1, 1, 1} ||
+        starts[0] != 0 || starts[1] != 0 || starts[2] < 0 || part[0] != in[0] ||
+        part[1] != in[1] || starts[2] + part[2] > in[2] || heads[0] != in[0] ||
+        heads[2] == 0 || part[2] % heads[2] != 0 ||
+        heads[1] != in[1] * (part[2] / heads[2]))
+      return;
+    operand = {in[1] * in[2], part[2] / heads[2], in[2], heads[2], starts[2]};
+    ops.push_back(reshape);
+    ops.push_back(slice);
+    sliceResults.push_back(sliced);
+    t = whole;
+  };
+  int headsOfQ = shape(q).size() == 3 ? shape(q)[1] : 0;
+  const Shape qHeads = shape(q), kHeads = shape(k), vHeads = shape(v);
+  viewOfSlice(q, a.q);
+  viewOfSlice(k, a.k);
+  viewOfSlice(v, a.v);
+  int result = p_.ops(mm2).outputs(0);
+  int to = soleConsumer(result);
+  if (to >= 0 && p_.ops(to).kind() == "transpose" &&
+      OpAttrs(p_.ops(to)).getInts("perm") == std::vector<int64_t>{1, 0, 2}) {
+    ops.push_back(to);
+    result = p_.ops(to).outputs(0);
+  } else {
+    a.sequenceMajorOut = false;
+  }
+  for (int t : {q, k, v, result})
+    if (dtype(t) != DType::kF32 || shape(t).size() != 3)
+      return;
+  const Shape &qs = qHeads, &ks = kHeads, &vs = vHeads;
+  a.queries = qs[0];
+  a.heads = headsOfQ;
+  a.depth = qs[2];
+  a.keys = ks[0];
+  a.valueDepth = vs[2];
+  if (ks[1] != a.heads || ks[2] != a.depth || vs[0] != a.keys ||
+      vs[1] != a.heads || a.heads == 0 || a.queries == 0 || a.keys == 0)
+    return;
+  // The slices are never computed; their shape readers see a planned
+  // buffer of the right dimensions.
+  for (int t : sliceResults)
+    plainReady_[t] = true;
+  Fusion f;
+  f.attention = true;
+  f.q = q;
+  f.k = k;
+  f.v = v;
+  f.attentionKernel = cpu::createAttention(a);
+  int last = *std::max_element(ops.begin(), ops.end());
+  for (int t : {q, k, v})
+    lastUse_[t] = std::max(lastUse_[t], last);
+  // Profiles name the step after its ops in plan order.
+  std::sort(ops.begin(), ops.end());
+  f.ops = ops;
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  for (int op : ops)
+    if (op != last)
+      fusedInto_[op] = -2;
+  fusions_.push_back(std::move(f));
+}
+
+Status CpuScheduler::emitAttention(int o) {
+  Fusion &f = fusions_[fusedInto_[o]];
+  std::vector<int> inputs;
+  for (int t : {f.q, f.k, f.v}) {
+    GOPT_RETURN_IF_ERROR(materialize(t));
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  int result = p_.ops(o).outputs(0);
+  std::string name, kind;
+  for (int fused : f.ops) {
+    name += (name.empty() ? "" : "+") + p_.ops(fused).name();
+    kind += (kind.empty() ? "" : "+") + p_.ops(fused).kind();
+  }
+  addStep(std::move(f.attentionKernel), inputs, {result}, name, kind);
+  plainReady_[result] = true;
   return Status::success();
 }
 
@@ -830,7 +1191,12 @@ Status CpuScheduler::scheduleAlias(int o, bool &done) {
   bool reinterprets = k == "reshape" || k == "flatten" || k == "identity" ||
                       k == "stop_gradient" || k == "transfer" ||
                       (k == "dropout" && !OpAttrs(op).getBool("training"));
-  if (!reinterprets || op.inputs_size() != 1 || op.outputs_size() != 1)
+  // dynamic_reshape's target shape was read when the session resolved
+  // shapes; at run time it only reinterprets its data operand.
+  bool dynamicReshape = k == "dynamic_reshape" && op.inputs_size() == 2;
+  if (!(reinterprets && op.inputs_size() == 1) && !dynamicReshape)
+    return Status::success();
+  if (op.outputs_size() != 1)
     return Status::success();
   int x = op.inputs(0), y = op.outputs(0);
   if (!isIntermediate(y) || (*in_.dtypes)[x] != (*in_.dtypes)[y])
@@ -939,13 +1305,20 @@ Status CpuScheduler::build() {
           (sameAsInput && nonNegative_[op.inputs(0)]);
   }
 
+  for (int o = 0; o < numOps; ++o)
+    if (p_.ops(o).kind() == "softmax")
+      matchAttention(o);
+
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &op = p_.ops(o);
     if (fusedInto_[o] == -2)
       continue;
     if (fusedInto_[o] >= 0) {
-      GOPT_RETURN_IF_ERROR(emitConv(o));
+      const Fusion &f = fusions_[fusedInto_[o]];
+      GOPT_RETURN_IF_ERROR(f.attention ? emitAttention(o)
+                           : f.matmul  ? emitMatmul(o)
+                                       : emitConv(o));
       continue;
     }
     if (deferrable(o)) {
@@ -978,7 +1351,9 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleLayoutOp(o));
       continue;
     }
-    if (op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
+    if (k == "matmul")
+      GOPT_RETURN_IF_ERROR(scheduleMatmul(o, done));
+    if (!done && op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
         op.outputs_size() == 1)

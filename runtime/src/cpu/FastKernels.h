@@ -38,6 +38,9 @@ std::unique_ptr<Kernel> createFlatQuantization(bool quantize, int64_t elements);
 StatusOr<std::unique_ptr<Kernel>>
 createTrainingBatchNorm(const KernelConfig &config);
 
+// softmax (or log_softmax) of one row of `len` floats; `dst` may be `row`.
+void softmaxRow(const float *row, float *dst, int64_t len, bool log);
+
 void registerFastKernels(KernelRegistry &registry);
 
 } // namespace gopt::runtime::cpu

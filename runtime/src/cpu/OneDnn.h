@@ -64,6 +64,50 @@ struct ConvPostOps {
 // (bf16 on a CPU without AVX-512 included).
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post);
+// What runs after an f32 matmul's product, in oneDNN's order: `bias` adds
+// a row of N values (kernel input 2) to every row, `sum` adds the
+// destination's previous contents (an in-place residual), then `eltwise`
+// (relu, gelu) applies.
+struct MatmulPostOps {
+  bool bias = false;
+  bool sum = false;
+  std::vector<ConvPostOps::Eltwise> eltwise;
+};
+
+// matmul on plain row-major operands and result with post-ops; null where
+// oneDNN has no kernel for them.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createFusedMatmul(const KernelConfig &config, const MatmulPostOps &post);
+
+// Scaled dot-product attention over sequence-major heads, what PyTorch's
+// exported multi-head attention computes with transposes around two
+// batched matmuls: for each of the N heads n, with q [L, N, d], k [L2, N,
+// d], v [L2, N, dv] (the kernel's inputs 0, 1, 2, plain f32),
+//   out_n = softmax((q_n op scale) k_n^T) v_n
+// where op is a division (`divide`) or multiplication by `scale` (none when
+// !hasScale), written to out [L, N, dv] (`sequenceMajorOut`) or [N, L, dv].
+// Each operand may be a view: head n's row l starts at element
+//   l * rowStride + (n / groupHeads) * groupStride + (n % groupHeads) *
+//   headStride + offset
+// (a slice of a fused [L, B, 3D] projection reshaped to [L, B * H, d]:
+// rowStride B * 3D, groupHeads H, groupStride 3D, headStride d).
+struct AttentionOperand {
+  int64_t rowStride = 0, groupHeads = 1, groupStride = 0, headStride = 0,
+          offset = 0;
+  int64_t at(int64_t head) const {
+    return head / groupHeads * groupStride + head % groupHeads * headStride +
+           offset;
+  }
+};
+struct AttentionShape {
+  int64_t heads = 0, queries = 0, keys = 0, depth = 0, valueDepth = 0;
+  bool hasScale = false, divide = false;
+  float scale = 1;
+  bool sequenceMajorOut = true;
+  AttentionOperand q, k, v;
+};
+std::unique_ptr<Kernel> createAttention(const AttentionShape &shape);
+
 // What an int8 convolution or matmul computes around its s32 accumulation,
 // in real (dequantized) values: v = acc * srcScale * weightScales[c] +
 // bias[c]; if `requantize`, v = requantScale * clamp(round_half_even(v /

@@ -495,7 +495,10 @@ public:
 // matmul
 //===----------------------------------------------------------------------===//
 
-class MatmulKernel : public OneDnnKernel {
+// Plain row-major operands and result; with post-ops (the CPU schedule's
+// fusions) a bias row (input 2) and a sum into the destination's previous
+// contents.
+class MatmulKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
     DataType type = sharedType(c, {0, 1});
@@ -503,10 +506,23 @@ public:
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
-    GOPT_RETURN_IF_ERROR(kernel->init(c, type, supported));
+    GOPT_RETURN_IF_ERROR(
+        kernel->init(c, type, cpu::MatmulPostOps(), supported));
     if (!supported)
       return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+  static StatusOr<std::unique_ptr<cpu::LayoutKernel>>
+  createFused(const KernelConfig &c, const cpu::MatmulPostOps &post) {
+    DataType type = sharedType(c, {0, 1});
+    if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
+      return std::unique_ptr<cpu::LayoutKernel>();
+    auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
+    bool supported = false;
+    GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
+    if (!supported)
+      return std::unique_ptr<cpu::LayoutKernel>();
+    return std::unique_ptr<cpu::LayoutKernel>(std::move(kernel));
   }
 
 private:
@@ -530,7 +546,8 @@ private:
     return memory::desc(dims, type, strides);
   }
 
-  Status init(const KernelConfig &c, DataType type, bool &supported) {
+  Status init(const KernelConfig &c, DataType type,
+              const cpu::MatmulPostOps &post, bool &supported) {
     OpAttrs attrs = c.attrs();
     Shape aShape = c.inputShapes[0], bShape = c.inputShapes[1],
           cShape = c.outputShapes[0];
@@ -558,19 +575,41 @@ private:
     memory::desc wantedB =
         constantB ? memory::desc(bMd.dims(), type, memory::format_tag::any)
                   : bMd;
+    // The bias is one row of N values, broadcast over the others.
+    Dims biasDims(rank, 1);
+    biasDims[rank - 1] = cShape.back();
+    Dims biasStrides(rank, cShape.back());
+    biasStrides[rank - 1] = 1;
+    memory::desc biasMd(biasDims, type, biasStrides);
+    dnnl::primitive_attr attr = scratchpadAttr();
+    dnnl::post_ops postOps;
+    if (post.sum)
+      postOps.append_sum(1.0f);
+    for (const cpu::ConvPostOps::Eltwise &e : post.eltwise)
+      postOps.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    attr.set_post_ops(postOps);
     dnnl::matmul::primitive_desc pd;
     try {
-      pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(aMd, wantedB, cMd),
-                                        scratchpadAttr(), cpuEngine());
+      pd = post.bias
+               ? dnnl::matmul::primitive_desc(
+                     dnnl::matmul::desc(aMd, wantedB, biasMd, cMd), attr,
+                     cpuEngine())
+               : dnnl::matmul::primitive_desc(
+                     dnnl::matmul::desc(aMd, wantedB, cMd), attr, cpuEngine());
     } catch (const dnnl::error &e) {
-      if (noBf16Kernel(type))
+      // Without a kernel for these post-ops the ops run one by one.
+      if (noBf16Kernel(type) || post.bias || post.sum || !post.eltwise.empty())
         return Status::success();
       return internalError("oneDNN matmul: ", e.what());
     }
     try {
       primitive_ = dnnl::matmul(pd);
+      inputDescs_ = {cpu::plainDesc(c.inputShapes[0], c.inputTypes[0])};
+      outputDesc_ = cpu::plainDesc(c.outputShapes[0], c.outputTypes[0]);
       bindInput(0, DNNL_ARG_SRC, aMd);
       bindWeights(1, bMd, pd.weights_desc(), constantB);
+      if (post.bias)
+        bindInput(2, DNNL_ARG_BIAS, biasMd);
       bindOutput(0, DNNL_ARG_DST, cMd);
       bindScratchpad(pd.scratchpad_desc());
     } catch (const dnnl::error &e) {
@@ -915,6 +954,80 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+namespace {
+// One head at a time per thread: the scaled queries and the [L, L2]
+// scores stay in the thread's scratch (64 KiB for 128 tokens), and the
+// GEMMs read the heads in place through their leading dimensions, so none
+// of the four transposes, the scaling or the score tensor is a pass over
+// memory of its own.
+class AttentionKernel : public Kernel {
+public:
+  explicit AttentionKernel(const AttentionShape &shape)
+      : a_(shape), scratch_(std::max(1, omp_get_max_threads())) {}
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const float *q = in[0].data<float>(), *k = in[1].data<float>(),
+                *v = in[2].data<float>();
+    float *o = out[0].data<float>();
+    const AttentionShape a = a_;
+    const int64_t n = a.heads, ldv = n * a.valueDepth;
+    const int64_t ldo = a.sequenceMajorOut ? ldv : a.valueDepth;
+    bool failed = false;
+    const int threads = static_cast<int>(std::min<int64_t>(n, scratch_.size()));
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<float> &scratch = scratch_[omp_get_thread_num()];
+      scratch.resize(a.queries * (a.keys + (a.hasScale ? a.depth : 0)));
+      float *scores = scratch.data(), *scaled = scores + a.queries * a.keys;
+#pragma omp for schedule(static)
+      for (int64_t h = 0; h < n; ++h) {
+        const float *qh = q + a.q.at(h);
+        int64_t lda = a.q.rowStride;
+        if (a.hasScale) {
+          for (int64_t l = 0; l < a.queries; ++l)
+            for (int64_t j = 0; j < a.depth; ++j)
+              scaled[l * a.depth + j] = a.divide ? qh[l * lda + j] / a.scale
+                                                 : qh[l * lda + j] * a.scale;
+          qh = scaled;
+          lda = a.depth;
+        }
+        bool ok = dnnl::sgemm('N', 'T', a.queries, a.keys, a.depth, 1.0f, qh,
+                              lda, k + a.k.at(h), a.k.rowStride, 0.0f, scores,
+                              a.keys) == dnnl::status::success;
+        for (int64_t l = 0; l < a.queries; ++l)
+          softmaxRow(scores + l * a.keys, scores + l * a.keys, a.keys,
+                     /*log=*/false);
+        float *oh = o + (a.sequenceMajorOut ? h * a.valueDepth
+                                            : h * a.queries * a.valueDepth);
+        ok = ok && dnnl::sgemm('N', 'N', a.queries, a.valueDepth, a.keys, 1.0f,
+                               scores, a.keys, v + a.v.at(h), a.v.rowStride,
+                               0.0f, oh, ldo) == dnnl::status::success;
+        if (!ok) {
+#pragma omp atomic write
+          failed = true;
+        }
+      }
+    }
+    if (failed)
+      return internalError("oneDNN sgemm failed in attention");
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn"; }
+
+private:
+  AttentionShape a_;
+  std::vector<std::vector<float>> scratch_; // per thread
+};
+} // namespace
+
+std::unique_ptr<Kernel> createAttention(const AttentionShape &shape) {
+  return std::make_unique<AttentionKernel>(shape);
+}
+
+StatusOr<std::unique_ptr<LayoutKernel>>
+createFusedMatmul(const KernelConfig &c, const MatmulPostOps &post) {
+  return MatmulKernel::createFused(c, post);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>

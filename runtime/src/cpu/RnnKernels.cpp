@@ -1,13 +1,15 @@
 //===- RnnKernels.cpp - Fast CPU kernels of the recurrent ops -------------===//
 //
-// lstm, gru and rnn in f32 as GEMMs (oneDNN's sgemm) plus a fused
-// elementwise pass per step: one GEMM projects every step's input at once
-// (x [S*B, I] times w^T, both biases folded in where the cell allows), then
-// each step multiplies the batch's hidden state by r^T and applies the gate
-// math. docs/architecture.md says why this and not oneDNN's RNN
-// primitives. Handles everything the ops define (directions, peepholes,
-// clip, input_forget, linear_before_reset, per-row sequence lengths);
-// other element types go to the reference kernels (RefRnn.cpp).
+// lstm, gru and rnn in f32 as GEMMs (oneDNN) plus a fused elementwise pass
+// per step: one GEMM projects every step's input at once (x [S*B, I] times
+// w^T; a constant w packed once), then each step multiplies the batch's
+// hidden state by r^T and applies the gate math; lstm's steps run in one
+// OpenMP region, the hidden units split over the threads (LstmSlices).
+// From 4 batch rows an lstm oneDNN's lstm_forward covers runs as that
+// primitive (OneDnnLstm). docs/architecture.md says why. Handles everything
+// the ops define (directions, peepholes, clip, input_forget,
+// linear_before_reset, per-row sequence lengths); other element types go
+// to the reference kernels (RefRnn.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
@@ -15,10 +17,13 @@
 #include "gopt/runtime/OpAttrs.h"
 
 #include <dnnl.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace gopt::runtime {
@@ -134,6 +139,425 @@ private:
   dnnl::stream stream_;
 };
 
+/// One LSTM step for hidden units [0, n) of one batch row: gates from the
+/// input projection `xp` and biases `bias` (gate blocks i, o, f, c `ld`
+/// apart), the recurrent projection `rp` (blocks `n` apart) and the
+/// peepholes (blocks `ld` apart); updates c, writes h to `h` and `y`;
+/// `gates` holds 4n floats of scratch. One simple loop per pass (GCC keeps
+/// a single loop over everything scalar), cloned for AVX-512 and AVX2 (the
+/// build targets baseline x86-64), so a batch-8 step's gates are not most
+/// of it.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
+          const float *rp, const float *peep, float clip, bool inputForget,
+          float *gates, float *c, float *h, float *y) {
+  float *gi = gates, *go = gi + n, *gf = go + n, *gc = gf + n;
+  for (int64_t j = 0; j < n; ++j) {
+    gi[j] = xp[j] + bias[j] + rp[j] + peep[j] * c[j];
+    gf[j] = xp[2 * ld + j] + bias[2 * ld + j] + rp[2 * n + j] +
+            peep[2 * ld + j] * c[j];
+    gc[j] = xp[3 * ld + j] + bias[3 * ld + j] + rp[3 * n + j];
+  }
+  if (clip < std::numeric_limits<float>::infinity())
+    for (float *g : {gi, gf, gc})
+      for (int64_t j = 0; j < n; ++j)
+        g[j] = std::clamp(g[j], -clip, clip);
+  for (int64_t j = 0; j < n; ++j)
+    gi[j] = fastSigmoid(gi[j]);
+  for (int64_t j = 0; j < n; ++j)
+    gc[j] = fastTanh(gc[j]);
+  if (inputForget)
+    for (int64_t j = 0; j < n; ++j)
+      gf[j] = 1.0f - gi[j];
+  else
+    for (int64_t j = 0; j < n; ++j)
+      gf[j] = fastSigmoid(gf[j]);
+  for (int64_t j = 0; j < n; ++j) {
+    c[j] = gf[j] * c[j] + gi[j] * gc[j];
+    go[j] = xp[ld + j] + bias[ld + j] + rp[n + j] + peep[ld + j] * c[j];
+  }
+  if (clip < std::numeric_limits<float>::infinity())
+    for (int64_t j = 0; j < n; ++j)
+      go[j] = std::clamp(go[j], -clip, clip);
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = fastSigmoid(go[j]) * fastTanh(c[j]);
+    h[j] = v;
+    y[j] = v;
+  }
+}
+
+/// The LSTM recurrence split by hidden units over the threads, in one
+/// OpenMP region per direction: each slice multiplies the whole previous h
+/// [B, H] by the four gate blocks of R for its units (packed once into
+/// oneDNN's layout, at creation when R is a constant) and applies the gate
+/// math to them, and the threads meet at one barrier per step. Forking a
+/// team for each step's GEMM and running the gates on one thread cost more
+/// than the GEMM itself at batch 8.
+class LstmSlices {
+public:
+  Status init(int64_t batch, int64_t hidden, int64_t directions, int threads,
+              const float *constantR) {
+    using dnnl::memory;
+    batch_ = batch;
+    hidden_ = hidden;
+    // Slices of whole 16-float vectors; the last one takes the rest.
+    const int64_t per = (hidden + threads - 1) / threads;
+    const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
+    for (int64_t begin = 0; begin < hidden; begin += step) {
+      Slice s;
+      s.begin = begin;
+      s.end = std::min(hidden, begin + step);
+      const int64_t cols = 4 * (s.end - s.begin);
+      try {
+        memory::desc src({batch, hidden}, memory::data_type::f32,
+                         memory::format_tag::ab);
+        memory::desc any({hidden, cols}, memory::data_type::f32,
+                         memory::format_tag::any);
+        memory::desc dst({batch, cols}, memory::data_type::f32,
+                         memory::format_tag::ab);
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst),
+                                        cpu::cpuEngine());
+        s.matmul = dnnl::matmul(pd);
+        s.stream = dnnl::stream(cpu::cpuEngine());
+        s.out.resize(batch * cols);
+        s.gates.resize(cols);
+        s.srcMemory = memory(src, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+        s.dstMemory = memory(dst, cpu::cpuEngine(), s.out.data());
+        // The gathered rows [cols, hidden] are the weights transposed.
+        s.user = memory::desc({hidden, cols}, memory::data_type::f32,
+                              memory::format_tag::ba);
+        for (int64_t d = 0; d < directions; ++d)
+          s.packed.emplace_back(pd.weights_desc(), cpu::cpuEngine());
+      } catch (const dnnl::error &e) {
+        return internalError("oneDNN recurrent matmul: ", e.what());
+      }
+      slices_.push_back(std::move(s));
+    }
+    if (constantR)
+      for (int64_t d = 0; d < directions; ++d)
+        for (Slice &s : slices_)
+          GOPT_RETURN_IF_ERROR(pack(s, d, constantR + d * 4 * hidden * hidden));
+    packedOnce_ = constantR != nullptr;
+    return Status::success();
+  }
+
+  int64_t numSlices() const { return static_cast<int64_t>(slices_.size()); }
+
+  /// Runs direction `d` over `longest` steps. xproj [S*B, 4H] without
+  /// biases, bias [4H] (both biases summed), peep [3H]; h and c hold the
+  /// initial state and end with the final one; y [S, D, B, H].
+  Status run(int64_t d, const float *r, const float *xproj, const float *bias,
+             const float *peep, float clip, bool inputForget, bool reverse,
+             const std::vector<int64_t> &lens, int64_t longest,
+             int64_t directions, float *h, float *c, float *y) {
+    const int64_t batch = batch_, hidden = hidden_, rows = 4 * hidden;
+    const int64_t count = numSlices();
+    hNext_.resize(batch * hidden);
+    float *buffers[2] = {h, hNext_.data()};
+    bool failed = false;
+#pragma omp parallel num_threads(static_cast <int>(count))
+    {
+      const int tid = omp_get_thread_num(), team = omp_get_num_threads();
+      auto multiply = [&](Slice &s, const float *src) {
+        try {
+          s.srcMemory.set_data_handle(const_cast<float *>(src));
+          s.matmul.execute(s.stream, {{DNNL_ARG_SRC, s.srcMemory},
+                                      {DNNL_ARG_WEIGHTS, s.packed[d]},
+                                      {DNNL_ARG_DST, s.dstMemory}});
+          s.stream.wait();
+        } catch (const dnnl::error &) {
+#pragma omp atomic write
+          failed = true;
+        }
+      };
+      if (!packedOnce_) {
+        for (int64_t i = tid; i < count; i += team)
+          if (!pack(slices_[i], d, r).ok()) {
+#pragma omp atomic write
+            failed = true;
+          }
+#pragma omp barrier
+      }
+      for (int64_t step = 0; step < longest; ++step) {
+        const float *hPrev = buffers[step % 2];
+        float *hOut = buffers[(step + 1) % 2];
+        for (int64_t i = tid; i < count; i += team) {
+          Slice &s = slices_[i];
+          const int64_t n = s.end - s.begin;
+          multiply(s, hPrev);
+          for (int64_t b = 0; b < batch; ++b) {
+            const int64_t at = b * hidden + s.begin;
+            if (step >= lens[b]) { // finished rows keep their state
+              std::copy(hPrev + at, hPrev + at + n, hOut + at);
+              continue;
+            }
+            const int64_t t = reverse ? lens[b] - 1 - step : step;
+            lstmUnits(n, hidden, xproj + (t * batch + b) * rows + s.begin,
+                      bias + s.begin, s.out.data() + b * 4 * n, peep + s.begin,
+                      clip, inputForget, s.gates.data(), c + at, hOut + at,
+                      y + ((t * directions + d) * batch + b) * hidden +
+                          s.begin);
+          }
+        }
+#pragma omp barrier
+      }
+    }
+    if (failed)
+      return internalError("oneDNN recurrent matmul failed");
+    // The final state is in the buffer the last step wrote.
+    if (longest % 2)
+      std::copy(hNext_.begin(), hNext_.end(), h);
+    return Status::success();
+  }
+
+private:
+  struct Slice {
+    int64_t begin = 0, end = 0; // hidden units
+    dnnl::matmul matmul;
+    dnnl::stream stream; // used by the slice's thread only
+    dnnl::memory::desc user;
+    dnnl::memory srcMemory, dstMemory;
+    std::vector<dnnl::memory> packed; // per direction
+    std::vector<float> out;           // [B, 4 * units], blocks i, o, f, c
+    std::vector<float> gates;         // [4 * units]
+  };
+
+  // Gathers the slice's rows of each gate block of r [4H, H] and packs
+  // them.
+  Status pack(Slice &s, int64_t d, const float *r) {
+    const int64_t hidden = hidden_, n = s.end - s.begin;
+    std::vector<float> rows(4 * n * hidden);
+    for (int64_t g = 0; g < 4; ++g)
+      std::copy(r + (g * hidden + s.begin) * hidden,
+                r + (g * hidden + s.end) * hidden,
+                rows.data() + g * n * hidden);
+    try {
+      dnnl::memory user(s.user, cpu::cpuEngine(), rows.data());
+      dnnl::reorder(user, s.packed[d]).execute(s.stream, user, s.packed[d]);
+      s.stream.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN recurrent weight packing: ", e.what());
+    }
+    return Status::success();
+  }
+
+  int64_t batch_ = 0, hidden_ = 0;
+  bool packedOnce_ = false;
+  std::vector<Slice> slices_;
+  std::vector<float> hNext_;
+};
+
+/// Every step's input projection x [S*B, I] times W^T at once, as a oneDNN
+/// matmul whose constant W is packed once at creation and whose scratchpad
+/// is the kernel's: sgemm packs W and allocates its buffers on every call
+/// (page faults that were a tenth of an LSTM's run).
+class PackedInputProjection {
+public:
+  Status init(int64_t rows, int64_t inputSize, int64_t gateRows,
+              int64_t directions, const float *w) {
+    using dnnl::memory;
+    try {
+      memory::desc src({rows, inputSize}, memory::data_type::f32,
+                       memory::format_tag::ab);
+      memory::desc any({inputSize, gateRows}, memory::data_type::f32,
+                       memory::format_tag::any);
+      memory::desc dst({rows, gateRows}, memory::data_type::f32,
+                       memory::format_tag::ab);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst), attr,
+                                      cpu::cpuEngine());
+      matmul_ = dnnl::matmul(pd);
+      stream_ = dnnl::stream(cpu::cpuEngine());
+      src_ = memory(src, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+      dst_ = memory(dst, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+      scratchpad_ = memory(pd.scratchpad_desc(), cpu::cpuEngine());
+      // W [4H, I] row-major is the [I, 4H] weights transposed.
+      memory::desc user({inputSize, gateRows}, memory::data_type::f32,
+                        memory::format_tag::ba);
+      for (int64_t d = 0; d < directions; ++d) {
+        memory userW(user, cpu::cpuEngine(),
+                     const_cast<float *>(w + d * gateRows * inputSize));
+        packed_.emplace_back(pd.weights_desc(), cpu::cpuEngine());
+        dnnl::reorder(userW, packed_.back())
+            .execute(stream_, userW, packed_.back());
+      }
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN input projection: ", e.what());
+    }
+    return Status::success();
+  }
+
+  Status multiply(int64_t d, const float *x, float *out) {
+    try {
+      src_.set_data_handle(const_cast<float *>(x));
+      dst_.set_data_handle(out);
+      matmul_.execute(stream_, {{DNNL_ARG_SRC, src_},
+                                {DNNL_ARG_WEIGHTS, packed_[d]},
+                                {DNNL_ARG_DST, dst_},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN input projection: ", e.what());
+    }
+    return Status::success();
+  }
+
+private:
+  dnnl::matmul matmul_;
+  dnnl::stream stream_;
+  dnnl::memory src_, dst_, scratchpad_;
+  std::vector<dnnl::memory> packed_; // per direction
+};
+
+/// A unidirectional LSTM as oneDNN's lstm_forward (its brgemm kernels fuse
+/// each step's GEMM with the gate math): for the layers PyTorch exports,
+/// without per-row sequence lengths, clip, input_forget or peepholes, and
+/// with constant W and R. Single-threaded it ran a 256-unit layer at batch 8
+/// about 1.5x faster than the GEMM loop. W and R are reordered once into
+/// its gate order (i, f, c, o; ONNX's is i, o, f, c); the biases are summed
+/// per run (they may be computed).
+class OneDnnLstm {
+public:
+  // Below this batch the GEMM loop was faster (one step's GEMM is too small
+  // to share between threads well).
+  static constexpr int64_t kMinBatch = 4;
+  // Whether oneDNN runs this configuration (see the class comment).
+  static bool covers(const KernelConfig &c, const std::string &direction,
+                     float clip, bool inputForget) {
+    // A rank-0 operand broadcasts one value: oneDNN's absent states and
+    // peepholes are zeros.
+    auto zeroScalar = [&](size_t i) {
+      return c.inputShapes[i].empty() && c.constantInputs.size() > i &&
+             c.constantInputs[i] &&
+             *static_cast<const float *>(c.constantInputs[i]) == 0.0f;
+    };
+    return c.inputShapes.size() == 7 && c.inputShapes[0][1] >= kMinBatch &&
+           (direction == "forward" || direction == "reverse") && clip <= 0 &&
+           !inputForget && zeroScalar(6) &&
+           (!c.inputShapes[4].empty() || zeroScalar(4)) &&
+           (!c.inputShapes[5].empty() || zeroScalar(5)) &&
+           c.constantInputs[1] && c.constantInputs[2] &&
+           c.inputShapes[0][0] > 0;
+  }
+
+  Status init(const KernelConfig &c, int64_t hidden, bool reverse) {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const auto f32 = memory::data_type::f32;
+    const Shape &x = c.inputShapes[0];
+    const int64_t steps = x[0], batch = x[1], input = x[2];
+    hidden_ = hidden;
+    hasH0_ = !c.inputShapes[4].empty();
+    hasC0_ = !c.inputShapes[5].empty();
+    try {
+      memory::desc src({steps, batch, input}, f32, tag::tnc);
+      memory::desc dst({steps, batch, hidden}, f32, tag::tnc);
+      memory::desc state({1, 1, batch, hidden}, f32, tag::ldnc);
+      memory::desc weightsLayer({1, 1, input, 4, hidden}, f32, tag::any);
+      memory::desc weightsIter({1, 1, hidden, 4, hidden}, f32, tag::any);
+      memory::desc bias({1, 1, 4, hidden}, f32, tag::ldgo);
+      dnnl::lstm_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          reverse ? dnnl::rnn_direction::unidirectional_right2left
+                  : dnnl::rnn_direction::unidirectional_left2right,
+          src, hasH0_ ? state : memory::desc(), hasC0_ ? state : memory::desc(),
+          weightsLayer, weightsIter, bias, dst, state, state);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::lstm_forward::primitive_desc pd(desc, attr, cpu::cpuEngine());
+      primitive_ = dnnl::lstm_forward(pd);
+      stream_ = dnnl::stream(cpu::cpuEngine());
+      for (auto [arg, md] : {std::pair{DNNL_ARG_SRC_LAYER, src},
+                             {DNNL_ARG_DST_LAYER, dst},
+                             {DNNL_ARG_DST_ITER, state},
+                             {DNNL_ARG_DST_ITER_C, state}})
+        args_[arg] = memory(md, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+      if (hasH0_)
+        args_[DNNL_ARG_SRC_ITER] =
+            memory(state, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+      if (hasC0_)
+        args_[DNNL_ARG_SRC_ITER_C] =
+            memory(state, cpu::cpuEngine(), DNNL_MEMORY_NONE);
+      bias_.resize(4 * hidden);
+      args_[DNNL_ARG_BIAS] = memory(bias, cpu::cpuEngine(), bias_.data());
+      args_[DNNL_ARG_SCRATCHPAD] =
+          memory(pd.scratchpad_desc(), cpu::cpuEngine());
+      if (pd.workspace_desc().get_size())
+        args_[DNNL_ARG_WORKSPACE] =
+            memory(pd.workspace_desc(), cpu::cpuEngine());
+      // ONNX's [4H, K] row-major blocks i, o, f, c to ldigo [1, 1, K, 4,
+      // H] in oneDNN's gate order, then into the primitive's layout.
+      auto pack = [&](const float *w, int64_t k, const memory::desc &wanted,
+                      int arg) {
+        std::vector<float> ldigo(k * 4 * hidden);
+        for (int64_t g = 0; g < 4; ++g)
+          for (int64_t h = 0; h < hidden; ++h)
+            for (int64_t i = 0; i < k; ++i)
+              ldigo[(i * 4 + g) * hidden + h] =
+                  w[(kOnnxGate[g] * hidden + h) * k + i];
+        memory::desc user({1, 1, k, 4, hidden}, f32, tag::ldigo);
+        memory userMemory(user, cpu::cpuEngine(), ldigo.data());
+        args_[arg] = memory(wanted, cpu::cpuEngine());
+        dnnl::reorder(userMemory, args_[arg])
+            .execute(stream_, userMemory, args_[arg]);
+        stream_.wait();
+      };
+      pack(static_cast<const float *>(c.constantInputs[1]), input,
+           pd.weights_layer_desc(), DNNL_ARG_WEIGHTS_LAYER);
+      pack(static_cast<const float *>(c.constantInputs[2]), hidden,
+           pd.weights_iter_desc(), DNNL_ARG_WEIGHTS_ITER);
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN lstm: ", e.what());
+    }
+    return Status::success();
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) {
+    const int64_t hidden = hidden_;
+    const Tensor &b = in[3];
+    // Both biases summed; a rank-0 operand is one value broadcast.
+    auto at = [&](int64_t i) {
+      return b.rank() == 0 ? b.data<float>()[0] : b.data<float>()[i];
+    };
+    for (int64_t g = 0; g < 4; ++g)
+      for (int64_t h = 0; h < hidden; ++h) {
+        int64_t k = kOnnxGate[g] * hidden + h;
+        bias_[g * hidden + h] = at(k) + at(4 * hidden + k);
+      }
+    try {
+      auto bind = [&](int arg, const void *data) {
+        args_[arg].set_data_handle(const_cast<void *>(data));
+      };
+      bind(DNNL_ARG_SRC_LAYER, in[0].data());
+      if (hasH0_)
+        bind(DNNL_ARG_SRC_ITER, in[4].data());
+      if (hasC0_)
+        bind(DNNL_ARG_SRC_ITER_C, in[5].data());
+      // Y [S, 1, B, H] is [S, B, H] for one direction.
+      bind(DNNL_ARG_DST_LAYER, out[0].data());
+      bind(DNNL_ARG_DST_ITER, out[1].data());
+      bind(DNNL_ARG_DST_ITER_C, out[2].data());
+      primitive_.execute(stream_, args_);
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN lstm: ", e.what());
+    }
+    return Status::success();
+  }
+
+private:
+  // oneDNN's gate g (i, f, c, o) is ONNX's block kOnnxGate[g] (i, o, f, c).
+  static constexpr int64_t kOnnxGate[4] = {0, 2, 3, 1};
+  int64_t hidden_ = 0;
+  bool hasH0_ = false, hasC0_ = false;
+  dnnl::lstm_forward primitive_;
+  dnnl::stream stream_;
+  std::unordered_map<int, dnnl::memory> args_;
+  std::vector<float> bias_;
+};
+
 class RecurrentKernel : public Kernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c,
@@ -156,8 +580,33 @@ public:
     // gru without linear_before_reset multiplies by two blocks of R apart.
     const int64_t batch = c.inputShapes[0][1];
     const int64_t gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
-    if (batch >= PackedRecurrentGemm::kPackedRows &&
-        (cell != Cell::kGru || k->linearBeforeReset_)) {
+    if (cell == Cell::kLstm &&
+        OneDnnLstm::covers(c, k->direction_, k->clip_, k->inputForget_)) {
+      k->oneDnnLstm_ = std::make_unique<OneDnnLstm>();
+      GOPT_RETURN_IF_ERROR(
+          k->oneDnnLstm_->init(c, k->hidden_, k->direction_ == "reverse"));
+      return std::unique_ptr<Kernel>(std::move(k));
+    }
+    const int64_t steps = c.inputShapes[0][0];
+    if (c.constantInputs.size() > 1 && c.constantInputs[1] &&
+        steps * batch > 0) {
+      k->inputProjection_ = std::make_unique<PackedInputProjection>();
+      GOPT_RETURN_IF_ERROR(k->inputProjection_->init(
+          steps * batch, c.inputShapes[0][2], gates * k->hidden_,
+          k->direction_ == "bidirectional" ? 2 : 1,
+          static_cast<const float *>(c.constantInputs[1])));
+    }
+    if (cell == Cell::kLstm) {
+      k->lstm_ = std::make_unique<LstmSlices>();
+      const float *constantR =
+          c.constantInputs.size() > 2
+              ? static_cast<const float *>(c.constantInputs[2])
+              : nullptr;
+      GOPT_RETURN_IF_ERROR(k->lstm_->init(
+          batch, k->hidden_, k->direction_ == "bidirectional" ? 2 : 1,
+          omp_get_max_threads(), constantR));
+    } else if (batch >= PackedRecurrentGemm::kPackedRows &&
+               (cell != Cell::kGru || k->linearBeforeReset_)) {
       k->packed_ = std::make_unique<PackedRecurrentGemm>();
       GOPT_RETURN_IF_ERROR(
           k->packed_->init(batch, gates * k->hidden_, k->hidden_));
@@ -166,7 +615,9 @@ public:
   }
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override;
-  const char *implementation() const override { return "gemm"; }
+  const char *implementation() const override {
+    return oneDnnLstm_ ? "onednn" : "gemm";
+  }
 
 private:
   RecurrentKernel() = default;
@@ -188,12 +639,20 @@ private:
   // the state h and c [B, H], for gru r * h [B, H], and for lstm one row
   // of gates [4H] and the direction's peepholes i, o, f [3H].
   std::vector<float> xproj_, rproj_, h_, c_, resetH_, gates_, peepholes_;
-  // The recurrent GEMM for batches of kPackedRows or more.
+  // gru's and rnn's recurrent GEMM for batches of kPackedRows or more.
   std::unique_ptr<PackedRecurrentGemm> packed_;
+  // lstm's recurrence.
+  std::unique_ptr<LstmSlices> lstm_;
+  // The input projection when W is a constant.
+  std::unique_ptr<PackedInputProjection> inputProjection_;
+  // The whole lstm, where oneDNN covers it.
+  std::unique_ptr<OneDnnLstm> oneDnnLstm_;
 };
 
 Status RecurrentKernel::run(const std::vector<Tensor> &in,
                             std::vector<Tensor> &out) {
+  if (oneDnnLstm_)
+    return oneDnnLstm_->run(in, out);
   const Tensor &x = in[0];
   const int64_t steps = x.dim(0), batch = x.dim(1);
   std::vector<int64_t> lens(batch, steps);
@@ -238,8 +697,11 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
 
   xproj_.resize(steps * batch * rows);
   if (Status s =
-          gemmTransposedB(steps * batch, rows, inputSize, x.data<float>(),
-                          inputSize, w, inputSize, 0.0f, xproj_.data(), rows);
+          inputProjection_
+              ? inputProjection_->multiply(d, x.data<float>(), xproj_.data())
+              : gemmTransposedB(steps * batch, rows, inputSize, x.data<float>(),
+                                inputSize, w, inputSize, 0.0f, xproj_.data(),
+                                rows);
       !s.ok())
     return s;
   // Both biases go into the projection, except gru's recurrent candidate
@@ -249,7 +711,8 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
     bool keepRecurrent = gru && linearBeforeReset_ && k >= 2 * hidden;
     rowBias[k] = at(bias, wb + k) + (keepRecurrent ? 0.0f : at(bias, rb + k));
   }
-  for (int64_t i = 0; i < steps * batch; ++i) {
+  // lstm adds them in its gate pass.
+  for (int64_t i = 0; i < steps * batch && !lstm_; ++i) {
     float *row = xproj_.data() + i * rows;
     for (int64_t k = 0; k < rows; ++k)
       row[k] += rowBias[k];
@@ -273,6 +736,16 @@ Status RecurrentKernel::runDirection(const std::vector<Tensor> &in,
   }
   const int64_t longest = *std::max_element(lens.begin(), lens.end());
   float *y = out[0].data<float>();
+  if (lstm_) {
+    GOPT_RETURN_IF_ERROR(
+        lstm_->run(d, r, xproj_.data(), rowBias.data(), peepholes_.data(),
+                   clip_ > 0 ? clip_ : std::numeric_limits<float>::infinity(),
+                   inputForget_, reverse, lens, longest, directions, h_.data(),
+                   c_.data(), y));
+    std::copy(h_.begin(), h_.end(), out[1].data<float>() + d * batch * hidden);
+    std::copy(c_.begin(), c_.end(), out[2].data<float>() + d * batch * hidden);
+    return Status::success();
+  }
   // gru without linear_before_reset multiplies (r * h) by R_h apart.
   const int64_t recurrentRows = gru && !linearBeforeReset_ ? 2 * hidden : rows;
   if (packed_)
