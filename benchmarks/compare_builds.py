@@ -4,7 +4,7 @@
   benchmarks/compare_builds.py --baseline-build DIR [--build-dir build]
       [--models mnist_cnn,resnet18,resnet18_bn,mobilenet_v2] [--batches 1,32]
       [--threads 2] [--repeats 3] [--scale 1.0] [--no-training]
-      [--no-compile-time] [--out benchmarks/results/builds-DATE.json]
+      [--no-compile-time] [--callgrind] [--out benchmarks/results/builds-DATE.json]
 
 For a refactoring that should change no kernel, the question is whether the
 new build runs the same graphs as fast as the old one. Each measurement runs
@@ -23,6 +23,14 @@ faster; for compile time, < 1 is faster).
   compile     gopt-opt resnet50.onnx --gopt-optimize=target=cpu (ResNet-50
               exported at run time from Debian's torchvision, random
               weights): wall seconds.
+
+With --callgrind the same measurements count instructions under valgrind
+(one thread, oneDNN capped at AVX2, which valgrind decodes) instead of
+timing them: per inference iteration and per training step (the difference
+of two runs of different lengths, so compiling and set-up cancel), and for
+the whole compile. Counts repeat to about 0.01% whatever else the machine
+runs, which times on a shared machine do not; they miss what instruction
+counts cannot see (memory stalls, threads).
 
 Models come from ../shared/models (the founders' reference models); without
 them the script says so and exits. A benchmark, not a test.
@@ -93,6 +101,36 @@ class Build:
                       r"([0-9.]+) ms", r.stdout)
         return batch / (float(m.group(1)) / 1e3)
 
+    def instructions(self, env, cmd):
+        r = sh(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.devnull]
+               + cmd, env=env, timeout=3600)
+        m = re.search(r"Collected : (\d+)", r.stderr)
+        if r.returncode != 0 or not m:
+            raise RuntimeError((r.stderr or r.stdout).strip()[-300:])
+        return int(m.group(1))
+
+    def infer_instructions(self, a, env, model_path, batch, short, long):
+        """Instructions per inference iteration: two runs' difference."""
+        def run(iters):
+            return self.instructions(env, [
+                self.gopt_run, model_path, "--threads", "1", "--batch",
+                str(batch), "--warmup", "1", "--iterations", str(iters),
+                "--pipeline", pipeline("f32")])
+        return (run(long) - run(short)) / (long - short) / 1e6
+
+    def train_instructions(self, a, env, model_path, batch, short, long):
+        def run(steps):
+            return self.instructions(env, [
+                self.gopt_run, model_path, "--train", "--data", "fake",
+                "--batch", str(batch), "--steps", str(steps), "--threads", "1",
+                "--loader-threads", "1", "--log-every", "1000000"])
+        return (run(long) - run(short)) / (long - short) / 1e6
+
+    def compile_instructions(self, env, model_path):
+        return self.instructions(env, [
+            self.gopt_opt, model_path, "--gopt-optimize=target=cpu",
+            "-o", os.devnull]) / 1e6
+
     def compile_seconds(self, env, model_path):
         start = time.perf_counter()
         r = sh([self.gopt_opt, model_path, "--gopt-optimize=target=cpu",
@@ -129,6 +167,11 @@ def main():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--no-training", action="store_true")
     p.add_argument("--no-compile-time", action="store_true")
+    p.add_argument("--baseline-label", default="",
+                   help="what the baseline is (default: its checkout's commit)")
+    p.add_argument("--new-label", default="")
+    p.add_argument("--callgrind", action="store_true",
+                   help="count instructions under valgrind instead of timing")
     p.add_argument("--out", default=None)
     a = p.parse_args()
     if not os.path.isdir(a.models_dir):
@@ -143,14 +186,17 @@ def main():
     result = {"started": started.isoformat(timespec="seconds"),
               "machine": run_cpu.machine_info(),
               "builds": {b.name: {"dir": os.path.abspath(b.dir),
-                                  "commit": sh(["git", "-C", b.dir, "rev-parse",
-                                                "--short", "HEAD"]).stdout.strip()}
-                         for b in builds},
+                                  "commit": label or sh(
+                                      ["git", "-C", b.dir, "rev-parse",
+                                       "--short", "HEAD"]).stdout.strip()}
+                         for b, label in zip(builds, (a.baseline_label,
+                                                      a.new_label))},
               "loadavg_start": run_cpu.loadavg(), "rows": []}
 
-    def measure(kind, label, fn):
+    def measure(kind, label, fn, lower_is_better=False):
         samples = {b.name: [] for b in builds}
-        for rep in range(a.repeats):
+        # Instruction counts repeat: one sample each.
+        for rep in range(1 if a.callgrind else a.repeats):
             for b in builds:
                 try:
                     samples[b.name].append(fn(b))
@@ -160,12 +206,17 @@ def main():
         med = {k: statistics.median(v) for k, v in samples.items()}
         ratio = med["new"] / med["baseline"]
         result["rows"].append({"kind": kind, "label": label, "samples": samples,
-                               "median": med, "ratio": ratio})
+                               "median": med, "ratio": ratio,
+                               "lower_is_better": lower_is_better})
         log(f"  {kind} {label}: baseline {med['baseline']:.4g}, new "
             f"{med['new']:.4g}, new/baseline {ratio:.3f}")
 
+    result["callgrind"] = a.callgrind
     models = a.models.split(",")
     batches = [int(b) for b in a.batches.split(",")]
+    if a.callgrind:
+        run_callgrind(a, builds, models, measure)
+        models = []
     for model in models:
         path = os.path.join(a.models_dir, model + ".onnx")
         precisions = ["f32"]
@@ -179,7 +230,7 @@ def main():
                 measure("inference", f"{model} b{batch} {precision}",
                         lambda b: b.infer(a, env, path, batch, precision,
                                           warmup, iters))
-    if not a.no_training:
+    if not a.no_training and not a.callgrind:
         mnist = os.path.join(a.models_dir, "mnist_cnn.onnx")
         resnet = os.path.join(a.models_dir, "resnet18.onnx")
         for precision in ("f32", "bf16"):
@@ -187,7 +238,7 @@ def main():
                     lambda b: b.train(a, env, mnist, 64, 30, precision))
         measure("training", "resnet18 b16 f32",
                 lambda b: b.train(a, env, resnet, 16, 6, "f32"))
-    if not a.no_compile_time:
+    if not a.no_compile_time and not a.callgrind:
         r50 = os.path.join(a.work, "resnet50.onnx")
         export_resnet50(r50)
         measure("compile", "resnet50 gopt-optimize (s)",
@@ -207,6 +258,33 @@ def main():
     return 0
 
 
+# (short, long) iteration counts under valgrind: the difference is timed
+# work, enough to dwarf the counts' jitter, on runs of a minute or two.
+CALLGRIND_ITERATIONS = {"mnist_cnn": (2, 6), "mobilenet_v2": (1, 3)}
+
+
+def run_callgrind(a, builds, models, measure):
+    env = dict(os.environ, OMP_WAIT_POLICY="passive", OMP_NUM_THREADS="1",
+               ONEDNN_MAX_CPU_ISA="AVX2")
+    for model in models:
+        path = os.path.join(a.models_dir, model + ".onnx")
+        short, long = CALLGRIND_ITERATIONS.get(model, (1, 2))
+        measure("instructions", f"{model} b1 f32, per iteration (M)",
+                lambda b: b.infer_instructions(a, env, path, 1, short, long),
+                lower_is_better=True)
+    if not a.no_training:
+        mnist = os.path.join(a.models_dir, "mnist_cnn.onnx")
+        measure("instructions", "mnist_cnn b8 training, per step (M)",
+                lambda b: b.train_instructions(a, env, mnist, 8, 2, 3),
+                lower_is_better=True)
+    if not a.no_compile_time:
+        r50 = os.path.join(a.work, "resnet50.onnx")
+        export_resnet50(r50)
+        measure("instructions", "resnet50 gopt-optimize, whole compile (M)",
+                lambda b: b.compile_instructions(env, r50),
+                lower_is_better=True)
+
+
 def report(result):
     b = result["builds"]
     m = result["machine"]
@@ -215,7 +293,11 @@ def report(result):
              f"average {result['loadavg_start'][0]} at the start, "
              f"{result['loadavg_end'][0]} at the end. Medians of interleaved "
              "runs; inference and training in samples/s (new/baseline > 1: "
-             "faster), compile time in seconds (< 1: faster).", "",
+             "faster), compile time in seconds and instruction counts in "
+             "millions (< 1: faster)." + (
+                 " Instructions counted by valgrind's callgrind, one thread, "
+                 "oneDNN capped at AVX2." if result.get("callgrind") else ""),
+             "",
              "| measurement | baseline | new | new / baseline |",
              "|---|---:|---:|---:|"]
     for row in result["rows"]:
