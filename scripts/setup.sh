@@ -26,6 +26,8 @@ PACKAGES=(
   python3-onnx python3-numpy
   # training data: gopt-run --train --data fashion-mnist (zlib reads .gz)
   dataset-fashion-mnist
+  # the Python module (python/) for /usr/bin/python3, and its tests
+  pybind11-dev python3-pybind11 python3-dev python3-pytest
 )
 
 SUDO=""
@@ -61,6 +63,18 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${GOPT_CMAKE_ARGS:-}
 fi
 ninja -C "$BUILD_DIR"
+
+# The Python module: build/python goes on /usr/bin/python3's path through a
+# .pth file in its first site directory (/usr/local/lib/python3.11/
+# dist-packages on Debian 12), so `import gopt` works from any directory.
+if [ -d "$BUILD_DIR/python/gopt" ]; then
+  site_dir=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  python_dir=$(cd "$BUILD_DIR/python" && pwd)
+  $SUDO mkdir -p "$site_dir"
+  echo "$python_dir" | $SUDO tee "$site_dir/gopt.pth" >/dev/null
+  (cd / && /usr/bin/python3 -c 'import gopt') &&
+    echo "setup: import gopt works ($site_dir/gopt.pth -> $python_dir)"
+fi
 
 # The main job on a bundled example: import, optimize, run, time.
 if [ -x "$BUILD_DIR/bin/gopt-run" ] && [ -x scripts/run-example.sh ]; then
