@@ -14,7 +14,10 @@ with the GIL released, copying the output into a new array).
   /usr/bin/python3 benchmarks/python/run_overhead.py [--build-dir build]
       [--onnx mnist_cnn.onnx] [--threads 1] [--repeats 5] [--out FILE.json]
 
-Target: overhead <= 5%.
+Target: overhead <= 5%. On a shared machine the processes' medians drift
+by more than that between runs; the per-pair ratios and their median are
+what to read (and the ratio of the fastest iterations, which load hardly
+moves).
 """
 import argparse
 import datetime
@@ -80,7 +83,7 @@ def main():
                     help="OMP_WAIT_POLICY of both processes")
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--iterations", type=int, default=3000)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--out", help="JSON result (default: "
                     "benchmarks/results/python-overhead-DATE.json)")
     args = ap.parse_args()
@@ -107,6 +110,7 @@ def main():
                             args.warmup, args.iterations, env)
             overhead = py["median_ms"] / cli["median_ms"] - 1
             samples.append({"gopt_run": cli, "python": py, "overhead": overhead,
+                            "overhead_of_min": py["min_ms"] / cli["min_ms"] - 1,
                             "loadavg": os.getloadavg()[0]})
             print(f"repeat {repeat + 1}: gopt-run {cli['median_ms']:.4f} ms, "
                   f"InferenceSession.run {py['median_ms']:.4f} ms: "
@@ -122,6 +126,8 @@ def main():
         "omp_wait_policy": args.omp_wait, "warmup": args.warmup,
         "iterations": args.iterations, "samples": samples,
         "median_overhead": statistics.median(overheads),
+        "median_overhead_of_min": statistics.median(
+            s["overhead_of_min"] for s in samples),
         "gopt_run_median_ms": statistics.median(
             s["gopt_run"]["median_ms"] for s in samples),
         "python_median_ms": statistics.median(
@@ -134,6 +140,8 @@ def main():
     with open(out, "w") as f:
         json.dump(result, f, indent=2)
     print(f"median overhead {100 * result['median_overhead']:+.1f}% "
+          f"(of the fastest iterations: "
+          f"{100 * result['median_overhead_of_min']:+.1f}%) "
           f"(gopt-run {result['gopt_run_median_ms']:.4f} ms, Python "
           f"{result['python_median_ms']:.4f} ms per iteration; target <= 5%): "
           f"{os.path.relpath(out)}")

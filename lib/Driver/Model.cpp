@@ -467,7 +467,7 @@ std::vector<PassDescription> availablePasses() {
       auto [name, rest] = entry.split(' ');
       llvm::StringRef description = rest.trim();
       if (description.starts_with("- "))
-        description = description.drop_front(2);
+        description = description.drop_front(2).trim();
       if (indent == 2) {
         PassDescription pass;
         pass.name = name.str();
