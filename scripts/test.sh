@@ -43,7 +43,7 @@ if [ -f "$logs/lit" ]; then
   echo "lit:    $(grep -E '^ *(Passed|Failed|Unsupported|Expectedly Failed|Timed Out)' "$logs/lit" |
     sed -E 's/ +: */ /' | tr -s ' ' | paste -sd, - | sed 's/,/, /g')"
 fi
-echo "ctest:  $(grep -E 'tests passed|tests failed' "$logs/ctest" | tail -1)"
+echo "ctest:  $(grep -E 'tests passed|tests failed|No tests were found' "$logs/ctest" | tail -1)"
 if [ -f "$logs/pytest" ]; then
   echo "pytest: $(grep -E '(passed|failed|error|skipped)' "$logs/pytest" | tail -1 | tr -d '=')"
 fi

@@ -56,6 +56,21 @@ def _write(tmp_path_factory, name, text):
     return str(path)
 
 
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+@pytest.fixture(scope="session")
+def relu_plan():
+    """RELU_MLIR lowered (data/make_plans.py): runs without the compiler."""
+    return os.path.join(DATA, "relu.gplan")
+
+
+@pytest.fixture(scope="session")
+def conv_plan():
+    """CONV_MLIR lowered (data/make_plans.py)."""
+    return os.path.join(DATA, "conv.gplan")
+
+
 @pytest.fixture(scope="session")
 def relu_mlir(tmp_path_factory):
     return _write(tmp_path_factory, "relu.mlir", RELU_MLIR)

@@ -7,7 +7,10 @@ import pytest
 import gopt
 from conftest import conv_reference, requires_compiler, requires_torch
 
-pytestmark = requires_compiler
+def test_calibrate_a_plan(conv_plan):
+    """Calibration runs plans too (a runtime-only build has no graphs)."""
+    ranges = gopt.calibrate(gopt.load(conv_plan), _batches(2), method="entropy")
+    assert "x" in ranges.tensors and ranges.batches == 2
 
 
 def _batches(n, batch=2):
@@ -16,6 +19,7 @@ def _batches(n, batch=2):
             for _ in range(n)]
 
 
+@requires_compiler
 def test_calibrate_minmax_matches_numpy(conv_mlir):
     model = gopt.load(conv_mlir).optimize()
     batches = _batches(3)
@@ -29,6 +33,7 @@ def test_calibrate_minmax_matches_numpy(conv_mlir):
     assert doc["format"] == "gopt-calibration"
 
 
+@requires_compiler
 def test_calibrate_methods_and_arrays(conv_mlir):
     model = gopt.load(conv_mlir).optimize()
     arrays = [b["x"] for b in _batches(2)]  # one input: arrays alone
@@ -45,6 +50,7 @@ def test_calibrate_methods_and_arrays(conv_mlir):
         gopt.calibrate(model, [])
 
 
+@requires_compiler
 def test_quantize_static_int8(conv_mlir, tmp_path):
     model = gopt.load(conv_mlir).optimize()
     ranges = gopt.calibrate(model, _batches(4))
@@ -61,6 +67,7 @@ def test_quantize_static_int8(conv_mlir, tmp_path):
     assert np.abs(y - expected).max() < 0.1 * np.abs(expected).max()
 
 
+@requires_compiler
 def test_quantize_missing_ranges_raise_or_fall_back(conv_mlir):
     model = gopt.load(conv_mlir).optimize()
     ranges = gopt.calibrate(model, _batches(2))
@@ -77,6 +84,7 @@ def test_quantize_missing_ranges_raise_or_fall_back(conv_mlir):
                if r["pass"] == "gopt-quantize" or not r["pass"])
 
 
+@requires_compiler
 @requires_torch
 def test_bf16_mnist_close_to_f32(mnist_onnx):
     path, _ = mnist_onnx

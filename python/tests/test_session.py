@@ -1,5 +1,6 @@
 """gopt.InferenceSession: inputs/outputs, run, feeds checked by name,
-profile and trace."""
+profile and trace. Most tests run the plans in data/, so a runtime-only
+build runs them too."""
 import json
 import subprocess
 import sys
@@ -12,12 +13,10 @@ import pytest
 import gopt
 from conftest import conv_reference, requires_compiler
 
-pytestmark = requires_compiler
-
 
 @pytest.fixture()
-def relu_session(relu_mlir):
-    return gopt.InferenceSession(relu_mlir)
+def relu_session(relu_plan):
+    return gopt.InferenceSession(relu_plan)
 
 
 def test_inputs_and_outputs(relu_session):
@@ -45,6 +44,7 @@ def test_outputs_are_not_overwritten_by_the_next_run(relu_session):
     assert ya.flags.writeable and ya.flags.c_contiguous
 
 
+@requires_compiler
 def test_model_object_and_threads(conv_mlir):
     model = gopt.load(conv_mlir).optimize()
     session = gopt.InferenceSession(model, threads=1, memory_limit=1 << 30)
@@ -54,8 +54,8 @@ def test_model_object_and_threads(conv_mlir):
     assert session.memory()["total_bytes"] > 0
 
 
-def test_reference_backend(conv_mlir):
-    session = gopt.InferenceSession(conv_mlir, backend="reference")
+def test_reference_backend(conv_plan):
+    session = gopt.InferenceSession(conv_plan, backend="reference")
     x = np.random.default_rng(2).standard_normal((1, 8, 8, 4), np.float32)
     (y,) = session.run(None, {"x": x})
     np.testing.assert_allclose(y, conv_reference(x), rtol=1e-5, atol=1e-6)
@@ -92,8 +92,8 @@ def test_unknown_and_missing_names(relu_session):
         relu_session._session.run([], {"x": "text"})
 
 
-def test_fortran_and_strided_arrays_are_copied(conv_mlir):
-    session = gopt.InferenceSession(conv_mlir)
+def test_fortran_and_strided_arrays_are_copied(conv_plan):
+    session = gopt.InferenceSession(conv_plan)
     base = np.random.default_rng(3).standard_normal((2, 8, 8, 8), np.float32)
     strided = base[:, :, :, ::2]  # non-contiguous view
     fortran = np.asfortranarray(base[:, :, :, :4])
@@ -104,8 +104,8 @@ def test_fortran_and_strided_arrays_are_copied(conv_mlir):
                                    rtol=1e-5, atol=1e-6)
 
 
-def test_runs_from_threads_in_parallel(conv_mlir):
-    session = gopt.InferenceSession(conv_mlir)
+def test_runs_from_threads_in_parallel(conv_plan):
+    session = gopt.InferenceSession(conv_plan)
     xs = [np.random.default_rng(i).standard_normal((2, 8, 8, 4), np.float32)
           for i in range(8)]
     results = [None] * len(xs)
@@ -123,8 +123,8 @@ def test_runs_from_threads_in_parallel(conv_mlir):
         np.testing.assert_allclose(y, conv_reference(x), rtol=1e-5, atol=1e-6)
 
 
-def test_profile_and_trace(conv_mlir, tmp_path):
-    session = gopt.InferenceSession(gopt.load(conv_mlir).optimize())
+def test_profile_and_trace(conv_plan, tmp_path):
+    session = gopt.InferenceSession(gopt.load(conv_plan))
     x = np.zeros((1, 8, 8, 4), np.float32)
     trace = tmp_path / "trace.json"
     rows = session.profile({"x": x}, iterations=5, trace=trace)
@@ -137,25 +137,26 @@ def test_profile_and_trace(conv_mlir, tmp_path):
     assert {e["cat"] for e in events[1:]} == {r["kind"] for r in rows}
 
 
-def test_memory_limit_too_small_raises(conv_mlir):
+def test_memory_limit_too_small_raises(conv_plan):
     with pytest.raises(gopt.Error):
-        session = gopt.InferenceSession(conv_mlir, memory_limit=64)
+        session = gopt.InferenceSession(conv_plan, memory_limit=64)
         session.run(None, {"x": np.zeros((64, 8, 8, 4), np.float32)})
 
 
-def test_bad_backend(relu_mlir):
+def test_bad_backend(relu_plan):
     with pytest.raises(gopt.Error, match="backend"):
-        gopt.InferenceSession(relu_mlir, backend="tpu")
+        gopt.InferenceSession(relu_plan, backend="tpu")
 
 
-def test_the_interpreter_survives_every_bad_input(relu_mlir, tmp_path):
+def test_the_interpreter_survives_every_bad_input(relu_plan, conv_plan,
+                                                  tmp_path):
     """Every bad input of this file in a fresh interpreter, which must end
     normally."""
-    truncated = tmp_path / "t.onnx"
-    truncated.write_bytes(gopt.load(relu_mlir).to_onnx()[:40])
+    truncated = tmp_path / "t.gplan"
+    truncated.write_bytes(open(conv_plan, "rb").read()[:-10])
     script = textwrap.dedent(f"""
         import numpy as np, gopt
-        s = gopt.InferenceSession({relu_mlir!r})
+        s = gopt.InferenceSession({relu_plan!r})
         bad = [np.zeros((1, 4)), np.zeros(4, np.float32),
                np.zeros((1, 5), np.float32), np.zeros((0, 4), np.float32),
                np.zeros((1, 4), np.float32)[:, ::2], "text", None, object()]
@@ -184,3 +185,15 @@ def test_the_interpreter_survives_every_bad_input(relu_mlir, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "survived" in result.stdout
     assert int(result.stdout.split()[-1]) >= 12, result.stdout
+
+
+@pytest.mark.skipif(gopt.has_compiler(), reason="what a runtime-only build does")
+def test_without_the_compiler_graphs_raise_unimplemented(relu_plan, tmp_path):
+    graph = tmp_path / "relu.mlir"
+    graph.write_text("func.func @main() { return }")
+    for call in (lambda: gopt.load(str(graph)),
+                 lambda: gopt.InferenceSession(str(graph)),
+                 lambda: gopt.load(relu_plan).optimize(),
+                 gopt.available_passes):
+        with pytest.raises(gopt.Unimplemented):
+            call()

@@ -14,7 +14,6 @@ import pytest
 import gopt
 from conftest import requires_compiler, requires_torch
 
-pytestmark = requires_compiler
 
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 DATA = "fashion-mnist" if os.path.isdir(FASHION_MNIST) else "fake"
@@ -95,6 +94,7 @@ def test_data_loader_npy_and_errors(tmp_path):
         gopt.DataLoader("no-such-kind:abc")
 
 
+@requires_compiler
 def test_steps_match_gopt_run(mlp_mlir, tmp_path):
     """gopt-run --train --steps 20 and 20 Python steps over a DataLoader with
     the same seed end at the same parameters."""
@@ -118,6 +118,7 @@ def test_steps_match_gopt_run(mlp_mlir, tmp_path):
                                    err_msg=name)
 
 
+@requires_compiler
 def test_evaluate_save_load_and_set_parameters(mlp_mlir, tmp_path):
     session = gopt.TrainingSession(mlp_mlir, optimizer="sgd", lr=0.1,
                                    batch_size=16)
@@ -146,6 +147,7 @@ def test_evaluate_save_load_and_set_parameters(mlp_mlir, tmp_path):
     assert session.profile()[0]["calls"] == 30
 
 
+@requires_compiler
 def test_bad_training_inputs_raise(mlp_mlir):
     session = gopt.TrainingSession(mlp_mlir)
     x = np.zeros((4, 1, 28, 28), np.float32)
@@ -167,6 +169,7 @@ def test_bad_training_inputs_raise(mlp_mlir):
     assert np.isfinite(session.step(x, y))
 
 
+@requires_compiler
 @requires_torch
 def test_mnist_cnn_trains_from_python(mnist_onnx):
     path, _ = mnist_onnx
