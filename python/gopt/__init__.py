@@ -18,16 +18,34 @@ message gopt's command-line tools print.
 """
 
 import os as _os
-import time as _time
 
 import numpy as _np
 
 from . import errors
-from ._gopt import HAVE_COMPILER as _HAVE_COMPILER
-from ._gopt import Plan as _Plan
-from ._gopt import Session as _Session
-from ._gopt import calibrate as _calibrate
-from .errors import (
+
+
+def _choose_omp_wait_policy():
+    # libgomp reads OMP_WAIT_POLICY once, when it loads (with _gopt below):
+    # as gopt-run does, wait passively when other processes keep the CPUs
+    # busy, where spinning threads take the CPU their partners need (a
+    # training step 3-5x slower). Unless the user chose; too late if another
+    # package (torch) loaded libgomp first.
+    if "OMP_WAIT_POLICY" in _os.environ:
+        return
+    from ._wait_policy import choose
+    policy, reason = choose(0)
+    _os.environ["GOPT_OMP_WAIT_CHOICE"] = reason
+    if policy:
+        _os.environ["OMP_WAIT_POLICY"] = policy
+
+
+_choose_omp_wait_policy()
+
+from ._gopt import HAVE_COMPILER as _HAVE_COMPILER  # noqa: E402
+from ._gopt import Plan as _Plan  # noqa: E402
+from ._gopt import Session as _Session  # noqa: E402
+from ._gopt import calibrate as _calibrate  # noqa: E402
+from .errors import (  # noqa: E402
     DataLoss,
     Error,
     FailedPrecondition,
@@ -38,7 +56,7 @@ from .errors import (
     Unimplemented,
 )
 
-from .training import DataLoader, TrainingSession
+from .training import DataLoader, TrainingSession  # noqa: E402
 
 if _HAVE_COMPILER:
     from ._gopt import Graph as _Graph

@@ -247,12 +247,12 @@ public:
       const auto &info = proto.tensors(tensor);
       DType want = fromProtoDType(info.dtype());
       Shape planShape(info.shape().begin(), info.shape().end());
-      py::array array = py::reinterpret_borrow<py::object>(item.second);
       if (!py::isinstance<py::array>(item.second))
         raise(StatusCode::kInvalidArgument,
               "feed '" + name + "': expected a numpy array, got " +
                   std::string(
                       py::str(py::type::of(item.second).attr("__name__"))));
+      py::array array = py::reinterpret_borrow<py::array>(item.second);
       std::optional<DType> got = runtimeDType(array.dtype());
       if (!got || *got != want)
         raise(StatusCode::kInvalidArgument,
