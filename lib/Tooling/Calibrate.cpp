@@ -257,6 +257,11 @@ StatusOr<CalibrationResult>
 calibratePlan(const Plan &loaded, const CalibrateOptions &o,
               const CalibrationBatchFactory &makeBatches,
               const std::string &modelName) {
+  if (o.method == CalibrationMethod::kPercentile &&
+      !(o.percentile > 0 && o.percentile <= 100))
+    return invalidArgument("the percentile method expects a percentile in "
+                           "(0, 100], got ",
+                           o.percentile);
   // The tensors to calibrate; constants (weights) and state are not
   // activations.
   plan::Plan proto = loaded.proto();

@@ -188,6 +188,7 @@ class DataLoader:
         return self._loader.next()
 
     def __len__(self):
+        """Batches over all epochs."""
         total = self._loader.total_batches()
         if total < 0:
             raise TypeError("an endless DataLoader (epochs=None) has no len()")
@@ -195,10 +196,12 @@ class DataLoader:
 
     @property
     def batches_per_epoch(self):
+        """Batches in one epoch (after ``drop_last``)."""
         return self._loader.batches_per_epoch()
 
     @property
     def example_shape(self):
+        """One example's shape, as the data has it."""
         return tuple(self._loader.example_shape())
 
     def __repr__(self):

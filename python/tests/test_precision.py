@@ -48,6 +48,8 @@ def test_calibrate_methods_and_arrays(conv_mlir):
         gopt.calibrate(model, [{"x": arrays[0], "y": arrays[0]}])
     with pytest.raises(gopt.InvalidArgument, match="at least one batch"):
         gopt.calibrate(model, [])
+    with pytest.raises(gopt.InvalidArgument, match=r"percentile in \(0, 100\]"):
+        gopt.calibrate(model, arrays, method="percentile", percentile=120)
 
 
 @requires_compiler
