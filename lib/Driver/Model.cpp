@@ -19,6 +19,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -155,6 +157,33 @@ Model::~Model() {
   module_.reset();
 }
 
+/// ONNX's names for the dimensions of the graph's inputs and outputs; empty
+/// when the bytes do not parse (the importer reports that) or no dimension
+/// has a name.
+static std::map<std::string, std::vector<std::string>>
+onnxDimNames(llvm::StringRef bytes) {
+  std::map<std::string, std::vector<std::string>> names;
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return names;
+  bool any = false;
+  for (const auto *list : {&model.graph().input(), &model.graph().output()})
+    for (const onnx::ValueInfoProto &v : *list) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
+        continue;
+      std::vector<std::string> dims;
+      for (const auto &d : v.type().tensor_type().shape().dim()) {
+        dims.push_back(d.has_dim_param() ? d.dim_param() : "");
+        any |= !dims.back().empty();
+      }
+      names[v.name()] = std::move(dims);
+    }
+  if (!any)
+    names.clear();
+  return names;
+}
+
 Status Model::read(std::unique_ptr<llvm::MemoryBuffer> buffer,
                    std::optional<GraphFormat> format) {
   context_ = newContext();
@@ -166,6 +195,11 @@ Status Model::read(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (!module_->op)
     return runtime::invalidArgument(
         diagnostics.message("'" + name_ + "': cannot read the model"));
+  const llvm::MemoryBuffer *main =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  if (format.value_or(graphFormatFromFilename(main->getBufferIdentifier())) ==
+      GraphFormat::ONNX)
+    dimNames_ = onnxDimNames(main->getBuffer());
   return Status::success();
 }
 
@@ -229,6 +263,7 @@ StatusOr<std::unique_ptr<Model>> Model::clone() const {
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Model> copy,
                         fromBytes(bytecode, "mlir", name_));
   copy->remarks_ = remarks_;
+  copy->dimNames_ = dimNames_;
   return copy;
 }
 

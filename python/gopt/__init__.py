@@ -155,13 +155,20 @@ class Model:
                 ".mlir); a .gplan plan is already lowered")
 
     def inputs(self):
-        """The graph's inputs: dicts of name, dtype and shape (``None`` for
-        a dynamic dimension)."""
-        return self.to_plan().inputs()
+        """The graph's inputs: dicts of name, dtype and shape (a dynamic
+        dimension is its name in the ONNX file, e.g. ``"batch"``, else
+        ``None``)."""
+        return self._named(self.to_plan().inputs())
 
     def outputs(self):
         """The graph's outputs, as :meth:`inputs`."""
-        return self.to_plan().outputs()
+        return self._named(self.to_plan().outputs())
+
+    def _dim_names(self):
+        return {} if self._graph is None else self._graph.dim_names()
+
+    def _named(self, infos):
+        return _name_dims(infos, self._dim_names())
 
     # -- transforms ---------------------------------------------------------
     def optimize(self, target="cpu", precision="f32", layout="auto",
@@ -293,10 +300,25 @@ def available_passes():
     return _available_passes()
 
 
-def _as_plan(model_or_path):
+def _name_dims(infos, dim_names):
+    """``infos`` with each dynamic dimension (None) named as in
+    ``dim_names`` ({binding name: [name or "" per dimension]})."""
+    for info in infos:
+        names = dim_names.get(info["name"])
+        if names and len(names) == len(info["shape"]):
+            info["shape"] = [names[i] if d is None and names[i] else d
+                             for i, d in enumerate(info["shape"])]
+    return infos
+
+
+def _as_model(model_or_path):
     if isinstance(model_or_path, Model):
-        return model_or_path.to_plan()
-    return load(model_or_path).to_plan()
+        return model_or_path
+    return load(model_or_path)
+
+
+def _as_plan(model_or_path):
+    return _as_model(model_or_path).to_plan()
 
 
 class InferenceSession:
@@ -312,7 +334,9 @@ class InferenceSession:
 
     def __init__(self, model_or_path, backend="cpu", threads=None,
                  memory_limit=None):
-        plan = _as_plan(model_or_path)
+        model = _as_model(model_or_path)
+        self._dim_names = model._dim_names()
+        plan = model.to_plan()
         self._session = _Session(plan, backend=backend,
                                  threads=int(threads or 0),
                                  memory_limit=int(memory_limit or 0))
@@ -320,12 +344,15 @@ class InferenceSession:
 
     def get_inputs(self):
         """The inputs: :class:`NodeArg` with ``name``, ``dtype`` (a numpy
-        dtype name) and ``shape`` (``None`` for a dynamic dimension)."""
-        return [NodeArg(**d) for d in self._session.inputs()]
+        dtype name) and ``shape`` (a dynamic dimension is its name in the
+        ONNX file, e.g. ``"batch"``, else ``None``)."""
+        return [NodeArg(**d) for d in
+                _name_dims(self._session.inputs(), self._dim_names)]
 
     def get_outputs(self):
         """The outputs, as :meth:`get_inputs`."""
-        return [NodeArg(**d) for d in self._session.outputs()]
+        return [NodeArg(**d) for d in
+                _name_dims(self._session.outputs(), self._dim_names)]
 
     def run(self, output_names, input_feed):
         """Runs the model once on ``input_feed`` (``{name: ndarray}``, every
@@ -371,7 +398,8 @@ class InferenceSession:
 
 class NodeArg:
     """An input or output: ``name``, ``dtype`` (numpy name, e.g.
-    "float32") and ``shape`` (ints, ``None`` for dynamic dimensions)."""
+    "float32") and ``shape`` (ints; a dynamic dimension is its ONNX name,
+    e.g. "batch", or ``None``)."""
 
     __slots__ = ("name", "dtype", "shape")
 

@@ -23,7 +23,7 @@ _Feed = Mapping[str, Any]
 class _TensorInfo(TypedDict):
     name: str
     dtype: str
-    shape: List[Optional[int]]
+    shape: List[Union[int, str, None]]
 
 _PassRemark = TypedDict("_PassRemark", {"pass": str, "message": str, "location": str})
 
@@ -63,8 +63,8 @@ class Model:
 class NodeArg:
     name: str
     dtype: str
-    shape: List[Optional[int]]
-    def __init__(self, name: str, dtype: str, shape: Sequence[Optional[int]]) -> None: ...
+    shape: List[Union[int, str, None]]
+    def __init__(self, name: str, dtype: str, shape: Sequence[Union[int, str, None]]) -> None: ...
 
 class InferenceSession:
     backend: str

@@ -961,6 +961,7 @@ PYBIND11_MODULE(_gopt, m) {
            })
       .def("save", [](const PyGraph &g,
                       const std::string &path) { check(g.save(path)); })
+      .def("dim_names", &PyGraph::dimNames)
       .def_property_readonly("name", &PyGraph::name);
 
   m.def("available_passes", [] {

@@ -15,7 +15,13 @@ def test_mnist_cnn_matches_pytorch(mnist_onnx):
     model.optimize(target="cpu")
     session = gopt.InferenceSession(model)
     (inp,) = session.get_inputs()
-    assert inp.name == "input" and inp.shape == [None, 1, 28, 28]
+    # The ONNX file's name for the dynamic dimension, as onnxruntime gives.
+    assert inp.name == "input" and inp.shape == ["batch", 1, 28, 28]
+    assert session.get_outputs()[0].shape == ["batch", 10]
+    assert model.inputs()[0]["shape"] == ["batch", 1, 28, 28]
+    # A plan keeps only sizes.
+    plan_session = gopt.InferenceSession(gopt.load(model.to_plan().serialize()))
+    assert plan_session.get_inputs()[0].shape == [None, 1, 28, 28]
     for batch in (1, 4):
         x = np.random.default_rng(batch).standard_normal(
             (batch, 1, 28, 28), np.float32)

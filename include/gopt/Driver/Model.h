@@ -15,6 +15,7 @@
 #include "gopt/runtime/Status.h"
 #include "gopt/runtime/plan.pb.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,14 @@ public:
   /// The name errors give the model: its file, or the name of its bytes.
   const std::string &name() const { return name_; }
 
+  /// For a model read from ONNX: each graph input's and output's dimension
+  /// names (ONNX's dim_param, "batch"; empty for a fixed or unnamed one),
+  /// by name. Plans keep only sizes, so this is where a symbolic dimension
+  /// keeps its name.
+  const std::map<std::string, std::vector<std::string>> &dimNames() const {
+    return dimNames_;
+  }
+
 private:
   Model();
   runtime::Status read(std::unique_ptr<llvm::MemoryBuffer> buffer,
@@ -97,6 +106,7 @@ private:
   struct Module;
   std::unique_ptr<Module> module_;
   std::vector<PassRemark> remarks_;
+  std::map<std::string, std::vector<std::string>> dimNames_;
 };
 
 /// Every registered pass and pipeline (gopt's, and the upstream cleanups
