@@ -437,6 +437,9 @@ py::dict calibrate(const Plan &plan, const py::list &batches,
   std::vector<std::map<std::string, Tensor>> tensors;
   std::vector<py::array> keepAlive;
   for (py::handle batch : batches) {
+    if (!py::isinstance<py::dict>(batch))
+      raise(StatusCode::kInvalidArgument,
+            "a calibration batch must be a dict of input name to array");
     std::map<std::string, Tensor> values;
     for (auto item : py::reinterpret_borrow<py::dict>(batch)) {
       std::string name = py::str(item.first);
