@@ -177,3 +177,71 @@ def test_mnist_cnn_trains_from_python(mnist_onnx):
     loader = session.data(DATA, batch_size=32, epochs=None)
     losses = [session.step(x, y) for (x, y), _ in zip(loader, range(15))]
     assert np.mean(losses[-5:]) < np.mean(losses[:5])
+
+
+# --- TFRecord, written here (no TensorFlow): tf.train.Example records in
+# TFRecord framing with masked CRC-32C.
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data):
+    crc = _crc32c(data)
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number, payload):  # a length-delimited field
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _example(pixels, label):
+    image = _field(1, _field(1, bytes(pixels)))       # Feature.bytes_list
+    label_feature = _field(3, _field(1, _varint(label)))  # Feature.int64_list
+    entries = (_field(1, _field(1, b"image") + _field(2, image)) +
+               _field(1, _field(1, b"label") + _field(2, label_feature)))
+    return _field(1, entries)                          # Example.features
+
+
+def test_data_loader_reads_tfrecords(tmp_path):
+    import struct
+    rng = np.random.default_rng(5)
+    pixels = rng.integers(0, 256, (6, 4, 4), dtype=np.uint8)
+    labels = [3, 1, 4, 1, 5, 9]
+    path = tmp_path / "data.tfrecord"
+    with open(path, "wb") as f:
+        for p, y in zip(pixels, labels):
+            record = _example(p.tobytes(), y)
+            length = struct.pack("<Q", len(record))
+            f.write(length + struct.pack("<I", _masked_crc(length)) + record +
+                    struct.pack("<I", _masked_crc(record)))
+    loader = gopt.DataLoader(f"tfrecord:{path}", batch_size=3, shuffle=False,
+                             example_shape=(1, 4, 4))
+    batches = list(loader)
+    assert len(batches) == 2
+    x = np.concatenate([b[0] for b in batches])
+    y = np.concatenate([b[1] for b in batches])
+    np.testing.assert_allclose(x[:, 0], pixels / 255.0, rtol=1e-6)
+    assert y.tolist() == labels
+    # A corrupted record is named when its batch is due.
+    data = bytearray(path.read_bytes())
+    data[40] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(gopt.Error):
+        list(gopt.DataLoader(f"tfrecord:{path}", batch_size=3, shuffle=False,
+                             example_shape=(1, 4, 4)))
