@@ -203,7 +203,7 @@ namespace {
 /// Batches an embedder gave as tensors by input name.
 class TensorBatches : public CalibrationBatches {
 public:
-  TensorBatches(std::vector<std::vector<Tensor>> batches)
+  explicit TensorBatches(std::vector<std::vector<Tensor>> batches)
       : batches_(std::move(batches)) {}
   int64_t count() const override {
     return static_cast<int64_t>(batches_.size());
@@ -231,9 +231,7 @@ CalibrationBatchFactory calibrationBatchesFromTensors(
         auto it = batches[k].find(d.name);
         if (it == batches[k].end())
           return invalidArgument("calibration batch ", k,
-                                 " has no value for "
-                                 "input '",
-                                 d.name, "'");
+                                 " has no value for input '", d.name, "'");
         values.push_back(it->second);
       }
       for (const auto &[name, value] : batches[k]) {
@@ -242,9 +240,7 @@ CalibrationBatchFactory calibrationBatchesFromTensors(
                         [&](const TensorDesc &d) { return d.name == name; });
         if (!known)
           return notFound("calibration batch ", k,
-                          ": the model has no input "
-                          "named '",
-                          name, "'");
+                          ": the model has no input named '", name, "'");
       }
       ordered.push_back(std::move(values));
     }
