@@ -41,7 +41,7 @@ fi
 echo "== summary =="
 if [ -f "$logs/lit" ]; then
   echo "lit:    $(grep -E '^ *(Passed|Failed|Unsupported|Expectedly Failed|Timed Out)' "$logs/lit" |
-    sed -E 's/ +: */ /' | tr -s ' ' | paste -sd, - | sed 's/,/, /g')"
+    sed -E 's/ *: */ /' | tr -s ' ' | paste -sd, - | sed 's/,/, /g')"
 fi
 echo "ctest:  $(grep -E 'tests passed|tests failed|No tests were found' "$logs/ctest" | tail -1)"
 if [ -f "$logs/pytest" ]; then
