@@ -29,6 +29,8 @@ PACKAGES=(
   # data-parallel training: Gloo's collectives between CPU processes
   # (NCCL comes with the CUDA toolkit); ip for the two-namespace test
   libgloo-dev iproute2
+  # the Python module (python/) for /usr/bin/python3, and its tests
+  pybind11-dev python3-pybind11 python3-dev python3-pytest
 )
 
 SUDO=""
@@ -64,6 +66,18 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${GOPT_CMAKE_ARGS:-}
 fi
 ninja -C "$BUILD_DIR"
+
+# The Python module: build/python goes on /usr/bin/python3's path through a
+# .pth file in its first site directory (/usr/local/lib/python3.11/
+# dist-packages on Debian 12), so `import gopt` works from any directory.
+if [ -d "$BUILD_DIR/python/gopt" ]; then
+  site_dir=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  python_dir=$(cd "$BUILD_DIR/python" && pwd)
+  $SUDO mkdir -p "$site_dir"
+  echo "$python_dir" | $SUDO tee "$site_dir/gopt.pth" >/dev/null
+  (cd / && /usr/bin/python3 -c 'import gopt') &&
+    echo "setup: import gopt works ($site_dir/gopt.pth -> $python_dir)"
+fi
 
 # The main job on a bundled example: import, optimize, run, time.
 if [ -x "$BUILD_DIR/bin/gopt-run" ] && [ -x scripts/run-example.sh ]; then

@@ -16,7 +16,7 @@
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
 
-#include "graph.pb.h"
+#include "gopt_tf_graph.pb.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

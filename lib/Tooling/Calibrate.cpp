@@ -66,13 +66,12 @@ struct Statistics {
 
 /// The calibration batches: slices of the --input files along their first
 /// dimension, random data for the other inputs.
-class BatchSource {
+class BatchSource : public CalibrationBatches {
 public:
-  static StatusOr<BatchSource> create(const CalibrateOptions &o,
-                                      const std::vector<TensorDesc> &inputs);
-  int64_t batches() const { return batches_; }
-  /// The inputs of batch k, in the order of the session's inputs.
-  std::vector<Tensor> batch(int64_t k) const;
+  static StatusOr<std::unique_ptr<BatchSource>>
+  create(const CalibrateOptions &o, const std::vector<TensorDesc> &inputs);
+  int64_t count() const override { return batches_; }
+  StatusOr<std::vector<Tensor>> batch(int64_t k) const override;
 
 private:
   std::vector<TensorDesc> descs_;
@@ -81,9 +80,11 @@ private:
   int64_t batches_ = 0;
 };
 
-StatusOr<BatchSource> BatchSource::create(const CalibrateOptions &o,
-                                          const std::vector<TensorDesc> &in) {
-  BatchSource s;
+StatusOr<std::unique_ptr<BatchSource>>
+BatchSource::create(const CalibrateOptions &o,
+                    const std::vector<TensorDesc> &in) {
+  auto source = std::make_unique<BatchSource>();
+  BatchSource &s = *source;
   s.descs_ = in;
   s.files_.resize(in.size());
   s.rows_ = o.batch;
@@ -112,7 +113,7 @@ StatusOr<BatchSource> BatchSource::create(const CalibrateOptions &o,
   }
   if (fileRows < 0) {
     s.batches_ = o.maxBatches ? o.maxBatches : 1;
-    return s;
+    return source;
   }
   if (fileRows < o.batch)
     return invalidArgument("--input ", firstInput, " has ", fileRows,
@@ -127,10 +128,10 @@ StatusOr<BatchSource> BatchSource::create(const CalibrateOptions &o,
                  "the --input files (not a full batch of %lld)\n",
                  static_cast<long long>(fileRows % o.batch),
                  static_cast<long long>(o.batch));
-  return s;
+  return source;
 }
 
-std::vector<Tensor> BatchSource::batch(int64_t k) const {
+StatusOr<std::vector<Tensor>> BatchSource::batch(int64_t k) const {
   std::vector<Tensor> values;
   for (size_t i = 0; i < descs_.size(); ++i) {
     const Tensor &file = files_[i];
@@ -197,19 +198,66 @@ private:
 
 } // namespace
 
-StatusOr<bool> runCalibration(const CalibrateOptions &o) {
-  // Fail before the runs, not after them.
-  size_t slash = o.out.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : o.out.substr(0, slash);
-  if (access(dir.empty() ? "/" : dir.c_str(), W_OK) != 0)
-    return notFound("--calibration-out ", o.out, ": cannot write to '", dir,
-                    "': ", std::strerror(errno));
-  ModelLoadOptions load;
-  load.backend = o.backend;
-  load.batchSize = o.batch;
-  load.pipeline = o.pipeline;
-  GOPT_ASSIGN_OR_RETURN(Plan loaded, loadModelAsPlan(o.model, load));
+namespace {
 
+/// Batches an embedder gave as tensors by input name.
+class TensorBatches : public CalibrationBatches {
+public:
+  explicit TensorBatches(std::vector<std::vector<Tensor>> batches)
+      : batches_(std::move(batches)) {}
+  int64_t count() const override {
+    return static_cast<int64_t>(batches_.size());
+  }
+  StatusOr<std::vector<Tensor>> batch(int64_t k) const override {
+    return batches_[k];
+  }
+
+private:
+  std::vector<std::vector<Tensor>> batches_;
+};
+
+} // namespace
+
+CalibrationBatchFactory calibrationBatchesFromTensors(
+    std::vector<std::map<std::string, Tensor>> batches) {
+  return [batches = std::move(batches)](const std::vector<TensorDesc> &inputs)
+             -> StatusOr<std::unique_ptr<CalibrationBatches>> {
+    if (batches.empty())
+      return invalidArgument("calibration needs at least one batch");
+    std::vector<std::vector<Tensor>> ordered;
+    for (size_t k = 0; k < batches.size(); ++k) {
+      std::vector<Tensor> values;
+      for (const TensorDesc &d : inputs) {
+        auto it = batches[k].find(d.name);
+        if (it == batches[k].end())
+          return invalidArgument("calibration batch ", k,
+                                 " has no value for input '", d.name, "'");
+        values.push_back(it->second);
+      }
+      for (const auto &[name, value] : batches[k]) {
+        bool known =
+            std::any_of(inputs.begin(), inputs.end(),
+                        [&](const TensorDesc &d) { return d.name == name; });
+        if (!known)
+          return notFound("calibration batch ", k,
+                          ": the model has no input named '", name, "'");
+      }
+      ordered.push_back(std::move(values));
+    }
+    return std::unique_ptr<CalibrationBatches>(
+        std::make_unique<TensorBatches>(std::move(ordered)));
+  };
+}
+
+StatusOr<CalibrationResult>
+calibratePlan(const Plan &loaded, const CalibrateOptions &o,
+              const CalibrationBatchFactory &makeBatches,
+              const std::string &modelName) {
+  if (o.method == CalibrationMethod::kPercentile &&
+      !(o.percentile > 0 && o.percentile <= 100))
+    return invalidArgument("the percentile method expects a percentile in "
+                           "(0, 100], got ",
+                           o.percentile);
   // The tensors to calibrate; constants (weights) and state are not
   // activations.
   plan::Plan proto = loaded.proto();
@@ -233,7 +281,7 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
   }
   if (!anyOpTensor)
     return invalidArgument(
-        "'", o.model,
+        "'", modelName,
         "' has no tensor to calibrate: no floating-point input or result of "
         "a conv2d, matmul, add, bias_add, relu, relu6, clip, max_pool, "
         "avg_pool, global_avg_pool or concat op");
@@ -290,8 +338,9 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
   GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
                         Session::create(plan, so));
   std::vector<TensorDesc> inputDescs = session->inputs();
-  GOPT_ASSIGN_OR_RETURN(BatchSource source, BatchSource::create(o, inputDescs));
-  const int64_t batches = source.batches();
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<CalibrationBatches> source,
+                        makeBatches(inputDescs));
+  const int64_t batches = source->count();
   const bool histograms = o.method != CalibrationMethod::kMinMax;
 
   Progress progress;
@@ -302,7 +351,7 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
                                         : "pass 1/2 (min/max)";
     for (int64_t k = 0; k < batches; ++k) {
       progress.update(label, k, batches);
-      std::vector<Tensor> values = source.batch(k);
+      GOPT_ASSIGN_OR_RETURN(std::vector<Tensor> values, source->batch(k));
       for (size_t i = 0; i < inputDescs.size(); ++i)
         GOPT_RETURN_IF_ERROR(session->setInput(inputDescs[i].name, values[i]));
       GOPT_RETURN_IF_ERROR(session->run());
@@ -350,7 +399,7 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
   CalibrationResult result;
   result.method = o.method;
   result.percentile = o.percentile;
-  result.model = baseName(o.model);
+  result.model = baseName(modelName);
   result.batches = batches;
   for (const Statistics &s : stats) {
     TensorRange r;
@@ -370,8 +419,34 @@ StatusOr<bool> runCalibration(const CalibrateOptions &o) {
     }
     result.tensors.push_back(std::move(r));
   }
+  return result;
+}
+
+StatusOr<bool> runCalibration(const CalibrateOptions &o) {
+  // Fail before the runs, not after them.
+  size_t slash = o.out.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : o.out.substr(0, slash);
+  if (access(dir.empty() ? "/" : dir.c_str(), W_OK) != 0)
+    return notFound("--calibration-out ", o.out, ": cannot write to '", dir,
+                    "': ", std::strerror(errno));
+  ModelLoadOptions load;
+  load.backend = o.backend;
+  load.batchSize = o.batch;
+  load.pipeline = o.pipeline;
+  GOPT_ASSIGN_OR_RETURN(Plan loaded, loadModelAsPlan(o.model, load));
+  GOPT_ASSIGN_OR_RETURN(
+      CalibrationResult result,
+      calibratePlan(
+          loaded, o,
+          [&](const std::vector<TensorDesc> &inputs)
+              -> StatusOr<std::unique_ptr<CalibrationBatches>> {
+            GOPT_ASSIGN_OR_RETURN(std::unique_ptr<BatchSource> source,
+                                  BatchSource::create(o, inputs));
+            return std::unique_ptr<CalibrationBatches>(std::move(source));
+          },
+          o.model));
+  const int64_t batches = result.batches;
   GOPT_RETURN_IF_ERROR(writeFileAtomically(o.out, calibrationToJson(result)));
-  progress.clear();
   std::string method = calibrationMethodName(o.method);
   if (o.method == CalibrationMethod::kPercentile) {
     char buf[32];

@@ -36,7 +36,8 @@ StatusOr<Plan> loadModelAsPlan(const std::string &path,
   std::string ext = extensionOf(path);
   if (ext == ".gplan")
     return Plan::loadFromFile(path);
-  if (ext == ".mlir" || ext == ".onnx" || ext == ".pb" || ext == ".pbtxt") {
+  if (ext == ".mlir" || ext == ".mlirbc" || ext == ".onnx" || ext == ".pb" ||
+      ext == ".pbtxt") {
 #ifdef GOPT_HAVE_COMPILER
     ModelCompileOptions compile;
     compile.pipeline = options.pipeline;
@@ -59,7 +60,8 @@ StatusOr<Plan> loadModelAsPlan(const std::string &path,
   }
   return runtime::invalidArgument(
       "'", path, "': unknown model file type '", ext,
-      "' (expected .gplan, or .mlir/.onnx/.pb/.pbtxt with the compiler)");
+      "' (expected .gplan, or .mlir/.mlirbc/.onnx/.pb/.pbtxt with the "
+      "compiler)");
 }
 
 // A bf16 plan (mixed precision) is only fast where oneDNN has bf16
