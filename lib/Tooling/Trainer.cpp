@@ -318,6 +318,15 @@ StatusOr<float> Trainer::step(const Tensor &inputs, const Tensor &labels) {
 }
 
 Status Trainer::createEvalSession() {
+  // Evaluation runs the forward graph, compiled from the model file; a plan
+  // file holds only the training step (its outputs are the loss and the
+  // updated state, not logits).
+  const std::string &model = options_.model;
+  if (model.size() >= 6 && model.compare(model.size() - 6, 6, ".gplan") == 0)
+    return unimplemented("'", model,
+                         "' is a compiled training plan: evaluation compiles "
+                         "the forward graph, so train from the graph file "
+                         "(.onnx, .mlir, .pb) to evaluate");
   ModelLoadOptions load;
   load.backend = options_.backend;
   load.batchSize = 500;

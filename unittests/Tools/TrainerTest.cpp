@@ -1,5 +1,6 @@
 //===- TrainerTest.cpp - The training step as a library object ------------===//
 #include "gopt/Tooling/Trainer.h"
+#include "gopt/Tooling/ModelLoader.h"
 
 #include <gtest/gtest.h>
 
@@ -144,6 +145,31 @@ TEST_F(TrainerTest, BadBatchesAreNamedErrors) {
   ASSERT_FALSE(badType.ok());
   EXPECT_NE(badType.status().message().find("i64 or i32"), std::string::npos)
       << badType.status().message();
+}
+
+// A compiled training plan steps like its graph; evaluating it is refused
+// by name, since evaluation needs the forward graph the plan no longer has.
+TEST_F(TrainerTest, ATrainingPlanStepsButCannotEvaluate) {
+  ModelLoadOptions load;
+  load.pipeline = trainingPipeline(options_);
+  auto plan = loadModelAsPlan(options_.model, load);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  TrainOptions fromPlan = options_;
+  fromPlan.model = dir_ + "/step.gplan";
+  ASSERT_TRUE(plan->saveToFile(fromPlan.model).ok());
+  auto graph = Trainer::create(options_);
+  auto compiled = Trainer::create(fromPlan);
+  ASSERT_TRUE(graph.ok() && compiled.ok());
+  Tensor x, y;
+  makeBatch(6, x, y);
+  EXPECT_EQ(*(*graph)->step(x, y), *(*compiled)->step(x, y));
+  EvalResult r;
+  gopt::runtime::Status s = (*compiled)->evaluateBatch(x, y, r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), gopt::runtime::StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("step.gplan' is a compiled training plan"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST_F(TrainerTest, AGraphWithoutALossIsRefused) {
