@@ -11,7 +11,8 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTIMAGEOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTIMAGEOPS_TD
 
-def Gopt_Conv2DTransposeOp : Gopt_InferredOp<"conv2d_transpose", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_Conv2DTransposeOp : Gopt_InferredOp<"conv2d_transpose", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let trainableOperands = [1, 2];
   let summary = "2-D transposed convolution, optionally with bias";
   let description = [{
     The transposed ("fractionally strided") convolution of `input`

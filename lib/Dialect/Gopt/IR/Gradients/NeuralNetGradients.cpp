@@ -145,6 +145,53 @@ LogicalResult Conv2DOp::buildGradients(GradientBuilder &gradients,
   return success();
 }
 
+/// conv2d_transpose is the adjoint of the conv2d with its filter (ODS:
+/// the filter of the forward conv whose input gradient it computes), so its
+/// input gradient is that conv2d of dy and its filter gradient is that
+/// conv's filter gradient with dy as the input and x as the output
+/// gradient. The pads crop the same rows in both directions; the
+/// output_padding rows (bias only) fall outside every window of the conv
+/// as long as output_padding < strides, which keeps dx at x's size.
+LogicalResult Conv2DTransposeOp::buildGradients(GradientBuilder &gradients,
+                                                ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value dy = resultGrads[0];
+  for (auto [extra, stride] : llvm::zip(getOutputPadding(), getStrides()))
+    if (extra >= stride)
+      return emitNoGradientError(*this)
+                 << "output_padding " << extra << " >= stride " << stride,
+             failure();
+  FailureOr<Layout> layout = parseDataFormat(
+      getDataFormat(), ShapeError(loc, "gopt.conv2d_transpose"));
+  if (failed(layout))
+    return failure();
+  if (gradients.needsGrad(getInput())) {
+    Value dx = b.create<Conv2DOp>(
+        loc, dy, getFilter(), Value(), getStridesAttr(), getDilationsAttr(),
+        b.getStringAttr("EXPLICIT"), getPadsAttr(), getGroupsAttr(),
+        getDataFormatAttr(), getFilterFormatAttr(), b.getStringAttr("none"));
+    gradients.accumulate(getInput(), dx);
+  }
+  if (gradients.needsGrad(getFilter())) {
+    RankedTensorType filterType = tensorType(getFilter());
+    Value dw = b.create<Conv2DBackpropFilterOp>(
+        loc, filterType, dy, getInput(),
+        b.getDenseI64ArrayAttr(filterType.getShape()), getStridesAttr(),
+        getDilationsAttr(), getPadsAttr(), getGroupsAttr(), getDataFormatAttr(),
+        getFilterFormatAttr());
+    gradients.accumulate(getFilter(), dw);
+  }
+  if (getBias() && gradients.needsGrad(getBias())) {
+    SmallVector<int64_t> axes = {layout->n, layout->h, layout->w};
+    llvm::sort(axes);
+    gradients.accumulate(
+        getBias(), b.create<ReduceSumOp>(loc, dy, b.getDenseI64ArrayAttr(axes),
+                                         b.getBoolAttr(false)));
+  }
+  return success();
+}
+
 LogicalResult MatMulOp::buildGradients(GradientBuilder &gradients,
                                        ArrayRef<Value> resultGrads) {
   OpBuilder &b = gradients.getBuilder();
