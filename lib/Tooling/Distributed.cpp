@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <netinet/in.h>
+#include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -109,8 +109,7 @@ StatusOr<DistributedEnv> readDistributedEnv() {
   // MASTER_PORT and tells its workers so; gopt's store then takes the next
   // port.
   const char *agentStore = getenvOrNull("TORCHELASTIC_USE_AGENT_STORE");
-  if (agentStore && std::string(agentStore) == "True" &&
-      env.masterPort < 65535)
+  if (agentStore && std::string(agentStore) == "True" && env.masterPort < 65535)
     ++env.masterPort;
   return env;
 }
