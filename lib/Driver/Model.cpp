@@ -4,6 +4,7 @@
 #include "gopt/Conversion/GoptToPlan.h"
 #include "gopt/Import/Import.h"
 #include "gopt/InitGopt.h"
+#include "gopt/Tooling/FileExtension.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -119,16 +120,6 @@ private:
   ScopedDiagnosticHandler remarkHandler_;
 };
 
-std::string extensionOf(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return "";
-  std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-  return ext;
-}
-
 /// The format of bytes without a file name: MLIR bytecode starts with
 /// "ML\xefR"; text is MLIR when it has a module or a function, else a
 /// GraphDef in text form; anything else is taken for ONNX, the common case.
@@ -212,7 +203,7 @@ StatusOr<std::unique_ptr<Model>> Model::fromFile(const std::string &path,
       return runtime::invalidArgument(path, ": unknown input format '", format,
                                       "' (expected mlir, onnx or graphdef)");
   } else {
-    std::string ext = extensionOf(path);
+    std::string ext = tooling::fileExtension(path);
     if (ext != ".mlir" && ext != ".mlirbc" && ext != ".onnx" && ext != ".pb" &&
         ext != ".pbtxt")
       return runtime::invalidArgument(
@@ -406,7 +397,7 @@ StatusOr<plan::Plan> Model::toPlan() const {
 }
 
 Status Model::save(const std::string &path) const {
-  std::string ext = extensionOf(path);
+  std::string ext = tooling::fileExtension(path);
   std::string bytes;
   if (ext == ".mlir") {
     bytes = ir();

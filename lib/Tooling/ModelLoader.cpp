@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/Tooling/ModelLoader.h"
+#include "gopt/Tooling/FileExtension.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #ifdef GOPT_HAVE_COMPILER
@@ -21,19 +22,9 @@ namespace gopt::tooling {
 using runtime::Plan;
 using runtime::StatusOr;
 
-static std::string extensionOf(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return "";
-  std::string ext = path.substr(dot);
-  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-  return ext;
-}
-
 StatusOr<Plan> loadModelAsPlan(const std::string &path,
                                const ModelLoadOptions &options) {
-  std::string ext = extensionOf(path);
+  std::string ext = fileExtension(path);
   if (ext == ".gplan")
     return Plan::loadFromFile(path);
   if (ext == ".mlir" || ext == ".mlirbc" || ext == ".onnx" || ext == ".pb" ||

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/Tooling/Trainer.h"
+#include "gopt/Tooling/FileExtension.h"
 #include "gopt/Tooling/ModelLoader.h"
 #include "gopt/Tooling/NpyFileName.h"
 
@@ -322,7 +323,7 @@ Status Trainer::createEvalSession() {
   // file holds only the training step (its outputs are the loss and the
   // updated state, not logits).
   const std::string &model = options_.model;
-  if (model.size() >= 6 && model.compare(model.size() - 6, 6, ".gplan") == 0)
+  if (fileExtension(model) == ".gplan")
     return unimplemented("'", model,
                          "' is a compiled training plan: evaluation compiles "
                          "the forward graph, so train from the graph file "

@@ -73,15 +73,8 @@ __all__ = [
     "DataLoader",
     "CalibrationRanges",
     "NodeArg",
-    "Error",
-    "InvalidArgument",
-    "NotFound",
-    "FailedPrecondition",
-    "Unimplemented",
-    "DataLoss",
-    "ResourceExhausted",
-    "InternalError",
     "errors",
+    *errors.__all__,
 ]
 
 _GRAPH_FORMATS = {"onnx": "onnx", "mlir": "mlir", "graphdef": "graphdef",
