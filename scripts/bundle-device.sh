@@ -4,12 +4,18 @@
 # Packs what a GPU machine without apt or MLIR needs to run gopt's CUDA
 # backend, under 64 MiB: a runtime-only build (gopt-run, the CUDA tests,
 # make-test-plans), the small non-system shared libraries they load
-# (libprotobuf, libdnnl, libgomp, ...; never libMLIR, never cuDNN/cuBLAS,
-# which come from the GPU machine's PyTorch environment), the .gplan files of
-# the test and benchmark models, and OUT_DIR/run-gpu-tests.sh.
+# (libprotobuf, libdnnl, libgomp, ...; never libMLIR, never cuDNN, cuBLAS or
+# NCCL, which come from the GPU machine's PyTorch environment), the .gplan
+# files of the test and benchmark models, and OUT_DIR/run-gpu-tests.sh.
+# What travels is OUT_DIR.tar.xz (the libraries compress about 4x); unpack it
+# there with `tar xJf`.
 #
 # Environment: BUILD_DIR (default build-device), GOPT_TRANSLATE (a
-# gopt-translate with --emit-plan; default: the first in build*/bin).
+# gopt-translate with --emit-plan; default: the first in build*/bin),
+# GOPT_DEVICE_MODELS (ONNX models to compile for the GPU, each MODEL.onnx
+# with MODEL.input.npy and MODEL.output.npy beside it: their plans, f32 and
+# f16 (PATH.onnx:f16 for one of them), and the arrays go into OUT_DIR/models,
+# and run-gpu-tests.sh checks CUDA's outputs against the stored ones).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -33,8 +39,9 @@ cp "$BUILD/bin/gopt-run" "$BUILD/bin/make-test-plans" \
 
 echo "== shared libraries"
 # Everything the binaries load except the C/C++ runtime the GPU machine
-# has, the CUDA libraries its PyTorch environment provides, and MLIR.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so|libcudnn|libcublas|libcudart|libcuda\.so|libnvrtc|libMLIR|libLLVM)'
+# has, the CUDA libraries its PyTorch environment provides (NCCL too: the
+# toolkit's libnccl alone is over 200 MB), and MLIR.
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so|libcudnn|libcublas|libcudart|libcuda\.so|libnvrtc|libnccl|libMLIR|libLLVM)'
 for bin in "$OUT"/bin/*; do
   ldd "$bin" | awk '/=> \// {print $1, $3}'
 done | sort -u | while read -r name path; do
@@ -76,24 +83,52 @@ else
   echo "  set GOPT_TRANSLATE): only the runtime's test plans are bundled"
 fi
 
-cat > "$OUT/run-gpu-tests.sh" <<'RUN'
-#!/usr/bin/env bash
-# Runs gopt's CUDA tests and the bundled plans on a GPU machine. cuDNN and
-# cuBLAS come from the PyTorch environment's nvidia.* packages.
-set -uo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${GOPT_DEVICE_MODELS:-}" ]; then
+  OPT=$(dirname "$TRANSLATE")/gopt-opt
+  mkdir -p "$OUT/models"
+  for spec in $GOPT_DEVICE_MODELS; do
+    # PATH.onnx, or PATH.onnx:f16 for one precision only (bundle size).
+    onnx=${spec%%:*}
+    precisions="f32 f16"
+    [ "$spec" = "$onnx" ] || precisions=${spec#*:}
+    name=$(basename "$onnx" .onnx)
+    dir=$(dirname "$onnx")
+    for precision in $precisions; do
+      "$OPT" "$onnx" "--gopt-optimize=target=gpu precision=$precision" |
+        "$TRANSLATE" --emit-plan -o "$OUT/models/$name.$precision.gplan"
+    done
+    cp "$dir/$name.input.npy" "$dir/$name.output.npy" "$OUT/models/"
+    echo "  models/$name.{${precisions// /,}}.gplan"
+  done
+fi
+
+cat > "$OUT/env.sh" <<'ENV'
+# Sourced on the GPU machine: cuDNN, cuBLAS and NCCL come from the PyTorch
+# environment's nvidia.* packages, every folder of them that holds a library.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=${PYTHON:-python3}
 libs="$HERE/lib"
-for pkg in nvidia.cudnn nvidia.cublas nvidia.cuda_runtime; do
-  dir=$("$PY" -c "import $pkg, os; print(os.path.dirname($pkg.__file__) if $pkg.__file__ else list($pkg.__path__)[0])" 2>/dev/null) || continue
-  libs="$libs:$dir/lib"
-done
+nvidia=$("$PY" -c "import nvidia; print(list(nvidia.__path__)[0])" 2>/dev/null) || nvidia=
+if [ -n "$nvidia" ]; then
+  for dir in $(find "$nvidia" -name 'lib*.so*' -printf '%h\n' | sort -u); do
+    libs="$libs:$dir"
+  done
+fi
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GOPT_CUDNN_ALGO_CACHE=${GOPT_CUDNN_ALGO_CACHE:-$HERE/cudnn-algos.txt}
+ENV
+
+cat > "$OUT/run-gpu-tests.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs gopt's CUDA tests and the bundled plans on a GPU machine.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
-"$HERE/bin/GoptCudaHelpersTests" || status=1
-"$HERE/bin/GoptCudaKernelsTests" || status=1
+# A hang must not eat the machine's lease: every command has a limit.
+timeout 300 "$HERE/bin/GoptCudaHelpersTests" || status=1
+timeout 300 "$HERE/bin/GoptCudaKernelsTests" || status=1
 # Every plan: the reference backend's outputs, then CUDA (TF32 off) against
 # them at 1e-3 relative, then a timed CUDA run with the profile.
 cd "$HERE/plans"
@@ -101,7 +136,7 @@ for plan in *.gplan; do
   name=${plan%.gplan}
   for batch in 1 8; do
     ref="ref-$name-b$batch"
-    if ! "$HERE/bin/gopt-run" "$plan" --backend reference --batch $batch \
+    if ! timeout 60 "$HERE/bin/gopt-run" "$plan" --backend reference --batch $batch \
         --warmup 0 --iterations 1 --output-dir "$ref" >/dev/null 2>&1; then
       echo "skip $plan (batch $batch): the reference backend cannot run it"
       continue
@@ -111,19 +146,35 @@ for plan in *.gplan; do
       args+=(--compare-npy "$(basename "$npy" .npy)=$npy")
     done
     echo "== $plan batch $batch: cuda vs. reference"
-    GOPT_CUDA_TF32=0 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch $batch \
+    GOPT_CUDA_TF32=0 timeout 60 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch $batch \
       --warmup 1 --iterations 3 --rtol 1e-3 --atol 1e-4 "${args[@]}" || status=1
   done
   echo "== $plan: cuda timing and profile (batch 32)"
-  "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 32 --warmup 5 \
+  timeout 60 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 32 --warmup 5 \
     --iterations 20 --profile || status=1
 done
+# The reference models: CUDA against the outputs stored beside them
+# (PyTorch's), f32 with TF32 off at 1e-4 relative, f16 at 2e-2.
+if [ -d "$HERE/models" ]; then
+  cd "$HERE/models"
+  for plan in *.f32.gplan *.f16.gplan; do
+    [ -f "$plan" ] || continue
+    name=${plan%%.*}
+    tol="--rtol 1e-4 --atol 1e-4"
+    case $plan in *.f16.gplan) tol="--rtol 2e-2 --atol 2e-2" ;; esac
+    echo "== $plan batch 2: cuda vs. the stored output"
+    GOPT_CUDA_TF32=0 timeout 60 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 2 \
+      --warmup 1 --iterations 3 --input "input=$name.input.npy" \
+      --compare-npy "output=$name.output.npy" $tol || status=1
+  done
+fi
 exit $status
 RUN
 chmod +x "$OUT/run-gpu-tests.sh"
 
-size=$(du -sb "$OUT" | cut -f1)
-echo "== $OUT: $((size / 1024 / 1024)) MiB"
+tar -C "$(dirname "$OUT")" -cf - "$(basename "$OUT")" | xz -T0 -6 > "$OUT.tar.xz"
+size=$(stat -c %s "$OUT.tar.xz")
+echo "== $OUT.tar.xz: $((size / 1024 / 1024)) MiB ($(du -sm "$OUT" | cut -f1) MiB unpacked)"
 if [ "$size" -ge $((64 * 1024 * 1024)) ]; then
   echo "error: the bundle is $size bytes, over 64 MiB" >&2
   exit 1

@@ -54,6 +54,11 @@ public:
   // Per plan op: the sessions of its regions (control flow), which the
   // enclosing session owns and resolves; the op's kernel runs them.
   std::vector<std::vector<Session *>> regionSessions;
+  // Set when an input is set or bound. By the Session's contract an input's
+  // memory is unchanged until then, so a backend that stages inputs (CUDA's
+  // pinned buffers) copies them from storage only when this is set, and
+  // clears it.
+  bool inputsChanged = true;
 };
 
 // options.memoryLimitBytes, or the machine's physical memory when it is 0

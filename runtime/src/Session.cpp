@@ -897,6 +897,8 @@ Status Session::setInput(const std::string &name, const Tensor &value) {
                              " bytes for input '", name, "'");
   if (value.byteSize())
     std::memcpy(slot.data(), value.data(), value.byteSize());
+  if (impl_->backend)
+    impl_->backend->inputsChanged = true;
   if (value.shape() != impl_->shapes[impl_->p.inputs(b).tensor()])
     impl_->needsResolve = true;
   return Status::success();
@@ -907,6 +909,8 @@ Status Session::bindInput(const std::string &name, const Tensor &value) {
   GOPT_RETURN_IF_ERROR(impl_->checkInput(b, value));
   impl_->boundInputs[b] = Tensor::view(value.dtype(), value.shape(),
                                        const_cast<void *>(value.data()));
+  if (impl_->backend)
+    impl_->backend->inputsChanged = true;
   if (value.shape() != impl_->shapes[impl_->p.inputs(b).tensor()])
     impl_->needsResolve = true;
   return Status::success();
