@@ -598,7 +598,7 @@ FailureOr<Value> GraphDefImporter::applyFusedOps(Value y, int firstArg) {
       GOPT_INFER_ASSIGN(op, BatchNormOp, y, stats[0], stats[1], stats[2],
                         stats[3], floatAttr("epsilon", 1e-4f),
                         b.getStringAttr(*format), b.getBoolAttr(false),
-                        b.getF32FloatAttr(0.0f));
+                        b.getF32FloatAttr(0.0f), b.getBoolAttr(false));
     } else if (fusedOp == "Relu") {
       GOPT_INFER_ASSIGN(op, ReluOp, y);
     } else if (fusedOp == "Relu6") {
@@ -760,7 +760,7 @@ LogicalResult GraphDefImporter::importFusedBatchNorm() {
   GOPT_INFER(op, BatchNormOp, x, scale, offset, mean, var,
              b.getF32FloatAttr(eps ? eps->f() : 1e-4f),
              b.getStringAttr(*format), b.getBoolAttr(training),
-             b.getF32FloatAttr(momentum));
+             b.getF32FloatAttr(momentum), b.getBoolAttr(false));
   setOutput(0, op->getResult(0));
   if (training) {
     setOutput(1, op->getResult(3));

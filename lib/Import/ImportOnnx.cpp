@@ -1097,7 +1097,8 @@ LogicalResult OnnxImporter::importBatchNorm() {
   GOPT_INFER(op, BatchNormOp, x, scale, bias, mean, var,
              b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)),
              b.getStringAttr("NCHW"), b.getBoolAttr(training),
-             b.getF32FloatAttr(floatAttr("momentum", 0.9f)));
+             b.getF32FloatAttr(floatAttr("momentum", 0.9f)),
+             b.getBoolAttr(false));
   setOutput(0, op->getResult(0));
   // ONNX's training outputs are the running mean and variance. The mean is
   // gopt's 4th result; ONNX updates the variance with the biased batch

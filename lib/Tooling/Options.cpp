@@ -44,7 +44,9 @@ const char *const kUsage = R"(usage: gopt-run MODEL [options]
   --warmup N             untimed runs first (default 50)
   --iterations N         timed runs (default 100)
   --profile              print a per-op time table
-  --trace FILE.json      write a Chrome/Perfetto trace of one step
+  --trace FILE.json      write a Chrome/Perfetto trace of one step (with
+                         --train: the last training step; collectives on
+                         their own track)
   --json FILE            write the report as JSON
   --compare OTHER        run MODEL and OTHER on the reference backend with the
                          same inputs and compare their outputs
@@ -92,6 +94,9 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --collective-timeout S  a collective (or the start-up) that takes longer
                          fails (default 300)
   --bucket-mb X          gradients per all-reduce bucket (default 25)
+  --sync-batch-norm      batch norms use the statistics of the global batch
+                         (every rank's), as PyTorch's SyncBatchNorm (default:
+                         each rank its own batch's)
   --save-params DIR      write the trained parameters as DIR/NAME.npy
   --load-params DIR      start from parameters saved by --save-params
   --data-only            time the input pipeline alone (no graph runs; fake
@@ -386,6 +391,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
       o.training.collectiveTimeout = parseDouble(arg, next());
       if (!(o.training.collectiveTimeout > 0))
         throw UsageError{"--collective-timeout expects seconds > 0"};
+    } else if (arg == "--sync-batch-norm") {
+      o.training.syncBatchNorm = true;
     } else if (arg == "--bucket-mb") {
       o.training.bucketMb = parseDouble(arg, next());
       if (!(o.training.bucketMb >= 0))
@@ -467,6 +474,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     o.training.memoryLimit = o.memoryLimit;
     o.training.batch = o.batchGiven ? o.batch : 64;
     o.training.profile = o.profile;
+    o.training.traceFile = o.traceFile;
     o.training.precision = o.precision.empty() ? "f32" : o.precision;
     if (!o.compareModel.empty() || o.optimize || !o.pipeline.empty())
       throw UsageError{"--train cannot be combined with --compare, "

@@ -78,14 +78,28 @@ Status writeTrace(const std::string &path, const Session &session,
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   out << "{\"name\":\"step\",\"cat\":\"step\",\"ph\":\"X\",\"ts\":0,\"dur\":"
       << stepMs * 1000 << ",\"pid\":1,\"tid\":0}";
-  for (const OpProfile &p : session.opProfiles())
+  // Tracks: 0 the step, 1 the ops, 2 the collectives on the communication
+  // thread (named, so that a viewer labels them).
+  out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+         "\"args\":{\"name\":\"ops\"}}";
+  bool communication = false;
+  for (const OpProfile &p : session.opProfiles()) {
+    bool comm = isCommunication(p);
+    communication |= comm;
     out << ",\n{\"name\":\"" << jsonEscape(p.name) << "\",\"cat\":\""
         << jsonEscape(p.kind)
         << "\",\"ph\":\"X\",\"ts\":" << p.lastStartMs * 1000
         << ",\"dur\":" << p.lastMs * 1000
-        << ",\"pid\":1,\"tid\":1,\"args\":{\"kind\":\"" << jsonEscape(p.kind)
-        << "\",\"device\":\"" << jsonEscape(p.device)
-        << "\",\"implementation\":\"" << jsonEscape(p.implementation) << "\"}}";
+        << ",\"pid\":1,\"tid\":" << (comm ? 2 : 1) << ",\"args\":{\"kind\":\""
+        << jsonEscape(p.kind) << "\",\"device\":\"" << jsonEscape(p.device)
+        << "\",\"implementation\":\"" << jsonEscape(p.implementation) << "\"";
+    if (comm)
+      out << ",\"bytes\":" << p.bytes;
+    out << "}}";
+  }
+  if (communication)
+    out << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+           "\"args\":{\"name\":\"communication\"}}";
   out << "\n]}\n";
   out.close();
   if (!out)
@@ -124,9 +138,12 @@ Status writeJsonReport(const std::string &path, const RunOptions &options,
         << jsonEscape(p.device) << "\", \"implementation\": \""
         << jsonEscape(p.implementation) << "\", \"calls\": " << p.calls
         << ", \"total_ms\": " << p.totalMs
-        << ", \"mean_ms\": " << (p.calls ? p.totalMs / p.calls : 0.0)
-        << ", \"percent\": " << (total > 0 ? 100.0 * p.totalMs / total : 0.0)
-        << "}";
+        << ", \"mean_ms\": " << (p.calls ? p.totalMs / p.calls : 0.0);
+    if (isCommunication(p))
+      out << ", \"bytes\": " << p.bytes; // overlaps the ops: no percent
+    else
+      out << ", \"percent\": " << (total > 0 ? 100.0 * p.totalMs / total : 0.0);
+    out << "}";
   }
   out << "\n  ]\n}\n";
   out.close();

@@ -10,6 +10,7 @@
 #include "gopt/Tooling/Distributed.h"
 #include "gopt/Tooling/ModelLoader.h"
 #include "gopt/Tooling/Profile.h"
+#include "gopt/Tooling/Report.h"
 #include "gopt/Tooling/Trainer.h"
 
 #include "gopt/runtime/Collectives.h"
@@ -48,6 +49,8 @@ void printTimeSplit(const std::vector<OpProfile> &rows) {
   double forward = 0, backward = 0, optimizer = 0, reorder = 0,
          communication = 0;
   for (const OpProfile &p : rows) {
+    if (isCommunication(p)) // its own thread: overlaps the rows below
+      continue;
     if (p.kind == "all_reduce") {
       communication += p.totalMs;
       continue;
@@ -270,6 +273,10 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
                 o.communicator->engine(), o.bucketMb,
                 static_cast<long long>(o.batch * world),
                 static_cast<long long>(o.batch));
+  if (world > 1 && o.syncBatchNorm)
+    std::printf("batch norm: statistics of the global batch (all-reduced "
+                "across the %d ranks in forward and backward)\n",
+                world);
   std::printf("compiled the training step in %.2f s: %zu parameters, "
               "%d state tensors\n",
               trainer->compileSeconds(), trainer->parameterNames().size(),
@@ -390,6 +397,11 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
     std::vector<OpProfile> rows = sortedProfiles(trainer->session());
     printTimeSplit(rows);
     printProfile(rows);
+  }
+  if (!o.traceFile.empty() && rank == 0 && !stepSeconds.empty()) {
+    GOPT_RETURN_IF_ERROR(
+        writeTrace(o.traceFile, trainer->session(), stepSeconds.back() * 1e3));
+    std::printf("trace of the last step written to %s\n", o.traceFile.c_str());
   }
   // Every rank finished every step before rank 0 writes the parameters.
   if (o.communicator && world > 1)

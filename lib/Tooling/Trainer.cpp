@@ -223,7 +223,8 @@ std::string trainingPipeline(const TrainOptions &o) {
   if (o.communicator && o.communicator->size() > 1) {
     char bucket[32];
     std::snprintf(bucket, sizeof bucket, "%g", o.bucketMb);
-    p += std::string("gopt-data-parallel{bucket-mb=") + bucket + "},";
+    p += std::string("gopt-data-parallel{bucket-mb=") + bucket +
+         (o.syncBatchNorm ? " sync-batch-norm=true" : "") + "},";
   }
   p += "gopt-add-optimizer{kind=" + o.optimizer;
   if (o.lr > 0)

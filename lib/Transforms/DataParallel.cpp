@@ -5,7 +5,9 @@
 // optimizer, so every replica applies the same update. Gradients go in
 // buckets (PyTorch DDP's): few collective calls for many small tensors, and
 // each bucket placed where its last gradient exists, so that the runtime
-// may communicate it while backward goes on.
+// may communicate it while backward goes on. With sync-batch-norm, training
+// batch norms are marked cross_replica (their statistics all-reduced by the
+// runtime kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,14 @@ struct DataParallelPass
       return signalPassFailure();
     }
     Block &body = func.getBody().front();
+    if (syncBatchNorm) {
+      BoolAttr yes = BoolAttr::get(&getContext(), true);
+      func.walk([&](BatchNormOp bn) {
+        if (bn.getTraining())
+          bn.setCrossReplicaAttr(yes);
+      });
+      func.walk([&](BatchNormGradOp grad) { grad.setCrossReplicaAttr(yes); });
+    }
     llvm::DenseMap<Operation *, int64_t> positions;
     int64_t index = 0;
     for (Operation &op : body)

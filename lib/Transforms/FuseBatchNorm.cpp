@@ -378,7 +378,8 @@ struct FuseDecomposedBatchNormPattern : public OpRewritePattern<AddOp> {
     auto bn =
         rewriter.create<BatchNormOp>(loc, p.x, gamma, beta, mean, var,
                                      APFloat(static_cast<float>(p.epsilon)),
-                                     format, p.training, APFloat(0.9f));
+                                     format, p.training, APFloat(0.9f),
+                                     /*cross_replica=*/false);
     replaceKeepingType(rewriter, root, bn.getY());
     return success();
   }

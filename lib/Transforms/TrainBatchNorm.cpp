@@ -66,7 +66,7 @@ struct TrainBatchNormPass
       auto training = b.create<BatchNormOp>(
           bn.getLoc(), bn.getX(), bn.getScale(), bn.getOffset(), mean, variance,
           bn.getEpsilonAttr(), bn.getDataFormatAttr(), b.getBoolAttr(true),
-          b.getF32FloatAttr(momentum));
+          b.getF32FloatAttr(momentum), b.getBoolAttr(false));
       bn.getY().replaceAllUsesWith(training.getY());
       bn.erase();
       updates.push_back({training.getStatistics()[2], mean});

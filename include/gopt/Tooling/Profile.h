@@ -10,8 +10,12 @@ namespace gopt::tooling {
 
 /// The session's per-op profile, slowest first.
 std::vector<runtime::OpProfile> sortedProfiles(const runtime::Session &session);
+/// A collective on the communication thread (not an op of the step).
+bool isCommunication(const runtime::OpProfile &row);
+/// The ops' time (communication rows overlap it and are left out).
 double sumOpMs(const std::vector<runtime::OpProfile> &rows);
-/// One row per op: kind, device, implementation, calls, time, share.
+/// One row per op: kind, device, implementation, calls, time, share; then
+/// the communication rows: engine, calls, bytes, time, bandwidth.
 void printProfile(const std::vector<runtime::OpProfile> &rows);
 
 } // namespace gopt::tooling

@@ -51,6 +51,9 @@ struct TrainOptions {
   std::string saveParams, loadParams;
   // Print the per-op time table of the training step after the run.
   bool profile = false;
+  // The last step as a Chrome/Perfetto trace (rank 0), the communication
+  // thread's collectives on their own track.
+  std::string traceFile;
   // Time the input pipeline alone for this many batches (tensorpack's
   // TestDataSpeed); no graph runs.
   bool dataOnly = false;
@@ -61,6 +64,9 @@ struct TrainOptions {
   std::vector<std::string> launchArgs;
   // Gradients go in all_reduce buckets of about this many megabytes.
   double bucketMb = 25;
+  // Batch norms normalize with the global batch's statistics (all ranks'
+  // local batches), PyTorch's SyncBatchNorm; otherwise each rank's own.
+  bool syncBatchNorm = false;
   // Every collective call (and the start-up rendezvous) fails after this.
   double collectiveTimeout = 300;
   // The ranks' communicator (Gloo); null trains a single replica. Set by

@@ -734,6 +734,12 @@ def DataParallel : Pass<"gopt-data-parallel", "mlir::func::FuncOp"> {
     communication may start while backward computes the next gradients.
     With one replica the runtime's all_reduce is the identity.
 
+    `sync-batch-norm` also marks every training-form `batch_norm` and its
+    `batch_norm_grad` `cross_replica`: their batch statistics (and the
+    sums over the batch in dx) become those of the global batch, PyTorch's
+    SyncBatchNorm. Without it each replica normalizes with its own batch's
+    statistics, as the data-parallel "towers" of TensorFlow's benchmarks do.
+
     ```mlir
     // before: return %loss, %dw2, %dw1 (gradients of w2 and w1)
     %r:2 = gopt.all_reduce %dw2, %dw1 {reduction = "mean"} : ...
@@ -745,6 +751,8 @@ def DataParallel : Pass<"gopt-data-parallel", "mlir::func::FuncOp"> {
            "Bucket size in megabytes (10^6 bytes); 0: one bucket per gradient">,
     Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
            "mean (the default) or sum">,
+    Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
+           "Training batch norms use the global batch's statistics">,
   ];
   let dependentDialects = ["::gopt::GoptDialect"];
 }

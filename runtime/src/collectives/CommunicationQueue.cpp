@@ -17,11 +17,20 @@ CommunicationQueue::~CommunicationQueue() {
 
 std::shared_future<Status>
 CommunicationQueue::allReduce(std::vector<CollectiveBuffer> buffers,
-                              Reduction reduction) {
-  std::packaged_task<Status()> task(
-      [this, buffers = std::move(buffers), reduction] {
-        return communicator_.allReduce(buffers, reduction);
-      });
+                              Reduction reduction, std::string label) {
+  std::packaged_task<Status()> task([this, buffers = std::move(buffers),
+                                     reduction, label = std::move(label)] {
+    CommunicationRecord record;
+    record.label = label;
+    for (const CollectiveBuffer &b : buffers)
+      record.bytes += b.count * static_cast<int64_t>(dtypeSize(b.dtype));
+    record.start = std::chrono::steady_clock::now();
+    Status status = communicator_.allReduce(buffers, reduction);
+    record.end = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(mutex_);
+    records_.push_back(std::move(record));
+    return status;
+  });
   std::shared_future<Status> done = task.get_future().share();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -29,6 +38,13 @@ CommunicationQueue::allReduce(std::vector<CollectiveBuffer> buffers,
   }
   ready_.notify_one();
   return done;
+}
+
+std::vector<CommunicationRecord> CommunicationQueue::takeRecords() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<CommunicationRecord> taken;
+  taken.swap(records_);
+  return taken;
 }
 
 void CommunicationQueue::loop() {
@@ -44,6 +60,19 @@ void CommunicationQueue::loop() {
     }
     task();
   }
+}
+
+Status sumAcrossReplicas(Communicator *communicator, CommunicationQueue *queue,
+                         std::vector<double> &values, std::string label) {
+  if (!communicator || communicator->size() == 1 || values.empty())
+    return Status::success();
+  std::vector<CollectiveBuffer> buffers = {
+      {values.data(), static_cast<int64_t>(values.size()), DType::kF64}};
+  if (queue)
+    return queue
+        ->allReduce(std::move(buffers), Reduction::kSum, std::move(label))
+        .get();
+  return communicator->allReduce(buffers, Reduction::kSum);
 }
 
 } // namespace gopt::runtime

@@ -13,6 +13,7 @@
 
 #include "gopt/runtime/Collectives.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -22,26 +23,47 @@
 
 namespace gopt::runtime {
 
+// One collective the thread ran: what it was for, its bytes and when.
+struct CommunicationRecord {
+  std::string label;
+  int64_t bytes = 0;
+  std::chrono::steady_clock::time_point start, end;
+};
+
 class CommunicationQueue {
 public:
   explicit CommunicationQueue(Communicator &communicator);
   // Finishes what was queued, then joins the thread.
   ~CommunicationQueue();
   // The all-reduce runs on the thread; the future gives its Status. The
-  // buffers must stay valid until then.
+  // buffers must stay valid until then. `label` names it in the records.
   std::shared_future<Status> allReduce(std::vector<CollectiveBuffer> buffers,
-                                       Reduction reduction);
+                                       Reduction reduction, std::string label);
+  // The records of the collectives finished since the last call (for the
+  // profile's communication rows and the trace's communication track).
+  std::vector<CommunicationRecord> takeRecords();
+  const char *engine() const { return communicator_.engine(); }
 
 private:
   void loop();
 
   Communicator &communicator_;
+  std::vector<CommunicationRecord> records_; // guarded by mutex_
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::packaged_task<Status()>> tasks_;
   bool stopping_ = false;
   std::thread thread_;
 };
+
+// Sums `values` in place over all replicas before it returns (the
+// cross-replica batch statistics of a synchronized batch_norm). Through
+// `queue` when the session has one, so that it stays behind the all_reduce
+// buckets already queued in plan order (every rank issues its collectives
+// in the same order); else on `communicator` directly. No communicator or
+// one replica: nothing to do.
+Status sumAcrossReplicas(Communicator *communicator, CommunicationQueue *queue,
+                         std::vector<double> &values, std::string label);
 
 } // namespace gopt::runtime
 

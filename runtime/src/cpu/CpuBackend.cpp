@@ -64,10 +64,41 @@ private:
   // that run() allocates nothing; remade only when a bound input moves.
   std::vector<std::vector<Tensor>> stepInputs, stepOutputs;
   std::vector<void *> viewedInputData; // per input binding
+  // Profile rows of the collectives the thread ran, after the steps' rows,
+  // by label (an all_reduce bucket, a synchronized batch norm's sums).
+  std::map<std::string, size_t> communicationRows;
   // Several replicas: the collectives' thread. Last, so that it finishes
   // what it holds before the arena and buffers it writes go away.
   std::unique_ptr<CommunicationQueue> communicationQueue;
+
+  // The collectives finished during the step starting at `stepStart`, as
+  // "communication" rows (their own track in a trace).
+  void recordCommunication(std::vector<OpProfile> &profiles,
+                           Clock::time_point stepStart);
 };
+
+void CpuBackend::recordCommunication(std::vector<OpProfile> &profiles,
+                                     Clock::time_point stepStart) {
+  for (const CommunicationRecord &r : communicationQueue->takeRecords()) {
+    auto [it, added] = communicationRows.try_emplace(r.label, profiles.size());
+    if (added) {
+      OpProfile row;
+      row.name = r.label;
+      row.kind = "communication";
+      row.device = communicationQueue->engine();
+      row.implementation = "all-reduce";
+      profiles.push_back(row);
+    }
+    OpProfile &row = profiles[it->second];
+    row.calls++;
+    row.bytes = r.bytes;
+    row.lastStartMs =
+        std::chrono::duration<double, std::milli>(r.start - stepStart).count();
+    row.lastMs =
+        std::chrono::duration<double, std::milli>(r.end - r.start).count();
+    row.totalMs += row.lastMs;
+  }
+}
 
 Status CpuBackend::prepare(const std::vector<DType> &dtypesIn,
                            const std::vector<Shape> &shapesIn,
@@ -129,13 +160,15 @@ Status CpuBackend::buildSchedule(const std::vector<DType> &dtypes,
     for (int o = 0; o < p.ops_size(); ++o)
       GOPT_RETURN_IF_ERROR(appendDefaultStep(in, o, schedule));
   }
-  // Keep accumulated timings when re-resolving to the same schedule.
-  bool same = profiles.size() == schedule.steps.size();
-  for (size_t s = 0; same && s < profiles.size(); ++s)
+  // Keep accumulated timings when re-resolving to the same schedule (the
+  // communication rows after the steps' too).
+  bool same = profiles.size() >= schedule.steps.size();
+  for (size_t s = 0; same && s < schedule.steps.size(); ++s)
     same = profiles[s].name == schedule.steps[s].name &&
            profiles[s].kind == schedule.steps[s].kind;
   if (!same) {
     profiles.clear();
+    communicationRows.clear();
     for (const Step &step : schedule.steps) {
       OpProfile prof;
       prof.name = step.name;
@@ -376,6 +409,8 @@ Status CpuBackend::run(std::vector<void *> &storage,
   }
   if (!pendingStepOf.empty())
     GOPT_RETURN_IF_ERROR(finishAll());
+  if (communicationQueue)
+    recordCommunication(profiles, stepStart);
   for (const plan::StateBinding &b : p.states()) {
     if (!b.has_update_tensor())
       continue;

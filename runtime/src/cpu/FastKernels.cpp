@@ -1,5 +1,6 @@
 //===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
 #include "FastKernels.h"
+#include "../collectives/CommunicationQueue.h"
 #include "ElementLoops.h"
 #include "ParallelRange.h"
 #include "Reference.h"
@@ -738,20 +739,24 @@ StatusOr<std::unique_ptr<Kernel>> createTranspose(const KernelConfig &c) {
 /// inner = H*W; NHWC: inner = 1): batch mean, then the biased variance from
 /// the deviations (two passes, double sums, as the reference kernel), then
 /// the normalization; rows of the view are split among threads with
-/// per-thread channel sums.
+/// per-thread channel sums. cross_replica: both passes' sums and the count
+/// are summed across replicas before they are divided.
 class TrainingBatchNormKernel : public Kernel {
 public:
   TrainingBatchNormKernel(int64_t outer, int64_t channels, int64_t inner,
-                          double eps, double momentum)
+                          double eps, double momentum,
+                          Communicator *crossReplica, CommunicationQueue *queue,
+                          std::string name)
       : outer_(outer), channels_(channels), inner_(inner), eps_(eps),
-        momentum_(momentum) {}
+        momentum_(momentum), crossReplica_(crossReplica), queue_(queue),
+        name_(std::move(name)) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t outer = outer_, channels = channels_, inner = inner_;
     const float *x = in[0].data<float>(), *scale = in[1].data<float>(),
                 *offset = in[2].data<float>(), *mean = in[3].data<float>(),
                 *var = in[4].data<float>();
-    const int64_t count = outer * inner;
+    double count = static_cast<double>(outer * inner);
     std::vector<double> batchMean(channels, 0.0), batchVar(channels, 0.0);
     // Per-channel sums of f(x) over the whole batch.
     auto channelSums = [&](auto f, std::vector<double> &result) {
@@ -776,6 +781,13 @@ public:
     };
     channelSums([](float v, int64_t) { return static_cast<double>(v); },
                 batchMean);
+    if (crossReplica_) {
+      batchMean.push_back(count);
+      GOPT_RETURN_IF_ERROR(
+          sumAcrossReplicas(crossReplica_, queue_, batchMean, name_ + " mean"));
+      count = batchMean.back();
+      batchMean.pop_back();
+    }
     for (double &m : batchMean)
       m = count ? m / count : 0.0;
     channelSums(
@@ -784,6 +796,9 @@ public:
           return d * d;
         },
         batchVar);
+    if (crossReplica_)
+      GOPT_RETURN_IF_ERROR(sumAcrossReplicas(crossReplica_, queue_, batchVar,
+                                             name_ + " variance"));
     for (double &v : batchVar)
       v = count ? v / count : 0.0;
 
@@ -824,6 +839,9 @@ public:
 private:
   int64_t outer_, channels_, inner_;
   double eps_, momentum_;
+  Communicator *crossReplica_; // null unless cross_replica
+  CommunicationQueue *queue_;
+  std::string name_;
 };
 
 // quantize (f32 -> i8) and dequantize (i8 -> f32) over the [outer,
@@ -962,7 +980,9 @@ createTrainingBatchNorm(const KernelConfig &c) {
     inner *= x[d];
   return std::unique_ptr<Kernel>(std::make_unique<TrainingBatchNormKernel>(
       outer, x[axis], inner, attrs.getFloat("epsilon"),
-      attrs.getFloat("momentum")));
+      attrs.getFloat("momentum"),
+      attrs.getBool("cross_replica") ? c.communicator : nullptr,
+      c.communicationQueue, c.op->name()));
 }
 
 bool isZeroPreservingElementwise(const plan::Op &op) {

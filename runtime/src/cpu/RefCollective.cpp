@@ -23,6 +23,7 @@ class AllReduceKernel : public Kernel {
 public:
   explicit AllReduceKernel(const KernelConfig &config)
       : communicator_(config.communicator), queue_(config.communicationQueue),
+        name_(config.op->name()),
         reduction_(config.attrs().getString("reduction") == "mean"
                        ? Reduction::kMean
                        : Reduction::kSum) {}
@@ -41,7 +42,7 @@ public:
     if (!communicator_ || communicator_->size() == 1)
       return Status::success();
     if (queue_) {
-      done_ = queue_->allReduce(std::move(buffers), reduction_);
+      done_ = queue_->allReduce(std::move(buffers), reduction_, name_);
       return Status::success();
     }
     return communicator_->allReduce(buffers, reduction_);
@@ -64,6 +65,7 @@ public:
 private:
   Communicator *communicator_;
   CommunicationQueue *queue_;
+  std::string name_;
   Reduction reduction_;
   std::shared_future<Status> done_;
 };

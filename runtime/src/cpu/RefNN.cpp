@@ -1,4 +1,5 @@
 //===- RefNN.cpp - Reference conv, norm, matmul, pooling, softmax ---------===//
+#include "../collectives/CommunicationQueue.h"
 #include "Reference.h"
 
 #include <algorithm>
@@ -90,6 +91,10 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
               *offset = in[2].data<float>(), *mean = in[3].data<float>(),
               *var = in[4].data<float>();
   float *py = out[0].data<float>();
+  bool crossReplica = attrs.getBool("cross_replica");
+  if (crossReplica && !attrs.getBool("training"))
+    return invalidArgument("cross_replica statistics need the training form "
+                           "(training = true)");
   if (!attrs.getBool("training")) {
     for (int64_t i = 0; i < total; ++i) {
       int64_t c = channelOf(i);
@@ -98,11 +103,18 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
     }
     return Status::success();
   }
-  // Training: batch statistics over every axis but the channel.
-  std::vector<double> sum(channels, 0), sumSq(channels, 0);
-  int64_t count = channels ? total / channels : 0;
+  // Training: batch statistics over every axis but the channel (and, for
+  // cross_replica, over every replica's batch: the sums and the count are
+  // summed across replicas, twice, as the two passes here need).
+  std::vector<double> sum(channels + 1, 0), sumSq(channels, 0);
   for (int64_t i = 0; i < total; ++i)
     sum[channelOf(i)] += px[i];
+  sum[channels] = channels ? static_cast<double>(total / channels) : 0;
+  if (crossReplica)
+    GOPT_RETURN_IF_ERROR(sumAcrossReplicas(ctx.communicator,
+                                           ctx.communicationQueue, sum,
+                                           ctx.op->name() + " mean"));
+  double count = sum[channels];
   std::vector<double> batchMean(channels), batchVar(channels);
   for (int64_t c = 0; c < channels; ++c)
     batchMean[c] = count ? sum[c] / count : 0;
@@ -110,6 +122,10 @@ Status batchNormKernel(const RefContext &ctx, const std::vector<Tensor> &in,
     double d = px[i] - batchMean[channelOf(i)];
     sumSq[channelOf(i)] += d * d;
   }
+  if (crossReplica)
+    GOPT_RETURN_IF_ERROR(sumAcrossReplicas(ctx.communicator,
+                                           ctx.communicationQueue, sumSq,
+                                           ctx.op->name() + " variance"));
   for (int64_t c = 0; c < channels; ++c)
     batchVar[c] = count ? sumSq[c] / count : 0;
   for (int64_t i = 0; i < total; ++i) {

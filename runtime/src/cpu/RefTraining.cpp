@@ -5,6 +5,7 @@
 // backwards (scattering where the forward gathers), accumulating in double.
 //
 //===----------------------------------------------------------------------===//
+#include "../collectives/CommunicationQueue.h"
 #include "Reference.h"
 
 #include <algorithm>
@@ -446,6 +447,8 @@ Status lossScaleUpdateKernel(const RefContext &ctx,
 // variance): M elements per channel, xhat = (x - mean) * rsqrt(var + eps),
 // doffset = sum(dy), dscale = sum(dy * xhat),
 // dx = scale * rsqrt(var + eps) / M * (M * dy - doffset - xhat * dscale).
+// cross_replica: M and the two sums in dx are the global batch's (summed
+// across replicas); dscale and doffset stay this replica's sums.
 Status batchNormGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                            std::vector<Tensor> &out) {
   OpAttrs attrs = ctx.attrs();
@@ -457,7 +460,7 @@ Status batchNormGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   for (int64_t d = axis + 1; d < x.rank(); ++d)
     inner *= x.dim(d);
   int64_t total = x.numElements();
-  int64_t count = channels ? total / channels : 0;
+  double count = channels ? static_cast<double>(total / channels) : 0;
   auto channelOf = [&](int64_t i) { return (i / inner) % channels; };
   const float *dy = in[0].data<float>(), *px = x.data<float>(),
               *scale = in[2].data<float>(), *mean = in[3].data<float>(),
@@ -476,15 +479,27 @@ Status batchNormGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   }
   float *dx = out[0].data<float>(), *dscale = out[1].data<float>(),
         *doffset = out[2].data<float>();
+  for (int64_t c = 0; c < channels; ++c) {
+    dscale[c] = static_cast<float>(sumDyXhat[c]);
+    doffset[c] = static_cast<float>(sumDy[c]);
+  }
+  if (attrs.getBool("cross_replica")) {
+    std::vector<double> sums(sumDy);
+    sums.insert(sums.end(), sumDyXhat.begin(), sumDyXhat.end());
+    sums.push_back(count);
+    GOPT_RETURN_IF_ERROR(sumAcrossReplicas(ctx.communicator,
+                                           ctx.communicationQueue, sums,
+                                           ctx.op->name() + " sums"));
+    std::copy(sums.begin(), sums.begin() + channels, sumDy.begin());
+    std::copy(sums.begin() + channels, sums.begin() + 2 * channels,
+              sumDyXhat.begin());
+    count = sums.back();
+  }
   for (int64_t i = 0; i < total; ++i) {
     int64_t c = channelOf(i);
     dx[i] = static_cast<float>(scale[c] * invStd[c] / count *
                                (count * static_cast<double>(dy[i]) - sumDy[c] -
                                 xhat(i) * sumDyXhat[c]));
-  }
-  for (int64_t c = 0; c < channels; ++c) {
-    dscale[c] = static_cast<float>(sumDyXhat[c]);
-    doffset[c] = static_cast<float>(sumDy[c]);
   }
   return Status::success();
 }

@@ -27,6 +27,9 @@ struct RefContext {
   // Ops with data-dependent result shapes: where the kernel reports the
   // shapes of what it wrote (Kernel::actualResultShapes); null otherwise.
   std::vector<Shape> *actualShapes = nullptr;
+  // The session's collectives (KernelConfig's): cross-replica batch norm.
+  Communicator *communicator = nullptr;
+  CommunicationQueue *communicationQueue = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 

@@ -116,6 +116,8 @@ public:
     const OpSchema *schema = findOpSchema(config.op->kind());
     if (schema && schema->dataDependentResultShapes)
       ctx_.actualShapes = &actualShapes_;
+    ctx_.communicator = config.communicator;
+    ctx_.communicationQueue = config.communicationQueue;
   }
 
   Status run(const std::vector<Tensor> &inputs,

@@ -20,6 +20,7 @@
 // them.
 //
 //===----------------------------------------------------------------------===//
+#include "../collectives/CommunicationQueue.h"
 #include "ElementLoops.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
@@ -748,8 +749,10 @@ StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
 class BatchNormGradKernel : public Kernel {
 public:
   BatchNormGradKernel(int64_t outer, int64_t channels, int64_t inner,
-                      double eps)
-      : outer_(outer), channels_(channels), inner_(inner), eps_(eps) {}
+                      double eps, Communicator *crossReplica,
+                      CommunicationQueue *queue, std::string name)
+      : outer_(outer), channels_(channels), inner_(inner), eps_(eps),
+        crossReplica_(crossReplica), queue_(queue), name_(std::move(name)) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t outer = outer_, channels = channels_, inner = inner_;
@@ -758,7 +761,7 @@ public:
                 *var = in[4].data<float>();
     float *dx = out[0].data<float>(), *dscale = out[1].data<float>(),
           *doffset = out[2].data<float>();
-    const int64_t count = outer * inner;
+    double count = static_cast<double>(outer * inner);
     const bool parallel = outer * channels * inner >= kParallelThreshold;
     std::vector<double> sumDy(channels, 0.0), sumDyXmu(channels, 0.0);
     if (inner >= 16) {
@@ -811,6 +814,24 @@ public:
         sumDyXmu[c] = both[channels + c];
       }
     }
+    // dscale and doffset are this replica's sums; with cross_replica dx
+    // takes the global batch's (the reference's comment says why).
+    for (int64_t c = 0; c < channels; ++c) {
+      double invStd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps_);
+      dscale[c] = static_cast<float>(sumDyXmu[c] * invStd);
+      doffset[c] = static_cast<float>(sumDy[c]);
+    }
+    if (crossReplica_) {
+      std::vector<double> sums(sumDy);
+      sums.insert(sums.end(), sumDyXmu.begin(), sumDyXmu.end());
+      sums.push_back(count);
+      GOPT_RETURN_IF_ERROR(
+          sumAcrossReplicas(crossReplica_, queue_, sums, name_ + " sums"));
+      std::copy(sums.begin(), sums.begin() + channels, sumDy.begin());
+      std::copy(sums.begin() + channels, sums.begin() + 2 * channels,
+                sumDyXmu.begin());
+      count = sums.back();
+    }
     std::vector<float> a(channels), b(channels), d(channels);
     for (int64_t c = 0; c < channels; ++c) {
       double invStd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps_);
@@ -819,8 +840,6 @@ public:
       b[c] = static_cast<float>(
           count ? -ac * invStd * invStd * sumDyXmu[c] / count : 0.0);
       d[c] = static_cast<float>(count ? -ac * sumDy[c] / count : 0.0);
-      dscale[c] = static_cast<float>(sumDyXmu[c] * invStd);
-      doffset[c] = static_cast<float>(sumDy[c]);
     }
     const float *pa = a.data(), *pb = b.data(), *pd = d.data();
     if (inner == 1) { // channels innermost: vectorize over them
@@ -850,6 +869,9 @@ public:
 private:
   int64_t outer_, channels_, inner_;
   double eps_;
+  Communicator *crossReplica_; // null unless cross_replica
+  CommunicationQueue *queue_;
+  std::string name_;
 };
 
 StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
@@ -865,7 +887,9 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
   for (int64_t d = axis + 1; d < rank; ++d)
     inner *= x[d];
   return std::unique_ptr<Kernel>(std::make_unique<BatchNormGradKernel>(
-      outer, x[axis], inner, attrs.getFloat("epsilon")));
+      outer, x[axis], inner, attrs.getFloat("epsilon"),
+      attrs.getBool("cross_replica") ? c.communicator : nullptr,
+      c.communicationQueue, c.op->name()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -722,3 +722,12 @@ func.func @quantize_result_type(%x: tensor<4x3xf32>, %s: tensor<1xf32>) {
   %0 = gopt.quantize %x, %s : (tensor<4x3xf32>, tensor<1xf32>) -> tensor<4x3xi32>
   return
 }
+
+// -----
+
+// Global batch statistics (cross_replica) are a training-form notion.
+func.func @cross_replica_inference(%x: tensor<4x3xf32>, %c: tensor<3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'gopt.batch_norm' op cross_replica statistics need the training form (training = true)}}
+  %y = gopt.batch_norm %x, %c, %c, %c, %c {cross_replica = true} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

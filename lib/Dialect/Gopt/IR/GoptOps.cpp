@@ -639,6 +639,9 @@ static LogicalResult inferTypes(BatchNormOp::Adaptor adaptor,
           adaptor.getEpsilon().convertToFloat(),
           adaptor.getMomentum().convertToFloat(), channels))))
     return failure();
+  if (adaptor.getCrossReplica() && !adaptor.getTraining())
+    return error("cross_replica statistics need the training form "
+                 "(training = true)");
   inferred.push_back(adaptor.getX().getType());
   if (adaptor.getTraining())
     inferred.append(4, tensorOf({channels}, elementTypeOf(adaptor.getX())));

@@ -48,6 +48,9 @@ struct OpProfile {
   // The last run: start relative to the start of that run, and duration.
   double lastStartMs = 0;
   double lastMs = 0;
+  // Rows of kind "communication" (a collective on the communication
+  // thread, overlapping the ops): bytes each call reduces.
+  int64_t bytes = 0;
 };
 
 struct MemoryStats {

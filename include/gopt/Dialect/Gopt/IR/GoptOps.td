@@ -607,7 +607,11 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy, G
     Training form (five results): `y` normalized with the batch statistics,
     the batch mean and (biased) variance, and the running mean and variance
     updated with `momentum` (the variance update uses the unbiased estimate),
-    as TensorFlow's FusedBatchNorm and PyTorch do.
+    as TensorFlow's FusedBatchNorm and PyTorch do. With `cross_replica`
+    (training form only; `--gopt-data-parallel{sync-batch-norm=true}` sets
+    it) the batch statistics are those of the global batch, all replicas'
+    local batches together, as PyTorch's SyncBatchNorm computes them; with
+    one replica that is the local batch.
 
     ```mlir
     %y = gopt.batch_norm %x, %scale, %offset, %mean, %var {epsilon = 1.0e-05 : f32, data_format = "NCHW"}
@@ -620,7 +624,8 @@ def Gopt_BatchNormOp : Gopt_InferredOp<"batch_norm", [Pure, Gopt_ComputeHeavy, G
                    DefaultValuedAttr<F32Attr, "0.001f">:$epsilon,
                    Gopt_DataFormatAttr:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$training,
-                   DefaultValuedAttr<F32Attr, "0.9f">:$momentum);
+                   DefaultValuedAttr<F32Attr, "0.9f">:$momentum,
+                   DefaultValuedAttr<BoolAttr, "false">:$cross_replica);
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$y, Variadic<Gopt_FloatTensor>:$statistics);
   let runtimeShapeFunction = "batchNormShape";

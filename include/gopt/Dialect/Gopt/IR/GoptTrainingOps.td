@@ -219,7 +219,10 @@ def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
   let description = [{
     Gradients of `gopt.batch_norm` (`training = true`) with respect to `x`,
     `scale` and `offset`, from `dy` and the batch mean and (biased) variance
-    the forward op returned.
+    the forward op returned. With `cross_replica` (the forward op's) the
+    sums over the batch that `dx` needs are those of the global batch;
+    `dscale` and `doffset` stay this replica's, which the data-parallel
+    gradient all-reduce then averages as it does every gradient.
 
     ```mlir
     %dx, %dscale, %doffset = gopt.batch_norm_grad %dy, %x, %scale, %mean, %var {epsilon = 1.0e-05 : f32, data_format = "NCHW"}
@@ -231,7 +234,8 @@ def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
                    Gopt_FloatTensor:$scale, Gopt_FloatTensor:$batch_mean,
                    Gopt_FloatTensor:$batch_variance,
                    DefaultValuedAttr<F32Attr, "0.001f">:$epsilon,
-                   Gopt_DataFormatAttr:$data_format);
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$cross_replica);
   let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dscale,
                       Gopt_FloatTensor:$doffset);

@@ -447,7 +447,8 @@ LogicalResult BatchNormOp::buildGradients(GradientBuilder &gradients,
              failure();
   auto grad = gradients.getBuilder().create<BatchNormGradOp>(
       getLoc(), resultGrads[0], getX(), getScale(), getStatistics()[0],
-      getStatistics()[1], getEpsilonAttr(), getDataFormatAttr());
+      getStatistics()[1], getEpsilonAttr(), getDataFormatAttr(),
+      getCrossReplicaAttr());
   if (gradients.needsGrad(getX()))
     gradients.accumulate(getX(), grad.getDx());
   if (gradients.needsGrad(getScale()))
