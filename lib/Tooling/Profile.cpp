@@ -22,6 +22,14 @@ bool isCommunication(const OpProfile &row) {
   return row.kind == "communication";
 }
 
+double flopsPerStep(const std::vector<OpProfile> &rows) {
+  double flops = 0;
+  for (const OpProfile &p : rows)
+    if (!isCommunication(p))
+      flops += p.flops;
+  return flops;
+}
+
 double sumOpMs(const std::vector<OpProfile> &rows) {
   double total = 0;
   for (const OpProfile &p : rows)
@@ -32,19 +40,23 @@ double sumOpMs(const std::vector<OpProfile> &rows) {
 
 void printProfile(const std::vector<OpProfile> &rows) {
   double total = sumOpMs(rows);
-  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s\n", "op", "kind",
-              "device", "impl", "calls", "total_ms", "mean_ms", "%step");
+  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s %9s\n", "op",
+              "kind", "device", "impl", "calls", "total_ms", "mean_ms",
+              "%step", "GFLOP/s");
   bool communication = false;
   for (const OpProfile &p : rows) {
     if (isCommunication(p)) {
       communication = true;
       continue;
     }
-    std::printf("%-28s %-18s %-8s %-10s %7lld %11.4f %10.4f %6.2f%%\n",
+    double meanMs = p.calls ? p.totalMs / p.calls : 0.0;
+    std::printf("%-28s %-18s %-8s %-10s %7lld %11.4f %10.4f %6.2f%%",
                 p.name.c_str(), p.kind.c_str(), p.device.c_str(),
                 p.implementation.c_str(), static_cast<long long>(p.calls),
-                p.totalMs, p.calls ? p.totalMs / p.calls : 0.0,
-                total > 0 ? 100.0 * p.totalMs / total : 0.0);
+                p.totalMs, meanMs, total > 0 ? 100.0 * p.totalMs / total : 0.0);
+    if (p.flops > 0 && meanMs > 0)
+      std::printf(" %9.1f", p.flops / (meanMs * 1e6));
+    std::printf("\n");
   }
   if (!communication)
     return;

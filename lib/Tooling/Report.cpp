@@ -125,6 +125,7 @@ Status writeJsonReport(const std::string &path, const RunOptions &options,
       << "  \"min_ms\": " << t.minMs << ",\n"
       << "  \"mean_ms\": " << t.meanMs << ",\n"
       << "  \"throughput_per_s\": " << throughput << ",\n"
+      << "  \"flops_per_step\": " << flopsPerStep(rows) << ",\n"
       << "  \"peak_memory_bytes\": " << m.totalBytes() << ",\n"
       << "  \"arena_bytes\": " << m.arenaBytes << ",\n"
       << "  \"intermediate_bytes\": " << m.intermediateBytes << ",\n"
@@ -138,7 +139,8 @@ Status writeJsonReport(const std::string &path, const RunOptions &options,
         << jsonEscape(p.device) << "\", \"implementation\": \""
         << jsonEscape(p.implementation) << "\", \"calls\": " << p.calls
         << ", \"total_ms\": " << p.totalMs
-        << ", \"mean_ms\": " << (p.calls ? p.totalMs / p.calls : 0.0);
+        << ", \"mean_ms\": " << (p.calls ? p.totalMs / p.calls : 0.0)
+        << ", \"flops\": " << p.flops;
     if (isCommunication(p))
       out << ", \"bytes\": " << p.bytes; // overlaps the ops: no percent
     else

@@ -131,6 +131,11 @@ StatusOr<bool> runModel(const RunOptions &options) {
               "after %d warm-up)\n",
               t.medianMs, t.p90Ms, t.minMs, options.iterations, options.warmup);
   std::printf("throughput: %.2f samples/s\n", throughput);
+  double flops = flopsPerStep(rows);
+  if (flops > 0 && t.medianMs > 0)
+    std::printf("arithmetic: %.4g GFLOP per step (convolutions, matmuls, "
+                "recurrences) = %.1f GFLOP/s at the median\n",
+                flops / 1e9, flops / (t.medianMs * 1e6));
   std::printf("memory: arena %s vs. %s for all intermediates without reuse; "
               "constants %s; total %s\n",
               formatBytes(m.arenaBytes).c_str(),

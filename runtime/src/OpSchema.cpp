@@ -8,6 +8,7 @@
 #include "ShapeAdapters.h"
 #include "gopt/runtime/PlanBuilder.h"
 #include "shapes/Collective.h"
+#include "shapes/Cost.h"
 #include "shapes/DataDependent.h"
 #include "shapes/DynamicShape.h"
 #include "shapes/Image.h"

@@ -14,6 +14,7 @@
 #include "gopt/runtime/OpSchema.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <chrono>
 #include <cstring>
 
@@ -97,6 +98,8 @@ struct Session::Impl {
   // constant, a bound input, or a value the host computed.
   StatusOr<int64_t> hostScalar(int t) const;
   Status resolve();
+  // Each profile row's flops at the resolved shapes.
+  void countFlops();
   Status resolveShapes();
   Status checkTensorSize(int t, int producer) const;
   size_t memoryLimit() const { return memoryLimitBytes; }
@@ -313,8 +316,37 @@ Status Session::Impl::setUp() {
 Status Session::Impl::resolve() {
   GOPT_RETURN_IF_ERROR(resolveShapes());
   GOPT_RETURN_IF_ERROR(backend->prepare(dtypes, shapes, storage, profiles));
+  countFlops();
   needsResolve = false;
   return Status::success();
+}
+
+void Session::Impl::countFlops() {
+  std::unordered_map<std::string, double> byName;
+  for (int o = 0; o < p.ops_size(); ++o) {
+    const plan::Op &op = execOp(o);
+    const OpSchema *schema = findOpSchema(op.kind());
+    if (!schema || !schema->countFlops)
+      continue;
+    std::vector<Shape> in, out;
+    for (int t : op.inputs())
+      in.push_back(t >= 0 ? shapes[t] : Shape());
+    for (int t : op.outputs())
+      out.push_back(shapes[t]);
+    byName[op.name()] += schema->countFlops(OpAttrs(op), in, out);
+  }
+  // A backend's row is an op, or a fused step whose name joins its ops'
+  // names with '+'.
+  for (OpProfile &row : profiles) {
+    row.flops = 0;
+    for (size_t start = 0; start <= row.name.size();) {
+      size_t end = std::min(row.name.find('+', start), row.name.size());
+      auto it = byName.find(row.name.substr(start, end - start));
+      if (it != byName.end())
+        row.flops += it->second;
+      start = end + 1;
+    }
+  }
 }
 
 /// A resolved tensor must have a size that fits in memory: shapes come from

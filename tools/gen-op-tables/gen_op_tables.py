@@ -147,6 +147,7 @@ def load_ops(data):
             "class": cpp_class(rec_name),
             "compile_time_only": bool(rec.get("compileTimeOnly")),
             "shape_fn": rec.get("runtimeShapeFunction", ""),
+            "flop_fn": rec.get("flopFunction", ""),
             "host_value_operands": rec.get("hostValueOperands", []),
             "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
             "data_dependent": bool(rec.get("dataDependentResultShapes")),
@@ -298,6 +299,8 @@ def emit_op_table(ops):
                            f'{op["value_attr_adapter"]};\n')
         if op["reads_shapes_only"]:
             out.append('  s.back().readsOperandShapesOnly = true;\n')
+        if op["flop_fn"]:
+            out.append(f'  s.back().countFlops = {op["flop_fn"]};\n')
         if op["data_dependent"]:
             out.append('  s.back().dataDependentResultShapes = true;\n')
     out.append("  return s;\n}\n")

@@ -8,6 +8,7 @@
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpAttrs.h"
 #include "gopt/runtime/OpSchema.h"
+#include "gopt/runtime/PlanBuilder.h"
 #include "gopt/runtime/UnaryMath.h"
 
 #include <gtest/gtest.h>
@@ -152,6 +153,67 @@ TEST(OpTableTest, UnaryMathMatchesFormulas) {
       double numeric = (eval(name, x + h) - eval(name, x - h)) / (2 * h);
       EXPECT_NEAR(eval(name, x, true), numeric, 1e-5) << name << " at " << x;
     }
+}
+
+} // namespace
+
+namespace {
+
+/// The arithmetic the ODS flopFunction of `kind` counts at these shapes.
+double flopsOf(const std::string &kind, const AttrMap &attrs,
+               const std::vector<Shape> &in, const std::vector<Shape> &out) {
+  const OpSchema *schema = findOpSchema(kind);
+  EXPECT_NE(schema, nullptr) << kind;
+  if (!schema || !schema->countFlops) {
+    ADD_FAILURE() << kind << " has no flopFunction";
+    return -1;
+  }
+  plan::Op op;
+  op.set_kind(kind);
+  for (const auto &[name, value] : attrs)
+    (*op.mutable_attrs())[name] = value;
+  return schema->countFlops(OpAttrs(op), in, out);
+}
+
+// A multiply-add is 2 operations; each output element of a convolution is a
+// dot product of (input channels / groups) x kernel taps.
+TEST(OpTableTest, FlopCountsOfComputeHeavyOps) {
+  // NHWC 3x3, 16 -> 32 channels, 8x8 output, batch 2.
+  EXPECT_EQ(flopsOf("conv2d", {}, {{2, 10, 10, 16}, {3, 3, 16, 32}},
+                    {{2, 8, 8, 32}}),
+            2.0 * (2 * 8 * 8 * 32) * (16 * 9));
+  // NCHW depthwise (groups 16): one input channel per output.
+  EXPECT_EQ(flopsOf("conv2d",
+                    {{"data_format", stringAttr("NCHW")},
+                     {"filter_format", stringAttr("OIHW")},
+                     {"groups", intAttr(16)}},
+                    {{2, 16, 10, 10}, {16, 1, 3, 3}}, {{2, 16, 8, 8}}),
+            2.0 * (2 * 16 * 8 * 8) * 9);
+  // [4, 5, 6] x [6, 7] and the same with a transposed first operand.
+  EXPECT_EQ(flopsOf("matmul", {}, {{4, 5, 6}, {6, 7}}, {{4, 5, 7}}),
+            2.0 * 4 * 5 * 7 * 6);
+  EXPECT_EQ(flopsOf("matmul", {{"transpose_a", boolAttr(true)}},
+                    {{4, 6, 5}, {6, 7}}, {{4, 5, 7}}),
+            2.0 * 4 * 5 * 7 * 6);
+  // Transposed conv: every input element scatters through its filter slice.
+  EXPECT_EQ(flopsOf("conv2d_transpose", {{"data_format", stringAttr("NCHW")}},
+                    {{1, 8, 5, 5}, {8, 4, 2, 2}}, {{1, 4, 10, 10}}),
+            2.0 * (8 * 5 * 5) * (4 * 2 * 2));
+  // The convolution gradients cost what the forward convolution does.
+  double forward = 2.0 * (2 * 8 * 8 * 32) * (16 * 9);
+  EXPECT_EQ(flopsOf("conv2d_backprop_input", {},
+                    {{2, 8, 8, 32}, {3, 3, 16, 32}}, {{2, 10, 10, 16}}),
+            forward);
+  EXPECT_EQ(flopsOf("conv2d_backprop_filter", {},
+                    {{2, 10, 10, 16}, {2, 8, 8, 32}}, {{3, 3, 16, 32}}),
+            forward);
+  // LSTM, 100 steps of batch 8, 80 features, hidden 256, one direction:
+  // per step and sequence 4 gates of 256 over the input and the state.
+  EXPECT_EQ(flopsOf("lstm", {}, {{100, 8, 80}, {1, 1024, 80}, {1, 1024, 256}},
+                    {{100, 1, 8, 256}}),
+            2.0 * 100 * 8 * 1024 * (80 + 256));
+  // Memory-bound ops are not counted.
+  EXPECT_EQ(findOpSchema("relu")->countFlops, nullptr);
 }
 
 } // namespace

@@ -12,6 +12,9 @@ namespace gopt::tooling {
 std::vector<runtime::OpProfile> sortedProfiles(const runtime::Session &session);
 /// A collective on the communication thread (not an op of the step).
 bool isCommunication(const runtime::OpProfile &row);
+/// The arithmetic of one step: the rows' flops (convolutions, matmuls,
+/// recurrences; ODS flopFunction).
+double flopsPerStep(const std::vector<runtime::OpProfile> &rows);
 /// The ops' time (communication rows overlap it and are left out).
 double sumOpMs(const std::vector<runtime::OpProfile> &rows);
 /// One row per op: kind, device, implementation, calls, time, share; then

@@ -92,6 +92,12 @@ using ValueShapeFn =
                const std::vector<const std::vector<int64_t> *> &hostValues,
                std::vector<Shape> &outShapes);
 
+// Floating-point operations of one run of the op (a multiply-add counts 2)
+// at resolved operand and result shapes: profiles and roofline reports.
+using FlopFn = double (*)(const OpAttrs &attrs,
+                          const std::vector<Shape> &inShapes,
+                          const std::vector<Shape> &outShapes);
+
 enum class ResultDType {
   kSameAsFirstInput,  // every result has operand 0's element type
   kSameAsSecondInput, // select: operand 1's (on_true's) element type
@@ -145,6 +151,8 @@ struct OpSchema {
   const char *staticKind = nullptr;
   std::vector<const char *> hostValueAttrs = {};
   shape::ValueAttrAdapter valueAttrAdapter = nullptr;
+  // The op's arithmetic (ODS flopFunction); null for the memory-bound ops.
+  FlopFn countFlops = nullptr;
 
   ResultDType resultDTypeOf(size_t result) const {
     return result < resultDTypes.size() ? resultDTypes[result] : resultDType;

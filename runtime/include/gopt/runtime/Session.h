@@ -51,6 +51,9 @@ struct OpProfile {
   // Rows of kind "communication" (a collective on the communication
   // thread, overlapping the ops): bytes each call reduces.
   int64_t bytes = 0;
+  // Floating-point operations of one call (the ops' ODS flopFunction at the
+  // resolved shapes, summed over a fused step's ops); 0: memory-bound.
+  double flops = 0;
 };
 
 struct MemoryStats {

@@ -48,6 +48,7 @@ def Gopt_Conv2DTransposeOp : Gopt_InferredOp<"conv2d_transpose", [Pure, Gopt_Com
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "conv2dTransposeShape";
+  let flopFunction = "conv2dTransposeFlops";
 }
 
 def Gopt_ResizeModeAttr : Gopt_StrEnumAttr<["nearest", "linear", "cubic"], "nearest">;

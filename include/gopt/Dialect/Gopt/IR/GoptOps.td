@@ -108,6 +108,10 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // The runtime shape function (runtime/src/OpSchema.cpp) that computes the
   // result shapes from concrete operand shapes.
   string runtimeShapeFunction = "";
+  // The runtime function (runtime/src/shapes/Cost.h) that counts the op's
+  // floating-point operations from its resolved shapes, for profiles and
+  // the roofline report; empty for memory-bound ops.
+  string flopFunction = "";
   // The results' element type: "operand:N" (that of operand N), "any" (the
   // plan says), or one type ("f32", "i64", "i8", "i1"); for results of
   // different types, one per result separated by commas ("operand:0, i64").
@@ -578,6 +582,7 @@ def Gopt_Conv2DOp : Gopt_InferredOp<"conv2d", [Pure, Gopt_MixedPrecisionAllow, G
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "conv2dShape";
+  let flopFunction = "conv2dFlops";
   let extraClassDeclaration = [{
     ::llvm::SmallVector<int64_t, 2> getStridesOrDefault() {
       return ::gopt::getI64ArrayOr(getStridesAttr(),
@@ -665,6 +670,7 @@ def Gopt_MatMulOp : Gopt_InferredOp<"matmul", [Pure, SameOperandsAndResultElemen
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
   let results = (outs Gopt_NumericTensor:$y);
   let runtimeShapeFunction = "matmulShape";
+  let flopFunction = "matmulFlops";
 }
 
 class Gopt_PoolOp<string mnemonic, string what, list<Trait> traits = []>

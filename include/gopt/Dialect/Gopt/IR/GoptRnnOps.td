@@ -61,6 +61,7 @@ def Gopt_LstmOp : Gopt_InferredOp<"lstm", [Pure]> {
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h,
                  Gopt_FloatTensor:$y_c);
   let runtimeShapeFunction = "lstmShape";
+  let flopFunction = "recurrentFlops";
 }
 
 def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure]> {
@@ -93,6 +94,7 @@ def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure]> {
                    DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset);
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
   let runtimeShapeFunction = "gruShape";
+  let flopFunction = "recurrentFlops";
 }
 
 def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure]> {
@@ -116,6 +118,7 @@ def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure]> {
                    DefaultValuedAttr<F32Attr, "0.0f">:$clip);
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
   let runtimeShapeFunction = "rnnShape";
+  let flopFunction = "recurrentFlops";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTRNNOPS_TD

@@ -136,6 +136,7 @@ def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "conv2dBackpropInputShape";
+  let flopFunction = "conv2dBackpropInputFlops";
 }
 
 def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pure]> {
@@ -162,6 +163,7 @@ def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pur
   let layoutActivationResult = 0;
   let results = (outs Gopt_FloatTensor:$dfilter);
   let runtimeShapeFunction = "conv2dBackpropFilterShape";
+  let flopFunction = "conv2dBackpropFilterFlops";
 }
 
 def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {

@@ -42,6 +42,7 @@ def Gopt_Conv3DOp : Gopt_InferredOp<"conv3d", [Pure, Gopt_ComputeHeavy]> {
                    DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "conv3dShape";
+  let flopFunction = "conv3dFlops";
 }
 
 def Gopt_Conv3DTransposeOp : Gopt_InferredOp<"conv3d_transpose", [Pure, Gopt_ComputeHeavy]> {
@@ -70,6 +71,7 @@ def Gopt_Conv3DTransposeOp : Gopt_InferredOp<"conv3d_transpose", [Pure, Gopt_Com
                    DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "conv3dTransposeShape";
+  let flopFunction = "conv3dTransposeFlops";
 }
 
 class Gopt_Pool3DOp<string mnemonic, string what, list<Trait> traits = []>

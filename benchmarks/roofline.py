@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""How far each model is from this CPU's measured roofline, in one run.
+
+  benchmarks/roofline.py [--build-dir build] [--threads 2] [--batch 32]
+                         [--models DIR] [--precisions f32,bf16]
+                         [--out benchmarks/results/roofline-DATE.json]
+                         [--doc docs/benchmarks.md]
+
+1. The peak: a matmul microbenchmark, gopt-run on a chain of four
+   [B, 1024] x [1024, 1024] matmuls (B = 2048) compiled with gopt's default
+   pipeline at each precision (`--optimize --precision P`), the best of
+   three medians: the arithmetic rate oneDNN reaches here on large, cache-
+   friendly GEMMs, which bounds what any model can reach at that precision.
+2. The models: every MODEL.onnx of --models (the reference models of
+   make_models.py by default) at --batch, `--optimize --precision P`;
+   gopt-run's report gives the step's arithmetic (the ops' ODS
+   flopFunction: convolutions, matmuls, recurrences) and its median time.
+   The fraction is the achieved GFLOP/s over the peak of that precision.
+
+A model below its compute roofline is limited by memory traffic or by
+per-op overhead (small convolutions, depthwise layers); the fraction says
+how much of the machine it leaves unused, not why. Progress goes to stderr,
+the table to stdout; with --doc the table replaces the part of that file
+between <!-- roofline:begin --> and <!-- roofline:end -->. A benchmark, not
+a test. Run with Debian's /usr/bin/python3.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
+PEAK_BATCH, PEAK_WIDTH, PEAK_DEPTH = 2048, 1024, 4
+
+
+def matmul_chain():
+    """A graph of PEAK_DEPTH chained [B, W] x [W, W] matmuls."""
+    w = PEAK_WIDTH
+    lines = [f'func.func @main(%x: tensor<?x{w}xf32> {{gopt.name = "x"}}) '
+             f'-> (tensor<?x{w}xf32> {{gopt.name = "y"}}) {{']
+    value = "%x"
+    for i in range(PEAK_DEPTH):
+        # Small weights keep the chain's values finite in every precision.
+        lines.append(f"  %w{i} = gopt.constant dense<0.001> : "
+                     f"tensor<{w}x{w}xf32>")
+        lines.append(f"  %y{i} = gopt.matmul {value}, %w{i} : "
+                     f"(tensor<?x{w}xf32>, tensor<{w}x{w}xf32>) -> "
+                     f"tensor<?x{w}xf32>")
+        value = f"%y{i}"
+    lines.append(f"  return {value} : tensor<?x{w}xf32>")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def run_gopt(gopt_run, model, precision, batch, threads, warmup, iterations):
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [gopt_run, model, "--optimize", "--batch", str(batch),
+               "--threads", str(threads), "--warmup", str(warmup),
+               "--iterations", str(iterations), "--json", report.name]
+        if precision != "f32":
+            cmd += ["--precision", precision]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()[-400:]}")
+        with open(report.name) as f:
+            r = json.load(f)
+    return {"median_ms": r["median_ms"], "flops_per_step": r["flops_per_step"],
+            "gflops": r["flops_per_step"] / (r["median_ms"] * 1e6)}
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return [x for x in ("avx512f", "avx512_bf16", "amx_bf16",
+                                        "amx_int8") if x in flags]
+    except OSError:
+        pass
+    return []
+
+
+def table(result):
+    lines = [f"{result['cpu']} ({', '.join(result['flags']) or 'no AVX-512'}), "
+             f"{result['threads']} threads, batch {result['batch']}, "
+             f"{result['date']}, load average {result['load']:.1f}.", "",
+             "| precision | measured peak (matmul chain) |", "|---|--:|"]
+    for p, peak in result["peaks"].items():
+        lines.append(f"| {p} | {peak:.0f} GFLOP/s |")
+    lines += ["", "| model | precision | GFLOP per step | GFLOP/s | "
+              "fraction of the peak |", "|---|---|--:|--:|--:|"]
+    for row in result["models"]:
+        lines.append(f"| {row['model']} | {row['precision']} | "
+                     f"{row['flops_per_step'] / 1e9:.2f} | {row['gflops']:.0f} | "
+                     f"{100 * row['fraction']:.0f}% |")
+    lines += ["", "Produced by `/usr/bin/python3 benchmarks/roofline.py "
+              f"--threads {result['threads']} --batch {result['batch']}`; "
+              f"raw data: `{result['out']}`."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--models", default=DEFAULT_MODELS)
+    p.add_argument("--precisions", default="f32,bf16")
+    p.add_argument("--out")
+    p.add_argument("--doc")
+    a = p.parse_args()
+    gopt_run = os.path.join(a.build_dir, "bin", "gopt-run")
+    if not os.path.isdir(a.models):
+        sys.exit(f"roofline: no models directory {a.models} (the reference "
+                 "models of make_models.py; give --models DIR)")
+    precisions = a.precisions.split(",")
+    date = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
+    out = a.out or os.path.join("benchmarks", "results", f"roofline-{date}.json")
+    result = {"cpu": cpu_name(), "flags": cpu_flags(), "threads": a.threads,
+              "batch": a.batch, "date": date, "load": os.getloadavg()[0],
+              "peaks": {}, "models": [], "out": out}
+    with tempfile.TemporaryDirectory() as tmp:
+        chain = os.path.join(tmp, "matmul-chain.mlir")
+        with open(chain, "w") as f:
+            f.write(matmul_chain())
+        for precision in precisions:
+            runs = [run_gopt(gopt_run, chain, precision, PEAK_BATCH, a.threads,
+                             3, 10)["gflops"] for _ in range(3)]
+            result["peaks"][precision] = max(runs)
+            print(f"peak {precision}: {max(runs):.0f} GFLOP/s", file=sys.stderr)
+    names = sorted(f[:-5] for f in os.listdir(a.models) if f.endswith(".onnx"))
+    for name in names:
+        for precision in precisions:
+            r = run_gopt(gopt_run, os.path.join(a.models, name + ".onnx"),
+                         precision, a.batch, a.threads, 5, 20)
+            r.update(model=name, precision=precision,
+                     fraction=r["gflops"] / result["peaks"][precision])
+            result["models"].append(r)
+            print(f"{name} {precision}: {r['gflops']:.0f} GFLOP/s "
+                  f"({100 * r['fraction']:.0f}%)", file=sys.stderr)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+    text = table(result)
+    print(text)
+    if a.doc:
+        with open(a.doc) as f:
+            doc = f.read()
+        begin, end = "<!-- roofline:begin -->", "<!-- roofline:end -->"
+        if begin not in doc or end not in doc:
+            sys.exit(f"{a.doc} has no {begin} ... {end} markers")
+        head, rest = doc.split(begin, 1)
+        with open(a.doc, "w") as f:
+            f.write(head + begin + "\n" + text + end + rest.split(end, 1)[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
