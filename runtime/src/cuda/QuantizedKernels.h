@@ -1,0 +1,53 @@
+//===- QuantizedKernels.h - gopt's int8 conv/matmul helper kernels -*- C++
+//-*-===//
+//
+// The device side of the int8 chains of QuantizedOps.cpp: the gather that
+// puts an int8 activation into the NHWC layout cuDNN's int8 convolution
+// reads (channels padded to a multiple of 4, spatial padding applied), and
+// the epilogue that turns the integer sums into the chain's result.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CUDA_QUANTIZEDKERNELS_H
+#define GOPT_RUNTIME_SRC_CUDA_QUANTIZEDKERNELS_H
+
+#include <cstdint>
+#include <cuda_runtime_api.h>
+
+namespace gopt::runtime::cuda {
+
+// Activation applied after the bias (before the requantize).
+enum class Int8Activation : int { kNone, kRelu, kClip };
+
+// y[n, oh, ow, cp] (NHWC, cPad channels, outH x outW) = x at
+// (n, cp, oh - padTop, ow - padLeft) of the int8 tensor x (NCHW when
+// `nchw`, else NHWC; c channels, h x w), or 0 outside x or for cp >= c. An
+// int8 0 is the dequantized 0.0 (zero point 0), so this is the f32
+// convolution's zero padding.
+cudaError_t launchInt8ToPaddedNhwc(const int8_t *x, bool nchw, int64_t n,
+                                   int64_t c, int64_t h, int64_t w,
+                                   int64_t cPad, int64_t outH, int64_t outW,
+                                   int64_t padTop, int64_t padLeft, int8_t *y,
+                                   cudaStream_t stream);
+
+// The epilogue of an int8 conv or matmul. `acc` holds the integer sums as
+// rows of `accStride` values (float: cuDNN's INT8_EXT output, exact
+// integers converted once; or int32: cuBLASLt's), one row per (n, spatial)
+// position in order, channel c at column c. For each of the n * spatial *
+// channels outputs:
+//   v = float(acc) * alpha[c] + (bias ? bias[c] : 0), then the activation
+//   (relu: max(v, 0); clip: min(max(v, lo), hi)), then
+//   out = outScale ? quantize(v, *outScale) (int8, the reference's rounding)
+//                  : v (f32).
+// The output is NCHW ([n, channels, spatial]) when `channelsFirst`, else
+// [n, spatial, channels].
+template <typename Acc>
+cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
+                               int64_t spatial, int64_t channels,
+                               bool channelsFirst, const float *alpha,
+                               const float *bias, Int8Activation act, float lo,
+                               float hi, const float *outScale, void *out,
+                               cudaStream_t stream);
+
+} // namespace gopt::runtime::cuda
+
+#endif // GOPT_RUNTIME_SRC_CUDA_QUANTIZEDKERNELS_H
