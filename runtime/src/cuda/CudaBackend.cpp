@@ -188,6 +188,12 @@ void CudaBackend::planFusions() {
   const int numOps = p_.ops_size();
   fusions_.clear();
   fusedInto_.assign(numOps, -1);
+  // Static int8 chains first: a quantized matmul followed by a relu is an
+  // int8 chain, not an f32 matmul with a relu epilogue.
+  int8Chains_ = planInt8Chains(p_, dtypes_, shapes_, &ctx_);
+  for (const auto &[anchor, chain] : int8Chains_)
+    for (int a : chain.absorbed)
+      fusedInto_[a] = anchor;
   std::vector<int> users(p_.tensors_size(), 0), consumer(p_.tensors_size(), -1);
   for (int o = 0; o < numOps; ++o)
     for (int t : p_.ops(o).inputs()) {
@@ -200,7 +206,8 @@ void CudaBackend::planFusions() {
   };
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &mm = p_.ops(o);
-    if (mm.kind() != "matmul" || !isFloatDType(dtypes_[mm.outputs(0)]))
+    if (mm.kind() != "matmul" || !isFloatDType(dtypes_[mm.outputs(0)]) ||
+        int8Chains_.count(o))
       continue;
     int t = mm.outputs(0);
     Fusion f;
@@ -239,19 +246,6 @@ void CudaBackend::planFusions() {
       fusedInto_[f.bias] = o;
     if (f.relu >= 0)
       fusedInto_[f.relu] = o;
-  }
-  int8Chains_ = planInt8Chains(p_, dtypes_, shapes_, &ctx_);
-  for (auto it = int8Chains_.begin(); it != int8Chains_.end();) {
-    bool clash = fusions_.count(it->first) != 0;
-    for (int a : it->second.absorbed)
-      clash |= fusedInto_[a] >= 0 || fusions_.count(a) != 0;
-    if (clash) {
-      it = int8Chains_.erase(it);
-      continue;
-    }
-    for (int a : it->second.absorbed)
-      fusedInto_[a] = it->first;
-    ++it;
   }
   foldedOps_.assign(numOps, false);
   for (int o = 0; o < numOps; ++o)

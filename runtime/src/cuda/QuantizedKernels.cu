@@ -1,4 +1,5 @@
-//===- QuantizedKernels.cu - gopt's int8 conv/matmul helper kernels --------===//
+//===- QuantizedKernels.cu - gopt's int8 conv/matmul helper kernels
+//--------===//
 #include "Launch.h"
 #include "QuantizedKernels.h"
 
@@ -25,6 +26,46 @@ __global__ void int8ToPaddedNhwcKernel(const int8_t *x, bool nchw, int64_t c,
   }
 }
 
+// One thread per 4 consecutive columns (channels ci4 * 4 .. + 3 of one
+// tap): the columns' groups of 4 are 4-byte aligned (cPad and so the row
+// length are multiples of 4), and with NHWC data of c % 4 == 0 so are the
+// 4 source bytes.
+template <bool Vector>
+__global__ void
+int8Im2colKernel(const int8_t *x, bool nchw, int c, int h, int w, int cPad,
+                 int kw, int taps, int sh, int sw, int dh, int dw, int padTop,
+                 int padLeft, int oh, int ow, int8_t *a, int total) {
+  const int groups = cPad / 4;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += gridDim.x * blockDim.x) {
+    int g = i % groups, r = i / groups;
+    int tap = r % taps, row = r / taps;
+    int ox = row % ow, t = row / ow;
+    int oy = t % oh, n = t / oh;
+    int iy = oy * sh - padTop + (tap / kw) * dh;
+    int ix = ox * sw - padLeft + (tap % kw) * dw;
+    int ci = g * 4;
+    char4 v = make_char4(0, 0, 0, 0);
+    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+      if (Vector) {
+        v = *reinterpret_cast<const char4 *>(x + ((n * h + iy) * w + ix) * c +
+                                             ci);
+      } else {
+        signed char b[4];
+        for (int j = 0; j < 4; ++j) {
+          int cj = ci + j;
+          b[j] = cj >= c ? 0
+                 : nchw  ? x[((n * c + cj) * h + iy) * w + ix]
+                         : x[((n * h + iy) * w + ix) * c + cj];
+        }
+        v = make_char4(b[0], b[1], b[2], b[3]);
+      }
+    }
+    // Element offset (row * taps + tap) * cPad + ci = i * 4.
+    reinterpret_cast<char4 *>(a)[i] = v;
+  }
+}
+
 // The same rounding as Kernels.cu's quantize (the reference's): IEEE
 // division, half to even, NaN -> 0, clamp to [-128, 127].
 __device__ __forceinline__ int8_t requantize(float v, float scale) {
@@ -35,18 +76,18 @@ __device__ __forceinline__ int8_t requantize(float v, float scale) {
   return static_cast<int8_t>(__float2int_rz(r));
 }
 
-template <typename Acc>
-__global__ void int8EpilogueKernel(const Acc *acc, int64_t accStride,
-                                   int64_t spatial, int64_t channels,
-                                   bool channelsFirst, const float *alpha,
-                                   const float *bias, Int8Activation act,
-                                   float lo, float hi, const float *outScale,
-                                   void *out, int64_t total) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t c, row;
+// Index: int64_t, or int when every offset fits (cheaper divisions).
+template <typename Acc, typename Index>
+__global__ void
+int8EpilogueKernel(const Acc *acc, Index accStride, Index spatial,
+                   Index channels, bool channelsFirst, const float *alpha,
+                   const float *bias, Int8Activation act, float lo, float hi,
+                   const float *outScale, void *out, Index total) {
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
+       i += Index(gridDim.x) * blockDim.x) {
+    Index c, row;
     if (channelsFirst) {
-      int64_t s = i % spatial, r = i / spatial;
+      Index s = i % spatial, r = i / spatial;
       c = r % channels;
       row = (r / channels) * spatial + s;
     } else {
@@ -84,6 +125,24 @@ cudaError_t launchInt8ToPaddedNhwc(const int8_t *x, bool nchw, int64_t n,
   return cudaGetLastError();
 }
 
+cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
+                             int64_t h, int64_t w, int64_t cPad, int64_t kh,
+                             int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                             int64_t dw, int64_t padTop, int64_t padLeft,
+                             int64_t oh, int64_t ow, int8_t *a,
+                             cudaStream_t stream) {
+  int64_t total = n * oh * ow * kh * kw * (cPad / 4);
+  if (total == 0)
+    return cudaSuccess;
+  bool vector = !nchw && c % 4 == 0;
+  auto launch = vector ? int8Im2colKernel<true> : int8Im2colKernel<false>;
+  launch<<<gridBlocks(total), kBlockSize, 0, stream>>>(
+      x, nchw, int(c), int(h), int(w), int(cPad), int(kw), int(kh * kw),
+      int(sh), int(sw), int(dh), int(dw), int(padTop), int(padLeft), int(oh),
+      int(ow), a, int(total));
+  return cudaGetLastError();
+}
+
 template <typename Acc>
 cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
                                int64_t spatial, int64_t channels,
@@ -94,21 +153,26 @@ cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
   int64_t total = n * spatial * channels;
   if (total == 0)
     return cudaSuccess;
-  int8EpilogueKernel<Acc><<<gridBlocks(total), kBlockSize, 0, stream>>>(
-      acc, accStride, spatial, channels, channelsFirst, alpha, bias, act, lo,
-      hi, outScale, out, total);
+  int64_t rows = total / channels;
+  if (total <= INT32_MAX && rows * accStride <= INT32_MAX)
+    int8EpilogueKernel<Acc, int><<<gridBlocks(total), kBlockSize, 0, stream>>>(
+        acc, int(accStride), int(spatial), int(channels), channelsFirst, alpha,
+        bias, act, lo, hi, outScale, out, int(total));
+  else
+    int8EpilogueKernel<Acc, int64_t>
+        <<<gridBlocks(total), kBlockSize, 0, stream>>>(
+            acc, accStride, spatial, channels, channelsFirst, alpha, bias, act,
+            lo, hi, outScale, out, total);
   return cudaGetLastError();
 }
 
-template cudaError_t launchInt8Epilogue<float>(const float *, int64_t, int64_t,
-                                               int64_t, int64_t, bool,
-                                               const float *, const float *,
-                                               Int8Activation, float, float,
-                                               const float *, void *,
-                                               cudaStream_t);
-template cudaError_t launchInt8Epilogue<int32_t>(
-    const int32_t *, int64_t, int64_t, int64_t, int64_t, bool, const float *,
-    const float *, Int8Activation, float, float, const float *, void *,
-    cudaStream_t);
+template cudaError_t
+launchInt8Epilogue<float>(const float *, int64_t, int64_t, int64_t, int64_t,
+                          bool, const float *, const float *, Int8Activation,
+                          float, float, const float *, void *, cudaStream_t);
+template cudaError_t
+launchInt8Epilogue<int32_t>(const int32_t *, int64_t, int64_t, int64_t, int64_t,
+                            bool, const float *, const float *, Int8Activation,
+                            float, float, const float *, void *, cudaStream_t);
 
 } // namespace gopt::runtime::cuda

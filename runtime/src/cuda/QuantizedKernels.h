@@ -29,6 +29,20 @@ cudaError_t launchInt8ToPaddedNhwc(const int8_t *x, bool nchw, int64_t n,
                                    int64_t padTop, int64_t padLeft, int8_t *y,
                                    cudaStream_t stream);
 
+// The left operand of a conv as a GEMM (im2col): a[row, col] for row =
+// (n, oy, ox) of the n x oh x ow outputs and col = (r, s, ci) of the
+// kh x kw x cPad taps (cPad = c rounded up to 4), the int8 input x (NCHW
+// when `nchw`, else NHWC) at (n, ci, oy * sh - padTop + r * dh,
+// ox * sw - padLeft + s * dw), or 0 outside x or for ci >= c (an int8 0 is
+// the dequantized 0.0: the f32 convolution's zero padding). Index
+// arithmetic is 32-bit: the caller checks that the sizes fit.
+cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
+                             int64_t h, int64_t w, int64_t cPad, int64_t kh,
+                             int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                             int64_t dw, int64_t padTop, int64_t padLeft,
+                             int64_t oh, int64_t ow, int8_t *a,
+                             cudaStream_t stream);
+
 // The epilogue of an int8 conv or matmul. `acc` holds the integer sums as
 // rows of `accStride` values (float: cuDNN's INT8_EXT output, exact
 // integers converted once; or int32: cuBLASLt's), one row per (n, spatial)

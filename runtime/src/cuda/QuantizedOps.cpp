@@ -122,7 +122,7 @@ bool findDequantize(const PlanView &v, int t, Dequant *d) {
   d->op = o;
   d->q = op.inputs(0);
   d->scales = v.floats(op.inputs(1));
-  d->axis = OpAttrs(op).getInt("axis", 0);
+  d->axis = OpAttrs(op).getInt("axis");
   if (d->axis < 0)
     d->axis += static_cast<int64_t>(v.shapes[d->q].size());
   return v.dtypes[d->q] == DType::kI8 && validScales(d->scales);
@@ -354,25 +354,6 @@ Int8ConvKernel::create(const ConvChainParams &p, DeviceContext *ctx) {
       outDims[3] != p.ow)
     return internalError("int8 conv: cuDNN computes another output shape");
 
-  // The first algorithm cuDNN's heuristics rank that accepts the
-  // configuration (int8 convolutions have few; IMPLICIT_PRECOMP_GEMM is the
-  // documented one).
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int returned = 0;
-  bool chosen = false;
-  if (cudnnGetConvolutionForwardAlgorithm_v7(
-          ctx->cudnn, k->xDesc_.d, k->wDesc_.d, k->convDesc_.d, k->yDesc_.d,
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
-          perf) == CUDNN_STATUS_SUCCESS)
-    for (int i = 0; i < returned && !chosen; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-        k->algo_ = perf[i].algo;
-        chosen = true;
-      }
-  GOPT_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-      ctx->cudnn, k->xDesc_.d, k->wDesc_.d, k->convDesc_.d, k->yDesc_.d,
-      k->algo_, &k->algoBytes_));
-
   // Filter, reordered on the host to cuDNN's KRSC with padded K and C.
   GOPT_RETURN_IF_ERROR(k->filter_.allocate(p.filterOhwi.size()));
   GOPT_CUDA_CHECK(cudaMemcpy(k->filter_.ptr, p.filterOhwi.data(),
@@ -381,16 +362,23 @@ Int8ConvKernel::create(const ConvChainParams &p, DeviceContext *ctx) {
   GOPT_RETURN_IF_ERROR(
       k->epilogue_.upload(p.inScale, p.wScales, p.k, p.bias, ctx->stream));
 
-  // The shared workspace: [algorithm | gathered input | float sums].
-  k->gatherOffset_ = align256(k->algoBytes_);
-  size_t gatherBytes =
-      k->gather_ ? align256(p.n * k->cPad_ * k->inH_ * k->inW_) : 0;
-  k->accOffset_ = k->gatherOffset_ + gatherBytes;
-  size_t accBytes = p.n * k->kPad_ * p.oh * p.ow * sizeof(float);
-  GOPT_RETURN_IF_ERROR(ctx->reserveWorkspace(k->accOffset_ + accBytes));
-
-  // One trial run on scratch data: a configuration cuDNN refuses only when
-  // it runs must fall back to the op-by-op path now, not fail a step.
+  // Candidates: cuDNN's heuristic ranking, then the two implicit-GEMM
+  // algorithms its documentation lists for int8. Each is tried once on
+  // scratch data: cuDNN refuses some int8 configurations only when they
+  // run, and a refusal must fall back to the op-by-op path now, not fail a
+  // step.
+  std::vector<cudnnConvolutionFwdAlgo_t> candidates;
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  if (cudnnGetConvolutionForwardAlgorithm_v7(
+          ctx->cudnn, k->xDesc_.d, k->wDesc_.d, k->convDesc_.d, k->yDesc_.d,
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+          perf) == CUDNN_STATUS_SUCCESS)
+    for (int i = 0; i < returned; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS)
+        candidates.push_back(perf[i].algo);
+  candidates.push_back(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  candidates.push_back(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
   DeviceBuffer scratchIn, scratchOut;
   size_t inBytes = p.n * p.c * p.h * p.w;
   size_t outBytes = p.n * p.k * p.oh * p.ow *
@@ -398,9 +386,31 @@ Int8ConvKernel::create(const ConvChainParams &p, DeviceContext *ctx) {
   GOPT_RETURN_IF_ERROR(scratchIn.allocate(std::max<size_t>(inBytes, 64)));
   GOPT_RETURN_IF_ERROR(scratchOut.allocate(std::max<size_t>(outBytes, 64)));
   GOPT_CUDA_CHECK(cudaMemsetAsync(scratchIn.ptr, 0, inBytes, ctx->stream));
-  GOPT_RETURN_IF_ERROR(k->enqueue(scratchIn.ptr, scratchOut.ptr));
-  GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
-  return std::unique_ptr<CudaKernel>(std::move(k));
+  size_t gatherBytes =
+      k->gather_ ? align256(p.n * k->cPad_ * k->inH_ * k->inW_) : 0;
+  size_t accBytes = p.n * k->kPad_ * p.oh * p.ow * sizeof(float);
+  Status last = unimplemented("cuDNN has no int8 algorithm for this conv");
+  for (cudnnConvolutionFwdAlgo_t algo : candidates) {
+    size_t algoBytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(
+            ctx->cudnn, k->xDesc_.d, k->wDesc_.d, k->convDesc_.d, k->yDesc_.d,
+            algo, &algoBytes) != CUDNN_STATUS_SUCCESS)
+      continue;
+    k->algo_ = algo;
+    k->algoBytes_ = algoBytes;
+    // The shared workspace: [algorithm | gathered input | float sums].
+    k->gatherOffset_ = align256(algoBytes);
+    k->accOffset_ = k->gatherOffset_ + gatherBytes;
+    GOPT_RETURN_IF_ERROR(ctx->reserveWorkspace(k->accOffset_ + accBytes));
+    last = k->enqueue(scratchIn.ptr, scratchOut.ptr);
+    if (last.ok())
+      last =
+          fromCuda(cudaStreamSynchronize(ctx->stream), "cudaStreamSynchronize");
+    if (last.ok())
+      return std::unique_ptr<CudaKernel>(std::move(k));
+    (void)cudaGetLastError();
+  }
+  return last;
 }
 
 Status Int8ConvKernel::enqueue(const void *x, void *y) {
@@ -430,52 +440,77 @@ Status Int8ConvKernel::run(const std::vector<const void *> &in,
   return enqueue(in[0], out[0]);
 }
 
-// cuBLASLt's int8 matmul (CUBLAS_COMPUTE_32I, int32 sums) in its "TN"
-// form, the one int8 form every GPU generation supports with ordinary
-// layouts: the activation [M, K] row-major is K x M column-major, the
-// weight is stored once as [N', K] (N' = N padded to 4), C = [M, N'] int32.
-class Int8MatmulKernel : public CudaKernel {
+// Where an int8 GEMM's left operand comes from: the activation itself
+// ([M, K] row-major), or an im2col of a conv's input built in the
+// workspace (rows (n, oy, ox), columns (r, s, channel) with the channels
+// padded to a multiple of 4, zeros for padding).
+struct Im2col {
+  bool nchw = false;
+  int64_t n = 0, c = 0, h = 0, w = 0, cPad = 0, kh = 0, kw = 0;
+  int64_t strides[2] = {}, dilations[2] = {};
+  int64_t padTop = 0, padLeft = 0, oh = 0, ow = 0;
+};
+
+// cuBLASLt's int8 matmul (CUBLAS_COMPUTE_32I, int32 sums, int8 tensor
+// cores) in its "TN" form, the one int8 form every GPU generation supports
+// with ordinary layouts: the left operand [M, K] row-major is K x M
+// column-major, the weight is stored once as [N', K] (N' = N padded to 4),
+// C = [M, N'] int32. Then the epilogue writes [batch, spatial, N] (or
+// [batch, N, spatial] for an NCHW conv) from C's rows.
+class Int8GemmKernel : public CudaKernel {
 public:
-  ~Int8MatmulKernel() override {
+  struct Config {
+    int64_t m = 0, k = 0, n = 0;  // k: a multiple of 4
+    std::vector<int8_t> weightNk; // [roundUp4(n), k]
+    bool im2col = false;
+    Im2col cols;
+    int64_t batch = 0, spatial = 1; // m = batch * spatial
+    bool channelsFirst = false;
+    float inScale = 0;
+    std::vector<float> wScales, bias;
+    Tail tail;
+    const char *implementation = "cublaslt-int8";
+  };
+  ~Int8GemmKernel() override {
     if (desc_)
       cublasLtMatmulDescDestroy(desc_);
     for (cublasLtMatrixLayout_t l : {la_, lb_, lc_})
       if (l)
         cublasLtMatrixLayoutDestroy(l);
   }
-  static StatusOr<std::unique_ptr<CudaKernel>>
-  create(int64_t m, int64_t k, int64_t n, std::vector<int8_t> weightNk,
-         float inScale, const std::vector<float> &wScales, const Tail &tail,
-         DeviceContext *ctx);
+  static StatusOr<std::unique_ptr<CudaKernel>> create(Config config,
+                                                      DeviceContext *ctx);
   Status run(const std::vector<const void *> &in,
              const std::vector<void *> &out) override;
-  const char *implementation() const override { return "cublaslt-int8"; }
+  const char *implementation() const override { return c_.implementation; }
   size_t workspaceBytes() const override {
     return weight_.bytes + epilogue_.bytes();
   }
 
 private:
   DeviceContext *ctx_ = nullptr;
-  int64_t m_ = 0, k_ = 0, n_ = 0, nPad_ = 0;
+  Config c_;
+  int64_t nPad_ = 0;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
-  size_t algoBytes_ = 0, accOffset_ = 0;
+  size_t algoBytes_ = 0, colsOffset_ = 0, accOffset_ = 0;
   DeviceBuffer weight_;
   EpilogueParams epilogue_;
 };
 
 StatusOr<std::unique_ptr<CudaKernel>>
-Int8MatmulKernel::create(int64_t m, int64_t k, int64_t n,
-                         std::vector<int8_t> weightNk, float inScale,
-                         const std::vector<float> &wScales, const Tail &tail,
-                         DeviceContext *ctx) {
-  auto kern = std::make_unique<Int8MatmulKernel>();
+Int8GemmKernel::create(Config config, DeviceContext *ctx) {
+  auto kern = std::make_unique<Int8GemmKernel>();
   kern->ctx_ = ctx;
-  kern->m_ = m;
-  kern->k_ = k;
-  kern->n_ = n;
+  const int64_t m = config.m, k = config.k, n = config.n;
   kern->nPad_ = roundUp4(n);
+  // 32-bit index arithmetic in the im2col and epilogue kernels.
+  if (m * k > INT32_MAX || m * kern->nPad_ > INT32_MAX ||
+      (config.im2col &&
+       config.cols.n * config.cols.c * config.cols.h * config.cols.w >
+           INT32_MAX))
+    return unimplemented("int8 GEMM too large");
   GOPT_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&kern->desc_, CUBLAS_COMPUTE_32I, CUDA_R_32I));
   cublasOperation_t opA = CUBLAS_OP_T, opB = CUBLAS_OP_N;
@@ -503,24 +538,32 @@ Int8MatmulKernel::create(int64_t m, int64_t k, int64_t n,
   cublasLtMatmulPreferenceDestroy(pref);
   GOPT_RETURN_IF_ERROR(fromCublas(st, "cublasLtMatmulAlgoGetHeuristic"));
   if (returned == 0)
-    return unimplemented("cuBLASLt has no int8 algorithm for this matmul");
+    return unimplemented("cuBLASLt has no int8 algorithm for this GEMM");
   kern->algo_ = result.algo;
   kern->algoBytes_ = result.workspaceSize;
 
-  GOPT_RETURN_IF_ERROR(kern->weight_.allocate(weightNk.size()));
-  GOPT_CUDA_CHECK(cudaMemcpy(kern->weight_.ptr, weightNk.data(),
-                             weightNk.size(), cudaMemcpyHostToDevice));
-  kern->epilogue_.tail = tail;
-  GOPT_RETURN_IF_ERROR(
-      kern->epilogue_.upload(inScale, wScales, n, {}, ctx->stream));
-  kern->accOffset_ = align256(kern->algoBytes_);
+  GOPT_RETURN_IF_ERROR(kern->weight_.allocate(config.weightNk.size()));
+  GOPT_CUDA_CHECK(cudaMemcpy(kern->weight_.ptr, config.weightNk.data(),
+                             config.weightNk.size(), cudaMemcpyHostToDevice));
+  config.weightNk.clear();
+  config.weightNk.shrink_to_fit();
+  kern->epilogue_.tail = config.tail;
+  GOPT_RETURN_IF_ERROR(kern->epilogue_.upload(config.inScale, config.wScales, n,
+                                              config.bias, ctx->stream));
+  // The shared workspace: [cuBLASLt | im2col | int32 sums].
+  kern->colsOffset_ = align256(kern->algoBytes_);
+  kern->accOffset_ =
+      kern->colsOffset_ + (config.im2col ? align256(m * k) : size_t(0));
   GOPT_RETURN_IF_ERROR(ctx->reserveWorkspace(
       kern->accOffset_ + m * kern->nPad_ * sizeof(int32_t)));
+  kern->c_ = std::move(config);
 
-  // A trial run, as for the conv: refusals fall back now.
+  // A trial run on scratch data: a configuration the library refuses only
+  // when it runs falls back to the op-by-op path now, not in a step.
+  const Config &c = kern->c_;
   DeviceBuffer scratchIn, scratchOut;
-  size_t inBytes = m * k;
-  size_t outBytes = m * n * (tail.quantized ? sizeof(int8_t) : sizeof(float));
+  size_t inBytes = c.im2col ? c.cols.n * c.cols.c * c.cols.h * c.cols.w : m * k;
+  size_t outBytes = m * n * (c.tail.quantized ? sizeof(int8_t) : sizeof(float));
   GOPT_RETURN_IF_ERROR(scratchIn.allocate(std::max<size_t>(inBytes, 64)));
   GOPT_RETURN_IF_ERROR(scratchOut.allocate(std::max<size_t>(outBytes, 64)));
   GOPT_CUDA_CHECK(cudaMemsetAsync(scratchIn.ptr, 0, inBytes, ctx->stream));
@@ -529,16 +572,28 @@ Int8MatmulKernel::create(int64_t m, int64_t k, int64_t n,
   return std::unique_ptr<CudaKernel>(std::move(kern));
 }
 
-Status Int8MatmulKernel::run(const std::vector<const void *> &in,
-                             const std::vector<void *> &out) {
+Status Int8GemmKernel::run(const std::vector<const void *> &in,
+                           const std::vector<void *> &out) {
   char *ws = static_cast<char *>(ctx_->workspace.ptr);
+  const void *left = in[0];
+  if (c_.im2col) {
+    const Im2col &g = c_.cols;
+    int8_t *cols = reinterpret_cast<int8_t *>(ws + colsOffset_);
+    GOPT_RETURN_IF_ERROR(fromCuda(
+        launchInt8Im2col(static_cast<const int8_t *>(in[0]), g.nchw, g.n, g.c,
+                         g.h, g.w, g.cPad, g.kh, g.kw, g.strides[0],
+                         g.strides[1], g.dilations[0], g.dilations[1], g.padTop,
+                         g.padLeft, g.oh, g.ow, cols, ctx_->stream),
+        "launchInt8Im2col"));
+    left = cols;
+  }
   int32_t *acc = reinterpret_cast<int32_t *>(ws + accOffset_);
   int32_t one = 1, zero = 0;
-  GOPT_CUBLAS_CHECK(cublasLtMatmul(ctx_->cublasLt, desc_, &one, weight_.ptr,
-                                   la_, in[0], lb_, &zero, acc, lc_, acc, lc_,
-                                   &algo_, algoBytes_ ? ws : nullptr,
-                                   algoBytes_, ctx_->stream));
-  return epilogue_.run(acc, nPad_, m_, 1, n_, false, out[0], ctx_->stream);
+  GOPT_CUBLAS_CHECK(cublasLtMatmul(
+      ctx_->cublasLt, desc_, &one, weight_.ptr, la_, left, lb_, &zero, acc, lc_,
+      acc, lc_, &algo_, algoBytes_ ? ws : nullptr, algoBytes_, ctx_->stream));
+  return epilogue_.run(acc, nPad_, c_.batch, c_.spatial, c_.n, c_.channelsFirst,
+                       out[0], ctx_->stream);
 }
 
 // The conv2d chain anchored at `o`, or false.
@@ -548,9 +603,9 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
       v.dtypes[op.outputs(0)] != DType::kF32)
     return false;
   OpAttrs attrs(op);
-  std::string layout = attrs.getString("data_format", "NHWC");
-  bool oihw = attrs.getString("filter_format", "HWIO") == "OIHW";
-  if ((layout != "NCHW" && layout != "NHWC") || attrs.getInt("groups", 1) != 1)
+  std::string layout = attrs.getString("data_format");
+  bool oihw = attrs.getString("filter_format") == "OIHW";
+  if ((layout != "NCHW" && layout != "NHWC") || attrs.getInt("groups") != 1)
     return false;
   Dequant dx, dw;
   if (!findDequantize(v, op.inputs(0), &dx) ||
@@ -590,7 +645,7 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
   std::vector<int64_t> strides = attrs.getWindowInts("strides");
   std::vector<int64_t> dil = attrs.getWindowInts("dilations");
   std::vector<int64_t> pads = attrs.getWindowInts("pads");
-  std::string padding = attrs.getString("padding", "");
+  std::string padding = attrs.getString("padding");
   auto wh = computeWindowDim(p.h, p.kh, strides[0], dil[0], padding, pads[0],
                              pads[1], false);
   auto ww = computeWindowDim(p.w, p.kw, strides[1], dil[1], padding, pads[2],
@@ -605,7 +660,7 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
   p.padBottom = wh->padAfter;
   p.padLeft = ww->padBefore;
   p.padRight = ww->padAfter;
-  if (!activationFromAttr(attrs.getString("activation", ""), &p.tail))
+  if (!activationFromAttr(attrs.getString("activation"), &p.tail))
     return false;
 
   chain->anchor = o;
@@ -629,7 +684,49 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
                    : w[((r * p.kw + s) * p.c + ci) * p.k + ko];
   p.inScale = dx.scales[0];
   p.wScales = dw.scales;
-  auto kernel = Int8ConvKernel::create(p, ctx);
+  // An im2col and cuBLASLt's int8 GEMM first (int8 tensor cores; cuDNN's
+  // legacy int8 convolution ran ResNet-18 slower than its f32 on an H200),
+  // cuDNN where cuBLASLt refuses.
+  Int8GemmKernel::Config g;
+  Im2col &cols = g.cols;
+  cols.nchw = p.nchw;
+  cols.n = p.n;
+  cols.c = p.c;
+  cols.h = p.h;
+  cols.w = p.w;
+  cols.cPad = cPad;
+  cols.kh = p.kh;
+  cols.kw = p.kw;
+  cols.strides[0] = p.strides[0];
+  cols.strides[1] = p.strides[1];
+  cols.dilations[0] = p.dilations[0];
+  cols.dilations[1] = p.dilations[1];
+  cols.padTop = p.padTop;
+  cols.padLeft = p.padLeft;
+  cols.oh = p.oh;
+  cols.ow = p.ow;
+  // A 1x1 stride-1 unpadded conv of NHWC data with whole channel groups of
+  // 4 is already the GEMM's left operand.
+  g.im2col = !(p.kh == 1 && p.kw == 1 && p.strides[0] == 1 &&
+               p.strides[1] == 1 && p.padTop == 0 && p.padBottom == 0 &&
+               p.padLeft == 0 && p.padRight == 0 && !p.nchw && p.c == cPad);
+  g.m = p.n * p.oh * p.ow;
+  g.k = p.kh * p.kw * cPad;
+  g.n = p.k;
+  g.weightNk = p.filterOhwi; // [kPad, kh, kw, cPad] = [N', K]
+  g.batch = p.n;
+  g.spatial = p.oh * p.ow;
+  g.channelsFirst = p.nchw;
+  g.inScale = p.inScale;
+  g.wScales = p.wScales;
+  g.bias = p.bias;
+  g.tail = p.tail;
+  g.implementation = g.im2col ? "cublaslt-int8 (im2col)" : "cublaslt-int8";
+  auto kernel = Int8GemmKernel::create(std::move(g), ctx);
+  if (!kernel.ok()) {
+    (void)cudaGetLastError();
+    kernel = Int8ConvKernel::create(p, ctx);
+  }
   if (!kernel.ok()) {
     (void)cudaGetLastError();
     return false;
@@ -645,9 +742,9 @@ bool matmulChain(const PlanView &v, int o, DeviceContext *ctx,
   if (op.inputs_size() != 2 || v.dtypes[op.outputs(0)] != DType::kF32)
     return false;
   OpAttrs attrs(op);
-  if (attrs.getBool("transpose_a", false))
+  if (attrs.getBool("transpose_a"))
     return false;
-  bool tb = attrs.getBool("transpose_b", false);
+  bool tb = attrs.getBool("transpose_b");
   Dequant da, db;
   if (!findDequantize(v, op.inputs(0), &da) ||
       !findDequantize(v, op.inputs(1), &db) || da.scales.size() != 1)
@@ -684,8 +781,16 @@ bool matmulChain(const PlanView &v, int o, DeviceContext *ctx,
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < k; ++i)
       weightNk[j * k + i] = tb ? b[j * k + i] : b[i * n + j];
-  auto kernel = Int8MatmulKernel::create(m, k, n, std::move(weightNk),
-                                         da.scales[0], db.scales, tail, ctx);
+  Int8GemmKernel::Config g;
+  g.m = m;
+  g.k = k;
+  g.n = n;
+  g.weightNk = std::move(weightNk);
+  g.batch = m;
+  g.inScale = da.scales[0];
+  g.wScales = db.scales;
+  g.tail = tail;
+  auto kernel = Int8GemmKernel::create(std::move(g), ctx);
   if (!kernel.ok()) {
     (void)cudaGetLastError();
     return false;

@@ -93,6 +93,12 @@ void addOutput(PlanBuilder &b, int t, const Shape &shape, float sy) {
   b.addOp("dequantize", "y_dequantize", {q, scale}, {y});
 }
 
+// Whether a profile row's implementation is one of the int8 kernels
+// ("cublaslt-int8", "cublaslt-int8 (im2col)", "cudnn-int8").
+bool isInt8(const std::string &implementation) {
+  return implementation.find("-int8") != std::string::npos;
+}
+
 std::string implementationOf(const RunResult &r, const std::string &op) {
   for (const OpProfile &p : r.profiles)
     if (p.name == op)
@@ -139,7 +145,7 @@ struct ConvCase {
   int64_t n = 2, c = 8, h = 9, w = 9, k = 16, kh = 3, kw = 3;
   std::vector<int64_t> strides = {1, 1}, pads = {1, 1, 1, 1},
                        dilations = {1, 1};
-  std::string padding; // "SAME" for asymmetric TF padding
+  std::string padding = "EXPLICIT"; // "SAME": asymmetric TF padding
   bool perChannel = true;
   bool bias = true;
   std::string activation; // the conv's attribute
@@ -178,8 +184,7 @@ std::string runConvCase(const ConvCase &c, uint32_t seed) {
                    {"dilations", intsAttr(c.dilations)},
                    {"pads", intsAttr(c.pads)},
                    {"groups", intAttr(c.groups)}};
-  if (!c.padding.empty())
-    attrs["padding"] = stringAttr(c.padding);
+  attrs["padding"] = stringAttr(c.padding);
   if (!c.activation.empty())
     attrs["activation"] = stringAttr(c.activation);
   // The output size, from the window arithmetic the runtime uses.
@@ -247,11 +252,6 @@ TEST_F(CudaQuantized, ConvShapesStridesPadsLayouts) {
   pointwise.c = 32;
   pointwise.k = 64;
   cases.push_back(pointwise);
-  ConvCase dilated = base;
-  dilated.dilations = {2, 2};
-  dilated.pads = {2, 2, 2, 2};
-  dilated.nchw = true;
-  cases.push_back(dilated);
   ConvCase wide = base; // more channels, a larger batch
   wide.n = 4;
   wide.c = 64;
@@ -261,8 +261,15 @@ TEST_F(CudaQuantized, ConvShapesStridesPadsLayouts) {
   uint32_t seed = 1000;
   for (const ConvCase &c : cases) {
     std::string impl = runConvCase(c, seed += 10);
-    EXPECT_EQ(impl, "cudnn-int8") << describe(c);
+    EXPECT_TRUE(isInt8(impl)) << describe(c);
   }
+  // Dilation: int8 where this cuDNN takes it, else op by op (the trial run
+  // at set-up decides); either way the result matches.
+  ConvCase dilated = base;
+  dilated.dilations = {2, 2};
+  dilated.pads = {2, 2, 2, 2};
+  dilated.nchw = dilated.oihw = true;
+  runConvCase(dilated, seed += 10);
 }
 
 TEST_F(CudaQuantized, ConvActivationsAndFloatOutput) {
@@ -270,23 +277,23 @@ TEST_F(CudaQuantized, ConvActivationsAndFloatOutput) {
   for (const char *act : {"relu", "relu6"}) {
     ConvCase c;
     c.activation = act;
-    EXPECT_EQ(runConvCase(c, seed += 10), "cudnn-int8") << act;
+    EXPECT_TRUE(isInt8(runConvCase(c, seed += 10))) << act;
   }
   for (const char *tail : {"relu", "relu6", "clip"}) {
     ConvCase c;
     c.tailOp = tail;
     c.nchw = c.oihw = true;
-    EXPECT_EQ(runConvCase(c, seed += 10), "cudnn-int8") << tail;
+    EXPECT_TRUE(isInt8(runConvCase(c, seed += 10))) << tail;
   }
   // No quantize after the conv: the epilogue writes f32.
   ConvCase f32;
   f32.sy = 0;
   f32.activation = "relu";
-  EXPECT_EQ(runConvCase(f32, seed += 10), "cudnn-int8");
+  EXPECT_TRUE(isInt8(runConvCase(f32, seed += 10)));
   ConvCase f32Nchw = f32;
   f32Nchw.nchw = f32Nchw.oihw = true;
   f32Nchw.activation = "";
-  EXPECT_EQ(runConvCase(f32Nchw, seed += 10), "cudnn-int8");
+  EXPECT_TRUE(isInt8(runConvCase(f32Nchw, seed += 10)));
 }
 
 // Grouped and depthwise convolutions have no int8 path yet: they run op by
@@ -294,11 +301,11 @@ TEST_F(CudaQuantized, ConvActivationsAndFloatOutput) {
 TEST_F(CudaQuantized, GroupedConvFallsBackAndMatches) {
   ConvCase depthwise;
   depthwise.groups = depthwise.c = depthwise.k = 8;
-  EXPECT_NE(runConvCase(depthwise, 3000), "cudnn-int8");
+  EXPECT_FALSE(isInt8(runConvCase(depthwise, 3000)));
   ConvCase grouped;
   grouped.groups = 2;
   grouped.nchw = grouped.oihw = true;
-  EXPECT_NE(runConvCase(grouped, 3010), "cudnn-int8");
+  EXPECT_FALSE(isInt8(runConvCase(grouped, 3010)));
 }
 
 struct MatmulCase {
@@ -346,30 +353,30 @@ std::string runMatmulCase(const MatmulCase &c, uint32_t seed) {
 TEST_F(CudaQuantized, MatmulMatchesReference) {
   uint32_t seed = 4000;
   MatmulCase plain;
-  EXPECT_EQ(runMatmulCase(plain, seed += 10), "cublaslt-int8");
+  EXPECT_TRUE(isInt8(runMatmulCase(plain, seed += 10)));
   MatmulCase tb; // the classifier form --gopt-quantize writes
   tb.transposeB = true;
   tb.a = {-1, 512};
   tb.n = 1000;
   tb.batch = 8;
-  EXPECT_EQ(runMatmulCase(tb, seed += 10), "cublaslt-int8");
+  EXPECT_TRUE(isInt8(runMatmulCase(tb, seed += 10)));
   MatmulCase odd; // N not a multiple of 4, one weight scale, relu
   odd.n = 10;
   odd.perChannel = false;
   odd.tailOp = "relu";
-  EXPECT_EQ(runMatmulCase(odd, seed += 10), "cublaslt-int8");
+  EXPECT_TRUE(isInt8(runMatmulCase(odd, seed += 10)));
   MatmulCase rank3; // leading dims flatten into M
   rank3.a = {-1, 5, 32};
   rank3.batch = 3;
-  EXPECT_EQ(runMatmulCase(rank3, seed += 10), "cublaslt-int8");
+  EXPECT_TRUE(isInt8(runMatmulCase(rank3, seed += 10)));
   MatmulCase f32; // f32 output
   f32.sy = 0;
   f32.transposeB = true;
-  EXPECT_EQ(runMatmulCase(f32, seed += 10), "cublaslt-int8");
+  EXPECT_TRUE(isInt8(runMatmulCase(f32, seed += 10)));
   // K not a multiple of 4: cuBLASLt's int8 layouts cannot take it; op by op.
   MatmulCase oddK;
   oddK.a = {-1, 30};
-  EXPECT_NE(runMatmulCase(oddK, seed += 10), "cublaslt-int8");
+  EXPECT_FALSE(isInt8(runMatmulCase(oddK, seed += 10)));
 }
 
 // ResNet's basic block and classifier as --gopt-quantize writes them: conv
@@ -440,9 +447,9 @@ TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
     std::map<std::string, std::string> impl;
     for (const OpProfile &p : (*session)->opProfiles())
       impl[p.name] = p.implementation;
-    EXPECT_EQ(impl["conv1"], "cudnn-int8");
-    EXPECT_EQ(impl["conv2"], "cudnn-int8");
-    EXPECT_EQ(impl["fc"], "cublaslt-int8");
+    EXPECT_TRUE(isInt8(impl["conv1"]));
+    EXPECT_TRUE(isInt8(impl["conv2"]));
+    EXPECT_TRUE(isInt8(impl["fc"]));
     EXPECT_EQ(impl["c1_quantize"], "fused into 'conv1'");
     EXPECT_EQ(impl["w1_dequantize"], "fused into 'conv1'");
   }
@@ -453,7 +460,7 @@ TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
   unsetenv("GOPT_CUDA_INT8");
   ASSERT_EQ(opByOp.outputs.size(), 1u);
   EXPECT_LE(maxAbsDiff(opByOp.outputs[0], ref.outputs[0]), 0.1f);
-  EXPECT_NE(implementationOf(opByOp, "conv1"), "cudnn-int8");
+  EXPECT_FALSE(isInt8(implementationOf(opByOp, "conv1")));
 }
 
 // Weight-only int8 (--gopt-quantize-weights): the dequantize of constant
