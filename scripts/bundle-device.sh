@@ -64,7 +64,9 @@ echo "== plans"
 TRANSLATE=${GOPT_TRANSLATE:-}
 if [ -z "$TRANSLATE" ]; then
   for candidate in "$ROOT"/build/bin/gopt-translate "$ROOT"/build*/bin/gopt-translate; do
-    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -q -- --emit-plan; then
+    # grep without -q reads all of --help: under pipefail, an early exit
+    # would fail the pipeline with the tool's SIGPIPE.
+    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -- --emit-plan >/dev/null; then
       TRANSLATE=$candidate
       break
     fi

@@ -76,6 +76,22 @@ __device__ __forceinline__ int8_t requantize(float v, float scale) {
   return static_cast<int8_t>(__float2int_rz(r));
 }
 
+// The value before the requantize: __fmul_rn/__fadd_rn, no contraction
+// into an FMA, as the reference adds the bias to the rounded product.
+__device__ __forceinline__ float scaled(float sum, int64_t c,
+                                        const float *alpha, const float *bias,
+                                        Int8Activation act, float lo,
+                                        float hi) {
+  float v = __fmul_rn(sum, alpha[c]);
+  if (bias)
+    v = __fadd_rn(v, bias[c]);
+  if (act == Int8Activation::kRelu)
+    v = fmaxf(v, 0.f);
+  else if (act == Int8Activation::kClip)
+    v = fminf(fmaxf(v, lo), hi);
+  return v;
+}
+
 // Index: int64_t, or int when every offset fits (cheaper divisions).
 template <typename Acc, typename Index>
 __global__ void
@@ -94,19 +110,46 @@ int8EpilogueKernel(const Acc *acc, Index accStride, Index spatial,
       c = i % channels;
       row = i / channels;
     }
-    // __fmul_rn/__fadd_rn: no contraction into an FMA, as the reference
-    // adds the bias to the rounded product.
-    float v = __fmul_rn(static_cast<float>(acc[row * accStride + c]), alpha[c]);
-    if (bias)
-      v = __fadd_rn(v, bias[c]);
-    if (act == Int8Activation::kRelu)
-      v = fmaxf(v, 0.f);
-    else if (act == Int8Activation::kClip)
-      v = fminf(fmaxf(v, lo), hi);
+    float v = scaled(static_cast<float>(acc[row * accStride + c]), c, alpha,
+                     bias, act, lo, hi);
     if (outScale)
       static_cast<int8_t *>(out)[i] = requantize(v, *outScale);
     else
       static_cast<float *>(out)[i] = v;
+  }
+}
+
+// The NCHW epilogue as a tiled transpose: a block reads a 32 x 32 tile of
+// the sums along channels (C's rows are positions) and writes it along
+// positions, so both sides are coalesced. Block (32, 8); grid (position
+// tiles, channel tiles, batch).
+constexpr int kTile = 32, kTileRows = 8;
+template <typename Acc>
+__global__ void int8EpilogueNchwKernel(const Acc *acc, int accStride,
+                                       int spatial, int channels,
+                                       const float *alpha, const float *bias,
+                                       Int8Activation act, float lo, float hi,
+                                       const float *outScale, void *out) {
+  __shared__ float tile[kTile][kTile + 1];
+  const int s0 = blockIdx.x * kTile, c0 = blockIdx.y * kTile, n = blockIdx.z;
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    int s = s0 + j, c = c0 + threadIdx.x;
+    if (s < spatial && c < channels)
+      tile[j][threadIdx.x] =
+          scaled(static_cast<float>(acc[(n * spatial + s) * accStride + c]), c,
+                 alpha, bias, act, lo, hi);
+  }
+  __syncthreads();
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    int c = c0 + j, s = s0 + threadIdx.x;
+    if (s < spatial && c < channels) {
+      float v = tile[threadIdx.x][j];
+      int o = (n * channels + c) * spatial + s;
+      if (outScale)
+        static_cast<int8_t *>(out)[o] = requantize(v, *outScale);
+      else
+        static_cast<float *>(out)[o] = v;
+    }
   }
 }
 
@@ -154,7 +197,17 @@ cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
   if (total == 0)
     return cudaSuccess;
   int64_t rows = total / channels;
-  if (total <= INT32_MAX && rows * accStride <= INT32_MAX)
+  bool small = total <= INT32_MAX && rows * accStride <= INT32_MAX;
+  if (channelsFirst && small && n <= 65535) {
+    dim3 grid((spatial + kTile - 1) / kTile, (channels + kTile - 1) / kTile, n);
+    if (grid.y <= 65535) {
+      int8EpilogueNchwKernel<Acc><<<grid, dim3(kTile, kTileRows), 0, stream>>>(
+          acc, int(accStride), int(spatial), int(channels), alpha, bias, act,
+          lo, hi, outScale, out);
+      return cudaGetLastError();
+    }
+  }
+  if (small)
     int8EpilogueKernel<Acc, int><<<gridBlocks(total), kBlockSize, 0, stream>>>(
         acc, int(accStride), int(spatial), int(channels), channelsFirst, alpha,
         bias, act, lo, hi, outScale, out, int(total));
