@@ -269,8 +269,9 @@ Status CudaBackend::planMemory(std::vector<void *> &storage) {
   // anchor; what its absorbed ops wrote is never written (no memory).
   std::vector<bool> unwritten(n, false);
   for (const auto &[o, chain] : int8Chains_) {
-    lifetimes[chain.input].lastUse =
-        std::max(lifetimes[chain.input].lastUse, o);
+    for (int t : {chain.input, chain.residual})
+      if (t >= 0)
+        lifetimes[t].lastUse = std::max(lifetimes[t].lastUse, o);
     for (int a : chain.absorbed)
       for (int t : p_.ops(a).outputs())
         unwritten[t] = true;
@@ -526,6 +527,8 @@ Status CudaBackend::enqueueStep(bool capturing) {
       auto chain = int8Chains_.find(o);
       if (chain != int8Chains_.end()) {
         ins.assign(1, dev_[chain->second.input]);
+        if (chain->second.residual >= 0)
+          ins.push_back(dev_[chain->second.residual]);
         outs.push_back(dev_[chain->second.result]);
       } else if (f != fusions_.end())
         outs.push_back(dev_[f->second.result]);

@@ -76,29 +76,46 @@ __device__ __forceinline__ int8_t requantize(float v, float scale) {
   return static_cast<int8_t>(__float2int_rz(r));
 }
 
-// The value before the requantize: __fmul_rn/__fadd_rn, no contraction
+__device__ __forceinline__ float activate(float v, Int8Activation act, float lo,
+                                          float hi) {
+  if (act == Int8Activation::kRelu)
+    return fmaxf(v, 0.f);
+  if (act == Int8Activation::kClip)
+    return fminf(fmaxf(v, lo), hi);
+  return v;
+}
+
+// The value before any requantize: __fmul_rn/__fadd_rn, no contraction
 // into an FMA, as the reference adds the bias to the rounded product.
 __device__ __forceinline__ float scaled(float sum, int64_t c,
-                                        const float *alpha, const float *bias,
-                                        Int8Activation act, float lo,
-                                        float hi) {
-  float v = __fmul_rn(sum, alpha[c]);
-  if (bias)
-    v = __fadd_rn(v, bias[c]);
-  if (act == Int8Activation::kRelu)
-    v = fmaxf(v, 0.f);
-  else if (act == Int8Activation::kClip)
-    v = fminf(fmaxf(v, lo), hi);
-  return v;
+                                        const Int8EpilogueArgs &a) {
+  float v = __fmul_rn(sum, a.alpha[c]);
+  if (a.bias)
+    v = __fadd_rn(v, a.bias[c]);
+  return activate(v, a.act, a.lo, a.hi);
+}
+
+// The rest, for output element o: the residual stage and the result.
+__device__ __forceinline__ void finish(float v, int64_t o,
+                                       const Int8EpilogueArgs &a, void *out) {
+  if (a.residual) {
+    float mid =
+        __fmul_rn(static_cast<float>(requantize(v, a.midScale)), a.midScale);
+    float res = __fmul_rn(static_cast<float>(a.residual[o]), a.residualScale);
+    v = activate(__fadd_rn(mid, res), a.act2, a.lo2, a.hi2);
+  }
+  if (a.outScale)
+    static_cast<int8_t *>(out)[o] = requantize(v, *a.outScale);
+  else
+    static_cast<float *>(out)[o] = v;
 }
 
 // Index: int64_t, or int when every offset fits (cheaper divisions).
 template <typename Acc, typename Index>
-__global__ void
-int8EpilogueKernel(const Acc *acc, Index accStride, Index spatial,
-                   Index channels, bool channelsFirst, const float *alpha,
-                   const float *bias, Int8Activation act, float lo, float hi,
-                   const float *outScale, void *out, Index total) {
+__global__ void int8EpilogueKernel(const Acc *acc, Index accStride,
+                                   Index spatial, Index channels,
+                                   bool channelsFirst, Int8EpilogueArgs args,
+                                   void *out, Index total) {
   for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < total;
        i += Index(gridDim.x) * blockDim.x) {
     Index c, row;
@@ -110,12 +127,8 @@ int8EpilogueKernel(const Acc *acc, Index accStride, Index spatial,
       c = i % channels;
       row = i / channels;
     }
-    float v = scaled(static_cast<float>(acc[row * accStride + c]), c, alpha,
-                     bias, act, lo, hi);
-    if (outScale)
-      static_cast<int8_t *>(out)[i] = requantize(v, *outScale);
-    else
-      static_cast<float *>(out)[i] = v;
+    finish(scaled(static_cast<float>(acc[row * accStride + c]), c, args), i,
+           args, out);
   }
 }
 
@@ -127,29 +140,20 @@ constexpr int kTile = 32, kTileRows = 8;
 template <typename Acc>
 __global__ void int8EpilogueNchwKernel(const Acc *acc, int accStride,
                                        int spatial, int channels,
-                                       const float *alpha, const float *bias,
-                                       Int8Activation act, float lo, float hi,
-                                       const float *outScale, void *out) {
+                                       Int8EpilogueArgs args, void *out) {
   __shared__ float tile[kTile][kTile + 1];
   const int s0 = blockIdx.x * kTile, c0 = blockIdx.y * kTile, n = blockIdx.z;
   for (int j = threadIdx.y; j < kTile; j += kTileRows) {
     int s = s0 + j, c = c0 + threadIdx.x;
     if (s < spatial && c < channels)
-      tile[j][threadIdx.x] =
-          scaled(static_cast<float>(acc[(n * spatial + s) * accStride + c]), c,
-                 alpha, bias, act, lo, hi);
+      tile[j][threadIdx.x] = scaled(
+          static_cast<float>(acc[(n * spatial + s) * accStride + c]), c, args);
   }
   __syncthreads();
   for (int j = threadIdx.y; j < kTile; j += kTileRows) {
     int c = c0 + j, s = s0 + threadIdx.x;
-    if (s < spatial && c < channels) {
-      float v = tile[threadIdx.x][j];
-      int o = (n * channels + c) * spatial + s;
-      if (outScale)
-        static_cast<int8_t *>(out)[o] = requantize(v, *outScale);
-      else
-        static_cast<float *>(out)[o] = v;
-    }
+    if (s < spatial && c < channels)
+      finish(tile[threadIdx.x][j], (n * channels + c) * spatial + s, args, out);
   }
 }
 
@@ -189,10 +193,8 @@ cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
 template <typename Acc>
 cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
                                int64_t spatial, int64_t channels,
-                               bool channelsFirst, const float *alpha,
-                               const float *bias, Int8Activation act, float lo,
-                               float hi, const float *outScale, void *out,
-                               cudaStream_t stream) {
+                               bool channelsFirst, const Int8EpilogueArgs &args,
+                               void *out, cudaStream_t stream) {
   int64_t total = n * spatial * channels;
   if (total == 0)
     return cudaSuccess;
@@ -202,30 +204,28 @@ cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
     dim3 grid((spatial + kTile - 1) / kTile, (channels + kTile - 1) / kTile, n);
     if (grid.y <= 65535) {
       int8EpilogueNchwKernel<Acc><<<grid, dim3(kTile, kTileRows), 0, stream>>>(
-          acc, int(accStride), int(spatial), int(channels), alpha, bias, act,
-          lo, hi, outScale, out);
+          acc, int(accStride), int(spatial), int(channels), args, out);
       return cudaGetLastError();
     }
   }
   if (small)
     int8EpilogueKernel<Acc, int><<<gridBlocks(total), kBlockSize, 0, stream>>>(
-        acc, int(accStride), int(spatial), int(channels), channelsFirst, alpha,
-        bias, act, lo, hi, outScale, out, int(total));
+        acc, int(accStride), int(spatial), int(channels), channelsFirst, args,
+        out, int(total));
   else
     int8EpilogueKernel<Acc, int64_t>
         <<<gridBlocks(total), kBlockSize, 0, stream>>>(
-            acc, accStride, spatial, channels, channelsFirst, alpha, bias, act,
-            lo, hi, outScale, out, total);
+            acc, accStride, spatial, channels, channelsFirst, args, out, total);
   return cudaGetLastError();
 }
 
-template cudaError_t
-launchInt8Epilogue<float>(const float *, int64_t, int64_t, int64_t, int64_t,
-                          bool, const float *, const float *, Int8Activation,
-                          float, float, const float *, void *, cudaStream_t);
-template cudaError_t
-launchInt8Epilogue<int32_t>(const int32_t *, int64_t, int64_t, int64_t, int64_t,
-                            bool, const float *, const float *, Int8Activation,
-                            float, float, const float *, void *, cudaStream_t);
+template cudaError_t launchInt8Epilogue<float>(const float *, int64_t, int64_t,
+                                               int64_t, int64_t, bool,
+                                               const Int8EpilogueArgs &, void *,
+                                               cudaStream_t);
+template cudaError_t launchInt8Epilogue<int32_t>(const int32_t *, int64_t,
+                                                 int64_t, int64_t, int64_t,
+                                                 bool, const Int8EpilogueArgs &,
+                                                 void *, cudaStream_t);
 
 } // namespace gopt::runtime::cuda

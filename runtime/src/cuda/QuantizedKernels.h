@@ -43,24 +43,38 @@ cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
                              int64_t oh, int64_t ow, int8_t *a,
                              cudaStream_t stream);
 
+// What the epilogue does to one sum of channel c (output element o):
+//   v = float(sum) * alpha[c] + (bias ? bias[c] : 0), then `act`
+//   (relu: max(v, 0); clip: min(max(v, lo), hi));
+//   with a residual (ResNet's block end, written as quantize(s_mid) ->
+//   dequantize -> add(dequantize(residual)) -> act2):
+//     v = float(quantize(v, midScale)) * midScale
+//         + float(residual[o]) * residualScale, then `act2`;
+//   out[o] = outScale ? quantize(v, *outScale) (int8) : v (f32).
+// Every quantize and dequantize rounds as the reference's does.
+struct Int8EpilogueArgs {
+  const float *alpha = nullptr;
+  const float *bias = nullptr;
+  Int8Activation act = Int8Activation::kNone;
+  float lo = 0, hi = 0;
+  const int8_t *residual = nullptr;
+  float midScale = 0, residualScale = 0;
+  Int8Activation act2 = Int8Activation::kNone;
+  float lo2 = 0, hi2 = 0;
+  const float *outScale = nullptr;
+};
+
 // The epilogue of an int8 conv or matmul. `acc` holds the integer sums as
 // rows of `accStride` values (float: cuDNN's INT8_EXT output, exact
 // integers converted once; or int32: cuBLASLt's), one row per (n, spatial)
-// position in order, channel c at column c. For each of the n * spatial *
-// channels outputs:
-//   v = float(acc) * alpha[c] + (bias ? bias[c] : 0), then the activation
-//   (relu: max(v, 0); clip: min(max(v, lo), hi)), then
-//   out = outScale ? quantize(v, *outScale) (int8, the reference's rounding)
-//                  : v (f32).
-// The output is NCHW ([n, channels, spatial]) when `channelsFirst`, else
+// position in order, channel c at column c; the n * spatial * channels
+// outputs are NCHW ([n, channels, spatial]) when `channelsFirst`, else
 // [n, spatial, channels].
 template <typename Acc>
 cudaError_t launchInt8Epilogue(const Acc *acc, int64_t accStride, int64_t n,
                                int64_t spatial, int64_t channels,
-                               bool channelsFirst, const float *alpha,
-                               const float *bias, Int8Activation act, float lo,
-                               float hi, const float *outScale, void *out,
-                               cudaStream_t stream);
+                               bool channelsFirst, const Int8EpilogueArgs &args,
+                               void *out, cudaStream_t stream);
 
 } // namespace gopt::runtime::cuda
 

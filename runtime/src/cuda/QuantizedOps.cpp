@@ -60,6 +60,9 @@ public:
     }
     for (const plan::Binding &b : p.outputs())
       users[b.tensor()]++;
+    for (const plan::StateBinding &b : p.states())
+      if (b.has_update_tensor())
+        users[b.update_tensor()]++;
   }
   bool isConstant(int t) const {
     return p.tensors(t).kind() == plan::TensorInfo::CONSTANT;
@@ -129,10 +132,15 @@ bool findDequantize(const PlanView &v, int t, Dequant *d) {
 }
 
 // The activation and requantize that follow `t` (an f32 result), absorbed
-// into `chain`; updates the epilogue's parameters.
+// into `chain`, and ResNet's block end after them; the epilogue's
+// parameters (Int8EpilogueArgs, QuantizedKernels.h).
 struct Tail {
   Int8Activation act = Int8Activation::kNone;
   float lo = 0, hi = 0;
+  bool residual = false; // the chain's `residual` tensor is added
+  float midScale = 0, residualScale = 0;
+  Int8Activation act2 = Int8Activation::kNone;
+  float lo2 = 0, hi2 = 0;
   bool quantized = false;
   float outScale = 0;
 };
@@ -151,47 +159,115 @@ bool activationFromAttr(const std::string &a, Tail *tail) {
   }
   return false;
 }
-void followTail(const PlanView &v, Int8Chain &chain, Tail *tail) {
+
+// The one consumer of chain.result when it is an op of `kind` reading it
+// as its first operand, else -1.
+int nextOp(const PlanView &v, const Int8Chain &chain, const char *kind) {
   int t = chain.result;
-  if (tail->act == Int8Activation::kNone && v.internal(t)) {
-    const plan::Op &op = v.p.ops(v.consumer[t]);
-    bool taken = false;
-    if (op.kind() == "relu" && op.inputs(0) == t) {
-      tail->act = Int8Activation::kRelu;
-      taken = true;
-    } else if (op.kind() == "relu6" && op.inputs(0) == t) {
-      tail->act = Int8Activation::kClip;
-      tail->lo = 0;
-      tail->hi = 6;
-      taken = true;
-    } else if (op.kind() == "clip" && op.inputs(0) == t) {
-      OpAttrs attrs(op);
-      tail->act = Int8Activation::kClip;
-      tail->lo = static_cast<float>(attrs.getFloat("min"));
-      tail->hi = static_cast<float>(attrs.getFloat("max"));
-      taken = true;
-    }
-    if (taken && v.dtypes[op.outputs(0)] == DType::kF32) {
-      chain.absorbed.push_back(v.consumer[t]);
-      chain.result = op.outputs(0);
-      t = chain.result;
-    } else {
-      tail->act = Int8Activation::kNone;
-    }
+  if (!v.internal(t))
+    return -1;
+  const plan::Op &op = v.p.ops(v.consumer[t]);
+  if (op.kind() != kind || op.inputs_size() < 1 || op.inputs(0) != t ||
+      op.outputs_size() != 1)
+    return -1;
+  return v.consumer[t];
+}
+
+// A relu, relu6 or clip after the result, absorbed.
+bool takeActivation(const PlanView &v, Int8Chain &chain, Int8Activation *act,
+                    float *lo, float *hi) {
+  int o = -1;
+  if ((o = nextOp(v, chain, "relu")) >= 0) {
+    *act = Int8Activation::kRelu;
+  } else if ((o = nextOp(v, chain, "relu6")) >= 0) {
+    *act = Int8Activation::kClip;
+    *lo = 0;
+    *hi = 6;
+  } else if ((o = nextOp(v, chain, "clip")) >= 0) {
+    OpAttrs attrs(v.p.ops(o));
+    *act = Int8Activation::kClip;
+    *lo = static_cast<float>(attrs.getFloat("min"));
+    *hi = static_cast<float>(attrs.getFloat("max"));
   }
-  if (v.internal(t)) {
-    const plan::Op &op = v.p.ops(v.consumer[t]);
-    if (op.kind() == "quantize" && op.inputs_size() == 2 && op.inputs(0) == t &&
-        v.dtypes[op.outputs(0)] == DType::kI8) {
-      std::vector<float> s = v.floats(op.inputs(1));
-      if (s.size() == 1 && validScales(s)) {
-        tail->quantized = true;
-        tail->outScale = s[0];
-        chain.absorbed.push_back(v.consumer[t]);
-        chain.result = op.outputs(0);
-      }
-    }
+  if (o < 0 || v.dtypes[v.p.ops(o).outputs(0)] != DType::kF32) {
+    *act = Int8Activation::kNone;
+    return false;
   }
+  chain.absorbed.push_back(o);
+  chain.result = v.p.ops(o).outputs(0);
+  return true;
+}
+
+// A quantize of the result with one valid constant scale, absorbed.
+bool takeQuantize(const PlanView &v, Int8Chain &chain, float *scale) {
+  int o = nextOp(v, chain, "quantize");
+  if (o < 0)
+    return false;
+  const plan::Op &op = v.p.ops(o);
+  if (op.inputs_size() != 2 || v.dtypes[op.outputs(0)] != DType::kI8)
+    return false;
+  std::vector<float> s = v.floats(op.inputs(1));
+  if (s.size() != 1 || !validScales(s))
+    return false;
+  *scale = s[0];
+  chain.absorbed.push_back(o);
+  chain.result = op.outputs(0);
+  return true;
+}
+
+// ResNet's block end after a requantized result q_a (scale s_a):
+// dequantize(q_a, s_a) -> add(·, dequantize(q_r, s_r)) in either order,
+// same shapes; absorbed, with q_r as the chain's residual. Not for the
+// residual's own dequantize, which other ops may read (planInt8Chains
+// drops it when none does).
+bool takeResidual(const PlanView &v, Int8Chain &chain, Tail *tail) {
+  int d = nextOp(v, chain, "dequantize");
+  if (d < 0)
+    return false;
+  const plan::Op &dq = v.p.ops(d);
+  if (dq.inputs_size() != 2)
+    return false;
+  std::vector<float> s = v.floats(dq.inputs(1));
+  int xa = dq.outputs(0);
+  if (s.size() != 1 || s[0] != tail->outScale || v.dtypes[xa] != DType::kF32 ||
+      !v.internal(xa))
+    return false;
+  int a = v.consumer[xa];
+  const plan::Op &add = v.p.ops(a);
+  if (add.kind() != "add" || add.inputs_size() != 2 ||
+      add.inputs(0) == add.inputs(1) || add.outputs_size() != 1)
+    return false;
+  int xr = add.inputs(0) == xa ? add.inputs(1) : add.inputs(0);
+  Dequant r;
+  // The kernel reads q_r at the anchor's place: it must exist by then.
+  if (!findDequantize(v, xr, &r) || r.scales.size() != 1 ||
+      v.producer[r.q] >= chain.anchor || v.shapes[xr] != v.shapes[xa] ||
+      v.shapes[add.outputs(0)] != v.shapes[xa] ||
+      v.dtypes[add.outputs(0)] != DType::kF32)
+    return false;
+  tail->residual = true;
+  tail->midScale = tail->outScale;
+  tail->residualScale = r.scales[0];
+  tail->quantized = false;
+  tail->outScale = 0;
+  chain.residual = r.q;
+  chain.absorbed.push_back(d);
+  chain.absorbed.push_back(a);
+  chain.result = add.outputs(0);
+  return true;
+}
+
+void followTail(const PlanView &v, Int8Chain &chain, Tail *tail,
+                bool allowResidual) {
+  if (tail->act == Int8Activation::kNone)
+    takeActivation(v, chain, &tail->act, &tail->lo, &tail->hi);
+  if (!takeQuantize(v, chain, &tail->outScale))
+    return;
+  tail->quantized = true;
+  if (!allowResidual || !takeResidual(v, chain, tail))
+    return;
+  takeActivation(v, chain, &tail->act2, &tail->lo2, &tail->hi2);
+  tail->quantized = takeQuantize(v, chain, &tail->outScale);
 }
 
 // Device copies of the epilogue's per-channel values.
@@ -223,19 +299,31 @@ struct EpilogueParams {
     }
     return Status::success();
   }
+  // `residual`: the chain's residual int8 tensor (when tail.residual).
   template <typename Acc>
   Status run(const Acc *acc, int64_t accStride, int64_t n, int64_t spatial,
-             int64_t channels, bool channelsFirst, void *out,
-             cudaStream_t stream) const {
-    return fromCuda(
-        launchInt8Epilogue<Acc>(
-            acc, accStride, n, spatial, channels, channelsFirst,
-            static_cast<const float *>(alpha.ptr),
-            hasBias ? static_cast<const float *>(bias.ptr) : nullptr, tail.act,
-            tail.lo, tail.hi,
-            tail.quantized ? static_cast<const float *>(outScale.ptr) : nullptr,
-            out, stream),
-        "launchInt8Epilogue");
+             int64_t channels, bool channelsFirst, const void *residual,
+             void *out, cudaStream_t stream) const {
+    Int8EpilogueArgs args;
+    args.alpha = static_cast<const float *>(alpha.ptr);
+    args.bias = hasBias ? static_cast<const float *>(bias.ptr) : nullptr;
+    args.act = tail.act;
+    args.lo = tail.lo;
+    args.hi = tail.hi;
+    if (tail.residual) {
+      args.residual = static_cast<const int8_t *>(residual);
+      args.midScale = tail.midScale;
+      args.residualScale = tail.residualScale;
+      args.act2 = tail.act2;
+      args.lo2 = tail.lo2;
+      args.hi2 = tail.hi2;
+    }
+    args.outScale =
+        tail.quantized ? static_cast<const float *>(outScale.ptr) : nullptr;
+    return fromCuda(launchInt8Epilogue<Acc>(acc, accStride, n, spatial,
+                                            channels, channelsFirst, args, out,
+                                            stream),
+                    "launchInt8Epilogue");
   }
 };
 
@@ -286,7 +374,7 @@ public:
   }
 
 private:
-  Status enqueue(const void *x, void *y);
+  Status enqueue(const void *x, const void *residual, void *y);
 
   DeviceContext *ctx_ = nullptr;
   ConvChainParams p_;
@@ -402,7 +490,7 @@ Int8ConvKernel::create(const ConvChainParams &p, DeviceContext *ctx) {
     k->gatherOffset_ = align256(algoBytes);
     k->accOffset_ = k->gatherOffset_ + gatherBytes;
     GOPT_RETURN_IF_ERROR(ctx->reserveWorkspace(k->accOffset_ + accBytes));
-    last = k->enqueue(scratchIn.ptr, scratchOut.ptr);
+    last = k->enqueue(scratchIn.ptr, scratchOut.ptr, scratchOut.ptr);
     if (last.ok())
       last =
           fromCuda(cudaStreamSynchronize(ctx->stream), "cudaStreamSynchronize");
@@ -413,7 +501,7 @@ Int8ConvKernel::create(const ConvChainParams &p, DeviceContext *ctx) {
   return last;
 }
 
-Status Int8ConvKernel::enqueue(const void *x, void *y) {
+Status Int8ConvKernel::enqueue(const void *x, const void *residual, void *y) {
   char *ws = static_cast<char *>(ctx_->workspace.ptr);
   const void *convIn = x;
   if (gather_) {
@@ -431,13 +519,13 @@ Status Int8ConvKernel::enqueue(const void *x, void *y) {
   GOPT_CUDNN_CHECK(cudnnConvolutionForward(
       ctx_->cudnn, &one, xDesc_.d, convIn, wDesc_.d, filter_.ptr, convDesc_.d,
       algo_, algoBytes_ ? ws : nullptr, algoBytes_, &zero, yDesc_.d, acc));
-  return epilogue_.run(acc, kPad_, p_.n, p_.oh * p_.ow, p_.k, p_.nchw, y,
-                       ctx_->stream);
+  return epilogue_.run(acc, kPad_, p_.n, p_.oh * p_.ow, p_.k, p_.nchw, residual,
+                       y, ctx_->stream);
 }
 
 Status Int8ConvKernel::run(const std::vector<const void *> &in,
                            const std::vector<void *> &out) {
-  return enqueue(in[0], out[0]);
+  return enqueue(in[0], in.size() > 1 ? in[1] : nullptr, out[0]);
 }
 
 // Where an int8 GEMM's left operand comes from: the activation itself
@@ -567,7 +655,10 @@ Int8GemmKernel::create(Config config, DeviceContext *ctx) {
   GOPT_RETURN_IF_ERROR(scratchIn.allocate(std::max<size_t>(inBytes, 64)));
   GOPT_RETURN_IF_ERROR(scratchOut.allocate(std::max<size_t>(outBytes, 64)));
   GOPT_CUDA_CHECK(cudaMemsetAsync(scratchIn.ptr, 0, inBytes, ctx->stream));
-  GOPT_RETURN_IF_ERROR(kern->run({scratchIn.ptr}, {scratchOut.ptr}));
+  // The output doubles as the residual's scratch (zeros, int8-sized).
+  GOPT_CUDA_CHECK(cudaMemsetAsync(scratchOut.ptr, 0, outBytes, ctx->stream));
+  GOPT_RETURN_IF_ERROR(
+      kern->run({scratchIn.ptr, scratchOut.ptr}, {scratchOut.ptr}));
   GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
   return std::unique_ptr<CudaKernel>(std::move(kern));
 }
@@ -593,7 +684,7 @@ Status Int8GemmKernel::run(const std::vector<const void *> &in,
       ctx_->cublasLt, desc_, &one, weight_.ptr, la_, left, lb_, &zero, acc, lc_,
       acc, lc_, &algo_, algoBytes_ ? ws : nullptr, algoBytes_, ctx_->stream));
   return epilogue_.run(acc, nPad_, c_.batch, c_.spatial, c_.n, c_.channelsFirst,
-                       out[0], ctx_->stream);
+                       in.size() > 1 ? in[1] : nullptr, out[0], ctx_->stream);
 }
 
 // The conv2d chain anchored at `o`, or false.
@@ -666,7 +757,7 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
   chain->anchor = o;
   chain->input = dx.q;
   chain->result = op.outputs(0);
-  followTail(v, *chain, &p.tail);
+  followTail(v, *chain, &p.tail, true);
   // The dequantizes run only where something else reads their results.
   if (v.internal(op.inputs(0)))
     chain->absorbed.push_back(dx.op);
@@ -771,7 +862,7 @@ bool matmulChain(const PlanView &v, int o, DeviceContext *ctx,
   chain->input = da.q;
   chain->result = op.outputs(0);
   Tail tail;
-  followTail(v, *chain, &tail);
+  followTail(v, *chain, &tail, true);
   if (v.internal(op.inputs(0)))
     chain->absorbed.push_back(da.op);
   if (v.internal(op.inputs(1)))
@@ -829,6 +920,54 @@ std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
       taken[a] = true;
     chain.implementation = chain.kernel->implementation();
     chains.emplace(o, std::move(chain));
+  }
+  // A dequantize of an activation that only chains read, each reading its
+  // int8 input directly (as its input or its residual), need not run: the
+  // first such chain absorbs it. (ResNet: the dequantize of a block's
+  // input feeds the next conv and the block's residual add.)
+  std::vector<int> absorbedBy(plan.ops_size(), -1);
+  std::vector<bool> boundOutside(plan.tensors_size(), false);
+  for (const plan::Binding &b : plan.outputs())
+    boundOutside[b.tensor()] = true;
+  for (const plan::StateBinding &b : plan.states())
+    if (b.has_update_tensor())
+      boundOutside[b.update_tensor()] = true;
+  for (const auto &[anchor, chain] : chains)
+    for (int a : chain.absorbed)
+      absorbedBy[a] = anchor;
+  for (int o = 0; o < plan.ops_size(); ++o) {
+    const plan::Op &dq = plan.ops(o);
+    if (dq.kind() != "dequantize" || taken[o] || dq.outputs_size() != 1 ||
+        plan.tensors(dq.outputs(0)).kind() != plan::TensorInfo::INTERMEDIATE)
+      continue;
+    int t = dq.outputs(0), q = dq.inputs(0), owner = -1;
+    bool dead = v.users[t] > 0 && !boundOutside[t];
+    for (int u = 0; u < plan.ops_size() && dead; ++u) {
+      const plan::Op &op = plan.ops(u);
+      bool reads = false;
+      for (int in : op.inputs())
+        reads |= in == t;
+      if (!reads)
+        continue;
+      auto asAnchor = chains.find(u);
+      if (asAnchor != chains.end() && asAnchor->second.input == q &&
+          op.inputs(0) == t && op.inputs(1) != t &&
+          (op.inputs_size() < 3 || op.inputs(2) != t)) {
+        owner = owner < 0 ? u : owner;
+        continue;
+      }
+      // The residual add of a chain whose residual is q.
+      if (absorbedBy[u] >= 0 && op.kind() == "add" &&
+          chains.at(absorbedBy[u]).residual == q) {
+        owner = owner < 0 ? absorbedBy[u] : owner;
+        continue;
+      }
+      dead = false;
+    }
+    if (!dead || owner < 0)
+      continue;
+    taken[o] = true;
+    chains.at(owner).absorbed.push_back(o);
   }
   return chains;
 }

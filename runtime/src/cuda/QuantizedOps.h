@@ -25,6 +25,7 @@ struct Int8Chain {
   int anchor = -1;           // the conv2d or matmul op
   std::vector<int> absorbed; // other ops whose work the kernel does
   int input = -1;            // the int8 activation the kernel reads
+  int residual = -1;         // an int8 tensor added at the end, or -1
   int result = -1;           // the tensor it writes (i8 or f32)
   std::string implementation;
   std::unique_ptr<CudaKernel> kernel;

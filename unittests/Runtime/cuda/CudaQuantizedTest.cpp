@@ -296,6 +296,77 @@ TEST_F(CudaQuantized, ConvActivationsAndFloatOutput) {
   EXPECT_TRUE(isInt8(runConvCase(f32Nchw, seed += 10)));
 }
 
+// ResNet's block end after a conv: quantize(s_a) -> dequantize -> add of
+// a dequantized int8 residual (either operand order) [-> relu]
+// [-> quantize(s_y)], all in the conv's epilogue. The one rounding that can
+// differ is the requantize at s_a, so results are within one s_a step
+// (s_y >= s_a here: one output quantum).
+TEST_F(CudaQuantized, ConvResidualBlockEnd) {
+  struct Case {
+    bool nchw, residualFirst, relu;
+    float sy; // 0: f32 result
+  };
+  const float sa = 0.04f, sr = 0.03f;
+  uint32_t seed = 7000;
+  for (Case k :
+       {Case{true, false, true, 0.05f}, Case{false, true, true, 0.05f},
+        Case{true, true, false, 0.f}, Case{false, false, false, 0.06f}}) {
+    PlanBuilder b("int8-residual");
+    Shape xs = k.nchw ? Shape{-1, 8, 6, 6} : Shape{-1, 6, 6, 8};
+    Shape ys = k.nchw ? Shape{-1, 12, 6, 6} : Shape{-1, 6, 6, 12};
+    int x = b.addInput("x", DType::kF32, xs);
+    int r = b.addInput("r", DType::kF32, ys);
+    int dr = quantizeDequantize(b, r, "r", ys, sr);
+    int dx = quantizeDequantize(b, x, "x", xs, 1.f / 127.f);
+    Shape ws = k.nchw ? Shape{12, 8, 3, 3} : Shape{3, 3, 8, 12};
+    int dw = dequantizedWeight(b, "w", ws, k.nchw ? 0 : 3, 12, seed += 10);
+    int bias = b.addConstant("bias", randomF32({12}, seed + 5));
+    int conv = b.addIntermediate("conv_out", DType::kF32, ys);
+    b.addOp("conv2d", "conv", {dx, dw, bias}, {conv},
+            {{"data_format", stringAttr(k.nchw ? "NCHW" : "NHWC")},
+             {"filter_format", stringAttr(k.nchw ? "OIHW" : "HWIO")},
+             {"pads", intsAttr({1, 1, 1, 1})}});
+    int da = quantizeDequantize(b, conv, "a", ys, sa);
+    int sum = b.addIntermediate("sum", DType::kF32, ys);
+    b.addOp("add", "add",
+            k.residualFirst ? std::vector<int>{dr, da}
+                            : std::vector<int>{da, dr},
+            {sum});
+    int last = sum;
+    if (k.relu) {
+      last = b.addIntermediate("relu_out", DType::kF32, ys);
+      b.addOp("relu", "relu", {sum}, {last});
+    }
+    addOutput(b, last, ys, k.sy);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    Shape xc = xs, yc = ys;
+    xc[0] = yc[0] = 3;
+    Tensor xin = randomF32(xc, seed + 6), rin = randomF32(yc, seed + 7);
+    RunResult ref = runPlan(*plan, "reference", {xin, rin}, 3);
+    RunResult got = runPlan(*plan, "cuda", {xin, rin}, 3);
+    std::string what =
+        detail::concat("nchw ", k.nchw, " residualFirst ", k.residualFirst,
+                       " relu ", k.relu, " sy ", k.sy);
+    ASSERT_EQ(ref.outputs.size(), 1u) << what;
+    ASSERT_EQ(got.outputs.size(), 1u) << what;
+    float step = k.sy ? k.sy : sa;
+    EXPECT_LE(maxAbsDiff(got.outputs[0], ref.outputs[0]), step * 1.001f)
+        << what;
+    int64_t differ = 0;
+    for (int64_t i = 0; i < ref.outputs[0].numElements(); ++i)
+      differ +=
+          got.outputs[0].data<float>()[i] != ref.outputs[0].data<float>()[i];
+    // After the requantize at s_a every step rounds as the reference's
+    // does, so even f32 results are equal wherever that requantize is.
+    EXPECT_LE(differ, ref.outputs[0].numElements() / 100) << what;
+    EXPECT_TRUE(isInt8(implementationOf(got, "conv"))) << what;
+    EXPECT_EQ(implementationOf(got, "add"), "fused into 'conv'") << what;
+    EXPECT_EQ(implementationOf(got, "a_dequantize"), "fused into 'conv'")
+        << what;
+  }
+}
+
 // Grouped and depthwise convolutions have no int8 path yet: they run op by
 // op (f32 cuDNN on the dequantized values) and still match.
 TEST_F(CudaQuantized, GroupedConvFallsBackAndMatches) {
@@ -452,6 +523,13 @@ TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
     EXPECT_TRUE(isInt8(impl["fc"]));
     EXPECT_EQ(impl["c1_quantize"], "fused into 'conv1'");
     EXPECT_EQ(impl["w1_dequantize"], "fused into 'conv1'");
+    // The block end (dequantize, residual add, relu, quantize) is conv2's
+    // epilogue, and the block input's dequantize, read only by conv1 and
+    // the residual add, does not run.
+    for (const char *op : {"c2_quantize", "c2_dequantize", "residual",
+                           "block_relu", "block_quantize"})
+      EXPECT_EQ(impl[op], "fused into 'conv2'") << op;
+    EXPECT_EQ(impl["x_dequantize"], "fused into 'conv1'");
   }
   setenv("GOPT_CUDA_INT8", "0", 1);
   Tensor input = randomF32({3, c, 8, 8}, 5040);
