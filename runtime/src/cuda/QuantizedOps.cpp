@@ -813,6 +813,8 @@ bool convChain(const PlanView &v, int o, DeviceContext *ctx, Int8Chain *chain) {
   g.bias = p.bias;
   g.tail = p.tail;
   g.implementation = g.im2col ? "cublaslt-int8 (im2col)" : "cublaslt-int8";
+  if (!ctx)
+    return true; // recognition only
   auto kernel = Int8GemmKernel::create(std::move(g), ctx);
   if (!kernel.ok()) {
     (void)cudaGetLastError();
@@ -881,6 +883,8 @@ bool matmulChain(const PlanView &v, int o, DeviceContext *ctx,
   g.inScale = da.scales[0];
   g.wScales = db.scales;
   g.tail = tail;
+  if (!ctx)
+    return true; // recognition only
   auto kernel = Int8GemmKernel::create(std::move(g), ctx);
   if (!kernel.ok()) {
     (void)cudaGetLastError();
@@ -918,7 +922,8 @@ std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
       continue;
     for (int a : chain.absorbed)
       taken[a] = true;
-    chain.implementation = chain.kernel->implementation();
+    chain.implementation =
+        chain.kernel ? chain.kernel->implementation() : "recognized";
     chains.emplace(o, std::move(chain));
   }
   // A dequantize of an activation that only chains read, each reading its

@@ -34,7 +34,9 @@ struct Int8Chain {
 // The chains of `plan` at these element types and shapes, with their
 // kernels created. A candidate whose kernel cannot be created (an
 // unsupported configuration, which cuDNN or cuBLASLt refuses) is left out
-// and runs op by op. Keyed by anchor op index.
+// and runs op by op. Keyed by anchor op index. With `ctx` null the chains
+// are only recognized (no kernels, no device): what the tests check
+// without a GPU.
 std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
                                         const std::vector<DType> &dtypes,
                                         const std::vector<Shape> &shapes,

@@ -11,10 +11,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaCommon.h"
+#include "QuantizedOps.h"
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <random>
 
 namespace gopt::runtime::testing {
@@ -452,9 +455,8 @@ TEST_F(CudaQuantized, MatmulMatchesReference) {
 
 // ResNet's basic block and classifier as --gopt-quantize writes them: conv
 // (relu) -> Q/DQ -> conv -> Q/DQ -> add(residual) -> relu -> Q/DQ ->
-// global_avg_pool -> Q/DQ -> matmul -> Q/DQ; eager, captured and replayed,
-// at two batch sizes, and the same plan with GOPT_CUDA_INT8=0 (op by op).
-TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
+// global_avg_pool -> Q/DQ -> matmul -> Q/DQ.
+StatusOr<Plan> quantizedBlockPlan() {
   PlanBuilder b("int8-block");
   const int64_t c = 16;
   Shape act = {-1, c, 8, 8};
@@ -493,7 +495,14 @@ TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
   int mm = b.addIntermediate("mm", DType::kF32, logits);
   b.addOp("matmul", "fc", {d4, w3}, {mm}, {{"transpose_b", boolAttr(true)}});
   addOutput(b, mm, logits, 0.02f);
-  auto plan = b.build();
+  return b.build();
+}
+
+// The plan of quantizedBlockPlan on CUDA: eager, captured and replayed, at
+// two batch sizes, and the same plan with GOPT_CUDA_INT8=0 (op by op).
+TEST_F(CudaQuantized, WholeQuantizedPlanMatchesReference) {
+  const int64_t c = 16;
+  auto plan = quantizedBlockPlan();
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   for (int64_t batch : {2, 5}) {
     Tensor input = randomF32({batch, c, 8, 8}, 5030 + batch);
@@ -575,6 +584,164 @@ TEST_F(CudaQuantized, WeightOnlyDequantizeRunsOnceAtSetUp) {
   for (const char *op : {"w_dequantize", "w2_dequantize"}) {
     std::string impl = implementationOf(got, op);
     EXPECT_NE(impl.find("once, at set-up"), std::string::npos) << op << impl;
+  }
+}
+
+} // namespace
+} // namespace gopt::runtime::testing
+
+namespace gopt::runtime::testing {
+namespace {
+
+// Chain recognition without a device (planInt8Chains with no context):
+// runs everywhere.
+struct Planned {
+  Plan plan;
+  std::map<int, cuda::Int8Chain> chains;
+  int op(const std::string &name) const {
+    for (int o = 0; o < plan.proto().ops_size(); ++o)
+      if (plan.proto().ops(o).name() == name)
+        return o;
+    ADD_FAILURE() << "no op " << name;
+    return -1;
+  }
+  int tensor(const std::string &name) const {
+    for (int t = 0; t < plan.proto().tensors_size(); ++t)
+      if (plan.proto().tensors(t).name() == name)
+        return t;
+    ADD_FAILURE() << "no tensor " << name;
+    return -1;
+  }
+  // The ops chain `anchor` absorbs, by name, sorted.
+  std::vector<std::string> absorbed(const std::string &anchor) const {
+    std::vector<std::string> names;
+    auto it = chains.find(op(anchor));
+    if (it == chains.end())
+      return {"(no chain)"};
+    for (int o : it->second.absorbed)
+      names.push_back(plan.proto().ops(o).name());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+Planned planChains(Plan plan, int64_t batch) {
+  Planned p{std::move(plan), {}};
+  std::vector<DType> dtypes;
+  std::vector<Shape> shapes;
+  for (const plan::TensorInfo &t : p.plan.proto().tensors()) {
+    dtypes.push_back(fromProtoDType(t.dtype()));
+    Shape s(t.shape().begin(), t.shape().end());
+    for (int64_t &d : s)
+      d = d < 0 ? batch : d;
+    shapes.push_back(s);
+  }
+  p.chains = cuda::planInt8Chains(p.plan.proto(), dtypes, shapes, nullptr);
+  return p;
+}
+
+TEST(CudaQuantizedPlanning, ResNetBlockChains) {
+  unsetenv("GOPT_CUDA_INT8");
+  auto plan = quantizedBlockPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Planned p = planChains(std::move(*plan), 2);
+  ASSERT_EQ(p.chains.size(), 3u);
+  // conv1 reads the block input's int8 values; their dequantize, which
+  // only conv1 and the residual add (in conv2's chain) read, is dropped.
+  EXPECT_EQ(p.absorbed("conv1"),
+            (std::vector<std::string>{"c1_quantize", "w1_dequantize",
+                                      "x_dequantize"}));
+  EXPECT_EQ(p.chains.at(p.op("conv1")).input, p.tensor("x_q"));
+  EXPECT_EQ(p.chains.at(p.op("conv1")).result, p.tensor("c1_q"));
+  EXPECT_EQ(p.chains.at(p.op("conv1")).residual, -1);
+  EXPECT_EQ(p.absorbed("conv2"),
+            (std::vector<std::string>{
+                "block_quantize", "block_relu", "c1_dequantize",
+                "c2_dequantize", "c2_quantize", "residual", "w2_dequantize"}));
+  EXPECT_EQ(p.chains.at(p.op("conv2")).input, p.tensor("c1_q"));
+  EXPECT_EQ(p.chains.at(p.op("conv2")).residual, p.tensor("x_q"));
+  EXPECT_EQ(p.chains.at(p.op("conv2")).result, p.tensor("block_q"));
+  // The pooled value's dequantize runs (global_avg_pool reads it); the
+  // classifier's output dequantize is the graph's output.
+  EXPECT_EQ(p.absorbed("fc"),
+            (std::vector<std::string>{"flat_dequantize", "w3_dequantize",
+                                      "y_quantize"}));
+  EXPECT_EQ(p.chains.at(p.op("fc")).result, p.tensor("y_q"));
+
+  setenv("GOPT_CUDA_INT8", "0", 1);
+  auto again = quantizedBlockPlan();
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(planChains(std::move(*again), 2).chains.empty());
+  unsetenv("GOPT_CUDA_INT8");
+}
+
+// What must stay op by op: a residual whose int8 values are computed after
+// the conv (the fused kernel would read them too early), a grouped conv,
+// per-channel activation scales, a matmul with K % 4 != 0 or transpose_a.
+TEST(CudaQuantizedPlanning, ChainsStopWhereTheKernelCannotFollow) {
+  unsetenv("GOPT_CUDA_INT8");
+  Shape xs = {-1, 8, 6, 6}, ys = {-1, 12, 6, 6};
+  AttrMap nchw = {{"data_format", stringAttr("NCHW")},
+                  {"filter_format", stringAttr("OIHW")},
+                  {"pads", intsAttr({1, 1, 1, 1})}};
+  {
+    PlanBuilder b("late-residual");
+    int x = b.addInput("x", DType::kF32, xs);
+    int r = b.addInput("r", DType::kF32, ys);
+    int dx = quantizeDequantize(b, x, "x", xs, 0.01f);
+    int dw = dequantizedWeight(b, "w", {12, 8, 3, 3}, 0, 12, 8000);
+    int conv = b.addIntermediate("conv_out", DType::kF32, ys);
+    b.addOp("conv2d", "conv", {dx, dw}, {conv}, nchw);
+    int da = quantizeDequantize(b, conv, "a", ys, 0.04f);
+    int dr = quantizeDequantize(b, r, "r", ys, 0.03f); // after the conv
+    int y = b.addOutput("y", DType::kF32, ys);
+    b.addOp("add", "add", {da, dr}, {y});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    Planned p = planChains(std::move(*plan), 2);
+    EXPECT_EQ(p.absorbed("conv"),
+              (std::vector<std::string>{"a_quantize", "w_dequantize",
+                                        "x_dequantize"}));
+    EXPECT_EQ(p.chains.at(p.op("conv")).residual, -1);
+  }
+  {
+    PlanBuilder b("grouped-and-per-channel");
+    int x = b.addInput("x", DType::kF32, xs);
+    int dx = quantizeDequantize(b, x, "x", xs, 0.01f);
+    int dw = dequantizedWeight(b, "w", {12, 4, 3, 3}, 0, 12, 8010);
+    AttrMap grouped = nchw;
+    grouped["groups"] = intAttr(2);
+    int conv = b.addIntermediate("conv_out", DType::kF32, ys);
+    b.addOp("conv2d", "grouped", {dx, dw}, {conv}, grouped);
+    // Per-channel activation scales along the channel axis.
+    int qs = b.addConstant("qs", weightScales(12, 8020));
+    int q = b.addIntermediate("q", DType::kI8, ys);
+    b.addOp("quantize", "q_per_channel", {conv, qs}, {q},
+            {{"axis", intAttr(1)}});
+    int dq = b.addIntermediate("dq", DType::kF32, ys);
+    b.addOp("dequantize", "dq_per_channel", {q, qs}, {dq},
+            {{"axis", intAttr(1)}});
+    int dw2 = dequantizedWeight(b, "w2", {12, 12, 3, 3}, 0, 12, 8030);
+    int y = b.addOutput("y", DType::kF32, ys);
+    b.addOp("conv2d", "per_channel_input", {dq, dw2}, {y}, nchw);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    EXPECT_TRUE(planChains(std::move(*plan), 2).chains.empty());
+  }
+  for (bool transposeA : {false, true}) {
+    int64_t k = transposeA ? 32 : 30;
+    PlanBuilder b("matmul");
+    Shape as = transposeA ? Shape{k, 4} : Shape{4, k};
+    int a = b.addInput("a", DType::kF32, as);
+    int da = quantizeDequantize(b, a, "a", as, 0.01f);
+    int dw = dequantizedWeight(b, "w", {k, 8}, 1, 8, 8040);
+    int y = b.addOutput("y", DType::kF32, {4, 8});
+    b.addOp("matmul", "matmul", {da, dw}, {y},
+            {{"transpose_a", boolAttr(transposeA)}});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    EXPECT_TRUE(planChains(std::move(*plan), 4).chains.empty())
+        << "transpose_a " << transposeA;
   }
 }
 
