@@ -66,6 +66,38 @@ int8Im2colKernel(const int8_t *x, bool nchw, int c, int h, int w, int cPad,
   }
 }
 
+__global__ void int8MaxPoolKernel(const int8_t *x, bool nchw, int c, int h,
+                                  int w, int kh, int kw, int sh, int sw,
+                                  int padTop, int padLeft, int oh, int ow,
+                                  int8_t *y, int total) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += gridDim.x * blockDim.x) {
+    int n, ch, oy, ox;
+    if (nchw) {
+      ox = i % ow;
+      int r = i / ow;
+      oy = r % oh;
+      r /= oh;
+      ch = r % c;
+      n = r / c;
+    } else {
+      ch = i % c;
+      int r = i / c;
+      ox = r % ow;
+      r /= ow;
+      oy = r % oh;
+      n = r / oh;
+    }
+    int y0 = oy * sh - padTop, x0 = ox * sw - padLeft;
+    int m = -128;
+    for (int iy = max(y0, 0); iy < min(y0 + kh, h); ++iy)
+      for (int ix = max(x0, 0); ix < min(x0 + kw, w); ++ix)
+        m = max(m, int(nchw ? x[((n * c + ch) * h + iy) * w + ix]
+                            : x[((n * h + iy) * w + ix) * c + ch]));
+    y[i] = static_cast<int8_t>(m);
+  }
+}
+
 // The same rounding as Kernels.cu's quantize (the reference's): IEEE
 // division, half to even, NaN -> 0, clamp to [-128, 127].
 __device__ __forceinline__ int8_t requantize(float v, float scale) {
@@ -187,6 +219,20 @@ cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
       x, nchw, int(c), int(h), int(w), int(cPad), int(kw), int(kh * kw),
       int(sh), int(sw), int(dh), int(dw), int(padTop), int(padLeft), int(oh),
       int(ow), a, int(total));
+  return cudaGetLastError();
+}
+
+cudaError_t launchInt8MaxPool(const int8_t *x, bool nchw, int64_t n, int64_t c,
+                              int64_t h, int64_t w, int64_t kh, int64_t kw,
+                              int64_t sh, int64_t sw, int64_t padTop,
+                              int64_t padLeft, int64_t oh, int64_t ow,
+                              int8_t *y, cudaStream_t stream) {
+  int64_t total = n * c * oh * ow;
+  if (total == 0)
+    return cudaSuccess;
+  int8MaxPoolKernel<<<gridBlocks(total), kBlockSize, 0, stream>>>(
+      x, nchw, int(c), int(h), int(w), int(kh), int(kw), int(sh), int(sw),
+      int(padTop), int(padLeft), int(oh), int(ow), y, int(total));
   return cudaGetLastError();
 }
 

@@ -43,6 +43,17 @@ cudaError_t launchInt8Im2col(const int8_t *x, bool nchw, int64_t n, int64_t c,
                              int64_t oh, int64_t ow, int8_t *a,
                              cudaStream_t stream);
 
+// max_pool of int8 values (NCHW when `nchw`, else NHWC) into int8 of the
+// same layout: y = the largest x in the window's part inside x, -128 when
+// that part is empty. This is quantize(max_pool(dequantize(x, s)), s) for
+// any positive s: the maximum commutes with a positive scale, and
+// quantizing q * s by s gives q back.
+cudaError_t launchInt8MaxPool(const int8_t *x, bool nchw, int64_t n, int64_t c,
+                              int64_t h, int64_t w, int64_t kh, int64_t kw,
+                              int64_t sh, int64_t sw, int64_t padTop,
+                              int64_t padLeft, int64_t oh, int64_t ow,
+                              int8_t *y, cudaStream_t stream);
+
 // What the epilogue does to one sum of channel c (output element o):
 //   v = float(sum) * alpha[c] + (bias ? bias[c] : 0), then `act`
 //   (relu: max(v, 0); clip: min(max(v, lo), hi));

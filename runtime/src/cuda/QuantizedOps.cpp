@@ -894,6 +894,92 @@ bool matmulChain(const PlanView &v, int o, DeviceContext *ctx,
   return true;
 }
 
+// max_pool between a dequantize and a quantize of the same scale (what
+// --gopt-quantize writes, as ONNX Runtime's quantizer does): pooled on the
+// int8 values (launchInt8MaxPool says why that is exact).
+class Int8MaxPoolKernel : public CudaKernel {
+public:
+  struct Params {
+    bool nchw = false;
+    int64_t n = 0, c = 0, h = 0, w = 0, kh = 0, kw = 0, sh = 0, sw = 0;
+    int64_t padTop = 0, padLeft = 0, oh = 0, ow = 0;
+  };
+  Int8MaxPoolKernel(const Params &p, DeviceContext *ctx) : p_(p), ctx_(ctx) {}
+  Status run(const std::vector<const void *> &in,
+             const std::vector<void *> &out) override {
+    return fromCuda(
+        launchInt8MaxPool(static_cast<const int8_t *>(in[0]), p_.nchw, p_.n,
+                          p_.c, p_.h, p_.w, p_.kh, p_.kw, p_.sh, p_.sw,
+                          p_.padTop, p_.padLeft, p_.oh, p_.ow,
+                          static_cast<int8_t *>(out[0]), ctx_->stream),
+        "launchInt8MaxPool");
+  }
+  const char *implementation() const override { return "cuda-int8"; }
+
+private:
+  Params p_;
+  DeviceContext *ctx_;
+};
+
+bool maxPoolChain(const PlanView &v, int o, DeviceContext *ctx,
+                  Int8Chain *chain) {
+  const plan::Op &op = v.p.ops(o);
+  if (op.inputs_size() != 1 || op.outputs_size() != 1 ||
+      v.dtypes[op.outputs(0)] != DType::kF32)
+    return false;
+  Dequant dx;
+  // A scale far from 1 could make q * s / s land off q (denormals,
+  // overflow); ordinary ones never do.
+  if (!findDequantize(v, op.inputs(0), &dx) || dx.scales.size() != 1 ||
+      dx.scales[0] < 1e-30f || dx.scales[0] > 1e30f)
+    return false;
+  OpAttrs attrs(op);
+  std::string layout = attrs.getString("data_format");
+  const Shape &xs = v.shapes[dx.q], &ys = v.shapes[op.outputs(0)];
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  if ((layout != "NCHW" && layout != "NHWC") || xs.size() != 4 ||
+      ys.size() != 4 || kernel.size() != 2 || product(ys) == 0 ||
+      product(xs) > INT32_MAX || product(ys) > INT32_MAX)
+    return false;
+  Int8MaxPoolKernel::Params p;
+  p.nchw = layout == "NCHW";
+  p.n = xs[0];
+  p.c = p.nchw ? xs[1] : xs[3];
+  p.h = p.nchw ? xs[2] : xs[1];
+  p.w = p.nchw ? xs[3] : xs[2];
+  p.kh = kernel[0];
+  p.kw = kernel[1];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  std::string padding = attrs.getString("padding");
+  bool ceilMode = attrs.getBool("ceil_mode");
+  auto wh = computeWindowDim(p.h, p.kh, strides[0], 1, padding, pads[0],
+                             pads[1], ceilMode);
+  auto ww = computeWindowDim(p.w, p.kw, strides[1], 1, padding, pads[2],
+                             pads[3], ceilMode);
+  p.oh = p.nchw ? ys[2] : ys[1];
+  p.ow = p.nchw ? ys[3] : ys[2];
+  if (!wh.ok() || !ww.ok() || wh->outSize != p.oh || ww->outSize != p.ow ||
+      (p.nchw ? ys[1] : ys[3]) != p.c || ys[0] != p.n)
+    return false;
+  p.sh = strides[0];
+  p.sw = strides[1];
+  p.padTop = wh->padBefore;
+  p.padLeft = ww->padBefore;
+  chain->anchor = o;
+  chain->input = dx.q;
+  chain->result = op.outputs(0);
+  float outScale = 0;
+  // Exact only when the quantize's scale is the dequantize's.
+  if (!takeQuantize(v, *chain, &outScale) || outScale != dx.scales[0])
+    return false;
+  if (v.internal(op.inputs(0)))
+    chain->absorbed.push_back(dx.op);
+  if (ctx)
+    chain->kernel = std::make_unique<Int8MaxPoolKernel>(p, ctx);
+  return true;
+}
+
 } // namespace
 
 std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
@@ -910,9 +996,10 @@ std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
   for (int o = 0; o < plan.ops_size(); ++o) {
     const std::string &kind = plan.ops(o).kind();
     Int8Chain chain;
-    bool found = kind == "conv2d"   ? convChain(v, o, ctx, &chain)
-                 : kind == "matmul" ? matmulChain(v, o, ctx, &chain)
-                                    : false;
+    bool found = kind == "conv2d"     ? convChain(v, o, ctx, &chain)
+                 : kind == "matmul"   ? matmulChain(v, o, ctx, &chain)
+                 : kind == "max_pool" ? maxPoolChain(v, o, ctx, &chain)
+                                      : false;
     if (!found)
       continue;
     bool clash = false;
@@ -955,9 +1042,11 @@ std::map<int, Int8Chain> planInt8Chains(const plan::Plan &plan,
       if (!reads)
         continue;
       auto asAnchor = chains.find(u);
+      bool onlyFirst = op.inputs(0) == t;
+      for (int i = 1; i < op.inputs_size(); ++i)
+        onlyFirst &= op.inputs(i) != t;
       if (asAnchor != chains.end() && asAnchor->second.input == q &&
-          op.inputs(0) == t && op.inputs(1) != t &&
-          (op.inputs_size() < 3 || op.inputs(2) != t)) {
+          onlyFirst) {
         owner = owner < 0 ? u : owner;
         continue;
       }

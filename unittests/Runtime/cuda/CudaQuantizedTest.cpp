@@ -370,6 +370,64 @@ TEST_F(CudaQuantized, ConvResidualBlockEnd) {
   }
 }
 
+// dequantize -> max_pool -> quantize with one scale pools the int8 values:
+// equal to the reference bit for bit. With another quantize scale the pool
+// runs in f32 (op by op) and still matches.
+TEST_F(CudaQuantized, MaxPoolOnInt8Values) {
+  struct Case {
+    bool nchw;
+    std::vector<int64_t> kernel, strides, pads;
+    std::string padding;
+    bool ceilMode;
+    float outScale; // 0: the input's scale
+  };
+  const float s = 0.02f;
+  uint32_t seed = 9000;
+  for (const Case &k :
+       {Case{true, {3, 3}, {2, 2}, {1, 1, 1, 1}, "EXPLICIT", false, 0},
+        Case{false, {2, 2}, {2, 2}, {0, 0, 0, 0}, "EXPLICIT", false, 0},
+        Case{true, {3, 3}, {2, 2}, {0, 0, 0, 0}, "EXPLICIT", true, 0},
+        Case{false, {3, 3}, {2, 2}, {0, 0, 0, 0}, "SAME", false, 0},
+        Case{true, {3, 3}, {2, 2}, {1, 1, 1, 1}, "EXPLICIT", false, 0.03f}}) {
+    Shape xs = k.nchw ? Shape{-1, 5, 11, 10} : Shape{-1, 11, 10, 5};
+    auto oh = computeWindowDim(11, k.kernel[0], k.strides[0], 1, k.padding,
+                               k.pads[0], k.pads[1], k.ceilMode);
+    auto ow = computeWindowDim(10, k.kernel[1], k.strides[1], 1, k.padding,
+                               k.pads[2], k.pads[3], k.ceilMode);
+    ASSERT_TRUE(oh.ok() && ow.ok());
+    Shape ys = k.nchw ? Shape{-1, 5, oh->outSize, ow->outSize}
+                      : Shape{-1, oh->outSize, ow->outSize, 5};
+    PlanBuilder b("int8-pool");
+    int x = b.addInput("x", DType::kF32, xs);
+    int dx = quantizeDequantize(b, x, "x", xs, s);
+    int pooled = b.addIntermediate("pooled", DType::kF32, ys);
+    b.addOp("max_pool", "pool", {dx}, {pooled},
+            {{"data_format", stringAttr(k.nchw ? "NCHW" : "NHWC")},
+             {"kernel", intsAttr(k.kernel)},
+             {"strides", intsAttr(k.strides)},
+             {"pads", intsAttr(k.pads)},
+             {"padding", stringAttr(k.padding)},
+             {"ceil_mode", boolAttr(k.ceilMode)}});
+    addOutput(b, pooled, ys, k.outScale ? k.outScale : s);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    Shape concrete = xs;
+    concrete[0] = 3;
+    // Values beyond the int8 range too: saturated, then pooled.
+    Tensor input = randomF32(concrete, seed += 10);
+    for (int64_t i = 0; i < input.numElements(); i += 7)
+      input.data<float>()[i] *= 4;
+    RunResult ref = runPlan(*plan, "reference", {input}, 3);
+    RunResult got = runPlan(*plan, "cuda", {input}, 3);
+    std::string what = detail::concat("nchw ", k.nchw, " ", k.padding, " ceil ",
+                                      k.ceilMode, " out scale ", k.outScale);
+    ASSERT_EQ(ref.outputs.size(), 1u) << what;
+    ASSERT_EQ(got.outputs.size(), 1u) << what;
+    EXPECT_EQ(maxAbsDiff(got.outputs[0], ref.outputs[0]), 0.f) << what;
+    EXPECT_EQ(isInt8(implementationOf(got, "pool")), k.outScale == 0) << what;
+  }
+}
+
 // Grouped and depthwise convolutions have no int8 path yet: they run op by
 // op (f32 cuDNN on the dequantized values) and still match.
 TEST_F(CudaQuantized, GroupedConvFallsBackAndMatches) {
@@ -673,6 +731,47 @@ TEST(CudaQuantizedPlanning, ResNetBlockChains) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(planChains(std::move(*again), 2).chains.empty());
   unsetenv("GOPT_CUDA_INT8");
+}
+
+// ResNet's stem: conv (relu) -> Q/DQ -> max_pool -> Q/DQ (same scale) ->
+// conv: the pool reads and writes int8, and no dequantize runs.
+TEST(CudaQuantizedPlanning, StemPoolStaysInt8) {
+  unsetenv("GOPT_CUDA_INT8");
+  PlanBuilder b("stem");
+  Shape xs = {-1, 3, 16, 16}, cs = {-1, 8, 8, 8}, ps = {-1, 8, 4, 4};
+  int x = b.addInput("x", DType::kF32, xs);
+  int dx = quantizeDequantize(b, x, "x", xs, 0.01f);
+  int dw = dequantizedWeight(b, "w1", {8, 3, 3, 3}, 0, 8, 8100);
+  int c1 = b.addIntermediate("c1", DType::kF32, cs);
+  b.addOp("conv2d", "conv1", {dx, dw}, {c1},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"strides", intsAttr({2, 2})},
+           {"pads", intsAttr({1, 1, 1, 1})},
+           {"activation", stringAttr("relu")}});
+  int d1 = quantizeDequantize(b, c1, "c1", cs, 0.05f);
+  int pooled = b.addIntermediate("pooled", DType::kF32, ps);
+  b.addOp("max_pool", "pool", {d1}, {pooled},
+          {{"data_format", stringAttr("NCHW")},
+           {"kernel", intsAttr({3, 3})},
+           {"strides", intsAttr({2, 2})},
+           {"pads", intsAttr({1, 1, 1, 1})}});
+  int dp = quantizeDequantize(b, pooled, "pool", ps, 0.05f);
+  int dw2 = dequantizedWeight(b, "w2", {8, 8, 1, 1}, 0, 8, 8110);
+  int y = b.addOutput("y", DType::kF32, ps);
+  b.addOp("conv2d", "conv2", {dp, dw2}, {y},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Planned p = planChains(std::move(*plan), 2);
+  ASSERT_EQ(p.chains.size(), 3u);
+  EXPECT_EQ(p.absorbed("pool"),
+            (std::vector<std::string>{"c1_dequantize", "pool_quantize"}));
+  EXPECT_EQ(p.chains.at(p.op("pool")).input, p.tensor("c1_q"));
+  EXPECT_EQ(p.chains.at(p.op("pool")).result, p.tensor("pool_q"));
+  EXPECT_EQ(p.absorbed("conv2"),
+            (std::vector<std::string>{"pool_dequantize", "w2_dequantize"}));
 }
 
 // What must stay op by op: a residual whose int8 values are computed after
