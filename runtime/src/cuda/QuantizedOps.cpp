@@ -4,18 +4,22 @@
 //
 //   q_x (i8) -> dequantize(s_x) -+
 //   W (const i8) -> dequantize(s_w) -+-> conv2d/matmul [+ const bias]
-//     [-> relu | relu6 | clip] [-> quantize(s_y)]
+//     [-> relu | relu6 | clip] [-> quantize(s_y)
+//       [-> dequantize -> add(dequantize(q_r)) [-> activation] [-> quantize]]]
 //
-// and runs it as one kernel: the integer sums on int8 tensor cores (cuDNN's
-// int8 convolution with float output, or cuBLASLt's int8 matmul with int32
-// output), then gopt's epilogue: v = sum * (s_x * s_w[c]) + bias[c], the
-// activation, and the requantize by s_y with the reference's rounding.
+// and runs it as one kernel: the integer sums on int8 tensor cores (an
+// im2col and cuBLASLt's int8 GEMM with int32 output; cuDNN's int8
+// convolution as the fallback), then gopt's epilogue: v = sum * (s_x *
+// s_w[c]) + bias[c], the activation, the requantize by s_y with the
+// reference's rounding, and ResNet's block end. Also max_pool between a
+// dequantize and a quantize of one scale, pooled on the int8 values.
 //
 // Against the reference (which sums the dequantized f32 products) the only
 // difference is f32 rounding of the sum (the integer sum is exact, the
 // reference's f32 sum is not), a few ulps of the result: a requantized
 // value may land one quantum away where the f32 value is within those ulps
-// of a rounding boundary (x.5 quanta), never more.
+// of a rounding boundary (x.5 quanta), never more. Everything after that
+// requantize rounds as the reference's ops do.
 //
 //===----------------------------------------------------------------------===//
 #include "QuantizedOps.h"

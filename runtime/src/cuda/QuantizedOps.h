@@ -2,8 +2,8 @@
 //
 // A static int8 plan (--gopt-quantize) computes each conv2d and matmul as
 // dequantize -> f32 op -> [activation] -> quantize. The CUDA backend runs
-// such a chain as one int8 kernel (cuDNN int8 convolution or cuBLASLt int8
-// matmul with int32 sums, then gopt's requantize epilogue); see
+// such a chain as one int8 kernel (cuBLASLt int8 GEMM with int32 sums, or
+// cuDNN's int8 convolution, then gopt's requantize epilogue); see
 // docs/cuda.md "Quantized plans" and docs/architecture.md "Decisions and
 // why" for why the chains are recognized here and not rewritten by a pass.
 //
