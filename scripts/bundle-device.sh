@@ -14,8 +14,11 @@
 # gopt-translate with --emit-plan; default: the first in build*/bin),
 # GOPT_DEVICE_MODELS (ONNX models to compile for the GPU, each MODEL.onnx
 # with MODEL.input.npy and MODEL.output.npy beside it: their plans, f32 and
-# f16 (PATH.onnx:f16 for one of them), and the arrays go into OUT_DIR/models,
-# and run-gpu-tests.sh checks CUDA's outputs against the stored ones).
+# f16 (PATH.onnx:f16 for one of them, PATH.onnx:f32,int8 for a list), and
+# the arrays go into OUT_DIR/models, and run-gpu-tests.sh checks CUDA's
+# outputs against the stored ones). `int8` is a static int8 plan
+# (--gopt-quantize), calibrated here on MODEL.input.npy with this build's
+# gopt-run.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -61,7 +64,9 @@ echo "== plans"
 TRANSLATE=${GOPT_TRANSLATE:-}
 if [ -z "$TRANSLATE" ]; then
   for candidate in "$ROOT"/build/bin/gopt-translate "$ROOT"/build*/bin/gopt-translate; do
-    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -q -- --emit-plan; then
+    # grep without -q reads all of --help: under pipefail, an early exit
+    # would fail the pipeline with the tool's SIGPIPE.
+    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -- --emit-plan >/dev/null; then
       TRANSLATE=$candidate
       break
     fi
@@ -87,13 +92,28 @@ if [ -n "${GOPT_DEVICE_MODELS:-}" ]; then
   OPT=$(dirname "$TRANSLATE")/gopt-opt
   mkdir -p "$OUT/models"
   for spec in $GOPT_DEVICE_MODELS; do
-    # PATH.onnx, or PATH.onnx:f16 for one precision only (bundle size).
+    # PATH.onnx, or PATH.onnx:f16 (PATH.onnx:f32,int8) for some precisions
+    # only (bundle size).
     onnx=${spec%%:*}
     precisions="f32 f16"
     [ "$spec" = "$onnx" ] || precisions=${spec#*:}
+    precisions=${precisions//,/ }
     name=$(basename "$onnx" .onnx)
     dir=$(dirname "$onnx")
     for precision in $precisions; do
+      if [ "$precision" = int8 ]; then
+        # Calibrate the graph the GPU pipeline makes, then quantize after
+        # the same pipeline (docs/quantization.md: the names must match).
+        ranges="$OUT/models/$name.int8-ranges.json"
+        "$(dirname "$TRANSLATE")/gopt-run" "$onnx" \
+          --pipeline 'builtin.module(gopt-optimize{target=gpu})' --calibrate \
+          --calibration-out "$ranges" --input "input=$dir/$name.input.npy" \
+          --batch 1 >/dev/null
+        "$OPT" "$onnx" --gopt-optimize=target=gpu \
+          "--gopt-quantize=calibration=$ranges" |
+          "$TRANSLATE" --emit-plan -o "$OUT/models/$name.int8.gplan"
+        continue
+      fi
       "$OPT" "$onnx" "--gopt-optimize=target=gpu precision=$precision" |
         "$TRANSLATE" --emit-plan -o "$OUT/models/$name.$precision.gplan"
     done
@@ -101,6 +121,10 @@ if [ -n "${GOPT_DEVICE_MODELS:-}" ]; then
     echo "  models/$name.{${precisions// /,}}.gplan"
   done
 fi
+
+# The GPU benchmarks (benchmarks/gpu), matching these binaries.
+mkdir -p "$OUT/benchmarks"
+cp "$ROOT"/benchmarks/gpu/*.py "$OUT/benchmarks/"
 
 cat > "$OUT/env.sh" <<'ENV'
 # Sourced on the GPU machine: cuDNN, cuBLAS and NCCL come from the PyTorch
@@ -154,14 +178,34 @@ for plan in *.gplan; do
     --iterations 20 --profile || status=1
 done
 # The reference models: CUDA against the outputs stored beside them
-# (PyTorch's), f32 with TF32 off at 1e-4 relative, f16 at 2e-2.
+# (PyTorch's), f32 with TF32 off at 1e-4 relative, f16 at 2e-2; static
+# int8 at 0.6 absolute (what the CPU's ResNet-18 int8 test allows against
+# PyTorch: test/Transforms/quantize-static-resnet18-onnx.test), and int8
+# against the reference backend's run of the same plan within 0.2 (a few
+# output quanta: an element one quantum off early moves later ones).
 if [ -d "$HERE/models" ]; then
   cd "$HERE/models"
-  for plan in *.f32.gplan *.f16.gplan; do
+  for plan in *.int8.gplan; do
+    [ -f "$plan" ] || continue
+    name=${plan%%.*}
+    ref="ref-$name-int8"
+    if timeout 120 "$HERE/bin/gopt-run" "$plan" --backend reference --batch 2 \
+        --warmup 0 --iterations 1 --input "input=$name.input.npy" \
+        --output-dir "$ref" >/dev/null 2>&1; then
+      echo "== $plan batch 2: cuda int8 vs. the reference backend"
+      timeout 60 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 2 \
+        --warmup 1 --iterations 3 --input "input=$name.input.npy" \
+        --compare-npy "output=$ref/output.npy" --rtol 0 --atol 0.2 || status=1
+    fi
+  done
+  for plan in *.f32.gplan *.f16.gplan *.int8.gplan; do
     [ -f "$plan" ] || continue
     name=${plan%%.*}
     tol="--rtol 1e-4 --atol 1e-4"
-    case $plan in *.f16.gplan) tol="--rtol 2e-2 --atol 2e-2" ;; esac
+    case $plan in
+    *.f16.gplan) tol="--rtol 2e-2 --atol 2e-2" ;;
+    *.int8.gplan) tol="--rtol 0 --atol 0.6" ;;
+    esac
     echo "== $plan batch 2: cuda vs. the stored output"
     GOPT_CUDA_TF32=0 timeout 60 "$HERE/bin/gopt-run" "$plan" --backend cuda --batch 2 \
       --warmup 1 --iterations 3 --input "input=$name.input.npy" \

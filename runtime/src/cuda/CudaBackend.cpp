@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaBackend.h"
 #include "CudaCommon.h"
+#include "QuantizedOps.h"
 #include "gopt/runtime/MemoryPlanner.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
@@ -124,6 +125,13 @@ private:
 
   std::map<int, Fusion> fusions_; // by matmul op index
   std::vector<int> fusedInto_;    // per op: the matmul it is part of, or -1
+  // Static int8 chains (QuantizedOps.h), by anchor op; their other ops are
+  // in fusedInto_.
+  std::map<int, Int8Chain> int8Chains_;
+  // Weight-only int8: dequantizes of constants, computed once at set-up
+  // into foldedConstants_ (per op, whether it was folded).
+  std::vector<bool> foldedOps_;
+  DeviceBuffer foldedConstants_;
   std::vector<std::unique_ptr<CudaKernel>> kernels_;
   DeviceBuffer flags_;
   PinnedBuffer hostFlags_;
@@ -180,6 +188,12 @@ void CudaBackend::planFusions() {
   const int numOps = p_.ops_size();
   fusions_.clear();
   fusedInto_.assign(numOps, -1);
+  // Static int8 chains first: a quantized matmul followed by a relu is an
+  // int8 chain, not an f32 matmul with a relu epilogue.
+  int8Chains_ = planInt8Chains(p_, dtypes_, shapes_, &ctx_);
+  for (const auto &[anchor, chain] : int8Chains_)
+    for (int a : chain.absorbed)
+      fusedInto_[a] = anchor;
   std::vector<int> users(p_.tensors_size(), 0), consumer(p_.tensors_size(), -1);
   for (int o = 0; o < numOps; ++o)
     for (int t : p_.ops(o).inputs()) {
@@ -192,7 +206,8 @@ void CudaBackend::planFusions() {
   };
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &mm = p_.ops(o);
-    if (mm.kind() != "matmul" || !isFloatDType(dtypes_[mm.outputs(0)]))
+    if (mm.kind() != "matmul" || !isFloatDType(dtypes_[mm.outputs(0)]) ||
+        int8Chains_.count(o))
       continue;
     int t = mm.outputs(0);
     Fusion f;
@@ -232,6 +247,9 @@ void CudaBackend::planFusions() {
     if (f.relu >= 0)
       fusedInto_[f.relu] = o;
   }
+  foldedOps_.assign(numOps, false);
+  for (int o = 0; o < numOps; ++o)
+    foldedOps_[o] = fusedInto_[o] < 0 && isConstantDequantize(p_, o);
 }
 
 Status CudaBackend::planMemory(std::vector<void *> &storage) {
@@ -247,6 +265,33 @@ Status CudaBackend::planMemory(std::vector<void *> &storage) {
   // A fused matmul writes the chain's result at its own step.
   for (const auto &[o, f] : fusions_)
     lifetimes[f.result].firstUse = o;
+  // An int8 chain reads its int8 input and writes its result at the
+  // anchor; what its absorbed ops wrote is never written (no memory).
+  std::vector<bool> unwritten(n, false);
+  for (const auto &[o, chain] : int8Chains_) {
+    for (int t : {chain.input, chain.residual})
+      if (t >= 0)
+        lifetimes[t].lastUse = std::max(lifetimes[t].lastUse, o);
+    for (int a : chain.absorbed)
+      for (int t : p_.ops(a).outputs())
+        unwritten[t] = true;
+    for (int t : p_.ops(o).outputs())
+      unwritten[t] = true;
+    unwritten[chain.result] = false;
+    lifetimes[chain.result].firstUse = o;
+  }
+  // Folded dequantizes (constants) live outside the arena, for the session.
+  std::vector<std::pair<int, size_t>> folded;
+  size_t foldedBytes = 0;
+  for (int o = 0; o < numOps; ++o)
+    if (foldedOps_[o]) {
+      int t = p_.ops(o).outputs(0);
+      folded.push_back({t, foldedBytes});
+      foldedBytes += (bytesOf(t) + 255) / 256 * 256;
+      unwritten[t] = true;
+    }
+  if (foldedBytes > foldedConstants_.bytes)
+    GOPT_RETURN_IF_ERROR(foldedConstants_.allocate(foldedBytes));
   for (const plan::Binding &b : p_.outputs())
     lifetimes[b.tensor()].lastUse = numOps;
   for (const plan::StateBinding &b : p_.states())
@@ -262,6 +307,8 @@ Status CudaBackend::planMemory(std::vector<void *> &storage) {
     size_t bytes = bytesOf(t);
     switch (info.kind()) {
     case plan::TensorInfo::INTERMEDIATE:
+      if (unwritten[t])
+        break;
       intermediates.push_back(t);
       sizes.push_back(bytes);
       spans.push_back(lifetimes[t]);
@@ -308,6 +355,8 @@ Status CudaBackend::planMemory(std::vector<void *> &storage) {
   for (size_t i = 0; i < intermediates.size(); ++i)
     dev_[intermediates[i]] =
         static_cast<char *>(arena_.ptr) + arenaPlan.offsets[i];
+  for (const auto &[t, offset] : folded)
+    dev_[t] = static_cast<char *>(foldedConstants_.ptr) + offset;
   h2dBytes_ = d2hBytes_ = 0;
   for (const auto &[t, s] : inputs_)
     h2dBytes_ += s.bytes;
@@ -331,6 +380,11 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
           "fused into '" + p_.ops(fusedInto_[o]).name() + "'";
       continue;
     }
+    if (auto chain = int8Chains_.find(o); chain != int8Chains_.end()) {
+      profiles[o].implementation = chain->second.implementation;
+      kernels_[o] = std::move(chain->second.kernel);
+      continue;
+    }
     CudaKernelConfig config;
     config.op = &op;
     config.ctx = &ctx_;
@@ -338,9 +392,17 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
     for (int t : op.inputs()) {
       config.inputTypes.push_back(dtypes_[t]);
       config.inputShapes.push_back(shapes_[t]);
+      // Folded dequantizes are constants too (their kernel ran already,
+      // earlier on the stream).
+      bool folded = p_.tensors(t).kind() == plan::TensorInfo::INTERMEDIATE &&
+                    dev_[t] && foldedConstants_.ptr &&
+                    dev_[t] >= foldedConstants_.ptr &&
+                    dev_[t] < static_cast<char *>(foldedConstants_.ptr) +
+                                  foldedConstants_.bytes;
       config.constantInputs.push_back(
-          p_.tensors(t).kind() == plan::TensorInfo::CONSTANT ? dev_[t]
-                                                             : nullptr);
+          p_.tensors(t).kind() == plan::TensorInfo::CONSTANT || folded
+              ? dev_[t]
+              : nullptr);
     }
     for (int t : op.outputs()) {
       config.outputTypes.push_back(dtypes_[t]);
@@ -373,6 +435,18 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
                                     (fusions_[o].bias >= 0 ? "bias" : "") +
                                     (fusions_[o].relu >= 0 ? "relu" : "");
     kernels_[o] = std::move(kernel).value();
+    if (foldedOps_[o]) {
+      // Weight-only int8: dequantized once here, not every step.
+      std::vector<const void *> ins;
+      for (int t : op.inputs())
+        ins.push_back(dev_[t]);
+      std::vector<void *> outs{dev_[op.outputs(0)]};
+      Status st = kernels_[o]->run(ins, outs);
+      if (!st.ok())
+        return Status(st.code(), opLabel(o) + ": " + st.message());
+      profiles[o].implementation += " (once, at set-up)";
+      kernels_[o].reset();
+    }
   }
   // Filter reorders and other setup work enqueued by the kernels.
   GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
@@ -450,7 +524,13 @@ Status CudaBackend::enqueueStep(bool capturing) {
       for (int t : op.inputs())
         ins.push_back(dev_[t]);
       auto f = fusions_.find(o);
-      if (f != fusions_.end())
+      auto chain = int8Chains_.find(o);
+      if (chain != int8Chains_.end()) {
+        ins.assign(1, dev_[chain->second.input]);
+        if (chain->second.residual >= 0)
+          ins.push_back(dev_[chain->second.residual]);
+        outs.push_back(dev_[chain->second.result]);
+      } else if (f != fusions_.end())
         outs.push_back(dev_[f->second.result]);
       else
         for (int t : op.outputs())
@@ -583,7 +663,8 @@ CudaBackend::memoryStats(const std::vector<Tensor> &sessionInputs) const {
   MemoryStats m;
   m.arenaBytes = arenaBytes_;
   m.intermediateBytes = intermediateBytes_;
-  m.constantBytes = p_.constants().size();
+  // Folded (dequantized once) weights are constants of the session too.
+  m.constantBytes = p_.constants().size() + foldedConstants_.bytes;
   // Pinned host staging and its device copy, both counted.
   for (const auto &[t, s] : inputs_)
     m.inputBytes += 2 * s.bytes;
