@@ -184,9 +184,11 @@ public:
     std::vector<int64_t> kernel = attrs.getInts("kernel");
     std::vector<int64_t> strides = attrs.getWindowInts("strides");
     std::vector<int64_t> pads = attrs.getWindowInts("pads");
-    // As the reference's poolWindow: max_pool_grad has explicit pads only.
-    std::string padding = isMax ? "" : attrs.getString("padding");
-    bool ceilMode = !isMax && attrs.getBool("ceil_mode");
+    // As the reference's poolWindow. max_pool_grad declares neither
+    // `padding` nor `ceil_mode` (its pads are explicit): OpAttrs gives the
+    // window ops' shared defaults ("EXPLICIT", false).
+    std::string padding = attrs.getString("padding");
+    bool ceilMode = attrs.getBool("ceil_mode");
     int64_t n = xs[0], ch = p.nchw ? xs[1] : xs[3];
     int64_t h = p.nchw ? xs[2] : xs[1], w = p.nchw ? xs[3] : xs[2];
     int64_t oh = p.nchw ? dys[2] : dys[1], ow = p.nchw ? dys[3] : dys[2];

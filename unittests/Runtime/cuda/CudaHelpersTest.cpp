@@ -274,6 +274,44 @@ TEST(CudaSupport, TrainingStepOpsHaveCudaKernels) {
   }
 }
 
+// Kernels whose creation needs no device: the pooling gradients' window
+// arithmetic reads max_pool_grad's undeclared `padding`/`ceil_mode` as the
+// window ops' defaults (the first GPU run found "" rejected), and the
+// training kernels refuse other element types than f32 by name.
+cuda::CudaKernelConfig poolGradConfig(const plan::Op &op, DType type) {
+  cuda::CudaKernelConfig c;
+  c.op = &op;
+  c.inputTypes = {type, type};
+  c.inputShapes = {{1, 2, 5, 5}, {1, 2, 3, 3}};
+  c.outputTypes = {type};
+  c.outputShapes = {{1, 2, 5, 5}};
+  return c;
+}
+
+TEST(CudaTrainingKernels, PoolGradientsAreCreatedWithoutADevice) {
+  plan::Op maxGrad;
+  maxGrad.set_kind("max_pool_grad");
+  maxGrad.set_name("pool/grad");
+  (*maxGrad.mutable_attrs())["kernel"] = intsAttr({2, 2});
+  (*maxGrad.mutable_attrs())["strides"] = intsAttr({2, 2});
+  (*maxGrad.mutable_attrs())["pads"] = intsAttr({0, 1, 0, 1});
+  (*maxGrad.mutable_attrs())["data_format"] = stringAttr("NCHW");
+  auto k = cuda::createCudaKernel(poolGradConfig(maxGrad, DType::kF32));
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  plan::Op avgGrad = maxGrad;
+  avgGrad.set_kind("avg_pool_grad");
+  (*avgGrad.mutable_attrs())["pads"] = intsAttr({0, 0, 0, 0});
+  (*avgGrad.mutable_attrs())["ceil_mode"] = boolAttr(true);
+  k = cuda::createCudaKernel(poolGradConfig(avgGrad, DType::kF32));
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  k = cuda::createCudaKernel(poolGradConfig(maxGrad, DType::kBF16));
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("no CUDA kernel for 'pool/grad' "
+                                      "(max_pool_grad): operand 0 is bf16"),
+            std::string::npos)
+      << k.status().message();
+}
+
 TEST(CudaSupport, QuantizationOpsHaveCudaKernels) {
   const std::vector<std::string> &kinds = cudaOpKinds();
   for (const char *kind : {"quantize", "dequantize"}) {
