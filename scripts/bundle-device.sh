@@ -68,7 +68,9 @@ echo "== plans"
 TRANSLATE=${GOPT_TRANSLATE:-}
 if [ -z "$TRANSLATE" ]; then
   for candidate in "$ROOT"/build/bin/gopt-translate "$ROOT"/build*/bin/gopt-translate; do
-    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -q -- --emit-plan; then
+    # Not `--help | grep -q`: grep's early exit can SIGPIPE the tool, which
+    # pipefail turns into a miss.
+    if [ -x "$candidate" ] && [[ $("$candidate" --help 2>&1) == *--emit-plan* ]]; then
       TRANSLATE=$candidate
       break
     fi
