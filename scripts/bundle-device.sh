@@ -19,6 +19,13 @@
 # outputs against the stored ones). `int8` is a static int8 plan
 # (--gopt-quantize), calibrated here on MODEL.input.npy with this build's
 # gopt-run.
+#
+# Training: the compiled training steps (SGD with momentum and Adam) of an
+# MNIST-CNN-sized graph with batch norm (scripts/make-train-cnn-graph.py),
+# made with a compiler-enabled gopt-run (`--train --save-plan`), go into
+# OUT_DIR/train; run-gpu-tests.sh trains each 10 steps on cuda and on cpu
+# from the same data and compares the loss curves and final parameters
+# (scripts/compare-training-runs.py).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -33,12 +40,12 @@ echo "== configuring the runtime-only build in $BUILD"
 cmake -G Ninja -S "$ROOT" -B "$BUILD" -DGOPT_BUILD_COMPILER=OFF \
   -DGOPT_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$BUILD" gopt-run make-test-plans GoptCudaKernelsTests \
-  GoptCudaHelpersTests
+  GoptCudaHelpersTests GoptCudaTrainingTests
 
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/plans"
 cp "$BUILD/bin/gopt-run" "$BUILD/bin/make-test-plans" \
   "$BUILD/bin/GoptCudaKernelsTests" "$BUILD/bin/GoptCudaHelpersTests" \
-  "$OUT/bin/"
+  "$BUILD/bin/GoptCudaTrainingTests" "$OUT/bin/"
 
 echo "== shared libraries"
 # Everything the binaries load except the C/C++ runtime the GPU machine
@@ -64,9 +71,9 @@ echo "== plans"
 TRANSLATE=${GOPT_TRANSLATE:-}
 if [ -z "$TRANSLATE" ]; then
   for candidate in "$ROOT"/build/bin/gopt-translate "$ROOT"/build*/bin/gopt-translate; do
-    # grep without -q reads all of --help: under pipefail, an early exit
-    # would fail the pipeline with the tool's SIGPIPE.
-    if [ -x "$candidate" ] && "$candidate" --help 2>&1 | grep -- --emit-plan >/dev/null; then
+    # Not `--help | grep -q`: grep's early exit can SIGPIPE the tool, which
+    # pipefail turns into a miss.
+    if [ -x "$candidate" ] && [[ $("$candidate" --help 2>&1) == *--emit-plan* ]]; then
       TRANSLATE=$candidate
       break
     fi
@@ -125,6 +132,27 @@ fi
 # The GPU benchmarks (benchmarks/gpu), matching these binaries.
 mkdir -p "$OUT/benchmarks"
 cp "$ROOT"/benchmarks/gpu/*.py "$OUT/benchmarks/"
+echo "== training plans"
+# The compiler-enabled gopt-run beside gopt-translate (the runtime-only
+# build's cannot compile a graph).
+TRAIN_RUN=${GOPT_TRAIN_RUN:-}
+if [ -z "$TRAIN_RUN" ] && [ -n "$TRANSLATE" ]; then
+  TRAIN_RUN=$(dirname "$TRANSLATE")/gopt-run
+fi
+if [ -n "$TRAIN_RUN" ] && [ -x "$TRAIN_RUN" ]; then
+  mkdir -p "$OUT/train"
+  graph=$(mktemp --suffix=.mlir)
+  python3 "$ROOT/scripts/make-train-cnn-graph.py" "$graph"
+  "$TRAIN_RUN" "$graph" --train --optimizer sgd --lr 0.01 --momentum 0.9 \
+    --save-plan "$OUT/train/train-cnn.sgd.gplan"
+  "$TRAIN_RUN" "$graph" --train --optimizer adam --lr 0.001 \
+    --save-plan "$OUT/train/train-cnn.adam.gplan"
+  rm -f "$graph"
+  cp "$ROOT/scripts/compare-training-runs.py" "$OUT/train/"
+else
+  echo "  no compiler-enabled gopt-run found (build the compiler, or set"
+  echo "  GOPT_TRAIN_RUN): no training plans are bundled"
+fi
 
 cat > "$OUT/env.sh" <<'ENV'
 # Sourced on the GPU machine: cuDNN, cuBLAS and NCCL come from the PyTorch
@@ -144,15 +172,48 @@ ENV
 
 cat > "$OUT/run-gpu-tests.sh" <<'RUN'
 #!/usr/bin/env bash
-# Runs gopt's CUDA tests and the bundled plans on a GPU machine.
+# Runs gopt's CUDA tests and the bundled plans on a GPU machine;
+# `run-gpu-tests.sh training` runs only the training checks (the training
+# kernels' tests and the cuda-vs-cpu training runs).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
 # A hang must not eat the machine's lease: every command has a limit.
-timeout 300 "$HERE/bin/GoptCudaHelpersTests" || status=1
-timeout 300 "$HERE/bin/GoptCudaKernelsTests" || status=1
+only=${1:-all}
+if [ "$only" != training ]; then
+  timeout 300 "$HERE/bin/GoptCudaHelpersTests" || status=1
+  timeout 300 "$HERE/bin/GoptCudaKernelsTests" || status=1
+fi
+timeout 300 "$HERE/bin/GoptCudaTrainingTests" || status=1
+# Training: 10 steps of each compiled training step on cpu and on cuda (TF32
+# off) from the same data (fixed fake batches, no shuffling); the loss curves
+# and final parameters must agree (tolerance: compare-training-runs.py).
+if [ -d "$HERE/train" ]; then
+  cd "$HERE/train"
+  for plan in *.gplan; do
+    [ -f "$plan" ] || continue
+    name=${plan%.gplan}
+    adam=
+    case $plan in *.adam.gplan) adam=--adam ;; esac
+    echo "== $plan: 10 training steps, cuda vs. cpu"
+    args=(--train --data fake --batch 32 --steps 10 --log-every 1 --no-shuffle)
+    rm -rf "$name.cpu" "$name.cuda"
+    if timeout 120 "$HERE/bin/gopt-run" "$plan" "${args[@]}" --backend cpu \
+        --save-params "$name.cpu" > "$name.cpu.log" 2>&1 &&
+       GOPT_CUDA_TF32=0 timeout 120 "$HERE/bin/gopt-run" "$plan" "${args[@]}" \
+        --backend cuda --profile --save-params "$name.cuda" > "$name.cuda.log" 2>&1; then
+      python3 compare-training-runs.py $adam "$name.cpu.log" "$name.cpu" \
+        "$name.cuda.log" "$name.cuda" || status=1
+      grep -E "step time|op time" "$name.cuda.log" || true
+    else
+      tail -5 "$name.cpu.log" "$name.cuda.log" 2>/dev/null
+      status=1
+    fi
+  done
+fi
+[ "$only" = training ] && exit $status
 # Every plan: the reference backend's outputs, then CUDA (TF32 off) against
 # them at 1e-3 relative, then a timed CUDA run with the profile.
 cd "$HERE/plans"

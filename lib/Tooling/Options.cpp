@@ -98,6 +98,9 @@ and the optimizer, and keeps parameters and optimizer state resident):
                          (every rank's), as PyTorch's SyncBatchNorm (default:
                          each rank its own batch's)
   --save-params DIR      write the trained parameters as DIR/NAME.npy
+  --save-plan FILE.gplan  compile the training step, write it and exit: it
+                         trains with `gopt-run FILE.gplan --train` where no
+                         compiler (MLIR) is installed, e.g. on a GPU machine
   --load-params DIR      start from parameters saved by --save-params
   --data-only            time the input pipeline alone (no graph runs; fake
                          and tfrecord examples take MODEL's input shape,
@@ -399,6 +402,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
         throw UsageError{"--bucket-mb expects megabytes >= 0"};
     } else if (arg == "--save-params") {
       o.training.saveParams = next();
+    } else if (arg == "--save-plan") {
+      o.training.savePlan = next();
     } else if (arg == "--load-params") {
       o.training.loadParams = next();
     } else if (arg == "--threads") {
@@ -486,6 +491,10 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     throw UsageError{"--precision needs --optimize or --train"};
   if (!o.training.lossScale.empty() && !o.train)
     throw UsageError{"--loss-scale needs --train"};
+  if (!o.training.savePlan.empty() && !o.train)
+    throw UsageError{
+        "--save-plan needs --train (it writes the training "
+        "step; gopt-translate --emit-plan writes inference plans)"};
   if (o.optimize)
     o.pipeline = std::string("builtin.module(gopt-optimize{target=") +
                  (o.backend == "cuda" ? "gpu" : "cpu") +

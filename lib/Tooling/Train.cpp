@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "gopt/Tooling/Train.h"
 #include "gopt/Tooling/Distributed.h"
+#include "gopt/Tooling/FileExtension.h"
 #include "gopt/Tooling/ModelLoader.h"
 #include "gopt/Tooling/Profile.h"
 #include "gopt/Tooling/Report.h"
@@ -180,9 +181,32 @@ Status printRankInputSummary(Communicator &comm, const LoaderStats &stats,
 
 } // namespace
 
+// --save-plan: the compiled step, written for a machine without the
+// compiler (a .gplan trains there with --train; the session checks that its
+// backend has every op's kernel when it is created).
+StatusOr<bool> saveTrainingPlan(const TrainOptions &o) {
+  if (fileExtension(o.model) == ".gplan")
+    return invalidArgument("--save-plan: '", o.model,
+                           "' is already a compiled plan");
+  GOPT_ASSIGN_OR_RETURN(Plan plan, compileTrainingPlan(o));
+  GOPT_RETURN_IF_ERROR(plan.saveToFile(o.savePlan));
+  int params = 0;
+  for (const plan::StateBinding &s : plan.proto().states())
+    params += s.has_update_tensor();
+  std::printf("wrote the training step of %s (%s, %s; %d states, %d of them "
+              "updated) to %s\n",
+              o.model.c_str(),
+              o.loss == "none" ? "graph's loss" : o.loss.c_str(),
+              o.optimizer.c_str(), plan.proto().states_size(), params,
+              o.savePlan.c_str());
+  return true;
+}
+
 StatusOr<bool> runTraining(const TrainOptions &options) {
   if (options.dataOnly)
     return runDataOnlyMode(options);
+  if (!options.savePlan.empty())
+    return saveTrainingPlan(options);
   GOPT_ASSIGN_OR_RETURN(DistributedEnv env, readDistributedEnv());
   if (options.nproc > 0 && env.launcher.empty())
     return launchLocalRanks(options);
@@ -251,19 +275,25 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
       o.steps > 0 ? o.steps : loader->batchesPerEpoch() * o.epochs;
 
   std::string scaling = effectiveLossScale(o);
-  std::printf(
-      "training %s: %s, %s (lr %s), batch %lld, %lld steps "
-      "(%lld per epoch), backend %s%s\n",
-      o.model.c_str(), o.loss == "none" ? "graph's loss" : o.loss.c_str(),
-      o.optimizer.c_str(), o.lr > 0 ? std::to_string(o.lr).c_str() : "default",
-      static_cast<long long>(o.batch), static_cast<long long>(totalSteps),
-      static_cast<long long>(loader->batchesPerEpoch()), o.backend.c_str(),
-      o.precision == "f32"
-          ? ""
-          : (", " + o.precision + " mixed precision" +
-             (scaling == "none" ? std::string()
-                                : ", " + describeLossScale(scaling)))
-                .c_str());
+  // A .gplan carries its loss and optimizer; the flags did not choose them.
+  bool compiled = fileExtension(o.model) == ".gplan";
+  std::string recipe =
+      compiled
+          ? "the compiled step's loss and optimizer"
+          : (o.loss == "none" ? "graph's loss" : o.loss) + ", " + o.optimizer +
+                " (lr " + (o.lr > 0 ? std::to_string(o.lr) : "default") + ")";
+  std::printf("training %s: %s, batch %lld, %lld steps "
+              "(%lld per epoch), backend %s%s\n",
+              o.model.c_str(), recipe.c_str(), static_cast<long long>(o.batch),
+              static_cast<long long>(totalSteps),
+              static_cast<long long>(loader->batchesPerEpoch()),
+              o.backend.c_str(),
+              o.precision == "f32"
+                  ? ""
+                  : (", " + o.precision + " mixed precision" +
+                     (scaling == "none" ? std::string()
+                                        : ", " + describeLossScale(scaling)))
+                        .c_str());
   std::printf("data: %s\n", data->describe().c_str());
   if (world > 1)
     std::printf("data-parallel: %d ranks (%s), %s all-reduce in buckets of "

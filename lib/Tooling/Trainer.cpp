@@ -245,27 +245,32 @@ std::string evaluationPipeline() {
          "canonicalize))";
 }
 
-Trainer::~Trainer() = default;
-
-StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions &o) {
-  std::unique_ptr<Trainer> t(new Trainer());
-  t->options_ = o;
+StatusOr<Plan> compileTrainingPlan(const TrainOptions &o) {
   ModelLoadOptions load;
   load.backend = o.backend;
   load.batchSize = o.batch;
   load.pipeline = trainingPipeline(o);
-  auto compileStart = std::chrono::steady_clock::now();
   GOPT_ASSIGN_OR_RETURN(Plan plan, loadModelAsPlan(o.model, load));
-  t->compileSeconds_ = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - compileStart)
-                           .count();
-  warnIfReducedPrecisionIsSlow(plan, o.backend);
   bool hasLoss = false;
   for (const plan::Binding &b : plan.proto().outputs())
     hasLoss |= b.name() == "loss";
   if (!hasLoss)
     return invalidArgument("'", o.model,
                            "': the training plan has no output named 'loss'");
+  return plan;
+}
+
+Trainer::~Trainer() = default;
+
+StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions &o) {
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->options_ = o;
+  auto compileStart = std::chrono::steady_clock::now();
+  GOPT_ASSIGN_OR_RETURN(Plan plan, compileTrainingPlan(o));
+  t->compileSeconds_ = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - compileStart)
+                           .count();
+  warnIfReducedPrecisionIsSlow(plan, o.backend);
   t->params_ = paramNames(plan);
   t->numClasses_ = numClassesOf(plan);
 

@@ -49,6 +49,10 @@ struct TrainOptions {
   int loaderThreads = 2;
   int64_t logEvery = 100;
   std::string saveParams, loadParams;
+  // Compile the training step, write it to this .gplan file and stop (no
+  // data is read, nothing runs): the file trains with `--train` on a
+  // machine without the compiler.
+  std::string savePlan;
   // Print the per-op time table of the training step after the run.
   bool profile = false;
   // The last step as a Chrome/Perfetto trace (rank 0), the communication

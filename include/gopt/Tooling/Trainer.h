@@ -30,6 +30,13 @@ struct EvalResult {
   double meanLoss() const { return total ? lossSum / total : 0; }
 };
 
+// The training step of options.model as a plan: a graph file compiled with
+// the training pipeline (loss, autodiff, optimizer; options.batch as the
+// batch size), or a .gplan (a step compiled earlier, e.g. by --save-plan)
+// read as it is.
+runtime::StatusOr<runtime::Plan>
+compileTrainingPlan(const TrainOptions &options);
+
 class Trainer {
 public:
   // Compiles options.model's training step (the forward graph for

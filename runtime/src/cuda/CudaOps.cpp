@@ -10,6 +10,7 @@
 #include "CudaCommon.h"
 #include "Kernels.h"
 #include "Launch.h"
+#include "TrainingOps.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
 
@@ -804,7 +805,7 @@ public:
   create(const CudaKernelConfig &c) {
     OpAttrs attrs = c.attrs();
     if (attrs.getBool("training"))
-      return noKernel(c, "training-mode batch_norm is CPU-only");
+      return internalError("training batch_norm reached the inference kernel");
     DType t = c.inputTypes[0];
     if (!isFloatKernelType(t))
       return noKernel(c, detail::concat("element type ", dtypeName(t)));
@@ -1419,6 +1420,13 @@ template <bool Max> KernelOr poolOp(const CudaKernelConfig &c) {
 
 KernelOr createMatmul(const CudaKernelConfig &c) {
   return MatmulKernel::create(c, nullptr, false);
+}
+
+// Training batch norm (batch statistics, 5 results) is TrainingOps.cpp's.
+KernelOr createBatchNorm(const CudaKernelConfig &c) {
+  if (c.attrs().getBool("training"))
+    return createBatchNormTraining(c);
+  return BatchNormKernel::create(c);
 }
 
 } // namespace

@@ -174,22 +174,9 @@ TEST(Launch, TransposeIndexViaMakeIndex) {
 TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   std::set<std::string> cuda(cudaOpKinds().begin(), cudaOpKinds().end());
   // docs/cuda.md lists these as CPU-only; nothing else may be missing.
-  // The training ops (docs/training.md) have CPU kernels only so far.
-  std::set<std::string> cpuOnly = {"softmax_cross_entropy",
-                                   "softmax_cross_entropy_grad",
-                                   "mse_loss",
-                                   "mse_loss_grad",
-                                   "relu_grad",
-                                   "dropout_grad",
-                                   "conv2d_backprop_input",
-                                   "conv2d_backprop_filter",
-                                   "max_pool_grad",
-                                   "avg_pool_grad",
-                                   "batch_norm_grad",
-                                   "sgd_update",
-                                   "adam_update",
-                                   "all_finite",
-                                   "select",
+  // Training ops without CUDA kernels yet: training dropout's gradient and
+  // dynamic loss scaling (docs/training.md).
+  std::set<std::string> cpuOnly = {"dropout_grad", "all_finite", "select",
                                    "loss_scale_update"};
   // The math family of GoptMathOps.td and prelu run on the CPU so far.
   cpuOnly.insert(std::begin(gopt::unary_math::kOpNames),
@@ -253,18 +240,76 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
     EXPECT_NE(findOpSchema(kind), nullptr) << kind;
 }
 
-TEST(CudaSupport, TrainingModesAreCpuOnly) {
+TEST(CudaSupport, TrainingBatchNormRunsOnCudaTrainingDropoutDoesNot) {
   plan::Op bn;
   bn.set_kind("batch_norm");
   std::string why;
   EXPECT_TRUE(hasCudaKernel(bn, &why));
   (*bn.mutable_attrs())["training"] = boolAttr(true);
-  EXPECT_FALSE(hasCudaKernel(bn, &why));
-  EXPECT_NE(why.find("CPU-only"), std::string::npos);
+  EXPECT_TRUE(hasCudaKernel(bn, &why));
+  plan::Op dropout;
+  dropout.set_kind("dropout");
+  EXPECT_TRUE(hasCudaKernel(dropout, &why));
+  (*dropout.mutable_attrs())["training"] = boolAttr(true);
+  EXPECT_FALSE(hasCudaKernel(dropout, &why));
+  EXPECT_EQ(why, "training-mode dropout is CPU-only");
   plan::Op unknown;
   unknown.set_kind("fft");
   EXPECT_FALSE(hasCudaKernel(unknown, &why));
   EXPECT_NE(why.find("'fft'"), std::string::npos);
+}
+
+// The op kinds of the MNIST CNN's and ResNet-18's training steps (SGD with
+// momentum and Adam, f32) all have CUDA kernels.
+TEST(CudaSupport, TrainingStepOpsHaveCudaKernels) {
+  for (const char *kind :
+       {"adam_update", "avg_pool_grad", "batch_norm_grad",
+        "conv2d_backprop_filter", "conv2d_backprop_input", "max_pool_grad",
+        "mse_loss", "mse_loss_grad", "relu_grad", "sgd_update",
+        "softmax_cross_entropy", "softmax_cross_entropy_grad"}) {
+    plan::Op op;
+    op.set_kind(kind);
+    std::string why;
+    EXPECT_TRUE(hasCudaKernel(op, &why)) << kind << ": " << why;
+  }
+}
+
+// Kernels whose creation needs no device: the pooling gradients' window
+// arithmetic reads max_pool_grad's undeclared `padding`/`ceil_mode` as the
+// window ops' defaults (the first GPU run found "" rejected), and the
+// training kernels refuse other element types than f32 by name.
+cuda::CudaKernelConfig poolGradConfig(const plan::Op &op, DType type) {
+  cuda::CudaKernelConfig c;
+  c.op = &op;
+  c.inputTypes = {type, type};
+  c.inputShapes = {{1, 2, 5, 5}, {1, 2, 3, 3}};
+  c.outputTypes = {type};
+  c.outputShapes = {{1, 2, 5, 5}};
+  return c;
+}
+
+TEST(CudaTrainingKernels, PoolGradientsAreCreatedWithoutADevice) {
+  plan::Op maxGrad;
+  maxGrad.set_kind("max_pool_grad");
+  maxGrad.set_name("pool/grad");
+  (*maxGrad.mutable_attrs())["kernel"] = intsAttr({2, 2});
+  (*maxGrad.mutable_attrs())["strides"] = intsAttr({2, 2});
+  (*maxGrad.mutable_attrs())["pads"] = intsAttr({0, 1, 0, 1});
+  (*maxGrad.mutable_attrs())["data_format"] = stringAttr("NCHW");
+  auto k = cuda::createCudaKernel(poolGradConfig(maxGrad, DType::kF32));
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  plan::Op avgGrad = maxGrad;
+  avgGrad.set_kind("avg_pool_grad");
+  (*avgGrad.mutable_attrs())["pads"] = intsAttr({0, 0, 0, 0});
+  (*avgGrad.mutable_attrs())["ceil_mode"] = boolAttr(true);
+  k = cuda::createCudaKernel(poolGradConfig(avgGrad, DType::kF32));
+  EXPECT_TRUE(k.ok()) << k.status().toString();
+  k = cuda::createCudaKernel(poolGradConfig(maxGrad, DType::kBF16));
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("no CUDA kernel for 'pool/grad' "
+                                      "(max_pool_grad): operand 0 is bf16"),
+            std::string::npos)
+      << k.status().message();
 }
 
 TEST(CudaSupport, QuantizationOpsHaveCudaKernels) {

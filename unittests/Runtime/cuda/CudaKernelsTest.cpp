@@ -986,15 +986,15 @@ TEST_F(Cuda, QuantizedPlanMatchesReference) {
 
 TEST_F(Cuda, OpWithoutKernelNamesTheOp) {
   plan::Op op;
-  op.set_kind("batch_norm");
-  op.set_name("bn_train");
+  op.set_kind("dropout");
+  op.set_name("drop_train");
   (*op.mutable_attrs())["training"] = boolAttr(true);
   cuda::CudaKernelConfig config;
   config.op = &op;
   auto k = cuda::createCudaKernel(config);
   ASSERT_FALSE(k.ok());
   EXPECT_NE(
-      k.status().message().find("no CUDA kernel for 'bn_train' (batch_norm)"),
+      k.status().message().find("no CUDA kernel for 'drop_train' (dropout)"),
       std::string::npos)
       << k.status().message();
   EXPECT_NE(k.status().message().find("place it on the CPU"),
