@@ -25,6 +25,18 @@ bool inferenceOnly(const plan::Op &op, std::string *whyNot) {
   return false;
 }
 
+// Synchronized batch norm sums across replicas, which a CUDA session (one
+// replica, no communicator) cannot do: refused rather than computed with
+// this replica's statistics alone.
+bool localStatistics(const plan::Op &op, std::string *whyNot) {
+  if (!OpAttrs(op).getBool("cross_replica"))
+    return true;
+  if (whyNot)
+    *whyNot = "cross_replica " + op.kind() +
+              " (--sync-batch-norm) needs the CPU backend's collectives";
+  return false;
+}
+
 const CudaOpEntry *findEntry(const std::string &kind) {
   const std::vector<CudaOpEntry> &table = cudaOpTable();
   auto it = std::lower_bound(

@@ -253,6 +253,16 @@ TEST(CudaSupport, TrainingBatchNormRunsOnCudaTrainingDropoutDoesNot) {
   (*dropout.mutable_attrs())["training"] = boolAttr(true);
   EXPECT_FALSE(hasCudaKernel(dropout, &why));
   EXPECT_EQ(why, "training-mode dropout is CPU-only");
+  // Synchronized batch norm needs collectives a CUDA session lacks.
+  for (const char *kind : {"batch_norm", "batch_norm_grad"}) {
+    plan::Op synced;
+    synced.set_kind(kind);
+    (*synced.mutable_attrs())["cross_replica"] = boolAttr(true);
+    EXPECT_FALSE(hasCudaKernel(synced, &why)) << kind;
+    EXPECT_EQ(why, std::string("cross_replica ") + kind +
+                       " (--sync-batch-norm) needs the CPU backend's "
+                       "collectives");
+  }
   plan::Op unknown;
   unknown.set_kind("fft");
   EXPECT_FALSE(hasCudaKernel(unknown, &why));
