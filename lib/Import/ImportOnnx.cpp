@@ -2283,9 +2283,6 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
       axes = *a;
   } else if (node->input_size() > 1 && !node->input(1).empty() &&
              !foldsToInts(node->input(1))) {
-    if (intAttr("noop_with_empty_axes", 0))
-      return failNode("axes known only at run time with noop_with_empty_axes "
-                      "are not supported");
     FailureOr<Value> a = valueOperand(1, "axes");
     if (failed(a))
       return failure();
@@ -2296,7 +2293,32 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
       return failure();
     axes = *a;
   }
-  if (axes.empty() && intAttr("noop_with_empty_axes", 0)) {
+  // Empty axes known only at run time with noop_with_empty_axes must leave x
+  // as it is: x gets a leading unit axis that is always reduced too, so the
+  // axes are never empty, and a reduction over the unit axis alone keeps
+  // every value (the sum, mean, max, min or product of one element).
+  bool noopWhenEmpty = dynamicAxes && intAttr("noop_with_empty_axes", 0);
+  if (noopWhenEmpty) {
+    auto i64s1D = [&](ArrayRef<int64_t> values) -> Value {
+      auto type =
+          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+      return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
+    };
+    Value unitAxis = i64s1D({0});
+    GOPT_INFER(lifted, DynamicUnsqueezeOp, x, unitAxis);
+    // Non-negative axes move one place right; negative ones count from the
+    // end, which the leading axis does not change.
+    Value zero = createScalarConstant(b, loc, b.getI64Type(), 0.0);
+    Value one = createScalarConstant(b, loc, b.getI64Type(), 1.0);
+    GOPT_INFER(negative, LessOp, dynamicAxes, zero);
+    GOPT_INFER(shifted, AddOp, dynamicAxes, one);
+    GOPT_INFER(moved, WhereOp, negative, dynamicAxes, shifted);
+    GOPT_INFER(withUnit, ConcatOp, ValueRange{unitAxis, moved.getResult()},
+               b.getI64IntegerAttr(0));
+    x = lifted.getResult();
+    dynamicAxes = withUnit.getResult();
+  }
+  if (!dynamicAxes && axes.empty() && intAttr("noop_with_empty_axes", 0)) {
     setOutput(0, x);
     return success();
   }
@@ -2360,6 +2382,13 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     GOPT_INFER(lse, AddOp, logSum, max);
     y = keepDims ? lse.getResult()
                  : reduceWith(ReduceMaxOp(), lse.getResult(), false);
+  }
+  if (noopWhenEmpty && keepDims && y) {
+    auto type = RankedTensorType::get({1}, b.getI64Type());
+    Value unitAxis = b.create<ConstantOp>(
+        loc, DenseIntElementsAttr::get(type, {int64_t(0)}));
+    GOPT_INFER(dropped, DynamicSqueezeOp, y, unitAxis);
+    y = dropped.getResult();
   }
   setOutput(0, y);
   return success();
@@ -4052,10 +4081,6 @@ LogicalResult OnnxImporter::importEinsum() {
     if (failed(expand(terms[i], shape.size(), labels[i])))
       return failure();
     for (auto [j, c] : llvm::enumerate(labels[i])) {
-      if (llvm::count(labels[i], c) > 1)
-        return failNode(llvm::formatv(
-            "diagonals (label '{0}' twice in one operand) are not supported",
-            c));
       auto [it, inserted] = dimOf.try_emplace(c, shape[j]);
       if (!inserted && it->second != shape[j]) {
         if (ShapedType::isDynamic(it->second))
@@ -4125,6 +4150,40 @@ LogicalResult OnnxImporter::importEinsum() {
     GOPT_INFER_OR_NULL(op, TransposeOp, v, i64s(perm));
     return op;
   };
+  // A label twice in one operand takes the diagonal: the values off it
+  // become 0 and the second axis is summed out (adding zeros is exact).
+  for (int i = 0; i < numInputs; ++i) {
+    for (size_t second = 1; second < labels[i].size(); ++second) {
+      size_t first = labels[i].find(labels[i][second]);
+      if (first == second)
+        continue;
+      ArrayRef<int64_t> shape = shapeOf(operands[i]);
+      int64_t n = shape[first];
+      if (ShapedType::isDynamic(n) || ShapedType::isDynamic(shape[second]))
+        return failNode(llvm::formatv(
+            "the diagonal of label '{0}' needs its size known at import",
+            labels[i][second]));
+      if (n != shape[second])
+        return failNode(llvm::formatv("label '{0}' has sizes {1} and {2}",
+                                      labels[i][second], n, shape[second]));
+      SmallVector<int64_t> eyeShape(shape.size(), 1);
+      eyeShape[first] = eyeShape[second] = n;
+      SmallVector<int64_t> eye(n * n, 0);
+      for (int64_t k = 0; k < n; ++k)
+        eye[k * n + k] = 1;
+      Value eyeValue = createI64Constant(b, loc, eyeShape, eye);
+      Value one = createScalarConstant(b, loc, b.getI64Type(), 1.0);
+      Value zero = createScalarConstant(
+          b, loc, getElementTypeOrSelf(operands[i].getType()), 0.0);
+      GOPT_INFER(onDiagonal, EqualOp, eyeValue, one);
+      GOPT_INFER(masked, WhereOp, onDiagonal, operands[i], zero);
+      GOPT_INFER(diagonal, ReduceSumOp, masked,
+                 i64s({static_cast<int64_t>(second)}), b.getBoolAttr(false));
+      operands[i] = diagonal;
+      labels[i].erase(second, 1);
+      --second;
+    }
+  }
   // Sum out what only one operand has and the output lacks.
   for (int i = 0; i < numInputs; ++i) {
     SmallVector<int64_t> axes;
