@@ -275,6 +275,21 @@ def check_dropout_draw(inputs, outputs, expected):
     return True, f"kept share {share:.3f} for ratio {ratio:g}"
 
 
+def check_bernoulli_draw(inputs, outputs, expected):
+    """Bernoulli: every value 0 or 1 (1 where p is 1, 0 where p is 0), and
+    the number of ones near the sum of the probabilities."""
+    p = inputs[0].astype(np.float64)
+    y = outputs[0].astype(np.float64)
+    if not np.isin(y, (0.0, 1.0)).all():
+        return False, "some values are neither 0 nor 1"
+    if (y[p >= 1] != 1).any() or (y[p <= 0] != 0).any():
+        return False, "a certain outcome (p 0 or 1) was drawn otherwise"
+    sd = np.sqrt((p * (1 - p)).sum())
+    if abs(y.sum() - p.sum()) > 5 * sd + 1:
+        return False, f"{int(y.sum())} ones, expected about {p.sum():.1f}"
+    return True, f"{int(y.sum())} ones for {p.sum():.1f} expected"
+
+
 # Cases whose expected values no honest implementation reproduces: draws of
 # numpy's unseeded global generator, or a rounding rule the op's opset does
 # not fix. They run (import, plan, run must work) and their outputs are
@@ -286,6 +301,12 @@ BY_PROPERTY = {
         "as ONNX's Cast specifies from opset 19: checked against that rounding of the input",
         check_cast_to_bf16_rounding),
 }
+for _c in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
+           "test_bernoulli_expanded", "test_bernoulli_double_expanded",
+           "test_bernoulli_seed_expanded"):
+    BY_PROPERTY[_c] = ("expected values are a draw of numpy's unseeded generator (the seed "
+                       "attribute does not reach it): checked by Bernoulli's guarantees "
+                       "(0 or 1, certain outcomes, the count of ones)", check_bernoulli_draw)
 for _c in ("test_training_dropout", "test_training_dropout_default",
            "test_training_dropout_default_mask", "test_training_dropout_mask"):
     BY_PROPERTY[_c] = ("expected values are a draw of numpy's unseeded generator: checked by "

@@ -181,6 +181,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                                    "mse_loss_grad",
                                    "relu_grad",
                                    "dropout_grad",
+                                   "random_uniform_like",
                                    "conv2d_backprop_input",
                                    "conv2d_backprop_filter",
                                    "max_pool_grad",
@@ -203,11 +204,11 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                   "and", "or", "xor", "not", "where", "mod", "floor_div",
                   "is_nan", "is_inf", "expand", "tile", "bit_shift"});
   // The image ops (GoptImageOps.td) run on the CPU so far.
-  cpuOnly.insert({"conv2d_transpose", "resize"});
+  cpuOnly.insert({"conv2d_transpose", "resize", "resize_grad"});
   // The indexing ops (GoptIndexingOps.td) run on the CPU so far.
   cpuOnly.insert({"gather", "gather_grad", "gather_elements", "gather_nd",
-                  "scatter_elements", "scatter_nd", "arg_max", "arg_min",
-                  "top_k", "cumsum"});
+                  "tf_idf_vectorizer", "scatter_elements", "scatter_nd",
+                  "arg_max", "arg_min", "top_k", "cumsum"});
   // The recurrent ops (GoptRnnOps.td) run on the CPU so far.
   cpuOnly.insert({"lstm", "gru", "rnn"});
   // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.
