@@ -1,0 +1,48 @@
+"""onnx-random.test: writes argv[1]/random.onnx (RandomNormalLike,
+RandomUniform, RandomNormal of f64, Bernoulli), or with 'check' reads the
+outputs gopt-run wrote to argv[1]/out and prints each statistic against
+what the op's distribution gives (5 standard errors)."""
+import os
+import sys
+
+import numpy as np
+
+d = sys.argv[1]
+if sys.argv[2:] != ["check"]:
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("RandomNormalLike", ["x"], ["n"], mean=2.0, scale=3.0, seed=5.0),
+             helper.make_node("RandomUniform", [], ["u"], shape=[4000], low=-1.0, high=4.0),
+             helper.make_node("RandomNormal", [], ["m"], shape=[4000], dtype=TensorProto.DOUBLE),
+             helper.make_node("Bernoulli", ["p"], ["b"], dtype=TensorProto.INT32)]
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(nodes, "g", [vi("x", TensorProto.FLOAT, [100, 50]),
+                                        vi("p", TensorProto.FLOAT, [4000])],
+                          [vi("n", TensorProto.FLOAT, [100, 50]), vi("u", TensorProto.FLOAT, [4000]),
+                           vi("m", TensorProto.DOUBLE, [4000]), vi("b", TensorProto.INT32, [4000])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "random.onnx"))
+    np.save(os.path.join(d, "p.npy"), np.linspace(0, 1, 4000, dtype=np.float32))
+    sys.exit(0)
+
+
+def report(name, value, want, sd):
+    print(f"{name} {'ok' if abs(value - want) <= 5 * sd else f'BAD {value} vs {want}'}")
+
+
+out = os.path.join(d, "out")
+n = np.load(os.path.join(out, "n.npy"))
+u = np.load(os.path.join(out, "u.npy"))
+m = np.load(os.path.join(out, "m.npy"))
+b = np.load(os.path.join(out, "b.npy"))
+report("normal-like mean", n.mean(), 2.0, 3.0 / np.sqrt(n.size))
+report("normal-like std", n.std(), 3.0, 3.0 / np.sqrt(2 * n.size))
+print("uniform range", "ok" if u.min() >= -1 and u.max() < 4 else "BAD")
+report("uniform mean", u.mean(), 1.5, 5 / np.sqrt(12 * u.size))
+print("normal dtype", m.dtype)
+report("normal mean", m.mean(), 0.0, 1 / np.sqrt(m.size))
+print("bernoulli values", "ok" if set(np.unique(b)) <= {0, 1} and b.dtype == np.int32 else "BAD")
+p = np.linspace(0, 1, 4000)
+report("bernoulli ones", b.sum(), p.sum(), np.sqrt((p * (1 - p)).sum()))
