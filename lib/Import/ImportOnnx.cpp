@@ -280,6 +280,7 @@ private:
   LogicalResult importReverseSequence();
   LogicalResult importEinsum();
   LogicalResult importRandom(StringRef kind);
+  LogicalResult importMultinomial(Value logits, int64_t stream);
   LogicalResult importTfIdfVectorizer();
   Value uniformDraws(Value like, Type elementType, double low, double high,
                      int64_t stream);
@@ -2823,11 +2824,54 @@ LogicalResult OnnxImporter::importDrawnDropout(Value x, double ratio,
   return success();
 }
 
+/// Multinomial by inverse transform: sample j of row b is the number of
+/// classes whose cumulative probability (softmax of the row's
+/// log-probabilities, summed along the classes) lies below a uniform draw,
+/// capped at the last class (the sum may round below 1).
+LogicalResult OnnxImporter::importMultinomial(Value logits, int64_t stream) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  Type et = type.getElementType();
+  if (type.getRank() != 2 || !type.hasStaticShape() || !isa<FloatType>(et))
+    return failNode(llvm::formatv("Multinomial needs float log-probabilities "
+                                  "of a static [batch, classes] shape, got {0}",
+                                  type));
+  int64_t batch = type.getDimSize(0), classes = type.getDimSize(1);
+  int64_t samples = intAttr("sample_size", 1);
+  if (samples < 1)
+    return failNode(llvm::formatv("sample_size {0} must be >= 1", samples));
+  Type outType = b.getI32Type();
+  if (const onnx::AttributeProto *dtype = attr("dtype"))
+    outType = convertElementType(ctx, dtype->i());
+  if (!outType ||
+      !(outType.isSignlessInteger(32) || outType.isSignlessInteger(64)))
+    return failNode("Multinomial's dtype must be int32 or int64");
+  GOPT_INFER(probabilities, SoftmaxOp, logits, b.getI64IntegerAttr(1));
+  GOPT_INFER(cumulative, CumSumOp, probabilities, b.getI64IntegerAttr(1),
+             b.getBoolAttr(false), b.getBoolAttr(false));
+  GOPT_INFER(rows, ReshapeOp, cumulative, i64s({batch, 1, classes}));
+  auto drawType = RankedTensorType::get({batch, samples, 1}, b.getI1Type());
+  Value shaped = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(drawType, b.getBoolAttr(false)));
+  Value u = uniformDraws(shaped, et, 0.0, 1.0, stream);
+  GOPT_INFER(below, LessOp, rows, u);
+  Value counts = createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(below.getType()).clone(b.getI64Type()),
+      below);
+  if (!counts)
+    return failOp();
+  GOPT_INFER(index, ReduceSumOp, counts, i64s({2}), b.getBoolAttr(false));
+  GOPT_INFER(capped, MinOp, index,
+             createScalarConstant(b, loc, b.getI64Type(), classes - 1));
+  return setResult(createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(capped.getType()).clone(outType), capped));
+}
+
 /// RandomUniform(Like), RandomNormal(Like) and Bernoulli from uniform draws:
 /// a normal value by Box-Muller from two draws, a Bernoulli value as a
 /// draw below the probability.
 LogicalResult OnnxImporter::importRandom(StringRef kind) {
-  bool like = kind.ends_with("Like") || kind == "Bernoulli";
+  bool like =
+      kind.ends_with("Like") || kind == "Bernoulli" || kind == "Multinomial";
   Value shaped;
   Type et;
   if (like) {
@@ -2852,6 +2896,8 @@ LogicalResult OnnxImporter::importRandom(StringRef kind) {
           llvm::formatv("unsupported dtype {0}", elementTypeName(dtype->i())));
   }
   int64_t stream = streamOfSeed(attr("seed"));
+  if (kind == "Multinomial")
+    return importMultinomial(shaped, stream);
   if (kind == "Bernoulli") {
     Type pt = getElementTypeOrSelf(shaped.getType());
     if (!isa<FloatType>(pt))
@@ -5523,6 +5569,7 @@ LogicalResult OnnxImporter::importNode() {
       {"MelWeightMatrix", [](I &i) { return i.importMelWeightMatrix(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
+      {"Multinomial", [](I &i) { return i.importRandom("Multinomial"); }},
       {"Neg", [](I &i) { return i.importNeg(); }},
       {"NegativeLogLikelihoodLoss",
        [](I &i) { return i.importLoss(/*softmax=*/false); }},
