@@ -2677,7 +2677,11 @@ LogicalResult OnnxImporter::importDropout() {
         ratio = *r;
       }
     }
-    if (runtimeTraining || runtimeRatio)
+    // The mask in training comes from the draws too (gopt.dropout keeps
+    // its mask to itself).
+    bool wantsMask = node->output_size() > 1 && !node->output(1).empty();
+    if (runtimeTraining || runtimeRatio ||
+        (training && ratio != 0 && wantsMask))
       return importDrawnDropout(x, ratio, runtimeRatio, runtimeTraining);
   } else if (opset < 7) {
     training = intAttr("is_test", 0) == 0;

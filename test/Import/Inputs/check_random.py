@@ -1,5 +1,6 @@
 """onnx-random.test: writes argv[1]/random.onnx (RandomNormalLike,
-RandomUniform, RandomNormal of f64, Bernoulli, Multinomial), or with 'check' reads the
+RandomUniform, RandomNormal of f64, Bernoulli, Multinomial, Dropout in
+training mode with its mask), or with 'check' reads the
 outputs gopt-run wrote to argv[1]/out and prints each statistic against
 what the op's distribution gives (5 standard errors)."""
 import os
@@ -17,14 +18,18 @@ if sys.argv[2:] != ["check"]:
              helper.make_node("RandomNormal", [], ["m"], shape=[4000], dtype=TensorProto.DOUBLE),
              helper.make_node("Bernoulli", ["p"], ["b"], dtype=TensorProto.INT32),
              helper.make_node("Multinomial", ["logits"], ["k"], sample_size=4000,
-                              dtype=TensorProto.INT64)]
+                              dtype=TensorProto.INT64),
+             helper.make_node("Dropout", ["p", "ratio", "training"], ["dy", "dmask"])]
     vi = helper.make_tensor_value_info
     g = helper.make_graph(nodes, "g", [vi("x", TensorProto.FLOAT, [100, 50]),
                                         vi("p", TensorProto.FLOAT, [4000]),
                                         vi("logits", TensorProto.FLOAT, [2, 4])],
                           [vi("n", TensorProto.FLOAT, [100, 50]), vi("u", TensorProto.FLOAT, [4000]),
                            vi("m", TensorProto.DOUBLE, [4000]), vi("b", TensorProto.INT32, [4000]),
-                           vi("k", TensorProto.INT64, [2, 4000])])
+                           vi("k", TensorProto.INT64, [2, 4000]),
+                           vi("dy", TensorProto.FLOAT, [4000]), vi("dmask", TensorProto.BOOL, [4000])],
+                          [helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.25]),
+                           helper.make_tensor("training", TensorProto.BOOL, [], [True])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -59,3 +64,9 @@ probs /= probs.sum(axis=1, keepdims=True)
 worst = max(abs((k[r] == c).mean() - probs[r, c]) / np.sqrt(probs[r, c] * (1 - probs[r, c]) / k.shape[1] + 1e-12)
             for r in range(2) for c in range(4))
 print("multinomial frequencies", "ok" if worst <= 5 else f"BAD ({worst:.1f} standard errors)")
+dy = np.load(os.path.join(out, "dy.npy"))
+dmask = np.load(os.path.join(out, "dmask.npy"))
+p32 = np.linspace(0, 1, 4000, dtype=np.float32)
+kept = np.isclose(dy, p32 / 0.75, rtol=1e-6) & dmask
+print("dropout mask", "ok" if (kept | (~dmask & (dy == 0))).all() else "BAD")
+report("dropout kept", dmask.mean(), 0.75, np.sqrt(0.75 * 0.25 / dmask.size))
