@@ -191,13 +191,10 @@ def onnx_ops():
          "onnx_misc.onnx")
 
     # Errors.
-    # An op of the default domain gopt does not import (text n-grams).
-    save(model([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf",
-                                 mode="TF", min_gram_length=2, max_gram_length=2,
-                                 max_skip_count=0, ngram_counts=[0, 4],
-                                 ngram_indexes=[0, 1, 2, 3, 4, 5, 6],
-                                 pool_int64s=[2, 3, 5, 4, 5, 6, 7, 8, 6, 7])],
-               [vi("x", ["N", 6], TensorProto.INT32)], [vi("y", None)]),
+    # An op of the default domain gopt does not import (Caffe's RoI pooling).
+    save(model([helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="roipool",
+                                 pooled_shape=[2, 2])],
+               [vi("x", ["N", 3, 8, 8]), vi("rois", [2, 5])], [vi("y", None)]),
          "onnx_err_unsupported.onnx")
     save(model([helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")],
                [vi("a", [2, 3]), vi("b", [4])], [vi("y", [2, 3])]), "onnx_err_shape.onnx",

@@ -30,6 +30,8 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <cmath>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -277,6 +279,13 @@ private:
   LogicalResult importMeanVarianceNormalization();
   LogicalResult importReverseSequence();
   LogicalResult importEinsum();
+  LogicalResult importRandom(StringRef kind);
+  LogicalResult importMultinomial(Value logits, int64_t stream);
+  LogicalResult importTfIdfVectorizer();
+  Value uniformDraws(Value like, Type elementType, double low, double high,
+                     int64_t stream);
+  LogicalResult importDrawnDropout(Value x, double ratio, Value runtimeRatio,
+                                   Value runtimeTraining);
   // Control flow.
   LogicalResult importIf();
   LogicalResult importLoop();
@@ -299,6 +308,12 @@ private:
                    SmallVectorImpl<Value> &results,
                    llvm::function_ref<LogicalResult()> prelude = nullptr);
   LogicalResult importScan();
+  LogicalResult importBatchedScan();
+  LogicalResult
+  buildScan(const onnx::GraphProto &graph, ArrayRef<Value> states,
+            ArrayRef<std::string> scanNames, SmallVector<int64_t> inAxes,
+            ArrayRef<int64_t> inReverse, ArrayRef<int64_t> outAxes,
+            ArrayRef<int64_t> outReverse, SmallVector<Value> &results);
   FailureOr<std::unique_ptr<Block>>
   createLoopBlock(ArrayRef<Value> carried, ArrayRef<std::string> captureNames,
                   SmallVectorImpl<Value> &captures);
@@ -2284,9 +2299,6 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
       axes = *a;
   } else if (node->input_size() > 1 && !node->input(1).empty() &&
              !foldsToInts(node->input(1))) {
-    if (intAttr("noop_with_empty_axes", 0))
-      return failNode("axes known only at run time with noop_with_empty_axes "
-                      "are not supported");
     FailureOr<Value> a = valueOperand(1, "axes");
     if (failed(a))
       return failure();
@@ -2297,7 +2309,32 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
       return failure();
     axes = *a;
   }
-  if (axes.empty() && intAttr("noop_with_empty_axes", 0)) {
+  // Empty axes known only at run time with noop_with_empty_axes must leave x
+  // as it is: x gets a leading unit axis that is always reduced too, so the
+  // axes are never empty, and a reduction over the unit axis alone keeps
+  // every value (the sum, mean, max, min or product of one element).
+  bool noopWhenEmpty = dynamicAxes && intAttr("noop_with_empty_axes", 0);
+  if (noopWhenEmpty) {
+    auto i64s1D = [&](ArrayRef<int64_t> values) -> Value {
+      auto type =
+          RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+      return b.create<ConstantOp>(loc, DenseIntElementsAttr::get(type, values));
+    };
+    Value unitAxis = i64s1D({0});
+    GOPT_INFER(lifted, DynamicUnsqueezeOp, x, unitAxis);
+    // Non-negative axes move one place right; negative ones count from the
+    // end, which the leading axis does not change.
+    Value zero = createScalarConstant(b, loc, b.getI64Type(), 0.0);
+    Value one = createScalarConstant(b, loc, b.getI64Type(), 1.0);
+    GOPT_INFER(negative, LessOp, dynamicAxes, zero);
+    GOPT_INFER(shifted, AddOp, dynamicAxes, one);
+    GOPT_INFER(moved, WhereOp, negative, dynamicAxes, shifted);
+    GOPT_INFER(withUnit, ConcatOp, ValueRange{unitAxis, moved.getResult()},
+               b.getI64IntegerAttr(0));
+    x = lifted.getResult();
+    dynamicAxes = withUnit.getResult();
+  }
+  if (!dynamicAxes && axes.empty() && intAttr("noop_with_empty_axes", 0)) {
     setOutput(0, x);
     return success();
   }
@@ -2361,6 +2398,13 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     GOPT_INFER(lse, AddOp, logSum, max);
     y = keepDims ? lse.getResult()
                  : reduceWith(ReduceMaxOp(), lse.getResult(), false);
+  }
+  if (noopWhenEmpty && keepDims && y) {
+    auto type = RankedTensorType::get({1}, b.getI64Type());
+    Value unitAxis = b.create<ConstantOp>(
+        loc, DenseIntElementsAttr::get(type, {int64_t(0)}));
+    GOPT_INFER(dropped, DynamicSqueezeOp, y, unitAxis);
+    y = dropped.getResult();
   }
   setOutput(0, y);
   return success();
@@ -2602,25 +2646,44 @@ LogicalResult OnnxImporter::importDropout() {
   GET_INPUT(x, 0);
   double ratio = floatAttr("ratio", 0.5f);
   bool training = false;
+  // training_mode or the ratio fed at run time: dropout as uniform draws
+  // compared with the ratio (importDrawnDropout).
+  Value runtimeTraining, runtimeRatio;
   if (opset >= 12) {
     if (node->input_size() > 2 && !node->input(2).empty()) {
-      if (!isConstant(node->input(2)))
-        return failNode(llvm::formatv(
-            "input '{0}' must be a constant (training_mode decides at import "
-            "whether dropout drops)",
-            node->input(2)));
-      FailureOr<double> t = constantScalar(node->input(2));
-      if (failed(t))
-        return failure();
-      training = *t != 0;
+      if (!isConstant(node->input(2))) {
+        FailureOr<Value> t = requiredInput(2);
+        if (failed(t))
+          return failure();
+        runtimeTraining = *t;
+      } else {
+        FailureOr<double> t = constantScalar(node->input(2));
+        if (failed(t))
+          return failure();
+        training = *t != 0;
+      }
     }
     // In inference the ratio is unused, so it may be fed at run time.
-    if (training && node->input_size() > 1 && !node->input(1).empty()) {
-      FailureOr<double> r = constantScalar(node->input(1));
-      if (failed(r))
-        return failure();
-      ratio = *r;
+    if ((training || runtimeTraining) && node->input_size() > 1 &&
+        !node->input(1).empty()) {
+      if (!isConstant(node->input(1))) {
+        FailureOr<Value> r = requiredInput(1);
+        if (failed(r))
+          return failure();
+        runtimeRatio = *r;
+      } else {
+        FailureOr<double> r = constantScalar(node->input(1));
+        if (failed(r))
+          return failure();
+        ratio = *r;
+      }
     }
+    // The mask in training comes from the draws too (gopt.dropout keeps
+    // its mask to itself).
+    bool wantsMask = node->output_size() > 1 && !node->output(1).empty();
+    if (runtimeTraining || runtimeRatio ||
+        (training && ratio != 0 && wantsMask))
+      return importDrawnDropout(x, ratio, runtimeRatio, runtimeTraining);
   } else if (opset < 7) {
     training = intAttr("is_test", 0) == 0;
   }
@@ -2658,6 +2721,222 @@ LogicalResult OnnxImporter::importDropout() {
   }
   return setResult(createInferred<DropoutOp>(
       b, loc, x, b.getF32FloatAttr(ratio), b.getBoolAttr(training)));
+}
+
+/// TfIdfVectorizer of integers (gopt.tf_idf_vectorizer); string pools are
+/// out of gopt's scope.
+LogicalResult OnnxImporter::importTfIdfVectorizer() {
+  GET_INPUT(x, 0);
+  if (attr("pool_strings"))
+    return failNode("pool_strings (string n-grams) are not supported");
+  Type et = getElementTypeOrSelf(x.getType());
+  if (!et.isSignlessInteger(64) && !et.isSignlessInteger(32))
+    return failNode(llvm::formatv(
+        "TfIdfVectorizer of {0} is not supported (i32 or i64)", et));
+  std::string mode = stringAttr("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return failNode(
+        llvm::formatv("mode '{0}' is not one of TF, IDF and TFIDF", mode));
+  auto ints = [&](StringRef name) -> SmallVector<int64_t> {
+    std::optional<SmallVector<int64_t>> v = intsAttr(name);
+    return v ? *v : SmallVector<int64_t>();
+  };
+  DenseF32ArrayAttr weights;
+  if (const onnx::AttributeProto *w = attr("weights"))
+    weights = b.getDenseF32ArrayAttr(
+        SmallVector<float>(w->floats().begin(), w->floats().end()));
+  GOPT_INFER(op, TfIdfVectorizerOp, x, b.getStringAttr(mode),
+             b.getI64IntegerAttr(intAttr("min_gram_length", 1)),
+             b.getI64IntegerAttr(intAttr("max_gram_length", 1)),
+             b.getI64IntegerAttr(intAttr("max_skip_count", 0)),
+             i64s(ints("ngram_counts")), i64s(ints("ngram_indexes")),
+             i64s(ints("pool_int64s")), weights);
+  setOutput(0, op.getResult());
+  return success();
+}
+
+/// The draws of a gopt.random_uniform_like of `like`'s shape. An ONNX
+/// `seed` picks stream `stream` (offset so that it is never 0, which means
+/// "the op's place in the plan"); without one each draw has its own stream.
+Value OnnxImporter::uniformDraws(Value like, Type elementType, double low,
+                                 double high, int64_t stream) {
+  auto type = RankedTensorType::get(shapeOf(like), elementType);
+  return b
+      .create<RandomUniformLikeOp>(loc, type, like, b.getF32FloatAttr(low),
+                                   b.getF32FloatAttr(high),
+                                   b.getI64IntegerAttr(stream))
+      .getResult();
+}
+
+/// The stream of an ONNX seed attribute (a float): its bits, offset so it
+/// is never 0; 0 (the op's own stream) without one.
+static int64_t streamOfSeed(const onnx::AttributeProto *seed) {
+  if (!seed)
+    return 0;
+  uint64_t bits = 0;
+  if (seed->type() == onnx::AttributeProto::FLOAT) {
+    float f = seed->f();
+    uint32_t b32;
+    std::memcpy(&b32, &f, sizeof b32);
+    bits = b32;
+  } else {
+    bits = static_cast<uint64_t>(seed->i());
+  }
+  return static_cast<int64_t>((bits & 0xFFFFFFFFFFull) | (0x5EEDull << 40));
+}
+
+/// Training dropout whose training_mode or ratio is known only at run time:
+/// keep where a uniform draw in [0, 1) is >= ratio, scaled by
+/// 1 / (1 - ratio); x itself (and an all-true mask) when not training.
+LogicalResult OnnxImporter::importDrawnDropout(Value x, double ratio,
+                                               Value runtimeRatio,
+                                               Value runtimeTraining) {
+  Type et = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(et))
+    return failNode("training dropout of a non-float tensor is not supported");
+  Value r = runtimeRatio
+                ? createTyped<CastOp>(
+                      b, loc,
+                      cast<RankedTensorType>(runtimeRatio.getType()).clone(et),
+                      runtimeRatio)
+                : createScalarConstant(b, loc, et, ratio);
+  if (!r)
+    return failOp();
+  Value u = uniformDraws(x, et, 0.0, 1.0, streamOfSeed(attr("seed")));
+  Value one = createScalarConstant(b, loc, et, 1.0);
+  Value zero = createScalarConstant(b, loc, et, 0.0);
+  GOPT_INFER(keep, GreaterEqualOp, u, r);
+  GOPT_INFER(kept, SubOp, one, r);
+  GOPT_INFER(scale, DivOp, one, kept);
+  GOPT_INFER(scaled, MulOp, x, scale);
+  GOPT_INFER(dropped, WhereOp, keep, scaled, zero);
+  Value y = dropped, mask = keep;
+  if (runtimeTraining) {
+    Value t = runtimeTraining;
+    if (!getElementTypeOrSelf(t.getType()).isInteger(1)) {
+      t = createTyped<CastOp>(
+          b, loc, cast<RankedTensorType>(t.getType()).clone(b.getI1Type()), t);
+      if (!t)
+        return failOp();
+    }
+    GOPT_INFER_ASSIGN(y, WhereOp, t, dropped, x);
+    GOPT_INFER(inference, NotOp, t);
+    GOPT_INFER_ASSIGN(mask, OrOp, keep, inference);
+  }
+  if (node->output_size() > 1 && !node->output(1).empty())
+    setOutput(1, mask);
+  setOutput(0, y);
+  return success();
+}
+
+/// Multinomial by inverse transform: sample j of row b is the number of
+/// classes whose cumulative probability (softmax of the row's
+/// log-probabilities, summed along the classes) lies below a uniform draw,
+/// capped at the last class (the sum may round below 1).
+LogicalResult OnnxImporter::importMultinomial(Value logits, int64_t stream) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  Type et = type.getElementType();
+  if (type.getRank() != 2 || !type.hasStaticShape() || !isa<FloatType>(et))
+    return failNode(llvm::formatv("Multinomial needs float log-probabilities "
+                                  "of a static [batch, classes] shape, got {0}",
+                                  type));
+  int64_t batch = type.getDimSize(0), classes = type.getDimSize(1);
+  int64_t samples = intAttr("sample_size", 1);
+  if (samples < 1)
+    return failNode(llvm::formatv("sample_size {0} must be >= 1", samples));
+  Type outType = b.getI32Type();
+  if (const onnx::AttributeProto *dtype = attr("dtype"))
+    outType = convertElementType(ctx, dtype->i());
+  if (!outType ||
+      !(outType.isSignlessInteger(32) || outType.isSignlessInteger(64)))
+    return failNode("Multinomial's dtype must be int32 or int64");
+  GOPT_INFER(probabilities, SoftmaxOp, logits, b.getI64IntegerAttr(1));
+  GOPT_INFER(cumulative, CumSumOp, probabilities, b.getI64IntegerAttr(1),
+             b.getBoolAttr(false), b.getBoolAttr(false));
+  GOPT_INFER(rows, ReshapeOp, cumulative, i64s({batch, 1, classes}));
+  auto drawType = RankedTensorType::get({batch, samples, 1}, b.getI1Type());
+  Value shaped = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(drawType, b.getBoolAttr(false)));
+  Value u = uniformDraws(shaped, et, 0.0, 1.0, stream);
+  GOPT_INFER(below, LessOp, rows, u);
+  Value counts = createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(below.getType()).clone(b.getI64Type()),
+      below);
+  if (!counts)
+    return failOp();
+  GOPT_INFER(index, ReduceSumOp, counts, i64s({2}), b.getBoolAttr(false));
+  GOPT_INFER(capped, MinOp, index,
+             createScalarConstant(b, loc, b.getI64Type(), classes - 1));
+  return setResult(createTyped<CastOp>(
+      b, loc, cast<RankedTensorType>(capped.getType()).clone(outType), capped));
+}
+
+/// RandomUniform(Like), RandomNormal(Like) and Bernoulli from uniform draws:
+/// a normal value by Box-Muller from two draws, a Bernoulli value as a
+/// draw below the probability.
+LogicalResult OnnxImporter::importRandom(StringRef kind) {
+  bool like =
+      kind.ends_with("Like") || kind == "Bernoulli" || kind == "Multinomial";
+  Value shaped;
+  Type et;
+  if (like) {
+    GET_INPUT(x, 0);
+    shaped = x;
+    et = getElementTypeOrSelf(x.getType());
+  } else {
+    std::optional<SmallVector<int64_t>> shape = intsAttr("shape");
+    if (!shape)
+      return failNode("missing attribute 'shape'");
+    if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+      return failNode("negative dimensions in 'shape'");
+    auto boolType = RankedTensorType::get(*shape, b.getI1Type());
+    shaped = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(boolType, b.getBoolAttr(false)));
+    et = b.getF32Type();
+  }
+  if (const onnx::AttributeProto *dtype = attr("dtype")) {
+    et = convertElementType(ctx, dtype->i());
+    if (!et)
+      return failNode(
+          llvm::formatv("unsupported dtype {0}", elementTypeName(dtype->i())));
+  }
+  int64_t stream = streamOfSeed(attr("seed"));
+  if (kind == "Multinomial")
+    return importMultinomial(shaped, stream);
+  if (kind == "Bernoulli") {
+    Type pt = getElementTypeOrSelf(shaped.getType());
+    if (!isa<FloatType>(pt))
+      return failNode("Bernoulli's probabilities must be floating point");
+    Value u = uniformDraws(shaped, pt, 0.0, 1.0, stream);
+    GOPT_INFER(hit, LessOp, u, shaped);
+    return setResult(createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(hit.getType()).clone(et), hit));
+  }
+  if (!isa<FloatType>(et))
+    return failNode(
+        llvm::formatv("{0} makes floating point values, not {1}", kind, et));
+  if (kind.starts_with("RandomUniform")) {
+    setOutput(0, uniformDraws(shaped, et, floatAttr("low", 0.0f),
+                              floatAttr("high", 1.0f), stream));
+    return success();
+  }
+  // Box-Muller: sqrt(-2 ln(1 - u1)) cos(2 pi u2); 1 - u1 is in (0, 1].
+  Value u1 = uniformDraws(shaped, et, 0.0, 1.0, stream);
+  Value u2 = uniformDraws(shaped, et, 0.0, 1.0,
+                          stream ? stream ^ (int64_t(1) << 39) : 0);
+  GOPT_INFER(complement, SubOp, createScalarConstant(b, loc, et, 1.0), u1);
+  GOPT_INFER(logarithm, LogOp, complement);
+  GOPT_INFER(scaledLog, MulOp, logarithm,
+             createScalarConstant(b, loc, et, -2.0));
+  GOPT_INFER(radius, SqrtOp, scaledLog);
+  GOPT_INFER(angle, MulOp, u2, createScalarConstant(b, loc, et, 2.0 * M_PI));
+  GOPT_INFER(cosine, CosOp, angle);
+  GOPT_INFER(z, MulOp, radius, cosine);
+  GOPT_INFER(spread, MulOp, z,
+             createScalarConstant(b, loc, et, floatAttr("scale", 1.0f)));
+  return setResult(createInferred<AddOp>(
+      b, loc, spread,
+      createScalarConstant(b, loc, et, floatAttr("mean", 0.0f))));
 }
 
 LogicalResult OnnxImporter::importCast() {
@@ -4053,10 +4332,6 @@ LogicalResult OnnxImporter::importEinsum() {
     if (failed(expand(terms[i], shape.size(), labels[i])))
       return failure();
     for (auto [j, c] : llvm::enumerate(labels[i])) {
-      if (llvm::count(labels[i], c) > 1)
-        return failNode(llvm::formatv(
-            "diagonals (label '{0}' twice in one operand) are not supported",
-            c));
       auto [it, inserted] = dimOf.try_emplace(c, shape[j]);
       if (!inserted && it->second != shape[j]) {
         if (ShapedType::isDynamic(it->second))
@@ -4126,6 +4401,40 @@ LogicalResult OnnxImporter::importEinsum() {
     GOPT_INFER_OR_NULL(op, TransposeOp, v, i64s(perm));
     return op;
   };
+  // A label twice in one operand takes the diagonal: the values off it
+  // become 0 and the second axis is summed out (adding zeros is exact).
+  for (int i = 0; i < numInputs; ++i) {
+    for (size_t second = 1; second < labels[i].size(); ++second) {
+      size_t first = labels[i].find(labels[i][second]);
+      if (first == second)
+        continue;
+      ArrayRef<int64_t> shape = shapeOf(operands[i]);
+      int64_t n = shape[first];
+      if (ShapedType::isDynamic(n) || ShapedType::isDynamic(shape[second]))
+        return failNode(llvm::formatv(
+            "the diagonal of label '{0}' needs its size known at import",
+            labels[i][second]));
+      if (n != shape[second])
+        return failNode(llvm::formatv("label '{0}' has sizes {1} and {2}",
+                                      labels[i][second], n, shape[second]));
+      SmallVector<int64_t> eyeShape(shape.size(), 1);
+      eyeShape[first] = eyeShape[second] = n;
+      SmallVector<int64_t> eye(n * n, 0);
+      for (int64_t k = 0; k < n; ++k)
+        eye[k * n + k] = 1;
+      Value eyeValue = createI64Constant(b, loc, eyeShape, eye);
+      Value one = createScalarConstant(b, loc, b.getI64Type(), 1.0);
+      Value zero = createScalarConstant(
+          b, loc, getElementTypeOrSelf(operands[i].getType()), 0.0);
+      GOPT_INFER(onDiagonal, EqualOp, eyeValue, one);
+      GOPT_INFER(masked, WhereOp, onDiagonal, operands[i], zero);
+      GOPT_INFER(diagonal, ReduceSumOp, masked,
+                 i64s({static_cast<int64_t>(second)}), b.getBoolAttr(false));
+      operands[i] = diagonal;
+      labels[i].erase(second, 1);
+      --second;
+    }
+  }
   // Sum out what only one operand has and the output lacks.
   for (int i = 0; i < numInputs; ++i) {
     SmallVector<int64_t> axes;
@@ -4680,8 +4989,7 @@ LogicalResult OnnxImporter::importLoop() {
 /// moves to their scan_output_axes (a reverse output is read backwards).
 LogicalResult OnnxImporter::importScan() {
   if (opset < 9)
-    return failNode("Scan before opset 9 (with a batch axis and "
-                    "sequence_lens) is not supported; opset 9's Scan is");
+    return importBatchedScan();
   const onnx::AttributeProto *bodyAttr = attr("body");
   if (!bodyAttr || !bodyAttr->has_g())
     return failNode("missing graph attribute 'body'");
@@ -4714,15 +5022,41 @@ LogicalResult OnnxImporter::importScan() {
     return failNode("scan_input_axes/directions need one entry per scan "
                     "input, scan_output_axes/directions one per scan output");
 
-  SmallVector<Value> states, scanInputs;
+  SmallVector<Value> states;
   SmallVector<std::string> scanNames;
   for (int i = 0; i < numStates; ++i) {
     GET_INPUT(v, i);
     states.push_back(v);
   }
-  int64_t length = ShapedType::kDynamic;
   for (int j = 0; j < numScanInputs; ++j) {
     GET_INPUT(v, numStates + j);
+    (void)v; // read by name in buildScan
+    scanNames.push_back(node->input(numStates + j));
+  }
+  SmallVector<Value> results;
+  if (failed(buildScan(graph, states, scanNames, inAxes, inReverse, outAxes,
+                       outReverse, results)))
+    return failure();
+  for (auto [i, v] : llvm::enumerate(results))
+    setOutput(i, v);
+  return success();
+}
+
+/// Scan-9's loop: `states` carried, the scan inputs (values named
+/// `scanNames`) read along `inAxes`, the body's scan outputs stacked along
+/// `outAxes`; `results` gets the final states, then the scan outputs.
+LogicalResult OnnxImporter::buildScan(
+    const onnx::GraphProto &graph, ArrayRef<Value> states,
+    ArrayRef<std::string> scanNames, SmallVector<int64_t> inAxes,
+    ArrayRef<int64_t> inReverse, ArrayRef<int64_t> outAxes,
+    ArrayRef<int64_t> outReverse, SmallVector<Value> &results) {
+  int numStates = states.size();
+  int numScanInputs = scanNames.size();
+  int numScanOutputs = outAxes.size();
+  SmallVector<Value> scanInputs;
+  int64_t length = ShapedType::kDynamic;
+  for (int j = 0; j < numScanInputs; ++j) {
+    Value v = values.lookup(scanNames[j]);
     int64_t rank = shapeOf(v).size();
     if (inAxes[j] < -rank || inAxes[j] >= rank)
       return failNode(llvm::formatv("scan axis {0} is out of range for {1}",
@@ -4737,7 +5071,6 @@ LogicalResult OnnxImporter::importScan() {
       length = n;
     }
     scanInputs.push_back(v);
-    scanNames.push_back(node->input(numStates + j));
   }
   // The trip count: the scan length, read from the first scan input's
   // shape at run time when it is dynamic.
@@ -4799,7 +5132,7 @@ LogicalResult OnnxImporter::importScan() {
   if (failed(loop))
     return failure();
   for (int i = 0; i < numStates; ++i)
-    setOutput(i, loop->getResult(i));
+    results.push_back(loop->getResult(i));
   for (int k = 0; k < numScanOutputs; ++k) {
     Value stacked = loop->getResult(numStates + k);
     int64_t rank = shapeOf(stacked).size();
@@ -4829,7 +5162,92 @@ LogicalResult OnnxImporter::importScan() {
         perm.push_back(d);
       GOPT_INFER_ASSIGN(stacked, TransposeOp, stacked, i64s(perm));
     }
-    setOutput(numStates + k, stacked);
+    results.push_back(stacked);
+  }
+  return success();
+}
+
+/// Scan before opset 9: every input and output has a leading batch axis the
+/// body does not see, the scan axis is 1, `directions` reverses scan inputs
+/// and sequence_lens may cut sequences short. Each batch row (a static
+/// count) runs Scan-9's loop on its slices; the rows' results are stacked.
+LogicalResult OnnxImporter::importBatchedScan() {
+  const onnx::AttributeProto *bodyAttr = attr("body");
+  if (!bodyAttr || !bodyAttr->has_g())
+    return failNode("missing graph attribute 'body'");
+  const onnx::GraphProto &graph = bodyAttr->g();
+  int numScanInputs = intAttr("num_scan_inputs", -1);
+  int numInputs = node->input_size() - 1; // without sequence_lens
+  int numStates = numInputs - numScanInputs;
+  int numScanOutputs = node->output_size() - numStates;
+  if (numInputs < 1 || numScanInputs < 1 || numStates < 0 ||
+      numScanOutputs < 0 || graph.input_size() != numInputs ||
+      graph.output_size() != node->output_size())
+    return failNode(llvm::formatv(
+        "num_scan_inputs {0} does not fit {1} inputs (after sequence_lens), "
+        "{2} outputs and a body of {3} inputs and {4} outputs",
+        numScanInputs, numInputs, node->output_size(), graph.input_size(),
+        graph.output_size()));
+  if (!node->input(0).empty())
+    return failNode("Scan-8's sequence_lens is not supported (every sequence "
+                    "must run the whole scan axis; leave it empty)");
+  std::optional<SmallVector<int64_t>> directions = intsAttr("directions");
+  SmallVector<int64_t> inReverse =
+      directions ? *directions : SmallVector<int64_t>(numScanInputs, 0);
+  if (static_cast<int>(inReverse.size()) != numScanInputs)
+    return failNode("directions needs one entry per scan input");
+  SmallVector<Value> inputs;
+  int64_t batch = ShapedType::kDynamic;
+  for (int i = 0; i < numInputs; ++i) {
+    GET_INPUT(v, i + 1);
+    ArrayRef<int64_t> shape = shapeOf(v);
+    int64_t minRank = i < numStates ? 1 : 2;
+    if (static_cast<int64_t>(shape.size()) < minRank ||
+        ShapedType::isDynamic(shape[0]) ||
+        (!ShapedType::isDynamic(batch) && shape[0] != batch))
+      return failNode(llvm::formatv(
+          "input '{0}' ({1}) needs a static batch axis that all inputs share",
+          node->input(i + 1), v.getType()));
+    batch = shape[0];
+    inputs.push_back(v);
+  }
+  SmallVector<SmallVector<Value>> rows;
+  for (int64_t row = 0; row < batch; ++row) {
+    Value index = createI64Constant(b, loc, {}, {row});
+    SmallVector<Value> states;
+    SmallVector<std::string> scanNames;
+    for (int i = 0; i < numInputs; ++i) {
+      GOPT_INFER(slice, GatherOp, inputs[i], index, b.getI64IntegerAttr(0));
+      if (i < numStates) {
+        states.push_back(slice);
+        continue;
+      }
+      // Scan-9's loop reads scan inputs by name (they become captures).
+      std::string name =
+          llvm::formatv("{0}#scan8_row{1}", node->input(i + 1), row).str();
+      values[name] = slice;
+      scanNames.push_back(name);
+    }
+    SmallVector<Value> results;
+    if (failed(buildScan(graph, states, scanNames,
+                         SmallVector<int64_t>(numScanInputs, 0), inReverse,
+                         SmallVector<int64_t>(numScanOutputs, 0),
+                         SmallVector<int64_t>(numScanOutputs, 0), results)))
+      return failure();
+    rows.push_back(std::move(results));
+  }
+  for (int k = 0; k < node->output_size(); ++k) {
+    SmallVector<Value> stacked;
+    for (SmallVector<Value> &results : rows) {
+      GOPT_INFER(lifted, DynamicUnsqueezeOp, results[k],
+                 createI64Constant(b, loc, {1}, {0}));
+      stacked.push_back(lifted);
+    }
+    Value y = stacked.front();
+    if (stacked.size() > 1)
+      GOPT_INFER_ASSIGN(y, ConcatOp, ValueRange(stacked),
+                        b.getI64IntegerAttr(0));
+    setOutput(k, y);
   }
   return success();
 }
@@ -5085,6 +5503,7 @@ LogicalResult OnnxImporter::importNode() {
          return i.importPerChannelAs4D(
              [](I &j) { return j.importBatchNorm(); });
        }},
+      {"Bernoulli", [](I &i) { return i.importRandom("Bernoulli"); }},
       {"BlackmanWindow", [](I &i) { return i.importWindow("BlackmanWindow"); }},
       {"Cast", [](I &i) { return i.importCast(); }},
       {"CastLike", [](I &i) { return i.importCastLike(); }},
@@ -5155,6 +5574,7 @@ LogicalResult OnnxImporter::importNode() {
       {"MelWeightMatrix", [](I &i) { return i.importMelWeightMatrix(); }},
       {"Min", [](I &i) { return i.importVariadic("Min"); }},
       {"Mul", [](I &i) { return i.binary<MulOp>(); }},
+      {"Multinomial", [](I &i) { return i.importRandom("Multinomial"); }},
       {"Neg", [](I &i) { return i.importNeg(); }},
       {"NegativeLogLikelihoodLoss",
        [](I &i) { return i.importLoss(/*softmax=*/false); }},
@@ -5175,6 +5595,12 @@ LogicalResult OnnxImporter::importNode() {
       {"QuantizeLinear",
        [](I &i) { return i.importQuantization(/*dequantize=*/false); }},
       {"RNN", [](I &i) { return i.importRecurrent(/*gates=*/1); }},
+      {"RandomNormal", [](I &i) { return i.importRandom("RandomNormal"); }},
+      {"RandomNormalLike",
+       [](I &i) { return i.importRandom("RandomNormalLike"); }},
+      {"RandomUniform", [](I &i) { return i.importRandom("RandomUniform"); }},
+      {"RandomUniformLike",
+       [](I &i) { return i.importRandom("RandomUniformLike"); }},
       {"Range", [](I &i) { return i.importRange(); }},
       {"ReduceL1", [](I &i) { return i.importReduce("ReduceL1"); }},
       {"ReduceL2", [](I &i) { return i.importReduce("ReduceL2"); }},
@@ -5216,6 +5642,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Sub", [](I &i) { return i.binary<SubOp>(); }},
       {"Sum", [](I &i) { return i.importVariadic("Sum"); }},
       {"Tanh", [](I &i) { return i.unary<TanhOp>(); }},
+      {"TfIdfVectorizer", [](I &i) { return i.importTfIdfVectorizer(); }},
       {"Tile", [](I &i) { return i.importShapedBy<TileOp>(); }},
       {"TopK", [](I &i) { return i.importTopK(); }},
       {"Transpose", [](I &i) { return i.importTranspose(); }},

@@ -193,6 +193,54 @@ Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result) {
   return Result::success();
 }
 
+Result inferTfIdfVectorizerShape(DimsRef x, int64_t minGramLength,
+                                 int64_t maxGramLength, int64_t maxSkipCount,
+                                 DimsRef ngramCounts, DimsRef ngramIndexes,
+                                 DimsRef pool, size_t numWeights,
+                                 Dims &result) {
+  if (x.size() != 1 && x.size() != 2)
+    return fail("expects x of rank 1 or 2, got rank ", x.size());
+  if (minGramLength < 1 || maxGramLength < minGramLength)
+    return fail("expects 1 <= min_gram_length <= max_gram_length, got ",
+                minGramLength, " and ", maxGramLength);
+  if (maxSkipCount < 0)
+    return fail("expects max_skip_count >= 0, got ", maxSkipCount);
+  // Every n-gram length up to max_gram_length has its start in the pool.
+  if (static_cast<int64_t>(ngramCounts.size()) < maxGramLength)
+    return fail("expects ngram_counts of at least max_gram_length (",
+                maxGramLength, ") starts, got ", ngramCounts.size());
+  int64_t ngrams = 0;
+  for (size_t n = 0; n < ngramCounts.size(); ++n) {
+    int64_t begin = ngramCounts[n];
+    int64_t end = n + 1 < ngramCounts.size()
+                      ? ngramCounts[n + 1]
+                      : static_cast<int64_t>(pool.size());
+    if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) ||
+        (end - begin) % static_cast<int64_t>(n + 1) != 0)
+      return fail("ngram_counts[", n, "] = ", begin,
+                  " does not start a run of ", n + 1, "-grams in a pool of ",
+                  pool.size());
+    ngrams += (end - begin) / static_cast<int64_t>(n + 1);
+  }
+  if (static_cast<int64_t>(ngramIndexes.size()) != ngrams)
+    return fail("expects one ngram_indexes entry per n-gram (", ngrams,
+                "), got ", ngramIndexes.size());
+  if (numWeights != 0 && static_cast<int64_t>(numWeights) != ngrams)
+    return fail("expects one weight per n-gram (", ngrams, "), got ",
+                numWeights);
+  int64_t columns = 0;
+  for (int64_t index : ngramIndexes) {
+    if (index < 0)
+      return fail("expects ngram_indexes >= 0, got ", index);
+    columns = std::max(columns, index + 1);
+  }
+  result.clear();
+  if (x.size() == 2)
+    result.push_back(x[0]);
+  result.push_back(columns);
+  return Result::success();
+}
+
 Result inferTopKShape(DimsRef x, int64_t k, int64_t axis, Dims &result) {
   if (x.empty())
     return fail("expects x of rank >= 1, got a scalar");

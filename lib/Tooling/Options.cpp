@@ -53,6 +53,9 @@ const char *const kUsage = R"(usage: gopt-run MODEL [options]
   --compare-backend B    backend of --compare (default reference; cpu runs
                          large batches fast, e.g. top-1 agreement over 256)
   --compare-npy NAME=FILE.npy  compare output NAME with a stored array
+  --npy-u16-as-bf16      a uint16 .npy given for a bf16 input or output holds
+                         bf16 bit patterns (numpy has no bfloat16; onnx's
+                         numpy_helper writes bf16 tensors so)
   --labels FILE.npy      with --compare: integer class labels, one per input
                          row; each [N, C] output's top-1 accuracy for both
                          models (e.g. int8 against f32 on a validation set)
@@ -151,6 +154,7 @@ struct CommandLine {
   std::string compareModel;
   std::string compareBackend = "reference";
   std::vector<std::pair<std::string, std::string>> compareNpy;
+  bool npyU16AsBf16 = false;
   std::string labelsFile; // --labels: class labels for --compare
   double atol = 1e-5;
   double rtol = 1e-4;
@@ -439,6 +443,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
       o.compareNpy.push_back(parseNameFile(arg, next()));
     } else if (arg.rfind("--compare-npy=", 0) == 0) {
       o.compareNpy.push_back(parseNameFile("--compare-npy", arg.substr(14)));
+    } else if (arg == "--npy-u16-as-bf16") {
+      o.npyU16AsBf16 = true;
     } else if (arg == "--atol") {
       o.atol = parseDouble(arg, next());
       o.tolerancesGiven = true;
@@ -549,6 +555,7 @@ RunOptions runOptionsOf(const CommandLine &c) {
   r.compareBackend = c.compareBackend;
   r.labelsFile = c.labelsFile;
   r.compareNpy = c.compareNpy;
+  r.npyU16AsBf16 = c.npyU16AsBf16;
   r.atol = c.atol;
   r.rtol = c.rtol;
   return r;

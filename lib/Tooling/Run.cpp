@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 
 namespace gopt::tooling {
@@ -21,12 +22,19 @@ using namespace runtime;
 
 /// numpy has no bfloat16; onnx's numpy_helper writes its bit patterns as
 /// uint16. Reading them as bf16 would guess at the file's meaning, so the
-/// pairing is refused by name.
-static Status checkNotBf16Bits(const std::string &what, const Tensor &t,
-                               DType wanted) {
-  if (wanted == DType::kBF16 && t.dtype() == DType::kU16)
+/// pairing is refused unless the caller says the file holds bf16 bits
+/// (--npy-u16-as-bf16); then `t` becomes a bf16 tensor of the same bits.
+static Status matchBf16Bits(const std::string &what, Tensor &t, DType wanted,
+                            bool u16AsBf16) {
+  if (wanted != DType::kBF16 || t.dtype() != DType::kU16)
+    return Status::success();
+  if (!u16AsBf16)
     return unimplemented(what, ": bf16 given as a uint16 .npy is not "
-                               "supported (numpy has no bfloat16)");
+                               "supported (numpy has no bfloat16; pass "
+                               "--npy-u16-as-bf16 if it holds bf16 bits)");
+  Tensor bits = Tensor::allocate(DType::kBF16, t.shape());
+  std::memcpy(bits.data(), t.data(), t.byteSize());
+  t = bits;
   return Status::success();
 }
 
@@ -45,7 +53,8 @@ prepareInputs(const Session &session, const RunOptions &options) {
     auto desc =
         std::find_if(descs.begin(), descs.end(),
                      [&](const TensorDesc &d) { return d.name == name; });
-    GOPT_RETURN_IF_ERROR(checkNotBf16Bits("--input " + name, t, desc->dtype));
+    GOPT_RETURN_IF_ERROR(
+        matchBf16Bits("--input " + name, t, desc->dtype, options.npyU16AsBf16));
     inputs[name] = t;
   }
   uint32_t seed = 0;
@@ -171,8 +180,8 @@ StatusOr<bool> runModel(const RunOptions &options) {
       return notFound("--compare-npy ", name, ": the model has no output '",
                       name, "'");
     GOPT_ASSIGN_OR_RETURN(Tensor expected, readNpy(file));
-    GOPT_RETURN_IF_ERROR(
-        checkNotBf16Bits("--compare-npy " + name, expected, actual->dtype()));
+    GOPT_RETURN_IF_ERROR(matchBf16Bits("--compare-npy " + name, expected,
+                                       actual->dtype(), options.npyU16AsBf16));
     GOPT_ASSIGN_OR_RETURN(
         Comparison c,
         compareTensors("output '" + name + "' vs. '" + file + "'", *actual,

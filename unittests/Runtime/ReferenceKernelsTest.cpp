@@ -708,6 +708,80 @@ TEST(MiscRef, DropoutGradUsesTheForwardMask) {
   EXPECT_NEAR(kept / 4099.0, 0.5, 0.03);
 }
 
+// random_uniform_like: values in [low, high) with the right mean, the same
+// values for the same seed attribute, other values for another.
+TEST(MiscRef, RandomUniformLikeDrawsInRangeBySeed) {
+  Tensor x = makeF32({5000}, std::vector<float>(5000, 0.0f));
+  auto draw = [&](int64_t seed) {
+    return values<float>(runOk("random_uniform_like",
+                               {{"low", floatAttr(-2)},
+                                {"high", floatAttr(3)},
+                                {"seed", intAttr(seed)}},
+                               {x}, {F32, {5000}}));
+  };
+  std::vector<float> a = draw(11);
+  double sum = 0;
+  for (float v : a) {
+    EXPECT_GE(v, -2.0f);
+    EXPECT_LT(v, 3.0f);
+    sum += v;
+  }
+  EXPECT_NEAR(sum / a.size(), 0.5, 0.1);
+  EXPECT_EQ(draw(11), a);
+  EXPECT_NE(draw(12), a);
+}
+
+// tf_idf_vectorizer, ONNX's tf_uniandbigrams_skip5 and its batch form:
+// unigrams count once, bigrams at every skip up to max_skip_count.
+TEST(MiscRef, TfIdfVectorizerCountsNGramsWithSkips) {
+  std::vector<int64_t> data = {1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8};
+  AttrMap attrs = {{"mode", stringAttr("TF")},
+                   {"min_gram_length", intAttr(1)},
+                   {"max_gram_length", intAttr(2)},
+                   {"max_skip_count", intAttr(5)},
+                   {"ngram_counts", intsAttr({0, 4})},
+                   {"ngram_indexes", intsAttr({0, 1, 2, 3, 4, 5, 6})},
+                   {"pool_int64s", intsAttr({2, 3, 5, 4, 5, 6, 7, 8, 6, 7})}};
+  Tensor flat = makeTensor<int64_t>(DType::kI64, {12}, data);
+  expectNear(
+      values<float>(runOk("tf_idf_vectorizer", attrs, {flat}, {F32, {7}})),
+      {0, 3, 1, 0, 1, 3, 1});
+  Tensor rows = makeTensor<int64_t>(DType::kI64, {2, 6}, data);
+  expectNear(
+      values<float>(runOk("tf_idf_vectorizer", attrs, {rows}, {F32, {2, 7}})),
+      {0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1});
+  // TFIDF weighs each n-gram's count.
+  attrs["mode"] = stringAttr("TFIDF");
+  attrs["weights"] = floatsAttr({1, 2, 3, 4, 5, 6, 7});
+  expectNear(
+      values<float>(runOk("tf_idf_vectorizer", attrs, {flat}, {F32, {7}})),
+      {0, 6, 3, 0, 5, 18, 7});
+}
+
+// resize_grad is resize's adjoint: <resize(x), dy> = <x, resize_grad(dy)>
+// for nearest, linear and cubic.
+TEST(MiscRef, ResizeGradIsTheAdjointOfResize) {
+  Tensor x = randomF32({1, 2, 4, 5}, 3);
+  Tensor dy = randomF32({1, 2, 7, 9}, 4);
+  for (const char *mode : {"nearest", "linear", "cubic"}) {
+    AttrMap attrs = {
+        {"sizes", intsAttr({7, 9})},
+        {"mode", stringAttr(mode)},
+        {"coordinate_transformation_mode", stringAttr("half_pixel")},
+        {"data_format", stringAttr("NCHW")}};
+    std::vector<float> y =
+        values<float>(runOk("resize", attrs, {x}, {F32, {1, 2, 7, 9}}));
+    std::vector<float> dx = values<float>(
+        runOk("resize_grad", attrs, {x, dy}, {F32, {1, 2, 4, 5}}));
+    double forward = 0, backward = 0;
+    for (size_t i = 0; i < y.size(); ++i)
+      forward += double(y[i]) * dy.data<float>()[i];
+    for (size_t i = 0; i < dx.size(); ++i)
+      backward += double(dx[i]) * x.data<float>()[i];
+    EXPECT_NEAR(forward, backward, 1e-4) << mode;
+  }
+}
+
 TEST(MiscRef, CheckNumericsNamesOpAndMessage) {
   Tensor ok = makeF32({2}, {1, 2});
   EXPECT_TRUE(runOp("check_numerics", {{"message", stringAttr("m")}}, {ok},

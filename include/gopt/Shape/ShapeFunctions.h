@@ -340,6 +340,13 @@ Result inferScatterNDShape(DimsRef x, DimsRef indices, DimsRef updates,
 Result inferArgReduceShape(DimsRef x, int64_t axis, bool keepDims,
                            Dims &result);
 
+/// gopt.tf_idf_vectorizer: [C] for x [N], [B, C] for x [B, N], C the
+/// largest of ngram_indexes + 1; checks the n-gram tables.
+Result inferTfIdfVectorizerShape(DimsRef x, int64_t minGramLength,
+                                 int64_t maxGramLength, int64_t maxSkipCount,
+                                 DimsRef ngramCounts, DimsRef ngramIndexes,
+                                 DimsRef pool, size_t numWeights, Dims &result);
+
 /// gopt.cumsum: checks the axis; the result has x's shape.
 Result inferCumSumShape(DimsRef x, int64_t axis, Dims &result);
 

@@ -44,6 +44,9 @@ struct RunOptions {
   std::string labelsFile;
   // runModel: output NAME compared with the array in FILE.npy.
   std::vector<std::pair<std::string, std::string>> compareNpy;
+  // A uint16 .npy paired with a bf16 input or output holds bf16 bit
+  // patterns (the caller says so: gopt-run does not guess a file's meaning).
+  bool npyU16AsBf16 = false;
   // numpy.allclose's tolerances: |a - b| <= atol + rtol * |b|.
   double atol = 1e-5;
   double rtol = 1e-4;

@@ -413,6 +413,52 @@ Status dropoutKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+/// Uniform draws in [low, high): element i takes the top 53 bits of
+/// mix64(key + i * golden ratio) with dropout's per-run key, so any thread
+/// can compute any element and a session seed fixes every run's values.
+Status randomUniformLikeKernel(const RefContext &ctx,
+                               const std::vector<Tensor> &in,
+                               std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  double low = attrs.getFloat("low"), high = attrs.getFloat("high");
+  uint64_t key = dropoutKey(ctx.seed, dropoutStream(ctx), ctx.calls);
+  int64_t n = out[0].numElements();
+  auto draw = [&](int64_t i) {
+    uint64_t bits =
+        mix64(key + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull);
+    return low + (high - low) * static_cast<double>(bits >> 11) * 0x1.0p-53;
+  };
+  switch (out[0].dtype()) {
+  case DType::kF32:
+    for (int64_t i = 0; i < n; ++i) {
+      // Rounding to f32 may reach `high`; the range stays half open.
+      float v = static_cast<float>(draw(i));
+      if (v >= static_cast<float>(high) && high > low)
+        v = std::nextafter(static_cast<float>(high), static_cast<float>(low));
+      out[0].data<float>()[i] = v;
+    }
+    break;
+  case DType::kF64:
+    for (int64_t i = 0; i < n; ++i)
+      out[0].data<double>()[i] = draw(i);
+    break;
+  case DType::kF16:
+    for (int64_t i = 0; i < n; ++i)
+      out[0].data<uint16_t>()[i] = floatToHalf(static_cast<float>(draw(i)));
+    break;
+  case DType::kBF16:
+    for (int64_t i = 0; i < n; ++i)
+      out[0].data<uint16_t>()[i] = floatToBf16(static_cast<float>(draw(i)));
+    break;
+  default:
+    return unimplemented("random_uniform_like makes floating point values, "
+                         "not ",
+                         dtypeName(out[0].dtype()));
+  }
+  (void)in;
+  return Status::success();
+}
+
 /// The gradient of training dropout: the forward op's mask (same seeds and
 /// run number) applied to dy.
 Status dropoutGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
@@ -587,6 +633,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   registerKernel(r, "transfer", copyKernel, D::kAny);
   registerKernel(r, "dropout", dropoutKernel, D::kAny);
   registerKernel(r, "dropout_grad", dropoutGradKernel, D::kFloat);
+  registerKernel(r, "random_uniform_like", randomUniformLikeKernel, D::kAny);
   registerKernel(r, "check_numerics", checkNumericsKernel, D::kAny);
 }
 

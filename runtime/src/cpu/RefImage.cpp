@@ -92,12 +92,39 @@ Status resizeKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+// The adjoint of resizeKernel: each dy(h, w) goes back to the pixels
+// out(h, w) read, times the weights it read them with.
+Status resizeGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  ResizeAttrs a(ctx.attrs());
+  ResizePlan p = planResize(a, in[0].shape(), in[1].shape());
+  Layout4D x(in[0].shape(), p.nchw), y(in[1].shape(), p.nchw);
+  const float *pdy = in[1].data<float>();
+  std::vector<double> dx(out[0].numElements(), 0.0);
+  for (int64_t n = 0; n < y.n; ++n)
+    for (int64_t c = 0; c < y.c; ++c)
+      for (int64_t h = 0; h < y.h; ++h)
+        for (int64_t w = 0; w < y.w; ++w) {
+          const ResizeTap &r = p.rows[h], &s = p.cols[w];
+          double g = pdy[y.at(n, c, h, w)];
+          for (int i = 0; i < r.count; ++i)
+            for (int j = 0; j < s.count; ++j)
+              dx[x.at(n, c, r.index[i], s.index[j])] +=
+                  r.weight[i] * s.weight[j] * g;
+        }
+  float *pdx = out[0].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
+  return Status::success();
+}
+
 } // namespace
 
 void registerImageKernels(KernelRegistry &r) {
   using D = DTypeSupport;
   registerKernel(r, "conv2d_transpose", conv2dTransposeKernel, D::kFloat);
   registerKernel(r, "resize", resizeKernel, D::kFloat);
+  registerKernel(r, "resize_grad", resizeGradKernel, D::kFloat);
 }
 
 } // namespace gopt::runtime::ref

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace gopt::runtime::ref {
 namespace {
@@ -286,6 +287,78 @@ Status argReduceKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   });
 }
 
+/// TfIdfVectorizer: each row's n-grams (every start, every skip) looked up
+/// in the pool's n-grams of that length; counts per n-gram, then per
+/// column. The shape function has checked the tables.
+Status tfIdfVectorizerKernel(const RefContext &ctx,
+                             const std::vector<Tensor> &in,
+                             std::vector<Tensor> &out) {
+  OpAttrs attrs = ctx.attrs();
+  std::string mode = attrs.getString("mode");
+  int64_t minN = attrs.getInt("min_gram_length");
+  int64_t maxN = attrs.getInt("max_gram_length");
+  int64_t maxSkip = attrs.getInt("max_skip_count");
+  std::vector<int64_t> counts = attrs.getInts("ngram_counts");
+  std::vector<int64_t> indexes = attrs.getInts("ngram_indexes");
+  std::vector<int64_t> pool = attrs.getInts("pool_int64s");
+  std::vector<double> weights;
+  if (attrs.has("weights"))
+    weights = attrs.getFloats("weights");
+  // n-gram (its values) -> its number k in the pool, per length n.
+  std::vector<std::map<std::vector<int64_t>, int64_t>> lookup(maxN + 1);
+  int64_t k = 0;
+  for (size_t g = 0; g < counts.size(); ++g) {
+    int64_t n = static_cast<int64_t>(g) + 1;
+    int64_t end = g + 1 < counts.size() ? counts[g + 1]
+                                        : static_cast<int64_t>(pool.size());
+    for (int64_t p = counts[g]; p < end; p += n, ++k)
+      if (n <= maxN)
+        lookup[n].emplace(
+            std::vector<int64_t>(pool.begin() + p, pool.begin() + p + n), k);
+  }
+  const Tensor &x = in[0];
+  int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
+  int64_t length = x.dim(x.rank() - 1);
+  int64_t columns = out[0].dim(out[0].rank() - 1);
+  auto value = [&](int64_t i) {
+    return x.dtype() == DType::kI64 ? x.data<int64_t>()[i]
+                                    : int64_t(x.data<int32_t>()[i]);
+  };
+  float *y = out[0].data<float>();
+  std::fill(y, y + rows * columns, 0.0f);
+  std::vector<int64_t> found(indexes.size());
+  std::vector<int64_t> gram;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(found.begin(), found.end(), 0);
+    const int64_t base = r * length;
+    for (int64_t n = minN; n <= maxN; ++n) {
+      if (lookup[n].empty())
+        continue;
+      for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxSkip); ++skip) {
+        int64_t step = skip + 1;
+        for (int64_t i = 0; i + (n - 1) * step < length; ++i) {
+          gram.clear();
+          for (int64_t j = 0; j < n; ++j)
+            gram.push_back(value(base + i + j * step));
+          auto it = lookup[n].find(gram);
+          if (it != lookup[n].end())
+            ++found[it->second];
+        }
+      }
+    }
+    for (size_t g = 0; g < indexes.size(); ++g) {
+      if (!found[g])
+        continue;
+      double weight = weights.empty() ? 1.0 : weights[g];
+      double v = mode == "TF"    ? double(found[g])
+                 : mode == "IDF" ? weight
+                                 : found[g] * weight;
+      y[r * columns + indexes[g]] += static_cast<float>(v);
+    }
+  }
+  return Status::success();
+}
+
 Status cumSumKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
   const Tensor &x = in[0];
@@ -371,6 +444,7 @@ void registerIndexingKernels(KernelRegistry &r) {
   registerKernel(r, "arg_max", argReduceKernel<true>, D::kNumericF64);
   registerKernel(r, "arg_min", argReduceKernel<false>, D::kNumericF64);
   registerKernel(r, "cumsum", cumSumKernel, D::kNumericF64);
+  registerKernel(r, "tf_idf_vectorizer", tfIdfVectorizerKernel, D::kAny);
   registerKernel(r, "top_k", topKKernel, D::kNumericF64);
 }
 

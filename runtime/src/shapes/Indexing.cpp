@@ -86,6 +86,19 @@ Status argReduceShape(const OpAttrs &attrs, const Shapes &in,
       in[0], attrs.getInt("axis"), attrs.getBool("keep_dims"), out[0]));
 }
 
+Status tfIdfVectorizerShape(const OpAttrs &attrs, const Shapes &in,
+                            const DTypes &types, Shapes &out) {
+  if (types[0] != DType::kI64 && types[0] != DType::kI32)
+    return invalidArgument("x must be i32 or i64, got ", dtypeName(types[0]));
+  std::vector<int64_t> counts = attrs.getInts("ngram_counts");
+  std::vector<int64_t> indexes = attrs.getInts("ngram_indexes");
+  std::vector<int64_t> pool = attrs.getInts("pool_int64s");
+  size_t weights = attrs.has("weights") ? attrs.getFloats("weights").size() : 0;
+  return toStatus(shape::inferTfIdfVectorizerShape(
+      in[0], attrs.getInt("min_gram_length"), attrs.getInt("max_gram_length"),
+      attrs.getInt("max_skip_count"), counts, indexes, pool, weights, out[0]));
+}
+
 Status cumSumShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireNumeric(types[0], "x"));

@@ -29,6 +29,8 @@ Status argReduceShape(const OpAttrs &attrs, const Shapes &in,
                       const DTypes &types, Shapes &out);
 Status cumSumShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out);
+Status tfIdfVectorizerShape(const OpAttrs &attrs, const Shapes &in,
+                            const DTypes &types, Shapes &out);
 Status topKShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                  Shapes &out);
 

@@ -24,6 +24,10 @@ CASES = [
     ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
     ("i,j->ij", [(3,), (4,)]),
     ("bhqd,bhkd->bhqk", [("b", 2, "q", 8), ("b", 2, "k", 8)]),
+    ("ii->i", [(3, 3)]),
+    ("ii->", [(3, 3)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("iji,jk->ik", [(3, 4, 3), (4, 5)]),
 ]
 RUN_SHAPES = {13: [(3, 2, 4, 8), (3, 2, 6, 8)]}
 rng = np.random.default_rng(0)
@@ -44,11 +48,11 @@ def save(name, eq, shapes, y_shape=None, opset=12):
 for n, (eq, shapes) in enumerate(CASES):
     concrete = RUN_SHAPES.get(n, shapes)
     xs = [rng.standard_normal(s).astype(np.float32) for s in concrete]
-    y = np.ascontiguousarray(np.einsum(eq, *xs))
+    y = np.array(np.einsum(eq, *xs), order="C")  # not ascontiguousarray: it makes a 0-d result 1-D
     save(f"e{n}.onnx", eq, shapes, [f"y{i}" for i in range(y.ndim)])
     for i, x in enumerate(xs):
         np.save(os.path.join(out, f"e{n}_x{i}.npy"), x)
     np.save(os.path.join(out, f"e{n}_y.npy"), y.astype(np.float32))
 
 save("three.onnx", "bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)], ["p", "q"])
-save("diagonal.onnx", "ii->i", [(3, 3)], ["p"])
+save("diagonal.onnx", "ii->i", [("n", "n")], ["p"])

@@ -175,9 +175,9 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   std::set<std::string> cuda(cudaOpKinds().begin(), cudaOpKinds().end());
   // docs/cuda.md lists these as CPU-only; nothing else may be missing.
   // Training ops without CUDA kernels yet: training dropout's gradient and
-  // dynamic loss scaling (docs/training.md).
-  std::set<std::string> cpuOnly = {"dropout_grad", "all_finite", "select",
-                                   "loss_scale_update"};
+  // draws, and dynamic loss scaling (docs/training.md).
+  std::set<std::string> cpuOnly = {"dropout_grad", "random_uniform_like",
+                                   "all_finite", "select", "loss_scale_update"};
   // The math family of GoptMathOps.td and prelu run on the CPU so far.
   cpuOnly.insert(std::begin(gopt::unary_math::kOpNames),
                  std::end(gopt::unary_math::kOpNames));
@@ -190,11 +190,11 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                   "and", "or", "xor", "not", "where", "mod", "floor_div",
                   "is_nan", "is_inf", "expand", "tile", "bit_shift"});
   // The image ops (GoptImageOps.td) run on the CPU so far.
-  cpuOnly.insert({"conv2d_transpose", "resize"});
+  cpuOnly.insert({"conv2d_transpose", "resize", "resize_grad"});
   // The indexing ops (GoptIndexingOps.td) run on the CPU so far.
   cpuOnly.insert({"gather", "gather_grad", "gather_elements", "gather_nd",
-                  "scatter_elements", "scatter_nd", "arg_max", "arg_min",
-                  "top_k", "cumsum"});
+                  "tf_idf_vectorizer", "scatter_elements", "scatter_nd",
+                  "arg_max", "arg_min", "top_k", "cumsum"});
   // The recurrent ops (GoptRnnOps.td) run on the CPU so far.
   cpuOnly.insert({"lstm", "gru", "rnn"});
   // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.

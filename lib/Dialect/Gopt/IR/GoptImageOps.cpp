@@ -43,9 +43,12 @@ static LogicalResult inferTypes(Conv2DTransposeOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DTransposeOp)
 
-static LogicalResult inferTypes(ResizeOp::Adaptor adaptor,
-                                const ShapeError &error,
-                                SmallVectorImpl<Type> &inferred) {
+/// The result shape of resize (or of the resize a resize_grad undoes) for
+/// input shape `input` and the op's attributes.
+template <typename Adaptor>
+static LogicalResult inferResizeResult(Adaptor adaptor, shape::DimsRef input,
+                                       const ShapeError &error,
+                                       shape::Dims &result) {
   shape::ResizeParams params;
   std::vector<float> scales, roi;
   shape::Dims sizes;
@@ -66,11 +69,41 @@ static LogicalResult inferTypes(ResizeOp::Adaptor adaptor,
       adaptor.getCoordinateTransformationMode();
   params.nearestMode = adaptor.getNearestMode();
   params.dataFormat = adaptor.getDataFormat();
+  return error.check(shape::inferResizeShape(input, params, result));
+}
+
+static LogicalResult inferTypes(ResizeOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
   shape::Dims result;
-  if (failed(error.check(shape::inferResizeShape(shapeOf(adaptor.getInput()),
-                                                 params, result))))
+  if (failed(inferResizeResult(adaptor, shapeOf(adaptor.getInput()), error,
+                               result)))
     return failure();
   inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getInput())));
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(ResizeOp)
+
+/// resize_grad: dx has x's type; dy must have the shape resize gives x.
+static LogicalResult inferTypes(ResizeGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getDy()},
+                                    {"x", "dy"}, error)))
+    return failure();
+  shape::Dims forward;
+  if (failed(
+          inferResizeResult(adaptor, shapeOf(adaptor.getX()), error, forward)))
+    return failure();
+  shape::DimsRef dy = shapeOf(adaptor.getDy());
+  bool compatible = dy.size() == forward.size();
+  for (size_t i = 0; compatible && i < forward.size(); ++i)
+    compatible = shape::isDynamic(dy[i]) || shape::isDynamic(forward[i]) ||
+                 dy[i] == forward[i];
+  if (!compatible)
+    return error("expects dy of the shape resize gives x, ",
+                 adaptor.getX().getType(), ", got ", adaptor.getDy().getType());
+  inferred.push_back(adaptor.getX().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(ResizeGradOp)

@@ -145,6 +145,21 @@ static LogicalResult inferTypes(CumSumOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(CumSumOp)
 
+static LogicalResult inferTypes(TfIdfVectorizerOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  std::optional<ArrayRef<float>> weights = adaptor.getWeights();
+  shape::Dims shape;
+  return inferred(
+      shape::inferTfIdfVectorizerShape(
+          shapeOf(adaptor.getX()), adaptor.getMinGramLength(),
+          adaptor.getMaxGramLength(), adaptor.getMaxSkipCount(),
+          adaptor.getNgramCounts(), adaptor.getNgramIndexes(),
+          adaptor.getPoolInt64s(), weights ? weights->size() : 0, shape),
+      shape, Float32Type::get(adaptor.getX().getContext()), error, types);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(TfIdfVectorizerOp)
+
 static LogicalResult inferTypes(TopKOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &types) {

@@ -60,7 +60,7 @@ def Gopt_NearestModeAttr
     : Gopt_StrEnumAttr<["round_prefer_floor", "round_prefer_ceil", "floor",
                         "ceil"], "round_prefer_floor">;
 
-def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure]> {
+def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure, Gopt_Differentiable]> {
   let summary = "resamples the spatial dims of an image (ONNX Resize)";
   let description = [{
     Resizes H and W of a rank-4 `input` (`data_format` NHWC or NCHW) to
@@ -96,6 +96,37 @@ def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure]> {
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "resizeShape";
+}
+
+def Gopt_ResizeGradOp : Gopt_InferredOp<"resize_grad", [Pure]> {
+  let summary = "gradient of resize with respect to its input";
+  let description = [{
+    Each element of `dy` (resize's result gradient) goes back to the input
+    pixels its output read, times the weights it read them with (the same
+    taps as `gopt.resize` with the same attributes), summed where outputs
+    share an input pixel: nearest scatters, linear and cubic spread.
+    Outputs `tf_crop_and_resize` extrapolated read nothing and give
+    nothing. `x` gives only the result's shape.
+
+    ```mlir
+    %dx = gopt.resize_grad %x, %dy {scales = array<f32: 2.0, 2.0>, mode = "linear", data_format = "NCHW"}
+        : (tensor<1x8x6x6xf32>, tensor<1x8x12x12xf32>) -> tensor<1x8x6x6xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$dy,
+                   OptionalAttr<DenseF32ArrayAttr>:$scales,
+                   OptionalAttr<DenseI64ArrayAttr>:$sizes,
+                   OptionalAttr<DenseF32ArrayAttr>:$roi,
+                   Gopt_ResizeModeAttr:$mode,
+                   Gopt_CoordinateTransformationModeAttr:$coordinate_transformation_mode,
+                   Gopt_NearestModeAttr:$nearest_mode,
+                   DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
+                   Gopt_DataFormatAttr:$data_format);
+  let layoutActivationOperands = [0, 1];
+  let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "sameShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTIMAGEOPS_TD

@@ -208,4 +208,37 @@ def Gopt_TopKOp : Gopt_InferredOp<"top_k", [Pure]> {
   let resultElementType = "operand:0, i64";
 }
 
+def Gopt_TfIdfModeAttr : Gopt_StrEnumAttr<["TF", "IDF", "TFIDF"], "TF">;
+
+def Gopt_TfIdfVectorizerOp : Gopt_InferredOp<"tf_idf_vectorizer", [Pure]> {
+  let summary = "n-gram counts of integer sequences (ONNX TfIdfVectorizer)";
+  let description = [{
+    Counts, in each row of `x` (`[N]` or `[B, N]`, i32 or i64), the
+    n-grams of `pool_int64s` for n in [`min_gram_length`,
+    `max_gram_length`]: the n-grams of length n are
+    `pool_int64s[ngram_counts[n-1] : ngram_counts[n]]` (to the end for the
+    last length), n values each, n-gram k of the pool counting into column
+    `ngram_indexes[k]`. An n-gram starting at position i with skip s
+    (0 to `max_skip_count`) is `x[i], x[i+s+1], ..., x[i+(n-1)(s+1)]`;
+    unigrams count once, whatever the skip. `mode` `TF` gives the counts,
+    `IDF` `weights[k]` where n-gram k occurs (1 without weights), `TFIDF`
+    the count times `weights[k]`. Result f32 `[C]` or `[B, C]`,
+    `C = max(ngram_indexes) + 1`.
+
+    ```mlir
+    %y = gopt.tf_idf_vectorizer %x {min_gram_length = 1 : i64, max_gram_length = 2 : i64, max_skip_count = 0 : i64, mode = "TF", ngram_counts = array<i64: 0, 4>, ngram_indexes = array<i64: 0, 1, 2, 3, 4, 5, 6>, pool_int64s = array<i64: 2, 3, 5, 4, 5, 6, 7, 8, 6, 7>} : (tensor<12xi64>) -> tensor<7xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_IndexTensor:$x, Gopt_TfIdfModeAttr:$mode,
+                   I64Attr:$min_gram_length, I64Attr:$max_gram_length,
+                   DefaultValuedAttr<I64Attr, "0">:$max_skip_count,
+                   DenseI64ArrayAttr:$ngram_counts,
+                   DenseI64ArrayAttr:$ngram_indexes,
+                   DenseI64ArrayAttr:$pool_int64s,
+                   OptionalAttr<DenseF32ArrayAttr>:$weights);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "tfIdfVectorizerShape";
+  let resultElementType = "f32";
+}
+
 #endif // GOPT_DIALECT_GOPT_IR_GOPTINDEXINGOPS_TD

@@ -349,6 +349,31 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic, Gopt_Di
   let hasFolder = 1;
 }
 
+def Gopt_RandomUniformLikeOp : Gopt_Op<"random_uniform_like", [SameOperandsAndResultShape, Gopt_LayoutAgnostic]> {
+  let summary = "uniform random values of an operand's shape";
+  let description = [{
+    Element i is `low + (high - low) * u`, `u` in [0, 1) from the top 53
+    bits of `mix64(key + i * 0x9E3779B97F4A7C15)` with dropout's key
+    (`runtime/src/cpu/DropoutMask.h`: the session seed, `seed` or else the
+    op's place in the plan, and the run number): a pure function of those,
+    so runs are reproducible for a session seed and differ from run to run.
+    Only `x`'s shape is read. Not `Pure`: two draws must not merge (ONNX
+    RandomUniform(Like); RandomNormal(Like), Bernoulli and training dropout
+    with a ratio fed at run time are built from it).
+
+    ```mlir
+    %u = gopt.random_uniform_like %x {low = 0.0 : f32, high = 1.0 : f32} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_Tensor:$x,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$low,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$high,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "sameShape";
+  let resultElementType = "any";
+}
+
 def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_LayoutAgnostic, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "element type conversion";
   let description = [{

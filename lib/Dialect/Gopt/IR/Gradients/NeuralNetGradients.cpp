@@ -312,6 +312,20 @@ LogicalResult AvgPoolOp::buildGradients(GradientBuilder &gradients,
   return success();
 }
 
+// resize_grad takes resize's attributes as they are: it replays the
+// forward's taps, so every mode (nearest, linear, cubic) has its gradient.
+LogicalResult ResizeOp::buildGradients(GradientBuilder &gradients,
+                                       ArrayRef<Value> resultGrads) {
+  Value dx = gradients.getBuilder().create<ResizeGradOp>(
+      getLoc(), getInput().getType(), getInput(), resultGrads[0],
+      getScalesAttr(), getSizesAttr(), getRoiAttr(), getModeAttr(),
+      getCoordinateTransformationModeAttr(), getNearestModeAttr(),
+      getCubicCoeffAAttr(), getExcludeOutsideAttr(),
+      getExtrapolationValueAttr(), getDataFormatAttr());
+  gradients.accumulate(getInput(), dx);
+  return success();
+}
+
 LogicalResult GlobalAvgPoolOp::buildGradients(GradientBuilder &gradients,
                                               ArrayRef<Value> resultGrads) {
   RankedTensorType xType = tensorType(getX());
