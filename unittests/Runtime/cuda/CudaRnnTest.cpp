@@ -168,6 +168,51 @@ TEST_F(CudaRnn, LongSequence) {
         {kind, "bidirectional", 64, 8, 48, 64, InitialState::kFull, true}, 500);
 }
 
+// Steps after the first replay a captured CUDA graph: new x, h0 and weights
+// (inputs, copied into cuDNN's weight space each step) must reach it.
+TEST_F(CudaRnn, RepeatedStepsSeeNewInputs) {
+  const int64_t S = 6, B = 3, I = 5, H = 8, D = 2, G = 3;
+  PlanBuilder b("gru");
+  std::vector<int> ins = {b.addInput("x", DType::kF32, {S, B, I}),
+                          b.addInput("w", DType::kF32, {D, G * H, I}),
+                          b.addInput("r", DType::kF32, {D, G * H, H}),
+                          b.addConstant("b", scaled({D, 2 * G * H}, 7, 0.5f)),
+                          b.addInput("h0", DType::kF32, {D, B, H})};
+  std::vector<int> outs = {b.addOutput("y", DType::kF32, {S, D, B, H}),
+                           b.addOutput("y_h", DType::kF32, {D, B, H})};
+  AttrMap attrs = {{"hidden_size", intAttr(H)},
+                   {"direction", stringAttr("bidirectional")},
+                   {"linear_before_reset", boolAttr(true)}};
+  b.addOp("gru", "gru_op", ins, outs, attrs);
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  SessionOptions options;
+  options.backend = "cuda";
+  auto session = Session::create(*plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  for (uint32_t step = 0; step < 4; ++step) {
+    SCOPED_TRACE(detail::concat("step ", step));
+    const uint32_t seed = 1000 + 10 * step;
+    std::vector<Tensor> inputs = {
+        randomF32({S, B, I}, seed), scaled({D, G * H, I}, seed + 1, 0.4f),
+        scaled({D, G * H, H}, seed + 2, 0.4f), scaled({D, 2 * G * H}, 7, 0.5f),
+        randomF32({D, B, H}, seed + 3)};
+    for (const auto &[name, index] : {std::pair{"x", 0}, std::pair{"w", 1},
+                                      std::pair{"r", 2}, std::pair{"h0", 4}})
+      ASSERT_TRUE((*session)->setInput(name, inputs[index]).ok());
+    ASSERT_TRUE((*session)->run().ok());
+    auto ref = runOp("gru", attrs, inputs,
+                     {{DType::kF32, {S, D, B, H}}, {DType::kF32, {D, B, H}}},
+                     "reference", {3});
+    ASSERT_TRUE(ref.ok()) << ref.status().toString();
+    for (int i = 0; i < 2; ++i) {
+      auto got = (*session)->output(i == 0 ? "y" : "y_h");
+      ASSERT_TRUE(got.ok()) << got.status().toString();
+      EXPECT_TRUE(allClose(*got, (*ref)[i], 1e-3, 2e-4)) << "result " << i;
+    }
+  }
+}
+
 // cuDNN's LSTM has no peepholes: nonzero ones are refused at creation.
 TEST_F(CudaRnn, NonzeroPeepholesAreRefused) {
   const int64_t S = 2, B = 1, I = 3, H = 4;
