@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -64,10 +65,45 @@ bool cudaHandlesTypes(Operation *op, std::string *whyNot) {
   return true;
 }
 
+/// The CUDA recurrent ops run on cuDNN's RNN: f32 only, and no peepholes,
+/// which are an operand the coverage predicate (attributes) cannot see. An
+/// lstm whose p is not a zero constant (the importer's value for an absent
+/// P) is CPU-only.
+bool cudnnRecurrentOperands(Operation *op, std::string *whyNot) {
+  if (!isa<LstmOp, GruOp, RnnOp>(op))
+    return true;
+  std::string kind = op->getName().stripDialect().str();
+  for (Value v : op->getOperands()) {
+    Type t = getElementTypeOrSelf(v.getType());
+    if (isa<FloatType>(t) && !t.isF32()) {
+      if (whyNot)
+        *whyNot = kind + " on CUDA is f32 only";
+      return false;
+    }
+  }
+  if (auto lstm = dyn_cast<LstmOp>(op)) {
+    DenseElementsAttr p;
+    if (!matchPattern(lstm.getP(), m_Constant(&p)) ||
+        !llvm::all_of(p.getValues<APFloat>(),
+                      [](const APFloat &v) { return v.isZero(); })) {
+      if (whyNot)
+        *whyNot = "lstm with peepholes is CPU-only (cuDNN's LSTM has none)";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool hasKernel(Operation *op, Device d, std::string *whyNot) {
-  if (d == Device::Gpu && !cudaHandlesTypes(op, whyNot))
+  if (d == Device::Gpu &&
+      (!cudaHandlesTypes(op, whyNot) || !cudnnRecurrentOperands(op, whyNot)))
     return false;
-  return rt::hasKernel(toPlanOp(op), d == Device::Cpu ? "cpu" : "cuda", whyNot);
+  // With its operand count, as the lowering emits it (the recurrent ops'
+  // predicate sees whether the optional sequence_lens is there).
+  plan::Op planOp = toPlanOp(op);
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    planOp.add_inputs(-1);
+  return rt::hasKernel(planOp, d == Device::Cpu ? "cpu" : "cuda", whyNot);
 }
 
 /// Bytes of a value: static bytes, or bytes per sample (dynamic dims

@@ -10,6 +10,7 @@
 #include "CudaCommon.h"
 #include "Kernels.h"
 #include "Launch.h"
+#include "RnnOps.h"
 #include "TrainingOps.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/cuda/CudaSupport.h"

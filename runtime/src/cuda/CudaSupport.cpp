@@ -37,6 +37,31 @@ bool localStatistics(const plan::Op &op, std::string *whyNot) {
   return false;
 }
 
+// lstm, gru and rnn run on cuDNN's RNN, which has no gate clipping, no
+// coupled input/forget gate and only GRU's linear-before-reset candidate;
+// padded sequences (sequence_lens) stay on the CPU so far. Peepholes, an
+// operand, are checked at kernel creation (RnnOps.cpp).
+bool recurrentSupported(const plan::Op &op, std::string *whyNot) {
+  OpAttrs attrs(op);
+  const bool lstm = op.kind() == "lstm";
+  std::string why;
+  if (attrs.getFloat("clip", 0.0) != 0.0)
+    why = op.kind() + " with clip is CPU-only (cuDNN does not clip gates)";
+  else if (lstm && attrs.getBool("input_forget", false))
+    why = "lstm with input_forget is CPU-only (cuDNN has no coupled "
+          "input/forget gate)";
+  else if (op.kind() == "gru" && !attrs.getBool("linear_before_reset", false))
+    why = "gru with linear_before_reset = false is CPU-only (cuDNN's GRU "
+          "computes the linear-before-reset form)";
+  else if (op.inputs_size() > (lstm ? 7 : 5))
+    why = op.kind() + " with sequence_lens is CPU-only";
+  if (why.empty())
+    return true;
+  if (whyNot)
+    *whyNot = why;
+  return false;
+}
+
 const CudaOpEntry *findEntry(const std::string &kind) {
   const std::vector<CudaOpEntry> &table = cudaOpTable();
   auto it = std::lower_bound(

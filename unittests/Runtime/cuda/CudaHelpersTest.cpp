@@ -195,8 +195,6 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert({"gather", "gather_grad", "gather_elements", "gather_nd",
                   "tf_idf_vectorizer", "scatter_elements", "scatter_nd",
                   "arg_max", "arg_min", "top_k", "cumsum"});
-  // The recurrent ops (GoptRnnOps.td) run on the CPU so far.
-  cpuOnly.insert({"lstm", "gru", "rnn"});
   // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.
   cpuOnly.insert({"conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"});
   // The sampling ops (GoptSamplingOps.td) and the signal ops
