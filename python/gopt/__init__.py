@@ -369,8 +369,9 @@ class InferenceSession:
     def profile(self, input_feed, iterations=10, warmup=1, trace=None):
         """Runs ``warmup`` then ``iterations`` times and returns the per-op
         table, slowest first: dicts of ``name``, ``kind``, ``device``,
-        ``implementation``, ``calls``, ``total_ms``, ``mean_ms`` and
-        ``share`` (of all ops' time). With ``trace`` (a path), one more run
+        ``implementation``, ``calls``, ``total_ms``, ``mean_ms``,
+        ``share`` (of all ops' time) and ``flops`` (per call: the op's
+        arithmetic, 0 for memory-bound ops). With ``trace`` (a path), one more run
         is written there as a Chrome/Perfetto trace (``chrome://tracing``).
         """
         for _ in range(max(0, int(warmup))):

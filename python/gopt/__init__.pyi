@@ -36,6 +36,7 @@ class _ProfileRow(TypedDict):
     total_ms: float
     mean_ms: float
     share: float
+    flops: float
 
 def has_compiler() -> bool: ...
 def load(path_or_bytes: Union[_Path, bytes, bytearray, memoryview],

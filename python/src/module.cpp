@@ -334,6 +334,7 @@ public:
       row["total_ms"] = p.totalMs;
       row["mean_ms"] = p.calls ? p.totalMs / p.calls : 0.0;
       row["share"] = total > 0 ? p.totalMs / total : 0.0;
+      row["flops"] = p.flops;
       out.append(row);
     }
     return out;

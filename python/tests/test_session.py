@@ -132,9 +132,15 @@ def test_profile_and_trace(conv_plan, tmp_path):
     assert {"name", "kind", "device", "implementation", "total_ms", "mean_ms",
             "share"} <= set(rows[0])
     assert abs(sum(r["share"] for r in rows) - 1) < 1e-6
+    # The conv's arithmetic: 2 * |output| * |filter| / output channels.
+    conv = [r for r in rows if r["kind"].startswith("conv2d")]
+    assert conv and conv[0]["flops"] > 0
     events = json.loads(trace.read_text())["traceEvents"]
     assert events[0]["name"] == "step"
-    assert {e["cat"] for e in events[1:]} == {r["kind"] for r in rows}
+    ops = [e for e in events[1:] if e["ph"] == "X"]
+    assert {e["cat"] for e in ops} == {r["kind"] for r in rows}
+    # Tracks are named (metadata events): the ops' is "ops".
+    assert {"name": "ops"} in [e["args"] for e in events if e["ph"] == "M"]
 
 
 def test_memory_limit_too_small_raises(conv_plan):
