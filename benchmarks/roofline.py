@@ -18,7 +18,9 @@
    flopFunction: convolutions, matmuls, recurrences) and its median time.
    The fraction is the achieved GFLOP/s over the peak of that precision.
    Peak and models each take the best of --repeats runs (3): on a shared
-   machine a run only loses time to other load.
+   machine a run only loses time to other load. Every run has the same
+   OpenMP wait policy (--wait, default active), and the report gives the
+   load average: with other work on the cores the fractions mean little.
 
 A model below its compute roofline is limited by memory traffic or by
 per-op overhead (small convolutions, depthwise layers); the fraction says
@@ -40,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
 PEAK_BATCH, PEAK_WIDTH, PEAK_DEPTH = 2048, 1024, 4
+WAIT_POLICY = "active"
 
 
 def matmul_chain():
@@ -68,7 +71,11 @@ def run_gopt(gopt_run, model, precision, batch, threads, warmup, iterations):
                "--iterations", str(iterations), "--json", report.name]
         if precision != "f32":
             cmd += ["--precision", precision]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        # One wait policy for every run: gopt-run would otherwise choose by
+        # the machine's load when it starts, which differs run to run.
+        env = dict(os.environ, OMP_WAIT_POLICY=WAIT_POLICY)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                              env=env)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()[-400:]}")
         with open(report.name) as f:
@@ -110,7 +117,8 @@ def cpu_flags():
 def table(result):
     lines = [f"{result['cpu']} ({', '.join(result['flags']) or 'no AVX-512'}), "
              f"{result['threads']} threads, batch {result['batch']}, "
-             f"{result['date']}, load average {result['load']:.1f}.", "",
+             f"OMP_WAIT_POLICY={result['wait']}, {result['date']}, load "
+             f"average {result['load']:.1f} at the start.", "",
              "| precision | measured peak (matmul chain) |", "|---|--:|"]
     for p, peak in result["peaks"].items():
         lines.append(f"| {p} | {peak:.0f} GFLOP/s |")
@@ -122,7 +130,7 @@ def table(result):
                      f"{100 * row['fraction']:.0f}% |")
     lines += ["", "Produced by `/usr/bin/python3 benchmarks/roofline.py "
               f"--threads {result['threads']} --batch {result['batch']} "
-              f"--repeats {result['repeats']}`; "
+              f"--repeats {result['repeats']} --wait {result['wait']}`; "
               f"raw data: `{result['out']}`."]
     return "\n".join(lines) + "\n"
 
@@ -135,9 +143,14 @@ def main():
     p.add_argument("--models", default=DEFAULT_MODELS)
     p.add_argument("--precisions", default="f32,bf16")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--wait", default="active",
+                   help="OMP_WAIT_POLICY of every run (active: threads spin "
+                        "between oneDNN calls; run on a quiet machine)")
     p.add_argument("--out")
     p.add_argument("--doc")
     a = p.parse_args()
+    global WAIT_POLICY
+    WAIT_POLICY = a.wait
     gopt_run = os.path.join(a.build_dir, "bin", "gopt-run")
     if not os.path.isdir(a.models):
         sys.exit(f"roofline: no models directory {a.models} (the reference "
@@ -146,7 +159,8 @@ def main():
     date = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     out = a.out or os.path.join("benchmarks", "results", f"roofline-{date}.json")
     result = {"cpu": cpu_name(), "flags": cpu_flags(), "threads": a.threads,
-              "batch": a.batch, "repeats": a.repeats, "date": date,
+              "batch": a.batch, "repeats": a.repeats, "wait": a.wait,
+              "date": date,
               "load": os.getloadavg()[0],
               "peaks": {}, "models": [], "out": out}
     with tempfile.TemporaryDirectory() as tmp:
