@@ -21,12 +21,13 @@ and DIR/gpu.md (ratios: gopt's throughput over PyTorch's).
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn as nn
+
+from gopt_timer import time_gopt
 
 
 class MnistCNN(nn.Module):
@@ -92,17 +93,6 @@ def time_torch(name, batch, precision, warmup, iterations):
     return {"median_ms": median, "throughput_per_s": batch * 1e3 / median}
 
 
-def time_gopt(bundle, plan, batch, warmup, iterations, out):
-    report = os.path.join(out, "gopt-report.json")
-    cmd = [os.path.join(bundle, "bin", "gopt-run"), plan, "--backend", "cuda",
-           "--batch", str(batch), "--warmup", str(warmup),
-           "--iterations", str(iterations), "--json", report]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        return {"error": (done.stderr or done.stdout).strip()[-300:]}
-    with open(report) as f:
-        r = json.load(f)
-    return {"median_ms": r["median_ms"], "throughput_per_s": r["throughput_per_s"]}
 
 
 def main():

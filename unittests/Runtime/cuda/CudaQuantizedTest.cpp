@@ -10,9 +10,8 @@
 // 1% of the elements may differ, by at most one quantum.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaCommon.h"
+#include "CudaTestSupport.h"
 #include "QuantizedOps.h"
-#include "TestUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,13 +22,10 @@
 namespace gopt::runtime::testing {
 namespace {
 
-class CudaQuantized : public ::testing::Test {
+class CudaQuantized : public CudaDeviceTest {
 protected:
   void SetUp() override {
-    Status device = cuda::checkCudaDevice();
-    if (!device.ok())
-      GTEST_SKIP() << "no CUDA device (" << device.message() << ")";
-    setenv("GOPT_CUDA_TF32", "0", 1);
+    CudaDeviceTest::SetUp();
     unsetenv("GOPT_CUDA_INT8");
   }
 };

@@ -6,8 +6,7 @@
 // hasCudaKernel, which needs no device.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaCommon.h"
-#include "TestUtil.h"
+#include "CudaTestSupport.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
 
 #include <cmath>
@@ -17,34 +16,7 @@
 namespace gopt::runtime::testing {
 namespace {
 
-class CudaRnn : public ::testing::Test {
-protected:
-  void SetUp() override {
-    Status device = cuda::checkCudaDevice();
-    if (!device.ok())
-      GTEST_SKIP() << "no CUDA device (" << device.message() << ")";
-    setenv("GOPT_CUDA_TF32", "0", 1);
-  }
-};
-
-::testing::AssertionResult allClose(const Tensor &actual,
-                                    const Tensor &expected, double rtol,
-                                    double atol) {
-  if (actual.shape() != expected.shape() || actual.dtype() != DType::kF32 ||
-      expected.dtype() != DType::kF32)
-    return ::testing::AssertionFailure()
-           << "shape/type " << shapeToString(actual.shape()) << " "
-           << dtypeName(actual.dtype()) << " vs. "
-           << shapeToString(expected.shape()) << " "
-           << dtypeName(expected.dtype());
-  for (int64_t i = 0; i < actual.numElements(); ++i) {
-    double a = actual.data<float>()[i], e = expected.data<float>()[i];
-    if (!(std::fabs(a - e) <= atol + rtol * std::fabs(e)))
-      return ::testing::AssertionFailure()
-             << "element " << i << ": cuda " << a << ", reference " << e;
-  }
-  return ::testing::AssertionSuccess();
-}
+class CudaRnn : public CudaDeviceTest {};
 
 Tensor scaled(const Shape &shape, uint32_t seed, float scale) {
   Tensor t = randomF32(shape, seed);

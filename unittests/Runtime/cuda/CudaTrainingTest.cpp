@@ -8,8 +8,7 @@
 // (GOPT_CUDA_TF32=0) so that cuDNN's f32 convolutions match the reference.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaCommon.h"
-#include "TestUtil.h"
+#include "CudaTestSupport.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -20,34 +19,7 @@ namespace {
 
 constexpr DType F32 = DType::kF32;
 
-class CudaTraining : public ::testing::Test {
-protected:
-  void SetUp() override {
-    Status device = cuda::checkCudaDevice();
-    if (!device.ok())
-      GTEST_SKIP() << "no CUDA device (" << device.message() << ")";
-    setenv("GOPT_CUDA_TF32", "0", 1);
-  }
-};
-
-// |a - e| <= atol + rtol * |e| elementwise (f32), NaN matching NaN.
-::testing::AssertionResult allClose(const Tensor &actual,
-                                    const Tensor &expected, double rtol,
-                                    double atol) {
-  if (actual.shape() != expected.shape() || actual.dtype() != expected.dtype())
-    return ::testing::AssertionFailure()
-           << "shape/type " << shapeToString(actual.shape()) << " vs. "
-           << shapeToString(expected.shape());
-  for (int64_t i = 0; i < actual.numElements(); ++i) {
-    double a = actual.data<float>()[i], e = expected.data<float>()[i];
-    if (std::isnan(e) && std::isnan(a))
-      continue;
-    if (!(std::fabs(a - e) <= atol + rtol * std::fabs(e)))
-      return ::testing::AssertionFailure()
-             << "element " << i << ": cuda " << a << ", reference " << e;
-  }
-  return ::testing::AssertionSuccess();
-}
+class CudaTraining : public CudaDeviceTest {};
 
 void expectMatches(const std::string &kind, const AttrMap &attrs,
                    const std::vector<Tensor> &inputs,
