@@ -10,6 +10,7 @@
 #include "CudaCommon.h"
 #include "Kernels.h"
 #include "Launch.h"
+#include "OpHelpers.h"
 #include "RnnOps.h"
 #include "TrainingOps.h"
 #include "gopt/runtime/OpSchema.h"
@@ -29,21 +30,6 @@ namespace gopt::runtime::cuda {
 namespace {
 
 std::string opKind(const CudaKernelConfig &c) { return c.op->kind(); }
-
-Status noKernel(const CudaKernelConfig &c, const std::string &why) {
-  return unimplemented("no CUDA kernel for '", c.op->name(), "' (",
-                       c.op->kind(), "): ", why, "; place it on the CPU");
-}
-
-int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
-  // Iterators, not indices: GCC 12 warns (-Waggressive-loop-optimizations)
-  // about the index form with to = SIZE_MAX.
-  auto end = s.begin() + std::min(to, s.size());
-  auto begin = s.begin() + std::min<size_t>(from, end - s.begin());
-  return std::accumulate(begin, end, int64_t(1), std::multiplies<int64_t>());
-}
-
-bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 StatusOr<cudnnDataType_t> cudnnType(DType t) {
   switch (t) {
@@ -99,17 +85,6 @@ struct PoolDesc {
 };
 
 // Sets a rank-4 descriptor for logical dims (n, c, h, w) in NCHW or NHWC.
-Status set4d(cudnnTensorDescriptor_t d, bool nchw, cudnnDataType_t type,
-             int64_t n, int64_t c, int64_t h, int64_t w) {
-  if (!fitsInt(n) || !fitsInt(c) || !fitsInt(h) || !fitsInt(w) ||
-      !fitsInt(n * c * h * w))
-    return unimplemented("tensor too large for cuDNN");
-  GOPT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
-      d, nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, type, int(n), int(c),
-      int(h), int(w)));
-  return Status::success();
-}
-
 // Logical (n, c, h, w) of a rank-4 shape.
 struct Dims4 {
   int64_t n, c, h, w;
@@ -126,17 +101,6 @@ UnaryKind activationKind(const std::string &a) {
   if (a == "sigmoid")
     return UnaryKind::kSigmoid;
   return UnaryKind::kNone;
-}
-
-// Runs `op` out = gather(in) with a permutation: out dim i = in dim perm[i].
-StatusOr<StridedIndex> permuteIndex(const Shape &in,
-                                    const std::vector<int64_t> &perm) {
-  std::vector<int64_t> inStrides = contiguousStrides(in), dims, strides;
-  for (int64_t p : perm) {
-    dims.push_back(in[p]);
-    strides.push_back(inStrides[p]);
-  }
-  return makeIndex(dims, strides);
 }
 
 //===----------------------------------------------------------------------===//

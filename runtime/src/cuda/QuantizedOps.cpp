@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "QuantizedOps.h"
 #include "Launch.h"
+#include "OpHelpers.h"
 #include "QuantizedKernels.h"
 #include "gopt/runtime/OpSchema.h"
 
@@ -36,13 +37,6 @@
 
 namespace gopt::runtime::cuda {
 namespace {
-
-int64_t product(const Shape &s) {
-  int64_t p = 1;
-  for (int64_t d : s)
-    p *= d;
-  return p;
-}
 
 int64_t roundUp4(int64_t v) { return (v + 3) / 4 * 4; }
 size_t align256(size_t v) { return (v + 255) / 256 * 256; }
@@ -346,8 +340,6 @@ struct CudnnConv {
   CudnnConv() { cudnnCreateConvolutionDescriptor(&d); }
   ~CudnnConv() { cudnnDestroyConvolutionDescriptor(d); }
 };
-
-bool fitsInt(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 // What an int8 conv chain computes, read from the plan.
 struct ConvChainParams {

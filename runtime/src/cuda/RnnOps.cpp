@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "RnnOps.h"
 #include "Kernels.h"
+#include "OpHelpers.h"
 
 #include "gopt/runtime/OpAttrs.h"
 
@@ -25,13 +26,6 @@ namespace {
 using KernelOr = StatusOr<std::unique_ptr<CudaKernel>>;
 
 enum class Cell { kLstm, kGru, kRnn };
-
-Status noKernel(const CudaKernelConfig &c, const std::string &why) {
-  return unimplemented("no CUDA kernel for '", c.op->name(), "' (",
-                       c.op->kind(), "): ", why, "; place it on the CPU");
-}
-
-bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 int64_t elementCount(const Shape &s) {
   int64_t n = 1;

@@ -10,6 +10,7 @@
 #include "TrainingOps.h"
 #include "AlgoCache.h"
 #include "Launch.h"
+#include "OpHelpers.h"
 #include "TrainingKernels.h"
 #include "gopt/runtime/OpSchema.h"
 
@@ -23,19 +24,6 @@
 
 namespace gopt::runtime::cuda {
 namespace {
-
-Status noKernel(const CudaKernelConfig &c, const std::string &why) {
-  return unimplemented("no CUDA kernel for '", c.op->name(), "' (",
-                       c.op->kind(), "): ", why, "; place it on the CPU");
-}
-
-int64_t product(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
-  auto end = s.begin() + std::min(to, s.size());
-  auto begin = s.begin() + std::min<size_t>(from, end - s.begin());
-  return std::accumulate(begin, end, int64_t(1), std::multiplies<int64_t>());
-}
-
-bool fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 // Every operand and result f32: the training ops' master precision (mixed
 // precision keeps losses, batch norm and the optimizer in f32).
@@ -359,27 +347,6 @@ struct ConvDescriptor {
   ~ConvDescriptor() { cudnnDestroyConvolutionDescriptor(d); }
 };
 
-Status set4d(cudnnTensorDescriptor_t d, bool nchw, int64_t n, int64_t c,
-             int64_t h, int64_t w) {
-  if (!fitsInt(n) || !fitsInt(c) || !fitsInt(h) || !fitsInt(w) ||
-      !fitsInt(n * c * h * w))
-    return unimplemented("tensor too large for cuDNN");
-  GOPT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(
-      d, nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, int(n),
-      int(c), int(h), int(w)));
-  return Status::success();
-}
-
-StatusOr<StridedIndex> permuteIndex(const Shape &in,
-                                    const std::vector<int64_t> &perm) {
-  std::vector<int64_t> inStrides = contiguousStrides(in), dims, strides;
-  for (int64_t p : perm) {
-    dims.push_back(in[p]);
-    strides.push_back(inStrides[p]);
-  }
-  return makeIndex(dims, strides);
-}
-
 // The gradients of conv2d (f32). cuDNN takes filters as KCRS (= OIHW) with
 // NCHW data and KRSC with NHWC data: other filter formats are reordered
 // into (backprop_input) or out of (backprop_filter) a buffer. Asymmetric
@@ -512,8 +479,10 @@ TrainingKernelOr ConvGradKernel::create(const CudaKernelConfig &c,
     GOPT_RETURN_IF_ERROR(k->padded_.allocate(k->paddedCount_ * sizeof(float)));
     ph = pw = 0;
   }
-  GOPT_RETURN_IF_ERROR(set4d(k->x_.d, nchw, n, cin, inH, inW));
-  GOPT_RETURN_IF_ERROR(set4d(k->dy_.d, nchw, n, cout, oh, ow));
+  GOPT_RETURN_IF_ERROR(
+      set4d(k->x_.d, nchw, CUDNN_DATA_FLOAT, n, cin, inH, inW));
+  GOPT_RETURN_IF_ERROR(
+      set4d(k->dy_.d, nchw, CUDNN_DATA_FLOAT, n, cout, oh, ow));
   GOPT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       k->conv_.d, int(ph), int(pw), int(strides[0]), int(strides[1]),
       int(dil[0]), int(dil[1]), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
