@@ -225,6 +225,13 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
     ro.masterPort = env.masterPort;
     ro.timeoutSeconds = o.collectiveTimeout;
     GOPT_ASSIGN_OR_RETURN(o.communicator, createGlooCommunicator(ro));
+    // GPUs reduce device buffers with NCCL, one device per local rank,
+    // bootstrapped over the Gloo store (its id sent by rank 0).
+    if (o.backend == "cuda") {
+      auto nccl = createNcclCommunicator(o.communicator, env.localRank,
+                                         o.collectiveTimeout);
+      GOPT_ASSIGN_OR_RETURN(o.communicator, std::move(nccl));
+    }
   }
   int rank = o.communicator ? o.communicator->rank() : 0;
   int world = o.communicator ? o.communicator->size() : 1;

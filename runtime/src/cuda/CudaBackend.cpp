@@ -389,6 +389,7 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
     config.op = &op;
     config.ctx = &ctx_;
     config.errorFlag = static_cast<int *>(flags_.ptr) + o;
+    config.communicator = options_.communicator.get();
     for (int t : op.inputs()) {
       config.inputTypes.push_back(dtypes_[t]);
       config.inputShapes.push_back(shapes_[t]);

@@ -96,6 +96,8 @@ struct CudaKernelConfig {
   // A device int that run() may set to report an error found on the device
   // (NaN in check_numerics, integer division by zero); see flagMessage().
   int *errorFlag = nullptr;
+  // The session's communicator (all_reduce); null for a single replica.
+  Communicator *communicator = nullptr;
   OpAttrs attrs() const { return OpAttrs(*op); }
 };
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AlgoCache.h"
+#include "CollectiveOps.h"
 #include "CudaCommon.h"
 #include "Kernels.h"
 #include "Launch.h"

@@ -212,9 +212,6 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
     if (schema.staticKind)
       cpuOnly.insert(schema.kind);
   cpuOnly.insert("range");
-  // Collectives (GoptCollectiveOps.td) run on the CPU so far: Gloo reduces
-  // host buffers; the NCCL communicator is not yet called from a kernel.
-  cpuOnly.insert("all_reduce");
   // Ops whose result shapes their data decides (GoptDataDependentOps.td)
   // run on the host between the pieces of the plan, on every backend.
   for (const OpSchema &schema : allOpSchemas())

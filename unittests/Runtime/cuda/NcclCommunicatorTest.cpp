@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/Collectives.h"
+#include "gopt/runtime/PlanBuilder.h"
+#include "gopt/runtime/Session.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -61,6 +63,65 @@ TEST(NcclCommunicatorTest, OneRank) {
   cudaFree(device);
   EXPECT_EQ(back, host);
   EXPECT_EQ((*nccl)->stats().calls, 2);
+}
+
+// The all_reduce op on a CUDA session: its kernel copies each operand into
+// its result and reduces them through the session's NCCL communicator (one
+// rank: the identity, but the NCCL call and its stream hand-over happen);
+// every step (eager, a refused capture, eager again) gives the operands
+// back. A Gloo communicator is refused by name.
+TEST(NcclCommunicatorTest, AllReduceOpOnCudaSession) {
+  std::string why;
+  if (!ncclAvailable(&why))
+    GTEST_SKIP() << "NCCL: " << why;
+  RendezvousOptions o;
+  o.masterPort = freePort();
+  o.timeoutSeconds = 30;
+  StatusOr<std::shared_ptr<Communicator>> gloo = createGlooCommunicator(o);
+  ASSERT_TRUE(gloo.ok()) << gloo.status().toString();
+  StatusOr<std::shared_ptr<Communicator>> nccl =
+      createNcclCommunicator(*gloo, /*device=*/0, 30);
+  ASSERT_TRUE(nccl.ok()) << nccl.status().toString();
+
+  PlanBuilder b("all-reduce");
+  int a = b.addInput("a", DType::kF32, {3});
+  int w = b.addInput("w", DType::kF32, {2, 2});
+  int ra = b.addOutput("ra", DType::kF32, {3});
+  int rw = b.addOutput("rw", DType::kF32, {2, 2});
+  b.addOp("all_reduce", "bucket0", {a, w}, {ra, rw},
+          {{"reduction", stringAttr("mean")}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+
+  SessionOptions options;
+  options.backend = "cuda";
+  options.communicator = *nccl;
+  auto session = Session::create(*plan, options);
+  ASSERT_TRUE(session.ok()) << session.status().toString();
+  std::vector<float> av = {1, -2, 3.5f}, wv = {0.5f, 4, -1, 2};
+  Tensor at = Tensor::view(DType::kF32, {3}, av.data());
+  Tensor wt = Tensor::view(DType::kF32, {2, 2}, wv.data());
+  ASSERT_TRUE((*session)->setInput("a", at).ok());
+  ASSERT_TRUE((*session)->setInput("w", wt).ok());
+  for (int step = 0; step < 3; ++step) {
+    Status s = (*session)->run();
+    ASSERT_TRUE(s.ok()) << "step " << step << ": " << s.toString();
+    auto ya = (*session)->output("ra"), yw = (*session)->output("rw");
+    ASSERT_TRUE(ya.ok() && yw.ok());
+    EXPECT_EQ(std::vector<float>(ya->data<float>(), ya->data<float>() + 3), av);
+    EXPECT_EQ(std::vector<float>(yw->data<float>(), yw->data<float>() + 4), wv);
+  }
+  EXPECT_EQ((*nccl)->stats().calls, 3);
+  EXPECT_EQ((*session)->opProfiles()[0].implementation, "nccl");
+
+  options.communicator = *gloo;
+  auto refused = Session::create(*plan, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "all_reduce on the GPU needs an NCCL communicator; the "
+                "session has gloo's"),
+            std::string::npos)
+      << refused.status().toString();
 }
 
 } // namespace
