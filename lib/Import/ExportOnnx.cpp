@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -1142,11 +1143,17 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](SliceOp s) {
         SmallVector<int64_t> axes;
-        for (size_t i = 0; i < s.getStarts().size(); ++i)
+        SmallVector<int64_t> ends(s.getEnds());
+        for (size_t i = 0; i < s.getStarts().size(); ++i) {
           axes.push_back(i);
+          // gopt's backward end -1 is "before element 0"; ONNX reads -1 as
+          // the last element, and clamps anything below -dim to before 0.
+          if (s.getSteps()[i] < 0 && ends[i] == -1)
+            ends[i] = std::numeric_limits<int64_t>::min();
+        }
         add("Slice",
             {nameOf(s.getX()), i64Initializer(s.getStarts()),
-             i64Initializer(s.getEnds()), i64Initializer(axes),
+             i64Initializer(ends), i64Initializer(axes),
              i64Initializer(s.getSteps())},
             {nameOf(s.getY())});
         return success();

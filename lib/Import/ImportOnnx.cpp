@@ -2085,9 +2085,6 @@ LogicalResult OnnxImporter::importSlice() {
     return failNode("starts, ends, axes and steps differ in length");
   SmallVector<int64_t> st(rank, 0),
       en(rank, std::numeric_limits<int64_t>::max()), sp(rank, 1);
-  // Axes with a negative step: the indices they keep, in order, gathered
-  // after the slice (gopt.slice's steps are positive).
-  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> backwards;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank)
@@ -2096,28 +2093,31 @@ LogicalResult OnnxImporter::importSlice() {
       a += rank;
     if (steps[i] == 0)
       return failNode("a slice step of 0 is not allowed");
+    int64_t dim = in[a];
+    int64_t s = starts[i], e = ends[i];
     if (steps[i] < 0) {
-      int64_t dim = in[a];
-      if (ShapedType::isDynamic(dim))
+      if (ShapedType::isDynamic(dim)) {
+        // ONNX's backward clamping needs the dimension: the session
+        // resolves it (dynamic_slice), as for bounds fed at run time.
+        if (opset >= 10)
+          return importDynamicSlice(x);
         return failNode("negative slice steps on a dynamic dimension are "
-                        "not supported");
+                        "not supported before opset 10");
+      }
       // ONNX clamps a backward start to [0, dim - 1] and its end to
-      // [-1, dim - 1], after counting negative values from the end.
-      int64_t s = starts[i], e = ends[i];
+      // [-1, dim - 1] (-1: before element 0), after counting negative
+      // values from the end.
       if (s < 0)
         s += dim;
       if (e < 0)
         e += dim;
-      s = std::clamp<int64_t>(s, 0, dim - 1);
+      s = std::clamp<int64_t>(s, 0, std::max<int64_t>(dim - 1, 0));
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      SmallVector<int64_t> kept;
-      for (int64_t k = s; k > e; k += steps[i])
-        kept.push_back(k);
-      backwards.push_back({a, std::move(kept)});
+      st[a] = s;
+      en[a] = std::min(e, s);
+      sp[a] = steps[i];
       continue;
     }
-    int64_t dim = in[a];
-    int64_t s = starts[i], e = ends[i];
     if ((s < 0 || e < 0) && ShapedType::isDynamic(dim)) {
       // Counted from an end known only at run time: the session resolves
       // them (dynamic_slice), as for bounds fed at run time.
@@ -2135,7 +2135,7 @@ LogicalResult OnnxImporter::importSlice() {
       e = std::clamp<int64_t>(e, 0, dim);
     }
     // An end before the start is an empty slice (gopt.slice wants end >=
-    // start).
+    // start going forward).
     e = std::max(e, s);
     st[a] = s;
     en[a] = e;
@@ -2145,13 +2145,6 @@ LogicalResult OnnxImporter::importSlice() {
   // single-result op reads through a null pointer).
   GOPT_INFER(slice, SliceOp, x, i64s(st), i64s(en), i64s(sp));
   Value y = slice;
-  for (auto &[axis, kept] : backwards) {
-    GOPT_INFER(
-        gathered, GatherOp, y,
-        createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
-        b.getI64IntegerAttr(axis));
-    y = gathered;
-  }
   setOutput(0, y);
   return success();
 }

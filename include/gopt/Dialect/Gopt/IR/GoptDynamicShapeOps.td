@@ -131,9 +131,9 @@ def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
   let description = [{
     ONNX's `Slice` with operand bounds: `starts`, `ends`, `axes` and
     `steps` have one entry per sliced axis, negative starts, ends and axes
-    count from the end, bounds are clamped to the dimension. It runs as
-    `gopt.slice` (positive steps; a negative one is an error naming the op
-    when shapes are resolved).
+    count from the end, bounds are clamped to the dimension (with ONNX's
+    backward rule for negative steps). It runs as `gopt.slice`; a step of 0
+    is an error naming the op when shapes are resolved.
   }];
   let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$starts,
                    Gopt_I64Tensor:$ends, Gopt_I64Tensor:$axes,
