@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <onnx/checker.h>
@@ -1249,6 +1250,58 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case<IdentityOp, StopGradientOp, CheckNumericsOp>(
           [&](auto) { return unaryName("Identity"); })
+      .Case([&](RandomUniformLikeOp r) -> LogicalResult {
+        std::optional<int32_t> dtype = onnxElementType(elementType(r.getY()));
+        if (!dtype)
+          return r.emitOpError("has no ONNX export: result element type ")
+                 << elementType(r.getY()) << " has no ONNX form";
+        // The importer maps ONNX's float seed to a stream tagged 0x5EED
+        // above its 32 bits; other streams (a seed from TensorFlow, the
+        // second draw of a seeded RandomNormal) have no ONNX seed.
+        uint64_t stream = static_cast<uint64_t>(r.getSeed());
+        constexpr uint64_t kOnnxSeedTag = 0x5EEDull << 40;
+        if (stream && (stream & ~0xFFFFFFFFull) != kOnnxSeedTag)
+          return r.emitOpError("has no ONNX export: seed ")
+                 << r.getSeed()
+                 << " is not the stream of an ONNX seed (a float; only "
+                    "unseeded draws and ONNX-imported seeds export)";
+        onnx::NodeProto *n =
+            add("RandomUniformLike", {nameOf(r.getX())}, {nameOf(r.getY())});
+        setInt(n, "dtype", *dtype);
+        setFloat(n, "low", r.getLow().convertToFloat());
+        setFloat(n, "high", r.getHigh().convertToFloat());
+        if (stream) {
+          uint32_t bits = static_cast<uint32_t>(stream);
+          float seed;
+          std::memcpy(&seed, &bits, sizeof seed);
+          setFloat(n, "seed", seed);
+        }
+        return success();
+      })
+      .Case([&](TfIdfVectorizerOp t) {
+        onnx::NodeProto *n =
+            add("TfIdfVectorizer", {nameOf(t.getX())}, {nameOf(t.getY())});
+        setString(n, "mode", t.getMode());
+        setInt(n, "min_gram_length", t.getMinGramLength());
+        setInt(n, "max_gram_length", t.getMaxGramLength());
+        setInt(n, "max_skip_count", t.getMaxSkipCount());
+        setInts(n, "ngram_counts", t.getNgramCounts());
+        setInts(n, "ngram_indexes", t.getNgramIndexes());
+        setInts(n, "pool_int64s", t.getPoolInt64s());
+        if (std::optional<ArrayRef<float>> weights = t.getWeights()) {
+          onnx::AttributeProto *a = n->add_attribute();
+          a->set_name("weights");
+          a->set_type(onnx::AttributeProto::FLOATS);
+          for (float w : *weights)
+            a->add_floats(w);
+        }
+        return success();
+      })
+      .Case([&](ResizeGradOp g) {
+        return g.emitOpError(
+            "has no ONNX export: it is resize's gradient, a training op "
+            "ONNX has no operator for (export the inference graph)");
+      })
       .Case([&](DropoutOp d) -> LogicalResult {
         if (d.getTraining())
           return d.emitError("training dropout has no ONNX export");
