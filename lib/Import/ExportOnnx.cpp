@@ -837,6 +837,16 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInts(n, "pads", onnxPads(u.getPads()));
         return success();
       })
+      .Case([&](DynamicMaxUnpoolOp u) {
+        onnx::NodeProto *n = add("MaxUnpool",
+                                 {nameOf(u.getX()), nameOf(u.getIndices()),
+                                  nameOf(u.getOutputShape())},
+                                 {nameOf(u.getY())});
+        setInts(n, "kernel_shape", u.getKernel());
+        setInts(n, "strides", u.getStrides());
+        setInts(n, "pads", onnxPads(u.getPads()));
+        return success();
+      })
       .Case([&](GlobalAvgPoolOp g) {
         withNCHW(g.getDataFormat(), g.getX(), g.getY(),
                  [&](const std::string &x, const std::string &y) {
@@ -968,7 +978,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setFloat(n, "spatial_scale", r.getSpatialScale().convertToFloat());
         return success();
       })
-      .Case<GridSampleOp, DftOp, StftOp, MelWeightMatrixOp>(
+      .Case<GridSampleOp, DftOp, StftOp, DynamicStftOp, MelWeightMatrixOp>(
           [&](auto o) -> LogicalResult {
             return o.emitOpError("has no ONNX export at opset ")
                    << kOpset << " ("

@@ -335,6 +335,7 @@ private:
   LogicalResult importGridSample();
   LogicalResult importDft();
   LogicalResult importStft();
+  LogicalResult importDynamicStft(Value signal, Value window, bool hasLength);
   LogicalResult importMelWeightMatrix();
   FailureOr<int64_t> constantIntScalar(int i, StringRef what);
 
@@ -5308,6 +5309,16 @@ LogicalResult OnnxImporter::importMaxUnpool() {
     return failure();
   SmallVector<int64_t> paired = *pairedPads;
   DenseI64ArrayAttr outputShape;
+  if (node->input_size() > 2 && !node->input(2).empty() &&
+      !foldsToInts(node->input(2))) {
+    // Fed at run time: the session reads it while it resolves shapes.
+    FailureOr<Value> shape = valueOperand(2, "output_shape");
+    if (failed(shape))
+      return failure();
+    return setResult(createInferred<DynamicMaxUnpoolOp>(
+        b, loc, x, indices, *shape, i64s(*kernel), i64s(strides),
+        i64s(paired)));
+  }
   if (node->input_size() > 2 && !node->input(2).empty()) {
     FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(2));
     if (failed(shape))
@@ -5413,14 +5424,18 @@ LogicalResult OnnxImporter::importDft() {
 
 LogicalResult OnnxImporter::importStft() {
   GET_INPUT(signal, 0);
-  FailureOr<int64_t> step = constantIntScalar(1, "frame_step");
-  if (failed(step))
-    return failure();
   FailureOr<Value> window = input(2);
   if (failed(window))
     return failure();
+  bool hasLength = node->input_size() > 3 && !node->input(3).empty();
+  if (!foldsToInts(node->input(1)) ||
+      (hasLength && !foldsToInts(node->input(3))))
+    return importDynamicStft(signal, *window, hasLength);
+  FailureOr<int64_t> step = constantIntScalar(1, "frame_step");
+  if (failed(step))
+    return failure();
   int64_t frameLength = 0;
-  if (node->input_size() > 3 && !node->input(3).empty()) {
+  if (hasLength) {
     FailureOr<int64_t> length = constantIntScalar(3, "frame_length");
     if (failed(length))
       return failure();
@@ -5440,6 +5455,53 @@ LogicalResult OnnxImporter::importStft() {
   return setResult(createInferred<StftOp>(
       b, loc, signal, *window, b.getI64IntegerAttr(*step),
       b.getI64IntegerAttr(frameLength),
+      b.getBoolAttr(intAttr("onesided", 1) != 0)));
+}
+
+/// STFT whose frame_step or frame_length is fed at run time:
+/// gopt.dynamic_stft, the frames as long as the window; a frame_length
+/// without a window becomes a window of that many ones (ONNX's rectangular
+/// default), expanded at run time.
+LogicalResult OnnxImporter::importDynamicStft(Value signal, Value window,
+                                              bool hasLength) {
+  FailureOr<Value> step = valueOperand(1, "frame_step");
+  if (failed(step))
+    return failure();
+  if (!hasLength && !window)
+    return failNode("without window and frame_length a frame_step fed at run "
+                    "time is not supported");
+  int64_t frameLength = 0;
+  if (hasLength && foldsToInts(node->input(3))) {
+    FailureOr<int64_t> length = constantIntScalar(3, "frame_length");
+    if (failed(length))
+      return failure();
+    if (*length < 1)
+      return failNode(
+          llvm::formatv("frame_length must be >= 1, got {0}", *length));
+    frameLength = *length;
+  } else if (hasLength) {
+    // Both would need checking against each other at run time.
+    if (window)
+      return failNode("a frame_length fed at run time together with a window "
+                      "is not supported");
+    FailureOr<Value> length = valueOperand(3, "frame_length");
+    if (failed(length))
+      return failure();
+    GOPT_INFER(shape, ReshapeOp, *length, i64s({1}));
+    Type et = getElementTypeOrSelf(signal.getType());
+    GOPT_INFER(ones, DynamicExpandOp, createScalarConstant(b, loc, et, 1.0),
+               shape);
+    window = ones;
+  }
+  if (!window) {
+    // A constant frame_length without a window: ones of that length.
+    Type et = getElementTypeOrSelf(signal.getType());
+    window = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({frameLength}, et),
+                                    b.getFloatAttr(et, 1.0)));
+  }
+  return setResult(createInferred<DynamicStftOp>(
+      b, loc, signal, window, *step, b.getI64IntegerAttr(frameLength),
       b.getBoolAttr(intAttr("onesided", 1) != 0)));
 }
 

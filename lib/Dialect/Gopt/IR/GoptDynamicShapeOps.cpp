@@ -154,8 +154,8 @@ LogicalResult gopt::detail::inferDynamicOpTypes(
                    operands[info->operands[i]].getType());
   std::optional<int64_t> x = rankOf(0), n = lengthOf(1);
   std::optional<int64_t> rank;
-  if (rankRule == "1")
-    rank = 1;
+  if (int64_t fixed; !rankRule.getAsInteger(10, fixed))
+    rank = fixed; // a result rank of its own ("1", "4")
   else if (rankRule == "operand:0")
     rank = x;
   else if (rankRule == "length:1")

@@ -58,7 +58,8 @@ def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataM
 // operands it canonicalizes to the static op. Types: `rankRule` gives the
 // result rank ("operand:N", "length:N" (operand N's static length),
 // "max(operand:0,length:1)", "operand:0+length:1", "operand:0-length:1",
-// "reduce" (keep_dims), "1"); dimensions that depend on values are dynamic.
+// "reduce" (keep_dims), or a number: a rank of its own); dimensions that
+// depend on values are dynamic.
 // Declared result types may be more static (the importer knows more).
 class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands,
                      list<string> valueAttrs, string rankRule,
@@ -204,6 +205,33 @@ def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
                    Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format);
   let results = (outs Gopt_FloatTensor:$output);
   let valueAttrAdapter = "shape::adaptOnnxResize";
+}
+
+def Gopt_DynamicMaxUnpoolOp : Gopt_DynamicOp<"dynamic_max_unpool", "max_unpool", [2],
+                                             ["output_shape"], "operand:0"> {
+  let summary = "gopt.max_unpool with output_shape computed at run time";
+  let description = [{
+    ONNX's `MaxUnpool` whose `output_shape` (the whole result shape, one
+    entry per dimension of `x`) is a graph value; runs as `gopt.max_unpool`.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_I64Tensor:$indices,
+                   Gopt_I64Tensor:$output_shape, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads);
+  let results = (outs Gopt_FloatTensor:$y);
+}
+
+def Gopt_DynamicStftOp : Gopt_DynamicOp<"dynamic_stft", "stft", [2], ["frame_step"], "4"> {
+  let summary = "gopt.stft with frame_step computed at run time";
+  let description = [{
+    ONNX's `STFT` whose `frame_step` is a one-element i64 graph value; the
+    importer always gives a window (ones for a bare `frame_length`, expanded
+    at run time when that is fed too). Runs as `gopt.stft`.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$signal, Gopt_FloatTensor:$window,
+                   Gopt_I64Tensor:$frame_step,
+                   DefaultValuedAttr<I64Attr, "0">:$frame_length,
+                   DefaultValuedAttr<BoolAttr, "true">:$onesided);
+  let results = (outs Gopt_FloatTensor:$output);
 }
 
 def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
