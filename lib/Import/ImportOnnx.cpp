@@ -5512,6 +5512,26 @@ LogicalResult OnnxImporter::importMelWeightMatrix() {
   if (intAttr("output_datatype", onnx::TensorProto::FLOAT) !=
       onnx::TensorProto::FLOAT)
     return failNode("only output_datatype FLOAT (1) is supported");
+  if (llvm::any_of(node->input(), [&](const std::string &name) {
+        return !foldsToInts(name);
+      })) {
+    // Fed at run time: the session reads all five while it resolves shapes.
+    SmallVector<Value, 5> values;
+    const char *names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                           "lower_edge_hertz", "upper_edge_hertz"};
+    for (int i = 0; i < 5; ++i) {
+      FailureOr<Value> v = valueOperand(i, names[i], /*asI64=*/i < 3);
+      if (failed(v))
+        return failure();
+      values.push_back(*v);
+    }
+    if (!getElementTypeOrSelf(values[3].getType()).isF32() ||
+        !getElementTypeOrSelf(values[4].getType()).isF32())
+      return failNode("lower_edge_hertz and upper_edge_hertz fed at run time "
+                      "must be f32");
+    return setResult(createInferred<DynamicMelWeightMatrixOp>(
+        b, loc, values[0], values[1], values[2], values[3], values[4]));
+  }
   SmallVector<int64_t, 3> ints;
   for (int i = 0; i < 3; ++i) {
     FailureOr<int64_t> v = constantIntScalar(

@@ -148,3 +148,14 @@ func.func @unpool_and_stft(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>, %s:
   %2 = gopt.dynamic_slice %v, %m1, %big, %zero, %m1 : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xi64>
   return %0, %1, %2 : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?xi64>
 }
+
+/// dynamic_mel_weight_matrix: five value operands, an f32 result of rank 2
+/// whatever their types.
+// CHECK-LABEL: func @mel_weights
+// CANON-LABEL: func @mel_weights
+// CANON: gopt.dynamic_mel_weight_matrix
+// CHECK: gopt.dynamic_mel_weight_matrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x?xf32>
+func.func @mel_weights(%n: tensor<i64>, %l: tensor<i64>, %r: tensor<i64>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<?x?xf32> {
+  %0 = gopt.dynamic_mel_weight_matrix %n, %l, %r, %lo, %hi : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

@@ -234,6 +234,26 @@ def Gopt_DynamicStftOp : Gopt_DynamicOp<"dynamic_stft", "stft", [2], ["frame_ste
   let results = (outs Gopt_FloatTensor:$output);
 }
 
+def Gopt_DynamicMelWeightMatrixOp
+    : Gopt_DynamicOp<"dynamic_mel_weight_matrix", "mel_weight_matrix",
+                     [0, 1, 2, 3, 4],
+                     ["num_mel_bins", "dft_length", "sample_rate",
+                      "lower_edge_hertz", "upper_edge_hertz"], "2"> {
+  let summary = "gopt.mel_weight_matrix with its sizes computed at run time";
+  let description = [{
+    ONNX's `MelWeightMatrix` whose inputs are graph values: three
+    one-element integer tensors (`num_mel_bins`, `dft_length`,
+    `sample_rate`) and two one-element f32 tensors (the edge frequencies).
+    Runs as `gopt.mel_weight_matrix`.
+  }];
+  let arguments = (ins Gopt_I64Tensor:$num_mel_bins,
+                   Gopt_I64Tensor:$dft_length, Gopt_I64Tensor:$sample_rate,
+                   Gopt_FloatTensor:$lower_edge_hertz,
+                   Gopt_FloatTensor:$upper_edge_hertz);
+  let results = (outs F32Tensor:$output);
+  let resultElementType = "f32";
+}
+
 def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
   let summary = "gopt.top_k with k computed at run time";
   let description = [{ `gopt.top_k` whose `k` is a one-element i64 operand. }];
