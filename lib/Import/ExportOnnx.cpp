@@ -24,6 +24,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -835,6 +837,16 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInts(n, "pads", onnxPads(u.getPads()));
         return success();
       })
+      .Case([&](DynamicMaxUnpoolOp u) {
+        onnx::NodeProto *n = add("MaxUnpool",
+                                 {nameOf(u.getX()), nameOf(u.getIndices()),
+                                  nameOf(u.getOutputShape())},
+                                 {nameOf(u.getY())});
+        setInts(n, "kernel_shape", u.getKernel());
+        setInts(n, "strides", u.getStrides());
+        setInts(n, "pads", onnxPads(u.getPads()));
+        return success();
+      })
       .Case([&](GlobalAvgPoolOp g) {
         withNCHW(g.getDataFormat(), g.getX(), g.getY(),
                  [&](const std::string &x, const std::string &y) {
@@ -966,7 +978,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setFloat(n, "spatial_scale", r.getSpatialScale().convertToFloat());
         return success();
       })
-      .Case<GridSampleOp, DftOp, StftOp, MelWeightMatrixOp>(
+      .Case<GridSampleOp, DftOp, StftOp, DynamicStftOp, MelWeightMatrixOp>(
           [&](auto o) -> LogicalResult {
             return o.emitOpError("has no ONNX export at opset ")
                    << kOpset << " ("
@@ -1142,11 +1154,17 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](SliceOp s) {
         SmallVector<int64_t> axes;
-        for (size_t i = 0; i < s.getStarts().size(); ++i)
+        SmallVector<int64_t> ends(s.getEnds());
+        for (size_t i = 0; i < s.getStarts().size(); ++i) {
           axes.push_back(i);
+          // gopt's backward end -1 is "before element 0"; ONNX reads -1 as
+          // the last element, and clamps anything below -dim to before 0.
+          if (s.getSteps()[i] < 0 && ends[i] == -1)
+            ends[i] = std::numeric_limits<int64_t>::min();
+        }
         add("Slice",
             {nameOf(s.getX()), i64Initializer(s.getStarts()),
-             i64Initializer(s.getEnds()), i64Initializer(axes),
+             i64Initializer(ends), i64Initializer(axes),
              i64Initializer(s.getSteps())},
             {nameOf(s.getY())});
         return success();
@@ -1242,6 +1260,58 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case<IdentityOp, StopGradientOp, CheckNumericsOp>(
           [&](auto) { return unaryName("Identity"); })
+      .Case([&](RandomUniformLikeOp r) -> LogicalResult {
+        std::optional<int32_t> dtype = onnxElementType(elementType(r.getY()));
+        if (!dtype)
+          return r.emitOpError("has no ONNX export: result element type ")
+                 << elementType(r.getY()) << " has no ONNX form";
+        // The importer maps ONNX's float seed to a stream tagged 0x5EED
+        // above its 32 bits; other streams (a seed from TensorFlow, the
+        // second draw of a seeded RandomNormal) have no ONNX seed.
+        uint64_t stream = static_cast<uint64_t>(r.getSeed());
+        constexpr uint64_t kOnnxSeedTag = 0x5EEDull << 40;
+        if (stream && (stream & ~0xFFFFFFFFull) != kOnnxSeedTag)
+          return r.emitOpError("has no ONNX export: seed ")
+                 << r.getSeed()
+                 << " is not the stream of an ONNX seed (a float; only "
+                    "unseeded draws and ONNX-imported seeds export)";
+        onnx::NodeProto *n =
+            add("RandomUniformLike", {nameOf(r.getX())}, {nameOf(r.getY())});
+        setInt(n, "dtype", *dtype);
+        setFloat(n, "low", r.getLow().convertToFloat());
+        setFloat(n, "high", r.getHigh().convertToFloat());
+        if (stream) {
+          uint32_t bits = static_cast<uint32_t>(stream);
+          float seed;
+          std::memcpy(&seed, &bits, sizeof seed);
+          setFloat(n, "seed", seed);
+        }
+        return success();
+      })
+      .Case([&](TfIdfVectorizerOp t) {
+        onnx::NodeProto *n =
+            add("TfIdfVectorizer", {nameOf(t.getX())}, {nameOf(t.getY())});
+        setString(n, "mode", t.getMode());
+        setInt(n, "min_gram_length", t.getMinGramLength());
+        setInt(n, "max_gram_length", t.getMaxGramLength());
+        setInt(n, "max_skip_count", t.getMaxSkipCount());
+        setInts(n, "ngram_counts", t.getNgramCounts());
+        setInts(n, "ngram_indexes", t.getNgramIndexes());
+        setInts(n, "pool_int64s", t.getPoolInt64s());
+        if (std::optional<ArrayRef<float>> weights = t.getWeights()) {
+          onnx::AttributeProto *a = n->add_attribute();
+          a->set_name("weights");
+          a->set_type(onnx::AttributeProto::FLOATS);
+          for (float w : *weights)
+            a->add_floats(w);
+        }
+        return success();
+      })
+      .Case([&](ResizeGradOp g) {
+        return g.emitOpError(
+            "has no ONNX export: it is resize's gradient, a training op "
+            "ONNX has no operator for (export the inference graph)");
+      })
       .Case([&](DropoutOp d) -> LogicalResult {
         if (d.getTraining())
           return d.emitError("training dropout has no ONNX export");

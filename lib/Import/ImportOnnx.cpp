@@ -335,6 +335,7 @@ private:
   LogicalResult importGridSample();
   LogicalResult importDft();
   LogicalResult importStft();
+  LogicalResult importDynamicStft(Value signal, Value window, bool hasLength);
   LogicalResult importMelWeightMatrix();
   FailureOr<int64_t> constantIntScalar(int i, StringRef what);
 
@@ -2085,9 +2086,6 @@ LogicalResult OnnxImporter::importSlice() {
     return failNode("starts, ends, axes and steps differ in length");
   SmallVector<int64_t> st(rank, 0),
       en(rank, std::numeric_limits<int64_t>::max()), sp(rank, 1);
-  // Axes with a negative step: the indices they keep, in order, gathered
-  // after the slice (gopt.slice's steps are positive).
-  SmallVector<std::pair<int64_t, SmallVector<int64_t>>> backwards;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank)
@@ -2096,28 +2094,31 @@ LogicalResult OnnxImporter::importSlice() {
       a += rank;
     if (steps[i] == 0)
       return failNode("a slice step of 0 is not allowed");
+    int64_t dim = in[a];
+    int64_t s = starts[i], e = ends[i];
     if (steps[i] < 0) {
-      int64_t dim = in[a];
-      if (ShapedType::isDynamic(dim))
+      if (ShapedType::isDynamic(dim)) {
+        // ONNX's backward clamping needs the dimension: the session
+        // resolves it (dynamic_slice), as for bounds fed at run time.
+        if (opset >= 10)
+          return importDynamicSlice(x);
         return failNode("negative slice steps on a dynamic dimension are "
-                        "not supported");
+                        "not supported before opset 10");
+      }
       // ONNX clamps a backward start to [0, dim - 1] and its end to
-      // [-1, dim - 1], after counting negative values from the end.
-      int64_t s = starts[i], e = ends[i];
+      // [-1, dim - 1] (-1: before element 0), after counting negative
+      // values from the end.
       if (s < 0)
         s += dim;
       if (e < 0)
         e += dim;
-      s = std::clamp<int64_t>(s, 0, dim - 1);
+      s = std::clamp<int64_t>(s, 0, std::max<int64_t>(dim - 1, 0));
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      SmallVector<int64_t> kept;
-      for (int64_t k = s; k > e; k += steps[i])
-        kept.push_back(k);
-      backwards.push_back({a, std::move(kept)});
+      st[a] = s;
+      en[a] = std::min(e, s);
+      sp[a] = steps[i];
       continue;
     }
-    int64_t dim = in[a];
-    int64_t s = starts[i], e = ends[i];
     if ((s < 0 || e < 0) && ShapedType::isDynamic(dim)) {
       // Counted from an end known only at run time: the session resolves
       // them (dynamic_slice), as for bounds fed at run time.
@@ -2135,7 +2136,7 @@ LogicalResult OnnxImporter::importSlice() {
       e = std::clamp<int64_t>(e, 0, dim);
     }
     // An end before the start is an empty slice (gopt.slice wants end >=
-    // start).
+    // start going forward).
     e = std::max(e, s);
     st[a] = s;
     en[a] = e;
@@ -2145,13 +2146,6 @@ LogicalResult OnnxImporter::importSlice() {
   // single-result op reads through a null pointer).
   GOPT_INFER(slice, SliceOp, x, i64s(st), i64s(en), i64s(sp));
   Value y = slice;
-  for (auto &[axis, kept] : backwards) {
-    GOPT_INFER(
-        gathered, GatherOp, y,
-        createI64Constant(b, loc, {static_cast<int64_t>(kept.size())}, kept),
-        b.getI64IntegerAttr(axis));
-    y = gathered;
-  }
   setOutput(0, y);
   return success();
 }
@@ -5315,6 +5309,16 @@ LogicalResult OnnxImporter::importMaxUnpool() {
     return failure();
   SmallVector<int64_t> paired = *pairedPads;
   DenseI64ArrayAttr outputShape;
+  if (node->input_size() > 2 && !node->input(2).empty() &&
+      !foldsToInts(node->input(2))) {
+    // Fed at run time: the session reads it while it resolves shapes.
+    FailureOr<Value> shape = valueOperand(2, "output_shape");
+    if (failed(shape))
+      return failure();
+    return setResult(createInferred<DynamicMaxUnpoolOp>(
+        b, loc, x, indices, *shape, i64s(*kernel), i64s(strides),
+        i64s(paired)));
+  }
   if (node->input_size() > 2 && !node->input(2).empty()) {
     FailureOr<SmallVector<int64_t>> shape = constantInts(node->input(2));
     if (failed(shape))
@@ -5420,14 +5424,18 @@ LogicalResult OnnxImporter::importDft() {
 
 LogicalResult OnnxImporter::importStft() {
   GET_INPUT(signal, 0);
-  FailureOr<int64_t> step = constantIntScalar(1, "frame_step");
-  if (failed(step))
-    return failure();
   FailureOr<Value> window = input(2);
   if (failed(window))
     return failure();
+  bool hasLength = node->input_size() > 3 && !node->input(3).empty();
+  if (!foldsToInts(node->input(1)) ||
+      (hasLength && !foldsToInts(node->input(3))))
+    return importDynamicStft(signal, *window, hasLength);
+  FailureOr<int64_t> step = constantIntScalar(1, "frame_step");
+  if (failed(step))
+    return failure();
   int64_t frameLength = 0;
-  if (node->input_size() > 3 && !node->input(3).empty()) {
+  if (hasLength) {
     FailureOr<int64_t> length = constantIntScalar(3, "frame_length");
     if (failed(length))
       return failure();
@@ -5450,6 +5458,53 @@ LogicalResult OnnxImporter::importStft() {
       b.getBoolAttr(intAttr("onesided", 1) != 0)));
 }
 
+/// STFT whose frame_step or frame_length is fed at run time:
+/// gopt.dynamic_stft, the frames as long as the window; a frame_length
+/// without a window becomes a window of that many ones (ONNX's rectangular
+/// default), expanded at run time.
+LogicalResult OnnxImporter::importDynamicStft(Value signal, Value window,
+                                              bool hasLength) {
+  FailureOr<Value> step = valueOperand(1, "frame_step");
+  if (failed(step))
+    return failure();
+  if (!hasLength && !window)
+    return failNode("without window and frame_length a frame_step fed at run "
+                    "time is not supported");
+  int64_t frameLength = 0;
+  if (hasLength && foldsToInts(node->input(3))) {
+    FailureOr<int64_t> length = constantIntScalar(3, "frame_length");
+    if (failed(length))
+      return failure();
+    if (*length < 1)
+      return failNode(
+          llvm::formatv("frame_length must be >= 1, got {0}", *length));
+    frameLength = *length;
+  } else if (hasLength) {
+    // Both would need checking against each other at run time.
+    if (window)
+      return failNode("a frame_length fed at run time together with a window "
+                      "is not supported");
+    FailureOr<Value> length = valueOperand(3, "frame_length");
+    if (failed(length))
+      return failure();
+    GOPT_INFER(shape, ReshapeOp, *length, i64s({1}));
+    Type et = getElementTypeOrSelf(signal.getType());
+    GOPT_INFER(ones, DynamicExpandOp, createScalarConstant(b, loc, et, 1.0),
+               shape);
+    window = ones;
+  }
+  if (!window) {
+    // A constant frame_length without a window: ones of that length.
+    Type et = getElementTypeOrSelf(signal.getType());
+    window = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({frameLength}, et),
+                                    b.getFloatAttr(et, 1.0)));
+  }
+  return setResult(createInferred<DynamicStftOp>(
+      b, loc, signal, window, *step, b.getI64IntegerAttr(frameLength),
+      b.getBoolAttr(intAttr("onesided", 1) != 0)));
+}
+
 LogicalResult OnnxImporter::importMelWeightMatrix() {
   if (node->input_size() != 5)
     return failNode(
@@ -5457,6 +5512,26 @@ LogicalResult OnnxImporter::importMelWeightMatrix() {
   if (intAttr("output_datatype", onnx::TensorProto::FLOAT) !=
       onnx::TensorProto::FLOAT)
     return failNode("only output_datatype FLOAT (1) is supported");
+  if (llvm::any_of(node->input(), [&](const std::string &name) {
+        return !foldsToInts(name);
+      })) {
+    // Fed at run time: the session reads all five while it resolves shapes.
+    SmallVector<Value, 5> values;
+    const char *names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                           "lower_edge_hertz", "upper_edge_hertz"};
+    for (int i = 0; i < 5; ++i) {
+      FailureOr<Value> v = valueOperand(i, names[i], /*asI64=*/i < 3);
+      if (failed(v))
+        return failure();
+      values.push_back(*v);
+    }
+    if (!getElementTypeOrSelf(values[3].getType()).isF32() ||
+        !getElementTypeOrSelf(values[4].getType()).isF32())
+      return failNode("lower_edge_hertz and upper_edge_hertz fed at run time "
+                      "must be f32");
+    return setResult(createInferred<DynamicMelWeightMatrixOp>(
+        b, loc, values[0], values[1], values[2], values[3], values[4]));
+  }
   SmallVector<int64_t, 3> ints;
   for (int i = 0; i < 3; ++i) {
     FailureOr<int64_t> v = constantIntScalar(

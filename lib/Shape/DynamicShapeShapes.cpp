@@ -145,13 +145,25 @@ Result adaptOnnxSlice(const std::vector<Dims> &operands, ValueAttrs &attrs) {
       outSteps(input.size(), 1);
   for (size_t i = 0; i < n; ++i) {
     int64_t axis = axisList[i], dim = input[axis];
-    if (steps->ints[i] <= 0)
+    if (steps->ints[i] == 0)
       return fail("steps ", formatList(steps->ints),
-                  ": negative or zero steps are not supported when they are "
-                  "known only at run time (gopt.slice steps forward; a "
-                  "constant negative step imports as a gather)");
+                  ": a step of 0 is not allowed");
     if (isDynamic(dim))
       return fail("needs dimension ", axis, " of ", formatShape(input));
+    if (steps->ints[i] < 0) {
+      // ONNX's backward rule: the start clamps to [0, dim - 1], the end to
+      // [-1, dim - 1] (-1: before element 0).
+      auto clampBackward = [&](int64_t v, int64_t low) {
+        if (v < 0)
+          v = v < -dim ? low : v + dim;
+        return std::clamp<int64_t>(v, low, std::max<int64_t>(dim - 1, low));
+      };
+      outStarts[axis] = clampBackward(starts->ints[i], 0);
+      outEnds[axis] =
+          std::min(clampBackward(ends->ints[i], -1), outStarts[axis]);
+      outSteps[axis] = steps->ints[i];
+      continue;
+    }
     auto clampIndex = [&](int64_t v) {
       if (v < 0)
         v = v < -dim ? 0 : v + dim;

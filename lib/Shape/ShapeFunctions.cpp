@@ -556,13 +556,27 @@ Result inferSliceShape(DimsRef input, DimsRef starts, DimsRef ends,
   for (size_t i = 0; i < rank; ++i) {
     if (starts[i] < 0)
       return fail("expects non-negative starts, got ", formatList(starts));
-    if (steps[i] <= 0)
-      return fail("expects positive steps, got ", formatList(steps));
-    if (ends[i] < starts[i])
-      return fail("expects ends >= starts, got starts ", formatList(starts),
-                  " and ends ", formatList(ends));
+    if (steps[i] == 0)
+      return fail("expects non-zero steps, got ", formatList(steps));
+    if (steps[i] > 0 && ends[i] < starts[i])
+      return fail("expects ends >= starts where the step is positive, got "
+                  "starts ",
+                  formatList(starts), " and ends ", formatList(ends));
+    // Backwards, the end (exclusive) may be -1: before element 0.
+    if (steps[i] < 0 && (ends[i] < -1 || ends[i] > starts[i]))
+      return fail("expects -1 <= ends <= starts where the step is negative, "
+                  "got starts ",
+                  formatList(starts), " and ends ", formatList(ends));
     if (isDynamic(input[i])) {
       result.push_back(kDynamic);
+      continue;
+    }
+    if (steps[i] < 0) {
+      // Both clamp to the last element: ONNX's rule for backward slices.
+      int64_t start = std::min(starts[i], input[i] - 1);
+      int64_t end = std::min(ends[i], input[i] - 1);
+      int64_t step = -steps[i];
+      result.push_back(start > end ? (start - end + step - 1) / step : 0);
       continue;
     }
     int64_t end = std::min(ends[i], input[i]);

@@ -175,7 +175,10 @@ Result evalSlice(SliceOp op, const HostTensor &x, ArrayRef<int64_t> shape) {
       [&](ArrayRef<int64_t> index) -> std::optional<int64_t> {
         int64_t offset = 0;
         for (size_t d = 0; d < index.size(); ++d)
-          offset += (starts[d] + index[d] * steps[d]) * strides[d];
+          offset +=
+              (std::min(starts[d], steps[d] < 0 ? x.shape[d] - 1 : x.shape[d]) +
+               index[d] * steps[d]) *
+              strides[d];
         return offset;
       },
       0.0);

@@ -104,3 +104,16 @@ func.func @logic_chain(%x: tensor<2x3x4xf32>) -> (tensor<3xi64>, tensor<2x2xi64>
   %r = gopt.and %e, %big : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
   return %pick, %t, %r : tensor<3xi64>, tensor<2x2xi64>, tensor<3xi1>
 }
+
+// -----
+
+/// A backward slice folds with ONNX's clamping: the start past the end reads
+/// from the last element, end -1 runs down to element 0.
+// CHECK-LABEL: func @backward_slice
+func.func @backward_slice() -> tensor<3xi64> {
+  // CHECK-NEXT: %[[C:.*]] = gopt.constant dense<[5, 3, 1]> : tensor<3xi64>
+  // CHECK-NEXT: return %[[C]]
+  %c = gopt.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+  %r = gopt.slice %c {starts = array<i64: 9>, ends = array<i64: -1>, steps = array<i64: -2>} : (tensor<6xi64>) -> tensor<3xi64>
+  return %r : tensor<3xi64>
+}

@@ -456,7 +456,7 @@ def emit_dynamic_ops(ops):
         values = op["host_value_operands"]
         static_attrs = [a for a in by_name[op["static_op"]]["attrs"]
                         if a["kind"] in ("kInt", "kInts", "kFloat", "kFloats")]
-        if len(values) > 4 or len(static_attrs) > 6:
+        if len(values) > 5 or len(static_attrs) > 6:
             raise GenError(f"op '{op['name']}': too many value operands or "
                            "numeric attributes of its static op")
         adapter = op["value_attr_adapter"] or "nullptr"

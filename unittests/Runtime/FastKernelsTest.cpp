@@ -238,6 +238,12 @@ TEST(FastSlice, BlockCopiesMatchReference) {
                          {"ends", intsAttr({4, 9})},
                          {"steps", intsAttr({1, 2})}},
                         {randomF32({4, 9}, 24)}, {4, 4}, "reference", 0.0f);
+  // Backward on outer dimensions: blocks read at falling offsets.
+  expectSameAsReference("slice",
+                        {{"starts", intsAttr({3, 9, 0})},
+                         {"ends", intsAttr({-1, 0, 5})},
+                         {"steps", intsAttr({-2, -1, 1})}},
+                        {randomF32({4, 6, 9}, 25)}, {2, 5, 5}, "fast", 0.0f);
 }
 
 // layer_norm over the last axis and over two trailing axes, with scale and

@@ -469,6 +469,29 @@ TEST(ShapeOpsRef, Slice) {
                     {"steps", intsAttr({1, 1})}},
                    {m}, {F32, {2, 2}});
   expectNear(values<float>(w), {4, 5, 7, 8});
+  // Backward (ONNX's rule): the start clamps to the last element, end -1
+  // runs down to element 0.
+  Tensor back = runOk("slice",
+                      {{"starts", intsAttr({100})},
+                       {"ends", intsAttr({-1})},
+                       {"steps", intsAttr({-3})}},
+                      {x}, {F32, {4}});
+  expectNear(values<float>(back), {9, 6, 3, 0});
+  Tensor mixed = runOk("slice",
+                       {{"starts", intsAttr({2, 0})},
+                        {"ends", intsAttr({0, 3})},
+                        {"steps", intsAttr({-1, 2})}},
+                       {m}, {F32, {2, 2}});
+  expectNear(values<float>(mixed), {7, 9, 4, 6});
+  auto past = runOp("slice",
+                    {{"starts", intsAttr({2})},
+                     {"ends", intsAttr({5})},
+                     {"steps", intsAttr({-1})}},
+                    {x}, {{F32, {0}}});
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("expects -1 <= ends <= starts"),
+            std::string::npos)
+      << past.status().message();
 }
 
 TEST(ShapeOpsRef, PadModes) {

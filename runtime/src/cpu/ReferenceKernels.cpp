@@ -23,8 +23,8 @@ SliceGather sliceGather(const OpAttrs &attrs, const Shape &input) {
   gather.strides.resize(rank);
   for (int64_t d = 0; d < rank; ++d) {
     // Starts are >= 0 (the shape function refuses others); past the end
-    // means an empty slice.
-    int64_t s = std::min(starts[d], input[d]);
+    // means an empty slice going forward, the last element going backward.
+    int64_t s = std::min(starts[d], steps[d] < 0 ? input[d] - 1 : input[d]);
     gather.base += s * inStrides[d];
     gather.strides[d] = steps[d] * inStrides[d];
   }

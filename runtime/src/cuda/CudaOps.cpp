@@ -413,8 +413,10 @@ StatusOr<std::unique_ptr<CudaKernel>> createSlice(const CudaKernelConfig &c) {
   std::vector<int64_t> inStrides = contiguousStrides(shape), strides(rank);
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) {
-    // The shape function (shape::inferSliceShape) checked starts >= 0.
-    int64_t s = std::min(starts[d], shape[d]);
+    // The shape function (shape::inferSliceShape) checked starts >= 0; a
+    // backward slice starts at most at the last element (the index is
+    // signed, so negative strides read backwards).
+    int64_t s = std::min(starts[d], steps[d] < 0 ? shape[d] - 1 : shape[d]);
     base += s * inStrides[d];
     strides[d] = steps[d] * inStrides[d];
   }

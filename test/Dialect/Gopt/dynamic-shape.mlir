@@ -125,3 +125,37 @@ func.func @dynamic_cumsum(%x: tensor<2x3xf32>, %a: tensor<i64>) -> (tensor<2x3xf
   %1 = gopt.dynamic_cumsum %x, %last {reverse = true} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+/// dynamic_max_unpool and dynamic_stft (frame_step fed at run time; stft's
+/// result has a rank of its own, 4): with constant values they are
+/// max_unpool and stft, and a negative step is a backward slice.
+// CHECK-LABEL: func @unpool_and_stft
+// CHECK: gopt.dynamic_max_unpool %{{.*}}, %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+// CHECK: gopt.dynamic_stft %{{.*}}, %{{.*}}, %{{.*}} : (tensor<1x128x1xf32>, tensor<16xf32>, tensor<i64>) -> tensor<?x?x?x?xf32>
+// CANON-LABEL: func @unpool_and_stft
+// CANON: gopt.max_unpool %{{.*}}, %{{.*}} {kernel = array<i64: 2, 2>, output_shape = array<i64: 1, 1, 5, 5>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) -> tensor<?x?x?x?xf32>
+// CANON: gopt.stft %{{.*}}, %{{.*}} {frame_step = 8 : i64} : (tensor<1x128x1xf32>, tensor<16xf32>) -> tensor<?x?x?x?xf32>
+// CANON: gopt.slice %{{.*}} {ends = array<i64: -1>, starts = array<i64: 1>, steps = array<i64: -1>} : (tensor<2xi64>) -> tensor<?xi64>
+// CANON-NOT: gopt.dynamic_
+func.func @unpool_and_stft(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>, %s: tensor<1x128x1xf32>, %w: tensor<16xf32>, %v: tensor<2xi64>) -> (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?xi64>) {
+  %shape = gopt.constant dense<[1, 1, 5, 5]> : tensor<4xi64>
+  %step = gopt.constant dense<8> : tensor<i64>
+  %0 = gopt.dynamic_max_unpool %x, %i, %shape {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<?x?x?x?xf32>
+  %1 = gopt.dynamic_stft %s, %w, %step : (tensor<1x128x1xf32>, tensor<16xf32>, tensor<i64>) -> tensor<?x?x?x?xf32>
+  %m1 = gopt.constant dense<[-1]> : tensor<1xi64>
+  %big = gopt.constant dense<[-100]> : tensor<1xi64>
+  %zero = gopt.constant dense<[0]> : tensor<1xi64>
+  %2 = gopt.dynamic_slice %v, %m1, %big, %zero, %m1 : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xi64>
+  return %0, %1, %2 : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?xi64>
+}
+
+/// dynamic_mel_weight_matrix: five value operands, an f32 result of rank 2
+/// whatever their types.
+// CHECK-LABEL: func @mel_weights
+// CANON-LABEL: func @mel_weights
+// CANON: gopt.dynamic_mel_weight_matrix
+// CHECK: gopt.dynamic_mel_weight_matrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x?xf32>
+func.func @mel_weights(%n: tensor<i64>, %l: tensor<i64>, %r: tensor<i64>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<?x?xf32> {
+  %0 = gopt.dynamic_mel_weight_matrix %n, %l, %r, %lo, %hi : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

@@ -499,19 +499,28 @@ func.func @case54(%x: tensor<4x8xf32>) {
 
 // -----
 
-/// slice steps are positive.
+/// slice steps are non-zero.
 func.func @case55(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{expects positive steps, got [1, 0]}}
+  // expected-error@+1 {{expects non-zero steps, got [1, 0]}}
   %0 = gopt.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 2, 2>, steps = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<2x2xf32>
   return
 }
 
 // -----
 
-/// slice ends are not below starts.
+/// slice ends are not below starts going forward.
 func.func @case56(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{expects ends >= starts, got starts [3, 0] and ends [2, 2]}}
+  // expected-error@+1 {{expects ends >= starts where the step is positive, got starts [3, 0] and ends [2, 2]}}
   %0 = gopt.slice %x {starts = array<i64: 3, 0>, ends = array<i64: 2, 2>, steps = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<0x2xf32>
+  return
+}
+
+// -----
+
+/// backward slice ends are not above starts nor below -1.
+func.func @case56b(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{expects -1 <= ends <= starts where the step is negative, got starts [3, 0] and ends [-2, 2]}}
+  %0 = gopt.slice %x {starts = array<i64: 3, 0>, ends = array<i64: -2, 2>, steps = array<i64: -1, 1>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
   return
 }
 

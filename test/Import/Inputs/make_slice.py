@@ -1,6 +1,6 @@
-"""ONNX Slice forms for onnx-slice.test: constant negative steps (a gather
-after the slice) and negative bounds on a dynamic dimension (resolved at run
-time), with numpy's results."""
+"""ONNX Slice forms for onnx-slice.test: constant negative steps (a backward
+gopt.slice), negative bounds and a negative step on a dynamic dimension
+(resolved at run time), with numpy's results."""
 import os
 import sys
 
@@ -30,3 +30,7 @@ np.save(os.path.join(out, "negative_steps_y.npy"), x[3:0:-1, ::-2])
 # The last two rows of a dynamic number of rows.
 save("negative_dynamic", [None, 6], [-2], [9223372036854775807], [0], [1])
 np.save(os.path.join(out, "negative_dynamic_y.npy"), x[-2:])
+# Rows backwards from the second last, every second one, of a dynamic
+# number of rows (the end, far below -dim, clamps to before row 0).
+save("backward_dynamic", [None, 6], [-2], [-100], [0], [-2])
+np.save(os.path.join(out, "backward_dynamic_y.npy"), x[-2::-2])

@@ -147,6 +147,11 @@ TEST_F(Cuda, DataMovement) {
                  {"ends", intsAttr({2, 3, 4, 5})},
                  {"steps", intsAttr({1, 1, 2, 2})}},
                 {x}, {{DType::kF32, {2, 2, 2, 3}}});
+  expectMatches("slice",
+                {{"starts", intsAttr({1, 2, 9, 0})},
+                 {"ends", intsAttr({-1, 0, -1, 5})},
+                 {"steps", intsAttr({-1, -1, -2, 2})}},
+                {x}, {{DType::kF32, {2, 2, 2, 3}}});
   Tensor y = randomF32({2, 1, 4, 5}, 21), z = randomF32({2, 2, 4, 5}, 22);
   expectMatches("concat", {{"axis", intAttr(1)}}, {x, y, z},
                 {{DType::kF32, {2, 6, 4, 5}}});

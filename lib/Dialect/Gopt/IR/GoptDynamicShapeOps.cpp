@@ -107,8 +107,8 @@ struct DynamicOpInfo {
   const char *name;
   const char *staticName;
   int numValues;
-  int operands[4];
-  const char *attrs[4];
+  int operands[5];
+  const char *attrs[5];
   int numStaticAttrs;
   DynamicAttrSpec staticAttrs[6];
   shape::ValueAttrAdapter adapter;
@@ -154,8 +154,8 @@ LogicalResult gopt::detail::inferDynamicOpTypes(
                    operands[info->operands[i]].getType());
   std::optional<int64_t> x = rankOf(0), n = lengthOf(1);
   std::optional<int64_t> rank;
-  if (rankRule == "1")
-    rank = 1;
+  if (int64_t fixed; !rankRule.getAsInteger(10, fixed))
+    rank = fixed; // a result rank of its own ("1", "4")
   else if (rankRule == "operand:0")
     rank = x;
   else if (rankRule == "length:1")
@@ -182,6 +182,8 @@ LogicalResult gopt::detail::inferDynamicOpTypes(
     Type type;
     if (element == "i64")
       type = IntegerType::get(operands[0].getContext(), 64);
+    else if (element == "f32")
+      type = Float32Type::get(operands[0].getContext());
     else if (element == "operand:0")
       type = elementTypeOf(operands[0]);
     else

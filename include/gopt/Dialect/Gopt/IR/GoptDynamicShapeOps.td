@@ -58,7 +58,8 @@ def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataM
 // operands it canonicalizes to the static op. Types: `rankRule` gives the
 // result rank ("operand:N", "length:N" (operand N's static length),
 // "max(operand:0,length:1)", "operand:0+length:1", "operand:0-length:1",
-// "reduce" (keep_dims), "1"); dimensions that depend on values are dynamic.
+// "reduce" (keep_dims), or a number: a rank of its own); dimensions that
+// depend on values are dynamic.
 // Declared result types may be more static (the importer knows more).
 class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands,
                      list<string> valueAttrs, string rankRule,
@@ -131,9 +132,9 @@ def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
   let description = [{
     ONNX's `Slice` with operand bounds: `starts`, `ends`, `axes` and
     `steps` have one entry per sliced axis, negative starts, ends and axes
-    count from the end, bounds are clamped to the dimension. It runs as
-    `gopt.slice` (positive steps; a negative one is an error naming the op
-    when shapes are resolved).
+    count from the end, bounds are clamped to the dimension (with ONNX's
+    backward rule for negative steps). It runs as `gopt.slice`; a step of 0
+    is an error naming the op when shapes are resolved.
   }];
   let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$starts,
                    Gopt_I64Tensor:$ends, Gopt_I64Tensor:$axes,
@@ -204,6 +205,53 @@ def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
                    Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format);
   let results = (outs Gopt_FloatTensor:$output);
   let valueAttrAdapter = "shape::adaptOnnxResize";
+}
+
+def Gopt_DynamicMaxUnpoolOp : Gopt_DynamicOp<"dynamic_max_unpool", "max_unpool", [2],
+                                             ["output_shape"], "operand:0"> {
+  let summary = "gopt.max_unpool with output_shape computed at run time";
+  let description = [{
+    ONNX's `MaxUnpool` whose `output_shape` (the whole result shape, one
+    entry per dimension of `x`) is a graph value; runs as `gopt.max_unpool`.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_I64Tensor:$indices,
+                   Gopt_I64Tensor:$output_shape, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads);
+  let results = (outs Gopt_FloatTensor:$y);
+}
+
+def Gopt_DynamicStftOp : Gopt_DynamicOp<"dynamic_stft", "stft", [2], ["frame_step"], "4"> {
+  let summary = "gopt.stft with frame_step computed at run time";
+  let description = [{
+    ONNX's `STFT` whose `frame_step` is a one-element i64 graph value; the
+    importer always gives a window (ones for a bare `frame_length`, expanded
+    at run time when that is fed too). Runs as `gopt.stft`.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$signal, Gopt_FloatTensor:$window,
+                   Gopt_I64Tensor:$frame_step,
+                   DefaultValuedAttr<I64Attr, "0">:$frame_length,
+                   DefaultValuedAttr<BoolAttr, "true">:$onesided);
+  let results = (outs Gopt_FloatTensor:$output);
+}
+
+def Gopt_DynamicMelWeightMatrixOp
+    : Gopt_DynamicOp<"dynamic_mel_weight_matrix", "mel_weight_matrix",
+                     [0, 1, 2, 3, 4],
+                     ["num_mel_bins", "dft_length", "sample_rate",
+                      "lower_edge_hertz", "upper_edge_hertz"], "2"> {
+  let summary = "gopt.mel_weight_matrix with its sizes computed at run time";
+  let description = [{
+    ONNX's `MelWeightMatrix` whose inputs are graph values: three
+    one-element integer tensors (`num_mel_bins`, `dft_length`,
+    `sample_rate`) and two one-element f32 tensors (the edge frequencies).
+    Runs as `gopt.mel_weight_matrix`.
+  }];
+  let arguments = (ins Gopt_I64Tensor:$num_mel_bins,
+                   Gopt_I64Tensor:$dft_length, Gopt_I64Tensor:$sample_rate,
+                   Gopt_FloatTensor:$lower_edge_hertz,
+                   Gopt_FloatTensor:$upper_edge_hertz);
+  let results = (outs F32Tensor:$output);
+  let resultElementType = "f32";
 }
 
 def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {

@@ -480,9 +480,12 @@ def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElemen
 def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "strided slice";
   let description = [{
-    Takes elements `starts[i], starts[i] + steps[i], ...` below `ends[i]` in
-    every dimension `i`; `ends` is clamped to the dimension. Starts are
-    non-negative and steps positive (importers normalise negative indices).
+    Takes elements `starts[i], starts[i] + steps[i], ...` before `ends[i]` in
+    every dimension `i`. Starts are non-negative (importers normalise
+    negative indices) and steps non-zero. A positive step goes forward:
+    `ends[i] >= starts[i]`, both clamped to the dimension. A negative step
+    goes backward: `-1 <= ends[i] <= starts[i]` (-1: down to element 0),
+    both clamped to the last element (ONNX's rule).
 
     ```mlir
     %y = gopt.slice %x {starts = array<i64: 0, 1>, ends = array<i64: 4, 3>, steps = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x2xf32>
