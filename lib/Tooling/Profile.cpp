@@ -40,9 +40,9 @@ double sumOpMs(const std::vector<OpProfile> &rows) {
 
 void printProfile(const std::vector<OpProfile> &rows) {
   double total = sumOpMs(rows);
-  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s %9s\n", "op",
-              "kind", "device", "impl", "calls", "total_ms", "mean_ms",
-              "%step", "GFLOP/s");
+  std::printf("\n%-28s %-18s %-8s %-10s %7s %11s %10s %7s %9s\n", "op", "kind",
+              "device", "impl", "calls", "total_ms", "mean_ms", "%step",
+              "GFLOP/s");
   bool communication = false;
   for (const OpProfile &p : rows) {
     if (isCommunication(p)) {

@@ -14,9 +14,9 @@
 #include "gopt/runtime/OpSchema.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <chrono>
 #include <cstring>
+#include <unordered_map>
 
 namespace gopt::runtime {
 

@@ -179,9 +179,9 @@ double flopsOf(const std::string &kind, const AttrMap &attrs,
 // dot product of (input channels / groups) x kernel taps.
 TEST(OpTableTest, FlopCountsOfComputeHeavyOps) {
   // NHWC 3x3, 16 -> 32 channels, 8x8 output, batch 2.
-  EXPECT_EQ(flopsOf("conv2d", {}, {{2, 10, 10, 16}, {3, 3, 16, 32}},
-                    {{2, 8, 8, 32}}),
-            2.0 * (2 * 8 * 8 * 32) * (16 * 9));
+  EXPECT_EQ(
+      flopsOf("conv2d", {}, {{2, 10, 10, 16}, {3, 3, 16, 32}}, {{2, 8, 8, 32}}),
+      2.0 * (2 * 8 * 8 * 32) * (16 * 9));
   // NCHW depthwise (groups 16): one input channel per output.
   EXPECT_EQ(flopsOf("conv2d",
                     {{"data_format", stringAttr("NCHW")},

@@ -45,12 +45,12 @@ bool recurrentSupported(const plan::Op &op, std::string *whyNot) {
   OpAttrs attrs(op);
   const bool lstm = op.kind() == "lstm";
   std::string why;
-  if (attrs.getFloat("clip", 0.0) != 0.0)
+  if (attrs.getFloat("clip") != 0.0)
     why = op.kind() + " with clip is CPU-only (cuDNN does not clip gates)";
-  else if (lstm && attrs.getBool("input_forget", false))
+  else if (lstm && attrs.getBool("input_forget"))
     why = "lstm with input_forget is CPU-only (cuDNN has no coupled "
           "input/forget gate)";
-  else if (op.kind() == "gru" && !attrs.getBool("linear_before_reset", false))
+  else if (op.kind() == "gru" && !attrs.getBool("linear_before_reset"))
     why = "gru with linear_before_reset = false is CPU-only (cuDNN's GRU "
           "computes the linear-before-reset form)";
   else if (op.inputs_size() > (lstm ? 7 : 5))

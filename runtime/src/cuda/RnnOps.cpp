@@ -146,7 +146,7 @@ KernelOr RecurrentKernel::create(const CudaKernelConfig &c, Cell cell) {
   auto k = std::make_unique<RecurrentKernel>();
   k->ctx_ = c.ctx;
   k->cell_ = cell;
-  const std::string direction = attrs.getString("direction", "forward");
+  const std::string direction = attrs.getString("direction");
   k->directions_ = direction == "bidirectional" ? 2 : 1;
   k->reverse_ = direction == "reverse";
   const Shape &xs = c.inputShapes[0];

@@ -73,7 +73,7 @@ double matmulFlops(const OpAttrs &attrs, const std::vector<Shape> &in,
   if (a.empty())
     return 0;
   int64_t k = a.size() >= 2 && attrs.getBool("transpose_a") ? a[a.size() - 2]
-                                                             : a.back();
+                                                            : a.back();
   return 2 * elements(out[0]) * static_cast<double>(k);
 }
 
