@@ -130,44 +130,19 @@ std::optional<DType> runtimeDType(const py::dtype &dtype) {
       (descr->byteorder == '<') == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
   if (!native || descr->kind == 'V')
     return std::nullopt;
-  switch (descr->kind) {
-  case 'b':
-    return DType::kBool;
-  case 'f':
-    switch (descr->elsize) {
-    case 2:
-      return DType::kF16;
-    case 4:
-      return DType::kF32;
-    case 8:
-      return DType::kF64;
-    }
-    break;
-  case 'i':
-    switch (descr->elsize) {
-    case 1:
-      return DType::kI8;
-    case 2:
-      return DType::kI16;
-    case 4:
-      return DType::kI32;
-    case 8:
-      return DType::kI64;
-    }
-    break;
-  case 'u':
-    switch (descr->elsize) {
-    case 1:
-      return DType::kU8;
-    case 2:
-      return DType::kU16;
-    case 4:
-      return DType::kU32;
-    case 8:
-      return DType::kU64;
-    }
-    break;
-  }
+  // numpy's (kind, item size) of each runtime type numpy can hold.
+  static const struct {
+    char kind;
+    int size;
+    DType dtype;
+  } kTypes[] = {
+      {'b', 1, DType::kBool}, {'f', 2, DType::kF16}, {'f', 4, DType::kF32},
+      {'f', 8, DType::kF64},  {'i', 1, DType::kI8},  {'i', 2, DType::kI16},
+      {'i', 4, DType::kI32},  {'i', 8, DType::kI64}, {'u', 1, DType::kU8},
+      {'u', 2, DType::kU16},  {'u', 4, DType::kU32}, {'u', 8, DType::kU64}};
+  for (const auto &t : kTypes)
+    if (t.kind == descr->kind && t.size == descr->elsize)
+      return t.dtype;
   return std::nullopt;
 }
 
