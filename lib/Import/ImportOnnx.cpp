@@ -2643,34 +2643,35 @@ LogicalResult OnnxImporter::importDropout() {
   // training_mode or the ratio fed at run time: dropout as uniform draws
   // compared with the ratio (importDrawnDropout).
   Value runtimeTraining, runtimeRatio;
+  // Input i: its scalar when constant (into `constant`), else the value
+  // fed at run time (into `runtime`).
+  auto scalarOrRuntime = [&](int i, double &constant,
+                             Value &runtime) -> LogicalResult {
+    if (!isConstant(node->input(i))) {
+      FailureOr<Value> v = requiredInput(i);
+      if (failed(v))
+        return failure();
+      runtime = *v;
+      return success();
+    }
+    FailureOr<double> v = constantScalar(node->input(i));
+    if (failed(v))
+      return failure();
+    constant = *v;
+    return success();
+  };
   if (opset >= 12) {
     if (node->input_size() > 2 && !node->input(2).empty()) {
-      if (!isConstant(node->input(2))) {
-        FailureOr<Value> t = requiredInput(2);
-        if (failed(t))
-          return failure();
-        runtimeTraining = *t;
-      } else {
-        FailureOr<double> t = constantScalar(node->input(2));
-        if (failed(t))
-          return failure();
-        training = *t != 0;
-      }
+      double mode = 0;
+      if (failed(scalarOrRuntime(2, mode, runtimeTraining)))
+        return failure();
+      training = mode != 0;
     }
     // In inference the ratio is unused, so it may be fed at run time.
     if ((training || runtimeTraining) && node->input_size() > 1 &&
         !node->input(1).empty()) {
-      if (!isConstant(node->input(1))) {
-        FailureOr<Value> r = requiredInput(1);
-        if (failed(r))
-          return failure();
-        runtimeRatio = *r;
-      } else {
-        FailureOr<double> r = constantScalar(node->input(1));
-        if (failed(r))
-          return failure();
-        ratio = *r;
-      }
+      if (failed(scalarOrRuntime(1, ratio, runtimeRatio)))
+        return failure();
     }
     // The mask in training comes from the draws too (gopt.dropout keeps
     // its mask to itself).
