@@ -2,14 +2,18 @@
 //
 // NCCL all-reduces device buffers on a stream of its own; rank 0's unique
 // id reaches the other ranks over the Gloo bootstrap communicator (PyTorch
-// does the same over its store). The host waits for the stream with the
-// run's timeout and aborts the communicator when it passes, so a lost rank
-// never hangs the survivors. Built only with CUDA (GOPT_HAVE_NCCL).
+// does the same over its store). Calls are stream-ordered
+// (StreamCollectives.h): the all_reduce kernel enqueues a bucket behind an
+// event and the host waits only for the step's stream, with the run's
+// timeout, aborting the communicator when it passes, so a lost rank never
+// hangs the survivors. Built only with CUDA (GOPT_HAVE_NCCL).
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/Collectives.h"
 
 #if GOPT_HAVE_NCCL
+#include "StreamCollectives.h"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -31,7 +35,7 @@ Status ncclStatus(ncclResult_t r, const char *what) {
   return unavailable("NCCL ", what, ": ", ncclGetErrorString(r));
 }
 
-class NcclCommunicator : public Communicator {
+class NcclCommunicator : public Communicator, public StreamCollectives {
 public:
   NcclCommunicator(std::shared_ptr<Communicator> bootstrap, ncclComm_t comm,
                    cudaStream_t stream)
@@ -39,17 +43,94 @@ public:
   ~NcclCommunicator() override {
     if (comm_)
       ncclCommDestroy(comm_);
+    for (const Timed &t : timed_)
+      cudaEventDestroy(t.start);
+    for (cudaEvent_t e : freeStarts_)
+      cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
   int rank() const override { return bootstrap_->rank(); }
   int size() const override { return bootstrap_->size(); }
   const char *engine() const override { return "nccl"; }
+  StreamCollectives *streamCollectives() override { return this; }
 
   Status allReduce(const std::vector<CollectiveBuffer> &buffers,
                    Reduction reduction) override {
+    auto start = Clock::now();
+    GOPT_RETURN_IF_ERROR(enqueue(buffers, reduction));
+    GOPT_RETURN_IF_ERROR(waitForStream(stream_, "all_reduce"));
+    stats_.seconds +=
+        std::chrono::duration<double>(Clock::now() - start).count();
+    return Status::success();
+  }
+
+  Status enqueueAllReduce(const std::vector<CollectiveBuffer> &buffers,
+                          Reduction reduction, cudaEvent_t ready,
+                          cudaEvent_t done) override {
+    if (ready && cudaStreamWaitEvent(stream_, ready, 0) != cudaSuccess)
+      return internalError("NCCL all_reduce: cannot wait for the gradients' "
+                           "event on the communication stream");
+    // Its time is the span between two events on the communication stream,
+    // read once the step's stream is idle (waitForStream).
+    cudaEvent_t start = nullptr;
+    if (!freeStarts_.empty()) {
+      start = freeStarts_.back();
+      freeStarts_.pop_back();
+    } else if (cudaEventCreate(&start) != cudaSuccess) {
+      return internalError("NCCL all_reduce: cannot create an event");
+    }
+    cudaEventRecord(start, stream_);
+    timed_.push_back({start, done});
+    GOPT_RETURN_IF_ERROR(enqueue(buffers, reduction));
+    if (cudaEventRecord(done, stream_) != cudaSuccess)
+      return internalError("NCCL all_reduce: cannot record its end event");
+    return Status::success();
+  }
+
+  // Polls the stream and NCCL's asynchronous error; aborts on timeout.
+  Status waitForStream(cudaStream_t stream, const char *what) override {
+    auto deadline =
+        Clock::now() + std::chrono::duration<double>(timeoutSeconds_);
+    while (true) {
+      cudaError_t e = cudaStreamQuery(stream);
+      if (e == cudaSuccess) {
+        collectTimes();
+        return Status::success();
+      }
+      if (e != cudaErrorNotReady)
+        return unavailable("NCCL ", what, ": ", cudaGetErrorString(e));
+      ncclResult_t async = ncclSuccess;
+      if (comm_)
+        ncclCommGetAsyncError(comm_, &async);
+      if (!comm_ || async != ncclSuccess || Clock::now() > deadline) {
+        if (comm_)
+          ncclCommAbort(comm_);
+        comm_ = nullptr;
+        if (async != ncclSuccess)
+          return ncclStatus(async, what);
+        return deadlineExceeded("rank ", rank(), ": NCCL ", what,
+                                " timed out after ", timeoutSeconds_,
+                                " s (--collective-timeout): a rank is lost "
+                                "or hangs");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  StatusOr<std::vector<int64_t>> allGather(int64_t value) override {
+    return bootstrap_->allGather(value);
+  }
+  Status barrier() override { return bootstrap_->barrier(); }
+  CollectiveStats stats() const override { return stats_; }
+
+  void setTimeout(double seconds) { timeoutSeconds_ = seconds; }
+
+private:
+  // One group of ncclAllReduce calls on the communication stream.
+  Status enqueue(const std::vector<CollectiveBuffer> &buffers,
+                 Reduction reduction) {
     if (!comm_)
       return unavailable("the NCCL communicator was aborted after an error");
-    auto start = Clock::now();
     GOPT_RETURN_IF_ERROR(ncclStatus(ncclGroupStart(), "group start"));
     for (const CollectiveBuffer &b : buffers) {
       ncclDataType_t type;
@@ -80,55 +161,35 @@ public:
       }
     }
     GOPT_RETURN_IF_ERROR(ncclStatus(ncclGroupEnd(), "group end"));
-    GOPT_RETURN_IF_ERROR(waitForStream("all_reduce"));
     stats_.calls++;
     for (const CollectiveBuffer &b : buffers)
       stats_.bytes += b.count * static_cast<int64_t>(dtypeSize(b.dtype));
-    stats_.seconds +=
-        std::chrono::duration<double>(Clock::now() - start).count();
     return Status::success();
   }
 
-  StatusOr<std::vector<int64_t>> allGather(int64_t value) override {
-    return bootstrap_->allGather(value);
-  }
-  Status barrier() override { return bootstrap_->barrier(); }
-  CollectiveStats stats() const override { return stats_; }
-
-  void setTimeout(double seconds) { timeoutSeconds_ = seconds; }
-
-private:
-  // Polls the stream and NCCL's asynchronous error; aborts on timeout.
-  Status waitForStream(const char *what) {
-    auto deadline =
-        Clock::now() + std::chrono::duration<double>(timeoutSeconds_);
-    while (true) {
-      cudaError_t e = cudaStreamQuery(stream_);
-      if (e == cudaSuccess)
-        return Status::success();
-      if (e != cudaErrorNotReady)
-        return unavailable("NCCL ", what, ": ", cudaGetErrorString(e));
-      ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &async);
-      if (async != ncclSuccess || Clock::now() > deadline) {
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        if (async != ncclSuccess)
-          return ncclStatus(async, what);
-        return deadlineExceeded("rank ", rank(), ": NCCL ", what,
-                                " timed out after ", timeoutSeconds_,
-                                " s (--collective-timeout): a rank is lost "
-                                "or hangs");
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // Adds the times of the enqueued collectives, all finished now.
+  void collectTimes() {
+    for (const Timed &t : timed_) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, t.start, t.done) == cudaSuccess)
+        stats_.seconds += ms / 1000.0;
+      freeStarts_.push_back(t.start);
     }
+    timed_.clear();
+    (void)cudaGetLastError();
   }
+
+  struct Timed {
+    cudaEvent_t start, done;
+  };
 
   std::shared_ptr<Communicator> bootstrap_;
   ncclComm_t comm_;
   cudaStream_t stream_;
   double timeoutSeconds_ = 300;
   CollectiveStats stats_;
+  std::vector<Timed> timed_;
+  std::vector<cudaEvent_t> freeStarts_;
 };
 
 } // namespace

@@ -3,15 +3,19 @@
 // all_reduce on the GPU: each operand is copied into its result on the
 // session's stream, then the results are reduced in place across the
 // replicas by the session's communicator, which must be NCCL's (device
-// buffers). The communicator runs on its own stream and waits for it with a
-// timeout (--collective-timeout), so the kernel first waits for the
-// gradients on the session's stream; a step with a collective is therefore
-// not captured into a CUDA graph (the capture is refused here, before any
-// rank could call the collective, and the backend stays eager). Without a
-// communicator it is the copy alone and captures.
+// buffers). The bucket goes to NCCL's own stream behind an event, and run()
+// returns: backward goes on computing the next gradients on the session's
+// stream while the bucket is on the wire, and the backend makes the session
+// stream wait for the bucket's end event (join) only before the first op
+// that reads a result (PyTorch DDP's bucket overlap, on streams). The host
+// waits only for the whole step, with the communicator's timeout. Such a
+// step runs eagerly, not as a CUDA graph: capture is refused here, before
+// any rank could call the collective. Without a communicator it is the copy
+// alone and captures.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveOps.h"
+#include "../collectives/StreamCollectives.h"
 #include "OpHelpers.h"
 #include "gopt/runtime/Collectives.h"
 
@@ -29,6 +33,25 @@ public:
       counts_.push_back(product(c.inputShapes[i]));
       types_.push_back(c.inputTypes[i]);
     }
+    if (communicator_)
+      collectives_ = communicator_->streamCollectives();
+  }
+  ~AllReduceKernel() override {
+    if (ready_)
+      cudaEventDestroy(ready_);
+    if (done_)
+      cudaEventDestroy(done_);
+  }
+
+  Status init() {
+    if (!collectives_)
+      return Status::success();
+    // Never timed by the host (cudaEventDisableTiming is cheaper), except
+    // done_, whose span from the communicator's start event is the
+    // collective's time in --profile.
+    GOPT_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+    GOPT_CUDA_CHECK(cudaEventCreate(&done_));
+    return Status::success();
   }
 
   Status run(const std::vector<const void *> &in,
@@ -43,32 +66,48 @@ public:
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     GOPT_CUDA_CHECK(cudaStreamIsCapturing(ctx_->stream, &capturing));
     if (capturing != cudaStreamCaptureStatusNone)
-      return unimplemented("all_reduce across replicas waits on the host: "
-                           "the step runs eagerly");
-    GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream));
+      return unimplemented("all_reduce across replicas waits for its "
+                           "communicator's timeout on the host: the step "
+                           "runs eagerly");
     std::vector<CollectiveBuffer> buffers;
     for (size_t i = 0; i < out.size(); ++i)
       buffers.push_back({out[i], counts_[i], types_[i]});
-    return communicator_->allReduce(buffers, reduction_);
+    GOPT_CUDA_CHECK(cudaEventRecord(ready_, ctx_->stream));
+    GOPT_RETURN_IF_ERROR(
+        collectives_->enqueueAllReduce(buffers, reduction_, ready_, done_));
+    pending_ = true;
+    return Status::success();
+  }
+
+  bool asynchronous() const override { return collectives_ != nullptr; }
+  Status join() override {
+    if (!pending_)
+      return Status::success();
+    pending_ = false;
+    GOPT_CUDA_CHECK(cudaStreamWaitEvent(ctx_->stream, done_, 0));
+    return Status::success();
   }
 
   const char *implementation() const override {
-    return communicator_ ? "nccl" : "cuda";
+    return communicator_ ? communicator_->engine() : "cuda";
   }
 
 private:
   DeviceContext *ctx_;
   Communicator *communicator_;
+  StreamCollectives *collectives_ = nullptr;
   Reduction reduction_;
   std::vector<int64_t> counts_;
   std::vector<DType> types_;
+  cudaEvent_t ready_ = nullptr, done_ = nullptr;
+  bool pending_ = false;
 };
 
 } // namespace
 
 StatusOr<std::unique_ptr<CudaKernel>>
 createAllReduce(const CudaKernelConfig &c) {
-  if (c.communicator && std::strcmp(c.communicator->engine(), "nccl") != 0)
+  if (c.communicator && !c.communicator->streamCollectives())
     return noKernel(c, std::string("all_reduce on the GPU needs an NCCL "
                                    "communicator; the session has ") +
                            c.communicator->engine() + "'s");
@@ -79,8 +118,9 @@ createAllReduce(const CudaKernelConfig &c) {
   Reduction reduction = c.attrs().getString("reduction") == "mean"
                             ? Reduction::kMean
                             : Reduction::kSum;
-  return std::unique_ptr<CudaKernel>(
-      std::make_unique<AllReduceKernel>(c, reduction));
+  auto kernel = std::make_unique<AllReduceKernel>(c, reduction);
+  GOPT_RETURN_IF_ERROR(kernel->init());
+  return std::unique_ptr<CudaKernel>(std::move(kernel));
 }
 
 } // namespace gopt::runtime::cuda

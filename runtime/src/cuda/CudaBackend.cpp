@@ -13,12 +13,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaBackend.h"
+#include "../collectives/StreamCollectives.h"
 #include "CudaCommon.h"
 #include "QuantizedOps.h"
 #include "gopt/runtime/MemoryPlanner.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -102,6 +104,7 @@ private:
   void planFusions();
   Status planMemory(std::vector<void *> &storage);
   Status createKernels(std::vector<OpProfile> &profiles);
+  void planJoins();
   Status enqueueStep(bool capturing);
   Status record(cudaEvent_t event, bool capturing);
   Status capture();
@@ -133,6 +136,11 @@ private:
   std::vector<bool> foldedOps_;
   DeviceBuffer foldedConstants_;
   std::vector<std::unique_ptr<CudaKernel>> kernels_;
+  // Asynchronous kernels (collectives on their own stream): the ops whose
+  // kernels must join the session's stream before op o runs (the first
+  // that reads one of their results), and all of them.
+  std::vector<std::vector<int>> joinsBefore_;
+  std::vector<int> asynchronousOps_;
   DeviceBuffer flags_;
   PinnedBuffer hostFlags_;
 
@@ -454,6 +462,30 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
   return Status::success();
 }
 
+void CudaBackend::planJoins() {
+  const int numOps = p_.ops_size();
+  joinsBefore_.assign(numOps, {});
+  asynchronousOps_.clear();
+  std::map<int, int> producer; // tensor -> asynchronous op writing it
+  for (int o = 0; o < numOps; ++o) {
+    // A fused op's inputs are read when its anchor's kernel runs.
+    const int runsAt = fusedInto_[o] >= 0 ? fusedInto_[o] : o;
+    for (int t : p_.ops(o).inputs()) {
+      auto it = producer.find(t);
+      if (it == producer.end())
+        continue;
+      std::vector<int> &joins = joinsBefore_[std::min(runsAt, o)];
+      if (std::find(joins.begin(), joins.end(), it->second) == joins.end())
+        joins.push_back(it->second);
+    }
+    if (kernels_[o] && kernels_[o]->asynchronous()) {
+      asynchronousOps_.push_back(o);
+      for (int t : p_.ops(o).outputs())
+        producer[t] = o;
+    }
+  }
+}
+
 Status CudaBackend::prepare(const std::vector<DType> &dtypes,
                             const std::vector<Shape> &shapes,
                             std::vector<void *> &storage,
@@ -482,6 +514,7 @@ Status CudaBackend::prepare(const std::vector<DType> &dtypes,
   planFusions();
   GOPT_RETURN_IF_ERROR(planMemory(storage));
   GOPT_RETURN_IF_ERROR(createKernels(profiles));
+  planJoins();
   OpProfile &h2d = profiles[copyRows_], &d2h = profiles[copyRows_ + 1];
   h2d.name = "h2d " + formatBytes(h2dBytes_);
   d2h.name = "d2h " + formatBytes(d2hBytes_);
@@ -519,6 +552,8 @@ Status CudaBackend::enqueueStep(bool capturing) {
   std::vector<void *> outs;
   for (int o = 0; o < numOps; ++o) {
     const plan::Op &op = p_.ops(o);
+    for (int a : joinsBefore_[o])
+      GOPT_RETURN_IF_ERROR(kernels_[a]->join());
     if (kernels_[o]) {
       ins.clear();
       outs.clear();
@@ -543,6 +578,10 @@ Status CudaBackend::enqueueStep(bool capturing) {
     if (opTiming_ || o == numOps - 1)
       GOPT_RETURN_IF_ERROR(record(events_[2 + o], capturing));
   }
+  // Collectives no op reads (a bucket of gradients only the outputs take)
+  // end within the step too.
+  for (int a : asynchronousOps_)
+    GOPT_RETURN_IF_ERROR(kernels_[a]->join());
   for (const plan::StateBinding &b : p_.states()) {
     if (!b.has_update_tensor())
       continue;
@@ -646,7 +685,16 @@ Status CudaBackend::run(std::vector<void *> &storage,
     GOPT_CUDA_CHECK(cudaGraphLaunch(graphExec_, ctx_.stream));
   else
     GOPT_RETURN_IF_ERROR(enqueueStep(false));
-  GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
+  // A step that waits on collectives waits with the communicator's
+  // timeout: a lost rank fails the step instead of hanging it.
+  StreamCollectives *collectives =
+      asynchronousOps_.empty() || !options_.communicator
+          ? nullptr
+          : options_.communicator->streamCollectives();
+  if (collectives)
+    GOPT_RETURN_IF_ERROR(collectives->waitForStream(ctx_.stream, "step"));
+  else
+    GOPT_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream));
   steps_++;
   const int *flags = static_cast<const int *>(hostFlags_.ptr);
   for (int o = 0; o < p_.ops_size(); ++o)

@@ -111,6 +111,12 @@ public:
   virtual const char *implementation() const = 0;
   // Device memory the kernel holds (reordered filters, padded inputs).
   virtual size_t workspaceBytes() const { return 0; }
+  // Whether run() leaves work on another stream (a collective on the
+  // communication stream) that the session's stream must wait for, with
+  // join(), before the first op that reads the results, and at the step's
+  // end. join() enqueues that wait; it does not block the host.
+  virtual bool asynchronous() const { return false; }
+  virtual Status join() { return Status::success(); }
   // The error for a nonzero error flag value.
   virtual std::string flagMessage(int flag) const {
     return "device error flag " + std::to_string(flag);

@@ -23,6 +23,10 @@ namespace gopt::runtime {
 
 enum class Reduction { kSum, kMean };
 
+// The stream-ordered calls of a communicator on GPUs (NCCL's); defined in
+// runtime/src/collectives/StreamCollectives.h, for CUDA code only.
+class StreamCollectives;
+
 // A buffer reduced in place: host memory for Gloo, device memory for NCCL.
 struct CollectiveBuffer {
   void *data = nullptr;
@@ -52,6 +56,9 @@ public:
   virtual StatusOr<std::vector<int64_t>> allGather(int64_t value) = 0;
   virtual Status barrier() = 0;
   virtual CollectiveStats stats() const = 0;
+  // Its stream-ordered interface where it reduces device buffers on a CUDA
+  // stream (NCCL); null where every call waits on the host (Gloo).
+  virtual StreamCollectives *streamCollectives() { return nullptr; }
 };
 
 // Where the ranks of a run meet: rank 0 serves a small key-value store on
