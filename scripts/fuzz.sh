@@ -73,6 +73,15 @@ rm -rf "$seed_dir"
 if [ -d "test/fuzz-regressions/$target" ]; then
   cp test/fuzz-regressions/"$target"/* "$seed_dir"/ 2>/dev/null || true
 fi
+# ONNX's node suite has one small model per op and attribute case: the
+# widest set of ONNX seeds there is (it found four libonnx crashes the
+# project's own seeds did not).
+node_suite=/usr/share/libonnx-testdata/data/node
+if [ "$target" = onnx-import ] && [ -d "$node_suite" ]; then
+  for m in "$node_suite"/*/model.onnx; do
+    cp "$m" "$seed_dir/node-$(basename "$(dirname "$m")").onnx"
+  done
+fi
 corpus=$BUILD/corpus/$target
 artifacts=$BUILD/artifacts/$target
 mkdir -p "$corpus" "$artifacts"

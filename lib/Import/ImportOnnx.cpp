@@ -135,6 +135,7 @@ private:
   OwningOpRef<ModuleOp> build(StringRef bytes);
 
   LogicalResult failNode(const Twine &reason) {
+    nodeFailed = true;
     std::string who = node->name().empty()
                           ? llvm::formatv("#{0}", nodeIndex).str()
                           : "'" + node->name() + "'";
@@ -166,6 +167,12 @@ private:
   void setOutput(int i, Value v);
 
   LogicalResult importNode();
+  /// importNode, and a node whose handler says success but left an output
+  /// without a value (an op it built failed) fails, with one error.
+  LogicalResult importNodeChecked();
+  /// Set by failNode; the output a handler set to a null value.
+  bool nodeFailed = false;
+  std::string nullOutput;
   /// Before opset 7: succeeds where opset 7's definition of the node's op
   /// means the same for this node, so it imports as that; otherwise the
   /// error says why.
@@ -566,8 +573,26 @@ FailureOr<SmallVector<int64_t>> OnnxImporter::pairedPadsAttr(size_t n) {
 }
 
 void OnnxImporter::setOutput(int i, Value v) {
-  if (i < node->output_size() && !node->output(i).empty())
-    values[node->output(i)] = v;
+  if (i >= node->output_size() || node->output(i).empty())
+    return;
+  if (!v) {
+    if (nullOutput.empty())
+      nullOutput = node->output(i);
+    return;
+  }
+  values[node->output(i)] = v;
+}
+
+LogicalResult OnnxImporter::importNodeChecked() {
+  nodeFailed = false;
+  nullOutput.clear();
+  if (failed(importNode()))
+    return failure();
+  if (nullOutput.empty())
+    return success();
+  if (nodeFailed) // its error is out already
+    return failure();
+  return failNode("output '" + nullOutput + "' could not be computed");
 }
 
 #define GET_OPTIONAL_INPUT(var, i) GOPT_IMPORT_VALUE(var, input(i))
@@ -1185,7 +1210,7 @@ LogicalResult OnnxImporter::importAs(StringRef opType, ArrayRef<Value> inputs,
     synthetic.add_output(prefix + "out" + std::to_string(i));
   const onnx::NodeProto *outer = node;
   node = &synthetic;
-  LogicalResult imported = importNode();
+  LogicalResult imported = importNodeChecked();
   node = outer;
   if (failed(imported))
     return failure();
@@ -2393,7 +2418,9 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     y = keepDims ? lse.getResult()
                  : reduceWith(ReduceMaxOp(), lse.getResult(), false);
   }
-  if (noopWhenEmpty && keepDims && y) {
+  if (!y)
+    return failure(); // the op that failed said why
+  if (noopWhenEmpty && keepDims) {
     auto type = RankedTensorType::get({1}, b.getI64Type());
     Value unitAxis = b.create<ConstantOp>(
         loc, DenseIntElementsAttr::get(type, {int64_t(0)}));
@@ -4558,7 +4585,7 @@ LogicalResult OnnxImporter::importNodes(const onnx::GraphProto &graph) {
     loc = NameLoc::get(
         b.getStringAttr(node->name().empty() ? node->op_type() : node->name()),
         fileLoc);
-    if (failed(importNode()))
+    if (failed(importNodeChecked()))
       return failure();
   }
   return success();
@@ -5770,8 +5797,8 @@ public:
       }
       return &it->second;
     }
-    std::pair<int, int> ranked = rankedInputs(*schema);
-    if (ranked.first < 0)
+    Guard guard = guardFor(*schema);
+    if (!guard)
       return schema;
     std::string id =
         domain + ":" + key + ":" + std::to_string(schema->SinceVersion());
@@ -5780,8 +5807,8 @@ public:
       onnx::OpSchema copy = *schema;
       copy.TypeAndShapeInferenceFunction(
           [original = schema->GetTypeAndShapeInferenceFunction(),
-           ranked](onnx::InferenceContext &ctx) {
-            checkSameRank(ctx, ranked.first, ranked.second);
+           guard](onnx::InferenceContext &ctx) {
+            guard(ctx);
             original(ctx);
           });
       it = wrapped.emplace(id, std::move(copy)).first;
@@ -5790,6 +5817,71 @@ public:
   }
 
 private:
+  using Guard = std::function<void(onnx::InferenceContext &)>;
+
+  /// The check `schema`'s shape function lacks, or null.
+  static Guard guardFor(const onnx::OpSchema &schema) {
+    if (!schema.domain().empty() && schema.domain() != "ai.onnx")
+      return nullptr;
+    const std::string &name = schema.Name();
+    std::pair<int, int> ranked = rankedInputs(schema);
+    // The conv and pool functions divide by strides and dilations.
+    bool windowed = ranked.first >= 0 || name == "MaxPool" ||
+                    name == "AveragePool" || name == "LpPool";
+    if (windowed)
+      return [ranked](onnx::InferenceContext &ctx) {
+        for (const char *positive : {"strides", "dilations", "kernel_shape"})
+          if (const onnx::AttributeProto *a = ctx.getAttribute(positive))
+            for (int64_t v : a->ints())
+              if (v < 1)
+                fail_shape_inference(positive, " has ", v,
+                                     "; expected values of at least 1");
+        if (ranked.first >= 0)
+          checkSameRank(ctx, ranked.first, ranked.second);
+      };
+    // A shape operand's length becomes the result's rank: libonnx builds
+    // that many dims before anything checks them (a 2^31-long shape
+    // allocates gigabytes).
+    static const std::map<std::string, int> kShapeInputs = {
+        {"ConstantOfShape", 0}, {"Expand", 1}, {"Reshape", 1}, {"Tile", 1}};
+    if (auto it = kShapeInputs.find(name); it != kShapeInputs.end())
+      return [input = it->second](onnx::InferenceContext &ctx) {
+        if (static_cast<size_t>(input) >= ctx.getNumInputs())
+          return;
+        const onnx::TypeProto *type = ctx.getInputType(input);
+        if (!type || !type->has_tensor_type() ||
+            !type->tensor_type().has_shape() ||
+            type->tensor_type().shape().dim_size() != 1)
+          return;
+        const auto &dim = type->tensor_type().shape().dim(0);
+        if (dim.has_dim_value() && dim.dim_value() > shape::kMaxRank)
+          fail_shape_inference("shape input ", input, " has ", dim.dim_value(),
+                               " elements; at most ", shape::kMaxRank,
+                               " dimensions are supported");
+      };
+    // LayerNormalization's function indexes the input's dims by `axis`
+    // without checking it (a rank-1 input with axis -2 reads before them).
+    if (schema.Name() == "LayerNormalization" &&
+        (schema.domain().empty() || schema.domain() == "ai.onnx"))
+      return [](onnx::InferenceContext &ctx) {
+        checkAxisInRange(ctx, /*input=*/0, /*defaultAxis=*/-1);
+      };
+    return nullptr;
+  }
+
+  static void checkAxisInRange(onnx::InferenceContext &ctx, int input,
+                               int64_t defaultAxis) {
+    int rank = rankOf(ctx, input);
+    if (rank < 0)
+      return;
+    const onnx::AttributeProto *a = ctx.getAttribute("axis");
+    int64_t axis = a ? a->i() : defaultAxis;
+    if (axis < -rank || axis >= rank)
+      fail_shape_inference("axis ", axis, " is out of range for input ", input,
+                           " of rank ", rank, " (expected [", -rank, ", ", rank,
+                           "))");
+  }
+
   /// The data and weight inputs whose ranks must agree when the kernel
   /// shape is left to inference, or {-1, -1} for ops that need no guard.
   static std::pair<int, int> rankedInputs(const onnx::OpSchema &schema) {
@@ -5801,6 +5893,9 @@ private:
       return {0, 1};
     if (name == "QLinearConv")
       return {0, 3};
+    // MaxUnpool's indices have its input's shape.
+    if (name == "MaxUnpool")
+      return {0, 1};
     return {-1, -1};
   }
 
@@ -5819,8 +5914,8 @@ private:
       return;
     if (weightRank != dataRank)
       fail_shape_inference("input ", data, " has rank ", dataRank,
-                           " but weight input ", weight, " has rank ",
-                           weightRank, "; they need the same rank");
+                           " but input ", weight, " has rank ", weightRank,
+                           "; they need the same rank");
   }
 
   mutable std::map<std::string, onnx::OpSchema> wrapped;
