@@ -82,6 +82,16 @@ if [ "$target" = onnx-import ] && [ -d "$node_suite" ]; then
     cp "$m" "$seed_dir/node-$(basename "$(dirname "$m")").onnx"
   done
 fi
+# And compiled into plans, one per op case, for plan-load (with the normal
+# build's translator, where there is one).
+translate=${GOPT_TRANSLATE:-build/bin/gopt-translate}
+if [ "$target" = plan-load ] && [ -d "$node_suite" ] && [ -x "$translate" ]; then
+  for m in "$node_suite"/*/model.onnx; do
+    timeout 20 "$translate" --emit-plan "$m" \
+      -o "$seed_dir/node-$(basename "$(dirname "$m")").gplan" \
+      >/dev/null 2>&1 || true
+  done
+fi
 corpus=$BUILD/corpus/$target
 artifacts=$BUILD/artifacts/$target
 mkdir -p "$corpus" "$artifacts"

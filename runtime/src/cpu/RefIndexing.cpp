@@ -334,7 +334,10 @@ Status tfIdfVectorizerKernel(const RefContext &ctx,
     for (int64_t n = minN; n <= maxN; ++n) {
       if (lookup[n].empty())
         continue;
-      for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxSkip); ++skip) {
+      // A skip of `length` or more leaves no room for a second element:
+      // max_skip_count beyond it changes nothing (and may be huge).
+      int64_t skips = n == 1 ? 0 : std::min(maxSkip, length);
+      for (int64_t skip = 0; skip <= skips; ++skip) {
         int64_t step = skip + 1;
         for (int64_t i = 0; i + (n - 1) * step < length; ++i) {
           gram.clear();
