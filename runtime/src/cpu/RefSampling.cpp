@@ -164,7 +164,8 @@ struct BilinearTap {
 
 BilinearTap bilinearTap(double y, double x, int64_t h, int64_t w) {
   BilinearTap t;
-  if (y < -1.0 || y > h || x < -1.0 || x > w)
+  // Written to reject NaN too (it compares false).
+  if (!(y >= -1.0 && y <= h && x >= -1.0 && x <= w))
     return t;
   y = std::max(y, 0.0);
   x = std::max(x, 0.0);
@@ -223,40 +224,55 @@ Status roiAlignKernel(const RefContext &ctx, const std::vector<Tensor> &in,
       roiH = std::max(roiH, 1.0);
     }
     double binH = roiH / ph, binW = roiW / pw;
-    int64_t gridH = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binH));
-    int64_t gridW = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binW));
+    if (!std::isfinite(binH) || !std::isfinite(binW))
+      return invalidArgument(
+          "roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
+          ") is not a finite region at spatial_scale ", scale);
+    // sampling_ratio 0 samples ceil(bin size) points per bin side, which a
+    // region's coordinates can make any number: past kMaxSamples per bin
+    // the op is refused rather than run for hours.
+    constexpr double kMaxSamples = double(1 << 24);
+    double sidesH = ratio > 0 ? double(ratio) : std::ceil(binH);
+    double sidesW = ratio > 0 ? double(ratio) : std::ceil(binW);
+    if (sidesH * sidesW > kMaxSamples)
+      return invalidArgument("roi ", r, " samples ", sidesH, " x ", sidesW,
+                             " points per bin (sampling_ratio ", ratio,
+                             "); at most ", kMaxSamples, " are supported");
+    int64_t gridH = static_cast<int64_t>(std::max(sidesH, 0.0));
+    int64_t gridW = static_cast<int64_t>(std::max(sidesW, 0.0));
     double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
+    // Per bin, every sample's taps are read across the channels: one
+    // accumulator per channel, nothing per sample kept.
+    std::vector<double> acc(c);
     for (int64_t oy = 0; oy < ph; ++oy)
       for (int64_t ox = 0; ox < pw; ++ox) {
-        std::vector<BilinearTap> taps;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        bool first = true;
         for (int64_t iy = 0; iy < gridH; ++iy) {
           double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
           for (int64_t ix = 0; ix < gridW; ++ix) {
             double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
-            taps.push_back(bilinearTap(y, x, h, w));
-          }
-        }
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const float *img = px + (b * c + ch) * h * w;
-          double acc = 0.0;
-          bool first = true;
-          for (const BilinearTap &t : taps) {
-            if (isMax) {
-              // ONNX's max mode: the largest weighted corner of each sample.
-              double v = t.weight[0] * img[t.pos[0]];
-              for (int k = 1; k < 4; ++k)
-                v = std::max(v, t.weight[k] * img[t.pos[k]]);
-              acc = first ? v : std::max(acc, v);
-              first = false;
-            } else {
-              for (int k = 0; k < 4; ++k)
-                acc += t.weight[k] * img[t.pos[k]];
+            BilinearTap t = bilinearTap(y, x, h, w);
+            for (int64_t ch = 0; ch < c; ++ch) {
+              const float *img = px + (b * c + ch) * h * w;
+              if (isMax) {
+                // ONNX's max mode: the largest weighted corner of each
+                // sample.
+                double v = t.weight[0] * img[t.pos[0]];
+                for (int k = 1; k < 4; ++k)
+                  v = std::max(v, t.weight[k] * img[t.pos[k]]);
+                acc[ch] = first ? v : std::max(acc[ch], v);
+              } else {
+                for (int k = 0; k < 4; ++k)
+                  acc[ch] += t.weight[k] * img[t.pos[k]];
+              }
             }
+            first = false;
           }
-          if (!isMax)
-            acc /= count;
-          py[((r * c + ch) * ph + oy) * pw + ox] = static_cast<float>(acc);
         }
+        for (int64_t ch = 0; ch < c; ++ch)
+          py[((r * c + ch) * ph + oy) * pw + ox] =
+              static_cast<float>(isMax ? acc[ch] : acc[ch] / count);
       }
   }
   return Status::success();
