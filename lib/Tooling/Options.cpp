@@ -34,8 +34,13 @@ const char *const kUsage = R"(usage: gopt-run MODEL [options]
   --backend B            cpu (default), reference, or cuda
   --batch N              value of dynamic batch dimensions (default 1)
   --threads N            intra-op threads (default: library default); idle
-                         threads spin briefly, then sleep (libgomp's default;
-                         set OMP_WAIT_POLICY=active or passive to override)
+                         threads spin briefly, then sleep (libgomp's
+                         default), or sleep at once when other tasks keep
+                         the CPUs busy; OMP_WAIT_POLICY overrides the choice
+  --affinity MODE        none (default): threads go where the kernel puts
+                         them; cores: each thread pinned to a core of its
+                         own, local ranks (--nproc, torchrun, mpirun) on
+                         disjoint cores; OMP_PLACES overrides it
   --memory-limit SIZE    most memory a session may plan, e.g. 512M or 4G
                          (default: the machine's physical memory)
   --input NAME=FILE.npy  input value (default: deterministic random data)
@@ -143,6 +148,7 @@ struct CommandLine {
   std::string backend = "cpu";
   int64_t batch = 1;
   int threads = 0;
+  std::string affinity = "none";
   size_t memoryLimit = 0;
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
@@ -412,6 +418,11 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
       o.training.loadParams = next();
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parseInt(arg, next(), 1));
+    } else if (arg == "--affinity") {
+      o.affinity = next();
+      if (o.affinity != "none" && o.affinity != "cores")
+        throw UsageError{"--affinity expects none or cores, got '" +
+                         o.affinity + "'"};
     } else if (arg == "--memory-limit") {
       o.memoryLimit = parseSize(arg, next());
     } else if (arg == "--input") {
@@ -573,6 +584,7 @@ StatusOr<ToolOptions> parseToolArgs(const std::vector<std::string> &args) {
     return invalidArgument(e.message);
   }
   ToolOptions options;
+  options.affinity = c.affinity;
   // The flags' checks make these exclusive; the order only decides between
   // a mode and the plain run its flags would otherwise mean.
   if (c.help) {

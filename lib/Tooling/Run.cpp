@@ -131,11 +131,13 @@ StatusOr<bool> runModel(const RunOptions &options) {
   MemoryStats m = session->memoryStats();
 
   std::string waitPolicy = openMPWaitDescription();
+  const char *affinity = std::getenv("GOPT_AFFINITY_CHOICE");
   std::printf("model: %s  backend: %s  batch: %lld  threads: %d  "
-              "omp-wait: %s\n",
+              "omp-wait: %s%s%s\n",
               options.model.c_str(), options.backend.c_str(),
               static_cast<long long>(options.batch), options.threads,
-              waitPolicy.c_str());
+              waitPolicy.c_str(), affinity ? "  affinity: " : "",
+              affinity ? affinity : "");
   std::printf("latency (ms): median %.4f  p90 %.4f  min %.4f  (%d iterations "
               "after %d warm-up)\n",
               t.medianMs, t.p90Ms, t.minMs, options.iterations, options.warmup);

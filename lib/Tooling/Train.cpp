@@ -23,6 +23,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace gopt::tooling {
@@ -302,6 +303,8 @@ StatusOr<bool> runTraining(const TrainOptions &options) {
                                         : ", " + describeLossScale(scaling)))
                         .c_str());
   std::printf("data: %s\n", data->describe().c_str());
+  if (const char *affinity = std::getenv("GOPT_AFFINITY_CHOICE"))
+    std::printf("affinity: %s\n", affinity);
   if (world > 1)
     std::printf("data-parallel: %d ranks (%s), %s all-reduce in buckets of "
                 "%g MB, global batch %lld (%lld per rank, each rank a "

@@ -14,6 +14,7 @@
 #include "gopt/Tooling/Options.h"
 #include "gopt/runtime/CpuInfo.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -25,22 +26,73 @@ namespace {
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
-/// libgomp reads its wait policy once, when it loads, so when the user set
-/// none and the machine is busy (chooseOpenMPWaitPolicy), gopt-run
-/// re-executes itself with OMP_WAIT_POLICY=passive. GOPT_OMP_WAIT_CHOICE
-/// carries the reason to the report.
-void chooseWaitPolicy(char **argv, int threads) {
-  if (std::getenv("OMP_WAIT_POLICY"))
+std::string envOr(const char *name, const char *other, const char *fallback) {
+  if (const char *v = std::getenv(name))
+    return v;
+  if (const char *v = std::getenv(other))
+    return v;
+  return fallback;
+}
+
+/// libgomp reads its wait policy and places once, when it loads, so when
+/// the user set none gopt-run chooses them and re-executes itself with
+/// them: OMP_WAIT_POLICY=passive when the machine is busy
+/// (chooseOpenMPWaitPolicy), OMP_PLACES and OMP_PROC_BIND=close for
+/// --affinity cores (choosePinnedPlaces). GOPT_OMP_WAIT_CHOICE and
+/// GOPT_AFFINITY_CHOICE carry the reasons to the report.
+void chooseThreadEnvironment(char **argv,
+                             const gopt::tooling::ToolOptions &options) {
+  bool reexecute = false;
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    gopt::runtime::WaitPolicyChoice choice =
+        gopt::runtime::chooseOpenMPWaitPolicy(options.threads());
+    setenv("GOPT_OMP_WAIT_CHOICE", choice.reason.c_str(), /*overwrite=*/1);
+    if (!choice.policy.empty()) {
+      setenv("OMP_WAIT_POLICY", choice.policy.c_str(), /*overwrite=*/1);
+      reexecute = true;
+    }
+  }
+  // --nproc's launcher only waits for its ranks, which pin themselves.
+  bool launcher = options.mode == gopt::tooling::ToolMode::kTrain &&
+                  options.train.nproc > 0;
+  if (options.affinity == "cores" && !launcher) {
+    if (const char *places = std::getenv("OMP_PLACES")) {
+      // Ours, from before the re-execution, keeps its description.
+      if (!std::getenv("GOPT_AFFINITY_CHOICE"))
+        setenv("GOPT_AFFINITY_CHOICE",
+               (std::string("OMP_PLACES=") + places + " (set before gopt-run)")
+                   .c_str(),
+               /*overwrite=*/1);
+    } else {
+      int rank = std::atoi(
+          envOr("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "0").c_str());
+      int size = std::atoi(
+          envOr("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "1").c_str());
+      gopt::runtime::PlacesChoice choice =
+          gopt::runtime::choosePinnedPlaces(options.threads(), rank, size);
+      setenv("GOPT_AFFINITY_CHOICE", choice.description.c_str(),
+             /*overwrite=*/1);
+      if (!choice.places.empty()) {
+        setenv("OMP_PLACES", choice.places.c_str(), /*overwrite=*/1);
+        setenv("OMP_PROC_BIND", "close", /*overwrite=*/1);
+        // One thread per place when --threads leaves the count to libgomp.
+        if (options.threads() <= 0 && !std::getenv("OMP_NUM_THREADS"))
+          setenv("OMP_NUM_THREADS",
+                 std::to_string(std::count(choice.places.begin(),
+                                           choice.places.end(), '{'))
+                     .c_str(),
+                 /*overwrite=*/1);
+        reexecute = true;
+      }
+    }
+  }
+  if (!reexecute)
     return;
-  gopt::runtime::WaitPolicyChoice choice =
-      gopt::runtime::chooseOpenMPWaitPolicy(threads);
-  setenv("GOPT_OMP_WAIT_CHOICE", choice.reason.c_str(), /*overwrite=*/1);
-  if (choice.policy.empty())
-    return;
-  setenv("OMP_WAIT_POLICY", choice.policy.c_str(), /*overwrite=*/1);
   execv("/proc/self/exe", argv);
-  // Re-executing failed: libgomp keeps its default, and the report says so.
+  // Re-executing failed: libgomp keeps its defaults, and the report says so.
   unsetenv("OMP_WAIT_POLICY");
+  unsetenv("OMP_PLACES");
+  unsetenv("GOPT_AFFINITY_CHOICE");
 }
 
 } // namespace
@@ -55,7 +107,7 @@ int main(int argc, char **argv) {
                  "run 'gopt-run --help' for usage\n");
     return kExitUsage;
   }
-  chooseWaitPolicy(argv, options->threads());
+  chooseThreadEnvironment(argv, *options);
   gopt::runtime::StatusOr<bool> result = gopt::tooling::runTool(*options);
   if (!result.ok()) {
     std::fprintf(stderr, "gopt-run: error: %s\n",

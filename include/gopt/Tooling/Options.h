@@ -35,6 +35,9 @@ struct ToolOptions {
   TrainOptions train;
   GradCheckOptions gradCheck;
   CalibrateOptions calibrate;
+  // --affinity: "none" or "cores" (applied by gopt-run's main before
+  // libgomp loads: CpuInfo.h's choosePinnedPlaces).
+  std::string affinity = "none";
 
   /// The intra-op threads `mode` will use (0: the library's default).
   int threads() const {

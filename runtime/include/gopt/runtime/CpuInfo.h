@@ -9,6 +9,7 @@
 #define GOPT_RUNTIME_CPUINFO_H
 
 #include <string>
+#include <vector>
 
 namespace gopt::runtime {
 
@@ -49,6 +50,22 @@ struct WaitPolicyChoice {
   std::string reason; // e.g. "3.2 other runnable tasks on 2 CPUs"
 };
 WaitPolicyChoice chooseOpenMPWaitPolicy(int threads);
+
+// The cores this process may run on (sched_getaffinity), each as its
+// logical CPUs (a core's hyperthreads together), in CPU order.
+std::vector<std::vector<int>> allowedCores();
+
+// Where OpenMP threads are pinned (gopt-run --affinity cores): one core per
+// thread, `threads` of them (0: the allowed cores shared out among the
+// local ranks), local rank r taking the r-th run of cores, so that ranks
+// started on one machine never share a core. `places` is OMP_PLACES's
+// value (empty: not pinned, `description` says why); the caller sets it
+// with OMP_PROC_BIND=close before libgomp loads.
+struct PlacesChoice {
+  std::string places;
+  std::string description; // e.g. "cores {0},{1} (local rank 0 of 2)"
+};
+PlacesChoice choosePinnedPlaces(int threads, int localRank, int localWorldSize);
 
 } // namespace gopt::runtime
 
