@@ -167,13 +167,19 @@ FailureOr<rt::Tensor> PlanLowering::toHostTensor(Operation *where,
   FailureOr<rt::DType> dtype = getDType(where, type);
   if (failed(dtype))
     return failure();
-  rt::Tensor value = rt::Tensor::allocate(*dtype, toShape(type));
-  auto *out = static_cast<char *>(value.data());
-  size_t elementSize = rt::dtypeSize(*dtype);
-  int64_t count = type.getNumElements();
   auto emitError = [&]() {
     return where ? where->emitOpError() : func.emitOpError();
   };
+  size_t elementSize = rt::dtypeSize(*dtype);
+  int64_t count = type.getNumElements();
+  rt::Tensor value = rt::Tensor::allocate(*dtype, toShape(type));
+  auto *out = static_cast<char *>(value.data());
+  // A splat (or an absent value) of a huge type is compact in the IR; the
+  // plan holds every byte.
+  if (!out && count > 0)
+    return emitError() << "has a value of type " << type
+                       << " whose bytes cannot be allocated",
+           failure();
 
   if (!attr) {
     std::memset(out, 0, count * elementSize);

@@ -312,12 +312,29 @@ LogicalResult GraphDefImporter::decodeTensor(const tf::TensorProto &t,
     bytes.assign(t.tensor_content().begin(), t.tensor_content().end());
     return success();
   }
-  // Typed values: TensorFlow repeats the last one to fill the shape.
+  // Typed values: TensorFlow repeats the last one to fill the shape. One
+  // value (or none: zeros) stays one element, which createConstant makes a
+  // splat, so a tiny file cannot ask for gigabytes; a few values repeated
+  // are written out up to kMaxRepeatedBytes.
+  constexpr size_t kMaxRepeatedBytes = size_t(64) << 20;
   auto fill = [&](auto &&vals, auto convert) -> LogicalResult {
     int64_t n = vals.size();
     if (n > count)
       return failNode(llvm::formatv("has {0} values but shape {1} holds {2}", n,
                                     formatShape(dims), count));
+    if (n <= 1 && count > 1) {
+      bytes.assign(width, 0);
+      if (n == 1) {
+        auto v = convert(vals[0]);
+        memcpy(bytes.data(), &v, width);
+      }
+      return success();
+    }
+    if (n < count && need > kMaxRepeatedBytes)
+      return failNode(llvm::formatv(
+          "repeats {0} values to fill shape {1} ({2} bytes); at most {3} bytes "
+          "of repeated values are supported",
+          n, formatShape(dims), need, kMaxRepeatedBytes));
     bytes.assign(need, 0);
     for (int64_t i = 0; i < count && n > 0; ++i) {
       auto v = convert(vals[std::min(i, n - 1)]);

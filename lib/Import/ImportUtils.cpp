@@ -51,7 +51,10 @@ std::optional<SmallVector<int64_t>> integerValues(DenseElementsAttr attr) {
 Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
                      ArrayRef<char> bytes, StringRef name) {
   ElementsAttr value;
-  if (type.getElementType().isInteger(1) ||
+  // One element's bytes for many elements: a splat, kept compact.
+  unsigned elementBytes = std::max(1u, type.getElementTypeBitWidth() / 8);
+  bool splat = type.getNumElements() > 1 && bytes.size() == elementBytes;
+  if (splat || type.getElementType().isInteger(1) ||
       type.getNumElements() <= kMaxInlineElements) {
     value = denseElementsFromBytes(type, bytes);
   } else {

@@ -127,7 +127,8 @@ std::optional<llvm::SmallVector<int64_t>>
 integerValues(mlir::DenseElementsAttr attr);
 
 /// Builds a constant from little-endian element bytes in the layout MLIR
-/// uses for `type`'s element type (i1 as one byte per element).
+/// uses for `type`'s element type (i1 as one byte per element); one
+/// element's bytes for a larger type make a splat.
 mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::RankedTensorType type,
                            llvm::ArrayRef<char> bytes, llvm::StringRef name);
