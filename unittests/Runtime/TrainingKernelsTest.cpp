@@ -653,12 +653,31 @@ TEST(MaxPoolGradFast, MatchesReference) {
                     {"strides", intsAttr({2, 2})},
                     {"pads", intsAttr({1, 1, 1, 1})}},
                    {2, 16, 16, 64}});
+  // Windows that tile the image take the write-once path; an edge
+  // remainder no window covers gets 0.
+  cases.push_back(
+      {"MnistNhwcTiled",
+       {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}},
+       {4, 24, 24, 64}});
+  cases.push_back({"NchwTiledRemainder",
+                   {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})},
+                    {"data_format", stringAttr("NCHW")}},
+                   {2, 3, 5, 7}});
+  cases.push_back(
+      {"NhwcTiledK3Remainder",
+       {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
+       {2, 10, 11, 8}});
   for (const PoolCase &c : cases) {
     SCOPED_TRACE(c.name);
     // Rounded values make ties common.
     Tensor x = randomF32(c.x, seed++);
     for (int64_t i = 0; i < x.numElements(); ++i)
       x.data<float>()[i] = std::round(x.data<float>()[i] * 4);
+    // NaNs (some windows hold two: the last wins) and signed zeros (equal:
+    // the first wins) on every path.
+    for (int64_t i = 0; i < x.numElements(); i += 5)
+      x.data<float>()[i] = i % 3 ? NAN : -0.0f;
     Tensor y = runRef("max_pool", c.attrs, {x})[0];
     expectCpuMatchesReference("max_pool_grad", c.attrs,
                               {x, randomF32(y.shape(), seed++)}, "fast", 1e-6);
