@@ -143,10 +143,12 @@ if [ -n "$TRAIN_RUN" ] && [ -x "$TRAIN_RUN" ]; then
   mkdir -p "$OUT/train"
   graph=$(mktemp --suffix=.mlir)
   python3 "$ROOT/scripts/make-train-cnn-graph.py" "$graph"
+  # NCHW: the layout the CUDA training kernels were checked in (a CPU
+  # compile defaults to NHWC, --layout auto).
   "$TRAIN_RUN" "$graph" --train --optimizer sgd --lr 0.01 --momentum 0.9 \
-    --save-plan "$OUT/train/train-cnn.sgd.gplan"
+    --layout NCHW --save-plan "$OUT/train/train-cnn.sgd.gplan"
   "$TRAIN_RUN" "$graph" --train --optimizer adam --lr 0.001 \
-    --save-plan "$OUT/train/train-cnn.adam.gplan"
+    --layout NCHW --save-plan "$OUT/train/train-cnn.adam.gplan"
   rm -f "$graph"
   cp "$ROOT/scripts/compare-training-runs.py" "$OUT/train/"
 else

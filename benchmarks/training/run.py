@@ -3,7 +3,9 @@
 
   benchmarks/training/run.py [--build-dir build] [--threads 2] [--repeats 3]
                              [--steps 20] [--accuracy] [--precisions f32,bf16]
-                         [--no-readme]
+                             [--no-readme] [--baseline OLD/gopt-run]
+                             [--cases mnist_cnn:64,mnist_cnn:1024,resnet18:32]
+                             [--models-dir ../shared/models]
                              [--out benchmarks/results/training-DATE.json]
 
 Throughput (training steps on constant data, so the graph alone is timed;
@@ -15,6 +17,10 @@ median step after warm-up, samples/s), interleaved gopt, torch, gopt, ...:
   resnet18 b32           gopt-run resnet18.onnx --train --data fake vs.
                          torchvision's ResNet-18 with its batch norms
                          replaced by identities (resnet18.onnx has them folded)
+
+With --baseline also an older gopt-run binary (e.g. main's build) in the
+same interleaved rounds (baseline, gopt, torch, baseline, ...): its
+samples/s, gopt's speedup over it, and the load average before each round.
 
 With --accuracy also two epochs of Fashion-MNIST, Adam 1e-3, batch 64, from
 the same initial weights, test accuracy per epoch: gopt and PyTorch on the
@@ -141,13 +147,20 @@ def accuracy_runs(gopt_run, onnx_path, threads):
 
 
 def table(result):
-    lines = ["| model | batch | precision | gopt samples/s | PyTorch samples/s | gopt / PyTorch |",
-             "|---|---|---|---|---|---|"]
+    baseline = any("baseline" in row for row in result["throughput"])
+    if baseline:
+        lines = ["| model | batch | precision | gopt before | gopt after | after / before | PyTorch samples/s | gopt / PyTorch |",
+                 "|---|---|---|---|---|---|---|---|"]
+    else:
+        lines = ["| model | batch | precision | gopt samples/s | PyTorch samples/s | gopt / PyTorch |",
+                 "|---|---|---|---|---|---|"]
     for row in result["throughput"]:
         # bf16: gopt --precision bf16 vs. PyTorch's CPU autocast.
         precision = row.get("precision", "f32")
+        before = (f"{row['baseline']:.0f} | " if baseline else "")
+        after = (f" **{row['speedup']:.2f}x** |" if baseline else "")
         lines.append(f"| {row['model']} | {row['batch']} | {precision} | "
-                     f"{row['gopt']:.0f} | {row['torch']:.0f} | "
+                     f"{before}{row['gopt']:.0f} |{after} {row['torch']:.0f} | "
                      f"**{row['ratio']:.2f}x** |")
     acc = result.get("accuracy")
     if acc:
@@ -203,6 +216,11 @@ def main():
                    help="comma-separated: f32, bf16 (gopt --precision bf16 "
                    "vs. PyTorch's CPU bf16 autocast)")
     p.add_argument("--no-readme", action="store_true")
+    p.add_argument("--baseline", help="an older gopt-run binary timed in "
+                   "the same interleaved rounds (before/after)")
+    p.add_argument("--cases", default="mnist_cnn:64,mnist_cnn:1024,resnet18:32",
+                   help="comma-separated MODEL:BATCH")
+    p.add_argument("--models-dir", default=SHARED)
     p.add_argument("--out")
     p.add_argument("--from-json", help="re-render the README table from a "
                    "result file instead of running")
@@ -211,37 +229,53 @@ def main():
         result = json.load(open(args.from_json))
         update_readme(result, args, os.path.relpath(args.from_json, ROOT))
         return 0
-    if not os.path.isdir(SHARED):
-        log(f"training benchmark: {SHARED} not found; nothing to do")
+    if not os.path.isdir(args.models_dir):
+        log(f"training benchmark: {args.models_dir} not found; nothing to do")
         return 0
     gopt_run = os.path.join(args.build_dir, "bin", "gopt-run")
-    cases = [("mnist_cnn", 64, args.steps), ("mnist_cnn", 1024, max(3, args.steps // 4)),
-             ("resnet18", 32, max(2, args.steps // 10))]
+    steps_for = {64: args.steps, 1024: max(3, args.steps // 4),
+                 32: max(2, args.steps // 10)}
+    cases = []
+    for case in args.cases.split(","):
+        model, batch = case.split(":")
+        cases.append((model, int(batch),
+                      steps_for.get(int(batch), max(2, args.steps // 4))))
     rows = []
     for precision in args.precisions.split(","):
         if precision not in ("f32", "bf16"):
             p.error(f"--precisions: unknown precision '{precision}'")
         for model, batch, steps in cases:
-            onnx_path = os.path.join(SHARED, model + ".onnx")
-            g, t = [], []
+            onnx_path = os.path.join(args.models_dir, model + ".onnx")
+            g, t, b, load = [], [], [], []
             for rep in range(args.repeats):
+                load.append(run_cpu.loadavg())
+                if args.baseline:
+                    b.append(gopt_time(args.baseline, onnx_path, batch, steps,
+                                       args.threads, precision))
                 g.append(gopt_time(gopt_run, onnx_path, batch, steps,
                                    args.threads, precision))
                 t.append(torch_time(model, batch, steps, args.threads,
                                     onnx_path, precision))
-                log(f"{model} b{batch} {precision} repeat {rep + 1}: "
-                    f"gopt {g[-1]:.1f}, torch {t[-1]:.1f} samples/s")
+                log(f"{model} b{batch} {precision} repeat {rep + 1} "
+                    f"(load {load[-1][0]:.1f}): "
+                    + (f"baseline {b[-1]:.1f}, " if b else "")
+                    + f"gopt {g[-1]:.1f}, torch {t[-1]:.1f} samples/s")
             gm, tm = statistics.median(g), statistics.median(t)
-            rows.append({"model": model, "batch": batch, "precision": precision,
-                         "gopt": gm, "torch": tm, "ratio": gm / tm,
-                         "gopt_all": g, "torch_all": t})
+            row = {"model": model, "batch": batch, "precision": precision,
+                   "gopt": gm, "torch": tm, "ratio": gm / tm,
+                   "gopt_all": g, "torch_all": t, "loadavg": load}
+            if b:
+                row.update({"baseline": statistics.median(b),
+                            "speedup": gm / statistics.median(b),
+                            "baseline_all": b})
+            rows.append(row)
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
               "machine": run_cpu.machine_info(), "threads": args.threads,
               "repeats": args.repeats, "throughput": rows}
     if args.accuracy:
         log("accuracy: 2 epochs of Fashion-MNIST each (minutes)")
         result["accuracy"] = accuracy_runs(
-            gopt_run, os.path.join(SHARED, "mnist_cnn.onnx"), args.threads)
+            gopt_run, os.path.join(args.models_dir, "mnist_cnn.onnx"), args.threads)
     out = args.out or os.path.join(
         BENCH, "results", "training-" + datetime.date.today().isoformat() + ".json")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -86,6 +86,9 @@ and the optimizer, and keeps parameters and optimizer state resident):
   --loss-scale S         dynamic[:INITIAL] (default for f16; initially
                          65536), none (default for f32 and bf16) or a
                          fixed scale N
+  --layout L             NCHW, NHWC or auto (default: NHWC on the CPU,
+                         where oneDNN's gradient kernels read channels-last
+                         activations as they are; the graph's own elsewhere)
   --batch N              batch size (default 64 with --train)
   --epochs N             epochs (default 1)   --steps N  steps instead
   --seed N               shuffling seed (default 1234)   --no-shuffle
@@ -168,6 +171,7 @@ struct CommandLine {
   bool gradCheck = false;
   bool batchGiven = false;
   bool backendGiven = false;
+  bool layoutGiven = false;
   bool tolerancesGiven = false;
   TrainOptions training;
   GradCheckOptions gradCheckOptions;
@@ -358,6 +362,13 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
                          "finite number > 0, got '" +
                          v + "'"};
       o.training.lossScale = v;
+    } else if (arg == "--layout") {
+      o.training.layout = next();
+      if (o.training.layout != "NCHW" && o.training.layout != "NHWC" &&
+          o.training.layout != "auto")
+        throw UsageError{"--layout expects NCHW, NHWC or auto, got '" +
+                         o.training.layout + "'"};
+      o.layoutGiven = true;
     } else if (arg == "--weight-decay") {
       o.training.weightDecay = parseDouble(arg, next());
     } else if (arg == "--epochs") {
@@ -508,6 +519,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     throw UsageError{"--precision needs --optimize or --train"};
   if (!o.training.lossScale.empty() && !o.train)
     throw UsageError{"--loss-scale needs --train"};
+  if (o.layoutGiven && !o.train)
+    throw UsageError{"--layout needs --train"};
   if (!o.training.savePlan.empty() && !o.train)
     throw UsageError{
         "--save-plan needs --train (it writes the training "

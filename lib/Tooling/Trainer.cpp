@@ -201,10 +201,26 @@ std::string describeLossScale(const std::string &lossScale) {
   return "dynamic loss scaling (initially " + initialLossScale(lossScale) + ")";
 }
 
+// NHWC on the CPU: oneDNN's conv gradient kernels (bf16 on AMX above all)
+// and gopt's pooling, relu and bias-gradient loops then read and write the
+// activations as they are, where from NCHW every gradient op reorders its
+// operands to blocked layouts and back. Elsewhere the graph's own.
+static std::string trainingLayout(const TrainOptions &o) {
+  if (o.layout != "auto")
+    return o.layout;
+  return o.backend == "cpu" ? "NHWC" : "";
+}
+
 std::string trainingPipeline(const TrainOptions &o) {
   std::string p =
       "builtin.module(func.func(gopt-strip-debug-ops{training=true},"
       "gopt-lift-params{batch-norm-stats=true},gopt-train-batch-norm,";
+  // After lift-params: the parameters keep the graph's layout (saved and
+  // loaded as they are, shared with --eval's forward graph); transposes of
+  // the filters join the step.
+  std::string layout = trainingLayout(o);
+  if (!layout.empty())
+    p += "gopt-convert-layout{layout=" + layout + "},canonicalize,";
   if (o.loss != "none")
     p += "gopt-add-loss{kind=" + o.loss + "},";
   // The loss and its gradient stay f32 (deny-listed); the parameters stay

@@ -336,6 +336,23 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
         {"strides", intsAttr({2, 2})},
         {"pads", intsAttr({1, 1, 1, 1})}},
        {2, 16, 16, 64}},
+      // Tiling windows (the write-once path), with an edge remainder.
+      {"MnistNhwcTiled",
+       {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}},
+       {4, 24, 24, 64}},
+      {"NchwTiledRemainder",
+       {{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"data_format", stringAttr("NCHW")}},
+       {2, 3, 5, 7}},
+      {"NchwTiledRowRemainder",
+       {{"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})},
+        {"data_format", stringAttr("NCHW")}},
+       {2, 3, 5, 6}},
+      {"NhwcTiledK3Remainder",
+       {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
+       {2, 10, 11, 8}},
   };
   uint32_t seed = 50;
   for (const PoolCase &c : cases) {

@@ -32,6 +32,10 @@ struct TrainOptions {
   // a fixed scale, or "" for the precision's default (dynamic for f16).
   std::string precision = "f32";
   std::string lossScale;
+  // The data format the step's convolutions and pools run in (the
+  // parameters keep the graph's): NCHW, NHWC, or auto: NHWC when the step
+  // is compiled for the CPU, the graph's own otherwise.
+  std::string layout = "auto";
   int64_t batch = 64;
   int64_t steps = 0;  // 0: run whole epochs
   int64_t epochs = 1; // when steps == 0

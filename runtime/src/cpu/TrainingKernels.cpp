@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -473,6 +474,146 @@ void maxPoolGradImage(const PoolGeometry &g, const float *px, const float *pdy,
   }
 }
 
+// dy's value as dx holds it where one window's gradient lands: the
+// reference sums in f32 and rounds once, which for bf16 changes nothing but
+// a NaN's quiet bit.
+inline float passGradient(float d) { return d; }
+inline uint16_t passGradient(uint16_t d) {
+  return (d & 0x7fff) > 0x7f80 ? static_cast<uint16_t>(d | 0x40) : d;
+}
+
+// Windows that tile the image (stride = kernel, no padding, none past the
+// edge: the 2x2/2 pooling of most CNNs) never share an element, so every dx
+// element is written once, dy at its window's first maximum and 0
+// elsewhere: no zeroing pass, no scatter, no f32 copies of bf16 planes.
+bool windowsTile(const PoolGeometry &g) {
+  return g.sh == g.kh && g.sw == g.kw && g.padTop == 0 && g.padLeft == 0 &&
+         g.oh * g.kh <= g.h && g.ow * g.kw <= g.w &&
+         (!g.nchw || (g.kh == 2 && g.kw == 2 && g.w == 2 * g.ow));
+}
+
+// Integers that order as the floats compare (-0 = +0), NaNs all
+// kNaNKey: selections on them compile to integer selects, not branches.
+constexpr int32_t kNaNKey = INT32_MAX;
+inline int32_t orderKey(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  int32_t magnitude = static_cast<int32_t>(bits & 0x7fffffffu);
+  int32_t sign = static_cast<int32_t>(bits) >> 31; // 0 or -1
+  int32_t key = (magnitude ^ sign) - sign;         // -magnitude if negative
+  return magnitude > 0x7f800000 ? kNaNKey : key;
+}
+
+// Buffers of maxPoolGradPlane2x2, per thread.
+struct Plane2x2Scratch {
+  std::vector<int32_t> keys, column, columnBest, code;
+  explicit Plane2x2Scratch(const PoolGeometry &g)
+      : keys(2 * g.oh * g.w), column(g.oh * g.w), columnBest(g.oh * g.w),
+        code(g.oh * g.w) {}
+};
+
+// One NCHW plane of 2x2 windows with stride 2 that cover every column
+// (W = 2 * OW; the MNIST CNN's pool), in flat loops the compiler vectorizes
+// (rows of a dozen windows are too short to vectorize one by one):
+// 1. order keys of the plane;
+// 2. per column of each window row, the winner of its top and bottom
+//    element (the first maximum in window order, a NaN wins, the last NaN);
+// 3. per window, the winner of its two columns by the same rule: the
+//    larger value, on a tie the earlier window offset, or between two NaNs
+//    the later; coded per column as the window row holding the maximum
+//    there (0 top, 2 bottom, else neither);
+// 4. both dx rows: dy where the code says so, else 0.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void
+maxPoolGradPlane2x2(int64_t oh, int64_t ow, int64_t w, const T *__restrict px,
+                    const T *__restrict pdy, T *__restrict pdx,
+                    Plane2x2Scratch &scratch) {
+  int32_t *__restrict keys = scratch.keys.data();
+  int32_t *__restrict column = scratch.column.data();
+  int32_t *__restrict columnBest = scratch.columnBest.data();
+  int32_t *__restrict code = scratch.code.data();
+  const int64_t h2 = 2 * oh;
+#pragma omp simd
+  for (int64_t i = 0; i < h2 * w; ++i)
+    keys[i] = orderKey(toF32(px[i]));
+  for (int64_t r = 0; r < oh; ++r) {
+    const int32_t *top = keys + 2 * r * w, *bottom = top + w;
+    int32_t *value = column + r * w, *best = columnBest + r * w;
+#pragma omp simd
+    for (int64_t c = 0; c < w; ++c) {
+      int32_t take = (bottom[c] > top[c]) | (bottom[c] == kNaNKey);
+      value[c] = take ? bottom[c] : top[c];
+      best[c] = take ? 2 : 0; // window offset minus the column's
+    }
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < oh * ow; ++j) {
+    int32_t left = column[2 * j], right = column[2 * j + 1];
+    int32_t leftBest = columnBest[2 * j], rightBest = columnBest[2 * j + 1] + 1;
+    int32_t laterWins = left == kNaNKey; // two NaNs: the later
+    int32_t tieToRight =
+        laterWins ? rightBest > leftBest : rightBest < leftBest;
+    int32_t takeRight = (right > left) | ((right == left) & tieToRight);
+    int32_t best = takeRight ? rightBest : leftBest;
+    // Column 2j holds offsets 0 (top) and 2 (bottom), column 2j+1 offsets 1
+    // and 3: shifted by one, the same tests serve both.
+    code[2 * j] = best;
+    code[2 * j + 1] = best - 1;
+  }
+  for (int64_t r = 0; r < oh; ++r) {
+    const int32_t *rowCode = code + r * w;
+    const T *d = pdy + r * ow;
+    T *dx0 = pdx + 2 * r * w, *dx1 = dx0 + w;
+#pragma omp simd
+    for (int64_t c = 0; c < w; ++c) {
+      const T g = passGradient(d[c >> 1]), zero = static_cast<T>(0);
+      dx0[c] = rowCode[c] == 0 ? g : zero;
+      dx1[c] = rowCode[c] == 2 ? g : zero;
+    }
+  }
+}
+
+// One NHWC image of tiling windows, channels innermost. `best` and
+// `bestValue` hold C elements.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void
+maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
+                      int32_t *best, float *bestValue) {
+  const int64_t channels = g.c, kh = g.kh, kw = g.kw, rowStride = g.w * g.c;
+  for (int64_t oh = 0; oh < g.oh; ++oh)
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * kh * rowStride + ow * kw * channels;
+      const T *first = px + base;
+#pragma omp simd
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        best[ch] = 0;
+        bestValue[ch] = toF32(first[ch]);
+      }
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t s = r == 0 ? 1 : 0; s < kw; ++s) {
+          const T *pv = first + r * rowStride + s * channels;
+          const int32_t offset = static_cast<int32_t>(r * kw + s);
+#pragma omp simd
+          for (int64_t ch = 0; ch < channels; ++ch) {
+            float v = toF32(pv[ch]), old = bestValue[ch];
+            bool take = (v > old) | (v != v); // v != v: NaN
+            best[ch] = take ? offset : best[ch];
+            bestValue[ch] = take ? v : old;
+          }
+        }
+      const T *d = pdy + (oh * g.ow + ow) * channels;
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t s = 0; s < kw; ++s) {
+          T *out = pdx + base + r * rowStride + s * channels;
+          const int32_t offset = static_cast<int32_t>(r * kw + s);
+#pragma omp simd
+          for (int64_t ch = 0; ch < channels; ++ch)
+            out[ch] =
+                best[ch] == offset ? passGradient(d[ch]) : static_cast<T>(0);
+        }
+    }
+}
+
 // T: float (f32) or uint16_t (bf16: each plane or image is converted to
 // f32, its dx summed in f32 and rounded once).
 template <typename T> class MaxPoolGradKernel : public Kernel {
@@ -491,6 +632,31 @@ public:
     const int64_t ySize = g.oh * g.ow * (g.nchw ? 1 : g.c);
     const int64_t scratch = g.nchw ? g.ow : g.c;
     auto *itemFn = g.nchw ? maxPoolGradPlane : maxPoolGradImage;
+    if (windowsTile(g)) {
+      // Elements no window covers (an edge remainder) stay 0.
+      const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
+#pragma omp parallel if (parallel)
+      {
+        std::vector<int32_t> best(g.nchw ? 0 : scratch);
+        std::vector<float> bestValue(g.nchw ? 0 : scratch);
+        std::optional<Plane2x2Scratch> plane;
+        if (g.nchw)
+          plane.emplace(g);
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; ++item) {
+          T *pdx = dx + item * xSize;
+          if (remainder)
+            std::fill(pdx, pdx + xSize, static_cast<T>(0));
+          if (g.nchw)
+            maxPoolGradPlane2x2(g.oh, g.ow, g.w, x + item * xSize,
+                                dy + item * ySize, pdx, *plane);
+          else
+            maxPoolGradImageTiled(g, x + item * xSize, dy + item * ySize, pdx,
+                                  best.data(), bestValue.data());
+        }
+      }
+      return Status::success();
+    }
 #pragma omp parallel if (parallel)
     {
       std::vector<int32_t> best(scratch);
@@ -915,49 +1081,80 @@ public:
                              : 1.0;
     const bool parallel = outer * kept * inner >= kParallelThreshold;
     const int threads = parallel ? omp_get_max_threads() : 1;
-    if (kept >= threads && (outer < threads || inner > 1)) {
-      // Enough kept entries: each thread owns some outputs.
+    if (outer < threads && kept >= threads) {
+      // Few outer rows, enough kept entries: each thread owns some outputs.
 #pragma omp parallel for if (parallel) schedule(static)
       for (int64_t k = 0; k < kept; ++k) {
         double sum = 0;
-        for (int64_t a = 0; a < outer; ++a) {
-          const T *row = x + (a * kept + k) * inner;
-          double rowSum = 0;
-#pragma omp simd reduction(+ : rowSum)
-          for (int64_t b = 0; b < inner; ++b)
-            rowSum += toF32(row[b]);
-          sum += rowSum;
-        }
+        for (int64_t a = 0; a < outer; ++a)
+          sum += blockSum(x + (a * kept + k) * inner, inner);
         y[k] = fromF32<T>(static_cast<float>(sum * scale));
       }
       return Status::success();
     }
-    // Few outputs or kept dims innermost: threads split `outer` and keep
-    // partial sums.
-    std::vector<double> total;
-    channelSums(outer, kept, parallel, total, [&](int64_t a, double *local) {
-      const T *block = x + a * kept * inner;
-      if (inner == 1) {
+    // Threads split `outer` and read x in memory order (a bias gradient
+    // streams through dy once), each keeping partial sums per kept entry,
+    // merged in thread order so that the result does not depend on timing.
+    std::vector<double> partials(static_cast<size_t>(threads) * kept, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+      double *local = partials.data() + omp_get_thread_num() * kept;
+      std::vector<float> chunk(inner == 1 ? kept : 0);
+      const int64_t chunks = (outer + kChunk - 1) / kChunk;
+#pragma omp for schedule(static)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t aEnd = std::min(outer, (c + 1) * kChunk);
+        if (inner == 1) {
+          // Kept entries innermost (NHWC channels): f32 sums over up to
+          // kChunk rows, vectorized across the entries, then into double.
+          std::fill(chunk.begin(), chunk.end(), 0.0f);
+          float *pc = chunk.data();
+          for (int64_t a = c * kChunk; a < aEnd; ++a) {
+            const T *row = x + a * kept;
 #pragma omp simd
-        for (int64_t k = 0; k < kept; ++k)
-          local[k] += toF32(block[k]);
-        return;
+            for (int64_t k = 0; k < kept; ++k)
+              pc[k] += toF32(row[k]);
+          }
+          for (int64_t k = 0; k < kept; ++k)
+            local[k] += pc[k];
+          continue;
+        }
+        for (int64_t a = c * kChunk; a < aEnd; ++a)
+          for (int64_t k = 0; k < kept; ++k)
+            local[k] += blockSum(x + (a * kept + k) * inner, inner);
       }
-      for (int64_t k = 0; k < kept; ++k) {
-        double rowSum = 0;
-#pragma omp simd reduction(+ : rowSum)
-        for (int64_t b = 0; b < inner; ++b)
-          rowSum += toF32(block[k * inner + b]);
-        local[k] += rowSum;
-      }
-    });
-    for (int64_t k = 0; k < kept; ++k)
-      y[k] = fromF32<T>(static_cast<float>(total[k] * scale));
+    }
+    for (int64_t k = 0; k < kept; ++k) {
+      double sum = 0;
+      for (int t = 0; t < threads; ++t)
+        sum += partials[t * kept + k];
+      y[k] = fromF32<T>(static_cast<float>(sum * scale));
+    }
     return Status::success();
   }
   const char *implementation() const override { return "fast"; }
 
 private:
+  // Rows (or elements) summed in f32 before joining a double sum: f32 keeps
+  // the loops 16 lanes wide, and the double sum of short f32 sums stays
+  // within a few ulps of the reference's all-double one.
+  static constexpr int64_t kChunk = 64;
+
+  // The sum of n contiguous elements: f32 sums of kChunk * 4 elements
+  // (vectorized) added in double.
+  static double blockSum(const T *p, int64_t n) {
+    double sum = 0;
+    for (int64_t b = 0; b < n; b += kChunk * 4) {
+      const int64_t e = std::min(n, b + kChunk * 4);
+      float part = 0;
+#pragma omp simd reduction(+ : part)
+      for (int64_t i = b; i < e; ++i)
+        part += toF32(p[i]);
+      sum += part;
+    }
+    return sum;
+  }
+
   int64_t outer_, kept_, inner_;
   bool mean_;
 };
