@@ -210,9 +210,24 @@ private:
     std::unique_ptr<Kernel> attentionKernel;
     cpu::ConvPostOps post;
     std::unique_ptr<cpu::LayoutKernel> kernel;
+    // A chain of convolutions (the weights are inside the kernel).
+    bool chained = false;
   };
   std::vector<int> fusedInto_; // per op: index into fusions_, or -1
   std::vector<Fusion> fusions_;
+  // Convolutions that run chunk by chunk of the batch (createConvChain):
+  // each stage is a conv fusion; a stage waits for the next until the
+  // chain ends.
+  std::vector<std::vector<Fusion>> chains_;
+  std::vector<int> chainOf_; // per op: the chain it would continue, or -1
+  Status emitConvFusion(Fusion &f);
+  // The conv2d reading the result of fusion `f` that may run with it
+  // chunk by chunk of the batch, or -1.
+  int chainSuccessor(const Fusion &f) const;
+  // Emits chain `chain`'s stages (as one step where they can be).
+  // Emits chain `chain`'s stages (as one step where they can be) when
+  // scheduling op `o`: now if its last op is not after `o`.
+  Status emitChain(int chain, int o);
 };
 
 Status CpuScheduler::reorder(int fromSlot, const memory::desc &from, int toSlot,
@@ -355,12 +370,33 @@ Status CpuScheduler::scheduleConv(int o) {
   }
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post));
-  if (!f.kernel)
+  int pending = chainOf_[o];
+  if (!f.kernel) {
+    if (pending >= 0)
+      GOPT_RETURN_IF_ERROR(emitChain(pending, o));
     return scheduleDefault(o);
+  }
   int last = f.ops.back();
   // The conv now reads its operands at `last`: keep them alive until then.
   for (int t : conv.inputs())
     lastUse_[t] = std::max(lastUse_[t], last);
+  int next = chainSuccessor(f);
+  if (pending >= 0 || next >= 0) {
+    if (pending < 0) {
+      pending = static_cast<int>(chains_.size());
+      chains_.emplace_back();
+    }
+    for (int op : f.ops)
+      fusedInto_[op] = -2;
+    chains_[pending].push_back(std::move(f));
+    if (next < 0)
+      return emitChain(pending, o);
+    chainOf_[next] = pending;
+    // The chain reads its first source when it runs.
+    int first = chains_[pending].front().src;
+    lastUse_[first] = std::max(lastUse_[first], next);
+    return Status::success();
+  }
   fusedInto_[last] = static_cast<int>(fusions_.size());
   for (int op : f.ops)
     if (op != last)
@@ -371,8 +407,103 @@ Status CpuScheduler::scheduleConv(int o) {
   return Status::success();
 }
 
+// The bytes of one image of a chain's intermediate results that should stay
+// in cache: about one core's L2 (2 MiB here); a chain runs as many images
+// at a time as fit.
+constexpr size_t kChainChunkBytes = size_t(2) << 20;
+
+// The largest divisor of `batch` whose images of `imageBytes` fit in
+// kChainChunkBytes (at least 1).
+int64_t chainChunk(int64_t batch, size_t imageBytes) {
+  int64_t chunk = 1;
+  for (int64_t d = 1; d <= batch; ++d)
+    if (batch % d == 0 &&
+        static_cast<size_t>(d) * imageBytes <= kChainChunkBytes)
+      chunk = d;
+  return chunk;
+}
+
+int CpuScheduler::chainSuccessor(const Fusion &f) const {
+  if (f.post.sum || f.int8 || f.matmul || f.attention)
+    return -1;
+  const plan::Op &conv = p_.ops(f.conv);
+  for (int i = 1; i < conv.inputs_size(); ++i)
+    if (!constant(conv.inputs(i)))
+      return -1;
+  int r = p_.ops(f.ops.back()).outputs(0);
+  int c = soleConsumer(r);
+  if (c < 0 || shape(r).size() != 4 || !hasLayouts(r))
+    return -1;
+  const plan::Op &next = p_.ops(c);
+  if (next.kind() != "conv2d" || next.inputs(0) != r ||
+      next.outputs_size() != 1 ||
+      OpAttrs(next).getString("data_format") != "NCHW" ||
+      dtype(next.outputs(0)) != dtype(r))
+    return -1;
+  for (int i = 1; i < next.inputs_size(); ++i)
+    if (next.inputs(i) == r || !constant(next.inputs(i)))
+      return -1;
+  // Only where the whole batch's result would not stay in cache anyway
+  // and a chunk of it would.
+  int64_t batch = shape(r)[0];
+  size_t image =
+      static_cast<size_t>(numElements(shape(r)) / batch) * dtypeSize(dtype(r));
+  if (batch < 2 || image * batch <= kChainChunkBytes ||
+      chainChunk(batch, image) >= batch)
+    return -1;
+  return c;
+}
+
+Status CpuScheduler::emitChain(int chain, int o) {
+  std::vector<Fusion> stages = std::move(chains_[chain]);
+  int last = stages.back().ops.back();
+  std::unique_ptr<cpu::LayoutKernel> kernel;
+  if (stages.size() > 1) {
+    std::vector<KernelConfig> configs;
+    std::vector<cpu::ConvPostOps> posts;
+    size_t image = 0;
+    int64_t batch = shape(stages[0].src)[0];
+    for (size_t k = 0; k < stages.size(); ++k) {
+      configs.push_back(makeKernelConfig(in_, stages[k].conv));
+      posts.push_back(stages[k].post);
+      int r = p_.ops(stages[k].ops.back()).outputs(0);
+      if (k + 1 < stages.size())
+        image =
+            std::max(image, static_cast<size_t>(numElements(shape(r)) / batch) *
+                                dtypeSize(dtype(r)));
+    }
+    GOPT_ASSIGN_OR_RETURN(
+        kernel, cpu::createConvChain(configs, posts, chainChunk(batch, image)));
+  }
+  if (kernel) {
+    Fusion f;
+    f.conv = stages.back().conv;
+    f.src = stages.front().src;
+    f.residual = stages.back().residual;
+    f.addOp = stages.back().addOp;
+    f.post = stages.back().post;
+    f.chained = true;
+    f.kernel = std::move(kernel);
+    for (const Fusion &stage : stages)
+      f.ops.insert(f.ops.end(), stage.ops.begin(), stage.ops.end());
+    stages.clear();
+    stages.push_back(std::move(f));
+  }
+  // Stages that are not one kernel run one by one, the last at its last op.
+  for (size_t k = 0; k + 1 < stages.size(); ++k)
+    GOPT_RETURN_IF_ERROR(emitConvFusion(stages[k]));
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  fusions_.push_back(std::move(stages.back()));
+  if (last <= o)
+    return emitConv(last);
+  return Status::success();
+}
+
 Status CpuScheduler::emitConv(int o) {
-  Fusion &f = fusions_[fusedInto_[o]];
+  return emitConvFusion(fusions_[fusedInto_[o]]);
+}
+
+Status CpuScheduler::emitConvFusion(Fusion &f) {
   const plan::Op &conv = p_.ops(f.conv);
   std::unique_ptr<cpu::LayoutKernel> kernel = std::move(f.kernel);
   int result = p_.ops(f.ops.back()).outputs(0);
@@ -383,7 +514,7 @@ Status CpuScheduler::emitConv(int o) {
       int src,
       slotIn(f.src, cpu::withType(kernel->inputDesc(0), dtype(f.src))));
   std::vector<int> inputs = {src};
-  for (int i = 1; i < conv.inputs_size() && !f.int8; ++i) {
+  for (int i = 1; i < conv.inputs_size() && !f.int8 && !f.chained; ++i) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(i)));
     inputs.push_back(slot);
   }
@@ -392,10 +523,12 @@ Status CpuScheduler::emitConv(int o) {
     GOPT_ASSIGN_OR_RETURN(int residual, slotIn(f.residual, dst));
     int accumulator = residual;
     // In place only where nothing reads the residual later and the conv
-    // does not read it; else into a copy.
+    // does not read it, else into a copy; a chain may read it: it reads
+    // each chunk of images before it writes them.
     int addOp = f.addOp;
-    if (!inArena(residual) || !deadAfter(residual, addOp) ||
-        root(residual) == root(src)) {
+    bool readsResidual =
+        root(residual) == root(src) && !(f.chained && residual == src);
+    if (!inArena(residual) || !deadAfter(residual, addOp) || readsResidual) {
       accumulator = newSlot(f.residual, dst.get_size());
       GOPT_RETURN_IF_ERROR(
           reorder(residual, dst, accumulator, dst, f.residual));
@@ -1262,6 +1395,7 @@ Status CpuScheduler::build() {
   deferred_.assign(numPlan_, -1);
   nonNegative_.assign(numPlan_, false);
   fusedInto_.assign(numOps, -1);
+  chainOf_.assign(numOps, -1);
   for (int t = 0; t < numPlan_; ++t) {
     auto kind = info(t).kind();
     if (kind == plan::TensorInfo::INPUT || kind == plan::TensorInfo::CONSTANT ||

@@ -64,6 +64,15 @@ struct ConvPostOps {
 // (bf16 on a CPU without AVX-512 included).
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post);
+// conv2d ops of `configs` (NCHW, constant weights and biases) where each
+// reads the one before's result, `posts` after each, run `chunk` images of
+// the batch at a time (chunk divides it) through two small buffers;
+// inputs: the first's source in inputDesc(0) (and the last's sum
+// accumulator, the output's storage), output: the last's result. Null where
+// oneDNN has no kernel for one of them or its layouts are not batch-major.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createConvChain(const std::vector<KernelConfig> &configs,
+                const std::vector<ConvPostOps> &posts, int64_t chunk);
 // What runs after an f32 matmul's product, in oneDNN's order: `bias` adds
 // a row of N values (kernel input 2) to every row, `sum` adds the
 // destination's previous contents (an in-place residual), then `eltwise`
