@@ -128,8 +128,9 @@ private:
   }
 
   StatusOr<int> plainSlot(int t);
-  // Runs the dequantize that computes `t` if it was deferred.
-  Status materialize(int t);
+  // Runs the dequantize that computes `t` if it was deferred, and with
+  // `casts` a deferred cast (into the plain layout).
+  Status materialize(int t, bool casts = true);
   StatusOr<int> slotIn(int t, const memory::desc &md);
   Status reorder(int fromSlot, const memory::desc &from, int toSlot,
                  const memory::desc &to, int tensor);
@@ -189,6 +190,9 @@ private:
   std::vector<int> producer_;                  // per plan tensor: op or -1
   // Per plan tensor: the dequantize op computing it, not yet run.
   std::vector<int> deferred_;
+  // Per plan tensor: the cast of a plain tensor computing it, not yet run:
+  // it converts straight into the layout its first reader asks for.
+  std::vector<int> pendingCast_;
   // Per plan tensor: never negative, whatever the inputs (after relu, ...).
   std::vector<bool> nonNegative_;
   // Convolutions fused with later ops run at the last op of their chain.
@@ -259,8 +263,20 @@ StatusOr<int> CpuScheduler::plainSlot(int t) {
 }
 
 StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
-  GOPT_RETURN_IF_ERROR(materialize(t));
   memory::desc plain = this->plain(t);
+  if (pendingCast_[t] >= 0 && md != plain) {
+    const plan::Op &op = p_.ops(pendingCast_[t]);
+    pendingCast_[t] = -1;
+    int x = op.inputs(0);
+    GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                          cpu::createReorder(this->plain(x), md));
+    int slot = newSlot(t, md.get_size());
+    addStep(std::move(kernel), {src}, {slot}, op.name(), op.kind());
+    versions_[t].push_back({md, slot});
+    return slot;
+  }
+  GOPT_RETURN_IF_ERROR(materialize(t));
   if (md == plain)
     return plainSlot(t);
   for (const Version &v : versions_[t])
@@ -960,7 +976,18 @@ bool CpuScheduler::deferrable(int o) const {
          dtype(op.inputs(0)) == DType::kI8 && constant(op.inputs(1));
 }
 
-Status CpuScheduler::materialize(int t) {
+Status CpuScheduler::materialize(int t, bool casts) {
+  if (casts && pendingCast_[t] >= 0) {
+    const plan::Op &op = p_.ops(pendingCast_[t]);
+    pendingCast_[t] = -1;
+    int x = op.inputs(0);
+    GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                          cpu::createReorder(plain(x), plain(t)));
+    addStep(std::move(kernel), {src}, {t}, op.name(), op.kind());
+    plainReady_[t] = true;
+    return Status::success();
+  }
   int d = deferred_[t];
   if (d < 0)
     return Status::success();
@@ -1295,8 +1322,19 @@ Status CpuScheduler::scheduleCast(int o, bool &done) {
   const plan::Op &op = p_.ops(o);
   done = false;
   int x = op.inputs(0), y = op.outputs(0);
-  if (plainReady_[x] || versions_[x].empty() || !hasLayouts(x) ||
-      !hasLayouts(y))
+  if (!hasLayouts(x) || !hasLayouts(y))
+    return Status::success();
+  // A plain tensor (a graph input) converts when a reader asks for it, into
+  // the layout it asks for.
+  if (versions_[x].empty() && isIntermediate(y) && hasBlockedConsumer(y) &&
+      shape(x).size() == 4) {
+    GOPT_RETURN_IF_ERROR(plainSlot(x).status());
+    pendingCast_[y] = o;
+    lastUse_[x] = std::max(lastUse_[x], lastUse_[y]);
+    done = true;
+    return Status::success();
+  }
+  if (plainReady_[x] || versions_[x].empty())
     return Status::success();
   memory::desc from = currentDesc(x);
   GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, from));
@@ -1393,6 +1431,7 @@ Status CpuScheduler::build() {
   consumers_.assign(numPlan_, {});
   producer_.assign(numPlan_, -1);
   deferred_.assign(numPlan_, -1);
+  pendingCast_.assign(numPlan_, -1);
   nonNegative_.assign(numPlan_, false);
   fusedInto_.assign(numOps, -1);
   chainOf_.assign(numOps, -1);
@@ -1471,9 +1510,10 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
-    // Everything else reads its operands' values.
+    // Everything else reads its operands' values (a conv2d converts a
+    // deferred cast into its own layout).
     for (int t : op.inputs())
-      GOPT_RETURN_IF_ERROR(materialize(t));
+      GOPT_RETURN_IF_ERROR(materialize(t, k != "conv2d"));
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
         shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {
       GOPT_RETURN_IF_ERROR(scheduleConv(o));
