@@ -46,6 +46,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace gopt::runtime {
 namespace {
@@ -190,9 +191,13 @@ private:
   std::vector<int> producer_;                  // per plan tensor: op or -1
   // Per plan tensor: the dequantize op computing it, not yet run.
   std::vector<int> deferred_;
-  // Per plan tensor: the cast of a plain tensor computing it, not yet run:
-  // it converts straight into the layout its first reader asks for.
+  // Per plan tensor: the cast or per-tensor quantize of a plain tensor
+  // computing it, not yet run: it converts straight into the layout its
+  // first reader asks for.
   std::vector<int> pendingCast_;
+  // The reorder computing pending cast `o` from its plain input into `to`.
+  StatusOr<std::unique_ptr<Kernel>> pendingCastKernel(int o,
+                                                      const memory::desc &to);
   // Per plan tensor: never negative, whatever the inputs (after relu, ...).
   std::vector<bool> nonNegative_;
   // Convolutions fused with later ops run at the last op of their chain.
@@ -216,6 +221,8 @@ private:
     std::unique_ptr<cpu::LayoutKernel> kernel;
     // A chain of convolutions (the weights are inside the kernel).
     bool chained = false;
+    // What an int8 conv computes (for a chain to make it again).
+    cpu::Int8Params int8Params;
   };
   std::vector<int> fusedInto_; // per op: index into fusions_, or -1
   std::vector<Fusion> fusions_;
@@ -228,7 +235,9 @@ private:
   // The conv2d reading the result of fusion `f` that may run with it
   // chunk by chunk of the batch, or -1.
   int chainSuccessor(const Fusion &f) const;
-  // Emits chain `chain`'s stages (as one step where they can be).
+  // Adds fusion `f` of op `o` to the chain waiting for `o`, or starts one
+  // where a convolution can follow; whether a chain took `f`.
+  StatusOr<bool> joinChain(Fusion &f, int o);
   // Emits chain `chain`'s stages (as one step where they can be) when
   // scheduling op `o`: now if its last op is not after `o`.
   Status emitChain(int chain, int o);
@@ -265,12 +274,13 @@ StatusOr<int> CpuScheduler::plainSlot(int t) {
 StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
   memory::desc plain = this->plain(t);
   if (pendingCast_[t] >= 0 && md != plain) {
-    const plan::Op &op = p_.ops(pendingCast_[t]);
+    int o = pendingCast_[t];
     pendingCast_[t] = -1;
+    const plan::Op &op = p_.ops(o);
     int x = op.inputs(0);
     GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
     GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
-                          cpu::createReorder(this->plain(x), md));
+                          pendingCastKernel(o, md));
     int slot = newSlot(t, md.get_size());
     addStep(std::move(kernel), {src}, {slot}, op.name(), op.kind());
     versions_[t].push_back({md, slot});
@@ -386,33 +396,18 @@ Status CpuScheduler::scheduleConv(int o) {
   }
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post));
-  int pending = chainOf_[o];
   if (!f.kernel) {
-    if (pending >= 0)
-      GOPT_RETURN_IF_ERROR(emitChain(pending, o));
+    if (chainOf_[o] >= 0)
+      GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
     return scheduleDefault(o);
   }
   int last = f.ops.back();
   // The conv now reads its operands at `last`: keep them alive until then.
   for (int t : conv.inputs())
     lastUse_[t] = std::max(lastUse_[t], last);
-  int next = chainSuccessor(f);
-  if (pending >= 0 || next >= 0) {
-    if (pending < 0) {
-      pending = static_cast<int>(chains_.size());
-      chains_.emplace_back();
-    }
-    for (int op : f.ops)
-      fusedInto_[op] = -2;
-    chains_[pending].push_back(std::move(f));
-    if (next < 0)
-      return emitChain(pending, o);
-    chainOf_[next] = pending;
-    // The chain reads its first source when it runs.
-    int first = chains_[pending].front().src;
-    lastUse_[first] = std::max(lastUse_[first], next);
+  GOPT_ASSIGN_OR_RETURN(bool chained, joinChain(f, o));
+  if (chained)
     return Status::success();
-  }
   fusedInto_[last] = static_cast<int>(fusions_.size());
   for (int op : f.ops)
     if (op != last)
@@ -440,24 +435,43 @@ int64_t chainChunk(int64_t batch, size_t imageBytes) {
 }
 
 int CpuScheduler::chainSuccessor(const Fusion &f) const {
-  if (f.post.sum || f.int8 || f.matmul || f.attention)
+  if (f.post.sum || f.int8Params.sum || f.matmul || f.attention)
     return -1;
   const plan::Op &conv = p_.ops(f.conv);
-  for (int i = 1; i < conv.inputs_size(); ++i)
+  for (int i = 1; i < conv.inputs_size() && !f.int8; ++i)
     if (!constant(conv.inputs(i)))
       return -1;
   int r = p_.ops(f.ops.back()).outputs(0);
-  int c = soleConsumer(r);
-  if (c < 0 || shape(r).size() != 4 || !hasLayouts(r))
+  if (shape(r).size() != 4 ||
+      (f.int8 ? dtype(r) != DType::kI8 : !hasLayouts(r)))
+    return -1;
+  // An int8 result is read through a dequantize by the next conv, which
+  // reads the int8 values instead.
+  int read = r;
+  float scale;
+  if (f.int8) {
+    int d = soleConsumer(r);
+    if (d < 0 || p_.ops(d).kind() != "dequantize" || !deferrable(d) ||
+        !perTensorScale(p_.ops(d), scale))
+      return -1;
+    read = p_.ops(d).outputs(0);
+  }
+  int c = soleConsumer(read);
+  if (c < 0)
     return -1;
   const plan::Op &next = p_.ops(c);
-  if (next.kind() != "conv2d" || next.inputs(0) != r ||
-      next.outputs_size() != 1 ||
+  if (next.kind() != "conv2d" || next.inputs(0) != read ||
+      next.inputs_size() < 2 || next.outputs_size() != 1 ||
       OpAttrs(next).getString("data_format") != "NCHW" ||
-      dtype(next.outputs(0)) != dtype(r))
+      (!f.int8 && dtype(next.outputs(0)) != dtype(r)))
     return -1;
-  for (int i = 1; i < next.inputs_size(); ++i)
-    if (next.inputs(i) == r || !constant(next.inputs(i)))
+  const int8_t *weights;
+  std::vector<float> scales;
+  bool oihw = OpAttrs(next).getString("filter_format") == "OIHW";
+  if (f.int8 && !quantizedWeight(next.inputs(1), oihw ? 0 : 3, weights, scales))
+    return -1;
+  for (int i = f.int8 ? 2 : 1; i < next.inputs_size(); ++i)
+    if (next.inputs(i) == read || !constant(next.inputs(i)))
       return -1;
   // Only where the whole batch's result would not stay in cache anyway
   // and a chunk of it would.
@@ -470,18 +484,43 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   return c;
 }
 
+StatusOr<bool> CpuScheduler::joinChain(Fusion &f, int o) {
+  int pending = chainOf_[o];
+  int next = chainSuccessor(f);
+  if (pending < 0 && next < 0)
+    return false;
+  if (pending < 0) {
+    pending = static_cast<int>(chains_.size());
+    chains_.emplace_back();
+  }
+  for (int op : f.ops)
+    fusedInto_[op] = -2;
+  chains_[pending].push_back(std::move(f));
+  if (next < 0) {
+    GOPT_RETURN_IF_ERROR(emitChain(pending, o));
+    return true;
+  }
+  chainOf_[next] = pending;
+  // The chain reads its first source when it runs.
+  int first = chains_[pending].front().src;
+  lastUse_[first] = std::max(lastUse_[first], next);
+  return true;
+}
+
 Status CpuScheduler::emitChain(int chain, int o) {
   std::vector<Fusion> stages = std::move(chains_[chain]);
   int last = stages.back().ops.back();
   std::unique_ptr<cpu::LayoutKernel> kernel;
   if (stages.size() > 1) {
-    std::vector<KernelConfig> configs;
-    std::vector<cpu::ConvPostOps> posts;
+    std::vector<cpu::ConvChainStage> configs;
     size_t image = 0;
     int64_t batch = shape(stages[0].src)[0];
     for (size_t k = 0; k < stages.size(); ++k) {
-      configs.push_back(makeKernelConfig(in_, stages[k].conv));
-      posts.push_back(stages[k].post);
+      cpu::ConvChainStage stage;
+      stage.config = makeKernelConfig(in_, stages[k].conv);
+      stage.post = stages[k].post;
+      stage.int8 = stages[k].int8 ? &stages[k].int8Params : nullptr;
+      configs.push_back(std::move(stage));
       int r = p_.ops(stages[k].ops.back()).outputs(0);
       if (k + 1 < stages.size())
         image =
@@ -489,7 +528,7 @@ Status CpuScheduler::emitChain(int chain, int o) {
                                 dtypeSize(dtype(r)));
     }
     GOPT_ASSIGN_OR_RETURN(
-        kernel, cpu::createConvChain(configs, posts, chainChunk(batch, image)));
+        kernel, cpu::createConvChain(configs, chainChunk(batch, image)));
   }
   if (kernel) {
     Fusion f;
@@ -498,6 +537,8 @@ Status CpuScheduler::emitChain(int chain, int o) {
     f.residual = stages.back().residual;
     f.addOp = stages.back().addOp;
     f.post = stages.back().post;
+    f.int8 = stages.back().int8;
+    f.int8Params = stages.back().int8Params;
     f.chained = true;
     f.kernel = std::move(kernel);
     for (const Fusion &stage : stages)
@@ -976,14 +1017,24 @@ bool CpuScheduler::deferrable(int o) const {
          dtype(op.inputs(0)) == DType::kI8 && constant(op.inputs(1));
 }
 
+StatusOr<std::unique_ptr<Kernel>>
+CpuScheduler::pendingCastKernel(int o, const memory::desc &to) {
+  const plan::Op &op = p_.ops(o);
+  float scale = 1.0f;
+  if (op.kind() == "quantize" && perTensorScale(op, scale))
+    scale = 1.0f / scale;
+  return cpu::createReorder(plain(op.inputs(0)), to, scale);
+}
+
 Status CpuScheduler::materialize(int t, bool casts) {
   if (casts && pendingCast_[t] >= 0) {
-    const plan::Op &op = p_.ops(pendingCast_[t]);
+    int o = pendingCast_[t];
     pendingCast_[t] = -1;
+    const plan::Op &op = p_.ops(o);
     int x = op.inputs(0);
     GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
     GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
-                          cpu::createReorder(plain(x), plain(t)));
+                          pendingCastKernel(o, plain(t)));
     addStep(std::move(kernel), {src}, {t}, op.name(), op.kind());
     plainReady_[t] = true;
     return Status::success();
@@ -1010,9 +1061,24 @@ Status CpuScheduler::scheduleQuantization(int o, bool &done) {
   done = false;
   float scale;
   int x = op.inputs(0), y = op.outputs(0);
-  if (!perTensorScale(op, scale) || plainReady_[x] || versions_[x].empty())
+  if (!perTensorScale(op, scale))
     return Status::success();
   bool quantize = op.kind() == "quantize";
+  // A plain f32 tensor (a graph input) is quantized when a reader asks for
+  // it, into the layout it asks for (oneDNN's reorder multiplies by 1 /
+  // scale where the kernel divides: the same int8 values but at rare
+  // rounding ties).
+  if (quantize && versions_[x].empty() && dtype(x) == DType::kF32 &&
+      dtype(y) == DType::kI8 && isIntermediate(y) && shape(x).size() == 4 &&
+      scale > 0 && std::isfinite(scale) && hasBlockedConsumer(y)) {
+    GOPT_RETURN_IF_ERROR(plainSlot(x).status());
+    pendingCast_[y] = o;
+    lastUse_[x] = std::max(lastUse_[x], lastUse_[y]);
+    done = true;
+    return Status::success();
+  }
+  if (plainReady_[x] || versions_[x].empty())
+    return Status::success();
   if (dtype(x) != (quantize ? DType::kF32 : DType::kI8) ||
       dtype(y) != (quantize ? DType::kI8 : DType::kF32))
     return Status::success();
@@ -1151,8 +1217,14 @@ Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
                         cpu::createInt8Conv(makeKernelConfig(in_, o), p));
   if (!f.kernel)
     return Status::success(); // the ops run one by one
+  f.int8Params = p;
   int last = f.ops.back();
   lastUse_[qx] = std::max(lastUse_[qx], last);
+  GOPT_ASSIGN_OR_RETURN(bool chained, joinChain(f, o));
+  if (chained) {
+    done = true;
+    return Status::success();
+  }
   fusedInto_[last] = static_cast<int>(fusions_.size());
   for (int op : f.ops)
     if (op != last)
@@ -1504,6 +1576,11 @@ Status CpuScheduler::build() {
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
         shape(op.inputs(0)).size() == 4 && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
+    // An int8 chain waiting for a conv that does not run in int8 ends.
+    if (!done && chainOf_[o] >= 0 && chains_[chainOf_[o]].front().int8) {
+      GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
+      chainOf_[o] = -1;
+    }
     if (!done && k == "matmul" && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Matmul(o, done));
     if (!done && k == "max_pool" && nchw)

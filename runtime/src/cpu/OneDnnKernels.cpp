@@ -413,14 +413,21 @@ protected:
 
 class Int8ConvKernel : public Int8KernelBase<OneDnnLayoutKernel> {
 public:
-  Status init(const KernelConfig &c, const cpu::Int8Params &p,
-              bool &supported) {
+  // `fixedSrc`, when given, is the source's layout (a chain's earlier stage
+  // wrote it).
+  Status init(const KernelConfig &c, const cpu::Int8Params &p, bool &supported,
+              const memory::desc *fixedSrc = nullptr) {
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
     if (!g.nchw || (p.weightScales.size() != 1 &&
                     static_cast<int64_t>(p.weightScales.size()) != g.cout))
       return Status::success();
-    memory::desc srcMd(g.srcDims, p.srcUnsigned ? DataType::u8 : DataType::s8,
-                       Tag::any);
+    DataType srcType = p.srcUnsigned ? DataType::u8 : DataType::s8;
+    memory::desc srcMd = memory::desc(g.srcDims, srcType, Tag::any);
+    if (fixedSrc) { // the same bits: the values are in [0, 127] if u8
+      dnnl_memory_desc_t d = fixedSrc->data;
+      d.data_type = memory::convert_to_c(srcType);
+      srcMd = memory::desc(d);
+    }
     memory::desc dstMd(g.dstDims, int8DstType(p), Tag::any);
     memory::desc userWeights(g.weightDims, DataType::s8, g.weightTag);
     memory::desc anyWeights(g.weightDims, DataType::s8, Tag::any);
@@ -868,11 +875,14 @@ public:
 
 class ReorderKernel : public OneDnnKernel {
 public:
-  Status init(const memory::desc &from, const memory::desc &to) {
+  Status init(const memory::desc &from, const memory::desc &to, float scale) {
     try {
       memory src(from, cpuEngine(), DNNL_MEMORY_NONE);
       memory dst(to, cpuEngine(), DNNL_MEMORY_NONE);
-      primitive_ = dnnl::reorder(src, dst);
+      dnnl::primitive_attr attr;
+      if (scale != 1.0f)
+        attr.set_output_scales(0, {scale});
+      primitive_ = dnnl::reorder(src, dst, attr);
       bindInput(0, DNNL_ARG_FROM, from);
       bindOutput(0, DNNL_ARG_TO, to);
     } catch (const dnnl::error &e) {
@@ -974,37 +984,48 @@ memory::desc withBatch(const memory::desc &md, int64_t n) {
 class ConvChainKernel : public cpu::LayoutKernel {
 public:
   static StatusOr<std::unique_ptr<LayoutKernel>>
-  create(const std::vector<KernelConfig> &configs,
-         const std::vector<cpu::ConvPostOps> &posts, int64_t chunk) {
+  create(const std::vector<cpu::ConvChainStage> &stages, int64_t chunk) {
     auto kernel = std::unique_ptr<ConvChainKernel>(new ConvChainKernel());
-    int64_t batch = configs[0].inputShapes[0][0];
+    int64_t batch = stages[0].config.inputShapes[0][0];
     if (chunk <= 0 || batch % chunk != 0)
       return std::unique_ptr<LayoutKernel>();
     kernel->batch_ = batch;
     kernel->chunk_ = chunk;
     memory::desc src;
     size_t midBytes = 0;
-    for (size_t k = 0; k < configs.size(); ++k) {
-      KernelConfig c = configs[k];
+    for (size_t k = 0; k < stages.size(); ++k) {
+      KernelConfig c = stages[k].config;
+      const cpu::Int8Params *int8 = stages[k].int8;
       // Weights and biases are constants the stages read themselves.
-      for (size_t i = 1; i < c.inputShapes.size(); ++i)
+      for (size_t i = 1; i < c.inputShapes.size() && !int8; ++i)
         if (!c.constantInputs[i])
           return std::unique_ptr<LayoutKernel>();
       c.inputShapes[0][0] = chunk;
       c.outputShapes[0][0] = chunk;
-      auto stage = std::unique_ptr<ConvKernel>(new ConvKernel());
+      std::unique_ptr<OneDnnLayoutKernel> stage;
       bool supported = false;
-      GOPT_RETURN_IF_ERROR(stage->init(c, /*anyLayout=*/true, posts[k],
-                                       supported, k ? &src : nullptr));
+      if (int8) {
+        if (!int8Supported(*int8))
+          return std::unique_ptr<LayoutKernel>();
+        auto conv = std::make_unique<Int8ConvKernel>();
+        GOPT_RETURN_IF_ERROR(
+            conv->init(c, *int8, supported, k ? &src : nullptr));
+        stage = std::move(conv);
+      } else {
+        auto conv = std::unique_ptr<ConvKernel>(new ConvKernel());
+        GOPT_RETURN_IF_ERROR(conv->init(c, /*anyLayout=*/true, stages[k].post,
+                                        supported, k ? &src : nullptr));
+        stage = std::move(conv);
+      }
       if (!supported)
         return std::unique_ptr<LayoutKernel>();
       src = stage->outputDesc();
-      if (k + 1 < configs.size())
+      if (k + 1 < stages.size())
         midBytes = std::max(midBytes, src.get_size());
       Stage st;
       st.kernel = std::move(stage);
       st.srcType = c.inputTypes[0];
-      for (size_t i = 1; i < c.inputShapes.size(); ++i)
+      for (size_t i = 1; i < c.inputShapes.size() && !int8; ++i)
         st.constants.push_back(
             Tensor::view(c.inputTypes[i], c.inputShapes[i],
                          const_cast<void *>(c.constantInputs[i])));
@@ -1063,7 +1084,7 @@ public:
 
 private:
   struct Stage {
-    std::unique_ptr<ConvKernel> kernel;
+    std::unique_ptr<OneDnnLayoutKernel> kernel;
     DType srcType;
     std::vector<Tensor> constants; // weights, bias
   };
@@ -1077,13 +1098,13 @@ private:
 } // namespace
 
 StatusOr<std::unique_ptr<LayoutKernel>>
-createConvChain(const std::vector<KernelConfig> &configs,
-                const std::vector<ConvPostOps> &posts, int64_t chunk) {
-  for (const KernelConfig &c : configs)
-    if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
-        c.attrs().getString("data_format") != "NCHW")
+createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
+  for (const ConvChainStage &stage : stages)
+    if ((!stage.int8 && convType(stage.config) == DataType::undef) ||
+        stage.config.inputShapes[0].size() != 4 ||
+        stage.config.attrs().getString("data_format") != "NCHW")
       return std::unique_ptr<LayoutKernel>();
-  return ConvChainKernel::create(configs, posts, chunk);
+  return ConvChainKernel::create(stages, chunk);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
@@ -1218,10 +1239,10 @@ createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
-StatusOr<std::unique_ptr<Kernel>> createReorder(const memory::desc &from,
-                                                const memory::desc &to) {
+StatusOr<std::unique_ptr<Kernel>>
+createReorder(const memory::desc &from, const memory::desc &to, float scale) {
   auto kernel = std::make_unique<ReorderKernel>();
-  GOPT_RETURN_IF_ERROR(kernel->init(from, to));
+  GOPT_RETURN_IF_ERROR(kernel->init(from, to, scale));
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
