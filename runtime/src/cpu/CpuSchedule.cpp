@@ -434,6 +434,21 @@ int64_t chainChunk(int64_t batch, size_t imageBytes) {
   return chunk;
 }
 
+// A convolution's multiply-adds per result element above which computing an
+// element costs about what writing it out and reading it back does (bf16 on
+// this AMX machine: ~1.9 TFLOP/s, ~12 GB/s): a chain pays only where one
+// of its convolutions is cheaper than that (MobileNet's 1x1 and depthwise
+// ones), not between ResNet's 3x3 ones.
+constexpr int64_t kChainMacsPerElement = 256;
+
+// Multiply-adds per result element of conv2d `op` (filter elements per
+// output channel).
+int64_t macsPerElement(const plan::Op &op, const Shape &filter) {
+  bool oihw = OpAttrs(op).getString("filter_format") == "OIHW";
+  int64_t out = filter.size() == 4 ? filter[oihw ? 0 : 3] : 0;
+  return out > 0 ? numElements(filter) / out : 0;
+}
+
 int CpuScheduler::chainSuccessor(const Fusion &f) const {
   if (f.post.sum || f.int8Params.sum || f.matmul || f.attention)
     return -1;
@@ -473,6 +488,9 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   for (int i = f.int8 ? 2 : 1; i < next.inputs_size(); ++i)
     if (next.inputs(i) == read || !constant(next.inputs(i)))
       return -1;
+  if (macsPerElement(conv, shape(conv.inputs(1))) > kChainMacsPerElement &&
+      macsPerElement(next, shape(next.inputs(1))) > kChainMacsPerElement)
+    return -1;
   // Only where the whole batch's result would not stay in cache anyway
   // and a chunk of it would.
   int64_t batch = shape(r)[0];
