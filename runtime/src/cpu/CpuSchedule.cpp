@@ -13,6 +13,12 @@
 //   oneDNN convolution with sum and eltwise post-ops; the sum accumulates in
 //   place into the residual's buffer when the residual is dead afterwards,
 //   else into a copy of it.
+// - convolutions where each result is read only by the next (MobileNet's
+//   expand, depthwise and project convolutions, f32, bf16 or static int8)
+//   run as one step, a few images of the batch at a time, so the
+//   intermediates stay in cache instead of going to memory and back
+//   (createConvChain); only where the batch's intermediate would not stay
+//   in cache anyway and one convolution of a pair is memory-bound.
 // - an f32 matmul followed by the add of a row of N values (a bias), an add
 //   of a residual of the result's size (through reshapes) and/or relu/gelu
 //   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
@@ -23,7 +29,9 @@
 // - reshape/dynamic_reshape/flatten/identity/inference dropout of an
 //   intermediate are zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
-//   (mixed precision's casts at the borders of a bf16 region).
+//   (mixed precision's casts at the borders of a bf16 region); a cast or
+//   per-tensor quantize of a plain tensor (the graph's input) waits for its
+//   reader and converts straight into the layout that reader asks for.
 // - quantize/dequantize chains (static int8 plans) run in int8, as ONNX
 //   Runtime's QDQ transformer does: a conv2d or matmul reading
 //   dequantize(q, s) with a constant int8 weight behind its own dequantize
