@@ -77,6 +77,9 @@ try:
         flags = set(f.read().split())
     if flags & {"avx512_bf16", "amx_bf16"}:
         config.available_features.add("cpu-bf16")
+    # int8 dot products (VNNI): backend "cpu" runs int8 convs in int8.
+    if flags & {"avx512_vnni", "avx_vnni"}:
+        config.available_features.add("cpu-int8-dot")
     else:
         lit_config.note("no bf16 instructions on this CPU: large bf16 runs "
                         "are UNSUPPORTED")

@@ -7,6 +7,8 @@ Runtime's f32, in one run: throughput ratios, plan sizes and accuracy.
                               [--agreement-batch 256] [--no-readme]
                               [--out benchmarks/results/precision-DATE.json]
   benchmarks/precision/run.py --from-json RESULTS.json   (README and plot only)
+  benchmarks/precision/run.py --baseline-build DIR --no-readme ...
+                              (before/after: DIR's plans timed beside)
 
 Every configuration is compiled once to a plan (gopt-opt with the pipeline
 below, then gopt-translate --emit-plan), so the timed runs load the plan
@@ -33,6 +35,12 @@ against gopt's f32 plan over --agreement-batch fixed random inputs (shown
 as "one class" where the random-weight f32 model picks the same class for
 every input; benchmarks/precision/trained.py measures accuracy on real
 data with a trained model). Plan size is the .gplan file's.
+
+With --baseline-build, every gopt configuration is also compiled and timed
+with the build in DIR (its gopt-opt, gopt-translate and gopt-run; the same
+calibration ranges), interleaved with the others, as "base:NAME": a change's
+before and after against the same ONNX Runtime runs. Their accuracy is not
+measured.
 
 Writes the JSON, the README's precision table (between the precision
 markers) and docs/precision.png unless --no-readme. A benchmark, not a test.
@@ -93,16 +101,19 @@ def calibrate(bench, model, batch, batches):
     return ranges, source
 
 
-def compile_plan(bench, model, name, pipeline, ranges):
-    """MODEL.onnx -> work/MODEL-NAME.gplan (and .mlir); returns the plan."""
-    mlir = os.path.join(bench.work, f"{model}-{name}.mlir")
-    plan = os.path.join(bench.work, f"{model}-{name}.gplan")
-    r = run_cpu.sh([bench.gopt_opt, bench.model_path(model),
+def compile_plan(bench, model, name, pipeline, ranges, build_dir=None):
+    """MODEL.onnx -> work/MODEL-NAME.gplan (and .mlir) with the build in
+    `build_dir` (default: the benchmarked one); returns the plan."""
+    build_dir = build_dir or bench.a.build_dir
+    tag = name.replace(":", "-")
+    mlir = os.path.join(bench.work, f"{model}-{tag}.mlir")
+    plan = os.path.join(bench.work, f"{model}-{tag}.gplan")
+    r = run_cpu.sh([os.path.join(build_dir, "bin", "gopt-opt"), bench.model_path(model),
                     "--pass-pipeline=" + pipeline.replace("{ranges}", ranges),
                     "-o", mlir])
     if r.returncode != 0:
         raise RuntimeError(f"gopt-opt {model} {name}: {r.stderr.strip()[-400:]}")
-    translate = os.path.join(bench.a.build_dir, "bin", "gopt-translate")
+    translate = os.path.join(build_dir, "bin", "gopt-translate")
     r = run_cpu.sh([translate, "--emit-plan", mlir, "-o", plan])
     if r.returncode != 0:
         raise RuntimeError(f"gopt-translate {model} {name}: {r.stderr.strip()[-400:]}")
@@ -141,11 +152,11 @@ def accuracy(bench, model, plan, f32_plan, agreement_batch):
     return acc
 
 
-def run_plan(bench, plan, batch, warmup, iters):
+def run_plan(bench, plan, batch, warmup, iters, gopt_run=None):
     out = plan + ".timing.json"
     if os.path.exists(out):
         os.remove(out)
-    r = run_cpu.sh([bench.gopt_run, plan, "--threads", str(bench.a.threads),
+    r = run_cpu.sh([gopt_run or bench.gopt_run, plan, "--threads", str(bench.a.threads),
                     "--batch", str(batch), "--warmup", str(warmup),
                     "--iterations", str(iters), "--json", out],
                    env=bench.env, timeout=bench.a.timeout)
@@ -265,6 +276,8 @@ def main():
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--out", default=None)
     p.add_argument("--no-readme", action="store_true")
+    p.add_argument("--baseline-build", help="also time every gopt configuration "
+                   "compiled and run by the build in this directory (before/after)")
     p.add_argument("--from-json", help="only rewrite the README table and the plot "
                    "from a results file of an earlier run")
     a = p.parse_args()
@@ -294,12 +307,18 @@ def main():
               "agreement_batch": a.agreement_batch,
               "machine": run_cpu.machine_info(), "versions": run_cpu.versions(bench),
               "configs": dict(CONFIGS), "loadavg_start": run_cpu.loadavg(),
+              "baseline_build": a.baseline_build,
               "runs": [], "summary": [], "json": out}
 
     for model in models:
         ranges, row_source = calibrate(bench, model, a.batch, a.calibration_batches)
         plans = {name: compile_plan(bench, model, name, pipe, ranges)
                  for name, pipe in CONFIGS}
+        base_plans = {}
+        if a.baseline_build:
+            base_plans = {"base:" + name: compile_plan(bench, model, "base:" + name, pipe,
+                                                       ranges, a.baseline_build)
+                          for name, pipe in CONFIGS}
         # gopt's static-int8 graph as an ONNX Q/DQ model, for ONNX Runtime.
         qdq_onnx = os.path.join(bench.work, f"{model}-static-int8.onnx")
         r = run_cpu.sh([os.path.join(a.build_dir, "bin", "gopt-translate"), "--export-onnx",
@@ -313,13 +332,17 @@ def main():
                 "plan_bytes": os.path.getsize(plan),
                 "accuracy": accuracy(bench, model, plan, plans["f32"], a.agreement_batch)}
         warmup, iters = ITERATIONS.get(model, (2, 8))
-        samples = {name: [] for name in list(plans) + ["ort-f32", "ort-int8"]}
+        samples = {name: [] for name in list(plans) + list(base_plans)
+                   + ["ort-f32", "ort-int8"]}
         for rep in range(a.repeats):
             for name in samples:
                 if name == "ort-f32":
                     r, err = bench.run_ort(model, a.batch, warmup, iters)
                 elif name == "ort-int8":
                     r, err = run_ort_file(bench, qdq_onnx, a.batch, warmup, iters)
+                elif name in base_plans:
+                    r, err = run_plan(bench, base_plans[name], a.batch, warmup, iters,
+                                      os.path.join(a.baseline_build, "bin", "gopt-run"))
                 else:
                     r, err = run_plan(bench, plans[name], a.batch, warmup, iters)
                 run = {"model": model, "config": name, "repeat": rep,
@@ -342,6 +365,12 @@ def main():
                 c = row["configs"][name]
                 c["vs_ort"] = tp[name] / tp["ort-f32"] if "ort-f32" in tp else None
                 c["vs_f32"] = tp[name] / tp["f32"] if "f32" in tp else None
+        for name in base_plans:
+            if name in tp:
+                row["configs"][name] = {
+                    "plan_bytes": os.path.getsize(base_plans[name]),
+                    "vs_ort": tp[name] / tp["ort-f32"] if "ort-f32" in tp else None,
+                    "vs_f32": tp[name] / tp["base:f32"] if "base:f32" in tp else None}
         result["summary"].append(row)
 
     result["loadavg_end"] = run_cpu.loadavg()
@@ -352,10 +381,26 @@ def main():
     return 0
 
 
+def before_after_block(result):
+    """Throughput / ONNX Runtime f32, baseline build and this one."""
+    lines = ["| model | precision | before / ORT f32 | after / ORT f32 | after / before |",
+             "|---|---|---|---|---|"]
+    for row in result["summary"]:
+        for name, _ in CONFIGS:
+            new, old = row["configs"].get(name, {}), row["configs"].get("base:" + name, {})
+            if new.get("vs_ort") and old.get("vs_ort"):
+                lines.append(f"| {row['model']} | {name} | {old['vs_ort']:.2f}x | "
+                             f"{new['vs_ort']:.2f}x | {new['vs_ort'] / old['vs_ort']:.2f}x |")
+    return "\n".join(lines)
+
+
 def write_report(result, no_readme):
     """The Markdown block on stdout; README.md and docs/precision.png."""
     block = readme_block(result)
     print(block)
+    if result.get("baseline_build"):
+        print()
+        print(before_after_block(result))
     if not no_readme:
         readme = os.path.join(ROOT, "README.md")
         with open(readme) as f:

@@ -13,6 +13,12 @@
 //   oneDNN convolution with sum and eltwise post-ops; the sum accumulates in
 //   place into the residual's buffer when the residual is dead afterwards,
 //   else into a copy of it.
+// - convolutions where each result is read only by the next (MobileNet's
+//   expand, depthwise and project convolutions, f32, bf16 or static int8)
+//   run as one step, a few images of the batch at a time, so the
+//   intermediates stay in cache instead of going to memory and back
+//   (createConvChain); only where the batch's intermediate would not stay
+//   in cache anyway and one convolution of a pair is memory-bound.
 // - an f32 matmul followed by the add of a row of N values (a bias), an add
 //   of a residual of the result's size (through reshapes) and/or relu/gelu
 //   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the
@@ -23,7 +29,9 @@
 // - reshape/dynamic_reshape/flatten/identity/inference dropout of an
 //   intermediate are zero-copy aliases.
 // - a cast between f32 and bf16 of a blocked tensor is a converting reorder
-//   (mixed precision's casts at the borders of a bf16 region).
+//   (mixed precision's casts at the borders of a bf16 region); a cast or
+//   per-tensor quantize of a plain tensor (the graph's input) waits for its
+//   reader and converts straight into the layout that reader asks for.
 // - quantize/dequantize chains (static int8 plans) run in int8, as ONNX
 //   Runtime's QDQ transformer does: a conv2d or matmul reading
 //   dequantize(q, s) with a constant int8 weight behind its own dequantize
@@ -46,6 +54,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace gopt::runtime {
 namespace {
@@ -128,8 +137,9 @@ private:
   }
 
   StatusOr<int> plainSlot(int t);
-  // Runs the dequantize that computes `t` if it was deferred.
-  Status materialize(int t);
+  // Runs the dequantize that computes `t` if it was deferred, and with
+  // `casts` a deferred cast (into the plain layout).
+  Status materialize(int t, bool casts = true);
   StatusOr<int> slotIn(int t, const memory::desc &md);
   Status reorder(int fromSlot, const memory::desc &from, int toSlot,
                  const memory::desc &to, int tensor);
@@ -189,6 +199,13 @@ private:
   std::vector<int> producer_;                  // per plan tensor: op or -1
   // Per plan tensor: the dequantize op computing it, not yet run.
   std::vector<int> deferred_;
+  // Per plan tensor: the cast or per-tensor quantize of a plain tensor
+  // computing it, not yet run: it converts straight into the layout its
+  // first reader asks for.
+  std::vector<int> pendingCast_;
+  // The reorder computing pending cast `o` from its plain input into `to`.
+  StatusOr<std::unique_ptr<Kernel>> pendingCastKernel(int o,
+                                                      const memory::desc &to);
   // Per plan tensor: never negative, whatever the inputs (after relu, ...).
   std::vector<bool> nonNegative_;
   // Convolutions fused with later ops run at the last op of their chain.
@@ -210,9 +227,28 @@ private:
     std::unique_ptr<Kernel> attentionKernel;
     cpu::ConvPostOps post;
     std::unique_ptr<cpu::LayoutKernel> kernel;
+    // A chain of convolutions (the weights are inside the kernel).
+    bool chained = false;
+    // What an int8 conv computes (for a chain to make it again).
+    cpu::Int8Params int8Params;
   };
   std::vector<int> fusedInto_; // per op: index into fusions_, or -1
   std::vector<Fusion> fusions_;
+  // Convolutions that run chunk by chunk of the batch (createConvChain):
+  // each stage is a conv fusion; a stage waits for the next until the
+  // chain ends.
+  std::vector<std::vector<Fusion>> chains_;
+  std::vector<int> chainOf_; // per op: the chain it would continue, or -1
+  Status emitConvFusion(Fusion &f);
+  // The conv2d reading the result of fusion `f` that may run with it
+  // chunk by chunk of the batch, or -1.
+  int chainSuccessor(const Fusion &f) const;
+  // Adds fusion `f` of op `o` to the chain waiting for `o`, or starts one
+  // where a convolution can follow; whether a chain took `f`.
+  StatusOr<bool> joinChain(Fusion &f, int o);
+  // Emits chain `chain`'s stages (as one step where they can be) when
+  // scheduling op `o`: now if its last op is not after `o`.
+  Status emitChain(int chain, int o);
 };
 
 Status CpuScheduler::reorder(int fromSlot, const memory::desc &from, int toSlot,
@@ -244,8 +280,21 @@ StatusOr<int> CpuScheduler::plainSlot(int t) {
 }
 
 StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
-  GOPT_RETURN_IF_ERROR(materialize(t));
   memory::desc plain = this->plain(t);
+  if (pendingCast_[t] >= 0 && md != plain) {
+    int o = pendingCast_[t];
+    pendingCast_[t] = -1;
+    const plan::Op &op = p_.ops(o);
+    int x = op.inputs(0);
+    GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                          pendingCastKernel(o, md));
+    int slot = newSlot(t, md.get_size());
+    addStep(std::move(kernel), {src}, {slot}, op.name(), op.kind());
+    versions_[t].push_back({md, slot});
+    return slot;
+  }
+  GOPT_RETURN_IF_ERROR(materialize(t));
   if (md == plain)
     return plainSlot(t);
   for (const Version &v : versions_[t])
@@ -355,12 +404,18 @@ Status CpuScheduler::scheduleConv(int o) {
   }
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post));
-  if (!f.kernel)
+  if (!f.kernel) {
+    if (chainOf_[o] >= 0)
+      GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
     return scheduleDefault(o);
+  }
   int last = f.ops.back();
   // The conv now reads its operands at `last`: keep them alive until then.
   for (int t : conv.inputs())
     lastUse_[t] = std::max(lastUse_[t], last);
+  GOPT_ASSIGN_OR_RETURN(bool chained, joinChain(f, o));
+  if (chained)
+    return Status::success();
   fusedInto_[last] = static_cast<int>(fusions_.size());
   for (int op : f.ops)
     if (op != last)
@@ -371,8 +426,167 @@ Status CpuScheduler::scheduleConv(int o) {
   return Status::success();
 }
 
+// The bytes of one image of a chain's intermediate results that should stay
+// in cache: about one core's L2 (2 MiB here); a chain runs as many images
+// at a time as fit.
+constexpr size_t kChainChunkBytes = size_t(2) << 20;
+
+// The largest divisor of `batch` whose images of `imageBytes` fit in
+// kChainChunkBytes (at least 1).
+int64_t chainChunk(int64_t batch, size_t imageBytes) {
+  int64_t chunk = 1;
+  for (int64_t d = 1; d <= batch; ++d)
+    if (batch % d == 0 &&
+        static_cast<size_t>(d) * imageBytes <= kChainChunkBytes)
+      chunk = d;
+  return chunk;
+}
+
+// A convolution's multiply-adds per result element above which computing an
+// element costs about what writing it out and reading it back does (bf16 on
+// this AMX machine: ~1.9 TFLOP/s, ~12 GB/s): a chain pays only where one
+// of its convolutions is cheaper than that (MobileNet's 1x1 and depthwise
+// ones), not between ResNet's 3x3 ones.
+constexpr int64_t kChainMacsPerElement = 256;
+
+// Multiply-adds per result element of conv2d `op` (filter elements per
+// output channel).
+int64_t macsPerElement(const plan::Op &op, const Shape &filter) {
+  bool oihw = OpAttrs(op).getString("filter_format") == "OIHW";
+  int64_t out = filter.size() == 4 ? filter[oihw ? 0 : 3] : 0;
+  return out > 0 ? numElements(filter) / out : 0;
+}
+
+int CpuScheduler::chainSuccessor(const Fusion &f) const {
+  if (f.post.sum || f.int8Params.sum || f.matmul || f.attention)
+    return -1;
+  const plan::Op &conv = p_.ops(f.conv);
+  for (int i = 1; i < conv.inputs_size() && !f.int8; ++i)
+    if (!constant(conv.inputs(i)))
+      return -1;
+  int r = p_.ops(f.ops.back()).outputs(0);
+  if (shape(r).size() != 4 ||
+      (f.int8 ? dtype(r) != DType::kI8 : !hasLayouts(r)))
+    return -1;
+  // An int8 result is read through a dequantize by the next conv, which
+  // reads the int8 values instead.
+  int read = r;
+  float scale;
+  if (f.int8) {
+    int d = soleConsumer(r);
+    if (d < 0 || p_.ops(d).kind() != "dequantize" || !deferrable(d) ||
+        !perTensorScale(p_.ops(d), scale))
+      return -1;
+    read = p_.ops(d).outputs(0);
+  }
+  int c = soleConsumer(read);
+  if (c < 0)
+    return -1;
+  const plan::Op &next = p_.ops(c);
+  if (next.kind() != "conv2d" || next.inputs(0) != read ||
+      next.inputs_size() < 2 || next.outputs_size() != 1 ||
+      OpAttrs(next).getString("data_format") != "NCHW" ||
+      (!f.int8 && dtype(next.outputs(0)) != dtype(r)))
+    return -1;
+  const int8_t *weights;
+  std::vector<float> scales;
+  bool oihw = OpAttrs(next).getString("filter_format") == "OIHW";
+  if (f.int8 && !quantizedWeight(next.inputs(1), oihw ? 0 : 3, weights, scales))
+    return -1;
+  for (int i = f.int8 ? 2 : 1; i < next.inputs_size(); ++i)
+    if (next.inputs(i) == read || !constant(next.inputs(i)))
+      return -1;
+  if (macsPerElement(conv, shape(conv.inputs(1))) > kChainMacsPerElement &&
+      macsPerElement(next, shape(next.inputs(1))) > kChainMacsPerElement)
+    return -1;
+  // Only where the whole batch's result would not stay in cache anyway
+  // and a chunk of it would.
+  int64_t batch = shape(r)[0];
+  size_t image =
+      static_cast<size_t>(numElements(shape(r)) / batch) * dtypeSize(dtype(r));
+  if (batch < 2 || image * batch <= kChainChunkBytes ||
+      chainChunk(batch, image) >= batch)
+    return -1;
+  return c;
+}
+
+StatusOr<bool> CpuScheduler::joinChain(Fusion &f, int o) {
+  int pending = chainOf_[o];
+  int next = chainSuccessor(f);
+  if (pending < 0 && next < 0)
+    return false;
+  if (pending < 0) {
+    pending = static_cast<int>(chains_.size());
+    chains_.emplace_back();
+  }
+  for (int op : f.ops)
+    fusedInto_[op] = -2;
+  chains_[pending].push_back(std::move(f));
+  if (next < 0) {
+    GOPT_RETURN_IF_ERROR(emitChain(pending, o));
+    return true;
+  }
+  chainOf_[next] = pending;
+  // The chain reads its first source when it runs.
+  int first = chains_[pending].front().src;
+  lastUse_[first] = std::max(lastUse_[first], next);
+  return true;
+}
+
+Status CpuScheduler::emitChain(int chain, int o) {
+  std::vector<Fusion> stages = std::move(chains_[chain]);
+  int last = stages.back().ops.back();
+  std::unique_ptr<cpu::LayoutKernel> kernel;
+  if (stages.size() > 1) {
+    std::vector<cpu::ConvChainStage> configs;
+    size_t image = 0;
+    int64_t batch = shape(stages[0].src)[0];
+    for (size_t k = 0; k < stages.size(); ++k) {
+      cpu::ConvChainStage stage;
+      stage.config = makeKernelConfig(in_, stages[k].conv);
+      stage.post = stages[k].post;
+      stage.int8 = stages[k].int8 ? &stages[k].int8Params : nullptr;
+      configs.push_back(std::move(stage));
+      int r = p_.ops(stages[k].ops.back()).outputs(0);
+      if (k + 1 < stages.size())
+        image =
+            std::max(image, static_cast<size_t>(numElements(shape(r)) / batch) *
+                                dtypeSize(dtype(r)));
+    }
+    GOPT_ASSIGN_OR_RETURN(
+        kernel, cpu::createConvChain(configs, chainChunk(batch, image)));
+  }
+  if (kernel) {
+    Fusion f;
+    f.conv = stages.back().conv;
+    f.src = stages.front().src;
+    f.residual = stages.back().residual;
+    f.addOp = stages.back().addOp;
+    f.post = stages.back().post;
+    f.int8 = stages.back().int8;
+    f.int8Params = stages.back().int8Params;
+    f.chained = true;
+    f.kernel = std::move(kernel);
+    for (const Fusion &stage : stages)
+      f.ops.insert(f.ops.end(), stage.ops.begin(), stage.ops.end());
+    stages.clear();
+    stages.push_back(std::move(f));
+  }
+  // Stages that are not one kernel run one by one, the last at its last op.
+  for (size_t k = 0; k + 1 < stages.size(); ++k)
+    GOPT_RETURN_IF_ERROR(emitConvFusion(stages[k]));
+  fusedInto_[last] = static_cast<int>(fusions_.size());
+  fusions_.push_back(std::move(stages.back()));
+  if (last <= o)
+    return emitConv(last);
+  return Status::success();
+}
+
 Status CpuScheduler::emitConv(int o) {
-  Fusion &f = fusions_[fusedInto_[o]];
+  return emitConvFusion(fusions_[fusedInto_[o]]);
+}
+
+Status CpuScheduler::emitConvFusion(Fusion &f) {
   const plan::Op &conv = p_.ops(f.conv);
   std::unique_ptr<cpu::LayoutKernel> kernel = std::move(f.kernel);
   int result = p_.ops(f.ops.back()).outputs(0);
@@ -383,7 +597,7 @@ Status CpuScheduler::emitConv(int o) {
       int src,
       slotIn(f.src, cpu::withType(kernel->inputDesc(0), dtype(f.src))));
   std::vector<int> inputs = {src};
-  for (int i = 1; i < conv.inputs_size() && !f.int8; ++i) {
+  for (int i = 1; i < conv.inputs_size() && !f.int8 && !f.chained; ++i) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(i)));
     inputs.push_back(slot);
   }
@@ -392,10 +606,12 @@ Status CpuScheduler::emitConv(int o) {
     GOPT_ASSIGN_OR_RETURN(int residual, slotIn(f.residual, dst));
     int accumulator = residual;
     // In place only where nothing reads the residual later and the conv
-    // does not read it; else into a copy.
+    // does not read it, else into a copy; a chain may read it: it reads
+    // each chunk of images before it writes them.
     int addOp = f.addOp;
-    if (!inArena(residual) || !deadAfter(residual, addOp) ||
-        root(residual) == root(src)) {
+    bool readsResidual =
+        root(residual) == root(src) && !(f.chained && residual == src);
+    if (!inArena(residual) || !deadAfter(residual, addOp) || readsResidual) {
       accumulator = newSlot(f.residual, dst.get_size());
       GOPT_RETURN_IF_ERROR(
           reorder(residual, dst, accumulator, dst, f.residual));
@@ -827,7 +1043,28 @@ bool CpuScheduler::deferrable(int o) const {
          dtype(op.inputs(0)) == DType::kI8 && constant(op.inputs(1));
 }
 
-Status CpuScheduler::materialize(int t) {
+StatusOr<std::unique_ptr<Kernel>>
+CpuScheduler::pendingCastKernel(int o, const memory::desc &to) {
+  const plan::Op &op = p_.ops(o);
+  float scale = 1.0f;
+  if (op.kind() == "quantize" && perTensorScale(op, scale))
+    scale = 1.0f / scale;
+  return cpu::createReorder(plain(op.inputs(0)), to, scale);
+}
+
+Status CpuScheduler::materialize(int t, bool casts) {
+  if (casts && pendingCast_[t] >= 0) {
+    int o = pendingCast_[t];
+    pendingCast_[t] = -1;
+    const plan::Op &op = p_.ops(o);
+    int x = op.inputs(0);
+    GOPT_ASSIGN_OR_RETURN(int src, plainSlot(x));
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                          pendingCastKernel(o, plain(t)));
+    addStep(std::move(kernel), {src}, {t}, op.name(), op.kind());
+    plainReady_[t] = true;
+    return Status::success();
+  }
   int d = deferred_[t];
   if (d < 0)
     return Status::success();
@@ -850,9 +1087,24 @@ Status CpuScheduler::scheduleQuantization(int o, bool &done) {
   done = false;
   float scale;
   int x = op.inputs(0), y = op.outputs(0);
-  if (!perTensorScale(op, scale) || plainReady_[x] || versions_[x].empty())
+  if (!perTensorScale(op, scale))
     return Status::success();
   bool quantize = op.kind() == "quantize";
+  // A plain f32 tensor (a graph input) is quantized when a reader asks for
+  // it, into the layout it asks for (oneDNN's reorder multiplies by 1 /
+  // scale where the kernel divides: the same int8 values but at rare
+  // rounding ties).
+  if (quantize && versions_[x].empty() && dtype(x) == DType::kF32 &&
+      dtype(y) == DType::kI8 && isIntermediate(y) && shape(x).size() == 4 &&
+      scale > 0 && std::isfinite(scale) && hasBlockedConsumer(y)) {
+    GOPT_RETURN_IF_ERROR(plainSlot(x).status());
+    pendingCast_[y] = o;
+    lastUse_[x] = std::max(lastUse_[x], lastUse_[y]);
+    done = true;
+    return Status::success();
+  }
+  if (plainReady_[x] || versions_[x].empty())
+    return Status::success();
   if (dtype(x) != (quantize ? DType::kF32 : DType::kI8) ||
       dtype(y) != (quantize ? DType::kI8 : DType::kF32))
     return Status::success();
@@ -991,8 +1243,14 @@ Status CpuScheduler::scheduleInt8Conv(int o, bool &done) {
                         cpu::createInt8Conv(makeKernelConfig(in_, o), p));
   if (!f.kernel)
     return Status::success(); // the ops run one by one
+  f.int8Params = p;
   int last = f.ops.back();
   lastUse_[qx] = std::max(lastUse_[qx], last);
+  GOPT_ASSIGN_OR_RETURN(bool chained, joinChain(f, o));
+  if (chained) {
+    done = true;
+    return Status::success();
+  }
   fusedInto_[last] = static_cast<int>(fusions_.size());
   for (int op : f.ops)
     if (op != last)
@@ -1162,8 +1420,19 @@ Status CpuScheduler::scheduleCast(int o, bool &done) {
   const plan::Op &op = p_.ops(o);
   done = false;
   int x = op.inputs(0), y = op.outputs(0);
-  if (plainReady_[x] || versions_[x].empty() || !hasLayouts(x) ||
-      !hasLayouts(y))
+  if (!hasLayouts(x) || !hasLayouts(y))
+    return Status::success();
+  // A plain tensor (a graph input) converts when a reader asks for it, into
+  // the layout it asks for.
+  if (versions_[x].empty() && isIntermediate(y) && hasBlockedConsumer(y) &&
+      shape(x).size() == 4) {
+    GOPT_RETURN_IF_ERROR(plainSlot(x).status());
+    pendingCast_[y] = o;
+    lastUse_[x] = std::max(lastUse_[x], lastUse_[y]);
+    done = true;
+    return Status::success();
+  }
+  if (plainReady_[x] || versions_[x].empty())
     return Status::success();
   memory::desc from = currentDesc(x);
   GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, from));
@@ -1260,8 +1529,10 @@ Status CpuScheduler::build() {
   consumers_.assign(numPlan_, {});
   producer_.assign(numPlan_, -1);
   deferred_.assign(numPlan_, -1);
+  pendingCast_.assign(numPlan_, -1);
   nonNegative_.assign(numPlan_, false);
   fusedInto_.assign(numOps, -1);
+  chainOf_.assign(numOps, -1);
   for (int t = 0; t < numPlan_; ++t) {
     auto kind = info(t).kind();
     if (kind == plan::TensorInfo::INPUT || kind == plan::TensorInfo::CONSTANT ||
@@ -1331,15 +1602,21 @@ Status CpuScheduler::build() {
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
         shape(op.inputs(0)).size() == 4 && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
+    // An int8 chain waiting for a conv that does not run in int8 ends.
+    if (!done && chainOf_[o] >= 0 && chains_[chainOf_[o]].front().int8) {
+      GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
+      chainOf_[o] = -1;
+    }
     if (!done && k == "matmul" && int8DotProduct)
       GOPT_RETURN_IF_ERROR(scheduleInt8Matmul(o, done));
     if (!done && k == "max_pool" && nchw)
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
-    // Everything else reads its operands' values.
+    // Everything else reads its operands' values (a conv2d converts a
+    // deferred cast into its own layout).
     for (int t : op.inputs())
-      GOPT_RETURN_IF_ERROR(materialize(t));
+      GOPT_RETURN_IF_ERROR(materialize(t, k != "conv2d"));
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
         shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {
       GOPT_RETURN_IF_ERROR(scheduleConv(o));

@@ -139,6 +139,21 @@ struct Int8Params {
 // result). Null where oneDNN cannot create it.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createInt8Conv(const KernelConfig &config, const Int8Params &params);
+// One convolution of a chain: post-ops `post`, or with `int8` an int8
+// convolution computing *int8 (its weights and bias inside).
+struct ConvChainStage {
+  KernelConfig config;
+  ConvPostOps post;
+  const Int8Params *int8 = nullptr;
+};
+// conv2d ops (NCHW, constant weights and biases) where each reads the one
+// before's result, run `chunk` images of the batch at a time (chunk
+// divides it) through two small buffers that stay in cache; inputs: the
+// first's source in inputDesc(0) (and the last's sum accumulator, the
+// output's storage), output: the last's result. Null where oneDNN has no
+// kernel for one of them or its layouts are not batch-major.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk);
 // matmul [M, K] x constant int8 [K, N] (or [N, K] with transpose_b) on
 // plain layouts, per-N weight scales; input: the int8 A. Null where oneDNN
 // cannot create it.
@@ -156,9 +171,11 @@ createLayoutGlobalAvgPool(const KernelConfig &config,
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutBatchNorm(const KernelConfig &config,
                       const dnnl::memory::desc &src);
-// Copies a tensor from one layout into another.
+// Copies a tensor from one layout into another, converting its elements
+// (times `scale`; into int8 rounded half to even and saturated).
 StatusOr<std::unique_ptr<Kernel>> createReorder(const dnnl::memory::desc &from,
-                                                const dnnl::memory::desc &to);
+                                                const dnnl::memory::desc &to,
+                                                float scale = 1.0f);
 
 } // namespace gopt::runtime::cpu
 

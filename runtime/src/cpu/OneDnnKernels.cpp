@@ -315,13 +315,17 @@ public:
       return std::unique_ptr<Kernel>();
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
-  // `anyLayout`: oneDNN picks source and destination layouts (NCHW only).
+  // `anyLayout`: oneDNN picks source and destination layouts (NCHW only);
+  // `fixedSrc`, when given, is the source's layout (a chain's earlier
+  // stage wrote it).
   Status init(const KernelConfig &c, bool anyLayout,
-              const cpu::ConvPostOps &post, bool &supported) {
+              const cpu::ConvPostOps &post, bool &supported,
+              const memory::desc *fixedSrc = nullptr) {
     DataType type = convType(c);
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
     Tag act = anyLayout ? Tag::any : g.nchw ? Tag::nchw : Tag::nhwc;
-    memory::desc srcMd(g.srcDims, type, act);
+    memory::desc srcMd =
+        fixedSrc ? *fixedSrc : memory::desc(g.srcDims, type, act);
     memory::desc dstMd(g.dstDims, type, act);
     memory::desc userWeights(g.weightDims, type, g.weightTag);
     memory::desc anyWeights(g.weightDims, type, Tag::any);
@@ -464,14 +468,21 @@ protected:
 
 class Int8ConvKernel : public Int8KernelBase<OneDnnLayoutKernel> {
 public:
-  Status init(const KernelConfig &c, const cpu::Int8Params &p,
-              bool &supported) {
+  // `fixedSrc`, when given, is the source's layout (a chain's earlier stage
+  // wrote it).
+  Status init(const KernelConfig &c, const cpu::Int8Params &p, bool &supported,
+              const memory::desc *fixedSrc = nullptr) {
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
     if (!g.nchw || (p.weightScales.size() != 1 &&
                     static_cast<int64_t>(p.weightScales.size()) != g.cout))
       return Status::success();
-    memory::desc srcMd(g.srcDims, p.srcUnsigned ? DataType::u8 : DataType::s8,
-                       Tag::any);
+    DataType srcType = p.srcUnsigned ? DataType::u8 : DataType::s8;
+    memory::desc srcMd = memory::desc(g.srcDims, srcType, Tag::any);
+    if (fixedSrc) { // the same bits: the values are in [0, 127] if u8
+      dnnl_memory_desc_t d = fixedSrc->data;
+      d.data_type = memory::convert_to_c(srcType);
+      srcMd = memory::desc(d);
+    }
     memory::desc dstMd(g.dstDims, int8DstType(p), Tag::any);
     memory::desc userWeights(g.weightDims, DataType::s8, g.weightTag);
     memory::desc anyWeights(g.weightDims, DataType::s8, Tag::any);
@@ -919,11 +930,14 @@ public:
 
 class ReorderKernel : public OneDnnKernel {
 public:
-  Status init(const memory::desc &from, const memory::desc &to) {
+  Status init(const memory::desc &from, const memory::desc &to, float scale) {
     try {
       memory src(from, cpuEngine(), DNNL_MEMORY_NONE);
       memory dst(to, cpuEngine(), DNNL_MEMORY_NONE);
-      primitive_ = dnnl::reorder(src, dst);
+      dnnl::primitive_attr attr;
+      if (scale != 1.0f)
+        attr.set_output_scales(0, {scale});
+      primitive_ = dnnl::reorder(src, dst, attr);
       bindInput(0, DNNL_ARG_FROM, from);
       bindOutput(0, DNNL_ARG_TO, to);
     } catch (const dnnl::error &e) {
@@ -996,6 +1010,156 @@ StatusOr<std::unique_ptr<Kernel>> createInt8Matmul(const KernelConfig &c,
   if (!supported)
     return std::unique_ptr<Kernel>();
   return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+namespace {
+
+// `md` (a layout whose batch dimension is outermost and dense, as oneDNN's
+// activation layouts are) with batch `n`; an empty desc for other layouts.
+memory::desc withBatch(const memory::desc &md, int64_t n) {
+  dnnl_memory_desc_t d = md.data;
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  size_t elementBytes = memory::data_type_size(md.data_type());
+  if (d.format_kind != dnnl_blocked || d.ndims != 4 || d.offset0 != 0 ||
+      d.extra.flags != 0 ||
+      static_cast<size_t>(b.strides[0] * d.padded_dims[0]) * elementBytes !=
+          md.get_size())
+    return memory::desc();
+  for (int i = 0; i < b.inner_nblks; ++i)
+    if (b.inner_idxs[i] == 0)
+      return memory::desc();
+  d.dims[0] = d.padded_dims[0] = n;
+  return memory::desc(d);
+}
+
+// Convolutions where each one's result is read only by the next, run `chunk`
+// images at a time: stage k + 1 reads stage k's result for those images
+// from a small buffer that stays in cache, instead of the whole batch's
+// result going to memory and back (MobileNet's expanded activations).
+class ConvChainKernel : public cpu::LayoutKernel {
+public:
+  static StatusOr<std::unique_ptr<LayoutKernel>>
+  create(const std::vector<cpu::ConvChainStage> &stages, int64_t chunk) {
+    auto kernel = std::unique_ptr<ConvChainKernel>(new ConvChainKernel());
+    int64_t batch = stages[0].config.inputShapes[0][0];
+    if (chunk <= 0 || batch % chunk != 0)
+      return std::unique_ptr<LayoutKernel>();
+    kernel->batch_ = batch;
+    kernel->chunk_ = chunk;
+    memory::desc src;
+    size_t midBytes = 0;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      KernelConfig c = stages[k].config;
+      const cpu::Int8Params *int8 = stages[k].int8;
+      // Weights and biases are constants the stages read themselves.
+      for (size_t i = 1; i < c.inputShapes.size() && !int8; ++i)
+        if (!c.constantInputs[i])
+          return std::unique_ptr<LayoutKernel>();
+      c.inputShapes[0][0] = chunk;
+      c.outputShapes[0][0] = chunk;
+      std::unique_ptr<OneDnnLayoutKernel> stage;
+      bool supported = false;
+      if (int8) {
+        if (!int8Supported(*int8))
+          return std::unique_ptr<LayoutKernel>();
+        auto conv = std::make_unique<Int8ConvKernel>();
+        GOPT_RETURN_IF_ERROR(
+            conv->init(c, *int8, supported, k ? &src : nullptr));
+        stage = std::move(conv);
+      } else {
+        auto conv = std::unique_ptr<ConvKernel>(new ConvKernel());
+        GOPT_RETURN_IF_ERROR(conv->init(c, /*anyLayout=*/true, stages[k].post,
+                                        supported, k ? &src : nullptr));
+        stage = std::move(conv);
+      }
+      if (!supported)
+        return std::unique_ptr<LayoutKernel>();
+      src = stage->outputDesc();
+      if (k + 1 < stages.size())
+        midBytes = std::max(midBytes, src.get_size());
+      Stage st;
+      st.kernel = std::move(stage);
+      st.srcType = c.inputTypes[0];
+      for (size_t i = 1; i < c.inputShapes.size() && !int8; ++i)
+        st.constants.push_back(
+            Tensor::view(c.inputTypes[i], c.inputShapes[i],
+                         const_cast<void *>(c.constantInputs[i])));
+      kernel->stages_.push_back(std::move(st));
+    }
+    kernel->inputDesc_ =
+        withBatch(kernel->stages_.front().kernel->inputDesc(0), batch);
+    kernel->outputDesc_ =
+        withBatch(kernel->stages_.back().kernel->outputDesc(), batch);
+    if (kernel->inputDesc_.is_zero() || kernel->outputDesc_.is_zero())
+      return std::unique_ptr<LayoutKernel>();
+    for (auto &buffer : kernel->mid_) {
+      buffer = allocateAligned(midBytes);
+      if (!buffer)
+        return resourceExhausted("cannot allocate a convolution chain's ",
+                                 midBytes, "-byte buffer");
+    }
+    kernel->midBytes_ = midBytes;
+    return std::unique_ptr<LayoutKernel>(std::move(kernel));
+  }
+
+  // inputs: the first stage's source (and the last stage's accumulator,
+  // which is the output's storage); output: the last stage's result.
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const char *src = static_cast<const char *>(inputs[0].data());
+    char *dst = static_cast<char *>(outputs[0].data());
+    const size_t srcStep = inputDesc_.get_size() / batch_ * chunk_;
+    const size_t dstStep = outputDesc_.get_size() / batch_ * chunk_;
+    for (int64_t n = 0; n < batch_; n += chunk_) {
+      const void *in = src + n / chunk_ * srcStep;
+      for (size_t k = 0; k < stages_.size(); ++k) {
+        Stage &st = stages_[k];
+        void *out = k + 1 == stages_.size() ? dst + n / chunk_ * dstStep
+                                            : mid_[k % 2].get();
+        std::vector<Tensor> stageIn = {
+            Tensor::view(st.srcType, {}, const_cast<void *>(in))};
+        stageIn.insert(stageIn.end(), st.constants.begin(), st.constants.end());
+        std::vector<Tensor> stageOut = {
+            Tensor::view(outputs[0].dtype(), {}, out)};
+        GOPT_RETURN_IF_ERROR(st.kernel->run(stageIn, stageOut));
+        in = out;
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn"; }
+  size_t workspaceBytes() const override {
+    size_t bytes = 2 * midBytes_;
+    for (const Stage &st : stages_)
+      bytes += st.kernel->workspaceBytes();
+    return bytes;
+  }
+  memory::desc inputDesc(int) const override { return inputDesc_; }
+  memory::desc outputDesc() const override { return outputDesc_; }
+
+private:
+  struct Stage {
+    std::unique_ptr<OneDnnLayoutKernel> kernel;
+    DType srcType;
+    std::vector<Tensor> constants; // weights, bias
+  };
+  std::vector<Stage> stages_;
+  int64_t batch_ = 0, chunk_ = 0;
+  std::shared_ptr<void> mid_[2];
+  size_t midBytes_ = 0;
+  memory::desc inputDesc_, outputDesc_;
+};
+
+} // namespace
+
+StatusOr<std::unique_ptr<LayoutKernel>>
+createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
+  for (const ConvChainStage &stage : stages)
+    if ((!stage.int8 && convType(stage.config) == DataType::undef) ||
+        stage.config.inputShapes[0].size() != 4 ||
+        stage.config.attrs().getString("data_format") != "NCHW")
+      return std::unique_ptr<LayoutKernel>();
+  return ConvChainKernel::create(stages, chunk);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
@@ -1130,10 +1294,10 @@ createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
-StatusOr<std::unique_ptr<Kernel>> createReorder(const memory::desc &from,
-                                                const memory::desc &to) {
+StatusOr<std::unique_ptr<Kernel>>
+createReorder(const memory::desc &from, const memory::desc &to, float scale) {
   auto kernel = std::make_unique<ReorderKernel>();
-  GOPT_RETURN_IF_ERROR(kernel->init(from, to));
+  GOPT_RETURN_IF_ERROR(kernel->init(from, to, scale));
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
