@@ -5859,6 +5859,17 @@ private:
                                " elements; at most ", shape::kMaxRank,
                                " dimensions are supported");
       };
+    // Gemm's function (opsets 6 and before above all) reads A's and B's
+    // two dims without checking that they have two.
+    if (name == "Gemm")
+      return [](onnx::InferenceContext &ctx) {
+        for (int input : {0, 1}) {
+          int rank = rankOf(ctx, input);
+          if (rank >= 0 && rank != 2)
+            fail_shape_inference("input ", input, " has rank ", rank,
+                                 "; Gemm takes matrices (rank 2)");
+        }
+      };
     // LayerNormalization's function indexes the input's dims by `axis`
     // without checking it (a rank-1 input with axis -2 reads before them).
     if (schema.Name() == "LayerNormalization" &&
