@@ -152,6 +152,9 @@ private:
   }
   // Whether an op reading `t` works on blocked layouts.
   bool hasBlockedConsumer(int t) const;
+  // The mul of x * sigmoid(x) (SiLU as PyTorch exports it) when `t`'s
+  // only readers are that sigmoid and mul; the sigmoid op in `sigmoidOp`.
+  int swishConsumer(int t, int &sigmoidOp) const;
 
   Status scheduleConv(int o);
   Status emitConv(int o);
@@ -313,7 +316,13 @@ Status CpuScheduler::scheduleConv(int o) {
   // over the conv's output, in oneDNN's layout, instead of three, each
   // reordering to the plain layout and back.
   cur = p_.ops(f.ops.back()).outputs(0);
-  for (int c = soleConsumer(cur); c >= 0; c = soleConsumer(cur)) {
+  for (;;) {
+    int sigmoidOp = -1;
+    int c = soleConsumer(cur);
+    if (c < 0)
+      c = swishConsumer(cur, sigmoidOp);
+    if (c < 0)
+      break;
     const plan::Op &op = p_.ops(c);
     if (dtype(op.outputs(0)) != dtype(cur) ||
         shape(op.outputs(0)) != shape(cur))
@@ -321,9 +330,16 @@ Status CpuScheduler::scheduleConv(int o) {
     cpu::ConvPostOps::Eltwise e;
     // oneDNN 2.6 computes a second linear post-op with the first one's
     // alpha and beta (measured), so the tail holds at most one hard_swish
-    // and then at most one linear, which consecutive multiplies and adds
-    // compose into.
-    if (op.kind() == "hard_swish" && f.post.tail.empty()) {
+    // or swish and then at most one linear, which consecutive multiplies
+    // and adds compose into.
+    if (sigmoidOp >= 0) {
+      if (!f.post.tail.empty())
+        break;
+      // x * sigmoid(alpha * x), SiLU with alpha 1.
+      e.algorithm = dnnl::algorithm::eltwise_swish;
+      e.alpha = 1.0f;
+      f.ops.push_back(sigmoidOp);
+    } else if (op.kind() == "hard_swish" && f.post.tail.empty()) {
       // x * max(0, min(1, alpha * x + beta)), ONNX's HardSwish.
       e.algorithm = dnnl::algorithm::eltwise_hardswish;
       e.alpha = 1.0f / 6.0f;
@@ -1136,6 +1152,30 @@ Status CpuScheduler::scheduleElementwise(int o, bool &done) {
           inputs, {out}, op.name(), op.kind());
   done = true;
   return Status::success();
+}
+
+int CpuScheduler::swishConsumer(int t, int &sigmoidOp) const {
+  sigmoidOp = -1;
+  if (consumers_[t].size() != 2 || !isIntermediate(t))
+    return -1;
+  for (int i = 0; i < 2; ++i) {
+    int s = consumers_[t][i], m = consumers_[t][1 - i];
+    const plan::Op &sig = p_.ops(s), &mul = p_.ops(m);
+    if (fusedInto_[s] != -1 || fusedInto_[m] != -1 || sig.kind() != "sigmoid" ||
+        mul.kind() != "mul" || sig.inputs_size() != 1 ||
+        mul.inputs_size() != 2 || sig.outputs_size() != 1 ||
+        mul.outputs_size() != 1)
+      continue;
+    int g = sig.outputs(0);
+    bool reads = (mul.inputs(0) == t && mul.inputs(1) == g) ||
+                 (mul.inputs(1) == t && mul.inputs(0) == g);
+    if (!reads || !isIntermediate(g) || consumers_[g].size() != 1 ||
+        dtype(g) != dtype(t) || shape(g) != shape(t) || s > m)
+      continue;
+    sigmoidOp = s;
+    return m;
+  }
+  return -1;
 }
 
 bool CpuScheduler::hasBlockedConsumer(int t) const {
