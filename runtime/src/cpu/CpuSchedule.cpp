@@ -176,6 +176,7 @@ private:
   Status scheduleLayoutOp(int o);
   Status scheduleElementwise(int o, bool &done);
   Status scheduleCast(int o, bool &done);
+  Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
@@ -1194,6 +1195,48 @@ bool CpuScheduler::hasBlockedConsumer(int t) const {
   return false;
 }
 
+// x * s with x [N, C, H, W] held only in a blocked layout and s one value
+// per (N, C) (squeeze-and-excitation's gate) runs on x's blocked buffer,
+// reading s in whatever layout it has: else x is reordered to the plain
+// layout for the multiply and its result back for the next conv.
+Status CpuScheduler::scheduleChannelMul(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  if (op.inputs_size() != 2 || op.outputs_size() != 1)
+    return Status::success();
+  int result = op.outputs(0);
+  const Shape &y = shape(result);
+  int x = shape(op.inputs(0)) == y ? op.inputs(0) : op.inputs(1);
+  int gate = x == op.inputs(0) ? op.inputs(1) : op.inputs(0);
+  const Shape &g = shape(gate);
+  if (y.size() != 4 || shape(x) != y || !hasLayouts(result) ||
+      dtype(x) != dtype(result) || dtype(gate) != dtype(result) ||
+      g.size() != 4 || g[0] != y[0] || g[1] != y[1] || g[2] != 1 || g[3] != 1 ||
+      plainReady_[x] || versions_[x].empty())
+    return Status::success();
+  memory::desc md = currentDesc(x);
+  if (md == plain(x))
+    return Status::success();
+  memory::desc gateMd = plainReady_[gate] || versions_[gate].empty()
+                            ? plain(gate)
+                            : currentDesc(gate);
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                        cpu::createChannelMul(md, gateMd));
+  if (!kernel && gateMd != plain(gate)) {
+    gateMd = plain(gate);
+    GOPT_ASSIGN_OR_RETURN(kernel, cpu::createChannelMul(md, gateMd));
+  }
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, md));
+  GOPT_ASSIGN_OR_RETURN(int gateSlot, slotIn(gate, gateMd));
+  int out = newSlot(result, md.get_size());
+  versions_[result].push_back({md, out});
+  addStep(std::move(kernel), {src, gateSlot}, {out}, op.name(), op.kind());
+  done = true;
+  return Status::success();
+}
+
 // A cast between f32 and bf16 of a tensor held only in a blocked layout
 // converts while it reorders: into the same layout where a consumer keeps
 // blocked layouts (a bf16 region starts), else straight into the plain
@@ -1395,6 +1438,8 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleMatmul(o, done));
     if (!done && op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
+    if (!done && k == "mul")
+      GOPT_RETURN_IF_ERROR(scheduleChannelMul(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
         op.outputs_size() == 1)
       GOPT_RETURN_IF_ERROR(scheduleQuantization(o, done));
