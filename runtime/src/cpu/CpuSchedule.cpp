@@ -162,6 +162,9 @@ private:
   }
   // Whether an op reading `t` works on blocked layouts.
   bool hasBlockedConsumer(int t) const;
+  // The mul of x * sigmoid(x) (SiLU as PyTorch exports it) when `t`'s
+  // only readers are that sigmoid and mul; the sigmoid op in `sigmoidOp`.
+  int swishConsumer(int t, int &sigmoidOp) const;
 
   Status scheduleConv(int o);
   Status emitConv(int o);
@@ -183,6 +186,7 @@ private:
   Status scheduleLayoutOp(int o);
   Status scheduleElementwise(int o, bool &done);
   Status scheduleCast(int o, bool &done);
+  Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
@@ -362,7 +366,13 @@ Status CpuScheduler::scheduleConv(int o) {
   // over the conv's output, in oneDNN's layout, instead of three, each
   // reordering to the plain layout and back.
   cur = p_.ops(f.ops.back()).outputs(0);
-  for (int c = soleConsumer(cur); c >= 0; c = soleConsumer(cur)) {
+  for (;;) {
+    int sigmoidOp = -1;
+    int c = soleConsumer(cur);
+    if (c < 0)
+      c = swishConsumer(cur, sigmoidOp);
+    if (c < 0)
+      break;
     const plan::Op &op = p_.ops(c);
     if (dtype(op.outputs(0)) != dtype(cur) ||
         shape(op.outputs(0)) != shape(cur))
@@ -370,9 +380,16 @@ Status CpuScheduler::scheduleConv(int o) {
     cpu::ConvPostOps::Eltwise e;
     // oneDNN 2.6 computes a second linear post-op with the first one's
     // alpha and beta (measured), so the tail holds at most one hard_swish
-    // and then at most one linear, which consecutive multiplies and adds
-    // compose into.
-    if (op.kind() == "hard_swish" && f.post.tail.empty()) {
+    // or swish and then at most one linear, which consecutive multiplies
+    // and adds compose into.
+    if (sigmoidOp >= 0) {
+      if (!f.post.tail.empty())
+        break;
+      // x * sigmoid(alpha * x), SiLU with alpha 1.
+      e.algorithm = dnnl::algorithm::eltwise_swish;
+      e.alpha = 1.0f;
+      f.ops.push_back(sigmoidOp);
+    } else if (op.kind() == "hard_swish" && f.post.tail.empty()) {
       // x * max(0, min(1, alpha * x + beta)), ONNX's HardSwish.
       e.algorithm = dnnl::algorithm::eltwise_hardswish;
       e.alpha = 1.0f / 6.0f;
@@ -1396,6 +1413,30 @@ Status CpuScheduler::scheduleElementwise(int o, bool &done) {
   return Status::success();
 }
 
+int CpuScheduler::swishConsumer(int t, int &sigmoidOp) const {
+  sigmoidOp = -1;
+  if (consumers_[t].size() != 2 || !isIntermediate(t))
+    return -1;
+  for (int i = 0; i < 2; ++i) {
+    int s = consumers_[t][i], m = consumers_[t][1 - i];
+    const plan::Op &sig = p_.ops(s), &mul = p_.ops(m);
+    if (fusedInto_[s] != -1 || fusedInto_[m] != -1 || sig.kind() != "sigmoid" ||
+        mul.kind() != "mul" || sig.inputs_size() != 1 ||
+        mul.inputs_size() != 2 || sig.outputs_size() != 1 ||
+        mul.outputs_size() != 1)
+      continue;
+    int g = sig.outputs(0);
+    bool reads = (mul.inputs(0) == t && mul.inputs(1) == g) ||
+                 (mul.inputs(1) == t && mul.inputs(0) == g);
+    if (!reads || !isIntermediate(g) || consumers_[g].size() != 1 ||
+        dtype(g) != dtype(t) || shape(g) != shape(t) || s > m)
+      continue;
+    sigmoidOp = s;
+    return m;
+  }
+  return -1;
+}
+
 bool CpuScheduler::hasBlockedConsumer(int t) const {
   for (int c : consumers_[t]) {
     const plan::Op &op = p_.ops(c);
@@ -1410,6 +1451,48 @@ bool CpuScheduler::hasBlockedConsumer(int t) const {
       return true;
   }
   return false;
+}
+
+// x * s with x [N, C, H, W] held only in a blocked layout and s one value
+// per (N, C) (squeeze-and-excitation's gate) runs on x's blocked buffer,
+// reading s in whatever layout it has: else x is reordered to the plain
+// layout for the multiply and its result back for the next conv.
+Status CpuScheduler::scheduleChannelMul(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  if (op.inputs_size() != 2 || op.outputs_size() != 1)
+    return Status::success();
+  int result = op.outputs(0);
+  const Shape &y = shape(result);
+  int x = shape(op.inputs(0)) == y ? op.inputs(0) : op.inputs(1);
+  int gate = x == op.inputs(0) ? op.inputs(1) : op.inputs(0);
+  const Shape &g = shape(gate);
+  if (y.size() != 4 || shape(x) != y || !hasLayouts(result) ||
+      dtype(x) != dtype(result) || dtype(gate) != dtype(result) ||
+      g.size() != 4 || g[0] != y[0] || g[1] != y[1] || g[2] != 1 || g[3] != 1 ||
+      plainReady_[x] || versions_[x].empty())
+    return Status::success();
+  memory::desc md = currentDesc(x);
+  if (md == plain(x))
+    return Status::success();
+  memory::desc gateMd = plainReady_[gate] || versions_[gate].empty()
+                            ? plain(gate)
+                            : currentDesc(gate);
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                        cpu::createChannelMul(md, gateMd));
+  if (!kernel && gateMd != plain(gate)) {
+    gateMd = plain(gate);
+    GOPT_ASSIGN_OR_RETURN(kernel, cpu::createChannelMul(md, gateMd));
+  }
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, md));
+  GOPT_ASSIGN_OR_RETURN(int gateSlot, slotIn(gate, gateMd));
+  int out = newSlot(result, md.get_size());
+  versions_[result].push_back({md, out});
+  addStep(std::move(kernel), {src, gateSlot}, {out}, op.name(), op.kind());
+  done = true;
+  return Status::success();
 }
 
 // A cast between f32 and bf16 of a tensor held only in a blocked layout
@@ -1632,6 +1715,8 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleMatmul(o, done));
     if (!done && op.outputs_size() == 1 && cpu::isZeroPreservingElementwise(op))
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
+    if (!done && k == "mul")
+      GOPT_RETURN_IF_ERROR(scheduleChannelMul(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
         op.outputs_size() == 1)
       GOPT_RETURN_IF_ERROR(scheduleQuantization(o, done));

@@ -325,6 +325,21 @@ StatusOr<std::unique_ptr<Kernel>> createUnaryMath(const KernelConfig &c) {
       new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
 }
 
+// f32 sigmoid across threads (a sigmoid no conv took as a post-op: one whose
+// result has other readers); the reference computes it in double, one
+// element at a time.
+StatusOr<std::unique_ptr<Kernel>> createSigmoid(const KernelConfig &c) {
+  if (c.outputTypes[0] != DType::kF32 || c.inputTypes[0] != DType::kF32)
+    return std::unique_ptr<Kernel>();
+  UnaryMathKernel::Apply apply = [](const float *x, float *y, int64_t b,
+                                    int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+  };
+  return std::unique_ptr<Kernel>(
+      new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
+}
+
 // cast f32 -> bf16 and bf16 -> f32.
 template <typename From, typename To> class CastKernel : public Kernel {
 public:
@@ -1043,6 +1058,7 @@ void registerFastKernels(KernelRegistry &registry) {
     registry.registerKernel(kind, "cpu", createUnaryMath);
   for (const char *kind : {"add", "sub", "mul", "div"})
     registry.registerKernel(kind, "cpu", createBinary);
+  registry.registerKernel("sigmoid", "cpu", createSigmoid);
   registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
   registry.registerKernel("softmax", "cpu", createSoftmax);
   registry.registerKernel("log_softmax", "cpu", createSoftmax);

@@ -160,6 +160,12 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk);
 StatusOr<std::unique_ptr<Kernel>> createInt8Matmul(const KernelConfig &config,
                                                    const Int8Params &params);
 
+// x * scale, x of [N, C, H, W] in layout `x` (its result in the same
+// layout), scale of [N, C, 1, 1] in layout `scale`; null where oneDNN has
+// no kernel for them.
+StatusOr<std::unique_ptr<Kernel>>
+createChannelMul(const dnnl::memory::desc &x, const dnnl::memory::desc &scale);
+
 // max_pool / avg_pool (NCHW) reading `src`; the result keeps its layout.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutPool(const KernelConfig &config, const dnnl::memory::desc &src);

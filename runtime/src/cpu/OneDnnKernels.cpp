@@ -947,6 +947,37 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// broadcast multiply in a blocked layout
+//===----------------------------------------------------------------------===//
+
+// x * s with s holding one value per (batch, channel): squeeze-and-
+// excitation's gating, on x in its blocked layout.
+class ChannelMulKernel : public OneDnnKernel {
+public:
+  Status init(const memory::desc &x, const memory::desc &scale,
+              bool &supported) {
+    dnnl::binary::primitive_desc pd;
+    try {
+      pd = dnnl::binary::primitive_desc(
+          dnnl::binary::desc(dnnl::algorithm::binary_mul, x, scale, x),
+          cpuEngine());
+    } catch (const dnnl::error &) {
+      return Status::success(); // no kernel for these layouts
+    }
+    try {
+      primitive_ = dnnl::binary(pd);
+      bindInput(0, DNNL_ARG_SRC_0, x);
+      bindInput(1, DNNL_ARG_SRC_1, scale);
+      bindOutput(0, DNNL_ARG_DST, x);
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN binary: ", e.what());
+    }
+    supported = true;
+    return Status::success();
+  }
+};
+
 } // namespace
 
 namespace cpu {
@@ -1292,6 +1323,16 @@ createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+StatusOr<std::unique_ptr<Kernel>> createChannelMul(const memory::desc &x,
+                                                   const memory::desc &scale) {
+  auto kernel = std::make_unique<ChannelMulKernel>();
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(x, scale, supported));
+  if (!supported)
+    return std::unique_ptr<Kernel>();
+  return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
 StatusOr<std::unique_ptr<Kernel>>
