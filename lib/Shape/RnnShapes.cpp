@@ -91,4 +91,19 @@ Result inferRecurrentShape(DimsRef x, DimsRef w, DimsRef r,
   return Result::success();
 }
 
+Result checkRecurrentResultGrads(DimsRef y, DimsRef state, DimsRef dy,
+                                 const std::vector<DimsRef> &stateGrads) {
+  Dims yShape(y.begin(), y.end()), stateShape(state.begin(), state.end());
+  if (Result res = checkOperand(dy, yShape, "dy", /*scalarAllowed=*/true);
+      res.failed())
+    return res;
+  const char *names[] = {"dy_h", "dy_c"};
+  for (size_t i = 0; i < stateGrads.size(); ++i)
+    if (Result res = checkOperand(stateGrads[i], stateShape, names[i],
+                                  /*scalarAllowed=*/true);
+        res.failed())
+      return res;
+  return Result::success();
+}
+
 } // namespace gopt::shape

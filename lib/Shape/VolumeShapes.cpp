@@ -176,4 +176,14 @@ Result inferPool3DShape(DimsRef input, const VolumeWindow &window,
   return Result::success();
 }
 
+Result checkForwardResultGrad(DimsRef y, DimsRef dy) {
+  bool ok = y.size() == dy.size();
+  for (size_t i = 0; ok && i < y.size(); ++i)
+    ok = isDynamic(y[i]) || isDynamic(dy[i]) || y[i] == dy[i];
+  if (!ok)
+    return fail("expects dy of the forward's result shape ", formatShape(y),
+                ", got ", formatShape(dy));
+  return Result::success();
+}
+
 } // namespace gopt::shape

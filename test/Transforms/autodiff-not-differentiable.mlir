@@ -45,3 +45,25 @@ func.func @off_the_path(%x: tensor<4xf32>, %p: tensor<4xf32> {gopt.name = "p", g
   %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<4xf32>) -> tensor<f32>
   return %2 : tensor<f32>
 }
+
+// -----
+
+/// conv3d_transpose's gradient is conv3d of dy, which maps back to x's size
+/// only while output_padding is below the stride.
+func.func @conv3d_transpose_output_padding(%x: tensor<1x2x2x2x2xf32>, %w: tensor<2x1x2x2x2xf32> {gopt.name = "w", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  // expected-error @+1 {{'gopt.conv3d_transpose' op has no gradient in gopt-autodiff: output_padding 1 is not below its stride 1 (the conv3d adjoint would give x another element)}}
+  %0 = gopt.conv3d_transpose %x, %w {strides = array<i64: 1, 1, 1>, dilations = array<i64: 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0>, output_padding = array<i64: 1, 0, 0>} : (tensor<1x2x2x2x2xf32>, tensor<2x1x2x2x2xf32>) -> tensor<1x1x5x4x4xf32>
+  %1 = gopt.reduce_sum %0 {axes = array<i64>} : (tensor<1x1x5x4x4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+/// roi_align differentiates x only: regions computed from a parameter are
+/// refused by name.
+func.func @roi_align_rois(%x: tensor<1x2x6x6xf32>, %b: tensor<2xi64>, %p: tensor<2x4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  // expected-error @+1 {{'gopt.roi_align' op has no gradient in gopt-autodiff: the loss depends on its rois through a parameter (only the gradient with respect to x is implemented)}}
+  %0 = gopt.roi_align %x, %p, %b {output_height = 2 : i64, output_width = 2 : i64} : (tensor<1x2x6x6xf32>, tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x2x2x2xf32>
+  %1 = gopt.reduce_sum %0 {axes = array<i64>} : (tensor<2x2x2x2xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}

@@ -377,6 +377,13 @@ Result inferRecurrentShape(DimsRef x, DimsRef w, DimsRef r,
                            int64_t hiddenSize, std::string_view direction,
                            int64_t gates, Dims &y, Dims &state);
 
+/// gopt.lstm_grad / gru_grad / rnn_grad: `dy` has the forward's `y` shape
+/// and each of `stateGrads` (dy_h, and lstm's dy_c) its final state's, or
+/// is rank-0 (one value broadcast). The forward's operands are checked by
+/// inferRecurrentShape, which gives `y` and `state`.
+Result checkRecurrentResultGrads(DimsRef y, DimsRef state, DimsRef dy,
+                                 const std::vector<DimsRef> &stateGrads);
+
 //===----------------------------------------------------------------------===//
 // 3-D windows over NCDHW (GoptVolumeOps.td, lib/Shape/VolumeShapes.cpp)
 //===----------------------------------------------------------------------===//
@@ -426,6 +433,11 @@ Result inferConv3DTransposeShape(DimsRef input, DimsRef filter,
 /// gopt.max_pool3d / gopt.avg_pool3d.
 Result inferPool3DShape(DimsRef input, const VolumeWindow &window,
                         Dims &result);
+
+/// A gradient op's check (conv3d_grad, the pools', grid_sample_grad,
+/// roi_align_grad): `dy` has the forward's result shape `y` (dynamic
+/// dimensions match anything).
+Result checkForwardResultGrad(DimsRef y, DimsRef dy);
 
 //===----------------------------------------------------------------------===//
 // Shapes computed at run time (GoptDynamicShapeOps.td, DynamicShapeShapes.cpp)

@@ -1,7 +1,8 @@
 //===- RefSampling.cpp - Reference kernels of the sampling ops ------------===//
 //
-// grid_sample, roi_align, max_pool_with_indices and max_unpool
-// (GoptSamplingOps.td), computing positions and weights in double. The
+// grid_sample, roi_align (and their gradients), max_pool_with_indices and
+// max_unpool (GoptSamplingOps.td), computing positions and weights in
+// double. The
 // sampling rules follow ONNX's reference implementation (and ONNX
 // Runtime's), which the node suite's expected outputs come from.
 //
@@ -76,7 +77,44 @@ struct GridImage {
     }
     return data[r * w + c];
   }
+
+  /// The offset at() reads for (r, c), or -1 where it reads a zero pad.
+  int64_t index(int64_t r, int64_t c) const {
+    if (paddingMode == "zeros")
+      return c < 0 || c >= w || r < 0 || r >= h ? -1 : r * w + c;
+    if (paddingMode == "reflection") {
+      c = static_cast<int64_t>(
+          reflect(static_cast<double>(c), border[0], border[2]));
+      r = static_cast<int64_t>(
+          reflect(static_cast<double>(r), border[1], border[3]));
+    }
+    return std::clamp<int64_t>(r, 0, h - 1) * w +
+           std::clamp<int64_t>(c, 0, w - 1);
+  }
 };
+
+/// d reflect(x, lo, hi) / dx: 1 inside, -1 or 1 by the parity of the
+/// reflections outside.
+double reflectSlope(double x, double lo, double hi) {
+  double range = hi - lo;
+  if (range <= 0)
+    return 0.0;
+  if (x >= lo && x <= hi)
+    return 1.0;
+  double dx = x < lo ? lo - x : x - hi;
+  int64_t n = static_cast<int64_t>(dx / range);
+  return n % 2 == 0 ? -1.0 : 1.0;
+}
+
+/// d cubicCoeffs(t) / dt for t in [0, 1].
+void cubicCoeffSlopes(double t, double d[4]) {
+  constexpr double a = -0.75;
+  double t1 = t + 1, u = 1 - t, u2 = 2 - t;
+  d[0] = 3 * a * t1 * t1 - 10 * a * t1 + 8 * a;
+  d[1] = 3 * (a + 2) * t * t - 2 * (a + 3) * t;
+  d[2] = -(3 * (a + 2) * u * u - 2 * (a + 3) * u);
+  d[3] = -(3 * a * u2 * u2 - 10 * a * u2 + 8 * a);
+}
 
 Status gridSampleKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
@@ -148,6 +186,115 @@ Status gridSampleKernel(const RefContext &ctx, const std::vector<Tensor> &in,
           py[((b * c + ch) * hOut + oy) * wOut + ox] = static_cast<float>(v);
         }
     }
+  return Status::success();
+}
+
+// grid_sample's gradients replay the forward's position and taps: dx gets
+// dy times each tap's weight at the pixel the tap read; dgrid the
+// interpolation's slope in the sampled position, times the slopes of the
+// normalization and of the padding's clamp or reflection.
+Status gridSampleGradKernel(const RefContext &ctx,
+                            const std::vector<Tensor> &in,
+                            std::vector<Tensor> &out) {
+  op_attrs::GridSampleGradAttrs a(ctx.attrs());
+  std::string mode = a.mode();
+  bool alignCorners = a.alignCorners() != 0;
+  const Shape &xs = in[0].shape(), &gs = in[1].shape();
+  int64_t n = xs[0], c = xs[1], hIn = xs[2], wIn = xs[3];
+  int64_t hOut = gs[1], wOut = gs[2];
+  const float *px = in[0].data<float>(), *pg = in[1].data<float>();
+  const float *pdy = in[2].data<float>();
+  std::vector<double> dx(numElements(xs), 0.0), dgrid(numElements(gs), 0.0);
+  GridImage img{nullptr, hIn, wIn, a.paddingMode(), {}};
+  double xMin = alignCorners ? 0.0 : -0.5, yMin = xMin;
+  double xMax = alignCorners ? wIn - 1.0 : wIn - 0.5;
+  double yMax = alignCorners ? hIn - 1.0 : hIn - 0.5;
+  img.border[0] = xMin;
+  img.border[1] = yMin;
+  img.border[2] = xMax;
+  img.border[3] = yMax;
+  auto denormalize = [&](double v, int64_t length) {
+    return alignCorners ? (v + 1) / 2.0 * (length - 1)
+                        : ((v + 1) * length - 1) / 2.0;
+  };
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oy = 0; oy < hOut; ++oy)
+      for (int64_t ox = 0; ox < wOut; ++ox) {
+        const int64_t gAt = ((b * hOut + oy) * wOut + ox) * 2;
+        double x = denormalize(pg[gAt], wIn), y = denormalize(pg[gAt + 1], hIn);
+        // d(pixel position) / d(grid value).
+        double sx = alignCorners ? (wIn - 1) / 2.0 : wIn / 2.0;
+        double sy = alignCorners ? (hIn - 1) / 2.0 : hIn / 2.0;
+        if (mode == "nearest") {
+          x = std::nearbyint(x);
+          y = std::nearbyint(y);
+          sx = sy = 0.0;
+        }
+        if (x < xMin || x > xMax || y < yMin || y > yMax) {
+          if (img.paddingMode == "border") {
+            if (x < 0.0 || x > wIn - 1.0)
+              sx = 0.0;
+            if (y < 0.0 || y > hIn - 1.0)
+              sy = 0.0;
+            x = std::clamp(x, 0.0, wIn - 1.0);
+            y = std::clamp(y, 0.0, hIn - 1.0);
+          } else if (img.paddingMode == "reflection") {
+            sx *= reflectSlope(x, xMin, xMax);
+            sy *= reflectSlope(y, yMin, yMax);
+            x = reflect(x, xMin, xMax);
+            y = reflect(y, yMin, yMax);
+          }
+        }
+        double slopeX = 0.0, slopeY = 0.0;
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t plane = (b * c + ch) * hIn * wIn;
+          img.data = px + plane;
+          double g = pdy[((b * c + ch) * hOut + oy) * wOut + ox];
+          auto scatter = [&](int64_t r, int64_t col, double weight) {
+            int64_t at = img.index(r, col);
+            if (at >= 0)
+              dx[plane + at] += g * weight;
+          };
+          if (mode == "nearest") {
+            scatter(static_cast<int64_t>(y), static_cast<int64_t>(x), 1.0);
+          } else if (mode == "bilinear") {
+            int64_t x1 = static_cast<int64_t>(std::floor(x));
+            int64_t y1 = static_cast<int64_t>(std::floor(y));
+            double dx1 = x - x1, dx2 = x1 + 1 - x;
+            double dy1 = y - y1, dy2 = y1 + 1 - y;
+            scatter(y1, x1, dy2 * dx2);
+            scatter(y1, x1 + 1, dy2 * dx1);
+            scatter(y1 + 1, x1, dy1 * dx2);
+            scatter(y1 + 1, x1 + 1, dy1 * dx1);
+            double v00 = img.at(y1, x1), v01 = img.at(y1, x1 + 1);
+            double v10 = img.at(y1 + 1, x1), v11 = img.at(y1 + 1, x1 + 1);
+            slopeX += g * (dy2 * (v01 - v00) + dy1 * (v11 - v10));
+            slopeY += g * (dx2 * (v10 - v00) + dx1 * (v11 - v01));
+          } else { // bicubic
+            int64_t x0 = static_cast<int64_t>(std::floor(x)) - 1;
+            int64_t y0 = static_cast<int64_t>(std::floor(y)) - 1;
+            double cx[4], cy[4], dcx[4], dcy[4];
+            cubicCoeffs(x - x0 - 1, cx);
+            cubicCoeffs(y - y0 - 1, cy);
+            cubicCoeffSlopes(x - x0 - 1, dcx);
+            cubicCoeffSlopes(y - y0 - 1, dcy);
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 4; ++j) {
+                scatter(y0 + i, x0 + j, cy[i] * cx[j]);
+                double v = img.at(y0 + i, x0 + j);
+                slopeX += g * cy[i] * dcx[j] * v;
+                slopeY += g * dcy[i] * cx[j] * v;
+              }
+          }
+        }
+        dgrid[gAt] += slopeX * sx;
+        dgrid[gAt + 1] += slopeY * sy;
+      }
+  float *pdx = out[0].data<float>(), *pdg = out[1].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
+  for (size_t i = 0; i < dgrid.size(); ++i)
+    pdg[i] = static_cast<float>(dgrid[i]);
   return Status::success();
 }
 
@@ -275,6 +422,86 @@ Status roiAlignKernel(const RefContext &ctx, const std::vector<Tensor> &in,
               static_cast<float>(isMax ? acc[ch] : acc[ch] / count);
       }
   }
+  return Status::success();
+}
+
+// roi_align's gradient replays the forward's samples: avg gives every
+// sample's four corners dy times their weight over the bin's count; max
+// gives the one weighted corner the forward picked (the first largest)
+// dy times its weight.
+Status roiAlignGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                          std::vector<Tensor> &out) {
+  op_attrs::RoiAlignGradAttrs a(ctx.attrs());
+  bool isMax = a.mode() == "max";
+  bool halfPixel = a.coordinateTransformationMode() == "half_pixel";
+  double scale = a.spatialScale();
+  int64_t ph = a.outputHeight(), pw = a.outputWidth();
+  int64_t ratio = a.samplingRatio();
+  const Shape &xs = in[0].shape();
+  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  int64_t numRois = in[1].shape()[0];
+  const float *px = in[0].data<float>(), *rois = in[1].data<float>();
+  const int64_t *batch = in[2].data<int64_t>();
+  const float *pdy = in[3].data<float>();
+  std::vector<double> dx(numElements(xs), 0.0);
+  double offset = halfPixel ? 0.5 : 0.0;
+  for (int64_t r = 0; r < numRois; ++r) {
+    int64_t b = batch[r];
+    if (b < 0 || b >= n)
+      return invalidArgument("batch_indices[", r, "] = ", b,
+                             " is out of range for a batch of ", n);
+    const float *roi = rois + r * 4;
+    double x1 = roi[0] * scale - offset, y1 = roi[1] * scale - offset;
+    double x2 = roi[2] * scale - offset, y2 = roi[3] * scale - offset;
+    double roiW = x2 - x1, roiH = y2 - y1;
+    if (!halfPixel) {
+      roiW = std::max(roiW, 1.0);
+      roiH = std::max(roiH, 1.0);
+    }
+    double binH = roiH / ph, binW = roiW / pw;
+    int64_t gridH = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binH));
+    int64_t gridW = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binW));
+    double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
+    for (int64_t oy = 0; oy < ph; ++oy)
+      for (int64_t ox = 0; ox < pw; ++ox) {
+        std::vector<BilinearTap> taps;
+        for (int64_t iy = 0; iy < gridH; ++iy) {
+          double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
+          for (int64_t ix = 0; ix < gridW; ++ix) {
+            double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
+            taps.push_back(bilinearTap(y, x, h, w));
+          }
+        }
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t plane = (b * c + ch) * h * w;
+          const float *img = px + plane;
+          double g = pdy[((r * c + ch) * ph + oy) * pw + ox];
+          if (!isMax) {
+            for (const BilinearTap &t : taps)
+              for (int k = 0; k < 4; ++k)
+                dx[plane + t.pos[k]] += g * t.weight[k] / count;
+            continue;
+          }
+          double best = 0.0;
+          int64_t bestPos = -1;
+          double bestWeight = 0.0;
+          for (const BilinearTap &t : taps)
+            for (int k = 0; k < 4; ++k) {
+              double v = t.weight[k] * img[t.pos[k]];
+              if (bestPos < 0 || v > best) {
+                best = v;
+                bestPos = t.pos[k];
+                bestWeight = t.weight[k];
+              }
+            }
+          if (bestPos >= 0)
+            dx[plane + bestPos] += g * bestWeight;
+        }
+      }
+  }
+  float *pdx = out[0].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
   return Status::success();
 }
 
@@ -420,6 +647,8 @@ void registerSamplingKernels(KernelRegistry &r) {
   // functions admit float data only, which reaches them as f32.
   registerKernel(r, "grid_sample", gridSampleKernel, D::kFloat);
   registerKernel(r, "roi_align", roiAlignKernel, D::kNumeric);
+  registerKernel(r, "grid_sample_grad", gridSampleGradKernel, D::kFloat);
+  registerKernel(r, "roi_align_grad", roiAlignGradKernel, D::kNumeric);
   registerKernel(r, "max_pool_with_indices", maxPoolWithIndicesKernel,
                  D::kNumericF64);
   registerKernel(r, "max_unpool", maxUnpoolKernel, D::kNumeric);

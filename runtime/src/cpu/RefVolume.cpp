@@ -1,9 +1,9 @@
 //===- RefVolume.cpp - Reference kernels of the 3-D window ops ------------===//
 //
 // conv3d, conv3d_transpose, max_pool3d and avg_pool3d (GoptVolumeOps.td)
-// over NCDHW, in double precision. The window of each spatial dim comes
-// from the shared shape function (resolveVolumeWindow), so kernel and
-// shape agree on padding and ceil_mode.
+// and their gradients over NCDHW, in double precision. The window of each
+// spatial dim comes from the shared shape function (resolveVolumeWindow), so
+// kernel and shape agree on padding and ceil_mode.
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
@@ -128,6 +128,62 @@ Status conv3dTransposeKernel(const RefContext &ctx,
   return Status::success();
 }
 
+// conv3d's gradients: every output element's dy goes back through each
+// filter tap its window used, to the input (dinput) and to the tap
+// (dfilter), as conv3dKernel's loops visit them.
+Status conv3dGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  VolumeWindowAttrs a(ctx.attrs());
+  const Shape &f = in[1].shape();
+  a.window.kernel = {f[2], f[3], f[4]};
+  GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(in[0].shape(), a.window));
+  const auto &st = a.window.strides, &dl = a.window.dilations;
+  Layout5D x(in[0].shape()), y(in[2].shape());
+  int64_t kd = f[2], kh = f[3], kw = f[4], cinG = f[1];
+  int64_t coutG = y.c / a.groups;
+  const float *px = in[0].data<float>(), *pf = in[1].data<float>();
+  const float *pdy = in[2].data<float>();
+  std::vector<double> dx(numElements(in[0].shape()), 0.0),
+      df(numElements(f), 0.0);
+  for (int64_t n = 0; n < y.n; ++n)
+    for (int64_t o = 0; o < y.c; ++o) {
+      int64_t g = o / coutG;
+      for (int64_t od = 0; od < y.d; ++od)
+        for (int64_t oh = 0; oh < y.h; ++oh)
+          for (int64_t ow = 0; ow < y.w; ++ow) {
+            double grad = pdy[y.at(n, o, od, oh, ow)];
+            if (grad == 0.0)
+              continue;
+            for (int64_t i = 0; i < cinG; ++i)
+              for (int64_t r = 0; r < kd; ++r) {
+                int64_t id = od * st[0] - win[0].padBefore + r * dl[0];
+                if (id < 0 || id >= x.d)
+                  continue;
+                for (int64_t s = 0; s < kh; ++s) {
+                  int64_t ih = oh * st[1] - win[1].padBefore + s * dl[1];
+                  if (ih < 0 || ih >= x.h)
+                    continue;
+                  for (int64_t t = 0; t < kw; ++t) {
+                    int64_t iw = ow * st[2] - win[2].padBefore + t * dl[2];
+                    if (iw < 0 || iw >= x.w)
+                      continue;
+                    int64_t xi = x.at(n, g * cinG + i, id, ih, iw);
+                    int64_t fi = (((o * cinG + i) * kd + r) * kh + s) * kw + t;
+                    dx[xi] += grad * pf[fi];
+                    df[fi] += grad * px[xi];
+                  }
+                }
+              }
+          }
+    }
+  float *pdx = out[0].data<float>(), *pdf = out[1].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
+  for (size_t i = 0; i < df.size(); ++i)
+    pdf[i] = static_cast<float>(df[i]);
+  return Status::success();
+}
+
 // The taps of one spatial dim of the window starting at `start`: how many
 // fall inside the input, and how many inside the padded input (avg_pool3d's
 // divisor with count_include_pad; never the extra end ceil_mode adds).
@@ -195,6 +251,77 @@ Status pool3dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+// The pools' gradients replay pool3dKernel's windows: max_pool3d's goes to
+// the element the forward picked (the same comparison, so the first
+// maximum, or a NaN), avg_pool3d's to every tap it averaged, divided by
+// the same count.
+template <bool IsMax>
+Status pool3dGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  VolumeWindowAttrs a(ctx.attrs());
+  GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(in[0].shape(), a.window));
+  const auto &k = a.window.kernel, &st = a.window.strides,
+             &dl = a.window.dilations;
+  Layout5D x(in[0].shape()), y(in[1].shape());
+  const float *px = in[0].data<float>(), *pdy = in[1].data<float>();
+  std::vector<double> dx(numElements(in[0].shape()), 0.0);
+  std::vector<int64_t> taps;
+  for (int64_t n = 0; n < y.n; ++n)
+    for (int64_t c = 0; c < y.c; ++c)
+      for (int64_t od = 0; od < y.d; ++od)
+        for (int64_t oh = 0; oh < y.h; ++oh)
+          for (int64_t ow = 0; ow < y.w; ++ow) {
+            int64_t d0 = od * st[0] - win[0].padBefore;
+            int64_t h0 = oh * st[1] - win[1].padBefore;
+            int64_t w0 = ow * st[2] - win[2].padBefore;
+            double best = -std::numeric_limits<double>::infinity();
+            int64_t bestAt = -1;
+            taps.clear();
+            for (int64_t r = 0; r < k[0]; ++r) {
+              int64_t id = d0 + r * dl[0];
+              if (id < 0 || id >= x.d)
+                continue;
+              for (int64_t s = 0; s < k[1]; ++s) {
+                int64_t ih = h0 + s * dl[1];
+                if (ih < 0 || ih >= x.h)
+                  continue;
+                for (int64_t t = 0; t < k[2]; ++t) {
+                  int64_t iw = w0 + t * dl[2];
+                  if (iw < 0 || iw >= x.w)
+                    continue;
+                  int64_t at = x.at(n, c, id, ih, iw);
+                  double v = px[at];
+                  if (IsMax && (bestAt < 0 || std::isnan(v) || v > best)) {
+                    best = v;
+                    bestAt = at;
+                  }
+                  taps.push_back(at);
+                }
+              }
+            }
+            double grad = pdy[y.at(n, c, od, oh, ow)];
+            if (IsMax) {
+              if (bestAt >= 0)
+                dx[bestAt] += grad;
+              continue;
+            }
+            TapCounts cd = countTaps(d0, k[0], dl[0], x.d, win[0].padAfter);
+            TapCounts ch = countTaps(h0, k[1], dl[1], x.h, win[1].padAfter);
+            TapCounts cw = countTaps(w0, k[2], dl[2], x.w, win[2].padAfter);
+            int64_t count = a.countIncludePad
+                                ? cd.padded * ch.padded * cw.padded
+                                : cd.inside * ch.inside * cw.inside;
+            if (count == 0)
+              continue;
+            for (int64_t at : taps)
+              dx[at] += grad / count;
+          }
+  float *pdx = out[0].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
+  return Status::success();
+}
+
 } // namespace
 
 void registerVolumeKernels(KernelRegistry &r) {
@@ -203,6 +330,9 @@ void registerVolumeKernels(KernelRegistry &r) {
   registerKernel(r, "conv3d_transpose", conv3dTransposeKernel, D::kFloat);
   registerKernel(r, "max_pool3d", pool3dKernel<true>, D::kFloat);
   registerKernel(r, "avg_pool3d", pool3dKernel<false>, D::kFloat);
+  registerKernel(r, "conv3d_grad", conv3dGradKernel, D::kFloat);
+  registerKernel(r, "max_pool3d_grad", pool3dGradKernel<true>, D::kFloat);
+  registerKernel(r, "avg_pool3d_grad", pool3dGradKernel<false>, D::kFloat);
 }
 
 } // namespace gopt::runtime::ref

@@ -40,6 +40,32 @@ Status recurrentShape(const OpAttrs &attrs, const Shapes &in,
   return Status::success();
 }
 
+/// The gradient ops: the forward's `floatCount` operands, then
+/// `gradCount` result gradients, then the optional sequence_lens. Checks
+/// them as the forward does; each operand's gradient has its shape.
+Status recurrentGradShape(const OpAttrs &attrs, const Shapes &in,
+                          const DTypes &types, Shapes &out, size_t floatCount,
+                          size_t gradCount, int64_t gates, bool hasCell) {
+  Shapes forwardIn(in.begin(), in.begin() + floatCount);
+  DTypes forwardTypes(types.begin(), types.begin() + floatCount);
+  if (in.size() > floatCount + gradCount) {
+    forwardIn.push_back(in.back());
+    forwardTypes.push_back(types.back());
+  }
+  Shapes forwardOut(hasCell ? 3 : 2);
+  GOPT_RETURN_IF_ERROR(recurrentShape(attrs, forwardIn, forwardTypes,
+                                      forwardOut, floatCount, gates, hasCell));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, floatCount + gradCount));
+  std::vector<shape::DimsRef> stateGrads;
+  for (size_t i = 1; i < gradCount; ++i)
+    stateGrads.push_back(in[floatCount + i]);
+  GOPT_RETURN_IF_ERROR(toStatus(shape::checkRecurrentResultGrads(
+      forwardOut[0], forwardOut[1], in[floatCount], stateGrads)));
+  for (size_t i = 0; i < floatCount; ++i)
+    out[i] = in[i];
+  return Status::success();
+}
+
 } // namespace
 
 Status lstmShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
@@ -55,6 +81,21 @@ Status gruShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
 Status rnnShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                 Shapes &out) {
   return recurrentShape(attrs, in, types, out, 5, 1, /*hasCell=*/false);
+}
+
+Status lstmGradShape(const OpAttrs &attrs, const Shapes &in,
+                     const DTypes &types, Shapes &out) {
+  return recurrentGradShape(attrs, in, types, out, 7, 3, 4, /*hasCell=*/true);
+}
+
+Status gruGradShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                    Shapes &out) {
+  return recurrentGradShape(attrs, in, types, out, 5, 2, 3, /*hasCell=*/false);
+}
+
+Status rnnGradShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                    Shapes &out) {
+  return recurrentGradShape(attrs, in, types, out, 5, 2, 1, /*hasCell=*/false);
 }
 
 } // namespace gopt::runtime

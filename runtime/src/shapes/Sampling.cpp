@@ -44,6 +44,35 @@ Status gridSampleShape(const OpAttrs &attrs, const Shapes &in,
       in[0], in[1], a.mode(), a.paddingMode(), a.alignCorners(), out[0]));
 }
 
+Status gridSampleGradShape(const OpAttrs &attrs, const Shapes &in,
+                           const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 3));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  op_attrs::GridSampleGradAttrs a(attrs);
+  shape::Dims y;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferGridSampleShape(
+      in[0], in[1], a.mode(), a.paddingMode(), a.alignCorners(), y)));
+  GOPT_RETURN_IF_ERROR(toStatus(shape::checkForwardResultGrad(y, in[2])));
+  out[0] = in[0];
+  out[1] = in[1];
+  return Status::success();
+}
+
+Status roiAlignGradShape(const OpAttrs &attrs, const Shapes &in,
+                         const DTypes &types, Shapes &out) {
+  if (types[3] != types[0])
+    return invalidArgument("dy has element type ", dtypeName(types[3]),
+                           ", x has ", dtypeName(types[0]));
+  Shapes forwardOut(1);
+  GOPT_RETURN_IF_ERROR(roiAlignShape(attrs, Shapes(in.begin(), in.begin() + 3),
+                                     DTypes(types.begin(), types.begin() + 3),
+                                     forwardOut));
+  GOPT_RETURN_IF_ERROR(
+      toStatus(shape::checkForwardResultGrad(forwardOut[0], in[3])));
+  out[0] = in[0];
+  return Status::success();
+}
+
 Status roiAlignShape(const OpAttrs &attrs, const Shapes &in,
                      const DTypes &types, Shapes &out) {
   GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));

@@ -18,6 +18,12 @@ Status gridSampleShape(const OpAttrs &attrs, const Shapes &in,
                        const DTypes &types, Shapes &out);
 Status roiAlignShape(const OpAttrs &attrs, const Shapes &in,
                      const DTypes &types, Shapes &out);
+/// The gradients: grid_sample_grad's dx and dgrid have x's and grid's
+/// shapes, roi_align_grad's dx x's; dy is checked against the forward's.
+Status gridSampleGradShape(const OpAttrs &attrs, const Shapes &in,
+                           const DTypes &types, Shapes &out);
+Status roiAlignGradShape(const OpAttrs &attrs, const Shapes &in,
+                         const DTypes &types, Shapes &out);
 Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
                                const DTypes &types, Shapes &out);
 Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,

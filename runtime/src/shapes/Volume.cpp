@@ -75,4 +75,30 @@ Status pool3dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferPool3DShape(in[0], a.window, out[0]));
 }
 
+Status conv3dGradShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
+  GOPT_RETURN_IF_ERROR(requireFloatInput(types));
+  VolumeWindowAttrs a(attrs);
+  shape::Dims y;
+  GOPT_RETURN_IF_ERROR(toStatus(
+      shape::inferConv3DShape(in[0], in[1], nullptr, a.window, a.groups, y)));
+  GOPT_RETURN_IF_ERROR(toStatus(shape::checkForwardResultGrad(y, in[2])));
+  out[0] = in[0];
+  out[1] = in[1];
+  return Status::success();
+}
+
+Status pool3dGradShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
+  GOPT_RETURN_IF_ERROR(requireFloatInput(types));
+  VolumeWindowAttrs a(attrs);
+  shape::Dims y;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferPool3DShape(in[0], a.window, y)));
+  GOPT_RETURN_IF_ERROR(toStatus(shape::checkForwardResultGrad(y, in[1])));
+  out[0] = in[0];
+  return Status::success();
+}
+
 } // namespace gopt::runtime

@@ -19,6 +19,12 @@ Status conv3dTransposeShape(const OpAttrs &attrs, const Shapes &in,
                             const DTypes &types, Shapes &out);
 Status pool3dShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out);
+/// conv3d_grad: dinput and dfilter have input's and filter's shapes.
+Status conv3dGradShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out);
+/// max_pool3d_grad and avg_pool3d_grad: dx has x's shape.
+Status pool3dGradShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out);
 
 /// The window of a conv3d (kernel left empty: the filter's), max_pool3d or
 /// avg_pool3d; the struct owns the padding string `window` points at.

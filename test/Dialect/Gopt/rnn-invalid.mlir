@@ -71,3 +71,30 @@ func.func @rnn_direction(%x: tensor<3x2x4xf32>, %w: tensor<1x3x4xf32>, %r: tenso
   %y, %h = gopt.rnn %x, %w, %r, %z, %z {hidden_size = 3 : i64, direction = "sideways"} : (tensor<3x2x4xf32>, tensor<1x3x4xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>) -> (tensor<3x1x2x3xf32>, tensor<1x2x3xf32>)
   return
 }
+
+// -----
+
+/// A gradient op's dy has the forward's y shape (or is rank-0).
+func.func @lstm_grad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x12x4xf32>, %r: tensor<1x12x3xf32>, %z: tensor<f32>, %dy: tensor<3x2x3xf32>) {
+  // expected-error@+1 {{'gopt.lstm_grad' op expects dy of shape [3, 1, 2, 3] (or a scalar), got [3, 2, 3]}}
+  %0:7 = gopt.lstm_grad %x, %w, %r, %z, %z, %z, %z, %dy, %z, %z {hidden_size = 3 : i64} : (tensor<3x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x2x3xf32>, tensor<f32>, tensor<f32>) -> (tensor<3x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
+/// dy_h has the final state's shape.
+func.func @gru_grad_dyh(%x: tensor<3x2x4xf32>, %w: tensor<1x9x4xf32>, %r: tensor<1x9x3xf32>, %z: tensor<f32>, %dyh: tensor<1x3x3xf32>) {
+  // expected-error@+1 {{'gopt.gru_grad' op expects dy_h of shape [1, 2, 3] (or a scalar), got [1, 3, 3]}}
+  %0:5 = gopt.gru_grad %x, %w, %r, %z, %z, %z, %dyh {hidden_size = 3 : i64} : (tensor<3x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<1x3x3xf32>) -> (tensor<3x2x4xf32>, tensor<1x9x4xf32>, tensor<1x9x3xf32>, tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
+/// The forward's operands are checked as the forward checks them.
+func.func @rnn_grad_w(%x: tensor<3x2x4xf32>, %w: tensor<1x3x5xf32>, %r: tensor<1x3x3xf32>, %z: tensor<f32>) {
+  // expected-error@+1 {{'gopt.rnn_grad' op expects w of shape [1, 3, 4], got [1, 3, 5]}}
+  %0:5 = gopt.rnn_grad %x, %w, %r, %z, %z, %z, %z {hidden_size = 3 : i64} : (tensor<3x2x4xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<3x2x4xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>)
+  return
+}

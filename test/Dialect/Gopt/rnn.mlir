@@ -29,3 +29,26 @@ func.func @gru_rnn(%x: tensor<1x3x2xf32>, %w: tensor<1x15x2xf32>, %r: tensor<1x1
   %ry, %rh = gopt.rnn %x, %wr, %rr, %zero, %zero {hidden_size = 4 : i64} : (tensor<1x3x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<f32>, tensor<f32>) -> (tensor<1x1x3x4xf32>, tensor<1x3x4xf32>)
   return %y, %rh : tensor<1x1x3x5xf32>, tensor<1x3x4xf32>
 }
+
+// -----
+
+/// The gradients: the forward's operands, then its results' gradients
+/// (rank-0 for a result the loss does not use); each operand's gradient
+/// has the operand's type, rank-0 ones included.
+// CHECK-LABEL: func @lstm_grad
+func.func @lstm_grad(%x: tensor<4x?x5xf32>, %w: tensor<2x12x5xf32>, %r: tensor<2x12x3xf32>, %b: tensor<2x24xf32>, %z: tensor<f32>, %dy: tensor<4x2x?x3xf32>, %lens: tensor<?xi64>) -> (tensor<4x?x5xf32>, tensor<f32>) {
+  // CHECK: gopt.lstm_grad {{.*}} {direction = "bidirectional", hidden_size = 3 : i64} : (tensor<4x?x5xf32>, tensor<2x12x5xf32>, tensor<2x12x3xf32>, tensor<2x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x2x?x3xf32>, tensor<f32>, tensor<f32>, tensor<?xi64>) -> (tensor<4x?x5xf32>, tensor<2x12x5xf32>, tensor<2x12x3xf32>, tensor<2x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+  %dx, %dw, %dr, %db, %dh, %dc, %dp = gopt.lstm_grad %x, %w, %r, %b, %z, %z, %z, %dy, %z, %z, %lens {hidden_size = 3 : i64, direction = "bidirectional"} : (tensor<4x?x5xf32>, tensor<2x12x5xf32>, tensor<2x12x3xf32>, tensor<2x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x2x?x3xf32>, tensor<f32>, tensor<f32>, tensor<?xi64>) -> (tensor<4x?x5xf32>, tensor<2x12x5xf32>, tensor<2x12x3xf32>, tensor<2x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+  return %dx, %dp : tensor<4x?x5xf32>, tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func @gru_rnn_grad
+func.func @gru_rnn_grad(%x: tensor<4x2x5xf32>, %w: tensor<1x9x5xf32>, %r: tensor<1x9x3xf32>, %b: tensor<1x18xf32>, %h0: tensor<1x2x3xf32>, %dy: tensor<4x1x2x3xf32>, %rw: tensor<1x3x5xf32>, %rr: tensor<1x3x3xf32>, %z: tensor<f32>) -> (tensor<1x2x3xf32>, tensor<1x3x5xf32>) {
+  // CHECK: gopt.gru_grad {{.*}} {hidden_size = 3 : i64, linear_before_reset = true} : {{.*}} -> (tensor<4x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>)
+  %dx, %dw, %dr, %db, %dh = gopt.gru_grad %x, %w, %r, %b, %h0, %dy, %h0 {hidden_size = 3 : i64, linear_before_reset = true} : (tensor<4x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>, tensor<4x1x2x3xf32>, tensor<1x2x3xf32>) -> (tensor<4x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>)
+  // CHECK: gopt.rnn_grad {{.*}} {direction = "reverse", hidden_size = 3 : i64} : {{.*}} -> (tensor<4x2x5xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>)
+  %rdx, %rdw, %rdr, %rdb, %rdh = gopt.rnn_grad %x, %rw, %rr, %z, %z, %dy, %z {hidden_size = 3 : i64, direction = "reverse"} : (tensor<4x2x5xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>, tensor<4x1x2x3xf32>, tensor<f32>) -> (tensor<4x2x5xf32>, tensor<1x3x5xf32>, tensor<1x3x3xf32>, tensor<f32>, tensor<f32>)
+  return %dh, %rdw : tensor<1x2x3xf32>, tensor<1x3x5xf32>
+}

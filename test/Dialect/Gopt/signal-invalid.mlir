@@ -136,3 +136,12 @@ func.func @det_square(%x: tensor<3x2x3xf32>) {
   %y = gopt.det %x : (tensor<3x2x3xf32>) -> tensor<3xf32>
   return
 }
+
+// -----
+
+/// A sampling gradient's dy has the forward's result shape.
+func.func @grid_sample_grad_dy(%x: tensor<1x4x10x10xf32>, %g: tensor<1x3x5x2xf32>, %dy: tensor<1x4x5x3xf32>) {
+  // expected-error@+1 {{'gopt.grid_sample_grad' op expects dy of the forward's result shape [1, 4, 3, 5], got [1, 4, 5, 3]}}
+  %dx, %dg = gopt.grid_sample_grad %x, %g, %dy : (tensor<1x4x10x10xf32>, tensor<1x3x5x2xf32>, tensor<1x4x5x3xf32>) -> (tensor<1x4x10x10xf32>, tensor<1x3x5x2xf32>)
+  return
+}

@@ -74,3 +74,16 @@ func.func @det(%x: tensor<?x3x3xf32>, %s: tensor<2x2xf32>) -> (tensor<?xf32>, te
   %z = gopt.det %s : (tensor<2x2xf32>) -> tensor<f32>
   return %y, %z : tensor<?xf32>, tensor<f32>
 }
+
+// -----
+
+/// The sampling gradients take the forward's attributes and give the
+/// operands' types.
+// CHECK-LABEL: func @sampling_grads
+func.func @sampling_grads(%x: tensor<1x4x10x10xf32>, %g: tensor<1x3x?x2xf32>, %dg: tensor<1x4x3x?xf32>, %r: tensor<?x4xf32>, %b: tensor<?xi64>, %dr: tensor<?x4x5x3xf32>) -> (tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>, tensor<1x4x10x10xf32>) {
+  // CHECK: gopt.grid_sample_grad {{.*}} : (tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>, tensor<1x4x3x?xf32>) -> (tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>)
+  %dx, %dgrid = gopt.grid_sample_grad %x, %g, %dg {mode = "bicubic", padding_mode = "border", align_corners = 1 : i64} : (tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>, tensor<1x4x3x?xf32>) -> (tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>)
+  // CHECK: gopt.roi_align_grad {{.*}} : (tensor<1x4x10x10xf32>, tensor<?x4xf32>, tensor<?xi64>, tensor<?x4x5x3xf32>) -> tensor<1x4x10x10xf32>
+  %dxr = gopt.roi_align_grad %x, %r, %b, %dr {mode = "max", output_height = 5 : i64, output_width = 3 : i64} : (tensor<1x4x10x10xf32>, tensor<?x4xf32>, tensor<?xi64>, tensor<?x4x5x3xf32>) -> tensor<1x4x10x10xf32>
+  return %dx, %dgrid, %dxr : tensor<1x4x10x10xf32>, tensor<1x3x?x2xf32>, tensor<1x4x10x10xf32>
+}

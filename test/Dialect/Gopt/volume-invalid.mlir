@@ -95,3 +95,20 @@ func.func @avg_pool3d_pads(%x: tensor<1x3x8x8x8xf32>) {
   %y = gopt.avg_pool3d %x {kernel = array<i64: 2, 2, 2>, strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, -1, 0, 0, 0>} : (tensor<1x3x8x8x8xf32>) -> tensor<1x3x7x6x7xf32>
   return
 }
+
+// -----
+
+/// A gradient's dy has the forward's result shape.
+func.func @conv3d_grad_dy(%x: tensor<1x2x4x4x4xf32>, %w: tensor<3x2x2x2x2xf32>, %dy: tensor<1x3x4x4x4xf32>) {
+  // expected-error@+1 {{'gopt.conv3d_grad' op expects dy of the forward's result shape [1, 3, 3, 3, 3], got [1, 3, 4, 4, 4]}}
+  %dx, %dw = gopt.conv3d_grad %x, %w, %dy {strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>} : (tensor<1x2x4x4x4xf32>, tensor<3x2x2x2x2xf32>, tensor<1x3x4x4x4xf32>) -> (tensor<1x2x4x4x4xf32>, tensor<3x2x2x2x2xf32>)
+  return
+}
+
+// -----
+
+func.func @max_pool3d_grad_dy(%x: tensor<1x2x4x4x4xf32>, %dy: tensor<1x2x4x4x4xf32>) {
+  // expected-error@+1 {{'gopt.max_pool3d_grad' op expects dy of the forward's result shape [1, 2, 2, 2, 2], got [1, 2, 4, 4, 4]}}
+  %dx = gopt.max_pool3d_grad %x, %dy {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>} : (tensor<1x2x4x4x4xf32>, tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  return
+}

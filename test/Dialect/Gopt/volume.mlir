@@ -49,3 +49,18 @@ func.func @avg_pool3d(%x: tensor<2x3x4x?x8xf32>) -> tensor<2x3x2x?x4xf32> {
   %y = gopt.avg_pool3d %x {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, padding = "VALID", pads = array<i64: 0, 0, 0, 0, 0, 0>, count_include_pad = true} : (tensor<2x3x4x?x8xf32>) -> tensor<2x3x2x?x4xf32>
   return %y : tensor<2x3x2x?x4xf32>
 }
+
+// -----
+
+/// The gradients take the forward's attributes; conv3d_grad gives input's
+/// and filter's types, the pools' gradients x's.
+// CHECK-LABEL: func @volume_grads
+func.func @volume_grads(%x: tensor<?x4x8x9x10xf32>, %w: tensor<6x2x3x3x3xf32>, %dy: tensor<?x6x4x9x4xf32>, %p: tensor<2x3x4x?x8xf32>, %dp: tensor<2x3x2x?x4xf32>) -> (tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>, tensor<2x3x4x?x8xf32>, tensor<2x3x4x?x8xf32>) {
+  // CHECK: gopt.conv3d_grad {{.*}} : (tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>, tensor<?x6x4x9x4xf32>) -> (tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>)
+  %dx, %dw = gopt.conv3d_grad %x, %w, %dy {strides = array<i64: 2, 1, 2>, dilations = array<i64: 1, 1, 2>, pads = array<i64: 1, 1, 1, 1, 1, 1>, groups = 2 : i64} : (tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>, tensor<?x6x4x9x4xf32>) -> (tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>)
+  // CHECK: gopt.avg_pool3d_grad {{.*}} : (tensor<2x3x4x?x8xf32>, tensor<2x3x2x?x4xf32>) -> tensor<2x3x4x?x8xf32>
+  %da = gopt.avg_pool3d_grad %p, %dp {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, padding = "VALID", pads = array<i64: 0, 0, 0, 0, 0, 0>, count_include_pad = true} : (tensor<2x3x4x?x8xf32>, tensor<2x3x2x?x4xf32>) -> tensor<2x3x4x?x8xf32>
+  // CHECK: gopt.max_pool3d_grad {{.*}} : (tensor<2x3x4x?x8xf32>, tensor<2x3x2x?x4xf32>) -> tensor<2x3x4x?x8xf32>
+  %dm = gopt.max_pool3d_grad %p, %dp {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>} : (tensor<2x3x4x?x8xf32>, tensor<2x3x2x?x4xf32>) -> tensor<2x3x4x?x8xf32>
+  return %dx, %dw, %da, %dm : tensor<?x4x8x9x10xf32>, tensor<6x2x3x3x3xf32>, tensor<2x3x4x?x8xf32>, tensor<2x3x4x?x8xf32>
+}

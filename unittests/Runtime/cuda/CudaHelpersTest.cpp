@@ -196,11 +196,16 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                   "tf_idf_vectorizer", "scatter_elements", "scatter_nd",
                   "arg_max", "arg_min", "top_k", "cumsum"});
   // The 3-D window ops (GoptVolumeOps.td) run on the CPU so far.
-  cpuOnly.insert({"conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d"});
+  cpuOnly.insert({"conv3d", "conv3d_transpose", "max_pool3d", "avg_pool3d",
+                  "conv3d_grad", "max_pool3d_grad", "avg_pool3d_grad"});
   // The sampling ops (GoptSamplingOps.td) and the signal ops
   // (GoptSignalOps.td) run on the CPU so far.
-  cpuOnly.insert({"grid_sample", "roi_align", "max_pool_with_indices",
-                  "max_unpool", "dft", "stft", "mel_weight_matrix", "det"});
+  cpuOnly.insert({"grid_sample", "roi_align", "grid_sample_grad",
+                  "roi_align_grad", "max_pool_with_indices", "max_unpool",
+                  "dft", "stft", "mel_weight_matrix", "det"});
+  // The recurrent gradients (backpropagation through time, GoptRnnOps.td)
+  // have reference kernels only.
+  cpuOnly.insert({"lstm_grad", "gru_grad", "rnn_grad"});
   // dynamic_reshape (GoptDynamicShapeOps.td) runs on the CPU so far.
   cpuOnly.insert("dynamic_reshape");
   // Control flow (GoptControlFlowOps.td) runs its regions' sessions from the

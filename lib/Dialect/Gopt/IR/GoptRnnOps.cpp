@@ -1,7 +1,7 @@
 //===- GoptRnnOps.cpp - type inference of the recurrent ops ---------------===//
 //
-// lstm, gru and rnn (GoptRnnOps.td): adapters over the shared shape
-// function (lib/Shape/RnnShapes.cpp).
+// lstm, gru and rnn and their gradients (GoptRnnOps.td): adapters over the
+// shared shape functions (lib/Shape/RnnShapes.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,15 @@ template <> unsigned getExpectedResultCount<LstmOp>(LstmOp::Adaptor) {
 }
 template <> unsigned getExpectedResultCount<GruOp>(GruOp::Adaptor) { return 2; }
 template <> unsigned getExpectedResultCount<RnnOp>(RnnOp::Adaptor) { return 2; }
+template <> unsigned getExpectedResultCount<LstmGradOp>(LstmGradOp::Adaptor) {
+  return 7;
+}
+template <> unsigned getExpectedResultCount<GruGradOp>(GruGradOp::Adaptor) {
+  return 5;
+}
+template <> unsigned getExpectedResultCount<RnnGradOp>(RnnGradOp::Adaptor) {
+  return 5;
+}
 } // namespace gopt::detail
 
 namespace {
@@ -65,6 +74,36 @@ LogicalResult inferRecurrentTypes(Value x, Value w, Value r, Value b,
   return success();
 }
 
+/// The gradient ops: the forward's operands as the forward checks them,
+/// then the result gradients (`stateGrads`: dy_h, and lstm's dy_c) against
+/// the forward's result shapes. Each operand's gradient has its type.
+LogicalResult inferRecurrentGradTypes(ValueRange forwardOperands,
+                                      ArrayRef<Type> forwardTypes, Value dy,
+                                      ValueRange stateGrads,
+                                      const ShapeError &error,
+                                      SmallVectorImpl<Type> &types) {
+  SmallVector<Value> floats = {forwardOperands.front(), dy};
+  SmallVector<StringRef> names = {"x", "dy"};
+  for (auto [value, name] :
+       llvm::zip(stateGrads, ArrayRef<StringRef>{"dy_h", "dy_c"})) {
+    floats.push_back(value);
+    names.push_back(name);
+  }
+  if (failed(verifySameElementTypes(floats, names, error)))
+    return failure();
+  std::vector<shape::DimsRef> stateGradDims;
+  for (Value value : stateGrads)
+    stateGradDims.push_back(shapeOf(value));
+  if (failed(error.check(shape::checkRecurrentResultGrads(
+          cast<RankedTensorType>(forwardTypes[0]).getShape(),
+          cast<RankedTensorType>(forwardTypes[1]).getShape(), shapeOf(dy),
+          stateGradDims))))
+    return failure();
+  for (Value operand : forwardOperands)
+    types.push_back(operand.getType());
+  return success();
+}
+
 } // namespace
 
 static LogicalResult inferTypes(LstmOp::Adaptor adaptor,
@@ -97,3 +136,54 @@ static LogicalResult inferTypes(RnnOp::Adaptor adaptor, const ShapeError &error,
       /*gates=*/1, /*stateCount=*/1, error, types);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(RnnOp)
+
+static LogicalResult inferTypes(LstmGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  SmallVector<Type> forward;
+  if (failed(inferRecurrentTypes(
+          adaptor.getX(), adaptor.getW(), adaptor.getR(), adaptor.getB(),
+          adaptor.getInitialH(), adaptor.getInitialC(), adaptor.getP(),
+          adaptor.getSequenceLens(),
+          static_cast<int64_t>(adaptor.getHiddenSize()), adaptor.getDirection(),
+          /*gates=*/4, /*stateCount=*/2, error, forward)))
+    return failure();
+  return inferRecurrentGradTypes(
+      {adaptor.getX(), adaptor.getW(), adaptor.getR(), adaptor.getB(),
+       adaptor.getInitialH(), adaptor.getInitialC(), adaptor.getP()},
+      forward, adaptor.getDy(), {adaptor.getDyH(), adaptor.getDyC()}, error,
+      types);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(LstmGradOp)
+
+/// gru_grad and rnn_grad.
+template <typename Adaptor>
+static LogicalResult inferGruOrRnnGradTypes(Adaptor adaptor, int64_t gates,
+                                            const ShapeError &error,
+                                            SmallVectorImpl<Type> &types) {
+  SmallVector<Type> forward;
+  if (failed(inferRecurrentTypes(
+          adaptor.getX(), adaptor.getW(), adaptor.getR(), adaptor.getB(),
+          adaptor.getInitialH(), Value(), Value(), adaptor.getSequenceLens(),
+          static_cast<int64_t>(adaptor.getHiddenSize()), adaptor.getDirection(),
+          gates, /*stateCount=*/1, error, forward)))
+    return failure();
+  return inferRecurrentGradTypes(
+      {adaptor.getX(), adaptor.getW(), adaptor.getR(), adaptor.getB(),
+       adaptor.getInitialH()},
+      forward, adaptor.getDy(), {adaptor.getDyH()}, error, types);
+}
+
+static LogicalResult inferTypes(GruGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  return inferGruOrRnnGradTypes(adaptor, /*gates=*/3, error, types);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(GruGradOp)
+
+static LogicalResult inferTypes(RnnGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  return inferGruOrRnnGradTypes(adaptor, /*gates=*/1, error, types);
+}
+GOPT_SHAPE_FUNCTION_HOOKS(RnnGradOp)

@@ -1,8 +1,8 @@
 //===- GoptSamplingOps.cpp - type inference of the sampling ops -----------===//
 //
-// grid_sample, roi_align, max_pool_with_indices and max_unpool
-// (GoptSamplingOps.td): MLIR adapters over the shared shape functions in
-// lib/Shape/SamplingShapes.cpp.
+// grid_sample, roi_align (and their gradients), max_pool_with_indices and
+// max_unpool (GoptSamplingOps.td): MLIR adapters over the shared shape
+// functions in lib/Shape/SamplingShapes.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,10 @@ namespace gopt::detail {
 template <>
 unsigned
 getExpectedResultCount<MaxPoolWithIndicesOp>(MaxPoolWithIndicesOp::Adaptor) {
+  return 2;
+}
+template <>
+unsigned getExpectedResultCount<GridSampleGradOp>(GridSampleGradOp::Adaptor) {
   return 2;
 }
 } // namespace gopt::detail
@@ -59,6 +63,52 @@ static LogicalResult inferTypes(RoiAlignOp::Adaptor adaptor,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(RoiAlignOp)
+
+static LogicalResult inferTypes(GridSampleGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes(
+          {adaptor.getX(), adaptor.getGrid(), adaptor.getDy()},
+          {"x", "grid", "dy"}, error)))
+    return failure();
+  shape::Dims y;
+  if (failed(error.check(shape::inferGridSampleShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getGrid()),
+          adaptor.getMode(), adaptor.getPaddingMode(),
+          static_cast<int64_t>(adaptor.getAlignCorners()), y))) ||
+      failed(error.check(
+          shape::checkForwardResultGrad(y, shapeOf(adaptor.getDy())))))
+    return failure();
+  inferred.push_back(adaptor.getX().getType());
+  inferred.push_back(adaptor.getGrid().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(GridSampleGradOp)
+
+static LogicalResult inferTypes(RoiAlignGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes(
+          {adaptor.getX(), adaptor.getRois(), adaptor.getDy()},
+          {"x", "rois", "dy"}, error)))
+    return failure();
+  shape::RoiAlignParams params;
+  params.mode = adaptor.getMode();
+  params.coordinateMode = adaptor.getCoordinateTransformationMode();
+  params.outputHeight = static_cast<int64_t>(adaptor.getOutputHeight());
+  params.outputWidth = static_cast<int64_t>(adaptor.getOutputWidth());
+  params.samplingRatio = static_cast<int64_t>(adaptor.getSamplingRatio());
+  shape::Dims y;
+  if (failed(error.check(shape::inferRoiAlignShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getRois()),
+          shapeOf(adaptor.getBatchIndices()), params, y))) ||
+      failed(error.check(
+          shape::checkForwardResultGrad(y, shapeOf(adaptor.getDy())))))
+    return failure();
+  inferred.push_back(adaptor.getX().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(RoiAlignGradOp)
 
 static LogicalResult inferTypes(MaxPoolWithIndicesOp::Adaptor adaptor,
                                 const ShapeError &error,

@@ -165,13 +165,14 @@ class Gopt_ArgReduceOp<string mnemonic, string what>
 def Gopt_ArgMaxOp : Gopt_ArgReduceOp<"arg_max", "maximum">;
 def Gopt_ArgMinOp : Gopt_ArgReduceOp<"arg_min", "minimum">;
 
-def Gopt_CumSumOp : Gopt_InferredOp<"cumsum", [Pure, SameOperandsAndResultElementType]> {
+def Gopt_CumSumOp : Gopt_InferredOp<"cumsum", [Pure, SameOperandsAndResultElementType, Gopt_Differentiable]> {
   let summary = "cumulative sum along an axis";
   let description = [{
     ONNX's `CumSum` and TensorFlow's `Cumsum`: `y[..., i, ...]` is the sum of
     `x[..., j, ...]` for `j <= i` along `axis` (negative counts from the
     end); `exclusive` leaves out `j = i`, `reverse` sums from the end
-    (`j >= i`).
+    (`j >= i`). Its gradient is the cumsum of dy the other way (`reverse`
+    flipped, `exclusive` kept).
 
     ```mlir
     %y = gopt.cumsum %x {axis = 1 : i64, exclusive = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>

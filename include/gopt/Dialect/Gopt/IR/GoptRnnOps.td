@@ -23,7 +23,7 @@ def Gopt_RnnDirectionAttr
     : Gopt_StrEnumAttr<["forward", "reverse", "bidirectional"], "forward">;
 def Gopt_SequenceLengthsTensor : RankedTensorOf<[I32, I64]>;
 
-def Gopt_LstmOp : Gopt_InferredOp<"lstm", [Pure]> {
+def Gopt_LstmOp : Gopt_InferredOp<"lstm", [Pure, Gopt_Differentiable]> {
   let summary = "long short-term memory layer (ONNX LSTM)";
   let description = [{
     ONNX's `LSTM` with its default activations (sigmoid for the gates, tanh
@@ -60,11 +60,13 @@ def Gopt_LstmOp : Gopt_InferredOp<"lstm", [Pure]> {
                    DefaultValuedAttr<BoolAttr, "false">:$input_forget);
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h,
                  Gopt_FloatTensor:$y_c);
+  // The weights, biases and peepholes (a rank-0 absent one is not lifted).
+  let trainableOperands = [1, 2, 3, 6];
   let runtimeShapeFunction = "lstmShape";
   let flopFunction = "recurrentFlops";
 }
 
-def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure]> {
+def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure, Gopt_Differentiable]> {
   let summary = "gated recurrent unit layer (ONNX GRU)";
   let description = [{
     ONNX's `GRU` with its default activations (sigmoid, tanh). Gate blocks
@@ -93,11 +95,12 @@ def Gopt_GruOp : Gopt_InferredOp<"gru", [Pure]> {
                    DefaultValuedAttr<F32Attr, "0.0f">:$clip,
                    DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset);
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
+  let trainableOperands = [1, 2, 3];
   let runtimeShapeFunction = "gruShape";
   let flopFunction = "recurrentFlops";
 }
 
-def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure]> {
+def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure, Gopt_Differentiable]> {
   let summary = "simple recurrent layer, tanh (ONNX RNN)";
   let description = [{
     ONNX's `RNN` with its default activation:
@@ -117,8 +120,106 @@ def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure]> {
                    Gopt_RnnDirectionAttr:$direction,
                    DefaultValuedAttr<F32Attr, "0.0f">:$clip);
   let results = (outs Gopt_FloatTensor:$y, Gopt_FloatTensor:$y_h);
+  let trainableOperands = [1, 2, 3];
   let runtimeShapeFunction = "rnnShape";
   let flopFunction = "recurrentFlops";
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients (backpropagation through time)
+//
+// Each takes its forward op's operands and attributes, then the gradients
+// of the forward's results (`dy` [S, D, B, H], `dy_h`, `dy_c` [D, B, H];
+// each may be rank-0, one value broadcast: autodiff passes 0 for a result
+// the loss does not use), and gives the gradient of every float operand,
+// each of its operand's shape (summed to one value for a rank-0 operand).
+// The kernel recomputes the forward's gates rather than reading saved ones
+// (docs/architecture.md, "Decisions and why"). Steps past a sequence's
+// length get and give nothing; clipped gate inputs pass no gradient.
+//===----------------------------------------------------------------------===//
+
+def Gopt_LstmGradOp : Gopt_InferredOp<"lstm_grad", [Pure]> {
+  let summary = "gradient of lstm with respect to its float operands";
+  let description = [{
+    Backpropagation through time of `gopt.lstm` with the same attributes:
+    the gradients of x, w, r, b, initial_h, initial_c and p from those of
+    y, y_h and y_c.
+
+    ```mlir
+    %dx, %dw, %dr, %db, %dh0, %dc0, %dp = gopt.lstm_grad %x, %w, %r, %b, %h0, %c0, %p, %dy, %dyh, %dyc {hidden_size = 3 : i64}
+        : (tensor<4x2x5xf32>, tensor<1x12x5xf32>, tensor<1x12x3xf32>, tensor<1x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x1x2x3xf32>, tensor<f32>, tensor<f32>)
+        -> (tensor<4x2x5xf32>, tensor<1x12x5xf32>, tensor<1x12x3xf32>, tensor<1x24xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h, Gopt_FloatTensor:$initial_c,
+                   Gopt_FloatTensor:$p, Gopt_FloatTensor:$dy,
+                   Gopt_FloatTensor:$dy_h, Gopt_FloatTensor:$dy_c,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip,
+                   DefaultValuedAttr<BoolAttr, "false">:$input_forget);
+  let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dw,
+                 Gopt_FloatTensor:$dr, Gopt_FloatTensor:$db,
+                 Gopt_FloatTensor:$d_initial_h, Gopt_FloatTensor:$d_initial_c,
+                 Gopt_FloatTensor:$dp);
+  let runtimeShapeFunction = "lstmGradShape";
+}
+
+def Gopt_GruGradOp : Gopt_InferredOp<"gru_grad", [Pure]> {
+  let summary = "gradient of gru with respect to its float operands";
+  let description = [{
+    Backpropagation through time of `gopt.gru` with the same attributes
+    (both `linear_before_reset` forms): the gradients of x, w, r, b and
+    initial_h from those of y and y_h.
+
+    ```mlir
+    %dx, %dw, %dr, %db, %dh0 = gopt.gru_grad %x, %w, %r, %b, %h0, %dy, %dyh {hidden_size = 3 : i64}
+        : (tensor<4x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>, tensor<4x1x2x3xf32>, tensor<1x2x3xf32>)
+        -> (tensor<4x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>, tensor<1x18xf32>, tensor<1x2x3xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h, Gopt_FloatTensor:$dy,
+                   Gopt_FloatTensor:$dy_h,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip,
+                   DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset);
+  let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dw,
+                 Gopt_FloatTensor:$dr, Gopt_FloatTensor:$db,
+                 Gopt_FloatTensor:$d_initial_h);
+  let runtimeShapeFunction = "gruGradShape";
+}
+
+def Gopt_RnnGradOp : Gopt_InferredOp<"rnn_grad", [Pure]> {
+  let summary = "gradient of rnn with respect to its float operands";
+  let description = [{
+    Backpropagation through time of `gopt.rnn` with the same attributes:
+    the gradients of x, w, r, b and initial_h from those of y and y_h.
+
+    ```mlir
+    %dx, %dw, %dr, %db, %dh0 = gopt.rnn_grad %x, %w, %r, %b, %h0, %dy, %dyh {hidden_size = 4 : i64}
+        : (tensor<1x3x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<f32>, tensor<f32>, tensor<1x1x3x4xf32>, tensor<f32>)
+        -> (tensor<1x3x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<f32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$w,
+                   Gopt_FloatTensor:$r, Gopt_FloatTensor:$b,
+                   Gopt_FloatTensor:$initial_h, Gopt_FloatTensor:$dy,
+                   Gopt_FloatTensor:$dy_h,
+                   Optional<Gopt_SequenceLengthsTensor>:$sequence_lens,
+                   I64Attr:$hidden_size,
+                   Gopt_RnnDirectionAttr:$direction,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$clip);
+  let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dw,
+                 Gopt_FloatTensor:$dr, Gopt_FloatTensor:$db,
+                 Gopt_FloatTensor:$d_initial_h);
+  let runtimeShapeFunction = "rnnGradShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTRNNOPS_TD

@@ -17,7 +17,7 @@ def Gopt_GridSampleModeAttr
 def Gopt_GridSamplePaddingModeAttr
     : Gopt_StrEnumAttr<["zeros", "border", "reflection"], "zeros">;
 
-def Gopt_GridSampleOp : Gopt_InferredOp<"grid_sample", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_GridSampleOp : Gopt_InferredOp<"grid_sample", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "samples an image at normalized grid positions (ONNX GridSample)";
   let description = [{
     For every output pixel `(n, h, w)`, `grid[n, h, w]` holds an `(x, y)`
@@ -49,7 +49,7 @@ def Gopt_RoiAlignModeAttr : Gopt_StrEnumAttr<["avg", "max"], "avg">;
 def Gopt_RoiAlignCoordinateModeAttr
     : Gopt_StrEnumAttr<["half_pixel", "output_half_pixel"], "half_pixel">;
 
-def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "pools regions of interest to a fixed size (ONNX RoiAlign)";
   let description = [{
     Each row `[x1, y1, x2, y2]` of `rois` (`[R, 4]`, in input pixels times
@@ -79,6 +79,58 @@ def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy]> {
   // Imported by a rule of its own: RoiAlign-10 has no
   // coordinate_transformation_mode and means output_half_pixel.
   let runtimeShapeFunction = "roiAlignShape";
+}
+
+def Gopt_GridSampleGradOp : Gopt_InferredOp<"grid_sample_grad", [Pure]> {
+  let summary = "gradients of grid_sample with respect to x and grid";
+  let description = [{
+    For `gopt.grid_sample` with these attributes and the gradient `dy` of
+    its result: `dx` (each output's gradient given to the pixels it read,
+    times their interpolation weights, where `padding_mode` resolved them)
+    and `dgrid` (the interpolated value's derivative in the sampled
+    position, summed over channels, times the normalization's scale and
+    the padding's: 0 where `border` clamped the position, -1 or 1 where
+    `reflection` mirrored it). `nearest` gives `grid` zeros.
+
+    ```mlir
+    %dx, %dgrid = gopt.grid_sample_grad %x, %grid, %dy {mode = "bilinear", padding_mode = "zeros", align_corners = 0 : i64}
+        : (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>, tensor<1x3x4x4xf32>) -> (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$grid,
+                   Gopt_FloatTensor:$dy,
+                   Gopt_GridSampleModeAttr:$mode,
+                   Gopt_GridSamplePaddingModeAttr:$padding_mode,
+                   DefaultValuedAttr<I64Attr, "0">:$align_corners);
+  let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dgrid);
+  let runtimeShapeFunction = "gridSampleGradShape";
+}
+
+def Gopt_RoiAlignGradOp : Gopt_InferredOp<"roi_align_grad", [Pure]> {
+  let summary = "gradient of roi_align with respect to x";
+  let description = [{
+    For `gopt.roi_align` with these attributes and the gradient `dy` of its
+    result: `dx`, each bin's gradient given back through its samples'
+    bilinear weights (`avg`: every sample, divided by the bin's count;
+    `max`: the corner the forward picked). The regions are constants of
+    the gradient (autodiff refuses a loss that depends on `rois` through a
+    parameter).
+
+    ```mlir
+    %dx = gopt.roi_align_grad %x, %rois, %batch, %dy {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64}
+        : (tensor<1x3x8x8xf32>, tensor<4x4xf32>, tensor<4xi64>, tensor<4x3x2x2xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$rois,
+                   Gopt_I64Tensor:$batch_indices, Gopt_FloatTensor:$dy,
+                   Gopt_RoiAlignModeAttr:$mode,
+                   DefaultValuedAttr<I64Attr, "1">:$output_height,
+                   DefaultValuedAttr<I64Attr, "1">:$output_width,
+                   DefaultValuedAttr<I64Attr, "0">:$sampling_ratio,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$spatial_scale,
+                   Gopt_RoiAlignCoordinateModeAttr:$coordinate_transformation_mode);
+  let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "roiAlignGradShape";
 }
 
 def Gopt_MaxPoolWithIndicesOp

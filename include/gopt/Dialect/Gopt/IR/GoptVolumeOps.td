@@ -20,7 +20,7 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTVOLUMEOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTVOLUMEOPS_TD
 
-def Gopt_Conv3DOp : Gopt_InferredOp<"conv3d", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_Conv3DOp : Gopt_InferredOp<"conv3d", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "3-D convolution (NCDHW), optionally with bias";
   let description = [{
     Convolves `input` `[N, Cin, D, H, W]` with `filter` OIDHW
@@ -41,11 +41,12 @@ def Gopt_Conv3DOp : Gopt_InferredOp<"conv3d", [Pure, Gopt_ComputeHeavy]> {
                    DenseI64ArrayAttr:$pads,
                    DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Gopt_FloatTensor:$output);
+  let trainableOperands = [1, 2];
   let runtimeShapeFunction = "conv3dShape";
   let flopFunction = "conv3dFlops";
 }
 
-def Gopt_Conv3DTransposeOp : Gopt_InferredOp<"conv3d_transpose", [Pure, Gopt_ComputeHeavy]> {
+def Gopt_Conv3DTransposeOp : Gopt_InferredOp<"conv3d_transpose", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "3-D transposed convolution (NCDHW), optionally with bias";
   let description = [{
     `gopt.conv2d_transpose` over three spatial dims: every input element
@@ -70,6 +71,7 @@ def Gopt_Conv3DTransposeOp : Gopt_InferredOp<"conv3d_transpose", [Pure, Gopt_Com
                    DenseI64ArrayAttr:$output_padding,
                    DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Gopt_FloatTensor:$output);
+  let trainableOperands = [1, 2];
   let runtimeShapeFunction = "conv3dTransposeShape";
   let flopFunction = "conv3dTransposeFlops";
 }
@@ -83,7 +85,7 @@ class Gopt_Pool3DOp<string mnemonic, string what, list<Trait> traits = []>
   let runtimeShapeFunction = "pool3dShape";
 }
 
-def Gopt_MaxPool3DOp : Gopt_Pool3DOp<"max_pool3d", "max"> {
+def Gopt_MaxPool3DOp : Gopt_Pool3DOp<"max_pool3d", "max", [Gopt_Differentiable]> {
   let description = [{
     Maximum over `kernel`-sized windows of `x` `[N, C, D, H, W]`, taps
     `dilations` apart; padding follows conv3d's rules and padded elements
@@ -104,7 +106,7 @@ def Gopt_MaxPool3DOp : Gopt_Pool3DOp<"max_pool3d", "max"> {
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
 }
 
-def Gopt_AvgPool3DOp : Gopt_Pool3DOp<"avg_pool3d", "average"> {
+def Gopt_AvgPool3DOp : Gopt_Pool3DOp<"avg_pool3d", "average", [Gopt_Differentiable]> {
   let description = [{
     Mean over `kernel`-sized windows of `x` `[N, C, D, H, W]`, taps
     `dilations` apart. The divisor counts the window's taps inside the input,
@@ -117,6 +119,89 @@ def Gopt_AvgPool3DOp : Gopt_Pool3DOp<"avg_pool3d", "average"> {
     ```
   }];
   let arguments = (ins Gopt_FloatTensor:$x, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   Gopt_PaddingAttr:$padding,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                   DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//
+// Each takes its forward op's attributes unchanged (the kernels resolve
+// SAME/VALID padding and ceil_mode from `x`'s shape as the forward does)
+// and checks `dy` against the forward's result shape. conv3d_transpose's
+// gradient is written with conv3d and conv3d_grad (it is conv3d's
+// adjoint), the bias gradients with reduce_sum.
+//===----------------------------------------------------------------------===//
+
+def Gopt_Conv3DGradOp : Gopt_InferredOp<"conv3d_grad", [Pure]> {
+  let summary = "gradients of conv3d with respect to its input and filter";
+  let description = [{
+    For `gopt.conv3d` of `input` and `filter` with these attributes and the
+    gradient `dy` of its output: `dinput` (each output's gradient spread
+    back over the inputs its window read, times the filter taps) and
+    `dfilter` (each tap's sum over the batch and output positions of
+    input times `dy`). `input` and `filter` also give the results' shapes.
+
+    ```mlir
+    %dx, %dw = gopt.conv3d_grad %x, %w, %dy {strides = array<i64: 1, 1, 1>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1, 1, 1>}
+        : (tensor<2x3x4x6x6xf32>, tensor<8x3x3x3x3xf32>, tensor<2x8x4x6x6xf32>) -> (tensor<2x3x4x6x6xf32>, tensor<8x3x3x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$input, Gopt_FloatTensor:$filter,
+                   Gopt_FloatTensor:$dy,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   Gopt_PaddingAttr:$padding,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Gopt_FloatTensor:$dinput, Gopt_FloatTensor:$dfilter);
+  let runtimeShapeFunction = "conv3dGradShape";
+}
+
+class Gopt_Pool3DGradOp<string mnemonic, string what>
+    : Gopt_InferredOp<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+  let summary = "gradient of " # what;
+  let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "pool3dGradShape";
+}
+
+def Gopt_MaxPool3DGradOp : Gopt_Pool3DGradOp<"max_pool3d_grad", "max_pool3d"> {
+  let description = [{
+    Routes each window's gradient to the element `gopt.max_pool3d` picked
+    (the first maximum in window order; a NaN wins as in the forward),
+    summing where windows overlap.
+
+    ```mlir
+    %dx = gopt.max_pool3d_grad %x, %dy {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>}
+        : (tensor<1x2x4x4x4xf32>, tensor<1x2x2x2x2xf32>) -> tensor<1x2x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$dy,
+                   DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   Gopt_PaddingAttr:$padding,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+}
+
+def Gopt_AvgPool3DGradOp : Gopt_Pool3DGradOp<"avg_pool3d_grad", "avg_pool3d"> {
+  let description = [{
+    Spreads each window's gradient evenly over the input elements
+    `gopt.avg_pool3d` averaged, divided by the same count, summing where
+    windows overlap. `x` gives only the result's shape.
+
+    ```mlir
+    %dx = gopt.avg_pool3d_grad %x, %dy {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, dilations = array<i64: 1, 1, 1>, pads = array<i64: 0, 0, 0, 0, 0, 0>}
+        : (tensor<1x2x4x4x4xf32>, tensor<1x2x2x2x2xf32>) -> tensor<1x2x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$dy,
+                   DenseI64ArrayAttr:$kernel,
                    DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$dilations,
                    Gopt_PaddingAttr:$padding,

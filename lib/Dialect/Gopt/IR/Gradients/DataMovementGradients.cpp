@@ -3,7 +3,7 @@
 // DifferentiableOpInterface for the ops that rearrange elements: each
 // gradient moves dy back where the elements came from (reshape back,
 // inverse transpose, slice <-> pad, concat into slices, gather into a
-// scatter-add, broadcasts summed).
+// scatter-add, broadcasts summed, cumsum summed the other way).
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,6 +195,18 @@ LogicalResult GatherOp::buildGradients(GradientBuilder &gradients,
   gradients.accumulate(getX(), gradients.getBuilder().create<GatherGradOp>(
                                    getLoc(), getX(), getIndices(),
                                    resultGrads[0], getAxisAttr()));
+  return success();
+}
+
+// y_i sums x_j over j <= i (j < i exclusive), so x_j's gradient sums dy_i
+// over i >= j (i > j): the same cumsum of dy in the other direction.
+LogicalResult CumSumOp::buildGradients(GradientBuilder &gradients,
+                                       ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  gradients.accumulate(
+      getX(), b.create<CumSumOp>(
+                  getLoc(), resultGrads[0], b.getI64IntegerAttr(getAxis()),
+                  b.getBoolAttr(getExclusive()), b.getBoolAttr(!getReverse())));
   return success();
 }
 

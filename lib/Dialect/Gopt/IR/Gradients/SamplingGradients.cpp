@@ -1,0 +1,60 @@
+//===- SamplingGradients.cpp - Gradients of grid_sample and roi_align -----===//
+//
+// DifferentiableOpInterface for grid_sample (with respect to x and grid)
+// and roi_align (with respect to x; its regions are refused): each writes
+// its gradient op (GoptSamplingOps.td) with the forward's attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/GradientBuilder.h"
+
+using namespace mlir;
+
+namespace gopt {
+
+namespace {
+
+/// The forward's attributes but its placement.
+SmallVector<NamedAttribute> forwardAttributes(Operation *op) {
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attr : op->getAttrs())
+    if (attr.getName() != GoptDialect::getDeviceAttrName())
+      attributes.push_back(attr);
+  return attributes;
+}
+
+} // namespace
+
+LogicalResult GridSampleOp::buildGradients(GradientBuilder &gradients,
+                                           ArrayRef<Value> resultGrads) {
+  auto grad = gradients.getBuilder().create<GridSampleGradOp>(
+      getLoc(), TypeRange{getX().getType(), getGrid().getType()},
+      ValueRange{getX(), getGrid(), resultGrads[0]}, forwardAttributes(*this));
+  if (gradients.needsGrad(getX()))
+    gradients.accumulate(getX(), grad.getDx());
+  if (gradients.needsGrad(getGrid()))
+    gradients.accumulate(getGrid(), grad.getDgrid());
+  return success();
+}
+
+LogicalResult RoiAlignOp::buildGradients(GradientBuilder &gradients,
+                                         ArrayRef<Value> resultGrads) {
+  // The regions' gradient (how bins move with their corners) is not
+  // written; the usual detector trains through x with fixed proposals.
+  if (gradients.needsGrad(getRois()))
+    return emitNoGradientError(*this)
+               << "the loss depends on its rois through a parameter (only "
+                  "the gradient with respect to x is implemented)",
+           failure();
+  if (!gradients.needsGrad(getX()))
+    return success();
+  Value dx = gradients.getBuilder().create<RoiAlignGradOp>(
+      getLoc(), TypeRange{getX().getType()},
+      ValueRange{getX(), getRois(), getBatchIndices(), resultGrads[0]},
+      forwardAttributes(*this));
+  gradients.accumulate(getX(), dx);
+  return success();
+}
+
+} // namespace gopt
