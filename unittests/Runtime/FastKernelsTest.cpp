@@ -141,6 +141,19 @@ TEST(FastUnaryMath, MatchesReference) {
   expectSameAsReference("elu_grad", {}, {x, x}, x.shape(), "reference");
 }
 
+// erf and sigmoid in f32 (erf as a rational function: within 4.2e-7),
+// across both tails and zero; x in [-8, 8].
+TEST(FastUnaryMath, ErfAndSigmoidMatchReference) {
+  Tensor x = randomF32({3, 37, 41}, 28);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.data<float>()[i] *= 8;
+  x.data<float>()[0] = 0.0f;
+  x.data<float>()[1] = 4.0f;
+  x.data<float>()[2] = -30.0f;
+  expectSameAsReference("erf", {}, {x}, x.shape(), "fast", 1e-6f);
+  expectSameAsReference("sigmoid", {}, {x}, x.shape(), "fast", 1e-6f);
+}
+
 // NCHW runs as a oneDNN pooling (it may read blocked layouts), NHWC fast.
 TEST(FastGlobalAvgPool, BothLayoutsOddSizes) {
   expectSameAsReference("global_avg_pool",

@@ -340,6 +340,39 @@ StatusOr<std::unique_ptr<Kernel>> createSigmoid(const KernelConfig &c) {
       new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
 }
 
+// f32 erf across threads, as a rational function of x (Eigen's
+// generic_fast_erf_float: x * P(x^2) / Q(x^2) on x clamped to [-4, 4],
+// where erf is 1 to f32 precision): no branch or libm call, so the loop
+// vectorizes. Within 4.2e-7 of erf over [-6, 6]. ConvNeXt's and ViT's GELU
+// spend their time here; the reference computes erf in double, one element
+// at a time.
+StatusOr<std::unique_ptr<Kernel>> createErf(const KernelConfig &c) {
+  if (c.outputTypes[0] != DType::kF32 || c.inputTypes[0] != DType::kF32)
+    return std::unique_ptr<Kernel>();
+  UnaryMathKernel::Apply apply = [](const float *x, float *y, int64_t b,
+                                    int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v = std::min(4.0f, std::max(-4.0f, x[i]));
+      float v2 = v * v;
+      float p = -2.72614225801306e-10f;
+      p = v2 * p + 2.77068142495902e-08f;
+      p = v2 * p - 2.10102402082508e-06f;
+      p = v2 * p - 5.69250639462346e-05f;
+      p = v2 * p - 7.34990630326855e-04f;
+      p = v2 * p - 2.95459980854025e-03f;
+      p = v2 * p - 1.60960333262415e-02f;
+      float q = -1.45660718464996e-05f;
+      q = v2 * q - 2.13374055278905e-04f;
+      q = v2 * q - 1.68282697438203e-03f;
+      q = v2 * q - 7.37332916720468e-03f;
+      q = v2 * q - 1.42647390514189e-02f;
+      y[i] = v * p / q;
+    }
+  };
+  return std::unique_ptr<Kernel>(
+      new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
+}
+
 // cast f32 -> bf16 and bf16 -> f32.
 template <typename From, typename To> class CastKernel : public Kernel {
 public:
@@ -1059,6 +1092,7 @@ void registerFastKernels(KernelRegistry &registry) {
   for (const char *kind : {"add", "sub", "mul", "div"})
     registry.registerKernel(kind, "cpu", createBinary);
   registry.registerKernel("sigmoid", "cpu", createSigmoid);
+  registry.registerKernel("erf", "cpu", createErf);
   registry.registerKernel("global_avg_pool", "cpu", createGlobalAvgPool);
   registry.registerKernel("softmax", "cpu", createSoftmax);
   registry.registerKernel("log_softmax", "cpu", createSoftmax);
