@@ -196,3 +196,56 @@ func.func @not_hard_swish(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %b = gopt.div %wide, %six : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %a, %b : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+/// GELU as PyTorch exports nn.GELU (x / sqrt(2), erf, + 1, times x, times
+/// 0.5), and with x * 0.5 first and 1/sqrt(2) as a multiplier, becomes one
+/// gelu: one kernel, which the CPU schedule folds into a matmul before it.
+// CHECK-LABEL: func @decomposed_gelu
+// CHECK-NOT: gopt.erf
+// CHECK: %[[A:.*]] = gopt.gelu %arg0 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK: %[[B:.*]] = gopt.gelu %arg0 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK: return %[[A]], %[[B]]
+func.func @decomposed_gelu(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %sqrt2 = gopt.constant dense<1.41421354> : tensor<f32>
+  %one = gopt.constant dense<1.0> : tensor<f32>
+  %half = gopt.constant dense<0.5> : tensor<f32>
+  %d = gopt.div %x, %sqrt2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = gopt.erf %d : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %a = gopt.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %m = gopt.mul %x, %a : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g = gopt.mul %m, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %rsqrt2 = gopt.constant dense<0.707106769> : tensor<f32>
+  %h = gopt.mul %half, %x : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %d2 = gopt.mul %x, %rsqrt2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e2 = gopt.erf %d2 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %a2 = gopt.add %one, %e2 : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g2 = gopt.mul %h, %a2 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %g, %g2 : tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+/// Not GELU: another scale inside erf, or another factor than 0.5.
+// CHECK-LABEL: func @not_gelu
+// CHECK-NOT: gopt.gelu
+// CHECK: return
+func.func @not_gelu(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %two = gopt.constant dense<2.0> : tensor<f32>
+  %one = gopt.constant dense<1.0> : tensor<f32>
+  %half = gopt.constant dense<0.5> : tensor<f32>
+  %third = gopt.constant dense<0.333> : tensor<f32>
+  %d = gopt.div %x, %two : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = gopt.erf %d : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %a = gopt.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %m = gopt.mul %x, %a : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g = gopt.mul %m, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %sqrt2 = gopt.constant dense<1.41421354> : tensor<f32>
+  %d2 = gopt.div %x, %sqrt2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e2 = gopt.erf %d2 : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %a2 = gopt.add %e2, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %m2 = gopt.mul %x, %a2 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %g2 = gopt.mul %m2, %third : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  return %g, %g2 : tensor<2x8xf32>, tensor<2x8xf32>
+}

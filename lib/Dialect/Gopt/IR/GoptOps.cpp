@@ -10,6 +10,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace gopt {
@@ -581,11 +583,80 @@ struct FuseDecomposedHardSwish : public OpRewritePattern<DivOp> {
     return rewriter.notifyMatchFailure(op, "no decomposed activation");
   }
 };
+/// Whether `v` is a float splat within f32 rounding of `expected`.
+bool isSplatNear(Value v, double expected) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
+      !isa<FloatType>(attr.getElementType()))
+    return false;
+  double value = attr.getSplatValue<APFloat>().convertToDouble();
+  return std::abs(value - expected) <= 1e-6 * std::abs(expected);
+}
+
+/// 1 + erf(x / sqrt(2)) (or erf(x * (1 / sqrt(2))) + 1); returns x.
+Value matchOnePlusErfOfScaled(Value v) {
+  auto add = v.getDefiningOp<AddOp>();
+  if (!add)
+    return {};
+  Value erfValue = isSplatOf(add.getRhs(), 1.0)   ? add.getLhs()
+                   : isSplatOf(add.getLhs(), 1.0) ? add.getRhs()
+                                                  : Value();
+  auto erf = erfValue ? erfValue.getDefiningOp<ErfOp>() : ErfOp();
+  if (!erf)
+    return {};
+  Value scaled = erf.getX();
+  if (auto div = scaled.getDefiningOp<DivOp>();
+      div && isSplatNear(div.getRhs(), std::sqrt(2.0)))
+    return div.getLhs();
+  if (auto mul = scaled.getDefiningOp<MulOp>()) {
+    if (isSplatNear(mul.getRhs(), 1.0 / std::sqrt(2.0)))
+      return mul.getLhs();
+    if (isSplatNear(mul.getLhs(), 1.0 / std::sqrt(2.0)))
+      return mul.getRhs();
+  }
+  return {};
+}
+
+/// x * (1 + erf(x / sqrt(2))) * 0.5, with the three factors multiplied in
+/// any order (PyTorch's export of nn.GELU before opset 20 multiplies x by
+/// the bracket, then by 0.5) -> gelu(x): one kernel, which the CPU
+/// schedule then folds into the matmul before it as a oneDNN post-op,
+/// instead of five passes over the tensor.
+struct FuseDecomposedGelu : public OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    // The three factors: the outer product's operand and the inner
+    // product's two, tried in every grouping.
+    for (auto [inner, outer] : {std::pair{op.getLhs(), op.getRhs()},
+                                std::pair{op.getRhs(), op.getLhs()}}) {
+      auto product = inner.getDefiningOp<MulOp>();
+      if (!product || !product->hasOneUse())
+        continue;
+      Value factors[3] = {product.getLhs(), product.getRhs(), outer};
+      for (int half = 0; half < 3; ++half) {
+        if (!isSplatOf(factors[half], 0.5))
+          continue;
+        Value a = factors[(half + 1) % 3], b = factors[(half + 2) % 3];
+        for (auto [x, bracket] : {std::pair{a, b}, std::pair{b, a}})
+          if (x.getType() == type && matchOnePlusErfOfScaled(bracket) == x) {
+            rewriter.replaceOpWithNewOp<GeluOp>(op, type, x,
+                                                rewriter.getStringAttr("none"));
+            return success();
+          }
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "not a decomposed gelu");
+  }
+};
 } // namespace
 
 void DivOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
-  results.add<FuseDecomposedHardSwish>(context);
+  // FuseDecomposedGelu is rooted at the last multiply; it is registered
+  // here because MulOp declares no canonicalizer of its own.
+  results.add<FuseDecomposedHardSwish, FuseDecomposedGelu>(context);
 }
 
 namespace {
