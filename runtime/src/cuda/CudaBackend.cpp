@@ -484,6 +484,16 @@ void CudaBackend::planJoins() {
         producer[t] = o;
     }
   }
+  // A result no op reads may share its arena bytes with the next ops'
+  // results, which the collective must not overwrite while they run: such
+  // a collective is joined before the next op.
+  for (int a : asynchronousOps_) {
+    bool read = false;
+    for (const std::vector<int> &joins : joinsBefore_)
+      read = read || std::find(joins.begin(), joins.end(), a) != joins.end();
+    if (!read && a + 1 < numOps)
+      joinsBefore_[a + 1].push_back(a);
+  }
 }
 
 Status CudaBackend::prepare(const std::vector<DType> &dtypes,
@@ -578,8 +588,7 @@ Status CudaBackend::enqueueStep(bool capturing) {
     if (opTiming_ || o == numOps - 1)
       GOPT_RETURN_IF_ERROR(record(events_[2 + o], capturing));
   }
-  // Collectives no op reads (a bucket of gradients only the outputs take)
-  // end within the step too.
+  // Every collective ends within the step.
   for (int a : asynchronousOps_)
     GOPT_RETURN_IF_ERROR(kernels_[a]->join());
   for (const plan::StateBinding &b : p_.states()) {
