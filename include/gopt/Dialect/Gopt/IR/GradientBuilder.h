@@ -67,6 +67,10 @@ protected:
 /// the reason: `emitNoGradientError(op) << "a negative alpha"`.
 mlir::InFlightDiagnostic emitNoGradientError(mlir::Operation *op);
 
+/// `op`'s attributes without its placement: what a gradient op that takes
+/// the forward's attributes gets (the backward is placed on its own).
+llvm::SmallVector<mlir::NamedAttribute> forwardAttributes(mlir::Operation *op);
+
 /// The static shape of `shape` as a reshape attribute: a dynamic dimension
 /// becomes -1; failure when there is more than one.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -98,6 +98,14 @@ LogicalResult GradientBuilder::accumulateBroadcast(Operation *op, Value operand,
   return success();
 }
 
+SmallVector<NamedAttribute> forwardAttributes(Operation *op) {
+  SmallVector<NamedAttribute> attributes;
+  for (NamedAttribute attr : op->getAttrs())
+    if (attr.getName() != GoptDialect::getDeviceAttrName())
+      attributes.push_back(attr);
+  return attributes;
+}
+
 LogicalResult buildUnaryMathGradient(Operation *op, OperationName gradOpName,
                                      GradientBuilder &builder,
                                      ArrayRef<Value> resultGrads) {
@@ -107,9 +115,7 @@ LogicalResult buildUnaryMathGradient(Operation *op, OperationName gradOpName,
   OperationState state(op->getLoc(), gradOpName);
   state.addOperands({x, resultGrads[0]});
   state.addTypes(x.getType());
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != GoptDialect::getDeviceAttrName())
-      state.addAttribute(attr.getName(), attr.getValue());
+  state.addAttributes(forwardAttributes(op));
   builder.accumulate(x, builder.getBuilder().create(state)->getResult(0));
   return success();
 }

@@ -33,12 +33,8 @@ LogicalResult buildRecurrentGradients(Operation *op, ValueRange floatOperands,
                             : gradients.scalarConstant(0.0f, elementType));
   if (sequenceLens)
     operands.push_back(sequenceLens);
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != GoptDialect::getDeviceAttrName())
-      attributes.push_back(attr);
   auto grad = gradients.getBuilder().create<GradOp>(
-      op->getLoc(), floatOperands.getTypes(), operands, attributes);
+      op->getLoc(), floatOperands.getTypes(), operands, forwardAttributes(op));
   for (auto [operand, operandGrad] :
        llvm::zip(floatOperands, grad->getResults()))
     if (gradients.needsGrad(operand))

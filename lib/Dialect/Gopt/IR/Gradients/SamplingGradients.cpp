@@ -13,19 +13,6 @@ using namespace mlir;
 
 namespace gopt {
 
-namespace {
-
-/// The forward's attributes but its placement.
-SmallVector<NamedAttribute> forwardAttributes(Operation *op) {
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != GoptDialect::getDeviceAttrName())
-      attributes.push_back(attr);
-  return attributes;
-}
-
-} // namespace
-
 LogicalResult GridSampleOp::buildGradients(GradientBuilder &gradients,
                                            ArrayRef<Value> resultGrads) {
   auto grad = gradients.getBuilder().create<GridSampleGradOp>(

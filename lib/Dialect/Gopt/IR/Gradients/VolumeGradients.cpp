@@ -18,15 +18,6 @@ namespace gopt {
 
 namespace {
 
-/// The forward's attributes but its placement.
-SmallVector<NamedAttribute> forwardAttributes(Operation *op) {
-  SmallVector<NamedAttribute> attributes;
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != GoptDialect::getDeviceAttrName())
-      attributes.push_back(attr);
-  return attributes;
-}
-
 /// The bias gradient of an NCDHW output: dy summed over all but C.
 void accumulateBiasGradient(GradientBuilder &gradients, Location loc,
                             Value bias, Value dy) {
