@@ -342,64 +342,87 @@ BilinearTap bilinearTap(double y, double x, int64_t h, int64_t w) {
   return t;
 }
 
+/// One region's sampling grid, as roi_align and roi_align_grad share it:
+/// ph x pw bins of binH x binW from (y1, x1), gridH x gridW samples each.
+struct RoiGrid {
+  double x1 = 0, y1 = 0, binH = 0, binW = 0;
+  int64_t gridH = 0, gridW = 0;
+  double count = 1; // samples averaged per bin (at least 1)
+  /// The bilinear taps of sample (iy, ix) of bin (oy, ox).
+  BilinearTap tap(int64_t oy, int64_t ox, int64_t iy, int64_t ix, int64_t h,
+                  int64_t w) const {
+    double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
+    double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
+    return bilinearTap(y, x, h, w);
+  }
+};
+
+/// Region r's grid (`roi` its four coordinates). sampling_ratio 0 samples
+/// ceil(bin size) points per bin side, which a region's coordinates can
+/// make any number: past 2^24 per bin the op is refused rather than run
+/// for hours, and so is a region that is not finite.
+StatusOr<RoiGrid> roiGrid(const float *roi, int64_t r, double scale,
+                          bool halfPixel, int64_t ph, int64_t pw,
+                          int64_t ratio) {
+  double offset = halfPixel ? 0.5 : 0.0;
+  RoiGrid g;
+  g.x1 = roi[0] * scale - offset;
+  g.y1 = roi[1] * scale - offset;
+  double roiW = roi[2] * scale - offset - g.x1;
+  double roiH = roi[3] * scale - offset - g.y1;
+  if (!halfPixel) { // RoiAlign-10: regions of at least one pixel
+    roiW = std::max(roiW, 1.0);
+    roiH = std::max(roiH, 1.0);
+  }
+  g.binH = roiH / ph;
+  g.binW = roiW / pw;
+  if (!std::isfinite(g.binH) || !std::isfinite(g.binW))
+    return invalidArgument("roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2],
+                           ", ", roi[3],
+                           ") is not a finite region at spatial_scale ", scale);
+  constexpr double kMaxSamples = double(1 << 24);
+  double sidesH = ratio > 0 ? double(ratio) : std::ceil(g.binH);
+  double sidesW = ratio > 0 ? double(ratio) : std::ceil(g.binW);
+  if (sidesH * sidesW > kMaxSamples)
+    return invalidArgument("roi ", r, " samples ", sidesH, " x ", sidesW,
+                           " points per bin (sampling_ratio ", ratio,
+                           "); at most ", kMaxSamples, " are supported");
+  g.gridH = static_cast<int64_t>(std::max(sidesH, 0.0));
+  g.gridW = static_cast<int64_t>(std::max(sidesW, 0.0));
+  g.count = static_cast<double>(std::max<int64_t>(g.gridH * g.gridW, 1));
+  return g;
+}
+
 Status roiAlignKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                       std::vector<Tensor> &out) {
   op_attrs::RoiAlignAttrs a(ctx.attrs());
   bool isMax = a.mode() == "max";
   bool halfPixel = a.coordinateTransformationMode() == "half_pixel";
-  double scale = a.spatialScale();
   int64_t ph = a.outputHeight(), pw = a.outputWidth();
-  int64_t ratio = a.samplingRatio();
   const Shape &xs = in[0].shape();
   int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t numRois = in[1].shape()[0];
   const float *px = in[0].data<float>(), *rois = in[1].data<float>();
   const int64_t *batch = in[2].data<int64_t>();
   float *py = out[0].data<float>();
-  double offset = halfPixel ? 0.5 : 0.0;
+  // Per bin, every sample's taps are read across the channels: one
+  // accumulator per channel, nothing per sample kept.
+  std::vector<double> acc(c);
   for (int64_t r = 0; r < numRois; ++r) {
     int64_t b = batch[r];
     if (b < 0 || b >= n)
       return invalidArgument("batch_indices[", r, "] = ", b,
                              " is out of range for a batch of ", n);
-    const float *roi = rois + r * 4;
-    double x1 = roi[0] * scale - offset, y1 = roi[1] * scale - offset;
-    double x2 = roi[2] * scale - offset, y2 = roi[3] * scale - offset;
-    double roiW = x2 - x1, roiH = y2 - y1;
-    if (!halfPixel) { // RoiAlign-10: regions of at least one pixel
-      roiW = std::max(roiW, 1.0);
-      roiH = std::max(roiH, 1.0);
-    }
-    double binH = roiH / ph, binW = roiW / pw;
-    if (!std::isfinite(binH) || !std::isfinite(binW))
-      return invalidArgument(
-          "roi ", r, " (", roi[0], ", ", roi[1], ", ", roi[2], ", ", roi[3],
-          ") is not a finite region at spatial_scale ", scale);
-    // sampling_ratio 0 samples ceil(bin size) points per bin side, which a
-    // region's coordinates can make any number: past kMaxSamples per bin
-    // the op is refused rather than run for hours.
-    constexpr double kMaxSamples = double(1 << 24);
-    double sidesH = ratio > 0 ? double(ratio) : std::ceil(binH);
-    double sidesW = ratio > 0 ? double(ratio) : std::ceil(binW);
-    if (sidesH * sidesW > kMaxSamples)
-      return invalidArgument("roi ", r, " samples ", sidesH, " x ", sidesW,
-                             " points per bin (sampling_ratio ", ratio,
-                             "); at most ", kMaxSamples, " are supported");
-    int64_t gridH = static_cast<int64_t>(std::max(sidesH, 0.0));
-    int64_t gridW = static_cast<int64_t>(std::max(sidesW, 0.0));
-    double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
-    // Per bin, every sample's taps are read across the channels: one
-    // accumulator per channel, nothing per sample kept.
-    std::vector<double> acc(c);
+    GOPT_ASSIGN_OR_RETURN(RoiGrid grid,
+                          roiGrid(rois + r * 4, r, a.spatialScale(), halfPixel,
+                                  ph, pw, a.samplingRatio()));
     for (int64_t oy = 0; oy < ph; ++oy)
       for (int64_t ox = 0; ox < pw; ++ox) {
         std::fill(acc.begin(), acc.end(), 0.0);
         bool first = true;
-        for (int64_t iy = 0; iy < gridH; ++iy) {
-          double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
-          for (int64_t ix = 0; ix < gridW; ++ix) {
-            double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
-            BilinearTap t = bilinearTap(y, x, h, w);
+        for (int64_t iy = 0; iy < grid.gridH; ++iy)
+          for (int64_t ix = 0; ix < grid.gridW; ++ix) {
+            BilinearTap t = grid.tap(oy, ox, iy, ix, h, w);
             for (int64_t ch = 0; ch < c; ++ch) {
               const float *img = px + (b * c + ch) * h * w;
               if (isMax) {
@@ -416,27 +439,20 @@ Status roiAlignKernel(const RefContext &ctx, const std::vector<Tensor> &in,
             }
             first = false;
           }
-        }
         for (int64_t ch = 0; ch < c; ++ch)
           py[((r * c + ch) * ph + oy) * pw + ox] =
-              static_cast<float>(isMax ? acc[ch] : acc[ch] / count);
+              static_cast<float>(isMax ? acc[ch] : acc[ch] / grid.count);
       }
   }
   return Status::success();
 }
 
-// roi_align's gradient replays the forward's samples: avg gives every
-// sample's four corners dy times their weight over the bin's count; max
-// gives the one weighted corner the forward picked (the first largest)
-// dy times its weight.
 Status roiAlignGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                           std::vector<Tensor> &out) {
   op_attrs::RoiAlignGradAttrs a(ctx.attrs());
   bool isMax = a.mode() == "max";
   bool halfPixel = a.coordinateTransformationMode() == "half_pixel";
-  double scale = a.spatialScale();
   int64_t ph = a.outputHeight(), pw = a.outputWidth();
-  int64_t ratio = a.samplingRatio();
   const Shape &xs = in[0].shape();
   int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t numRois = in[1].shape()[0];
@@ -444,59 +460,49 @@ Status roiAlignGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   const int64_t *batch = in[2].data<int64_t>();
   const float *pdy = in[3].data<float>();
   std::vector<double> dx(numElements(xs), 0.0);
-  double offset = halfPixel ? 0.5 : 0.0;
+  // Max mode, per channel of a bin: the largest weighted corner over its
+  // samples so far, where it is and its weight.
+  std::vector<double> best(c), bestWeight(c);
+  std::vector<int64_t> bestPos(c);
   for (int64_t r = 0; r < numRois; ++r) {
     int64_t b = batch[r];
     if (b < 0 || b >= n)
       return invalidArgument("batch_indices[", r, "] = ", b,
                              " is out of range for a batch of ", n);
-    const float *roi = rois + r * 4;
-    double x1 = roi[0] * scale - offset, y1 = roi[1] * scale - offset;
-    double x2 = roi[2] * scale - offset, y2 = roi[3] * scale - offset;
-    double roiW = x2 - x1, roiH = y2 - y1;
-    if (!halfPixel) {
-      roiW = std::max(roiW, 1.0);
-      roiH = std::max(roiH, 1.0);
-    }
-    double binH = roiH / ph, binW = roiW / pw;
-    int64_t gridH = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binH));
-    int64_t gridW = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(binW));
-    double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
+    GOPT_ASSIGN_OR_RETURN(RoiGrid grid,
+                          roiGrid(rois + r * 4, r, a.spatialScale(), halfPixel,
+                                  ph, pw, a.samplingRatio()));
     for (int64_t oy = 0; oy < ph; ++oy)
       for (int64_t ox = 0; ox < pw; ++ox) {
-        std::vector<BilinearTap> taps;
-        for (int64_t iy = 0; iy < gridH; ++iy) {
-          double y = y1 + oy * binH + (iy + 0.5) * binH / gridH;
-          for (int64_t ix = 0; ix < gridW; ++ix) {
-            double x = x1 + ox * binW + (ix + 0.5) * binW / gridW;
-            taps.push_back(bilinearTap(y, x, h, w));
-          }
-        }
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const int64_t plane = (b * c + ch) * h * w;
-          const float *img = px + plane;
-          double g = pdy[((r * c + ch) * ph + oy) * pw + ox];
-          if (!isMax) {
-            for (const BilinearTap &t : taps)
-              for (int k = 0; k < 4; ++k)
-                dx[plane + t.pos[k]] += g * t.weight[k] / count;
-            continue;
-          }
-          double best = 0.0;
-          int64_t bestPos = -1;
-          double bestWeight = 0.0;
-          for (const BilinearTap &t : taps)
-            for (int k = 0; k < 4; ++k) {
-              double v = t.weight[k] * img[t.pos[k]];
-              if (bestPos < 0 || v > best) {
-                best = v;
-                bestPos = t.pos[k];
-                bestWeight = t.weight[k];
+        std::fill(bestPos.begin(), bestPos.end(), -1);
+        for (int64_t iy = 0; iy < grid.gridH; ++iy)
+          for (int64_t ix = 0; ix < grid.gridW; ++ix) {
+            BilinearTap t = grid.tap(oy, ox, iy, ix, h, w);
+            for (int64_t ch = 0; ch < c; ++ch) {
+              const int64_t plane = (b * c + ch) * h * w;
+              if (!isMax) {
+                double g = pdy[((r * c + ch) * ph + oy) * pw + ox];
+                for (int k = 0; k < 4; ++k)
+                  dx[plane + t.pos[k]] += g * t.weight[k] / grid.count;
+                continue;
+              }
+              const float *img = px + plane;
+              for (int k = 0; k < 4; ++k) {
+                double v = t.weight[k] * img[t.pos[k]];
+                if (bestPos[ch] < 0 || v > best[ch]) {
+                  best[ch] = v;
+                  bestPos[ch] = t.pos[k];
+                  bestWeight[ch] = t.weight[k];
+                }
               }
             }
-          if (bestPos >= 0)
-            dx[plane + bestPos] += g * bestWeight;
-        }
+          }
+        if (!isMax)
+          continue;
+        for (int64_t ch = 0; ch < c; ++ch)
+          if (bestPos[ch] >= 0)
+            dx[(b * c + ch) * h * w + bestPos[ch]] +=
+                pdy[((r * c + ch) * ph + oy) * pw + ox] * bestWeight[ch];
       }
   }
   float *pdx = out[0].data<float>();
