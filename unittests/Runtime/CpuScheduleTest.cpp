@@ -171,6 +171,36 @@ TEST(CpuSchedule, GraphInputResidualAndStandaloneBlockedOps) {
   EXPECT_EQ(kinds(cpu).count("conv2d+add+relu6"), 1u);
 }
 
+// The MNIST CNN's two convolutions at batch 32: the first (one input
+// channel) is cheap enough to run chained with the second a chunk of the
+// batch at a time, but the second runs as Winograd only on the whole
+// batch, and reads Winograd's blocked layout, which the first then writes
+// directly (no reorder between them).
+TEST(CpuSchedule, WinogradConvIsNotChainedAndItsProducerWritesItsLayout) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 1, 28, 28});
+  int c1 = g.conv(x, 1, 32, {-1, 32, 28, 28}, "relu");
+  int c2 = g.conv(c1, 32, 64, {-1, 64, 28, 28}, "relu");
+  g.op("max_pool", {c2}, {-1, 64, 14, 14},
+       {{"data_format", stringAttr("NCHW")},
+        {"kernel", intsAttr({2, 2})},
+        {"strides", intsAttr({2, 2})}},
+       /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({32, 1, 28, 28}, 4)};
+  RunResult cpu = runPlan(*plan, "cpu", in, 32);
+  expectSame(*plan, in, 32, cpu);
+  std::vector<std::string> implementations;
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0)
+      implementations.push_back(p.kind + " " + p.implementation);
+  EXPECT_EQ(implementations, (std::vector<std::string>{
+                                 "conv2d onednn", "conv2d onednn-winograd"}));
+  // Only the pooled result is reordered, into the output's plain layout.
+  EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;

@@ -13,6 +13,7 @@
 
 #include <dnnl.hpp>
 
+#include <optional>
 #include <vector>
 
 namespace gopt::runtime::cpu {
@@ -60,10 +61,21 @@ struct ConvPostOps {
 };
 
 // conv2d (NCHW data, OIHW or HWIO filters) with source and destination in
-// the layouts oneDNN prefers; null when the configuration is not covered
-// (bf16 on a CPU without AVX-512 included).
+// the layouts oneDNN prefers, or the destination in `preferredDst` where a
+// non-reference kernel writes it; null when the configuration is not
+// covered (bf16 on a CPU without AVX-512 included).
 StatusOr<std::unique_ptr<LayoutKernel>>
-createLayoutConv(const KernelConfig &config, const ConvPostOps &post);
+createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
+                 const dnnl::memory::desc *preferredDst = nullptr);
+
+// The source layout conv2d `config` reads when it runs as a Winograd
+// convolution (createLayoutConv takes Winograd where it pays), nullopt
+// when it runs otherwise. Winograd's kernel exists only for whole batches
+// above a size and for its own blocked layout, so the schedule neither
+// splits such a convolution's batch nor lets its producer write another
+// layout.
+std::optional<dnnl::memory::desc>
+winogradSourceDesc(const KernelConfig &config);
 // What runs after an f32 matmul's product, in oneDNN's order: `bias` adds
 // a row of N values (kernel input 2) to every row, `sum` adds the
 // destination's previous contents (an in-place residual), then `eltwise`

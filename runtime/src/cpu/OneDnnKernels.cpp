@@ -288,6 +288,24 @@ winogradConv(const ConvGeometry &g, DataType type, bool constantFilter,
   return std::nullopt;
 }
 
+// The direct convolution writing `dst`'s layout, where oneDNN has a kernel
+// for it that is not its reference one; false otherwise.
+bool directConvInto(const ConvGeometry &g, const memory::desc &src,
+                    const memory::desc &weights, const memory::desc *bias,
+                    const memory::desc &dst, const dnnl::primitive_attr &attr,
+                    dnnl::convolution_forward::primitive_desc &pd) {
+  try {
+    dnnl::convolution_forward::primitive_desc candidate(
+        convDesc(g, src, weights, bias, dst), attr, cpuEngine());
+    if (std::strstr(candidate.impl_info_str(), "ref"))
+      return false;
+    pd = candidate;
+    return true;
+  } catch (const dnnl::error &) {
+    return false; // no kernel writes that layout
+  }
+}
+
 // Appends activation `name` (clip with lo/hi) as an eltwise post-op.
 void appendActivation(dnnl::post_ops &postOps, const std::string &name,
                       float lo, float hi) {
@@ -318,9 +336,13 @@ public:
   // `anyLayout`: oneDNN picks source and destination layouts (NCHW only);
   // `fixedSrc`, when given, is the source's layout (a chain's earlier
   // stage wrote it).
+  // `preferredDst`, when given, is the layout the result's reader wants
+  // (a Winograd convolution's blocked source): taken where oneDNN has a
+  // kernel writing it, which saves a reorder of the whole result.
   Status init(const KernelConfig &c, bool anyLayout,
               const cpu::ConvPostOps &post, bool &supported,
-              const memory::desc *fixedSrc = nullptr) {
+              const memory::desc *fixedSrc = nullptr,
+              const memory::desc *preferredDst = nullptr) {
     DataType type = convType(c);
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
     Tag act = anyLayout ? Tag::any : g.nchw ? Tag::nchw : Tag::nhwc;
@@ -347,11 +369,15 @@ public:
           winogradConv(g, type, c.constantInputs[1] != nullptr, srcMd,
                        anyWeights, hasBias ? &biasMd : nullptr, dstMd, attr);
       winograd_ = winograd.has_value();
-      pd = winograd ? *winograd
-                    : dnnl::convolution_forward::primitive_desc(
-                          convDesc(g, srcMd, anyWeights,
-                                   hasBias ? &biasMd : nullptr, dstMd),
-                          attr, cpuEngine());
+      if (winograd)
+        pd = *winograd;
+      else if (!(preferredDst && anyLayout &&
+                 directConvInto(g, srcMd, anyWeights,
+                                hasBias ? &biasMd : nullptr, *preferredDst,
+                                attr, pd)))
+        pd = dnnl::convolution_forward::primitive_desc(
+            convDesc(g, srcMd, anyWeights, hasBias ? &biasMd : nullptr, dstMd),
+            attr, cpuEngine());
     } catch (const dnnl::error &e) {
       // Without a kernel for these post-ops the ops run one by one.
       if (noBf16Kernel(type) || !post.tail.empty())
@@ -1200,16 +1226,37 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
-createLayoutConv(const KernelConfig &c, const ConvPostOps &post) {
+createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
+                 const memory::desc *preferredDst) {
   if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
-  GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post, supported));
+  GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post, supported,
+                                    /*fixedSrc=*/nullptr, preferredDst));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+std::optional<memory::desc> winogradSourceDesc(const KernelConfig &c) {
+  if (convType(c) != DataType::f32 || c.inputShapes[0].size() != 4 ||
+      c.attrs().getString("data_format") != "NCHW")
+    return std::nullopt;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok())
+    return std::nullopt;
+  DataType type = DataType::f32;
+  memory::desc src(g->srcDims, type, Tag::any), dst(g->dstDims, type, Tag::any);
+  memory::desc weights(g->weightDims, type, Tag::any);
+  memory::desc bias({g->cout}, type, Tag::x);
+  std::optional<dnnl::convolution_forward::primitive_desc> pd = winogradConv(
+      *g, type, c.constantInputs[1] != nullptr, src, weights,
+      c.inputShapes.size() == 3 ? &bias : nullptr, dst, scratchpadAttr());
+  if (!pd)
+    return std::nullopt;
+  return pd->src_desc();
 }
 
 namespace {
