@@ -11,7 +11,8 @@
 // waits only for the whole step, with the communicator's timeout. Such a
 // step runs eagerly, not as a CUDA graph: capture is refused here, before
 // any rank could call the collective. Without a communicator it is the copy
-// alone and captures.
+// alone and captures. The event handling is StreamAllReduce's, which
+// cross_replica batch norm uses too.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveOps.h"
@@ -23,35 +24,69 @@
 
 namespace gopt::runtime::cuda {
 
+StreamAllReduce::~StreamAllReduce() {
+  if (ready_)
+    cudaEventDestroy(ready_);
+  if (done_)
+    cudaEventDestroy(done_);
+}
+
+Status StreamAllReduce::init(const CudaKernelConfig &c,
+                             const std::string &what) {
+  what_ = what;
+  collectives_ = c.communicator ? c.communicator->streamCollectives() : nullptr;
+  if (!collectives_)
+    return noKernel(c, what +
+                           " on the GPU needs an NCCL communicator; the "
+                           "session has " +
+                           (c.communicator
+                                ? std::string(c.communicator->engine()) + "'s"
+                                : std::string("none")));
+  GOPT_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  GOPT_CUDA_CHECK(cudaEventCreate(&done_));
+  return Status::success();
+}
+
+Status StreamAllReduce::start(cudaStream_t stream,
+                              const std::vector<CollectiveBuffer> &buffers,
+                              Reduction reduction) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  GOPT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone)
+    return unimplemented(what_, " across replicas waits for its "
+                                "communicator's timeout on the host: the step "
+                                "runs eagerly");
+  GOPT_CUDA_CHECK(cudaEventRecord(ready_, stream));
+  GOPT_RETURN_IF_ERROR(
+      collectives_->enqueueAllReduce(buffers, reduction, ready_, done_));
+  pending_ = true;
+  return Status::success();
+}
+
+Status StreamAllReduce::join(cudaStream_t stream) {
+  if (!pending_)
+    return Status::success();
+  pending_ = false;
+  GOPT_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+  return Status::success();
+}
+
 namespace {
 
 class AllReduceKernel : public CudaKernel {
 public:
   AllReduceKernel(const CudaKernelConfig &c, Reduction reduction)
-      : ctx_(c.ctx), communicator_(c.communicator), reduction_(reduction) {
+      : ctx_(c.ctx), reduces_(c.communicator != nullptr),
+        reduction_(reduction) {
     for (size_t i = 0; i < c.inputShapes.size(); ++i) {
       counts_.push_back(product(c.inputShapes[i]));
       types_.push_back(c.inputTypes[i]);
     }
-    if (communicator_)
-      collectives_ = communicator_->streamCollectives();
-  }
-  ~AllReduceKernel() override {
-    if (ready_)
-      cudaEventDestroy(ready_);
-    if (done_)
-      cudaEventDestroy(done_);
+    engine_ = c.communicator ? c.communicator->engine() : "cuda";
   }
 
-  Status init() {
-    if (!collectives_)
-      return Status::success();
-    // Never timed by the host (cudaEventDisableTiming is cheaper), except
-    // done_, whose span from the communicator's start event is the
-    // collective's time in --profile.
-    GOPT_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
-    GOPT_CUDA_CHECK(cudaEventCreate(&done_));
-    return Status::success();
+  Status init(const CudaKernelConfig &c) {
+    return reduces_ ? collective_.init(c, "all_reduce") : Status::success();
   }
 
   Status run(const std::vector<const void *> &in,
@@ -61,56 +96,33 @@ public:
         GOPT_CUDA_CHECK(
             cudaMemcpyAsync(out[i], in[i], counts_[i] * dtypeSize(types_[i]),
                             cudaMemcpyDeviceToDevice, ctx_->stream));
-    if (!communicator_)
+    if (!reduces_)
       return Status::success();
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    GOPT_CUDA_CHECK(cudaStreamIsCapturing(ctx_->stream, &capturing));
-    if (capturing != cudaStreamCaptureStatusNone)
-      return unimplemented("all_reduce across replicas waits for its "
-                           "communicator's timeout on the host: the step "
-                           "runs eagerly");
     std::vector<CollectiveBuffer> buffers;
     for (size_t i = 0; i < out.size(); ++i)
       buffers.push_back({out[i], counts_[i], types_[i]});
-    GOPT_CUDA_CHECK(cudaEventRecord(ready_, ctx_->stream));
-    GOPT_RETURN_IF_ERROR(
-        collectives_->enqueueAllReduce(buffers, reduction_, ready_, done_));
-    pending_ = true;
-    return Status::success();
+    return collective_.start(ctx_->stream, buffers, reduction_);
   }
 
-  bool asynchronous() const override { return collectives_ != nullptr; }
-  Status join() override {
-    if (!pending_)
-      return Status::success();
-    pending_ = false;
-    GOPT_CUDA_CHECK(cudaStreamWaitEvent(ctx_->stream, done_, 0));
-    return Status::success();
-  }
+  bool asynchronous() const override { return reduces_; }
+  Status join() override { return collective_.join(ctx_->stream); }
 
-  const char *implementation() const override {
-    return communicator_ ? communicator_->engine() : "cuda";
-  }
+  const char *implementation() const override { return engine_; }
 
 private:
   DeviceContext *ctx_;
-  Communicator *communicator_;
-  StreamCollectives *collectives_ = nullptr;
+  bool reduces_;
+  const char *engine_;
+  StreamAllReduce collective_;
   Reduction reduction_;
   std::vector<int64_t> counts_;
   std::vector<DType> types_;
-  cudaEvent_t ready_ = nullptr, done_ = nullptr;
-  bool pending_ = false;
 };
 
 } // namespace
 
 StatusOr<std::unique_ptr<CudaKernel>>
 createAllReduce(const CudaKernelConfig &c) {
-  if (c.communicator && !c.communicator->streamCollectives())
-    return noKernel(c, std::string("all_reduce on the GPU needs an NCCL "
-                                   "communicator; the session has ") +
-                           c.communicator->engine() + "'s");
   for (size_t i = 0; i < c.inputTypes.size(); ++i)
     if (c.outputTypes[i] != c.inputTypes[i])
       return noKernel(c, "result " + std::to_string(i) +
@@ -119,7 +131,7 @@ createAllReduce(const CudaKernelConfig &c) {
                             ? Reduction::kMean
                             : Reduction::kSum;
   auto kernel = std::make_unique<AllReduceKernel>(c, reduction);
-  GOPT_RETURN_IF_ERROR(kernel->init());
+  GOPT_RETURN_IF_ERROR(kernel->init(c));
   return std::unique_ptr<CudaKernel>(std::move(kernel));
 }
 

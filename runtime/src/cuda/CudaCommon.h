@@ -114,7 +114,10 @@ public:
   // Whether run() leaves work on another stream (a collective on the
   // communication stream) that the session's stream must wait for, with
   // join(), before the first op that reads the results, and at the step's
-  // end. join() enqueues that wait; it does not block the host.
+  // end. join() enqueues that wait; it does not block the host. Also true
+  // for a kernel that joins its own collectives within run()
+  // (cross_replica batch norm): the host then waits for the step with the
+  // communicator's timeout.
   virtual bool asynchronous() const { return false; }
   virtual Status join() { return Status::success(); }
   // The error for a nonzero error flag value.

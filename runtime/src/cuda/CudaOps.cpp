@@ -1392,6 +1392,9 @@ KernelOr createMatmul(const CudaKernelConfig &c) {
 
 // Training batch norm (batch statistics, 5 results) is TrainingOps.cpp's.
 KernelOr createBatchNorm(const CudaKernelConfig &c) {
+  if (c.attrs().getBool("cross_replica") && !c.attrs().getBool("training"))
+    return invalidArgument("cross_replica statistics need the training form "
+                           "(training = true)");
   if (c.attrs().getBool("training"))
     return createBatchNormTraining(c);
   return BatchNormKernel::create(c);

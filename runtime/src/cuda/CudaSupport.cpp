@@ -25,18 +25,6 @@ bool inferenceOnly(const plan::Op &op, std::string *whyNot) {
   return false;
 }
 
-// Synchronized batch norm sums across replicas, which a CUDA session (one
-// replica, no communicator) cannot do: refused rather than computed with
-// this replica's statistics alone.
-bool localStatistics(const plan::Op &op, std::string *whyNot) {
-  if (!OpAttrs(op).getBool("cross_replica"))
-    return true;
-  if (whyNot)
-    *whyNot = "cross_replica " + op.kind() +
-              " (--sync-batch-norm) needs the CPU backend's collectives";
-  return false;
-}
-
 // lstm, gru and rnn run on cuDNN's RNN, which has no gate clipping, no
 // coupled input/forget gate and only GRU's linear-before-reset candidate;
 // padded sequences (sequence_lens) stay on the CPU so far. Peepholes, an

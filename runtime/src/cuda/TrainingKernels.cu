@@ -277,6 +277,41 @@ __device__ __forceinline__ int64_t channelElement(int64_t m, int64_t c,
   return (o * channels + c) * inner + (m - o * inner);
 }
 
+// The sum of f(x) over channel c's `count` elements, in one block.
+template <typename F>
+__device__ double channelSum(const float *x, int64_t c, int64_t channels,
+                             int64_t inner, int64_t count, F f,
+                             double *shared) {
+  double s = 0;
+  for (int64_t m = threadIdx.x; m < count; m += blockDim.x)
+    s += f(x[channelElement(m, c, channels, inner)]);
+  return blockSum(s, shared);
+}
+
+// Channel c's results from its mean and its sum of squared deviations over
+// `count` elements (the global batch's for cross_replica).
+__device__ void finishBatchNormStats(int64_t c, double mu, double squares,
+                                     double count, const float *runMean,
+                                     const float *runVar, double momentum,
+                                     float *mean, float *var, float *newRunMean,
+                                     float *newRunVar) {
+  double v = count ? squares / count : 0.0;
+  double unbiased = count > 1 ? v * count / (count - 1) : v;
+  mean[c] = static_cast<float>(mu);
+  var[c] = static_cast<float>(v);
+  newRunMean[c] =
+      static_cast<float>(momentum * runMean[c] + (1 - momentum) * mu);
+  newRunVar[c] =
+      static_cast<float>(momentum * runVar[c] + (1 - momentum) * unbiased);
+}
+
+// sums[c] / sums[channels]: the mean from launchBatchNormSums' layout.
+__device__ __forceinline__ double meanOfSums(const double *sums, int64_t c,
+                                             int64_t channels) {
+  double count = sums[channels];
+  return count ? sums[c] / count : 0.0;
+}
+
 __global__ void batchNormStatsKernel(const float *x, const float *runMean,
                                      const float *runVar, int64_t channels,
                                      int64_t inner, int64_t count,
@@ -284,24 +319,65 @@ __global__ void batchNormStatsKernel(const float *x, const float *runMean,
                                      float *newRunMean, float *newRunVar) {
   __shared__ double shared[kReduceThreads];
   int64_t c = blockIdx.x;
-  double s = 0;
-  for (int64_t m = threadIdx.x; m < count; m += blockDim.x)
-    s += x[channelElement(m, c, channels, inner)];
-  double mu = count ? blockSum(s, shared) / count : 0.0;
-  double sq = 0;
-  for (int64_t m = threadIdx.x; m < count; m += blockDim.x) {
-    double d = x[channelElement(m, c, channels, inner)] - mu;
-    sq += d * d;
-  }
-  double v = count ? blockSum(sq, shared) / count : 0.0;
+  double mu =
+      count ? channelSum(
+                  x, c, channels, inner, count,
+                  [](float v) { return static_cast<double>(v); }, shared) /
+                  count
+            : 0.0;
+  double sq = channelSum(
+      x, c, channels, inner, count,
+      [mu](float v) {
+        double d = v - mu;
+        return d * d;
+      },
+      shared);
+  if (threadIdx.x == 0)
+    finishBatchNormStats(c, mu, sq, count, runMean, runVar, momentum, mean, var,
+                         newRunMean, newRunVar);
+}
+
+__global__ void batchNormSumsKernel(const float *x, int64_t channels,
+                                    int64_t inner, int64_t count,
+                                    double *sums) {
+  __shared__ double shared[kReduceThreads];
+  int64_t c = blockIdx.x;
+  double s = channelSum(
+      x, c, channels, inner, count,
+      [](float v) { return static_cast<double>(v); }, shared);
   if (threadIdx.x == 0) {
-    double unbiased = count > 1 ? v * count / (count - 1) : v;
-    mean[c] = static_cast<float>(mu);
-    var[c] = static_cast<float>(v);
-    newRunMean[c] =
-        static_cast<float>(momentum * runMean[c] + (1 - momentum) * mu);
-    newRunVar[c] =
-        static_cast<float>(momentum * runVar[c] + (1 - momentum) * unbiased);
+    sums[c] = s;
+    if (c == 0)
+      sums[channels] = static_cast<double>(count);
+  }
+}
+
+__global__ void batchNormSquaresKernel(const float *x, const double *sums,
+                                       int64_t channels, int64_t inner,
+                                       int64_t count, double *squares) {
+  __shared__ double shared[kReduceThreads];
+  int64_t c = blockIdx.x;
+  double mu = meanOfSums(sums, c, channels);
+  double sq = channelSum(
+      x, c, channels, inner, count,
+      [mu](float v) {
+        double d = v - mu;
+        return d * d;
+      },
+      shared);
+  if (threadIdx.x == 0)
+    squares[c] = sq;
+}
+
+__global__ void batchNormFinishKernel(const double *sums, const double *squares,
+                                      int64_t channels, const float *runMean,
+                                      const float *runVar, double momentum,
+                                      float *mean, float *var,
+                                      float *newRunMean, float *newRunVar) {
+  GRID_LOOP(c, channels) {
+    finishBatchNormStats(c, meanOfSums(sums, c, channels), squares[c],
+                         sums[channels], runMean, runVar, momentum, mean, var,
+                         newRunMean, newRunVar);
   }
 }
 
@@ -326,6 +402,8 @@ __global__ void batchNormGradSumsKernel(const float *dy, const float *x,
   if (threadIdx.x == 0) {
     sums[2 * c] = sDy;
     sums[2 * c + 1] = sDyXhat;
+    if (c == 0)
+      sums[2 * channels] = static_cast<double>(count);
     doffset[c] = static_cast<float>(sDy);
     dscale[c] = static_cast<float>(sDyXhat);
   }
@@ -335,8 +413,10 @@ __global__ void batchNormGradInputKernel(const float *dy, const float *x,
                                          const float *scale, const float *mean,
                                          const float *var, double epsilon,
                                          int64_t channels, int64_t inner,
-                                         int64_t count, const double *sums,
-                                         float *dx, int64_t total) {
+                                         const double *sums, float *dx,
+                                         int64_t total) {
+  // The count after the sums: the global batch's for cross_replica.
+  double count = sums[2 * channels];
   GRID_LOOP(i, total) {
     int64_t c = (i / inner) % channels;
     double invStd = 1.0 / sqrt(static_cast<double>(var[c]) + epsilon);
@@ -473,22 +553,60 @@ cudaError_t launchBatchNormStats(const float *x, const float *runMean,
   return cudaGetLastError();
 }
 
-cudaError_t launchBatchNormGrad(const float *dy, const float *x,
-                                const float *scale, const float *mean,
-                                const float *var, double epsilon, int64_t outer,
-                                int64_t channels, int64_t inner, double *sums,
-                                float *dx, float *dscale, float *doffset,
+cudaError_t launchBatchNormSums(const float *x, int64_t outer, int64_t channels,
+                                int64_t inner, double *sums,
                                 cudaStream_t stream) {
-  if (channels <= 0)
-    return cudaGetLastError();
-  int64_t count = outer * inner;
-  batchNormGradSumsKernel<<<channels, kReduceThreads, 0, stream>>>(
-      dy, x, mean, var, epsilon, channels, inner, count, sums, dscale, doffset);
-  int64_t total = count * channels;
+  if (channels > 0)
+    batchNormSumsKernel<<<channels, kReduceThreads, 0, stream>>>(
+        x, channels, inner, outer * inner, sums);
+  return cudaGetLastError();
+}
+
+cudaError_t launchBatchNormSquares(const float *x, const double *sums,
+                                   int64_t outer, int64_t channels,
+                                   int64_t inner, double *squares,
+                                   cudaStream_t stream) {
+  if (channels > 0)
+    batchNormSquaresKernel<<<channels, kReduceThreads, 0, stream>>>(
+        x, sums, channels, inner, outer * inner, squares);
+  return cudaGetLastError();
+}
+
+cudaError_t launchBatchNormFinish(const double *sums, const double *squares,
+                                  int64_t channels, const float *runMean,
+                                  const float *runVar, double momentum,
+                                  float *mean, float *var, float *newRunMean,
+                                  float *newRunVar, cudaStream_t stream) {
+  if (channels > 0)
+    batchNormFinishKernel<<<gridBlocks(channels), kBlockSize, 0, stream>>>(
+        sums, squares, channels, runMean, runVar, momentum, mean, var,
+        newRunMean, newRunVar);
+  return cudaGetLastError();
+}
+
+cudaError_t launchBatchNormGradSums(const float *dy, const float *x,
+                                    const float *mean, const float *var,
+                                    double epsilon, int64_t outer,
+                                    int64_t channels, int64_t inner,
+                                    double *sums, float *dscale, float *doffset,
+                                    cudaStream_t stream) {
+  if (channels > 0)
+    batchNormGradSumsKernel<<<channels, kReduceThreads, 0, stream>>>(
+        dy, x, mean, var, epsilon, channels, inner, outer * inner, sums, dscale,
+        doffset);
+  return cudaGetLastError();
+}
+
+cudaError_t launchBatchNormGradInput(const float *dy, const float *x,
+                                     const float *scale, const float *mean,
+                                     const float *var, double epsilon,
+                                     int64_t outer, int64_t channels,
+                                     int64_t inner, const double *sums,
+                                     float *dx, cudaStream_t stream) {
+  int64_t total = outer * inner * channels;
   if (total > 0)
     batchNormGradInputKernel<<<gridBlocks(total), kBlockSize, 0, stream>>>(
-        dy, x, scale, mean, var, epsilon, channels, inner, count, sums, dx,
-        total);
+        dy, x, scale, mean, var, epsilon, channels, inner, sums, dx, total);
   return cudaGetLastError();
 }
 

@@ -75,15 +75,44 @@ cudaError_t launchBatchNormStats(const float *x, const float *runMean,
                                  float *newRunMean, float *newRunVar,
                                  cudaStream_t stream);
 
-// batch_norm_grad: per channel doffset = sum(dy), dscale = sum(dy * xhat)
-// (one block per channel, kept in double in `sums`: scratch of 2 *
-// channels doubles), then dx elementwise from the double sums.
-cudaError_t launchBatchNormGrad(const float *dy, const float *x,
-                                const float *scale, const float *mean,
-                                const float *var, double epsilon, int64_t outer,
-                                int64_t channels, int64_t inner, double *sums,
-                                float *dx, float *dscale, float *doffset,
+// The same statistics in three steps, around cross_replica batch norm's two
+// all-reduces: sums (channels + 1 doubles) gets each channel's sum of x and,
+// last, the count M; squares (channels doubles) each channel's sum of
+// squared deviations from sums[c] / M; finish writes launchBatchNormStats'
+// results from both, with M = sums[channels]. Between the steps the buffers
+// may be summed across replicas, which makes the statistics the global
+// batch's.
+cudaError_t launchBatchNormSums(const float *x, int64_t outer, int64_t channels,
+                                int64_t inner, double *sums,
                                 cudaStream_t stream);
+cudaError_t launchBatchNormSquares(const float *x, const double *sums,
+                                   int64_t outer, int64_t channels,
+                                   int64_t inner, double *squares,
+                                   cudaStream_t stream);
+cudaError_t launchBatchNormFinish(const double *sums, const double *squares,
+                                  int64_t channels, const float *runMean,
+                                  const float *runVar, double momentum,
+                                  float *mean, float *var, float *newRunMean,
+                                  float *newRunVar, cudaStream_t stream);
+
+// batch_norm_grad in two steps: GradSums writes per channel doffset =
+// sum(dy), dscale = sum(dy * xhat) (one block per channel), and keeps them
+// in double in `sums` (2 * channels + 1 doubles: the pairs, then the count
+// M); GradInput computes dx elementwise from `sums`. cross_replica sums
+// `sums` across replicas in between: dx then uses the global sums and M,
+// while dscale and doffset stay this replica's.
+cudaError_t launchBatchNormGradSums(const float *dy, const float *x,
+                                    const float *mean, const float *var,
+                                    double epsilon, int64_t outer,
+                                    int64_t channels, int64_t inner,
+                                    double *sums, float *dscale, float *doffset,
+                                    cudaStream_t stream);
+cudaError_t launchBatchNormGradInput(const float *dy, const float *x,
+                                     const float *scale, const float *mean,
+                                     const float *var, double epsilon,
+                                     int64_t outer, int64_t channels,
+                                     int64_t inner, const double *sums,
+                                     float *dx, cudaStream_t stream);
 
 // sgd_update (torch.optim.SGD, dampening 0), one pass: new param and
 // velocity. Arithmetic in double, as the reference.

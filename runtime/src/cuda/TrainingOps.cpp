@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainingOps.h"
 #include "AlgoCache.h"
+#include "CollectiveOps.h"
 #include "Launch.h"
 #include "OpHelpers.h"
 #include "TrainingKernels.h"
@@ -243,6 +244,46 @@ ChannelView channelView(const CudaKernelConfig &c, const Shape &x) {
   return v;
 }
 
+// cross_replica with a communicator: the kernel's collectives (one site per
+// all-reduce, each with its scratch of doubles). Each all-reduce is joined
+// at once, since the next step of the kernel reads it; the op still counts
+// as asynchronous, so that the host waits for the step with the
+// communicator's timeout. Without a communicator (a single replica) the
+// batch is the global batch.
+struct ReplicaSums {
+  Status init(const CudaKernelConfig &c, const std::vector<int64_t> &sizes) {
+    sites = std::vector<StreamAllReduce>(sizes.size());
+    buffers = std::vector<DeviceBuffer>(sizes.size());
+    counts = sizes;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      GOPT_RETURN_IF_ERROR(sites[i].init(c, "cross_replica " + c.op->kind()));
+      GOPT_RETURN_IF_ERROR(buffers[i].allocate(sizes[i] * sizeof(double)));
+    }
+    return Status::success();
+  }
+  bool enabled() const { return !sites.empty(); }
+  double *data(size_t i) { return static_cast<double *>(buffers[i].ptr); }
+  Status sum(size_t i, cudaStream_t stream) {
+    GOPT_RETURN_IF_ERROR(sites[i].start(
+        stream, {{buffers[i].ptr, counts[i], DType::kF64}}, Reduction::kSum));
+    return sites[i].join(stream);
+  }
+  size_t bytes() const {
+    size_t total = 0;
+    for (const DeviceBuffer &b : buffers)
+      total += b.bytes;
+    return total;
+  }
+
+  std::vector<StreamAllReduce> sites;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<int64_t> counts;
+};
+
+bool reducesAcrossReplicas(const CudaKernelConfig &c) {
+  return c.attrs().getBool("cross_replica") && c.communicator;
+}
+
 class BatchNormTrainingKernel : public CudaKernel {
 public:
   static TrainingKernelOr create(const CudaKernelConfig &c) {
@@ -262,31 +303,59 @@ public:
     k->momentum_ = attrs.getFloat("momentum");
     if (!fitsInt(k->view_.channels))
       return noKernel(c, "more channels than a CUDA grid holds");
+    // The channel sums with the count, then the squared deviations.
+    if (reducesAcrossReplicas(c))
+      GOPT_RETURN_IF_ERROR(k->replicas_.init(
+          c, {k->view_.channels + 1, std::max<int64_t>(k->view_.channels, 1)}));
     return std::unique_ptr<CudaKernel>(std::move(k));
   }
   Status run(const std::vector<const void *> &in,
              const std::vector<void *> &out) override {
     const ChannelView &v = view_;
-    GOPT_RETURN_IF_ERROR(
-        fromCuda(launchBatchNormStats(f32(in[0]), f32(in[3]), f32(in[4]),
-                                      v.outer, v.channels, v.inner, momentum_,
-                                      f32(out[1]), f32(out[2]), f32(out[3]),
-                                      f32(out[4]), ctx_->stream),
-                 "launchBatchNormStats"));
+    cudaStream_t s = ctx_->stream;
+    if (!replicas_.enabled()) {
+      GOPT_RETURN_IF_ERROR(fromCuda(
+          launchBatchNormStats(f32(in[0]), f32(in[3]), f32(in[4]), v.outer,
+                               v.channels, v.inner, momentum_, f32(out[1]),
+                               f32(out[2]), f32(out[3]), f32(out[4]), s),
+          "launchBatchNormStats"));
+    } else {
+      // Two passes as the reference: the global mean, then the squared
+      // deviations from it, each summed across replicas.
+      double *sums = replicas_.data(0), *squares = replicas_.data(1);
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchBatchNormSums(f32(in[0]), v.outer, v.channels, v.inner,
+                                       sums, s),
+                   "launchBatchNormSums"));
+      GOPT_RETURN_IF_ERROR(replicas_.sum(0, s));
+      GOPT_RETURN_IF_ERROR(
+          fromCuda(launchBatchNormSquares(f32(in[0]), sums, v.outer, v.channels,
+                                          v.inner, squares, s),
+                   "launchBatchNormSquares"));
+      GOPT_RETURN_IF_ERROR(replicas_.sum(1, s));
+      GOPT_RETURN_IF_ERROR(fromCuda(
+          launchBatchNormFinish(sums, squares, v.channels, f32(in[3]),
+                                f32(in[4]), momentum_, f32(out[1]), f32(out[2]),
+                                f32(out[3]), f32(out[4]), s),
+          "launchBatchNormFinish"));
+    }
     // y with the batch statistics: the inference kernel's arithmetic.
     return fromCuda(launchBatchNormInference(
                         DType::kF32, in[0], in[1], in[2], out[1], out[2],
                         out[0], n_, v.channels, std::max<int64_t>(v.inner, 1),
-                        static_cast<float>(eps_), ctx_->stream),
+                        static_cast<float>(eps_), s),
                     "launchBatchNormInference");
   }
+  bool asynchronous() const override { return replicas_.enabled(); }
   const char *implementation() const override { return "cuda"; }
+  size_t workspaceBytes() const override { return replicas_.bytes(); }
 
 private:
   DeviceContext *ctx_ = nullptr;
   ChannelView view_;
   int64_t n_ = 0;
   double eps_ = 1e-3, momentum_ = 0.9;
+  ReplicaSums replicas_;
 };
 
 class BatchNormGradKernel : public CudaKernel {
@@ -302,29 +371,46 @@ public:
     k->eps_ = c.attrs().getFloat("epsilon");
     if (!fitsInt(k->view_.channels))
       return noKernel(c, "more channels than a CUDA grid holds");
-    GOPT_RETURN_IF_ERROR(k->sums_.allocate(
-        std::max<int64_t>(k->view_.channels, 1) * 2 * sizeof(double)));
+    // The per-channel pairs, then the count.
+    int64_t sums = 2 * k->view_.channels + 1;
+    if (reducesAcrossReplicas(c))
+      GOPT_RETURN_IF_ERROR(k->replicas_.init(c, {sums}));
+    else
+      GOPT_RETURN_IF_ERROR(k->sums_.allocate(sums * sizeof(double)));
     return std::unique_ptr<CudaKernel>(std::move(k));
   }
   Status run(const std::vector<const void *> &in,
              const std::vector<void *> &out) override {
     const ChannelView &v = view_;
-    return fromCuda(
-        launchBatchNormGrad(f32(in[0]), f32(in[1]), f32(in[2]), f32(in[3]),
-                            f32(in[4]), eps_, v.outer, v.channels,
-                            std::max<int64_t>(v.inner, 1),
-                            static_cast<double *>(sums_.ptr), f32(out[0]),
-                            f32(out[1]), f32(out[2]), ctx_->stream),
-        "launchBatchNormGrad");
+    cudaStream_t s = ctx_->stream;
+    int64_t inner = std::max<int64_t>(v.inner, 1);
+    double *sums = replicas_.enabled() ? replicas_.data(0)
+                                       : static_cast<double *>(sums_.ptr);
+    GOPT_RETURN_IF_ERROR(fromCuda(
+        launchBatchNormGradSums(f32(in[0]), f32(in[1]), f32(in[3]), f32(in[4]),
+                                eps_, v.outer, v.channels, inner, sums,
+                                f32(out[1]), f32(out[2]), s),
+        "launchBatchNormGradSums"));
+    if (replicas_.enabled())
+      GOPT_RETURN_IF_ERROR(replicas_.sum(0, s));
+    return fromCuda(launchBatchNormGradInput(f32(in[0]), f32(in[1]), f32(in[2]),
+                                             f32(in[3]), f32(in[4]), eps_,
+                                             v.outer, v.channels, inner, sums,
+                                             f32(out[0]), s),
+                    "launchBatchNormGradInput");
   }
+  bool asynchronous() const override { return replicas_.enabled(); }
   const char *implementation() const override { return "cuda"; }
-  size_t workspaceBytes() const override { return sums_.bytes; }
+  size_t workspaceBytes() const override {
+    return sums_.bytes + replicas_.bytes();
+  }
 
 private:
   DeviceContext *ctx_ = nullptr;
   ChannelView view_;
   double eps_ = 1e-3;
   DeviceBuffer sums_;
+  ReplicaSums replicas_;
 };
 
 //===----------------------------------------------------------------------===//
