@@ -1,33 +1,43 @@
 #!/usr/bin/python3
 """How far each model is from this CPU's measured roofline, in one run.
 
-  benchmarks/roofline.py [--build-dir build] [--threads 2] [--batch 32]
+  benchmarks/roofline.py [--build-dir build] [--threads 2] [--batches 1,32]
                          [--models DIR] [--precisions f32,bf16] [--repeats 3]
                          [--out benchmarks/results/roofline-DATE.json]
                          [--doc docs/benchmarks.md]
 
-1. The peak: a matmul microbenchmark, gopt-run on a chain of four
+1. The compute roof: a matmul microbenchmark, gopt-run on a chain of four
    [B, 1024] x [1024, 1024] matmuls (B = 2048) compiled with gopt's default
    pipeline at each precision (`--optimize --precision P`): the matmuls'
    flops over their mean times in the profile (not the casts at the chain's
    ends), the best of three runs: the rate oneDNN reaches here on large
    GEMMs, which bounds what a model can reach at that precision.
-2. The models: every MODEL.onnx of --models (the reference models of
-   make_models.py by default) at --batch, `--optimize --precision P`;
-   gopt-run's report gives the step's arithmetic (the ops' ODS
-   flopFunction: convolutions, matmuls, recurrences) and its median time.
-   The fraction is the achieved GFLOP/s over the peak of that precision.
-   Peak and models each take the best of --repeats runs (3): on a shared
+2. The memory roof: a chain of eight [1, 2048] x [2048, 2048] f32 matmuls,
+   each with weights of its own (128 MiB in all, more than the caches keep
+   between steps): the weights' bytes over the matmuls' times, the rate at
+   which oneDNN's kernels stream constant weights from memory. At batch 1
+   a model reads each weight once per step and does little arithmetic per
+   byte, so this rate, not the GEMM rate, bounds it.
+3. The models: every MODEL.onnx of --models (the reference models of
+   make_models.py by default) at each of --batches, `--optimize
+   --precision P`; gopt-run's report gives the step's arithmetic (the ops'
+   ODS flopFunction: convolutions, matmuls, recurrences), the bytes of its
+   constants (the weights, read once per step) and its median time. Its
+   roofline time is the larger of arithmetic / compute roof and weight
+   bytes / memory roof; the fraction is that over the measured time (100%:
+   the model runs at the bound of its batch and precision).
+   Roofs and models each take the best of --repeats runs (3): on a shared
    machine a run only loses time to other load. Every run has the same
    OpenMP wait policy (--wait, default active), and the report gives the
    load average: with other work on the cores the fractions mean little.
 
-A model below its compute roofline is limited by memory traffic or by
-per-op overhead (small convolutions, depthwise layers); the fraction says
-how much of the machine it leaves unused, not why. Progress goes to stderr,
-the table to stdout; with --doc the table replaces the part of that file
-between <!-- roofline:begin --> and <!-- roofline:end -->. A benchmark, not
-a test. Run with Debian's /usr/bin/python3.
+A model below its roofline is limited by something the roofs do not count:
+activations' memory traffic, per-op overhead (small convolutions,
+depthwise layers), or weights not read at streaming speed; the fraction
+says how much of the machine it leaves unused, not why. Progress goes to
+stderr, the table to stdout; with --doc the table replaces the part of that
+file between <!-- roofline:begin --> and <!-- roofline:end -->. A
+benchmark, not a test. Run with Debian's /usr/bin/python3.
 """
 import argparse
 import datetime
@@ -42,18 +52,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_MODELS = os.path.join(os.path.dirname(ROOT), "shared", "models")
 PEAK_BATCH, PEAK_WIDTH, PEAK_DEPTH = 2048, 1024, 4
+STREAM_WIDTH, STREAM_DEPTH = 2048, 8
 WAIT_POLICY = "active"
 
 
-def matmul_chain():
-    """A graph of PEAK_DEPTH chained [B, W] x [W, W] matmuls."""
-    w = PEAK_WIDTH
+def matmul_chain(w, depth):
+    """A graph of `depth` chained [B, w] x [w, w] matmuls, each with weights
+    of its own (distinct values, so that no pass merges them)."""
     lines = [f'func.func @main(%x: tensor<?x{w}xf32> {{gopt.name = "x"}}) '
              f'-> (tensor<?x{w}xf32> {{gopt.name = "y"}}) {{']
     value = "%x"
-    for i in range(PEAK_DEPTH):
+    for i in range(depth):
         # Small weights keep the chain's values finite in every precision.
-        lines.append(f"  %w{i} = gopt.constant dense<0.001> : "
+        lines.append(f"  %w{i} = gopt.constant dense<{0.001 + 1e-5 * i:.5f}> : "
                      f"tensor<{w}x{w}xf32>")
         lines.append(f"  %y{i} = gopt.matmul {value}, %w{i} : "
                      f"(tensor<?x{w}xf32>, tensor<{w}x{w}xf32>) -> "
@@ -85,7 +96,9 @@ def run_gopt(gopt_run, model, precision, batch, threads, warmup, iterations):
     rows = [row for row in r["ops"] if row.get("flops", 0) > 0]
     op_ms = sum(row["mean_ms"] for row in rows)
     return {"median_ms": r["median_ms"], "flops_per_step": r["flops_per_step"],
+            "constant_bytes": r.get("constant_bytes", 0),
             "gflops": r["flops_per_step"] / (r["median_ms"] * 1e6),
+            "op_ms": op_ms,
             "op_gflops": (sum(row["flops"] for row in rows) / (op_ms * 1e6)
                           if op_ms > 0 else 0.0)}
 
@@ -116,30 +129,44 @@ def cpu_flags():
 
 def table(result):
     lines = [f"{result['cpu']} ({', '.join(result['flags']) or 'no AVX-512'}), "
-             f"{result['threads']} threads, batch {result['batch']}, "
-             f"OMP_WAIT_POLICY={result['wait']}, {result['date']}, load "
-             f"average {result['load']:.1f} at the start.", "",
-             "| precision | measured peak (matmul chain) |", "|---|--:|"]
+             f"{result['threads']} threads, OMP_WAIT_POLICY={result['wait']}, "
+             f"{result['date']}, load average {result['load']:.1f} at the "
+             "start.", "",
+             "| roof | measured |", "|---|--:|"]
     for p, peak in result["peaks"].items():
-        lines.append(f"| {p} | {peak:.0f} GFLOP/s |")
-    lines += ["", "| model | precision | GFLOP per step | GFLOP/s | "
-              "fraction of the peak |", "|---|---|--:|--:|--:|"]
+        lines.append(f"| {p} arithmetic (matmul chain) | {peak:.0f} GFLOP/s |")
+    lines.append(f"| weight streaming (batch-1 matmul chain) | "
+                 f"{result['stream_gbps']:.1f} GB/s |")
+    lines += ["", "| model | precision | batch | GFLOP per step | weights (MB) "
+              "| GFLOP/s | bound by | fraction of the roofline |",
+              "|---|---|--:|--:|--:|--:|---|--:|"]
     for row in result["models"]:
-        lines.append(f"| {row['model']} | {row['precision']} | "
-                     f"{row['flops_per_step'] / 1e9:.2f} | {row['gflops']:.0f} | "
-                     f"{100 * row['fraction']:.0f}% |")
+        lines.append(f"| {row['model']} | {row['precision']} | {row['batch']} | "
+                     f"{row['flops_per_step'] / 1e9:.2f} | "
+                     f"{row['constant_bytes'] / 1e6:.1f} | {row['gflops']:.0f} | "
+                     f"{row['bound']} | {100 * row['fraction']:.0f}% |")
     lines += ["", "Produced by `/usr/bin/python3 benchmarks/roofline.py "
-              f"--threads {result['threads']} --batch {result['batch']} "
+              f"--threads {result['threads']} --batches "
+              f"{','.join(map(str, result['batches']))} "
               f"--repeats {result['repeats']} --wait {result['wait']}`; "
               f"raw data: `{result['out']}`."]
     return "\n".join(lines) + "\n"
+
+
+def roofline(run, peak_gflops, stream_gbps):
+    """The run's bound and the fraction of it reached."""
+    compute_ms = run["flops_per_step"] / (peak_gflops * 1e6)
+    memory_ms = run["constant_bytes"] / (stream_gbps * 1e6)
+    bound_ms = max(compute_ms, memory_ms)
+    return ("arithmetic" if compute_ms >= memory_ms else "weights",
+            bound_ms / run["median_ms"])
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--batches", default="1,32")
     p.add_argument("--models", default=DEFAULT_MODELS)
     p.add_argument("--precisions", default="f32,bf16")
     p.add_argument("--repeats", type=int, default=3)
@@ -158,33 +185,51 @@ def main():
     precisions = a.precisions.split(",")
     date = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     out = a.out or os.path.join("benchmarks", "results", f"roofline-{date}.json")
+    batches = [int(b) for b in a.batches.split(",")]
     result = {"cpu": cpu_name(), "flags": cpu_flags(), "threads": a.threads,
-              "batch": a.batch, "repeats": a.repeats, "wait": a.wait,
+              "batches": batches, "repeats": a.repeats, "wait": a.wait,
               "date": date,
               "load": os.getloadavg()[0],
               "peaks": {}, "models": [], "out": out}
     with tempfile.TemporaryDirectory() as tmp:
         chain = os.path.join(tmp, "matmul-chain.mlir")
         with open(chain, "w") as f:
-            f.write(matmul_chain())
+            f.write(matmul_chain(PEAK_WIDTH, PEAK_DEPTH))
         for precision in precisions:
             runs = [run_gopt(gopt_run, chain, precision, PEAK_BATCH, a.threads,
                              3, 10)["op_gflops"] for _ in range(a.repeats)]
             result["peaks"][precision] = max(runs)
             print(f"peak {precision}: {max(runs):.0f} GFLOP/s", file=sys.stderr)
+        stream = os.path.join(tmp, "stream-chain.mlir")
+        with open(stream, "w") as f:
+            f.write(matmul_chain(STREAM_WIDTH, STREAM_DEPTH))
+        weight_bytes = 4 * STREAM_WIDTH * STREAM_WIDTH * STREAM_DEPTH
+        runs = [run_gopt(gopt_run, stream, "f32", 1, a.threads, 3, 30)
+                for _ in range(a.repeats)]
+        result["stream_gbps"] = max(weight_bytes / (r["op_ms"] * 1e6)
+                                    for r in runs)
+        print(f"weight streaming: {result['stream_gbps']:.1f} GB/s",
+              file=sys.stderr)
     names = sorted(f[:-5] for f in os.listdir(a.models) if f.endswith(".onnx"))
     for name in names:
-        for precision in precisions:
-            # The best of --repeats runs, as for the peak: on a shared
-            # machine a run only ever loses time to other load.
-            r = max((run_gopt(gopt_run, os.path.join(a.models, name + ".onnx"),
-                              precision, a.batch, a.threads, 3, 10)
-                     for _ in range(a.repeats)), key=lambda run: run["gflops"])
-            r.update(model=name, precision=precision,
-                     fraction=r["gflops"] / result["peaks"][precision])
-            result["models"].append(r)
-            print(f"{name} {precision}: {r['gflops']:.0f} GFLOP/s "
-                  f"({100 * r['fraction']:.0f}%)", file=sys.stderr)
+        for batch in batches:
+            for precision in precisions:
+                # The best of --repeats runs, as for the roofs: on a shared
+                # machine a run only ever loses time to other load.
+                r = min((run_gopt(gopt_run,
+                                  os.path.join(a.models, name + ".onnx"),
+                                  precision, batch, a.threads, 3,
+                                  10 if batch > 1 else 50)
+                         for _ in range(a.repeats)),
+                        key=lambda run: run["median_ms"])
+                bound, fraction = roofline(r, result["peaks"][precision],
+                                           result["stream_gbps"])
+                r.update(model=name, precision=precision, batch=batch,
+                         bound=bound, fraction=fraction)
+                result["models"].append(r)
+                print(f"{name} {precision} batch {batch}: {r['gflops']:.0f} "
+                      f"GFLOP/s, {100 * fraction:.0f}% of the roofline "
+                      f"({bound})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
