@@ -201,6 +201,28 @@ TEST(CpuSchedule, WinogradConvIsNotChainedAndItsProducerWritesItsLayout) {
   EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
 }
 
+// RegNet's 1x1 convolution and grouped 3x3 one (8 channels per group) at
+// batch 16: cheap enough to chain, but oneDNN has only its reference
+// kernel for the grouped one reading the 1x1's NHWC result (RegNet ran 11x
+// slower so), so they run unchained, each in the layouts it picks.
+TEST(CpuSchedule, ConvolutionsAreNotChainedOntoAReferenceKernel) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 48, 28, 28});
+  int a = g.conv(x, 48, 48, {-1, 48, 28, 28}, "relu", 1);
+  int w = g.b.addConstant("grouped", randomF32({48, 8, 3, 3}, 11));
+  int y = g.b.addOutput("y", F32, {-1, 48, 28, 28});
+  AttrMap attrs = convAttrs("relu");
+  attrs["groups"] = intAttr(6);
+  g.b.addOp("conv2d", "grouped_conv", {a, w}, {y}, attrs);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({16, 48, 28, 28}, 12)};
+  RunResult cpu = runPlan(*plan, "cpu", in, 16);
+  expectSame(*plan, in, 16, cpu);
+  EXPECT_EQ(kinds(cpu).count("conv2d+conv2d"), 0u);
+  EXPECT_EQ(kinds(cpu).count("conv2d"), 2u);
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;
