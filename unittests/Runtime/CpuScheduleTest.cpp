@@ -171,17 +171,19 @@ TEST(CpuSchedule, GraphInputResidualAndStandaloneBlockedOps) {
   EXPECT_EQ(kinds(cpu).count("conv2d+add+relu6"), 1u);
 }
 
-// The MNIST CNN's two convolutions at batch 32: the first (one input
-// channel) is cheap enough to run chained with the second a chunk of the
-// batch at a time, but the second runs as Winograd only on the whole
-// batch, and reads Winograd's blocked layout, which the first then writes
-// directly (no reorder between them).
-TEST(CpuSchedule, WinogradConvIsNotChainedAndItsProducerWritesItsLayout) {
+// The MNIST CNN's two convolutions at batch 32, then a 1x1 one: the first
+// (one input channel) is cheap enough to run chained with the second a
+// chunk of the batch at a time, but the second runs as Winograd only on
+// the whole batch, and reads Winograd's blocked layout, which the first
+// then writes directly, and the 1x1 convolution reads and keeps (no
+// reorder between them).
+TEST(CpuSchedule, WinogradConvIsNotChainedAndItsNeighboursUseItsLayout) {
   Graph g;
   int x = g.b.addInput("x", F32, {-1, 1, 28, 28});
   int c1 = g.conv(x, 1, 32, {-1, 32, 28, 28}, "relu");
   int c2 = g.conv(c1, 32, 64, {-1, 64, 28, 28}, "relu");
-  g.op("max_pool", {c2}, {-1, 64, 14, 14},
+  int c3 = g.conv(c2, 64, 64, {-1, 64, 28, 28}, "relu", 1);
+  g.op("max_pool", {c3}, {-1, 64, 14, 14},
        {{"data_format", stringAttr("NCHW")},
         {"kernel", intsAttr({2, 2})},
         {"strides", intsAttr({2, 2})}},
@@ -195,8 +197,9 @@ TEST(CpuSchedule, WinogradConvIsNotChainedAndItsProducerWritesItsLayout) {
   for (const OpProfile &p : cpu.profiles)
     if (p.kind.rfind("conv2d", 0) == 0)
       implementations.push_back(p.kind + " " + p.implementation);
-  EXPECT_EQ(implementations, (std::vector<std::string>{
-                                 "conv2d onednn", "conv2d onednn-winograd"}));
+  EXPECT_EQ(implementations,
+            (std::vector<std::string>{"conv2d onednn", "conv2d onednn-winograd",
+                                      "conv2d onednn"}));
   // Only the pooled result is reordered, into the output's plain layout.
   EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
 }

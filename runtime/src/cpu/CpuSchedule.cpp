@@ -426,9 +426,16 @@ Status CpuScheduler::scheduleConv(int o) {
   if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
       p_.ops(reader).inputs(0) == cur)
     readerLayout = cpu::winogradSourceDesc(makeKernelConfig(in_, reader));
+  // A source a Winograd convolution (or one next to it) left in nChw16c.
+  memory::desc source = currentDesc(f.src);
+  bool blockedSource =
+      dtype(f.src) == DType::kF32 && shape(f.src).size() == 4 &&
+      source == memory::desc(shape(f.src), memory::data_type::f32,
+                             memory::format_tag::aBcd16b);
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post,
-                                      readerLayout ? &*readerLayout : nullptr));
+                                      readerLayout ? &*readerLayout : nullptr,
+                                      blockedSource ? &source : nullptr));
   if (!f.kernel) {
     if (chainOf_[o] >= 0)
       GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));

@@ -61,12 +61,16 @@ struct ConvPostOps {
 };
 
 // conv2d (NCHW data, OIHW or HWIO filters) with source and destination in
-// the layouts oneDNN prefers, or the destination in `preferredDst` where a
-// non-reference kernel writes it; null when the configuration is not
-// covered (bf16 on a CPU without AVX-512 included).
+// the layouts oneDNN prefers; null when the configuration is not covered
+// (bf16 on a CPU without AVX-512 included). Where a JIT kernel handles
+// them, the destination is in `preferredDst` (its reader's layout), and a
+// source already in nChw16c (`blockedSrc`, Winograd's layout) is read in
+// it, the result then staying in nChw16c unless `preferredDst` says
+// otherwise: next to Winograd convolutions, a network keeps one layout.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
-                 const dnnl::memory::desc *preferredDst = nullptr);
+                 const dnnl::memory::desc *preferredDst = nullptr,
+                 const dnnl::memory::desc *blockedSrc = nullptr);
 
 // The source layout conv2d `config` reads when it runs as a Winograd
 // convolution (createLayoutConv takes Winograd where it pays), nullopt

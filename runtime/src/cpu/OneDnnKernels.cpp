@@ -345,12 +345,14 @@ public:
   // `fixedSrc`, when given, is the source's layout (a chain's earlier
   // stage wrote it).
   // `preferredDst`, when given, is the layout the result's reader wants
-  // (a Winograd convolution's blocked source): taken where oneDNN has a
-  // kernel writing it, which saves a reorder of the whole result.
+  // (a Winograd convolution's blocked source), and `blockedSrc` the
+  // nChw16c layout the source is already in: taken where oneDNN has a
+  // JIT kernel for them, each saves a reorder of a whole tensor.
   Status init(const KernelConfig &c, bool anyLayout,
               const cpu::ConvPostOps &post, bool &supported,
               const memory::desc *fixedSrc = nullptr,
-              const memory::desc *preferredDst = nullptr) {
+              const memory::desc *preferredDst = nullptr,
+              const memory::desc *blockedSrc = nullptr) {
     DataType type = convType(c);
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
     Tag act = anyLayout ? Tag::any : g.nchw ? Tag::nchw : Tag::nhwc;
@@ -377,12 +379,18 @@ public:
           winogradConv(g, type, c.constantInputs[1] != nullptr, srcMd,
                        anyWeights, hasBias ? &biasMd : nullptr, dstMd, attr);
       winograd_ = winograd.has_value();
+      // With a blocked source, the result stays in that blocking unless
+      // its reader wants another layout.
+      memory::desc blockedDst(g.dstDims, type, Tag::aBcd16b);
+      const memory::desc *wantedDst = preferredDst ? preferredDst
+                                      : blockedSrc ? &blockedDst
+                                                   : nullptr;
       if (winograd)
         pd = *winograd;
-      else if (!(preferredDst && anyLayout &&
-                 directConvInto(g, srcMd, anyWeights,
-                                hasBias ? &biasMd : nullptr, *preferredDst,
-                                attr, pd)))
+      else if (!(wantedDst && anyLayout &&
+                 directConvInto(g, blockedSrc ? *blockedSrc : srcMd, anyWeights,
+                                hasBias ? &biasMd : nullptr, *wantedDst, attr,
+                                pd)))
         pd = dnnl::convolution_forward::primitive_desc(
             convDesc(g, srcMd, anyWeights, hasBias ? &biasMd : nullptr, dstMd),
             attr, cpuEngine());
@@ -1238,14 +1246,16 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
 
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
-                 const memory::desc *preferredDst) {
+                 const memory::desc *preferredDst,
+                 const memory::desc *blockedSrc) {
   if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
   GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post, supported,
-                                    /*fixedSrc=*/nullptr, preferredDst));
+                                    /*fixedSrc=*/nullptr, preferredDst,
+                                    blockedSrc));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
