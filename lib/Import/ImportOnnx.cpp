@@ -118,10 +118,13 @@ bool foldsToStaticTarget(Value shapeValue, Value x, bool allowZero) {
       traceShapeEntries(shapeValue);
   if (!entries)
     return false;
+  // An entry known only at run time and a literal -1 each leave one
+  // dimension to the element count; gopt's reshape takes one.
   int runtimeOnly = 0;
   for (auto [i, e] : llvm::enumerate(*entries))
-    if (e.source &&
-        !(e.source == x && e.dim == static_cast<int64_t>(i) && !allowZero))
+    if (e.source ? !(e.source == x && e.dim == static_cast<int64_t>(i) &&
+                     !allowZero)
+                 : e.value == -1)
       ++runtimeOnly;
   return runtimeOnly <= 1;
 }
