@@ -249,3 +249,18 @@ func.func @not_gelu(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   %g2 = gopt.mul %m2, %third : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
   return %g, %g2 : tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+/// A pad of nothing (PyTorch exports avg_pool2d as one, then the pool)
+/// folds away; a real pad stays.
+// CHECK-LABEL: func @empty_pad
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x6x6xf32>)
+func.func @empty_pad(%x: tensor<?x4x6x6xf32>) -> (tensor<?x4x6x6xf32>, tensor<?x4x8x8xf32>) {
+  // CHECK: %[[P:.*]] = gopt.pad %[[X]] {pads = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>}
+  // CHECK-NOT: gopt.pad
+  // CHECK: return %[[X]], %[[P]]
+  %0 = gopt.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  %1 = gopt.pad %x {pads = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>} : (tensor<?x4x6x6xf32>) -> tensor<?x4x8x8xf32>
+  return %0, %1 : tensor<?x4x6x6xf32>, tensor<?x4x8x8xf32>
+}

@@ -103,6 +103,13 @@ Operation *GoptDialect::materializeConstant(OpBuilder &builder, Attribute value,
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getX(); }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  if (getX().getType() != getType() ||
+      llvm::any_of(getPads(), [](int64_t p) { return p != 0; }))
+    return {};
+  return getX();
+}
+
 LogicalResult DropoutOp::verify() {
   float ratio = getRatio().convertToFloat();
   if (!(ratio >= 0.0f && ratio < 1.0f))

@@ -512,6 +512,8 @@ def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType,
                    DefaultValuedAttr<F32Attr, "0.0f">:$value);
   let results = (outs Gopt_Tensor:$y);
   let runtimeShapeFunction = "padShape";
+  // No padding (PyTorch exports avg_pool2d as such a pad and the pool).
+  let hasFolder = 1;
 }
 
 def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
