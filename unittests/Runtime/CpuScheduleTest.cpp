@@ -226,6 +226,48 @@ TEST(CpuSchedule, ConvolutionsAreNotChainedOntoAReferenceKernel) {
   EXPECT_EQ(kinds(cpu).count("conv2d"), 2u);
 }
 
+// A DenseNet layer: concat(block input, conv features) -> batch_norm ->
+// relu -> conv. The concat runs on the features' blocked layout (the block
+// input is reordered into it once), and the relu in the batch norm's pass.
+TEST(CpuSchedule, DenseBlockStaysBlocked) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 32, 14, 14});
+  int f1 = g.conv(x, 32, 16, {-1, 16, 14, 14}, "relu");
+  int f2 = g.conv(f1, 16, 16, {-1, 16, 14, 14}, "relu");
+  int cat =
+      g.op("concat", {x, f1, f2}, {-1, 64, 14, 14}, {{"axis", intAttr(1)}});
+  std::vector<int> stats;
+  for (int i = 0; i < 4; ++i) {
+    Tensor v = randomF32({64}, 60 + i);
+    if (i == 3)
+      for (int64_t j = 0; j < 64; ++j)
+        v.data<float>()[j] = std::abs(v.data<float>()[j]) + 0.5f;
+    stats.push_back(g.b.addConstant("bn" + std::to_string(i), v));
+  }
+  int bn =
+      g.op("batch_norm", {cat, stats[0], stats[1], stats[2], stats[3]},
+           {-1, 64, 14, 14},
+           {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}});
+  int r = g.op("relu", {bn}, {-1, 64, 14, 14});
+  int y = g.b.addOutput("y", F32, {-1, 32, 14, 14});
+  int w = g.b.addConstant("w1x1", randomF32({32, 64, 1, 1}, 70));
+  g.b.addOp("conv2d", "conv1x1", {r, w}, {y}, convAttrs("none", 1, 0));
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({2, 32, 14, 14}, 5)};
+  RunResult cpu = runPlan(*plan, "cpu", in, 2);
+  expectSame(*plan, in, 2, cpu);
+  std::multiset<std::string> k = kinds(cpu);
+  EXPECT_EQ(k.count("batch_norm+relu"), 1u);
+  EXPECT_EQ(k.count("relu"), 0u);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind == "concat") {
+      EXPECT_EQ(p.implementation, "onednn");
+    }
+  // The graph input into the blocked layout (once), the result out of it.
+  EXPECT_LE(k.count("reorder"), 2u);
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;

@@ -167,6 +167,7 @@ private:
   int swishConsumer(int t, int &sigmoidOp) const;
 
   Status scheduleConv(int o);
+  Status scheduleConcat(int o, bool &done);
   Status emitConv(int o);
   Status scheduleMatmul(int o, bool &done);
   Status emitMatmul(int o);
@@ -1382,8 +1383,16 @@ Status CpuScheduler::scheduleLayoutOp(int o) {
     kernel = cpu::createLayoutPool(config, src);
   else if (op.kind() == "global_avg_pool")
     kernel = cpu::createLayoutGlobalAvgPool(config, src);
-  else if (op.kind() == "batch_norm")
-    kernel = cpu::createLayoutBatchNorm(config, src);
+  // A relu reading only the batch norm's result (DenseNet's pre-activation
+  // BN -> ReLU -> conv) runs in the batch norm's pass.
+  int relu = -1;
+  if (op.kind() == "batch_norm") {
+    int c = soleConsumer(op.outputs(0));
+    if (c >= 0 && p_.ops(c).kind() == "relu" && p_.ops(c).outputs_size() == 1 &&
+        dtype(p_.ops(c).outputs(0)) == dtype(op.outputs(0)))
+      relu = c;
+    kernel = cpu::createLayoutBatchNorm(config, src, relu >= 0);
+  }
   GOPT_RETURN_IF_ERROR(kernel.status());
   if (!*kernel)
     return scheduleDefault(o);
@@ -1393,11 +1402,75 @@ Status CpuScheduler::scheduleLayoutOp(int o) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(op.inputs(i)));
     inputs.push_back(slot);
   }
-  int result = op.outputs(0);
+  int result = relu >= 0 ? p_.ops(relu).outputs(0) : op.outputs(0);
   memory::desc dst = (*kernel)->outputDesc();
   int out = newSlot(result, dst.get_size());
   versions_[result].push_back({dst, out});
-  addStep(std::move(kernel).value(), inputs, {out}, op.name(), op.kind());
+  if (relu >= 0) {
+    fusedInto_[relu] = -2;
+    addStep(std::move(kernel).value(), inputs, {out},
+            op.name() + "+" + p_.ops(relu).name(), "batch_norm+relu");
+  } else {
+    addStep(std::move(kernel).value(), inputs, {out}, op.name(), op.kind());
+  }
+  return Status::success();
+}
+
+// concat along the channels of NCHW tensors some of which are blocked (a
+// DenseNet or Inception block's convolution results): in that layout, so
+// neither the sources nor the result go through the plain layout.
+Status CpuScheduler::scheduleConcat(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  done = false;
+  int result = op.outputs(0);
+  const Shape &outShape = shape(result);
+  int64_t axis = OpAttrs(op).getInt("axis");
+  if (axis < 0)
+    axis += static_cast<int64_t>(outShape.size());
+  if (outShape.size() != 4 || axis != 1 || !hasLayouts(result))
+    return Status::success();
+  memory::data_type type = cpu::oneDnnType(dtype(result));
+  for (int t : op.inputs())
+    if (dtype(t) != dtype(result) || shape(t).size() != 4)
+      return Status::success();
+  // The blocking of a source, nChw16c first (Winograd's and its
+  // neighbours'): DenseNet concatenates a block's input (NHWC, from a
+  // pooling) with every layer's nChw16c features, and one reorder of the
+  // input (kept for the block's later concats) keeps the block in nChw16c.
+  std::optional<memory::format_tag> tag;
+  for (memory::format_tag candidate :
+       {memory::format_tag::aBcd16b, memory::format_tag::aBcd8b,
+        memory::format_tag::acdb})
+    for (int t : op.inputs())
+      if (!tag && currentDesc(t) == memory::desc(shape(t), type, candidate))
+        tag = candidate;
+  if (!tag)
+    return Status::success();
+  // Channel blocks: each source must start on a block boundary.
+  int64_t block = *tag == memory::format_tag::aBcd16b  ? 16
+                  : *tag == memory::format_tag::aBcd8b ? 8
+                                                       : 1;
+  std::vector<memory::desc> srcs;
+  for (int t : op.inputs()) {
+    if (shape(t)[1] % block != 0)
+      return Status::success();
+    srcs.emplace_back(shape(t), type, *tag);
+  }
+  memory::desc dst(outShape, type, *tag);
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
+                        cpu::createLayoutConcat(srcs, dst));
+  if (!kernel)
+    return Status::success();
+  std::vector<int> inputs;
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    GOPT_ASSIGN_OR_RETURN(int slot,
+                          slotIn(op.inputs(static_cast<int>(i)), srcs[i]));
+    inputs.push_back(slot);
+  }
+  int out = newSlot(result, dst.get_size());
+  versions_[result].push_back({dst, out});
+  addStep(std::move(kernel), inputs, {out}, op.name(), op.kind());
+  done = true;
   return Status::success();
 }
 
@@ -1738,6 +1811,8 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
     if (!done && k == "mul")
       GOPT_RETURN_IF_ERROR(scheduleChannelMul(o, done));
+    if (!done && k == "concat" && op.outputs_size() == 1)
+      GOPT_RETURN_IF_ERROR(scheduleConcat(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
         op.outputs_size() == 1)
       GOPT_RETURN_IF_ERROR(scheduleQuantization(o, done));

@@ -189,10 +189,16 @@ createLayoutPool(const KernelConfig &config, const dnnl::memory::desc &src);
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutGlobalAvgPool(const KernelConfig &config,
                           const dnnl::memory::desc &src);
-// Inference batch_norm (NCHW, rank 4) reading `src`.
+// Inference batch_norm (NCHW, rank 4) reading `src`, with `relu`
+// applied to its result in the same pass.
 StatusOr<std::unique_ptr<LayoutKernel>>
-createLayoutBatchNorm(const KernelConfig &config,
-                      const dnnl::memory::desc &src);
+createLayoutBatchNorm(const KernelConfig &config, const dnnl::memory::desc &src,
+                      bool relu = false);
+// Concatenation of `srcs` along dimension 1 (NCHW channels) into `dst`,
+// each in its blocked layout; null where oneDNN has no kernel for them.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createLayoutConcat(const std::vector<dnnl::memory::desc> &srcs,
+                   const dnnl::memory::desc &dst);
 // Copies a tensor from one layout into another, converting its elements
 // (times `scale`; into int8 rounded half to even and saturated).
 StatusOr<std::unique_ptr<Kernel>> createReorder(const dnnl::memory::desc &from,

@@ -823,6 +823,32 @@ public:
 // batch_norm (inference)
 //===----------------------------------------------------------------------===//
 
+// Concatenation along channels in a blocked layout: each source's blocks
+// are copied into place, so the sources (convolution results) and the
+// result (read by the next batch norm or convolution) stay blocked.
+class ConcatKernel : public OneDnnLayoutKernel {
+public:
+  Status init(const std::vector<memory::desc> &srcs, const memory::desc &dst,
+              bool &supported) {
+    try {
+      dnnl::concat::primitive_desc pd(dst, /*concat_dimension=*/1, srcs,
+                                      cpuEngine(), scratchpadAttr());
+      primitive_ = dnnl::concat(pd);
+      inputDescs_ = srcs;
+      outputDesc_ = pd.dst_desc();
+      for (size_t i = 0; i < srcs.size(); ++i)
+        bindInput(static_cast<int>(i),
+                  DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), srcs[i]);
+      bindOutput(0, DNNL_ARG_DST, pd.dst_desc());
+      bindScratchpad(pd.scratchpad_desc());
+    } catch (const dnnl::error &) {
+      return Status::success(); // no concat for these layouts
+    }
+    supported = true;
+    return Status::success();
+  }
+};
+
 class BatchNormKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
@@ -853,8 +879,10 @@ public:
       toF32(inputs[input].data(), args_[arg]);
     return OneDnnLayoutKernel::run(inputs, outputs);
   }
-  // `src`: the layout of the input (NCHW, rank 4), else the plain one.
-  Status init(const KernelConfig &c, const memory::desc *src, bool &supported) {
+  // `src`: the layout of the input (NCHW, rank 4), else the plain one;
+  // `relu`: a relu of the result runs in the same pass.
+  Status init(const KernelConfig &c, const memory::desc *src, bool &supported,
+              bool relu = false) {
     DataType type = dataType(c);
     OpAttrs attrs = c.attrs();
     const Shape &x = c.inputShapes[0];
@@ -873,6 +901,8 @@ public:
     auto flags = dnnl::normalization_flags::use_global_stats |
                  dnnl::normalization_flags::use_scale |
                  dnnl::normalization_flags::use_shift;
+    if (relu)
+      flags |= dnnl::normalization_flags::fuse_norm_relu;
     dnnl::batch_normalization_forward::primitive_desc pd;
     try {
       dnnl::batch_normalization_forward::desc desc(
@@ -1386,14 +1416,26 @@ createLayoutGlobalAvgPool(const KernelConfig &c, const memory::desc &src) {
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
-createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src) {
+createLayoutConcat(const std::vector<memory::desc> &srcs,
+                   const memory::desc &dst) {
+  auto kernel = std::make_unique<ConcatKernel>();
+  bool supported = false;
+  GOPT_RETURN_IF_ERROR(kernel->init(srcs, dst, supported));
+  if (!supported)
+    return std::unique_ptr<LayoutKernel>();
+  return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+StatusOr<std::unique_ptr<LayoutKernel>>
+createLayoutBatchNorm(const KernelConfig &c, const memory::desc &src,
+                      bool relu) {
   if (BatchNormKernel::dataType(c) == DataType::undef ||
       c.inputShapes[0].size() != 4 || c.attrs().getBool("training") ||
       c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
   auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
   bool supported = false;
-  GOPT_RETURN_IF_ERROR(kernel->init(c, &src, supported));
+  GOPT_RETURN_IF_ERROR(kernel->init(c, &src, supported, relu));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
