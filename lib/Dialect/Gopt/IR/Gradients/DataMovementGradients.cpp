@@ -322,6 +322,34 @@ LogicalResult TopKOp::buildGradients(GradientBuilder &gradients,
   return success();
 }
 
+LogicalResult DynamicTopKOp::buildGradients(GradientBuilder &gradients,
+                                            ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  RankedTensorType xType = tensorType(getX());
+  if (!isa<FloatType>(xType.getElementType()))
+    return emitNoGradientError(*this) << "an integer input", failure();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += xType.getRank();
+  gradients.accumulate(
+      getX(), b.create<ScatterElementsOp>(getLoc(), gradients.zerosLike(getX()),
+                                          getIndices(), resultGrads[0],
+                                          b.getI64IntegerAttr(axis),
+                                          b.getStringAttr("add")));
+  return success();
+}
+
+// As cumsum's, along the axis computed at run time.
+LogicalResult DynamicCumSumOp::buildGradients(GradientBuilder &gradients,
+                                              ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  gradients.accumulate(getX(), b.create<DynamicCumSumOp>(
+                                   getLoc(), getX().getType(), resultGrads[0],
+                                   getAxis(), b.getBoolAttr(getExclusive()),
+                                   b.getBoolAttr(!getReverse())));
+  return success();
+}
+
 namespace {
 
 /// `value` as one row-major vector.
