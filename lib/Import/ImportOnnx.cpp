@@ -11,6 +11,7 @@
 #include "ImportUtils.h"
 #include "ImporterBase.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
+#include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 #include "gopt/Import/Import.h"
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
@@ -2465,7 +2466,13 @@ LogicalResult OnnxImporter::importConstant() {
   if (node->output_size() < 1)
     return failNode("has no output");
   constants[node->output(0)] = &t;
-  setOutput(0, createConstant(b, loc, type, bytes, node->output(0)));
+  Value value = createConstant(b, loc, type, bytes, node->output(0));
+  // Not a weight: exporters write those as initializers. Marked only where
+  // gopt-lift-params could take it for one (an f32 tensor).
+  if (type.getElementType().isF32() && type.getRank() > 0)
+    if (Operation *constant = value.getDefiningOp())
+      constant->setAttr(attrs::kFixed, b.getUnitAttr());
+  setOutput(0, value);
   return success();
 }
 

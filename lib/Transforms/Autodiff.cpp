@@ -90,11 +90,19 @@ FailureOr<SmallVector<Value>>
 Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
                     Value lossScale) {
   Block &body = func.getBody().front();
-  // Values that depend on a parameter...
+  // Values that depend on a parameter through float values (integer and
+  // boolean values carry no gradient: indices, masks, shapes; a float cast
+  // of shape(x) or the values gathered at argmax(x)'s indices do not depend
+  // on x for autodiff)...
+  auto carriesGradient = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && isa<FloatType>(type.getElementType());
+  };
   llvm::DenseSet<Value> fromParams(params.begin(), params.end());
   for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return fromParams.contains(v); }))
+    if (llvm::any_of(op.getOperands(), [&](Value v) {
+          return fromParams.contains(v) && carriesGradient(v);
+        }))
       for (Value r : op.getResults())
         fromParams.insert(r);
   // ... and that the loss depends on.
@@ -102,7 +110,7 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
   worklist.insert(loss);
   for (size_t i = 0; i < worklist.size(); ++i) {
     Value v = worklist[i];
-    if (!fromParams.contains(v))
+    if (!fromParams.contains(v) || !carriesGradient(v))
       continue;
     needed.insert(v);
     if (Operation *def = v.getDefiningOp())

@@ -46,6 +46,22 @@ bool isTrainableUse(OpOperand &use) {
   return entry->numOperands == 1 || type.getNumElements() > 1;
 }
 
+/// True when `value` reaches a trainable operand directly or through ops
+/// that only rearrange it (an exporter's unsqueeze of a norm's per-channel
+/// scale, einsum's transpose of its weight): the constant behind it is the
+/// weight, and those ops are differentiated on the way back to it.
+bool reachesTrainableUse(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    if (isTrainableUse(use))
+      return true;
+    Operation *user = use.getOwner();
+    if (isa<ReshapeOp, TransposeOp, FlattenOp>(user) &&
+        reachesTrainableUse(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
 /// A batch_norm's mean or variance operand.
 bool isBatchNormStatistic(OpOperand &use) {
   return isa<BatchNormOp>(use.getOwner()) &&
@@ -64,7 +80,12 @@ struct LiftParamsPass : public gopt::impl::LiftParamsBase<LiftParamsPass> {
       auto type = cast<RankedTensorType>(constant.getType());
       if (!type.getElementType().isF32() || type.getRank() == 0)
         return;
-      if (llvm::any_of(constant->getUses(), isTrainableUse))
+      // An ONNX Constant node's value is fixed by the model (PyTorch writes
+      // its parameters as initializers): GroupNorm's exported unit scale
+      // and zero bias of the instance_norm inside it are not weights.
+      if (constant->hasAttr(attrs::kFixed))
+        return;
+      if (reachesTrainableUse(constant.getResult()))
         lifted.push_back(constant);
       else if (batchNormStats &&
                llvm::any_of(constant->getUses(), isBatchNormStatistic))

@@ -79,3 +79,36 @@ func.func @listed_by_ods(%x: tensor<2x2x3xf32>) -> tensor<2x2x3xf32> {
   %4 = gopt.pow %3, %e : (tensor<2x2x3xf32>, tensor<3xf32>) -> tensor<2x2x3xf32>
   return %4 : tensor<2x2x3xf32>
 }
+
+// -----
+
+/// PyTorch's GroupNorm export: the affine scale and bias reach their mul
+/// and add through an unsqueeze (a reshape), einsum's weight reaches its
+/// matmul through a transpose; all three are parameters. The instance
+/// norm's unit scale and zero bias came from ONNX Constant nodes
+/// (gopt.fixed): they stay constants.
+// REPORT: remark: gopt-lift-params: lifted 3 parameters (16 values)
+// CHECK-LABEL: func @through_reshapes
+// CHECK-SAME: gopt.name = "mix", gopt.state = "param"
+// CHECK-SAME: gopt.name = "gn.weight", gopt.state = "param"
+// CHECK-SAME: gopt.name = "gn.bias", gopt.state = "param"
+// CHECK: gopt.constant {gopt.fixed} dense<1.000000e+00> : tensor<2xf32>
+// CHECK: gopt.constant {gopt.fixed} dense<0.000000e+00> : tensor<2xf32>
+func.func @through_reshapes(%x: tensor<?x4x3xf32> {gopt.name = "x"}) -> tensor<?x3x2xf32> {
+  %mix = gopt.constant dense<0.5> : tensor<2x4xf32> loc("mix")
+  %w = gopt.constant dense<1.0> : tensor<4xf32> loc("gn.weight")
+  %b = gopt.constant dense<0.0> : tensor<4xf32> loc("gn.bias")
+  %ones = gopt.constant {gopt.fixed} dense<1.0> : tensor<2xf32> loc("Constant_1")
+  %zeros = gopt.constant {gopt.fixed} dense<0.0> : tensor<2xf32> loc("Constant_2")
+  %g = gopt.reshape %x {shape = array<i64: -1, 2, 6>} : (tensor<?x4x3xf32>) -> tensor<?x2x6xf32>
+  %n = gopt.instance_norm %g, %ones, %zeros {data_format = "NCHW"} : (tensor<?x2x6xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x6xf32>
+  %n4 = gopt.reshape %n {shape = array<i64: -1, 4, 3>} : (tensor<?x2x6xf32>) -> tensor<?x4x3xf32>
+  %w1 = gopt.reshape %w {shape = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %b1 = gopt.reshape %b {shape = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %s = gopt.mul %n4, %w1 : (tensor<?x4x3xf32>, tensor<4x1xf32>) -> tensor<?x4x3xf32>
+  %a = gopt.add %s, %b1 : (tensor<?x4x3xf32>, tensor<4x1xf32>) -> tensor<?x4x3xf32>
+  %t = gopt.transpose %a {perm = array<i64: 0, 2, 1>} : (tensor<?x4x3xf32>) -> tensor<?x3x4xf32>
+  %mt = gopt.transpose %mix {perm = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  %y = gopt.matmul %t, %mt : (tensor<?x3x4xf32>, tensor<4x2xf32>) -> tensor<?x3x2xf32>
+  return %y : tensor<?x3x2xf32>
+}

@@ -15,7 +15,14 @@ OPS.json is `llvm-tblgen --dump-json` of GoptOps.td. OUT_DIR/gopt/runtime gets:
   OpCategories.inc op properties passes look up by name (layout activations,
                    trainable operands);
   DynamicOps.inc   each dynamic op's static op, value operands and the
-                   attributes they become (the dialect's canonicalization).
+                   attributes they become (the dialect's canonicalization);
+  GradientCoverage.inc
+                   the ops without a gradient rule and why (notDifferentiable,
+                   missingGradient), for DifferentiableOpsTest.
+
+    gen_op_tables.py --gradient-table OPS.json
+
+prints docs/op-semantics.md's "Gradient coverage" tables instead.
 
 Everything here is derived: the .td files are the one definition of an op.
 Errors name the op and the field and exit 1. Plain Python 3, no packages.
@@ -166,6 +173,8 @@ def load_ops(data):
             "function": rec.get("scalarFunction"),
             "derivative": rec.get("scalarDerivative"),
             "traits": [t["def"] for t in rec.get("traits", [])],
+            "not_differentiable": rec.get("notDifferentiable", ""),
+            "missing_gradient": rec.get("missingGradient", ""),
             "operands": [n for _, n in operands],
             "inputs": value_counts(records, operands),
             "results": value_counts(records, rec["results"]["args"]),
@@ -200,8 +209,30 @@ def load_ops(data):
     return ops
 
 
+def check_gradient(op):
+    """Every op states its gradient: a rule (Gopt_Differentiable), or one
+    line on why not. A new op without one fails the build here."""
+    stated = [what for what, said in (
+        ("Gopt_Differentiable", "Gopt_Differentiable" in op["traits"]),
+        ("notDifferentiable", bool(op["not_differentiable"])),
+        ("missingGradient", bool(op["missing_gradient"]))) if said]
+    if not stated:
+        raise GenError(f"op '{op['name']}' ({op['record']}) states no gradient: "
+                       "add Gopt_Differentiable to its traits (and its "
+                       "buildGradients), or set notDifferentiable or "
+                       "missingGradient to a one-line reason")
+    if len(stated) > 1:
+        raise GenError(f"op '{op['name']}' ({op['record']}) states both "
+                       + " and ".join(stated) + "; keep one")
+    for field in ("not_differentiable", "missing_gradient"):
+        if "\n" in op[field] or "|" in op[field] or '"' in op[field]:
+            raise GenError(f"op '{op['name']}': the gradient reason must be one "
+                           "line without '|' or '\"'")
+
+
 def check(ops):
     for op in ops:
+        check_gradient(op)
         if op["compile_time_only"]:
             continue
         if op["region_plans"]:
@@ -471,12 +502,60 @@ def emit_dynamic_ops(ops):
     return "".join(out)
 
 
+def emit_gradient_coverage(ops):
+    out = [HEADER, "// Included by unittests/Dialect/DifferentiableOpsTest.cpp, "
+           "which defines the macros.\n"]
+    for op in ops:
+        if op["not_differentiable"]:
+            out.append(f'GOPT_NOT_DIFFERENTIABLE("{op["name"]}", '
+                       f'"{op["not_differentiable"]}")\n')
+        if op["missing_gradient"]:
+            out.append(f'GOPT_MISSING_GRADIENT("{op["name"]}", '
+                       f'"{op["missing_gradient"]}")\n')
+    return "".join(out)
+
+
+def gradient_table(ops):
+    """The "Gradient coverage" section's counts and tables, as markdown."""
+    by_kind = {"diff": [], "not": [], "missing": []}
+    for op in ops:
+        if "Gopt_Differentiable" in op["traits"]:
+            by_kind["diff"].append(op)
+        elif op["not_differentiable"]:
+            by_kind["not"].append(op)
+        else:
+            by_kind["missing"].append(op)
+    out = [f"{len(by_kind['diff'])} ops differentiable, "
+           f"{len(by_kind['not'])} not differentiable, "
+           f"{len(by_kind['missing'])} with a gradient gopt does not write "
+           "yet.\n\n",
+           "Not differentiable:\n\n| op | why |\n|---|---|\n"]
+    out += [f"| `{op['name']}` | {op['not_differentiable']} |\n"
+            for op in by_kind["not"]]
+    out.append("\nMissing gradients:\n\n| op | what it would take |\n"
+               "|---|---|\n")
+    out += [f"| `{op['name']}` | {op['missing_gradient']} |\n"
+            for op in by_kind["missing"]]
+    return "".join(out)
+
+
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
 
 
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--gradient-table":
+        try:
+            with open(argv[2]) as f:
+                ops = load_ops(json.load(f))
+            for op in ops:
+                check_gradient(op)
+        except GenError as e:
+            print(f"gen_op_tables: error: {e}", file=sys.stderr)
+            return 1
+        sys.stdout.write(gradient_table(ops))
+        return 0
     if len(argv) != 3:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
@@ -492,7 +571,9 @@ def main(argv):
                            ("UnaryMath.h.inc", emit_unary_math(ops)),
                            ("FrameworkOps.inc", emit_framework_ops(ops)),
                            ("OpCategories.inc", emit_op_categories(ops)),
-                           ("DynamicOps.inc", emit_dynamic_ops(ops))):
+                           ("DynamicOps.inc", emit_dynamic_ops(ops)),
+                           ("GradientCoverage.inc",
+                            emit_gradient_coverage(ops))):
             write(os.path.join(out_dir, name), text)
     except GenError as e:
         print(f"gen_op_tables: error: {e}", file=sys.stderr)

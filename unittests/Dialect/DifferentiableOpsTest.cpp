@@ -2,8 +2,10 @@
 //
 // "Has a gradient" is DifferentiableOpInterface, declared in ODS. These
 // tests keep what is said about it in step with the dialect: the math
-// family's generated rule reaches every op of it, and docs/op-semantics.md
-// lists exactly the ops that --gopt-autodiff differentiates.
+// family's generated rule reaches every op of it, every other op says why
+// it has none (notDifferentiable or missingGradient in ODS, through
+// GradientCoverage.inc), and docs/op-semantics.md lists exactly the ops
+// that --gopt-autodiff differentiates and the reasons of the others.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "gtest/gtest.h"
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -28,6 +31,46 @@ using namespace mlir;
 using namespace gopt;
 
 namespace {
+
+/// ODS's reasons for the ops without a gradient rule, by mnemonic.
+struct GradientCoverage {
+  std::map<std::string, std::string> notDifferentiable, missing;
+};
+
+GradientCoverage odsGradientCoverage() {
+  GradientCoverage coverage;
+#define GOPT_NOT_DIFFERENTIABLE(name, why)                                     \
+  coverage.notDifferentiable[name] = why;
+#define GOPT_MISSING_GRADIENT(name, why) coverage.missing[name] = why;
+#include "gopt/runtime/GradientCoverage.inc"
+#undef GOPT_NOT_DIFFERENTIABLE
+#undef GOPT_MISSING_GRADIENT
+  return coverage;
+}
+
+/// The rows `| `op` | reason |` of the table that follows the line
+/// `heading` in docs/op-semantics.md, up to the first non-row after it.
+std::map<std::string, std::string> documentedTable(const std::string &heading) {
+  std::ifstream file(std::string(GOPT_SOURCE_DIR) + "/docs/op-semantics.md");
+  std::map<std::string, std::string> rows;
+  std::string line;
+  bool found = false;
+  while (std::getline(file, line)) {
+    if (!found) {
+      found = line == heading;
+      continue;
+    }
+    if (line.empty() && rows.empty())
+      continue;
+    if (line.rfind("|", 0) != 0)
+      break;
+    std::smatch row;
+    if (std::regex_match(line, row,
+                         std::regex(R"(\| `([a-z0-9_]+)` \| (.*) \|)")))
+      rows[row[1].str()] = row[2].str();
+  }
+  return rows;
+}
 
 class DifferentiableOpsTest : public ::testing::Test {
 protected:
@@ -98,6 +141,56 @@ TEST_F(DifferentiableOpsTest, OpSemanticsListsTheDifferentiableOps) {
         << "docs/op-semantics.md lists gopt." << op
         << " as differentiable but it does not implement "
            "DifferentiableOpInterface";
+}
+
+/// The build refuses an op that states no gradient (tools/gen-op-tables);
+/// this checks the other half: a stated reason and an implemented rule
+/// never go together, and every op has exactly one of the three.
+TEST_F(DifferentiableOpsTest, EveryOpHasAGradientOrAReason) {
+  GradientCoverage coverage = odsGradientCoverage();
+  std::set<std::string> implemented = differentiableOps();
+  int ops = 0;
+  for (RegisteredOperationName name : context.getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "gopt")
+      continue;
+    ++ops;
+    std::string op = name.stripDialect().str();
+    int stated = implemented.count(op) + coverage.notDifferentiable.count(op) +
+                 coverage.missing.count(op);
+    EXPECT_EQ(stated, 1) << "gopt." << op
+                         << ": a gradient rule (Gopt_Differentiable), "
+                            "notDifferentiable or missingGradient, exactly one";
+  }
+  EXPECT_EQ(static_cast<size_t>(ops), implemented.size() +
+                                          coverage.notDifferentiable.size() +
+                                          coverage.missing.size());
+}
+
+/// docs/op-semantics.md's "Gradient coverage" tables are ODS's reasons
+/// (`gen_op_tables.py --gradient-table` prints them).
+TEST_F(DifferentiableOpsTest, OpSemanticsTablesTheOpsWithoutGradient) {
+  GradientCoverage coverage = odsGradientCoverage();
+  auto compare = [](const std::map<std::string, std::string> &documented,
+                    const std::map<std::string, std::string> &ods,
+                    const char *table) {
+    EXPECT_FALSE(documented.empty()) << "no table after \"" << table << "\"";
+    for (const auto &[op, why] : ods) {
+      auto it = documented.find(op);
+      if (it == documented.end())
+        ADD_FAILURE() << "docs/op-semantics.md's \"" << table
+                      << "\" table lacks gopt." << op << " (" << why << ")";
+      else
+        EXPECT_EQ(it->second, why) << "gopt." << op;
+    }
+    for (const auto &[op, why] : documented)
+      EXPECT_TRUE(ods.count(op))
+          << "docs/op-semantics.md's \"" << table << "\" table lists gopt."
+          << op << ", which ODS does not";
+  };
+  compare(documentedTable("Not differentiable:"), coverage.notDifferentiable,
+          "Not differentiable:");
+  compare(documentedTable("Missing gradients:"), coverage.missing,
+          "Missing gradients:");
 }
 
 } // namespace

@@ -506,9 +506,12 @@ def LiftParams : Pass<"gopt-lift-params", "mlir::func::FuncOp"> {
     the filter or bias of a conv2d, an operand of a matmul, the bias of a
     bias_add, the scale or offset of a batch_norm, layer_norm or
     instance_norm, an embedding table (gather's data), PReLU's slope, or an
-    operand of add/sub with more than one element whose other operand is
-    not constant (a dense layer's bias). Constants used anywhere else
-    (shapes, scalars, batch-norm statistics) stay constants.
+    operand of add/sub/mul with more than one element whose other operand
+    is not constant (a dense layer's bias, a per-channel scale), directly
+    or through reshapes, transposes and flattens (an exported unsqueeze of
+    a norm's scale, einsum's transposed weight). Constants used anywhere
+    else (shapes, scalars, batch-norm statistics) and those marked
+    `gopt.fixed` (an ONNX Constant node's) stay constants.
 
     ```mlir
     %w = gopt.constant dense<...> : tensor<10x128xf32>

@@ -1,20 +1,22 @@
 #!/usr/bin/python3
 """A few SGD steps of a small model in PyTorch, against gopt-run --train on
 its ONNX export from the same initial weights (train-rnn-pytorch.test,
-train-conv3d-pytorch.test): a bidirectional torch.nn.LSTM or GRU sequence
-classifier, or a 3-D conv net (Conv3d, MaxPool3d, AvgPool3d,
-ConvTranspose3d).
+train-conv3d-pytorch.test, train-norms-pytorch.test): a bidirectional
+torch.nn.LSTM or GRU sequence classifier, a 3-D conv net (Conv3d,
+MaxPool3d, AvgPool3d, ConvTranspose3d), or a conv net with GroupNorm,
+LocalResponseNorm and einsum.
 
-  train-torch-small.py make    --model lstm|gru|conv3d --out DIR
-  train-torch-small.py compare --model lstm|gru|conv3d --out DIR --gopt DIR
-                               [--rtol X]
+  train-torch-small.py make    --model lstm|gru|conv3d|norms --out DIR
+  train-torch-small.py compare --model lstm|gru|conv3d|norms --out DIR
+                               --gopt DIR [--rtol X]
 
 `make` writes DIR/model.onnx, DIR/x.npy, DIR/labels.npy (STEPS batches of
 BATCH, read in order by --no-shuffle) and DIR/torch/*.npy: the parameters
 after the steps in ONNX's layout (the exporter's gate order, input and
 recurrent biases concatenated), and DIR/initial/*.npy the same before them.
 `compare` matches each gopt-saved parameter to PyTorch's by shape (every
-parameter's shape differs) within --rtol, and also compares the steps'
+parameter's shape differs), or by name where gopt saved one of the name,
+within --rtol, and also compares the steps'
 updates (new - initial): within 1% of the largest, so a gradient that is a
 little wrong cannot hide behind parameters that barely move.
 """
@@ -44,6 +46,48 @@ class VolumeNet(torch.nn.Module):
         avg = torch.nn.functional.avg_pool3d(a, 2, stride=2, ceil_mode=True)
         return self.head(torch.cat([up.mean(dim=(2, 3, 4)),
                                     avg.mean(dim=(2, 3, 4))], dim=1))
+
+
+class ExportedLrn(torch.autograd.Function):
+    """F.local_response_norm, exported as one ONNX LRN node (PyTorch's
+    exporter writes its decomposition into pads and pools otherwise)."""
+
+    @staticmethod
+    def forward(ctx, x, size, alpha, beta, k):
+        return torch.nn.functional.local_response_norm(x, size, alpha, beta, k)
+
+    @staticmethod
+    def symbolic(g, x, size, alpha, beta, k):
+        return g.op("LRN", x, size_i=size, alpha_f=alpha, beta_f=beta,
+                    bias_f=k)
+
+
+class NormNet(torch.nn.Module):
+    """[N, 2, 5, 5] images through GroupNorm, LocalResponseNorm (ONNX LRN)
+    and two einsums: a 1x1 channel mix with a learned matrix, and a
+    bilinear pooling of the spatial positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 6, 3, padding=1)
+        self.gn = torch.nn.GroupNorm(3, 6)
+        self.lrn = torch.nn.LocalResponseNorm(3, alpha=0.5, beta=0.75, k=1.5)
+        # An odd size: for an even one PyTorch's window leans back (size // 2
+        # channels before c) and ONNX's forward.
+        # Set while exporting: the LRN node rather than its decomposition.
+        self.exporting = False
+        self.mix = torch.nn.Parameter(torch.randn(4, 6) * 0.4)
+        self.head = torch.nn.Linear(4 * 4, CLASSES)
+
+    def forward(self, x):
+        a = torch.tanh(self.gn(self.conv(x)))
+        lrn = self.lrn
+        b = (ExportedLrn.apply(a * 2.0, lrn.size, lrn.alpha, lrn.beta, lrn.k)
+             if self.exporting else lrn(a * 2.0))
+        m = torch.einsum("nchw,dc->ndhw", b, self.mix)
+        flat = m.flatten(2)
+        gram = torch.einsum("nip,njp->nij", flat, flat) / flat.shape[2]
+        return self.head(gram.flatten(1))
 
 
 class Classifier(torch.nn.Module):
@@ -97,21 +141,28 @@ def volume_params(model):
 
 def make(args):
     torch.manual_seed(3)
-    volume = args.model == "conv3d"
-    model = VolumeNet() if volume else Classifier(args.model)
+    volume = args.model in ("conv3d", "norms")
+    model = (NormNet() if args.model == "norms" else VolumeNet() if volume
+             else Classifier(args.model))
     params = volume_params if volume else (
         lambda m: onnx_params(m, args.model))
     os.makedirs(os.path.join(args.out, "torch"), exist_ok=True)
-    x = torch.randn(STEPS * BATCH, *((2, 4, 6, 6) if volume
-                                     else (SEQ, FEATURES)))
+    shape = {"conv3d": (2, 4, 6, 6), "norms": (2, 5, 5)}.get(
+        args.model, (SEQ, FEATURES))
+    x = torch.randn(STEPS * BATCH, *shape)
     labels = torch.arange(STEPS * BATCH) % CLASSES
     np.save(os.path.join(args.out, "x.npy"), x.numpy())
     np.save(os.path.join(args.out, "labels.npy"), labels.numpy())
+    model.exporting = True
+    # Unfolded constants keep GroupNorm's scale and bias as the parameters
+    # they are (folding would unsqueeze them into new [C, 1, 1] tensors).
     torch.onnx.export(model.eval(), (x[:BATCH],),
                       os.path.join(args.out, "model.onnx"),
                       input_names=["x"], output_names=["logits"],
                       dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}},
-                      opset_version=14)
+                      opset_version=14,
+                      do_constant_folding=args.model != "norms")
+    model.exporting = False
     os.makedirs(os.path.join(args.out, "initial"), exist_ok=True)
     for name, value in params(model).items():
         np.save(os.path.join(args.out, "initial", name + ".npy"), value)
@@ -138,7 +189,8 @@ def compare(args):
         return 1
     ok = True
     for name, value in sorted(want.items()):
-        matches = [g for g in got.values() if g.shape == value.shape]
+        matches = ([got[name]] if name in got
+                   else [g for g in got.values() if g.shape == value.shape])
         if len(matches) != 1:
             print(f"{name}: {len(matches)} gopt parameters of shape "
                   f"{value.shape}: MISMATCH")
@@ -164,7 +216,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("mode", choices=["make", "compare"])
-    p.add_argument("--model", choices=["lstm", "gru", "conv3d"], required=True)
+    p.add_argument("--model", choices=["lstm", "gru", "conv3d", "norms"], required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--gopt")
     p.add_argument("--rtol", type=float, default=1e-4)

@@ -16,6 +16,7 @@ def Gopt_ReductionAttr : Gopt_StrEnumAttr<["sum", "mean"], "sum">;
 // Not Pure: every replica must issue the same collectives in the same order,
 // so no rewrite may remove, merge or move one on its own.
 def Gopt_AllReduceOp : Gopt_InferredOp<"all_reduce"> {
+  let notDifferentiable = "a collective: data parallelism all-reduces the gradients themselves, after autodiff";
   let summary = "sum or mean of each operand over all replicas";
   let description = [{
     Result `i` is the elementwise `reduction` (`sum`, or `mean`: the sum

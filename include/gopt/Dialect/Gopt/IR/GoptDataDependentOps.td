@@ -16,6 +16,7 @@
 #define GOPT_DIALECT_GOPT_IR_GOPTDATADEPENDENTOPS_TD
 
 def Gopt_NonZeroOp : Gopt_InferredOp<"non_zero", [Pure]> {
+  let notDifferentiable = "an integer (index) result of data-dependent shape";
   let summary = "the coordinates of the nonzero elements";
   let description = [{
     ONNX's `NonZero` (numpy's `nonzero`): an i64 tensor of shape
@@ -38,6 +39,7 @@ def Gopt_NonZeroOp : Gopt_InferredOp<"non_zero", [Pure]> {
 }
 
 def Gopt_CompressOp : Gopt_InferredOp<"compress", [Pure]> {
+  let notDifferentiable = "a data-dependent result shape (which elements are kept is known only at run time)";
   let summary = "the slices (or elements) a bool vector selects";
   let description = [{
     ONNX's `Compress` (numpy's `compress`): with `axis`, the slices of `x`
@@ -61,6 +63,7 @@ def Gopt_CompressOp : Gopt_InferredOp<"compress", [Pure]> {
 }
 
 def Gopt_UniqueOp : Gopt_InferredOp<"unique", [Pure]> {
+  let notDifferentiable = "a data-dependent result shape; the values are a set, not a function with a useful derivative";
   let summary = "the distinct elements (or slices) of a tensor";
   let description = [{
     ONNX's `Unique`: `y` holds the distinct elements of `x` flattened
@@ -86,6 +89,7 @@ def Gopt_UniqueOp : Gopt_InferredOp<"unique", [Pure]> {
 }
 
 def Gopt_NonMaxSuppressionOp : Gopt_InferredOp<"non_max_suppression", [Pure]> {
+  let notDifferentiable = "an integer (index) result of data-dependent shape";
   let summary = "boxes kept by greedy non-maximum suppression";
   let description = [{
     ONNX's `NonMaxSuppression`: `boxes` is `[batches, n, 4]`, `scores`

@@ -12,7 +12,7 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTDYNAMICSHAPEOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTDYNAMICSHAPEOPS_TD
 
-def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataMovement]> {
+def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "reshape to a target shape computed at run time";
   let description = [{
     ONNX's `Reshape` with a target shape that is a value of the graph rather
@@ -65,6 +65,7 @@ class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands
                      list<string> valueAttrs, string rankRule,
                      list<Trait> traits = [], bit hasKeepDims = 0>
     : Gopt_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptorWithIsCompatible])> {
+  let missingGradient = "differentiated as its static op once its value operands fold to constants; not with run-time values";
   let staticOp = staticName;
   let hostValueOperands = valueOperands;
   let hostValueAttrs = valueAttrs;
@@ -144,7 +145,9 @@ def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
 }
 
 def Gopt_DynamicUnsqueezeOp : Gopt_DynamicOp<"dynamic_unsqueeze", "reshape", [1], ["axes"],
-                                             "operand:0+length:1", [Gopt_DataMovement]> {
+                                             "operand:0+length:1", [Gopt_DataMovement, Gopt_Differentiable]> {
+  // Differentiated as it is (dy reshaped back): no missing gradient.
+  let missingGradient = "";
   let summary = "insert size-1 dimensions at axes computed at run time";
   let description = [{
     ONNX's `Unsqueeze` with an operand `axes` (negative count from the end
@@ -156,7 +159,9 @@ def Gopt_DynamicUnsqueezeOp : Gopt_DynamicOp<"dynamic_unsqueeze", "reshape", [1]
 }
 
 def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["axes"],
-                                           "operand:0-length:1", [Gopt_DataMovement]> {
+                                           "operand:0-length:1", [Gopt_DataMovement, Gopt_Differentiable]> {
+  // Differentiated as it is (dy reshaped back): no missing gradient.
+  let missingGradient = "";
   let summary = "remove size-1 dimensions at axes computed at run time";
   let description = [{
     ONNX's `Squeeze` with an operand `axes` (negative count from the end);
@@ -239,6 +244,8 @@ def Gopt_DynamicMelWeightMatrixOp
                      [0, 1, 2, 3, 4],
                      ["num_mel_bins", "dft_length", "sample_rate",
                       "lower_edge_hertz", "upper_edge_hertz"], "2"> {
+  let notDifferentiable = "a generated tensor of scalar operands that are never parameters";
+  let missingGradient = "";
   let summary = "gopt.mel_weight_matrix with its sizes computed at run time";
   let description = [{
     ONNX's `MelWeightMatrix` whose inputs are graph values: three
@@ -254,7 +261,9 @@ def Gopt_DynamicMelWeightMatrixOp
   let resultElementType = "f32";
 }
 
-def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0"> {
+def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "operand:0", [Gopt_Differentiable]> {
+  // Differentiated as it is: no missing gradient.
+  let missingGradient = "";
   let summary = "gopt.top_k with k computed at run time";
   let description = [{ `gopt.top_k` whose `k` is a one-element i64 operand. }];
   let arguments = (ins Gopt_NumericTensor:$x, Gopt_I64Tensor:$k,
@@ -265,7 +274,9 @@ def Gopt_DynamicTopKOp : Gopt_DynamicOp<"dynamic_top_k", "top_k", [1], ["k"], "o
   let resultElementType = "operand:0, i64";
 }
 
-def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axis"], "operand:0"> {
+def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axis"], "operand:0", [Gopt_Differentiable]> {
+  // Differentiated as it is: no missing gradient.
+  let missingGradient = "";
   let summary = "gopt.cumsum with its axis computed at run time";
   let description = [{
     ONNX's `CumSum` whose `axis` is a graph value: `gopt.cumsum` with the
@@ -279,6 +290,8 @@ def Gopt_DynamicCumSumOp : Gopt_DynamicOp<"dynamic_cumsum", "cumsum", [1], ["axi
 
 def Gopt_DynamicRangeOp : Gopt_DynamicOp<"dynamic_range", "range", [0, 1, 2],
                                          ["start", "limit", "delta"], "1"> {
+  let notDifferentiable = "a generated tensor of scalar operands that are never parameters";
+  let missingGradient = "";
   let summary = "gopt.range with bounds computed at run time";
   let description = [{
     ONNX's `Range` with scalar operands; the result has their element type.
@@ -289,6 +302,7 @@ def Gopt_DynamicRangeOp : Gopt_DynamicOp<"dynamic_range", "range", [0, 1, 2],
 }
 
 def Gopt_RangeOp : Gopt_Op<"range", [Pure]> {
+  let notDifferentiable = "a generated sequence of scalar operands that are never parameters";
   let summary = "evenly spaced values";
   let description = [{
     `start, start + delta, ...` below `limit` (above it for a negative

@@ -99,6 +99,7 @@ def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure, Gopt_Differentiable]> {
 }
 
 def Gopt_ResizeGradOp : Gopt_InferredOp<"resize_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of resize with respect to its input";
   let description = [{
     Each element of `dy` (resize's result gradient) goes back to the input

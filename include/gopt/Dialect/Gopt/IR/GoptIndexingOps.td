@@ -41,6 +41,7 @@ def Gopt_GatherOp : Gopt_InferredOp<"gather", [Pure, Gopt_DataMovement, Gopt_Mix
 }
 
 def Gopt_GatherGradOp : Gopt_InferredOp<"gather_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of gather with respect to its data operand";
   let description = [{
     `dx` has the shape of `x` (read for its shape only) and is zero except
@@ -58,7 +59,7 @@ def Gopt_GatherGradOp : Gopt_InferredOp<"gather_grad", [Pure]> {
   let runtimeShapeFunction = "gatherGradShape";
 }
 
-def Gopt_GatherElementsOp : Gopt_InferredOp<"gather_elements", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear]> {
+def Gopt_GatherElementsOp : Gopt_InferredOp<"gather_elements", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
   let summary = "elements of a tensor at per-element indices along an axis";
   let description = [{
     ONNX's `GatherElements` (numpy's `take_along_axis`): `x` and `indices`
@@ -79,7 +80,7 @@ def Gopt_GatherElementsOp : Gopt_InferredOp<"gather_elements", [Pure, Gopt_DataM
   let onnxSinceOpset = 11;
 }
 
-def Gopt_GatherNDOp : Gopt_InferredOp<"gather_nd", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear]> {
+def Gopt_GatherNDOp : Gopt_InferredOp<"gather_nd", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
   let summary = "slices of a tensor at index tuples";
   let description = [{
     ONNX's `GatherND` and TensorFlow's `GatherNd`: the last dimension of
@@ -99,7 +100,7 @@ def Gopt_GatherNDOp : Gopt_InferredOp<"gather_nd", [Pure, Gopt_DataMovement, Gop
   let onnxSinceOpset = 12;
 }
 
-def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_DataMovement]> {
+def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "a copy of a tensor with elements replaced at per-element indices";
   let description = [{
     ONNX's `ScatterElements` (and the older `Scatter`): `y` is `x`, then for every position `i` of
@@ -122,7 +123,7 @@ def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_Dat
   let runtimeShapeFunction = "scatterElementsShape";
 }
 
-def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement]> {
+def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement, Gopt_Differentiable]> {
   let summary = "a copy of a tensor with slices replaced at index tuples";
   let description = [{
     ONNX's `ScatterND`: `y` is `x`, then the slice of `y` at each index
@@ -144,6 +145,7 @@ def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement]> 
 
 class Gopt_ArgReduceOp<string mnemonic, string what>
     : Gopt_InferredOp<mnemonic, [Pure]> {
+  let notDifferentiable = "an integer (index) result";
   let summary = "index of the " # what # " along an axis";
   let description = "ONNX's `ArgM" # !substr(mnemonic, 5) # [{` and TensorFlow's
     equivalent: the i64 index of the }] # what # [{ of `x` along `axis`
@@ -186,7 +188,7 @@ def Gopt_CumSumOp : Gopt_InferredOp<"cumsum", [Pure, SameOperandsAndResultElemen
   let runtimeShapeFunction = "cumSumShape";
 }
 
-def Gopt_TopKOp : Gopt_InferredOp<"top_k", [Pure]> {
+def Gopt_TopKOp : Gopt_InferredOp<"top_k", [Pure, Gopt_Differentiable]> {
   let summary = "the k largest (or smallest) elements along an axis";
   let description = [{
     ONNX's `TopK` and TensorFlow's `TopKV2` with a constant `k`: `values`
@@ -212,6 +214,7 @@ def Gopt_TopKOp : Gopt_InferredOp<"top_k", [Pure]> {
 def Gopt_TfIdfModeAttr : Gopt_StrEnumAttr<["TF", "IDF", "TFIDF"], "TF">;
 
 def Gopt_TfIdfVectorizerOp : Gopt_InferredOp<"tf_idf_vectorizer", [Pure]> {
+  let notDifferentiable = "integer (token) inputs";
   let summary = "n-gram counts of integer sequences (ONNX TfIdfVectorizer)";
   let description = [{
     Counts, in each row of `x` (`[N]` or `[B, N]`, i32 or i64), the

@@ -24,6 +24,7 @@ class Gopt_CompareOp<string mnemonic, string what, string onnx, string tf,
                      int onnxSince, list<Trait> traits = []>
     : Gopt_InferredOp<mnemonic, !listconcat(traits, [Pure, Gopt_LayoutAgnostic,
                                                      Gopt_MixedPrecisionClear])> {
+  let notDifferentiable = "boolean results";
   let summary = "elementwise lhs " # what # " rhs with numpy broadcasting";
   let description = "True where `lhs " # what # [{ rhs`, elementwise. The
     operands have one element type; their shapes broadcast as in numpy. The
@@ -58,6 +59,7 @@ def Gopt_GreaterEqualOp : Gopt_CompareOp<"greater_equal", ">=", "GreaterOrEqual"
 class Gopt_LogicalBinaryOp<string mnemonic, string what, string onnx, string tf>
     : Gopt_InferredOp<mnemonic, [Pure, Commutative, Gopt_LayoutAgnostic,
                                  SameOperandsAndResultElementType]> {
+  let notDifferentiable = "boolean results";
   let summary = "elementwise logical " # what # " with numpy broadcasting";
   let description = "`lhs " # what # [{ rhs` on i1 tensors, elementwise;
     shapes broadcast as in numpy.
@@ -80,6 +82,7 @@ def Gopt_XorOp : Gopt_LogicalBinaryOp<"xor", "xor", "Xor", "">;
 
 def Gopt_NotOp : Gopt_Op<"not", [Pure, SameOperandsAndResultType,
                                  InferTypeOpInterface, Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "boolean results";
   let summary = "elementwise logical not";
   let description = [{
     Negates an i1 tensor elementwise.
@@ -130,7 +133,7 @@ def Gopt_WhereOp : Gopt_InferredOp<"where", [Pure, Gopt_LayoutAgnostic,
 //===----------------------------------------------------------------------===//
 
 def Gopt_ModOp : Gopt_InferredOp<"mod", [Pure, SameOperandsAndResultElementType,
-                                         Gopt_LayoutAgnostic]> {
+                                         Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   let summary = "elementwise remainder with numpy broadcasting";
   let description = [{
     `fmod = 0`: the remainder has the divisor's sign (Python's `%`, numpy's
@@ -153,11 +156,13 @@ def Gopt_ModOp : Gopt_InferredOp<"mod", [Pure, SameOperandsAndResultElementType,
 }
 
 def Gopt_FloorDivOp : Gopt_BinaryOp<"floor_div", "floor(lhs / rhs) (integers round toward negative infinity)", [Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "piecewise constant: its derivative is zero almost everywhere";
   let tfOpType = "FloorDiv";
 }
 
 def Gopt_BitShiftOp : Gopt_InferredOp<"bit_shift", [Pure,
     SameOperandsAndResultElementType, Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "integer operands and result";
   let summary = "elementwise bit shift of unsigned integers";
   let description = [{
     `lhs << rhs` (`direction = "LEFT"`) or `lhs >> rhs` (`"RIGHT"`),
@@ -184,6 +189,7 @@ def Gopt_BitShiftOp : Gopt_InferredOp<"bit_shift", [Pure,
 class Gopt_FloatPredicateOp<string mnemonic, string what, list<Trait> traits = []>
     : Gopt_InferredOp<mnemonic, !listconcat(traits, [Pure, Gopt_LayoutAgnostic,
                                                      Gopt_MixedPrecisionClear])> {
+  let notDifferentiable = "boolean results";
   let summary = "elementwise test for " # what;
   let results = (outs Gopt_BoolTensor:$y);
   let runtimeShapeFunction = "floatPredicateShape";

@@ -68,6 +68,7 @@ multiclass Gopt_UnaryMath<string mnemonic, string formula, dag attrs,
   def GradOp : Gopt_Op<mnemonic # "_grad", [Pure, SameOperandsAndResultType,
                        InferTypeOpInterface, Gopt_UnaryMathGradTrait,
                        Gopt_LayoutAgnostic]> {
+    let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
     let summary = "gradient of gopt." # mnemonic;
     let description = "`dx = dy * f'(x)` for `f` of `gopt." # mnemonic # [{`,
       with its attributes; written by `--gopt-autodiff`.

@@ -63,7 +63,7 @@ def Gopt_InstanceNormOp : Gopt_InferredOp<"instance_norm", [Pure, SameOperandsAn
   let runtimeShapeFunction = "instanceNormShape";
 }
 
-def Gopt_LrnOp : Gopt_InferredOp<"lrn", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy]> {
+def Gopt_LrnOp : Gopt_InferredOp<"lrn", [Pure, SameOperandsAndResultElementType, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "local response normalization across channels";
   let description = [{
     ONNX's `LRN` (AlexNet, GoogLeNet): each value is divided by a power of

@@ -163,6 +163,15 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   string staticOp = "";
   list<string> hostValueAttrs = [];
   string valueAttrAdapter = "";
+  // Gradient coverage: an op without Gopt_Differentiable says why, in one
+  // line. `notDifferentiable`: it has no gradient worth writing (integer or
+  // boolean results, piecewise constant, an optimizer step, a gradient op).
+  // `missingGradient`: it has one that gopt does not write yet, and what
+  // that would take. tools/gen-op-tables refuses an op with none or more
+  // than one of the three, and docs/op-semantics.md's "Gradient coverage"
+  // tables are checked against these fields (DifferentiableOpsTest).
+  string notDifferentiable = "";
+  string missingGradient = "";
 }
 
 // An op whose result types come from a shape function in ShapeInference.cpp.
@@ -264,6 +273,7 @@ class Gopt_PassThroughOp<string mnemonic, list<Trait> traits = []>
 
 def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let notDifferentiable = "no operands";
   let summary = "a constant tensor";
   let description = [{
     A tensor-valued constant: weights, biases, shapes. Large values (imported
@@ -350,6 +360,7 @@ def Gopt_DropoutOp : Gopt_PassThroughOp<"dropout", [Gopt_LayoutAgnostic, Gopt_Di
 }
 
 def Gopt_RandomUniformLikeOp : Gopt_Op<"random_uniform_like", [SameOperandsAndResultShape, Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "random draws: they do not depend on the operand's values";
   let summary = "uniform random values of an operand's shape";
   let description = [{
     Element i is `low + (high - low) * u`, `u` in [0, 1) from the top 53
@@ -394,6 +405,7 @@ def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_Layout
 }
 
 def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
+  let notDifferentiable = "an integer result (the operand's shape)";
   let summary = "the dimensions of a tensor as a 1-D i64 tensor";
   let description = [{
     TensorFlow's `Shape` and ONNX's `Shape`. Folds to a constant when the
@@ -517,6 +529,7 @@ def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType,
 }
 
 def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
+  let notDifferentiable = "inserted by device placement after autodiff";
   let summary = "copies a tensor to another device";
   let description = [{
     Device placement inserts a transfer wherever a value produced on one
@@ -540,6 +553,7 @@ def Gopt_TransferOp : Gopt_Op<"transfer", [Pure, SameOperandsAndResultType]> {
 //===----------------------------------------------------------------------===//
 
 def Gopt_DequantizeOp : Gopt_InferredOp<"dequantize", [Pure]> {
+  let notDifferentiable = "an integer (quantized) input";
   let summary = "int8 values times per-channel (or per-tensor) f32 scales";
   let description = [{
     Symmetric dequantization: `y = x * scales[c]`, where `c` is the index of
@@ -560,6 +574,7 @@ def Gopt_DequantizeOp : Gopt_InferredOp<"dequantize", [Pure]> {
 }
 
 def Gopt_QuantizeOp : Gopt_InferredOp<"quantize", [Pure]> {
+  let notDifferentiable = "an integer (quantized) result";
   let summary = "f32 values to int8 with per-channel (or per-tensor) scales";
   let description = [{
     Symmetric quantization, the inverse of `gopt.dequantize`:
@@ -838,7 +853,7 @@ def Gopt_ReduceMeanOp : Gopt_ReduceOp<"reduce_mean", "the mean", [Gopt_MixedPrec
 def Gopt_ReduceSumOp : Gopt_ReduceOp<"reduce_sum", "the sum", [Gopt_Differentiable]>;
 def Gopt_ReduceMaxOp : Gopt_ReduceOp<"reduce_max", "the maximum", [Gopt_Differentiable]>;
 def Gopt_ReduceMinOp : Gopt_ReduceOp<"reduce_min", "the minimum", [Gopt_Differentiable]>;
-def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product">;
+def Gopt_ReduceProdOp : Gopt_ReduceOp<"reduce_prod", "the product", [Gopt_Differentiable]>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops
@@ -850,7 +865,11 @@ def Gopt_AddOp : Gopt_BinaryOp<"add", "lhs + rhs", [Commutative, Gopt_LayoutAgno
 def Gopt_SubOp : Gopt_BinaryOp<"sub", "lhs - rhs", [Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
   let trainableOperands = [0, 1];
 }
-def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]>;
+def Gopt_MulOp : Gopt_BinaryOp<"mul", "lhs * rhs", [Commutative, Gopt_LayoutAgnostic, Gopt_MixedPrecisionInfer, Gopt_Differentiable]> {
+  // A per-channel scale (an exported norm's affine weight); as for add's
+  // bias, only a tensor beside a computed value.
+  let trainableOperands = [0, 1];
+}
 def Gopt_DivOp : Gopt_BinaryOp<"div", "lhs / rhs (integers truncate toward zero)", [Gopt_LayoutAgnostic, Gopt_Differentiable]> {
   // The decomposed hard_sigmoid and hard_swish exporters write become the ops.
   let hasCanonicalizer = 1;

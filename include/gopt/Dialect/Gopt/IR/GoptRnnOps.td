@@ -139,6 +139,7 @@ def Gopt_RnnOp : Gopt_InferredOp<"rnn", [Pure, Gopt_Differentiable]> {
 //===----------------------------------------------------------------------===//
 
 def Gopt_LstmGradOp : Gopt_InferredOp<"lstm_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of lstm with respect to its float operands";
   let description = [{
     Backpropagation through time of `gopt.lstm` with the same attributes:
@@ -169,6 +170,7 @@ def Gopt_LstmGradOp : Gopt_InferredOp<"lstm_grad", [Pure]> {
 }
 
 def Gopt_GruGradOp : Gopt_InferredOp<"gru_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of gru with respect to its float operands";
   let description = [{
     Backpropagation through time of `gopt.gru` with the same attributes
@@ -197,6 +199,7 @@ def Gopt_GruGradOp : Gopt_InferredOp<"gru_grad", [Pure]> {
 }
 
 def Gopt_RnnGradOp : Gopt_InferredOp<"rnn_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of rnn with respect to its float operands";
   let description = [{
     Backpropagation through time of `gopt.rnn` with the same attributes:

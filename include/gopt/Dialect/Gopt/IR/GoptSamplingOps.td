@@ -82,6 +82,7 @@ def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy, Gop
 }
 
 def Gopt_GridSampleGradOp : Gopt_InferredOp<"grid_sample_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradients of grid_sample with respect to x and grid";
   let description = [{
     For `gopt.grid_sample` with these attributes and the gradient `dy` of
@@ -107,6 +108,7 @@ def Gopt_GridSampleGradOp : Gopt_InferredOp<"grid_sample_grad", [Pure]> {
 }
 
 def Gopt_RoiAlignGradOp : Gopt_InferredOp<"roi_align_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of roi_align with respect to x";
   let description = [{
     For `gopt.roi_align` with these attributes and the gradient `dy` of its
@@ -134,7 +136,7 @@ def Gopt_RoiAlignGradOp : Gopt_InferredOp<"roi_align_grad", [Pure]> {
 }
 
 def Gopt_MaxPoolWithIndicesOp
-    : Gopt_InferredOp<"max_pool_with_indices", [Pure]> {
+    : Gopt_InferredOp<"max_pool_with_indices", [Pure, Gopt_Differentiable]> {
   let summary = "max pooling that also gives the position of each maximum";
   let description = [{
     Maximum over `kernel`-sized windows of `x` `[N, C, spatial...]` (one to
@@ -163,7 +165,7 @@ def Gopt_MaxPoolWithIndicesOp
   let runtimeShapeFunction = "maxPoolWithIndicesShape";
 }
 
-def Gopt_MaxUnpoolOp : Gopt_InferredOp<"max_unpool", [Pure]> {
+def Gopt_MaxUnpoolOp : Gopt_InferredOp<"max_unpool", [Pure, Gopt_Differentiable]> {
   let summary = "scatters pooled maxima back to their positions (ONNX MaxUnpool)";
   let description = [{
     The unpooled tensor, `[N, C]` and per spatial dim `(in - 1) * stride +

@@ -13,6 +13,7 @@
 #define GOPT_DIALECT_GOPT_IR_GOPTSIGNALOPS_TD
 
 def Gopt_DftOp : Gopt_InferredOp<"dft", [Pure, Gopt_ComputeHeavy]> {
+  let missingGradient = "the adjoint transform (a dft of dy, conjugated; stft's overlap-add) is not written";
   let summary = "discrete Fourier transform along one axis (ONNX DFT)";
   let description = [{
     `input` is `[..., 1]` (real) or `[..., 2]` (complex); the transform runs
@@ -37,6 +38,7 @@ def Gopt_DftOp : Gopt_InferredOp<"dft", [Pure, Gopt_ComputeHeavy]> {
 }
 
 def Gopt_StftOp : Gopt_InferredOp<"stft", [Pure, Gopt_ComputeHeavy]> {
+  let missingGradient = "the adjoint transform (a dft of dy, conjugated; stft's overlap-add) is not written";
   let summary = "short-time Fourier transform (ONNX STFT)";
   let description = [{
     `signal` `[batch, length, 1 or 2]` (real or complex) is cut into frames
@@ -62,6 +64,7 @@ def Gopt_StftOp : Gopt_InferredOp<"stft", [Pure, Gopt_ComputeHeavy]> {
 
 def Gopt_MelWeightMatrixOp
     : Gopt_InferredOp<"mel_weight_matrix", [Pure]> {
+  let notDifferentiable = "a constant filterbank of its integer sizes and scalar frequencies";
   let summary = "triangular mel filter bank (ONNX MelWeightMatrix)";
   let description = [{
     The `[dft_length / 2 + 1, num_mel_bins]` matrix that maps a onesided
@@ -87,6 +90,7 @@ def Gopt_MelWeightMatrixOp
 }
 
 def Gopt_DetOp : Gopt_InferredOp<"det", [Pure, SameOperandsAndResultElementType]> {
+  let missingGradient = "det(x) * inverse(x)^T needs a matrix inverse op";
   let summary = "determinant of square matrices (ONNX Det)";
   let description = [{
     The determinant of each `[M, M]` matrix in the last two dims of `x`

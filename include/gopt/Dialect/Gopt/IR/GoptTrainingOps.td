@@ -35,6 +35,7 @@ def Gopt_SoftmaxCrossEntropyOp : Gopt_InferredOp<"softmax_cross_entropy", [Pure,
 
 def Gopt_SoftmaxCrossEntropyGradOp : Gopt_InferredOp<"softmax_cross_entropy_grad",
     [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of softmax_cross_entropy with respect to the logits";
   let description = [{
     `(softmax(logits) - one_hot(labels)) / N`: the gradient of the mean loss.
@@ -64,6 +65,7 @@ def Gopt_MseLossOp : Gopt_InferredOp<"mse_loss", [Pure, Gopt_Differentiable]> {
 }
 
 def Gopt_MseLossGradOp : Gopt_InferredOp<"mse_loss_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of mse_loss with respect to the prediction";
   let description = [{
     `2 * (prediction - target) / numel(prediction)`.
@@ -82,6 +84,7 @@ def Gopt_MseLossGradOp : Gopt_InferredOp<"mse_loss_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure, Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of relu, from its output";
   let description = [{
     `dx = y > 0 ? dy : 0`, where `y` is relu's output (not its input), so a
@@ -97,6 +100,7 @@ def Gopt_ReluGradOp : Gopt_InferredOp<"relu_grad", [Pure, Gopt_LayoutAgnostic]> 
 }
 
 def Gopt_DropoutGradOp : Gopt_InferredOp<"dropout_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of training-mode dropout";
   let description = [{
     `dx = keep ? dy / (1 - ratio) : 0` with the mask of the `gopt.dropout`
@@ -112,6 +116,7 @@ def Gopt_DropoutGradOp : Gopt_InferredOp<"dropout_grad", [Pure]> {
 }
 
 def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     The transposed convolution of `dy` with `filter` that gives the gradient
@@ -140,6 +145,7 @@ def Gopt_Conv2DBackpropInputOp : Gopt_InferredOp<"conv2d_backprop_input", [Pure]
 }
 
 def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of conv2d with respect to its filter";
   let description = [{
     Correlates the conv's `input` with `dy` to give the gradient of
@@ -167,6 +173,7 @@ def Gopt_Conv2DBackpropFilterOp : Gopt_InferredOp<"conv2d_backprop_filter", [Pur
 }
 
 def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of max_pool";
   let description = [{
     Routes each window's gradient to the first maximum of `x` in that window
@@ -190,6 +197,7 @@ def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
 }
 
 def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of avg_pool";
   let description = [{
     Spreads each window's gradient evenly over the elements `avg_pool`
@@ -217,6 +225,7 @@ def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
 }
 
 def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of training-form batch_norm";
   let description = [{
     Gradients of `gopt.batch_norm` (`training = true`) with respect to `x`,
@@ -249,6 +258,7 @@ def Gopt_BatchNormGradOp : Gopt_InferredOp<"batch_norm_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Gopt_SgdUpdateOp : Gopt_InferredOp<"sgd_update", [Pure]> {
+  let notDifferentiable = "an optimizer step, written after autodiff";
   let summary = "one SGD step with momentum and weight decay";
   let description = [{
     PyTorch's `torch.optim.SGD` (dampening 0):
@@ -272,6 +282,7 @@ def Gopt_SgdUpdateOp : Gopt_InferredOp<"sgd_update", [Pure]> {
 }
 
 def Gopt_AdamUpdateOp : Gopt_InferredOp<"adam_update", [Pure]> {
+  let notDifferentiable = "an optimizer step, written after autodiff";
   let summary = "one Adam step";
   let description = [{
     PyTorch's `torch.optim.Adam`, `step` being this update's number t >= 1:
@@ -305,6 +316,7 @@ def Gopt_AdamUpdateOp : Gopt_InferredOp<"adam_update", [Pure]> {
 def Gopt_BoolScalar : 0DTensorOf<[I1]>;
 
 def Gopt_AllFiniteOp : Gopt_InferredOp<"all_finite", [Pure]> {
+  let notDifferentiable = "a boolean result";
   let summary = "whether every element of every operand is finite";
   let description = [{
     True iff no element of any operand is inf or NaN: the check of a
@@ -322,6 +334,7 @@ def Gopt_AllFiniteOp : Gopt_InferredOp<"all_finite", [Pure]> {
 }
 
 def Gopt_SelectOp : Gopt_InferredOp<"select", [Pure]> {
+  let notDifferentiable = "picks a loss-scaled step's results after autodiff (the elementwise where is differentiable)";
   let summary = "one of two whole tensors, chosen by a scalar predicate";
   let description = [{
     `pred ? on_true : on_false`, whole tensors of one type: how a
@@ -340,6 +353,7 @@ def Gopt_SelectOp : Gopt_InferredOp<"select", [Pure]> {
 }
 
 def Gopt_LossScaleUpdateOp : Gopt_InferredOp<"loss_scale_update", [Pure]> {
+  let notDifferentiable = "updates the loss scale after the step, outside the differentiated graph";
   let summary = "next dynamic loss scale (PyTorch's GradScaler.update)";
   let description = [{
     After a step whose gradients were not all finite, the scale is

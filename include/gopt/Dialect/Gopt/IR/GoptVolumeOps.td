@@ -138,6 +138,7 @@ def Gopt_AvgPool3DOp : Gopt_Pool3DOp<"avg_pool3d", "average", [Gopt_Differentiab
 //===----------------------------------------------------------------------===//
 
 def Gopt_Conv3DGradOp : Gopt_InferredOp<"conv3d_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradients of conv3d with respect to its input and filter";
   let description = [{
     For `gopt.conv3d` of `input` and `filter` with these attributes and the
@@ -164,6 +165,7 @@ def Gopt_Conv3DGradOp : Gopt_InferredOp<"conv3d_grad", [Pure]> {
 
 class Gopt_Pool3DGradOp<string mnemonic, string what>
     : Gopt_InferredOp<mnemonic, [Pure, SameOperandsAndResultElementType]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradient of " # what;
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "pool3dGradShape";

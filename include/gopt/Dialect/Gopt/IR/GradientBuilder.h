@@ -43,6 +43,11 @@ public:
   mlir::Value scalarConstant(float value, mlir::Type elementType);
   mlir::Value constantLike(llvm::ArrayRef<int64_t> shape, float value,
                            mlir::Type elementType);
+  /// Zeros of `like`'s type; of its run-time shape where that is dynamic.
+  mlir::Value zerosLike(mlir::Value like);
+  /// `grad` reshaped to `like`'s run-time shape (a dynamic_reshape to
+  /// shape(like)), typed as `like`: any number of dynamic dimensions.
+  mlir::Value reshapeToShapeOf(mlir::Value grad, mlir::Value like);
   /// `grad * dy`, or `grad` when `dy` is the unit seed: a loss's gradient op
   /// computes d(loss)/d(operand) itself.
   mlir::Value scaleByGrad(mlir::Value grad, mlir::Value dy);

@@ -23,6 +23,9 @@ constexpr llvm::StringLiteral kStateOptimizer = "optimizer";
 constexpr llvm::StringLiteral kStateBuffer = "buffer";
 /// Argument: the state's initial value (an ElementsAttr); zeros if absent.
 constexpr llvm::StringLiteral kInitialValue = "gopt.initial_value";
+/// On a gopt.constant the model states as fixed (an ONNX Constant node):
+/// gopt-lift-params never makes it a parameter.
+constexpr llvm::StringLiteral kFixed = "gopt.fixed";
 /// Result: the gradient of the loss with respect to the named parameter.
 constexpr llvm::StringLiteral kGradientOf = "gopt.gradient_of";
 /// Result: the new value of the named state argument, written back after

@@ -3,7 +3,8 @@
 // DifferentiableOpInterface for the ops that rearrange elements: each
 // gradient moves dy back where the elements came from (reshape back,
 // inverse transpose, slice <-> pad, concat into slices, gather into a
-// scatter-add, broadcasts summed, cumsum summed the other way).
+// scatter-add, broadcasts summed, cumsum summed the other way, scatters
+// into a gather of dy and dy with the overwritten elements zeroed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,9 +190,6 @@ LogicalResult GatherOp::buildGradients(GradientBuilder &gradients,
                                        ArrayRef<Value> resultGrads) {
   // A scatter-add of dy into zeros of x's shape: rows gathered twice
   // (an embedding used twice in a batch) get both gradients.
-  if (gradients.needsGrad(getIndices()))
-    return emitNoGradientError(*this) << "indices that depend on a parameter",
-           failure();
   gradients.accumulate(getX(), gradients.getBuilder().create<GatherGradOp>(
                                    getLoc(), getX(), getIndices(),
                                    resultGrads[0], getAxisAttr()));
@@ -207,6 +205,197 @@ LogicalResult CumSumOp::buildGradients(GradientBuilder &gradients,
       getX(), b.create<CumSumOp>(
                   getLoc(), resultGrads[0], b.getI64IntegerAttr(getAxis()),
                   b.getBoolAttr(getExclusive()), b.getBoolAttr(!getReverse())));
+  return success();
+}
+
+// The dynamic reshapes: dy reshaped to x's run-time shape.
+LogicalResult DynamicReshapeOp::buildGradients(GradientBuilder &gradients,
+                                               ArrayRef<Value> resultGrads) {
+  gradients.accumulate(getX(),
+                       gradients.reshapeToShapeOf(resultGrads[0], getX()));
+  return success();
+}
+
+LogicalResult DynamicSqueezeOp::buildGradients(GradientBuilder &gradients,
+                                               ArrayRef<Value> resultGrads) {
+  gradients.accumulate(getX(),
+                       gradients.reshapeToShapeOf(resultGrads[0], getX()));
+  return success();
+}
+
+LogicalResult DynamicUnsqueezeOp::buildGradients(GradientBuilder &gradients,
+                                                 ArrayRef<Value> resultGrads) {
+  gradients.accumulate(getX(),
+                       gradients.reshapeToShapeOf(resultGrads[0], getX()));
+  return success();
+}
+
+// Each element of y came from one element of x: dy scatter-added back
+// (an element gathered twice gets both gradients).
+LogicalResult GatherElementsOp::buildGradients(GradientBuilder &gradients,
+                                               ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  gradients.accumulate(getX(), b.create<ScatterElementsOp>(
+                                   getLoc(), gradients.zerosLike(getX()),
+                                   getIndices(), resultGrads[0], getAxisAttr(),
+                                   b.getStringAttr("add")));
+  return success();
+}
+
+LogicalResult GatherNDOp::buildGradients(GradientBuilder &gradients,
+                                         ArrayRef<Value> resultGrads) {
+  if (getBatchDims() != 0)
+    return emitNoGradientError(*this)
+               << "batch_dims " << getBatchDims()
+               << " (scatter_nd, its gradient, has no batch dimensions)",
+           failure();
+  OpBuilder &b = gradients.getBuilder();
+  gradients.accumulate(
+      getX(),
+      b.create<ScatterNDOp>(getLoc(), gradients.zerosLike(getX()), getIndices(),
+                            resultGrads[0], b.getStringAttr("add")));
+  return success();
+}
+
+// y is x with some elements replaced by (or added to) updates: x's gradient
+// is dy, zeroed where an update replaced the element; the updates' is dy at
+// their positions. With "none" and a repeated index only the last update
+// reaches y, yet each gets dy there (as in PyTorch, which leaves repeated
+// indices undefined too).
+LogicalResult ScatterElementsOp::buildGradients(GradientBuilder &gradients,
+                                                ArrayRef<Value> resultGrads) {
+  if (getReduction() == "mul")
+    return emitNoGradientError(*this) << "reduction \"mul\"", failure();
+  OpBuilder &b = gradients.getBuilder();
+  Value dy = resultGrads[0];
+  if (gradients.needsGrad(getX()))
+    gradients.accumulate(getX(),
+                         getReduction() == "add"
+                             ? dy
+                             : b.create<ScatterElementsOp>(
+                                   getLoc(), dy, getIndices(),
+                                   gradients.zerosLike(getUpdates()),
+                                   getAxisAttr(), b.getStringAttr("none")));
+  if (gradients.needsGrad(getUpdates()))
+    gradients.accumulate(
+        getUpdates(),
+        b.create<GatherElementsOp>(getLoc(), dy, getIndices(), getAxisAttr()));
+  return success();
+}
+
+LogicalResult ScatterNDOp::buildGradients(GradientBuilder &gradients,
+                                          ArrayRef<Value> resultGrads) {
+  if (getReduction() == "mul")
+    return emitNoGradientError(*this) << "reduction \"mul\"", failure();
+  OpBuilder &b = gradients.getBuilder();
+  Value dy = resultGrads[0];
+  if (gradients.needsGrad(getX()))
+    gradients.accumulate(
+        getX(), getReduction() == "add"
+                    ? dy
+                    : b.create<ScatterNDOp>(getLoc(), dy, getIndices(),
+                                            gradients.zerosLike(getUpdates()),
+                                            b.getStringAttr("none")));
+  if (gradients.needsGrad(getUpdates()))
+    gradients.accumulate(getUpdates(),
+                         b.create<GatherNDOp>(getLoc(), dy, getIndices(),
+                                              b.getI64IntegerAttr(0)));
+  return success();
+}
+
+// The values are elements of x at the indices result: dy scatter-added
+// back along the axis (the indices are distinct, so "add" only fills).
+LogicalResult TopKOp::buildGradients(GradientBuilder &gradients,
+                                     ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  RankedTensorType xType = tensorType(getX());
+  if (!isa<FloatType>(xType.getElementType()))
+    return emitNoGradientError(*this) << "an integer input", failure();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += xType.getRank();
+  gradients.accumulate(
+      getX(), b.create<ScatterElementsOp>(getLoc(), gradients.zerosLike(getX()),
+                                          getIndices(), resultGrads[0],
+                                          b.getI64IntegerAttr(axis),
+                                          b.getStringAttr("add")));
+  return success();
+}
+
+LogicalResult DynamicTopKOp::buildGradients(GradientBuilder &gradients,
+                                            ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  RankedTensorType xType = tensorType(getX());
+  if (!isa<FloatType>(xType.getElementType()))
+    return emitNoGradientError(*this) << "an integer input", failure();
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += xType.getRank();
+  gradients.accumulate(
+      getX(), b.create<ScatterElementsOp>(getLoc(), gradients.zerosLike(getX()),
+                                          getIndices(), resultGrads[0],
+                                          b.getI64IntegerAttr(axis),
+                                          b.getStringAttr("add")));
+  return success();
+}
+
+// As cumsum's, along the axis computed at run time.
+LogicalResult DynamicCumSumOp::buildGradients(GradientBuilder &gradients,
+                                              ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  gradients.accumulate(getX(), b.create<DynamicCumSumOp>(
+                                   getLoc(), getX().getType(), resultGrads[0],
+                                   getAxis(), b.getBoolAttr(getExclusive()),
+                                   b.getBoolAttr(!getReverse())));
+  return success();
+}
+
+namespace {
+
+/// `value` as one row-major vector.
+Value flattened(OpBuilder &b, Location loc, Value value) {
+  return b.create<ReshapeOp>(loc, value, ArrayRef<int64_t>{-1});
+}
+
+} // namespace
+
+// indices are flat row-major positions in x: dy scatter-added to them in
+// the flattened x (overlapping windows can pick one element twice).
+LogicalResult
+MaxPoolWithIndicesOp::buildGradients(GradientBuilder &gradients,
+                                     ArrayRef<Value> resultGrads) {
+  if (!resultGrads[0])
+    return success();
+  RankedTensorType xType = tensorType(getX());
+  if (!isa<FloatType>(xType.getElementType()))
+    return emitNoGradientError(*this) << "an integer input", failure();
+  if (getStorageOrder() != 0)
+    return emitNoGradientError(*this)
+               << "storage_order 1 (column-major indices)",
+           failure();
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value flat = b.create<ScatterElementsOp>(
+      loc, flattened(b, loc, gradients.zerosLike(getX())),
+      flattened(b, loc, getIndices()), flattened(b, loc, resultGrads[0]),
+      b.getI64IntegerAttr(0), b.getStringAttr("add"));
+  gradients.accumulate(getX(), gradients.reshapeToShapeOf(flat, getX()));
+  return success();
+}
+
+// y is zero but for x at the flat indices: x's gradient is dy there.
+LogicalResult MaxUnpoolOp::buildGradients(GradientBuilder &gradients,
+                                          ArrayRef<Value> resultGrads) {
+  if (getOutputShape())
+    return emitNoGradientError(*this)
+               << "an output_shape (the indices address the unpooled "
+                  "tensor before its padding or cropping)",
+           failure();
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  gradients.accumulate(
+      getX(), b.create<GatherOp>(loc, flattened(b, loc, resultGrads[0]),
+                                 getIndices(), b.getI64IntegerAttr(0)));
   return success();
 }
 

@@ -150,6 +150,29 @@ LogicalResult DivOp::buildGradients(GradientBuilder &gradients,
   return accumulateBinary(gradients, *this, dl, dr);
 }
 
+LogicalResult ModOp::buildGradients(GradientBuilder &gradients,
+                                    ArrayRef<Value> resultGrads) {
+  // z = l - r * q with q = floor(l / r) (fmod = 0) or trunc(l / r) (fmod =
+  // 1), piecewise constant: dl = dz, dr = -dz * q.
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value dz = resultGrads[0];
+  if (!isa<FloatType>(tensorType(dz).getElementType()))
+    return emitNoGradientError(*this) << "integer operands", failure();
+  Value dr;
+  if (gradients.needsGrad(getRhs())) {
+    Value ratio = b.create<DivOp>(loc, getLhs(), getRhs());
+    // trunc(v) = sign(v) * floor(|v|).
+    Value quotient =
+        getFmod() == 0 ? b.create<FloorOp>(loc, ratio).getResult()
+                       : b.create<MulOp>(loc, b.create<SignOp>(loc, ratio),
+                                         b.create<FloorOp>(
+                                             loc, b.create<AbsOp>(loc, ratio)));
+    dr = b.create<NegOp>(loc, b.create<MulOp>(loc, dz, quotient));
+  }
+  return accumulateBinary(gradients, *this, dz, dr);
+}
+
 LogicalResult SquaredDifferenceOp::buildGradients(GradientBuilder &gradients,
                                                   ArrayRef<Value> resultGrads) {
   // z = (l - r)^2: dl = 2 (l - r) dz, dr = -dl.

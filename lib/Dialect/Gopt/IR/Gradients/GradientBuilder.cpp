@@ -44,6 +44,23 @@ Value GradientBuilder::constantLike(ArrayRef<int64_t> shape, float value,
       DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value)));
 }
 
+Value GradientBuilder::zerosLike(Value like) {
+  auto type = tensorType(like);
+  if (type.hasStaticShape())
+    return constantLike(type.getShape(), 0.0f, type.getElementType());
+  Value zero = scalarConstant(0.0f, type.getElementType());
+  Value shape = builder.create<ShapeOp>(sumLoc, like);
+  return builder.create<DynamicExpandOp>(sumLoc, type, zero, shape);
+}
+
+Value GradientBuilder::reshapeToShapeOf(Value grad, Value like) {
+  Value shape = builder.create<ShapeOp>(sumLoc, like);
+  // allow_zero: a zero-sized dimension of `like` stays zero rather than
+  // copying grad's dimension at that index.
+  return builder.create<DynamicReshapeOp>(sumLoc, like.getType(), grad, shape,
+                                          builder.getBoolAttr(true));
+}
+
 Value GradientBuilder::scaleByGrad(Value grad, Value dy) {
   if (isUnitSeed(dy))
     return grad;

@@ -445,6 +445,56 @@ LogicalResult ReduceMeanOp::buildGradients(GradientBuilder &gradients,
                          /*mean=*/true, resultGrads[0]);
 }
 
+// Each element's derivative is the product of the others: y / x where no
+// element of its group is zero; with one zero, the product of the rest at
+// the zero and 0 elsewhere; with more, 0 everywhere.
+LogicalResult ReduceProdOp::buildGradients(GradientBuilder &gradients,
+                                           ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value x = getX(), dy = resultGrads[0];
+  RankedTensorType xType = tensorType(x);
+  Type element = xType.getElementType();
+  if (!isa<FloatType>(element))
+    return emitNoGradientError(*this) << "an integer input", failure();
+  int64_t rank = xType.getRank();
+  SmallVector<int64_t> axes(getAxes().begin(), getAxes().end());
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  SmallVector<int64_t> keptShape(xType.getShape().begin(),
+                                 xType.getShape().end());
+  for (int64_t &axis : axes) {
+    axis = axis < 0 ? axis + rank : axis;
+    keptShape[axis] = 1;
+  }
+  if (!getKeepDims()) {
+    FailureOr<SmallVector<int64_t>> target = getReshapeTarget(keptShape);
+    if (failed(target))
+      return emitNoGradientError(*this) << "more than one dynamic dimension",
+             failure();
+    dy = b.create<ReshapeOp>(loc, dy, *target);
+  }
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  BoolAttr keep = b.getBoolAttr(true);
+  Value zero = gradients.scalarConstant(0.0f, element);
+  Value one = gradients.scalarConstant(1.0f, element);
+  Value isZero = b.create<EqualOp>(loc, x, zero);
+  Value zeros = b.create<ReduceSumOp>(loc, b.create<CastOp>(loc, xType, isZero),
+                                      axesAttr, keep);
+  Value nonZero = b.create<WhereOp>(loc, isZero, one, x);
+  Value others = b.create<ReduceProdOp>(loc, nonZero, axesAttr, keep);
+  Value atNonZero =
+      b.create<WhereOp>(loc, b.create<EqualOp>(loc, zeros, zero),
+                        b.create<DivOp>(loc, others, nonZero), zero);
+  Value atZero =
+      b.create<WhereOp>(loc, b.create<EqualOp>(loc, zeros, one), others, zero);
+  gradients.accumulate(
+      x, b.create<MulOp>(loc, b.create<WhereOp>(loc, isZero, atZero, atNonZero),
+                         dy));
+  return success();
+}
+
 LogicalResult BatchNormOp::buildGradients(GradientBuilder &gradients,
                                           ArrayRef<Value> resultGrads) {
   if (!getTraining())

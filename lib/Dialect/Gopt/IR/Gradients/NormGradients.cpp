@@ -1,4 +1,4 @@
-//===- NormGradients.cpp - Gradients of layer and instance norm -----------===//
+//===- NormGradients.cpp - Gradients of the normalizations ----------------===//
 //
 // DifferentiableOpInterface for layer_norm and instance_norm, written with
 // reductions and elementwise ops: the normalized value is recomputed from x
@@ -7,12 +7,15 @@
 // normalized axes and g = dy * scale,
 //   dx = rstd * (g - mean(g) - x̂ * mean(g * x̂)),
 //   dscale = Σ dy * x̂,  dbias = Σ dy  (over the broadcast dimensions).
+// lrn's likewise recomputes its denominator from x (see LrnOp's rule).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Dialect/Gopt/IR/GradientBuilder.h"
 #include "gopt/Shape/ShapeFunctions.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -64,7 +67,79 @@ LogicalResult requireStaticAxes(Operation *op, RankedTensorType type,
   return success();
 }
 
+/// The sums of `z` over the windows [c - before, c + after] of `axis`
+/// (clipped to the tensor), for every c: differences of a cumulative sum of
+/// z zero-padded by before + 1 and after, so that any window size costs
+/// the same few elementwise passes and no reshape is needed.
+Value windowSums(OpBuilder &b, Location loc, Value z, int64_t axis,
+                 int64_t before, int64_t after) {
+  auto type = cast<RankedTensorType>(z.getType());
+  int64_t rank = type.getRank(), size = type.getDimSize(axis);
+  SmallVector<int64_t> pads(2 * rank, 0);
+  pads[2 * axis] = before + 1;
+  pads[2 * axis + 1] = after;
+  Value padded =
+      b.create<PadOp>(loc, z, b.getDenseI64ArrayAttr(pads),
+                      b.getStringAttr("constant"), b.getF32FloatAttr(0.0f));
+  Value sums = b.create<CumSumOp>(loc, padded, b.getI64IntegerAttr(axis),
+                                  b.getBoolAttr(false), b.getBoolAttr(false));
+  // Window c ends at padded index c + before + after + 1 and starts after
+  // padded index c.
+  SmallVector<int64_t> starts(rank, 0), steps(rank, 1),
+      ends(rank, std::numeric_limits<int64_t>::max());
+  starts[axis] = before + after + 1;
+  Value upTo = b.create<SliceOp>(loc, sums, b.getDenseI64ArrayAttr(starts),
+                                 b.getDenseI64ArrayAttr(ends),
+                                 b.getDenseI64ArrayAttr(steps));
+  starts[axis] = 0;
+  ends[axis] = size;
+  Value below = b.create<SliceOp>(loc, sums, b.getDenseI64ArrayAttr(starts),
+                                  b.getDenseI64ArrayAttr(ends),
+                                  b.getDenseI64ArrayAttr(steps));
+  return b.create<SubOp>(loc, upTo, below);
+}
+
 } // namespace
+
+// y_c = x_c * s_c^-beta with s_c = bias + alpha / size * Σ_{k in win(c)}
+// x_k^2 and win(c) = [c - lo, c + hi], so
+//   dx_k = dy_k * s_k^-beta
+//          - 2 * beta * alpha / size * x_k * Σ_{c : k in win(c)} t_c,
+//   t_c = dy_c * x_c * s_c^(-beta - 1),
+// where the c with k in win(c) are [k - hi, k + lo]: the mirrored window.
+LogicalResult LrnOp::buildGradients(GradientBuilder &gradients,
+                                    ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  auto xType = cast<RankedTensorType>(getX().getType());
+  Type element = xType.getElementType();
+  int64_t axis =
+      shape::normalizationChannelAxis(getDataFormat().str(), xType.getRank());
+  if (xType.isDynamicDim(axis))
+    return emitNoGradientError(*this) << "a dynamic channel dimension",
+           failure();
+  int64_t size = static_cast<int64_t>(getSize());
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  float alpha = getAlpha().convertToFloat(), beta = getBeta().convertToFloat();
+  Value x = getX(), dy = resultGrads[0];
+  Value sumSquares =
+      windowSums(b, loc, b.create<MulOp>(loc, x, x), axis, lo, hi);
+  Value s = b.create<AddOp>(
+      loc,
+      b.create<MulOp>(loc, sumSquares,
+                      gradients.scalarConstant(alpha / size, element)),
+      gradients.scalarConstant(getBias().convertToFloat(), element));
+  Value scale =
+      b.create<PowOp>(loc, s, gradients.scalarConstant(-beta, element));
+  Value t = b.create<DivOp>(
+      loc, b.create<MulOp>(loc, b.create<MulOp>(loc, dy, x), scale), s);
+  Value spread = b.create<MulOp>(
+      loc, b.create<MulOp>(loc, windowSums(b, loc, t, axis, hi, lo), x),
+      gradients.scalarConstant(2.0f * beta * alpha / size, element));
+  gradients.accumulate(
+      x, b.create<SubOp>(loc, b.create<MulOp>(loc, dy, scale), spread));
+  return success();
+}
 
 LogicalResult LayerNormOp::buildGradients(GradientBuilder &gradients,
                                           ArrayRef<Value> resultGrads) {
