@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
+#include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
@@ -20,8 +21,10 @@
 #include <dnnl.hpp>
 #include <omp.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <immintrin.h>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -982,6 +985,134 @@ public:
 // reorder between layouts
 //===----------------------------------------------------------------------===//
 
+// Whether `md` is a dense NHWC layout (acdb) of a 4-D tensor.
+bool isNhwc(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 4 || d.offset0 != 0 ||
+      d.extra.flags != 0 || d.format_desc.blocking.inner_nblks != 0)
+    return false;
+  const dnnl_dim_t *s = d.format_desc.blocking.strides;
+  for (int i = 0; i < 4; ++i)
+    if (d.padded_dims[i] != d.dims[i])
+      return false;
+  return s[1] == 1 && s[3] == d.dims[1] && s[2] == d.dims[1] * d.dims[3] &&
+         s[0] == s[2] * d.dims[2];
+}
+
+// A plain NCHW f32 tensor of 3 channels (an RGB image batch, the graph's
+// input) to NHWC bf16 or int8 (x * scale, saturated, rounded to nearest
+// even, as oneDNN's reorder computes it): oneDNN's reorder for this
+// transpose took 3 ms for MobileNetV2's 32 images (0.6 ns an element).
+// Here 16 pixels at a time: each channel's 16 values converted in one
+// register, then the three interleaved with one permute (AVX-512 VBMI,
+// AVX-512 BF16: Sapphire Rapids on).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
+rgbToInt8Pixels(const float *src, int8_t *dst, int64_t pixels, float scale) {
+  alignas(64) int8_t index[64];
+  for (int j = 0; j < 64; ++j)
+    index[j] = static_cast<int8_t>(j < 48 ? (j % 3) * 16 + j / 3 : 0);
+  const __m512i interleave = _mm512_load_si512(index);
+  const __m512 factor = _mm512_set1_ps(scale);
+  int64_t p = 0;
+  for (; p + 16 <= pixels; p += 16) {
+    __m512i packed = _mm512_setzero_si512();
+    for (int c = 0; c < 3; ++c) {
+      __m512 v = _mm512_mul_ps(_mm512_loadu_ps(src + c * pixels + p), factor);
+      __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT |
+                                                  _MM_FROUND_NO_EXC);
+      packed = _mm512_inserti32x4(packed, _mm512_cvtsepi32_epi8(q), c);
+    }
+    _mm512_mask_storeu_epi8(dst + p * 3, (1ull << 48) - 1,
+                            _mm512_permutexvar_epi8(interleave, packed));
+  }
+  for (; p < pixels; ++p)
+    for (int c = 0; c < 3; ++c) {
+      float v = std::nearbyint(src[c * pixels + p] * scale);
+      dst[p * 3 + c] =
+          static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, v)));
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
+rgbToBf16Pixels(const float *src, uint16_t *dst, int64_t pixels) {
+  alignas(64) uint16_t index[64];
+  for (int j = 0; j < 48; ++j) // element j: pixel j / 3, channel j % 3
+    index[j] = static_cast<uint16_t>((j % 3) * 16 + j / 3);
+  for (int j = 48; j < 64; ++j)
+    index[j] = 0;
+  const __m512i low = _mm512_load_si512(index);
+  const __m512i high = _mm512_load_si512(index + 32);
+  int64_t p = 0;
+  for (; p + 16 <= pixels; p += 16) {
+    __m256i r = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + p));
+    __m256i g = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + pixels + p));
+    __m256i b =
+        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + 2 * pixels + p));
+    __m512i rg = _mm512_inserti64x4(_mm512_castsi256_si512(r), g, 1);
+    __m512i b0 = _mm512_castsi256_si512(b);
+    _mm512_storeu_si512(dst + p * 3, _mm512_permutex2var_epi16(rg, low, b0));
+    _mm512_mask_storeu_epi16(dst + p * 3 + 32, 0xffff,
+                             _mm512_permutex2var_epi16(rg, high, b0));
+  }
+  for (; p < pixels; ++p)
+    for (int c = 0; c < 3; ++c)
+      dst[p * 3 + c] = cpu::fromF32<uint16_t>(src[c * pixels + p]);
+}
+
+class PixelsKernel : public Kernel {
+public:
+  // Null unless `from` is plain NCHW f32 with 3 channels and `to` the same
+  // tensor in NHWC bf16 (scale 1) or s8, on a CPU with the instructions.
+  static std::unique_ptr<Kernel> create(const memory::desc &from,
+                                        const memory::desc &to, float scale) {
+    const Dims dims = from.dims();
+    if (from.data_type() != DataType::f32 || dims != to.dims() ||
+        dims.size() != 4 || dims[1] != 3 ||
+        !(from ==
+          cpu::plainDesc(Shape(dims.begin(), dims.end()), DType::kF32)) ||
+        !isNhwc(to) ||
+        !(to.data_type() == DataType::s8 ||
+          (to.data_type() == DataType::bf16 && scale == 1.0f)))
+      return nullptr;
+    __builtin_cpu_init();
+    bool int8 = to.data_type() == DataType::s8;
+    if (!__builtin_cpu_supports("avx512bw") ||
+        !(int8 ? __builtin_cpu_supports("avx512vbmi")
+               : __builtin_cpu_supports("avx512bf16")))
+      return nullptr;
+    auto kernel = std::make_unique<PixelsKernel>();
+    kernel->dims_ = dims;
+    kernel->int8_ = to.data_type() == DataType::s8;
+    kernel->scale_ = scale;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t batch = dims_[0], channels = dims_[1];
+    const int64_t pixels = dims_[2] * dims_[3];
+    const float *src = in[0].data<float>();
+    void *dst = out[0].data();
+#pragma omp parallel for schedule(static) if (batch > 1)
+    for (int64_t n = 0; n < batch; ++n) {
+      const float *image = src + n * channels * pixels;
+      if (int8_)
+        rgbToInt8Pixels(image,
+                        static_cast<int8_t *>(dst) + n * channels * pixels,
+                        pixels, scale_);
+      else
+        rgbToBf16Pixels(image,
+                        static_cast<uint16_t *>(dst) + n * channels * pixels,
+                        pixels);
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast-nhwc"; }
+
+private:
+  Dims dims_;
+  bool int8_ = false;
+  float scale_ = 1.0f;
+};
+
 class ReorderKernel : public OneDnnKernel {
 public:
   Status init(const memory::desc &from, const memory::desc &to, float scale) {
@@ -1267,19 +1398,6 @@ private:
   static size_t bandBytes() {
     const char *e = std::getenv("GOPT_CHAIN_BAND_BYTES");
     return e ? std::strtoull(e, nullptr, 10) : size_t(512) << 10;
-  }
-
-  static bool isNhwc(const memory::desc &md) {
-    const dnnl_memory_desc_t &d = md.data;
-    if (d.format_kind != dnnl_blocked || d.ndims != 4 || d.offset0 != 0 ||
-        d.extra.flags != 0 || d.format_desc.blocking.inner_nblks != 0)
-      return false;
-    const dnnl_dim_t *s = d.format_desc.blocking.strides;
-    for (int i = 0; i < 4; ++i)
-      if (d.padded_dims[i] != d.dims[i])
-        return false;
-    return s[1] == 1 && s[3] == d.dims[1] && s[2] == d.dims[1] * d.dims[3] &&
-           s[0] == s[2] * d.dims[2];
   }
 
   // Splits each image into bands of the last stage's result rows, each
@@ -1638,6 +1756,8 @@ StatusOr<std::unique_ptr<Kernel>> createChannelMul(const memory::desc &x,
 
 StatusOr<std::unique_ptr<Kernel>>
 createReorder(const memory::desc &from, const memory::desc &to, float scale) {
+  if (std::unique_ptr<Kernel> pixels = PixelsKernel::create(from, to, scale))
+    return pixels;
   auto kernel = std::make_unique<ReorderKernel>();
   GOPT_RETURN_IF_ERROR(kernel->init(from, to, scale));
   return std::unique_ptr<Kernel>(std::move(kernel));
