@@ -906,6 +906,24 @@ inline int8_t quantizeValue(float x, float scale) {
   return static_cast<int8_t>(static_cast<int32_t>((v + kRound) - kRound));
 }
 
+// Per-tensor quantize and dequantize of a range, cloned for AVX-512 and
+// AVX2 (the build targets baseline x86-64): static int8 MobileNetV2's
+// dequantize of its last 7x7x1280 activations (before the global pooling)
+// took 2-3% of its step as SSE2 code.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+quantizeRange(const float *__restrict x, int8_t *__restrict y, int64_t n,
+              float scale) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = quantizeValue(x[i], scale);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+dequantizeRange(const int8_t *__restrict x, float *__restrict y, int64_t n,
+                float scale) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<float>(x[i]) * scale;
+}
+
 class QuantizationKernel : public Kernel {
 public:
   QuantizationKernel(bool quantize, int64_t outer, int64_t channels,
@@ -920,6 +938,24 @@ public:
         if (!(s[c] > 0.0f) || !std::isfinite(s[c]))
           return invalidArgument("quantize scale ", c, " is ", s[c],
                                  ", expected a finite positive number");
+    if (numScales_ == 1) {
+      const float scale = s[0];
+      const int64_t total = outer_ * channels_ * inner_;
+      if (quantize_) {
+        const float *x = in[0].data<float>();
+        int8_t *y = out[0].data<int8_t>();
+        parallelRange(total, [&](int64_t b, int64_t e) {
+          quantizeRange(x + b, y + b, e - b, scale);
+        });
+      } else {
+        const int8_t *x = in[0].data<int8_t>();
+        float *y = out[0].data<float>();
+        parallelRange(total, [&](int64_t b, int64_t e) {
+          dequantizeRange(x + b, y + b, e - b, scale);
+        });
+      }
+      return Status::success();
+    }
     if (quantize_)
       apply(in[0].data<float>(), out[0].data<int8_t>(), s,
             [](float x, float scale) { return quantizeValue(x, scale); });

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
+#include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
@@ -20,9 +21,13 @@
 #include <dnnl.hpp>
 #include <omp.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <immintrin.h>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include <unordered_map>
 
@@ -242,6 +247,24 @@ StatusOr<ConvGeometry> convGeometry(const KernelConfig &c) {
   return g;
 }
 
+// Rows [lo, lo + inRows) of a convolution's source giving rows of its
+// result, with the padding the band's edges need (a convolution chain run
+// a band of rows at a time).
+struct RowBand {
+  int64_t inRows, outRows, padTop, padBottom;
+};
+
+// `g` on one image's band `band` of rows.
+void applyBand(ConvGeometry &g, const RowBand &band) {
+  g.n = 1;
+  g.h = band.inRows;
+  g.srcDims[0] = g.dstDims[0] = 1;
+  g.srcDims[2] = band.inRows;
+  g.dstDims[2] = band.outRows;
+  g.padL[0] = band.padTop;
+  g.padR[0] = band.padBottom;
+}
+
 // The forward-inference direct convolution of `g`, with a bias when `bias`.
 dnnl::convolution_forward::desc
 convDesc(const ConvGeometry &g, const memory::desc &src,
@@ -348,17 +371,21 @@ public:
   // (a Winograd convolution's blocked source), and `blockedSrc` the
   // nChw16c layout the source is already in: taken where oneDNN has a
   // JIT kernel for them, each saves a reorder of a whole tensor.
+  // `band`, when given: one image's band of rows, the result in NHWC.
   Status init(const KernelConfig &c, bool anyLayout,
               const cpu::ConvPostOps &post, bool &supported,
               const memory::desc *fixedSrc = nullptr,
               const memory::desc *preferredDst = nullptr,
-              const memory::desc *blockedSrc = nullptr) {
+              const memory::desc *blockedSrc = nullptr,
+              const RowBand *band = nullptr) {
     DataType type = convType(c);
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
+    if (band)
+      applyBand(g, *band);
     Tag act = anyLayout ? Tag::any : g.nchw ? Tag::nchw : Tag::nhwc;
     memory::desc srcMd =
         fixedSrc ? *fixedSrc : memory::desc(g.srcDims, type, act);
-    memory::desc dstMd(g.dstDims, type, act);
+    memory::desc dstMd(g.dstDims, type, band ? Tag::nhwc : act);
     memory::desc userWeights(g.weightDims, type, g.weightTag);
     memory::desc anyWeights(g.weightDims, type, Tag::any);
     bool hasBias = c.inputShapes.size() == 3;
@@ -512,9 +539,13 @@ class Int8ConvKernel : public Int8KernelBase<OneDnnLayoutKernel> {
 public:
   // `fixedSrc`, when given, is the source's layout (a chain's earlier stage
   // wrote it).
+  // `band`, when given: one image's band of rows, the result in NHWC.
   Status init(const KernelConfig &c, const cpu::Int8Params &p, bool &supported,
-              const memory::desc *fixedSrc = nullptr) {
+              const memory::desc *fixedSrc = nullptr,
+              const RowBand *band = nullptr) {
     GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(c));
+    if (band)
+      applyBand(g, *band);
     if (!g.nchw || (p.weightScales.size() != 1 &&
                     static_cast<int64_t>(p.weightScales.size()) != g.cout))
       return Status::success();
@@ -525,7 +556,7 @@ public:
       d.data_type = memory::convert_to_c(srcType);
       srcMd = memory::desc(d);
     }
-    memory::desc dstMd(g.dstDims, int8DstType(p), Tag::any);
+    memory::desc dstMd(g.dstDims, int8DstType(p), band ? Tag::nhwc : Tag::any);
     memory::desc userWeights(g.weightDims, DataType::s8, g.weightTag);
     memory::desc anyWeights(g.weightDims, DataType::s8, Tag::any);
     memory::desc biasMd({g.cout}, DataType::f32, Tag::x);
@@ -1000,6 +1031,134 @@ public:
 // reorder between layouts
 //===----------------------------------------------------------------------===//
 
+// Whether `md` is a dense NHWC layout (acdb) of a 4-D tensor.
+bool isNhwc(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 4 || d.offset0 != 0 ||
+      d.extra.flags != 0 || d.format_desc.blocking.inner_nblks != 0)
+    return false;
+  const dnnl_dim_t *s = d.format_desc.blocking.strides;
+  for (int i = 0; i < 4; ++i)
+    if (d.padded_dims[i] != d.dims[i])
+      return false;
+  return s[1] == 1 && s[3] == d.dims[1] && s[2] == d.dims[1] * d.dims[3] &&
+         s[0] == s[2] * d.dims[2];
+}
+
+// A plain NCHW f32 tensor of 3 channels (an RGB image batch, the graph's
+// input) to NHWC bf16 or int8 (x * scale, saturated, rounded to nearest
+// even, as oneDNN's reorder computes it): oneDNN's reorder for this
+// transpose took 3 ms for MobileNetV2's 32 images (0.6 ns an element).
+// Here 16 pixels at a time: each channel's 16 values converted in one
+// register, then the three interleaved with one permute (AVX-512 VBMI,
+// AVX-512 BF16: Sapphire Rapids on).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
+rgbToInt8Pixels(const float *src, int8_t *dst, int64_t pixels, float scale) {
+  alignas(64) int8_t index[64];
+  for (int j = 0; j < 64; ++j)
+    index[j] = static_cast<int8_t>(j < 48 ? (j % 3) * 16 + j / 3 : 0);
+  const __m512i interleave = _mm512_load_si512(index);
+  const __m512 factor = _mm512_set1_ps(scale);
+  int64_t p = 0;
+  for (; p + 16 <= pixels; p += 16) {
+    __m512i packed = _mm512_setzero_si512();
+    for (int c = 0; c < 3; ++c) {
+      __m512 v = _mm512_mul_ps(_mm512_loadu_ps(src + c * pixels + p), factor);
+      __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT |
+                                                  _MM_FROUND_NO_EXC);
+      packed = _mm512_inserti32x4(packed, _mm512_cvtsepi32_epi8(q), c);
+    }
+    _mm512_mask_storeu_epi8(dst + p * 3, (1ull << 48) - 1,
+                            _mm512_permutexvar_epi8(interleave, packed));
+  }
+  for (; p < pixels; ++p)
+    for (int c = 0; c < 3; ++c) {
+      float v = std::nearbyint(src[c * pixels + p] * scale);
+      dst[p * 3 + c] =
+          static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, v)));
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
+rgbToBf16Pixels(const float *src, uint16_t *dst, int64_t pixels) {
+  alignas(64) uint16_t index[64];
+  for (int j = 0; j < 48; ++j) // element j: pixel j / 3, channel j % 3
+    index[j] = static_cast<uint16_t>((j % 3) * 16 + j / 3);
+  for (int j = 48; j < 64; ++j)
+    index[j] = 0;
+  const __m512i low = _mm512_load_si512(index);
+  const __m512i high = _mm512_load_si512(index + 32);
+  int64_t p = 0;
+  for (; p + 16 <= pixels; p += 16) {
+    __m256i r = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + p));
+    __m256i g = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + pixels + p));
+    __m256i b =
+        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + 2 * pixels + p));
+    __m512i rg = _mm512_inserti64x4(_mm512_castsi256_si512(r), g, 1);
+    __m512i b0 = _mm512_castsi256_si512(b);
+    _mm512_storeu_si512(dst + p * 3, _mm512_permutex2var_epi16(rg, low, b0));
+    _mm512_mask_storeu_epi16(dst + p * 3 + 32, 0xffff,
+                             _mm512_permutex2var_epi16(rg, high, b0));
+  }
+  for (; p < pixels; ++p)
+    for (int c = 0; c < 3; ++c)
+      dst[p * 3 + c] = cpu::fromF32<uint16_t>(src[c * pixels + p]);
+}
+
+class PixelsKernel : public Kernel {
+public:
+  // Null unless `from` is plain NCHW f32 with 3 channels and `to` the same
+  // tensor in NHWC bf16 (scale 1) or s8, on a CPU with the instructions.
+  static std::unique_ptr<Kernel> create(const memory::desc &from,
+                                        const memory::desc &to, float scale) {
+    const Dims dims = from.dims();
+    if (from.data_type() != DataType::f32 || dims != to.dims() ||
+        dims.size() != 4 || dims[1] != 3 ||
+        !(from ==
+          cpu::plainDesc(Shape(dims.begin(), dims.end()), DType::kF32)) ||
+        !isNhwc(to) ||
+        !(to.data_type() == DataType::s8 ||
+          (to.data_type() == DataType::bf16 && scale == 1.0f)))
+      return nullptr;
+    __builtin_cpu_init();
+    bool int8 = to.data_type() == DataType::s8;
+    if (!__builtin_cpu_supports("avx512bw") ||
+        !(int8 ? __builtin_cpu_supports("avx512vbmi")
+               : __builtin_cpu_supports("avx512bf16")))
+      return nullptr;
+    auto kernel = std::make_unique<PixelsKernel>();
+    kernel->dims_ = dims;
+    kernel->int8_ = to.data_type() == DataType::s8;
+    kernel->scale_ = scale;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const int64_t batch = dims_[0], channels = dims_[1];
+    const int64_t pixels = dims_[2] * dims_[3];
+    const float *src = in[0].data<float>();
+    void *dst = out[0].data();
+#pragma omp parallel for schedule(static) if (batch > 1)
+    for (int64_t n = 0; n < batch; ++n) {
+      const float *image = src + n * channels * pixels;
+      if (int8_)
+        rgbToInt8Pixels(image,
+                        static_cast<int8_t *>(dst) + n * channels * pixels,
+                        pixels, scale_);
+      else
+        rgbToBf16Pixels(image,
+                        static_cast<uint16_t *>(dst) + n * channels * pixels,
+                        pixels);
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast-nhwc"; }
+
+private:
+  Dims dims_;
+  bool int8_ = false;
+  float scale_ = 1.0f;
+};
+
 class ReorderKernel : public OneDnnKernel {
 public:
   Status init(const memory::desc &from, const memory::desc &to, float scale) {
@@ -1204,6 +1363,12 @@ public:
         withBatch(kernel->stages_.back().kernel->outputDesc(), batch);
     if (kernel->inputDesc_.is_zero() || kernel->outputDesc_.is_zero())
       return std::unique_ptr<LayoutKernel>();
+    if (static_cast<size_t>(midBytes / chunk) > bandBytes()) {
+      size_t bandMid = 0;
+      GOPT_RETURN_IF_ERROR(kernel->planBands(stages, bandMid));
+      if (!kernel->bands_.empty())
+        midBytes = bandMid;
+    }
     for (auto &buffer : kernel->mid_) {
       buffer = allocateAligned(midBytes);
       if (!buffer)
@@ -1220,6 +1385,8 @@ public:
              std::vector<Tensor> &outputs) override {
     const char *src = static_cast<const char *>(inputs[0].data());
     char *dst = static_cast<char *>(outputs[0].data());
+    if (!bands_.empty())
+      return runBands(src, dst, outputs[0].dtype());
     const size_t srcStep = inputDesc_.get_size() / batch_ * chunk_;
     const size_t dstStep = outputDesc_.get_size() / batch_ * chunk_;
     for (int64_t n = 0; n < batch_; n += chunk_) {
@@ -1239,11 +1406,17 @@ public:
     }
     return Status::success();
   }
-  const char *implementation() const override { return "onednn"; }
+  const char *implementation() const override {
+    return bands_.empty() ? "onednn" : "onednn-rows";
+  }
   size_t workspaceBytes() const override {
     size_t bytes = 2 * midBytes_;
-    for (const Stage &st : stages_)
+    for (const Stage &st : stages_) {
       bytes += st.kernel->workspaceBytes();
+      for (const auto &kernel : st.bandKernels)
+        bytes += kernel->workspaceBytes();
+    }
+    bytes += headBytes_;
     return bytes;
   }
   memory::desc inputDesc(int) const override { return inputDesc_; }
@@ -1254,7 +1427,201 @@ private:
     std::unique_ptr<OneDnnLayoutKernel> kernel;
     DType srcType;
     std::vector<Tensor> constants; // weights, bias
+    // Row bands: the kernels of the band shapes this stage runs, and the
+    // bytes of one row of its source and result (NHWC).
+    std::vector<std::unique_ptr<OneDnnLayoutKernel>> bandKernels;
+    size_t srcRowBytes = 0, dstRowBytes = 0;
   };
+  // One band of the last stage's result rows: per stage, the kernel (in
+  // bandKernels) and the first source row it reads.
+  struct Band {
+    int64_t outRow;
+    std::vector<std::pair<int, int64_t>> steps;
+  };
+
+  // The bytes of a chain's largest intermediate, one image's worth, above
+  // which the chain runs a band of rows at a time: the expand and
+  // depthwise results of a band stay in L2 (with their neighbours) even
+  // where one image's would not (MobileNetV2's 112x112 and 56x56 blocks in
+  // bf16 and int8).
+  static size_t bandBytes() {
+    const char *e = std::getenv("GOPT_CHAIN_BAND_BYTES");
+    return e ? std::strtoull(e, nullptr, 10) : size_t(512) << 10;
+  }
+
+  // Splits each image into bands of the last stage's result rows, each
+  // band computing the rows of the earlier stages it needs (the depthwise
+  // convolutions' halo rows computed twice), where every banded stage reads
+  // and writes NHWC; bands_ stays empty otherwise. A first stage that is
+  // neither 1x1 nor depthwise (MobileNet's stem) runs on whole images
+  // before: its halo rows would cost a dense 3x3 convolution each, and
+  // oneDNN's kernel for it ran 1.5x slower on bands. `midBytes`: the
+  // largest intermediate band.
+  Status planBands(const std::vector<cpu::ConvChainStage> &stages,
+                   size_t &midBytes) {
+    struct Window {
+      int64_t hin, hout, stride, extent, padTop;
+    };
+    std::vector<Window> windows;
+    for (size_t k = 0; k < stages_.size(); ++k) {
+      GOPT_ASSIGN_OR_RETURN(ConvGeometry g, convGeometry(stages[k].config));
+      int64_t kh = g.weightDims[g.weightDims.size() - 2];
+      bool dense = g.weightDims.size() == 4 && kh > 1;
+      if (k == 0 && dense && stages_.size() > 2)
+        head_ = 1;
+      const Stage &st = stages_[k];
+      if ((k == head_ && !isNhwc(k ? stages_[k - 1].kernel->outputDesc()
+                                   : st.kernel->inputDesc(0))) ||
+          !isNhwc(st.kernel->outputDesc()))
+        return Status::success();
+      windows.push_back({g.h, g.dstDims[2], g.strides[0],
+                         (kh - 1) * (g.dilations[0] + 1) + 1, g.padL[0]});
+    }
+    for (size_t k = head_; k < stages_.size(); ++k) {
+      Stage &st = stages_[k];
+      const memory::desc in =
+          k ? stages_[k - 1].kernel->outputDesc() : st.kernel->inputDesc(0);
+      const memory::desc out = st.kernel->outputDesc();
+      st.srcRowBytes = in.get_size() / chunk_ / windows[k].hin;
+      st.dstRowBytes = out.get_size() / chunk_ / windows[k].hout;
+    }
+    // Per banded stage, the source rows [lo, lo + inRows) and padding that
+    // result rows [a, b) of the last stage need; returns the largest
+    // intermediate's bytes.
+    auto plan = [&](int64_t a, int64_t b, std::vector<RowBand> &shape,
+                    std::vector<int64_t> &lo) {
+      size_t mid = 0;
+      shape.assign(windows.size(), RowBand{});
+      lo.assign(windows.size(), 0);
+      for (size_t k = windows.size(); k-- > head_;) {
+        const Window &w = windows[k];
+        if (k + 1 < windows.size())
+          mid = std::max(mid,
+                         static_cast<size_t>(b - a) * stages_[k].dstRowBytes);
+        int64_t first = a * w.stride - w.padTop;
+        int64_t last = (b - 1) * w.stride - w.padTop + w.extent;
+        int64_t from = std::max<int64_t>(first, 0);
+        int64_t to = std::min(last, w.hin);
+        shape[k] = {to - from, b - a, from - first, last - to};
+        lo[k] = from;
+        a = from;
+        b = to;
+      }
+      return mid;
+    };
+    const int64_t rows = windows.back().hout;
+    std::vector<RowBand> shape;
+    std::vector<int64_t> lo;
+    int64_t bandRows = 0;
+    for (int64_t r = rows; r >= 1 && !bandRows; --r) {
+      size_t mid = 0;
+      for (int64_t a = 0; a < rows; a += r)
+        mid = std::max(mid, plan(a, std::min(rows, a + r), shape, lo));
+      if (mid <= bandBytes())
+        bandRows = r;
+    }
+    if (bandRows == 0 || bandRows == rows)
+      return Status::success();
+    std::map<std::tuple<size_t, int64_t, int64_t, int64_t, int64_t>, int>
+        kernels;
+    std::vector<Band> bands;
+    for (int64_t a = 0; a < rows; a += bandRows) {
+      midBytes =
+          std::max(midBytes, plan(a, std::min(rows, a + bandRows), shape, lo));
+      Band band{a, {}};
+      for (size_t k = head_; k < windows.size(); ++k) {
+        const RowBand &rb = shape[k];
+        auto key =
+            std::make_tuple(k, rb.inRows, rb.outRows, rb.padTop, rb.padBottom);
+        auto it = kernels.find(key);
+        if (it == kernels.end()) {
+          Stage &st = stages_[k];
+          memory::desc in =
+              k ? stages_[k - 1].kernel->outputDesc() : st.kernel->inputDesc(0);
+          memory::desc src({1, in.dims()[1], rb.inRows, in.dims()[3]},
+                           in.data_type(), Tag::nhwc);
+          KernelConfig c = stages[k].config;
+          std::unique_ptr<OneDnnLayoutKernel> kernel;
+          bool supported = false;
+          if (stages[k].int8) {
+            auto conv = std::make_unique<Int8ConvKernel>();
+            GOPT_RETURN_IF_ERROR(
+                conv->init(c, *stages[k].int8, supported, &src, &rb));
+            kernel = std::move(conv);
+          } else {
+            auto conv = std::unique_ptr<ConvKernel>(new ConvKernel());
+            GOPT_RETURN_IF_ERROR(conv->init(c, /*anyLayout=*/true,
+                                            stages[k].post, supported, &src,
+                                            /*preferredDst=*/nullptr,
+                                            /*blockedSrc=*/nullptr, &rb));
+            kernel = std::move(conv);
+          }
+          if (!supported || !isNhwc(kernel->outputDesc()))
+            return Status::success();
+          st.bandKernels.push_back(std::move(kernel));
+          it = kernels.emplace(key, static_cast<int>(st.bandKernels.size()) - 1)
+                   .first;
+        }
+        band.steps.emplace_back(it->second, lo[k]);
+      }
+      bands.push_back(std::move(band));
+    }
+    if (head_) {
+      headBytes_ = stages_[0].kernel->outputDesc().get_size();
+      headBuffer_ = allocateAligned(headBytes_);
+      if (!headBuffer_)
+        return resourceExhausted("cannot allocate a convolution chain's ",
+                                 headBytes_, "-byte buffer");
+    }
+    bands_ = std::move(bands);
+    return Status::success();
+  }
+
+  // Per chunk of images: the head stage on the whole chunk, then each
+  // image band by band.
+  Status runBands(const char *src, char *dst, DType dstType) {
+    const size_t srcImage = inputDesc_.get_size() / batch_;
+    const size_t dstImage = outputDesc_.get_size() / batch_;
+    const size_t last = stages_.size() - 1;
+    auto runStage = [&](OneDnnLayoutKernel &kernel, Stage &st, const void *in,
+                        void *out) {
+      std::vector<Tensor> stageIn = {
+          Tensor::view(st.srcType, {}, const_cast<void *>(in))};
+      stageIn.insert(stageIn.end(), st.constants.begin(), st.constants.end());
+      std::vector<Tensor> stageOut = {Tensor::view(dstType, {}, out)};
+      return kernel.run(stageIn, stageOut);
+    };
+    for (int64_t n0 = 0; n0 < batch_; n0 += chunk_) {
+      if (head_)
+        GOPT_RETURN_IF_ERROR(runStage(*stages_[0].kernel, stages_[0],
+                                      src + n0 * srcImage, headBuffer_.get()));
+      for (int64_t n = n0; n < n0 + chunk_; ++n) {
+        const char *image = head_
+                                ? static_cast<const char *>(headBuffer_.get()) +
+                                      (n - n0) * (headBytes_ / chunk_)
+                                : src + n * srcImage;
+        for (const Band &band : bands_) {
+          const void *in =
+              image + band.steps[0].second * stages_[head_].srcRowBytes;
+          for (size_t k = head_; k <= last; ++k) {
+            void *out = k == last ? dst + n * dstImage +
+                                        band.outRow * stages_[last].dstRowBytes
+                                  : mid_[k % 2].get();
+            GOPT_RETURN_IF_ERROR(
+                runStage(*stages_[k].bandKernels[band.steps[k - head_].first],
+                         stages_[k], in, out));
+            in = out;
+          }
+        }
+      }
+    }
+    return Status::success();
+  }
+
+  size_t head_ = 0; // stages run on whole images before the bands
+  std::shared_ptr<void> headBuffer_;
+  size_t headBytes_ = 0;
+  std::vector<Band> bands_;
   std::vector<Stage> stages_;
   int64_t batch_ = 0, chunk_ = 0;
   std::shared_ptr<void> mid_[2];
@@ -1453,6 +1820,8 @@ StatusOr<std::unique_ptr<Kernel>> createChannelMul(const memory::desc &x,
 
 StatusOr<std::unique_ptr<Kernel>>
 createReorder(const memory::desc &from, const memory::desc &to, float scale) {
+  if (std::unique_ptr<Kernel> pixels = PixelsKernel::create(from, to, scale))
+    return pixels;
   auto kernel = std::make_unique<ReorderKernel>();
   GOPT_RETURN_IF_ERROR(kernel->init(from, to, scale));
   return std::unique_ptr<Kernel>(std::move(kernel));
