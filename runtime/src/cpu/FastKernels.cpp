@@ -71,8 +71,8 @@ bool parseBinary(const plan::Op &op, Binary &kind) {
 // Same results as the reference: NaN goes to 0 through relu and relu6
 // (comparisons with NaN are false), clip keeps the reference's order.
 template <Unary K, typename T>
-inline void unaryRange(const T *x, T *y, int64_t begin, int64_t end, float lo,
-                       float hi) {
+GOPT_VECTOR_CLONES void unaryRange(const T *x, T *y, int64_t begin, int64_t end,
+                                   float lo, float hi) {
   for (int64_t i = begin; i < end; ++i) {
     float v = toF32(x[i]);
     if constexpr (K == Unary::kRelu)
@@ -126,6 +126,26 @@ template <Binary K> inline float apply(float a, float b) {
     return a / b;
 }
 
+// y[i] = a[i] (op) b[i] over [begin, end) (b (op) a with Swap).
+template <Binary K, bool Swap, typename T>
+GOPT_VECTOR_CLONES void binarySameShape(const T *a, const T *b, T *y,
+                                        int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    float fa = toF32(a[i]), fb = toF32(b[i]);
+    y[i] = fromF32<T>(Swap ? apply<K>(fb, fa) : apply<K>(fa, fb));
+  }
+}
+
+// y[i] = a[i] (op) v over [0, n) (v (op) a with Swap).
+template <Binary K, bool Swap, typename T>
+GOPT_VECTOR_CLONES void binaryScalar(const T *a, T v, T *y, int64_t n) {
+  const float fv = toF32(v);
+  for (int64_t i = 0; i < n; ++i) {
+    float fa = toF32(a[i]);
+    y[i] = fromF32<T>(Swap ? apply<K>(fv, fa) : apply<K>(fa, fv));
+  }
+}
+
 // out[o, m, i] = a[o, m, i] (op) b[m] for the [outer, mid, inner] view of
 // the output; `swapped` computes b (op) a. mid == 1 is a scalar b; outer ==
 // inner == 1 with b full-size is the same-shape case (bStride 1).
@@ -163,15 +183,10 @@ public:
 private:
   template <Binary K, bool Swap = false>
   void dispatch(const T *a, const T *b, T *y) {
-    auto f = [](T x, T v) {
-      float fx = toF32(x), fv = toF32(v);
-      return fromF32<T>(Swap ? apply<K>(fv, fx) : apply<K>(fx, fv));
-    };
     const int64_t total = outer_ * mid_ * inner_;
     if (bFull_) {
       parallelRange(total, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i)
-          y[i] = f(a[i], b[i]);
+        binarySameShape<K, Swap>(a, b, y, s, e);
       });
       return;
     }
@@ -180,19 +195,13 @@ private:
       const int64_t rows = outer_;
 #pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
       for (int64_t o = 0; o < rows; ++o)
-        for (int64_t m = 0; m < mid; ++m)
-          y[o * mid + m] = f(a[o * mid + m], b[m]);
+        binarySameShape<K, Swap>(a + o * mid, b, y + o * mid, 0, mid);
       return;
     }
     const int64_t rows = outer_ * mid;
 #pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T v = b[r % mid];
-      const T *pa = a + r * inner;
-      T *py = y + r * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        py[i] = f(pa[i], v);
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      binaryScalar<K, Swap>(a + r * inner, b[r % mid], y + r * inner, inner);
   }
 
   Binary kind_;
@@ -373,6 +382,13 @@ StatusOr<std::unique_ptr<Kernel>> createErf(const KernelConfig &c) {
       new UnaryMathKernel(std::move(apply), numElements(c.outputShapes[0])));
 }
 
+template <typename From, typename To>
+GOPT_VECTOR_CLONES void castRange(const From *x, To *y, int64_t begin,
+                                  int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = fromF32<To>(toF32(x[i]));
+}
+
 // cast f32 -> bf16 and bf16 -> f32.
 template <typename From, typename To> class CastKernel : public Kernel {
 public:
@@ -380,10 +396,8 @@ public:
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const From *x = static_cast<const From *>(in[0].data());
     To *y = static_cast<To *>(out[0].data());
-    parallelRange(elements_, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        y[i] = fromF32<To>(toF32(x[i]));
-    });
+    parallelRange(elements_,
+                  [&](int64_t b, int64_t e) { castRange(x, y, b, e); });
     return Status::success();
   }
   const char *implementation() const override { return "fast"; }

@@ -298,31 +298,37 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
 //===----------------------------------------------------------------------===//
 
 // T: float (f32) or uint16_t (bf16, selected on the bits: what converting
-// to f32 and back computes, NaNs quieted as floatToBf16 does).
+// to f32 and back computes, NaNs quieted as floatToBf16 does). Both loads
+// unconditional: a select, not a branch on y's sign.
+template <typename T>
+GOPT_VECTOR_CLONES void reluGradRange(const T *dy, const T *y, T *dx,
+                                      int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<T, float>) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      float d = dy[i], v = y[i];
+      dx[i] = v > 0 ? d : 0.0f;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t d = dy[i], v = y[i];
+      // v > 0: bits 0x0001 (the least positive) to 0x7f80 (+inf).
+      bool positive = static_cast<uint16_t>(v - 1) < 0x7f80;
+      uint16_t quiet = (d & 0x7fff) > 0x7f80 ? d | 0x40 : d;
+      dx[i] = positive ? quiet : 0;
+    }
+  }
+}
+
 template <typename T> class ReluGradKernel : public Kernel {
 public:
   explicit ReluGradKernel(int64_t elements) : elements_(elements) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const T *dy = in[0].data<T>(), *y = in[1].data<T>();
     T *dx = out[0].data<T>();
-    // Both loads unconditional: a select, not a branch on y's sign.
     parallelRange(elements_, [&](int64_t b, int64_t e) {
-      if constexpr (std::is_same_v<T, float>) {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          float d = dy[i], v = y[i];
-          dx[i] = v > 0 ? d : 0.0f;
-        }
-      } else {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          uint16_t d = dy[i], v = y[i];
-          // v > 0: bits 0x0001 (the least positive) to 0x7f80 (+inf).
-          bool positive = static_cast<uint16_t>(v - 1) < 0x7f80;
-          uint16_t quiet = (d & 0x7fff) > 0x7f80 ? d | 0x40 : d;
-          dx[i] = positive ? quiet : 0;
-        }
-      }
+      reluGradRange(dy, y, dx, b, e);
     });
     return Status::success();
   }
@@ -1103,6 +1109,19 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
 // contiguous block of kept dims), summed in double as the reference;
 // divided by outer*inner for reduce_mean. T: float (f32) or uint16_t
 // (bf16, rounded once from the f32 result).
+// sums[k] += rows[a][k] over `rows` rows of `kept` entries: each sum adds
+// its rows in order, whatever the vector width.
+template <typename T>
+GOPT_VECTOR_CLONES void addRows(const T *x, int64_t rows, int64_t kept,
+                                float *sums) {
+  for (int64_t a = 0; a < rows; ++a) {
+    const T *row = x + a * kept;
+#pragma omp simd
+    for (int64_t k = 0; k < kept; ++k)
+      sums[k] += toF32(row[k]);
+  }
+}
+
 template <typename T> class ReduceKernel : public Kernel {
 public:
   ReduceKernel(int64_t outer, int64_t kept, int64_t inner, bool mean)
@@ -1145,12 +1164,7 @@ public:
           // kChunk rows, vectorized across the entries, then into double.
           std::fill(chunk.begin(), chunk.end(), 0.0f);
           float *pc = chunk.data();
-          for (int64_t a = c * kChunk; a < aEnd; ++a) {
-            const T *row = x + a * kept;
-#pragma omp simd
-            for (int64_t k = 0; k < kept; ++k)
-              pc[k] += toF32(row[k]);
-          }
+          addRows(x + c * kChunk * kept, aEnd - c * kChunk, kept, pc);
           for (int64_t k = 0; k < kept; ++k)
             local[k] += pc[k];
           continue;
