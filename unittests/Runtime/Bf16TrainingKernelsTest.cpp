@@ -353,6 +353,15 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
       {"NhwcTiledK3Remainder",
        {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
        {2, 10, 11, 8}},
+      // Streamed by rows: rows no window reaches, windows sharing two rows.
+      {"NhwcK2S3Gaps",
+       {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({3, 3})}},
+       {2, 8, 9, 5}},
+      {"NhwcK3S1Pads",
+       {{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({1, 1})},
+        {"pads", intsAttr({1, 2, 2, 1})}},
+       {1, 6, 7, 16}},
   };
   uint32_t seed = 50;
   for (const PoolCase &c : cases) {

@@ -2,6 +2,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 using namespace gopt::runtime;
@@ -198,6 +199,81 @@ TEST(FastTranspose, BlockPermutationsMatchReference) {
                         {randomF32({37, 70}, 4)}, {70, 37}, "fast", 0.0f);
   expectSameAsReference("transpose", {{"perm", intsAttr({2, 0, 1})}},
                         {randomF32({3, 4, 5}, 5)}, {5, 3, 4}, "fast", 0.0f);
+}
+
+// Runs one bf16 op on "reference" and "cpu" and checks that "cpu" used
+// `impl` and that every result bit agrees.
+void expectBf16BitsAsReference(const std::string &kind, const AttrMap &attrs,
+                               const Tensor &x, const Shape &outShape,
+                               const char *impl = "fast") {
+  PlanBuilder b(kind);
+  int in = b.addInput("x", DType::kBF16, x.shape());
+  int y = b.addOutput("y", DType::kBF16, outShape);
+  b.addOp(kind, "op", {in}, {y}, attrs);
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> results;
+  for (const char *backend : {"reference", "cpu"}) {
+    SessionOptions options;
+    options.backend = backend;
+    options.threads = 2;
+    auto session = Session::create(*plan, options);
+    ASSERT_TRUE(session.ok()) << session.status().toString();
+    ASSERT_TRUE((*session)->setInput("x", x).ok());
+    ASSERT_TRUE((*session)->run().ok());
+    if (std::string(backend) == "cpu")
+      for (const OpProfile &p : (*session)->opProfiles())
+        if (p.name == "op")
+          EXPECT_EQ(p.implementation, impl);
+    results.push_back((*session)->output("y")->clone());
+  }
+  ASSERT_EQ(results[0].numElements(), results[1].numElements());
+  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(),
+                        results[0].numElements() * 2),
+            0);
+}
+
+// 2-byte elements (bf16) go through 8x8 register blocks, 4-byte ones 4x4:
+// every bit moved as it is, at block edges and in the tails of 32-element
+// tiles (sizes prime to 8), the NHWC -> NCHW transpose in front of a
+// training step's flatten included.
+TEST(FastTranspose, Bf16BlocksMatchReferenceBitForBit) {
+  expectBf16BitsAsReference("transpose", {{"perm", intsAttr({0, 3, 1, 2})}},
+                            randomBf16({2, 12, 12, 64}, 11), {2, 64, 12, 12});
+  expectBf16BitsAsReference("transpose", {{"perm", intsAttr({0, 3, 1, 2})}},
+                            randomBf16({3, 13, 11, 37}, 12), {3, 37, 13, 11});
+  expectBf16BitsAsReference("transpose", {{"perm", intsAttr({0, 2, 3, 1})}},
+                            randomBf16({2, 37, 9, 17}, 13), {2, 9, 17, 37});
+  expectBf16BitsAsReference("transpose", {{"perm", intsAttr({1, 0})}},
+                            randomBf16({70, 45}, 14), {45, 70});
+}
+
+// NHWC max_pool whose windows tile the image runs gopt's loop: the first
+// maximum, a NaN wins (quieted in bf16 as the reference rounds), -0 and +0
+// tie; an edge remainder no window covers is skipped. Other windows stay
+// with oneDNN.
+TEST(FastMaxPool, TiledWindowsMatchReference) {
+  AttrMap k2 = {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}};
+  AttrMap k3 = {{"kernel", intsAttr({3, 2})}, {"strides", intsAttr({3, 2})}};
+  auto special = [](Tensor x) {
+    for (int64_t i = 0; i < x.numElements(); i += 7)
+      x.data<float>()[i] = i % 3 ? NAN : -0.0f;
+    return x;
+  };
+  expectSameAsReference("max_pool", k2,
+                        {special(randomF32({4, 24, 24, 64}, 1))},
+                        {4, 12, 12, 64}, "fast", 0.0f);
+  expectSameAsReference("max_pool", k3, {special(randomF32({2, 10, 7, 5}, 2))},
+                        {2, 3, 3, 5}, "fast", 0.0f);
+  expectBf16BitsAsReference("max_pool", k2,
+                            toBf16(special(randomF32({4, 24, 24, 64}, 3))),
+                            {4, 12, 12, 64});
+  expectBf16BitsAsReference("max_pool", k3,
+                            toBf16(special(randomF32({2, 10, 7, 5}, 4))),
+                            {2, 3, 3, 5});
+  expectSameAsReference(
+      "max_pool", {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({1, 1})}},
+      {randomF32({1, 5, 5, 3}, 5)}, {1, 4, 4, 3}, "onednn", 1e-6f);
 }
 
 // Permutations that keep the innermost dimension copy whole blocks

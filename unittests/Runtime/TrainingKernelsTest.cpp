@@ -681,6 +681,18 @@ TEST(MaxPoolGradFast, MatchesReference) {
       {"NhwcTiledK3Remainder",
        {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
        {2, 10, 11, 8}});
+  // NHWC windows that do not tile stream by rows through a ring of kernel
+  // rows: rows between windows (stride past the kernel) and windows that
+  // share all but one row.
+  cases.push_back(
+      {"NhwcK2S3Gaps",
+       {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({3, 3})}},
+       {2, 8, 9, 5}});
+  cases.push_back({"NhwcK3S1Pads",
+                   {{"kernel", intsAttr({3, 3})},
+                    {"strides", intsAttr({1, 1})},
+                    {"pads", intsAttr({1, 2, 2, 1})}},
+                   {1, 6, 7, 16}});
   for (const PoolCase &c : cases) {
     SCOPED_TRACE(c.name);
     // Rounded values make ties common.

@@ -34,6 +34,20 @@ template <> inline uint16_t fromF32<uint16_t>(float v) {
   return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
+// Hot element loops (casts, activations, elementwise arithmetic, relu
+// gradients) are also compiled for AVX-512 and AVX2, the loader picking the
+// widest the CPU has: the build targets baseline x86-64 (SSE2), whose 4-wide
+// f32 <-> bf16 conversions made these loops compute-bound at about 1 ns per
+// element, well short of memory speed. Only loops of single operations
+// (nothing to contract into an FMA) carry it, so every clone computes the
+// same bits.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GOPT_VECTOR_CLONES                                                     \
+  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define GOPT_VECTOR_CLONES
+#endif
+
 // Calls make(T()) with T the element type of `dtype` (f32 or bf16).
 template <typename Make> auto byElementType(DType dtype, Make make) {
   return dtype == DType::kBF16 ? make(uint16_t()) : make(float());

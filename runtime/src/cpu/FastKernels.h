@@ -38,6 +38,11 @@ std::unique_ptr<Kernel> createFlatQuantization(bool quantize, int64_t elements);
 StatusOr<std::unique_ptr<Kernel>>
 createTrainingBatchNorm(const KernelConfig &config);
 
+// max_pool over NHWC windows that tile the image (stride = kernel, no
+// padding, f32 or bf16); null otherwise. The oneDNN pooling factory hands
+// those to it.
+std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &config);
+
 // softmax (or log_softmax) of one row of `len` floats; `dst` may be `row`.
 void softmaxRow(const float *row, float *dst, int64_t len, bool log);
 

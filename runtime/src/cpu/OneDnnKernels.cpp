@@ -766,6 +766,8 @@ private:
 class PoolKernel : public OneDnnLayoutKernel {
 public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
+    if (std::unique_ptr<Kernel> tiled = cpu::createTiledMaxPool(c))
+      return tiled;
     if (sharedType(c, {0}) == DataType::undef)
       return std::unique_ptr<Kernel>();
     auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());

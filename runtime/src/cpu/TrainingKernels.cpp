@@ -298,31 +298,37 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
 //===----------------------------------------------------------------------===//
 
 // T: float (f32) or uint16_t (bf16, selected on the bits: what converting
-// to f32 and back computes, NaNs quieted as floatToBf16 does).
+// to f32 and back computes, NaNs quieted as floatToBf16 does). Both loads
+// unconditional: a select, not a branch on y's sign.
+template <typename T>
+GOPT_VECTOR_CLONES void reluGradRange(const T *dy, const T *y, T *dx,
+                                      int64_t begin, int64_t end) {
+  if constexpr (std::is_same_v<T, float>) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      float d = dy[i], v = y[i];
+      dx[i] = v > 0 ? d : 0.0f;
+    }
+  } else {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t d = dy[i], v = y[i];
+      // v > 0: bits 0x0001 (the least positive) to 0x7f80 (+inf).
+      bool positive = static_cast<uint16_t>(v - 1) < 0x7f80;
+      uint16_t quiet = (d & 0x7fff) > 0x7f80 ? d | 0x40 : d;
+      dx[i] = positive ? quiet : 0;
+    }
+  }
+}
+
 template <typename T> class ReluGradKernel : public Kernel {
 public:
   explicit ReluGradKernel(int64_t elements) : elements_(elements) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const T *dy = in[0].data<T>(), *y = in[1].data<T>();
     T *dx = out[0].data<T>();
-    // Both loads unconditional: a select, not a branch on y's sign.
     parallelRange(elements_, [&](int64_t b, int64_t e) {
-      if constexpr (std::is_same_v<T, float>) {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          float d = dy[i], v = y[i];
-          dx[i] = v > 0 ? d : 0.0f;
-        }
-      } else {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) {
-          uint16_t d = dy[i], v = y[i];
-          // v > 0: bits 0x0001 (the least positive) to 0x7f80 (+inf).
-          bool positive = static_cast<uint16_t>(v - 1) < 0x7f80;
-          uint16_t quiet = (d & 0x7fff) > 0x7f80 ? d | 0x40 : d;
-          dx[i] = positive ? quiet : 0;
-        }
-      }
+      reluGradRange(dy, y, dx, b, e);
     });
     return Status::success();
   }
@@ -430,47 +436,6 @@ void maxPoolGradPlane(const PoolGeometry &g, const float *px, const float *pdy,
     for (int64_t ow = 0; ow < g.ow; ++ow)
       if (best[ow] >= 0) // else the window lies entirely in padding
         pdx[best[ow]] += pdy[oh * g.ow + ow];
-  }
-}
-
-// One NHWC image: x [H, W, C], dy [OH, OW, C] -> dx [H, W, C], channels
-// innermost (vectorized). `best` and `bestValue` hold C elements.
-void maxPoolGradImage(const PoolGeometry &g, const float *px, const float *pdy,
-                      float *pdx, int32_t *best, float *bestValue) {
-  const int64_t channels = g.c;
-  std::memset(pdx, 0, sizeof(float) * g.h * g.w * g.c);
-  for (int64_t oh = 0; oh < g.oh; ++oh) {
-    int64_t h0 = oh * g.sh - g.padTop;
-    int64_t hb = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kh, g.h);
-    for (int64_t ow = 0; ow < g.ow; ++ow) {
-      int64_t w0 = ow * g.sw - g.padLeft;
-      int64_t wb = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kw, g.w);
-      if (hb >= he || wb >= we)
-        continue; // the window lies entirely in padding
-      const int32_t first = static_cast<int32_t>((hb * g.w + wb) * g.c);
-#pragma omp simd
-      for (int64_t ch = 0; ch < channels; ++ch) {
-        best[ch] = first + static_cast<int32_t>(ch);
-        bestValue[ch] = px[first + ch];
-      }
-      for (int64_t ih = hb; ih < he; ++ih)
-        for (int64_t iw = wb; iw < we; ++iw) {
-          const int32_t base = static_cast<int32_t>((ih * g.w + iw) * g.c);
-          const float *pv = px + base;
-#pragma omp simd
-          for (int64_t ch = 0; ch < channels; ++ch) {
-            // Loads, selects, stores: a form GCC if-converts.
-            float v = pv[ch], old = bestValue[ch];
-            int32_t oldIndex = best[ch];
-            bool take = (v > old) | (v != v); // v != v: NaN
-            best[ch] = take ? base + static_cast<int32_t>(ch) : oldIndex;
-            bestValue[ch] = take ? v : old;
-          }
-        }
-      const float *d = pdy + (oh * g.ow + ow) * g.c;
-      for (int64_t ch = 0; ch < channels; ++ch)
-        pdx[best[ch]] += d[ch];
-    }
   }
 }
 
@@ -614,8 +579,72 @@ maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
     }
 }
 
-// T: float (f32) or uint16_t (bf16: each plane or image is converted to
-// f32, its dx summed in f32 and rounded once).
+// One NHWC image of any windows (overlapping, padded), streamed by rows:
+// x and dy are read as they are (bf16 converted in registers), window
+// maxima scatter into f32 rows `acc` ([kh][W][C], zero on entry, a ring
+// indexed by row % kh), and a dx row is rounded out (and its slot zeroed)
+// once no later window reaches it. Every element is read and written once
+// and the working set is kh rows, not f32 copies of the whole image.
+// `best` and `bestValue` hold C elements.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"))) void
+maxPoolGradImageRows(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
+                     int32_t *best, float *bestValue, float *acc) {
+  const int64_t channels = g.c, rowStride = g.w * g.c;
+  int64_t nextOut = 0; // the first dx row not yet written
+  auto emitRowsBefore = [&](int64_t end) {
+    for (; nextOut < end; ++nextOut) {
+      float *row = acc + nextOut % g.kh * rowStride;
+      T *out = pdx + nextOut * rowStride;
+#pragma omp simd
+      for (int64_t i = 0; i < rowStride; ++i) {
+        out[i] = fromF32<T>(row[i]);
+        row[i] = 0.0f;
+      }
+    }
+  };
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    const int64_t h0 = oh * g.sh - g.padTop;
+    const int64_t hb = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kh, g.h);
+    emitRowsBefore(std::min(hb, g.h));
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t w0 = ow * g.sw - g.padLeft;
+      const int64_t wb = std::max<int64_t>(w0, 0),
+                    we = std::min(w0 + g.kw, g.w);
+      if (hb >= he || wb >= we)
+        continue; // the window lies entirely in padding
+      // best: the winner's offset in acc (its row's slot, column, channel).
+      const T *first = px + hb * rowStride + wb * channels;
+      const int32_t firstSlot =
+          static_cast<int32_t>(hb % g.kh * rowStride + wb * channels);
+#pragma omp simd
+      for (int64_t ch = 0; ch < channels; ++ch) {
+        best[ch] = firstSlot + static_cast<int32_t>(ch);
+        bestValue[ch] = toF32(first[ch]);
+      }
+      for (int64_t ih = hb; ih < he; ++ih)
+        for (int64_t iw = ih == hb ? wb + 1 : wb; iw < we; ++iw) {
+          const T *pv = px + ih * rowStride + iw * channels;
+          const int32_t slot =
+              static_cast<int32_t>(ih % g.kh * rowStride + iw * channels);
+#pragma omp simd
+          for (int64_t ch = 0; ch < channels; ++ch) {
+            float v = toF32(pv[ch]), old = bestValue[ch];
+            bool take = (v > old) | (v != v); // v != v: NaN
+            best[ch] = take ? slot + static_cast<int32_t>(ch) : best[ch];
+            bestValue[ch] = take ? v : old;
+          }
+        }
+      const T *d = pdy + (oh * g.ow + ow) * channels;
+      for (int64_t ch = 0; ch < channels; ++ch)
+        acc[best[ch]] += toF32(d[ch]);
+    }
+  }
+  emitRowsBefore(g.h);
+}
+
+// T: float (f32) or uint16_t (bf16: each NCHW plane is converted to f32,
+// its dx summed in f32 and rounded once; NHWC images stream by rows).
 template <typename T> class MaxPoolGradKernel : public Kernel {
 public:
   explicit MaxPoolGradKernel(const PoolGeometry &g) : g_(g) {}
@@ -631,7 +660,6 @@ public:
     const int64_t xSize = g.h * g.w * (g.nchw ? 1 : g.c);
     const int64_t ySize = g.oh * g.ow * (g.nchw ? 1 : g.c);
     const int64_t scratch = g.nchw ? g.ow : g.c;
-    auto *itemFn = g.nchw ? maxPoolGradPlane : maxPoolGradImage;
     if (windowsTile(g)) {
       // Elements no window covers (an edge remainder) stay 0.
       const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
@@ -657,6 +685,20 @@ public:
       }
       return Status::success();
     }
+    if (!g.nchw) {
+#pragma omp parallel if (parallel)
+      {
+        std::vector<int32_t> best(scratch);
+        std::vector<float> bestValue(scratch);
+        std::vector<float> acc(g.kh * g.w * g.c, 0.0f);
+#pragma omp for schedule(static)
+        for (int64_t item = 0; item < items; ++item)
+          maxPoolGradImageRows(g, x + item * xSize, dy + item * ySize,
+                               dx + item * xSize, best.data(), bestValue.data(),
+                               acc.data());
+      }
+      return Status::success();
+    }
 #pragma omp parallel if (parallel)
     {
       std::vector<int32_t> best(scratch);
@@ -669,12 +711,12 @@ public:
         const T *px = x + item * xSize, *pdy = dy + item * ySize;
         T *pdx = dx + item * xSize;
         if constexpr (kF32) {
-          itemFn(g, px, pdy, pdx, best.data(), bestValue.data());
+          maxPoolGradPlane(g, px, pdy, pdx, best.data(), bestValue.data());
         } else {
           convert(px, xF32.data(), xSize);
           convert(pdy, dyF32.data(), ySize);
-          itemFn(g, xF32.data(), dyF32.data(), dxF32.data(), best.data(),
-                 bestValue.data());
+          maxPoolGradPlane(g, xF32.data(), dyF32.data(), dxF32.data(),
+                           best.data(), bestValue.data());
           convert(dxF32.data(), pdx, xSize);
         }
       }
@@ -1067,6 +1109,19 @@ StatusOr<std::unique_ptr<Kernel>> createBatchNormGrad(const KernelConfig &c) {
 // contiguous block of kept dims), summed in double as the reference;
 // divided by outer*inner for reduce_mean. T: float (f32) or uint16_t
 // (bf16, rounded once from the f32 result).
+// sums[k] += rows[a][k] over `rows` rows of `kept` entries: each sum adds
+// its rows in order, whatever the vector width.
+template <typename T>
+GOPT_VECTOR_CLONES void addRows(const T *x, int64_t rows, int64_t kept,
+                                float *sums) {
+  for (int64_t a = 0; a < rows; ++a) {
+    const T *row = x + a * kept;
+#pragma omp simd
+    for (int64_t k = 0; k < kept; ++k)
+      sums[k] += toF32(row[k]);
+  }
+}
+
 template <typename T> class ReduceKernel : public Kernel {
 public:
   ReduceKernel(int64_t outer, int64_t kept, int64_t inner, bool mean)
@@ -1109,12 +1164,7 @@ public:
           // kChunk rows, vectorized across the entries, then into double.
           std::fill(chunk.begin(), chunk.end(), 0.0f);
           float *pc = chunk.data();
-          for (int64_t a = c * kChunk; a < aEnd; ++a) {
-            const T *row = x + a * kept;
-#pragma omp simd
-            for (int64_t k = 0; k < kept; ++k)
-              pc[k] += toF32(row[k]);
-          }
+          addRows(x + c * kChunk * kept, aEnd - c * kChunk, kept, pc);
           for (int64_t k = 0; k < kept; ++k)
             local[k] += pc[k];
           continue;

@@ -219,6 +219,119 @@ static LogicalResult inferTypes(MaxPoolGradOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(MaxPoolGradOp)
 
+namespace {
+SmallVector<int64_t, 2> stridesOf(MaxPoolGradOp op) {
+  return getI64ArrayOr(op.getStridesAttr(),
+                       ::gopt::shape::absentWindowAttr("strides"));
+}
+SmallVector<int64_t, 4> padsOf(MaxPoolGradOp op) {
+  return getI64ArrayOr(op.getPadsAttr(),
+                       ::gopt::shape::absentWindowAttr("pads"));
+}
+
+/// A max_pool of `x` whose windows are `grad`'s (explicit pads only: SAME
+/// or ceil_mode resolve into pads that are not compared here) and that
+/// comes before `user` in its block, or null.
+MaxPoolOp findForwardPool(Value x, MaxPoolGradOp grad, Operation *user) {
+  for (Operation *op : x.getUsers()) {
+    auto pool = dyn_cast<MaxPoolOp>(op);
+    if (!pool || pool.getX() != x || pool.getPadding() != "EXPLICIT" ||
+        pool.getCeilMode() || pool->getBlock() != user->getBlock() ||
+        !pool->isBeforeInBlock(user))
+      continue;
+    if (pool.getKernel() == grad.getKernel() &&
+        ArrayRef<int64_t>(pool.getStridesOrDefault()) ==
+            ArrayRef<int64_t>(stridesOf(grad)) &&
+        ArrayRef<int64_t>(pool.getPadsOrDefault()) ==
+            ArrayRef<int64_t>(padsOf(grad)) &&
+        pool.getDataFormat() == grad.getDataFormat() &&
+        pool.getY().getType() == grad.getDy().getType())
+      return pool;
+  }
+  return nullptr;
+}
+
+/// relu_grad(max_pool_grad(y, g), y) -> max_pool_grad(y, relu_grad(g, p))
+/// with p = max_pool(y) in the graph: max_pool_grad only writes where a
+/// window's maximum is, and y there is that window's p, so masking by
+/// y > 0 after the scatter equals masking g by p > 0 before it (a NaN
+/// maximum fails both). The mask then reads the pooled tensor, a quarter
+/// of y for 2x2 windows, and the relu before a max pool costs no pass
+/// over the full-size gradient.
+struct ReluGradThroughMaxPoolGrad : OpRewritePattern<ReluGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReluGradOp op,
+                                PatternRewriter &rewriter) const override {
+    auto grad = op.getDy().getDefiningOp<MaxPoolGradOp>();
+    if (!grad || grad.getX() != op.getY() || !grad->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "dy is not max_pool_grad of y");
+    MaxPoolOp pool = findForwardPool(op.getY(), grad, op);
+    if (!pool)
+      return rewriter.notifyMatchFailure(op, "no matching forward max_pool");
+    Value masked =
+        rewriter.create<ReluGradOp>(op.getLoc(), grad.getDy(), pool.getY());
+    rewriter.replaceOpWithNewOp<MaxPoolGradOp>(
+        op, op.getType(), grad.getX(), masked, grad.getKernelAttr(),
+        grad.getStridesAttr(), grad.getPadsAttr(), grad.getDataFormatAttr());
+    return success();
+  }
+};
+
+/// reduce_sum over every axis but the channels of max_pool_grad(x, g) ->
+/// the same reduce_sum of g: each window's gradient lands on exactly one
+/// element of its window (windows with a real element only, which the
+/// check below ensures), so the per-channel sums are equal (in another
+/// order). A conv bias's gradient behind a max pool then reads the pooled
+/// gradient instead of the full-size one.
+struct BiasGradThroughMaxPoolGrad : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceSumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto grad = op.getX().getDefiningOp<MaxPoolGradOp>();
+    if (!grad)
+      return rewriter.notifyMatchFailure(op, "operand is not max_pool_grad");
+    auto xType = dyn_cast<RankedTensorType>(grad.getX().getType());
+    auto dyType = dyn_cast<RankedTensorType>(grad.getDy().getType());
+    if (!xType || !dyType || xType.getRank() != 4)
+      return rewriter.notifyMatchFailure(op, "unranked or not 4-D");
+    int64_t channel = getChannelAxis(grad.getDataFormat(), 4);
+    SmallVector<int64_t, 3> axes;
+    for (int64_t a : op.getAxes())
+      axes.push_back(a < 0 ? a + 4 : a);
+    llvm::sort(axes);
+    SmallVector<int64_t, 3> expected;
+    for (int64_t a = 0; a < 4; ++a)
+      if (a != channel)
+        expected.push_back(a);
+    if (ArrayRef<int64_t>(axes) != ArrayRef<int64_t>(expected))
+      return rewriter.notifyMatchFailure(op, "not a per-channel sum");
+    // Every window must hold an input element: its first row/column
+    // (out * stride - pad_begin) within the input, its last one not
+    // before it.
+    SmallVector<int64_t, 2> strides = stridesOf(grad);
+    SmallVector<int64_t, 4> pads = padsOf(grad);
+    ArrayRef<int64_t> kernel = grad.getKernel();
+    int64_t spatial[2] = {channel == 1 ? 2 : 1, channel == 1 ? 3 : 2};
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xType.getDimSize(spatial[i]);
+      int64_t out = dyType.getDimSize(spatial[i]);
+      if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out) ||
+          pads[2 * i] >= kernel[i] ||
+          (out - 1) * strides[i] - pads[2 * i] >= in)
+        return rewriter.notifyMatchFailure(op, "a window may be all padding");
+    }
+    rewriter.replaceOpWithNewOp<ReduceSumOp>(
+        op, op.getType(), grad.getDy(), op.getAxesAttr(), op.getKeepDimsAttr());
+    return success();
+  }
+};
+} // namespace
+
+void MaxPoolGradOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                MLIRContext *context) {
+  results.add<ReluGradThroughMaxPoolGrad, BiasGradThroughMaxPoolGrad>(context);
+}
+
 static LogicalResult inferTypes(AvgPoolGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {

@@ -194,6 +194,9 @@ def Gopt_MaxPoolGradOp : Gopt_InferredOp<"max_pool_grad", [Pure]> {
   let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "maxPoolGradShape";
+  // Rewrites of its readers (relu_grad, the bias gradient's reduce_sum)
+  // that move their work onto the pooled, smaller gradient.
+  let hasCanonicalizer = 1;
 }
 
 def Gopt_AvgPoolGradOp : Gopt_InferredOp<"avg_pool_grad", [Pure]> {
