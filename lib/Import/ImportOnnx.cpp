@@ -123,9 +123,9 @@ bool foldsToStaticTarget(Value shapeValue, Value x, bool allowZero) {
   // dimension to the element count; gopt's reshape takes one.
   int runtimeOnly = 0;
   for (auto [i, e] : llvm::enumerate(*entries))
-    if (e.source ? !(e.source == x && e.dim == static_cast<int64_t>(i) &&
-                     !allowZero)
-                 : e.value == -1)
+    if (e.source
+            ? !(e.source == x && e.dim == static_cast<int64_t>(i) && !allowZero)
+            : e.value == -1)
       ++runtimeOnly;
   return runtimeOnly <= 1;
 }
@@ -262,6 +262,9 @@ private:
   LogicalResult importTranspose();
   LogicalResult importConcat();
   LogicalResult importDropout();
+  /// Every value name some node (in any subgraph) or a graph output reads.
+  llvm::StringSet<> readNames;
+  void collectReadNames(const onnx::GraphProto &graph);
   LogicalResult importCast();
   template <typename OpTy> LogicalResult importShapedBy();
   LogicalResult importArgReduce(bool max);
@@ -2673,6 +2676,21 @@ LogicalResult OnnxImporter::importConcat() {
       b, loc, ValueRange(inputs), b.getI64IntegerAttr(intAttr("axis", 0))));
 }
 
+void OnnxImporter::collectReadNames(const onnx::GraphProto &graph) {
+  for (const onnx::ValueInfoProto &out : graph.output())
+    readNames.insert(out.name());
+  for (const onnx::NodeProto &n : graph.node()) {
+    for (const std::string &in : n.input())
+      readNames.insert(in);
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_g())
+        collectReadNames(a.g());
+      for (const onnx::GraphProto &g : a.graphs())
+        collectReadNames(g);
+    }
+  }
+}
+
 LogicalResult OnnxImporter::importDropout() {
   GET_INPUT(x, 0);
   double ratio = floatAttr("ratio", 0.5f);
@@ -2712,7 +2730,10 @@ LogicalResult OnnxImporter::importDropout() {
     }
     // The mask in training comes from the draws too (gopt.dropout keeps
     // its mask to itself).
-    bool wantsMask = node->output_size() > 1 && !node->output(1).empty();
+    // PyTorch's training-mode export names the mask even where nothing
+    // reads it: gopt.dropout then keeps inference (--eval) drop-free.
+    bool wantsMask = node->output_size() > 1 && !node->output(1).empty() &&
+                     readNames.count(node->output(1));
     if (runtimeTraining || runtimeRatio ||
         (training && ratio != 0 && wantsMask))
       return importDrawnDropout(x, ratio, runtimeRatio, runtimeTraining);
@@ -6123,6 +6144,7 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   const onnx::GraphProto &graph = model.graph();
+  collectReadNames(graph);
   func::FuncOp func = createMain(*module);
   Block *body = &func.front();
   ErrorCapture errors(ctx);
