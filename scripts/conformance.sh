@@ -578,7 +578,8 @@ def write_report(results, not_run, summary, elapsed, reads_onnx):
           "or ops of other domains (`ai.onnx.ml`, `ai.onnx.preview.training`), those whose "
           "expected values no implementation reproduces (unseeded random draws, a rounding the "
           "opset leaves open: run and judged by property) and those whose data contradict their "
-          "own model; they are listed under \"Out of scope\" below.", ""]
+          "own model; they are listed under \"Out of scope\" below.", "",
+          "*Opsets*: the test data are ONNX 1.12's (opsets up to 17). Opsets 18-21 import where gopt reads the op's version of that opset: ops unchanged since 17, and the changed ones gopt defines itself (Reduce{L1,L2,LogSum,LogSumExp,Max,Mean,Min,Prod,SumSquare}-18 with `axes` as an input, Pad-18 with `axes`, Split-18 with `num_outputs`, GroupNormalization-18 and -21, Mish-18, Gelu-20, DFT-20; `test/Import/onnx-opset18-21.test`). A node of another op whose definition changed after opset 17 in a way the older schema refuses, or of an op newer than opset 17 gopt does not import, is refused naming the node.", ""]
     node = [r for r in results if r["suite"] == "node"]
     if node:
         by_op = collections.defaultdict(list)

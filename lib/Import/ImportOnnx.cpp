@@ -10,6 +10,7 @@
 #include "FrameworkOps.h"
 #include "ImportUtils.h"
 #include "ImporterBase.h"
+#include "OnnxLaterSchemas.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 #include "gopt/Import/Import.h"
@@ -37,6 +38,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+
+namespace onnx::checker {
+// Exported by libonnx (1.12) without a declaration in its header: the check
+// of a model with the caller's context, whose schema registry gopt sets.
+void check_model(const ModelProto &model, CheckerContext &ctx);
+} // namespace onnx::checker
 
 using namespace mlir;
 using namespace gopt;
@@ -256,6 +263,8 @@ private:
   LogicalResult importLeakyRelu();
   LogicalResult importLayerNorm();
   LogicalResult importInstanceNorm();
+  LogicalResult importGroupNorm();
+  LogicalResult importGelu();
   LogicalResult importLrn();
   LogicalResult importMatMul();
   LogicalResult importFlatten();
@@ -2237,6 +2246,7 @@ LogicalResult OnnxImporter::importPad() {
   GET_INPUT(x, 0);
   std::string mode = stringAttr("mode", "constant");
   SmallVector<int64_t> pads;
+  std::optional<SmallVector<int64_t>> padAxes;
   double value = 0;
   if (opset < 11) {
     auto p = intsAttr(opset < 2 ? "paddings" : "pads");
@@ -2247,11 +2257,22 @@ LogicalResult OnnxImporter::importPad() {
   } else {
     if (node->input_size() < 2 || node->input(1).empty())
       return failNode("missing input #1 (pads)");
-    if (node->input_size() > 3 && !node->input(3).empty())
-      return failNode("the 'axes' input is not supported");
+    // Pad-18's `axes` names the axes `pads` covers; the others get none.
+    if (node->input_size() > 3 && !node->input(3).empty()) {
+      if (!foldsToInts(node->input(3)))
+        return failNode("an 'axes' input known only at run time is not "
+                        "supported");
+      FailureOr<SmallVector<int64_t>> a = constantInts(node->input(3));
+      if (failed(a))
+        return failure();
+      padAxes = *a;
+    }
     bool hasValue = node->input_size() > 2 && !node->input(2).empty();
     if (!foldsToInts(node->input(1)) ||
         (hasValue && !isConstant(node->input(2)))) {
+      if (padAxes)
+        return failNode("an 'axes' input with pads known only at run time "
+                        "is not supported");
       // Known at run time: gopt.dynamic_pad reads pads and value.
       FailureOr<Value> padsValue = valueOperand(1, "pads");
       if (failed(padsValue))
@@ -2284,6 +2305,29 @@ LogicalResult OnnxImporter::importPad() {
     pads = *p;
   }
   size_t rank = shapeOf(x).size();
+  if (padAxes) {
+    size_t count = padAxes->size();
+    if (pads.size() != 2 * count)
+      return failNode(llvm::formatv("expects {0} pads for {1} axes, got {2}",
+                                    2 * count, count, pads.size()));
+    SmallVector<int64_t> full(2 * rank, 0);
+    SmallVector<bool> seen(rank, false);
+    for (size_t i = 0; i < count; ++i) {
+      int64_t axis = (*padAxes)[i];
+      if (axis < -int64_t(rank) || axis >= int64_t(rank))
+        return failNode(
+            llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+      if (axis < 0)
+        axis += rank;
+      if (seen[axis])
+        return failNode(
+            llvm::formatv("axis {0} appears twice in 'axes'", (*padAxes)[i]));
+      seen[axis] = true;
+      full[axis] = pads[i];
+      full[axis + rank] = pads[i + count];
+    }
+    pads = full;
+  }
   if (pads.size() != 2 * rank)
     return failNode(llvm::formatv("expects {0} pads for rank {1}, got {2}",
                                   2 * rank, rank, pads.size()));
@@ -2622,6 +2666,112 @@ LogicalResult OnnxImporter::importInstanceNorm() {
   return setResult(createInferred<InstanceNormOp>(
       b, loc, x, scale, bias, b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)),
       b.getStringAttr("NCHW")));
+}
+
+/// GroupNormalization (opsets 18 and 21) as PyTorch exports nn.GroupNorm
+/// before it: x reshaped to [N, groups, rest], instance-normalized per
+/// group, reshaped back and scaled and shifted per channel. Opset 18's scale
+/// and bias hold one value per group, repeated here for its channels;
+/// opset 21's one per channel.
+LogicalResult OnnxImporter::importGroupNorm() {
+  GET_INPUT(x, 0);
+  GET_INPUT(scale, 1);
+  GET_INPUT(bias, 2);
+  if (!attr("num_groups"))
+    return failNode("the required attribute 'num_groups' is missing");
+  int64_t groups = intAttr("num_groups", 0);
+  ArrayRef<int64_t> dims = shapeOf(x);
+  int64_t rank = dims.size();
+  if (rank < 2)
+    return failNode(llvm::formatv("expects an input of rank 2 or more (N, C, "
+                                  "...), got rank {0}",
+                                  rank));
+  int64_t channels = dims[1];
+  if (ShapedType::isDynamic(channels))
+    return failNode("a dynamic channel dimension is not supported");
+  if (groups < 1 || channels % groups != 0)
+    return failNode(llvm::formatv("num_groups {0} does not divide the {1} "
+                                  "channels",
+                                  groups, channels));
+  if (llvm::count_if(dims, ShapedType::isDynamic) > 1)
+    return failNode("more than one dynamic dimension is not supported");
+  bool perChannel = opset >= 21;
+  int64_t paramSize = perChannel ? channels : groups;
+  for (Value param : {scale, bias})
+    if (shapeOf(param).size() != 1 || shapeOf(param)[0] != paramSize)
+      return failNode(llvm::formatv(
+          "scale and bias must hold {0} values (one per {1}), got {2}",
+          paramSize, perChannel ? "channel" : "group", param.getType()));
+  Type et = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(et))
+    return failNode(llvm::formatv("expects a float input, got {0}", et));
+  auto splat = [&](ArrayRef<int64_t> shape, double v) -> Value {
+    auto type = RankedTensorType::get(shape, et);
+    return b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, b.getFloatAttr(et, v)));
+  };
+  // [N, groups, C / groups * spatial], the dynamic dimension as -1.
+  int64_t rest = channels / groups;
+  bool dynamicSpatial = false;
+  for (int64_t d = 2; d < rank; ++d) {
+    dynamicSpatial |= ShapedType::isDynamic(dims[d]);
+    if (!dynamicSpatial)
+      rest *= dims[d];
+  }
+  bool dynamicBatch = ShapedType::isDynamic(dims[0]);
+  SmallVector<int64_t> grouped = {dynamicBatch ? -1 : dims[0], groups,
+                                  dynamicSpatial ? -1 : rest};
+  GOPT_INFER(byGroup, ReshapeOp, x, i64s(grouped));
+  GOPT_INFER(normalized, InstanceNormOp, byGroup.getResult(),
+             splat({groups}, 1.0), splat({groups}, 0.0),
+             b.getF32FloatAttr(floatAttr("epsilon", 1e-5f)),
+             b.getStringAttr("NCHW"));
+  SmallVector<int64_t> original;
+  for (int64_t d : dims)
+    original.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  GOPT_INFER(restored, ReshapeOp, normalized.getResult(), i64s(original));
+  // scale and bias as [C, 1, ...] to broadcast over the spatial axes.
+  SmallVector<int64_t> channelShape(rank - 1, 1);
+  channelShape[0] = channels;
+  auto perChannelParam = [&](Value param) -> FailureOr<Value> {
+    if (!perChannel) {
+      // [groups] -> [groups, 1] * ones[1, C / groups] -> [C].
+      auto column =
+          createInferred<ReshapeOp>(b, loc, param, i64s({groups, int64_t(1)}));
+      if (failed(column))
+        return failure();
+      auto repeated = createInferred<MulOp>(b, loc, column->getResult(),
+                                            splat({1, channels / groups}, 1.0));
+      if (failed(repeated))
+        return failure();
+      param = repeated->getResult();
+    }
+    auto shaped = createInferred<ReshapeOp>(b, loc, param, i64s(channelShape));
+    if (failed(shaped))
+      return failure();
+    return shaped->getResult();
+  };
+  FailureOr<Value> channelScale = perChannelParam(scale);
+  if (failed(channelScale))
+    return failOp();
+  FailureOr<Value> channelBias = perChannelParam(bias);
+  if (failed(channelBias))
+    return failOp();
+  GOPT_INFER(scaled, MulOp, restored.getResult(), *channelScale);
+  return setResult(
+      createInferred<AddOp>(b, loc, scaled.getResult(), *channelBias));
+}
+
+/// Gelu (opset 20): exact, or with the tanh approximation.
+LogicalResult OnnxImporter::importGelu() {
+  GET_INPUT(x, 0);
+  std::string approximate = stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return failNode(llvm::formatv("approximate '{0}' is not supported (none "
+                                  "or tanh)",
+                                  approximate));
+  return setResult(
+      createInferred<GeluOp>(b, loc, x, b.getStringAttr(approximate)));
 }
 
 LogicalResult OnnxImporter::importLrn() {
@@ -3543,10 +3693,20 @@ LogicalResult OnnxImporter::importSplit() {
   if (axis < 0)
     axis += rank;
   SmallVector<int64_t> sizes;
+  // Split-18: num_outputs parts of ceil(dim / num_outputs), the last
+  // smaller.
+  bool hasSplitInput = node->input_size() > 1 && !node->input(1).empty();
+  std::optional<int64_t> numOutputs;
+  if (opset >= 18 && attr("num_outputs")) {
+    if (hasSplitInput)
+      return failNode("takes either the input 'split' or the attribute "
+                      "'num_outputs', not both");
+    numOutputs = intAttr("num_outputs", 0);
+  }
   if (opset < 13) {
     if (auto s = intsAttr("split"))
       sizes = *s;
-  } else if (node->input_size() > 1 && !node->input(1).empty()) {
+  } else if (hasSplitInput) {
     if (!foldsToInts(node->input(1)))
       return importDynamicSplit(x, axis);
     FailureOr<SmallVector<int64_t>> s = constantInts(node->input(1));
@@ -3556,6 +3716,22 @@ LogicalResult OnnxImporter::importSplit() {
   }
   int64_t parts = node->output_size();
   int64_t dim = in[axis];
+  if (numOutputs) {
+    if (*numOutputs != parts)
+      return failNode(llvm::formatv("num_outputs is {0} but the node has {1} "
+                                    "outputs",
+                                    *numOutputs, parts));
+    if (ShapedType::isDynamic(dim))
+      return failNode(llvm::formatv(
+          "a split of dynamic axis {0} by num_outputs is not supported", axis));
+    int64_t chunk = parts > 0 ? (dim + parts - 1) / parts : 0;
+    if (parts == 0 || dim - chunk * (parts - 1) < 0)
+      return failNode(llvm::formatv(
+          "axis {0} of size {1} does not split into {2} parts of {3}", axis,
+          dim, parts, chunk));
+    sizes.assign(parts, chunk);
+    sizes.back() = dim - chunk * (parts - 1);
+  }
   if (sizes.empty()) {
     if (ShapedType::isDynamic(dim))
       return failNode(llvm::formatv(
@@ -5676,10 +5852,12 @@ LogicalResult OnnxImporter::importNode() {
       {"EyeLike", [](I &i) { return i.importEyeLike(); }},
       {"Flatten", [](I &i) { return i.importFlatten(); }},
       {"GRU", [](I &i) { return i.importRecurrent(/*gates=*/3); }},
+      {"Gelu", [](I &i) { return i.importGelu(); }},
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
       {"GridSample", [](I &i) { return i.importGridSample(); }},
+      {"GroupNormalization", [](I &i) { return i.importGroupNorm(); }},
       {"HammingWindow", [](I &i) { return i.importWindow("HammingWindow"); }},
       {"HannWindow", [](I &i) { return i.importWindow("HannWindow"); }},
       {"Hardmax", [](I &i) { return i.importHardmax(); }},
@@ -5807,6 +5985,11 @@ public:
   const onnx::OpSchema *GetSchema(const std::string &key,
                                   const int maxInclusiveVersion,
                                   const std::string &domain) const override {
+    // The versions after libonnx's newest opset that gopt defines.
+    if (domain.empty() || domain == "ai.onnx")
+      if (const onnx::OpSchema *later =
+              laterOnnxSchema(key, maxInclusiveVersion))
+        return later;
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
                                                       domain);
@@ -6100,6 +6283,60 @@ findOversizedDimension(const onnx::GraphProto &graph) {
   return findInSubgraphs(graph, findOversizedDimension);
 }
 
+/// `message` without trailing white space, its lines joined by spaces.
+static std::string oneLine(std::string message) {
+  while (!message.empty() &&
+         isspace(static_cast<unsigned char>(message.back())))
+    message.pop_back();
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return message;
+}
+
+/// At an opset after libonnx's newest, the first node of the standard
+/// domain in `graph` (or its subgraphs) that `registry` has no schema for
+/// or whose inputs and attributes its schema refuses, as one error naming
+/// the node; nullopt when all pass. libonnx resolves such a node to its
+/// newest version, so an op whose later version changed and that gopt does
+/// not define is refused by that version's schema, here by name.
+static std::optional<std::string>
+findUnverifiedLaterNode(const onnx::GraphProto &graph,
+                        const onnx::ISchemaRegistry &registry, int64_t opset) {
+  if (opset <= kLibOnnxLatestOpset)
+    return std::nullopt;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &n = graph.node(i);
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_g())
+        if (auto bad = findUnverifiedLaterNode(a.g(), registry, opset))
+          return bad;
+      for (const onnx::GraphProto &g : a.graphs())
+        if (auto bad = findUnverifiedLaterNode(g, registry, opset))
+          return bad;
+    }
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      continue;
+    std::string who = n.name().empty() ? llvm::formatv("#{0}", i).str()
+                                       : "'" + n.name() + "'";
+    std::string where =
+        llvm::formatv("node {0} ({1}, opset {2}): ", who, n.op_type(), opset);
+    const onnx::OpSchema *schema =
+        registry.GetSchema(n.op_type(), static_cast<int>(opset), "");
+    if (!schema)
+      return where +
+             llvm::formatv("no definition at opset {0} (gopt's ONNX library "
+                           "defines opsets up to {1}; gopt adds the later "
+                           "versions of the ops docs/conformance.md lists)",
+                           opset, kLibOnnxLatestOpset)
+                 .str();
+    try {
+      schema->Verify(n);
+    } catch (const std::exception &e) {
+      return where + "ONNX checker: " + oneLine(e.what());
+    }
+  }
+  return std::nullopt;
+}
+
 OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
   auto report = [&]() -> OwningOpRef<ModuleOp> { return nullptr; };
   if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
@@ -6119,22 +6356,37 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     error = *bad;
     return report();
   }
-  // ONNX's checker and shape inference report problems by throwing.
-  try {
-    onnx::checker::check_model(model);
-    GuardedSchemaRegistry registry;
-    onnx::shape_inference::InferShapes(model, &registry);
-  } catch (const std::exception &e) {
-    std::string what = e.what();
-    while (!what.empty() && isspace(static_cast<unsigned char>(what.back())))
-      what.pop_back();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    error = "ONNX checker: " + what;
-    return report();
-  }
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx")
       opset = o.version();
+  // ONNX's checker and shape inference report problems by throwing; both
+  // read the schemas of opsets 18-21 that gopt defines (OnnxLaterSchemas.h)
+  // from the registry.
+  GuardedSchemaRegistry registry;
+  if (std::optional<std::string> bad =
+          findUnverifiedLaterNode(model.graph(), registry, opset)) {
+    error = *bad;
+    return report();
+  }
+  // Opsets 19-21 come with IR versions 9 and 10, newer than libonnx's: they
+  // add element types (float8, 4-bit integers), which gopt refuses where a
+  // tensor has one, and FunctionProto fields the parser skips; the checker
+  // reads the rest as IR version 8.
+  int64_t irVersion = model.ir_version();
+  bool laterIr = irVersion > onnx::IR_VERSION && irVersion <= 10;
+  if (laterIr)
+    model.set_ir_version(onnx::IR_VERSION);
+  try {
+    onnx::checker::CheckerContext checkerContext;
+    checkerContext.set_schema_registry(&registry);
+    onnx::checker::check_model(model, checkerContext);
+    onnx::shape_inference::InferShapes(model, &registry);
+  } catch (const std::exception &e) {
+    error = "ONNX checker: " + oneLine(e.what());
+    return report();
+  }
+  if (laterIr)
+    model.set_ir_version(irVersion);
   if (opset == 0) {
     error = "the model imports no opset of the default (ai.onnx) domain";
     return report();

@@ -1,0 +1,351 @@
+//===- OnnxLaterSchemas.cpp - ONNX op versions newer than libonnx ---------===//
+//
+// The opset 18-21 versions of the ops gopt imports whose inputs or
+// attributes changed after opset 17, written with libonnx's schema builder:
+// the checker verifies a node's inputs and attributes against them, and
+// shape inference runs their shape functions. gopt's importer computes its
+// own shapes; these functions give ONNX's inference what later nodes read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxLaterSchemas.h"
+
+#include <onnx/defs/shape_inference.h>
+
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <vector>
+
+using gopt::import::kLibOnnxLatestOpset;
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+
+namespace {
+
+const std::vector<std::string> kFloatTypes = {
+    "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"};
+
+/// The types libonnx's newest version of `op` allows for `param`: the later
+/// versions gopt defines keep them (opsets 18-21 added only types gopt
+/// does not import, float8 and 4-bit integers).
+std::vector<std::string> typesOf(const std::string &op,
+                                 const std::string &param) {
+  const OpSchema *old = onnx::OpSchemaRegistry::Schema(op, kLibOnnxLatestOpset);
+  if (old)
+    for (const OpSchema::TypeConstraintParam &t : old->typeConstraintParams())
+      if (t.type_param_str == param)
+        return t.allowed_type_strs;
+  return kFloatTypes;
+}
+
+bool hasInput(InferenceContext &ctx, size_t i) {
+  return i < ctx.getNumInputs() && ctx.getInputType(i) != nullptr;
+}
+
+/// The integers of a constant int64 or int32 tensor, or false when it holds
+/// others (or its data lie outside the model).
+bool readInts(const onnx::TensorProto &t, std::vector<int64_t> &values) {
+  values.clear();
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.has_raw_data()) {
+      const std::string &raw = t.raw_data();
+      values.resize(raw.size() / sizeof(int64_t));
+      std::memcpy(values.data(), raw.data(), values.size() * sizeof(int64_t));
+    } else {
+      values.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return true;
+  }
+  if (t.data_type() == onnx::TensorProto::INT32) {
+    if (t.has_raw_data()) {
+      const std::string &raw = t.raw_data();
+      std::vector<int32_t> narrow(raw.size() / sizeof(int32_t));
+      std::memcpy(narrow.data(), raw.data(), narrow.size() * sizeof(int32_t));
+      values.assign(narrow.begin(), narrow.end());
+    } else {
+      values.assign(t.int32_data().begin(), t.int32_data().end());
+    }
+    return true;
+  }
+  return false;
+}
+
+/// The constant integers of input `i`, or false when it is absent or known
+/// only at run time.
+bool constantInts(InferenceContext &ctx, size_t i,
+                  std::vector<int64_t> &values) {
+  if (!hasInput(ctx, i))
+    return false;
+  const onnx::TensorProto *data = ctx.getInputData(i);
+  return data && readInts(*data, values);
+}
+
+onnx::TensorShapeProto *outputShape(InferenceContext &ctx, size_t i) {
+  return ctx.getOutputType(i)->mutable_tensor_type()->mutable_shape();
+}
+
+/// An output of `rank` dimensions, none of them known.
+void setUnknownDims(InferenceContext &ctx, size_t i, int rank) {
+  onnx::TensorShapeProto *shape = outputShape(ctx, i);
+  shape->clear_dim();
+  for (int d = 0; d < rank; ++d)
+    shape->add_dim();
+}
+
+/// `axis` counted from 0, or fails shape inference when out of range.
+int64_t normalizeAxis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank)
+    fail_shape_inference("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// ReduceMean-18 and the others: `axes` an optional input, all axes when it
+/// is absent or empty unless noop_with_empty_axes.
+void inferReduce(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  int rank = in.dim_size();
+  bool keepDims = onnx::getAttribute(ctx, "keepdims", 1) != 0;
+  std::vector<int64_t> axes;
+  if (hasInput(ctx, 1) && !constantInts(ctx, 1, axes)) {
+    // Axes known at run time: the rank is known where the axes are kept.
+    if (keepDims)
+      setUnknownDims(ctx, 0, rank);
+    return;
+  }
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  if (axes.empty() && onnx::getAttribute(ctx, "noop_with_empty_axes", 0)) {
+    *out = in;
+    return;
+  }
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t axis : axes)
+    reduced[normalizeAxis(axis, rank)] = true;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d])
+      *out->add_dim() = in.dim(d);
+    else if (keepDims)
+      out->add_dim()->set_dim_value(1);
+  }
+}
+
+OpSchema reduceSchema(const std::string &op) {
+  OpSchema s(op, __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "data", "", "T")
+      .Input(1, "axes", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "reduced", "", "T")
+      .Attr("keepdims", "", AttributeProto::INT, int64_t{1})
+      .Attr("noop_with_empty_axes", "", AttributeProto::INT, int64_t{0})
+      .TypeConstraint("T", typesOf(op, "T"), "")
+      .TypeAndShapeInferenceFunction(inferReduce);
+  return s;
+}
+
+/// Pad-18: `axes` (optional) names the axes `pads` covers.
+void inferPad(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  int rank = in.dim_size();
+  std::vector<int64_t> pads, axes;
+  bool axesKnown = !hasInput(ctx, 3) || constantInts(ctx, 3, axes);
+  if (!constantInts(ctx, 1, pads) || !axesKnown) {
+    setUnknownDims(ctx, 0, rank);
+    return;
+  }
+  if (!hasInput(ctx, 3))
+    for (int d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    fail_shape_inference("pads has ", pads.size(), " values for ", axes.size(),
+                         " axes; expected ", 2 * axes.size());
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t d = normalizeAxis(axes[i], rank);
+    begin[d] = pads[i];
+    end[d] = pads[i + axes.size()];
+  }
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  for (int d = 0; d < rank; ++d) {
+    onnx::TensorShapeProto::Dimension *dim = out->add_dim();
+    if (in.dim(d).has_dim_value())
+      dim->set_dim_value(in.dim(d).dim_value() + begin[d] + end[d]);
+  }
+}
+
+OpSchema padSchema() {
+  OpSchema s("Pad", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "data", "", "T")
+      .Input(1, "pads", "", "tensor(int64)")
+      .Input(2, "constant_value", "", "T", OpSchema::Optional)
+      .Input(3, "axes", "", "Tind", OpSchema::Optional)
+      .Output(0, "output", "", "T")
+      .Attr("mode", "", AttributeProto::STRING, std::string("constant"))
+      .TypeConstraint("T", typesOf("Pad", "T"), "")
+      .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferPad);
+  return s;
+}
+
+/// Split-18: sizes from `split`, from num_outputs (equal parts, the last
+/// smaller) or equal parts, one per output.
+void inferSplit(InferenceContext &ctx) {
+  size_t parts = ctx.getNumOutputs();
+  for (size_t i = 0; i < parts; ++i)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, i);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  int rank = in.dim_size();
+  int64_t axis = normalizeAxis(onnx::getAttribute(ctx, "axis", 0), rank);
+  const onnx::AttributeProto *numOutputs = ctx.getAttribute("num_outputs");
+  if (numOutputs && hasInput(ctx, 1))
+    fail_shape_inference("takes either the input 'split' or the attribute "
+                         "'num_outputs', not both");
+  if (numOutputs && numOutputs->i() != static_cast<int64_t>(parts))
+    fail_shape_inference("num_outputs is ", numOutputs->i(),
+                         " but the node has ", parts, " outputs");
+  std::vector<int64_t> sizes;
+  bool sized = false;
+  if (hasInput(ctx, 1)) {
+    sized = constantInts(ctx, 1, sizes) && sizes.size() == parts;
+  } else if (in.dim(axis).has_dim_value() && parts > 0) {
+    int64_t dim = in.dim(axis).dim_value(), n = static_cast<int64_t>(parts);
+    int64_t chunk = numOutputs ? (dim + n - 1) / n : dim / n;
+    sized = (numOutputs || dim % n == 0) && dim - chunk * (n - 1) >= 0;
+    for (int64_t i = 0; sized && i < n; ++i)
+      sizes.push_back(i + 1 < n ? chunk : dim - chunk * (n - 1));
+  }
+  for (size_t i = 0; i < parts; ++i) {
+    onnx::TensorShapeProto *out = outputShape(ctx, i);
+    *out = in;
+    onnx::TensorShapeProto::Dimension *dim = out->mutable_dim(axis);
+    dim->Clear();
+    if (sized)
+      dim->set_dim_value(sizes[i]);
+  }
+}
+
+OpSchema splitSchema() {
+  OpSchema s("Split", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "input", "", "T")
+      .Input(1, "split", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "outputs", "", "T", OpSchema::Variadic)
+      .Attr("axis", "", AttributeProto::INT, int64_t{0})
+      .Attr("num_outputs", "", AttributeProto::INT, /*required=*/false)
+      .TypeConstraint("T", typesOf("Split", "T"), "")
+      .TypeAndShapeInferenceFunction(inferSplit);
+  return s;
+}
+
+/// GroupNormalization-18 (scale and bias per group) and -21 (per channel,
+/// and stash_type).
+OpSchema groupNormSchema(int version) {
+  OpSchema s("GroupNormalization", __FILE__, __LINE__);
+  s.SinceVersion(version)
+      .Input(0, "X", "", "T")
+      .Input(1, "scale", "", "T")
+      .Input(2, "bias", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
+      .Attr("num_groups", "", AttributeProto::INT, /*required=*/true)
+      .TypeConstraint("T", kFloatTypes, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  if (version >= 21)
+    s.Attr("stash_type", "", AttributeProto::INT, int64_t{1});
+  return s;
+}
+
+OpSchema mishSchema() {
+  OpSchema s("Mish", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint(
+          "T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return s;
+}
+
+OpSchema geluSchema() {
+  OpSchema s("Gelu", __FILE__, __LINE__);
+  s.SinceVersion(20)
+      .Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("approximate", "", AttributeProto::STRING, std::string("none"))
+      .TypeConstraint("T", kFloatTypes, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return s;
+}
+
+/// DFT-20: the axis is an optional input (default -2), no longer an
+/// attribute. The importer computes the shape; ONNX's inference gets the
+/// rank.
+OpSchema dftSchema() {
+  OpSchema s("DFT", __FILE__, __LINE__);
+  s.SinceVersion(20)
+      .Input(0, "input", "", "T1")
+      .Input(1, "dft_length", "", "T2", OpSchema::Optional)
+      .Input(2, "axis", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "output", "", "T1")
+      .Attr("inverse", "", AttributeProto::INT, int64_t{0})
+      .Attr("onesided", "", AttributeProto::INT, int64_t{0})
+      .TypeConstraint("T1", kFloatTypes, "")
+      .TypeConstraint("T2", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+        if (onnx::hasInputShape(ctx, 0))
+          setUnknownDims(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
+      });
+  return s;
+}
+
+using SchemaVersions = std::map<int, OpSchema>;
+
+std::map<std::string, SchemaVersions> buildSchemas() {
+  std::map<std::string, SchemaVersions> schemas;
+  auto add = [&](OpSchema s) {
+    s.Finalize();
+    std::string name = s.Name();
+    int version = s.SinceVersion();
+    schemas[name].emplace(version, std::move(s));
+  };
+  for (const char *op :
+       {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+        "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+    add(reduceSchema(op));
+  add(padSchema());
+  add(splitSchema());
+  add(groupNormSchema(18));
+  add(groupNormSchema(21));
+  add(mishSchema());
+  add(geluSchema());
+  add(dftSchema());
+  return schemas;
+}
+
+} // namespace
+
+const onnx::OpSchema *gopt::import::laterOnnxSchema(const std::string &op,
+                                                    int opset) {
+  if (opset <= kLibOnnxLatestOpset)
+    return nullptr;
+  static const std::map<std::string, SchemaVersions> schemas = buildSchemas();
+  auto it = schemas.find(op);
+  if (it == schemas.end())
+    return nullptr;
+  auto version = it->second.upper_bound(opset);
+  if (version == it->second.begin())
+    return nullptr;
+  return &std::prev(version)->second;
+}

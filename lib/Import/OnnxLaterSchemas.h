@@ -1,0 +1,31 @@
+//===- OnnxLaterSchemas.h - ONNX op versions newer than libonnx -*- C++ -*-===//
+//
+// Debian's libonnx (1.12) defines the standard domain up to opset 17. A
+// model of opsets 18-21 is checked against the newest definition libonnx
+// has, which is wrong for the ops whose inputs or attributes changed since
+// (ReduceMean's axes became an input in 18). gopt defines those versions
+// itself for the ops it imports; the importer's checker and shape inference
+// look them up here first. Internal to lib/Import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GOPT_LIB_IMPORT_ONNXLATERSCHEMAS_H
+#define GOPT_LIB_IMPORT_ONNXLATERSCHEMAS_H
+
+#include <onnx/defs/schema.h>
+
+#include <string>
+
+namespace gopt::import {
+
+/// The newest opset of the standard domain libonnx defines.
+constexpr int kLibOnnxLatestOpset = 17;
+
+/// gopt's schema of the standard-domain op `op` at opset `opset` (its
+/// newest version not after `opset`) where that version is newer than
+/// libonnx's and gopt imports it; null where libonnx's own lookup applies.
+const onnx::OpSchema *laterOnnxSchema(const std::string &op, int opset);
+
+} // namespace gopt::import
+
+#endif // GOPT_LIB_IMPORT_ONNXLATERSCHEMAS_H
