@@ -42,6 +42,18 @@ struct Graph {
             convAttrs(act, stride, k / 2));
     return y;
   }
+  // batch_norm's scale, offset, mean and variance (positive) constants.
+  std::vector<int> batchNormStats(int64_t channels, uint32_t firstSeed) {
+    std::vector<int> stats;
+    for (uint32_t i = 0; i < 4; ++i) {
+      Tensor v = randomF32({channels}, firstSeed + i);
+      if (i == 3)
+        for (int64_t j = 0; j < channels; ++j)
+          v.data<float>()[j] = std::abs(v.data<float>()[j]) + 0.5f;
+      stats.push_back(b.addConstant("bn" + std::to_string(firstSeed + i), v));
+    }
+    return stats;
+  }
   int op(const std::string &kind, std::vector<int> ins, const Shape &shape,
          const AttrMap &attrs = {}, bool output = false) {
     std::string name = kind + std::to_string(seed++);
@@ -147,14 +159,7 @@ TEST(CpuSchedule, GraphInputResidualAndStandaloneBlockedOps) {
   int s = g.op("add", {x, c}, {-1, 8, 9, 7});
   int r = g.op("relu6", {s}, {-1, 8, 9, 7});
   int c2 = g.conv(r, 8, 16, {-1, 16, 9, 7}, "sigmoid");
-  std::vector<int> stats;
-  for (int i = 0; i < 4; ++i) {
-    Tensor v = randomF32({16}, 50 + i);
-    if (i == 3)
-      for (int64_t j = 0; j < 16; ++j)
-        v.data<float>()[j] = std::abs(v.data<float>()[j]) + 0.5f;
-    stats.push_back(g.b.addConstant("bn" + std::to_string(i), v));
-  }
+  std::vector<int> stats = g.batchNormStats(16, 50);
   int bn =
       g.op("batch_norm", {c2, stats[0], stats[1], stats[2], stats[3]},
            {-1, 16, 9, 7},
@@ -236,14 +241,7 @@ TEST(CpuSchedule, DenseBlockStaysBlocked) {
   int f2 = g.conv(f1, 16, 16, {-1, 16, 14, 14}, "relu");
   int cat =
       g.op("concat", {x, f1, f2}, {-1, 64, 14, 14}, {{"axis", intAttr(1)}});
-  std::vector<int> stats;
-  for (int i = 0; i < 4; ++i) {
-    Tensor v = randomF32({64}, 60 + i);
-    if (i == 3)
-      for (int64_t j = 0; j < 64; ++j)
-        v.data<float>()[j] = std::abs(v.data<float>()[j]) + 0.5f;
-    stats.push_back(g.b.addConstant("bn" + std::to_string(i), v));
-  }
+  std::vector<int> stats = g.batchNormStats(64, 60);
   int bn =
       g.op("batch_norm", {cat, stats[0], stats[1], stats[2], stats[3]},
            {-1, 64, 14, 14},

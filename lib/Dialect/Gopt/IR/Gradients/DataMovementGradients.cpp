@@ -305,38 +305,32 @@ LogicalResult ScatterNDOp::buildGradients(GradientBuilder &gradients,
 
 // The values are elements of x at the indices result: dy scatter-added
 // back along the axis (the indices are distinct, so "add" only fills).
-LogicalResult TopKOp::buildGradients(GradientBuilder &gradients,
-                                     ArrayRef<Value> resultGrads) {
+template <typename TopK>
+static LogicalResult topKGradients(TopK op, GradientBuilder &gradients,
+                                   ArrayRef<Value> resultGrads) {
   OpBuilder &b = gradients.getBuilder();
-  RankedTensorType xType = tensorType(getX());
+  RankedTensorType xType = tensorType(op.getX());
   if (!isa<FloatType>(xType.getElementType()))
-    return emitNoGradientError(*this) << "an integer input", failure();
-  int64_t axis = static_cast<int64_t>(getAxis());
+    return emitNoGradientError(op) << "an integer input", failure();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
   if (axis < 0)
     axis += xType.getRank();
-  gradients.accumulate(
-      getX(), b.create<ScatterElementsOp>(getLoc(), gradients.zerosLike(getX()),
-                                          getIndices(), resultGrads[0],
-                                          b.getI64IntegerAttr(axis),
-                                          b.getStringAttr("add")));
+  gradients.accumulate(op.getX(),
+                       b.create<ScatterElementsOp>(
+                           op.getLoc(), gradients.zerosLike(op.getX()),
+                           op.getIndices(), resultGrads[0],
+                           b.getI64IntegerAttr(axis), b.getStringAttr("add")));
   return success();
+}
+
+LogicalResult TopKOp::buildGradients(GradientBuilder &gradients,
+                                     ArrayRef<Value> resultGrads) {
+  return topKGradients(*this, gradients, resultGrads);
 }
 
 LogicalResult DynamicTopKOp::buildGradients(GradientBuilder &gradients,
                                             ArrayRef<Value> resultGrads) {
-  OpBuilder &b = gradients.getBuilder();
-  RankedTensorType xType = tensorType(getX());
-  if (!isa<FloatType>(xType.getElementType()))
-    return emitNoGradientError(*this) << "an integer input", failure();
-  int64_t axis = static_cast<int64_t>(getAxis());
-  if (axis < 0)
-    axis += xType.getRank();
-  gradients.accumulate(
-      getX(), b.create<ScatterElementsOp>(getLoc(), gradients.zerosLike(getX()),
-                                          getIndices(), resultGrads[0],
-                                          b.getI64IntegerAttr(axis),
-                                          b.getStringAttr("add")));
-  return success();
+  return topKGradients(*this, gradients, resultGrads);
 }
 
 // As cumsum's, along the axis computed at run time.
