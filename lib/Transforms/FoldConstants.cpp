@@ -215,7 +215,10 @@ Result evalPad(PadOp op, const HostTensor &x, ArrayRef<int64_t> shape) {
 Result evalGatherOp(GatherOp op, const HostTensor &x, const HostTensor &indices,
                     ArrayRef<int64_t> shape) {
   int64_t rank = x.shape.size();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  // I64Attr getters return uint64_t: sign the axis before testing it.
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0)
+    axis += rank;
   int64_t dim = x.shape[axis];
   SmallVector<int64_t, 4> strides = stridesOf(x.shape);
   SmallVector<int64_t, 4> indexStrides = stridesOf(indices.shape);

@@ -1,6 +1,7 @@
 // RUN: gopt-run %s --grad-check --batch 3 | FileCheck %s
 
-/// Autodiff of relu6, clip, leaky_relu, abs, concat, pad, slice, max, min,
+/// Autodiff of relu6, clip, leaky_relu, abs, concat (a negative axis), pad,
+/// slice, max, min,
 /// squared_difference, rsqrt, softmax and log_softmax against finite
 /// differences (points at a kink of relu6/clip/abs/max are skipped).
 // CHECK-DAG: w1 {{.*}}: ok
@@ -20,7 +21,7 @@ func.func @main(%x: tensor<?x4xf32> {gopt.name = "x"}) -> (tensor<?x3xf32> {gopt
   %c = gopt.clip %h {min = -0.5 : f32, max = 0.5 : f32} : (tensor<?x6xf32>) -> tensor<?x6xf32>
   %l = gopt.leaky_relu %h {alpha = 0.1 : f32} : (tensor<?x6xf32>) -> tensor<?x6xf32>
   %ab = gopt.abs %h : (tensor<?x6xf32>) -> tensor<?x6xf32>
-  %cat = gopt.concat %a, %c, %l, %ab {axis = 1 : i64} : (tensor<?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x24xf32>
+  %cat = gopt.concat %a, %c, %l, %ab {axis = -1 : i64} : (tensor<?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x24xf32>
   %p = gopt.pad %cat {pads = array<i64: 0, 0, 1, 2>} : (tensor<?x24xf32>) -> tensor<?x27xf32>
   %s1 = gopt.slice %p {starts = array<i64: 0, 1>, ends = array<i64: 9223372036854775807, 13>, steps = array<i64: 1, 1>} : (tensor<?x27xf32>) -> tensor<?x12xf32>
   %s2 = gopt.slice %p {starts = array<i64: 0, 13>, ends = array<i64: 9223372036854775807, 25>, steps = array<i64: 1, 1>} : (tensor<?x27xf32>) -> tensor<?x12xf32>

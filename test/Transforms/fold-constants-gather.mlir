@@ -13,6 +13,19 @@ func.func @gather() -> tensor<2x2xf32> {
 
 // -----
 
+/// A negative axis counts from the back (it crashed the fold once).
+// CHECK-LABEL: func.func @gather_negative_axis
+// CHECK: dense<{{\[}}[3.000000e+00, 1.000000e+00], [6.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NOT: gopt.gather
+func.func @gather_negative_axis() -> tensor<2x2xf32> {
+  %x = gopt.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %i = gopt.constant dense<[2, 0]> : tensor<2xi64>
+  %y = gopt.gather %x, %i {axis = -1 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
 /// A static shape chain (Shape -> Gather -> Concat) folds to the target a
 /// reshape needs.
 // CHECK-LABEL: func.func @shape_chain

@@ -82,3 +82,32 @@ func.func @batch_varying_scale(%x: tensor<3x4xf32>, %s: tensor<3x1xf32>) -> tens
   %y = gopt.mul %n, %s : (tensor<3x4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+/// A negative axis counts from the back: with the default axis -1 a scale
+/// varying along a leading dimension stays a mul, and one over the last
+/// dimension is absorbed.
+// CHECK-LABEL: func.func @negative_axis
+// CHECK: %[[LN:.*]] = gopt.layer_norm %arg0, %{{.*}}, %{{.*}} :
+// CHECK: %[[S:.*]] = gopt.mul %[[LN]], %arg1
+// CHECK: gopt.mul %[[S]], %arg2
+// CHECK-LABEL: func.func @negative_axis_last
+// CHECK: %[[G:.*]] = gopt.reshape %arg1
+// CHECK: gopt.layer_norm %arg0, %[[G]], %{{.*}} :
+// CHECK-NOT: gopt.mul
+func.func @negative_axis(%x: tensor<3x4xf32>, %s: tensor<3x1xf32>, %g: tensor<4xf32>) -> tensor<3x4xf32> {
+  %one = gopt.constant dense<1.0> : tensor<4xf32>
+  %zero = gopt.constant dense<0.0> : tensor<4xf32>
+  %n = gopt.layer_norm %x, %one, %zero : (tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %a = gopt.mul %n, %s : (tensor<3x4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
+  %y = gopt.mul %a, %g : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+func.func @negative_axis_last(%x: tensor<3x4xf32>, %g: tensor<1x4xf32>) -> tensor<3x4xf32> {
+  %one = gopt.constant dense<1.0> : tensor<4xf32>
+  %zero = gopt.constant dense<0.0> : tensor<4xf32>
+  %n = gopt.layer_norm %x, %one, %zero : (tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %y = gopt.mul %n, %g : (tensor<3x4xf32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

@@ -238,8 +238,9 @@ struct AbsorbIntoLayerNorm : public OpRewritePattern<RootOp> {
           (kScales && !isSplatOf(norm.getScale(), 1.0)))
         continue;
       auto type = cast<RankedTensorType>(norm.getType());
-      int64_t axis =
-          norm.getAxis() < 0 ? norm.getAxis() + type.getRank() : norm.getAxis();
+      int64_t axis = static_cast<int64_t>(norm.getAxis()); // I64Attr: uint64_t
+      if (axis < 0)
+        axis += type.getRank();
       Value operand =
           asNormalizedOperand(rhs, type, axis, rewriter, op.getLoc());
       if (!operand)

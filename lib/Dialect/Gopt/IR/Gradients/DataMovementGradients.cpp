@@ -72,7 +72,9 @@ LogicalResult ConcatOp::buildGradients(GradientBuilder &gradients,
   OpBuilder &b = gradients.getBuilder();
   Value dy = resultGrads[0];
   int64_t rank = tensorType(getY()).getRank();
-  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr: uint64_t
+  if (axis < 0)
+    axis += rank;
   int64_t offset = 0;
   for (Value input : getInputs()) {
     int64_t size = tensorType(input).getDimSize(axis);
