@@ -370,12 +370,12 @@ std::string Model::ir(bool elideLargeConstants) const {
   return os.str();
 }
 
-StatusOr<std::string> Model::toOnnx() const {
+StatusOr<std::string> Model::toOnnx(int64_t opset) const {
   llvm::SourceMgr sourceMgr;
   DiagnosticCapture diagnostics(context_.get(), sourceMgr, nullptr);
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
-  if (failed(exportOnnx(*module_->op, os)))
+  if (failed(exportOnnx(*module_->op, os, opset)))
     return runtime::unimplemented(
         diagnostics.message("'" + name_ + "': cannot export to ONNX"));
   return os.str();

@@ -1,6 +1,7 @@
 //===- ExportOnnx.cpp - gopt to ONNX ModelProto ---------------------------===//
 //
-// Writes a gopt function as an opset-14 ONNX model. NCHW/OIHW ops map
+// Writes a gopt function as an ONNX model of the lowest opset, 14 or later,
+// that its ops need (or of an opset the caller names). NCHW/OIHW ops map
 // directly; NHWC activations and HWIO filters get Transposes around the ONNX
 // node, so any gopt graph the ops below cover exports. The model is checked
 // with ONNX's checker before it is written. gopt.if / gopt.loop regions
@@ -11,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FrameworkOps.h"
+#include "OnnxLaterSchemas.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
 
@@ -36,7 +38,35 @@ using namespace gopt::import;
 
 namespace {
 
-constexpr int64_t kOpset = 14;
+/// The opset an export starts from: what every ONNX consumer of the last
+/// years reads, and the opset of PyTorch's default export.
+constexpr int64_t kDefaultOpset = 14;
+/// The newest opset whose changes to the ops written below this exporter
+/// knows (RoiAlign-16's default mode, the reductions' axes input at 18,
+/// GridSample-20's mode names, DFT-20's axis input).
+constexpr int64_t kNewestOpset = 21;
+
+/// The ONNX IR version that introduced `opset`'s standard domain.
+int64_t irVersionFor(int64_t opset) {
+  return opset <= 14 ? 7 : opset <= 18 ? 8 : opset <= 20 ? 9 : 10;
+}
+
+/// Schemas for checking an export: gopt's own definitions of the versions
+/// after libonnx's newest opset (the ones its importer reads), libonnx's
+/// otherwise.
+class ExportSchemaRegistry : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    if (domain.empty() || domain == "ai.onnx")
+      if (const onnx::OpSchema *later =
+              laterOnnxSchema(key, maxInclusiveVersion))
+        return later;
+    return onnx::OpSchemaRegistry::Instance()->GetSchema(
+        key, maxInclusiveVersion, domain);
+  }
+};
 
 std::optional<int32_t> onnxElementType(Type t) {
   if (t.isF32())
@@ -70,13 +100,26 @@ std::optional<int32_t> onnxElementType(Type t) {
 
 class OnnxExporter {
 public:
-  explicit OnnxExporter(func::FuncOp func) : func(func) {
+  OnnxExporter(func::FuncOp func, int64_t opset) : func(func), opset(opset) {
     graph = model.mutable_graph();
   }
 
   LogicalResult run(llvm::raw_ostream &os);
+  /// The opset an op this export refused needs (0 when none asked).
+  int64_t neededOpset() const { return needed; }
 
 private:
+  /// Whether this export's opset has `what`, which ONNX defines from opset
+  /// `since` on; if not, says so on `op` and notes the opset it needs.
+  bool hasOpset(Operation *op, int64_t since, const llvm::Twine &what) {
+    if (opset >= since)
+      return true;
+    needed = std::max(needed, since);
+    op->emitOpError("has no ONNX export at opset ")
+        << opset << " (" << what << " needs opset " << since << ")";
+    return false;
+  }
+
   std::string nameOf(Value v) {
     auto it = names.find(v);
     if (it != names.end())
@@ -232,6 +275,21 @@ private:
     return success();
   }
 
+  /// ONNX's `opType` reduction of `x` over `axes` (all when empty) into
+  /// `out`: the axes are an input from opset 18 on (ReduceSum's from 13),
+  /// an attribute before.
+  void addReduce(StringRef opType, const std::string &x, ArrayRef<int64_t> axes,
+                 bool keepDims, const std::string &out) {
+    bool axesInput = opType == "ReduceSum" ? opset >= 13 : opset >= 18;
+    std::vector<std::string> ins{x};
+    if (!axes.empty() && axesInput)
+      ins.push_back(i64Initializer(axes));
+    onnx::NodeProto *n = add(opType, ins, {out});
+    if (!axes.empty() && !axesInput)
+      setInts(n, "axes", axes);
+    setInt(n, "keepdims", keepDims);
+  }
+
   /// Transposes `input` with `perm` into a fresh value.
   std::string transpose(const std::string &input, ArrayRef<int64_t> perm) {
     std::string out = fresh();
@@ -305,6 +363,8 @@ private:
   }
 
   func::FuncOp func;
+  int64_t opset;
+  int64_t needed = 0;
   onnx::ModelProto model;
   onnx::GraphProto *graph;
   llvm::DenseMap<Value, std::string> names;
@@ -444,10 +504,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
   // Ops whose ODS names their ONNX op type: operands and attributes as is.
   if (const FrameworkOp *generic = findFrameworkOp(
           kOnnxOps, op->getName().getStringRef(), /*byOpName=*/true)) {
-    if (generic->onnxSinceOpset > kOpset)
-      return op->emitError("has no ONNX export at opset ")
-             << kOpset << " (" << generic->opType << " needs opset "
-             << generic->onnxSinceOpset << ")";
+    if (!hasOpset(op, generic->onnxSinceOpset, generic->opType))
+      return failure();
     SmallVector<std::string> inputs;
     for (Value operand : op->getOperands())
       inputs.push_back(nameOf(operand));
@@ -468,14 +526,16 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
     }
     return success();
   }
-  // ONNX's scatters take a reduction since opset 16; before, they replace.
+  // ONNX's scatters take a reduction since opset 16 (max and min since 18);
+  // before, they replace.
   auto scatterNode = [&](Operation *scatter, StringRef onnxOp,
                          StringRef reduction) -> onnx::NodeProto * {
-    if (reduction != "none" && kOpset < 16) {
-      scatter->emitError("has no ONNX export at opset ")
-          << kOpset << " (reduction \"" << reduction << "\" needs opset 16)";
+    int64_t since = reduction == "none"                        ? 1
+                    : reduction == "add" || reduction == "mul" ? 16
+                                                               : 18;
+    if (!hasOpset(scatter, since,
+                  onnxOp + " with reduction \"" + reduction + "\""))
       return nullptr;
-    }
     std::vector<std::string> inputs;
     for (Value operand : scatter->getOperands())
       inputs.push_back(nameOf(operand));
@@ -528,14 +588,15 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         // biased variance over the trailing axes, then scale and shift.
         Type et = elementType(ln.getX());
         int64_t rank = cast<RankedTensorType>(ln.getX().getType()).getRank();
-        int64_t axis = ln.getAxis() < 0 ? ln.getAxis() + rank : ln.getAxis();
+        int64_t axis = static_cast<int64_t>(ln.getAxis()); // I64Attr: uint64_t
+        if (axis < 0)
+          axis += rank;
         SmallVector<int64_t> axes;
         for (int64_t d = axis; d < rank; ++d)
           axes.push_back(d);
         auto mean = [&](const std::string &in) {
           std::string out = fresh();
-          onnx::NodeProto *n = add("ReduceMean", {in}, {out});
-          setInts(n, "axes", axes);
+          addReduce("ReduceMean", in, axes, /*keepDims=*/true, out);
           return out;
         };
         std::string x = nameOf(ln.getX());
@@ -650,11 +711,11 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setFloat(n, "extrapolation_value",
                    r.getExtrapolationValue().convertToFloat());
         };
+        // Resize-13 dropped tf_half_pixel_for_nn.
         if (r.getCoordinateTransformationMode() == "tf_half_pixel_for_nn")
           return r.emitError("coordinate_transformation_mode "
-                             "tf_half_pixel_for_nn has no ONNX export at "
-                             "opset ")
-                 << kOpset;
+                             "tf_half_pixel_for_nn has no ONNX export (Resize "
+                             "dropped it at opset 13)");
         withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
         return success();
       })
@@ -791,28 +852,23 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         constexpr bool isMax = std::is_same<decltype(p), MaxPool3DOp>::value;
         bool dilated =
             llvm::any_of(p.getDilations(), [](int64_t d) { return d != 1; });
-        // AveragePool takes dilations from opset 19 on.
-        if (!isMax && dilated)
-          return p->emitError("has no ONNX export at opset ")
-                 << kOpset << " (AveragePool's dilations need opset 19)";
+        if (!isMax && dilated && !hasOpset(p, 19, "AveragePool with dilations"))
+          return failure();
         onnx::NodeProto *n = add(isMax ? "MaxPool" : "AveragePool",
                                  {nameOf(p.getX())}, {nameOf(p.getY())});
         setInts(n, "kernel_shape", p.getKernel());
         windowAttrs(n, p.getPadding(), p.getPads(), p.getStrides());
         setInt(n, "ceil_mode", p.getCeilMode());
-        if constexpr (isMax) {
-          if (dilated)
-            setInts(n, "dilations", p.getDilations());
-        } else {
+        if (dilated)
+          setInts(n, "dilations", p.getDilations());
+        if constexpr (!isMax)
           setInt(n, "count_include_pad", p.getCountIncludePad());
-        }
         return success();
       })
       .Case([&](MaxPoolWithIndicesOp p) -> LogicalResult {
-        // MaxPool takes 8-bit integers from opset 12 on.
-        if (!isa<FloatType>(elementType(p.getX())) && kOpset < 12)
-          return p->emitError("has no ONNX export at opset ")
-                 << kOpset << " (MaxPool of integers needs opset 12)";
+        if (!isa<FloatType>(elementType(p.getX())) &&
+            !hasOpset(p, 12, "MaxPool of integers"))
+          return failure();
         std::vector<std::string> outs = {nameOf(p.getY())};
         if (!p.getIndices().use_empty())
           outs.push_back(nameOf(p.getIndices()));
@@ -867,19 +923,13 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                              : std::is_same_v<OpTy, ReduceMaxOp> ? "ReduceMax"
                              : std::is_same_v<OpTy, ReduceMinOp> ? "ReduceMin"
                                                                  : "ReduceProd";
-        onnx::NodeProto *n =
-            add(onnxOp, {nameOf(r.getX())}, {nameOf(r.getY())});
-        if (!r.getAxes().empty())
-          setInts(n, "axes", r.getAxes());
-        setInt(n, "keepdims", r.getKeepDims());
+        addReduce(onnxOp, nameOf(r.getX()), r.getAxes(), r.getKeepDims(),
+                  nameOf(r.getY()));
         return success();
       })
       .Case([&](ReduceSumOp r) {
-        std::vector<std::string> ins{nameOf(r.getX())};
-        if (!r.getAxes().empty())
-          ins.push_back(i64Initializer(r.getAxes()));
-        setInt(add("ReduceSum", ins, {nameOf(r.getY())}), "keepdims",
-               r.getKeepDims());
+        addReduce("ReduceSum", nameOf(r.getX()), r.getAxes(), r.getKeepDims(),
+                  nameOf(r.getY()));
         return success();
       })
       .Case([&](ReshapeOp r) {
@@ -961,16 +1011,19 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](RoiAlignOp r) -> LogicalResult {
         // RoiAlign-10 has no coordinate_transformation_mode and means
-        // output_half_pixel; half_pixel needs opset 16.
-        if (r.getCoordinateTransformationMode() != "output_half_pixel")
-          return r.emitOpError("has no ONNX export at opset ")
-                 << kOpset
-                 << " (RoiAlign's coordinate_transformation_mode needs "
-                    "opset 16)";
+        // output_half_pixel; RoiAlign-16's default is half_pixel.
+        StringRef coordinates = r.getCoordinateTransformationMode();
+        if (coordinates != "output_half_pixel" &&
+            !hasOpset(r, 16,
+                      "RoiAlign with coordinate_transformation_mode " +
+                          coordinates))
+          return failure();
         onnx::NodeProto *n = add("RoiAlign",
                                  {nameOf(r.getX()), nameOf(r.getRois()),
                                   nameOf(r.getBatchIndices())},
                                  {nameOf(r.getY())});
+        if (opset >= 16)
+          setString(n, "coordinate_transformation_mode", coordinates);
         setString(n, "mode", r.getMode());
         setInt(n, "output_height", r.getOutputHeight());
         setInt(n, "output_width", r.getOutputWidth());
@@ -978,16 +1031,90 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setFloat(n, "spatial_scale", r.getSpatialScale().convertToFloat());
         return success();
       })
-      .Case<GridSampleOp, DftOp, StftOp, DynamicStftOp, MelWeightMatrixOp>(
-          [&](auto o) -> LogicalResult {
-            return o.emitOpError("has no ONNX export at opset ")
-                   << kOpset << " ("
-                   << (isa<GridSampleOp>(o.getOperation()) ? "GridSample "
-                                                             "needs opset 16"
-                                                           : "the signal ops "
-                                                             "need opset 17")
-                   << ")";
-          })
+      .Case([&](GridSampleOp g) -> LogicalResult {
+        if (!hasOpset(g, 16, "GridSample"))
+          return failure();
+        // GridSample-20 renamed bilinear and bicubic.
+        StringRef mode = g.getMode();
+        if (opset >= 20)
+          mode = mode == "bilinear"  ? "linear"
+                 : mode == "bicubic" ? "cubic"
+                                     : mode;
+        onnx::NodeProto *n =
+            add("GridSample", {nameOf(g.getX()), nameOf(g.getGrid())},
+                {nameOf(g.getY())});
+        setString(n, "mode", mode);
+        setString(n, "padding_mode", g.getPaddingMode());
+        setInt(n, "align_corners", g.getAlignCorners());
+        return success();
+      })
+      .Case([&](DftOp d) -> LogicalResult {
+        if (!hasOpset(d, 17, "DFT"))
+          return failure();
+        int64_t rank = cast<RankedTensorType>(d.getInput().getType()).getRank();
+        int64_t axis = static_cast<int64_t>(d.getAxis());
+        if (axis < 0)
+          axis += rank;
+        std::vector<std::string> ins{nameOf(d.getInput())};
+        ins.push_back(
+            d.getDftLength() > 0
+                ? i64Initializer({static_cast<int64_t>(d.getDftLength())}, true)
+                : std::string());
+        // DFT-20 takes the axis as an input (default -2 rather than 1).
+        if (opset >= 20)
+          ins.push_back(i64Initializer({axis}, true));
+        while (ins.back().empty())
+          ins.pop_back();
+        onnx::NodeProto *n = add("DFT", ins, {nameOf(d.getOutput())});
+        if (opset < 20)
+          setInt(n, "axis", axis);
+        setInt(n, "inverse", d.getInverse());
+        setInt(n, "onesided", d.getOnesided());
+        return success();
+      })
+      .Case<StftOp, DynamicStftOp>([&](auto o) -> LogicalResult {
+        if (!hasOpset(o, 17, "STFT"))
+          return failure();
+        std::string step;
+        if constexpr (std::is_same_v<decltype(o), StftOp>)
+          step = i64Initializer({static_cast<int64_t>(o.getFrameStep())}, true);
+        else
+          step = asScalar(o.getFrameStep());
+        std::vector<std::string> ins{nameOf(o.getSignal()), step,
+                                     o.getWindow() ? nameOf(o.getWindow())
+                                                   : std::string()};
+        if (o.getFrameLength() > 0)
+          ins.push_back(
+              i64Initializer({static_cast<int64_t>(o.getFrameLength())}, true));
+        while (ins.back().empty())
+          ins.pop_back();
+        setInt(add("STFT", ins, {nameOf(o.getOutput())}), "onesided",
+               o.getOnesided());
+        return success();
+      })
+      .Case([&](DynamicMelWeightMatrixOp m) -> LogicalResult {
+        if (!hasOpset(m, 17, "MelWeightMatrix"))
+          return failure();
+        add("MelWeightMatrix",
+            {asScalar(m.getNumMelBins()), asScalar(m.getDftLength()),
+             asScalar(m.getSampleRate()), asScalar(m.getLowerEdgeHertz()),
+             asScalar(m.getUpperEdgeHertz())},
+            {nameOf(m.getOutput())});
+        return success();
+      })
+      .Case([&](MelWeightMatrixOp m) -> LogicalResult {
+        if (!hasOpset(m, 17, "MelWeightMatrix"))
+          return failure();
+        Type f32 = Float32Type::get(m.getContext());
+        add("MelWeightMatrix",
+            {i64Initializer({static_cast<int64_t>(m.getNumMelBins())}, true),
+             i64Initializer({static_cast<int64_t>(m.getDftLength())}, true),
+             i64Initializer({static_cast<int64_t>(m.getSampleRate())}, true),
+             scalarInitializer(f32, m.getLowerEdgeHertz().convertToFloat()),
+             scalarInitializer(f32, m.getUpperEdgeHertz().convertToFloat())},
+            {nameOf(m.getOutput())});
+        return success();
+      })
       .Case([&](TransferOp) {
         // Device placement is not ONNX's concern.
         return unaryName("Identity");
@@ -1084,14 +1211,27 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                "keepdims", r.getKeepDims());
         return success();
       })
-      .Case([&](DynamicReduceMeanOp r) -> LogicalResult {
-        // ReduceMean takes axes as an input only from opset 18: at this
-        // opset, the sum over the axes divided by the count, itself the
-        // sum of ones over them.
+      .Case<DynamicReduceMeanOp, DynamicReduceMaxOp, DynamicReduceMinOp,
+            DynamicReduceProdOp>([&](auto r) -> LogicalResult {
+        using OpTy = decltype(r);
+        const char *onnxOp =
+            std::is_same_v<OpTy, DynamicReduceMeanOp>  ? "ReduceMean"
+            : std::is_same_v<OpTy, DynamicReduceMaxOp> ? "ReduceMax"
+            : std::is_same_v<OpTy, DynamicReduceMinOp> ? "ReduceMin"
+                                                       : "ReduceProd";
+        if (opset >= 18) {
+          setInt(add(onnxOp, {nameOf(r.getX()), nameOf(r.getAxes())},
+                     {nameOf(r.getY())}),
+                 "keepdims", r.getKeepDims());
+          return success();
+        }
+        // Before opset 18, a float mean is the sum over the axes divided
+        // by the count, itself the sum of ones over them.
         Type et = elementType(r.getX());
-        if (!isa<FloatType>(et))
-          return r.emitOpError("has no ONNX export at opset ")
-                 << kOpset << " (ReduceMean with an axes input needs opset 18)";
+        if (!std::is_same_v<OpTy, DynamicReduceMeanOp> || !isa<FloatType>(et)) {
+          (void)hasOpset(r, 18, Twine(onnxOp) + " with an axes input");
+          return failure();
+        }
         std::string x = nameOf(r.getX()), axes = nameOf(r.getAxes());
         std::string sum = fresh(), shape = fresh(), ones = fresh(),
                     count = fresh();
@@ -1103,12 +1243,6 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         add("Div", {sum, count}, {nameOf(r.getY())});
         return success();
       })
-      .Case<DynamicReduceMaxOp, DynamicReduceMinOp, DynamicReduceProdOp>(
-          [&](auto r) -> LogicalResult {
-            return r.emitOpError("has no ONNX export at opset ")
-                   << kOpset << " (a reduction with an axes input needs "
-                   << "opset 18)";
-          })
       .Case([&](ExpandOp e) {
         add("Expand", {nameOf(e.getX()), i64Initializer(e.getShape())},
             {nameOf(e.getY())});
@@ -1430,11 +1564,11 @@ LogicalResult OnnxExporter::exportLoop(LoopOp op) {
 }
 
 LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
-  model.set_ir_version(7);
+  model.set_ir_version(irVersionFor(opset));
   model.set_producer_name("gopt");
-  onnx::OperatorSetIdProto *opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(kOpset);
+  onnx::OperatorSetIdProto *opsetImport = model.add_opset_import();
+  opsetImport->set_domain("");
+  opsetImport->set_version(opset);
   graph->set_name(func.getName().str());
 
   Block &body = func.getBody().front();
@@ -1472,7 +1606,19 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
       return failure();
   }
   try {
-    onnx::checker::check_model(model);
+    if (opset <= kLibOnnxLatestOpset) {
+      onnx::checker::check_model(model);
+    } else {
+      // libonnx's checker knows neither the later versions' schemas nor
+      // their IR versions: check the graph against gopt's.
+      static const ExportSchemaRegistry registry;
+      onnx::checker::CheckerContext ctx;
+      ctx.set_ir_version(std::min<int64_t>(model.ir_version(), 8));
+      ctx.set_opset_imports({{"", static_cast<int>(opset)}});
+      ctx.set_schema_registry(&registry);
+      onnx::checker::LexicalScopeContext scope;
+      onnx::checker::check_graph(model.graph(), ctx, scope);
+    }
   } catch (const std::exception &e) {
     return func.emitError("exported model fails ONNX's checker: ") << e.what();
   }
@@ -1485,7 +1631,8 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
 
 } // namespace
 
-LogicalResult gopt::exportOnnx(ModuleOp module, llvm::raw_ostream &os) {
+LogicalResult gopt::exportOnnx(ModuleOp module, llvm::raw_ostream &os,
+                               int64_t opset) {
   func::FuncOp func = module.lookupSymbol<func::FuncOp>("main");
   if (!func) {
     auto funcs = module.getOps<func::FuncOp>();
@@ -1496,5 +1643,33 @@ LogicalResult gopt::exportOnnx(ModuleOp module, llvm::raw_ostream &os) {
   }
   if (!func.getBody().hasOneBlock())
     return func.emitError("expects a function with one block");
-  return OnnxExporter(func).run(os);
+  if (opset != 0 && (opset < kDefaultOpset || opset > kNewestOpset))
+    return func.emitError("cannot export at ONNX opset ")
+           << opset << " (expected " << kDefaultOpset << " to " << kNewestOpset
+           << ", or 0 for the lowest the graph needs)";
+  if (opset != 0)
+    return OnnxExporter(func, opset).run(os);
+  // The lowest opset the graph needs: each try stops at the first op its
+  // opset lacks, so raise the opset to what that op needs until the export
+  // succeeds or fails for another reason, then report that try's errors.
+  int64_t chosen = kDefaultOpset;
+  while (true) {
+    std::string bytes;
+    llvm::raw_string_ostream buffer(bytes);
+    OnnxExporter exporter(func, chosen);
+    LogicalResult result = success();
+    {
+      ScopedDiagnosticHandler quiet(module.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      result = exporter.run(buffer);
+    }
+    if (succeeded(result)) {
+      os << buffer.str();
+      return success();
+    }
+    int64_t needed = exporter.neededOpset();
+    if (needed <= chosen || needed > kNewestOpset)
+      return OnnxExporter(func, chosen).run(os);
+    chosen = needed;
+  }
 }

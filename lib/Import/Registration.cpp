@@ -8,6 +8,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -100,7 +101,14 @@ void gopt::registerImportTranslations() {
         return importGraphDef(bytes, name, context);
       },
       dialects);
+  static llvm::cl::opt<int64_t> onnxOpset(
+      "onnx-opset",
+      llvm::cl::desc("the ONNX opset --export-onnx writes (14 to 21; "
+                     "default 0: the lowest from 14 on that the graph needs)"),
+      llvm::cl::init(0));
   registerModelTranslation("export-onnx",
                            "export gopt IR (or a graph file) as an ONNX model",
-                           exportOnnx);
+                           [](ModuleOp module, llvm::raw_ostream &os) {
+                             return exportOnnx(module, os, onnxOpset);
+                           });
 }

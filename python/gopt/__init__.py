@@ -233,10 +233,11 @@ class Model:
             return self._plan
         return self._graph.to_plan()
 
-    def to_onnx(self):
-        """The graph as ONNX ``ModelProto`` bytes."""
+    def to_onnx(self, opset=0):
+        """The graph as ONNX ``ModelProto`` bytes, at ``opset`` (14 to 21),
+        or by default at the lowest opset from 14 on that its ops need."""
         self._require_graph("to_onnx()")
-        return self._graph.to_onnx()
+        return self._graph.to_onnx(opset)
 
     def save(self, path):
         """Writes the model by ``path``'s extension: ``.mlir`` (text),

@@ -931,8 +931,12 @@ PYBIND11_MODULE(_gopt, m) {
              return out;
            })
       .def("ir", &PyGraph::ir, py::arg("elide_large_constants") = false)
-      .def("to_onnx",
-           [](const PyGraph &g) { return py::bytes(check(g.toOnnx())); })
+      .def(
+          "to_onnx",
+          [](const PyGraph &g, int64_t opset) {
+            return py::bytes(check(g.toOnnx(opset)));
+          },
+          py::arg("opset") = 0)
       .def("to_plan",
            [](const PyGraph &g) {
              gopt::plan::Plan proto = check(g.toPlan());

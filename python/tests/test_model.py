@@ -42,6 +42,23 @@ def test_to_onnx_bytes_load_back(relu_mlir):
     assert "gopt.relu" in str(model)
 
 
+def test_to_onnx_opset(tmp_path):
+    # Mish is ONNX opset 18: chosen by default, refused when pinned below.
+    path = tmp_path / "mish.mlir"
+    path.write_text(
+        'func.func @main(%x: tensor<2x4xf32> {gopt.name = "x"}) -> tensor<2x4xf32> {\n'
+        "  %y = gopt.mish %x : (tensor<2x4xf32>) -> tensor<2x4xf32>\n"
+        "  return %y : tensor<2x4xf32>\n}\n")
+    model = gopt.load(str(path))
+    onnx = pytest.importorskip("onnx")
+    assert onnx.load_from_string(model.to_onnx()).opset_import[0].version == 18
+    assert onnx.load_from_string(model.to_onnx(opset=19)).opset_import[0].version == 19
+    with pytest.raises(gopt.Error, match="Mish needs opset 18"):
+        model.to_onnx(opset=14)
+    with pytest.raises(gopt.Error, match="expected 14 to 21"):
+        model.to_onnx(opset=13)
+
+
 def test_optimize_reports_each_pass(conv_mlir):
     model = gopt.load(conv_mlir)
     assert model.optimize(target="cpu") is model

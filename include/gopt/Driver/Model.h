@@ -78,8 +78,9 @@ public:
   /// The graph as MLIR text; with `elideLargeConstants`, constants of more
   /// than 16 elements are elided, for reading.
   std::string ir(bool elideLargeConstants = false) const;
-  /// The graph as an ONNX ModelProto (fails on ops ONNX lacks).
-  runtime::StatusOr<std::string> toOnnx() const;
+  /// The graph as an ONNX ModelProto (fails on ops ONNX lacks) at `opset`
+  /// (14 to 21), or with 0 at the lowest from 14 on that the graph needs.
+  runtime::StatusOr<std::string> toOnnx(int64_t opset = 0) const;
   /// The graph lowered to a runtime plan.
   runtime::StatusOr<plan::Plan> toPlan() const;
   /// Writes the graph by `path`'s extension: .mlir, .mlirbc, .onnx, .gplan.

@@ -58,9 +58,11 @@ readModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context,
           std::optional<GraphFormat> format = std::nullopt);
 
 /// Writes the module's `main` function (or its only function) as an ONNX
-/// ModelProto that passes ONNX's checker. Emits an error on an op that has no
-/// ONNX equivalent.
-mlir::LogicalResult exportOnnx(mlir::ModuleOp module, llvm::raw_ostream &os);
+/// ModelProto that passes ONNX's checker, at `opset` (14 to 21), or with 0 at
+/// the lowest opset from 14 on that its ops need. Emits an error on an op
+/// that has no ONNX equivalent at that opset.
+mlir::LogicalResult exportOnnx(mlir::ModuleOp module, llvm::raw_ostream &os,
+                               int64_t opset = 0);
 
 /// Registers --import-onnx, --import-graphdef and --export-onnx with
 /// mlir-translate's registry.

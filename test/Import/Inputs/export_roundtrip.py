@@ -6,9 +6,11 @@ too), optionally require an op in the imported MLIR, and run the exported
 model with gopt-run on the case's test_data_set_0, comparing with the
 expected outputs. With --ort ORT_RUN_JS, ONNX Runtime (scripts/ort_run.js:
 float32 outputs) runs the exported model too and its outputs are compared
-with the expected ones. Prints "CASE: ok" per case, or "CASE: FAIL ..." and
-exits non-zero at the end.
-  export_roundtrip.py [--ort ORT_RUN_JS] BIN_DIR OUT_DIR CASE_DIR[=REQUIRED_OP] ...
+with the expected ones. Prints "CASE: ok ... at opset N" (the opset the
+export chose) per case, or "CASE: FAIL ..." and exits non-zero at the end.
+With --rtol R, gopt-run compares with that relative tolerance (ONNX's
+default for its node tests is 1e-3) instead of its own.
+  export_roundtrip.py [--ort ORT_RUN_JS] [--rtol R] BIN_DIR OUT_DIR CASE_DIR[=REQUIRED_OP] ...
 """
 import glob
 import os
@@ -21,8 +23,13 @@ from onnx import numpy_helper
 
 argv = sys.argv[1:]
 ort_run = None
-if argv[0] == "--ort":
-    ort_run, argv = argv[1], argv[2:]
+rtol = []
+while argv[0] in ("--ort", "--rtol"):
+    if argv[0] == "--ort":
+        ort_run = argv[1]
+    else:
+        rtol = ["--rtol", argv[1]]
+    argv = argv[2:]
 bin_dir, out_dir, cases = argv[0], argv[1], argv[2:]
 os.makedirs(out_dir, exist_ok=True)
 
@@ -42,6 +49,13 @@ def npy(pb, path):
     return t.name
 
 
+def close(got, want, rtol=1e-4):
+    # Absolute error relative to the output's scale: a DFT's near-zero
+    # bins carry the rounding of its large sums.
+    atol = rtol / 10 * max(1.0, float(np.abs(want).max(initial=0)))
+    return got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=atol)
+
+
 failed = 0
 for spec in cases:
     case, _, required = spec.partition("=")
@@ -56,12 +70,16 @@ for spec in cases:
         if required and required not in open(mlir).read():
             raise RuntimeError(f"the import has no {required}")
         run([f"{bin_dir}/gopt-translate", "--export-onnx", mlir, "-o", exported])
-        onnx.checker.check_model(onnx.load(exported), full_check=True)
+        opset = next(o.version for o in onnx.load(exported).opset_import if o.domain in ("", "ai.onnx"))
+        # Python's onnx (1.12) knows opsets up to 17; the exporter checks
+        # later ones against gopt's own schemas.
+        if opset <= onnx.defs.onnx_opset_version():
+            onnx.checker.check_model(onnx.load(exported), full_check=True)
         model = onnx.load(os.path.join(case, "model.onnx"))
         inits = {i.name for i in model.graph.initializer}
         inputs = [i.name for i in model.graph.input if i.name not in inits]
         data = os.path.join(case, "test_data_set_0")
-        args = [f"{bin_dir}/gopt-run", exported]
+        args = [f"{bin_dir}/gopt-run", exported] + rtol
         feeds, expected = [], {}
         for i, pb in enumerate(sorted(glob.glob(os.path.join(data, "input_*.pb")))):
             path = os.path.join(tmp, f"in{i}.npy")
@@ -77,12 +95,21 @@ for spec in cases:
         if ort_run:
             ort_dir = os.path.join(tmp, "ort")
             run(["node", ort_run, exported] + feeds + ["--output-dir", ort_dir])
+            original = None  # ONNX Runtime's outputs for the original model
             for output, path in expected.items():
                 got = np.load(os.path.join(ort_dir, output + ".npy"))
                 want = np.load(path)
-                if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+                if close(got, want):
+                    continue
+                # Where ONNX Runtime strays from the suite's values beyond
+                # these tolerances, it must stray alike on the original.
+                if original is None:
+                    original = os.path.join(tmp, "ort-original")
+                    run(["node", ort_run, os.path.join(case, "model.onnx")] +
+                        feeds + ["--output-dir", original])
+                if not close(got, np.load(os.path.join(original, output + ".npy")), 1e-6):
                     raise RuntimeError(f"ONNX Runtime's {output} differs")
-        print(f"{name}: ok" + (" (gopt-run, ONNX Runtime)" if ort_run else ""))
+        print(f"{name}: ok" + (" (gopt-run, ONNX Runtime)" if ort_run else "") + f" at opset {opset}")
     except Exception as e:  # one line per case, then the next case
         failed += 1
         print(f"{name}: FAIL {str(e).splitlines()[0] if str(e) else type(e).__name__}")
