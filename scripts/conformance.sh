@@ -6,7 +6,7 @@
 #   scripts/conformance.sh [--build-dir build] [--suites node,pytorch-converted,pytorch-operator,simple]
 #                          [--filter REGEX] [--jobs 2] [--timeout 60] [--time-limit 1800]
 #                          [--backend cpu] [--out docs/conformance.md]
-#                          [--bake-constant-inputs]
+#                          [--bake-constant-inputs] [--export-round-trip]
 #
 # Prints "N passed, N failed, N unsupported" and writes docs/conformance.md
 # (per op). A case is
@@ -26,6 +26,9 @@
 # constant" and the case feeds X the same value in every data set (Resize's
 # scales and sizes are graph inputs in the suite), X becomes an initializer
 # of that value, as real models have it, and the case is retried.
+# --export-round-trip: each imported model is exported again with
+# `gopt-translate --export-onnx` (at the lowest opset it needs) and the
+# export is what runs; an imported model that does not export fails.
 # Scope: gopt imports ONNX's standard tensor ops. A case is out of scope when
 # it uses sequences, maps, optionals or strings, or an op of another domain
 # (ai.onnx.ml, ai.onnx.preview.training); the report counts the node suite's
@@ -69,6 +72,8 @@ p.add_argument("--time-limit", type=int, default=1800,
 p.add_argument("--backend", default="cpu")
 p.add_argument("--bake-constant-inputs", action="store_true",
                help="turn inputs the importer needs constant into initializers of the suite's values")
+p.add_argument("--export-round-trip", action="store_true",
+               help="run each imported model's ONNX export instead of the model")
 p.add_argument("--out", default=os.path.join(ROOT, "docs", "conformance.md"))
 p.add_argument("--json", default=None, help="also write every case's result as JSON")
 a = p.parse_args(sys.argv[1:])
@@ -385,6 +390,31 @@ def run_case(suite, case_dir, tmp_root, reads_onnx):
                 res.update(status="unsupported" if UNSUPPORTED.search(msg) else "failed",
                            reason=("import: " + msg)[:300])
                 return res
+        if a.export_round_trip:
+            exported = os.path.join(tmp, "exported.onnx")
+            try:
+                r = subprocess.run([GOPT_TRANSLATE, "--export-onnx", target, "-o", exported],
+                                   capture_output=True, text=True, timeout=a.timeout,
+                                   stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                res.update(status="failed", reason=f"export timed out after {a.timeout} s")
+                return res
+            if r.returncode != 0:
+                # An import error stays "unsupported"; a model gopt imports
+                # but cannot export is a failure.
+                msg = first_error(r.stderr)
+                imported = subprocess.run([GOPT_TRANSLATE, "--import-onnx", target, "-o", os.devnull],
+                                          capture_output=True, text=True, timeout=a.timeout,
+                                          stdin=subprocess.DEVNULL) if reads_onnx else None
+                if imported is not None and imported.returncode != 0:
+                    msg = first_error(imported.stderr)
+                    res.update(status="unsupported" if UNSUPPORTED.search(msg) else "failed",
+                               reason=("import: " + msg)[:300])
+                else:
+                    res.update(status="failed", crash=crashed(r.returncode),
+                               reason=("export: " + msg)[:300])
+                return res
+            target = exported
         sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
         if not sets:
             res.update(status="unsupported", reason="no test_data_set")
@@ -556,6 +586,8 @@ def write_report(results, not_run, summary, elapsed, reads_onnx):
          "```sh", cmd.strip(), "```", "",
          f"**{summary}** (gopt {sha}, {elapsed:.0f} s"
          + ("" if reads_onnx else "; models imported with `gopt-translate --import-onnx`, then run by `gopt-run`")
+         + ("; each imported model exported again with `gopt-translate --export-onnx`, and the export run"
+            if a.export_round_trip else "")
          + ").", "",
          "- *passed*: every output within tolerance; *unsupported*: rejected cleanly before running "
          "(an op, attribute or element type gopt does not import, or a tensor gopt-run cannot read); "

@@ -290,6 +290,11 @@ private:
     setInt(n, "keepdims", keepDims);
   }
 
+  /// A training batch_norm written out: ONNX's BatchNormalization in
+  /// training mode returns neither the batch statistics nor the running
+  /// variance of the unbiased estimate that gopt's returns.
+  LogicalResult exportTrainingBatchNorm(BatchNormOp bn);
+
   /// Transposes `input` with `perm` into a fresh value.
   std::string transpose(const std::string &input, ArrayRef<int64_t> perm) {
     std::string out = fresh();
@@ -456,6 +461,75 @@ LogicalResult OnnxExporter::exportQuantization(Operation *op, StringRef onnxOp,
       add(onnxOp, {nameOf(x), scale, zero->name()}, {nameOf(result)});
   if (!perTensor)
     setInt(n, "axis", axis);
+  return success();
+}
+
+LogicalResult OnnxExporter::exportTrainingBatchNorm(BatchNormOp bn) {
+  if (bn.getCrossReplica())
+    return bn.emitOpError("has no ONNX export with cross_replica (ONNX has no "
+                          "collectives)");
+  auto type = cast<RankedTensorType>(bn.getX().getType());
+  Type et = type.getElementType();
+  int64_t rank = type.getRank();
+  int64_t channelAxis =
+      rank != 2 && bn.getDataFormat() == "NHWC" ? rank - 1 : 1;
+  SmallVector<int64_t> axes, channelShape(rank, 1);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != channelAxis)
+      axes.push_back(d);
+  channelShape[channelAxis] = -1;
+  auto binary = [&](StringRef opType, const std::string &lhs,
+                    const std::string &rhs) {
+    std::string out = fresh();
+    add(opType, {lhs, rhs}, {out});
+    return out;
+  };
+  auto reshape = [&](const std::string &v, ArrayRef<int64_t> shape,
+                     std::string out) {
+    add("Reshape", {v, i64Initializer(shape)}, {out});
+    return out;
+  };
+  auto scalar = [&](double v) { return scalarInitializer(et, v); };
+  // The batch statistics, kept as [1, C, 1, 1] (or [1, 1, 1, C]).
+  std::string x = nameOf(bn.getX());
+  std::string mean = fresh(), variance = fresh();
+  addReduce("ReduceMean", x, axes, /*keepDims=*/true, mean);
+  std::string centered = binary("Sub", x, mean);
+  addReduce("ReduceMean", binary("Mul", centered, centered), axes,
+            /*keepDims=*/true, variance);
+  std::string stddev = fresh();
+  add("Sqrt",
+      {binary("Add", variance, scalar(bn.getEpsilon().convertToFloat()))},
+      {stddev});
+  std::string scale = reshape(nameOf(bn.getScale()), channelShape, fresh());
+  std::string offset = reshape(nameOf(bn.getOffset()), channelShape, fresh());
+  add("Add", {binary("Mul", binary("Div", centered, stddev), scale), offset},
+      {nameOf(bn.getY())});
+  ValueRange stats = bn.getStatistics();
+  if (stats.size() != 4)
+    return bn.emitOpError("has no ONNX export: a training batch_norm "
+                          "expects four statistics results");
+  std::string batchMean = reshape(mean, {-1}, nameOf(stats[0]));
+  std::string batchVariance = reshape(variance, {-1}, nameOf(stats[1]));
+  // The running variance takes the unbiased estimate, var * n / (n - 1),
+  // with n the elements per channel (1 leaves var as it is).
+  std::string shape = fresh(), ones = fresh(), count = fresh();
+  add("Shape", {x}, {shape});
+  add("Expand", {scalar(1.0), shape}, {ones});
+  addReduce("ReduceSum", ones, axes, /*keepDims=*/false, count);
+  std::string unbiased =
+      binary("Div", binary("Mul", batchVariance, count),
+             binary("Max", binary("Sub", count, scalar(1.0)), scalar(1.0)));
+  double momentum = bn.getMomentum().convertToDouble();
+  auto runningAverage = [&](Value running, const std::string &batch,
+                            Value result) {
+    add("Add",
+        {binary("Mul", nameOf(running), scalar(momentum)),
+         binary("Mul", batch, scalar(1.0 - momentum))},
+        {nameOf(result)});
+  };
+  runningAverage(bn.getMean(), batchMean, stats[2]);
+  runningAverage(bn.getVariance(), unbiased, stats[3]);
   return success();
 }
 
@@ -721,7 +795,7 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](BatchNormOp bn) -> LogicalResult {
         if (bn.getTraining())
-          return bn.emitError("training batch_norm has no ONNX export");
+          return exportTrainingBatchNorm(bn);
         int64_t rank = cast<RankedTensorType>(bn.getX().getType()).getRank();
         auto emit = [&](const std::string &x, const std::string &y) {
           onnx::NodeProto *n =
