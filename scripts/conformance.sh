@@ -577,7 +577,7 @@ def write_report(results, not_run, summary, elapsed, reads_onnx):
     sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True).stdout.strip()
     cmd = "scripts/conformance.sh " + " ".join(sys.argv[1:])
-    L = ["# ONNX conformance", "",
+    L = ["# ONNX conformance" + (", through gopt's own ONNX export" if a.export_round_trip else ""), "",
          "Every case of the ONNX backend test data (Debian's `libonnx-testdata`, "
          f"`{a.data}`: {', '.join('`' + s + '`' for s in a.suites.split(','))}) imported, lowered "
          f"to a plan and run on gopt's `{a.backend}` backend, compared with the case's own expected outputs "
