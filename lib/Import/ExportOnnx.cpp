@@ -59,12 +59,7 @@ public:
   const onnx::OpSchema *GetSchema(const std::string &key,
                                   const int maxInclusiveVersion,
                                   const std::string &domain) const override {
-    if (domain.empty() || domain == "ai.onnx")
-      if (const onnx::OpSchema *later =
-              laterOnnxSchema(key, maxInclusiveVersion))
-        return later;
-    return onnx::OpSchemaRegistry::Instance()->GetSchema(
-        key, maxInclusiveVersion, domain);
+    return onnxSchemaFor(key, maxInclusiveVersion, domain);
   }
 };
 

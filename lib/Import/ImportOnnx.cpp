@@ -5985,15 +5985,11 @@ public:
   const onnx::OpSchema *GetSchema(const std::string &key,
                                   const int maxInclusiveVersion,
                                   const std::string &domain) const override {
-    // The versions after libonnx's newest opset that gopt defines.
-    if (domain.empty() || domain == "ai.onnx")
-      if (const onnx::OpSchema *later =
-              laterOnnxSchema(key, maxInclusiveVersion))
-        return later;
+    // gopt's own later versions check their inputs themselves.
     const onnx::OpSchema *schema =
-        onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
-                                                      domain);
-    if (!schema || !schema->has_type_and_shape_inference_function())
+        onnxSchemaFor(key, maxInclusiveVersion, domain);
+    if (!schema || !schema->has_type_and_shape_inference_function() ||
+        laterOnnxSchema(key, maxInclusiveVersion) == schema)
       return schema;
     // libonnx's STFT inference reads onesided's default as 0 (ONNX's is 1)
     // and so contradicts the models' own output shapes once frame_length

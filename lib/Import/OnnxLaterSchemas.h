@@ -26,6 +26,16 @@ constexpr int kLibOnnxLatestOpset = 17;
 /// libonnx's and gopt imports it; null where libonnx's own lookup applies.
 const onnx::OpSchema *laterOnnxSchema(const std::string &op, int opset);
 
+/// The schema of `op` at `opset` in `domain` that gopt checks models
+/// against: its own later version where it defines one, libonnx's otherwise.
+inline const onnx::OpSchema *onnxSchemaFor(const std::string &op, int opset,
+                                           const std::string &domain) {
+  if (domain.empty() || domain == "ai.onnx")
+    if (const onnx::OpSchema *later = laterOnnxSchema(op, opset))
+      return later;
+  return onnx::OpSchemaRegistry::Instance()->GetSchema(op, opset, domain);
+}
+
 } // namespace gopt::import
 
 #endif // GOPT_LIB_IMPORT_ONNXLATERSCHEMAS_H
