@@ -24,6 +24,7 @@
 #include "ElementLoops.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
+#include "SingleChannelConv.h"
 #include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -158,8 +159,18 @@ private:
   }
 
   Status init(const KernelConfig &c, memory::data_type type);
+  // The primitive with activations in `actTag` (the plan's layout or any).
+  Status initPrimitive(bool backpropInput, Tag actTag, memory::data_type type,
+                       int64_t n, int64_t cin, int64_t h, int64_t w,
+                       int64_t cout, int64_t oh, int64_t ow,
+                       const Dims &weightDims, const memory::desc &xUser,
+                       const memory::desc &yUser, const memory::desc &fUser,
+                       const std::vector<int64_t> &strides,
+                       const std::vector<int64_t> &dilations,
+                       const WindowDim &wh, const WindowDim &ww);
 
   dnnl::stream stream_;
+  std::string implInfo_;
   dnnl::primitive primitive_;
   std::unordered_map<int, memory> execArgs_;
   std::vector<Arg> args_;
@@ -174,6 +185,10 @@ bool oneDnnConvBf16() { return cpuBf16Support() != Bf16Support::kReference; }
 
 StatusOr<std::unique_ptr<Kernel>>
 ConvBackwardKernel::create(const KernelConfig &c) {
+  if (c.op->kind() == "conv2d_backprop_filter" &&
+      cpu::singleChannelConvEnabled())
+    if (std::unique_ptr<Kernel> direct = cpu::createSingleChannelFilterGrad(c))
+      return direct;
   memory::data_type type;
   if (c.allOfType(DType::kF32))
     type = memory::data_type::f32;
@@ -231,8 +246,38 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
     // HWIO with groups is [KH, KW, I/G, G*O/G]: oneDNN's hwigo.
     fUser = memory::desc(weightDims, type, oihw ? Tag::goihw : Tag::hwigo);
   }
-  memory::desc xAny({n, cin, h, w}, type, Tag::any);
-  memory::desc yAny({n, cout, oh, ow}, type, Tag::any);
+  // The activations as the plan has them where oneDNN has a JIT kernel for
+  // that layout (GOPT_CONV_BACKWARD_ANY=1 lets oneDNN pick, for measuring):
+  // its own blocked layout would cost a reorder of x and dy into it and of
+  // dx out of it on every run, passes over whole activations that grow
+  // with the batch.
+  const char *anySetting = std::getenv("GOPT_CONV_BACKWARD_ANY");
+  bool plainFirst = !(anySetting && std::strcmp(anySetting, "1") == 0);
+  for (bool plain : {true, false}) {
+    if (plain && !plainFirst)
+      continue;
+    GOPT_RETURN_IF_ERROR(initPrimitive(
+        backpropInput, plain ? Tag(act) : Tag::any, type, n, cin, h, w, cout,
+        oh, ow, weightDims, xUser, yUser, fUser, strides, dilations, wh, ww));
+    if (primitive_ && (!plain || !std::strstr(implInfo_.c_str(), "ref")))
+      break;
+    primitive_ = dnnl::primitive();
+    args_.clear();
+    execArgs_.clear();
+    workspaceBytes_ = 0;
+  }
+  return Status::success();
+}
+
+Status ConvBackwardKernel::initPrimitive(
+    bool backpropInput, Tag actTag, memory::data_type type, int64_t n,
+    int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t oh, int64_t ow,
+    const Dims &weightDims, const memory::desc &xUser,
+    const memory::desc &yUser, const memory::desc &fUser,
+    const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
+    const WindowDim &wh, const WindowDim &ww) {
+  memory::desc xAny({n, cin, h, w}, type, actTag);
+  memory::desc yAny({n, cout, oh, ow}, type, actTag);
   memory::desc fAny(weightDims, type, Tag::any);
   Dims dnnlStrides = {strides[0], strides[1]};
   Dims dnnlDilations = {dilations[0] - 1, dilations[1] - 1}; // 0 = dense
@@ -260,6 +305,7 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
       bind(1, false, DNNL_ARG_WEIGHTS, fUser, pd.weights_desc());
       bind(0, true, DNNL_ARG_DIFF_SRC, xUser, pd.diff_src_desc());
       bindScratchpad(pd.scratchpad_desc());
+      implInfo_ = pd.impl_info_str();
       primitive_ = dnnl::convolution_backward_data(pd);
     } else {
       // Filter gradients of `diffType`; empty where oneDNN has none.
@@ -284,6 +330,7 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
       bind(1, false, DNNL_ARG_DIFF_DST, yUser, pd.diff_dst_desc());
       bind(0, true, DNNL_ARG_DIFF_WEIGHTS, fUser, pd.diff_weights_desc());
       bindScratchpad(pd.scratchpad_desc());
+      implInfo_ = pd.impl_info_str();
       primitive_ = dnnl::convolution_backward_weights(pd);
     }
   } catch (const dnnl::error &) {
