@@ -256,6 +256,35 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
   }
 }
 
+// Strided NHWC convolutions with small outputs and many channels (ResNet's
+// stride-2 3x3 and 1x1 downsample convolutions of layers 3 and 4) take the
+// filter gradient as one matrix product of the im2col'd windows and dy.
+TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  uint32_t seed = 380;
+  std::vector<ConvCase> cases = {
+      {"Stride2Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 14, 14, 64},
+       {80, 64, 3, 3}},
+      {"Downsample1x1Hwio",
+       {{"strides", intsAttr({2, 2})}},
+       {2, 13, 13, 64},
+       {1, 1, 64, 96}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "onednn-im2col") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+}
+
 // Runs in a fresh process where oneDNN is limited to AVX2 (it reads
 // DNNL_MAX_CPU_ISA once, at its first use): there it has no bf16 kernels,
 // so the factories leave the bf16 conv gradients to the reference kernels

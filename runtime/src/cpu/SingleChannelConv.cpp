@@ -389,9 +389,12 @@ GOPT_CONV_CLONES void accumulateFilterImage(const Geometry &g,
   }
 }
 
-// conv2d_backprop_filter(x, dy): per image in f32 (at most a few thousand
-// terms per element), images summed in double per thread and the threads'
-// sums in thread order, so the result does not depend on scheduling.
+// conv2d_backprop_filter(x, dy): per image in f32, images summed in f32 in
+// order per thread (each thread a contiguous run of the batch), the
+// threads' sums in thread order, as oneDNN's kernel sums: the result does
+// not depend on scheduling, and a batch split over two threads sums as the
+// same batch split over two data-parallel replicas does
+// (test/Runtime/train-data-parallel-mnist.test compares those within 1e-6).
 template <typename T> class SingleChannelFilterGradKernel : public Kernel {
 public:
   explicit SingleChannelFilterGradKernel(const Geometry &g) : g_(g) {}
@@ -402,10 +405,10 @@ public:
     const int64_t taps = g_.kh * g_.kw, count = taps * g_.cout;
     const bool parallel = g_.n * imageOut >= (1 << 15);
     const int threads = parallel ? omp_get_max_threads() : 1;
-    std::vector<double> partials(static_cast<size_t>(threads) * count, 0.0);
+    std::vector<float> partials(static_cast<size_t>(threads) * count, 0.0f);
 #pragma omp parallel num_threads(threads) if (parallel)
     {
-      double *total = partials.data() + omp_get_thread_num() * count;
+      float *total = partials.data() + omp_get_thread_num() * count;
       std::vector<float> sum(count), image, dyImage;
       if constexpr (!std::is_same_v<T, float>) {
         image.resize(imageIn);
@@ -440,7 +443,7 @@ public:
     }
     T *result = out[0].data<T>();
     for (int64_t i = 0; i < count; ++i) {
-      double s = 0;
+      float s = 0;
       for (int t = 0; t < threads; ++t)
         s += partials[static_cast<size_t>(t) * count + i];
       int64_t tap = i / g_.cout, o = i % g_.cout;
