@@ -223,6 +223,68 @@ TEST(Bf16ConvGrad, OneDnnMatchesReference) {
   }
 }
 
+// A one-channel NHWC source (the MNIST CNN's first layer in bf16) runs
+// SingleChannelConv's loops on any CPU: products summed in f32, each
+// result rounded once.
+TEST(Bf16ConvSingleChannel, FastMatchesReference) {
+  uint32_t seed = 350;
+  std::vector<ConvCase> cases = {
+      {"MnistConv1",
+       {{"activation", stringAttr("relu")}},
+       {2, 28, 28, 1},
+       {3, 3, 1, 32}},
+      {"OihwStridedPadsGeneric24",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 1})},
+        {"pads", intsAttr({1, 2, 0, 1})}},
+       {2, 9, 11, 1},
+       {24, 1, 3, 3}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both y = runBoth("conv2d", c.attrs, {o.x, o.filter});
+    EXPECT_EQ(y.cpuImpl, "fast") << "conv2d";
+    expectCloseBf16(y.ref, y.cpu);
+    AttrMap gradAttrs = c.attrs;
+    gradAttrs.erase("activation");
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(gradAttrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "fast") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+}
+
+// Strided NHWC convolutions with small outputs and many channels (ResNet's
+// stride-2 3x3 and 1x1 downsample convolutions of layers 3 and 4) take the
+// filter gradient as one matrix product of the im2col'd windows and dy.
+TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  uint32_t seed = 380;
+  std::vector<ConvCase> cases = {
+      {"Stride2Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 14, 14, 64},
+       {80, 64, 3, 3}},
+      {"Downsample1x1Hwio",
+       {{"strides", intsAttr({2, 2})}},
+       {2, 13, 13, 64},
+       {1, 1, 64, 96}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "onednn-im2col") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+}
+
 // Runs in a fresh process where oneDNN is limited to AVX2 (it reads
 // DNNL_MAX_CPU_ISA once, at its first use): there it has no bf16 kernels,
 // so the factories leave the bf16 conv gradients to the reference kernels

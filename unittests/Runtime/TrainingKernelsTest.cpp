@@ -396,6 +396,50 @@ TEST(Conv2dGradOneDnn, MnistAndResNetShapes) {
   }
 }
 
+// Convolutions of a one-channel NHWC source (the MNIST CNN's first layer)
+// run SingleChannelConv's loops, forward (bias, relu) and filter gradient:
+// 16/32/64 output channels on the AVX-512 loops where the CPU has them, 24
+// on the generic ones; strides, dilations and asymmetric pads.
+std::vector<ConvCase> singleChannelCases() {
+  AttrMap oddWindow = {{"filter_format", stringAttr("OIHW")},
+                       {"strides", intsAttr({2, 1})},
+                       {"dilations", intsAttr({1, 2})},
+                       {"pads", intsAttr({1, 2, 0, 1})}};
+  return {
+      {"MnistConv1", {}, {3, 28, 28, 1}, {3, 3, 1, 32}},
+      {"OihwStridedDilatedPads", oddWindow, {2, 9, 11, 1}, {16, 1, 3, 2}},
+      {"SamePadsGeneric24",
+       {{"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 7, 5, 1},
+       {3, 3, 1, 24}},
+      {"Stride2Wide64",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 2, 2, 2})}},
+       {1, 12, 13, 1},
+       {5, 5, 1, 64}},
+  };
+}
+
+TEST(Conv2dSingleChannel, FastMatchesReference) {
+  uint32_t seed = 250;
+  for (const ConvCase &c : singleChannelCases()) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randomF32(c.x, seed++), f = randomF32(c.filter, seed++);
+    int64_t cout = c.attrs.count("filter_format") ? c.filter[0] : c.filter[3];
+    Tensor bias = randomF32({cout}, seed++);
+    for (const char *activation : {"none", "relu"}) {
+      AttrMap attrs = c.attrs;
+      attrs["activation"] = stringAttr(activation);
+      expectCpuMatchesReference("conv2d", attrs, {x, f, bias}, "fast", 1e-5);
+    }
+    expectCpuMatchesReference("conv2d", c.attrs, {x, f}, "fast", 1e-5);
+    Tensor y = runRef("conv2d", c.attrs, {x, f})[0];
+    Tensor dy = randomF32(y.shape(), seed++);
+    expectCpuMatchesReference("conv2d_backprop_filter",
+                              backpropFilterAttrs(c.attrs, c.filter), {x, dy},
+                              "fast", 1e-5);
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {

@@ -16,6 +16,7 @@
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
+#include "SingleChannelConv.h"
 #include "gopt/runtime/Kernel.h"
 
 #include <dnnl.hpp>
@@ -355,6 +356,9 @@ public:
   static StatusOr<std::unique_ptr<Kernel>> create(const KernelConfig &c) {
     if (convType(c) == DataType::undef)
       return std::unique_ptr<Kernel>();
+    if (cpu::singleChannelConvEnabled())
+      if (std::unique_ptr<Kernel> direct = cpu::createSingleChannelConv(c))
+        return direct;
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     cpu::ConvPostOps post;
     post.activation = c.attrs().getString("activation");

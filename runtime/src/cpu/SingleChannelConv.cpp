@@ -1,0 +1,521 @@
+//===- SingleChannelConv.cpp - Convolutions of one input channel ----------===//
+//
+// conv2d and conv2d_backprop_filter where the source has one channel (a
+// grayscale image's first layer, the MNIST CNN's), NHWC, f32 or bf16:
+// loops over the output channels, one broadcast source value times a
+// filter row per tap. oneDNN 2.6 pads the single channel to its blocking
+// and ran these at 6-15 GFLOP/s on an AMX Xeon (one thread), slower than
+// the 32->64 convolution after them; these loops are bound by writing the
+// result (forward) or reading dy (filter gradient).
+//
+//===----------------------------------------------------------------------===//
+#include "SingleChannelConv.h"
+
+#include "ElementLoops.h"
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpSchema.h"
+
+#include <omp.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+namespace {
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GOPT_CONV_CLONES                                                       \
+  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define GOPT_CONV_CLONES
+#endif
+
+// The window of a single-channel NHWC convolution.
+struct Geometry {
+  int64_t n, h, w, cout, kh, kw, oh, ow;
+  int64_t strideH, strideW, dilationH, dilationW, padTop, padLeft;
+  bool oihw; // else HWIO; with one input channel both are [taps][O] or
+             // [O][taps]
+};
+
+// The geometry of `c` (x, filter shapes for conv2d; x, dy and the result's
+// filter shape for conv2d_backprop_filter) where these loops run it.
+std::optional<Geometry> singleChannelGeometry(const KernelConfig &c,
+                                              const Shape &x, const Shape &f) {
+  OpAttrs attrs = c.attrs();
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
+    return std::nullopt;
+  if (x.size() != 4 || f.size() != 4 || x[3] != 1)
+    return std::nullopt;
+  Geometry g;
+  g.oihw = attrs.getString("filter_format") == "OIHW";
+  if ((g.oihw ? f[1] : f[2]) != 1)
+    return std::nullopt;
+  g.n = x[0], g.h = x[1], g.w = x[2];
+  g.kh = g.oihw ? f[2] : f[0];
+  g.kw = g.oihw ? f[3] : f[1];
+  g.cout = g.oihw ? f[0] : f[3];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  std::string padding = attrs.getString("padding");
+  StatusOr<WindowDim> wh = computeWindowDim(g.h, g.kh, strides[0], dilations[0],
+                                            padding, pads[0], pads[1], false);
+  StatusOr<WindowDim> ww = computeWindowDim(g.w, g.kw, strides[1], dilations[1],
+                                            padding, pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok())
+    return std::nullopt;
+  g.oh = wh->outSize, g.ow = ww->outSize;
+  g.strideH = strides[0], g.strideW = strides[1];
+  g.dilationH = dilations[0], g.dilationW = dilations[1];
+  g.padTop = wh->padBefore, g.padLeft = ww->padBefore;
+  // Whole filters of small outputs; wider ones keep oneDNN.
+  if (g.n * g.oh * g.ow == 0 || g.cout == 0 || g.cout > 512 || g.kh * g.kw > 64)
+    return std::nullopt;
+  return g;
+}
+
+// Output columns [lo, hi) whose tap at column offset `kx` reads inside the
+// source row.
+void validColumns(const Geometry &g, int64_t kx, int64_t &lo, int64_t &hi) {
+  int64_t offset = kx * g.dilationW - g.padLeft; // iw = ow * stride + offset
+  lo = offset >= 0 ? 0 : (-offset + g.strideW - 1) / g.strideW;
+  hi = g.w - offset <= 0 ? 0 : (g.w - offset + g.strideW - 1) / g.strideW;
+  hi = std::min(hi, g.ow);
+  lo = std::min(lo, hi);
+}
+
+// One output row [ow][O] of image `x` (H x W) into `acc` (f32), from the
+// filter `taps` ([KH*KW][O], f32) and `bias` ([O]).
+GOPT_CONV_CLONES void accumulateRow(const Geometry &g, const float *xImage,
+                                    const float *taps, const float *bias,
+                                    int64_t oh, float *acc) {
+  const int64_t cout = g.cout;
+  for (int64_t ow = 0; ow < g.ow; ++ow)
+#pragma omp simd
+    for (int64_t o = 0; o < cout; ++o)
+      acc[ow * cout + o] = bias[o];
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    int64_t ih = oh * g.strideH + ky * g.dilationH - g.padTop;
+    if (ih < 0 || ih >= g.h)
+      continue;
+    const float *xRow = xImage + ih * g.w;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t lo, hi;
+      validColumns(g, kx, lo, hi);
+      const float *tap = taps + (ky * g.kw + kx) * cout;
+      int64_t offset = kx * g.dilationW - g.padLeft;
+      for (int64_t ow = lo; ow < hi; ++ow) {
+        const float v = xRow[ow * g.strideW + offset];
+        float *out = acc + ow * cout;
+#pragma omp simd
+        for (int64_t o = 0; o < cout; ++o)
+          out[o] += v * tap[o];
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GOPT_HAVE_AVX512_LOOPS 1
+#define GOPT_AVX512 __attribute__((target("avx512f")))
+
+// Whether the AVX-512 loops below run here.
+bool avx512Loops() {
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+}
+
+// 16 f32 values, relu'd where asked (NaN kept, as the generic loop does).
+GOPT_AVX512 inline __m512 activate(__m512 v, bool relu) {
+  if (!relu)
+    return v;
+  __mmask16 nonPositive =
+      _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ);
+  return _mm512_mask_mov_ps(v, nonPositive, _mm512_setzero_ps());
+}
+
+GOPT_AVX512 inline void store16(float *out, __m512 v) {
+  _mm512_storeu_ps(out, v);
+}
+// fromF32<uint16_t> on 16 lanes: to nearest even, NaN a quiet NaN.
+GOPT_AVX512 inline void store16(uint16_t *out, __m512 v) {
+  __m512i x = _mm512_castps_si512(v);
+  __m512i lsb =
+      _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb),
+      16);
+  __m512i quiet =
+      _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+  __mmask16 nan = _mm512_cmpgt_epu32_mask(
+      _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+      _mm512_set1_epi32(0x7f800000));
+  __m512i bits = _mm512_mask_mov_epi32(rounded, nan, quiet);
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(out),
+                      _mm512_cvtepi32_epi16(bits));
+}
+
+// One output row for O = 16 * kVecs channels, two pixels at a time: their
+// sums stay in registers across the taps.
+template <int kVecs, typename T>
+GOPT_AVX512 void convRowAvx512(const Geometry &g, const float *xImage,
+                               const float *taps, const float *bias, int64_t oh,
+                               bool relu, T *y) {
+  constexpr int kOut = 16 * kVecs;
+  __m512 b[kVecs];
+  for (int k = 0; k < kVecs; ++k)
+    b[k] = _mm512_loadu_ps(bias + 16 * k);
+  for (int64_t ow = 0; ow < g.ow; ow += 2) {
+    const bool second = ow + 1 < g.ow;
+    __m512 acc0[kVecs], acc1[kVecs];
+    for (int k = 0; k < kVecs; ++k)
+      acc0[k] = acc1[k] = b[k];
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      int64_t ih = oh * g.strideH + ky * g.dilationH - g.padTop;
+      if (ih < 0 || ih >= g.h)
+        continue;
+      const float *xRow = xImage + ih * g.w;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const float *tap = taps + (ky * g.kw + kx) * kOut;
+        int64_t iw0 = ow * g.strideW + kx * g.dilationW - g.padLeft;
+        int64_t iw1 = iw0 + g.strideW;
+        if (iw0 >= 0 && iw0 < g.w) {
+          __m512 v = _mm512_set1_ps(xRow[iw0]);
+          for (int k = 0; k < kVecs; ++k)
+            acc0[k] =
+                _mm512_fmadd_ps(v, _mm512_loadu_ps(tap + 16 * k), acc0[k]);
+        }
+        if (second && iw1 >= 0 && iw1 < g.w) {
+          __m512 v = _mm512_set1_ps(xRow[iw1]);
+          for (int k = 0; k < kVecs; ++k)
+            acc1[k] =
+                _mm512_fmadd_ps(v, _mm512_loadu_ps(tap + 16 * k), acc1[k]);
+        }
+      }
+    }
+    T *out = y + ow * kOut;
+    for (int k = 0; k < kVecs; ++k)
+      store16(out + 16 * k, activate(acc0[k], relu));
+    if (second)
+      for (int k = 0; k < kVecs; ++k)
+        store16(out + kOut + 16 * k, activate(acc1[k], relu));
+  }
+}
+
+// The filter gradient of one image for O = 16 * kVecs: one tap at a time
+// over the image's pixels (dy's image, read once per tap, stays in L2),
+// two pixels' products in separate registers.
+template <int kVecs>
+GOPT_AVX512 void filterImageAvx512(const Geometry &g, const float *xImage,
+                                   const float *dyImage, float *sum) {
+  constexpr int kOut = 16 * kVecs;
+  for (int64_t ky = 0; ky < g.kh; ++ky)
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      int64_t lo, hi;
+      validColumns(g, kx, lo, hi);
+      int64_t offset = kx * g.dilationW - g.padLeft;
+      __m512 acc0[kVecs], acc1[kVecs];
+      for (int k = 0; k < kVecs; ++k)
+        acc0[k] = acc1[k] = _mm512_setzero_ps();
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        int64_t ih = oh * g.strideH + ky * g.dilationH - g.padTop;
+        if (ih < 0 || ih >= g.h)
+          continue;
+        const float *xRow = xImage + ih * g.w + offset;
+        const float *dyRow = dyImage + oh * g.ow * kOut;
+        int64_t ow = lo;
+        for (; ow + 1 < hi; ow += 2) {
+          __m512 v0 = _mm512_set1_ps(xRow[ow * g.strideW]);
+          __m512 v1 = _mm512_set1_ps(xRow[(ow + 1) * g.strideW]);
+          const float *d = dyRow + ow * kOut;
+          for (int k = 0; k < kVecs; ++k) {
+            acc0[k] = _mm512_fmadd_ps(v0, _mm512_loadu_ps(d + 16 * k), acc0[k]);
+            acc1[k] = _mm512_fmadd_ps(v1, _mm512_loadu_ps(d + kOut + 16 * k),
+                                      acc1[k]);
+          }
+        }
+        if (ow < hi) {
+          __m512 v0 = _mm512_set1_ps(xRow[ow * g.strideW]);
+          const float *d = dyRow + ow * kOut;
+          for (int k = 0; k < kVecs; ++k)
+            acc0[k] = _mm512_fmadd_ps(v0, _mm512_loadu_ps(d + 16 * k), acc0[k]);
+        }
+      }
+      float *tap = sum + (ky * g.kw + kx) * kOut;
+      for (int k = 0; k < kVecs; ++k)
+        _mm512_storeu_ps(tap + 16 * k, _mm512_add_ps(acc0[k], acc1[k]));
+    }
+}
+#else
+bool avx512Loops() { return false; }
+#endif
+
+// acc's row, activated, into `y` (T: float or bf16 bits).
+template <typename T>
+GOPT_CONV_CLONES void storeRow(const float *acc, int64_t count, bool relu,
+                               T *y) {
+  if (relu) {
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i) {
+      float v = acc[i];
+      y[i] = fromF32<T>(v > 0.0f ? v : (v != v ? v : 0.0f));
+    }
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = fromF32<T>(acc[i]);
+  }
+}
+
+template <typename T>
+GOPT_CONV_CLONES void imageToF32(const T *x, int64_t count, float *out) {
+#pragma omp simd
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = toF32(x[i]);
+}
+
+// The filter as f32 [taps][O] (HWIO with one input channel already is).
+template <typename T>
+void filterTaps(const Geometry &g, const T *f, std::vector<float> &taps) {
+  int64_t count = g.kh * g.kw;
+  taps.resize(count * g.cout);
+  for (int64_t t = 0; t < count; ++t)
+    for (int64_t o = 0; o < g.cout; ++o)
+      taps[t * g.cout + o] =
+          toF32(g.oihw ? f[o * count + t] : f[t * g.cout + o]);
+}
+
+template <typename T> class SingleChannelConvKernel : public Kernel {
+public:
+  SingleChannelConvKernel(const Geometry &g, bool hasBias, DType biasType,
+                          bool relu)
+      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const T *x = in[0].data<T>();
+    filterTaps(g_, in[1].data<T>(), taps_);
+    bias_.assign(g_.cout, 0.0f);
+    if (hasBias_)
+      for (int64_t o = 0; o < g_.cout; ++o)
+        bias_[o] = biasType_ == DType::kF32 ? in[2].data<float>()[o]
+                                            : toF32(in[2].data<uint16_t>()[o]);
+    T *y = out[0].data<T>();
+    const int64_t imageIn = g_.h * g_.w, rowOut = g_.ow * g_.cout;
+    const bool parallel = g_.n * g_.oh * rowOut >= (1 << 15);
+#pragma omp parallel if (parallel)
+    {
+      std::vector<float> image(std::is_same_v<T, float> ? 0 : imageIn);
+      std::vector<float> acc(rowOut);
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < g_.n; ++n) {
+        const float *xImage;
+        if constexpr (std::is_same_v<T, float>) {
+          xImage = x + n * imageIn;
+        } else {
+          imageToF32(x + n * imageIn, imageIn, image.data());
+          xImage = image.data();
+        }
+        for (int64_t oh = 0; oh < g_.oh; ++oh) {
+          T *yRow = y + (n * g_.oh + oh) * rowOut;
+#ifdef GOPT_HAVE_AVX512_LOOPS
+          if (avx512_ && (g_.cout == 16 || g_.cout == 32 || g_.cout == 64)) {
+            if (g_.cout == 16)
+              convRowAvx512<1>(g_, xImage, taps_.data(), bias_.data(), oh,
+                               relu_, yRow);
+            else if (g_.cout == 32)
+              convRowAvx512<2>(g_, xImage, taps_.data(), bias_.data(), oh,
+                               relu_, yRow);
+            else
+              convRowAvx512<4>(g_, xImage, taps_.data(), bias_.data(), oh,
+                               relu_, yRow);
+            continue;
+          }
+#endif
+          accumulateRow(g_, xImage, taps_.data(), bias_.data(), oh, acc.data());
+          storeRow(acc.data(), rowOut, relu_, y + (n * g_.oh + oh) * rowOut);
+        }
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Geometry g_;
+  bool hasBias_;
+  DType biasType_;
+  bool relu_;
+  std::vector<float> taps_, bias_;
+  bool avx512_ = avx512Loops();
+};
+
+// The filter gradient's contributions of one image: sum[tap][o] += x at
+// the tap * dy[oh][ow][o], over the image's output pixels.
+GOPT_CONV_CLONES void accumulateFilterImage(const Geometry &g,
+                                            const float *xImage,
+                                            const float *dyImage, float *sum) {
+  const int64_t cout = g.cout;
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    const float *dyRow = dyImage + oh * g.ow * cout;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      int64_t ih = oh * g.strideH + ky * g.dilationH - g.padTop;
+      if (ih < 0 || ih >= g.h)
+        continue;
+      const float *xRow = xImage + ih * g.w;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        int64_t lo, hi;
+        validColumns(g, kx, lo, hi);
+        float *tap = sum + (ky * g.kw + kx) * cout;
+        int64_t offset = kx * g.dilationW - g.padLeft;
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const float v = xRow[ow * g.strideW + offset];
+          const float *d = dyRow + ow * cout;
+#pragma omp simd
+          for (int64_t o = 0; o < cout; ++o)
+            tap[o] += v * d[o];
+        }
+      }
+    }
+  }
+}
+
+// conv2d_backprop_filter(x, dy): per image in f32, images summed in f32 in
+// order per thread (each thread a contiguous run of the batch), the
+// threads' sums in thread order, as oneDNN's kernel sums: the result does
+// not depend on scheduling, and a batch split over two threads sums as the
+// same batch split over two data-parallel replicas does
+// (test/Runtime/train-data-parallel-mnist.test compares those within 1e-6).
+template <typename T> class SingleChannelFilterGradKernel : public Kernel {
+public:
+  explicit SingleChannelFilterGradKernel(const Geometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const T *x = in[0].data<T>(), *dy = in[1].data<T>();
+    const int64_t imageIn = g_.h * g_.w, imageOut = g_.oh * g_.ow * g_.cout;
+    const int64_t taps = g_.kh * g_.kw, count = taps * g_.cout;
+    const bool parallel = g_.n * imageOut >= (1 << 15);
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    std::vector<float> partials(static_cast<size_t>(threads) * count, 0.0f);
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+      float *total = partials.data() + omp_get_thread_num() * count;
+      std::vector<float> sum(count), image, dyImage;
+      if constexpr (!std::is_same_v<T, float>) {
+        image.resize(imageIn);
+        dyImage.resize(imageOut);
+      }
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < g_.n; ++n) {
+        const float *xImage, *dyData;
+        if constexpr (std::is_same_v<T, float>) {
+          xImage = x + n * imageIn;
+          dyData = dy + n * imageOut;
+        } else {
+          imageToF32(x + n * imageIn, imageIn, image.data());
+          imageToF32(dy + n * imageOut, imageOut, dyImage.data());
+          xImage = image.data();
+          dyData = dyImage.data();
+        }
+        std::fill(sum.begin(), sum.end(), 0.0f);
+#ifdef GOPT_HAVE_AVX512_LOOPS
+        if (avx512_ && g_.cout == 16)
+          filterImageAvx512<1>(g_, xImage, dyData, sum.data());
+        else if (avx512_ && g_.cout == 32)
+          filterImageAvx512<2>(g_, xImage, dyData, sum.data());
+        else if (avx512_ && g_.cout == 64)
+          filterImageAvx512<4>(g_, xImage, dyData, sum.data());
+        else
+#endif
+          accumulateFilterImage(g_, xImage, dyData, sum.data());
+        for (int64_t i = 0; i < count; ++i)
+          total[i] += sum[i];
+      }
+    }
+    T *result = out[0].data<T>();
+    for (int64_t i = 0; i < count; ++i) {
+      float s = 0;
+      for (int t = 0; t < threads; ++t)
+        s += partials[static_cast<size_t>(t) * count + i];
+      int64_t tap = i / g_.cout, o = i % g_.cout;
+      result[g_.oihw ? o * taps + tap : i] = fromF32<T>(static_cast<float>(s));
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Geometry g_;
+  bool avx512_ = avx512Loops();
+};
+
+// The element type x, the filter (or dy) and the result share, if f32 or
+// bf16.
+DType sharedLoopType(const KernelConfig &c) {
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    bool all = c.outputTypes[0] == t;
+    for (int i : {0, 1})
+      all = all && c.inputTypes[i] == t;
+    if (all)
+      return t;
+  }
+  return DType::kInvalid;
+}
+
+} // namespace
+
+bool singleChannelConvEnabled() {
+  const char *setting = std::getenv("GOPT_SINGLE_CHANNEL_CONV");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel> createSingleChannelConv(const KernelConfig &c) {
+  if (c.inputShapes.size() < 2 || c.outputShapes.size() != 1)
+    return nullptr;
+  std::optional<Geometry> g =
+      singleChannelGeometry(c, c.inputShapes[0], c.inputShapes[1]);
+  DType type = sharedLoopType(c);
+  if (!g || type == DType::kInvalid)
+    return nullptr;
+  std::string activation = c.attrs().getString("activation");
+  if (activation != "none" && activation != "relu")
+    return nullptr;
+  bool hasBias = c.inputShapes.size() == 3;
+  DType biasType = hasBias ? c.inputTypes[2] : DType::kF32;
+  if (hasBias && biasType != DType::kF32 && biasType != DType::kBF16)
+    return nullptr;
+  bool relu = activation == "relu";
+  if (type == DType::kF32)
+    return std::make_unique<SingleChannelConvKernel<float>>(*g, hasBias,
+                                                            biasType, relu);
+  return std::make_unique<SingleChannelConvKernel<uint16_t>>(*g, hasBias,
+                                                             biasType, relu);
+}
+
+std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c) {
+  if (c.inputShapes.size() != 2 || c.outputShapes.size() != 1)
+    return nullptr;
+  std::optional<Geometry> g =
+      singleChannelGeometry(c, c.inputShapes[0], c.outputShapes[0]);
+  DType type = sharedLoopType(c);
+  if (!g || type == DType::kInvalid)
+    return nullptr;
+  const Shape &dy = c.inputShapes[1];
+  if (dy.size() != 4 || dy[0] != g->n || dy[1] != g->oh || dy[2] != g->ow ||
+      dy[3] != g->cout)
+    return nullptr;
+  if (type == DType::kF32)
+    return std::make_unique<SingleChannelFilterGradKernel<float>>(*g);
+  return std::make_unique<SingleChannelFilterGradKernel<uint16_t>>(*g);
+}
+
+} // namespace gopt::runtime::cpu
