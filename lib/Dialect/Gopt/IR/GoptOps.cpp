@@ -10,6 +10,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -494,6 +495,28 @@ static LogicalResult inferTypes(Conv2DOp::Adaptor adaptor,
 GOPT_SHAPE_FUNCTION_HOOKS(Conv2DOp)
 
 namespace {
+/// The [top, bottom, left, right] padding of `pad` when it is constant zero
+/// padding of the spatial dims only of a rank-4 `dataFormat` tensor, the
+/// padding a windowed op's own explicit pads can take over.
+FailureOr<std::array<int64_t, 4>>
+matchSpatialZeroPad(PadOp pad, StringRef dataFormat, Operation *user,
+                    PatternRewriter &rewriter) {
+  if (pad.getMode() != "constant" || pad.getValue().convertToFloat() != 0.0f)
+    return rewriter.notifyMatchFailure(user, "pad is not zero padding");
+  ArrayRef<int64_t> pads = pad.getPads();
+  if (pads.size() != 8)
+    return rewriter.notifyMatchFailure(user, "pad is not rank 4");
+  bool nchw = dataFormat == "NCHW";
+  int64_t h = nchw ? 2 : 1, w = nchw ? 3 : 2, c = nchw ? 1 : 3;
+  for (int64_t d : {int64_t(0), c})
+    if (pads[2 * d] != 0 || pads[2 * d + 1] != 0)
+      return rewriter.notifyMatchFailure(user, "pads batch or channels");
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return rewriter.notifyMatchFailure(user, "negative pad");
+  return std::array<int64_t, 4>{pads[2 * h], pads[2 * h + 1], pads[2 * w],
+                                pads[2 * w + 1]};
+}
+
 /// conv2d(pad(x)) -> conv2d(x) with the pad added to the conv's explicit
 /// pads, when the pad is constant zero and only pads the spatial dims (as
 /// TensorFlow graphs write `Pad` + `Conv2D(padding=VALID)` for a strided
@@ -505,27 +528,17 @@ struct FoldZeroPadIntoConv2D : public OpRewritePattern<Conv2DOp> {
     auto pad = op.getInput().getDefiningOp<PadOp>();
     if (!pad)
       return rewriter.notifyMatchFailure(op, "input is not a pad");
-    if (pad.getMode() != "constant" || pad.getValue().convertToFloat() != 0.0f)
-      return rewriter.notifyMatchFailure(op, "pad is not zero padding");
     if (op.getPadding() == "SAME")
       return rewriter.notifyMatchFailure(op, "SAME padding");
-    ArrayRef<int64_t> pads = pad.getPads();
-    if (pads.size() != 8)
-      return rewriter.notifyMatchFailure(op, "pad is not rank 4");
-    bool nchw = op.getDataFormat() == "NCHW";
-    int64_t h = nchw ? 2 : 1, w = nchw ? 3 : 2, c = nchw ? 1 : 3;
-    for (int64_t d : {int64_t(0), c})
-      if (pads[2 * d] != 0 || pads[2 * d + 1] != 0)
-        return rewriter.notifyMatchFailure(op, "pads batch or channels");
-    if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-      return rewriter.notifyMatchFailure(op, "negative pad");
+    FailureOr<std::array<int64_t, 4>> spatial =
+        matchSpatialZeroPad(pad, op.getDataFormat(), op, rewriter);
+    if (failed(spatial))
+      return failure();
     SmallVector<int64_t, 4> convPads = op.getPadding() == "VALID"
                                            ? SmallVector<int64_t, 4>{0, 0, 0, 0}
                                            : op.getPadsOrDefault();
-    convPads[0] += pads[2 * h];
-    convPads[1] += pads[2 * h + 1];
-    convPads[2] += pads[2 * w];
-    convPads[3] += pads[2 * w + 1];
+    for (int i = 0; i < 4; ++i)
+      convPads[i] += (*spatial)[i];
     rewriter.modifyOpInPlace(op, [&] {
       op.getInputMutable().assign(pad.getX());
       op.setPadding("EXPLICIT");
@@ -787,6 +800,61 @@ static LogicalResult inferTypes(AvgPoolOp::Adaptor adaptor,
   return inferPoolTypes(adaptor, error, inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(AvgPoolOp)
+
+namespace {
+/// avg_pool(pad(x)) -> avg_pool(x) with the pad as the pool's own padding,
+/// counted in the divisor (count_include_pad): PyTorch exports
+/// avg_pool2d(padding=p) as a zero Pad and an unpadded AveragePool
+/// (Inception's pool branches). The pool then reads x in place, in the
+/// layout its producer left it, instead of a padded plain copy.
+struct FoldZeroPadIntoAvgPool : public OpRewritePattern<AvgPoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AvgPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pad = op.getX().getDefiningOp<PadOp>();
+    if (!pad)
+      return rewriter.notifyMatchFailure(op, "input is not a pad");
+    if (op.getPadding() == "SAME")
+      return rewriter.notifyMatchFailure(op, "SAME padding");
+    // ceil_mode's extra end is never counted, padding always is: keep the
+    // two apart.
+    if (op.getCeilMode())
+      return rewriter.notifyMatchFailure(op, "ceil_mode");
+    SmallVector<int64_t, 4> poolPads = op.getPadding() == "VALID"
+                                           ? SmallVector<int64_t, 4>{0, 0, 0, 0}
+                                           : op.getPadsOrDefault();
+    // Padding the pool has of its own must be counted too, as the pad's is.
+    if (!op.getCountIncludePad() &&
+        llvm::any_of(poolPads, [](int64_t p) { return p != 0; }))
+      return rewriter.notifyMatchFailure(op, "pool excludes its own padding");
+    FailureOr<std::array<int64_t, 4>> spatial =
+        matchSpatialZeroPad(pad, op.getDataFormat(), op, rewriter);
+    if (failed(spatial))
+      return failure();
+    for (int i = 0; i < 4; ++i)
+      poolPads[i] += (*spatial)[i];
+    // A window wholly in padding is no window for oneDNN; the pad and an
+    // unpadded pool stay faster than the reference pool.
+    ArrayRef<int64_t> kernel = op.getKernel();
+    if (kernel.size() != 2 || poolPads[0] >= kernel[0] ||
+        poolPads[1] >= kernel[0] || poolPads[2] >= kernel[1] ||
+        poolPads[3] >= kernel[1])
+      return rewriter.notifyMatchFailure(op, "padding as large as the window");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getXMutable().assign(pad.getX());
+      op.setPadding("EXPLICIT");
+      op.setPadsAttr(rewriter.getDenseI64ArrayAttr(poolPads));
+      op.setCountIncludePad(true);
+    });
+    return success();
+  }
+};
+} // namespace
+
+void AvgPoolOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<FoldZeroPadIntoAvgPool>(context);
+}
 
 static LogicalResult inferTypes(GlobalAvgPoolOp::Adaptor adaptor,
                                 const ShapeError &error,

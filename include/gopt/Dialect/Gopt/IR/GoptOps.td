@@ -772,6 +772,8 @@ def Gopt_AvgPoolOp : Gopt_PoolOp<"avg_pool", "average", [Gopt_MixedPrecisionInfe
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let layoutActivationOperands = [0];
+  // A zero pad before it becomes its own, counted padding.
+  let hasCanonicalizer = 1;
 }
 
 def Gopt_GlobalAvgPoolOp : Gopt_InferredOp<"global_avg_pool", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionInfer, Gopt_ComputeHeavy, Gopt_Differentiable]> {
