@@ -471,9 +471,11 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
   // ONNX's scatters take a reduction since opset 16; before, they replace.
   auto scatterNode = [&](Operation *scatter, StringRef onnxOp,
                          StringRef reduction) -> onnx::NodeProto * {
-    if (reduction != "none" && kOpset < 16) {
+    int needs = reduction == "max" || reduction == "min" ? 18 : 16;
+    if (reduction != "none" && kOpset < needs) {
       scatter->emitError("has no ONNX export at opset ")
-          << kOpset << " (reduction \"" << reduction << "\" needs opset 16)";
+          << kOpset << " (reduction \"" << reduction << "\" needs opset "
+          << needs << ")";
       return nullptr;
     }
     std::vector<std::string> inputs;
@@ -655,6 +657,13 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                              "tf_half_pixel_for_nn has no ONNX export at "
                              "opset ")
                  << kOpset;
+        if (r.getAntialias() ||
+            r.getCoordinateTransformationMode() == "half_pixel_symmetric" ||
+            (r.getScalesAttr() && r.getSizesAttr()))
+          return r.emitError("has no ONNX export at opset ")
+                 << kOpset
+                 << " (antialias and keep_aspect_ratio_policy need opset 18, "
+                    "half_pixel_symmetric opset 19)";
         withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
         return success();
       })
@@ -1018,7 +1027,10 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
             {nameOf(u.getX()), nameOf(u.getAxes())}, {nameOf(u.getY())});
         return success();
       })
-      .Case([&](DynamicPadOp p) {
+      .Case([&](DynamicPadOp p) -> LogicalResult {
+        if (p.getMode() == "wrap")
+          return p.emitError("has no ONNX export at opset ")
+                 << kOpset << " (Pad's mode \"wrap\" needs opset 19)";
         std::vector<std::string> ins{nameOf(p.getX()), nameOf(p.getPads())};
         if (p.getMode() == "constant") {
           // ONNX's constant_value is a scalar of the data's type.
@@ -1034,7 +1046,13 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
         return success();
       })
-      .Case([&](DynamicResizeOp r) {
+      .Case([&](DynamicResizeOp r) -> LogicalResult {
+        if (r.getAntialias() ||
+            r.getCoordinateTransformationMode() == "half_pixel_symmetric")
+          return r.emitError("has no ONNX export at opset ")
+                 << kOpset
+                 << " (antialias needs opset 18, half_pixel_symmetric "
+                    "opset 19)";
         // gopt's empty roi / scales / sizes are ONNX's absent inputs; an
         // empty sizes is left off, as Resize refuses both it and scales.
         std::vector<std::string> ins{nameOf(r.getInput()), nameOf(r.getRoi()),
@@ -1169,7 +1187,10 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
             {nameOf(s.getY())});
         return success();
       })
-      .Case([&](PadOp p) {
+      .Case([&](PadOp p) -> LogicalResult {
+        if (p.getMode() == "wrap")
+          return p.emitError("has no ONNX export at opset ")
+                 << kOpset << " (Pad's mode \"wrap\" needs opset 19)";
         ArrayRef<int64_t> pads = p.getPads();
         SmallVector<int64_t> onnxPads;
         for (size_t i = 0; i < pads.size(); i += 2)

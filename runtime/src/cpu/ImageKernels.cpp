@@ -7,7 +7,8 @@
 //   the primitive prefers.
 // - resize: nearest and linear (f32, NCHW and NHWC) from the taps the
 //   reference kernel uses (ResizeTaps.h), precomputed once per session
-//   shape; cubic and crops outside the input leave it to the reference.
+//   shape; cubic, antialiased downscaling (more than two taps) and crops
+//   outside the input leave it to the reference.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
@@ -135,8 +136,8 @@ public:
     // Two taps per axis (nearest: the second with weight 0).
     for (auto *taps : {&k->plan_.rows, &k->plan_.cols})
       for (const ResizeTap &t : *taps) {
-        if (t.count == 0)
-          return none(); // extrapolation: the reference
+        if (t.count == 0 || t.count > 2)
+          return none(); // extrapolation, antialiased taps: the reference
         Tap2 two{t.index[0], t.count == 2 ? t.index[1] : t.index[0],
                  static_cast<float>(t.weight[0]),
                  t.count == 2 ? static_cast<float>(t.weight[1]) : 0.0f};
