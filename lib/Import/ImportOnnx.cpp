@@ -201,6 +201,7 @@ private:
   LogicalResult importConv();
   LogicalResult importConvTranspose();
   LogicalResult importPoolNode(bool isMax);
+  LogicalResult importLpPool();
   LogicalResult importResize();
   SmallVector<int64_t> resizeAxes();
   LogicalResult expandResizeAxes(SmallVector<float> &scales,
@@ -3721,6 +3722,124 @@ LogicalResult OnnxImporter::importPoolNode(bool isMax) {
   return importWindowed1D(pool, 1);
 }
 
+/// LpPool: (sum over the window of |x|^p)^(1/p). The window sums are an
+/// AveragePool (count_include_pad, no pads) of |x|^p padded with zeros,
+/// times the window's size: the zeros stand for ONNX's pads, and for
+/// ceil_mode's last windows past them, so every window divides by its size.
+LogicalResult OnnxImporter::importLpPool() {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return failNode(llvm::formatv("expects a float input, got {0}", type));
+  ArrayRef<int64_t> shape = type.getShape();
+  std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
+  if (!kernel)
+    return failNode("missing attribute 'kernel_shape'");
+  size_t n = kernel->size();
+  if (shape.size() != n + 2)
+    return failNode(llvm::formatv("kernel_shape {0} does not fit input {1}",
+                                  formatShape(*kernel), formatShape(shape)));
+  SmallVector<int64_t> strides =
+      intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> dilations =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n)
+    return failNode("strides, dilations and pads must match kernel_shape");
+  std::string autoPad = stringAttr("auto_pad", "NOTSET");
+  bool ceil = intAttr("ceil_mode", 0) != 0;
+  int64_t p = intAttr("p", 2);
+  if (p < 1)
+    return failNode(llvm::formatv("p must be positive, got {0}", p));
+  // All pads explicit: [begin..., end...] of the spatial dims.
+  SmallVector<int64_t> padAll(2 * shape.size(), 0);
+  int64_t windowSize = 1;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t in = shape[d + 2], k = (*kernel)[d], s = strides[d];
+    if (ShapedType::isDynamic(in))
+      return failNode("needs static spatial dimensions");
+    if (k < 1 || s < 1 || dilations[d] < 1)
+      return failNode("kernel_shape, strides and dilations must be positive");
+    int64_t span = (k - 1) * dilations[d] + 1, begin = pads[d],
+            end = pads[d + n];
+    windowSize *= k;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>((out - 1) * s + span - in, 0);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (autoPad == "VALID") {
+      begin = end = 0;
+    } else if (autoPad != "NOTSET") {
+      return failNode(
+          llvm::formatv("auto_pad '{0}' is not supported", autoPad));
+    }
+    int64_t room = in + begin + end - span;
+    if (room < 0)
+      return failNode(llvm::formatv("the window ({0}) is larger than the "
+                                    "padded input ({1}) in spatial dim {2}",
+                                    span, in + begin + end, d));
+    if (ceil && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+      // The last window may start past the end padding's zeros, but not
+      // past the input and its begin padding (as PyTorch and ONNX count).
+      int64_t out = (room + s - 1) / s + 1;
+      if ((out - 1) * s >= in + begin)
+        --out;
+      end += std::max<int64_t>((out - 1) * s + span - (in + begin + end), 0);
+    }
+    padAll[2 * (d + 2)] = begin;
+    padAll[2 * (d + 2) + 1] = end;
+  }
+  Type et = type.getElementType();
+  Value powered;
+  if (p == 1) {
+    GOPT_INFER_ASSIGN(powered, AbsOp, x);
+  } else if (p == 2) {
+    GOPT_INFER_ASSIGN(powered, MulOp, x, x);
+  } else {
+    GOPT_INFER_VALUE(magnitude, AbsOp, x);
+    GOPT_INFER_ASSIGN(powered, PowOp, magnitude,
+                      createScalarConstant(b, loc, et, double(p)));
+  }
+  GOPT_INFER_VALUE(padded, PadOp, powered, i64s(padAll),
+                   b.getStringAttr("constant"), b.getF32FloatAttr(0.0f));
+  // The pool as an AveragePool node of this one's window.
+  onnx::NodeProto pool = *node;
+  pool.clear_attribute();
+  auto setInts = [&](const char *name, ArrayRef<int64_t> values) {
+    onnx::AttributeProto *a = pool.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  };
+  setInts("kernel_shape", *kernel);
+  setInts("strides", strides);
+  setInts("dilations", dilations);
+  onnx::AttributeProto *include = pool.add_attribute();
+  include->set_name("count_include_pad");
+  include->set_type(onnx::AttributeProto::INT);
+  include->set_i(1);
+  const onnx::NodeProto *outer = node;
+  node = &pool;
+  SmallVector<Value> pooled;
+  LogicalResult imported = importAs("AveragePool", {padded}, 1, pooled);
+  node = outer;
+  if (failed(imported))
+    return failure();
+  GOPT_INFER_VALUE(sums, MulOp, pooled[0],
+                   createScalarConstant(b, loc, et, double(windowSize)));
+  if (p == 1) {
+    setOutput(0, sums);
+    return success();
+  }
+  if (p == 2)
+    return setResult(createInferred<SqrtOp>(b, loc, sums));
+  return setResult(createInferred<PowOp>(
+      b, loc, sums, createScalarConstant(b, loc, et, 1.0 / double(p))));
+}
+
 /// Imports the node as the same node over `rank`-D inputs: the first
 /// `windowedInputs` inputs gain unit spatial dims after C, the window
 /// attributes a leading 1 per added dim (0 for pads and output_padding),
@@ -6097,6 +6216,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
       {"Loop", [](I &i) { return i.importLoop(); }},
+      {"LpPool", [](I &i) { return i.importLpPool(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"MatMulInteger",
        [](I &i) {

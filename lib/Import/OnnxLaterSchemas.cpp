@@ -445,22 +445,27 @@ OpSchema sameAsLatest(const std::string &op, int version) {
   return s;
 }
 
-/// AveragePool-19: dilations. libonnx's shape function ignores them, so a
-/// dilated pool's dims are left to gopt's own shapes.
-OpSchema averagePoolSchema() {
-  OpSchema s = sameAsLatest("AveragePool", 19);
+/// AveragePool-19 (dilations) and LpPool-18 (dilations, ceil_mode).
+/// libonnx's shape functions of the older versions ignore them, so such a
+/// pool's dims are left to gopt's own shapes.
+OpSchema laterPoolSchema(const std::string &op, int version,
+                         bool addsCeilMode) {
+  OpSchema s = sameAsLatest(op, version);
   s.Attr("dilations", "", AttributeProto::INTS, /*required=*/false);
-  onnx::InferenceFunction undilated = s.GetTypeAndShapeInferenceFunction();
-  s.TypeAndShapeInferenceFunction([undilated](InferenceContext &ctx) {
+  if (addsCeilMode)
+    s.Attr("ceil_mode", "", AttributeProto::INT, int64_t{0});
+  onnx::InferenceFunction older = s.GetTypeAndShapeInferenceFunction();
+  s.TypeAndShapeInferenceFunction([older, addsCeilMode](InferenceContext &ctx) {
+    bool changed =
+        addsCeilMode && onnx::getAttribute(ctx, "ceil_mode", int64_t{0}) != 0;
     if (const AttributeProto *d = ctx.getAttribute("dilations"))
       for (int64_t v : d->ints())
-        if (v != 1) {
-          onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-          if (onnx::hasInputShape(ctx, 0))
-            setUnknownDims(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
-          return;
-        }
-    undilated(ctx);
+        changed = changed || v != 1;
+    if (!changed)
+      return older(ctx);
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (onnx::hasInputShape(ctx, 0))
+      setUnknownDims(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
   });
   return s;
 }
@@ -525,7 +530,8 @@ void addChangedAttrSchemas(const std::function<void(OpSchema)> &add,
   // ScatterElements-18 and ScatterND-18: reduction "max" and "min".
   addFinalized(sameAsLatest("ScatterElements", 18));
   addFinalized(sameAsLatest("ScatterND", 18));
-  addFinalized(averagePoolSchema());
+  addFinalized(laterPoolSchema("AveragePool", 19, /*addsCeilMode=*/false));
+  addFinalized(laterPoolSchema("LpPool", 18, /*addsCeilMode=*/true));
   for (const char *op : {"ReduceMax", "ReduceMin"})
     add(boolReduceSchema(op));
   for (bool dequantize : {false, true})

@@ -373,3 +373,70 @@ save("quant21_int4",
                        name="q_int4", axis=1, block_size=4, output_dtype=22)],
      [vi("qx", [4, 6])], [vi("q", [4, 6], 22)], 21,
      [numpy_helper.from_array(q_scale, "q_scale")], ir_version=10)
+
+# --------------------------------------------------------------------------
+# LpPool (imported from opset 11; opset 18 adds ceil_mode and dilations).
+# --------------------------------------------------------------------------
+
+
+def lp_pool(x, kernel, strides, pads, dilations, p, ceil):
+    """(sum of |x|^p over each window)^(1/p), zeros outside the input; with
+    ceil_mode the last window may start in the end padding's place."""
+    n = len(kernel)
+    spatial = x.shape[2:]
+    padded = np.pad(np.abs(x.astype(np.float64)) ** p,
+                    [(0, 0), (0, 0)] + [(pads[d], pads[d + n] + 8)
+                                        for d in range(n)])
+    outs = []
+    for d in range(n):
+        span = (kernel[d] - 1) * dilations[d] + 1
+        room = spatial[d] + pads[d] + pads[d + n] - span
+        o = (-(-room // strides[d]) if ceil else room // strides[d]) + 1
+        if ceil and (o - 1) * strides[d] >= spatial[d] + pads[d]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    for idx in np.ndindex(*outs):
+        sl = tuple(slice(idx[d] * strides[d],
+                         idx[d] * strides[d] + (kernel[d] - 1) * dilations[d]
+                         + 1, dilations[d]) for d in range(n))
+        y[(Ellipsis,) + idx] = padded[(Ellipsis,) + sl].sum(
+            axis=tuple(range(2, 2 + n)))
+    return (y ** (1.0 / p)).astype(np.float32)
+
+
+lp_in = rng.standard_normal((2, 3, 9, 8)).astype(np.float32)
+lp_1d = rng.standard_normal((2, 3, 10)).astype(np.float32)
+npy("lp_in", lp_in)
+npy("lp_line", lp_1d)
+lp_cases = [
+    ("lp_default", lp_in, dict(kernel_shape=[3, 3]), [3, 3], [1, 1],
+     [0, 0, 0, 0], [1, 1], 2, False),
+    ("lp_pads_p1", lp_in, dict(kernel_shape=[2, 3], strides=[2, 1],
+                               pads=[1, 0, 1, 2], p=1),
+     [2, 3], [2, 1], [1, 0, 1, 2], [1, 1], 1, False),
+    # 9 x 8 by 2 x 3 windows 2 apart: ceil_mode adds a last row and column
+    # of windows that overhang the input.
+    ("lp_ceil_p3", lp_in, dict(kernel_shape=[2, 3], strides=[2, 2],
+                               ceil_mode=1, p=3),
+     [2, 3], [2, 2], [0, 0, 0, 0], [1, 1], 3, True),
+    ("lp_dilated", lp_in, dict(kernel_shape=[2, 2], dilations=[2, 3]),
+     [2, 2], [1, 1], [0, 0, 0, 0], [2, 3], 2, False),
+    ("lp_1d", lp_1d, dict(kernel_shape=[3], strides=[2]), [3], [2], [0, 0],
+     [1], 2, False),
+]
+lp_nodes, lp_outs = [], []
+for name, x, attrs, k, s, pd, dl, p, ceil in lp_cases:
+    want = lp_pool(x, k, s, pd, dl, p, ceil)
+    npy("want_" + name, want)
+    src = "lp_line" if x is lp_1d else "lp_in"
+    lp_nodes.append(helper.make_node("LpPool", [src], [name], name=name,
+                                     **attrs))
+    lp_outs.append(vi(name, list(want.shape)))
+save("lppool18", lp_nodes,
+     [vi("lp_in", [2, 3, 9, 8]), vi("lp_line", [2, 3, 10])],
+     lp_outs, 18)
+save("lppool11",
+     [helper.make_node("LpPool", ["lp_in"], ["lp_default"], name="lp_default",
+                       kernel_shape=[3, 3])],
+     [vi("lp_in", [2, 3, 9, 8])], [vi("lp_default", [2, 3, 7, 6])], 11)
