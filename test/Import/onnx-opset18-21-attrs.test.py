@@ -172,6 +172,14 @@ cases[-1][2].append(ints("z_keep", [9, 8]))
 save("resize18", [c[0] for c in cases], [vi("image", [2, 3, H, W])],
      [c[1] for c in cases], 18, [i for c in cases for i in c[2]])
 
+# Scales known only at run time: gopt.dynamic_resize keeps antialias.
+npy("dyn_scales", np.array([1, 1, 0.5, 0.4], np.float32))
+save("resize18_dynamic",
+     [resize_node("dyn", ["image", "", "dyn_scales"], mode="linear",
+                  antialias=1)],
+     [vi("image", [2, 3, H, W]), vi("dyn_scales", [4])],
+     [vi("dyn", [2, 3, None, None])], 18)
+
 # PyTorch's antialias (as torchvision's) is ONNX's with exclude_outside:
 # bilinear, and bicubic with Keys' a = -0.5.
 import torch  # noqa: E402
