@@ -471,11 +471,9 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
   // ONNX's scatters take a reduction since opset 16; before, they replace.
   auto scatterNode = [&](Operation *scatter, StringRef onnxOp,
                          StringRef reduction) -> onnx::NodeProto * {
-    int needs = reduction == "max" || reduction == "min" ? 18 : 16;
-    if (reduction != "none" && kOpset < needs) {
+    if (reduction != "none" && kOpset < 16) {
       scatter->emitError("has no ONNX export at opset ")
-          << kOpset << " (reduction \"" << reduction << "\" needs opset "
-          << needs << ")";
+          << kOpset << " (reduction \"" << reduction << "\" needs opset 16)";
       return nullptr;
     }
     std::vector<std::string> inputs;
@@ -657,13 +655,13 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
                              "tf_half_pixel_for_nn has no ONNX export at "
                              "opset ")
                  << kOpset;
+        // Written as Resize-13, which has none of them.
         if (r.getAntialias() ||
             r.getCoordinateTransformationMode() == "half_pixel_symmetric" ||
             (r.getScalesAttr() && r.getSizesAttr()))
-          return r.emitError("has no ONNX export at opset ")
-                 << kOpset
-                 << " (antialias and keep_aspect_ratio_policy need opset 18, "
-                    "half_pixel_symmetric opset 19)";
+          return r.emitError("has no ONNX export (antialias and "
+                             "keep_aspect_ratio_policy need Resize-18, "
+                             "half_pixel_symmetric Resize-19)");
         withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
         return success();
       })
@@ -1029,8 +1027,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](DynamicPadOp p) -> LogicalResult {
         if (p.getMode() == "wrap")
-          return p.emitError("has no ONNX export at opset ")
-                 << kOpset << " (Pad's mode \"wrap\" needs opset 19)";
+          return p.emitError("has no ONNX export (mode \"wrap\" needs "
+                             "Pad-19)");
         std::vector<std::string> ins{nameOf(p.getX()), nameOf(p.getPads())};
         if (p.getMode() == "constant") {
           // ONNX's constant_value is a scalar of the data's type.
@@ -1049,10 +1047,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       .Case([&](DynamicResizeOp r) -> LogicalResult {
         if (r.getAntialias() ||
             r.getCoordinateTransformationMode() == "half_pixel_symmetric")
-          return r.emitError("has no ONNX export at opset ")
-                 << kOpset
-                 << " (antialias needs opset 18, half_pixel_symmetric "
-                    "opset 19)";
+          return r.emitError("has no ONNX export (antialias needs Resize-18, "
+                             "half_pixel_symmetric Resize-19)");
         // gopt's empty roi / scales / sizes are ONNX's absent inputs; an
         // empty sizes is left off, as Resize refuses both it and scales.
         std::vector<std::string> ins{nameOf(r.getInput()), nameOf(r.getRoi()),
@@ -1189,8 +1185,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
       })
       .Case([&](PadOp p) -> LogicalResult {
         if (p.getMode() == "wrap")
-          return p.emitError("has no ONNX export at opset ")
-                 << kOpset << " (Pad's mode \"wrap\" needs opset 19)";
+          return p.emitError("has no ONNX export (mode \"wrap\" needs "
+                             "Pad-19)");
         ArrayRef<int64_t> pads = p.getPads();
         SmallVector<int64_t> onnxPads;
         for (size_t i = 0; i < pads.size(); i += 2)
