@@ -779,12 +779,26 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
           setInt(n, "exclude_outside", r.getExcludeOutside());
           setFloat(n, "extrapolation_value",
                    r.getExtrapolationValue().convertToFloat());
+          if (r.getAntialias())
+            setInt(n, "antialias", 1);
         };
         // Resize-13 dropped tf_half_pixel_for_nn.
         if (r.getCoordinateTransformationMode() == "tf_half_pixel_for_nn")
           return r.emitError("coordinate_transformation_mode "
                              "tf_half_pixel_for_nn has no ONNX export (Resize "
                              "dropped it at opset 13)");
+        if (r.getAntialias() && !hasOpset(r, 18, "Resize with antialias"))
+          return failure();
+        if (r.getCoordinateTransformationMode() == "half_pixel_symmetric" &&
+            !hasOpset(r, 19, "Resize with half_pixel_symmetric"))
+          return failure();
+        // ONNX's keep_aspect_ratio_policy recomputes the scale from the
+        // sizes, and scales alone floor the output size: neither gives an
+        // output size with its own coordinate scale.
+        if (r.getScalesAttr() && r.getSizesAttr())
+          return r.emitOpError("has no ONNX export: sizes with their own "
+                               "coordinate scales (ONNX's Resize takes "
+                               "scales or sizes, not both)");
         withNCHW(r.getDataFormat(), r.getInput(), r.getOutput(), emit);
         return success();
       })
@@ -1214,7 +1228,9 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
             {nameOf(u.getX()), nameOf(u.getAxes())}, {nameOf(u.getY())});
         return success();
       })
-      .Case([&](DynamicPadOp p) {
+      .Case([&](DynamicPadOp p) -> LogicalResult {
+        if (p.getMode() == "wrap" && !hasOpset(p, 19, "Pad with mode wrap"))
+          return failure();
         std::vector<std::string> ins{nameOf(p.getX()), nameOf(p.getPads())};
         if (p.getMode() == "constant") {
           // ONNX's constant_value is a scalar of the data's type.
@@ -1230,7 +1246,12 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
         return success();
       })
-      .Case([&](DynamicResizeOp r) {
+      .Case([&](DynamicResizeOp r) -> LogicalResult {
+        if (r.getAntialias() && !hasOpset(r, 18, "Resize with antialias"))
+          return failure();
+        if (r.getCoordinateTransformationMode() == "half_pixel_symmetric" &&
+            !hasOpset(r, 19, "Resize with half_pixel_symmetric"))
+          return failure();
         // gopt's empty roi / scales / sizes are ONNX's absent inputs; an
         // empty sizes is left off, as Resize refuses both it and scales.
         std::vector<std::string> ins{nameOf(r.getInput()), nameOf(r.getRoi()),
@@ -1247,6 +1268,8 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "exclude_outside", r.getExcludeOutside());
         setFloat(n, "extrapolation_value",
                  r.getExtrapolationValue().convertToFloat());
+        if (r.getAntialias())
+          setInt(n, "antialias", 1);
         return success();
       })
       .Case([&](DynamicTopKOp t) {
@@ -1372,7 +1395,9 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
             {nameOf(s.getY())});
         return success();
       })
-      .Case([&](PadOp p) {
+      .Case([&](PadOp p) -> LogicalResult {
+        if (p.getMode() == "wrap" && !hasOpset(p, 19, "Pad with mode wrap"))
+          return failure();
         ArrayRef<int64_t> pads = p.getPads();
         SmallVector<int64_t> onnxPads;
         for (size_t i = 0; i < pads.size(); i += 2)

@@ -201,7 +201,13 @@ private:
   LogicalResult importConv();
   LogicalResult importConvTranspose();
   LogicalResult importPoolNode(bool isMax);
+  LogicalResult importLpPool();
   LogicalResult importResize();
+  SmallVector<int64_t> resizeAxes();
+  LogicalResult expandResizeAxes(SmallVector<float> &scales,
+                                 SmallVector<int64_t> &sizes,
+                                 SmallVector<float> &roi);
+  bool resizeAntialias();
   LogicalResult importDynamicResize(Value x, int scalesIndex, bool usesRoi);
   FailureOr<SmallVector<float>> constantFloats(StringRef valueName);
   FailureOr<SmallVector<int64_t>> symbolicShape(StringRef shapeName, Value x,
@@ -249,12 +255,19 @@ private:
   /// `v` (a scale or zero point: a scalar or one value per `axis` entry) as
   /// f32, shaped to broadcast along `axis` of a rank-`rank` tensor.
   FailureOr<Value> broadcastAlong(Value v, int64_t axis, int64_t rank);
-  /// (f32(q) - f32(zeroPoint)) * scale; a null zeroPoint is 0.
+  /// `v` (opset 21's blocked scale or zero point: `shape` with dim `axis`
+  /// ceil(shape[axis] / blockSize)) as f32 of `shape`, each entry repeated
+  /// over its block.
+  FailureOr<Value> expandBlocks(Value v, int64_t axis, int64_t blockSize,
+                                ArrayRef<int64_t> shape);
+  /// (f32(q) - f32(zeroPoint)) * scale; a null zeroPoint is 0. A non-zero
+  /// blockSize: blocked along `axis`.
   FailureOr<Value> dequantizeAffine(Value q, Value scale, Value zeroPoint,
-                                    int64_t axis);
+                                    int64_t axis, int64_t blockSize = 0);
   /// saturate(round(x / scale) + zeroPoint) as `quantized`.
   FailureOr<Value> quantizeAffine(Value x, Value scale, Value zeroPoint,
-                                  int64_t axis, Type quantized);
+                                  int64_t axis, Type quantized,
+                                  int64_t blockSize = 0);
   LogicalResult importVariadic(StringRef kind);
   LogicalResult importPow();
   LogicalResult importShape();
@@ -894,8 +907,13 @@ LogicalResult OnnxImporter::importResize() {
         (!scalesName.empty() && !isConstant(scalesName)) ||
         (onnx11 && !sizesName.empty() && !sizesFold(sizesName)) ||
         (usesRoi && !inputName(1).empty() && !isConstant(inputName(1)));
-    if (runtime)
+    if (runtime) {
+      if (opset >= 18 && (attr("axes") || stringAttr("keep_aspect_ratio_policy",
+                                                     "stretch") != "stretch"))
+        return failNode("'axes' or keep_aspect_ratio_policy with roi, scales "
+                        "or sizes known only at run time is not supported");
       return importDynamicResize(x, scalesIndex, usesRoi);
+    }
   }
   SmallVector<float> scales, roi;
   SmallVector<int64_t> sizes;
@@ -924,7 +942,8 @@ LogicalResult OnnxImporter::importResize() {
       if (failed(s))
         return failure();
       sizes = *s;
-      for (int d = 0; computed && d < 2 && d < int(sizes.size()); ++d)
+      for (int d = 0;
+           computed && !attr("axes") && d < 2 && d < int(sizes.size()); ++d)
         if (sizes[d] == 0)
           sizes[d] = xShape[d];
     }
@@ -949,6 +968,38 @@ LogicalResult OnnxImporter::importResize() {
     return failNode("expects scales or sizes, not both");
   if (sizes.empty() && scales.empty())
     return failNode("expects constant scales or sizes");
+  // Opset 18's coordinate scale where keep_aspect_ratio_policy rounds the
+  // output of one scale (gopt.resize with both scales and sizes).
+  std::optional<float> keptScale;
+  if (!upsample && opset >= 18) {
+    if (failed(expandResizeAxes(scales, sizes, roi)))
+      return failure();
+    std::string policy = stringAttr("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch" && policy != "not_larger" &&
+        policy != "not_smaller")
+      return failNode(llvm::formatv("keep_aspect_ratio_policy must be "
+                                    "\"stretch\", \"not_larger\" or "
+                                    "\"not_smaller\", got \"{0}\"",
+                                    policy));
+    if (policy != "stretch" && !sizes.empty()) {
+      // One scale for the resized axes (all four without 'axes'): the
+      // smallest or largest of sizes / input, the sizes rounded from it.
+      SmallVector<int64_t> axes = resizeAxes();
+      double scale = 0;
+      for (auto [i, d] : llvm::enumerate(axes)) {
+        double factor = double(sizes[d]) / double(xShape[d]);
+        if (i == 0 ||
+            (policy == "not_larger" ? factor < scale : factor > scale))
+          scale = factor;
+      }
+      for (int64_t d : axes)
+        sizes[d] = static_cast<int64_t>(scale * double(xShape[d]) + 0.5);
+      keptScale = static_cast<float>(scale);
+    }
+  }
+  if (ctm == "half_pixel_symmetric" && opset < 19)
+    return failNode("coordinate_transformation_mode half_pixel_symmetric "
+                    "needs opset 19");
   if (!sizes.empty()) {
     if (sizes.size() != 4)
       return failNode(llvm::formatv("'sizes' must have 4 values, got {0}",
@@ -995,6 +1046,8 @@ LogicalResult OnnxImporter::importResize() {
     scalesAttr = b.getDenseF32ArrayAttr({scales[2], scales[3]});
   else
     sizesAttr = i64s({sizes[2], sizes[3]});
+  if (keptScale)
+    scalesAttr = b.getDenseF32ArrayAttr({*keptScale, *keptScale});
   if (!roi.empty())
     roiAttr = b.getDenseF32ArrayAttr({roi[2], roi[3], roi[6], roi[7]});
   return setResult(createInferred<ResizeOp>(
@@ -1003,7 +1056,78 @@ LogicalResult OnnxImporter::importResize() {
       b.getF32FloatAttr(floatAttr("cubic_coeff_a", -0.75f)),
       b.getBoolAttr(intAttr("exclude_outside", 0) != 0),
       b.getF32FloatAttr(floatAttr("extrapolation_value", 0.0f)),
-      b.getStringAttr("NCHW")));
+      b.getStringAttr("NCHW"), b.getBoolAttr(resizeAntialias())));
+}
+
+/// Resize-18's axes, counted from 0 (all four without the attribute); an
+/// empty list after a failNode when they are out of range or repeat.
+SmallVector<int64_t> OnnxImporter::resizeAxes() {
+  std::optional<SmallVector<int64_t>> given = intsAttr("axes");
+  if (!given)
+    return {0, 1, 2, 3};
+  SmallVector<int64_t> axes;
+  for (int64_t a : *given) {
+    if (a < -4 || a >= 4 || llvm::is_contained(axes, a < 0 ? a + 4 : a)) {
+      (void)failNode(llvm::formatv("'axes' must name distinct dims of a "
+                                   "rank-4 input, got {0}",
+                                   formatShape(*given)));
+      return {};
+    }
+    axes.push_back(a < 0 ? a + 4 : a);
+  }
+  return axes;
+}
+
+/// Resize-18's scales, sizes and roi over the dims 'axes' names, widened to
+/// all four: the others keep scale 1, their size, and roi [0, 1].
+LogicalResult OnnxImporter::expandResizeAxes(SmallVector<float> &scales,
+                                             SmallVector<int64_t> &sizes,
+                                             SmallVector<float> &roi) {
+  if (!attr("axes"))
+    return success();
+  SmallVector<int64_t> axes = resizeAxes();
+  if (axes.empty())
+    return failure();
+  size_t n = axes.size();
+  auto check = [&](size_t got, size_t want, StringRef what) {
+    if (got == 0 || got == want)
+      return success();
+    return failNode(llvm::formatv("'{0}' must have {1} values (one per entry "
+                                  "of 'axes'), got {2}",
+                                  what, want, got));
+  };
+  if (failed(check(scales.size(), n, "scales")) ||
+      failed(check(sizes.size(), n, "sizes")) ||
+      failed(check(roi.size(), 2 * n, "roi")))
+    return failure();
+  ArrayRef<int64_t> xShape = shapeOf(values.lookup(node->input(0)));
+  if (!scales.empty()) {
+    SmallVector<float> all(4, 1.0f);
+    for (auto [i, d] : llvm::enumerate(axes))
+      all[d] = scales[i];
+    scales = all;
+  }
+  if (!sizes.empty()) {
+    SmallVector<int64_t> all(xShape);
+    for (auto [i, d] : llvm::enumerate(axes))
+      all[d] = sizes[i];
+    sizes = all;
+  }
+  if (!roi.empty()) {
+    SmallVector<float> all = {0, 0, 0, 0, 1, 1, 1, 1};
+    for (auto [i, d] : llvm::enumerate(axes)) {
+      all[d] = roi[i];
+      all[4 + d] = roi[n + i];
+    }
+    roi = all;
+  }
+  return success();
+}
+
+/// Resize-18's antialias (linear and cubic downscaling).
+bool OnnxImporter::resizeAntialias() {
+  return node->op_type() == "Resize" && opset >= 18 &&
+         intAttr("antialias", 0) != 0;
 }
 
 /// Resize or Upsample whose roi, scales or sizes are known only at run time:
@@ -1068,6 +1192,9 @@ LogicalResult OnnxImporter::importDynamicResize(Value x, int scalesIndex,
     ctm = stringAttr("coordinate_transformation_mode", "half_pixel");
     nearestMode = stringAttr("nearest_mode", "round_prefer_floor");
   }
+  if (ctm == "half_pixel_symmetric" && opset < 19)
+    return failNode("coordinate_transformation_mode half_pixel_symmetric "
+                    "needs opset 19");
   // N and C keep their size (the adapter checks); H and W follow the values.
   ArrayRef<int64_t> xShape = shapeOf(x);
   auto type = RankedTensorType::get(
@@ -1079,7 +1206,7 @@ LogicalResult OnnxImporter::importDynamicResize(Value x, int scalesIndex,
       b.getF32FloatAttr(floatAttr("cubic_coeff_a", -0.75f)),
       b.getBoolAttr(intAttr("exclude_outside", 0) != 0),
       b.getF32FloatAttr(floatAttr("extrapolation_value", 0.0f)),
-      b.getStringAttr("NCHW"));
+      b.getStringAttr("NCHW"), b.getBoolAttr(resizeAntialias()));
   if (failed(mlir::verify(op))) {
     op->erase();
     return failOp();
@@ -1269,16 +1396,61 @@ FailureOr<Value> OnnxImporter::broadcastAlong(Value v, int64_t axis,
   return shaped;
 }
 
+FailureOr<Value> OnnxImporter::expandBlocks(Value v, int64_t axis,
+                                            int64_t blockSize,
+                                            ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t rank = shape.size();
+  if (axis < -rank || axis >= rank)
+    return failNode(
+        llvm::formatv("axis {0} is out of range for rank {1}", axis, rank));
+  if (axis < 0)
+    axis += rank;
+  if (ShapedType::isDynamic(shape[axis]))
+    return failNode("blocked quantization needs a static size along 'axis'");
+  SmallVector<int64_t> want(shape);
+  want[axis] = (shape[axis] + blockSize - 1) / blockSize;
+  bool matches = type.getRank() == rank;
+  for (int64_t d = 0; matches && d < rank; ++d)
+    matches = type.getDimSize(d) == want[d] ||
+              (d != axis && ShapedType::isDynamic(want[d]));
+  if (!matches)
+    return failNode(llvm::formatv(
+        "a blocked scale or zero point (block_size {0} along axis {1}) must "
+        "have shape {2}, got {3}",
+        blockSize, axis, formatShape(want), formatShape(type.getShape())));
+  if (!type.getElementType().isF32())
+    v = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), v);
+  if (!v)
+    return failOp();
+  // Entry i of the input along `axis` reads block i / blockSize.
+  SmallVector<int64_t> blockOf;
+  for (int64_t i = 0; i < shape[axis]; ++i)
+    blockOf.push_back(i / blockSize);
+  auto indexType = RankedTensorType::get({shape[axis]}, b.getI64Type());
+  Value indices = b.create<ConstantOp>(
+      loc, DenseIntElementsAttr::get(indexType, ArrayRef<int64_t>(blockOf)));
+  GOPT_INFER_VALUE(expanded, GatherOp, v, indices, b.getI64IntegerAttr(axis));
+  if (!expanded)
+    return failOp();
+  return expanded;
+}
+
 FailureOr<Value> OnnxImporter::dequantizeAffine(Value q, Value scale,
-                                                Value zeroPoint, int64_t axis) {
+                                                Value zeroPoint, int64_t axis,
+                                                int64_t blockSize) {
   auto type = cast<RankedTensorType>(q.getType());
   int64_t rank = type.getRank();
+  auto along = [&](Value v) {
+    return blockSize ? expandBlocks(v, axis, blockSize, type.getShape())
+                     : broadcastAlong(v, axis, rank);
+  };
   Value x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), q);
-  FailureOr<Value> s = broadcastAlong(scale, axis, rank);
+  FailureOr<Value> s = along(scale);
   if (!x || failed(s))
     return failure();
   if (zeroPoint) {
-    FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
+    FailureOr<Value> z = along(zeroPoint);
     if (failed(z))
       return failure();
     GOPT_INFER_ASSIGN(x, SubOp, x, *z);
@@ -1297,10 +1469,15 @@ static std::pair<double, double> integerRange(Type type) {
 
 FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
                                               Value zeroPoint, int64_t axis,
-                                              Type quantized) {
+                                              Type quantized,
+                                              int64_t blockSize) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
-  FailureOr<Value> s = broadcastAlong(scale, axis, rank);
+  auto along = [&](Value v) {
+    return blockSize ? expandBlocks(v, axis, blockSize, type.getShape())
+                     : broadcastAlong(v, axis, rank);
+  };
+  FailureOr<Value> s = along(scale);
   if (failed(s))
     return failure();
   if (!type.getElementType().isF32())
@@ -1310,7 +1487,7 @@ FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
   GOPT_INFER_VALUE(y, DivOp, x, *s);
   GOPT_INFER_ASSIGN(y, RoundOp, y);
   if (zeroPoint) {
-    FailureOr<Value> z = broadcastAlong(zeroPoint, axis, rank);
+    FailureOr<Value> z = along(zeroPoint);
     if (failed(z))
       return failure();
     GOPT_INFER_ASSIGN(y, AddOp, y, *z);
@@ -1335,7 +1512,11 @@ LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
   GET_INPUT(scale, 1);
   GET_OPTIONAL_INPUT(zeroPoint, 2);
   int64_t axis = intAttr("axis", 1);
-  if (cast<RankedTensorType>(scale.getType()).getRank() == 0)
+  int64_t blockSize = opset >= 21 ? intAttr("block_size", 0) : 0;
+  if (blockSize < 0)
+    return failNode(
+        llvm::formatv("block_size must be positive, got {0}", blockSize));
+  if (cast<RankedTensorType>(scale.getType()).getRank() == 0 && !blockSize)
     axis = 0;
   if (dequantize) {
     Type in = getElementTypeOrSelf(x.getType());
@@ -1343,19 +1524,37 @@ LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
       return failNode(llvm::formatv("dequantizes {0}; expected int8, uint8 "
                                     "or int32",
                                     in));
-    FailureOr<Value> y = dequantizeAffine(x, scale, zeroPoint, axis);
+    FailureOr<Value> y = dequantizeAffine(x, scale, zeroPoint, axis, blockSize);
     if (failed(y))
       return failure();
     setOutput(0, *y);
     return success();
   }
-  // Without a zero point ONNX quantizes to uint8.
+  // Without a zero point ONNX quantizes to uint8, or (opset 21) to
+  // output_dtype.
   Type quantized = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
                              : b.getIntegerType(8, /*isSigned=*/false);
+  if (int64_t dtype = opset >= 21 ? intAttr("output_dtype", 0) : 0) {
+    Type wanted = dtype == onnx::TensorProto::INT8 ? b.getIntegerType(8)
+                  : dtype == onnx::TensorProto::UINT8
+                      ? b.getIntegerType(8, /*isSigned=*/false)
+                      : Type();
+    if (!wanted)
+      return failNode(llvm::formatv(
+          "output_dtype {0} is not supported (int8 or uint8; 4-bit, 16-bit "
+          "and float8 quantized types are not)",
+          dtype));
+    if (zeroPoint && wanted != quantized)
+      return failNode(llvm::formatv("output_dtype {0} differs from the zero "
+                                    "point's type {1}",
+                                    wanted, quantized));
+    quantized = wanted;
+  }
   if (!quantized.isInteger(8))
     return failNode(
         llvm::formatv("quantizes to {0}; expected int8 or uint8", quantized));
-  FailureOr<Value> y = quantizeAffine(x, scale, zeroPoint, axis, quantized);
+  FailureOr<Value> y =
+      quantizeAffine(x, scale, zeroPoint, axis, quantized, blockSize);
   if (failed(y))
     return failure();
   setOutput(0, *y);
@@ -1569,9 +1768,11 @@ LogicalResult OnnxImporter::importQuantization(bool dequantize) {
   GET_INPUT(x, 0);
   if (node->input_size() < 2 || node->input(1).empty())
     return failNode("missing the scale (input 1)");
-  if (const onnx::AttributeProto *block = attr("block_size");
-      block && block->i() != 0)
-    return failNode("blocked quantization (block_size) is not supported");
+  // Opset 21's blocked scales and output_dtype: ONNX's definition as a
+  // composition.
+  if (opset >= 21 &&
+      (intAttr("block_size", 0) != 0 || intAttr("output_dtype", 0) != 0))
+    return importAffineQuantization(dequantize);
   // gopt's quantize/dequantize are symmetric int8 with constant scales
   // (the form --gopt-quantize writes and the int8 kernels fuse); anything
   // else is ONNX's affine definition as a composition. Without a zero
@@ -2245,6 +2446,8 @@ LogicalResult OnnxImporter::importDynamicSlice(Value x) {
 LogicalResult OnnxImporter::importPad() {
   GET_INPUT(x, 0);
   std::string mode = stringAttr("mode", "constant");
+  if (mode == "wrap" && opset < 19)
+    return failNode("mode 'wrap' needs opset 19");
   SmallVector<int64_t> pads;
   std::optional<SmallVector<int64_t>> padAxes;
   double value = 0;
@@ -2288,7 +2491,8 @@ LogicalResult OnnxImporter::importPad() {
                         .getResult());
       if (failed(fill))
         return failure();
-      if (mode != "constant" && mode != "reflect" && mode != "edge")
+      if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+          mode != "wrap")
         return failNode(llvm::formatv("mode '{0}' is not supported", mode));
       return setResult(createInferred<DynamicPadOp>(
           b, loc, x, *padsValue, *fill, b.getStringAttr(mode)));
@@ -2439,6 +2643,24 @@ LogicalResult OnnxImporter::importReduce(StringRef kind) {
     y = reduceWith(ReduceMeanOp(), x, keepDims);
   } else if (kind == "ReduceSum") {
     y = reduceWith(ReduceSumOp(), x, keepDims);
+  } else if ((kind == "ReduceMax" || kind == "ReduceMin") &&
+             cast<RankedTensorType>(x.getType())
+                 .getElementType()
+                 .isInteger(1)) {
+    // ReduceMax-20 and ReduceMin-20 of booleans (any, all): reduced as
+    // 8-bit integers, gopt's reductions being numeric.
+    if (opset < 20)
+      return failNode(llvm::formatv("{0} of booleans needs opset 20", kind));
+    auto withElement = [&](Value v, Type element) {
+      return RankedTensorType::get(
+          cast<RankedTensorType>(v.getType()).getShape(), element);
+    };
+    Value bytes = b.create<CastOp>(loc, withElement(x, b.getIntegerType(8)), x);
+    Value reduced = kind == "ReduceMax"
+                        ? reduceWith(ReduceMaxOp(), bytes, keepDims)
+                        : reduceWith(ReduceMinOp(), bytes, keepDims);
+    if (reduced)
+      y = b.create<CastOp>(loc, withElement(reduced, b.getI1Type()), reduced);
   } else if (kind == "ReduceMax") {
     y = reduceWith(ReduceMaxOp(), x, keepDims);
   } else if (kind == "ReduceMin") {
@@ -3198,9 +3420,14 @@ LogicalResult OnnxImporter::importScatter(bool elements) {
   GET_INPUT(indices, 1);
   GET_INPUT(updates, 2);
   std::string reduction = stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul")
+  bool minMax = reduction == "max" || reduction == "min";
+  if (minMax && opset < 18)
+    return failNode(llvm::formatv("reduction '{0}' needs opset 18", reduction));
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      !minMax)
     return failNode(llvm::formatv(
-        "reduction '{0}' is not supported (none, add or mul)", reduction));
+        "reduction '{0}' is not supported (none, add, mul, max or min)",
+        reduction));
   StringAttr reductionAttr = b.getStringAttr(reduction);
   if (elements)
     return setResult(createInferred<ScatterElementsOp>(
@@ -3493,6 +3720,124 @@ LogicalResult OnnxImporter::importPoolNode(bool isMax) {
       llvm::any_of(dil, [](int64_t d) { return d != 1; }))
     return importWithUnitSpatialDims(pool, 1, 5);
   return importWindowed1D(pool, 1);
+}
+
+/// LpPool: (sum over the window of |x|^p)^(1/p). The window sums are an
+/// AveragePool (count_include_pad, no pads) of |x|^p padded with zeros,
+/// times the window's size: the zeros stand for ONNX's pads, and for
+/// ceil_mode's last windows past them, so every window divides by its size.
+LogicalResult OnnxImporter::importLpPool() {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return failNode(llvm::formatv("expects a float input, got {0}", type));
+  ArrayRef<int64_t> shape = type.getShape();
+  std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape");
+  if (!kernel)
+    return failNode("missing attribute 'kernel_shape'");
+  size_t n = kernel->size();
+  if (shape.size() != n + 2)
+    return failNode(llvm::formatv("kernel_shape {0} does not fit input {1}",
+                                  formatShape(*kernel), formatShape(shape)));
+  SmallVector<int64_t> strides =
+      intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> dilations =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads =
+      intsAttr("pads").value_or(SmallVector<int64_t>(2 * n, 0));
+  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n)
+    return failNode("strides, dilations and pads must match kernel_shape");
+  std::string autoPad = stringAttr("auto_pad", "NOTSET");
+  bool ceil = intAttr("ceil_mode", 0) != 0;
+  int64_t p = intAttr("p", 2);
+  if (p < 1)
+    return failNode(llvm::formatv("p must be positive, got {0}", p));
+  // All pads explicit: [begin..., end...] of the spatial dims.
+  SmallVector<int64_t> padAll(2 * shape.size(), 0);
+  int64_t windowSize = 1;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t in = shape[d + 2], k = (*kernel)[d], s = strides[d];
+    if (ShapedType::isDynamic(in))
+      return failNode("needs static spatial dimensions");
+    if (k < 1 || s < 1 || dilations[d] < 1)
+      return failNode("kernel_shape, strides and dilations must be positive");
+    int64_t span = (k - 1) * dilations[d] + 1, begin = pads[d],
+            end = pads[d + n];
+    windowSize *= k;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>((out - 1) * s + span - in, 0);
+      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (autoPad == "VALID") {
+      begin = end = 0;
+    } else if (autoPad != "NOTSET") {
+      return failNode(
+          llvm::formatv("auto_pad '{0}' is not supported", autoPad));
+    }
+    int64_t room = in + begin + end - span;
+    if (room < 0)
+      return failNode(llvm::formatv("the window ({0}) is larger than the "
+                                    "padded input ({1}) in spatial dim {2}",
+                                    span, in + begin + end, d));
+    if (ceil && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+      // The last window may start past the end padding's zeros, but not
+      // past the input and its begin padding (as PyTorch and ONNX count).
+      int64_t out = (room + s - 1) / s + 1;
+      if ((out - 1) * s >= in + begin)
+        --out;
+      end += std::max<int64_t>((out - 1) * s + span - (in + begin + end), 0);
+    }
+    padAll[2 * (d + 2)] = begin;
+    padAll[2 * (d + 2) + 1] = end;
+  }
+  Type et = type.getElementType();
+  Value powered;
+  if (p == 1) {
+    GOPT_INFER_ASSIGN(powered, AbsOp, x);
+  } else if (p == 2) {
+    GOPT_INFER_ASSIGN(powered, MulOp, x, x);
+  } else {
+    GOPT_INFER_VALUE(magnitude, AbsOp, x);
+    GOPT_INFER_ASSIGN(powered, PowOp, magnitude,
+                      createScalarConstant(b, loc, et, double(p)));
+  }
+  GOPT_INFER_VALUE(padded, PadOp, powered, i64s(padAll),
+                   b.getStringAttr("constant"), b.getF32FloatAttr(0.0f));
+  // The pool as an AveragePool node of this one's window.
+  onnx::NodeProto pool = *node;
+  pool.clear_attribute();
+  auto setInts = [&](const char *name, ArrayRef<int64_t> values) {
+    onnx::AttributeProto *a = pool.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : values)
+      a->add_ints(v);
+  };
+  setInts("kernel_shape", *kernel);
+  setInts("strides", strides);
+  setInts("dilations", dilations);
+  onnx::AttributeProto *include = pool.add_attribute();
+  include->set_name("count_include_pad");
+  include->set_type(onnx::AttributeProto::INT);
+  include->set_i(1);
+  const onnx::NodeProto *outer = node;
+  node = &pool;
+  SmallVector<Value> pooled;
+  LogicalResult imported = importAs("AveragePool", {padded}, 1, pooled);
+  node = outer;
+  if (failed(imported))
+    return failure();
+  GOPT_INFER_VALUE(sums, MulOp, pooled[0],
+                   createScalarConstant(b, loc, et, double(windowSize)));
+  if (p == 1) {
+    setOutput(0, sums);
+    return success();
+  }
+  if (p == 2)
+    return setResult(createInferred<SqrtOp>(b, loc, sums));
+  return setResult(createInferred<PowOp>(
+      b, loc, sums, createScalarConstant(b, loc, et, 1.0 / double(p))));
 }
 
 /// Imports the node as the same node over `rank`-D inputs: the first
@@ -5871,6 +6216,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
       {"Loop", [](I &i) { return i.importLoop(); }},
+      {"LpPool", [](I &i) { return i.importLpPool(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"MatMulInteger",
        [](I &i) {

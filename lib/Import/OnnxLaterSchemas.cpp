@@ -12,7 +12,9 @@
 
 #include <onnx/defs/shape_inference.h>
 
+#include <cmath>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <vector>
@@ -310,6 +312,233 @@ OpSchema dftSchema() {
   return s;
 }
 
+//===----------------------------------------------------------------------===//
+// Ops gopt imported before whose opset 18-21 versions added attributes or
+// inputs (the `ops-attrs` block).
+//===----------------------------------------------------------------------===//
+
+/// The floats of a constant f32 tensor, or false when it holds others.
+bool constantFloats(InferenceContext &ctx, size_t i,
+                    std::vector<float> &values) {
+  values.clear();
+  if (!hasInput(ctx, i))
+    return false;
+  const onnx::TensorProto *t = ctx.getInputData(i);
+  if (!t || t->data_type() != onnx::TensorProto::FLOAT)
+    return false;
+  if (t->has_raw_data()) {
+    const std::string &raw = t->raw_data();
+    values.resize(raw.size() / sizeof(float));
+    std::memcpy(values.data(), raw.data(), values.size() * sizeof(float));
+  } else {
+    values.assign(t->float_data().begin(), t->float_data().end());
+  }
+  return true;
+}
+
+/// Resize-18/19: scales or sizes over the dims `axes` names (all without
+/// it); keep_aspect_ratio_policy rounds the sizes of one scale.
+void inferResize(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  int rank = in.dim_size();
+  std::vector<int64_t> axes;
+  if (const AttributeProto *a = ctx.getAttribute("axes"))
+    for (int64_t axis : a->ints())
+      axes.push_back(normalizeAxis(axis, rank));
+  else
+    for (int d = 0; d < rank; ++d)
+      axes.push_back(d);
+  // Repeated axes: the importer says so; no shape here.
+  for (size_t i = 0; i < axes.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (axes[i] == axes[j]) {
+        setUnknownDims(ctx, 0, rank);
+        return;
+      }
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  bool haveScales = constantFloats(ctx, 2, scales) && !scales.empty();
+  bool haveSizes = constantInts(ctx, 3, sizes) && !sizes.empty();
+  if ((haveScales && scales.size() != axes.size()) ||
+      (haveSizes && sizes.size() != axes.size()))
+    fail_shape_inference("scales or sizes need one value per axis (",
+                         axes.size(), ")");
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  *out = in;
+  std::string policy = onnx::getAttribute(ctx, "keep_aspect_ratio_policy",
+                                          std::string("stretch"));
+  // An unknown policy: the importer says so; no shape here.
+  if (policy != "stretch" && policy != "not_larger" &&
+      policy != "not_smaller") {
+    setUnknownDims(ctx, 0, rank);
+    return;
+  }
+  double kept = 0;
+  bool keep = haveSizes && policy != "stretch";
+  for (size_t i = 0; keep && i < axes.size(); ++i) {
+    const auto &dim = in.dim(static_cast<int>(axes[i]));
+    if (!dim.has_dim_value() || dim.dim_value() == 0) {
+      keep = false;
+      break;
+    }
+    double factor = double(sizes[i]) / double(dim.dim_value());
+    if (i == 0 || (policy == "not_larger" ? factor < kept : factor > kept))
+      kept = factor;
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    onnx::TensorShapeProto::Dimension *dim =
+        out->mutable_dim(static_cast<int>(axes[i]));
+    const auto &inDim = in.dim(static_cast<int>(axes[i]));
+    if (haveSizes && policy == "stretch") {
+      dim->Clear();
+      dim->set_dim_value(sizes[i]);
+    } else if (keep) {
+      dim->Clear();
+      dim->set_dim_value(
+          static_cast<int64_t>(kept * double(inDim.dim_value()) + 0.5));
+    } else if (haveScales && inDim.has_dim_value()) {
+      dim->Clear();
+      dim->set_dim_value(static_cast<int64_t>(
+          std::floor(double(inDim.dim_value()) * double(scales[i]))));
+    } else {
+      dim->Clear();
+    }
+  }
+}
+
+OpSchema resizeSchema(int version) {
+  OpSchema s("Resize", __FILE__, __LINE__);
+  s.SinceVersion(version)
+      .Input(0, "X", "", "T1")
+      .Input(1, "roi", "", "T2", OpSchema::Optional)
+      .Input(2, "scales", "", "tensor(float)", OpSchema::Optional)
+      .Input(3, "sizes", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "Y", "", "T1")
+      .Attr("antialias", "", AttributeProto::INT, int64_t{0})
+      .Attr("axes", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("coordinate_transformation_mode", "", AttributeProto::STRING,
+            std::string("half_pixel"))
+      .Attr("cubic_coeff_a", "", AttributeProto::FLOAT, -0.75f)
+      .Attr("exclude_outside", "", AttributeProto::INT, int64_t{0})
+      .Attr("extrapolation_value", "", AttributeProto::FLOAT, 0.0f)
+      .Attr("keep_aspect_ratio_policy", "", AttributeProto::STRING,
+            std::string("stretch"))
+      .Attr("mode", "", AttributeProto::STRING, std::string("nearest"))
+      .Attr("nearest_mode", "", AttributeProto::STRING,
+            std::string("round_prefer_floor"))
+      .TypeConstraint("T1", typesOf("Resize", "T1"), "")
+      .TypeConstraint("T2", typesOf("Resize", "T2"), "")
+      .TypeAndShapeInferenceFunction(inferResize);
+  return s;
+}
+
+/// libonnx's newest schema of `op` as version `version`, for versions that
+/// changed only which attribute values are valid (the checker does not
+/// look at values; the importer does). Already finalized: a second
+/// Finalize would count its inputs twice.
+OpSchema sameAsLatest(const std::string &op, int version) {
+  OpSchema s = *onnx::OpSchemaRegistry::Schema(op, kLibOnnxLatestOpset);
+  s.SinceVersion(version);
+  return s;
+}
+
+/// AveragePool-19 (dilations) and LpPool-18 (dilations, ceil_mode).
+/// libonnx's shape functions of the older versions ignore them, so such a
+/// pool's dims are left to gopt's own shapes.
+OpSchema laterPoolSchema(const std::string &op, int version,
+                         bool addsCeilMode) {
+  OpSchema s = sameAsLatest(op, version);
+  s.Attr("dilations", "", AttributeProto::INTS, /*required=*/false);
+  if (addsCeilMode)
+    s.Attr("ceil_mode", "", AttributeProto::INT, int64_t{0});
+  onnx::InferenceFunction older = s.GetTypeAndShapeInferenceFunction();
+  s.TypeAndShapeInferenceFunction([older, addsCeilMode](InferenceContext &ctx) {
+    bool changed =
+        addsCeilMode && onnx::getAttribute(ctx, "ceil_mode", int64_t{0}) != 0;
+    if (const AttributeProto *d = ctx.getAttribute("dilations"))
+      for (int64_t v : d->ints())
+        changed = changed || v != 1;
+    if (!changed)
+      return older(ctx);
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (onnx::hasInputShape(ctx, 0))
+      setUnknownDims(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
+  });
+  return s;
+}
+
+/// ReduceMax-20 and ReduceMin-20: Reduce*-18 taking booleans too.
+OpSchema boolReduceSchema(const std::string &op) {
+  std::vector<std::string> types = typesOf(op, "T");
+  types.push_back("tensor(bool)");
+  OpSchema s(op, __FILE__, __LINE__);
+  s.SinceVersion(20)
+      .Input(0, "data", "", "T")
+      .Input(1, "axes", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "reduced", "", "T")
+      .Attr("keepdims", "", AttributeProto::INT, int64_t{1})
+      .Attr("noop_with_empty_axes", "", AttributeProto::INT, int64_t{0})
+      .TypeConstraint("T", types, "")
+      .TypeAndShapeInferenceFunction(inferReduce);
+  return s;
+}
+
+/// QuantizeLinear-19 (saturate, for float8) and -21 (block_size,
+/// output_dtype); DequantizeLinear-19 and -21 (block_size). The output's
+/// element type: the zero point's, else output_dtype, else uint8
+/// (QuantizeLinear); the scale's (DequantizeLinear).
+OpSchema quantizeSchema(bool dequantize, int version) {
+  OpSchema s =
+      sameAsLatest(dequantize ? "DequantizeLinear" : "QuantizeLinear", version);
+  if (!dequantize)
+    s.Attr("saturate", "", AttributeProto::INT, int64_t{1});
+  if (version >= 21) {
+    s.Attr("block_size", "", AttributeProto::INT, int64_t{0});
+    if (!dequantize)
+      s.Attr("output_dtype", "", AttributeProto::INT, int64_t{0});
+  }
+  s.TypeAndShapeInferenceFunction([dequantize](InferenceContext &ctx) {
+    onnx::TypeProto_Tensor *out = ctx.getOutputType(0)->mutable_tensor_type();
+    if (dequantize) {
+      onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+    } else if (hasInput(ctx, 2)) {
+      onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+    } else {
+      int64_t dtype = onnx::getAttribute(ctx, "output_dtype", int64_t{0});
+      out->set_elem_type(dtype ? static_cast<int32_t>(dtype)
+                               : int32_t{onnx::TensorProto::UINT8});
+    }
+    if (onnx::hasInputShape(ctx, 0))
+      *out->mutable_shape() = onnx::getInputShape(ctx, 0);
+  });
+  return s;
+}
+
+/// The later versions of the ops of this block: `add` finalizes new
+/// schemas, `addFinalized` takes copies of libonnx's as they are.
+void addChangedAttrSchemas(const std::function<void(OpSchema)> &add,
+                           const std::function<void(OpSchema)> &addFinalized) {
+  add(resizeSchema(18));
+  add(resizeSchema(19));
+  // Pad-19: mode "wrap".
+  OpSchema pad19 = padSchema();
+  pad19.SinceVersion(19);
+  add(pad19);
+  // ScatterElements-18 and ScatterND-18: reduction "max" and "min".
+  addFinalized(sameAsLatest("ScatterElements", 18));
+  addFinalized(sameAsLatest("ScatterND", 18));
+  addFinalized(laterPoolSchema("AveragePool", 19, /*addsCeilMode=*/false));
+  addFinalized(laterPoolSchema("LpPool", 18, /*addsCeilMode=*/true));
+  for (const char *op : {"ReduceMax", "ReduceMin"})
+    add(boolReduceSchema(op));
+  for (bool dequantize : {false, true})
+    for (int version : {19, 21})
+      addFinalized(quantizeSchema(dequantize, version));
+}
+
 using SchemaVersions = std::map<int, OpSchema>;
 
 std::map<std::string, SchemaVersions> buildSchemas() {
@@ -331,6 +560,11 @@ std::map<std::string, SchemaVersions> buildSchemas() {
   add(mishSchema());
   add(geluSchema());
   add(dftSchema());
+  addChangedAttrSchemas(add, [&](OpSchema s) {
+    std::string name = s.Name();
+    int version = s.SinceVersion();
+    schemas[name].emplace(version, std::move(s));
+  });
   return schemas;
 }
 

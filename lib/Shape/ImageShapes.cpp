@@ -123,7 +123,8 @@ Result inferResizeShape(DimsRef input, const ResizeParams &params,
   std::string_view ctm = params.coordinateTransformationMode;
   if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
       ctm != "align_corners" && ctm != "asymmetric" &&
-      ctm != "tf_half_pixel_for_nn" && ctm != "tf_crop_and_resize")
+      ctm != "tf_half_pixel_for_nn" && ctm != "tf_crop_and_resize" &&
+      ctm != "half_pixel_symmetric")
     return fail("expects a coordinate_transformation_mode of ONNX Resize, "
                 "got \"",
                 ctm, "\"");
@@ -133,8 +134,10 @@ Result inferResizeShape(DimsRef input, const ResizeParams &params,
     return fail("expects nearest_mode \"round_prefer_floor\", "
                 "\"round_prefer_ceil\", \"floor\" or \"ceil\", got \"",
                 nm, "\"");
-  if ((params.scales != nullptr) == (params.sizes != nullptr))
-    return fail("expects exactly one of scales and sizes");
+  // Both: sizes give the output, scales the coordinate map (ONNX's
+  // keep_aspect_ratio_policy rounds the output of one scale per axis).
+  if (!params.scales && !params.sizes)
+    return fail("expects scales or sizes");
   if (ctm == "tf_crop_and_resize") {
     if (!params.roi || params.roi->size() != 4)
       return fail("expects a roi of 4 entries [h_start, w_start, h_end, "
@@ -159,13 +162,16 @@ Result inferResizeShape(DimsRef input, const ResizeParams &params,
         return fail("expects sizes >= 1, got ", formatList(*params.sizes));
       out[i] = (*params.sizes)[i];
     }
-  } else {
+  }
+  if (params.scales) {
     const std::vector<float> &s = *params.scales;
     if (s.size() != 2)
       return fail("expects scales of 2 entries, got ", s.size());
     for (int i = 0; i < 2; ++i) {
       if (!(s[i] > 0.0f) || !std::isfinite(s[i]))
         return fail("expects scales > 0, got [", s[0], ", ", s[1], "]");
+      if (params.sizes)
+        continue;
       if (isDynamic(in[i])) {
         out[i] = kDynamic;
         continue;

@@ -67,8 +67,10 @@ Result indexTupleSize(DimsRef indices, int64_t available, int64_t &size) {
 }
 
 Result checkReduction(std::string_view reduction) {
-  if (reduction != "none" && reduction != "add" && reduction != "mul")
-    return fail("expects reduction \"none\", \"add\" or \"mul\", got \"",
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return fail("expects reduction \"none\", \"add\", \"mul\", \"max\" or "
+                "\"min\", got \"",
                 reduction, "\"");
   return Result::success();
 }

@@ -594,8 +594,10 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
                 " dimensions), got ", pads.size());
   if (anyOf(pads, [](int64_t p) { return p < 0; }))
     return fail("expects non-negative pads, got ", formatList(pads));
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return fail("expects mode \"constant\", \"reflect\" or \"edge\", got \"",
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    return fail("expects mode \"constant\", \"reflect\", \"edge\" or "
+                "\"wrap\", got \"",
                 mode, "\"");
   result.clear();
   for (size_t i = 0; i < input.size(); ++i) {
@@ -607,9 +609,9 @@ Result inferPadShape(DimsRef input, DimsRef pads, std::string_view mode,
         (before >= dim || after >= dim))
       return fail("expects reflect padding smaller than the dimension (", dim,
                   ") in dimension ", i, ", got ", before, " and ", after);
-    if (mode == "edge" && padded && dim == 0)
-      return fail("expects a non-empty dimension ", i,
-                  " for edge padding (there is no edge to repeat)");
+    if ((mode == "edge" || mode == "wrap") && padded && dim == 0)
+      return fail("expects a non-empty dimension ", i, " for ", mode,
+                  " padding (there is no element to repeat)");
     if (isDynamic(dim)) {
       result.push_back(kDynamic);
       continue;

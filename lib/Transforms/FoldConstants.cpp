@@ -200,6 +200,8 @@ Result evalPad(PadOp op, const HostTensor &x, ArrayRef<int64_t> shape) {
               i = i < 0 ? 0 : n - 1;
             else if (mode == "reflect")
               i = i < 0 ? -i : 2 * (n - 1) - i;
+            else if (mode == "wrap")
+              i = (i % n + n) % n;
             else
               return std::nullopt;
           }

@@ -298,8 +298,8 @@ struct ResizeParams {
   std::string_view dataFormat = "NHWC";
 };
 
-/// gopt.resize: exactly one of scales and sizes; the output's H and W are
-/// `sizes` or floor(in * scales) (dynamic for a dynamic input dim).
+/// gopt.resize: scales, sizes or both; the output's H and W are `sizes`
+/// when given, else floor(in * scales) (dynamic for a dynamic input dim).
 Result inferResizeShape(DimsRef input, const ResizeParams &params,
                         Dims &result);
 

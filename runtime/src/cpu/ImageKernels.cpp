@@ -7,7 +7,8 @@
 //   the primitive prefers.
 // - resize: nearest and linear (f32, NCHW and NHWC) from the taps the
 //   reference kernel uses (ResizeTaps.h), precomputed once per session
-//   shape; cubic and crops outside the input leave it to the reference.
+//   shape; antialiased linear and cubic (NCHW) as two 1-D passes; cubic
+//   and crops outside the input leave it to the reference.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnn.h"
@@ -19,6 +20,8 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace gopt::runtime {
@@ -116,8 +119,95 @@ StatusOr<std::unique_ptr<Kernel>> createDeconv(const KernelConfig &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// resize (nearest, linear)
+// resize (nearest, linear; antialiased linear and cubic)
 //===----------------------------------------------------------------------===//
+
+/// Antialiased resizes (NCHW, f32): a downscale by s reads about 2/s (linear)
+/// or 4/s (cubic) pixels per axis, so each plane is filtered along W into a
+/// [ih, ow] buffer, then along H, instead of per output pixel over all
+/// row-and-column tap pairs.
+class SeparableResizeKernel : public Kernel {
+public:
+  static StatusOr<std::unique_ptr<Kernel>> create(const ResizePlan &plan) {
+    if (!plan.nchw)
+      return none();
+    auto k =
+        std::unique_ptr<SeparableResizeKernel>(new SeparableResizeKernel());
+    k->plan_ = plan;
+    for (auto [taps, flat] :
+         {std::pair{&plan.rows, &k->rows_}, std::pair{&plan.cols, &k->cols_}}) {
+      flat->start.push_back(0);
+      for (const ResizeTap &t : *taps) {
+        if (t.count == 0)
+          return none(); // extrapolation: the reference
+        for (int i = 0; i < t.count; ++i) {
+          flat->index.push_back(t.index[i]);
+          flat->weight.push_back(static_cast<float>(t.weight[i]));
+        }
+        flat->start.push_back(static_cast<int64_t>(flat->index.size()));
+      }
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const ResizePlan &p = plan_;
+    const float *x = in[0].data<float>();
+    float *y = out[0].data<float>();
+    const int64_t planes = p.n * p.c;
+    if (planes * p.oh * p.ow < cpu::kParallelThreshold) {
+      std::vector<float> rowsAlongW(p.ih * p.ow);
+      for (int64_t pl = 0; pl < planes; ++pl)
+        resizePlane(x + pl * p.ih * p.iw, y + pl * p.oh * p.ow,
+                    rowsAlongW.data());
+    } else {
+#pragma omp parallel
+      {
+        std::vector<float> rowsAlongW(p.ih * p.ow);
+#pragma omp for schedule(static)
+        for (int64_t pl = 0; pl < planes; ++pl)
+          resizePlane(x + pl * p.ih * p.iw, y + pl * p.oh * p.ow,
+                      rowsAlongW.data());
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  /// Every output coordinate's taps, one after another.
+  struct FlatTaps {
+    std::vector<int64_t> start, index;
+    std::vector<float> weight;
+  };
+
+  void resizePlane(const float *x, float *y, float *rowsAlongW) const {
+    const ResizePlan &p = plan_;
+    for (int64_t h = 0; h < p.ih; ++h) {
+      const float *src = x + h * p.iw;
+      float *dst = rowsAlongW + h * p.ow;
+      for (int64_t ow = 0; ow < p.ow; ++ow) {
+        float sum = 0;
+        for (int64_t t = cols_.start[ow]; t < cols_.start[ow + 1]; ++t)
+          sum += cols_.weight[t] * src[cols_.index[t]];
+        dst[ow] = sum;
+      }
+    }
+    for (int64_t oh = 0; oh < p.oh; ++oh) {
+      float *dst = y + oh * p.ow;
+      std::fill(dst, dst + p.ow, 0.0f);
+      for (int64_t t = rows_.start[oh]; t < rows_.start[oh + 1]; ++t) {
+        const float w = rows_.weight[t];
+        const float *src = rowsAlongW + rows_.index[t] * p.ow;
+        for (int64_t ow = 0; ow < p.ow; ++ow)
+          dst[ow] += w * src[ow];
+      }
+    }
+  }
+
+  ResizePlan plan_;
+  FlatTaps rows_, cols_;
+};
 
 class ResizeKernel : public Kernel {
 public:
@@ -125,6 +215,13 @@ public:
     if (!c.allOfType(DType::kF32))
       return none();
     ResizeAttrs a(c.attrs());
+    if (a.antialias && a.mode != "nearest") {
+      if (numElements(c.inputShapes[0]) == 0 ||
+          numElements(c.outputShapes[0]) == 0)
+        return none();
+      return SeparableResizeKernel::create(
+          planResize(a, c.inputShapes[0], c.outputShapes[0]));
+    }
     if (a.mode == "cubic")
       return none();
     auto k = std::unique_ptr<ResizeKernel>(new ResizeKernel());
@@ -135,8 +232,8 @@ public:
     // Two taps per axis (nearest: the second with weight 0).
     for (auto *taps : {&k->plan_.rows, &k->plan_.cols})
       for (const ResizeTap &t : *taps) {
-        if (t.count == 0)
-          return none(); // extrapolation: the reference
+        if (t.count == 0 || t.count > 2)
+          return none(); // extrapolation, antialiased taps: the reference
         Tap2 two{t.index[0], t.count == 2 ? t.index[1] : t.index[0],
                  static_cast<float>(t.weight[0]),
                  t.count == 2 ? static_cast<float>(t.weight[1]) : 0.0f};

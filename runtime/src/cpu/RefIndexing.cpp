@@ -194,21 +194,31 @@ Status gatherNDKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 // Scatters
 //===----------------------------------------------------------------------===//
 
-enum class Reduction { kNone, kAdd, kMul };
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 Reduction parseReduction(const std::string &name) {
   return name == "add"   ? Reduction::kAdd
          : name == "mul" ? Reduction::kMul
+         : name == "max" ? Reduction::kMax
+         : name == "min" ? Reduction::kMin
                          : Reduction::kNone;
 }
 
 template <typename T> void combine(T &target, T update, Reduction r) {
-  if (r == Reduction::kAdd)
+  if (r == Reduction::kAdd) {
     target = static_cast<T>(target + update);
-  else if (r == Reduction::kMul)
+  } else if (r == Reduction::kMul) {
     target = static_cast<T>(target * update);
-  else
+  } else if (r == Reduction::kMax || r == Reduction::kMin) {
+    // numpy's maximum and minimum, which ONNX's reference uses: a NaN on
+    // either side wins.
+    if (!(target == target))
+      return;
+    if (r == Reduction::kMax ? !(target >= update) : !(target <= update))
+      target = update;
+  } else {
     target = update;
+  }
 }
 
 Status scatterElementsKernel(const RefContext &ctx,

@@ -278,6 +278,8 @@ Status padKernel(const RefContext &ctx, const std::vector<Tensor> &in,
           inside = false;
         else if (mode == "edge")
           p = p < 0 ? 0 : n - 1;
+        else if (mode == "wrap") // periodic, pads may exceed n
+          p = (p % n + n) % n;
         else // reflect without repeating the edge: -1 -> 1, n -> n-2
           p = p < 0 ? -p : 2 * (n - 1) - p;
       }

@@ -1,7 +1,8 @@
 //===- ResizeTaps.h - Which input pixels a resize reads ---------*- C++ -*-===//
 //
-// gopt.resize is separable: each output row (column) reads up to four input
-// rows (columns) with fixed weights. These taps, computed once per axis as
+// gopt.resize is separable: each output row (column) reads a few input rows
+// (columns) with fixed weights: up to four, more for antialiased
+// downscaling. These taps, computed once per axis as
 // ONNX's reference (onnx/backend/test/case/node/resize.py) computes them,
 // are what the reference kernel and the fast kernel share.
 //
@@ -20,9 +21,9 @@
 namespace gopt::runtime {
 
 struct ResizeTap {
-  int count = 0;         // 0: outside the input (tf_crop_and_resize)
-  int64_t index[4] = {}; // clamped into [0, in)
-  double weight[4] = {};
+  int count = 0;              // 0: outside the input (tf_crop_and_resize)
+  std::vector<int64_t> index; // clamped into [0, in)
+  std::vector<double> weight;
 };
 
 struct ResizeAxis {
@@ -35,7 +36,7 @@ struct ResizeAxis {
 inline std::vector<ResizeTap>
 computeResizeTaps(const ResizeAxis &axis, const std::string &mode,
                   const std::string &ctm, const std::string &nearestMode,
-                  double cubicA, bool excludeOutside) {
+                  double cubicA, bool excludeOutside, bool antialias) {
   const int64_t in = axis.inSize;
   // ONNX's reference compares the float output length, in * scale, not the
   // integer size.
@@ -50,6 +51,11 @@ computeResizeTaps(const ResizeAxis &axis, const std::string &mode,
       xi = x / axis.scale;
     else if (ctm == "tf_half_pixel_for_nn")
       xi = (x + 0.5) / axis.scale;
+    else if (ctm == "half_pixel_symmetric")
+      // The input's centre maps to the output's even where the integer
+      // size is not in * scale.
+      xi = in / 2.0 * (1 - static_cast<double>(axis.outSize) / outLen) +
+           (x + 0.5) / axis.scale - 0.5;
     else if (ctm == "pytorch_half_pixel")
       xi = outLen > 1 ? (x + 0.5) / axis.scale - 0.5 : 0;
     else if (ctm == "tf_crop_and_resize")
@@ -71,7 +77,38 @@ computeResizeTaps(const ResizeAxis &axis, const std::string &mode,
       ratio = 1;
     }
     int64_t first = static_cast<int64_t>(f);
-    if (mode == "nearest") {
+    // Antialiased downscaling stretches the filter by 1 / scale: the taps
+    // reach `reach` pixels either side, weighted by the kernel of the
+    // distance times scale, then renormalized (ONNX's reference).
+    const double shrink = std::min(axis.scale, 1.0);
+    if (antialias && mode != "nearest" && shrink < 1) {
+      const double support = mode == "linear" ? 1 : 2;
+      const int64_t start =
+          static_cast<int64_t>(std::floor(-support / shrink)) + 1;
+      const int64_t n = 2 - 2 * start;
+      t.count = static_cast<int>(n);
+      t.index.resize(n);
+      t.weight.resize(n);
+      const double a = cubicA;
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const double d = std::abs((start + k - ratio) * shrink);
+        double w;
+        if (mode == "linear")
+          w = std::max(0.0, 1 - d);
+        else if (d <= 1)
+          w = ((a + 2) * d - (a + 3)) * d * d + 1;
+        else if (d < 2)
+          w = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+        else
+          w = 0;
+        t.index[k] = first + start + k;
+        t.weight[k] = w;
+        sum += w;
+      }
+      for (double &w : t.weight)
+        w /= sum;
+    } else if (mode == "nearest") {
       bool right;
       if (ratio == 1 || nearestMode == "ceil")
         right = true;
@@ -82,19 +119,17 @@ computeResizeTaps(const ResizeAxis &axis, const std::string &mode,
       else // round_prefer_floor
         right = ratio > 0.5;
       t.count = 1;
-      t.index[0] = first + (right ? 1 : 0);
-      t.weight[0] = 1;
+      t.index = {first + (right ? 1 : 0)};
+      t.weight = {1.0};
     } else if (mode == "linear") {
       t.count = 2;
-      t.index[0] = first;
-      t.index[1] = first + 1;
-      t.weight[0] = 1 - ratio;
-      t.weight[1] = ratio;
+      t.index = {first, first + 1};
+      t.weight = {1 - ratio, ratio};
     } else { // cubic, Keys' kernel with coefficient a
       const double a = cubicA, r = ratio, s = 1 - ratio;
       t.count = 4;
-      for (int k = 0; k < 4; ++k)
-        t.index[k] = first - 1 + k;
+      t.index = {first - 1, first, first + 1, first + 2};
+      t.weight.resize(4);
       t.weight[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
       t.weight[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
       t.weight[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
@@ -145,7 +180,8 @@ inline ResizePlan planResize(const ResizeAttrs &a, const Shape &in,
       ax.roiEnd = a.roi[2 + i];
     }
     return computeResizeTaps(ax, a.mode, a.coordinateTransformationMode,
-                             a.nearestMode, a.cubicCoeffA, a.excludeOutside);
+                             a.nearestMode, a.cubicCoeffA, a.excludeOutside,
+                             a.antialias);
   };
   if (p.ih > 0 && p.iw > 0) {
     p.rows = axis(0, p.ih, p.oh);

@@ -517,6 +517,8 @@ public:
     k->ctx_ = c.ctx;
     std::vector<int64_t> pads = attrs.getInts("pads");
     std::string mode = attrs.getString("mode");
+    if (mode == "wrap")
+      return noKernel(c, "wrap padding");
     k->mode_ = mode == "edge"      ? PadMode::kEdge
                : mode == "reflect" ? PadMode::kReflect
                                    : PadMode::kConstant;

@@ -14,6 +14,7 @@ ResizeAttrs::ResizeAttrs(const OpAttrs &attrs) {
   cubicCoeffA = static_cast<float>(a.cubicCoeffA());
   extrapolationValue = static_cast<float>(a.extrapolationValue());
   excludeOutside = a.excludeOutside();
+  antialias = a.antialias();
   params.mode = mode;
   params.coordinateTransformationMode = coordinateTransformationMode;
   params.nearestMode = nearestMode;

@@ -24,7 +24,7 @@ struct ResizeAttrs {
   shape::Dims sizes;
   std::string mode, coordinateTransformationMode, nearestMode, dataFormat;
   float cubicCoeffA = 0, extrapolationValue = 0;
-  bool excludeOutside = false;
+  bool excludeOutside = false, antialias = false;
   shape::ResizeParams params;
 
   explicit ResizeAttrs(const OpAttrs &attrs);

@@ -47,10 +47,28 @@ func.func @deconv_bias(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x3x3xf32>, %b: ten
 
 // -----
 
-/// resize needs exactly one of scales and sizes.
+/// resize needs scales or sizes.
+func.func @resize_neither(%x: tensor<1x2x4x4xf32>) {
+  // expected-error@+1 {{'gopt.resize' op expects scales or sizes}}
+  %0 = gopt.resize %x {data_format = "NCHW"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+/// With both, sizes give the output: scales' floor(4 * 2.0) is not it.
 func.func @resize_both(%x: tensor<1x2x4x4xf32>) {
-  // expected-error@+1 {{'gopt.resize' op expects exactly one of scales and sizes}}
-  %0 = gopt.resize %x {scales = array<f32: 2.0, 2.0>, sizes = array<i64: 8, 8>, data_format = "NCHW"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+  // expected-error@+1 {{'gopt.resize' op}}
+  %0 = gopt.resize %x {scales = array<f32: 2.0, 2.0>, sizes = array<i64: 7, 7>, data_format = "NCHW"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+/// half_pixel_symmetric is a coordinate transformation (ONNX Resize-19).
+func.func @resize_bad_ctm(%x: tensor<1x2x4x4xf32>) {
+  // expected-error@+1 {{'gopt.resize' op}}
+  %0 = gopt.resize %x {scales = array<f32: 2.0, 2.0>, coordinate_transformation_mode = "half_pixel_symetric", data_format = "NCHW"} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
   return
 }
 

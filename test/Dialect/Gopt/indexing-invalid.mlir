@@ -120,10 +120,10 @@ func.func @scatter_elements_updates(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u
 
 // -----
 
-/// scatter_elements' reduction is none, add or mul.
+/// scatter_elements' reduction is none, add, mul, max or min.
 func.func @scatter_elements_reduction(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) {
-  // expected-error@+1 {{'gopt.scatter_elements' op expects reduction "none", "add" or "mul", got "max"}}
-  %0 = gopt.scatter_elements %x, %i, %u {reduction = "max"} : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  // expected-error@+1 {{'gopt.scatter_elements' op expects reduction "none", "add", "mul", "max" or "min", got "maximum"}}
+  %0 = gopt.scatter_elements %x, %i, %u {reduction = "maximum"} : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
   return
 }
 

@@ -546,8 +546,8 @@ func.func @case58(%x: tensor<4x8xf32>) {
 
 /// pad rejects an unknown mode.
 func.func @case59(%x: tensor<4x8xf32>) {
-  // expected-error@+1 {{expects mode "constant", "reflect" or "edge", got "wrap"}}
-  %0 = gopt.pad %x {pads = array<i64: 1, 1, 0, 0>, mode = "wrap"} : (tensor<4x8xf32>) -> tensor<6x8xf32>
+  // expected-error@+1 {{expects mode "constant", "reflect", "edge" or "wrap", got "circular"}}
+  %0 = gopt.pad %x {pads = array<i64: 1, 1, 0, 0>, mode = "circular"} : (tensor<4x8xf32>) -> tensor<6x8xf32>
   return
 }
 

@@ -181,7 +181,7 @@ def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "v
   }];
   let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$pads,
                    Gopt_NumericTensor:$value,
-                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode);
+                   Gopt_StrEnumAttr<["constant", "reflect", "edge", "wrap"], "constant">:$mode);
   let results = (outs Gopt_Tensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxPads";
 }
@@ -207,7 +207,8 @@ def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
                    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                    DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
                    // Required: gopt.resize's default layout is NHWC.
-                   Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format);
+                   Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$antialias);
   let results = (outs Gopt_FloatTensor:$output);
   let valueAttrAdapter = "shape::adaptOnnxResize";
 }

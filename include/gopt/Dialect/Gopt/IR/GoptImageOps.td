@@ -55,7 +55,8 @@ def Gopt_ResizeModeAttr : Gopt_StrEnumAttr<["nearest", "linear", "cubic"], "near
 def Gopt_CoordinateTransformationModeAttr
     : Gopt_StrEnumAttr<["half_pixel", "pytorch_half_pixel", "align_corners",
                         "asymmetric", "tf_half_pixel_for_nn",
-                        "tf_crop_and_resize"], "half_pixel">;
+                        "tf_crop_and_resize", "half_pixel_symmetric"],
+                       "half_pixel">;
 def Gopt_NearestModeAttr
     : Gopt_StrEnumAttr<["round_prefer_floor", "round_prefer_ceil", "floor",
                         "ceil"], "round_prefer_floor">;
@@ -64,18 +65,21 @@ def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure, Gopt_Differentiable]> {
   let summary = "resamples the spatial dims of an image (ONNX Resize)";
   let description = [{
     Resizes H and W of a rank-4 `input` (`data_format` NHWC or NCHW) to
-    `sizes` (`[H, W]`) or `floor(in * scales)` (`scales` `[H, W]`): exactly
-    one of the two is present. Each output coordinate maps to an input
+    `sizes` (`[H, W]`) or `floor(in * scales)` (`scales` `[H, W]`); with
+    both (ONNX's keep_aspect_ratio_policy), `sizes` is the output and
+    `scales` the coordinate scale. Each output coordinate maps to an input
     coordinate by `coordinate_transformation_mode` (ONNX's: `half_pixel`,
-    `pytorch_half_pixel`, `align_corners`, `asymmetric`,
-    `tf_half_pixel_for_nn`, `tf_crop_and_resize` with `roi` `[h_start,
-    w_start, h_end, w_end]` in normalized coordinates), with scale
-    `scales[i]` when given, else `out / in`. `mode` `nearest` picks one
-    pixel by `nearest_mode`; `linear` interpolates 2x2 pixels, `cubic` 4x4
-    with Keys' coefficient `cubic_coeff_a`. Pixels outside the input repeat
-    the edge, or with `exclude_outside` get weight 0 (the others
-    renormalized). `tf_crop_and_resize` gives `extrapolation_value` where
-    the coordinate leaves the input. docs/op-semantics.md has the formulas.
+    `half_pixel_symmetric`, `pytorch_half_pixel`, `align_corners`,
+    `asymmetric`, `tf_half_pixel_for_nn`, `tf_crop_and_resize` with `roi`
+    `[h_start, w_start, h_end, w_end]` in normalized coordinates), with
+    scale `scales[i]` when given, else `out / in`. `mode` `nearest` picks
+    one pixel by `nearest_mode`; `linear` interpolates 2x2 pixels, `cubic`
+    4x4 with Keys' coefficient `cubic_coeff_a`; with `antialias`, linear and
+    cubic downscaling stretch the filter by `1 / scale` (more taps, weights
+    renormalized). Pixels outside the input repeat the edge, or with
+    `exclude_outside` get weight 0 (the others renormalized).
+    `tf_crop_and_resize` gives `extrapolation_value` where the coordinate
+    leaves the input. docs/op-semantics.md has the formulas.
 
     ```mlir
     %y = gopt.resize %x {scales = array<f32: 2.0, 2.0>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", data_format = "NCHW"}
@@ -92,7 +96,8 @@ def Gopt_ResizeOp : Gopt_InferredOp<"resize", [Pure, Gopt_Differentiable]> {
                    DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
                    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                    DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
-                   Gopt_DataFormatAttr:$data_format);
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$antialias);
   let layoutActivationOperands = [0];
   let results = (outs Gopt_FloatTensor:$output);
   let runtimeShapeFunction = "resizeShape";
@@ -124,7 +129,8 @@ def Gopt_ResizeGradOp : Gopt_InferredOp<"resize_grad", [Pure]> {
                    DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
                    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                    DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
-                   Gopt_DataFormatAttr:$data_format);
+                   Gopt_DataFormatAttr:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$antialias);
   let layoutActivationOperands = [0, 1];
   let results = (outs Gopt_FloatTensor:$dx);
   let runtimeShapeFunction = "sameShape";

@@ -16,7 +16,7 @@
 
 def Gopt_IndexTensor : RankedTensorOf<[I32, I64]>;
 
-def Gopt_ScatterReductionAttr : Gopt_StrEnumAttr<["none", "add", "mul"], "none">;
+def Gopt_ScatterReductionAttr : Gopt_StrEnumAttr<["none", "add", "mul", "max", "min"], "none">;
 
 def Gopt_GatherOp : Gopt_InferredOp<"gather", [Pure, Gopt_DataMovement, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
   let trainableOperands = [0];
@@ -107,7 +107,8 @@ def Gopt_ScatterElementsOp : Gopt_InferredOp<"scatter_elements", [Pure, Gopt_Dat
     `indices` (which has the shape of `updates` and the rank of `x`) the
     element of `y` at `i` with coordinate `axis` replaced by `indices[i]`
     becomes `updates[i]` (`reduction = "none"`), or is added to or
-    multiplied by it (`"add"`, `"mul"`). With `"none"` and an index that
+    multiplied by it (`"add"`, `"mul"`), or the larger or smaller of the two
+    (`"max"`, `"min"`; a NaN wins). With `"none"` and an index that
     repeats, the update that comes last in row-major order wins (ONNX leaves
     it undefined).
 
@@ -128,8 +129,8 @@ def Gopt_ScatterNDOp : Gopt_InferredOp<"scatter_nd", [Pure, Gopt_DataMovement, G
   let description = [{
     ONNX's `ScatterND`: `y` is `x`, then the slice of `y` at each index
     tuple (the last dimension of `indices`, size `k`) becomes the matching
-    slice of `updates` (`reduction = "none"`), or is added to or multiplied
-    by it. `updates` has the shape `indices.shape[:-1] + x.shape[k:]`. With
+    slice of `updates` (`reduction = "none"`), or is added to, multiplied
+    by, or the larger or smaller (`"max"`, `"min"`) of it. `updates` has the shape `indices.shape[:-1] + x.shape[k:]`. With
     `"none"`, a repeated tuple keeps the update that comes last.
 
     ```mlir

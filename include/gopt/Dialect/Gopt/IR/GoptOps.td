@@ -513,14 +513,15 @@ def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType,
   let summary = "pad a tensor";
   let description = [{
     `pads` holds `[before_0, after_0, before_1, after_1, ...]`, non-negative.
-    `mode` is `"constant"` (fill with `value`), `"reflect"` or `"edge"`.
+    `mode` is `"constant"` (fill with `value`), `"reflect"`, `"edge"` or
+    `"wrap"` (the opposite end's elements, periodically: ONNX Pad-19).
 
     ```mlir
     %y = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
     ```
   }];
   let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$pads,
-                   Gopt_StrEnumAttr<["constant", "reflect", "edge"], "constant">:$mode,
+                   Gopt_StrEnumAttr<["constant", "reflect", "edge", "wrap"], "constant">:$mode,
                    DefaultValuedAttr<F32Attr, "0.0f">:$value);
   let results = (outs Gopt_Tensor:$y);
   let runtimeShapeFunction = "padShape";

@@ -266,8 +266,11 @@ LogicalResult GatherNDOp::buildGradients(GradientBuilder &gradients,
 // indices undefined too).
 LogicalResult ScatterElementsOp::buildGradients(GradientBuilder &gradients,
                                                 ArrayRef<Value> resultGrads) {
-  if (getReduction() == "mul")
-    return emitNoGradientError(*this) << "reduction \"mul\"", failure();
+  if (getReduction() == "mul" || getReduction() == "max" ||
+      getReduction() == "min")
+    return emitNoGradientError(*this)
+               << "reduction \"" << getReduction() << "\"",
+           failure();
   OpBuilder &b = gradients.getBuilder();
   Value dy = resultGrads[0];
   if (gradients.needsGrad(getX()))
@@ -287,8 +290,11 @@ LogicalResult ScatterElementsOp::buildGradients(GradientBuilder &gradients,
 
 LogicalResult ScatterNDOp::buildGradients(GradientBuilder &gradients,
                                           ArrayRef<Value> resultGrads) {
-  if (getReduction() == "mul")
-    return emitNoGradientError(*this) << "reduction \"mul\"", failure();
+  if (getReduction() == "mul" || getReduction() == "max" ||
+      getReduction() == "min")
+    return emitNoGradientError(*this)
+               << "reduction \"" << getReduction() << "\"",
+           failure();
   OpBuilder &b = gradients.getBuilder();
   Value dy = resultGrads[0];
   if (gradients.needsGrad(getX()))

@@ -321,7 +321,7 @@ LogicalResult ResizeOp::buildGradients(GradientBuilder &gradients,
       getScalesAttr(), getSizesAttr(), getRoiAttr(), getModeAttr(),
       getCoordinateTransformationModeAttr(), getNearestModeAttr(),
       getCubicCoeffAAttr(), getExcludeOutsideAttr(),
-      getExtrapolationValueAttr(), getDataFormatAttr());
+      getExtrapolationValueAttr(), getDataFormatAttr(), getAntialiasAttr());
   gradients.accumulate(getInput(), dx);
   return success();
 }
