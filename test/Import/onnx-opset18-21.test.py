@@ -168,9 +168,10 @@ save("resize18_antialias",
                        mode="linear", antialias=1)],
      [vi("image", [2, 6, 3, 3])], [vi("up", [2, 6, 6, 6])], 18,
      [floats("scales", [1, 1, 2, 2])])
-save("crop18",
-     [helper.make_node("CenterCropPad", ["x", "shape"], ["y"], name="crop")],
-     [vi("x", [2, 3, 4])], [vi("y", [2, 3, 2])], 18, [ints("shape", [2, 3, 2])])
+save("decoder20",
+     [helper.make_node("ImageDecoder", ["bytes"], ["image"], name="decode")],
+     [vi("bytes", [64], TensorProto.UINT8)],
+     [vi("image", [8, 8, 3], TensorProto.UINT8)], 20)
 save("pad18_dynamic_axes",
      [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")],
      [vi("x", [2, 3, 4]), vi("axes", [1], TensorProto.INT64)],
