@@ -367,6 +367,10 @@ private:
   // Sampling and signal ops (GoptSamplingOps.td, GoptSignalOps.td).
   LogicalResult importMaxPoolWithIndices();
   LogicalResult importMaxUnpool();
+  LogicalResult importCol2Im();
+  LogicalResult importCenterCropPad();
+  LogicalResult importAffineGrid();
+  LogicalResult importDeformConv();
   LogicalResult importRoiAlign();
   LogicalResult importGridSample();
   LogicalResult importDft();
@@ -5910,6 +5914,259 @@ LogicalResult OnnxImporter::importMaxUnpool() {
                                                i64s(paired), outputShape));
 }
 
+/// DeformConv-19 (2-D): gopt.deform_conv2d, with a zero bias when B is
+/// absent; ONNX's pads [top, left, bottom, right] become (before, after)
+/// per spatial dim.
+LogicalResult OnnxImporter::importDeformConv() {
+  GET_INPUT(x, 0);
+  GET_INPUT(filter, 1);
+  GET_INPUT(offset, 2);
+  if (shapeOf(x).size() != 4)
+    return failNode(llvm::formatv("only 2-D deformable convolution (X of "
+                                  "rank 4, [N, C, H, W]) is supported, got "
+                                  "{0}",
+                                  x.getType()));
+  ArrayRef<int64_t> w = shapeOf(filter);
+  if (w.size() != 4)
+    return failNode(llvm::formatv("expects W of rank 4 ([Cout, C / group, "
+                                  "KH, KW]), got {0}",
+                                  filter.getType()));
+  if (std::optional<SmallVector<int64_t>> kernel = intsAttr("kernel_shape"))
+    if (kernel->size() != 2 || (*kernel)[0] != w[2] || (*kernel)[1] != w[3])
+      return failNode(llvm::formatv("kernel_shape {0} differs from W's "
+                                    "spatial dims {1}",
+                                    formatShape(*kernel),
+                                    formatShape(w.drop_front(2))));
+  Type et = getElementTypeOrSelf(x.getType());
+  if (!isa<FloatType>(et))
+    return failNode(llvm::formatv("expects a float X, got {0}", et));
+  SmallVector<int64_t> strides =
+      intsAttr("strides").value_or(SmallVector<int64_t>(2, 1));
+  SmallVector<int64_t> dilations =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(2, 1));
+  if (strides.size() != 2 || dilations.size() != 2)
+    return failNode(llvm::formatv("'strides' and 'dilations' must have 2 "
+                                  "values, got {0} and {1}",
+                                  strides.size(), dilations.size()));
+  FailureOr<SmallVector<int64_t>> pads = pairedPadsAttr(2);
+  if (failed(pads))
+    return failure();
+  Value bias;
+  if (node->input_size() > 3 && !node->input(3).empty()) {
+    GET_INPUT(given, 3);
+    bias = given;
+  } else {
+    if (ShapedType::isDynamic(w[0]))
+      return failNode("a W with a dynamic output channel count and no B is "
+                      "not supported");
+    bias = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({w[0]}, et),
+                                    b.getFloatAttr(et, 0.0)));
+  }
+  Value mask;
+  if (node->input_size() > 4 && !node->input(4).empty()) {
+    GET_INPUT(given, 4);
+    mask = given;
+  }
+  return setResult(createInferred<DeformConv2DOp>(
+      b, loc, x, filter, offset, bias, mask, i64s(strides), i64s(dilations),
+      i64s(*pads), b.getI64IntegerAttr(intAttr("group", 1)),
+      b.getI64IntegerAttr(intAttr("offset_group", 1))));
+}
+
+/// AffineGrid-20 as one matmul: the base grid, a constant [positions, r +
+/// 1] of each output position's normalized coordinates (x along the last
+/// spatial dim, then y, then z) and a 1, times theta [N, r, r + 1]
+/// transposed, gives [N, positions, r], reshaped to [N, spatial..., r].
+LogicalResult OnnxImporter::importAffineGrid() {
+  GET_INPUT(theta, 0);
+  if (node->input_size() < 2 || node->input(1).empty())
+    return failNode("missing input #1 (size)");
+  if (!foldsToInts(node->input(1)))
+    return failNode("a 'size' input known only at run time is not supported");
+  FailureOr<SmallVector<int64_t>> size = constantInts(node->input(1));
+  if (failed(size))
+    return failure();
+  if (size->size() != 4 && size->size() != 5)
+    return failNode(llvm::formatv("expects 'size' to hold 4 (N, C, H, W) or "
+                                  "5 (N, C, D, H, W) values, got {0}",
+                                  size->size()));
+  int64_t r = size->size() - 2;
+  ArrayRef<int64_t> t = shapeOf(theta);
+  if (t.size() != 3 || t[1] != r || t[2] != r + 1)
+    return failNode(llvm::formatv("expects theta of shape [N, {0}, {1}] for "
+                                  "{0} spatial dims, got {2}",
+                                  r, r + 1, theta.getType()));
+  if (!ShapedType::isDynamic(t[0]) && t[0] != (*size)[0])
+    return failNode(
+        llvm::formatv("'size' has N = {0}, theta {1}", (*size)[0], t[0]));
+  ArrayRef<int64_t> spatial = ArrayRef<int64_t>(*size).drop_front(2);
+  if (llvm::any_of(spatial, [](int64_t d) { return d < 1; }))
+    return failNode(llvm::formatv("expects spatial sizes >= 1, got {0}",
+                                  formatShape(spatial)));
+  int64_t alignCorners = intAttr("align_corners", 0);
+  if (alignCorners != 0 && alignCorners != 1)
+    return failNode(
+        llvm::formatv("expects align_corners 0 or 1, got {0}", alignCorners));
+  Type et = getElementTypeOrSelf(theta.getType());
+  if (!isa<FloatType>(et))
+    return failNode(llvm::formatv("expects a float theta, got {0}", et));
+  // One position cannot be both corners: ONNX's reference divides by zero
+  // there, PyTorch gives 0 and ONNX Runtime 1.
+  if (alignCorners && llvm::is_contained(spatial, 1))
+    return failNode(llvm::formatv("a spatial size of 1 with align_corners 1 "
+                                  "is not defined, got sizes {0}",
+                                  formatShape(spatial)));
+  // Each axis's coordinates as ONNX's reference computes them: pixel
+  // centres (align_corners 0) or corners (1) spread over [-1, 1].
+  auto coordinate = [&](int64_t i, int64_t n) -> double {
+    if (alignCorners)
+      return -1.0 + 2.0 * double(i) / double(n - 1);
+    return (2.0 * double(i) + 1.0) / double(n) - 1.0;
+  };
+  int64_t positions = 1;
+  for (int64_t d : spatial)
+    positions *= d;
+  SmallVector<Attribute> base;
+  base.reserve(positions * (r + 1));
+  SmallVector<int64_t> at(r);
+  for (int64_t p = 0; p < positions; ++p) {
+    for (int64_t d = r - 1, rest = p; d >= 0; --d) {
+      at[d] = rest % spatial[d];
+      rest /= spatial[d];
+    }
+    for (int64_t c = 0; c < r; ++c)
+      base.push_back(
+          b.getFloatAttr(et, coordinate(at[r - 1 - c], spatial[r - 1 - c])));
+    base.push_back(b.getFloatAttr(et, 1.0));
+  }
+  Value grid = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({positions, r + 1}, et),
+                                  base));
+  GOPT_INFER(product, MatMulOp, grid, theta, b.getBoolAttr(false),
+             b.getBoolAttr(true));
+  SmallVector<int64_t> shape = {ShapedType::isDynamic(t[0]) ? -1 : t[0]};
+  shape.append(spatial.begin(), spatial.end());
+  shape.push_back(r);
+  return setResult(
+      createInferred<ReshapeOp>(b, loc, product.getResult(), i64s(shape)));
+}
+
+/// CenterCropPad-18 as ONNX's reference computes it: a slice of the axes
+/// the shape makes smaller, centred (an odd surplus leaves the extra
+/// element at the end), then a zero pad of the axes it makes larger (the
+/// extra element at the end).
+LogicalResult OnnxImporter::importCenterCropPad() {
+  GET_INPUT(x, 0);
+  if (node->input_size() < 2 || node->input(1).empty())
+    return failNode("missing input #1 (shape)");
+  if (!foldsToInts(node->input(1)))
+    return failNode("a 'shape' input known only at run time is not "
+                    "supported");
+  FailureOr<SmallVector<int64_t>> sizes = constantInts(node->input(1));
+  if (failed(sizes))
+    return failure();
+  ArrayRef<int64_t> dims = shapeOf(x);
+  int64_t rank = dims.size();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = intsAttr("axes"))
+    axes = *given;
+  else
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (sizes->size() != axes.size())
+    return failNode(llvm::formatv("expects 'shape' to hold one size per axis "
+                                  "({0}), got {1} values",
+                                  axes.size(), sizes->size()));
+  // Untouched axes keep all their elements (slice clamps the end).
+  SmallVector<int64_t> starts(rank, 0),
+      ends(rank, std::numeric_limits<int64_t>::max()), steps(rank, 1),
+      pads(2 * rank, 0);
+  SmallVector<bool> seen(rank, false);
+  bool crop = false, pad = false;
+  for (auto [axis, size] : llvm::zip(axes, *sizes)) {
+    if (axis < -rank || axis >= rank)
+      return failNode(
+          llvm::formatv("axis {0} out of range for rank {1}", axis, rank));
+    int64_t d = axis < 0 ? axis + rank : axis;
+    if (seen[d])
+      return failNode(llvm::formatv("axis {0} appears twice in 'axes'", axis));
+    seen[d] = true;
+    if (size < 0)
+      return failNode(
+          llvm::formatv("expects sizes >= 0 in 'shape', got {0}", size));
+    if (ShapedType::isDynamic(dims[d]))
+      return failNode(llvm::formatv("a dynamic dimension ({0}) to crop or "
+                                    "pad is not supported",
+                                    d));
+    if (size < dims[d]) {
+      starts[d] = (dims[d] - size) / 2;
+      ends[d] = starts[d] + size;
+      crop = true;
+    } else if (size > dims[d]) {
+      pads[2 * d] = (size - dims[d]) / 2;
+      pads[2 * d + 1] = size - dims[d] - pads[2 * d];
+      pad = true;
+    }
+  }
+  Value y = x;
+  if (crop) {
+    GOPT_INFER(cropped, SliceOp, y, i64s(starts), i64s(ends), i64s(steps));
+    y = cropped.getResult();
+  }
+  if (pad) {
+    GOPT_INFER(padded, PadOp, y, i64s(pads), b.getStringAttr("constant"),
+               b.getF32FloatAttr(0.0f));
+    y = padded.getResult();
+  }
+  setOutput(0, y);
+  return success();
+}
+
+/// Col2Im-18: gopt.col2im holds image_shape and block_shape as attributes,
+/// so both inputs must be constants.
+LogicalResult OnnxImporter::importCol2Im() {
+  GET_INPUT(x, 0);
+  if (!isa<FloatType>(getElementTypeOrSelf(x.getType())))
+    return failNode(
+        llvm::formatv("expects a float input, got {0}", x.getType()));
+  SmallVector<int64_t> sizes[2];
+  const char *names[2] = {"image_shape", "block_shape"};
+  for (int i = 0; i < 2; ++i) {
+    if (node->input_size() <= i + 1 || node->input(i + 1).empty())
+      return failNode(
+          llvm::formatv("missing input #{0} ({1})", i + 1, names[i]));
+    if (!foldsToInts(node->input(i + 1)))
+      return failNode(llvm::formatv("'{0}' known only at run time is not "
+                                    "supported",
+                                    names[i]));
+    FailureOr<SmallVector<int64_t>> values = constantInts(node->input(i + 1));
+    if (failed(values))
+      return failure();
+    sizes[i] = *values;
+  }
+  size_t n = sizes[1].size();
+  if (n == 0 || sizes[0].size() != n)
+    return failNode(llvm::formatv("expects image_shape and block_shape of "
+                                  "one spatial rank >= 1, got {0} and {1} "
+                                  "values",
+                                  sizes[0].size(), n));
+  SmallVector<int64_t> strides =
+      intsAttr("strides").value_or(SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> dilations =
+      intsAttr("dilations").value_or(SmallVector<int64_t>(n, 1));
+  if (strides.size() != n || dilations.size() != n)
+    return failNode(llvm::formatv("'strides' and 'dilations' must have {0} "
+                                  "values (one per spatial dim), got {1} and "
+                                  "{2}",
+                                  n, strides.size(), dilations.size()));
+  FailureOr<SmallVector<int64_t>> pairedPads = pairedPadsAttr(n);
+  if (failed(pairedPads))
+    return failure();
+  return setResult(createInferred<Col2ImOp>(
+      b, loc, x, i64s(sizes[0]), i64s(sizes[1]), i64s(strides), i64s(dilations),
+      i64s(*pairedPads)));
+}
+
 LogicalResult OnnxImporter::importRoiAlign() {
   GET_INPUT(x, 0);
   GET_INPUT(rois, 1);
@@ -6150,6 +6407,7 @@ LogicalResult OnnxImporter::importNode() {
   static constexpr OpHandler<I> kHandlers[] = {
       {"Abs", [](I &i) { return i.unary<AbsOp>(); }},
       {"Add", [](I &i) { return i.binary<AddOp>(); }},
+      {"AffineGrid", [](I &i) { return i.importAffineGrid(); }},
       {"ArgMax", [](I &i) { return i.importArgReduce(/*max=*/true); }},
       {"ArgMin", [](I &i) { return i.importArgReduce(/*max=*/false); }},
       {"AveragePool", [](I &i) { return i.importPoolNode(/*isMax=*/false); }},
@@ -6162,7 +6420,9 @@ LogicalResult OnnxImporter::importNode() {
       {"BlackmanWindow", [](I &i) { return i.importWindow("BlackmanWindow"); }},
       {"Cast", [](I &i) { return i.importCast(); }},
       {"CastLike", [](I &i) { return i.importCastLike(); }},
+      {"CenterCropPad", [](I &i) { return i.importCenterCropPad(); }},
       {"Clip", [](I &i) { return i.importClip(); }},
+      {"Col2Im", [](I &i) { return i.importCol2Im(); }},
       {"Concat", [](I &i) { return i.importConcat(); }},
       {"Constant", [](I &i) { return i.importConstant(); }},
       {"ConstantOfShape", [](I &i) { return i.importConstantOfShape(); }},
@@ -6182,6 +6442,7 @@ LogicalResult OnnxImporter::importNode() {
        }},
       {"CumSum", [](I &i) { return i.importCumSum(); }},
       {"DFT", [](I &i) { return i.importDft(); }},
+      {"DeformConv", [](I &i) { return i.importDeformConv(); }},
       {"DepthToSpace",
        [](I &i) { return i.importDepthToSpace(/*toSpace=*/false); }},
       {"DequantizeLinear",

@@ -539,6 +539,210 @@ void addChangedAttrSchemas(const std::function<void(OpSchema)> &add,
       addFinalized(quantizeSchema(dequantize, version));
 }
 
+//===----------------------------------------------------------------------===//
+// Ops new in opsets 18-20 (no version in libonnx 1.12 at all)
+//===----------------------------------------------------------------------===//
+//
+// Their schemas give the checker their inputs and attributes and shape
+// inference their results, as for the changed ops above.
+
+const std::vector<std::string> kIntegerTypes = {
+    "tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
+    "tensor(int8)",  "tensor(int16)",  "tensor(int32)",  "tensor(int64)"};
+
+/// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18): numpy broadcasting.
+OpSchema bitwiseBinarySchema(const std::string &op) {
+  OpSchema s(op, __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "A", "", "T")
+      .Input(1, "B", "", "T")
+      .Output(0, "C", "", "T")
+      .TypeConstraint("T", kIntegerTypes, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+        if (onnx::hasNInputShapes(ctx, 2))
+          onnx::bidirectionalBroadcastShapeInference(
+              onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 1),
+              *outputShape(ctx, 0));
+      });
+  return s;
+}
+
+OpSchema bitwiseNotSchema() {
+  OpSchema s("BitwiseNot", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint("T", kIntegerTypes, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return s;
+}
+
+/// Col2Im (opset 18): [N, C * prod(block_shape), L] -> [N, C, image...].
+void inferCol2Im(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  std::vector<int64_t> image, block;
+  bool imageKnown = constantInts(ctx, 1, image);
+  bool blockKnown = constantInts(ctx, 2, block);
+  if (!onnx::hasInputShape(ctx, 0) || !imageKnown)
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  if (in.dim_size() != 3)
+    fail_shape_inference("input must have rank 3 ([N, C * block size, L]), "
+                         "got rank ",
+                         in.dim_size());
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  *out->add_dim() = in.dim(0);
+  onnx::TensorShapeProto::Dimension *channels = out->add_dim();
+  int64_t blockSize = 1;
+  for (int64_t size : block)
+    blockSize *= size;
+  if (blockKnown && blockSize > 0 && in.dim(1).has_dim_value())
+    channels->set_dim_value(in.dim(1).dim_value() / blockSize);
+  for (int64_t size : image)
+    out->add_dim()->set_dim_value(size);
+}
+
+OpSchema col2imSchema() {
+  OpSchema s("Col2Im", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "input", "", "T")
+      .Input(1, "image_shape", "", "tensor(int64)")
+      .Input(2, "block_shape", "", "tensor(int64)")
+      .Output(0, "output", "", "T")
+      .Attr("dilations", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("pads", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("strides", "", AttributeProto::INTS, /*required=*/false)
+      .TypeConstraint("T", OpSchema::all_tensor_types(), "")
+      .TypeAndShapeInferenceFunction(inferCol2Im);
+  return s;
+}
+
+/// CenterCropPad (opset 18): the axes named (all by default) take the
+/// sizes of `shape`.
+void inferCenterCropPad(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const onnx::TensorShapeProto &in = onnx::getInputShape(ctx, 0);
+  int rank = in.dim_size();
+  std::vector<int64_t> sizes, axes;
+  if (!constantInts(ctx, 1, sizes)) {
+    setUnknownDims(ctx, 0, rank);
+    return;
+  }
+  if (const AttributeProto *given = ctx.getAttribute("axes"))
+    axes.assign(given->ints().begin(), given->ints().end());
+  else
+    for (int d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (sizes.size() != axes.size())
+    fail_shape_inference("shape has ", sizes.size(), " values for ",
+                         axes.size(), " axes");
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  *out = in;
+  for (size_t i = 0; i < axes.size(); ++i)
+    out->mutable_dim(normalizeAxis(axes[i], rank))->set_dim_value(sizes[i]);
+}
+
+OpSchema centerCropPadSchema() {
+  OpSchema s("CenterCropPad", __FILE__, __LINE__);
+  s.SinceVersion(18)
+      .Input(0, "input_data", "", "T")
+      .Input(1, "shape", "", "Tind")
+      .Output(0, "output_data", "", "T")
+      .Attr("axes", "", AttributeProto::INTS, /*required=*/false)
+      .TypeConstraint("T", OpSchema::all_tensor_types(), "")
+      .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferCenterCropPad);
+  return s;
+}
+
+/// AffineGrid (opset 20): theta [N, r, r + 1] and size (N, C, spatial...)
+/// -> [N, spatial..., r].
+void inferAffineGrid(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  std::vector<int64_t> size;
+  if (!constantInts(ctx, 1, size))
+    return;
+  if (size.size() != 4 && size.size() != 5)
+    fail_shape_inference("size must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) "
+                         "values, got ",
+                         size.size());
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  out->add_dim()->set_dim_value(size[0]);
+  for (size_t d = 2; d < size.size(); ++d)
+    out->add_dim()->set_dim_value(size[d]);
+  out->add_dim()->set_dim_value(static_cast<int64_t>(size.size()) - 2);
+}
+
+OpSchema affineGridSchema() {
+  OpSchema s("AffineGrid", __FILE__, __LINE__);
+  s.SinceVersion(20)
+      .Input(0, "theta", "", "T1")
+      .Input(1, "size", "", "T2")
+      .Output(0, "grid", "", "T1")
+      .Attr("align_corners", "", AttributeProto::INT, int64_t{0})
+      .TypeConstraint("T1", kFloatTypes, "")
+      .TypeConstraint("T2", {"tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferAffineGrid);
+  return s;
+}
+
+/// DeformConv (opset 19): [N, Cout, the offsets' spatial dims].
+void inferDeformConv(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 3))
+    return;
+  const onnx::TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  const onnx::TensorShapeProto &w = onnx::getInputShape(ctx, 1);
+  const onnx::TensorShapeProto &offset = onnx::getInputShape(ctx, 2);
+  if (x.dim_size() < 3 || w.dim_size() != x.dim_size() ||
+      offset.dim_size() != x.dim_size())
+    fail_shape_inference("X, W and offset must have one rank of 3 or more");
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  *out->add_dim() = x.dim(0);
+  *out->add_dim() = w.dim(0);
+  for (int d = 2; d < offset.dim_size(); ++d)
+    *out->add_dim() = offset.dim(d);
+}
+
+OpSchema deformConvSchema() {
+  OpSchema s("DeformConv", __FILE__, __LINE__);
+  s.SinceVersion(19)
+      .Input(0, "X", "", "T")
+      .Input(1, "W", "", "T")
+      .Input(2, "offset", "", "T")
+      .Input(3, "B", "", "T", OpSchema::Optional)
+      .Input(4, "mask", "", "T", OpSchema::Optional)
+      .Output(0, "Y", "", "T")
+      .Attr("dilations", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("group", "", AttributeProto::INT, int64_t{1})
+      .Attr("kernel_shape", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("offset_group", "", AttributeProto::INT, int64_t{1})
+      .Attr("pads", "", AttributeProto::INTS, /*required=*/false)
+      .Attr("strides", "", AttributeProto::INTS, /*required=*/false)
+      .TypeConstraint("T", kFloatTypes, "")
+      .TypeAndShapeInferenceFunction(inferDeformConv);
+  return s;
+}
+
+/// The schemas of the ops new after opset 17 that gopt imports.
+std::vector<OpSchema> newOpSchemas() {
+  std::vector<OpSchema> schemas;
+  for (const char *op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    schemas.push_back(bitwiseBinarySchema(op));
+  schemas.push_back(bitwiseNotSchema());
+  schemas.push_back(col2imSchema());
+  schemas.push_back(centerCropPadSchema());
+  schemas.push_back(affineGridSchema());
+  schemas.push_back(deformConvSchema());
+  return schemas;
+}
+
 using SchemaVersions = std::map<int, OpSchema>;
 
 std::map<std::string, SchemaVersions> buildSchemas() {
@@ -549,6 +753,8 @@ std::map<std::string, SchemaVersions> buildSchemas() {
     int version = s.SinceVersion();
     schemas[name].emplace(version, std::move(s));
   };
+  for (OpSchema &s : newOpSchemas())
+    add(std::move(s));
   for (const char *op :
        {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
         "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"})

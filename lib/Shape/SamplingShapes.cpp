@@ -1,6 +1,6 @@
 //===- SamplingShapes.cpp - Shape functions of the sampling ops -----------===//
 //
-// gopt.grid_sample, roi_align, max_pool_with_indices and max_unpool
+// gopt.grid_sample, roi_align, max_pool_with_indices, max_unpool and col2im
 // (GoptSamplingOps.td), following docs/op-semantics.md. No LLVM or MLIR, as
 // ShapeFunctions.cpp.
 //
@@ -172,6 +172,132 @@ Result inferMaxUnpoolShape(DimsRef x, DimsRef indices, DimsRef kernel,
                   out, " in spatial dimension ", i);
     result.push_back(out);
   }
+  return Result::success();
+}
+
+Result inferCol2ImShape(DimsRef x, DimsRef imageShape, DimsRef blockShape,
+                        DimsRef strides, DimsRef dilations, DimsRef pads,
+                        Dims &result, Dims *blocks) {
+  if (x.size() != 3)
+    return fail("expects x of rank 3 ([N, C * block size, L]), got ",
+                formatShape(x));
+  size_t k = blockShape.size();
+  if (k < 1)
+    return fail("expects a block_shape of one or more spatial dims");
+  if (Result r = requireSize(imageShape, k, "image_shape"); r.failed())
+    return r;
+  if (Result r = requireSize(strides, k, "strides"); r.failed())
+    return r;
+  if (Result r = requireSize(dilations, k, "dilations"); r.failed())
+    return r;
+  if (Result r = requireSize(pads, 2 * k, "pads"); r.failed())
+    return r;
+  int64_t blockSize = 1, count = 1;
+  Dims grid;
+  for (size_t i = 0; i < k; ++i) {
+    if (blockShape[i] < 1 || strides[i] < 1 || dilations[i] < 1)
+      return fail("expects block_shape, strides and dilations >= 1, got ",
+                  formatList(blockShape), ", ", formatList(strides), " and ",
+                  formatList(dilations));
+    if (imageShape[i] < 1 || pads[2 * i] < 0 || pads[2 * i + 1] < 0)
+      return fail("expects image_shape >= 1 and pads >= 0, got ",
+                  formatList(imageShape), " and ", formatList(pads));
+    int64_t span = dilations[i] * (blockShape[i] - 1) + 1;
+    int64_t padded = imageShape[i] + pads[2 * i] + pads[2 * i + 1];
+    if (padded < span)
+      return fail("expects blocks that fit the padded image, got a block "
+                  "spanning ",
+                  span, " in a padded size of ", padded, " in spatial dim ", i);
+    grid.push_back((padded - span) / strides[i] + 1);
+    blockSize *= blockShape[i];
+    count *= grid.back();
+  }
+  if (!isDynamic(x[1]) && x[1] % blockSize != 0)
+    return fail("expects x's dim 1 (", x[1],
+                ") to be a multiple of the block size ", blockSize);
+  if (!isDynamic(x[2]) && x[2] != count)
+    return fail("expects x's dim 2 to be the number of blocks, ", count, " (",
+                formatList(grid), "), got ", x[2]);
+  result = {x[0], isDynamic(x[1]) ? kDynamic : x[1] / blockSize};
+  result.insert(result.end(), imageShape.begin(), imageShape.end());
+  if (blocks)
+    *blocks = grid;
+  return Result::success();
+}
+
+Result inferDeformConvShape(DimsRef x, DimsRef filter, DimsRef offset,
+                            DimsRef bias, const DimsRef *mask,
+                            const DeformConvParams &params, Dims &result) {
+  const DeformConvParams &p = params;
+  if (x.size() != 4)
+    return fail("expects x of rank 4 ([N, C, H, W]), got ", formatShape(x));
+  if (filter.size() != 4 || isDynamic(filter[2]) || isDynamic(filter[3]))
+    return fail("expects a filter [Cout, C / group, KH, KW] with static KH "
+                "and KW, got ",
+                formatShape(filter));
+  if (Result r = requireSize(p.strides, 2, "strides"); r.failed())
+    return r;
+  if (Result r = requireSize(p.dilations, 2, "dilations"); r.failed())
+    return r;
+  if (Result r = requireSize(p.pads, 4, "pads"); r.failed())
+    return r;
+  for (size_t i = 0; i < 2; ++i)
+    if (p.strides[i] < 1 || p.dilations[i] < 1)
+      return fail("expects strides and dilations >= 1, got ",
+                  formatList(p.strides), " and ", formatList(p.dilations));
+  for (int64_t pad : p.pads)
+    if (pad < 0)
+      return fail("expects pads >= 0, got ", formatList(p.pads));
+  if (p.group < 1 || p.offsetGroup < 1)
+    return fail("expects group and offset_group >= 1, got ", p.group, " and ",
+                p.offsetGroup);
+  int64_t channels = x[1], cout = filter[0];
+  if (!isDynamic(channels) && !isDynamic(filter[1]) &&
+      channels != filter[1] * p.group)
+    return fail("expects x's ", channels, " channels to be the filter's ",
+                filter[1], " times group ", p.group);
+  if (!isDynamic(cout) && cout % p.group != 0)
+    return fail("expects the filter's ", cout,
+                " output channels to be a multiple of group ", p.group);
+  if (!isDynamic(channels) && channels % p.offsetGroup != 0)
+    return fail("expects x's ", channels,
+                " channels to be a multiple of offset_group ", p.offsetGroup);
+  if (bias.size() != 1 || !sameDim(bias[0], cout))
+    return fail("expects bias of shape [", cout, "], got ", formatShape(bias));
+  Dims out = {x[0], cout, kDynamic, kDynamic};
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t in = x[2 + i];
+    if (isDynamic(in))
+      continue;
+    int64_t span = p.dilations[i] * (filter[2 + i] - 1) + 1;
+    int64_t padded = in + p.pads[2 * i] + p.pads[2 * i + 1];
+    if (padded < span)
+      return fail("expects a kernel spanning ", span,
+                  " to fit the padded input of ", padded, " in spatial dim ",
+                  i);
+    out[2 + i] = (padded - span) / p.strides[i] + 1;
+  }
+  int64_t taps = filter[2] * filter[3];
+  auto check = [&](DimsRef operand, const char *name,
+                   int64_t perGroup) -> Result {
+    Dims want = {out[0], p.offsetGroup * perGroup * taps, out[2], out[3]};
+    bool same = operand.size() == 4;
+    for (size_t i = 0; same && i < 4; ++i)
+      same = sameDim(operand[i], want[i]);
+    if (!same)
+      return fail("expects ", name, " of shape ", formatShape(want), ", got ",
+                  formatShape(operand));
+    for (size_t i : {size_t(0), size_t(2), size_t(3)})
+      if (isDynamic(out[i]))
+        out[i] = operand[i];
+    return Result::success();
+  };
+  if (Result r = check(offset, "offset", 2); r.failed())
+    return r;
+  if (mask)
+    if (Result r = check(*mask, "mask", 1); r.failed())
+      return r;
+  result = out;
   return Result::success();
 }
 

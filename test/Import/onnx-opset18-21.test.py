@@ -162,9 +162,10 @@ npy("want_dft", np.stack([spectrum.real, spectrum.imag], -1).astype(np.float32))
 
 # Refused: an op newer than opset 17 that gopt does not import, and Pad-18
 # axes known only at run time.
-save("crop18",
-     [helper.make_node("CenterCropPad", ["x", "shape"], ["y"], name="crop")],
-     [vi("x", [2, 3, 4])], [vi("y", [2, 3, 2])], 18, [ints("shape", [2, 3, 2])])
+save("decoder20",
+     [helper.make_node("ImageDecoder", ["bytes"], ["image"], name="decode")],
+     [vi("bytes", [64], TensorProto.UINT8)],
+     [vi("image", [8, 8, 3], TensorProto.UINT8)], 20)
 save("pad18_dynamic_axes",
      [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")],
      [vi("x", [2, 3, 4]), vi("axes", [1], TensorProto.INT64)],

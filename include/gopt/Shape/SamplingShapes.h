@@ -1,6 +1,6 @@
 //===- SamplingShapes.h - Shape functions of the sampling ops ---*- C++ -*-===//
 //
-// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// grid_sample, roi_align, max_pool_with_indices, max_unpool and col2im
 // (GoptSamplingOps.td; lib/Shape/SamplingShapes.cpp). Kept apart from
 // ShapeFunctions.h, whose conventions they follow, so that the family's
 // declarations live together.
@@ -59,6 +59,25 @@ Result inferMaxPoolWithIndicesShape(DimsRef x, const PoolWindowND &window,
 Result inferMaxUnpoolShape(DimsRef x, DimsRef indices, DimsRef kernel,
                            DimsRef strides, DimsRef pads,
                            const DimsRef *outputShape, Dims &result);
+
+/// gopt.col2im: x [N, C * prod(block), L] -> [N, C, image...]; `blocks`,
+/// when given, receives the blocks' grid (positions per spatial dim).
+Result inferCol2ImShape(DimsRef x, DimsRef imageShape, DimsRef blockShape,
+                        DimsRef strides, DimsRef dilations, DimsRef pads,
+                        Dims &result, Dims *blocks = nullptr);
+
+/// gopt.deform_conv2d's attributes.
+struct DeformConvParams {
+  DimsRef strides, dilations, pads; // pads: top, bottom, left, right
+  int64_t group = 1, offsetGroup = 1;
+};
+
+/// gopt.deform_conv2d: x [N, C, H, W], filter [Cout, C / group, KH, KW],
+/// offset [N, offset_group * 2 * KH * KW, Ho, Wo], bias [Cout], mask (null
+/// when absent) [N, offset_group * KH * KW, Ho, Wo] -> [N, Cout, Ho, Wo].
+Result inferDeformConvShape(DimsRef x, DimsRef filter, DimsRef offset,
+                            DimsRef bias, const DimsRef *mask,
+                            const DeformConvParams &params, Dims &result);
 
 } // namespace gopt::shape
 

@@ -1,7 +1,7 @@
 //===- RefLogic.cpp - Reference kernels of GoptLogicOps.td ----------------===//
 //
-// Comparisons, logical ops, where, mod and floor division, the float
-// predicates, expand and tile. Results of comparisons and predicates are
+// Comparisons, logical and bitwise ops, where, mod and floor division, the
+// float predicates, expand and tile. Results of comparisons and predicates are
 // bool (one byte per element); where, expand and tile copy elements of any
 // type byte for byte.
 //
@@ -266,6 +266,56 @@ Status bitShiftKernel(const RefContext &ctx, const std::vector<Tensor> &in,
 }
 
 //===----------------------------------------------------------------------===//
+// Bitwise ops
+//===----------------------------------------------------------------------===//
+
+enum class Bitwise { kAnd, kOr, kXor };
+
+/// Calls fn with a value of the integer type `dtype` (signed or unsigned).
+template <typename Fn> Status visitIntegerType(DType dtype, Fn &&fn) {
+  if (isFloatDType(dtype) || dtype == DType::kBool)
+    return invalidArgument("expects integer operands, got ", dtypeName(dtype));
+  return visitElementType(dtype, [&](auto zero) -> Status {
+    if constexpr (std::is_integral_v<decltype(zero)> &&
+                  !std::is_same_v<decltype(zero), bool>)
+      return fn(zero);
+    else
+      return invalidArgument("expects integer operands, got ",
+                             dtypeName(dtype));
+  });
+}
+
+template <Bitwise B>
+Status bitwiseKernel(const RefContext &, const std::vector<Tensor> &in,
+                     std::vector<Tensor> &out) {
+  return visitIntegerType(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *a = in[0].data<T>(), *b = in[1].data<T>();
+    T *z = out[0].data<T>();
+    forEachBroadcast(out[0].shape(), in[0].shape(), in[1].shape(),
+                     [&](int64_t i, int64_t ia, int64_t ib) {
+                       z[i] =
+                           static_cast<T>(B == Bitwise::kAnd  ? a[ia] & b[ib]
+                                          : B == Bitwise::kOr ? a[ia] | b[ib]
+                                                              : a[ia] ^ b[ib]);
+                     });
+    return Status::success();
+  });
+}
+
+Status bitwiseNotKernel(const RefContext &, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  return visitIntegerType(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
+    for (int64_t i = 0, n = in[0].numElements(); i < n; ++i)
+      y[i] = static_cast<T>(~x[i]);
+    return Status::success();
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Float predicates
 //===----------------------------------------------------------------------===//
 
@@ -323,6 +373,10 @@ void registerLogicKernels(KernelRegistry &r) {
   registerKernel(r, "mod", divisionKernel<true>, D::kNumericF64);
   registerKernel(r, "floor_div", divisionKernel<false>, D::kNumericF64);
   registerKernel(r, "bit_shift", bitShiftKernel, D::kAny);
+  registerKernel(r, "bitwise_and", bitwiseKernel<Bitwise::kAnd>, D::kAny);
+  registerKernel(r, "bitwise_or", bitwiseKernel<Bitwise::kOr>, D::kAny);
+  registerKernel(r, "bitwise_xor", bitwiseKernel<Bitwise::kXor>, D::kAny);
+  registerKernel(r, "bitwise_not", bitwiseNotKernel, D::kAny);
   // kNumericF64 so that the bool result passes the wrapper; f16/bf16
   // operands arrive as f32.
   registerKernel(r, "is_nan", isNaNKernel, D::kNumericF64);

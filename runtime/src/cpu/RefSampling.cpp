@@ -1,10 +1,10 @@
 //===- RefSampling.cpp - Reference kernels of the sampling ops ------------===//
 //
-// grid_sample, roi_align (and their gradients), max_pool_with_indices and
-// max_unpool (GoptSamplingOps.td), computing positions and weights in
-// double. The
-// sampling rules follow ONNX's reference implementation (and ONNX
-// Runtime's), which the node suite's expected outputs come from.
+// grid_sample, roi_align (and their gradients), max_pool_with_indices,
+// max_unpool, col2im and deform_conv2d (GoptSamplingOps.td), computing
+// positions and weights in double. The sampling rules follow ONNX's reference
+// implementation (and ONNX Runtime's), which the node suite's expected
+// outputs come from.
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
@@ -645,6 +645,133 @@ Status maxUnpoolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+Status col2imKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                    std::vector<Tensor> &out) {
+  op_attrs::Col2ImAttrs a(ctx.attrs());
+  std::vector<int64_t> image = a.imageShape(), block = a.blockShape(),
+                       strides = a.strides(), dilations = a.dilations(),
+                       pads = a.pads();
+  Shape resolved, grid;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferCol2ImShape(
+      in[0].shape(), image, block, strides, dilations, pads, resolved, &grid)));
+  const size_t k = block.size();
+  const int64_t batch = in[0].shape()[0], blockSize = numElements(block),
+                channels = in[0].shape()[1] / blockSize,
+                blocks = in[0].shape()[2], pixels = numElements(image);
+  std::vector<int64_t> imageStrides = rowMajorStrides(image);
+  const float *px = in[0].data<float>();
+  float *py = out[0].data<float>();
+  std::fill(py, py + out[0].numElements(), 0.0f);
+  std::vector<int64_t> at(k), offset(k);
+  for (int64_t l = 0; l < blocks; ++l) {
+    // The block's grid position, row-major, and then each element's.
+    for (int64_t d = static_cast<int64_t>(k) - 1, rest = l; d >= 0; --d) {
+      at[d] = rest % grid[d] * strides[d] - pads[2 * d];
+      rest /= grid[d];
+    }
+    for (int64_t e = 0; e < blockSize; ++e) {
+      int64_t pixel = 0;
+      bool inside = true;
+      for (int64_t d = static_cast<int64_t>(k) - 1, rest = e; d >= 0; --d) {
+        int64_t pos = at[d] + rest % block[d] * dilations[d];
+        rest /= block[d];
+        inside = inside && pos >= 0 && pos < image[d];
+        pixel += pos * imageStrides[d];
+      }
+      if (!inside)
+        continue;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t c = 0; c < channels; ++c)
+          py[(n * channels + c) * pixels + pixel] +=
+              px[((n * channels + c) * blockSize + e) * blocks + l];
+    }
+  }
+  return Status::success();
+}
+
+/// x's plane at pixel position (h, w), bilinearly interpolated; neighbours
+/// outside the plane read 0 (ONNX's reference samples with GridSample's
+/// zeros padding and align_corners, torchvision likewise).
+double bilinearZeroPadded(const float *plane, int64_t height, int64_t width,
+                          double h, double w) {
+  if (!(h > -1.0 && h < double(height) && w > -1.0 && w < double(width)))
+    return 0.0;
+  int64_t h0 = static_cast<int64_t>(std::floor(h)),
+          w0 = static_cast<int64_t>(std::floor(w));
+  double lh = h - double(h0), lw = w - double(w0), sum = 0.0;
+  for (int64_t dh = 0; dh < 2; ++dh)
+    for (int64_t dw = 0; dw < 2; ++dw) {
+      int64_t y = h0 + dh, x = w0 + dw;
+      if (y < 0 || y >= height || x < 0 || x >= width)
+        continue;
+      sum += (dh ? lh : 1.0 - lh) * (dw ? lw : 1.0 - lw) *
+             double(plane[y * width + x]);
+    }
+  return sum;
+}
+
+Status deformConv2dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                          std::vector<Tensor> &out) {
+  op_attrs::DeformConv2DAttrs a(ctx.attrs());
+  std::vector<int64_t> strides = a.strides(), dilations = a.dilations(),
+                       pads = a.pads();
+  const Shape &xs = in[0].shape(), &ws = in[1].shape(), &ys = out[0].shape();
+  const int64_t batch = xs[0], channels = xs[1], height = xs[2], width = xs[3],
+                cout = ws[0], groupChannels = ws[1], kh = ws[2], kw = ws[3],
+                oh = ys[2], ow = ys[3];
+  const int64_t group = a.group(), offsetGroup = a.offsetGroup(),
+                taps = kh * kw, positions = oh * ow,
+                coutPerGroup = cout / group,
+                channelsPerOffsetGroup = channels / offsetGroup;
+  const float *px = in[0].data<float>(), *pw = in[1].data<float>(),
+              *po = in[2].data<float>(), *pb = in[3].data<float>();
+  const float *pm = in.size() == 5 ? in[4].data<float>() : nullptr;
+  float *py = out[0].data<float>();
+  // Per image: every channel's sampled (and masked) value per tap and
+  // output position, then the grouped convolution's sums over them.
+  std::vector<double> columns(channels * taps * positions);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      int64_t og = c / channelsPerOffsetGroup;
+      const float *plane = px + (n * channels + c) * height * width;
+      for (int64_t t = 0; t < taps; ++t) {
+        const float *dy =
+            po + ((n * offsetGroup + og) * 2 * taps + 2 * t) * positions;
+        const float *dx = dy + positions;
+        const float *m =
+            pm ? pm + ((n * offsetGroup + og) * taps + t) * positions : nullptr;
+        double *col = &columns[(c * taps + t) * positions];
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            int64_t p = i * ow + j;
+            double h =
+                double(i * strides[0] - pads[0] + t / kw * dilations[0]) +
+                double(dy[p]);
+            double w =
+                double(j * strides[1] - pads[2] + t % kw * dilations[1]) +
+                double(dx[p]);
+            double v = bilinearZeroPadded(plane, height, width, h, w);
+            col[p] = m ? v * double(m[p]) : v;
+          }
+      }
+    }
+    for (int64_t o = 0; o < cout; ++o) {
+      int64_t g = o / coutPerGroup;
+      float *dst = py + (n * cout + o) * positions;
+      for (int64_t p = 0; p < positions; ++p) {
+        double sum = double(pb[o]);
+        for (int64_t ci = 0; ci < groupChannels; ++ci)
+          for (int64_t t = 0; t < taps; ++t)
+            sum +=
+                double(pw[(o * groupChannels + ci) * taps + t]) *
+                columns[((g * groupChannels + ci) * taps + t) * positions + p];
+        dst[p] = static_cast<float>(sum);
+      }
+    }
+  }
+  return Status::success();
+}
+
 } // namespace
 
 void registerSamplingKernels(KernelRegistry &r) {
@@ -658,6 +785,8 @@ void registerSamplingKernels(KernelRegistry &r) {
   registerKernel(r, "max_pool_with_indices", maxPoolWithIndicesKernel,
                  D::kNumericF64);
   registerKernel(r, "max_unpool", maxUnpoolKernel, D::kNumeric);
+  registerKernel(r, "col2im", col2imKernel, D::kFloat);
+  registerKernel(r, "deform_conv2d", deformConv2dKernel, D::kFloat);
 }
 
 } // namespace gopt::runtime::ref

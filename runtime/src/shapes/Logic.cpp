@@ -65,6 +65,19 @@ Status bitShiftShape(const OpAttrs &, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
 }
 
+Status bitwiseShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                    Shapes &out) {
+  if (isFloatDType(types[0]) || types[0] == DType::kBool)
+    return invalidArgument("operands must be integers, got ",
+                           dtypeName(types[0]));
+  if (in.size() == 1) {
+    out[0] = in[0];
+    return Status::success();
+  }
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  return toStatus(shape::inferBroadcastShape(in[0], in[1], out[0]));
+}
+
 Status floatPredicateShape(const OpAttrs &, const Shapes &in,
                            const DTypes &types, Shapes &out) {
   if (!isFloatDType(types[0]))

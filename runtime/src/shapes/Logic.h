@@ -24,6 +24,10 @@ Status whereShape(const OpAttrs &, const Shapes &in, const DTypes &types,
 /// mod: numeric operands of one element type, broadcast; fmod 0 or 1.
 Status modShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                 Shapes &out);
+/// bitwise_and, _or, _xor (broadcast) and bitwise_not: integer operands of
+/// one element type.
+Status bitwiseShape(const OpAttrs &, const Shapes &in, const DTypes &types,
+                    Shapes &out);
 /// bit_shift: unsigned operands of one element type, broadcast.
 Status bitShiftShape(const OpAttrs &, const Shapes &in, const DTypes &types,
                      Shapes &out);

@@ -116,4 +116,34 @@ Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,
       a.hasOutputShape() ? &given : nullptr, out[0]));
 }
 
+Status col2imShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                   Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  op_attrs::Col2ImAttrs a(attrs);
+  return toStatus(shape::inferCol2ImShape(in[0], a.imageShape(), a.blockShape(),
+                                          a.strides(), a.dilations(), a.pads(),
+                                          out[0]));
+}
+
+Status deformConv2dShape(const OpAttrs &attrs, const Shapes &in,
+                         const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
+  op_attrs::DeformConv2DAttrs a(attrs);
+  std::vector<int64_t> strides = a.strides(), dilations = a.dilations(),
+                       pads = a.pads();
+  shape::DeformConvParams params;
+  params.strides = strides;
+  params.dilations = dilations;
+  params.pads = pads;
+  params.group = a.group();
+  params.offsetGroup = a.offsetGroup();
+  shape::DimsRef mask;
+  if (in.size() == 5)
+    mask = in[4];
+  return toStatus(shape::inferDeformConvShape(in[0], in[1], in[2], in[3],
+                                              in.size() == 5 ? &mask : nullptr,
+                                              params, out[0]));
+}
+
 } // namespace gopt::runtime

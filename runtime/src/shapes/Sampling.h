@@ -1,6 +1,6 @@
 //===- Sampling.h - Runtime shape functions of the sampling ops -*- C++ -*-===//
 //
-// grid_sample, roi_align, max_pool_with_indices and max_unpool
+// grid_sample, roi_align, max_pool_with_indices, max_unpool and col2im
 // (GoptSamplingOps.td): the op table (OpTable.inc) names the shape
 // functions; the CPU kernels read the window through the same helper, so
 // shape function and kernel agree on it.
@@ -28,6 +28,10 @@ Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
                                const DTypes &types, Shapes &out);
 Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,
                       const DTypes &types, Shapes &out);
+Status deformConv2dShape(const OpAttrs &attrs, const Shapes &in,
+                         const DTypes &types, Shapes &out);
+Status col2imShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
+                   Shapes &out);
 
 /// A max_pool_with_indices's window; the struct owns the padding string
 /// `window` points at.

@@ -186,9 +186,12 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   // CUDA backend's and the logic ops (GoptLogicOps.td) run on the CPU so far.
   cpuOnly.insert(
       {"layer_norm", "instance_norm", "lrn", "reduce_min", "reduce_prod"});
-  cpuOnly.insert({"equal", "less", "less_equal", "greater", "greater_equal",
-                  "and", "or", "xor", "not", "where", "mod", "floor_div",
-                  "is_nan", "is_inf", "expand", "tile", "bit_shift"});
+  cpuOnly.insert({"equal",         "less",        "less_equal", "greater",
+                  "greater_equal", "and",         "or",         "xor",
+                  "not",           "where",       "mod",        "floor_div",
+                  "is_nan",        "is_inf",      "expand",     "tile",
+                  "bit_shift",     "bitwise_and", "bitwise_or", "bitwise_xor",
+                  "bitwise_not"});
   // The image ops (GoptImageOps.td) run on the CPU so far.
   cpuOnly.insert({"conv2d_transpose", "resize", "resize_grad"});
   // The indexing ops (GoptIndexingOps.td) run on the CPU so far.
@@ -202,7 +205,8 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   // (GoptSignalOps.td) run on the CPU so far.
   cpuOnly.insert({"grid_sample", "roi_align", "grid_sample_grad",
                   "roi_align_grad", "max_pool_with_indices", "max_unpool",
-                  "dft", "stft", "mel_weight_matrix", "det"});
+                  "col2im", "deform_conv2d", "dft", "stft", "mel_weight_matrix",
+                  "det"});
   // The recurrent gradients (backpropagation through time, GoptRnnOps.td)
   // have reference kernels only.
   cpuOnly.insert({"lstm_grad", "gru_grad", "rnn_grad"});

@@ -1,9 +1,10 @@
 //===- GoptLogicOps.cpp - shape functions of GoptLogicOps.td
 //---------------===//
 //
-// Comparisons, logical ops, where, mod, float predicates, expand and tile.
-// Each op's inferTypes runs the shared shape function (gopt/Shape) and
-// gives the result's element type: i1 for comparisons and predicates.
+// Comparisons, logical and bitwise ops, where, mod, float predicates,
+// expand and tile. Each op's inferTypes runs the shared shape function
+// (gopt/Shape) and gives the result's element type: i1 for comparisons and
+// predicates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +111,22 @@ static LogicalResult inferTypes(BitShiftOp::Adaptor adaptor,
                               inferred);
 }
 GOPT_SHAPE_FUNCTION_HOOKS(BitShiftOp)
+
+// Bitwise ops: a broadcast of their operands, of their element type.
+#define GOPT_BITWISE_BROADCAST_OP(OpClass)                                     \
+  static LogicalResult inferTypes(OpClass::Adaptor adaptor,                    \
+                                  const ShapeError &error,                     \
+                                  SmallVectorImpl<Type> &inferred) {           \
+    return inferBroadcastResult(adaptor.getLhs(), adaptor.getRhs(), Type(),    \
+                                error, inferred);                              \
+  }                                                                            \
+  GOPT_SHAPE_FUNCTION_HOOKS(OpClass)
+
+GOPT_BITWISE_BROADCAST_OP(BitwiseAndOp)
+GOPT_BITWISE_BROADCAST_OP(BitwiseOrOp)
+GOPT_BITWISE_BROADCAST_OP(BitwiseXorOp)
+
+#undef GOPT_BITWISE_BROADCAST_OP
 
 static LogicalResult inferTypes(IsNaNOp::Adaptor adaptor, const ShapeError &,
                                 SmallVectorImpl<Type> &inferred) {

@@ -1,8 +1,8 @@
 //===- GoptSamplingOps.cpp - type inference of the sampling ops -----------===//
 //
-// grid_sample, roi_align (and their gradients), max_pool_with_indices and
-// max_unpool (GoptSamplingOps.td): MLIR adapters over the shared shape
-// functions in lib/Shape/SamplingShapes.cpp.
+// grid_sample, roi_align (and their gradients), max_pool_with_indices,
+// max_unpool, col2im and deform_conv2d (GoptSamplingOps.td): MLIR adapters over
+// the shared shape functions in lib/Shape/SamplingShapes.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,3 +149,43 @@ static LogicalResult inferTypes(MaxUnpoolOp::Adaptor adaptor,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(MaxUnpoolOp)
+
+static LogicalResult inferTypes(Col2ImOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  shape::Dims result;
+  if (failed(error.check(shape::inferCol2ImShape(
+          shapeOf(adaptor.getX()), adaptor.getImageShape(),
+          adaptor.getBlockShape(), adaptor.getStrides(), adaptor.getDilations(),
+          adaptor.getPads(), result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(Col2ImOp)
+
+static LogicalResult inferTypes(DeformConv2DOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  shape::DeformConvParams params;
+  params.strides = adaptor.getStrides();
+  params.dilations = adaptor.getDilations();
+  params.pads = adaptor.getPads();
+  // Absent before the builder fills in the ODS defaults.
+  if (IntegerAttr group = adaptor.getGroupAttr())
+    params.group = group.getInt();
+  if (IntegerAttr offsetGroup = adaptor.getOffsetGroupAttr())
+    params.offsetGroup = offsetGroup.getInt();
+  shape::DimsRef mask;
+  if (adaptor.getMask())
+    mask = shapeOf(adaptor.getMask());
+  shape::Dims result;
+  if (failed(error.check(shape::inferDeformConvShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getFilter()),
+          shapeOf(adaptor.getOffset()), shapeOf(adaptor.getBias()),
+          adaptor.getMask() ? &mask : nullptr, params, result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(DeformConv2DOp)

@@ -2,7 +2,7 @@
 //
 // Comparisons and logical ops (results and operands of type i1), the
 // elementwise `where`, integer-and-float remainders and floor division, the
-// float predicates, and `expand`/`tile`. Their shape functions are in
+// bitwise ops on integers, the float predicates, and `expand`/`tile`. Their shape functions are in
 // lib/Shape/LogicShapes.cpp (shared with runtime/src/shapes/Logic.cpp),
 // their reference kernels in runtime/src/cpu/RefLogic.cpp. Included by
 // GoptOps.td.
@@ -180,6 +180,57 @@ def Gopt_BitShiftOp : Gopt_InferredOp<"bit_shift", [Pure,
   let runtimeShapeFunction = "bitShiftShape";
   let onnxOpType = "BitShift";
   let onnxSinceOpset = 11;
+}
+
+//===----------------------------------------------------------------------===//
+// Bitwise ops (ONNX opset 18)
+//===----------------------------------------------------------------------===//
+
+def Gopt_IntegerTensor : RankedTensorOf<[I8, I16, I32, I64, UI8, UI16, UI32,
+                                         UI64]>;
+
+class Gopt_BitwiseBinaryOp<string mnemonic, string what, string onnx>
+    : Gopt_InferredOp<mnemonic, [Pure, Commutative, Gopt_LayoutAgnostic,
+                                 SameOperandsAndResultElementType]> {
+  let notDifferentiable = "integer operands and result";
+  let summary = "elementwise bitwise " # what # " with numpy broadcasting";
+  let description = "`lhs " # what # [{ rhs` bit by bit on integers of one
+    type (signed or unsigned), elementwise; shapes broadcast as in numpy
+    (ONNX `}] # onnx # [{`, opset 18).
+
+    ```mlir
+    %z = gopt.}] # mnemonic # [{ %a, %b : (tensor<4x5xi32>, tensor<5xi32>) -> tensor<4x5xi32>
+    ```
+  }];
+  let arguments = (ins Gopt_IntegerTensor:$lhs, Gopt_IntegerTensor:$rhs);
+  let results = (outs Gopt_IntegerTensor:$z);
+  let runtimeShapeFunction = "bitwiseShape";
+  let onnxOpType = onnx;
+  let onnxSinceOpset = 18;
+}
+
+def Gopt_BitwiseAndOp : Gopt_BitwiseBinaryOp<"bitwise_and", "&", "BitwiseAnd">;
+def Gopt_BitwiseOrOp : Gopt_BitwiseBinaryOp<"bitwise_or", "|", "BitwiseOr">;
+def Gopt_BitwiseXorOp : Gopt_BitwiseBinaryOp<"bitwise_xor", "^", "BitwiseXor">;
+
+def Gopt_BitwiseNotOp : Gopt_Op<"bitwise_not", [Pure, SameOperandsAndResultType,
+                                                 InferTypeOpInterface,
+                                                 Gopt_LayoutAgnostic]> {
+  let notDifferentiable = "integer operands and result";
+  let summary = "elementwise bitwise complement";
+  let description = [{
+    `~x` bit by bit on a signed or unsigned integer tensor (ONNX
+    `BitwiseNot`, opset 18).
+
+    ```mlir
+    %n = gopt.bitwise_not %x : (tensor<4x5xui8>) -> tensor<4x5xui8>
+    ```
+  }];
+  let arguments = (ins Gopt_IntegerTensor:$x);
+  let results = (outs Gopt_IntegerTensor:$y);
+  let runtimeShapeFunction = "bitwiseShape";
+  let onnxOpType = "BitwiseNot";
+  let onnxSinceOpset = 18;
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,8 +2,11 @@
 //
 // Ops that read an activation at positions given by another operand rather
 // than by a fixed window: grid_sample (ONNX GridSample), roi_align (ONNX
-// RoiAlign), max_pool_with_indices (ONNX MaxPool with its Indices output)
-// and max_unpool (ONNX MaxUnpool, which scatters back to those indices).
+// RoiAlign), max_pool_with_indices (ONNX MaxPool with its Indices output),
+// max_unpool (ONNX MaxUnpool, which scatters back to those indices),
+// col2im (ONNX Col2Im, which sums column blocks back into an image) and
+// deform_conv2d (ONNX DeformConv, a convolution whose taps read at
+// computed positions).
 // All take [N, C, spatial...] in ONNX's layout only (no `data_format`: the
 // layout passes leave them alone). Included by GoptOps.td.
 //
@@ -190,6 +193,70 @@ def Gopt_MaxUnpoolOp : Gopt_InferredOp<"max_unpool", [Pure, Gopt_Differentiable]
                    OptionalAttr<DenseI64ArrayAttr>:$output_shape);
   let results = (outs Gopt_FloatTensor:$y);
   let runtimeShapeFunction = "maxUnpoolShape";
+}
+
+def Gopt_Col2ImOp : Gopt_InferredOp<"col2im", [Pure]> {
+  let missingGradient = "x's gradient is dy cut into the same blocks (im2col), which gopt has no op for yet";
+  let summary = "sums column blocks back into an image (ONNX Col2Im)";
+  let description = [{
+    The inverse of im2col (ONNX `Col2Im`, PyTorch's `fold`): `x` `[N, C *
+    K, L]` holds, per channel, `K` = product of `block_shape` values of
+    each of `L` blocks. Block `l` (row-major over the blocks' grid, which
+    has `(image + pad_before + pad_after - (dilation * (block - 1) + 1)) /
+    stride + 1` positions per spatial dim) starts at `position * stride -
+    pad_before`, its elements `dilations` apart; element `k` (row-major
+    over `block_shape`) of channel `c` is `x[n, c * K + k, l]`. The result
+    `[N, C, image_shape...]` is the sum of every element that lands on
+    each position; elements in the padding are dropped. `pads` holds
+    (before, after) per spatial dim; `L` must be the grid's size.
+
+    ```mlir
+    %y = gopt.col2im %x {image_shape = array<i64: 5, 5>, block_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+        : (tensor<1x12x16xf32>) -> tensor<1x3x5x5xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, DenseI64ArrayAttr:$image_shape,
+                   DenseI64ArrayAttr:$block_shape,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "col2imShape";
+}
+
+def Gopt_DeformConv2DOp : Gopt_InferredOp<"deform_conv2d", [Pure, Gopt_ComputeHeavy]> {
+  let missingGradient = "the gradients through the bilinear sampling (of x, the offsets and the mask) are not written";
+  let summary = "2-D deformable convolution (ONNX DeformConv)";
+  let description = [{
+    A convolution of `x` `[N, C, H, W]` with `filter` `[Cout, C / group,
+    KH, KW]` whose taps are moved: tap `(i, j)` of output position `(oh,
+    ow)` reads `x` at `(oh * stride_h - pad_top + i * dilation_h + dy,
+    ow * stride_w - pad_left + j * dilation_w + dx)`, bilinearly
+    interpolated (positions outside the image read 0), times the mask's
+    value there (1 without `mask`), then `+ bias[oc]`. `offset` `[N,
+    offset_group * 2 * KH * KW, Ho, Wo]` holds `(dy, dx)` per offset group
+    and tap (taps row-major); `mask` `[N, offset_group * KH * KW, Ho, Wo]`
+    one value per offset group and tap. The input channels split into
+    `offset_group` consecutive groups, each moved by its offsets, and into
+    `group` groups as in a grouped convolution. `pads` holds `[top,
+    bottom, left, right]`; `Ho, Wo` are the convolution's output size
+    (ONNX DeformConv, torchvision's deform_conv2d).
+
+    ```mlir
+    %y = gopt.deform_conv2d %x, %w, %offset, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$filter,
+                   Gopt_FloatTensor:$offset, Gopt_FloatTensor:$bias,
+                   Optional<Gopt_FloatTensor>:$mask,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$group,
+                   DefaultValuedAttr<I64Attr, "1">:$offset_group);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "deformConv2dShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTSAMPLINGOPS_TD
