@@ -1131,6 +1131,35 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "align_corners", g.getAlignCorners());
         return success();
       })
+      .Case([&](Col2ImOp c) -> LogicalResult {
+        if (!hasOpset(c, 18, "Col2Im"))
+          return failure();
+        onnx::NodeProto *n =
+            add("Col2Im",
+                {nameOf(c.getX()), i64Initializer(c.getImageShape()),
+                 i64Initializer(c.getBlockShape())},
+                {nameOf(c.getY())});
+        setInts(n, "strides", c.getStrides());
+        setInts(n, "dilations", c.getDilations());
+        setInts(n, "pads", onnxPads(c.getPads()));
+        return success();
+      })
+      .Case([&](DeformConv2DOp d) -> LogicalResult {
+        if (!hasOpset(d, 19, "DeformConv"))
+          return failure();
+        std::vector<std::string> ins{nameOf(d.getX()), nameOf(d.getFilter()),
+                                     nameOf(d.getOffset()),
+                                     nameOf(d.getBias())};
+        if (d.getMask())
+          ins.push_back(nameOf(d.getMask()));
+        onnx::NodeProto *n = add("DeformConv", ins, {nameOf(d.getY())});
+        setInts(n, "strides", d.getStrides());
+        setInts(n, "dilations", d.getDilations());
+        setInts(n, "pads", onnxPads(d.getPads()));
+        setInt(n, "group", d.getGroup());
+        setInt(n, "offset_group", d.getOffsetGroup());
+        return success();
+      })
       .Case([&](DftOp d) -> LogicalResult {
         if (!hasOpset(d, 17, "DFT"))
           return failure();
