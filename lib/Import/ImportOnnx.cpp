@@ -6024,25 +6024,44 @@ LogicalResult OnnxImporter::importAffineGrid() {
       return -1.0 + 2.0 * double(i) / double(n - 1);
     return (2.0 * double(i) + 1.0) / double(n) - 1.0;
   };
+  // The base grid is a constant of positions * (r + 1) values: refuse sizes
+  // whose grid would not fit in 64 MiB of f32 (and products that overflow).
+  constexpr int64_t kMaxGridValues = int64_t{1} << 24;
   int64_t positions = 1;
-  for (int64_t d : spatial)
+  for (int64_t d : spatial) {
+    if (positions > kMaxGridValues / (r + 1) / d)
+      return failNode(llvm::formatv(
+          "spatial sizes {0} make a base grid of more than {1} values",
+          formatShape(spatial), kMaxGridValues));
     positions *= d;
-  SmallVector<Attribute> base;
-  base.reserve(positions * (r + 1));
-  SmallVector<int64_t> at(r);
-  for (int64_t p = 0; p < positions; ++p) {
-    for (int64_t d = r - 1, rest = p; d >= 0; --d) {
-      at[d] = rest % spatial[d];
-      rest /= spatial[d];
-    }
-    for (int64_t c = 0; c < r; ++c)
-      base.push_back(
-          b.getFloatAttr(et, coordinate(at[r - 1 - c], spatial[r - 1 - c])));
-    base.push_back(b.getFloatAttr(et, 1.0));
   }
-  Value grid = b.create<ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get({positions, r + 1}, et),
-                                  base));
+  // Written as raw values (f64 for an f64 theta, else f32 then cast), not
+  // one attribute per value, which would cost several times the grid.
+  auto buildGrid = [&](auto zero) -> Value {
+    using T = decltype(zero);
+    std::vector<T> base;
+    base.reserve(positions * (r + 1));
+    SmallVector<int64_t> at(r);
+    for (int64_t p = 0; p < positions; ++p) {
+      for (int64_t d = r - 1, rest = p; d >= 0; --d) {
+        at[d] = rest % spatial[d];
+        rest /= spatial[d];
+      }
+      for (int64_t c = 0; c < r; ++c)
+        base.push_back(
+            static_cast<T>(coordinate(at[r - 1 - c], spatial[r - 1 - c])));
+      base.push_back(T(1));
+    }
+    Type stored =
+        std::is_same_v<T, double> ? Type(b.getF64Type()) : Type(b.getF32Type());
+    auto type = RankedTensorType::get({positions, r + 1}, stored);
+    return b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(type, llvm::ArrayRef<T>(base)));
+  };
+  Value grid = et.isF64() ? buildGrid(0.0) : buildGrid(0.0f);
+  if (getElementTypeOrSelf(grid.getType()) != et)
+    grid = createTyped<CastOp>(
+        b, loc, cast<RankedTensorType>(grid.getType()).clone(et), grid);
   GOPT_INFER(product, MatMulOp, grid, theta, b.getBoolAttr(false),
              b.getBoolAttr(true));
   SmallVector<int64_t> shape = {ShapedType::isDynamic(t[0]) ? -1 : t[0]};
