@@ -6873,11 +6873,18 @@ findInconsistentTensor(const onnx::GraphProto &graph) {
 static constexpr int64_t kMaxDeclaredDimension = (int64_t(1) << 31) - 1;
 
 /// Why a value's declared type in `graph` (an input, output or value_info,
-/// in subgraphs too) has a dimension gopt refuses, or nullopt.
+/// in subgraphs too) is one gopt refuses before libonnx reads it, or
+/// nullopt: a dimension out of range, or an opaque or sparse type, which
+/// libonnx's shape functions read as a tensor (MaxUnpool's crashed).
 static std::optional<std::string>
-findOversizedDimension(const onnx::GraphProto &graph) {
+findUnreadableDeclaration(const onnx::GraphProto &graph) {
   auto check = [](const onnx::ValueInfoProto &v,
                   const char *what) -> std::optional<std::string> {
+    if (v.type().has_opaque_type() || v.type().has_sparse_tensor_type())
+      return llvm::formatv(
+                 "{0} '{1}' has {2} type; gopt imports tensors", what, v.name(),
+                 v.type().has_opaque_type() ? "an opaque" : "a sparse tensor")
+          .str();
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
       return std::nullopt;
     const onnx::TensorShapeProto &shape = v.type().tensor_type().shape();
@@ -6902,7 +6909,7 @@ findOversizedDimension(const onnx::GraphProto &graph) {
   for (const onnx::ValueInfoProto &v : graph.value_info())
     if (auto bad = check(v, "value"))
       return bad;
-  return findInSubgraphs(graph, findOversizedDimension);
+  return findInSubgraphs(graph, findUnreadableDeclaration);
 }
 
 /// `message` without trailing white space, its lines joined by spaces.
@@ -6974,7 +6981,8 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     error = *bad;
     return report();
   }
-  if (std::optional<std::string> bad = findOversizedDimension(model.graph())) {
+  if (std::optional<std::string> bad =
+          findUnreadableDeclaration(model.graph())) {
     error = *bad;
     return report();
   }
