@@ -9,34 +9,12 @@ import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from later_opset_models import Writer, floats, ints, vi  # noqa: E402
+
 out = sys.argv[1]
-
-
-def save(name, nodes, inputs, outputs, opset, initializers=(), ir_version=8):
-    graph = helper.make_graph(nodes, name, inputs, outputs,
-                              initializer=list(initializers))
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = ir_version
-    with open(os.path.join(out, name + ".onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-
-
-def npy(name, array):
-    np.save(os.path.join(out, name + ".npy"), array)
-
-
-def vi(name, shape, elem=TensorProto.FLOAT):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def ints(name, values):
-    return numpy_helper.from_array(np.array(values, np.int64), name)
-
-
-def floats(name, values):
-    return numpy_helper.from_array(np.array(values, np.float32), name)
-
+writer = Writer(out)
+save, npy = writer.save, writer.npy
 
 rng = np.random.default_rng(18)
 x = rng.standard_normal((2, 3, 4)).astype(np.float32)
