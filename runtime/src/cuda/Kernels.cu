@@ -717,6 +717,161 @@ cudaError_t launchBiasActivation(DType dtype, const void *x, const void *bias,
   })
 }
 
+// One thread per output element; in NHWC consecutive threads take
+// consecutive channels, so the loads of a tap are coalesced.
+struct DepthwiseIndexing {
+  uint32_t channels, h, w, outH, outW, kh, kw, strideH, strideW, padH, padW,
+      dilationH, dilationW;
+};
+
+template <typename T, bool Nchw>
+__global__ void depthwiseConvKernel(const T *x, const T *w, const T *bias, T *y,
+                                    uint32_t total, DepthwiseIndexing p,
+                                    UnaryKind act, float p0, float p1) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+       i += blockDim.x * gridDim.x) {
+    uint32_t c, ox, oy, n, rest;
+    if (Nchw) {
+      ox = i % p.outW;
+      rest = i / p.outW;
+      oy = rest % p.outH;
+      rest /= p.outH;
+      c = rest % p.channels;
+      n = rest / p.channels;
+    } else {
+      c = i % p.channels;
+      rest = i / p.channels;
+      ox = rest % p.outW;
+      rest /= p.outW;
+      oy = rest % p.outH;
+      n = rest / p.outH;
+    }
+    const T *filter = w + c * p.kh * p.kw;
+    float sum = 0.f;
+    int iy0 = int(oy * p.strideH) - int(p.padH);
+    int ix0 = int(ox * p.strideW) - int(p.padW);
+    for (uint32_t ky = 0; ky < p.kh; ++ky) {
+      int iy = iy0 + int(ky * p.dilationH);
+      if (iy < 0 || iy >= int(p.h))
+        continue;
+      for (uint32_t kx = 0; kx < p.kw; ++kx) {
+        int ix = ix0 + int(kx * p.dilationW);
+        if (ix < 0 || ix >= int(p.w))
+          continue;
+        uint32_t at = Nchw ? ((n * p.channels + c) * p.h + iy) * p.w + ix
+                           : ((n * p.h + iy) * p.w + ix) * p.channels + c;
+        sum += toF(x[at]) * toF(filter[ky * p.kw + kx]);
+      }
+    }
+    if (bias)
+      sum += toF(bias[c]);
+    y[i] = fromF<T>(unaryOp<float>(act, sum, p0, p1));
+  }
+}
+
+// NHWC with channels a multiple of V = 16 bytes of T and aligned data:
+// each thread computes V consecutive channels of one output position from
+// 16-byte loads of each tap.
+template <typename T>
+__global__ void
+depthwiseConvNhwcVectorKernel(const T *x, const T *w, const T *bias, T *y,
+                              uint32_t vectors, DepthwiseIndexing p,
+                              UnaryKind act, float p0, float p1) {
+  constexpr int V = 16 / sizeof(T);
+  uint32_t channelVectors = p.channels / V;
+  uint32_t taps = p.kh * p.kw;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors;
+       v += blockDim.x * gridDim.x) {
+    uint32_t c = (v % channelVectors) * V;
+    uint32_t rest = v / channelVectors;
+    uint32_t ox = rest % p.outW;
+    rest /= p.outW;
+    uint32_t oy = rest % p.outH;
+    uint32_t n = rest / p.outH;
+    float sum[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      sum[j] = 0.f;
+    int iy0 = int(oy * p.strideH) - int(p.padH);
+    int ix0 = int(ox * p.strideW) - int(p.padW);
+    for (uint32_t ky = 0; ky < p.kh; ++ky) {
+      int iy = iy0 + int(ky * p.dilationH);
+      if (iy < 0 || iy >= int(p.h))
+        continue;
+      for (uint32_t kx = 0; kx < p.kw; ++kx) {
+        int ix = ix0 + int(kx * p.dilationW);
+        if (ix < 0 || ix >= int(p.w))
+          continue;
+        uint4 in = *reinterpret_cast<const uint4 *>(
+            x + ((n * p.h + iy) * p.w + ix) * p.channels + c);
+        const T *e = reinterpret_cast<const T *>(&in);
+        const T *tap = w + c * taps + ky * p.kw + kx;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          sum[j] += toF(e[j]) * toF(tap[j * taps]);
+      }
+    }
+    uint4 out;
+    T *o = reinterpret_cast<T *>(&out);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      float value = bias ? sum[j] + toF(bias[c + j]) : sum[j];
+      o[j] = fromF<T>(unaryOp<float>(act, value, p0, p1));
+    }
+    reinterpret_cast<uint4 *>(y)[v] = out;
+  }
+}
+
+bool depthwiseConvFits(const DepthwiseConvShape &s) {
+  const int64_t limit = int64_t(1) << 31;
+  return s.n * s.channels * s.h * s.w < limit &&
+         s.n * s.channels * s.outH * s.outW < limit &&
+         s.channels * s.kh * s.kw < limit &&
+         (s.outH - 1) * s.strideH + (s.kh - 1) * s.dilationH < limit &&
+         (s.outW - 1) * s.strideW + (s.kw - 1) * s.dilationW < limit &&
+         s.padH < limit && s.padW < limit;
+}
+
+cudaError_t launchDepthwiseConv(DType dtype, const void *x, const void *w,
+                                const void *bias, void *y,
+                                const DepthwiseConvShape &s, UnaryKind act,
+                                float p0, float p1, cudaStream_t stream) {
+  if (!depthwiseConvFits(s))
+    return cudaErrorInvalidValue;
+  uint32_t total = uint32_t(s.n * s.channels * s.outH * s.outW);
+  if (total == 0)
+    return cudaSuccess;
+  DepthwiseIndexing p{
+      uint32_t(s.channels), uint32_t(s.h),       uint32_t(s.w),
+      uint32_t(s.outH),     uint32_t(s.outW),    uint32_t(s.kh),
+      uint32_t(s.kw),       uint32_t(s.strideH), uint32_t(s.strideW),
+      uint32_t(s.padH),     uint32_t(s.padW),    uint32_t(s.dilationH),
+      uint32_t(s.dilationW)};
+  DISPATCH_FLOAT(dtype, {
+    auto *xt = static_cast<const T *>(x);
+    auto *wt = static_cast<const T *>(w);
+    auto *bt = static_cast<const T *>(bias);
+    auto *yt = static_cast<T *>(y);
+    constexpr int kVec = 16 / sizeof(T);
+    auto aligned = [](const void *ptr) {
+      return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
+    };
+    if (!s.nchw && s.channels % kVec == 0 && aligned(x) && aligned(y))
+      depthwiseConvNhwcVectorKernel<T>
+          <<<gridBlocks(total / kVec), kBlockSize, 0, stream>>>(
+              xt, wt, bt, yt, total / kVec, p, act, p0, p1);
+    else if (s.nchw)
+      depthwiseConvKernel<T, true>
+          <<<gridBlocks(total), kBlockSize, 0, stream>>>(xt, wt, bt, yt, total,
+                                                         p, act, p0, p1);
+    else
+      depthwiseConvKernel<T, false>
+          <<<gridBlocks(total), kBlockSize, 0, stream>>>(xt, wt, bt, yt, total,
+                                                         p, act, p0, p1);
+    return cudaGetLastError();
+  })
+}
+
 cudaError_t launchBatchNormInference(DType dtype, const void *x,
                                      const void *scale, const void *offset,
                                      const void *mean, const void *variance,

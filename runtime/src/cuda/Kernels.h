@@ -88,6 +88,25 @@ cudaError_t launchBinary(BinaryKind op, DType dtype, const void *a,
 cudaError_t launchUnary(UnaryKind op, DType dtype, const void *x, void *y,
                         int64_t n, float p0, float p1, cudaStream_t stream);
 
+// A depthwise convolution (groups = channels, one filter per channel), its
+// input already padded where the pads are asymmetric. The filter is
+// [channels, kh, kw] (the order of both OIHW and OHWI with one input
+// channel per group).
+struct DepthwiseConvShape {
+  int64_t n = 0, channels = 0, h = 0, w = 0, outH = 0, outW = 0;
+  int64_t kh = 0, kw = 0, strideH = 1, strideW = 1, padH = 0, padW = 0;
+  int64_t dilationH = 1, dilationW = 1;
+  bool nchw = false;
+};
+// Whether launchDepthwiseConv takes the shape (32-bit element indices).
+bool depthwiseConvFits(const DepthwiseConvShape &s);
+// y = act(conv(x, w) + bias) (bias may be null): one thread per output
+// element, f32 sums.
+cudaError_t launchDepthwiseConv(DType dtype, const void *x, const void *w,
+                                const void *bias, void *y,
+                                const DepthwiseConvShape &s, UnaryKind act,
+                                float p0, float p1, cudaStream_t stream);
+
 // y = act(x + bias[(i / inner) % channels]) (bias may be null).
 cudaError_t launchBiasActivation(DType dtype, const void *x, const void *bias,
                                  void *y, int64_t n, int64_t channels,

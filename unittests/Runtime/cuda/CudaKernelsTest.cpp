@@ -392,6 +392,152 @@ TEST_F(Cuda, HalfConvWithF32Bias) {
   }
 }
 
+// 1x1 stride-1 convolutions as cuBLASLt products (GOPT_CUDA_CONV_GEMM=1
+// forces that path, which is otherwise chosen by timing): both layouts and
+// filter formats, f32/f16/bf16, a bias in the epilogue (NHWC) or after it
+// (NCHW), constant or not, relu in the epilogue and relu6 after it, one and
+// several images.
+TEST_F(Cuda, PointwiseConvAsMatrixProduct) {
+  setenv("GOPT_CUDA_CONV_GEMM", "1", 1);
+  for (int64_t n : {1, 3}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(detail::concat("batch ", n, " ", dtypeName(t)));
+      auto typed = [&](const Tensor &f) {
+        return t == DType::kF32 ? f : toHalf(f, t);
+      };
+      double rtol = t == DType::kF32 ? 1e-3 : 1e-2;
+      double atol = t == DType::kF32 ? 1e-4 : 1e-2;
+      Tensor nchw = typed(randomF32({n, 24, 5, 7}, 120));
+      Tensor nhwc = typed(randomF32({n, 5, 7, 24}, 121));
+      Tensor oihw = typed(randomF32({16, 24, 1, 1}, 122));
+      Tensor hwio = typed(randomF32({1, 1, 24, 16}, 123));
+      Tensor bias = typed(randomF32({16}, 124));
+      for (const char *act : {"none", "relu", "relu6"}) {
+        SCOPED_TRACE(act);
+        AttrMap a = {{"activation", stringAttr(act)},
+                     {"data_format", stringAttr("NCHW")},
+                     {"filter_format", stringAttr("OIHW")}};
+        expectMatches("conv2d", a, {nchw, oihw, bias}, {{t, {n, 16, 5, 7}}},
+                      {1, 2}, rtol, atol);
+        a["filter_format"] = stringAttr("HWIO");
+        expectMatches("conv2d", a, {nchw, hwio}, {{t, {n, 16, 5, 7}}}, {1},
+                      rtol, atol);
+        AttrMap b = {{"activation", stringAttr(act)}};
+        expectMatches("conv2d", b, {nhwc, hwio, bias}, {{t, {n, 5, 7, 16}}},
+                      {1, 2}, rtol, atol);
+        expectMatches("conv2d", b, {nhwc, hwio}, {{t, {n, 5, 7, 16}}}, {1},
+                      rtol, atol);
+        b["filter_format"] = stringAttr("OIHW");
+        // The bias as an input: the epilogue reads it where it is each run.
+        expectMatches("conv2d", b, {nhwc, oihw, bias}, {{t, {n, 5, 7, 16}}},
+                      {1}, rtol, atol);
+      }
+    }
+  }
+  // It ran as a product (the profile says so), also at a new batch size.
+  PlanBuilder b("pointwise");
+  int x = b.addInput("x", DType::kF32, {-1, 6, 6, 24});
+  int w = b.addConstant("w", randomF32({1, 1, 24, 16}, 125));
+  int cb = b.addConstant("cb", randomF32({16}, 126));
+  int y = b.addOutput("y", DType::kF32, {-1, 6, 6, 16});
+  b.addOp("conv2d", "pw", {x, w, cb}, {y},
+          {{"activation", stringAttr("relu")}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  for (int64_t batch : {2, 5}) {
+    Tensor in = randomF32({batch, 6, 6, 24}, 127);
+    RunResult cuda = runPlan(*plan, "cuda", {in}, batch);
+    RunResult ref = runPlan(*plan, "reference", {in}, batch);
+    ASSERT_EQ(cuda.outputs.size(), 1u);
+    ASSERT_EQ(ref.outputs.size(), 1u);
+    EXPECT_TRUE(allClose(cuda.outputs[0], ref.outputs[0], 1e-3, 1e-4));
+    bool gemm = false;
+    for (const OpProfile &p : cuda.profiles)
+      gemm |= p.name == "pw" && p.implementation == "cublaslt (1x1)";
+    EXPECT_TRUE(gemm) << "batch " << batch;
+  }
+  // With =0 it stays on cuDNN.
+  setenv("GOPT_CUDA_CONV_GEMM", "0", 1);
+  RunResult cudnn = runPlan(*plan, "cuda", {randomF32({2, 6, 6, 24}, 128)}, 2);
+  for (const OpProfile &p : cudnn.profiles)
+    if (p.name == "pw")
+      EXPECT_EQ(p.implementation, "cudnn");
+  unsetenv("GOPT_CUDA_CONV_GEMM");
+}
+
+// Depthwise convolutions on gopt's direct kernel
+// (GOPT_CUDA_CONV_DEPTHWISE=1 forces it, which is otherwise chosen by
+// timing): both layouts and filter formats, f32/f16/bf16, 3x3 and 5x5,
+// strides, dilation, asymmetric SAME padding (padded first), bias constant
+// or not, activations.
+TEST_F(Cuda, DepthwiseConvOnOwnKernel) {
+  setenv("GOPT_CUDA_CONV_DEPTHWISE", "1", 1);
+  // 16 channels take the 16-byte NHWC kernel in every type, 12 only in f32.
+  for (int64_t ch : {12, 16})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(detail::concat(dtypeName(t), " ", ch, " channels"));
+      auto typed = [&](const Tensor &f) {
+        return t == DType::kF32 ? f : toHalf(f, t);
+      };
+      double rtol = t == DType::kF32 ? 1e-3 : 1e-2;
+      double atol = t == DType::kF32 ? 1e-4 : 1e-2;
+      Tensor nchw = typed(randomF32({3, ch, 9, 11}, 130));
+      Tensor nhwc = typed(randomF32({3, 9, 11, ch}, 131));
+      Tensor bias = typed(randomF32({ch}, 132));
+      for (int64_t k : {3, 5}) {
+        Tensor oihw = typed(randomF32({ch, 1, k, k}, 133));
+        Tensor hwio = typed(randomF32({k, k, 1, ch}, 134));
+        for (const char *act : {"none", "relu", "relu6"}) {
+          SCOPED_TRACE(detail::concat(k, "x", k, " ", act));
+          int64_t p = k / 2;
+          AttrMap a = {{"groups", intAttr(ch)},
+                       {"strides", intsAttr({2, 1})},
+                       {"pads", intsAttr({p, p, p, p})},
+                       {"activation", stringAttr(act)},
+                       {"data_format", stringAttr("NCHW")},
+                       {"filter_format", stringAttr("OIHW")}};
+          expectMatches("conv2d", a, {nchw, oihw, bias}, {{t, {3, ch, 5, 11}}},
+                        {1, 2}, rtol, atol);
+          AttrMap b = a;
+          b["data_format"] = stringAttr("NHWC");
+          b["filter_format"] = stringAttr("HWIO");
+          expectMatches("conv2d", b, {nhwc, hwio, bias}, {{t, {3, 5, 11, ch}}},
+                        {1}, rtol, atol);
+        }
+        // Dilation 2 without bias; asymmetric padding (the input padded first).
+        expectMatches("conv2d",
+                      {{"groups", intAttr(ch)},
+                       {"dilations", intsAttr({2, 2})},
+                       {"pads", intsAttr({k - 1, k - 1, k - 1, k - 1})}},
+                      {nhwc, hwio}, {{t, {3, 9, 11, ch}}}, {1}, rtol, atol);
+        expectMatches(
+            "conv2d",
+            {{"groups", intAttr(ch)}, {"pads", intsAttr({0, 1, 1, 2})}},
+            {nhwc, hwio, bias}, {{t, {3, 11 - k, 15 - k, ch}}}, {1, 2}, rtol,
+            atol);
+      }
+    }
+  PlanBuilder b("depthwise");
+  int x = b.addInput("x", DType::kF32, {-1, 7, 7, 32});
+  int w = b.addConstant("w", randomF32({3, 3, 1, 32}, 135));
+  int y = b.addOutput("y", DType::kF32, {-1, 7, 7, 32});
+  b.addOp("conv2d", "dw", {x, w}, {y},
+          {{"groups", intAttr(32)}, {"pads", intsAttr({1, 1, 1, 1})}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Tensor in = randomF32({2, 7, 7, 32}, 136);
+  RunResult cuda = runPlan(*plan, "cuda", {in}, 2);
+  RunResult ref = runPlan(*plan, "reference", {in}, 2);
+  ASSERT_EQ(cuda.outputs.size(), 1u);
+  ASSERT_EQ(ref.outputs.size(), 1u);
+  EXPECT_TRUE(allClose(cuda.outputs[0], ref.outputs[0], 1e-3, 1e-4));
+  bool own = false;
+  for (const OpProfile &p : cuda.profiles)
+    own |= p.name == "dw" && p.implementation == "cuda (depthwise)";
+  EXPECT_TRUE(own);
+  unsetenv("GOPT_CUDA_CONV_DEPTHWISE");
+}
+
 TEST_F(Cuda, CheckNumericsReportsNaN) {
   Tensor x = randomF32({10}, 55);
   expectMatches("check_numerics", {{"message", stringAttr("m")}}, {x},
