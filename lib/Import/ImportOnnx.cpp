@@ -14,6 +14,7 @@
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Dialect/Gopt/IR/TrainingAttrs.h"
 #include "gopt/Import/Import.h"
+#include "gopt/Shape/SamplingShapes.h"
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
 
@@ -6214,12 +6215,19 @@ LogicalResult OnnxImporter::importRoiAlign() {
 LogicalResult OnnxImporter::importGridSample() {
   GET_INPUT(x, 0);
   GET_INPUT(grid, 1);
-  if (shapeOf(x).size() != 4)
-    return failNode(llvm::formatv("only 4-D X ([N, C, H, W]) is supported, "
+  // GridSample-16 samples 2-D images; 20 any number of spatial
+  // dimensions (gopt: 1 to 3) and names the modes linear and cubic.
+  bool opset20 = opset >= 20;
+  size_t rank = shapeOf(x).size();
+  if (!opset20 && rank != 4)
+    return failNode(llvm::formatv("GridSample-16 takes a 4-D X ([N, C, H, W]), "
                                   "got {0}",
                                   formatShape(shapeOf(x))));
-  // GridSample-20 names the 2-D modes linear and cubic.
-  bool opset20 = opset >= 20;
+  if (rank < 3 || rank > 2 + shape::kMaxGridSampleDims)
+    return failNode(llvm::formatv("X must have 1 to {0} spatial dimensions "
+                                  "([N, C, D1, ..., Dr]), got {1}",
+                                  shape::kMaxGridSampleDims,
+                                  formatShape(shapeOf(x))));
   std::string onnxMode = stringAttr("mode", opset20 ? "linear" : "bilinear");
   std::string mode = onnxMode;
   if (opset20)

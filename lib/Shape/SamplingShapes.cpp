@@ -43,15 +43,20 @@ Result inferGridSampleShape(DimsRef x, DimsRef grid, std::string_view mode,
                 paddingMode, "\"");
   if (alignCorners != 0 && alignCorners != 1)
     return fail("expects align_corners 0 or 1, got ", alignCorners);
-  if (x.size() != 4)
-    return fail("expects x of rank 4 ([N, C, H, W]), got ", formatShape(x));
-  if (grid.size() != 4 || !sameDim(grid[3], 2))
-    return fail("expects grid of shape [N, H_out, W_out, 2], got ",
-                formatShape(grid));
+  // 1 to 3 spatial dimensions (ONNX GridSample-20 is N-d; 16 is 2-D).
+  if (x.size() < 3 || x.size() > 2 + kMaxGridSampleDims)
+    return fail("expects x of rank 3 to 5 ([N, C, D1, ..., Dr], 1 to 3 "
+                "spatial dimensions), got ",
+                formatShape(x));
+  int64_t r = static_cast<int64_t>(x.size()) - 2;
+  if (grid.size() != x.size() || !sameDim(grid.back(), r))
+    return fail("expects grid of shape [N, D1_out, ..., Dr_out, ", r,
+                "] for x ", formatShape(x), ", got ", formatShape(grid));
   if (!sameDim(x[0], grid[0]))
     return fail("expects x and grid to have the same batch size, got ",
                 formatShape(x), " and ", formatShape(grid));
-  result = {isDynamic(x[0]) ? grid[0] : x[0], x[1], grid[1], grid[2]};
+  result = {isDynamic(x[0]) ? grid[0] : x[0], x[1]};
+  result.insert(result.end(), grid.begin() + 1, grid.end() - 1);
   return Result::success();
 }
 

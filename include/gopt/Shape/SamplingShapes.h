@@ -14,8 +14,11 @@
 
 namespace gopt::shape {
 
-/// gopt.grid_sample: x [N, C, H, W], grid [N, H_out, W_out, 2] ->
-/// [N, C, H_out, W_out].
+/// The spatial dimensions gopt.grid_sample takes (1-D, 2-D, 3-D).
+constexpr int kMaxGridSampleDims = 3;
+
+/// gopt.grid_sample: x [N, C, D1, ..., Dr], grid [N, O1, ..., Or, r] ->
+/// [N, C, O1, ..., Or], r from 1 to kMaxGridSampleDims.
 Result inferGridSampleShape(DimsRef x, DimsRef grid, std::string_view mode,
                             std::string_view paddingMode, int64_t alignCorners,
                             Dims &result);

@@ -53,46 +53,6 @@ void cubicCoeffs(double t, double c[4]) {
   c[3] = ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a;
 }
 
-struct GridImage {
-  const float *data;
-  int64_t h, w;
-  std::string paddingMode;
-  double border[4]; // x_min, y_min, x_max, y_max
-
-  double at(int64_t r, int64_t c) const {
-    if (paddingMode == "zeros") {
-      if (c < 0 || c >= w || r < 0 || r >= h)
-        return 0.0;
-    } else if (paddingMode == "border") {
-      c = std::clamp<int64_t>(c, 0, w - 1);
-      r = std::clamp<int64_t>(r, 0, h - 1);
-    } else { // reflection
-      c = static_cast<int64_t>(
-          reflect(static_cast<double>(c), border[0], border[2]));
-      r = static_cast<int64_t>(
-          reflect(static_cast<double>(r), border[1], border[3]));
-      // A reflected tap can land on the outer half-pixel edge.
-      c = std::clamp<int64_t>(c, 0, w - 1);
-      r = std::clamp<int64_t>(r, 0, h - 1);
-    }
-    return data[r * w + c];
-  }
-
-  /// The offset at() reads for (r, c), or -1 where it reads a zero pad.
-  int64_t index(int64_t r, int64_t c) const {
-    if (paddingMode == "zeros")
-      return c < 0 || c >= w || r < 0 || r >= h ? -1 : r * w + c;
-    if (paddingMode == "reflection") {
-      c = static_cast<int64_t>(
-          reflect(static_cast<double>(c), border[0], border[2]));
-      r = static_cast<int64_t>(
-          reflect(static_cast<double>(r), border[1], border[3]));
-    }
-    return std::clamp<int64_t>(r, 0, h - 1) * w +
-           std::clamp<int64_t>(c, 0, w - 1);
-  }
-};
-
 /// d reflect(x, lo, hi) / dx: 1 inside, -1 or 1 by the parity of the
 /// reflections outside.
 double reflectSlope(double x, double lo, double hi) {
@@ -116,180 +76,207 @@ void cubicCoeffSlopes(double t, double d[4]) {
   d[3] = -(3 * a * u2 * u2 - 10 * a * u2 + 8 * a);
 }
 
+/// The geometry grid_sample shares with its gradient: r spatial
+/// dimensions, outermost first (D, H, W); grid component k addresses
+/// dimension r - 1 - k (x the innermost).
+struct GridGeometry {
+  int rank = 0;
+  int64_t size[shape::kMaxGridSampleDims] = {};
+  double lo[shape::kMaxGridSampleDims] = {}, hi[shape::kMaxGridSampleDims] = {};
+  bool alignCorners = false;
+  bool nearest = false, linear = false; // else cubic
+  enum class Padding { kZeros, kBorder, kReflection } padding;
+
+  GridGeometry(const Shape &xs, const std::string &mode,
+               const std::string &paddingMode, bool align)
+      : rank(static_cast<int>(xs.size()) - 2), alignCorners(align),
+        nearest(mode == "nearest"), linear(mode == "bilinear"),
+        padding(paddingMode == "zeros"    ? Padding::kZeros
+                : paddingMode == "border" ? Padding::kBorder
+                                          : Padding::kReflection) {
+    for (int d = 0; d < rank; ++d) {
+      size[d] = xs[d + 2];
+      // Corner centres, or the outer edges of the corner pixels.
+      lo[d] = alignCorners ? 0.0 : -0.5;
+      hi[d] = alignCorners ? size[d] - 1.0 : size[d] - 0.5;
+    }
+  }
+
+  /// The element a tap at `index` reads, or -1 for a zero pad.
+  int64_t offset(const int64_t index[]) const {
+    int64_t at = 0;
+    for (int d = 0; d < rank; ++d) {
+      int64_t i = index[d];
+      if (padding == Padding::kZeros) {
+        if (i < 0 || i >= size[d])
+          return -1;
+      } else {
+        if (padding == Padding::kReflection)
+          i = static_cast<int64_t>(
+              reflect(static_cast<double>(i), lo[d], hi[d]));
+        // A reflected tap can land on the outer half-pixel edge.
+        i = std::clamp<int64_t>(i, 0, size[d] - 1);
+      }
+      at = at * size[d] + i;
+    }
+    return at;
+  }
+};
+
+/// One output position's taps along one spatial dimension: 1 (nearest),
+/// 2 (linear) or 4 (cubic) indices with their weights, the weights'
+/// slopes in the position, and d position / d grid value (0 where nearest
+/// rounding or the border clamp froze the position).
+struct AxisTaps {
+  int count = 1;
+  int64_t index[4] = {};
+  double weight[4] = {1, 0, 0, 0};
+  double slope[4] = {};
+  double scale = 0;
+};
+
+void gridTaps(const GridGeometry &geo, const float *g, AxisTaps taps[]) {
+  double pos[shape::kMaxGridSampleDims];
+  bool outside = false;
+  for (int d = 0; d < geo.rank; ++d) {
+    double v = g[geo.rank - 1 - d];
+    int64_t n = geo.size[d];
+    // [-1, 1] to pixel coordinates.
+    pos[d] =
+        geo.alignCorners ? (v + 1) / 2.0 * (n - 1) : ((v + 1) * n - 1) / 2.0;
+    taps[d].scale = geo.alignCorners ? (n - 1) / 2.0 : n / 2.0;
+    if (geo.nearest) {
+      pos[d] = std::nearbyint(pos[d]);
+      taps[d].scale = 0.0;
+    }
+    outside |= pos[d] < geo.lo[d] || pos[d] > geo.hi[d];
+  }
+  for (int d = 0; d < geo.rank; ++d) {
+    AxisTaps &t = taps[d];
+    double p = pos[d];
+    if (outside && geo.padding == GridGeometry::Padding::kBorder) {
+      if (p < 0.0 || p > geo.size[d] - 1.0)
+        t.scale = 0.0;
+      p = std::clamp(p, 0.0, geo.size[d] - 1.0);
+    } else if (outside && geo.padding == GridGeometry::Padding::kReflection) {
+      t.scale *= reflectSlope(p, geo.lo[d], geo.hi[d]);
+      p = reflect(p, geo.lo[d], geo.hi[d]);
+    }
+    if (geo.nearest) {
+      t.count = 1;
+      t.index[0] = static_cast<int64_t>(p);
+    } else if (geo.linear) {
+      int64_t i0 = static_cast<int64_t>(std::floor(p));
+      t.count = 2;
+      t.index[0] = i0;
+      t.index[1] = i0 + 1;
+      t.weight[0] = i0 + 1 - p;
+      t.weight[1] = p - i0;
+      t.slope[0] = -1.0;
+      t.slope[1] = 1.0;
+    } else { // bicubic
+      int64_t i0 = static_cast<int64_t>(std::floor(p)) - 1;
+      t.count = 4;
+      for (int k = 0; k < 4; ++k)
+        t.index[k] = i0 + k;
+      cubicCoeffs(p - i0 - 1, t.weight);
+      cubicCoeffSlopes(p - i0 - 1, t.slope);
+    }
+  }
+}
+
+/// Calls visit(offset, weight, choice) for every combination of the axes'
+/// taps (`choice[d]` the tap taken along dimension d).
+template <typename Visit>
+void forEachTap(const GridGeometry &geo, const AxisTaps taps[], Visit visit) {
+  int choice[shape::kMaxGridSampleDims] = {};
+  int64_t index[shape::kMaxGridSampleDims];
+  while (true) {
+    double weight = 1.0;
+    for (int d = 0; d < geo.rank; ++d) {
+      index[d] = taps[d].index[choice[d]];
+      weight *= taps[d].weight[choice[d]];
+    }
+    visit(geo.offset(index), weight, choice);
+    int d = geo.rank - 1;
+    while (d >= 0 && ++choice[d] == taps[d].count)
+      choice[d--] = 0;
+    if (d < 0)
+      return;
+  }
+}
+
 Status gridSampleKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
   op_attrs::GridSampleAttrs a(ctx.attrs());
-  std::string mode = a.mode();
-  bool alignCorners = a.alignCorners() != 0;
   const Shape &xs = in[0].shape(), &gs = in[1].shape();
-  int64_t n = xs[0], c = xs[1], hIn = xs[2], wIn = xs[3];
-  int64_t hOut = gs[1], wOut = gs[2];
+  GridGeometry geo(xs, a.mode(), a.paddingMode(), a.alignCorners() != 0);
+  int64_t n = xs[0], c = xs[1];
+  int64_t plane = numElements(xs) / std::max<int64_t>(n * c, 1);
+  int64_t points = numElements(gs) / std::max<int64_t>(n * geo.rank, 1);
   const float *px = in[0].data<float>(), *pg = in[1].data<float>();
   float *py = out[0].data<float>();
-  GridImage img{nullptr, hIn, wIn, a.paddingMode(), {}};
-  double xMin = alignCorners ? 0.0 : -0.5, yMin = xMin;
-  double xMax = alignCorners ? wIn - 1.0 : wIn - 0.5;
-  double yMax = alignCorners ? hIn - 1.0 : hIn - 0.5;
-  img.border[0] = xMin;
-  img.border[1] = yMin;
-  img.border[2] = xMax;
-  img.border[3] = yMax;
-  // [-1, 1] to pixel coordinates: corner centres or corner edges.
-  auto denormalize = [&](double v, int64_t length) {
-    return alignCorners ? (v + 1) / 2.0 * (length - 1)
-                        : ((v + 1) * length - 1) / 2.0;
-  };
+  AxisTaps taps[shape::kMaxGridSampleDims];
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch) {
-      img.data = px + (b * c + ch) * hIn * wIn;
-      for (int64_t oy = 0; oy < hOut; ++oy)
-        for (int64_t ox = 0; ox < wOut; ++ox) {
-          const float *g = pg + ((b * hOut + oy) * wOut + ox) * 2;
-          double x = denormalize(g[0], wIn), y = denormalize(g[1], hIn);
-          if (mode == "nearest") {
-            x = std::nearbyint(x);
-            y = std::nearbyint(y);
-          }
-          if (x < xMin || x > xMax || y < yMin || y > yMax) {
-            if (img.paddingMode == "border") {
-              x = std::clamp(x, 0.0, wIn - 1.0);
-              y = std::clamp(y, 0.0, hIn - 1.0);
-            } else if (img.paddingMode == "reflection") {
-              x = reflect(x, xMin, xMax);
-              y = reflect(y, yMin, yMax);
-            }
-          }
-          double v;
-          if (mode == "nearest") {
-            v = img.at(static_cast<int64_t>(y), static_cast<int64_t>(x));
-          } else if (mode == "bilinear") {
-            int64_t x1 = static_cast<int64_t>(std::floor(x));
-            int64_t y1 = static_cast<int64_t>(std::floor(y));
-            double dx1 = x - x1, dx2 = x1 + 1 - x;
-            double dy1 = y - y1, dy2 = y1 + 1 - y;
-            v = dy2 * (dx2 * img.at(y1, x1) + dx1 * img.at(y1, x1 + 1)) +
-                dy1 * (dx2 * img.at(y1 + 1, x1) + dx1 * img.at(y1 + 1, x1 + 1));
-          } else { // bicubic
-            int64_t x0 = static_cast<int64_t>(std::floor(x)) - 1;
-            int64_t y0 = static_cast<int64_t>(std::floor(y)) - 1;
-            double cx[4], cy[4];
-            cubicCoeffs(x - x0 - 1, cx);
-            cubicCoeffs(y - y0 - 1, cy);
-            v = 0.0;
-            for (int i = 0; i < 4; ++i) {
-              double row = 0.0;
-              for (int j = 0; j < 4; ++j)
-                row += cx[j] * img.at(y0 + i, x0 + j);
-              v += cy[i] * row;
-            }
-          }
-          py[((b * c + ch) * hOut + oy) * wOut + ox] = static_cast<float>(v);
-        }
+    for (int64_t o = 0; o < points; ++o) {
+      gridTaps(geo, pg + (b * points + o) * geo.rank, taps);
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const float *image = px + (b * c + ch) * plane;
+        double v = 0.0;
+        forEachTap(geo, taps, [&](int64_t at, double weight, const int *) {
+          if (at >= 0)
+            v += weight * image[at];
+        });
+        py[(b * c + ch) * points + o] = static_cast<float>(v);
+      }
     }
   return Status::success();
 }
 
 // grid_sample's gradients replay the forward's position and taps: dx gets
-// dy times each tap's weight at the pixel the tap read; dgrid the
+// dy times each tap's weight at the element the tap read; dgrid the
 // interpolation's slope in the sampled position, times the slopes of the
 // normalization and of the padding's clamp or reflection.
 Status gridSampleGradKernel(const RefContext &ctx,
                             const std::vector<Tensor> &in,
                             std::vector<Tensor> &out) {
   op_attrs::GridSampleGradAttrs a(ctx.attrs());
-  std::string mode = a.mode();
-  bool alignCorners = a.alignCorners() != 0;
   const Shape &xs = in[0].shape(), &gs = in[1].shape();
-  int64_t n = xs[0], c = xs[1], hIn = xs[2], wIn = xs[3];
-  int64_t hOut = gs[1], wOut = gs[2];
+  GridGeometry geo(xs, a.mode(), a.paddingMode(), a.alignCorners() != 0);
+  int64_t n = xs[0], c = xs[1];
+  int64_t plane = numElements(xs) / std::max<int64_t>(n * c, 1);
+  int64_t points = numElements(gs) / std::max<int64_t>(n * geo.rank, 1);
   const float *px = in[0].data<float>(), *pg = in[1].data<float>();
   const float *pdy = in[2].data<float>();
   std::vector<double> dx(numElements(xs), 0.0), dgrid(numElements(gs), 0.0);
-  GridImage img{nullptr, hIn, wIn, a.paddingMode(), {}};
-  double xMin = alignCorners ? 0.0 : -0.5, yMin = xMin;
-  double xMax = alignCorners ? wIn - 1.0 : wIn - 0.5;
-  double yMax = alignCorners ? hIn - 1.0 : hIn - 0.5;
-  img.border[0] = xMin;
-  img.border[1] = yMin;
-  img.border[2] = xMax;
-  img.border[3] = yMax;
-  auto denormalize = [&](double v, int64_t length) {
-    return alignCorners ? (v + 1) / 2.0 * (length - 1)
-                        : ((v + 1) * length - 1) / 2.0;
-  };
+  AxisTaps taps[shape::kMaxGridSampleDims];
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t oy = 0; oy < hOut; ++oy)
-      for (int64_t ox = 0; ox < wOut; ++ox) {
-        const int64_t gAt = ((b * hOut + oy) * wOut + ox) * 2;
-        double x = denormalize(pg[gAt], wIn), y = denormalize(pg[gAt + 1], hIn);
-        // d(pixel position) / d(grid value).
-        double sx = alignCorners ? (wIn - 1) / 2.0 : wIn / 2.0;
-        double sy = alignCorners ? (hIn - 1) / 2.0 : hIn / 2.0;
-        if (mode == "nearest") {
-          x = std::nearbyint(x);
-          y = std::nearbyint(y);
-          sx = sy = 0.0;
-        }
-        if (x < xMin || x > xMax || y < yMin || y > yMax) {
-          if (img.paddingMode == "border") {
-            if (x < 0.0 || x > wIn - 1.0)
-              sx = 0.0;
-            if (y < 0.0 || y > hIn - 1.0)
-              sy = 0.0;
-            x = std::clamp(x, 0.0, wIn - 1.0);
-            y = std::clamp(y, 0.0, hIn - 1.0);
-          } else if (img.paddingMode == "reflection") {
-            sx *= reflectSlope(x, xMin, xMax);
-            sy *= reflectSlope(y, yMin, yMax);
-            x = reflect(x, xMin, xMax);
-            y = reflect(y, yMin, yMax);
+    for (int64_t o = 0; o < points; ++o) {
+      const int64_t gAt = (b * points + o) * geo.rank;
+      gridTaps(geo, pg + gAt, taps);
+      double slopes[shape::kMaxGridSampleDims] = {};
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int64_t base = (b * c + ch) * plane;
+        double g = pdy[(b * c + ch) * points + o];
+        forEachTap(geo, taps, [&](int64_t at, double weight, const int *k) {
+          if (at < 0)
+            return;
+          dx[base + at] += g * weight;
+          double v = px[base + at];
+          // d weight / d position along d: that axis's slope times the
+          // other axes' weights.
+          for (int d = 0; d < geo.rank; ++d) {
+            double partial = taps[d].slope[k[d]];
+            for (int e = 0; e < geo.rank; ++e)
+              if (e != d)
+                partial *= taps[e].weight[k[e]];
+            slopes[d] += g * partial * v;
           }
-        }
-        double slopeX = 0.0, slopeY = 0.0;
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const int64_t plane = (b * c + ch) * hIn * wIn;
-          img.data = px + plane;
-          double g = pdy[((b * c + ch) * hOut + oy) * wOut + ox];
-          auto scatter = [&](int64_t r, int64_t col, double weight) {
-            int64_t at = img.index(r, col);
-            if (at >= 0)
-              dx[plane + at] += g * weight;
-          };
-          if (mode == "nearest") {
-            scatter(static_cast<int64_t>(y), static_cast<int64_t>(x), 1.0);
-          } else if (mode == "bilinear") {
-            int64_t x1 = static_cast<int64_t>(std::floor(x));
-            int64_t y1 = static_cast<int64_t>(std::floor(y));
-            double dx1 = x - x1, dx2 = x1 + 1 - x;
-            double dy1 = y - y1, dy2 = y1 + 1 - y;
-            scatter(y1, x1, dy2 * dx2);
-            scatter(y1, x1 + 1, dy2 * dx1);
-            scatter(y1 + 1, x1, dy1 * dx2);
-            scatter(y1 + 1, x1 + 1, dy1 * dx1);
-            double v00 = img.at(y1, x1), v01 = img.at(y1, x1 + 1);
-            double v10 = img.at(y1 + 1, x1), v11 = img.at(y1 + 1, x1 + 1);
-            slopeX += g * (dy2 * (v01 - v00) + dy1 * (v11 - v10));
-            slopeY += g * (dx2 * (v10 - v00) + dx1 * (v11 - v01));
-          } else { // bicubic
-            int64_t x0 = static_cast<int64_t>(std::floor(x)) - 1;
-            int64_t y0 = static_cast<int64_t>(std::floor(y)) - 1;
-            double cx[4], cy[4], dcx[4], dcy[4];
-            cubicCoeffs(x - x0 - 1, cx);
-            cubicCoeffs(y - y0 - 1, cy);
-            cubicCoeffSlopes(x - x0 - 1, dcx);
-            cubicCoeffSlopes(y - y0 - 1, dcy);
-            for (int i = 0; i < 4; ++i)
-              for (int j = 0; j < 4; ++j) {
-                scatter(y0 + i, x0 + j, cy[i] * cx[j]);
-                double v = img.at(y0 + i, x0 + j);
-                slopeX += g * cy[i] * dcx[j] * v;
-                slopeY += g * dcy[i] * cx[j] * v;
-              }
-          }
-        }
-        dgrid[gAt] += slopeX * sx;
-        dgrid[gAt + 1] += slopeY * sy;
+        });
       }
+      for (int d = 0; d < geo.rank; ++d)
+        dgrid[gAt + geo.rank - 1 - d] += slopes[d] * taps[d].scale;
+    }
   float *pdx = out[0].data<float>(), *pdg = out[1].data<float>();
   for (size_t i = 0; i < dx.size(); ++i)
     pdx[i] = static_cast<float>(dx[i]);

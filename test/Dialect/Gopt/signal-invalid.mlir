@@ -12,7 +12,7 @@ func.func @grid_sample_mode(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x2xf32>) {
 // -----
 
 func.func @grid_sample_grid(%x: tensor<1x1x4x4xf32>, %g: tensor<1x2x2x3xf32>) {
-  // expected-error@+1 {{'gopt.grid_sample' op expects grid of shape [N, H_out, W_out, 2], got [1, 2, 2, 3]}}
+  // expected-error@+1 {{'gopt.grid_sample' op expects grid of shape [N, D1_out, ..., Dr_out, 2] for x [1, 1, 4, 4], got [1, 2, 2, 3]}}
   %y = gopt.grid_sample %x, %g : (tensor<1x1x4x4xf32>, tensor<1x2x2x3xf32>) -> tensor<1x1x2x2xf32>
   return
 }

@@ -60,3 +60,15 @@ save("grid_sample_3d.onnx",
      [helper.make_node("GridSample", ["x", "g"], ["y"], name="gs")],
      [vi("x", [1, 2, 4, 8, 8]), vi("g", [1, 4, 4, 4, 3])],
      [vi("y", ["a", "b", "c", "d", "e"])], opset=20)
+save("grid_sample_4d.onnx",
+     [helper.make_node("GridSample", ["x", "g"], ["y"], name="gs")],
+     [vi("x", [1, 2, 2, 4, 8, 8]), vi("g", [1, 2, 4, 4, 4, 4])],
+     [vi("y", ["a", "b", "c", "d", "e", "f"])], opset=20)
+save("grid_sample_16_3d.onnx",
+     [helper.make_node("GridSample", ["x", "g"], ["y"], name="gs")],
+     [vi("x", [1, 2, 4, 8, 8]), vi("g", [1, 4, 4, 4, 3])],
+     [vi("y", ["a", "b", "c", "d", "e"])], opset=16)
+save("grid_sample_grid_rank.onnx",
+     [helper.make_node("GridSample", ["x", "g"], ["y"], name="gs")],
+     [vi("x", [1, 2, 4, 8, 8]), vi("g", [1, 4, 4, 2])],
+     [vi("y", ["a", "b", "c", "d", "e"])], opset=20)

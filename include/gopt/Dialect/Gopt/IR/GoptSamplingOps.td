@@ -21,17 +21,20 @@ def Gopt_GridSamplePaddingModeAttr
     : Gopt_StrEnumAttr<["zeros", "border", "reflection"], "zeros">;
 
 def Gopt_GridSampleOp : Gopt_InferredOp<"grid_sample", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
-  let summary = "samples an image at normalized grid positions (ONNX GridSample)";
+  let summary = "samples an image or volume at normalized grid positions (ONNX GridSample)";
   let description = [{
-    For every output pixel `(n, h, w)`, `grid[n, h, w]` holds an `(x, y)`
-    position in `x`'s `[N, C, H_in, W_in]` image, normalized to [-1, 1]
-    (-1 the left/top edge). `align_corners` 1 maps -1 and 1 to the centres
-    of the corner pixels, 0 to their outer edges. `mode` `bilinear`
-    interpolates 2x2 pixels, `nearest` rounds half to even, `bicubic` uses
-    4x4 pixels with Keys' coefficient -0.75. Pixels outside the image read
-    `padding_mode`: `zeros` 0, `border` the nearest edge pixel, `reflection`
-    the position reflected at the borders. Result `[N, C, H_out, W_out]`
-    for `grid` `[N, H_out, W_out, 2]`.
+    For every output position `(n, o1, ..., or)`, `grid[n, o1, ..., or]`
+    holds a position in `x`'s `[N, C, D1, ..., Dr]` data (r = 1, 2 or 3
+    spatial dimensions; 2 is an image `[N, C, H, W]`), normalized to
+    [-1, 1] (-1 the first edge), innermost dimension first: `(x, y)` for an
+    image, `(x, y, z)` for a volume. `align_corners` 1 maps -1 and 1 to the
+    centres of the corner elements, 0 to their outer edges. `mode`
+    `bilinear` interpolates linearly along every dimension (2^r elements),
+    `nearest` rounds half to even, `bicubic` uses 4 elements along every
+    dimension with Keys' coefficient -0.75 (ONNX GridSample-20's linear
+    and cubic). Elements outside read `padding_mode`: `zeros` 0, `border`
+    the nearest edge element, `reflection` the position reflected at the
+    borders. Result `[N, C, O1, ..., Or]` for `grid` `[N, O1, ..., Or, r]`.
 
     ```mlir
     %y = gopt.grid_sample %x, %grid {mode = "bilinear", padding_mode = "zeros", align_corners = 0 : i64}
