@@ -144,6 +144,14 @@ private:
     for (int64_t v : values)
       a->add_ints(v);
   }
+  static void setFloats(onnx::NodeProto *n, StringRef name,
+                        ArrayRef<float> values) {
+    onnx::AttributeProto *a = n->add_attribute();
+    a->set_name(name.str());
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : values)
+      a->add_floats(v);
+  }
   static void setInt(onnx::NodeProto *n, StringRef name, int64_t v) {
     onnx::AttributeProto *a = n->add_attribute();
     a->set_name(name.str());
@@ -590,6 +598,10 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, a.name, i.getInt());
       else if (auto s = dyn_cast<StringAttr>(value))
         setString(n, a.name, s.getValue());
+      else if (auto ints = dyn_cast<DenseI64ArrayAttr>(value))
+        setInts(n, a.name, ints.asArrayRef());
+      else if (auto floats = dyn_cast<DenseF32ArrayAttr>(value))
+        setFloats(n, a.name, floats.asArrayRef());
       else
         return op->emitError("attribute '") << a.name << "' has no ONNX form";
     }

@@ -203,6 +203,10 @@ private:
   LogicalResult importConvTranspose();
   LogicalResult importPoolNode(bool isMax);
   LogicalResult importLpPool();
+  LogicalResult importGlobalLpPool();
+  LogicalResult importLpNormalization();
+  mlir::Value lpPower(mlir::Value x, int64_t p);
+  mlir::Value lpRoot(mlir::Value sums, int64_t p);
   LogicalResult importResize();
   SmallVector<int64_t> resizeAxes();
   LogicalResult expandResizeAxes(SmallVector<float> &scales,
@@ -2787,6 +2791,20 @@ LogicalResult OnnxImporter::importGeneric(const FrameworkOp &entry) {
         return failure();
       attrs.push_back(b.getNamedAttr(a.name(), b.getStringAttr(a.s())));
       break;
+    case FrameworkAttrKind::kInts:
+      if (failed(expect(AP::INTS, "a list of ints")))
+        return failure();
+      attrs.push_back(
+          b.getNamedAttr(a.name(), b.getDenseI64ArrayAttr(SmallVector<int64_t>(
+                                       a.ints().begin(), a.ints().end()))));
+      break;
+    case FrameworkAttrKind::kFloats:
+      if (failed(expect(AP::FLOATS, "a list of floats")))
+        return failure();
+      attrs.push_back(
+          b.getNamedAttr(a.name(), b.getDenseF32ArrayAttr(SmallVector<float>(
+                                       a.floats().begin(), a.floats().end()))));
+      break;
     default:
       return failNode(
           llvm::formatv("attribute '{0}' has a kind the generic import of {1} "
@@ -3797,16 +3815,9 @@ LogicalResult OnnxImporter::importLpPool() {
     padAll[2 * (d + 2) + 1] = end;
   }
   Type et = type.getElementType();
-  Value powered;
-  if (p == 1) {
-    GOPT_INFER_ASSIGN(powered, AbsOp, x);
-  } else if (p == 2) {
-    GOPT_INFER_ASSIGN(powered, MulOp, x, x);
-  } else {
-    GOPT_INFER_VALUE(magnitude, AbsOp, x);
-    GOPT_INFER_ASSIGN(powered, PowOp, magnitude,
-                      createScalarConstant(b, loc, et, double(p)));
-  }
+  Value powered = lpPower(x, p);
+  if (!powered)
+    return failure();
   GOPT_INFER_VALUE(padded, PadOp, powered, i64s(padAll),
                    b.getStringAttr("constant"), b.getF32FloatAttr(0.0f));
   // The pool as an AveragePool node of this one's window.
@@ -3835,14 +3846,99 @@ LogicalResult OnnxImporter::importLpPool() {
     return failure();
   GOPT_INFER_VALUE(sums, MulOp, pooled[0],
                    createScalarConstant(b, loc, et, double(windowSize)));
+  Value root = lpRoot(sums, p);
+  if (!root)
+    return failure();
+  setOutput(0, root);
+  return success();
+}
+
+/// |x|^p, as x * x for p = 2 and |x| for p = 1 (LpPool, GlobalLpPool,
+/// LpNormalization); null (the node failed) on an invalid op.
+Value OnnxImporter::lpPower(Value x, int64_t p) {
+  Type et = cast<RankedTensorType>(x.getType()).getElementType();
   if (p == 1) {
-    setOutput(0, sums);
-    return success();
+    GOPT_INFER_OR_NULL(magnitude, AbsOp, x);
+    return magnitude.getResult();
   }
-  if (p == 2)
-    return setResult(createInferred<SqrtOp>(b, loc, sums));
-  return setResult(createInferred<PowOp>(
-      b, loc, sums, createScalarConstant(b, loc, et, 1.0 / double(p))));
+  if (p == 2) {
+    GOPT_INFER_OR_NULL(square, MulOp, x, x);
+    return square.getResult();
+  }
+  GOPT_INFER_OR_NULL(magnitude, AbsOp, x);
+  GOPT_INFER_OR_NULL(power, PowOp, magnitude.getResult(),
+                     createScalarConstant(b, loc, et, double(p)));
+  return power.getResult();
+}
+
+/// sums^(1/p): the p-norm of what lpPower's values summed to.
+Value OnnxImporter::lpRoot(Value sums, int64_t p) {
+  Type et = cast<RankedTensorType>(sums.getType()).getElementType();
+  if (p == 1)
+    return sums;
+  if (p == 2) {
+    GOPT_INFER_OR_NULL(root, SqrtOp, sums);
+    return root.getResult();
+  }
+  GOPT_INFER_OR_NULL(root, PowOp, sums,
+                     createScalarConstant(b, loc, et, 1.0 / double(p)));
+  return root.getResult();
+}
+
+/// GlobalLpPool: the p-norm of every channel over all spatial dims, kept
+/// as [N, C, 1, ..., 1].
+LogicalResult OnnxImporter::importGlobalLpPool() {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return failNode(llvm::formatv("expects a float input, got {0}", type));
+  if (type.getRank() < 3)
+    return failNode(
+        llvm::formatv("expects X of rank 3 or more ([N, C, D1, ...]), got {0}",
+                      formatShape(type.getShape())));
+  int64_t p = intAttr("p", 2);
+  if (p < 1)
+    return failNode(llvm::formatv("p must be positive, got {0}", p));
+  SmallVector<int64_t> spatial;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    spatial.push_back(d);
+  Value powered = lpPower(x, p);
+  if (!powered)
+    return failure();
+  GOPT_INFER_VALUE(sums, ReduceSumOp, powered, i64s(spatial),
+                   b.getBoolAttr(true));
+  Value root = lpRoot(sums, p);
+  if (!root)
+    return failure();
+  setOutput(0, root);
+  return success();
+}
+
+/// LpNormalization: x divided by its p-norm (p 1 or 2) along `axis`, with
+/// no epsilon (ONNX's definition: a zero norm gives NaN or Inf, as in ONNX
+/// Runtime).
+LogicalResult OnnxImporter::importLpNormalization() {
+  GET_INPUT(x, 0);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return failNode(llvm::formatv("expects a float input, got {0}", type));
+  int64_t rank = type.getRank();
+  int64_t axis = intAttr("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return failNode(
+        llvm::formatv("axis {0} is out of range for rank {1}", axis, rank));
+  int64_t p = intAttr("p", 2);
+  if (p != 1 && p != 2)
+    return failNode(llvm::formatv("p must be 1 or 2, got {0}", p));
+  Value powered = lpPower(x, p);
+  if (!powered)
+    return failure();
+  GOPT_INFER_VALUE(sums, ReduceSumOp, powered,
+                   i64s({axis < 0 ? axis + rank : axis}), b.getBoolAttr(true));
+  Value norm = lpRoot(sums, p);
+  if (!norm)
+    return failure();
+  return setResult(createInferred<DivOp>(b, loc, x, norm));
 }
 
 /// Imports the node as the same node over `rank`-D inputs: the first
@@ -6488,6 +6584,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Gelu", [](I &i) { return i.importGelu(); }},
       {"Gemm", [](I &i) { return i.importGemm(); }},
       {"GlobalAveragePool", [](I &i) { return i.importGlobalAveragePool(); }},
+      {"GlobalLpPool", [](I &i) { return i.importGlobalLpPool(); }},
       {"GlobalMaxPool", [](I &i) { return i.importGlobalMaxPool(); }},
       {"GridSample", [](I &i) { return i.importGridSample(); }},
       {"GroupNormalization", [](I &i) { return i.importGroupNorm(); }},
@@ -6504,6 +6601,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Log", [](I &i) { return i.unary<LogOp>(); }},
       {"LogSoftmax", [](I &i) { return i.importSoftmax(/*log=*/true); }},
       {"Loop", [](I &i) { return i.importLoop(); }},
+      {"LpNormalization", [](I &i) { return i.importLpNormalization(); }},
       {"LpPool", [](I &i) { return i.importLpPool(); }},
       {"MatMul", [](I &i) { return i.importMatMul(); }},
       {"MatMulInteger",

@@ -149,9 +149,23 @@ createInferredByName(mlir::OpBuilder &b, mlir::Location loc,
     info->destroyOpProperties(properties);
   if (mlir::failed(inferred))
     return nullptr;
+  // gopt's shape functions give unranked placeholders when the operands are
+  // invalid. ODS's type constraints, which verify() checks first, would only
+  // say "unranked": ranked stand-ins let the op's own verifier say why.
+  bool placeholder = false;
+  for (mlir::Type &type : types)
+    if (auto unranked = llvm::dyn_cast<mlir::UnrankedTensorType>(type)) {
+      type = mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
+                                         unranked.getElementType());
+      placeholder = true;
+    }
   state.types.assign(types.begin(), types.end());
   mlir::Operation *op = b.create(state);
-  if (mlir::failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+  bool verified =
+      mlir::succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+  if (verified && placeholder)
+    op->emitOpError("could not infer its result types");
+  if (!verified || placeholder) {
     op->erase();
     return nullptr;
   }

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "gopt/Shape/SamplingShapes.h"
+
 #include "Failure.h"
+#include <cmath>
 
 namespace gopt::shape {
 
@@ -83,6 +85,23 @@ Result inferRoiAlignShape(DimsRef x, DimsRef rois, DimsRef batchIndices,
                 " rois), got ", formatShape(batchIndices));
   int64_t r = isDynamic(rois[0]) ? batchIndices[0] : rois[0];
   result = {r, x[1], params.outputHeight, params.outputWidth};
+  return Result::success();
+}
+
+Result inferMaxRoiPoolShape(DimsRef x, DimsRef rois, DimsRef pooledShape,
+                            float spatialScale, Dims &result) {
+  if (x.size() != 4)
+    return fail("expects x of rank 4 ([N, C, H, W]), got ", formatShape(x));
+  if (rois.size() != 2 || !sameDim(rois[1], 5))
+    return fail("expects rois of shape [R, 5] ([batch, x1, y1, x2, y2] rows), "
+                "got ",
+                formatShape(rois));
+  if (pooledShape.size() != 2 || pooledShape[0] < 1 || pooledShape[1] < 1)
+    return fail("expects pooled_shape of two positive sizes, got ",
+                formatShape(pooledShape));
+  if (!(spatialScale > 0.0f) || !std::isfinite(spatialScale))
+    return fail("expects a finite positive spatial_scale, got ", spatialScale);
+  result = {rois[0], x[1], pooledShape[0], pooledShape[1]};
   return Result::success();
 }
 

@@ -37,6 +37,12 @@ struct RoiAlignParams {
 Result inferRoiAlignShape(DimsRef x, DimsRef rois, DimsRef batchIndices,
                           const RoiAlignParams &params, Dims &result);
 
+/// gopt.max_roi_pool: x [N, C, H, W], rois [R, 5] -> [R, C, PH, PW] for
+/// pooled_shape [PH, PW] (each at least 1; spatial_scale finite and
+/// positive).
+Result inferMaxRoiPoolShape(DimsRef x, DimsRef rois, DimsRef pooledShape,
+                            float spatialScale, Dims &result);
+
 /// A pooling window over the k = 1..3 spatial dims of [N, C, spatial...].
 struct PoolWindowND {
   Dims kernel;              // k entries

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gopt::runtime::ref {
 namespace {
@@ -759,6 +760,136 @@ Status deformConv2dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// max_roi_pool
+//===----------------------------------------------------------------------===//
+
+/// One region of max_roi_pool (Fast R-CNN's RoI pooling, as ONNX Runtime
+/// computes it): the corners scaled and rounded half away from zero, bins
+/// of fractional size, each clipped to the image.
+struct RoiPoolRegion {
+  int64_t batch = 0, startH = 0, startW = 0;
+  float binH = 1, binW = 1;
+
+  /// Bin `i` along one axis as [lo, hi), clipped to [0, size].
+  static void range(int64_t i, float bin, int64_t start, int64_t size,
+                    int64_t &lo, int64_t &hi) {
+    lo = static_cast<int64_t>(std::floor(static_cast<float>(i) * bin));
+    hi = static_cast<int64_t>(std::ceil(static_cast<float>(i + 1) * bin));
+    lo = std::clamp<int64_t>(lo + start, 0, size);
+    hi = std::clamp<int64_t>(hi + start, 0, size);
+  }
+};
+
+StatusOr<RoiPoolRegion> roiPoolRegion(const float *roi, int64_t r, float scale,
+                                      int64_t n, int64_t ph, int64_t pw) {
+  // Corners past 2^40 pixels would overflow the integer arithmetic below;
+  // no image is that large.
+  constexpr double kLimit = 1099511627776.0;
+  for (int k = 0; k < 5; ++k) {
+    double v = k == 0 ? roi[0] : double(roi[k]) * scale;
+    if (!(std::fabs(v) < kLimit))
+      return invalidArgument("rois[", r, "][", k, "] = ", roi[k],
+                             (k == 0 ? "" : " (times spatial_scale)"),
+                             " is not a finite position within 2^40");
+  }
+  RoiPoolRegion g;
+  g.batch = static_cast<int64_t>(roi[0]);
+  if (g.batch < 0 || g.batch >= n)
+    return invalidArgument("rois[", r, "][0] = ", roi[0],
+                           " is out of range for a batch of ", n);
+  auto corner = [&](int k) {
+    return static_cast<int64_t>(std::round(roi[k] * scale));
+  };
+  g.startW = corner(1);
+  g.startH = corner(2);
+  int64_t h = std::max<int64_t>(corner(4) - g.startH + 1, 1);
+  int64_t w = std::max<int64_t>(corner(3) - g.startW + 1, 1);
+  g.binH = static_cast<float>(h) / static_cast<float>(ph);
+  g.binW = static_cast<float>(w) / static_cast<float>(pw);
+  return g;
+}
+
+/// Calls visit(r, ch, bin, maxOffset) for every bin of every region and
+/// channel, maxOffset being the element of x its maximum came from (the
+/// first that beat every earlier one, from -FLT_MAX as ONNX Runtime starts)
+/// or -1 for an empty bin or one of NaNs only.
+template <typename Visit>
+Status forEachRoiPoolBin(const std::vector<Tensor> &in, const Shape &pooled,
+                         float scale, Visit visit) {
+  const Shape &xs = in[0].shape();
+  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  // pooled: the result's (or dy's) [R, C, PH, PW].
+  int64_t ph = pooled[2], pw = pooled[3];
+  int64_t numRois = in[1].shape()[0];
+  const float *px = in[0].data<float>(), *rois = in[1].data<float>();
+  for (int64_t r = 0; r < numRois; ++r) {
+    GOPT_ASSIGN_OR_RETURN(RoiPoolRegion g,
+                          roiPoolRegion(rois + r * 5, r, scale, n, ph, pw));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t plane = (g.batch * c + ch) * h * w;
+      for (int64_t i = 0; i < ph; ++i) {
+        int64_t h0, h1;
+        RoiPoolRegion::range(i, g.binH, g.startH, h, h0, h1);
+        for (int64_t j = 0; j < pw; ++j) {
+          int64_t w0, w1;
+          RoiPoolRegion::range(j, g.binW, g.startW, w, w0, w1);
+          float best = std::numeric_limits<float>::lowest();
+          int64_t at = -1;
+          for (int64_t y = h0; y < h1; ++y)
+            for (int64_t x = w0; x < w1; ++x)
+              if (px[plane + y * w + x] > best) {
+                best = px[plane + y * w + x];
+                at = plane + y * w + x;
+              }
+          bool empty = h1 <= h0 || w1 <= w0;
+          visit(r, ch, i * pw + j, empty ? int64_t(-2) : at);
+        }
+      }
+    }
+  }
+  return Status::success();
+}
+
+Status maxRoiPoolKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                        std::vector<Tensor> &out) {
+  op_attrs::MaxRoiPoolAttrs a(ctx.attrs());
+  const float *px = in[0].data<float>();
+  float *py = out[0].data<float>();
+  int64_t c = in[0].shape()[1];
+  int64_t bins = out[0].shape()[2] * out[0].shape()[3];
+  return forEachRoiPoolBin(in, out[0].shape(), a.spatialScale(),
+                           [&](int64_t r, int64_t ch, int64_t bin, int64_t at) {
+                             // Empty: 0; only NaNs: -FLT_MAX, where ONNX
+                             // Runtime's maximum started.
+                             py[(r * c + ch) * bins + bin] =
+                                 at == -2 ? 0.0f
+                                 : at == -1
+                                     ? std::numeric_limits<float>::lowest()
+                                     : px[at];
+                           });
+}
+
+Status maxRoiPoolGradKernel(const RefContext &ctx,
+                            const std::vector<Tensor> &in,
+                            std::vector<Tensor> &out) {
+  op_attrs::MaxRoiPoolGradAttrs a(ctx.attrs());
+  const float *pdy = in[2].data<float>();
+  int64_t c = in[0].shape()[1];
+  int64_t bins = in[2].shape()[2] * in[2].shape()[3];
+  std::vector<double> dx(in[0].numElements(), 0.0);
+  GOPT_RETURN_IF_ERROR(
+      forEachRoiPoolBin(in, in[2].shape(), a.spatialScale(),
+                        [&](int64_t r, int64_t ch, int64_t bin, int64_t at) {
+                          if (at >= 0)
+                            dx[at] += pdy[(r * c + ch) * bins + bin];
+                        }));
+  float *pdx = out[0].data<float>();
+  for (size_t i = 0; i < dx.size(); ++i)
+    pdx[i] = static_cast<float>(dx[i]);
+  return Status::success();
+}
+
 } // namespace
 
 void registerSamplingKernels(KernelRegistry &r) {
@@ -773,6 +904,8 @@ void registerSamplingKernels(KernelRegistry &r) {
                  D::kNumericF64);
   registerKernel(r, "max_unpool", maxUnpoolKernel, D::kNumeric);
   registerKernel(r, "col2im", col2imKernel, D::kFloat);
+  registerKernel(r, "max_roi_pool", maxRoiPoolKernel, D::kFloat);
+  registerKernel(r, "max_roi_pool_grad", maxRoiPoolGradKernel, D::kFloat);
   registerKernel(r, "deform_conv2d", deformConv2dKernel, D::kFloat);
 }
 

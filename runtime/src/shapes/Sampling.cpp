@@ -91,6 +91,28 @@ Status roiAlignShape(const OpAttrs &attrs, const Shapes &in,
       shape::inferRoiAlignShape(in[0], in[1], in[2], params, out[0]));
 }
 
+Status maxRoiPoolShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 2));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  op_attrs::MaxRoiPoolAttrs a(attrs);
+  return toStatus(shape::inferMaxRoiPoolShape(in[0], in[1], a.pooledShape(),
+                                              a.spatialScale(), out[0]));
+}
+
+Status maxRoiPoolGradShape(const OpAttrs &attrs, const Shapes &in,
+                           const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, 3));
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  op_attrs::MaxRoiPoolGradAttrs a(attrs);
+  shape::Dims y;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferMaxRoiPoolShape(
+      in[0], in[1], a.pooledShape(), a.spatialScale(), y)));
+  GOPT_RETURN_IF_ERROR(toStatus(shape::checkForwardResultGrad(y, in[2])));
+  out[0] = in[0];
+  return Status::success();
+}
+
 Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
                                const DTypes &types, Shapes &out) {
   if (types[0] == DType::kBool)

@@ -24,6 +24,11 @@ Status gridSampleGradShape(const OpAttrs &attrs, const Shapes &in,
                            const DTypes &types, Shapes &out);
 Status roiAlignGradShape(const OpAttrs &attrs, const Shapes &in,
                          const DTypes &types, Shapes &out);
+Status maxRoiPoolShape(const OpAttrs &attrs, const Shapes &in,
+                       const DTypes &types, Shapes &out);
+/// max_roi_pool_grad's dx has x's shape; dy is checked against the forward's.
+Status maxRoiPoolGradShape(const OpAttrs &attrs, const Shapes &in,
+                           const DTypes &types, Shapes &out);
 Status maxPoolWithIndicesShape(const OpAttrs &attrs, const Shapes &in,
                                const DTypes &types, Shapes &out);
 Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,

@@ -204,7 +204,8 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   // The sampling ops (GoptSamplingOps.td) and the signal ops
   // (GoptSignalOps.td) run on the CPU so far.
   cpuOnly.insert({"grid_sample", "roi_align", "grid_sample_grad",
-                  "roi_align_grad", "max_pool_with_indices", "max_unpool",
+                  "roi_align_grad", "max_roi_pool", "max_roi_pool_grad",
+                  "max_pool_with_indices", "max_unpool",
                   "col2im", "deform_conv2d", "dft", "stft", "mel_weight_matrix",
                   "det"});
   // The recurrent gradients (backpropagation through time, GoptRnnOps.td)

@@ -64,6 +64,43 @@ static LogicalResult inferTypes(RoiAlignOp::Adaptor adaptor,
 }
 GOPT_SHAPE_FUNCTION_HOOKS(RoiAlignOp)
 
+static LogicalResult inferTypes(MaxRoiPoolOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes({adaptor.getX(), adaptor.getRois()},
+                                    {"x", "rois"}, error)))
+    return failure();
+  shape::Dims result;
+  if (failed(error.check(shape::inferMaxRoiPoolShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getRois()),
+          adaptor.getPooledShape(), adaptor.getSpatialScale().convertToFloat(),
+          result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxRoiPoolOp)
+
+static LogicalResult inferTypes(MaxRoiPoolGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  if (failed(verifySameElementTypes(
+          {adaptor.getX(), adaptor.getRois(), adaptor.getDy()},
+          {"x", "rois", "dy"}, error)))
+    return failure();
+  shape::Dims y;
+  if (failed(error.check(shape::inferMaxRoiPoolShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getRois()),
+          adaptor.getPooledShape(), adaptor.getSpatialScale().convertToFloat(),
+          y))) ||
+      failed(error.check(
+          shape::checkForwardResultGrad(y, shapeOf(adaptor.getDy())))))
+    return failure();
+  inferred.push_back(adaptor.getX().getType());
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MaxRoiPoolGradOp)
+
 static LogicalResult inferTypes(GridSampleGradOp::Adaptor adaptor,
                                 const ShapeError &error,
                                 SmallVectorImpl<Type> &inferred) {

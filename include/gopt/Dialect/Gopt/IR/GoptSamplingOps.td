@@ -87,6 +87,53 @@ def Gopt_RoiAlignOp : Gopt_InferredOp<"roi_align", [Pure, Gopt_ComputeHeavy, Gop
   let runtimeShapeFunction = "roiAlignShape";
 }
 
+def Gopt_MaxRoiPoolOp : Gopt_InferredOp<"max_roi_pool", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
+  let summary = "max-pools regions of interest to a fixed size (ONNX MaxRoiPool)";
+  let description = [{
+    Fast R-CNN's RoI pooling. Each row `[b, x1, y1, x2, y2]` of `rois`
+    (`[R, 5]`, corners in input pixels times `spatial_scale`, rounded half
+    away from zero) selects image `b` of `x` (`[N, C, H, W]`); its
+    `(y2 - y1 + 1) x (x2 - x1 + 1)` pixels (at least 1 x 1) are cut into
+    `pooled_shape` `[PH, PW]` bins, bin `(i, j)` rows
+    `[floor(i * h / PH), ceil((i + 1) * h / PH))` from `y1` (columns
+    likewise), clipped to the image, and each bin gives its channel's
+    maximum, 0 for an empty bin. Result `[R, C, PH, PW]`.
+
+    ```mlir
+    %y = gopt.max_roi_pool %x, %rois {pooled_shape = array<i64: 2, 2>, spatial_scale = 0.5 : f32}
+        : (tensor<1x3x8x8xf32>, tensor<4x5xf32>) -> tensor<4x3x2x2xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$rois,
+                   DenseI64ArrayAttr:$pooled_shape,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$spatial_scale);
+  let results = (outs Gopt_FloatTensor:$y);
+  let onnxOpType = "MaxRoiPool";
+  let runtimeShapeFunction = "maxRoiPoolShape";
+}
+
+def Gopt_MaxRoiPoolGradOp : Gopt_InferredOp<"max_roi_pool_grad", [Pure]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
+  let summary = "gradient of max_roi_pool with respect to x";
+  let description = [{
+    For `gopt.max_roi_pool` with these attributes and the gradient `dy` of
+    its result: `dx`, each bin's gradient given to the element its maximum
+    came from (the first in row-major order among equals), summed where
+    regions overlap; empty bins give nothing. `rois` gets no gradient (its
+    corners are rounded).
+
+    ```mlir
+    %dx = gopt.max_roi_pool_grad %x, %rois, %dy {pooled_shape = array<i64: 2, 2>}
+        : (tensor<1x3x8x8xf32>, tensor<4x5xf32>, tensor<4x3x2x2xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$rois,
+                   Gopt_FloatTensor:$dy, DenseI64ArrayAttr:$pooled_shape,
+                   DefaultValuedAttr<F32Attr, "1.0f">:$spatial_scale);
+  let results = (outs Gopt_FloatTensor:$dx);
+  let runtimeShapeFunction = "maxRoiPoolGradShape";
+}
+
 def Gopt_GridSampleGradOp : Gopt_InferredOp<"grid_sample_grad", [Pure]> {
   let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
   let summary = "gradients of grid_sample with respect to x and grid";

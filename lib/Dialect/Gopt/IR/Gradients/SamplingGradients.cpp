@@ -1,8 +1,9 @@
-//===- SamplingGradients.cpp - Gradients of grid_sample and roi_align -----===//
+//===- SamplingGradients.cpp - Gradients of the sampling ops -------------===//
 //
-// DifferentiableOpInterface for grid_sample (with respect to x and grid)
-// and roi_align (with respect to x; its regions are refused): each writes
-// its gradient op (GoptSamplingOps.td) with the forward's attributes.
+// DifferentiableOpInterface for grid_sample (with respect to x and grid),
+// roi_align (with respect to x; its regions are refused) and max_roi_pool
+// (with respect to x; its rounded regions have none): each writes its
+// gradient op (GoptSamplingOps.td) with the forward's attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,18 @@ LogicalResult RoiAlignOp::buildGradients(GradientBuilder &gradients,
       getLoc(), TypeRange{getX().getType()},
       ValueRange{getX(), getRois(), getBatchIndices(), resultGrads[0]},
       forwardAttributes(*this));
+  gradients.accumulate(getX(), dx);
+  return success();
+}
+
+LogicalResult MaxRoiPoolOp::buildGradients(GradientBuilder &gradients,
+                                           ArrayRef<Value> resultGrads) {
+  // The rounded corners are piecewise constant: no gradient reaches rois.
+  if (!gradients.needsGrad(getX()))
+    return success();
+  Value dx = gradients.getBuilder().create<MaxRoiPoolGradOp>(
+      getLoc(), TypeRange{getX().getType()},
+      ValueRange{getX(), getRois(), resultGrads[0]}, forwardAttributes(*this));
   gradients.accumulate(getX(), dx);
   return success();
 }
