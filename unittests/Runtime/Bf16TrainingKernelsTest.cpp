@@ -239,6 +239,9 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
         {"pads", intsAttr({1, 2, 0, 1})}},
        {2, 9, 11, 1},
        {24, 1, 3, 3}},
+      // The register-resident loops: 16 channels, 9 columns (one step of 8
+      // and a remainder); dy read as bf16 in registers.
+      {"Resident16", {}, {3, 10, 11, 1}, {3, 3, 1, 16}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);

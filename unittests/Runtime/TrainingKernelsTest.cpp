@@ -399,7 +399,11 @@ TEST(Conv2dGradOneDnn, MnistAndResNetShapes) {
 // Convolutions of a one-channel NHWC source (the MNIST CNN's first layer)
 // run SingleChannelConv's loops, forward (bias, relu) and filter gradient:
 // 16/32/64 output channels on the AVX-512 loops where the CPU has them, 24
-// on the generic ones; strides, dilations and asymmetric pads.
+// on the generic ones; strides, dilations and asymmetric pads. 3x3 windows
+// inside the image with 16 or 32 channels keep the filter in registers
+// (MnistConv1, Resident*): rows of a multiple of the pixels per step and
+// not (remainders), narrower than one step, strided and dilated rows; a
+// bottom pad alone sends a 3x3 filter back to the bounds-tested loops.
 std::vector<ConvCase> singleChannelCases() {
   AttrMap oddWindow = {{"filter_format", stringAttr("OIHW")},
                        {"strides", intsAttr({2, 1})},
@@ -416,6 +420,19 @@ std::vector<ConvCase> singleChannelCases() {
        {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 2, 2, 2})}},
        {1, 12, 13, 1},
        {5, 5, 1, 64}},
+      {"Resident16RowsStridedDilated",
+       {{"strides", intsAttr({2, 1})}, {"dilations", intsAttr({2, 1})}},
+       {2, 13, 11, 1},
+       {3, 3, 1, 16}},
+      {"Resident16EightColumns", {}, {1, 5, 10, 1}, {3, 3, 1, 16}},
+      {"Resident32OihwNarrow",
+       {{"filter_format", stringAttr("OIHW")}},
+       {2, 6, 5, 1},
+       {32, 1, 3, 3}},
+      {"PadBottomOnly32",
+       {{"pads", intsAttr({0, 1, 0, 0})}},
+       {2, 7, 9, 1},
+       {3, 3, 1, 32}},
   };
 }
 
