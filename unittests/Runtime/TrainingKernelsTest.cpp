@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 using namespace gopt::runtime;
@@ -454,6 +455,118 @@ TEST(Conv2dSingleChannel, FastMatchesReference) {
     expectCpuMatchesReference("conv2d_backprop_filter",
                               backpropFilterAttrs(c.attrs, c.filter), {x, dy},
                               "fast", 1e-5);
+  }
+}
+
+// relu_grad(g, y) read only by a one-channel filter gradient and its
+// per-channel reduce_sum (the MNIST CNN's first conv backward) is one CPU
+// step where the filter stays in registers; the fused step matches the
+// reference's three ops (f32 and bf16 operands; a bf16 bias gradient
+// cast to f32 after the sum), y's zeros, negative zeros and NaNs passing
+// nothing and a NaN g where y <= 0 dropped. Shapes outside the fused loops (24
+// channels, a padded window) and a dy with a third reader run as three steps
+// and match too.
+struct ReluFilterBiasCase {
+  const char *name;
+  Shape x, filter; // filter HWIO unless OIHW
+  bool oihw = false;
+  AttrMap conv;
+  DType type = DType::kF32, biasType = DType::kF32;
+  bool thirdReader = false;
+  bool fused = true;
+};
+
+TEST(ReluFilterBiasGrad, FusedStepMatchesReference) {
+  const DType BF16 = DType::kBF16;
+  AttrMap padded = {{"pads", intsAttr({1, 1, 1, 1})}};
+  std::vector<ReluFilterBiasCase> cases = {
+      {"Mnist32", {5, 28, 28, 1}, {3, 3, 1, 32}},
+      {"Oihw16", {3, 9, 12, 1}, {16, 1, 3, 3}, true},
+      {"Bf16Mnist32", {4, 28, 28, 1}, {3, 3, 1, 32}, false, {}, BF16, BF16},
+      {"Bf16F32Bias16", {2, 8, 7, 1}, {3, 3, 1, 16}, false, {}, BF16},
+      {"Generic24",
+       {2, 8, 9, 1},
+       {3, 3, 1, 24},
+       false,
+       {},
+       F32,
+       F32,
+       false,
+       false},
+      {"Padded32",
+       {2, 8, 9, 1},
+       {3, 3, 1, 32},
+       false,
+       padded,
+       F32,
+       F32,
+       false,
+       false},
+      {"ThirdReader",
+       {2, 8, 9, 1},
+       {3, 3, 1, 32},
+       false,
+       {},
+       F32,
+       F32,
+       true,
+       false},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  uint32_t seed = 900;
+  for (const ReluFilterBiasCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttrMap conv = c.conv;
+    conv["data_format"] = stringAttr("NHWC");
+    conv["filter_format"] = stringAttr(c.oihw ? "OIHW" : "HWIO");
+    Tensor x = randomF32(c.x, seed++);
+    Tensor wf = randomF32(c.filter, seed++);
+    Shape yShape = runRef("conv2d", conv, {x, wf})[0].shape();
+    const int64_t cout = yShape[3];
+    Tensor g = randomF32(yShape, seed++), y = randomF32(yShape, seed++);
+    // Edge values of y (zero, -0, NaN pass nothing; +inf passes) and a NaN
+    // g where y is not positive (dropped).
+    float *py = y.data<float>(), *pg = g.data<float>();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    py[0] = 0.0f, py[1] = -0.0f, py[2] = nan, py[3] = INFINITY;
+    py[cout + 5] = -1.0f, pg[cout + 5] = nan;
+    if (c.type == BF16)
+      x = toBf16(x), g = toBf16(g), y = toBf16(y);
+    PlanBuilder b("relu_filter_bias");
+    int xi = b.addInput("x", c.type, c.x);
+    int gi = b.addInput("g", c.type, yShape);
+    int yi = b.addInput("y", c.type, yShape);
+    int dy = b.addIntermediate("dy", c.type, yShape);
+    int dw = b.addOutput("dw", c.type, c.filter);
+    int db = b.addOutput("db", c.biasType, {cout});
+    b.addOp("relu_grad", "relu/grad", {gi, yi}, {dy}, {});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {xi, dy}, {dw},
+            backpropFilterAttrs(conv, c.filter));
+    int sum = db;
+    if (c.biasType != c.type)
+      sum = b.addIntermediate("sum", c.type, {cout});
+    b.addOp("reduce_sum", "bias/grad", {dy}, {sum},
+            {{"axes", intsAttr({0, 1, 2})}});
+    if (sum != db)
+      b.addOp("cast", "bias/cast", {sum}, {db});
+    if (c.thirdReader) {
+      int twice = b.addOutput("twice", c.type, yShape);
+      b.addOp("add", "twice", {dy, dy}, {twice}, {});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult ref = runPlan(*plan, "reference", {x, g, y});
+    RunResult cpu = runPlan(*plan, "cpu", {x, g, y});
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count("relu_grad+conv2d_backprop_filter+reduce_sum"),
+              c.fused && avx512 ? 1u : 0u);
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      Tensor r = ref.outputs[i], a = cpu.outputs[i];
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a);
+      expectClose(a, r, c.type == BF16 ? 1e-2 : 1e-5,
+                  "result " + std::to_string(i));
+    }
   }
 }
 

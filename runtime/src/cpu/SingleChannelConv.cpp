@@ -367,6 +367,58 @@ GOPT_AVX512 void filterImageResident(const Geometry &g, const float *xImage,
     for (int k = 0; k < kVecs; ++k)
       _mm512_storeu_ps(sum + t * kOut + 16 * k, acc[t][k]);
 }
+
+// The gradients of conv2d(x) + bias -> relu of one image in one pass over
+// dy, for 3x3 filters with denseValidWindows and O = 16 * kVecs: dy =
+// relu_grad(g, y) (g where y > 0, else 0; a NaN y passes nothing), its
+// filter gradient as filterImageResident and its per-channel sums (the
+// bias gradient) summed in f32 per output row, each row's sums added to
+// `bias` in double. T: g's and y's element type (bf16 widened in
+// registers).
+template <int kVecs, typename T>
+GOPT_AVX512 void reluFilterBiasImageResident(const Geometry &g,
+                                             const float *xImage,
+                                             const T *gImage, const T *yImage,
+                                             float *sum, double *bias) {
+  constexpr int kOut = 16 * kVecs;
+  __m512 acc[9][kVecs];
+  for (int t = 0; t < 9; ++t)
+    for (int k = 0; k < kVecs; ++k)
+      acc[t][k] = _mm512_setzero_ps();
+  alignas(64) float rowSums[kOut];
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    const float *xRows[3];
+    for (int ky = 0; ky < 3; ++ky)
+      xRows[ky] = xImage + (oh * g.strideH + ky * g.dilationH) * g.w;
+    const int64_t rowOffset = oh * g.ow * kOut;
+    __m512 rowSum[kVecs];
+    for (int k = 0; k < kVecs; ++k)
+      rowSum[k] = _mm512_setzero_ps();
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      __m512 d[kVecs];
+      for (int k = 0; k < kVecs; ++k) {
+        const int64_t i = rowOffset + ow * kOut + 16 * k;
+        __mmask16 positive = _mm512_cmp_ps_mask(
+            load16(yImage + i), _mm512_setzero_ps(), _CMP_GT_OQ);
+        d[k] = _mm512_maskz_mov_ps(positive, load16(gImage + i));
+        rowSum[k] = _mm512_add_ps(rowSum[k], d[k]);
+      }
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+          __m512 v = _mm512_set1_ps(xRows[ky][ow + kx]);
+          for (int k = 0; k < kVecs; ++k)
+            acc[ky * 3 + kx][k] = _mm512_fmadd_ps(v, d[k], acc[ky * 3 + kx][k]);
+        }
+    }
+    for (int k = 0; k < kVecs; ++k)
+      _mm512_store_ps(rowSums + 16 * k, rowSum[k]);
+    for (int o = 0; o < kOut; ++o)
+      bias[o] += rowSums[o];
+  }
+  for (int t = 0; t < 9; ++t)
+    for (int k = 0; k < kVecs; ++k)
+      _mm512_storeu_ps(sum + t * kOut + 16 * k, acc[t][k]);
+}
 #else
 bool avx512Loops() { return false; }
 #endif
@@ -604,6 +656,76 @@ private:
 #endif
 };
 
+#ifdef GOPT_HAVE_AVX512_LOOPS
+// relu_grad + conv2d_backprop_filter + reduce_sum (the bias gradient) of a
+// one-channel convolution: inputs x, g, y; outputs the filter gradient and
+// the bias gradient (both T: float or bf16 bits). Images split among
+// threads and summed as SingleChannelFilterGradKernel does; the bias sums
+// per thread in double, joined in thread order.
+template <typename T>
+class SingleChannelReluFilterBiasGradKernel : public Kernel {
+public:
+  explicit SingleChannelReluFilterBiasGradKernel(const Geometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const T *x = in[0].data<T>(), *gr = in[1].data<T>(), *y = in[2].data<T>();
+    const int64_t imageIn = g_.h * g_.w, imageOut = g_.oh * g_.ow * g_.cout;
+    const int64_t taps = g_.kh * g_.kw, count = taps * g_.cout;
+    const bool parallel = g_.n * imageOut >= (1 << 15);
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    std::vector<float> partials(static_cast<size_t>(threads) * count, 0.0f);
+    std::vector<double> biasPartials(static_cast<size_t>(threads) * g_.cout,
+                                     0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+      const int thread = omp_get_thread_num();
+      float *total = partials.data() + thread * count;
+      double *bias = biasPartials.data() + thread * g_.cout;
+      std::vector<float> sum(count), image(imageIn);
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < g_.n; ++n) {
+        const float *xImage;
+        if constexpr (std::is_same_v<T, float>) {
+          xImage = x + n * imageIn;
+        } else {
+          imageToF32(x + n * imageIn, imageIn, image.data());
+          xImage = image.data();
+        }
+        const T *gImage = gr + n * imageOut, *yImage = y + n * imageOut;
+        if (g_.cout == 16)
+          reluFilterBiasImageResident<1>(g_, xImage, gImage, yImage, sum.data(),
+                                         bias);
+        else
+          reluFilterBiasImageResident<2>(g_, xImage, gImage, yImage, sum.data(),
+                                         bias);
+        for (int64_t i = 0; i < count; ++i)
+          total[i] += sum[i];
+      }
+    }
+    T *result = out[0].data<T>();
+    for (int64_t i = 0; i < count; ++i) {
+      float s = 0;
+      for (int t = 0; t < threads; ++t)
+        s += partials[static_cast<size_t>(t) * count + i];
+      int64_t tap = i / g_.cout, o = i % g_.cout;
+      result[g_.oihw ? o * taps + tap : i] = fromF32<T>(s);
+    }
+    T *biasResult = out[1].data<T>();
+    for (int64_t o = 0; o < g_.cout; ++o) {
+      double s = 0;
+      for (int t = 0; t < threads; ++t)
+        s += biasPartials[static_cast<size_t>(t) * g_.cout + o];
+      biasResult[o] = fromF32<T>(static_cast<float>(s));
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  Geometry g_;
+};
+#endif
+
 // The element type x, the filter (or dy) and the result share, if f32 or
 // bf16.
 DType sharedLoopType(const KernelConfig &c) {
@@ -662,6 +784,41 @@ std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c) {
   if (type == DType::kF32)
     return std::make_unique<SingleChannelFilterGradKernel<float>>(*g);
   return std::make_unique<SingleChannelFilterGradKernel<uint16_t>>(*g);
+}
+
+bool reluFilterBiasFusionEnabled() {
+  const char *setting = std::getenv("GOPT_RELU_FILTER_BIAS_GRAD");
+  return singleChannelConvEnabled() &&
+         (!setting || std::strcmp(setting, "0") != 0);
+}
+
+std::unique_ptr<Kernel>
+createSingleChannelReluFilterBiasGrad(const KernelConfig &filterGrad,
+                                      DType biasType) {
+#ifdef GOPT_HAVE_AVX512_LOOPS
+  if (!avx512Loops() || !reluFilterBiasFusionEnabled())
+    return nullptr;
+  if (filterGrad.inputShapes.size() != 2 || filterGrad.outputShapes.size() != 1)
+    return nullptr;
+  std::optional<Geometry> g = singleChannelGeometry(
+      filterGrad, filterGrad.inputShapes[0], filterGrad.outputShapes[0]);
+  DType type = sharedLoopType(filterGrad);
+  if (!g || type == DType::kInvalid || !residentFilter(*g))
+    return nullptr;
+  const Shape &dy = filterGrad.inputShapes[1];
+  if (dy.size() != 4 || dy[0] != g->n || dy[1] != g->oh || dy[2] != g->ow ||
+      dy[3] != g->cout)
+    return nullptr;
+  if (biasType != type) // reduce_sum keeps dy's element type
+    return nullptr;
+  if (type == DType::kF32)
+    return std::make_unique<SingleChannelReluFilterBiasGradKernel<float>>(*g);
+  return std::make_unique<SingleChannelReluFilterBiasGradKernel<uint16_t>>(*g);
+#else
+  (void)filterGrad;
+  (void)biasType;
+#endif
+  return nullptr;
 }
 
 } // namespace gopt::runtime::cpu
