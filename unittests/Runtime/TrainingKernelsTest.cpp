@@ -855,6 +855,16 @@ TEST(MaxPoolGradFast, MatchesReference) {
       {"NhwcTiledK3Remainder",
        {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
        {2, 10, 11, 8}});
+  // Channels a multiple of 16 take the AVX-512 loops where the CPU has
+  // them (MnistNhwcTiled too): a remainder, a one-column window.
+  cases.push_back(
+      {"NhwcTiledK3Remainder16",
+       {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
+       {2, 10, 11, 16}});
+  cases.push_back(
+      {"NhwcTiledK2x1Channels48",
+       {{"kernel", intsAttr({2, 1})}, {"strides", intsAttr({2, 1})}},
+       {2, 6, 5, 48}});
   // NHWC windows that do not tile stream by rows through a ring of kernel
   // rows: rows between windows (stride past the kernel) and windows that
   // share all but one row.

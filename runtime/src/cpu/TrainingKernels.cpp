@@ -782,6 +782,93 @@ maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GOPT_HAVE_AVX512_POOL_GRAD 1
+#define GOPT_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+bool avx512PoolGrad() {
+  static const bool supported = __builtin_cpu_supports("avx512f") &&
+                                __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512vl");
+  return supported;
+}
+
+// 16 elements as f32 (bf16 widened).
+GOPT_AVX512BW inline __m512 poolLoad16(const float *p) {
+  return _mm512_loadu_ps(p);
+}
+GOPT_AVX512BW inline __m512 poolLoad16(const uint16_t *p) {
+  __m512i wide = _mm512_cvtepu16_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+// 16 dy values where `pick` is set, else +0: f32 as they are, bf16 bits
+// with NaNs quieted (passGradient).
+struct PickedF32 {
+  __m512 d;
+};
+GOPT_AVX512BW inline PickedF32 poolGradient(const float *p) {
+  return {_mm512_loadu_ps(p)};
+}
+GOPT_AVX512BW inline void poolStore(float *out, __mmask16 pick, PickedF32 g) {
+  _mm512_storeu_ps(out, _mm512_maskz_mov_ps(pick, g.d));
+}
+struct PickedBf16 {
+  __m256i d;
+};
+GOPT_AVX512BW inline PickedBf16 poolGradient(const uint16_t *p) {
+  __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  __mmask16 nan =
+      _mm256_cmpgt_epu16_mask(_mm256_and_si256(d, _mm256_set1_epi16(0x7fff)),
+                              _mm256_set1_epi16(0x7f80));
+  __m256i quiet = _mm256_or_si256(d, _mm256_set1_epi16(0x40));
+  return {_mm256_mask_mov_epi16(d, nan, quiet)};
+}
+GOPT_AVX512BW inline void poolStore(uint16_t *out, __mmask16 pick,
+                                    PickedBf16 g) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(out),
+                      _mm256_maskz_mov_epi16(pick, g.d));
+}
+
+// maxPoolGradImageTiled for channels a multiple of 16: each window's 16
+// channels at a time in registers, the window's winner a per-lane tap
+// index (the same rule: larger, or a NaN; the last NaN), dy written to the
+// winning tap with a masked move and 0 to the others. The generic loop
+// kept `best` and `bestValue` in memory and converted bf16 element by
+// element.
+template <typename T>
+GOPT_AVX512BW void maxPoolGradImageTiledAvx512(const PoolGeometry &g,
+                                               const T *px, const T *pdy,
+                                               T *pdx) {
+  const int64_t channels = g.c, kh = g.kh, kw = g.kw, rowStride = g.w * g.c;
+  const int32_t taps = static_cast<int32_t>(kh * kw);
+  for (int64_t oh = 0; oh < g.oh; ++oh)
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * kh * rowStride + ow * kw * channels;
+      const T *d = pdy + (oh * g.ow + ow) * channels;
+      for (int64_t ch = 0; ch < channels; ch += 16) {
+        const T *first = px + base + ch;
+        __m512 bestValue = poolLoad16(first);
+        __m512i best = _mm512_setzero_si512();
+        for (int32_t t = 1; t < taps; ++t) {
+          __m512 v =
+              poolLoad16(first + (t / kw) * rowStride + (t % kw) * channels);
+          __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
+                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          bestValue = _mm512_mask_mov_ps(bestValue, take, v);
+          best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
+        }
+        auto grad = poolGradient(d + ch);
+        T *out = pdx + base + ch;
+        for (int32_t t = 0; t < taps; ++t)
+          poolStore(out + (t / kw) * rowStride + (t % kw) * channels,
+                    _mm512_cmpeq_epi32_mask(best, _mm512_set1_epi32(t)), grad);
+      }
+    }
+}
+#endif
+
 // One NHWC image of any windows (overlapping, padded), streamed by rows:
 // x and dy are read as they are (bf16 converted in registers), window
 // maxima scatter into f32 rows `acc` ([kh][W][C], zero on entry, a ring
@@ -866,6 +953,9 @@ public:
     if (windowsTile(g)) {
       // Elements no window covers (an edge remainder) stay 0.
       const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+      const bool vectorChannels = !g.nchw && g.c % 16 == 0 && avx512PoolGrad();
+#endif
 #pragma omp parallel if (parallel)
       {
         std::vector<int32_t> best(g.nchw ? 0 : scratch);
@@ -881,6 +971,11 @@ public:
           if (g.nchw)
             maxPoolGradPlane2x2(g.oh, g.ow, g.w, x + item * xSize,
                                 dy + item * ySize, pdx, *plane);
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+          else if (vectorChannels)
+            maxPoolGradImageTiledAvx512(g, x + item * xSize, dy + item * ySize,
+                                        pdx);
+#endif
           else
             maxPoolGradImageTiled(g, x + item * xSize, dy + item * ySize, pdx,
                                   best.data(), bestValue.data());
