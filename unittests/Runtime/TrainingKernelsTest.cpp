@@ -570,6 +570,89 @@ TEST(ReluFilterBiasGrad, FusedStepMatchesReference) {
   }
 }
 
+// relu_grad(g, y) read only by a max_pool_grad of tiling NHWC windows and
+// its per-channel reduce_sum (the relu and bias gradients behind the MNIST
+// CNN's 2x2 pool, as canonicalization leaves them) is one CPU step where
+// the channels are a multiple of 16 on AVX-512; it matches the reference's
+// three ops in f32 and bf16 (bit for bit: each dx element is one g or 0)
+// with ties, NaNs and signed zeros in x, y's zeros and NaNs passing
+// nothing, a NaN g where y <= 0 dropped, and an edge remainder. 8 channels
+// and a dy with a third reader run as three steps.
+TEST(ReluPoolBiasGrad, FusedStepMatchesReference) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    Shape x;
+    int64_t k;
+    DType type;
+    bool thirdReader, fused;
+  };
+  std::vector<Case> cases = {
+      {"Mnist64", {3, 24, 24, 64}, 2, F32, false, true},
+      {"Bf16Mnist64", {3, 24, 24, 64}, 2, BF16, false, true},
+      {"K3Remainder16", {2, 10, 11, 16}, 3, F32, false, true},
+      {"Bf16K3Remainder32", {2, 7, 8, 32}, 3, BF16, false, true},
+      {"Channels8", {2, 6, 6, 8}, 2, F32, false, false},
+      {"ThirdReader", {2, 6, 6, 16}, 2, F32, true, false},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  uint32_t seed = 950;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttrMap pool = {{"kernel", intsAttr({c.k, c.k})},
+                    {"strides", intsAttr({c.k, c.k})}};
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 7 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    Shape yShape = c.x;
+    yShape[1] /= c.k, yShape[2] /= c.k;
+    Tensor g = randomF32(yShape, seed++), y = randomF32(yShape, seed++);
+    float *py = y.data<float>(), *pg = g.data<float>();
+    py[0] = 0.0f, py[1] = -0.0f, py[2] = NAN, py[3] = INFINITY;
+    py[21] = -1.0f, pg[21] = NAN;
+    if (c.type == BF16)
+      x = toBf16(x), g = toBf16(g), y = toBf16(y);
+    const int64_t channels = c.x[3];
+    PlanBuilder b("relu_pool_bias");
+    int xi = b.addInput("x", c.type, c.x);
+    int gi = b.addInput("g", c.type, yShape);
+    int yi = b.addInput("y", c.type, yShape);
+    int dy = b.addIntermediate("dy", c.type, yShape);
+    int dx = b.addOutput("dx", c.type, c.x);
+    int db = b.addOutput("db", c.type, {channels});
+    b.addOp("relu_grad", "relu/grad", {gi, yi}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    if (c.thirdReader) {
+      int twice = b.addOutput("twice", c.type, yShape);
+      b.addOp("add", "twice", {dy, dy}, {twice}, {});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult ref = runPlan(*plan, "reference", {x, g, y});
+    RunResult cpu = runPlan(*plan, "cpu", {x, g, y});
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count("relu_grad+max_pool_grad+reduce_sum"),
+              c.fused && avx512 ? 1u : 0u);
+    // dx: the same bits.
+    const Tensor &rdx = ref.outputs[0], &cdx = cpu.outputs[0];
+    ASSERT_EQ(rdx.byteSize(), cdx.byteSize());
+    EXPECT_EQ(std::memcmp(rdx.data(), cdx.data(), rdx.byteSize()), 0);
+    for (size_t i = 1; i < ref.outputs.size(); ++i) {
+      Tensor r = ref.outputs[i], a = cpu.outputs[i];
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a);
+      expectClose(a, r, c.type == BF16 ? 1e-2 : 1e-5,
+                  "result " + std::to_string(i));
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {

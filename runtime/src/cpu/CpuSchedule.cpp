@@ -190,7 +190,7 @@ private:
   Status scheduleCast(int o, bool &done);
   Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
-  Status scheduleReluFilterBiasGrad(int o, bool &done);
+  Status scheduleReluGradBiasPair(int o, bool &done);
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -1686,13 +1686,15 @@ Status CpuScheduler::precomputeDequantize(int o) {
   return Status::success();
 }
 
-// relu_grad(g, y) whose result dy only a one-channel NHWC filter gradient
-// (the first convolution of a grayscale CNN) and dy's per-channel
-// reduce_sum (its bias gradient) read: one step at the relu_grad computes
-// both from g and y, and dy is never written (docs/architecture.md,
-// "Decisions and why"). The convolution's source was computed in the
-// forward pass, before the relu_grad.
-Status CpuScheduler::scheduleReluFilterBiasGrad(int o, bool &done) {
+// relu_grad(g, y) whose result dy only a gradient op and dy's per-channel
+// reduce_sum (a bias gradient) read, where one step computes both from g
+// and y and dy is never written (docs/architecture.md, "Decisions and
+// why"): a one-channel NHWC filter gradient (the first convolution of a
+// grayscale CNN) or a max_pool_grad of tiling NHWC windows (a relu before
+// a 2x2 pool). The gradient op's other operand (the convolution's source,
+// the pool's input) was computed in the forward pass, before the
+// relu_grad, which is where the step runs.
+Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   const plan::Op &op = p_.ops(o);
   if (op.inputs_size() != 2 || op.outputs_size() != 1)
     return Status::success();
@@ -1700,19 +1702,20 @@ Status CpuScheduler::scheduleReluFilterBiasGrad(int o, bool &done) {
   if (!isIntermediate(dy) || consumers_[dy].size() != 2 ||
       shape(dy).size() != 4)
     return Status::success();
-  int filterGrad = -1, biasSum = -1;
+  int gradient = -1, biasSum = -1;
   for (int c : consumers_[dy]) {
     const plan::Op &reader = p_.ops(c);
     if (fusedInto_[c] != -1 || reader.outputs_size() != 1)
       return Status::success();
-    if (reader.kind() == "conv2d_backprop_filter" &&
+    if ((reader.kind() == "conv2d_backprop_filter" ||
+         reader.kind() == "max_pool_grad") &&
         reader.inputs_size() == 2 && reader.inputs(1) == dy &&
         reader.inputs(0) != dy)
-      filterGrad = c;
+      gradient = c;
     else if (reader.kind() == "reduce_sum" && reader.inputs_size() == 1)
       biasSum = c;
   }
-  if (filterGrad < 0 || biasSum < 0)
+  if (gradient < 0 || biasSum < 0)
     return Status::success();
   // The sum over N, H and W of dy's channels: axes {0, 1, 2}, either sign.
   std::vector<int64_t> axes = OpAttrs(p_.ops(biasSum)).getInts("axes");
@@ -1727,11 +1730,15 @@ Status CpuScheduler::scheduleReluFilterBiasGrad(int o, bool &done) {
   if (axes.size() != 3 || !reduced[0] || !reduced[1] || !reduced[2] ||
       reduced[3] || biasElements != shape(dy)[3])
     return Status::success();
-  const int x = p_.ops(filterGrad).inputs(0);
+  const plan::Op &gradientOp = p_.ops(gradient);
+  const int x = gradientOp.inputs(0);
   if (producer_[x] >= o)
     return Status::success();
-  std::unique_ptr<Kernel> kernel = cpu::createSingleChannelReluFilterBiasGrad(
-      makeKernelConfig(in_, filterGrad), dtype(bias));
+  KernelConfig config = makeKernelConfig(in_, gradient);
+  std::unique_ptr<Kernel> kernel =
+      gradientOp.kind() == "max_pool_grad"
+          ? cpu::createMaxPoolReluBiasGrad(config, dtype(bias))
+          : cpu::createSingleChannelReluFilterBiasGrad(config, dtype(bias));
   if (!kernel)
     return Status::success();
   GOPT_RETURN_IF_ERROR(materialize(x));
@@ -1740,13 +1747,12 @@ Status CpuScheduler::scheduleReluFilterBiasGrad(int o, bool &done) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
     inputs.push_back(slot);
   }
-  const int filter = p_.ops(filterGrad).outputs(0);
-  fusedInto_[filterGrad] = fusedInto_[biasSum] = -2;
-  addStep(std::move(kernel), inputs, {filter, bias},
-          op.name() + "+" + p_.ops(filterGrad).name() + "+" +
-              p_.ops(biasSum).name(),
-          "relu_grad+conv2d_backprop_filter+reduce_sum");
-  plainReady_[filter] = plainReady_[bias] = true;
+  const int result = gradientOp.outputs(0);
+  fusedInto_[gradient] = fusedInto_[biasSum] = -2;
+  addStep(std::move(kernel), inputs, {result, bias},
+          op.name() + "+" + gradientOp.name() + "+" + p_.ops(biasSum).name(),
+          "relu_grad+" + gradientOp.kind() + "+reduce_sum");
+  plainReady_[result] = plainReady_[bias] = true;
   done = true;
   return Status::success();
 }
@@ -1867,7 +1873,7 @@ Status CpuScheduler::build() {
       continue;
     }
     if (k == "relu_grad")
-      GOPT_RETURN_IF_ERROR(scheduleReluFilterBiasGrad(o, done));
+      GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
     if (done)
       continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||
