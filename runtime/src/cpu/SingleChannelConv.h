@@ -1,8 +1,10 @@
 //===- SingleChannelConv.h - Convolutions of one input channel --*- C++ -*-===//
 //
 // Kernels for conv2d and conv2d_backprop_filter whose source has one
-// channel (NHWC, f32 or bf16); the factories return null for anything
-// else, and the caller falls back to oneDNN.
+// channel (NHWC, f32 or bf16), and the CPU schedule's fused step of the
+// filter gradient with the relu_grad before it and the bias sum beside it;
+// the factories return null for anything else, and the caller falls back
+// to oneDNN (or to separate steps).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_SINGLECHANNELCONV_H

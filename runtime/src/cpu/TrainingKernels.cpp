@@ -13,6 +13,9 @@
 // - reduce_sum / reduce_mean (f32, bf16) over leading and/or trailing dims
 //   around one kept block (bias gradients: axes [0,2,3] of NCHW, [0] of
 //   [N,C]).
+// - relu_grad + max_pool_grad + reduce_sum as one step (the CPU schedule's
+//   fusion, createMaxPoolReluBiasGrad): tiling NHWC windows, channels a
+//   multiple of 16, AVX-512.
 // Mixed-precision training (gopt-run --train --precision bf16) gives the
 // gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
