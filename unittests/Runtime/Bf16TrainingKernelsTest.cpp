@@ -239,6 +239,9 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
         {"pads", intsAttr({1, 2, 0, 1})}},
        {2, 9, 11, 1},
        {24, 1, 3, 3}},
+      // The register-resident loops: 16 channels, 9 columns (one step of 8
+      // and a remainder); dy read as bf16 in registers.
+      {"Resident16", {}, {3, 10, 11, 1}, {3, 3, 1, 16}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);
@@ -440,6 +443,33 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
     // Overlapping windows sum several dy in f32 (the reference in double)
     // before the one rounding to bf16: at most one bf16 step apart.
     expectCloseBf16(r.ref, r.cpu, 1.0f / 128);
+  }
+}
+
+// Tiling NHWC windows write dy's bits to the first maximum (AVX-512 loops
+// for 16, 32 and 64 channels where the CPU has them): NaNs in x (the last
+// wins), signed zeros (equal: the first wins), a signaling NaN in dy
+// quieted as the reference's conversion does, the same bits as the
+// reference.
+TEST(Bf16MaxPoolGrad, TiledNhwcSpecialValuesSameBits) {
+  uint32_t seed = 70;
+  for (int64_t channels : {16, 32, 64}) {
+    SCOPED_TRACE(channels);
+    AttrMap attrs = {{"kernel", intsAttr({2, 2})},
+                     {"strides", intsAttr({2, 2})}};
+    Tensor x = randomF32({2, 6, 5, channels}, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 5 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    std::vector<Shape> y = resultShapes("max_pool", attrs, {x});
+    ASSERT_EQ(y.size(), 1u);
+    Tensor dy = randomBf16(y[0], seed++);
+    dy.data<uint16_t>()[1] = 0x7f81; // signaling NaN
+    dy.data<uint16_t>()[2] = 0xffc0; // negative quiet NaN
+    Both r = runBoth("max_pool_grad", attrs, {toBf16(x), dy});
+    EXPECT_EQ(r.cpuImpl, "fast");
+    expectSameBits(r.ref, r.cpu);
   }
 }
 

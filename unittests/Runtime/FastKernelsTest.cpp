@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace gopt::runtime;
@@ -271,6 +272,19 @@ TEST(FastMaxPool, TiledWindowsMatchReference) {
   expectBf16BitsAsReference("max_pool", k3,
                             toBf16(special(randomF32({2, 10, 7, 5}, 4))),
                             {2, 3, 3, 5});
+  // Channels a multiple of 16 (the 64 above too) run AVX-512 loops where
+  // the CPU has them: a 3x2 window with an edge remainder, and a first
+  // window of -inf only.
+  Tensor x32 = special(randomF32({2, 10, 7, 32}, 15));
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 2 * 32; ++i)
+      x32.data<float>()[r * 7 * 32 + i] =
+          -std::numeric_limits<float>::infinity();
+  expectSameAsReference("max_pool", k3, {x32}, {2, 3, 3, 32}, "fast", 0.0f);
+  // A signaling NaN's bits, quieted as the reference's rounding does.
+  Tensor x32Bf16 = toBf16(x32);
+  x32Bf16.data<uint16_t>()[7 * 32 * 3 + 5] = 0x7f81;
+  expectBf16BitsAsReference("max_pool", k3, x32Bf16, {2, 3, 3, 32});
   expectSameAsReference(
       "max_pool", {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({1, 1})}},
       {randomF32({1, 5, 5, 3}, 5)}, {1, 4, 4, 3}, "onednn", 1e-6f);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 using namespace gopt::runtime;
@@ -399,7 +400,11 @@ TEST(Conv2dGradOneDnn, MnistAndResNetShapes) {
 // Convolutions of a one-channel NHWC source (the MNIST CNN's first layer)
 // run SingleChannelConv's loops, forward (bias, relu) and filter gradient:
 // 16/32/64 output channels on the AVX-512 loops where the CPU has them, 24
-// on the generic ones; strides, dilations and asymmetric pads.
+// on the generic ones; strides, dilations and asymmetric pads. 3x3 windows
+// inside the image with 16 or 32 channels keep the filter in registers
+// (MnistConv1, Resident*): rows of a multiple of the pixels per step and
+// not (remainders), narrower than one step, strided and dilated rows; a
+// bottom pad alone sends a 3x3 filter back to the bounds-tested loops.
 std::vector<ConvCase> singleChannelCases() {
   AttrMap oddWindow = {{"filter_format", stringAttr("OIHW")},
                        {"strides", intsAttr({2, 1})},
@@ -416,6 +421,19 @@ std::vector<ConvCase> singleChannelCases() {
        {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 2, 2, 2})}},
        {1, 12, 13, 1},
        {5, 5, 1, 64}},
+      {"Resident16RowsStridedDilated",
+       {{"strides", intsAttr({2, 1})}, {"dilations", intsAttr({2, 1})}},
+       {2, 13, 11, 1},
+       {3, 3, 1, 16}},
+      {"Resident16EightColumns", {}, {1, 5, 10, 1}, {3, 3, 1, 16}},
+      {"Resident32OihwNarrow",
+       {{"filter_format", stringAttr("OIHW")}},
+       {2, 6, 5, 1},
+       {32, 1, 3, 3}},
+      {"PadBottomOnly32",
+       {{"pads", intsAttr({0, 1, 0, 0})}},
+       {2, 7, 9, 1},
+       {3, 3, 1, 32}},
   };
 }
 
@@ -437,6 +455,201 @@ TEST(Conv2dSingleChannel, FastMatchesReference) {
     expectCpuMatchesReference("conv2d_backprop_filter",
                               backpropFilterAttrs(c.attrs, c.filter), {x, dy},
                               "fast", 1e-5);
+  }
+}
+
+// relu_grad(g, y) read only by a one-channel filter gradient and its
+// per-channel reduce_sum (the MNIST CNN's first conv backward) is one CPU
+// step where the filter stays in registers; the fused step matches the
+// reference's three ops (f32 and bf16 operands; a bf16 bias gradient
+// cast to f32 after the sum), y's zeros, negative zeros and NaNs passing
+// nothing and a NaN g where y <= 0 dropped. Shapes outside the fused loops (24
+// channels, a padded window) and a dy with a third reader run as three steps
+// and match too.
+struct ReluFilterBiasCase {
+  const char *name;
+  Shape x, filter; // filter HWIO unless OIHW
+  bool oihw = false;
+  AttrMap conv;
+  DType type = DType::kF32, biasType = DType::kF32;
+  bool thirdReader = false;
+  bool fused = true;
+};
+
+TEST(ReluFilterBiasGrad, FusedStepMatchesReference) {
+  const DType BF16 = DType::kBF16;
+  AttrMap padded = {{"pads", intsAttr({1, 1, 1, 1})}};
+  std::vector<ReluFilterBiasCase> cases = {
+      {"Mnist32", {5, 28, 28, 1}, {3, 3, 1, 32}},
+      {"Oihw16", {3, 9, 12, 1}, {16, 1, 3, 3}, true},
+      {"Bf16Mnist32", {4, 28, 28, 1}, {3, 3, 1, 32}, false, {}, BF16, BF16},
+      {"Bf16F32Bias16", {2, 8, 7, 1}, {3, 3, 1, 16}, false, {}, BF16},
+      {"Generic24",
+       {2, 8, 9, 1},
+       {3, 3, 1, 24},
+       false,
+       {},
+       F32,
+       F32,
+       false,
+       false},
+      {"Padded32",
+       {2, 8, 9, 1},
+       {3, 3, 1, 32},
+       false,
+       padded,
+       F32,
+       F32,
+       false,
+       false},
+      {"ThirdReader",
+       {2, 8, 9, 1},
+       {3, 3, 1, 32},
+       false,
+       {},
+       F32,
+       F32,
+       true,
+       false},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  uint32_t seed = 900;
+  for (const ReluFilterBiasCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttrMap conv = c.conv;
+    conv["data_format"] = stringAttr("NHWC");
+    conv["filter_format"] = stringAttr(c.oihw ? "OIHW" : "HWIO");
+    Tensor x = randomF32(c.x, seed++);
+    Tensor wf = randomF32(c.filter, seed++);
+    Shape yShape = runRef("conv2d", conv, {x, wf})[0].shape();
+    const int64_t cout = yShape[3];
+    Tensor g = randomF32(yShape, seed++), y = randomF32(yShape, seed++);
+    // Edge values of y (zero, -0, NaN pass nothing; +inf passes) and a NaN
+    // g where y is not positive (dropped).
+    float *py = y.data<float>(), *pg = g.data<float>();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    py[0] = 0.0f, py[1] = -0.0f, py[2] = nan, py[3] = INFINITY;
+    py[cout + 5] = -1.0f, pg[cout + 5] = nan;
+    if (c.type == BF16)
+      x = toBf16(x), g = toBf16(g), y = toBf16(y);
+    PlanBuilder b("relu_filter_bias");
+    int xi = b.addInput("x", c.type, c.x);
+    int gi = b.addInput("g", c.type, yShape);
+    int yi = b.addInput("y", c.type, yShape);
+    int dy = b.addIntermediate("dy", c.type, yShape);
+    int dw = b.addOutput("dw", c.type, c.filter);
+    int db = b.addOutput("db", c.biasType, {cout});
+    b.addOp("relu_grad", "relu/grad", {gi, yi}, {dy}, {});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {xi, dy}, {dw},
+            backpropFilterAttrs(conv, c.filter));
+    int sum = db;
+    if (c.biasType != c.type)
+      sum = b.addIntermediate("sum", c.type, {cout});
+    b.addOp("reduce_sum", "bias/grad", {dy}, {sum},
+            {{"axes", intsAttr({0, 1, 2})}});
+    if (sum != db)
+      b.addOp("cast", "bias/cast", {sum}, {db});
+    if (c.thirdReader) {
+      int twice = b.addOutput("twice", c.type, yShape);
+      b.addOp("add", "twice", {dy, dy}, {twice}, {});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult ref = runPlan(*plan, "reference", {x, g, y});
+    RunResult cpu = runPlan(*plan, "cpu", {x, g, y});
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count("relu_grad+conv2d_backprop_filter+reduce_sum"),
+              c.fused && avx512 ? 1u : 0u);
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      Tensor r = ref.outputs[i], a = cpu.outputs[i];
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a);
+      expectClose(a, r, c.type == BF16 ? 1e-2 : 1e-5,
+                  "result " + std::to_string(i));
+    }
+  }
+}
+
+// relu_grad(g, y) read only by a max_pool_grad of tiling NHWC windows and
+// its per-channel reduce_sum (the relu and bias gradients behind the MNIST
+// CNN's 2x2 pool, as canonicalization leaves them) is one CPU step where
+// the channels are a multiple of 16 on AVX-512; it matches the reference's
+// three ops in f32 and bf16 (bit for bit: each dx element is one g or 0)
+// with ties, NaNs and signed zeros in x, y's zeros and NaNs passing
+// nothing, a NaN g where y <= 0 dropped, and an edge remainder. 8 channels
+// and a dy with a third reader run as three steps.
+TEST(ReluPoolBiasGrad, FusedStepMatchesReference) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    Shape x;
+    int64_t k;
+    DType type;
+    bool thirdReader, fused;
+  };
+  std::vector<Case> cases = {
+      {"Mnist64", {3, 24, 24, 64}, 2, F32, false, true},
+      {"Bf16Mnist64", {3, 24, 24, 64}, 2, BF16, false, true},
+      {"K3Remainder16", {2, 10, 11, 16}, 3, F32, false, true},
+      {"Bf16K3Remainder32", {2, 7, 8, 32}, 3, BF16, false, true},
+      {"Channels8", {2, 6, 6, 8}, 2, F32, false, false},
+      {"ThirdReader", {2, 6, 6, 16}, 2, F32, true, false},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  uint32_t seed = 950;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttrMap pool = {{"kernel", intsAttr({c.k, c.k})},
+                    {"strides", intsAttr({c.k, c.k})}};
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 7 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    Shape yShape = c.x;
+    yShape[1] /= c.k, yShape[2] /= c.k;
+    Tensor g = randomF32(yShape, seed++), y = randomF32(yShape, seed++);
+    float *py = y.data<float>(), *pg = g.data<float>();
+    py[0] = 0.0f, py[1] = -0.0f, py[2] = NAN, py[3] = INFINITY;
+    py[21] = -1.0f, pg[21] = NAN;
+    if (c.type == BF16)
+      x = toBf16(x), g = toBf16(g), y = toBf16(y);
+    const int64_t channels = c.x[3];
+    PlanBuilder b("relu_pool_bias");
+    int xi = b.addInput("x", c.type, c.x);
+    int gi = b.addInput("g", c.type, yShape);
+    int yi = b.addInput("y", c.type, yShape);
+    int dy = b.addIntermediate("dy", c.type, yShape);
+    int dx = b.addOutput("dx", c.type, c.x);
+    int db = b.addOutput("db", c.type, {channels});
+    b.addOp("relu_grad", "relu/grad", {gi, yi}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    if (c.thirdReader) {
+      int twice = b.addOutput("twice", c.type, yShape);
+      b.addOp("add", "twice", {dy, dy}, {twice}, {});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult ref = runPlan(*plan, "reference", {x, g, y});
+    RunResult cpu = runPlan(*plan, "cpu", {x, g, y});
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count("relu_grad+max_pool_grad+reduce_sum"),
+              c.fused && avx512 ? 1u : 0u);
+    // dx: the same bits.
+    const Tensor &rdx = ref.outputs[0], &cdx = cpu.outputs[0];
+    ASSERT_EQ(rdx.byteSize(), cdx.byteSize());
+    EXPECT_EQ(std::memcmp(rdx.data(), cdx.data(), rdx.byteSize()), 0);
+    for (size_t i = 1; i < ref.outputs.size(); ++i) {
+      Tensor r = ref.outputs[i], a = cpu.outputs[i];
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a);
+      expectClose(a, r, c.type == BF16 ? 1e-2 : 1e-5,
+                  "result " + std::to_string(i));
+    }
   }
 }
 
@@ -725,6 +938,16 @@ TEST(MaxPoolGradFast, MatchesReference) {
       {"NhwcTiledK3Remainder",
        {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
        {2, 10, 11, 8}});
+  // Channels a multiple of 16 take the AVX-512 loops where the CPU has
+  // them (MnistNhwcTiled too): a remainder, a one-column window.
+  cases.push_back(
+      {"NhwcTiledK3Remainder16",
+       {{"kernel", intsAttr({3, 3})}, {"strides", intsAttr({3, 3})}},
+       {2, 10, 11, 16}});
+  cases.push_back(
+      {"NhwcTiledK2x1Channels48",
+       {{"kernel", intsAttr({2, 1})}, {"strides", intsAttr({2, 1})}},
+       {2, 6, 5, 48}});
   // NHWC windows that do not tile stream by rows through a ring of kernel
   // rows: rows between windows (stride past the kernel) and windows that
   // share all but one row.

@@ -50,6 +50,7 @@
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "Schedule.h"
+#include "SingleChannelConv.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #include <algorithm>
@@ -189,6 +190,7 @@ private:
   Status scheduleCast(int o, bool &done);
   Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
+  Status scheduleReluGradBiasPair(int o, bool &done);
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -1684,6 +1686,77 @@ Status CpuScheduler::precomputeDequantize(int o) {
   return Status::success();
 }
 
+// relu_grad(g, y) whose result dy only a gradient op and dy's per-channel
+// reduce_sum (a bias gradient) read, where one step computes both from g
+// and y and dy is never written (docs/architecture.md, "Decisions and
+// why"): a one-channel NHWC filter gradient (the first convolution of a
+// grayscale CNN) or a max_pool_grad of tiling NHWC windows (a relu before
+// a 2x2 pool). The gradient op's other operand (the convolution's source,
+// the pool's input) was computed in the forward pass, before the
+// relu_grad, which is where the step runs.
+Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  if (op.inputs_size() != 2 || op.outputs_size() != 1)
+    return Status::success();
+  const int dy = op.outputs(0);
+  if (!isIntermediate(dy) || consumers_[dy].size() != 2 ||
+      shape(dy).size() != 4)
+    return Status::success();
+  int gradient = -1, biasSum = -1;
+  for (int c : consumers_[dy]) {
+    const plan::Op &reader = p_.ops(c);
+    if (fusedInto_[c] != -1 || reader.outputs_size() != 1)
+      return Status::success();
+    if ((reader.kind() == "conv2d_backprop_filter" ||
+         reader.kind() == "max_pool_grad") &&
+        reader.inputs_size() == 2 && reader.inputs(1) == dy &&
+        reader.inputs(0) != dy)
+      gradient = c;
+    else if (reader.kind() == "reduce_sum" && reader.inputs_size() == 1)
+      biasSum = c;
+  }
+  if (gradient < 0 || biasSum < 0)
+    return Status::success();
+  // The sum over N, H and W of dy's channels: axes {0, 1, 2}, either sign.
+  std::vector<int64_t> axes = OpAttrs(p_.ops(biasSum)).getInts("axes");
+  std::vector<bool> reduced(4, false);
+  for (int64_t a : axes)
+    if (a >= -4 && a < 4)
+      reduced[a < 0 ? a + 4 : a] = true;
+  const int bias = p_.ops(biasSum).outputs(0);
+  int64_t biasElements = 1;
+  for (int64_t d : shape(bias))
+    biasElements *= d;
+  if (axes.size() != 3 || !reduced[0] || !reduced[1] || !reduced[2] ||
+      reduced[3] || biasElements != shape(dy)[3])
+    return Status::success();
+  const plan::Op &gradientOp = p_.ops(gradient);
+  const int x = gradientOp.inputs(0);
+  if (producer_[x] >= o)
+    return Status::success();
+  KernelConfig config = makeKernelConfig(in_, gradient);
+  std::unique_ptr<Kernel> kernel =
+      gradientOp.kind() == "max_pool_grad"
+          ? cpu::createMaxPoolReluBiasGrad(config, dtype(bias))
+          : cpu::createSingleChannelReluFilterBiasGrad(config, dtype(bias));
+  if (!kernel)
+    return Status::success();
+  GOPT_RETURN_IF_ERROR(materialize(x));
+  std::vector<int> inputs;
+  for (int t : {x, op.inputs(0), op.inputs(1)}) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  const int result = gradientOp.outputs(0);
+  fusedInto_[gradient] = fusedInto_[biasSum] = -2;
+  addStep(std::move(kernel), inputs, {result, bias},
+          op.name() + "+" + gradientOp.name() + "+" + p_.ops(biasSum).name(),
+          "relu_grad+" + gradientOp.kind() + "+reduce_sum");
+  plainReady_[result] = plainReady_[bias] = true;
+  done = true;
+  return Status::success();
+}
+
 Status CpuScheduler::scheduleDefault(int o) {
   const plan::Op &op = p_.ops(o);
   for (int t : op.inputs())
@@ -1799,6 +1872,10 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleConv(o));
       continue;
     }
+    if (k == "relu_grad")
+      GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
+    if (done)
+      continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||
          (k == "batch_norm" && op.outputs_size() == 1)) &&
         nchw && shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {

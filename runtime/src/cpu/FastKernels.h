@@ -42,6 +42,16 @@ createTrainingBatchNorm(const KernelConfig &config);
 // padding, f32 or bf16); null otherwise. The oneDNN pooling factory hands
 // those to it.
 std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &config);
+// (TrainingKernels.cpp) One step for dy = relu_grad(g, y), y = max_pool(x),
+// max_pool_grad(x, dy) and dy's per-channel sum (a bias gradient), dy never
+// stored: inputs x, g, y; outputs dx and the bias gradient (`biasType`:
+// the reduce_sum's, which must be dy's f32 or bf16). `maxPoolGrad` is the
+// max_pool_grad's config; null unless its NHWC windows tile the image and
+// the channels are a multiple of 16 (AVX-512 with BW and VL).
+std::unique_ptr<Kernel>
+createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType);
+// False when GOPT_RELU_POOL_BIAS_GRAD=0.
+bool reluPoolBiasFusionEnabled();
 
 // softmax (or log_softmax) of one row of `len` floats; `dst` may be `row`.
 void softmaxRow(const float *row, float *dst, int64_t len, bool log);

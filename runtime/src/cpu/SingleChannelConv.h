@@ -1,12 +1,16 @@
 //===- SingleChannelConv.h - Convolutions of one input channel --*- C++ -*-===//
 //
 // Kernels for conv2d and conv2d_backprop_filter whose source has one
-// channel (NHWC, f32 or bf16); the factories return null for anything
-// else, and the caller falls back to oneDNN.
+// channel (NHWC, f32 or bf16), and the CPU schedule's fused step of the
+// filter gradient with the relu_grad before it and the bias sum beside it;
+// the factories return null for anything else, and the caller falls back
+// to oneDNN (or to separate steps).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_SINGLECHANNELCONV_H
 #define GOPT_RUNTIME_SRC_CPU_SINGLECHANNELCONV_H
+
+#include "gopt/runtime/Tensor.h"
 
 #include <memory>
 
@@ -19,6 +23,17 @@ namespace cpu {
 bool singleChannelConvEnabled();
 std::unique_ptr<Kernel> createSingleChannelConv(const KernelConfig &c);
 std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c);
+// False when GOPT_RELU_FILTER_BIAS_GRAD=0 or GOPT_SINGLE_CHANNEL_CONV=0.
+bool reluFilterBiasFusionEnabled();
+// One step for dy = relu_grad(g, y), conv2d_backprop_filter(x, dy) and
+// dy's per-channel sum (the bias gradient), dy never stored: inputs x, g,
+// y; outputs the filter gradient and the bias gradient (`biasType`: the
+// reduce_sum's, which must be dy's f32 or bf16). `filterGrad` is the
+// conv2d_backprop_filter's config; null unless its filter stays in registers
+// (3x3, 16 or 32 channels, windows inside the image, AVX-512).
+std::unique_ptr<Kernel>
+createSingleChannelReluFilterBiasGrad(const KernelConfig &filterGrad,
+                                      DType biasType);
 
 } // namespace cpu
 } // namespace gopt::runtime

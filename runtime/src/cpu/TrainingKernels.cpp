@@ -13,6 +13,9 @@
 // - reduce_sum / reduce_mean (f32, bf16) over leading and/or trailing dims
 //   around one kept block (bias gradients: axes [0,2,3] of NCHW, [0] of
 //   [N,C]).
+// - relu_grad + max_pool_grad + reduce_sum as one step (the CPU schedule's
+//   fusion, createMaxPoolReluBiasGrad): tiling NHWC windows, channels a
+//   multiple of 16, AVX-512.
 // Mixed-precision training (gopt-run --train --precision bf16) gives the
 // gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
@@ -22,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "../collectives/CommunicationQueue.h"
 #include "ElementLoops.h"
+#include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "SingleChannelConv.h"
@@ -38,6 +42,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <type_traits>
@@ -782,6 +787,93 @@ maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GOPT_HAVE_AVX512_POOL_GRAD 1
+#define GOPT_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+bool avx512PoolGrad() {
+  static const bool supported = __builtin_cpu_supports("avx512f") &&
+                                __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512vl");
+  return supported;
+}
+
+// 16 elements as f32 (bf16 widened).
+GOPT_AVX512BW inline __m512 poolLoad16(const float *p) {
+  return _mm512_loadu_ps(p);
+}
+GOPT_AVX512BW inline __m512 poolLoad16(const uint16_t *p) {
+  __m512i wide = _mm512_cvtepu16_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+// 16 dy values where `pick` is set, else +0: f32 as they are, bf16 bits
+// with NaNs quieted (passGradient).
+struct PickedF32 {
+  __m512 d;
+};
+GOPT_AVX512BW inline PickedF32 poolGradient(const float *p) {
+  return {_mm512_loadu_ps(p)};
+}
+GOPT_AVX512BW inline void poolStore(float *out, __mmask16 pick, PickedF32 g) {
+  _mm512_storeu_ps(out, _mm512_maskz_mov_ps(pick, g.d));
+}
+struct PickedBf16 {
+  __m256i d;
+};
+GOPT_AVX512BW inline PickedBf16 poolGradient(const uint16_t *p) {
+  __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  __mmask16 nan =
+      _mm256_cmpgt_epu16_mask(_mm256_and_si256(d, _mm256_set1_epi16(0x7fff)),
+                              _mm256_set1_epi16(0x7f80));
+  __m256i quiet = _mm256_or_si256(d, _mm256_set1_epi16(0x40));
+  return {_mm256_mask_mov_epi16(d, nan, quiet)};
+}
+GOPT_AVX512BW inline void poolStore(uint16_t *out, __mmask16 pick,
+                                    PickedBf16 g) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(out),
+                      _mm256_maskz_mov_epi16(pick, g.d));
+}
+
+// maxPoolGradImageTiled for channels a multiple of 16: each window's 16
+// channels at a time in registers, the window's winner a per-lane tap
+// index (the same rule: larger, or a NaN; the last NaN), dy written to the
+// winning tap with a masked move and 0 to the others. The generic loop
+// kept `best` and `bestValue` in memory and converted bf16 element by
+// element.
+template <typename T>
+GOPT_AVX512BW void maxPoolGradImageTiledAvx512(const PoolGeometry &g,
+                                               const T *px, const T *pdy,
+                                               T *pdx) {
+  const int64_t channels = g.c, kh = g.kh, kw = g.kw, rowStride = g.w * g.c;
+  const int32_t taps = static_cast<int32_t>(kh * kw);
+  for (int64_t oh = 0; oh < g.oh; ++oh)
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * kh * rowStride + ow * kw * channels;
+      const T *d = pdy + (oh * g.ow + ow) * channels;
+      for (int64_t ch = 0; ch < channels; ch += 16) {
+        const T *first = px + base + ch;
+        __m512 bestValue = poolLoad16(first);
+        __m512i best = _mm512_setzero_si512();
+        for (int32_t t = 1; t < taps; ++t) {
+          __m512 v =
+              poolLoad16(first + (t / kw) * rowStride + (t % kw) * channels);
+          __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
+                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          bestValue = _mm512_mask_mov_ps(bestValue, take, v);
+          best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
+        }
+        auto grad = poolGradient(d + ch);
+        T *out = pdx + base + ch;
+        for (int32_t t = 0; t < taps; ++t)
+          poolStore(out + (t / kw) * rowStride + (t % kw) * channels,
+                    _mm512_cmpeq_epi32_mask(best, _mm512_set1_epi32(t)), grad);
+      }
+    }
+}
+#endif
+
 // One NHWC image of any windows (overlapping, padded), streamed by rows:
 // x and dy are read as they are (bf16 converted in registers), window
 // maxima scatter into f32 rows `acc` ([kh][W][C], zero on entry, a ring
@@ -866,6 +958,9 @@ public:
     if (windowsTile(g)) {
       // Elements no window covers (an edge remainder) stay 0.
       const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+      const bool vectorChannels = !g.nchw && g.c % 16 == 0 && avx512PoolGrad();
+#endif
 #pragma omp parallel if (parallel)
       {
         std::vector<int32_t> best(g.nchw ? 0 : scratch);
@@ -881,6 +976,11 @@ public:
           if (g.nchw)
             maxPoolGradPlane2x2(g.oh, g.ow, g.w, x + item * xSize,
                                 dy + item * ySize, pdx, *plane);
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+          else if (vectorChannels)
+            maxPoolGradImageTiledAvx512(g, x + item * xSize, dy + item * ySize,
+                                        pdx);
+#endif
           else
             maxPoolGradImageTiled(g, x + item * xSize, dy + item * ySize, pdx,
                                   best.data(), bestValue.data());
@@ -950,6 +1050,114 @@ StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
     return std::make_unique<MaxPoolGradKernel<decltype(t)>>(g);
   });
 }
+
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+// 16 dy values masked by y > 0 (relu_grad: a NaN y passes nothing), as
+// they would be stored by relu_grad: f32 as they are, bf16 bits quieted.
+GOPT_AVX512BW inline PickedF32 reluPassed(const float *g, const float *y) {
+  __mmask16 positive =
+      _mm512_cmp_ps_mask(_mm512_loadu_ps(y), _mm512_setzero_ps(), _CMP_GT_OQ);
+  return {_mm512_maskz_mov_ps(positive, _mm512_loadu_ps(g))};
+}
+GOPT_AVX512BW inline PickedBf16 reluPassed(const uint16_t *g,
+                                           const uint16_t *y) {
+  __mmask16 positive =
+      _mm512_cmp_ps_mask(poolLoad16(y), _mm512_setzero_ps(), _CMP_GT_OQ);
+  PickedBf16 quiet = poolGradient(g);
+  return {_mm256_maskz_mov_epi16(positive, quiet.d)};
+}
+GOPT_AVX512BW inline __m512 pickedF32(PickedF32 p) { return p.d; }
+GOPT_AVX512BW inline __m512 pickedF32(PickedBf16 p) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(p.d), 16));
+}
+
+// max_pool_grad(x, relu_grad(g, y)) of one NHWC image of tiling windows,
+// y = max_pool(x), and that relu_grad's per-channel sums (a bias
+// gradient) added to `bias`: dy = g where y > 0, else 0, computed in
+// registers per window, never stored. Sums in f32 per window row, joined
+// in double.
+template <typename T>
+GOPT_AVX512BW void maxPoolReluBiasGradImage(const PoolGeometry &g, const T *px,
+                                            const T *pg, const T *py, T *pdx,
+                                            double *bias, float *rowSums) {
+  const int64_t channels = g.c, kh = g.kh, kw = g.kw, rowStride = g.w * g.c;
+  const int32_t taps = static_cast<int32_t>(kh * kw);
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    std::fill(rowSums, rowSums + channels, 0.0f);
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * kh * rowStride + ow * kw * channels;
+      const int64_t pooled = (oh * g.ow + ow) * channels;
+      for (int64_t ch = 0; ch < channels; ch += 16) {
+        const T *first = px + base + ch;
+        __m512 bestValue = poolLoad16(first);
+        __m512i best = _mm512_setzero_si512();
+        for (int32_t t = 1; t < taps; ++t) {
+          __m512 v =
+              poolLoad16(first + (t / kw) * rowStride + (t % kw) * channels);
+          __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
+                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          bestValue = _mm512_mask_mov_ps(bestValue, take, v);
+          best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
+        }
+        auto grad = reluPassed(pg + pooled + ch, py + pooled + ch);
+        _mm512_storeu_ps(
+            rowSums + ch,
+            _mm512_add_ps(_mm512_loadu_ps(rowSums + ch), pickedF32(grad)));
+        T *out = pdx + base + ch;
+        for (int32_t t = 0; t < taps; ++t)
+          poolStore(out + (t / kw) * rowStride + (t % kw) * channels,
+                    _mm512_cmpeq_epi32_mask(best, _mm512_set1_epi32(t)), grad);
+      }
+    }
+    for (int64_t ch = 0; ch < channels; ++ch)
+      bias[ch] += rowSums[ch];
+  }
+}
+
+// Inputs x, g, y (= max_pool(x)); outputs dx and the bias gradient, all of
+// T. Images split among threads; the bias sums per thread in double,
+// joined in thread order.
+template <typename T> class MaxPoolReluBiasGradKernel : public Kernel {
+public:
+  explicit MaxPoolReluBiasGradKernel(const PoolGeometry &g) : g_(g) {}
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const PoolGeometry g = g_;
+    const T *x = in[0].data<T>(), *gr = in[1].data<T>(), *y = in[2].data<T>();
+    T *dx = out[0].data<T>();
+    const int64_t xSize = g.h * g.w * g.c, ySize = g.oh * g.ow * g.c;
+    const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
+    const bool parallel = g.n * xSize >= kParallelThreshold;
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    std::vector<double> partials(static_cast<size_t>(threads) * g.c, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+      double *bias = partials.data() + omp_get_thread_num() * g.c;
+      std::vector<float> rowSums(g.c);
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < g.n; ++item) {
+        T *pdx = dx + item * xSize;
+        if (remainder) // elements no window covers
+          std::fill(pdx, pdx + xSize, static_cast<T>(0));
+        maxPoolReluBiasGradImage(g, x + item * xSize, gr + item * ySize,
+                                 y + item * ySize, pdx, bias, rowSums.data());
+      }
+    }
+    T *db = out[1].data<T>();
+    for (int64_t ch = 0; ch < g.c; ++ch) {
+      double s = 0;
+      for (int t = 0; t < threads; ++t)
+        s += partials[static_cast<size_t>(t) * g.c + ch];
+      db[ch] = fromF32<T>(static_cast<float>(s));
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "fast"; }
+
+private:
+  PoolGeometry g_;
+};
+#endif
 
 //===----------------------------------------------------------------------===//
 // avg_pool_grad
@@ -1449,6 +1657,33 @@ StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
 }
 
 } // namespace
+
+std::unique_ptr<Kernel>
+cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad,
+                               DType biasType) {
+#ifdef GOPT_HAVE_AVX512_POOL_GRAD
+  DType type = loopType(maxPoolGrad);
+  if (type == DType::kInvalid || biasType != type || !avx512PoolGrad() ||
+      !reluPoolBiasFusionEnabled())
+    return nullptr;
+  StatusOr<PoolGeometry> g = poolGeometry(maxPoolGrad);
+  if (!g.ok() || g->nchw || !windowsTile(*g) || g->c % 16 != 0 ||
+      g->h * g->w * g->c > INT32_MAX)
+    return nullptr;
+  if (type == DType::kF32)
+    return std::make_unique<MaxPoolReluBiasGradKernel<float>>(*g);
+  return std::make_unique<MaxPoolReluBiasGradKernel<uint16_t>>(*g);
+#else
+  (void)maxPoolGrad;
+  (void)biasType;
+  return nullptr;
+#endif
+}
+
+bool cpu::reluPoolBiasFusionEnabled() {
+  const char *setting = std::getenv("GOPT_RELU_POOL_BIAS_GRAD");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
 
 void registerTrainingFastKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d_backprop_input", "cpu",
