@@ -283,4 +283,43 @@ TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   }
 }
 
+// A MobileNetV2 block (expand 1x1, depthwise 3x3, project 1x1, residual
+// add of the block's input) whose expanded image (2.25 MiB) makes it a
+// chain run one image at a time by bands of rows. With two threads each
+// runs its own images through its own copy of the chain ("-images"): 8
+// images split 4 and 4, 9 images 4 and 5; with GOPT_CHAIN_PARALLEL_IMAGES=0
+// the threads share each oneDNN call instead. The residual is not summed
+// in place into the chain's source: a band reads halo rows of the source
+// that the band before it wrote. Every way computes what the reference
+// backend computes.
+TEST(CpuSchedule, ConvChainRunsImagesOnThreadsOfTheirOwn) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 8, 96, 96});
+  int e = g.conv(x, 8, 64, {-1, 64, 96, 96}, "relu6", 1);
+  int w = g.b.addConstant("depthwise", randomF32({64, 1, 3, 3}, 21));
+  int d = g.b.addIntermediate("d", F32, {-1, 64, 96, 96});
+  AttrMap attrs = convAttrs("relu6");
+  attrs["groups"] = intAttr(64);
+  g.b.addOp("conv2d", "depthwise_conv", {e, w}, {d}, attrs);
+  int p = g.conv(d, 64, 8, {-1, 8, 96, 96}, "none", 1);
+  g.op("add", {p, x}, {-1, 8, 96, 96}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  for (const char *parallel : {"1", "0"})
+    for (int64_t batch : {8, 9}) {
+      setenv("GOPT_CHAIN_PARALLEL_IMAGES", parallel, 1);
+      std::vector<Tensor> in = {randomF32({batch, 8, 96, 96}, 22)};
+      RunResult cpu = runPlan(*plan, "cpu", in, batch);
+      unsetenv("GOPT_CHAIN_PARALLEL_IMAGES");
+      expectSame(*plan, in, batch, cpu);
+      std::string chain;
+      for (const OpProfile &p : cpu.profiles)
+        if (p.kind == "conv2d+conv2d+conv2d+add")
+          chain = p.implementation;
+      EXPECT_EQ(chain,
+                parallel[0] == '1' ? "onednn-rows-images" : "onednn-rows")
+          << "batch " << batch;
+    }
+}
+
 } // namespace

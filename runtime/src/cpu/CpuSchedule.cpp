@@ -18,7 +18,8 @@
 //   run as one step, a few images of the batch at a time, so the
 //   intermediates stay in cache instead of going to memory and back
 //   (createConvChain); only where the batch's intermediate would not stay
-//   in cache anyway and one convolution of a pair is memory-bound.
+//   in cache anyway and one convolution of a pair is memory-bound. With
+//   several threads each runs its own images through its own copy.
 // - an f32 matmul followed by the add of a row of N values (a bias), an add
 //   of a residual of the result's size (through reshapes) and/or relu/gelu
 //   becomes one oneDNN matmul with a bias and sum and eltwise post-ops, the

@@ -166,8 +166,10 @@ struct ConvChainStage {
 // before's result, run `chunk` images of the batch at a time (chunk
 // divides it) through two small buffers that stay in cache; inputs: the
 // first's source in inputDesc(0) (and the last's sum accumulator, the
-// output's storage), output: the last's result. Null where oneDNN has no
-// kernel for one of them or its layouts are not batch-major.
+// output's storage), output: the last's result. With several OpenMP
+// threads, each runs its own chunks through its own copy of the chain.
+// Null where oneDNN has no kernel for one of them or its layouts are not
+// batch-major.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk);
 // matmul [M, K] x constant int8 [K, N] (or [N, K] with transpose_b) on

@@ -1389,13 +1389,20 @@ public:
   // which is the output's storage); output: the last stage's result.
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
-    const char *src = static_cast<const char *>(inputs[0].data());
-    char *dst = static_cast<char *>(outputs[0].data());
+    return runImages(inputs[0].data(), outputs[0].data(), outputs[0].dtype(), 0,
+                     batch_);
+  }
+  // Images [first, end) of the batch (whole chunks), `dstType` the
+  // result's element type.
+  Status runImages(const void *source, void *result, DType dstType,
+                   int64_t first, int64_t end) {
+    const char *src = static_cast<const char *>(source);
+    char *dst = static_cast<char *>(result);
     if (!bands_.empty())
-      return runBands(src, dst, outputs[0].dtype());
+      return runBands(src, dst, dstType, first, end);
     const size_t srcStep = inputDesc_.get_size() / batch_ * chunk_;
     const size_t dstStep = outputDesc_.get_size() / batch_ * chunk_;
-    for (int64_t n = 0; n < batch_; n += chunk_) {
+    for (int64_t n = first; n < end; n += chunk_) {
       const void *in = src + n / chunk_ * srcStep;
       for (size_t k = 0; k < stages_.size(); ++k) {
         Stage &st = stages_[k];
@@ -1404,8 +1411,7 @@ public:
         std::vector<Tensor> stageIn = {
             Tensor::view(st.srcType, {}, const_cast<void *>(in))};
         stageIn.insert(stageIn.end(), st.constants.begin(), st.constants.end());
-        std::vector<Tensor> stageOut = {
-            Tensor::view(outputs[0].dtype(), {}, out)};
+        std::vector<Tensor> stageOut = {Tensor::view(dstType, {}, out)};
         GOPT_RETURN_IF_ERROR(st.kernel->run(stageIn, stageOut));
         in = out;
       }
@@ -1415,6 +1421,9 @@ public:
   const char *implementation() const override {
     return bands_.empty() ? "onednn" : "onednn-rows";
   }
+  int64_t batch() const { return batch_; }
+  int64_t chunk() const { return chunk_; }
+  bool banded() const { return !bands_.empty(); }
   size_t workspaceBytes() const override {
     size_t bytes = 2 * midBytes_;
     for (const Stage &st : stages_) {
@@ -1422,7 +1431,7 @@ public:
       for (const auto &kernel : st.bandKernels)
         bytes += kernel->workspaceBytes();
     }
-    bytes += headBytes_;
+    bytes += headBytes_ + pendingBytes_;
     return bytes;
   }
   memory::desc inputDesc(int) const override { return inputDesc_; }
@@ -1578,17 +1587,41 @@ private:
       if (!headBuffer_)
         return resourceExhausted("cannot allocate a convolution chain's ",
                                  headBytes_, "-byte buffer");
+    } else {
+      // A band's result rows when the chain sums them in place into its
+      // own source (runBands).
+      pendingBytes_ =
+          static_cast<size_t>(bandRows) * stages_.back().dstRowBytes;
+      pending_ = allocateAligned(pendingBytes_);
+      if (!pending_)
+        return resourceExhausted("cannot allocate a convolution chain's ",
+                                 pendingBytes_, "-byte buffer");
     }
     bands_ = std::move(bands);
     return Status::success();
   }
 
   // Per chunk of images: the head stage on the whole chunk, then each
-  // image band by band.
-  Status runBands(const char *src, char *dst, DType dstType) {
+  // image band by band. A chain summing its result in place into its own
+  // source (a residual block whose input dies there) would overwrite the
+  // halo rows the next band reads: each band's result is summed into a
+  // copy of its rows instead, written back once the next band's first
+  // stage has read its source.
+  Status runBands(const char *src, char *dst, DType dstType, int64_t first,
+                  int64_t end) {
     const size_t srcImage = inputDesc_.get_size() / batch_;
     const size_t dstImage = outputDesc_.get_size() / batch_;
     const size_t last = stages_.size() - 1;
+    const bool inPlace = !head_ && src == dst;
+    const size_t rowBytes = stages_[last].dstRowBytes;
+    char *pending = static_cast<char *>(pending_.get());
+    char *pendingTo = nullptr; // where the pending rows go
+    size_t pendingSize = 0;
+    auto flush = [&] {
+      if (pendingTo)
+        std::memcpy(pendingTo, pending, pendingSize);
+      pendingTo = nullptr;
+    };
     auto runStage = [&](OneDnnLayoutKernel &kernel, Stage &st, const void *in,
                         void *out) {
       std::vector<Tensor> stageIn = {
@@ -1597,7 +1630,7 @@ private:
       std::vector<Tensor> stageOut = {Tensor::view(dstType, {}, out)};
       return kernel.run(stageIn, stageOut);
     };
-    for (int64_t n0 = 0; n0 < batch_; n0 += chunk_) {
+    for (int64_t n0 = first; n0 < end; n0 += chunk_) {
       if (head_)
         GOPT_RETURN_IF_ERROR(runStage(*stages_[0].kernel, stages_[0],
                                       src + n0 * srcImage, headBuffer_.get()));
@@ -1610,20 +1643,31 @@ private:
           const void *in =
               image + band.steps[0].second * stages_[head_].srcRowBytes;
           for (size_t k = head_; k <= last; ++k) {
-            void *out = k == last ? dst + n * dstImage +
-                                        band.outRow * stages_[last].dstRowBytes
-                                  : mid_[k % 2].get();
-            GOPT_RETURN_IF_ERROR(
-                runStage(*stages_[k].bandKernels[band.steps[k - head_].first],
-                         stages_[k], in, out));
+            char *rows = dst + n * dstImage + band.outRow * rowBytes;
+            void *out = k < last ? mid_[k % 2].get() : inPlace ? pending : rows;
+            OneDnnLayoutKernel &kernel =
+                *stages_[k].bandKernels[band.steps[k - head_].first];
+            if (inPlace && k == last) {
+              // The residual rows this band's sum reads.
+              pendingSize = kernel.outputDesc().get_size();
+              std::memcpy(pending, rows, pendingSize);
+            }
+            GOPT_RETURN_IF_ERROR(runStage(kernel, stages_[k], in, out));
+            if (inPlace && k == head_)
+              flush(); // the band before's rows: this band has read them
+            if (inPlace && k == last)
+              pendingTo = rows;
             in = out;
           }
         }
+        flush();
       }
     }
     return Status::success();
   }
 
+  std::shared_ptr<void> pending_;
+  size_t pendingBytes_ = 0;
   size_t head_ = 0; // stages run on whole images before the bands
   std::shared_ptr<void> headBuffer_;
   size_t headBytes_ = 0;
@@ -1635,6 +1679,70 @@ private:
   memory::desc inputDesc_, outputDesc_;
 };
 
+// A convolution chain run by several threads, each on its own chunks of
+// the batch with its own copy of the chain (one-thread primitives, band
+// buffers and scratchpads): one fork and join per step instead of one per
+// stage of every band, where each oneDNN call on one image's band of rows
+// had too little work to split across threads.
+class ParallelConvChainKernel : public cpu::LayoutKernel {
+public:
+  // The lanes' chains, one per thread, all of the same plan.
+  explicit ParallelConvChainKernel(
+      std::vector<std::unique_ptr<ConvChainKernel>> lanes)
+      : lanes_(std::move(lanes)) {
+    name_ = std::string(lanes_[0]->implementation()) + "-images";
+  }
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const int lanes = static_cast<int>(lanes_.size());
+    const int64_t chunk = lanes_[0]->chunk();
+    const int64_t chunks = lanes_[0]->batch() / chunk;
+    std::vector<Status> status(lanes, Status::success());
+    const void *src = inputs[0].data();
+    void *dst = outputs[0].data();
+    const DType dstType = outputs[0].dtype();
+#pragma omp parallel for num_threads(lanes) schedule(static, 1)
+    for (int lane = 0; lane < lanes; ++lane) {
+      // Lane l takes chunks [l * chunks / lanes, (l + 1) * chunks / lanes).
+      int64_t first = lane * chunks / lanes * chunk;
+      int64_t end = (lane + 1) * chunks / lanes * chunk;
+      status[lane] = lanes_[lane]->runImages(src, dst, dstType, first, end);
+    }
+    for (Status &s : status)
+      GOPT_RETURN_IF_ERROR(s);
+    return Status::success();
+  }
+  const char *implementation() const override { return name_.c_str(); }
+  size_t workspaceBytes() const override {
+    size_t bytes = 0;
+    for (const auto &lane : lanes_)
+      bytes += lane->workspaceBytes();
+    return bytes;
+  }
+  memory::desc inputDesc(int i) const override {
+    return lanes_[0]->inputDesc(i);
+  }
+  memory::desc outputDesc() const override { return lanes_[0]->outputDesc(); }
+
+private:
+  std::vector<std::unique_ptr<ConvChainKernel>> lanes_;
+  std::string name_;
+};
+
+// How many threads run a chain of `chunks` chunks each on chunks of its
+// own: all of them where the chunks divide evenly among them or are many
+// (at most a quarter of a chunk's time idles at the end); 1 otherwise.
+int chainLanes(int64_t chunks, int threads) {
+  const char *setting = std::getenv("GOPT_CHAIN_PARALLEL_IMAGES");
+  if (setting && std::strcmp(setting, "0") == 0)
+    return 1;
+  int lanes = static_cast<int>(std::min<int64_t>(threads, chunks));
+  if (lanes < 2 || (chunks % lanes != 0 && chunks < 4 * lanes))
+    return 1;
+  return lanes;
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<LayoutKernel>>
@@ -1644,7 +1752,27 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
         stage.config.inputShapes[0].size() != 4 ||
         stage.config.attrs().getString("data_format") != "NCHW")
       return std::unique_ptr<LayoutKernel>();
-  return ConvChainKernel::create(stages, chunk);
+  const int threads = omp_get_max_threads();
+  const int64_t batch = stages[0].config.inputShapes[0][0];
+  const int lanes = chunk > 0 ? chainLanes(batch / chunk, threads) : 1;
+  if (lanes < 2)
+    return ConvChainKernel::create(stages, chunk);
+  // Each lane's primitives are made for the one thread that runs them
+  // (oneDNN sizes its work split by the thread count at creation).
+  std::vector<std::unique_ptr<ConvChainKernel>> chains;
+  omp_set_num_threads(1);
+  for (int lane = 0; lane < lanes; ++lane) {
+    StatusOr<std::unique_ptr<LayoutKernel>> chain =
+        ConvChainKernel::create(stages, chunk);
+    if (!chain.ok() || !*chain) {
+      omp_set_num_threads(threads);
+      return chain;
+    }
+    chains.emplace_back(static_cast<ConvChainKernel *>(chain->release()));
+  }
+  omp_set_num_threads(threads);
+  return std::unique_ptr<LayoutKernel>(
+      std::make_unique<ParallelConvChainKernel>(std::move(chains)));
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
