@@ -191,10 +191,11 @@ def onnx_ops():
          "onnx_misc.onnx")
 
     # Errors.
-    # An op of the default domain gopt does not import (Caffe's RoI pooling).
-    save(model([helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="roipool",
-                                 pooled_shape=[2, 2])],
-               [vi("x", ["N", 3, 8, 8]), vi("rois", [2, 5])], [vi("y", None)]),
+    # An op of the default domain gopt does not import (sequences are out of
+    # scope): an empty sequence whose length is the output.
+    save(model([helper.make_node("SequenceEmpty", [], ["s"], name="empty"),
+                helper.make_node("SequenceLength", ["s"], ["y"], name="len")],
+               [], [vi("y", [], TensorProto.INT64)]),
          "onnx_err_unsupported.onnx")
     save(model([helper.make_node("Add", ["a", "b"], ["y"], name="bad_add")],
                [vi("a", [2, 3]), vi("b", [4])], [vi("y", [2, 3])]), "onnx_err_shape.onnx",
