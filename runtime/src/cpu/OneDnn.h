@@ -64,13 +64,26 @@ struct ConvPostOps {
 // the layouts oneDNN prefers; null when the configuration is not covered
 // (bf16 on a CPU without AVX-512 included). Where a JIT kernel handles
 // them, the destination is in `preferredDst` (its reader's layout), and a
-// source already in nChw16c (`blockedSrc`, Winograd's layout) is read in
-// it, the result then staying in nChw16c unless `preferredDst` says
-// otherwise: next to Winograd convolutions, a network keeps one layout.
+// source already in nChw16c (`blockedSrc`, Winograd's layout) or a first
+// convolution's plain NCHW image of a few channels is read in it, the
+// result then in nChw16c unless `preferredDst` says otherwise: next to
+// Winograd convolutions, a network keeps one layout.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
                  const dnnl::memory::desc *preferredDst = nullptr,
                  const dnnl::memory::desc *blockedSrc = nullptr);
+
+// conv2d `config` (f32, NCHW) writing its result into channels
+// [channelOffset, channelOffset + its channels) of `concatDst`, the nChw16c
+// destination of a channel concat, so the concat copies nothing; it reads
+// its source in `src` (nChw16c, nChw8c, NHWC or NCHW) and runs one image at
+// a time. Null where channelOffset or the channels are not whole blocks of
+// 16 or oneDNN has only its reference kernel.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
+                     const dnnl::memory::desc &src,
+                     const dnnl::memory::desc &concatDst,
+                     int64_t channelOffset);
 
 // The source layout conv2d `config` reads when it runs as a Winograd
 // convolution (createLayoutConv takes Winograd where it pays), nullopt
