@@ -333,13 +333,6 @@ StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
   return slot;
 }
 
-// Source channels below which a convolution reading a plain NCHW image is
-// a network's first one (RGB, grey): oneDNN has a JIT kernel reading such
-// a source unblocked (measured on this AMX Xeon, one thread, f32: as fast
-// or up to 1.35x faster than the brgemm kernel plus the image's reorder,
-// for SqueezeNet's, ResNet's and Inception's first convolutions).
-constexpr int64_t kFirstConvChannels = 16;
-
 // Looks ahead from an NCHW conv2d without activation for add(residual) and
 // relu/relu6/clip consumers to fold into it as post-ops; runs the conv on
 // its own where oneDNN has no kernel for it (bf16 without AVX-512).
@@ -462,24 +455,17 @@ Status CpuScheduler::scheduleConv(int o) {
   if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
       p_.ops(reader).inputs(0) == cur)
     readerLayout = cpu::winogradSourceDesc(makeKernelConfig(in_, reader));
-  // A source a Winograd convolution (or one next to it) left in nChw16c,
-  // or a network's first convolution's plain NCHW image of a few channels:
-  // oneDNN's JIT kernel reads that as it is and writes nChw16c, so the
-  // image needs no reorder, and the network stays in one blocked layout
-  // from there (SqueezeNet's fire modules then concatenate nChw16c
-  // results; the brgemm kernel oneDNN picks by itself wants NHWC).
+  // A source a Winograd convolution (or one next to it) left in nChw16c.
   memory::desc source = currentDesc(f.src);
-  bool f32Image = dtype(f.src) == DType::kF32 && shape(f.src).size() == 4;
   bool blockedSource =
-      f32Image && source == memory::desc(shape(f.src), memory::data_type::f32,
-                                         memory::format_tag::aBcd16b);
-  bool plainFewChannels = f32Image && source == plain(f.src) &&
-                          shape(f.src)[1] < kFirstConvChannels;
+      dtype(f.src) == DType::kF32 && shape(f.src).size() == 4 &&
+      source == memory::desc(shape(f.src), memory::data_type::f32,
+                             memory::format_tag::aBcd16b);
   GOPT_ASSIGN_OR_RETURN(
       f.kernel, cpu::createLayoutConv(
                     makeKernelConfig(in_, o), f.post,
                     readerLayout ? &*readerLayout : nullptr,
-                    blockedSource || plainFewChannels ? &source : nullptr));
+                    blockedSource ? &source : nullptr));
   if (!f.kernel) {
     if (chainOf_[o] >= 0)
       GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));

@@ -64,10 +64,9 @@ struct ConvPostOps {
 // the layouts oneDNN prefers; null when the configuration is not covered
 // (bf16 on a CPU without AVX-512 included). Where a JIT kernel handles
 // them, the destination is in `preferredDst` (its reader's layout), and a
-// source already in nChw16c (`blockedSrc`, Winograd's layout) or a first
-// convolution's plain NCHW image of a few channels is read in it, the
-// result then in nChw16c unless `preferredDst` says otherwise: next to
-// Winograd convolutions, a network keeps one layout.
+// source already in nChw16c (`blockedSrc`, Winograd's layout) is read in
+// it, the result then staying in nChw16c unless `preferredDst` says
+// otherwise: next to Winograd convolutions, a network keeps one layout.
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
                  const dnnl::memory::desc *preferredDst = nullptr,

@@ -377,8 +377,7 @@ public:
   // stage wrote it).
   // `preferredDst`, when given, is the layout the result's reader wants
   // (a Winograd convolution's blocked source), and `blockedSrc` the
-  // layout the source is already in (nChw16c, or a first convolution's
-  // plain NCHW), the result then in nChw16c: taken where oneDNN has a
+  // nChw16c layout the source is already in: taken where oneDNN has a
   // JIT kernel for them, each saves a reorder of a whole tensor.
   // `band`, when given: one image's band of rows, the result in NHWC.
   Status init(const KernelConfig &c, bool anyLayout,
