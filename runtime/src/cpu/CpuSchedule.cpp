@@ -462,10 +462,9 @@ Status CpuScheduler::scheduleConv(int o) {
       source == memory::desc(shape(f.src), memory::data_type::f32,
                              memory::format_tag::aBcd16b);
   GOPT_ASSIGN_OR_RETURN(
-      f.kernel, cpu::createLayoutConv(
-                    makeKernelConfig(in_, o), f.post,
-                    readerLayout ? &*readerLayout : nullptr,
-                    blockedSource ? &source : nullptr));
+      f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post,
+                                      readerLayout ? &*readerLayout : nullptr,
+                                      blockedSource ? &source : nullptr));
   if (!f.kernel) {
     if (chainOf_[o] >= 0)
       GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
