@@ -1938,8 +1938,9 @@ Status CpuScheduler::build() {
     const std::string &k = op.kind();
     bool nchw = OpAttrs(op).getString("data_format") == "NCHW";
     bool done = false;
+    // A conv writing into its concat runs its planned kernel.
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
-        shape(op.inputs(0)).size() == 4 && int8DotProduct)
+        shape(op.inputs(0)).size() == 4 && int8DotProduct && intoConcat_[o] < 0)
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
     // An int8 chain waiting for a conv that does not run in int8 ends.
     if (!done && chainOf_[o] >= 0 && chains_[chainOf_[o]].front().int8) {
