@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "gopt/runtime/CpuInfo.h"
 
 #include <set>
 
@@ -296,6 +297,10 @@ TEST(CpuSchedule, FireModuleConvolutionsWriteIntoTheirConcat) {
     std::vector<Tensor> in = {randomF32({batch, 24, 13, 13}, 6)};
     RunResult cpu = runPlan(*plan, "cpu", in, batch);
     expectSame(*plan, in, batch, cpu);
+    // oneDNN writes nChw16c with JIT kernels only on AVX-512 CPUs; without,
+    // the concat copies (checked above to be right all the same).
+    if (cpuBf16Support() == Bf16Support::kReference)
+      continue;
     std::multiset<std::string> k = kinds(cpu);
     EXPECT_EQ(k.count("concat"), 0u) << "batch " << batch;
     EXPECT_EQ(k.count("relu"), 0u);
