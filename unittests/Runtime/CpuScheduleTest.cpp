@@ -359,6 +359,47 @@ TEST(CpuSchedule, ConcatCopiesWhereSourcesCannotWriteInPlace) {
   }
 }
 
+// A SqueezeNet-like stem: the first convolution reads the RGB image as it
+// is (no reorder of the input) and writes nChw16c, which the max pool and
+// the convolution after it keep; with a batch norm after the first
+// convolution (DenseNet's stem) oneDNN picks the layouts as before. Both
+// compute what the reference computes.
+TEST(CpuSchedule, StemConvolutionReadsThePlainImage) {
+  for (bool batchNorm : {false, true}) {
+    Graph g;
+    int x = g.b.addInput("x", F32, {-1, 3, 31, 31});
+    int c0 =
+        g.conv(x, 3, 32, {-1, 32, 16, 16}, batchNorm ? "none" : "relu", 3, 2);
+    if (batchNorm) {
+      std::vector<int> stats = g.batchNormStats(32, 90);
+      c0 = g.op(
+          "batch_norm", {c0, stats[0], stats[1], stats[2], stats[3]},
+          {-1, 32, 16, 16},
+          {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}});
+      c0 = g.op("relu", {c0}, {-1, 32, 16, 16});
+    }
+    int p0 = g.op("max_pool", {c0}, {-1, 32, 8, 8},
+                  {{"data_format", stringAttr("NCHW")},
+                   {"kernel", intsAttr({3, 3})},
+                   {"strides", intsAttr({2, 2})},
+                   {"pads", intsAttr({1, 1, 1, 1})}});
+    int y = g.b.addOutput("y", F32, {-1, 16, 8, 8});
+    int w = g.b.addConstant("w_after", randomF32({16, 32, 1, 1}, 91));
+    g.b.addOp("conv2d", "after_pool", {p0, w}, {y}, convAttrs("relu", 1, 0));
+    auto plan = g.b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> in = {randomF32({3, 3, 31, 31}, 8)};
+    RunResult cpu = runPlan(*plan, "cpu", in, 3);
+    expectSame(*plan, in, 3, cpu);
+    if (batchNorm || cpuBf16Support() == Bf16Support::kReference)
+      continue;
+    for (const OpProfile &p : cpu.profiles)
+      EXPECT_NE(p.name, "reorder:x");
+    // Only the result goes back to the plain layout.
+    EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+  }
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;
