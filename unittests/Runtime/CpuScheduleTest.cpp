@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "gopt/runtime/CpuInfo.h"
 
 #include <set>
 
@@ -264,6 +265,139 @@ TEST(CpuSchedule, DenseBlockStaysBlocked) {
     }
   // The graph input into the blocked layout (once), the result out of it.
   EXPECT_LE(k.count("reorder"), 2u);
+}
+
+// A SqueezeNet fire module: squeeze 1x1 conv, then a 1x1 conv (relu as an
+// op of its own) and a 3x3 conv (relu as the conv's activation) whose
+// results are concatenated and read by a max pool and a 1x1 conv. Both
+// expand convolutions write into the concat's destination, image by image
+// (an odd batch), and no concat step runs.
+TEST(CpuSchedule, FireModuleConvolutionsWriteIntoTheirConcat) {
+  for (int64_t batch : {1, 3}) {
+    Graph g;
+    int x = g.b.addInput("x", F32, {-1, 24, 13, 13});
+    int sq = g.conv(x, 24, 16, {-1, 16, 13, 13}, "relu", 1);
+    int e1 = g.conv(sq, 16, 32, {-1, 32, 13, 13}, "none", 1);
+    int r1 = g.op("relu", {e1}, {-1, 32, 13, 13});
+    int e3 = g.conv(sq, 16, 48, {-1, 48, 13, 13}, "relu", 3);
+    // At batch 3 the concat is also a graph result (its plain copy).
+    int cat = g.op("concat", {r1, e3}, {-1, 80, 13, 13}, {{"axis", intAttr(1)}},
+                   /*output=*/batch == 3);
+    g.op("max_pool", {cat}, {-1, 80, 6, 6},
+         {{"data_format", stringAttr("NCHW")},
+          {"kernel", intsAttr({3, 3})},
+          {"strides", intsAttr({2, 2})},
+          {"pads", intsAttr({0, 1, 0, 1})}},
+         /*output=*/true);
+    int y = g.b.addOutput("y", F32, {-1, 16, 13, 13});
+    int w = g.b.addConstant("w_next", randomF32({16, 80, 1, 1}, 81));
+    g.b.addOp("conv2d", "next_squeeze", {cat, w}, {y}, convAttrs("relu", 1, 0));
+    auto plan = g.b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> in = {randomF32({batch, 24, 13, 13}, 6)};
+    RunResult cpu = runPlan(*plan, "cpu", in, batch);
+    expectSame(*plan, in, batch, cpu);
+    // oneDNN writes nChw16c with JIT kernels only on AVX-512 CPUs; without,
+    // the concat copies (checked above to be right all the same).
+    if (cpuBf16Support() == Bf16Support::kReference)
+      continue;
+    std::multiset<std::string> k = kinds(cpu);
+    EXPECT_EQ(k.count("concat"), 0u) << "batch " << batch;
+    EXPECT_EQ(k.count("relu"), 0u);
+    EXPECT_EQ(k.count("conv2d+relu+concat"), 1u);
+    EXPECT_EQ(k.count("conv2d+concat"), 1u);
+    for (const OpProfile &p : cpu.profiles)
+      if (p.kind.find("+concat") != std::string::npos) {
+        EXPECT_NE(p.implementation.find("into-concat"), std::string::npos)
+            << p.implementation;
+      }
+  }
+}
+
+// Where writing in place would be wrong or impossible the concat copies:
+// a source read by another op too (a graph output), a source that is the
+// graph's input, one tensor concatenated twice, channels that are not whole
+// blocks of 16 (the second source would start mid-block), and a concat
+// along another axis. All compute what the reference computes.
+TEST(CpuSchedule, ConcatCopiesWhereSourcesCannotWriteInPlace) {
+  struct Case {
+    const char *name;
+    int64_t channels; // of the second conv's result
+    bool sourceAlsoOutput, inputSource, sameTwice, heightAxis;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"source also an output", 32, true, false, false, false},
+           {"graph input source", 32, false, true, false, false},
+           {"same source twice", 32, false, false, true, false},
+           {"24 channels", 24, false, false, false, false},
+           {"height axis", 32, false, false, false, true}}) {
+    Graph g;
+    int x = g.b.addInput("x", F32, {-1, 16, 9, 9});
+    int a = g.conv(x, 16, c.channels, {-1, c.channels, 9, 9}, "relu", 1);
+    int b = g.conv(x, 16, 32, {-1, 32, 9, 9}, "relu", 3);
+    if (c.sourceAlsoOutput)
+      g.op("relu", {a}, {-1, c.channels, 9, 9}, {}, /*output=*/true);
+    int first = c.inputSource ? x : a;
+    int second = c.sameTwice ? a : b;
+    int64_t firstChannels = c.inputSource ? 16 : c.channels;
+    int64_t secondChannels = c.sameTwice ? c.channels : 32;
+    if (c.sameTwice) // b must still be read
+      g.op("relu", {b}, {-1, 32, 9, 9}, {}, /*output=*/true);
+    Shape catShape = c.heightAxis
+                         ? Shape{-1, c.channels, 18, 9}
+                         : Shape{-1, firstChannels + secondChannels, 9, 9};
+    if (c.heightAxis)
+      second = g.conv(x, 16, c.channels, {-1, c.channels, 9, 9}, "relu", 1);
+    g.op("concat", {first, second}, catShape,
+         {{"axis", intAttr(c.heightAxis ? 2 : 1)}}, /*output=*/true);
+    auto plan = g.b.build();
+    ASSERT_TRUE(plan.ok()) << c.name << ": " << plan.status().toString();
+    std::vector<Tensor> in = {randomF32({3, 16, 9, 9}, 7)};
+    RunResult cpu = runPlan(*plan, "cpu", in, 3);
+    expectSame(*plan, in, 3, cpu);
+    EXPECT_EQ(kinds(cpu).count("concat"), 1u) << c.name;
+  }
+}
+
+// A SqueezeNet-like stem: the first convolution reads the RGB image as it
+// is (no reorder of the input) and writes nChw16c, which the max pool and
+// the convolution after it keep; with a batch norm after the first
+// convolution (DenseNet's stem) oneDNN picks the layouts as before. Both
+// compute what the reference computes.
+TEST(CpuSchedule, StemConvolutionReadsThePlainImage) {
+  for (bool batchNorm : {false, true}) {
+    Graph g;
+    int x = g.b.addInput("x", F32, {-1, 3, 31, 31});
+    int c0 =
+        g.conv(x, 3, 32, {-1, 32, 16, 16}, batchNorm ? "none" : "relu", 3, 2);
+    if (batchNorm) {
+      std::vector<int> stats = g.batchNormStats(32, 90);
+      c0 = g.op(
+          "batch_norm", {c0, stats[0], stats[1], stats[2], stats[3]},
+          {-1, 32, 16, 16},
+          {{"data_format", stringAttr("NCHW")}, {"epsilon", floatAttr(1e-5)}});
+      c0 = g.op("relu", {c0}, {-1, 32, 16, 16});
+    }
+    int p0 = g.op("max_pool", {c0}, {-1, 32, 8, 8},
+                  {{"data_format", stringAttr("NCHW")},
+                   {"kernel", intsAttr({3, 3})},
+                   {"strides", intsAttr({2, 2})},
+                   {"pads", intsAttr({1, 1, 1, 1})}});
+    int y = g.b.addOutput("y", F32, {-1, 16, 8, 8});
+    int w = g.b.addConstant("w_after", randomF32({16, 32, 1, 1}, 91));
+    g.b.addOp("conv2d", "after_pool", {p0, w}, {y}, convAttrs("relu", 1, 0));
+    auto plan = g.b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> in = {randomF32({3, 3, 31, 31}, 8)};
+    RunResult cpu = runPlan(*plan, "cpu", in, 3);
+    expectSame(*plan, in, 3, cpu);
+    if (batchNorm || cpuBf16Support() == Bf16Support::kReference)
+      continue;
+    for (const OpProfile &p : cpu.profiles)
+      EXPECT_NE(p.name, "reorder:x");
+    // Only the result goes back to the plain layout.
+    EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+  }
 }
 
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {

@@ -170,6 +170,27 @@ private:
 
   Status scheduleConv(int o);
   Status scheduleConcat(int o, bool &done);
+  struct Fusion;
+  // Whether fusion `f` is a network's first convolution reading its plain
+  // image `src` that should write nChw16c.
+  bool stemImage(const Fusion &f, const memory::desc &src) const;
+  // Channel concats whose sources are convolutions read by nothing else:
+  // each writes straight into the concat's nChw16c destination
+  // (createConvIntoConcat) and the concat copies nothing.
+  struct ConcatInPlace {
+    int concat = -1;
+    memory::desc dst;
+    int slot = -1; // made when the first source runs
+  };
+  std::vector<ConcatInPlace> concatsInPlace_;
+  std::vector<int> intoConcat_; // per op: a conv2d's concatsInPlace_ entry
+  std::vector<std::unique_ptr<cpu::LayoutKernel>> intoConcatKernel_; // per op
+  std::vector<bool> concatTried_; // per op: planConcatInPlace ran
+  // The conv2d (activation in `activation`) computing concat `c`'s source
+  // `t`, alone or with one relu, read only by the concat; -1 otherwise.
+  int concatSourceConv(int t, int c, std::string &activation) const;
+  Status planConcatInPlace(int c);
+  Status emitIntoConcat(int o);
   Status emitConv(int o);
   Status scheduleMatmul(int o, bool &done);
   Status emitMatmul(int o);
@@ -319,11 +340,45 @@ StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
   return slot;
 }
 
+// A network's first convolution (a plain NCHW image of fewer than 16
+// channels) whose result goes through one max pool into one convolution
+// (SqueezeNet's and GoogLeNet's stems): oneDNN's JIT kernel reads the image
+// as it is and writes nChw16c (one thread, SqueezeNet's stem at batch 8:
+// 2.4 ms vs. 3.2 + 0.35 for the brgemm kernel and the image's reorder),
+// and the pool and that convolution keep nChw16c. Not before a batch norm
+// (DenseNet-121's concats ran 15% slower in the all-nChw16c network) nor
+// ResNet's two convolutions after the pool (ResNet-50 at batch 1 ran 2%
+// slower in nChw16c than in the brgemm kernel's NHWC).
+bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
+  if (dtype(f.src) != DType::kF32 || shape(f.src).size() != 4 ||
+      shape(f.src)[1] >= 16 || src != plain(f.src) || f.post.sum ||
+      !f.post.tail.empty())
+    return false;
+  int pool = soleConsumer(p_.ops(f.ops.back()).outputs(0));
+  if (pool < 0 || p_.ops(pool).kind() != "max_pool" ||
+      p_.ops(pool).outputs_size() != 1)
+    return false;
+  int next = soleConsumer(p_.ops(pool).outputs(0));
+  return next >= 0 && p_.ops(next).kind() == "conv2d" &&
+         p_.ops(next).inputs(0) == p_.ops(pool).outputs(0);
+}
+
 // Looks ahead from an NCHW conv2d without activation for add(residual) and
 // relu/relu6/clip consumers to fold into it as post-ops; runs the conv on
 // its own where oneDNN has no kernel for it (bf16 without AVX-512).
 Status CpuScheduler::scheduleConv(int o) {
   const plan::Op &conv = p_.ops(o);
+  if (intoConcat_[o] < 0) {
+    int t = conv.outputs(0);
+    int relu = soleConsumer(t);
+    if (relu >= 0 && p_.ops(relu).kind() == "relu")
+      t = p_.ops(relu).outputs(0);
+    int c = soleConsumer(t);
+    if (c >= 0 && p_.ops(c).kind() == "concat" && !concatTried_[c])
+      GOPT_RETURN_IF_ERROR(planConcatInPlace(c));
+  }
+  if (intoConcat_[o] >= 0)
+    return emitIntoConcat(o);
   Fusion f;
   f.conv = o;
   f.src = conv.inputs(0);
@@ -430,16 +485,18 @@ Status CpuScheduler::scheduleConv(int o) {
   if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
       p_.ops(reader).inputs(0) == cur)
     readerLayout = cpu::winogradSourceDesc(makeKernelConfig(in_, reader));
-  // A source a Winograd convolution (or one next to it) left in nChw16c.
+  // A source a Winograd convolution (or one next to it) left in nChw16c,
+  // or a stem's image (below).
   memory::desc source = currentDesc(f.src);
   bool blockedSource =
       dtype(f.src) == DType::kF32 && shape(f.src).size() == 4 &&
       source == memory::desc(shape(f.src), memory::data_type::f32,
                              memory::format_tag::aBcd16b);
   GOPT_ASSIGN_OR_RETURN(
-      f.kernel, cpu::createLayoutConv(makeKernelConfig(in_, o), f.post,
-                                      readerLayout ? &*readerLayout : nullptr,
-                                      blockedSource ? &source : nullptr));
+      f.kernel, cpu::createLayoutConv(
+                    makeKernelConfig(in_, o), f.post,
+                    readerLayout ? &*readerLayout : nullptr,
+                    blockedSource || stemImage(f, source) ? &source : nullptr));
   if (!f.kernel) {
     if (chainOf_[o] >= 0)
       GOPT_RETURN_IF_ERROR(emitChain(chainOf_[o], o));
@@ -516,7 +573,7 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
     read = p_.ops(d).outputs(0);
   }
   int c = soleConsumer(read);
-  if (c < 0)
+  if (c < 0 || intoConcat_[c] >= 0)
     return -1;
   const plan::Op &next = p_.ops(c);
   if (next.kind() != "conv2d" || next.inputs(0) != read ||
@@ -1477,6 +1534,137 @@ Status CpuScheduler::scheduleConcat(int o, bool &done) {
   return Status::success();
 }
 
+int CpuScheduler::concatSourceConv(int t, int c,
+                                   std::string &activation) const {
+  if (!isIntermediate(t) || consumers_[t] != std::vector<int>{c} ||
+      producer_[t] < 0)
+    return -1;
+  int conv = producer_[t];
+  activation = "none";
+  if (p_.ops(conv).kind() == "relu") {
+    int x = p_.ops(conv).inputs(0);
+    if (!isIntermediate(x) || consumers_[x] != std::vector<int>{conv} ||
+        producer_[x] < 0)
+      return -1;
+    conv = producer_[x];
+    activation = "relu";
+    if (p_.ops(conv).kind() != "conv2d" ||
+        OpAttrs(p_.ops(conv)).getString("activation") != "none")
+      return -1;
+  } else if (p_.ops(conv).kind() == "conv2d") {
+    activation = OpAttrs(p_.ops(conv)).getString("activation");
+  } else {
+    return -1;
+  }
+  const plan::Op &op = p_.ops(conv);
+  if (op.outputs_size() != 1 || op.inputs_size() < 2 ||
+      OpAttrs(op).getString("data_format") != "NCHW" ||
+      dtype(op.inputs(0)) != DType::kF32 ||
+      dtype(op.outputs(0)) != DType::kF32 || shape(op.inputs(0)).size() != 4 ||
+      fusedInto_[conv] != -1 || chainOf_[conv] >= 0)
+    return -1;
+  for (int i = 1; i < op.inputs_size(); ++i)
+    if (!constant(op.inputs(i)))
+      return -1;
+  return conv;
+}
+
+// SqueezeNet's fire modules concatenate two convolutions' results, which the
+// next fire module or pooling reads: a copy of the whole tensor (15% of a
+// batch-8 step) that writing each result into its place avoids. All of the
+// concat's sources or none: the kernels are made here, before the first
+// source runs.
+Status CpuScheduler::planConcatInPlace(int c) {
+  concatTried_[c] = true;
+  const plan::Op &op = p_.ops(c);
+  if (op.outputs_size() != 1 || op.inputs_size() < 2)
+    return Status::success();
+  int result = op.outputs(0);
+  const Shape &outShape = shape(result);
+  int64_t axis = OpAttrs(op).getInt("axis");
+  if (axis < 0)
+    axis += static_cast<int64_t>(outShape.size());
+  if (outShape.size() != 4 || axis != 1 || dtype(result) != DType::kF32)
+    return Status::success();
+  memory::desc dst(outShape, memory::data_type::f32,
+                   memory::format_tag::aBcd16b);
+  std::vector<int> convs;
+  std::vector<std::unique_ptr<cpu::LayoutKernel>> kernels;
+  int64_t offset = 0;
+  for (int t : op.inputs()) {
+    std::string activation;
+    int conv = concatSourceConv(t, c, activation);
+    if (conv < 0 || std::find(convs.begin(), convs.end(), conv) != convs.end())
+      return Status::success();
+    // The source's layout where it is computed already (the squeeze
+    // convolution's), else nChw16c, which its producer then writes.
+    int x = p_.ops(conv).inputs(0);
+    memory::desc src(shape(x), memory::data_type::f32,
+                     memory::format_tag::aBcd16b);
+    if (pendingCast_[x] < 0 && deferred_[x] < 0 &&
+        (plainReady_[x] || !versions_[x].empty()))
+      src = currentDesc(x);
+    cpu::ConvPostOps post;
+    post.activation = activation;
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
+                          cpu::createConvIntoConcat(makeKernelConfig(in_, conv),
+                                                    post, src, dst, offset));
+    if (!kernel) { // the source's layout may have no kernel: try nChw16c
+      GOPT_ASSIGN_OR_RETURN(kernel,
+                            cpu::createConvIntoConcat(
+                                makeKernelConfig(in_, conv), post,
+                                memory::desc(shape(x), memory::data_type::f32,
+                                             memory::format_tag::aBcd16b),
+                                dst, offset));
+    }
+    if (!kernel)
+      return Status::success();
+    convs.push_back(conv);
+    kernels.push_back(std::move(kernel));
+    offset += shape(t)[1];
+  }
+  ConcatInPlace entry;
+  entry.concat = c;
+  entry.dst = dst;
+  concatsInPlace_.push_back(entry);
+  for (size_t i = 0; i < convs.size(); ++i) {
+    intoConcat_[convs[i]] = static_cast<int>(concatsInPlace_.size()) - 1;
+    intoConcatKernel_[convs[i]] = std::move(kernels[i]);
+  }
+  fusedInto_[c] = -2; // its sources write its result
+  return Status::success();
+}
+
+Status CpuScheduler::emitIntoConcat(int o) {
+  const plan::Op &conv = p_.ops(o);
+  ConcatInPlace &entry = concatsInPlace_[intoConcat_[o]];
+  std::unique_ptr<cpu::LayoutKernel> kernel = std::move(intoConcatKernel_[o]);
+  if (!kernel)
+    return internalError("conv2d '", conv.name(), "' has no kernel");
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(conv.inputs(0), kernel->inputDesc(0)));
+  std::vector<int> inputs = {src};
+  for (int i = 1; i < conv.inputs_size(); ++i) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(i)));
+    inputs.push_back(slot);
+  }
+  int result = p_.ops(entry.concat).outputs(0);
+  if (entry.slot < 0) {
+    entry.slot = newSlot(result, entry.dst.get_size());
+    versions_[result].push_back({entry.dst, entry.slot});
+  }
+  std::string name = conv.name(), kind = conv.kind();
+  int relu = soleConsumer(conv.outputs(0));
+  if (relu >= 0 && p_.ops(relu).kind() == "relu") {
+    fusedInto_[relu] = -2;
+    name += "+" + p_.ops(relu).name();
+    kind += "+relu";
+  }
+  // Each source's step names the concat it writes into (its profile row).
+  addStep(std::move(kernel), inputs, {entry.slot},
+          name + "+" + p_.ops(entry.concat).name(), kind + "+concat");
+  return Status::success();
+}
+
 // Zero-preserving elementwise ops on tensors that are only blocked run on
 // the blocked buffer, padding included.
 Status CpuScheduler::scheduleElementwise(int o, bool &done) {
@@ -1784,6 +1972,9 @@ Status CpuScheduler::build() {
   nonNegative_.assign(numPlan_, false);
   fusedInto_.assign(numOps, -1);
   chainOf_.assign(numOps, -1);
+  intoConcat_.assign(numOps, -1);
+  intoConcatKernel_.resize(numOps);
+  concatTried_.assign(numOps, false);
   for (int t = 0; t < numPlan_; ++t) {
     auto kind = info(t).kind();
     if (kind == plan::TensorInfo::INPUT || kind == plan::TensorInfo::CONSTANT ||
@@ -1850,8 +2041,9 @@ Status CpuScheduler::build() {
     const std::string &k = op.kind();
     bool nchw = OpAttrs(op).getString("data_format") == "NCHW";
     bool done = false;
+    // A conv writing into its concat runs its planned kernel.
     if (k == "conv2d" && nchw && op.outputs_size() == 1 &&
-        shape(op.inputs(0)).size() == 4 && int8DotProduct)
+        shape(op.inputs(0)).size() == 4 && int8DotProduct && intoConcat_[o] < 0)
       GOPT_RETURN_IF_ERROR(scheduleInt8Conv(o, done));
     // An int8 chain waiting for a conv that does not run in int8 ends.
     if (!done && chainOf_[o] >= 0 && chains_[chainOf_[o]].front().int8) {

@@ -72,6 +72,18 @@ createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
                  const dnnl::memory::desc *preferredDst = nullptr,
                  const dnnl::memory::desc *blockedSrc = nullptr);
 
+// conv2d `config` (f32, NCHW) writing its result into channels
+// [channelOffset, channelOffset + its channels) of `concatDst`, the nChw16c
+// destination of a channel concat, so the concat copies nothing; it reads
+// its source in `src` (nChw16c, nChw8c, NHWC or NCHW) and runs one image at
+// a time. Null where channelOffset or the channels are not whole blocks of
+// 16 or oneDNN has only its reference kernel.
+StatusOr<std::unique_ptr<LayoutKernel>>
+createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
+                     const dnnl::memory::desc &src,
+                     const dnnl::memory::desc &concatDst,
+                     int64_t channelOffset);
+
 // The source layout conv2d `config` reads when it runs as a Winograd
 // convolution (createLayoutConv takes Winograd where it pays), nullopt
 // when it runs otherwise. Winograd's kernel exists only for whole batches
