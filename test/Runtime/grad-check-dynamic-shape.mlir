@@ -6,8 +6,8 @@
 /// negative step from a negative start), dynamic_pad (constant, reflect,
 /// edge and wrap), dynamic_expand and dynamic_tile (the forward op applied
 /// to the element positions, dy scatter-added back), the five dynamic
-/// reductions (keep_dims or not, negative axes, empty axes reducing
-/// everything) and dynamic_stft with a run-time frame_step (a dynamic frame
+/// reductions (keep_dims or not, negative axes, every axis to a scalar)
+/// and dynamic_stft with a run-time frame_step (a dynamic frame
 /// count) and dynamic_max_unpool with a run-time output_shape that pads H
 /// and crops W (the cropped elements get no gradient), against finite
 /// differences of a sum of squares.
@@ -107,15 +107,18 @@ func.func @main(%x: tensor<?x4x5xf32> {gopt.name = "x"}, %xq: tensor<4x1xf32> {g
   %rp = gopt.dynamic_reduce_prod %h2, %v18 : (tensor<3x4x5xf32>, tensor<1xi64>) -> tensor<3x4xf32>
   %rp_sq = gopt.mul %rp, %rp : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   %rp_l = gopt.reduce_sum %rp_sq {axes = array<i64: 0, 1>} : (tensor<3x4xf32>) -> tensor<f32>
-  %empty = gopt.constant dense<> : tensor<0xi64>
-  %ra = gopt.dynamic_reduce_sum %h, %empty : (tensor<3x4x5xf32>, tensor<0xi64>) -> tensor<f32>
+  %call = gopt.constant dense<[-1, 0, 1]> : tensor<3xi64>
+  %vall = gopt.add %call, %z : (tensor<3xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %ra = gopt.dynamic_reduce_sum %h, %vall : (tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<f32>
   %ra_l = gopt.mul %ra, %ra : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %c19 = gopt.constant dense<[3]> : tensor<1xi64>
   %v19 = gopt.add %c19, %z : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
   %win = gopt.constant dense<[0.2, 0.5, 0.9, 1.0, 0.7, 0.3]> : tensor<6xf32>
   %st = gopt.dynamic_stft %sig, %win, %v19 : (tensor<1x16x1xf32>, tensor<6xf32>, tensor<1xi64>) -> tensor<1x?x4x2xf32>
   %st_sq = gopt.mul %st, %st : (tensor<1x?x4x2xf32>, tensor<1x?x4x2xf32>) -> tensor<1x?x4x2xf32>
-  %st_l = gopt.reduce_sum %st_sq {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x?x4x2xf32>) -> tensor<f32>
+  %cst4 = gopt.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+  %vst4 = gopt.add %cst4, %z : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %st_l = gopt.dynamic_reduce_sum %st_sq, %vst4 : (tensor<1x?x4x2xf32>, tensor<4xi64>) -> tensor<f32>
   %acc0 = gopt.add %s1_l, %s2_l : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %acc1 = gopt.add %acc0, %pc_l : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %acc2 = gopt.add %acc1, %pr_l : (tensor<f32>, tensor<f32>) -> tensor<f32>
