@@ -130,4 +130,17 @@ Result inferDetShape(DimsRef x, Dims &result) {
   return Result::success();
 }
 
+Result inferMatrixInverseShape(DimsRef x, Dims &result) {
+  if (x.size() < 2 || !sameDim(x[x.size() - 1], x[x.size() - 2]))
+    return fail("expects x of shape [..., M, M], got ", formatShape(x));
+  result.assign(x.begin(), x.end());
+  // A dynamic dimension of the pair takes the other's size.
+  size_t rank = x.size();
+  if (isDynamic(result[rank - 1]))
+    result[rank - 1] = result[rank - 2];
+  if (isDynamic(result[rank - 2]))
+    result[rank - 2] = result[rank - 1];
+  return Result::success();
+}
+
 } // namespace gopt::shape

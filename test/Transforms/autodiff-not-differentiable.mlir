@@ -2,8 +2,8 @@
 
 /// "Has a gradient" is DifferentiableOpInterface: an op without it between
 /// the parameters and the loss is refused with one error naming the op,
-/// whichever family it comes from (a binary op, a linear-algebra op, a
-/// gradient op itself: no second derivatives).
+/// whichever family it comes from (a binary op, a dynamic op with run-time
+/// values that has no rule, a gradient op itself: no second derivatives).
 
 func.func @floor_div(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
   // expected-error @+1 {{'gopt.floor_div' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule (DifferentiableOpInterface; docs/op-semantics.md lists the differentiable ops)}}
@@ -14,11 +14,13 @@ func.func @floor_div(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", go
 
 // -----
 
-func.func @det(%x: tensor<4x2x2xf32>, %p: tensor<2xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
-  %0 = gopt.add %x, %p : (tensor<4x2x2xf32>, tensor<2xf32>) -> tensor<4x2x2xf32>
-  // expected-error @+1 {{'gopt.det' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule}}
-  %1 = gopt.det %0 : (tensor<4x2x2xf32>) -> tensor<4xf32>
-  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<4xf32>) -> tensor<f32>
+func.func @dynamic_resize(%x: tensor<1x2x4x4xf32>, %scales: tensor<4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  %0 = gopt.add %x, %p : (tensor<1x2x4x4xf32>, tensor<4xf32>) -> tensor<1x2x4x4xf32>
+  %roi = gopt.constant dense<> : tensor<0xf32>
+  %sizes = gopt.constant dense<> : tensor<0xi64>
+  // expected-error @+1 {{'gopt.dynamic_resize' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule}}
+  %1 = gopt.dynamic_resize %0, %roi, %scales, %sizes {data_format = "NCHW", mode = "linear"} : (tensor<1x2x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x2x8x8xf32>
+  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x2x8x8xf32>) -> tensor<f32>
   return %2 : tensor<f32>
 }
 

@@ -34,6 +34,9 @@ Result inferMelWeightMatrixShape(int64_t numMelBins, int64_t dftLength,
 /// gopt.det: x [..., M, M] -> [...].
 Result inferDetShape(DimsRef x, Dims &result);
 
+/// gopt.matrix_inverse: x [..., M, M] -> [..., M, M].
+Result inferMatrixInverseShape(DimsRef x, Dims &result);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SIGNALSHAPES_H

@@ -200,6 +200,54 @@ Status detKernel(const RefContext &, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+Status matrixInverseKernel(const RefContext &, const std::vector<Tensor> &in,
+                           std::vector<Tensor> &out) {
+  const Shape &xs = in[0].shape();
+  int64_t m = xs.back();
+  int64_t count = m == 0 ? 0 : in[0].numElements() / (m * m);
+  const float *px = in[0].data<float>();
+  float *py = out[0].data<float>();
+  // Gauss-Jordan on [A | I] with partial pivoting: the right half ends as
+  // A's inverse.
+  std::vector<double> a(m * m), inv(m * m);
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t i = 0; i < m * m; ++i) {
+      a[i] = px[b * m * m + i];
+      inv[i] = i / m == i % m ? 1.0 : 0.0;
+    }
+    for (int64_t col = 0; col < m; ++col) {
+      int64_t pivot = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::abs(a[r * m + col]) > std::abs(a[pivot * m + col]))
+          pivot = r;
+      if (a[pivot * m + col] == 0.0)
+        return invalidArgument("matrix ", b, " of x is singular");
+      if (pivot != col)
+        for (int64_t c = 0; c < m; ++c) {
+          std::swap(a[pivot * m + c], a[col * m + c]);
+          std::swap(inv[pivot * m + c], inv[col * m + c]);
+        }
+      double scale = 1.0 / a[col * m + col];
+      for (int64_t c = 0; c < m; ++c) {
+        a[col * m + c] *= scale;
+        inv[col * m + c] *= scale;
+      }
+      for (int64_t r = 0; r < m; ++r) {
+        double f = a[r * m + col];
+        if (r == col || f == 0.0)
+          continue;
+        for (int64_t c = 0; c < m; ++c) {
+          a[r * m + c] -= f * a[col * m + c];
+          inv[r * m + c] -= f * inv[col * m + c];
+        }
+      }
+    }
+    for (int64_t i = 0; i < m * m; ++i)
+      py[b * m * m + i] = static_cast<float>(inv[i]);
+  }
+  return Status::success();
+}
+
 } // namespace
 
 void registerSignalKernels(KernelRegistry &r) {
@@ -208,6 +256,7 @@ void registerSignalKernels(KernelRegistry &r) {
   registerKernel(r, "stft", stftKernel, D::kFloat);
   registerKernel(r, "mel_weight_matrix", melWeightMatrixKernel, D::kFloat);
   registerKernel(r, "det", detKernel, D::kFloat);
+  registerKernel(r, "matrix_inverse", matrixInverseKernel, D::kFloat);
 }
 
 } // namespace gopt::runtime::ref

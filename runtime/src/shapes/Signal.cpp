@@ -55,4 +55,10 @@ Status detShape(const OpAttrs &, const Shapes &in, const DTypes &types,
   return toStatus(shape::inferDetShape(in[0], out[0]));
 }
 
+Status matrixInverseShape(const OpAttrs &, const Shapes &in,
+                          const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  return toStatus(shape::inferMatrixInverseShape(in[0], out[0]));
+}
+
 } // namespace gopt::runtime

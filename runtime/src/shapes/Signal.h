@@ -1,7 +1,7 @@
 //===- Signal.h - Runtime shape functions of the signal ops -----*- C++ -*-===//
 //
-// dft, stft, mel_weight_matrix and det (GoptSignalOps.td): the op table
-// (OpTable.inc) names the shape functions.
+// dft, stft, mel_weight_matrix, det and matrix_inverse (GoptSignalOps.td): the
+// op table (OpTable.inc) names the shape functions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_SHAPES_SIGNAL_H
@@ -20,6 +20,8 @@ Status melWeightMatrixShape(const OpAttrs &attrs, const Shapes &in,
                             const DTypes &types, Shapes &out);
 Status detShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                 Shapes &out);
+Status matrixInverseShape(const OpAttrs &attrs, const Shapes &in,
+                          const DTypes &types, Shapes &out);
 
 } // namespace gopt::runtime
 

@@ -139,6 +139,22 @@ func.func @det_square(%x: tensor<3x2x3xf32>) {
 
 // -----
 
+func.func @matrix_inverse_square(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{'gopt.matrix_inverse' op expects x of shape [..., M, M], got [2, 3]}}
+  %y = gopt.matrix_inverse %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @matrix_inverse_rank(%x: tensor<3xf32>) {
+  // expected-error@+1 {{'gopt.matrix_inverse' op expects x of shape [..., M, M], got [3]}}
+  %y = gopt.matrix_inverse %x : (tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
 /// A sampling gradient's dy has the forward's result shape.
 func.func @grid_sample_grad_dy(%x: tensor<1x4x10x10xf32>, %g: tensor<1x3x5x2xf32>, %dy: tensor<1x4x5x3xf32>) {
   // expected-error@+1 {{'gopt.grid_sample_grad' op expects dy of the forward's result shape [1, 4, 3, 5], got [1, 4, 5, 3]}}

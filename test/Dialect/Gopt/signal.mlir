@@ -77,6 +77,18 @@ func.func @det(%x: tensor<?x3x3xf32>, %s: tensor<2x2xf32>) -> (tensor<?xf32>, te
 
 // -----
 
+// CHECK-LABEL: func @matrix_inverse
+func.func @matrix_inverse(%x: tensor<?x3x?xf32>, %s: tensor<2x2xf64>) -> (tensor<?x3x3xf32>, tensor<2x2xf64>) {
+  // A dynamic dimension of the square pair takes the other's size.
+  // CHECK: gopt.matrix_inverse %{{.*}} : (tensor<?x3x?xf32>) -> tensor<?x3x3xf32>
+  %y = gopt.matrix_inverse %x : (tensor<?x3x?xf32>) -> tensor<?x3x3xf32>
+  // CHECK: -> tensor<2x2xf64>
+  %z = gopt.matrix_inverse %s : (tensor<2x2xf64>) -> tensor<2x2xf64>
+  return %y, %z : tensor<?x3x3xf32>, tensor<2x2xf64>
+}
+
+// -----
+
 /// The sampling gradients take the forward's attributes and give the
 /// operands' types.
 // CHECK-LABEL: func @sampling_grads

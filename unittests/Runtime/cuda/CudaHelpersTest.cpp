@@ -207,7 +207,7 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
                   "roi_align_grad", "max_roi_pool", "max_roi_pool_grad",
                   "max_pool_with_indices", "max_unpool",
                   "col2im", "deform_conv2d", "dft", "stft", "mel_weight_matrix",
-                  "det"});
+                  "det", "matrix_inverse"});
   // The recurrent gradients (backpropagation through time, GoptRnnOps.td)
   // have reference kernels only.
   cpuOnly.insert({"lstm_grad", "gru_grad", "rnn_grad"});

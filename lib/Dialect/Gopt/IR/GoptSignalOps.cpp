@@ -84,3 +84,15 @@ static LogicalResult inferTypes(DetOp::Adaptor adaptor, const ShapeError &error,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(DetOp)
+
+static LogicalResult inferTypes(MatrixInverseOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  shape::Dims result;
+  if (failed(error.check(
+          shape::inferMatrixInverseShape(shapeOf(adaptor.getX()), result))))
+    return failure();
+  inferred.push_back(tensorOf(result, elementTypeOf(adaptor.getX())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(MatrixInverseOp)

@@ -108,7 +108,9 @@ class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands
 }
 
 def Gopt_DynamicExpandOp : Gopt_DynamicOp<"dynamic_expand", "expand", [1], ["shape"],
-                                          "max(operand:0,length:1)", [Gopt_DataMovement]> {
+                                          "max(operand:0,length:1)", [Gopt_DataMovement, Gopt_Differentiable]> {
+  // Differentiated with run-time values (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt.expand to a shape computed at run time";
   let description = [{
     `gopt.expand` whose `shape` is an i64 operand (ONNX `Expand` with a
@@ -119,7 +121,9 @@ def Gopt_DynamicExpandOp : Gopt_DynamicOp<"dynamic_expand", "expand", [1], ["sha
 }
 
 def Gopt_DynamicTileOp : Gopt_DynamicOp<"dynamic_tile", "tile", [1], ["repeats"],
-                                        "operand:0", [Gopt_DataMovement]> {
+                                        "operand:0", [Gopt_DataMovement, Gopt_Differentiable]> {
+  // Differentiated with run-time values (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt.tile with repeats computed at run time";
   let description = [{ `gopt.tile` whose `repeats` is an i64 operand. }];
   let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$repeats);
@@ -128,7 +132,9 @@ def Gopt_DynamicTileOp : Gopt_DynamicOp<"dynamic_tile", "tile", [1], ["repeats"]
 
 def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
                                          ["starts", "ends", "axes", "steps"],
-                                         "operand:0", [Gopt_DataMovement]> {
+                                         "operand:0", [Gopt_DataMovement, Gopt_Differentiable]> {
+  // Differentiated with run-time values (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt.slice with ONNX's bounds computed at run time";
   let description = [{
     ONNX's `Slice` with operand bounds: `starts`, `ends`, `axes` and
@@ -173,7 +179,9 @@ def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["
 }
 
 def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "value"],
-                                       "operand:0"> {
+                                       "operand:0", [Gopt_Differentiable]> {
+  // Differentiated with run-time values (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt.pad with ONNX's pads and value computed at run time";
   let description = [{
     ONNX's `Pad` with operand `pads` in ONNX's order (every dimension's
@@ -214,7 +222,9 @@ def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
 }
 
 def Gopt_DynamicMaxUnpoolOp : Gopt_DynamicOp<"dynamic_max_unpool", "max_unpool", [2],
-                                             ["output_shape"], "operand:0"> {
+                                             ["output_shape"], "operand:0", [Gopt_Differentiable]> {
+  // Differentiated with a run-time output_shape (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt.max_unpool with output_shape computed at run time";
   let description = [{
     ONNX's `MaxUnpool` whose `output_shape` (the whole result shape, one
@@ -226,7 +236,9 @@ def Gopt_DynamicMaxUnpoolOp : Gopt_DynamicOp<"dynamic_max_unpool", "max_unpool",
   let results = (outs Gopt_FloatTensor:$y);
 }
 
-def Gopt_DynamicStftOp : Gopt_DynamicOp<"dynamic_stft", "stft", [2], ["frame_step"], "4"> {
+def Gopt_DynamicStftOp : Gopt_DynamicOp<"dynamic_stft", "stft", [2], ["frame_step"], "4", [Gopt_Differentiable]> {
+  // Differentiated as it is (stft's rule with the run-time frame_step).
+  let missingGradient = "";
   let summary = "gopt.stft with frame_step computed at run time";
   let description = [{
     ONNX's `STFT` whose `frame_step` is a one-element i64 graph value; the
@@ -325,7 +337,9 @@ def Gopt_RangeOp : Gopt_Op<"range", [Pure]> {
 }
 
 class Gopt_DynamicReduceOp<string mnemonic>
-    : Gopt_DynamicOp<"dynamic_" # mnemonic, mnemonic, [1], ["axes"], "reduce", [], 1> {
+    : Gopt_DynamicOp<"dynamic_" # mnemonic, mnemonic, [1], ["axes"], "reduce", [Gopt_Differentiable], 1> {
+  // Differentiated with run-time axes (DynamicShapeGradients.cpp).
+  let missingGradient = "";
   let summary = "gopt." # mnemonic # " over axes computed at run time";
   let description = "`gopt." # mnemonic # "` whose `axes` is an i64 operand "
                     # "(ONNX's reductions at opset 18, ReduceSum at 13).";

@@ -245,8 +245,7 @@ def Gopt_MaxUnpoolOp : Gopt_InferredOp<"max_unpool", [Pure, Gopt_Differentiable]
   let runtimeShapeFunction = "maxUnpoolShape";
 }
 
-def Gopt_Col2ImOp : Gopt_InferredOp<"col2im", [Pure]> {
-  let missingGradient = "x's gradient is dy cut into the same blocks (im2col), which gopt has no op for yet";
+def Gopt_Col2ImOp : Gopt_InferredOp<"col2im", [Pure, Gopt_Differentiable]> {
   let summary = "sums column blocks back into an image (ONNX Col2Im)";
   let description = [{
     The inverse of im2col (ONNX `Col2Im`, PyTorch's `fold`): `x` `[N, C *

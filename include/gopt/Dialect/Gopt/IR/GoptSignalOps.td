@@ -2,8 +2,8 @@
 //
 // Numeric transforms whose reference computes in double precision: the
 // discrete Fourier transform (ONNX DFT), the short-time Fourier transform
-// (ONNX STFT), the mel filter bank (ONNX MelWeightMatrix) and the
-// determinant of square matrices (ONNX Det). Complex values are a trailing
+// (ONNX STFT), the mel filter bank (ONNX MelWeightMatrix), the
+// determinant of square matrices (ONNX Det) and their inverse. Complex values are a trailing
 // dimension of 2 (real, imaginary), real ones a trailing dimension of 1, as
 // ONNX has them. Included by GoptOps.td.
 //
@@ -12,8 +12,7 @@
 #ifndef GOPT_DIALECT_GOPT_IR_GOPTSIGNALOPS_TD
 #define GOPT_DIALECT_GOPT_IR_GOPTSIGNALOPS_TD
 
-def Gopt_DftOp : Gopt_InferredOp<"dft", [Pure, Gopt_ComputeHeavy]> {
-  let missingGradient = "the adjoint transform (a dft of dy, conjugated; stft's overlap-add) is not written";
+def Gopt_DftOp : Gopt_InferredOp<"dft", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "discrete Fourier transform along one axis (ONNX DFT)";
   let description = [{
     `input` is `[..., 1]` (real) or `[..., 2]` (complex); the transform runs
@@ -37,8 +36,7 @@ def Gopt_DftOp : Gopt_InferredOp<"dft", [Pure, Gopt_ComputeHeavy]> {
   let runtimeShapeFunction = "dftShape";
 }
 
-def Gopt_StftOp : Gopt_InferredOp<"stft", [Pure, Gopt_ComputeHeavy]> {
-  let missingGradient = "the adjoint transform (a dft of dy, conjugated; stft's overlap-add) is not written";
+def Gopt_StftOp : Gopt_InferredOp<"stft", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "short-time Fourier transform (ONNX STFT)";
   let description = [{
     `signal` `[batch, length, 1 or 2]` (real or complex) is cut into frames
@@ -89,8 +87,7 @@ def Gopt_MelWeightMatrixOp
   let runtimeShapeFunction = "melWeightMatrixShape";
 }
 
-def Gopt_DetOp : Gopt_InferredOp<"det", [Pure, SameOperandsAndResultElementType]> {
-  let missingGradient = "det(x) * inverse(x)^T needs a matrix inverse op";
+def Gopt_DetOp : Gopt_InferredOp<"det", [Pure, SameOperandsAndResultElementType, Gopt_Differentiable]> {
   let summary = "determinant of square matrices (ONNX Det)";
   let description = [{
     The determinant of each `[M, M]` matrix in the last two dims of `x`
@@ -107,6 +104,25 @@ def Gopt_DetOp : Gopt_InferredOp<"det", [Pure, SameOperandsAndResultElementType]
   let runtimeShapeFunction = "detShape";
   let onnxOpType = "Det";
   let onnxSinceOpset = 11;
+}
+
+def Gopt_MatrixInverseOp : Gopt_InferredOp<"matrix_inverse", [Pure, SameOperandsAndResultElementType, Gopt_Differentiable]> {
+  let summary = "inverse of square matrices";
+  let description = [{
+    The inverse of each `[M, M]` matrix in the last two dims of `x`
+    (`[..., M, M]`), by Gauss-Jordan elimination with partial pivoting in
+    double precision; a singular matrix is an error naming the op and the
+    matrix. The result has `x`'s shape. det's gradient uses it (`det(x) *
+    inverse(x)^T`); ONNX has no such op in its standard domain, so the
+    importers and the exporter do not map it.
+
+    ```mlir
+    %y = gopt.matrix_inverse %x : (tensor<3x2x2xf32>) -> tensor<3x2x2xf32>
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x);
+  let results = (outs Gopt_FloatTensor:$y);
+  let runtimeShapeFunction = "matrixInverseShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTSIGNALOPS_TD
