@@ -1,6 +1,7 @@
 //===- FastKernels.cpp - Vectorized, multithreaded CPU kernels ------------===//
 #include "FastKernels.h"
 #include "../collectives/CommunicationQueue.h"
+#include "Avx512Lanes.h"
 #include "ElementLoops.h"
 #include "ParallelRange.h"
 #include "Reference.h"
@@ -1172,29 +1173,13 @@ maxPoolTiledImage(const T *x, T *y, int64_t w, int64_t channels, int64_t oh,
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GOPT_HAVE_AVX512_TILED_POOL 1
-#define GOPT_AVX512BW_POOL __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-bool avx512TiledPool() {
-  static const bool supported = __builtin_cpu_supports("avx512f") &&
-                                __builtin_cpu_supports("avx512bw") &&
-                                __builtin_cpu_supports("avx512vl");
-  return supported;
-}
-
-GOPT_AVX512BW_POOL inline __m512 tiledLoad16(const float *p) {
-  return _mm512_loadu_ps(p);
-}
-GOPT_AVX512BW_POOL inline __m512 tiledLoad16(const uint16_t *p) {
-  __m512i wide = _mm512_cvtepu16_epi32(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-}
-GOPT_AVX512BW_POOL inline void tiledStore16(float *p, __m512 v) {
+GOPT_AVX512BW inline void tiledStore16(float *p, __m512 v) {
   _mm512_storeu_ps(p, v);
 }
 // The maximum is one of x's bf16 values, so fromF32 only drops the low
 // half, quieting a NaN.
-GOPT_AVX512BW_POOL inline void tiledStore16(uint16_t *p, __m512 v) {
+GOPT_AVX512BW inline void tiledStore16(uint16_t *p, __m512 v) {
   __m512i bits = _mm512_srli_epi32(_mm512_castps_si512(v), 16);
   __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x40));
@@ -1206,9 +1191,9 @@ GOPT_AVX512BW_POOL inline void tiledStore16(uint16_t *p, __m512 v) {
 // channels at a time in a register (the generic loop kept `best` in
 // memory and converted bf16 element by element: compute-bound in bf16).
 template <typename T>
-GOPT_AVX512BW_POOL void
-maxPoolTiledImageAvx512(const T *x, T *y, int64_t w, int64_t channels,
-                        int64_t oh, int64_t ow, int64_t kh, int64_t kw) {
+GOPT_AVX512BW void maxPoolTiledImageAvx512(const T *x, T *y, int64_t w,
+                                           int64_t channels, int64_t oh,
+                                           int64_t ow, int64_t kh, int64_t kw) {
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       const T *first = x + (i * kh * w + j * kw) * channels;
@@ -1217,7 +1202,7 @@ maxPoolTiledImageAvx512(const T *x, T *y, int64_t w, int64_t channels,
         __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
         for (int64_t r = 0; r < kh; ++r)
           for (int64_t s = 0; s < kw; ++s) {
-            __m512 v = tiledLoad16(first + (r * w + s) * channels + ch);
+            __m512 v = load16AsF32(first + (r * w + s) * channels + ch);
             __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
                              _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
             best = _mm512_mask_mov_ps(best, take, v);
@@ -1264,7 +1249,7 @@ public:
 private:
   int64_t n_, h_, w_, c_, oh_, ow_, kh_, kw_;
 #ifdef GOPT_HAVE_AVX512_TILED_POOL
-  bool vectorChannels_ = c_ % 16 == 0 && avx512TiledPool();
+  bool vectorChannels_ = c_ % 16 == 0 && avx512bwSupported();
 #endif
 };
 } // namespace

@@ -447,6 +447,33 @@ GOPT_CONV_CLONES void imageToF32(const T *x, int64_t count, float *out) {
     out[i] = toF32(x[i]);
 }
 
+// `count` values of T as f32: the data itself for float, else widened into
+// `scratch`.
+template <typename T>
+const float *asF32(const T *x, int64_t count, std::vector<float> &scratch) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    imageToF32(x, count, scratch.data());
+    return scratch.data();
+  }
+}
+
+// The threads' partial filter-gradient sums ([taps][O] each), added in
+// thread order and written in the filter's format.
+template <typename T>
+void writeFilterGradient(const Geometry &g, const std::vector<float> &partials,
+                         int threads, T *result) {
+  const int64_t taps = g.kh * g.kw, count = taps * g.cout;
+  for (int64_t i = 0; i < count; ++i) {
+    float s = 0;
+    for (int t = 0; t < threads; ++t)
+      s += partials[static_cast<size_t>(t) * count + i];
+    int64_t tap = i / g.cout, o = i % g.cout;
+    result[g.oihw ? o * taps + tap : i] = fromF32<T>(s);
+  }
+}
+
 // The filter as f32 [taps][O] (HWIO with one input channel already is).
 template <typename T>
 void filterTaps(const Geometry &g, const T *f, std::vector<float> &taps) {
@@ -481,13 +508,7 @@ public:
       std::vector<float> acc(rowOut);
 #pragma omp for schedule(static)
       for (int64_t n = 0; n < g_.n; ++n) {
-        const float *xImage;
-        if constexpr (std::is_same_v<T, float>) {
-          xImage = x + n * imageIn;
-        } else {
-          imageToF32(x + n * imageIn, imageIn, image.data());
-          xImage = image.data();
-        }
+        const float *xImage = asF32(x + n * imageIn, imageIn, image);
         for (int64_t oh = 0; oh < g_.oh; ++oh) {
           T *yRow = y + (n * g_.oh + oh) * rowOut;
 #ifdef GOPT_HAVE_AVX512_LOOPS
@@ -595,13 +616,7 @@ public:
         if (resident_) {
           // dy as it is (bf16 widened in registers); the sums of one image
           // go to `sum` whole, so `total` adds them as below.
-          const float *xImage;
-          if constexpr (std::is_same_v<T, float>) {
-            xImage = x + n * imageIn;
-          } else {
-            imageToF32(x + n * imageIn, imageIn, image.data());
-            xImage = image.data();
-          }
+          const float *xImage = asF32(x + n * imageIn, imageIn, image);
           if (g_.cout == 16)
             filterImageResident<1>(g_, xImage, dy + n * imageOut, sum.data());
           else
@@ -611,16 +626,8 @@ public:
           continue;
         }
 #endif
-        const float *xImage, *dyData;
-        if constexpr (std::is_same_v<T, float>) {
-          xImage = x + n * imageIn;
-          dyData = dy + n * imageOut;
-        } else {
-          imageToF32(x + n * imageIn, imageIn, image.data());
-          imageToF32(dy + n * imageOut, imageOut, dyImage.data());
-          xImage = image.data();
-          dyData = dyImage.data();
-        }
+        const float *xImage = asF32(x + n * imageIn, imageIn, image);
+        const float *dyData = asF32(dy + n * imageOut, imageOut, dyImage);
         std::fill(sum.begin(), sum.end(), 0.0f);
 #ifdef GOPT_HAVE_AVX512_LOOPS
         if (avx512_ && g_.cout == 16)
@@ -636,14 +643,7 @@ public:
           total[i] += sum[i];
       }
     }
-    T *result = out[0].data<T>();
-    for (int64_t i = 0; i < count; ++i) {
-      float s = 0;
-      for (int t = 0; t < threads; ++t)
-        s += partials[static_cast<size_t>(t) * count + i];
-      int64_t tap = i / g_.cout, o = i % g_.cout;
-      result[g_.oihw ? o * taps + tap : i] = fromF32<T>(static_cast<float>(s));
-    }
+    writeFilterGradient(g_, partials, threads, out[0].data<T>());
     return Status::success();
   }
   const char *implementation() const override { return "fast"; }
@@ -684,13 +684,7 @@ public:
       std::vector<float> sum(count), image(imageIn);
 #pragma omp for schedule(static)
       for (int64_t n = 0; n < g_.n; ++n) {
-        const float *xImage;
-        if constexpr (std::is_same_v<T, float>) {
-          xImage = x + n * imageIn;
-        } else {
-          imageToF32(x + n * imageIn, imageIn, image.data());
-          xImage = image.data();
-        }
+        const float *xImage = asF32(x + n * imageIn, imageIn, image);
         const T *gImage = gr + n * imageOut, *yImage = y + n * imageOut;
         if (g_.cout == 16)
           reluFilterBiasImageResident<1>(g_, xImage, gImage, yImage, sum.data(),
@@ -702,14 +696,7 @@ public:
           total[i] += sum[i];
       }
     }
-    T *result = out[0].data<T>();
-    for (int64_t i = 0; i < count; ++i) {
-      float s = 0;
-      for (int t = 0; t < threads; ++t)
-        s += partials[static_cast<size_t>(t) * count + i];
-      int64_t tap = i / g_.cout, o = i % g_.cout;
-      result[g_.oihw ? o * taps + tap : i] = fromF32<T>(s);
-    }
+    writeFilterGradient(g_, partials, threads, out[0].data<T>());
     T *biasResult = out[1].data<T>();
     for (int64_t o = 0; o < g_.cout; ++o) {
       double s = 0;

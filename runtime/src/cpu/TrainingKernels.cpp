@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../collectives/CommunicationQueue.h"
+#include "Avx512Lanes.h"
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
@@ -789,23 +790,24 @@ maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GOPT_HAVE_AVX512_POOL_GRAD 1
-#define GOPT_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-bool avx512PoolGrad() {
-  static const bool supported = __builtin_cpu_supports("avx512f") &&
-                                __builtin_cpu_supports("avx512bw") &&
-                                __builtin_cpu_supports("avx512vl");
-  return supported;
-}
-
-// 16 elements as f32 (bf16 widened).
-GOPT_AVX512BW inline __m512 poolLoad16(const float *p) {
-  return _mm512_loadu_ps(p);
-}
-GOPT_AVX512BW inline __m512 poolLoad16(const uint16_t *p) {
-  __m512i wide = _mm512_cvtepu16_epi32(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+// The tap (row-major in the window, rows `rowStride` apart) each of 16
+// channels picks: the first maximum, a NaN winning as the reference's
+// max_pool does.
+template <typename T>
+GOPT_AVX512BW inline __m512i windowWinners16(const T *first, int32_t taps,
+                                             int64_t kw, int64_t rowStride,
+                                             int64_t channels) {
+  __m512 bestValue = load16AsF32(first);
+  __m512i best = _mm512_setzero_si512();
+  for (int32_t t = 1; t < taps; ++t) {
+    __m512 v = load16AsF32(first + (t / kw) * rowStride + (t % kw) * channels);
+    __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
+                     _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    bestValue = _mm512_mask_mov_ps(bestValue, take, v);
+    best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
+  }
+  return best;
 }
 
 // 16 dy values where `pick` is set, else +0: f32 as they are, bf16 bits
@@ -853,17 +855,8 @@ GOPT_AVX512BW void maxPoolGradImageTiledAvx512(const PoolGeometry &g,
       const int64_t base = oh * kh * rowStride + ow * kw * channels;
       const T *d = pdy + (oh * g.ow + ow) * channels;
       for (int64_t ch = 0; ch < channels; ch += 16) {
-        const T *first = px + base + ch;
-        __m512 bestValue = poolLoad16(first);
-        __m512i best = _mm512_setzero_si512();
-        for (int32_t t = 1; t < taps; ++t) {
-          __m512 v =
-              poolLoad16(first + (t / kw) * rowStride + (t % kw) * channels);
-          __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
-                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          bestValue = _mm512_mask_mov_ps(bestValue, take, v);
-          best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
-        }
+        const __m512i best =
+            windowWinners16(px + base + ch, taps, kw, rowStride, channels);
         auto grad = poolGradient(d + ch);
         T *out = pdx + base + ch;
         for (int32_t t = 0; t < taps; ++t)
@@ -959,7 +952,8 @@ public:
       // Elements no window covers (an edge remainder) stay 0.
       const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
 #ifdef GOPT_HAVE_AVX512_POOL_GRAD
-      const bool vectorChannels = !g.nchw && g.c % 16 == 0 && avx512PoolGrad();
+      const bool vectorChannels =
+          !g.nchw && g.c % 16 == 0 && avx512bwSupported();
 #endif
 #pragma omp parallel if (parallel)
       {
@@ -1062,7 +1056,7 @@ GOPT_AVX512BW inline PickedF32 reluPassed(const float *g, const float *y) {
 GOPT_AVX512BW inline PickedBf16 reluPassed(const uint16_t *g,
                                            const uint16_t *y) {
   __mmask16 positive =
-      _mm512_cmp_ps_mask(poolLoad16(y), _mm512_setzero_ps(), _CMP_GT_OQ);
+      _mm512_cmp_ps_mask(load16AsF32(y), _mm512_setzero_ps(), _CMP_GT_OQ);
   PickedBf16 quiet = poolGradient(g);
   return {_mm256_maskz_mov_epi16(positive, quiet.d)};
 }
@@ -1088,17 +1082,8 @@ GOPT_AVX512BW void maxPoolReluBiasGradImage(const PoolGeometry &g, const T *px,
       const int64_t base = oh * kh * rowStride + ow * kw * channels;
       const int64_t pooled = (oh * g.ow + ow) * channels;
       for (int64_t ch = 0; ch < channels; ch += 16) {
-        const T *first = px + base + ch;
-        __m512 bestValue = poolLoad16(first);
-        __m512i best = _mm512_setzero_si512();
-        for (int32_t t = 1; t < taps; ++t) {
-          __m512 v =
-              poolLoad16(first + (t / kw) * rowStride + (t % kw) * channels);
-          __mmask16 take = _mm512_cmp_ps_mask(v, bestValue, _CMP_GT_OQ) |
-                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          bestValue = _mm512_mask_mov_ps(bestValue, take, v);
-          best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
-        }
+        const __m512i best =
+            windowWinners16(px + base + ch, taps, kw, rowStride, channels);
         auto grad = reluPassed(pg + pooled + ch, py + pooled + ch);
         _mm512_storeu_ps(
             rowSums + ch,
@@ -1663,7 +1648,7 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad,
                                DType biasType) {
 #ifdef GOPT_HAVE_AVX512_POOL_GRAD
   DType type = loopType(maxPoolGrad);
-  if (type == DType::kInvalid || biasType != type || !avx512PoolGrad() ||
+  if (type == DType::kInvalid || biasType != type || !avx512bwSupported() ||
       !reluPoolBiasFusionEnabled())
     return nullptr;
   StatusOr<PoolGeometry> g = poolGeometry(maxPoolGrad);
