@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CpuBackend.h"
+#include "DepthwiseConv.h"
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -1406,6 +1408,108 @@ memory::desc withBatch(const memory::desc &md, int64_t n) {
   return memory::desc(d);
 }
 
+// A chain's 3x3 depthwise stage on NHWC bf16 (MobileNet's blocks) run by
+// gopt's own kernel (DepthwiseConv.cpp) instead of oneDNN 2.6's brdgmm_dw,
+// in the layouts the oneDNN stage `onednn` agreed to; null where the
+// stage is anything else (int8, dilated, other post-ops).
+class DepthwiseStageKernel : public OneDnnLayoutKernel {
+public:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  create(const KernelConfig &c, const cpu::ConvPostOps &post,
+         const OneDnnLayoutKernel &onednn, const RowBand *band = nullptr) {
+    auto none = [] { return std::unique_ptr<OneDnnLayoutKernel>(); };
+    if (!cpu::depthwiseBf16Enabled() || convType(c) != DataType::bf16 ||
+        c.inputTypes[1] != DType::kBF16 || !c.constantInputs[1] || post.sum ||
+        !post.tail.empty())
+      return none();
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || (c.inputTypes[2] != DType::kF32 &&
+                                             c.inputTypes[2] != DType::kBF16)))
+      return none();
+    bool clamp = true;
+    float lo = 0, hi = 0;
+    if (post.activation == "none") {
+      clamp = false;
+    } else if (post.activation == "relu") {
+      hi = std::numeric_limits<float>::infinity();
+    } else if (post.activation == "relu6") {
+      hi = 6;
+    } else if (post.activation == "clip") {
+      lo = post.clipMin;
+      hi = post.clipMax;
+    } else {
+      return none();
+    }
+    StatusOr<ConvGeometry> geometry = convGeometry(c);
+    if (!geometry.ok())
+      return none();
+    ConvGeometry g = *geometry;
+    if (band)
+      applyBand(g, *band);
+    const Dims &wd = g.weightDims;
+    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+    if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
+        wd[2] != 1 || wd[3] != 3 || wd[4] != 3 || g.dilations[0] != 0 ||
+        g.dilations[1] != 0 || g.strides[0] != g.strides[1] || !isNhwc(in) ||
+        !isNhwc(out) || in.data_type() != DataType::bf16 ||
+        out.data_type() != DataType::bf16 || in.dims() != g.srcDims ||
+        out.dims() != g.dstDims)
+      return none();
+    const int64_t ch = g.cin;
+    // Weights [3][3][C] in f32 from OIHW ([C, 1, 3, 3]) or HWIO ([3, 3, 1, C]).
+    const auto *raw = static_cast<const uint16_t *>(c.constantInputs[1]);
+    auto widen = [](uint16_t bits) {
+      uint32_t wide = static_cast<uint32_t>(bits) << 16;
+      float f;
+      std::memcpy(&f, &wide, sizeof f);
+      return f;
+    };
+    std::vector<float> weights(9 * ch), bias;
+    for (int64_t t = 0; t < 9; ++t)
+      for (int64_t k = 0; k < ch; ++k)
+        weights[t * ch + k] =
+            widen(g.weightTag == Tag::goihw ? raw[k * 9 + t] : raw[t * ch + k]);
+    if (hasBias) {
+      bias.resize(ch);
+      for (int64_t k = 0; k < ch; ++k)
+        bias[k] =
+            c.inputTypes[2] == DType::kF32
+                ? static_cast<const float *>(c.constantInputs[2])[k]
+                : widen(static_cast<const uint16_t *>(c.constantInputs[2])[k]);
+    }
+    cpu::DepthwiseGeometry dg;
+    dg.n = g.n;
+    dg.c = ch;
+    dg.h = g.h;
+    dg.w = g.w;
+    dg.oh = g.dstDims[2];
+    dg.ow = g.dstDims[3];
+    dg.stride = g.strides[0];
+    dg.padTop = g.padL[0];
+    dg.padLeft = g.padL[1];
+    auto kernel =
+        std::unique_ptr<DepthwiseStageKernel>(new DepthwiseStageKernel());
+    kernel->dw_ = cpu::DepthwiseBf16::create(dg, weights, bias, clamp, lo, hi,
+                                             omp_get_max_threads());
+    if (!kernel->dw_)
+      return none();
+    kernel->inputDescs_ = {in};
+    kernel->outputDesc_ = out;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    dw_->run(static_cast<const uint16_t *>(inputs[0].data()),
+             static_cast<uint16_t *>(outputs[0].data()));
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-dw"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<cpu::DepthwiseBf16> dw_;
+};
+
 // Convolutions where each one's result is read only by the next, run `chunk`
 // images at a time: stage k + 1 reads stage k's result for those images
 // from a small buffer that stays in cache, instead of the whole batch's
@@ -1451,6 +1555,11 @@ public:
       // ran 11x slower chained); unchained, each picks its own layouts.
       if (!supported || stage->runsReference())
         return std::unique_ptr<LayoutKernel>();
+      if (!int8)
+        if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
+          stage = std::move(dw);
+          kernel->depthwise_ = true;
+        }
       src = stage->outputDesc();
       if (k + 1 < stages.size())
         midBytes = std::max(midBytes, src.get_size());
@@ -1518,7 +1627,10 @@ public:
     }
     return Status::success();
   }
+  // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel).
   const char *implementation() const override {
+    if (depthwise_)
+      return bands_.empty() ? "onednn-dw" : "onednn-rows-dw";
     return bands_.empty() ? "onednn" : "onednn-rows";
   }
   int64_t batch() const { return batch_; }
@@ -1673,6 +1785,12 @@ private:
           }
           if (!supported || !isNhwc(kernel->outputDesc()))
             return Status::success();
+          if (!stages[k].int8)
+            if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
+                                                       *kernel, &rb)) {
+              kernel = std::move(dw);
+              depthwise_ = true;
+            }
           st.bandKernels.push_back(std::move(kernel));
           it = kernels.emplace(key, static_cast<int>(st.bandKernels.size()) - 1)
                    .first;
@@ -1766,6 +1884,7 @@ private:
     return Status::success();
   }
 
+  bool depthwise_ = false;
   std::shared_ptr<void> pending_;
   size_t pendingBytes_ = 0;
   size_t head_ = 0; // stages run on whole images before the bands

@@ -1,0 +1,56 @@
+//===- DepthwiseConv.h - 3x3 depthwise convolution, NHWC bf16 ---*- C++ -*-===//
+//
+// gopt's own 3x3 depthwise convolution on NHWC bf16 data (f32 weights and
+// accumulation, bias, relu/clip, the result rounded to bf16 once), the
+// depthwise stage of the CPU schedule's convolution chains (MobileNet's
+// inverted residual blocks) in place of oneDNN 2.6's brdgmm_dw kernel.
+// Plain C++ with no oneDNN types: OneDnnKernels.cpp wraps it as a chain
+// stage.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_DEPTHWISECONV_H
+#define GOPT_RUNTIME_SRC_CPU_DEPTHWISECONV_H
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+
+// One call's images: [n, h, w, c] in, [n, oh, ow, c] out, both dense NHWC;
+// rows above or below the source (padTop, and the rows past h) and columns
+// left or right of it (padLeft, and past w) read as zeros.
+struct DepthwiseGeometry {
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t stride = 1; // both dimensions: 1 or 2
+  int64_t padTop = 0, padLeft = 0;
+};
+
+// False where the CPU lacks AVX-512 BF16 or GOPT_DEPTHWISE_KERNEL=0
+// (oneDNN then runs the convolution, for comparing).
+bool depthwiseBf16Enabled();
+
+class DepthwiseBf16 {
+public:
+  // `weights`: f32 [3][3][c] (kh, kw, channel); `bias`: f32 [c] (empty:
+  // none); the result is clamped to [lo, hi] where `clamp` (relu, relu6,
+  // clip). `threads`: the threads a call splits its rows among (1 inside a
+  // chain lane). Null for any geometry the kernel does not take.
+  static std::unique_ptr<DepthwiseBf16>
+  create(const DepthwiseGeometry &g, const std::vector<float> &weights,
+         const std::vector<float> &bias, bool clamp, float lo, float hi,
+         int threads);
+  void run(const uint16_t *src, uint16_t *dst) const;
+
+private:
+  DepthwiseGeometry g_;
+  int64_t cp_ = 0;           // channels padded to whole blocks of 16
+  std::vector<float> w_, b_; // [9][cp_], [cp_]
+  bool clamp_ = false;
+  float lo_ = 0, hi_ = 0;
+  int threads_ = 1;
+};
+
+} // namespace gopt::runtime::cpu
+
+#endif // GOPT_RUNTIME_SRC_CPU_DEPTHWISECONV_H
