@@ -1,12 +1,16 @@
 //===- DepthwiseConv.cpp - 3x3 depthwise convolution, NHWC bf16 -----------===//
 //
-// Per output row and block of 16 channels, a run of WB output pixels is
-// accumulated in WB registers: each source pixel of the three source rows
-// is loaded and widened to f32 once and multiplied into every output of
-// the run whose window holds it (3 for stride 1), the nine weights of the
-// block in registers. The bias starts the sums, the clamp and one
-// round-to-nearest-even to bf16 end them, as oneDNN's bf16 convolution
-// computes them.
+// Per output row and block of 32 channels, a run of WB output pixels is
+// accumulated in registers: each source pixel of the three source rows is
+// loaded once (64 bytes, its 32 channels) and multiplied into every output
+// of the run whose window holds it (3 for stride 1), the block's weights
+// in registers. A load of 32 bf16 values is, read as 16 f32 lanes, the odd
+// channels' values with the even channels' bits below them: one AND and
+// one shift give both halves as f32, where widening 16 channels at a time
+// costs a shuffle and a shift per 16 (the shuffle port is the FMAs' own).
+// The bias starts the sums, the clamp and one round-to-nearest-even to
+// bf16 end them, as oneDNN's bf16 convolution computes them (its results
+// are matched bit for bit but for rare one-ulp differences).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,13 +61,21 @@ DepthwiseBf16::create(const DepthwiseGeometry &g,
     return nullptr;
   auto k = std::unique_ptr<DepthwiseBf16>(new DepthwiseBf16());
   k->g_ = g;
-  k->cp_ = (g.c + 15) / 16 * 16;
-  k->w_.assign(9 * k->cp_, 0.0f);
-  k->b_.assign(k->cp_, 0.0f);
-  for (int64_t t = 0; t < 9; ++t)
-    std::copy(weights.begin() + t * g.c, weights.begin() + (t + 1) * g.c,
-              k->w_.begin() + t * k->cp_);
-  std::copy(bias.begin(), bias.end(), k->b_.begin());
+  const int64_t blocks = (g.c + 31) / 32;
+  // Per block of 32 channels and tap: the even channels' 16 weights, then
+  // the odd channels' (a 64-byte load of 32 bf16 channels is the odd
+  // channels' f32 values with the even ones' bits below them: masking
+  // and shifting give both halves in f32 without a shuffle).
+  k->w_.assign(blocks * 9 * 32, 0.0f);
+  k->b_.assign(blocks * 32, 0.0f);
+  for (int64_t c = 0; c < g.c; ++c) {
+    const int64_t block = c / 32, lane = c % 32;
+    const int64_t at = (lane % 2) * 16 + lane / 2;
+    for (int64_t t = 0; t < 9; ++t)
+      k->w_[(block * 9 + t) * 32 + at] = weights[t * g.c + c];
+    if (!bias.empty())
+      k->b_[block * 32 + at] = bias[c];
+  }
   k->clamp_ = clamp;
   k->lo_ = lo;
   k->hi_ = hi;
@@ -74,80 +86,93 @@ DepthwiseBf16::create(const DepthwiseGeometry &g,
 #ifdef GOPT_DW_X86
 namespace {
 
-GOPT_DW_TARGET inline __m512 loadBf16(const uint16_t *p, __mmask16 m) {
-  __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
-}
-
 struct RowArgs {
   const uint16_t *rows[3]; // the source rows of kh = 0, 1, 2; null: padding
   int64_t w, c;            // source width, channels (pixel stride)
-  const float *wt;         // the block's weights: wt[(kh * 3 + kw) * cp]
-  int64_t cp;
-  __m512 bias, lo, hi;
+  const float *wt;         // the block's weights (see create)
+  __m512 biasEven, biasOdd, lo, hi;
+  __m512i interleave; // word i of the result: even i / 2 or odd i / 2
   bool clamp;
-  __mmask16 mask;
+  __mmask32 mask; // the block's channels
 };
 
-// Outputs [ow0, ow0 + WB) of one row and block of 16 channels, the first
+// Outputs [ow0, ow0 + WB) of one row and block of 32 channels, the first
 // source column iw0 = ow0 * S - padLeft; `Check`: some columns fall
-// outside the source (read as zeros).
+// outside the source (read as zeros). Each source pixel's 32 channels are
+// loaded once and go into every output whose window holds it.
 template <int S, int WB, bool Check>
 GOPT_DW_TARGET inline void runBlock(const RowArgs &a, int64_t iw0,
                                     uint16_t *out) {
-  __m512 acc[WB];
+  __m512 even[WB], odd[WB];
 #pragma GCC unroll 16
-  for (int j = 0; j < WB; ++j)
-    acc[j] = a.bias;
+  for (int j = 0; j < WB; ++j) {
+    even[j] = a.biasEven;
+    odd[j] = a.biasOdd;
+  }
   constexpr int cols = (WB - 1) * S + 3;
 #pragma GCC unroll 3
   for (int kh = 0; kh < 3; ++kh) {
     const uint16_t *row = a.rows[kh];
     if (!row)
       continue;
-    const __m512 w0 = _mm512_loadu_ps(a.wt + (kh * 3 + 0) * a.cp);
-    const __m512 w1 = _mm512_loadu_ps(a.wt + (kh * 3 + 1) * a.cp);
-    const __m512 w2 = _mm512_loadu_ps(a.wt + (kh * 3 + 2) * a.cp);
+    __m512 we[3], wo[3];
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; ++kw) {
+      const float *w = a.wt + (kh * 3 + kw) * 32;
+      we[kw] = _mm512_loadu_ps(w);
+      wo[kw] = _mm512_loadu_ps(w + 16);
+    }
 #pragma GCC unroll 64
     for (int t = 0; t < cols; ++t) {
       const int64_t iw = iw0 + t;
-      __m512 x;
       if (Check && (iw < 0 || iw >= a.w))
         continue;
-      x = loadBf16(row + iw * a.c, a.mask);
+      const __m512i x = _mm512_maskz_loadu_epi16(a.mask, row + iw * a.c);
+      const __m512 xe = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+      const __m512 xo = _mm512_castsi512_ps(
+          _mm512_and_si512(x, _mm512_set1_epi32(int32_t(0xFFFF0000u))));
       // Output j reads column t at kw = t - j * S.
-      if (t % S == 0 && t / S < WB)
-        acc[t / S] = _mm512_fmadd_ps(x, w0, acc[t / S]);
-      if (t >= 1 && (t - 1) % S == 0 && (t - 1) / S < WB)
-        acc[(t - 1) / S] = _mm512_fmadd_ps(x, w1, acc[(t - 1) / S]);
-      if (t >= 2 && (t - 2) % S == 0 && (t - 2) / S < WB)
-        acc[(t - 2) / S] = _mm512_fmadd_ps(x, w2, acc[(t - 2) / S]);
+#pragma GCC unroll 3
+      for (int kw = 0; kw < 3; ++kw) {
+        if (t >= kw && (t - kw) % S == 0 && (t - kw) / S < WB) {
+          const int j = (t - kw) / S;
+          even[j] = _mm512_fmadd_ps(xe, we[kw], even[j]);
+          odd[j] = _mm512_fmadd_ps(xo, wo[kw], odd[j]);
+        }
+      }
     }
   }
 #pragma GCC unroll 16
   for (int j = 0; j < WB; ++j) {
-    __m512 v = acc[j];
-    if (a.clamp)
-      v = _mm512_min_ps(_mm512_max_ps(v, a.lo), a.hi);
-    __m256i r = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
-    _mm256_mask_storeu_epi16(out + j * a.c, a.mask, r);
+    __m512 e = even[j], o = odd[j];
+    if (a.clamp) {
+      e = _mm512_min_ps(_mm512_max_ps(e, a.lo), a.hi);
+      o = _mm512_min_ps(_mm512_max_ps(o, a.lo), a.hi);
+    }
+    // [even 0..15, odd 0..15] rounded to bf16, then interleaved.
+    const __m512i packed = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(o, e));
+    _mm512_mask_storeu_epi16(out + j * a.c, a.mask,
+                             _mm512_permutexvar_epi16(a.interleave, packed));
   }
 }
 
-// One output row: per block of 16 channels, runs of WB outputs (WB
-// accumulators, 3 weights and a source vector stay in registers); runs
-// reaching past the source's left or right edge read zeros there, and the
-// last outputs that make no whole run go one at a time.
+// One output row: per block of 32 channels, runs of WB outputs (2 WB
+// accumulators and 6 weight vectors stay in registers; 7, which divides
+// MobileNet's widths 112 to 7, ran fastest of 4 to 8); runs reaching past
+// the source's left or right edge read zeros there, and the outputs left
+// after the whole runs make one shorter run.
 template <int S>
 GOPT_DW_TARGET void runRow(RowArgs a, const float *weights, const float *bias,
                            int64_t ow, int64_t padLeft, uint16_t *dstRow) {
-  constexpr int WB = 8;
+  constexpr int WB = 7;
   const uint16_t *rows[3] = {a.rows[0], a.rows[1], a.rows[2]};
-  for (int64_t c0 = 0; c0 < a.cp; c0 += 16) {
-    a.mask = static_cast<__mmask16>(c0 + 16 <= a.c ? 0xFFFF
-                                                   : (1u << (a.c - c0)) - 1);
-    a.wt = weights + c0;
-    a.bias = _mm512_loadu_ps(bias + c0);
+  for (int64_t c0 = 0, block = 0; c0 < a.c; c0 += 32, ++block) {
+    const int64_t lanes = std::min<int64_t>(32, a.c - c0);
+    a.mask =
+        static_cast<__mmask32>(lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1);
+    a.wt = weights + block * 9 * 32;
+    a.biasEven = _mm512_loadu_ps(bias + block * 32);
+    a.biasOdd = _mm512_loadu_ps(bias + block * 32 + 16);
     for (int kh = 0; kh < 3; ++kh)
       a.rows[kh] = rows[kh] ? rows[kh] + c0 : nullptr;
     uint16_t *out = dstRow + c0;
@@ -159,26 +184,50 @@ GOPT_DW_TARGET void runRow(RowArgs a, const float *weights, const float *bias,
       else
         runBlock<S, WB, true>(a, iw0, out + o * a.c);
     }
-    for (; o < ow; ++o)
-      runBlock<S, 1, true>(a, o * S - padLeft, out + o * a.c);
+    // The last ow % WB outputs as one shorter run.
+    const int64_t iw0 = o * S - padLeft;
+    switch (ow - o) {
+    case 6:
+      runBlock<S, 6, true>(a, iw0, out + o * a.c);
+      break;
+    case 5:
+      runBlock<S, 5, true>(a, iw0, out + o * a.c);
+      break;
+    case 4:
+      runBlock<S, 4, true>(a, iw0, out + o * a.c);
+      break;
+    case 3:
+      runBlock<S, 3, true>(a, iw0, out + o * a.c);
+      break;
+    case 2:
+      runBlock<S, 2, true>(a, iw0, out + o * a.c);
+      break;
+    case 1:
+      runBlock<S, 1, true>(a, iw0, out + o * a.c);
+      break;
+    default:
+      break;
+    }
   }
 }
 
 // The rows of every image, split among `threads`.
-GOPT_DW_TARGET void runAll(const DepthwiseGeometry &g, int64_t cp,
-                           const float *weights, const float *bias, bool clamp,
-                           float lo, float hi, int threads, const uint16_t *src,
-                           uint16_t *dst) {
+GOPT_DW_TARGET void runAll(const DepthwiseGeometry &g, const float *weights,
+                           const float *bias, bool clamp, float lo, float hi,
+                           int threads, const uint16_t *src, uint16_t *dst) {
   const int64_t rows = g.n * g.oh;
   const size_t srcRow = static_cast<size_t>(g.w * g.c);
   const size_t dstRow = static_cast<size_t>(g.ow * g.c);
   RowArgs base{};
   base.w = g.w;
   base.c = g.c;
-  base.cp = cp;
   base.clamp = clamp;
   base.lo = _mm512_set1_ps(lo);
   base.hi = _mm512_set1_ps(hi);
+  alignas(64) uint16_t order[32];
+  for (int i = 0; i < 32; ++i)
+    order[i] = static_cast<uint16_t>(i % 2 ? 16 + i / 2 : i / 2);
+  base.interleave = _mm512_load_si512(order);
 #pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1)     \
     schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
@@ -202,7 +251,7 @@ GOPT_DW_TARGET void runAll(const DepthwiseGeometry &g, int64_t cp,
 
 void DepthwiseBf16::run(const uint16_t *src, uint16_t *dst) const {
 #ifdef GOPT_DW_X86
-  runAll(g_, cp_, w_.data(), b_.data(), clamp_, lo_, hi_, threads_, src, dst);
+  runAll(g_, w_.data(), b_.data(), clamp_, lo_, hi_, threads_, src, dst);
 #endif
 }
 

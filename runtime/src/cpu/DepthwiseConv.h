@@ -44,8 +44,8 @@ public:
 
 private:
   DepthwiseGeometry g_;
-  int64_t cp_ = 0;           // channels padded to whole blocks of 16
-  std::vector<float> w_, b_; // [9][cp_], [cp_]
+  std::vector<float> w_; // per block of 32 channels: [9][2][16]
+  std::vector<float> b_; // per block: [2][16], even channels then odd
   bool clamp_ = false;
   float lo_ = 0, hi_ = 0;
   int threads_ = 1;
