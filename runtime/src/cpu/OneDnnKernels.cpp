@@ -641,6 +641,26 @@ protected:
   }
 };
 
+// Whether an int8 1x1 convolution that oneDNN gave an AMX kernel should
+// run an AVX-512 VNNI kernel instead: AMX tiles take 64 bytes of input
+// channels a row, so with 32 or fewer channels most of every tile row is
+// padding. On an AMX Xeon (one thread, min of 200 calls) oneDNN's
+// brgconv_1x1 VNNI kernel ran MobileNetV2's expansions 16 -> 96, 24 -> 144
+// and 32 -> 192 channels 1.1-1.2x faster than its AMX kernel (bf16's AMX
+// kernels stay fastest: two channels a dword); only expansions to 64 or
+// more channels are taken (32 -> 16 gained less). GOPT_INT8_1X1_VNNI=0
+// keeps oneDNN's choice.
+bool preferVnni1x1(const ConvGeometry &g,
+                   const dnnl::convolution_forward::primitive_desc &pd) {
+  static const bool enabled = [] {
+    const char *setting = std::getenv("GOPT_INT8_1X1_VNNI");
+    return !(setting && std::strcmp(setting, "0") == 0);
+  }();
+  const Dims &w = g.weightDims;
+  return enabled && w.size() == 4 && w[2] == 1 && w[3] == 1 && g.cin <= 32 &&
+         g.cout >= 64 && std::strstr(pd.impl_info_str(), "amx") != nullptr;
+}
+
 class Int8ConvKernel : public Int8KernelBase<OneDnnLayoutKernel> {
 public:
   // `fixedSrc`, when given, is the source's layout (a chain's earlier stage
@@ -673,6 +693,30 @@ public:
       pd = dnnl::convolution_forward::primitive_desc(
           convDesc(g, srcMd, anyWeights, p.bias ? &biasMd : nullptr, dstMd),
           attr, cpuEngine());
+      if (preferVnni1x1(g, pd)) {
+        auto make = [&] {
+          return dnnl::convolution_forward::primitive_desc(
+              convDesc(g, srcMd, anyWeights, p.bias ? &biasMd : nullptr, dstMd),
+              attr, cpuEngine());
+        };
+        // oneDNN lists its AMX kernels first: the place in its list of the
+        // first VNNI kernel for the same layouts (brgconv_1x1). Not the
+        // jit_int8_1x1 kernel after it, though faster still for 16
+        // channels: creating it crashed oneDNN 2.6 for a 32 -> 16 channel
+        // convolution, and the list is walked by creating each kernel.
+        int chosen = -1, index = 0;
+        for (auto it = make(); chosen < 0 && it.next_impl();) {
+          ++index;
+          if (std::strstr(it.impl_info_str(), "avx512_core_vnni") &&
+              it.src_desc() == pd.src_desc() && it.dst_desc() == pd.dst_desc())
+            chosen = index;
+        }
+        if (chosen > 0) {
+          pd = make();
+          for (int i = 0; i < chosen; ++i)
+            pd.next_impl();
+        }
+      }
     } catch (const dnnl::error &) {
       return Status::success(); // the f32 schedule of the Q/DQ ops runs
     }
