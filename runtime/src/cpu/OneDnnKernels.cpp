@@ -646,10 +646,10 @@ protected:
 // channels a row, so with 32 or fewer channels most of every tile row is
 // padding. On an AMX Xeon (one thread, min of 200 calls) oneDNN's
 // brgconv_1x1 VNNI kernel ran MobileNetV2's expansions 16 -> 96, 24 -> 144
-// and 32 -> 192 channels 1.1-1.2x faster than its AMX kernel (bf16's AMX
-// kernels stay fastest: two channels a dword); only expansions to 64 or
-// more channels are taken (32 -> 16 gained less). GOPT_INT8_1X1_VNNI=0
-// keeps oneDNN's choice.
+// and 32 -> 192 channels 1.2-1.5x, 1.2x and 1.0-1.1x as fast as its AMX
+// kernel (bf16's AMX kernels stay fastest: two channels a dword); only
+// expansions to 64 or more channels are taken (32 -> 16 gained less).
+// GOPT_INT8_1X1_VNNI=0 keeps oneDNN's choice.
 bool preferVnni1x1(const ConvGeometry &g,
                    const dnnl::convolution_forward::primitive_desc &pd) {
   static const bool enabled = [] {
