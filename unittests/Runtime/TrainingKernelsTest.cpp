@@ -653,6 +653,96 @@ TEST(ReluPoolBiasGrad, FusedStepMatchesReference) {
   }
 }
 
+// The transposes around a 2x2 pool and a classifier's flatten in an NHWC
+// training step run inside the pool steps: max_pool writes its NCHW
+// transpose directly (the NHWC result, read otherwise only by the
+// relu_grad, is never made: the fused gradient takes y > 0 from each
+// window's maximum), and the fused relu + pool + bias gradient reads g in
+// NCHW. Bit for bit against the reference's ops (dx, the pooled result),
+// NaNs, signed zeros and ties in x, the bias sums within rounding; a pixel
+// count that is not a multiple of 16 (9 pixels); a pooled result that is
+// also a graph output keeps its pool step but not the relu_grad's read.
+TEST(ReluPoolBiasGrad, TransposesRunInsideThePoolSteps) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    Shape x;
+    int64_t k;
+    DType type;
+    bool pooledOutput;
+  };
+  std::vector<Case> cases = {
+      {"Mnist64", {3, 24, 24, 64}, 2, F32, false},
+      {"Bf16Mnist64", {3, 24, 24, 64}, 2, BF16, false},
+      {"K3Remainder16", {2, 10, 11, 16}, 3, F32, false},
+      {"Bf16K3Remainder32", {2, 7, 8, 32}, 3, BF16, false},
+      {"PooledIsAnOutput", {2, 8, 8, 16}, 2, F32, true},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  uint32_t seed = 970;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    AttrMap pool = {{"kernel", intsAttr({c.k, c.k})},
+                    {"strides", intsAttr({c.k, c.k})}};
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 7 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    const int64_t channels = c.x[3], oh = c.x[1] / c.k, ow = c.x[2] / c.k;
+    Shape yShape = {c.x[0], oh, ow, channels};
+    Shape nchwShape = {c.x[0], channels, oh, ow};
+    Tensor g = randomF32(nchwShape, seed++);
+    g.data<float>()[21] = NAN;
+    if (c.type == BF16)
+      x = toBf16(x), g = toBf16(g);
+    PlanBuilder b("pool_transposes");
+    int xi = b.addInput("x", c.type, c.x);
+    int gi = b.addInput("g", c.type, nchwShape);
+    int y = c.pooledOutput ? b.addOutput("y", c.type, yShape)
+                           : b.addIntermediate("y", c.type, yShape);
+    int yt = b.addOutput("yt", c.type, nchwShape);
+    int gt = b.addIntermediate("gt", c.type, yShape);
+    int dy = b.addIntermediate("dy", c.type, yShape);
+    int dx = b.addOutput("dx", c.type, c.x);
+    int db = b.addOutput("db", c.type, {channels});
+    b.addOp("max_pool", "pool", {xi}, {y}, pool);
+    b.addOp("transpose", "pool/t", {y}, {yt},
+            {{"perm", intsAttr({0, 3, 1, 2})}});
+    b.addOp("transpose", "pool/grad/t", {gi}, {gt},
+            {{"perm", intsAttr({0, 2, 3, 1})}});
+    b.addOp("relu_grad", "relu/grad", {gt, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult ref = runPlan(*plan, "reference", {x, g});
+    RunResult cpu = runPlan(*plan, "cpu", {x, g});
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count("relu_grad+max_pool_grad+reduce_sum"),
+              avx512 ? 1u : 0u);
+    EXPECT_EQ(kinds(cpu).count("max_pool+transpose"),
+              avx512 && !c.pooledOutput ? 1u : 0u);
+    EXPECT_EQ(kinds(cpu).count("transpose"),
+              avx512 ? (c.pooledOutput ? 1u : 0u) : 2u);
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      Tensor r = ref.outputs[i], a = cpu.outputs[i];
+      SCOPED_TRACE("result " + std::to_string(i));
+      ASSERT_EQ(r.byteSize(), a.byteSize());
+      if (r.numElements() != channels) { // dx, yt, y: the same bits
+        EXPECT_EQ(std::memcmp(r.data(), a.data(), r.byteSize()), 0);
+        continue;
+      }
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a);
+      expectClose(a, r, c.type == BF16 ? 1e-2 : 1e-5, "bias");
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {

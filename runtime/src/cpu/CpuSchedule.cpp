@@ -57,6 +57,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <unordered_map>
 
 namespace gopt::runtime {
 namespace {
@@ -213,6 +214,26 @@ private:
   Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleReluGradBiasPair(int o, bool &done);
+  // relu_grad op `o`'s readers when they are one gradient op (a
+  // conv2d_backprop_filter or max_pool_grad reading its result as dy) and a
+  // bias gradient's reduce_sum over N, H and W: their op indices.
+  bool matchReluGradBiasPair(int o, int &gradient, int &biasSum) const;
+  // The transposes around a training step's 2x2 pool and its flatten
+  // (NHWC pool -> NCHW -> flatten; the flattened gradient -> NHWC ->
+  // relu_grad + max_pool_grad + bias sum) run inside the pool steps: the
+  // relu mask comes from the pool's windows, so the NHWC pool result is
+  // never needed, and the fused gradient step reads g in NCHW. Planned
+  // before the ops are scheduled, the kernels made then, because the
+  // transposes come before the steps that take them over.
+  void planPoolTransposes();
+  struct PoolGradPlan {
+    int g = -1;              // the tensor the fused step reads as g
+    bool windowMask = false; // y > 0 from the windows: y not read
+    std::unique_ptr<Kernel> kernel;
+  };
+  std::unordered_map<int, PoolGradPlan> poolGradPlans_; // by relu_grad op
+  // By max_pool op: the transpose to NCHW it runs, and its kernel.
+  std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> poolToNchw_;
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -1883,19 +1904,20 @@ Status CpuScheduler::precomputeDequantize(int o) {
 // a 2x2 pool). The gradient op's other operand (the convolution's source,
 // the pool's input) was computed in the forward pass, before the
 // relu_grad, which is where the step runs.
-Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
+bool CpuScheduler::matchReluGradBiasPair(int o, int &gradient,
+                                         int &biasSum) const {
   const plan::Op &op = p_.ops(o);
   if (op.inputs_size() != 2 || op.outputs_size() != 1)
-    return Status::success();
+    return false;
   const int dy = op.outputs(0);
   if (!isIntermediate(dy) || consumers_[dy].size() != 2 ||
       shape(dy).size() != 4)
-    return Status::success();
-  int gradient = -1, biasSum = -1;
+    return false;
+  gradient = biasSum = -1;
   for (int c : consumers_[dy]) {
     const plan::Op &reader = p_.ops(c);
     if (fusedInto_[c] != -1 || reader.outputs_size() != 1)
-      return Status::success();
+      return false;
     if ((reader.kind() == "conv2d_backprop_filter" ||
          reader.kind() == "max_pool_grad") &&
         reader.inputs_size() == 2 && reader.inputs(1) == dy &&
@@ -1905,7 +1927,7 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
       biasSum = c;
   }
   if (gradient < 0 || biasSum < 0)
-    return Status::success();
+    return false;
   // The sum over N, H and W of dy's channels: axes {0, 1, 2}, either sign.
   std::vector<int64_t> axes = OpAttrs(p_.ops(biasSum)).getInts("axes");
   std::vector<bool> reduced(4, false);
@@ -1918,21 +1940,131 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
     biasElements *= d;
   if (axes.size() != 3 || !reduced[0] || !reduced[1] || !reduced[2] ||
       reduced[3] || biasElements != shape(dy)[3])
+    return false;
+  return producer_[p_.ops(gradient).inputs(0)] < o;
+}
+
+void CpuScheduler::planPoolTransposes() {
+  if (!cpu::poolTransposeFusionEnabled())
+    return;
+  // Transpose op `t` (an intermediate result read by one op) with `perm`.
+  auto isTranspose = [&](int t, const std::vector<int64_t> &perm) {
+    return t >= 0 && p_.ops(t).kind() == "transpose" &&
+           p_.ops(t).inputs_size() == 1 && p_.ops(t).outputs_size() == 1 &&
+           fusedInto_[t] == -1 && OpAttrs(p_.ops(t)).getInts("perm") == perm;
+  };
+  const std::vector<int64_t> toNhwc = {0, 2, 3, 1}, toNchw = {0, 3, 1, 2};
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    int gradient = -1, biasSum = -1;
+    if (p_.ops(o).kind() != "relu_grad" ||
+        !matchReluGradBiasPair(o, gradient, biasSum) ||
+        p_.ops(gradient).kind() != "max_pool_grad")
+      continue;
+    const plan::Op &op = p_.ops(o), &gradOp = p_.ops(gradient);
+    // y (relu_grad's second operand) is max_pool(x) over the gradient's
+    // windows.
+    const int y = op.inputs(1), pool = producer_[y];
+    bool windowMask = pool >= 0 && p_.ops(pool).kind() == "max_pool" &&
+                      p_.ops(pool).inputs_size() == 1 &&
+                      p_.ops(pool).inputs(0) == gradOp.inputs(0) &&
+                      fusedInto_[pool] == -1;
+    if (windowMask) {
+      // The same windows from the same corner (the fused kernel takes only
+      // windows that tile from the top left, unpadded, and y has dy's
+      // shape, so the pool's windows are those).
+      OpAttrs a(p_.ops(pool)), b(gradOp);
+      std::vector<int64_t> pads = a.getWindowInts("pads");
+      const std::string padding = a.getString("padding");
+      windowMask = a.getInts("kernel") == b.getInts("kernel") &&
+                   a.getWindowInts("strides") == b.getWindowInts("strides") &&
+                   a.getString("data_format") == b.getString("data_format") &&
+                   (padding == "VALID" ||
+                    (padding == "EXPLICIT" && pads[0] == 0 && pads[2] == 0));
+    }
+    // g is dy's NHWC transpose, read by this relu_grad alone.
+    const int g = op.inputs(0), gOp = producer_[g];
+    const bool gradNchw = isTranspose(gOp, toNhwc) && isIntermediate(g) &&
+                          consumers_[g].size() == 1;
+    if (!windowMask && !gradNchw)
+      continue;
+    const int bias = p_.ops(biasSum).outputs(0);
+    std::unique_ptr<Kernel> kernel = cpu::createMaxPoolReluBiasGrad(
+        makeKernelConfig(in_, gradient), dtype(bias), gradNchw, windowMask);
+    if (!kernel)
+      continue;
+    PoolGradPlan &plan = poolGradPlans_[o];
+    plan.g = g;
+    plan.windowMask = windowMask;
+    plan.kernel = std::move(kernel);
+    if (gradNchw) {
+      plan.g = p_.ops(gOp).inputs(0);
+      fusedInto_[gOp] = -2;
+      lastUse_[plan.g] = std::max(lastUse_[plan.g], o);
+    }
+  }
+  // A max_pool whose result only NCHW transposes and window-masked fused
+  // gradients read writes the transpose's result instead.
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    const plan::Op &op = p_.ops(o);
+    if (op.kind() != "max_pool" || op.outputs_size() != 1 ||
+        fusedInto_[o] != -1 || !isIntermediate(op.outputs(0)))
+      continue;
+    int transpose = -1;
+    bool others = false;
+    for (int c : consumers_[op.outputs(0)]) {
+      auto plan = poolGradPlans_.find(c);
+      if (plan != poolGradPlans_.end() && plan->second.windowMask &&
+          p_.ops(c).inputs(0) != op.outputs(0))
+        continue;
+      if (transpose < 0 && isTranspose(c, toNchw))
+        transpose = c;
+      else
+        others = true;
+    }
+    if (others || transpose < 0)
+      continue;
+    std::unique_ptr<Kernel> kernel =
+        cpu::createTiledMaxPoolToNchw(makeKernelConfig(in_, o));
+    if (!kernel)
+      continue;
+    fusedInto_[transpose] = -2;
+    poolToNchw_[o] = {transpose, std::move(kernel)};
+  }
+}
+
+Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  int gradient = -1, biasSum = -1;
+  auto planned = poolGradPlans_.find(o);
+  if (planned == poolGradPlans_.end() &&
+      !matchReluGradBiasPair(o, gradient, biasSum))
     return Status::success();
+  if (planned != poolGradPlans_.end()) {
+    // Planned with the transposes before them: the readers are as matched
+    // then.
+    for (int c : consumers_[op.outputs(0)])
+      (p_.ops(c).kind() == "reduce_sum" ? biasSum : gradient) = c;
+  }
+  const int bias = p_.ops(biasSum).outputs(0);
   const plan::Op &gradientOp = p_.ops(gradient);
   const int x = gradientOp.inputs(0);
-  if (producer_[x] >= o)
-    return Status::success();
   KernelConfig config = makeKernelConfig(in_, gradient);
   std::unique_ptr<Kernel> kernel =
-      gradientOp.kind() == "max_pool_grad"
+      planned != poolGradPlans_.end() ? std::move(planned->second.kernel)
+      : gradientOp.kind() == "max_pool_grad"
           ? cpu::createMaxPoolReluBiasGrad(config, dtype(bias))
           : cpu::createSingleChannelReluFilterBiasGrad(config, dtype(bias));
   if (!kernel)
     return Status::success();
   GOPT_RETURN_IF_ERROR(materialize(x));
+  std::vector<int> operands = {x, op.inputs(0), op.inputs(1)};
+  if (planned != poolGradPlans_.end()) {
+    operands[1] = planned->second.g;
+    if (planned->second.windowMask)
+      operands.pop_back();
+  }
   std::vector<int> inputs;
-  for (int t : {x, op.inputs(0), op.inputs(1)}) {
+  for (int t : operands) {
     GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
     inputs.push_back(slot);
   }
@@ -2021,6 +2153,7 @@ Status CpuScheduler::build() {
   for (int o = 0; o < numOps; ++o)
     if (p_.ops(o).kind() == "softmax")
       matchAttention(o);
+  planPoolTransposes();
 
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
@@ -2056,6 +2189,16 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
+    if (auto toNchw = poolToNchw_.find(o); toNchw != poolToNchw_.end()) {
+      GOPT_RETURN_IF_ERROR(materialize(op.inputs(0)));
+      GOPT_ASSIGN_OR_RETURN(int src, plainSlot(op.inputs(0)));
+      const plan::Op &transpose = p_.ops(toNchw->second.first);
+      const int result = transpose.outputs(0);
+      addStep(std::move(toNchw->second.second), {src}, {result},
+              op.name() + "+" + transpose.name(), "max_pool+transpose");
+      plainReady_[result] = true;
+      continue;
+    }
     // Everything else reads its operands' values (a conv2d converts a
     // deferred cast into its own layout).
     for (int t : op.inputs())

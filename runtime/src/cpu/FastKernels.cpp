@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -1216,11 +1217,14 @@ GOPT_AVX512BW void maxPoolTiledImageAvx512(const T *x, T *y, int64_t w,
 // oneDNN's NHWC pooling ran the MNIST CNN's 2x2 pool (1024x24x24x64 bf16)
 // at about half the speed its memory traffic allows; one pass over x,
 // vectorized over channels, is memory-bound.
+// With `nchwOut` (AVX-512 only) each image is pooled into a buffer that
+// stays in cache and transposed from there into y, NCHW.
 template <typename T> class TiledMaxPoolKernel : public Kernel {
 public:
   TiledMaxPoolKernel(int64_t n, int64_t h, int64_t w, int64_t c, int64_t oh,
-                     int64_t ow, int64_t kh, int64_t kw)
-      : n_(n), h_(h), w_(w), c_(c), oh_(oh), ow_(ow), kh_(kh), kw_(kw) {}
+                     int64_t ow, int64_t kh, int64_t kw, bool nchwOut = false)
+      : n_(n), h_(h), w_(w), c_(c), oh_(oh), ow_(ow), kh_(kh), kw_(kw),
+        nchwOut_(nchwOut) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const T *x = static_cast<const T *>(in[0].data());
     T *y = static_cast<T *>(out[0].data());
@@ -1229,9 +1233,16 @@ public:
 #pragma omp parallel if (parallel)
     {
       std::vector<float> best(c_);
+      std::vector<T> nhwc(nchwOut_ ? ySize : 0);
 #pragma omp for schedule(static)
       for (int64_t b = 0; b < n_; ++b) {
 #ifdef GOPT_HAVE_AVX512_TILED_POOL
+        if (nchwOut_) {
+          maxPoolTiledImageAvx512(x + b * xSize, nhwc.data(), w_, c_, oh_, ow_,
+                                  kh_, kw_);
+          transposeMatrix16(nhwc.data(), oh_ * ow_, c_, y + b * ySize);
+          continue;
+        }
         if (vectorChannels_) {
           maxPoolTiledImageAvx512(x + b * xSize, y + b * ySize, w_, c_, oh_,
                                   ow_, kh_, kw_);
@@ -1248,13 +1259,15 @@ public:
 
 private:
   int64_t n_, h_, w_, c_, oh_, ow_, kh_, kw_;
+  bool nchwOut_;
 #ifdef GOPT_HAVE_AVX512_TILED_POOL
   bool vectorChannels_ = c_ % 16 == 0 && avx512bwSupported();
 #endif
 };
 } // namespace
 
-std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &c) {
+namespace {
+std::unique_ptr<Kernel> makeTiledMaxPool(const KernelConfig &c, bool nchwOut) {
   if (c.op->kind() != "max_pool" || c.inputShapes.size() != 1 ||
       c.outputShapes.size() != 1 || c.inputShapes[0].size() != 4 ||
       c.outputShapes[0].size() != 4)
@@ -1279,8 +1292,31 @@ std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &c) {
     return nullptr;
   return byElementType(type, [&](auto t) -> std::unique_ptr<Kernel> {
     return std::make_unique<TiledMaxPoolKernel<decltype(t)>>(
-        x[0], x[1], x[2], x[3], y[1], y[2], kh, kw);
+        x[0], x[1], x[2], x[3], y[1], y[2], kh, kw, nchwOut);
   });
+}
+} // namespace
+
+std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &c) {
+  return makeTiledMaxPool(c, false);
+}
+
+bool poolTransposeFusionEnabled() {
+  const char *setting = std::getenv("GOPT_POOL_TRANSPOSE");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel> createTiledMaxPoolToNchw(const KernelConfig &c) {
+#ifdef GOPT_HAVE_AVX512_TILED_POOL
+  if (!poolTransposeFusionEnabled() || !avx512bwSupported() ||
+      c.inputShapes.size() != 1 || c.inputShapes[0].size() != 4 ||
+      c.inputShapes[0][3] % 16 != 0)
+    return nullptr;
+  return makeTiledMaxPool(c, true);
+#else
+  (void)c;
+  return nullptr;
+#endif
 }
 
 StatusOr<std::unique_ptr<Kernel>>

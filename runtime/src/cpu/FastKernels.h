@@ -42,14 +42,27 @@ createTrainingBatchNorm(const KernelConfig &config);
 // padding, f32 or bf16); null otherwise. The oneDNN pooling factory hands
 // those to it.
 std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &config);
+// The same max_pool writing its result transposed to NCHW (the transpose
+// the graph has before a classifier's flatten, run in the same pass): null
+// unless tiling windows, channels a multiple of 16 and AVX-512 (BW, VL),
+// or with GOPT_POOL_TRANSPOSE=0.
+std::unique_ptr<Kernel> createTiledMaxPoolToNchw(const KernelConfig &config);
+// False when GOPT_POOL_TRANSPOSE=0: the pool steps of a training step keep
+// the transposes around them (createTiledMaxPoolToNchw, and the NCHW
+// gradient and window mask of createMaxPoolReluBiasGrad).
+bool poolTransposeFusionEnabled();
 // (TrainingKernels.cpp) One step for dy = relu_grad(g, y), y = max_pool(x),
 // max_pool_grad(x, dy) and dy's per-channel sum (a bias gradient), dy never
 // stored: inputs x, g, y; outputs dx and the bias gradient (`biasType`:
 // the reduce_sum's, which must be dy's f32 or bf16). `maxPoolGrad` is the
 // max_pool_grad's config; null unless its NHWC windows tile the image and
-// the channels are a multiple of 16 (AVX-512 with BW and VL).
+// the channels are a multiple of 16 (AVX-512 with BW and VL). With
+// `gradNchw` g is given in NCHW (the elements of NHWC g transposed); with
+// `windowMask` y is not an input: y > 0 is taken from each window's
+// maximum, which the caller has checked is y.
 std::unique_ptr<Kernel>
-createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType);
+createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
+                          bool gradNchw = false, bool windowMask = false);
 // False when GOPT_RELU_POOL_BIAS_GRAD=0.
 bool reluPoolBiasFusionEnabled();
 

@@ -794,10 +794,11 @@ maxPoolGradImageTiled(const PoolGeometry &g, const T *px, const T *pdy, T *pdx,
 // The tap (row-major in the window, rows `rowStride` apart) each of 16
 // channels picks: the first maximum, a NaN winning as the reference's
 // max_pool does.
+// `top`, if given, gets the winners' values: max_pool's result.
 template <typename T>
-GOPT_AVX512BW inline __m512i windowWinners16(const T *first, int32_t taps,
-                                             int64_t kw, int64_t rowStride,
-                                             int64_t channels) {
+GOPT_AVX512BW inline __m512i
+windowWinners16(const T *first, int32_t taps, int64_t kw, int64_t rowStride,
+                int64_t channels, __m512 *top = nullptr) {
   __m512 bestValue = load16AsF32(first);
   __m512i best = _mm512_setzero_si512();
   for (int32_t t = 1; t < taps; ++t) {
@@ -807,6 +808,8 @@ GOPT_AVX512BW inline __m512i windowWinners16(const T *first, int32_t taps,
     bestValue = _mm512_mask_mov_ps(bestValue, take, v);
     best = _mm512_mask_mov_epi32(best, take, _mm512_set1_epi32(t));
   }
+  if (top)
+    *top = bestValue;
   return best;
 }
 
@@ -835,6 +838,17 @@ GOPT_AVX512BW inline PickedBf16 poolGradient(const uint16_t *p) {
 GOPT_AVX512BW inline void poolStore(uint16_t *out, __mmask16 pick,
                                     PickedBf16 g) {
   _mm256_storeu_si256(reinterpret_cast<__m256i *>(out),
+                      _mm256_maskz_mov_epi16(pick, g.d));
+}
+// The same, `out` aligned to the vector, bypassing the cache: for dx of a
+// whole batch, larger than the caches, which the next op reads from memory
+// anyway; a normal store would first read each line.
+GOPT_AVX512BW inline void poolStream(float *out, __mmask16 pick, PickedF32 g) {
+  _mm512_stream_ps(out, _mm512_maskz_mov_ps(pick, g.d));
+}
+GOPT_AVX512BW inline void poolStream(uint16_t *out, __mmask16 pick,
+                                     PickedBf16 g) {
+  _mm256_stream_si256(reinterpret_cast<__m256i *>(out),
                       _mm256_maskz_mov_epi16(pick, g.d));
 }
 
@@ -1048,17 +1062,18 @@ StatusOr<std::unique_ptr<Kernel>> createMaxPoolGrad(const KernelConfig &c) {
 #ifdef GOPT_HAVE_AVX512_POOL_GRAD
 // 16 dy values masked by y > 0 (relu_grad: a NaN y passes nothing), as
 // they would be stored by relu_grad: f32 as they are, bf16 bits quieted.
-GOPT_AVX512BW inline PickedF32 reluPassed(const float *g, const float *y) {
-  __mmask16 positive =
-      _mm512_cmp_ps_mask(_mm512_loadu_ps(y), _mm512_setzero_ps(), _CMP_GT_OQ);
+GOPT_AVX512BW inline PickedF32 reluPassed(const float *g, __mmask16 positive) {
   return {_mm512_maskz_mov_ps(positive, _mm512_loadu_ps(g))};
 }
 GOPT_AVX512BW inline PickedBf16 reluPassed(const uint16_t *g,
-                                           const uint16_t *y) {
-  __mmask16 positive =
-      _mm512_cmp_ps_mask(load16AsF32(y), _mm512_setzero_ps(), _CMP_GT_OQ);
+                                           __mmask16 positive) {
   PickedBf16 quiet = poolGradient(g);
   return {_mm256_maskz_mov_epi16(positive, quiet.d)};
+}
+template <typename T>
+GOPT_AVX512BW inline auto reluPassed(const T *g, const T *y) {
+  return reluPassed(
+      g, _mm512_cmp_ps_mask(load16AsF32(y), _mm512_setzero_ps(), _CMP_GT_OQ));
 }
 GOPT_AVX512BW inline __m512 pickedF32(PickedF32 p) { return p.d; }
 GOPT_AVX512BW inline __m512 pickedF32(PickedBf16 p) {
@@ -1069,8 +1084,10 @@ GOPT_AVX512BW inline __m512 pickedF32(PickedBf16 p) {
 // y = max_pool(x), and that relu_grad's per-channel sums (a bias
 // gradient) added to `bias`: dy = g where y > 0, else 0, computed in
 // registers per window, never stored. Sums in f32 per window row, joined
-// in double.
-template <typename T>
+// in double. With py null, y > 0 is taken from the window's maximum, which
+// is y (the schedule checked that y is max_pool(x) over these windows):
+// y need not be read, nor, in the forward pass, written in this layout.
+template <typename T, bool kStream = false>
 GOPT_AVX512BW void maxPoolReluBiasGradImage(const PoolGeometry &g, const T *px,
                                             const T *pg, const T *py, T *pdx,
                                             double *bias, float *rowSums) {
@@ -1082,16 +1099,26 @@ GOPT_AVX512BW void maxPoolReluBiasGradImage(const PoolGeometry &g, const T *px,
       const int64_t base = oh * kh * rowStride + ow * kw * channels;
       const int64_t pooled = (oh * g.ow + ow) * channels;
       for (int64_t ch = 0; ch < channels; ch += 16) {
-        const __m512i best =
-            windowWinners16(px + base + ch, taps, kw, rowStride, channels);
-        auto grad = reluPassed(pg + pooled + ch, py + pooled + ch);
+        __m512 top;
+        const __m512i best = windowWinners16(px + base + ch, taps, kw,
+                                             rowStride, channels, &top);
+        auto grad = py ? reluPassed(pg + pooled + ch, py + pooled + ch)
+                       : reluPassed(pg + pooled + ch,
+                                    _mm512_cmp_ps_mask(top, _mm512_setzero_ps(),
+                                                       _CMP_GT_OQ));
         _mm512_storeu_ps(
             rowSums + ch,
             _mm512_add_ps(_mm512_loadu_ps(rowSums + ch), pickedF32(grad)));
         T *out = pdx + base + ch;
-        for (int32_t t = 0; t < taps; ++t)
-          poolStore(out + (t / kw) * rowStride + (t % kw) * channels,
-                    _mm512_cmpeq_epi32_mask(best, _mm512_set1_epi32(t)), grad);
+        for (int32_t t = 0; t < taps; ++t) {
+          const __mmask16 pick =
+              _mm512_cmpeq_epi32_mask(best, _mm512_set1_epi32(t));
+          T *at = out + (t / kw) * rowStride + (t % kw) * channels;
+          if constexpr (kStream)
+            poolStream(at, pick, grad);
+          else
+            poolStore(at, pick, grad);
+        }
       }
     }
     for (int64_t ch = 0; ch < channels; ++ch)
@@ -1099,34 +1126,59 @@ GOPT_AVX512BW void maxPoolReluBiasGradImage(const PoolGeometry &g, const T *px,
   }
 }
 
-// Inputs x, g, y (= max_pool(x)); outputs dx and the bias gradient, all of
-// T. Images split among threads; the bias sums per thread in double,
-// joined in thread order.
+// Inputs x, g, y (= max_pool(x)), or x and g with `windowMask`; outputs dx
+// and the bias gradient, all of T. With `gradNchw` g is NCHW (the source
+// of the transpose to NHWC the graph has there: the classifier's flatten),
+// each image's transposed in registers into a buffer the window loop then
+// reads in cache. Images split among threads; the bias sums per thread in
+// double, joined in thread order.
 template <typename T> class MaxPoolReluBiasGradKernel : public Kernel {
 public:
-  explicit MaxPoolReluBiasGradKernel(const PoolGeometry &g) : g_(g) {}
+  MaxPoolReluBiasGradKernel(const PoolGeometry &g, bool gradNchw,
+                            bool windowMask)
+      : g_(g), gradNchw_(gradNchw), windowMask_(windowMask) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const PoolGeometry g = g_;
-    const T *x = in[0].data<T>(), *gr = in[1].data<T>(), *y = in[2].data<T>();
+    const T *x = in[0].data<T>(), *gr = in[1].data<T>();
+    const T *y = windowMask_ ? nullptr : in[2].data<T>();
     T *dx = out[0].data<T>();
     const int64_t xSize = g.h * g.w * g.c, ySize = g.oh * g.ow * g.c;
     const bool remainder = g.oh * g.kh < g.h || g.ow * g.kw < g.w;
     const bool parallel = g.n * xSize >= kParallelThreshold;
     const int threads = parallel ? omp_get_max_threads() : 1;
     std::vector<double> partials(static_cast<size_t>(threads) * g.c, 0.0);
+    // Streaming stores where dx outgrows the caches (the MNIST CNN's
+    // 32->64 conv at batch 1024: 75 MB in bf16) and every store is
+    // aligned: each image and pixel starts a whole vector (channels a
+    // multiple of 16) from an aligned dx.
+    const bool stream = !remainder && g.n * xSize * sizeof(T) >= kStreamBytes &&
+                        reinterpret_cast<uintptr_t>(dx) % (16 * sizeof(T)) == 0;
 #pragma omp parallel num_threads(threads) if (parallel)
     {
       double *bias = partials.data() + omp_get_thread_num() * g.c;
       std::vector<float> rowSums(g.c);
+      std::vector<T> nhwc(gradNchw_ ? ySize : 0);
 #pragma omp for schedule(static)
       for (int64_t item = 0; item < g.n; ++item) {
         T *pdx = dx + item * xSize;
         if (remainder) // elements no window covers
           std::fill(pdx, pdx + xSize, static_cast<T>(0));
-        maxPoolReluBiasGradImage(g, x + item * xSize, gr + item * ySize,
-                                 y + item * ySize, pdx, bias, rowSums.data());
+        const T *pg = gr + item * ySize;
+        if (gradNchw_) {
+          transposeMatrix16(pg, g.c, g.oh * g.ow, nhwc.data());
+          pg = nhwc.data();
+        }
+        const T *py = y ? y + item * ySize : nullptr;
+        if (stream)
+          maxPoolReluBiasGradImage<T, true>(g, x + item * xSize, pg, py, pdx,
+                                            bias, rowSums.data());
+        else
+          maxPoolReluBiasGradImage<T, false>(g, x + item * xSize, pg, py, pdx,
+                                             bias, rowSums.data());
       }
+      if (stream) // the streamed lines visible before the next op runs
+        _mm_sfence();
     }
     T *db = out[1].data<T>();
     for (int64_t ch = 0; ch < g.c; ++ch) {
@@ -1140,7 +1192,10 @@ public:
   const char *implementation() const override { return "fast"; }
 
 private:
+  // dx sizes from which streaming stores pay: well past a core's L2.
+  static constexpr int64_t kStreamBytes = int64_t(16) << 20;
   PoolGeometry g_;
+  bool gradNchw_, windowMask_;
 };
 #endif
 
@@ -1644,8 +1699,8 @@ StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
 } // namespace
 
 std::unique_ptr<Kernel>
-cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad,
-                               DType biasType) {
+cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
+                               bool gradNchw, bool windowMask) {
 #ifdef GOPT_HAVE_AVX512_POOL_GRAD
   DType type = loopType(maxPoolGrad);
   if (type == DType::kInvalid || biasType != type || !avx512bwSupported() ||
@@ -1656,11 +1711,15 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad,
       g->h * g->w * g->c > INT32_MAX)
     return nullptr;
   if (type == DType::kF32)
-    return std::make_unique<MaxPoolReluBiasGradKernel<float>>(*g);
-  return std::make_unique<MaxPoolReluBiasGradKernel<uint16_t>>(*g);
+    return std::make_unique<MaxPoolReluBiasGradKernel<float>>(*g, gradNchw,
+                                                              windowMask);
+  return std::make_unique<MaxPoolReluBiasGradKernel<uint16_t>>(*g, gradNchw,
+                                                               windowMask);
 #else
   (void)maxPoolGrad;
   (void)biasType;
+  (void)gradNchw;
+  (void)windowMask;
   return nullptr;
 #endif
 }
