@@ -2,8 +2,8 @@
 
 /// "Has a gradient" is DifferentiableOpInterface: an op without it between
 /// the parameters and the loss is refused with one error naming the op,
-/// whichever family it comes from (a binary op, a dynamic op with run-time
-/// values that has no rule, a gradient op itself: no second derivatives).
+/// whichever family it comes from (a binary op, gopt.loop, whose ODS reason
+/// the error repeats, a gradient op itself: no second derivatives).
 
 func.func @floor_div(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
   // expected-error @+1 {{'gopt.floor_div' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule (DifferentiableOpInterface; docs/op-semantics.md lists the differentiable ops)}}
@@ -14,13 +14,29 @@ func.func @floor_div(%x: tensor<2x4xf32>, %p: tensor<4xf32> {gopt.name = "p", go
 
 // -----
 
-func.func @dynamic_resize(%x: tensor<1x2x4x4xf32>, %scales: tensor<4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
-  %0 = gopt.add %x, %p : (tensor<1x2x4x4xf32>, tensor<4xf32>) -> tensor<1x2x4x4xf32>
+func.func @loop(%x: tensor<2xf32>, %p: tensor<2xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
+  %n = gopt.constant dense<3> : tensor<i64>
+  %c = gopt.constant dense<true> : tensor<i1>
+  // expected-error @+1 {{'gopt.loop' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule (DifferentiableOpInterface; docs/op-semantics.md lists the differentiable ops); gopt does not write its gradient yet: backpropagation through iterations}}
+  %r = gopt.loop %n, %c carried(%x : tensor<2xf32>) captures(%p : tensor<2xf32>) : tensor<i64>, tensor<i1> -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cc: tensor<i1>, %acc: tensor<2xf32>, %q: tensor<2xf32>):
+    %next = gopt.mul %acc, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    gopt.yield %cc, %next : tensor<i1>, tensor<2xf32>
+  }
+  %s = gopt.reduce_sum %r {axes = array<i64>} : (tensor<2xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+/// dynamic_resize differentiates its input only: scales (or a roi)
+/// computed from a parameter are refused by name.
+func.func @dynamic_resize_scales(%x: tensor<1x2x4x4xf32>, %p: tensor<4xf32> {gopt.name = "p", gopt.state = "param"}) -> (tensor<f32> {gopt.name = "loss"}) {
   %roi = gopt.constant dense<> : tensor<0xf32>
   %sizes = gopt.constant dense<> : tensor<0xi64>
-  // expected-error @+1 {{'gopt.dynamic_resize' op has no gradient in gopt-autodiff: the loss depends on it through a parameter, and it has no gradient rule}}
-  %1 = gopt.dynamic_resize %0, %roi, %scales, %sizes {data_format = "NCHW", mode = "linear"} : (tensor<1x2x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x2x8x8xf32>
-  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x2x8x8xf32>) -> tensor<f32>
+  // expected-error @+1 {{'gopt.dynamic_resize' op has no gradient in gopt-autodiff: the loss depends on its roi or scales through a parameter (only the gradient with respect to the input is implemented)}}
+  %1 = gopt.dynamic_resize %x, %roi, %p, %sizes {data_format = "NCHW", mode = "linear"} : (tensor<1x2x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x2x?x?xf32>
+  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x2x?x?xf32>) -> tensor<f32>
   return %2 : tensor<f32>
 }
 

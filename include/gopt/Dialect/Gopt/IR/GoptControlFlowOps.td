@@ -14,8 +14,7 @@
 def Gopt_ConditionTensor : 0DTensorOf<[I1]>;
 def Gopt_TripCountTensor : 0DTensorOf<[I64]>;
 
-def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects]> {
-  let missingGradient = "gradients through regions (the branches' or the body's backward pass) are not written";
+def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_Differentiable]> {
   let summary = "run one of two regions, chosen by a bool computed at run time";
   let description = [{
     ONNX's `If`. Both regions take the `captures` as block arguments and
@@ -54,7 +53,7 @@ def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects]> {
 
 def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
                                    AttrSizedOperandSegments]> {
-  let missingGradient = "gradients through regions (the branches' or the body's backward pass) are not written";
+  let missingGradient = "backpropagation through iterations: the forward would keep each iteration's carried values (as scan outputs) for a reverse loop; not written";
   let summary = "run a region while a counter and a condition allow";
   let description = [{
     ONNX's `Loop`. The body's block arguments are the iteration number
