@@ -152,6 +152,7 @@ LogicalResult Differentiator::walk(Block &body, ValueRange outputs,
     return type && isa<FloatType>(type.getElementType());
   };
   llvm::DenseSet<Value> fromParams(wrt.begin(), wrt.end());
+  llvm::DenseSet<Value> wrtSet(wrt.begin(), wrt.end());
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(), [&](Value v) {
           return fromParams.contains(v) && carriesGradient(v);
@@ -168,7 +169,9 @@ LogicalResult Differentiator::walk(Block &body, ValueRange outputs,
     if (!fromParams.contains(v) || !carriesGradient(v))
       continue;
     needed.insert(v);
-    if (Operation *def = v.getDefiningOp())
+    // The walk ends at `wrt` (a loop's reverse body differentiates with
+    // respect to values it gathers).
+    if (Operation *def = v.getDefiningOp(); def && !wrtSet.contains(v))
       for (Value operand : def->getOperands())
         worklist.insert(operand);
   }
@@ -178,8 +181,9 @@ LogicalResult Differentiator::walk(Block &body, ValueRange outputs,
 
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getResults(),
-                     [&](Value r) { return needed.contains(r); }))
+    if (llvm::any_of(op.getResults(), [&](Value r) {
+          return needed.contains(r) && !wrtSet.contains(r);
+        }))
       ops.push_back(&op);
   Operation *terminator = body.getTerminator();
   int unnamed = 0;

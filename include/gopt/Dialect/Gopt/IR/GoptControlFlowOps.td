@@ -52,8 +52,7 @@ def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_D
 }
 
 def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
-                                   AttrSizedOperandSegments]> {
-  let missingGradient = "backpropagation through iterations: the forward would keep each iteration's carried values (as scan outputs) for a reverse loop; not written";
+                                   AttrSizedOperandSegments, Gopt_Differentiable]> {
   let summary = "run a region while a counter and a condition allow";
   let description = [{
     ONNX's `Loop`. The body's block arguments are the iteration number
@@ -100,7 +99,7 @@ def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
 
 def Gopt_YieldOp : Gopt_Op<"yield", [Pure, Terminator,
                                      ParentOneOf<["IfOp", "LoopOp"]>]> {
-  let notDifferentiable = "a region terminator: the enclosing if/loop's gradient would cover it";
+  let notDifferentiable = "a region terminator: the enclosing if's or loop's gradient covers it";
   let summary = "the values a region of gopt.if or gopt.loop gives back";
   let arguments = (ins Variadic<Gopt_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
