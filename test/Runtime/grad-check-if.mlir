@@ -6,16 +6,23 @@
 /// batch size, one true (then) and one false (else), so both branches'
 /// backward passes run; a nested if in a then branch (its condition a
 /// capture), a branch that yields a capture as it is, and parameters used
-/// by one branch only (u: zeros from the if whose then branch ran).
+/// by one branch only (u: zeros from the if whose then branch ran). The
+/// loss sums over the run-time batch (dynamic_reduce_sum). v and u are
+/// added to zeros computed from an input, so gopt-lift-params makes them
+/// parameters (captures are no trainable use).
 // CHECK: grad-check
 // CHECK-DAG: w {{.*}}: ok
 // CHECK-DAG: v {{.*}}: ok
 // CHECK-DAG: u {{.*}}: ok
 // CHECK: gradients match finite differences
-func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}) -> (tensor<f32> {gopt.name = "loss"}) {
+func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}, %rin: tensor<4xf32> {gopt.name = "r"}) -> (tensor<f32> {gopt.name = "loss"}) {
   %w = gopt.constant dense<[[0.31, -0.42, 0.18, -0.51], [0.04, -0.16, -0.53, 0.27], [-0.55, -0.08, 0.39, 0.45]]> : tensor<3x4xf32> loc("w")
-  %v = gopt.constant dense<[0.62, -0.35, 0.91, 0.27]> : tensor<4xf32> loc("v")
-  %u = gopt.constant dense<[-0.23, 0.48, 0.15, -0.66]> : tensor<4xf32> loc("u")
+  %v0 = gopt.constant dense<[0.62, -0.35, 0.91, 0.27]> : tensor<4xf32> loc("v")
+  %u0 = gopt.constant dense<[-0.23, 0.48, 0.15, -0.66]> : tensor<4xf32> loc("u")
+  %c0 = gopt.constant dense<0.0> : tensor<f32>
+  %rz = gopt.mul %rin, %c0 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %v = gopt.add %rz, %v0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u = gopt.add %rz, %u0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %h = gopt.matmul %x, %w : (tensor<?x3xf32>, tensor<3x4xf32>) -> tensor<?x4xf32>
   %shape = gopt.shape %x : (tensor<?x3xf32>) -> tensor<2xi64>
   %n = gopt.slice %shape {starts = array<i64: 0>, ends = array<i64: 1>, steps = array<i64: 1>} : (tensor<2xi64>) -> tensor<1xi64>
@@ -57,6 +64,9 @@ func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}) -> (tensor<f32> {gopt.nam
   }
   %sum = gopt.add %y1, %y2 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   %sq = gopt.mul %sum, %sum : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
-  %loss = gopt.reduce_sum %sq {axes = array<i64>} : (tensor<?x4xf32>) -> tensor<f32>
+  %zn = gopt.sub %n, %n : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %axc = gopt.constant dense<[0, 1]> : tensor<2xi64>
+  %axes = gopt.add %axc, %zn : (tensor<2xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %loss = gopt.dynamic_reduce_sum %sq, %axes : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }

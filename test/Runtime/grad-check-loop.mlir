@@ -8,15 +8,19 @@
 /// compile time) of a recurrence h' = tanh(h * a + x w) + 0.5 h carried
 /// with an integer counter (no gradient), the iteration number as a float
 /// in the body, a capture used in every iteration (a: its gradient sums
-/// over them) and a scan output of each iteration's state.
+/// over them; added to zeros computed from an input, so gopt-lift-params
+/// makes it a parameter) and a scan output of each iteration's state.
 // CHECK: grad-check
 // CHECK-DAG: w {{.*}}: ok
 // CHECK-DAG: a {{.*}}: ok
 // CHECK-DAG: h0 {{.*}}: ok
 // CHECK: gradients match finite differences
-func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}) -> (tensor<f32> {gopt.name = "loss"}) {
+func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}, %rin: tensor<4xf32> {gopt.name = "r"}) -> (tensor<f32> {gopt.name = "loss"}) {
   %w = gopt.constant dense<[[0.31, -0.42, 0.18, -0.51], [0.04, -0.16, -0.53, 0.27], [-0.55, -0.08, 0.39, 0.45]]> : tensor<3x4xf32> loc("w")
-  %a = gopt.constant dense<[0.62, -0.35, 0.91, 0.27]> : tensor<4xf32> loc("a")
+  %a0 = gopt.constant dense<[0.62, -0.35, 0.91, 0.27]> : tensor<4xf32> loc("a")
+  %cz = gopt.constant dense<0.0> : tensor<f32>
+  %rz = gopt.mul %rin, %cz : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %a = gopt.add %rz, %a0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %h0 = gopt.constant dense<[0.12, -0.3, 0.25, 0.4]> : tensor<4xf32> loc("h0")
   %xw = gopt.matmul %x, %w : (tensor<?x3xf32>, tensor<3x4xf32>) -> tensor<?x4xf32>
   %zeros = gopt.mul %xw, %xw : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
@@ -48,9 +52,14 @@ func.func @main(%x: tensor<?x3xf32> {gopt.name = "x"}) -> (tensor<f32> {gopt.nam
     gopt.yield %c, %next, %k1, %next : tensor<i1>, tensor<?x4xf32>, tensor<i64>, tensor<?x4xf32>
   }
   %sq = gopt.mul %r#0, %r#0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
-  %l1 = gopt.reduce_sum %sq {axes = array<i64>} : (tensor<?x4xf32>) -> tensor<f32>
+  %zn = gopt.sub %n, %n : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %ax2c = gopt.constant dense<[0, 1]> : tensor<2xi64>
+  %ax2 = gopt.add %ax2c, %zn : (tensor<2xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %ax3c = gopt.constant dense<[0, 1, 2]> : tensor<3xi64>
+  %ax3 = gopt.add %ax3c, %zn : (tensor<3xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %l1 = gopt.dynamic_reduce_sum %sq, %ax2 : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<f32>
   %scan = gopt.mul %r#2, %r#2 : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
-  %l2 = gopt.reduce_sum %scan {axes = array<i64>} : (tensor<?x?x4xf32>) -> tensor<f32>
+  %l2 = gopt.dynamic_reduce_sum %scan, %ax3 : (tensor<?x?x4xf32>, tensor<3xi64>) -> tensor<f32>
   %wt = gopt.constant dense<0.3> : tensor<f32>
   %l2w = gopt.mul %l2, %wt : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %loss = gopt.add %l1, %l2w : (tensor<f32>, tensor<f32>) -> tensor<f32>

@@ -6,9 +6,9 @@
 /// does not use gets zeros there, and only captures that need a gradient
 /// (here w, not x or the integer k) are results.
 // CHECK-LABEL: func @if_branches
-// CHECK: %[[Y:.*]] = gopt.if %[[C:[^ ]*]] captures(%[[X:[^ ]*]], %[[W:[^ ]*]], %[[K:[^ ]*]] :
+// CHECK: %[[Y:.*]] = gopt.if %[[C:[^ ]*]] captures(%[[X:[^ ,]*]], %[[W:[^ ,]*]], %[[K:[^ ,]*]] :
 // CHECK: %[[DW:.*]] = gopt.if %[[C]] captures(%[[X]], %[[W]], %[[K]], %{{.*}} : tensor<4xf32>, tensor<4xf32>, tensor<2xi64>, tensor<4xf32>) : tensor<i1> -> tensor<4xf32> then {
-// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>, %{{.*}}: tensor<2xi64>, %[[G:.*]]: tensor<4xf32>):
+// CHECK-NEXT: ^bb0(%[[A:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<2xi64>, %[[G:[^:]*]]: tensor<4xf32>):
 // CHECK-NEXT: gopt.mul %[[A]], %[[B]]
 // CHECK: %[[GB:.*]] = gopt.mul {{.*}}%[[G]]
 // CHECK: gopt.yield %[[GB]] : tensor<4xf32>

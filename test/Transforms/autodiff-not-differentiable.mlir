@@ -36,8 +36,8 @@ func.func @dynamic_resize_scales(%x: tensor<1x2x4x4xf32>, %p: tensor<4xf32> {gop
   %roi = gopt.constant dense<> : tensor<0xf32>
   %sizes = gopt.constant dense<> : tensor<0xi64>
   // expected-error @+1 {{'gopt.dynamic_resize' op has no gradient in gopt-autodiff: the loss depends on its roi or scales through a parameter (only the gradient with respect to the input is implemented)}}
-  %1 = gopt.dynamic_resize %x, %roi, %p, %sizes {data_format = "NCHW", mode = "linear"} : (tensor<1x2x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x2x?x?xf32>
-  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x2x?x?xf32>) -> tensor<f32>
+  %1 = gopt.dynamic_resize %x, %roi, %p, %sizes {data_format = "NCHW", mode = "linear"} : (tensor<1x2x4x4xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x2x8x8xf32>
+  %2 = gopt.reduce_sum %1 {axes = array<i64>} : (tensor<1x2x8x8xf32>) -> tensor<f32>
   return %2 : tensor<f32>
 }
 

@@ -304,6 +304,8 @@ def Gopt_DeformConv2DOp : Gopt_InferredOp<"deform_conv2d", [Pure, Gopt_ComputeHe
                    DefaultValuedAttr<I64Attr, "1">:$group,
                    DefaultValuedAttr<I64Attr, "1">:$offset_group);
   let results = (outs Gopt_FloatTensor:$y);
+  // The filter and the bias (the offsets and mask are computed).
+  let trainableOperands = [1, 3];
   let runtimeShapeFunction = "deformConv2dShape";
 }
 
