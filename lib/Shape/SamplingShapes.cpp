@@ -325,4 +325,23 @@ Result inferDeformConvShape(DimsRef x, DimsRef filter, DimsRef offset,
   return Result::success();
 }
 
+Result inferDeformConvGradShape(DimsRef x, DimsRef filter, DimsRef offset,
+                                DimsRef dy, const DimsRef *mask,
+                                const DeformConvParams &params, Dims &dmask) {
+  Dims bias = {filter.empty() ? kDynamic : filter[0]}, y;
+  if (Result r = inferDeformConvShape(x, filter, offset, bias, mask, params, y);
+      r.failed())
+    return r;
+  if (Result r = checkForwardResultGrad(y, dy); r.failed())
+    return r;
+  if (mask) {
+    dmask.assign(mask->begin(), mask->end());
+  } else {
+    dmask.assign(offset.begin(), offset.end());
+    if (!isDynamic(dmask[1]))
+      dmask[1] /= 2;
+  }
+  return Result::success();
+}
+
 } // namespace gopt::shape

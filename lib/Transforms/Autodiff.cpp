@@ -5,7 +5,8 @@
 // from its results' gradients (vector-Jacobian products: the op's
 // DifferentiableOpInterface, rules in lib/Dialect/Gopt/IR/Gradients/), and
 // sums where a value has several uses. An op without the interface is an
-// error naming it.
+// error naming it. gopt.if's rule asks for the same walk over its branches
+// (differentiateBlock), each in a Differentiator of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace gopt {
 #define GEN_PASS_DEF_AUTODIFF
@@ -32,27 +34,55 @@ RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// What ODS says of an op without a gradient rule (notDifferentiable or
+/// missingGradient, through GradientCoverage.inc), for the error.
+std::string noGradientReason(StringRef mnemonic) {
+  static const llvm::StringMap<std::string> reasons = [] {
+    llvm::StringMap<std::string> map;
+#define GOPT_NOT_DIFFERENTIABLE(name, why)                                     \
+  map[name] = std::string("it is not differentiable: ") + why;
+#define GOPT_MISSING_GRADIENT(name, why)                                       \
+  map[name] = std::string("gopt does not write its gradient yet: ") + why;
+#include "gopt/runtime/GradientCoverage.inc"
+#undef GOPT_NOT_DIFFERENTIABLE
+#undef GOPT_MISSING_GRADIENT
+    return map;
+  }();
+  auto it = reasons.find(mnemonic);
+  return it == reasons.end() ? std::string() : it->second;
+}
+
 /// The reverse walk's bookkeeping behind the ops' gradient rules: which
-/// values need a gradient, and each value's gradient so far.
+/// values need a gradient, and each value's gradient so far. One per block:
+/// a region's block (gopt.if's branches) gets a Differentiator of its own.
 class Differentiator : public GradientBuilder {
 public:
-  Differentiator(func::FuncOp func, Operation *insertBefore)
-      : GradientBuilder(OpBuilder(insertBefore), func.getLoc()), func(func) {}
+  Differentiator(Operation *insertBefore, Location sumLoc)
+      : GradientBuilder(OpBuilder(insertBefore), sumLoc) {}
 
   /// Differentiates `loss` with respect to `params`; gradients of params the
   /// loss does not depend on are zeros.
-  FailureOr<SmallVector<Value>> run(Value loss, ArrayRef<BlockArgument> params,
+  FailureOr<SmallVector<Value>> run(func::FuncOp func, Value loss,
+                                    ArrayRef<BlockArgument> params,
                                     Value lossScale);
 
   bool needsGrad(Value value) const override { return needed.contains(value); }
   void accumulate(Value value, Value grad) override;
   bool isUnitSeed(Value grad) const override { return seed && grad == seed; }
+  FailureOr<SmallVector<Value>>
+  differentiateBlock(Block &block, ValueRange outputs,
+                     ArrayRef<Value> outputGrads, ArrayRef<Value> wrt) override;
 
 private:
   /// Writes the gradients of `op`'s operands with the op's rule.
   LogicalResult backprop(Operation *op);
+  /// The reverse walk over `body` from `outputs` (seeded with
+  /// `outputGrads`, null: none) to `wrt`; `nameOps` names the backward ops
+  /// after their forward op.
+  LogicalResult walk(Block &body, ValueRange outputs,
+                     ArrayRef<Value> outputGrads, ArrayRef<Value> wrt,
+                     bool nameOps);
 
-  func::FuncOp func;
   llvm::DenseSet<Value> needed;
   DenseMap<Value, Value> grads;
   /// The seed d(loss)/d(loss) = 1 (null for a scaled loss): ops consuming it
@@ -77,20 +107,43 @@ LogicalResult Differentiator::backprop(Operation *op) {
   if (llvm::all_of(resultGrads, [](Value grad) { return !grad; }))
     return success();
   auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
-  if (!differentiable)
-    return emitNoGradientError(op)
-               << "the loss depends on it through a parameter, and it has "
-                  "no gradient rule (DifferentiableOpInterface; "
-                  "docs/op-semantics.md lists the differentiable ops)",
-           failure();
+  if (!differentiable) {
+    InFlightDiagnostic diag =
+        emitNoGradientError(op)
+        << "the loss depends on it through a parameter, and it has "
+           "no gradient rule (DifferentiableOpInterface; "
+           "docs/op-semantics.md lists the differentiable ops)";
+    std::string reason =
+        op->getDialect() && op->getDialect()->getNamespace() ==
+                                GoptDialect::getDialectNamespace()
+            ? noGradientReason(op->getName().stripDialect())
+            : std::string();
+    if (!reason.empty())
+      diag << "; " << reason;
+    return failure();
+  }
   return differentiable.buildGradients(*this, resultGrads);
 }
 
 FailureOr<SmallVector<Value>>
-Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
-                    Value lossScale) {
-  Block &body = func.getBody().front();
-  // Values that depend on a parameter through float values (integer and
+Differentiator::differentiateBlock(Block &block, ValueRange outputs,
+                                   ArrayRef<Value> outputGrads,
+                                   ArrayRef<Value> wrt) {
+  Differentiator inner(block.getTerminator(), sumLoc);
+  if (failed(inner.walk(block, outputs, outputGrads, wrt, /*nameOps=*/false)))
+    return failure();
+  SmallVector<Value> result;
+  for (Value value : wrt) {
+    Value grad = inner.grads.lookup(value);
+    result.push_back(grad ? grad : inner.zerosLike(value));
+  }
+  return result;
+}
+
+LogicalResult Differentiator::walk(Block &body, ValueRange outputs,
+                                   ArrayRef<Value> outputGrads,
+                                   ArrayRef<Value> wrt, bool nameOps) {
+  // Values that depend on `wrt` through float values (integer and
   // boolean values carry no gradient: indices, masks, shapes; a float cast
   // of shape(x) or the values gathered at argmax(x)'s indices do not depend
   // on x for autodiff)...
@@ -98,52 +151,39 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
     auto type = dyn_cast<RankedTensorType>(v.getType());
     return type && isa<FloatType>(type.getElementType());
   };
-  llvm::DenseSet<Value> fromParams(params.begin(), params.end());
+  llvm::DenseSet<Value> fromParams(wrt.begin(), wrt.end());
+  llvm::DenseSet<Value> wrtSet(wrt.begin(), wrt.end());
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(), [&](Value v) {
           return fromParams.contains(v) && carriesGradient(v);
         }))
       for (Value r : op.getResults())
         fromParams.insert(r);
-  // ... and that the loss depends on.
+  // ... and that the outputs with a gradient depend on.
   llvm::SetVector<Value> worklist;
-  worklist.insert(loss);
+  for (auto [output, grad] : llvm::zip(outputs, outputGrads))
+    if (grad)
+      worklist.insert(output);
   for (size_t i = 0; i < worklist.size(); ++i) {
     Value v = worklist[i];
     if (!fromParams.contains(v) || !carriesGradient(v))
       continue;
     needed.insert(v);
-    if (Operation *def = v.getDefiningOp())
+    // The walk ends at `wrt` (a loop's reverse body differentiates with
+    // respect to values it gathers).
+    if (Operation *def = v.getDefiningOp(); def && !wrtSet.contains(v))
       for (Value operand : def->getOperands())
         worklist.insert(operand);
   }
+  for (auto [output, grad] : llvm::zip(outputs, outputGrads))
+    if (grad && needed.contains(output))
+      accumulate(output, grad);
 
-  // Every training dropout draws its own mask: give those without a seed
-  // distinct ones (the gradient op recomputes the mask from it).
-  int64_t nextSeed = 1;
-  llvm::DenseSet<int64_t> usedSeeds;
-  body.walk([&](DropoutOp o) { usedSeeds.insert(o.getSeed()); });
-  body.walk([&](DropoutOp o) {
-    if (!o.getTraining() || o.getSeed() != 0)
-      return;
-    while (usedSeeds.contains(nextSeed))
-      ++nextSeed;
-    o.setSeed(nextSeed);
-    usedSeeds.insert(nextSeed);
-  });
-
-  // d(loss)/d(loss) = 1, or the loss scale: then every gradient is scaled
-  // (and the ops consuming it multiply by it).
-  if (lossScale) {
-    grads[loss] = lossScale;
-  } else {
-    seed = scalarConstant(1.0f, tensorType(loss).getElementType());
-    grads[loss] = seed;
-  }
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getResults(),
-                     [&](Value r) { return needed.contains(r); }))
+    if (llvm::any_of(op.getResults(), [&](Value r) {
+          return needed.contains(r) && !wrtSet.contains(r);
+        }))
       ops.push_back(&op);
   Operation *terminator = body.getTerminator();
   int unnamed = 0;
@@ -151,6 +191,8 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
     Operation *last = terminator->getPrevNode();
     if (failed(backprop(op)))
       return failure();
+    if (!nameOps)
+      continue;
     // Name the gradient ops after their forward op ("conv1/grad"), so
     // profiles tell the forward and the backward pass apart.
     Location forwardLoc = op->getLoc();
@@ -168,6 +210,37 @@ Differentiator::run(Value loss, ArrayRef<BlockArgument> params,
       if (created->getLoc() == forwardLoc)
         created->setLoc(gradLoc);
   }
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+Differentiator::run(func::FuncOp func, Value loss,
+                    ArrayRef<BlockArgument> params, Value lossScale) {
+  Block &body = func.getBody().front();
+  // Every training dropout draws its own mask: give those without a seed
+  // distinct ones (the gradient op recomputes the mask from it).
+  int64_t nextSeed = 1;
+  llvm::DenseSet<int64_t> usedSeeds;
+  body.walk([&](DropoutOp o) { usedSeeds.insert(o.getSeed()); });
+  body.walk([&](DropoutOp o) {
+    if (!o.getTraining() || o.getSeed() != 0)
+      return;
+    while (usedSeeds.contains(nextSeed))
+      ++nextSeed;
+    o.setSeed(nextSeed);
+    usedSeeds.insert(nextSeed);
+  });
+
+  // d(loss)/d(loss) = 1, or the loss scale: then every gradient is scaled
+  // (and the ops consuming it multiply by it).
+  Value lossGrad = lossScale;
+  if (!lossGrad) {
+    seed = scalarConstant(1.0f, tensorType(loss).getElementType());
+    lossGrad = seed;
+  }
+  SmallVector<Value> wrt(params.begin(), params.end());
+  if (failed(walk(body, loss, lossGrad, wrt, /*nameOps=*/true)))
+    return failure();
 
   SmallVector<Value> result;
   for (BlockArgument param : params) {
@@ -238,9 +311,9 @@ struct AutodiffPass : public gopt::impl::AutodiffBase<AutodiffPass> {
       return signalPassFailure();
     }
 
-    Differentiator differentiator(func, ret);
+    Differentiator differentiator(ret, func.getLoc());
     FailureOr<SmallVector<Value>> gradients =
-        differentiator.run(lossValue, params, lossScale);
+        differentiator.run(func, lossValue, params, lossScale);
     if (failed(gradients))
       return signalPassFailure();
 

@@ -173,7 +173,9 @@ TEST_F(DifferentiableOpsTest, OpSemanticsTablesTheOpsWithoutGradient) {
   auto compare = [](const std::map<std::string, std::string> &documented,
                     const std::map<std::string, std::string> &ods,
                     const char *table) {
-    EXPECT_FALSE(documented.empty()) << "no table after \"" << table << "\"";
+    // Empty only when ODS has no op of its kind (no gradient left unwritten).
+    EXPECT_TRUE(!documented.empty() || ods.empty())
+        << "no table after \"" << table << "\"";
     for (const auto &[op, why] : ods) {
       auto it = documented.find(op);
       if (it == documented.end())

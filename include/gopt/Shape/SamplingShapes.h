@@ -88,6 +88,14 @@ Result inferDeformConvShape(DimsRef x, DimsRef filter, DimsRef offset,
                             DimsRef bias, const DimsRef *mask,
                             const DeformConvParams &params, Dims &result);
 
+/// gopt.deform_conv2d_grad: dy checked against the forward's result (for
+/// the same x, filter, offset and mask); `dmask` gets the mask's shape,
+/// or without one offset's with one channel per tap. dx, dfilter and
+/// doffset have their operands' shapes.
+Result inferDeformConvGradShape(DimsRef x, DimsRef filter, DimsRef offset,
+                                DimsRef dy, const DimsRef *mask,
+                                const DeformConvParams &params, Dims &dmask);
+
 } // namespace gopt::shape
 
 #endif // GOPT_SHAPE_SAMPLINGSHAPES_H

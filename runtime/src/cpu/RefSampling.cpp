@@ -1,10 +1,10 @@
 //===- RefSampling.cpp - Reference kernels of the sampling ops ------------===//
 //
 // grid_sample, roi_align (and their gradients), max_pool_with_indices,
-// max_unpool, col2im and deform_conv2d (GoptSamplingOps.td), computing
-// positions and weights in double. The sampling rules follow ONNX's reference
-// implementation (and ONNX Runtime's), which the node suite's expected
-// outputs come from.
+// max_unpool, col2im and deform_conv2d (and its gradient) (GoptSamplingOps.td),
+// computing positions and weights in double. The sampling rules follow ONNX's
+// reference implementation (and ONNX Runtime's), which the node suite's
+// expected outputs come from.
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
@@ -760,6 +760,130 @@ Status deformConv2dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
   return Status::success();
 }
 
+/// One bilinear sample of bilinearZeroPadded with its slopes: the pixels
+/// it read (at most four, those inside the plane) and their weights, the
+/// value, and its derivatives in h and w. On a pixel row or column the
+/// slope is that of the cell starting there (floor's), as torchvision's.
+struct BilinearSample {
+  int64_t at[4] = {0, 0, 0, 0};
+  double weight[4] = {0, 0, 0, 0};
+  int count = 0;
+  double value = 0.0, dh = 0.0, dw = 0.0;
+};
+
+BilinearSample bilinearSample(const float *plane, int64_t height, int64_t width,
+                              double h, double w) {
+  BilinearSample s;
+  if (!(h > -1.0 && h < double(height) && w > -1.0 && w < double(width)))
+    return s;
+  int64_t h0 = static_cast<int64_t>(std::floor(h)),
+          w0 = static_cast<int64_t>(std::floor(w));
+  double lh = h - double(h0), lw = w - double(w0);
+  for (int64_t dh = 0; dh < 2; ++dh)
+    for (int64_t dw = 0; dw < 2; ++dw) {
+      int64_t y = h0 + dh, x = w0 + dw;
+      if (y < 0 || y >= height || x < 0 || x >= width)
+        continue;
+      double wh = dh ? lh : 1.0 - lh, ww = dw ? lw : 1.0 - lw;
+      double v = double(plane[y * width + x]);
+      s.at[s.count] = y * width + x;
+      s.weight[s.count++] = wh * ww;
+      s.value += wh * ww * v;
+      s.dh += (dh ? 1.0 : -1.0) * ww * v;
+      s.dw += wh * (dw ? 1.0 : -1.0) * v;
+    }
+  return s;
+}
+
+// deform_conv2d's gradients replay the forward's samples: per image, the
+// column gradient (dy through the filter) gives each sample's gradient dv;
+// dv times the mask goes to the pixels the sample read (dx) and, times the
+// sample's slopes, to its offsets; dv times the sample to the mask; dy
+// times the masked sample to the filter.
+Status deformConv2dGradKernel(const RefContext &ctx,
+                              const std::vector<Tensor> &in,
+                              std::vector<Tensor> &out) {
+  op_attrs::DeformConv2DGradAttrs a(ctx.attrs());
+  std::vector<int64_t> strides = a.strides(), dilations = a.dilations(),
+                       pads = a.pads();
+  const Shape &xs = in[0].shape(), &ws = in[1].shape(), &ys = in[3].shape();
+  const int64_t batch = xs[0], channels = xs[1], height = xs[2], width = xs[3],
+                cout = ws[0], groupChannels = ws[1], kh = ws[2], kw = ws[3],
+                oh = ys[2], ow = ys[3];
+  const int64_t group = a.group(), offsetGroup = a.offsetGroup(),
+                taps = kh * kw, positions = oh * ow,
+                coutPerGroup = cout / group,
+                channelsPerOffsetGroup = channels / offsetGroup;
+  const float *px = in[0].data<float>(), *pw = in[1].data<float>(),
+              *po = in[2].data<float>(), *pdy = in[3].data<float>();
+  const float *pm = in.size() == 5 ? in[4].data<float>() : nullptr;
+  std::vector<double> dx(in[0].numElements(), 0.0),
+      dw(in[1].numElements(), 0.0), doffset(in[2].numElements(), 0.0),
+      dmask(out[3].numElements(), 0.0);
+  std::vector<double> dcolumns(channels * taps * positions);
+  for (int64_t n = 0; n < batch; ++n) {
+    const float *dyImage = pdy + n * cout * positions;
+    // dcolumns[c, t, p]: the gradient of channel c's masked sample of tap t
+    // at position p (the forward's column).
+    std::fill(dcolumns.begin(), dcolumns.end(), 0.0);
+    for (int64_t o = 0; o < cout; ++o) {
+      int64_t g = o / coutPerGroup;
+      for (int64_t ci = 0; ci < groupChannels; ++ci)
+        for (int64_t t = 0; t < taps; ++t) {
+          double weight = pw[(o * groupChannels + ci) * taps + t];
+          double *dcol =
+              &dcolumns[((g * groupChannels + ci) * taps + t) * positions];
+          for (int64_t p = 0; p < positions; ++p)
+            dcol[p] += weight * double(dyImage[o * positions + p]);
+        }
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      int64_t og = c / channelsPerOffsetGroup, g = c / groupChannels,
+              ci = c % groupChannels;
+      const int64_t planeAt = (n * channels + c) * height * width;
+      const float *plane = px + planeAt;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t offsetAt =
+            ((n * offsetGroup + og) * 2 * taps + 2 * t) * positions;
+        const int64_t maskAt = ((n * offsetGroup + og) * taps + t) * positions;
+        const double *dcol = &dcolumns[(c * taps + t) * positions];
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            int64_t p = i * ow + j;
+            double h =
+                double(i * strides[0] - pads[0] + t / kw * dilations[0]) +
+                double(po[offsetAt + p]);
+            double w =
+                double(j * strides[1] - pads[2] + t % kw * dilations[1]) +
+                double(po[offsetAt + positions + p]);
+            BilinearSample s = bilinearSample(plane, height, width, h, w);
+            double m = pm ? double(pm[maskAt + p]) : 1.0;
+            double masked = s.value * m;
+            for (int64_t o = g * coutPerGroup; o < (g + 1) * coutPerGroup; ++o)
+              dw[(o * groupChannels + ci) * taps + t] +=
+                  double(dyImage[o * positions + p]) * masked;
+            dmask[maskAt + p] += dcol[p] * s.value;
+            double dv = dcol[p] * m;
+            for (int k = 0; k < s.count; ++k)
+              dx[planeAt + s.at[k]] += dv * s.weight[k];
+            doffset[offsetAt + p] += dv * s.dh;
+            doffset[offsetAt + positions + p] += dv * s.dw;
+          }
+      }
+    }
+  }
+  auto store = [](const std::vector<double> &from, Tensor &to) {
+    float *dst = to.data<float>();
+    for (size_t i = 0; i < from.size(); ++i)
+      dst[i] = static_cast<float>(from[i]);
+  };
+  store(dx, out[0]);
+  store(dw, out[1]);
+  store(doffset, out[2]);
+  store(dmask, out[3]);
+  return Status::success();
+}
+
 //===----------------------------------------------------------------------===//
 // max_roi_pool
 //===----------------------------------------------------------------------===//
@@ -907,6 +1031,7 @@ void registerSamplingKernels(KernelRegistry &r) {
   registerKernel(r, "max_roi_pool", maxRoiPoolKernel, D::kFloat);
   registerKernel(r, "max_roi_pool_grad", maxRoiPoolGradKernel, D::kFloat);
   registerKernel(r, "deform_conv2d", deformConv2dKernel, D::kFloat);
+  registerKernel(r, "deform_conv2d_grad", deformConv2dGradKernel, D::kFloat);
 }
 
 } // namespace gopt::runtime::ref

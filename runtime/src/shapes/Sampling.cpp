@@ -168,4 +168,29 @@ Status deformConv2dShape(const OpAttrs &attrs, const Shapes &in,
                                               params, out[0]));
 }
 
+Status deformConv2dGradShape(const OpAttrs &attrs, const Shapes &in,
+                             const DTypes &types, Shapes &out) {
+  GOPT_RETURN_IF_ERROR(requireFloat(types[0], "x"));
+  GOPT_RETURN_IF_ERROR(requireSameTypes(types, types.size()));
+  op_attrs::DeformConv2DGradAttrs a(attrs);
+  std::vector<int64_t> strides = a.strides(), dilations = a.dilations(),
+                       pads = a.pads();
+  shape::DeformConvParams params;
+  params.strides = strides;
+  params.dilations = dilations;
+  params.pads = pads;
+  params.group = a.group();
+  params.offsetGroup = a.offsetGroup();
+  shape::DimsRef mask;
+  if (in.size() == 5)
+    mask = in[4];
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferDeformConvGradShape(
+      in[0], in[1], in[2], in[3], in.size() == 5 ? &mask : nullptr, params,
+      out[3])));
+  out[0] = in[0];
+  out[1] = in[1];
+  out[2] = in[2];
+  return Status::success();
+}
+
 } // namespace gopt::runtime

@@ -35,6 +35,11 @@ Status maxUnpoolShape(const OpAttrs &attrs, const Shapes &in,
                       const DTypes &types, Shapes &out);
 Status deformConv2dShape(const OpAttrs &attrs, const Shapes &in,
                          const DTypes &types, Shapes &out);
+/// deform_conv2d_grad (x, filter, offset, dy, optional mask): dx, dfilter,
+/// doffset have their operands' shapes, dmask the mask's (offset's with one
+/// channel per tap without one); dy is checked against the forward's.
+Status deformConv2dGradShape(const OpAttrs &attrs, const Shapes &in,
+                             const DTypes &types, Shapes &out);
 Status col2imShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
                    Shapes &out);
 

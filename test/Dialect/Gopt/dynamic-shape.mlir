@@ -99,6 +99,24 @@ func.func @dynamic_resize(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>, %roi: tens
   return %0, %1, %2, %3 : tensor<1x3x?x?xf32>, tensor<?x?x?x?xf32>, tensor<1x3x?x?xf32>, tensor<1x3x3x5xf32>
 }
 
+/// dynamic_resize_grad (dynamic_resize's gradient) keeps x's type; with
+/// constant values it is gopt.resize_grad with the attributes the forward's
+/// resize gets.
+// CHECK-LABEL: func @dynamic_resize_grad
+// CHECK: gopt.dynamic_resize_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {data_format = "NCHW", mode = "linear"} : (tensor<1x3x4x4xf32>, tensor<1x3x?x?xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x3x4x4xf32>
+// CANON-LABEL: func @dynamic_resize_grad
+// CANON: gopt.dynamic_resize_grad %{{.*}} {data_format = "NCHW", mode = "linear"}
+// CANON: gopt.resize_grad %{{.*}}, %{{.*}} {coordinate_transformation_mode = "tf_crop_and_resize", data_format = "NCHW", roi = array<f32: 0.000000e+00, 2.500000e-01, 1.000000e+00, 7.500000e-01>, sizes = array<i64: 3, 5>} : (tensor<1x3x4x4xf32>, tensor<1x3x3x5xf32>) -> tensor<1x3x4x4xf32>
+func.func @dynamic_resize_grad(%x: tensor<1x3x4x4xf32>, %dy: tensor<1x3x?x?xf32>, %dz: tensor<1x3x3x5xf32>, %s: tensor<4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  %nof = gopt.constant dense<> : tensor<0xf32>
+  %noi = gopt.constant dense<> : tensor<0xi64>
+  %0 = gopt.dynamic_resize_grad %x, %dy, %nof, %s, %noi {mode = "linear", data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<1x3x?x?xf32>, tensor<0xf32>, tensor<4xf32>, tensor<0xi64>) -> tensor<1x3x4x4xf32>
+  %crop = gopt.constant dense<[0.0, 0.0, 0.0, 0.25, 1.0, 1.0, 1.0, 0.75]> : tensor<8xf32>
+  %sizes = gopt.constant dense<[1, 3, 3, 5]> : tensor<4xi64>
+  %1 = gopt.dynamic_resize_grad %x, %dz, %crop, %nof, %sizes {coordinate_transformation_mode = "tf_crop_and_resize", data_format = "NCHW"} : (tensor<1x3x4x4xf32>, tensor<1x3x3x5xf32>, tensor<8xf32>, tensor<0xf32>, tensor<4xi64>) -> tensor<1x3x4x4xf32>
+  return %0, %1 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+
 /// Values the adapter refuses (a scale of N other than 1: only H and W
 /// resize) keep the dynamic op; the runtime reports them naming the op.
 // CANON-LABEL: func @dynamic_resize_of_batch

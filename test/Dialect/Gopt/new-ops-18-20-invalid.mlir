@@ -48,3 +48,11 @@ func.func @deform_group(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %o: te
   %0 = gopt.deform_conv2d %x, %w, %o, %b {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
   return
 }
+
+// -----
+
+func.func @deform_grad_dy(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %o: tensor<1x18x8x8xf32>, %dy: tensor<1x6x6x6xf32>) {
+  // expected-error@+1 {{'gopt.deform_conv2d_grad' op expects dy of the forward's result shape [1, 6, 8, 8], got [1, 6, 6, 6]}}
+  %0:4 = gopt.deform_conv2d_grad %x, %w, %o, %dy {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<1x6x6x6xf32>) -> (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<1x9x8x8xf32>)
+  return
+}

@@ -206,8 +206,8 @@ TEST(CudaSupport, EveryReferenceOpRunsOnCudaOrIsDocumentedCpuOnly) {
   cpuOnly.insert({"grid_sample", "roi_align", "grid_sample_grad",
                   "roi_align_grad", "max_roi_pool", "max_roi_pool_grad",
                   "max_pool_with_indices", "max_unpool", "col2im",
-                  "deform_conv2d", "dft", "stft", "mel_weight_matrix", "det",
-                  "matrix_inverse"});
+                  "deform_conv2d", "deform_conv2d_grad", "dft", "stft",
+                  "mel_weight_matrix", "det", "matrix_inverse"});
   // The recurrent gradients (backpropagation through time, GoptRnnOps.td)
   // have reference kernels only.
   cpuOnly.insert({"lstm_grad", "gru_grad", "rnn_grad"});

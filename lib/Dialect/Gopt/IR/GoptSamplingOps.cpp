@@ -1,8 +1,9 @@
 //===- GoptSamplingOps.cpp - type inference of the sampling ops -----------===//
 //
 // grid_sample, roi_align (and their gradients), max_pool_with_indices,
-// max_unpool, col2im and deform_conv2d (GoptSamplingOps.td): MLIR adapters over
-// the shared shape functions in lib/Shape/SamplingShapes.cpp.
+// max_unpool, col2im and deform_conv2d (and its gradient) (GoptSamplingOps.td):
+// MLIR adapters over the shared shape functions in
+// lib/Shape/SamplingShapes.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,11 @@ getExpectedResultCount<MaxPoolWithIndicesOp>(MaxPoolWithIndicesOp::Adaptor) {
 template <>
 unsigned getExpectedResultCount<GridSampleGradOp>(GridSampleGradOp::Adaptor) {
   return 2;
+}
+template <>
+unsigned
+getExpectedResultCount<DeformConv2DGradOp>(DeformConv2DGradOp::Adaptor) {
+  return 4;
 }
 } // namespace gopt::detail
 
@@ -226,3 +232,41 @@ static LogicalResult inferTypes(DeformConv2DOp::Adaptor adaptor,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(DeformConv2DOp)
+
+static LogicalResult inferTypes(DeformConv2DGradOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &inferred) {
+  SmallVector<Value> operands = {adaptor.getX(), adaptor.getFilter(),
+                                 adaptor.getOffset(), adaptor.getDy()};
+  SmallVector<StringRef> names = {"x", "filter", "offset", "dy"};
+  if (adaptor.getMask()) {
+    operands.push_back(adaptor.getMask());
+    names.push_back("mask");
+  }
+  if (failed(verifySameElementTypes(operands, names, error)))
+    return failure();
+  shape::DeformConvParams params;
+  params.strides = adaptor.getStrides();
+  params.dilations = adaptor.getDilations();
+  params.pads = adaptor.getPads();
+  if (IntegerAttr group = adaptor.getGroupAttr())
+    params.group = group.getInt();
+  if (IntegerAttr offsetGroup = adaptor.getOffsetGroupAttr())
+    params.offsetGroup = offsetGroup.getInt();
+  shape::DimsRef mask;
+  if (adaptor.getMask())
+    mask = shapeOf(adaptor.getMask());
+  shape::Dims dmask;
+  if (failed(error.check(shape::inferDeformConvGradShape(
+          shapeOf(adaptor.getX()), shapeOf(adaptor.getFilter()),
+          shapeOf(adaptor.getOffset()), shapeOf(adaptor.getDy()),
+          adaptor.getMask() ? &mask : nullptr, params, dmask))))
+    return failure();
+  Type element = elementTypeOf(adaptor.getX());
+  inferred.push_back(adaptor.getX().getType());
+  inferred.push_back(adaptor.getFilter().getType());
+  inferred.push_back(adaptor.getOffset().getType());
+  inferred.push_back(tensorOf(dmask, element));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(DeformConv2DGradOp)

@@ -14,8 +14,7 @@
 def Gopt_ConditionTensor : 0DTensorOf<[I1]>;
 def Gopt_TripCountTensor : 0DTensorOf<[I64]>;
 
-def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects]> {
-  let missingGradient = "gradients through regions (the branches' or the body's backward pass) are not written";
+def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_Differentiable]> {
   let summary = "run one of two regions, chosen by a bool computed at run time";
   let description = [{
     ONNX's `If`. Both regions take the `captures` as block arguments and
@@ -53,8 +52,7 @@ def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects]> {
 }
 
 def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
-                                   AttrSizedOperandSegments]> {
-  let missingGradient = "gradients through regions (the branches' or the body's backward pass) are not written";
+                                   AttrSizedOperandSegments, Gopt_Differentiable]> {
   let summary = "run a region while a counter and a condition allow";
   let description = [{
     ONNX's `Loop`. The body's block arguments are the iteration number
@@ -101,7 +99,7 @@ def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
 
 def Gopt_YieldOp : Gopt_Op<"yield", [Pure, Terminator,
                                      ParentOneOf<["IfOp", "LoopOp"]>]> {
-  let notDifferentiable = "a region terminator: the enclosing if/loop's gradient would cover it";
+  let notDifferentiable = "a region terminator: the enclosing if's or loop's gradient covers it";
   let summary = "the values a region of gopt.if or gopt.loop gives back";
   let arguments = (ins Variadic<Gopt_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

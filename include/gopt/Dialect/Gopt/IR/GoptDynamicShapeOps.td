@@ -195,7 +195,10 @@ def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "v
 }
 
 def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
-                                          ["roi", "scales", "sizes"], "operand:0"> {
+                                          ["roi", "scales", "sizes"], "operand:0",
+                                          [Gopt_Differentiable]> {
+  // Differentiated with run-time values: dynamic_resize_grad.
+  let missingGradient = "";
   let summary = "gopt.resize with ONNX's roi, scales or sizes computed at run time";
   let description = [{
     ONNX's `Resize` (and `Upsample`) of a rank-4 NCHW `input` whose `roi`,
@@ -218,6 +221,34 @@ def Gopt_DynamicResizeOp : Gopt_DynamicOp<"dynamic_resize", "resize", [1, 2, 3],
                    Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format,
                    DefaultValuedAttr<BoolAttr, "false">:$antialias);
   let results = (outs Gopt_FloatTensor:$output);
+  let valueAttrAdapter = "shape::adaptOnnxResize";
+}
+
+def Gopt_DynamicResizeGradOp : Gopt_DynamicOp<"dynamic_resize_grad", "resize_grad",
+                                              [2, 3, 4], ["roi", "scales", "sizes"],
+                                              "operand:0"> {
+  let missingGradient = "";
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
+  let summary = "gopt.resize_grad of a dynamic_resize, with its run-time roi, scales or sizes";
+  let description = [{
+    The gradient of `gopt.dynamic_resize` with respect to its input: `x`
+    (the input, which gives dx's shape), `dy` (the result's gradient) and
+    the forward's `roi`, `scales` and `sizes` in ONNX's form; runs as
+    `gopt.resize_grad` with the attributes dynamic_resize runs as (the
+    same adapter), so it replays the same taps.
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$dy,
+                   Gopt_FloatTensor:$roi, Gopt_FloatTensor:$scales,
+                   Gopt_I64Tensor:$sizes,
+                   Gopt_ResizeModeAttr:$mode,
+                   Gopt_CoordinateTransformationModeAttr:$coordinate_transformation_mode,
+                   Gopt_NearestModeAttr:$nearest_mode,
+                   DefaultValuedAttr<F32Attr, "-0.75f">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$extrapolation_value,
+                   Gopt_RequiredStrEnumAttr<["NCHW"]>:$data_format,
+                   DefaultValuedAttr<BoolAttr, "false">:$antialias);
+  let results = (outs Gopt_FloatTensor:$dx);
   let valueAttrAdapter = "shape::adaptOnnxResize";
 }
 

@@ -273,8 +273,7 @@ def Gopt_Col2ImOp : Gopt_InferredOp<"col2im", [Pure, Gopt_Differentiable]> {
   let runtimeShapeFunction = "col2imShape";
 }
 
-def Gopt_DeformConv2DOp : Gopt_InferredOp<"deform_conv2d", [Pure, Gopt_ComputeHeavy]> {
-  let missingGradient = "the gradients through the bilinear sampling (of x, the offsets and the mask) are not written";
+def Gopt_DeformConv2DOp : Gopt_InferredOp<"deform_conv2d", [Pure, Gopt_ComputeHeavy, Gopt_Differentiable]> {
   let summary = "2-D deformable convolution (ONNX DeformConv)";
   let description = [{
     A convolution of `x` `[N, C, H, W]` with `filter` `[Cout, C / group,
@@ -305,7 +304,45 @@ def Gopt_DeformConv2DOp : Gopt_InferredOp<"deform_conv2d", [Pure, Gopt_ComputeHe
                    DefaultValuedAttr<I64Attr, "1">:$group,
                    DefaultValuedAttr<I64Attr, "1">:$offset_group);
   let results = (outs Gopt_FloatTensor:$y);
+  // The filter and the bias (the offsets and mask are computed).
+  let trainableOperands = [1, 3];
   let runtimeShapeFunction = "deformConv2dShape";
+}
+
+def Gopt_DeformConv2DGradOp : Gopt_InferredOp<"deform_conv2d_grad", [Pure, Gopt_ComputeHeavy]> {
+  let notDifferentiable = "a gradient op: autodiff writes first-order gradients only";
+  let summary = "gradients of deform_conv2d with respect to x, filter, offset and mask";
+  let description = [{
+    For `gopt.deform_conv2d` with these attributes and the gradient `dy` of
+    its result: `dx` (each tap's `dy` times the filter weight and mask,
+    given to the four pixels its bilinear sample read, times their
+    weights), `dfilter` (`dy` times the sampled, masked values, summed over
+    the batch and positions), `doffset` (the sample's slope in the tap's
+    row and column offset times the mask, summed over the offset group's
+    channels) and `dmask` (the sampled value times the filter-weighted
+    `dy`). Without `mask`, `dmask` is the gradient of an all-ones mask
+    (`[N, offset_group * KH * KW, Ho, Wo]`), which autodiff drops. The
+    bias's gradient (`dy` summed over N, Ho, Wo) is a `reduce_sum`.
+    A sample on a pixel row or column (an integer position, a kink) takes
+    the slope of the cell that starts there, as torchvision does.
+
+    ```mlir
+    %dx, %dw, %doff, %dm = gopt.deform_conv2d_grad %x, %w, %offset, %dy {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<1x6x8x8xf32>)
+        -> (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x18x8x8xf32>, tensor<1x9x8x8xf32>)
+    ```
+  }];
+  let arguments = (ins Gopt_FloatTensor:$x, Gopt_FloatTensor:$filter,
+                   Gopt_FloatTensor:$offset, Gopt_FloatTensor:$dy,
+                   Optional<Gopt_FloatTensor>:$mask,
+                   DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pads,
+                   DefaultValuedAttr<I64Attr, "1">:$group,
+                   DefaultValuedAttr<I64Attr, "1">:$offset_group);
+  let results = (outs Gopt_FloatTensor:$dx, Gopt_FloatTensor:$dfilter,
+                 Gopt_FloatTensor:$doffset, Gopt_FloatTensor:$dmask);
+  let runtimeShapeFunction = "deformConv2dGradShape";
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTSAMPLINGOPS_TD

@@ -37,6 +37,15 @@ public:
   virtual void accumulate(mlir::Value value, mlir::Value grad) = 0;
   /// Whether `grad` is the seed d(loss)/d(loss) = 1 of an unscaled loss.
   virtual bool isUnitSeed(mlir::Value grad) const = 0;
+  /// The reverse walk over a region's block (gopt.if's branches): writes,
+  /// before `block`'s terminator, the gradients of `wrt` (values of the
+  /// block, its arguments) given `outputGrads`, the gradients of `outputs`
+  /// (null: none). Returns one gradient per `wrt`: zeros of its type where
+  /// none reaches it. The walk is the pass's, with bookkeeping of its own.
+  virtual mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  differentiateBlock(mlir::Block &block, mlir::ValueRange outputs,
+                     llvm::ArrayRef<mlir::Value> outputGrads,
+                     llvm::ArrayRef<mlir::Value> wrt) = 0;
 
   /// A rank-0 constant of `elementType` (a gradient's: bf16/f16 after
   /// --gopt-mixed-precision, as binary ops take one element type).

@@ -14,6 +14,9 @@
 // - the dynamic reductions reduce again with keep_dims (the run-time axes
 //   are the forward's) for the kept shape dy is reshaped to, and the sums,
 //   ties or products the static rules compute.
+// - dynamic_resize writes dynamic_resize_grad: resize_grad with the same
+//   run-time roi, scales and sizes, formed by the same adapter, so it
+//   replays the forward's taps (ResizeTaps.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -281,6 +284,26 @@ LogicalResult DynamicReduceProdOp::buildGradients(GradientBuilder &gradients,
                                                   ArrayRef<Value> resultGrads) {
   return dynamicReduceGradients(gradients, *this, ReductionKind::kProd,
                                 resultGrads[0]);
+}
+
+// The roi and scales are constants of the gradient: resize_grad reads them
+// as attributes, and their own gradient (how the taps move) is not written.
+LogicalResult DynamicResizeOp::buildGradients(GradientBuilder &gradients,
+                                              ArrayRef<Value> resultGrads) {
+  if (gradients.needsGrad(getRoi()) || gradients.needsGrad(getScales()))
+    return emitNoGradientError(*this)
+               << "the loss depends on its roi or scales through a parameter "
+                  "(only the gradient with respect to the input is "
+                  "implemented)",
+           failure();
+  if (!gradients.needsGrad(getInput()))
+    return success();
+  Value dx = gradients.getBuilder().create<DynamicResizeGradOp>(
+      getLoc(), TypeRange{getInput().getType()},
+      ValueRange{getInput(), resultGrads[0], getRoi(), getScales(), getSizes()},
+      forwardAttributes(*this));
+  gradients.accumulate(getInput(), dx);
+  return success();
 }
 
 } // namespace gopt

@@ -5,6 +5,8 @@
 // (with respect to x; its rounded regions have none): each writes its
 // gradient op (GoptSamplingOps.td) with the forward's attributes.
 // col2im's gradient is im2col of dy: a gather with an index map built here.
+// deform_conv2d writes deform_conv2d_grad (x, filter, offset, mask) and its
+// bias's gradient as a reduce_sum of dy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +122,49 @@ LogicalResult Col2ImOp::buildGradients(GradientBuilder &gradients,
   if (failed(dx))
     return failure();
   gradients.accumulate(getX(), *dx);
+  return success();
+}
+
+LogicalResult DeformConv2DOp::buildGradients(GradientBuilder &gradients,
+                                             ArrayRef<Value> resultGrads) {
+  OpBuilder &b = gradients.getBuilder();
+  Location loc = getLoc();
+  Value dy = resultGrads[0], mask = getMask();
+  bool needsMask = mask && gradients.needsGrad(mask);
+  if (gradients.needsGrad(getX()) || gradients.needsGrad(getFilter()) ||
+      gradients.needsGrad(getOffset()) || needsMask) {
+    SmallVector<Value> operands = {getX(), getFilter(), getOffset(), dy};
+    if (mask)
+      operands.push_back(mask);
+    // Without a mask, dmask is that of an all-ones one: offset's shape
+    // with one channel per tap instead of two.
+    Type maskType = mask ? mask.getType() : Type();
+    if (!mask) {
+      auto offsetType = cast<RankedTensorType>(getOffset().getType());
+      SmallVector<int64_t> dims(offsetType.getShape());
+      if (!ShapedType::isDynamic(dims[1]))
+        dims[1] /= 2;
+      maskType = RankedTensorType::get(dims, offsetType.getElementType());
+    }
+    auto grad = b.create<DeformConv2DGradOp>(
+        loc,
+        TypeRange{getX().getType(), getFilter().getType(),
+                  getOffset().getType(), maskType},
+        operands, forwardAttributes(*this));
+    if (gradients.needsGrad(getX()))
+      gradients.accumulate(getX(), grad.getDx());
+    if (gradients.needsGrad(getFilter()))
+      gradients.accumulate(getFilter(), grad.getDfilter());
+    if (gradients.needsGrad(getOffset()))
+      gradients.accumulate(getOffset(), grad.getDoffset());
+    if (needsMask)
+      gradients.accumulate(mask, grad.getDmask());
+  }
+  if (gradients.needsGrad(getBias()))
+    gradients.accumulate(
+        getBias(),
+        b.create<ReduceSumOp>(loc, dy, b.getDenseI64ArrayAttr({0, 2, 3}),
+                              b.getBoolAttr(false)));
   return success();
 }
 
