@@ -2,6 +2,7 @@
 #include "gopt/Tooling/Compare.h"
 #include "gopt/Tooling/Run.h"
 
+#include "gopt/runtime/LowPrecision.h"
 #include "gopt/runtime/Npy.h"
 
 #include <algorithm>
@@ -56,6 +57,14 @@ std::vector<double> toDoubles(const Tensor &t) {
       break;
     case DType::kU64:
       v[i] = static_cast<double>(t.data<uint64_t>()[i]);
+      break;
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+    case DType::kI4:
+    case DType::kU4:
+      v[i] = lowPrecisionToDouble(t.dtype(), t.data<uint8_t>()[i]);
       break;
     case DType::kInvalid:
       break;
