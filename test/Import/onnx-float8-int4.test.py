@@ -95,7 +95,7 @@ def tensor(name, dtype, dims, raw):
     t.name = name
     t.data_type = dtype
     t.dims.extend(dims)
-    t.raw_data = bytes(raw)
+    t.raw_data = bytes(bytearray(int(v) & 0xFF for v in raw))
     return t
 
 
@@ -216,10 +216,10 @@ nodes = [
                      block_size=4, output_dtype=INT4, name="q4"),
     helper.make_node("Cast", ["q4"], ["q4_f"], to=TensorProto.FLOAT,
                      name="q4_f"),
-    helper.make_node("QuantizeLinear", ["a8", "qscale_u4", "qzero_u4_s"],
-                     ["qu4"], name="qu4"),
     helper.make_node("Reshape", ["qzero_u4", "scalar_shape"], ["qzero_u4_s"],
                      name="qzero_u4_s"),
+    helper.make_node("QuantizeLinear", ["a8", "qscale_u4", "qzero_u4_s"],
+                     ["qu4"], name="qu4"),
     helper.make_node("Cast", ["qu4"], ["qu4_f"], to=TensorProto.FLOAT,
                      name="qu4_f")]
 inits.append(ints("scalar_shape", np.zeros(0, np.int64)))
