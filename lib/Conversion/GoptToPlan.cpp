@@ -75,6 +75,18 @@ rt::DType toDType(Type type) {
     return rt::DType::kU32;
   if (type.isUnsignedInteger(64))
     return rt::DType::kU64;
+  if (type.isFloat8E4M3FN())
+    return rt::DType::kF8E4M3FN;
+  if (type.isFloat8E4M3FNUZ())
+    return rt::DType::kF8E4M3FNUZ;
+  if (type.isFloat8E5M2())
+    return rt::DType::kF8E5M2;
+  if (type.isFloat8E5M2FNUZ())
+    return rt::DType::kF8E5M2FNUZ;
+  if (type.isSignlessInteger(4))
+    return rt::DType::kI4;
+  if (type.isUnsignedInteger(4))
+    return rt::DType::kU4;
   return rt::DType::kInvalid;
 }
 
@@ -227,6 +239,16 @@ FailureOr<rt::Tensor> PlanLowering::toHostTensor(Operation *where,
     return emitError() << "has a value kind the plan lowering cannot read: "
                        << attr,
            failure();
+  }
+  // MLIR stores an i4/ui4 element in a byte but defines only its low 4
+  // bits; the plan's i4 is sign-extended, its u4 zero-extended.
+  if (*dtype == rt::DType::kI4 || *dtype == rt::DType::kU4) {
+    auto *bytes = reinterpret_cast<uint8_t *>(out);
+    for (int64_t i = 0; i < count; ++i) {
+      uint8_t nibble = bytes[i] & 0x0F;
+      bytes[i] =
+          *dtype == rt::DType::kI4 && (nibble & 0x08) ? nibble | 0xF0 : nibble;
+    }
   }
   return value;
 }

@@ -15,6 +15,7 @@
 #include "OnnxLaterSchemas.h"
 #include "gopt/Dialect/Gopt/IR/GoptOps.h"
 #include "gopt/Import/Import.h"
+#include "gopt/runtime/LowPrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -90,6 +91,19 @@ std::optional<int32_t> onnxElementType(Type t) {
     return onnx::TensorProto::UINT32;
   if (t.isUnsignedInteger(64))
     return onnx::TensorProto::UINT64;
+  // Opset 19-21's types, by number (libonnx 1.12's enum lacks them).
+  if (t.isFloat8E4M3FN())
+    return kOnnxFloat8E4M3FN;
+  if (t.isFloat8E4M3FNUZ())
+    return kOnnxFloat8E4M3FNUZ;
+  if (t.isFloat8E5M2())
+    return kOnnxFloat8E5M2;
+  if (t.isFloat8E5M2FNUZ())
+    return kOnnxFloat8E5M2FNUZ;
+  if (t.isUnsignedInteger(4))
+    return kOnnxUInt4;
+  if (t.isSignlessInteger(4))
+    return kOnnxInt4;
   return std::nullopt;
 }
 
@@ -409,9 +423,8 @@ LogicalResult OnnxExporter::addConstant(ConstantOp op) {
   t->set_data_type(*et);
   for (int64_t d : type.getShape())
     t->add_dims(d);
-  size_t width = type.getElementType().isInteger(1)
-                     ? 1
-                     : type.getElementTypeBitWidth() / 8;
+  size_t width =
+      type.getElementTypeBitWidth() < 8 ? 1 : type.getElementTypeBitWidth() / 8;
   std::string raw;
   Attribute value = op.getValue();
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
@@ -435,6 +448,14 @@ LogicalResult OnnxExporter::addConstant(ConstantOp op) {
   }
   if (raw.size() != type.getNumElements() * width)
     return op.emitError("constant data does not match its type");
+  if (type.getElementType().isInteger(4)) {
+    // ONNX packs 4-bit values two to a byte, low nibble first.
+    std::string packed((raw.size() + 1) / 2, '\0');
+    gopt::runtime::packNibbles(reinterpret_cast<const uint8_t *>(raw.data()),
+                               raw.size(),
+                               reinterpret_cast<uint8_t *>(packed.data()));
+    raw = std::move(packed);
+  }
   t->set_raw_data(raw);
   return success();
 }
@@ -1456,8 +1477,23 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         return success();
       })
       .Case([&](CastOp c) {
-        setInt(add("Cast", {nameOf(c.getX())}, {nameOf(c.getY())}), "to",
-               *onnxElementType(elementType(c.getY())));
+        std::optional<int32_t> to = onnxElementType(elementType(c.getY()));
+        if (!to)
+          return c.emitError("cannot export element type ")
+                     << elementType(c.getY()),
+                 failure();
+        onnx::NodeProto *n =
+            add("Cast", {nameOf(c.getX())}, {nameOf(c.getY())});
+        setInt(n, "to", *to);
+        // Cast-19's saturate (default 1) matters only for float8 results.
+        if (!c.getSaturate() && isa<FloatType>(elementType(c.getY())) &&
+            elementType(c.getY()).getIntOrFloatBitWidth() == 8) {
+          if (opset < 19)
+            return c.emitError("a non-saturating cast to ")
+                       << elementType(c.getY()) << " needs opset 19",
+                   failure();
+          setInt(n, "saturate", 0);
+        }
         return success();
       })
       .Case([&](ShapeOp) { return unaryName("Shape"); })
@@ -1709,6 +1745,23 @@ LogicalResult OnnxExporter::run(llvm::raw_ostream &os) {
   graph->set_name(func.getName().str());
 
   Block &body = func.getBody().front();
+  // ONNX defines float8 from opset 19 (IR 9) and 4-bit integers from 21
+  // (IR 10).
+  WalkResult lowPrecision = func.walk([&](Operation *op) {
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    for (Type t : types) {
+      Type et = getElementTypeOrSelf(t);
+      if (et.isInteger(4) && !hasOpset(op, 21, "a 4-bit integer type"))
+        return WalkResult::interrupt();
+      if (isa<FloatType>(et) && et.getIntOrFloatBitWidth() == 8 &&
+          !hasOpset(op, 19, "a float8 type"))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (lowPrecision.wasInterrupted())
+    return failure();
   for (BlockArgument arg : body.getArguments()) {
     auto attr =
         func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "gopt.name");

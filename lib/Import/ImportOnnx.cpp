@@ -17,6 +17,7 @@
 #include "gopt/Shape/SamplingShapes.h"
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
+#include "gopt/runtime/LowPrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -82,12 +83,41 @@ Type convertElementType(MLIRContext *ctx, int32_t type) {
     return b.getIntegerType(32, /*isSigned=*/false);
   case onnx::TensorProto::UINT64:
     return b.getIntegerType(64, /*isSigned=*/false);
+  // Opset 19-21's types, by number: libonnx 1.12's enum lacks them.
+  case kOnnxFloat8E4M3FN:
+    return b.getFloat8E4M3FNType();
+  case kOnnxFloat8E4M3FNUZ:
+    return b.getFloat8E4M3FNUZType();
+  case kOnnxFloat8E5M2:
+    return b.getFloat8E5M2Type();
+  case kOnnxFloat8E5M2FNUZ:
+    return b.getFloat8E5M2FNUZType();
+  case kOnnxUInt4:
+    return b.getIntegerType(4, /*isSigned=*/false);
+  case kOnnxInt4:
+    return b.getIntegerType(4);
   default:
     return nullptr;
   }
 }
 
 std::string elementTypeName(int32_t type) {
+  switch (type) {
+  case kOnnxFloat8E4M3FN:
+    return "float8e4m3fn";
+  case kOnnxFloat8E4M3FNUZ:
+    return "float8e4m3fnuz";
+  case kOnnxFloat8E5M2:
+    return "float8e5m2";
+  case kOnnxFloat8E5M2FNUZ:
+    return "float8e5m2fnuz";
+  case kOnnxUInt4:
+    return "uint4";
+  case kOnnxInt4:
+    return "int4";
+  default:
+    break;
+  }
   if (!onnx::TensorProto_DataType_IsValid(type))
     return llvm::formatv("data type {0}", type).str();
   std::string name =
@@ -270,6 +300,9 @@ private:
   FailureOr<Value> dequantizeAffine(Value q, Value scale, Value zeroPoint,
                                     int64_t axis, int64_t blockSize = 0);
   /// saturate(round(x / scale) + zeroPoint) as `quantized`.
+  FailureOr<Value> quantizeFloat8(Value x, Value scale, Value zeroPoint,
+                                  int64_t axis, Type quantized,
+                                  int64_t blockSize, bool saturate);
   FailureOr<Value> quantizeAffine(Value x, Value scale, Value zeroPoint,
                                   int64_t axis, Type quantized,
                                   int64_t blockSize = 0);
@@ -423,13 +456,39 @@ LogicalResult OnnxImporter::decodeTensor(const onnx::TensorProto &t,
         llvm::formatv("{0} uses external data, which is not supported", what));
   size_t width = elementByteWidth(elementType);
   size_t need = count * width;
+  // ONNX packs 4-bit tensors two to a byte, low nibble first (in raw_data,
+  // and in int32_data one packed byte per entry); gopt holds a byte each.
+  bool fourBit = elementType.isInteger(4);
+  auto unpack = [&](const uint8_t *packed) {
+    bytes.resize(count);
+    gopt::runtime::unpackNibbles(packed, count,
+                                 elementType.isSignlessInteger(4),
+                                 reinterpret_cast<uint8_t *>(bytes.data()));
+  };
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != need)
+    size_t have = fourBit ? (count + 1) / 2 : need;
+    if (t.raw_data().size() != have)
       return fail(llvm::formatv(
           "{0} has {1} bytes of data but dims {2} of {3} need {4}", what,
           t.raw_data().size(), formatShape(dims),
-          elementTypeName(t.data_type()), need));
-    bytes.assign(t.raw_data().begin(), t.raw_data().end());
+          elementTypeName(t.data_type()), have));
+    if (fourBit)
+      unpack(reinterpret_cast<const uint8_t *>(t.raw_data().data()));
+    else
+      bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    return success();
+  }
+  if (fourBit) {
+    if (static_cast<size_t>(t.int32_data_size()) != size_t(count + 1) / 2)
+      return fail(llvm::formatv(
+          "{0} has {1} int32_data entries but dims {2} of {3} need {4} (two "
+          "4-bit values in each)",
+          what, t.int32_data_size(), formatShape(dims),
+          elementTypeName(t.data_type()), (count + 1) / 2));
+    std::vector<uint8_t> packed;
+    for (int32_t v : t.int32_data())
+      packed.push_back(static_cast<uint8_t>(v));
+    unpack(packed.data());
     return success();
   }
   auto mismatch = [&](size_t have) {
@@ -621,9 +680,42 @@ void OnnxImporter::setOutput(int i, Value v) {
   values[node->output(i)] = v;
 }
 
+/// Whether `type` is one of ONNX's float8 or 4-bit types.
+static bool isLowPrecision(Type type) {
+  return type.isInteger(4) || type.isFloat8E4M3FN() ||
+         type.isFloat8E4M3FNUZ() || type.isFloat8E5M2() ||
+         type.isFloat8E5M2FNUZ();
+}
+
+/// The ONNX ops that read float8 and 4-bit values: casts, Q/DQ and the ops
+/// that only move data. Every other op refuses them by name here, before
+/// its import code, which assumes the types gopt computes in.
+static bool readsLowPrecision(StringRef opType) {
+  static const llvm::StringSet<> ops = {
+      "Cast",    "CastLike",  "DequantizeLinear", "QuantizeLinear", "Identity",
+      "Reshape", "Transpose", "Flatten",          "Squeeze",        "Unsqueeze",
+      "Shape",   "Size"};
+  return ops.contains(opType);
+}
+
 LogicalResult OnnxImporter::importNodeChecked() {
   nodeFailed = false;
   nullOutput.clear();
+  if (!readsLowPrecision(node->op_type()))
+    for (const std::string &name : node->input()) {
+      Value v = name.empty() ? Value() : values.lookup(name);
+      if (v && isLowPrecision(getElementTypeOrSelf(v.getType()))) {
+        std::string type;
+        llvm::raw_string_ostream(type) << getElementTypeOrSelf(v.getType());
+        return failNode(llvm::formatv(
+            "input '{0}' has element type {1}, which {2} does not support "
+            "(float8 and 4-bit values are read only by Cast, CastLike, "
+            "QuantizeLinear, DequantizeLinear and the data movement ops "
+            "Identity, Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Shape "
+            "and Size)",
+            name, type, node->op_type()));
+      }
+    }
   if (failed(importNode()))
     return failure();
   if (nullOutput.empty())
@@ -1512,6 +1604,41 @@ FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
   return y;
 }
 
+FailureOr<Value> OnnxImporter::quantizeFloat8(Value x, Value scale,
+                                              Value zeroPoint, int64_t axis,
+                                              Type quantized, int64_t blockSize,
+                                              bool saturate) {
+  // ONNX: saturate(x / scale + zero_point) rounded to nearest even by the
+  // cast itself (no integer rounding step); the zero point is a float8 0.
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  auto along = [&](Value v) {
+    return blockSize ? expandBlocks(v, axis, blockSize, type.getShape())
+                     : broadcastAlong(v, axis, rank);
+  };
+  FailureOr<Value> s = along(scale);
+  if (failed(s))
+    return failure();
+  if (!type.getElementType().isF32())
+    x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), x);
+  if (!x)
+    return failOp();
+  GOPT_INFER_VALUE(y, DivOp, x, *s);
+  if (zeroPoint) {
+    FailureOr<Value> z = along(zeroPoint);
+    if (failed(z))
+      return failure();
+    GOPT_INFER_ASSIGN(y, AddOp, y, *z);
+  }
+  y = y ? createTyped<CastOp>(
+              b, loc, cast<RankedTensorType>(y.getType()).clone(quantized), y,
+              saturate)
+        : Value();
+  if (!y)
+    return failOp();
+  return y;
+}
+
 /// QuantizeLinear/DequantizeLinear with zero points or an unsigned type:
 /// ONNX's definition written with gopt's elementwise ops. gopt's own
 /// quantize/dequantize (symmetric int8, what --gopt-quantize emits) stay
@@ -1529,14 +1656,24 @@ LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
     axis = 0;
   if (dequantize) {
     Type in = getElementTypeOrSelf(x.getType());
-    if (!in.isInteger(8) && !in.isSignlessInteger(32))
-      return failNode(llvm::formatv("dequantizes {0}; expected int8, uint8 "
-                                    "or int32",
+    if (!in.isInteger(8) && !in.isSignlessInteger(32) && !in.isInteger(4) &&
+        !isLowPrecision(in))
+      return failNode(llvm::formatv("dequantizes {0}; expected int8, uint8, "
+                                    "int32, int4, uint4 or a float8 type",
                                     in));
     FailureOr<Value> y = dequantizeAffine(x, scale, zeroPoint, axis, blockSize);
     if (failed(y))
       return failure();
-    setOutput(0, *y);
+    // The result has the scale's type (f16 scales in f16 models).
+    Type scaleType = getElementTypeOrSelf(scale.getType());
+    Value result = *y;
+    if (!scaleType.isF32())
+      result = createTyped<CastOp>(
+          b, loc, cast<RankedTensorType>(result.getType()).clone(scaleType),
+          result);
+    if (!result)
+      return failOp();
+    setOutput(0, result);
     return success();
   }
   // Without a zero point ONNX quantizes to uint8, or (opset 21) to
@@ -1544,26 +1681,27 @@ LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
   Type quantized = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
                              : b.getIntegerType(8, /*isSigned=*/false);
   if (int64_t dtype = opset >= 21 ? intAttr("output_dtype", 0) : 0) {
-    Type wanted = dtype == onnx::TensorProto::INT8 ? b.getIntegerType(8)
-                  : dtype == onnx::TensorProto::UINT8
-                      ? b.getIntegerType(8, /*isSigned=*/false)
-                      : Type();
-    if (!wanted)
+    Type wanted = convertElementType(ctx, dtype);
+    if (!wanted || !(wanted.isInteger(8) || isLowPrecision(wanted)))
       return failNode(llvm::formatv(
-          "output_dtype {0} is not supported (int8 or uint8; 4-bit, 16-bit "
-          "and float8 quantized types are not)",
-          dtype));
+          "output_dtype {0} is not supported (int8, uint8, int4, uint4 or a "
+          "float8 type; 16-bit quantized types are not)",
+          elementTypeName(dtype)));
     if (zeroPoint && wanted != quantized)
       return failNode(llvm::formatv("output_dtype {0} differs from the zero "
                                     "point's type {1}",
                                     wanted, quantized));
     quantized = wanted;
   }
-  if (!quantized.isInteger(8))
-    return failNode(
-        llvm::formatv("quantizes to {0}; expected int8 or uint8", quantized));
+  if (!quantized.isInteger(8) && !isLowPrecision(quantized))
+    return failNode(llvm::formatv("quantizes to {0}; expected int8, uint8, "
+                                  "int4, uint4 or a float8 type",
+                                  quantized));
   FailureOr<Value> y =
-      quantizeAffine(x, scale, zeroPoint, axis, quantized, blockSize);
+      isa<FloatType>(quantized)
+          ? quantizeFloat8(x, scale, zeroPoint, axis, quantized, blockSize,
+                           intAttr("saturate", 1) != 0)
+          : quantizeAffine(x, scale, zeroPoint, axis, quantized, blockSize);
   if (failed(y))
     return failure();
   setOutput(0, *y);
@@ -3396,8 +3534,10 @@ LogicalResult OnnxImporter::importCast() {
   if (!et)
     return failNode(
         llvm::formatv("unsupported target type {0}", elementTypeName(to->i())));
+  // Cast-19's saturate: only casts to float8 read it.
+  bool saturate = opset < 19 || intAttr("saturate", 1) != 0;
   return setResult(createTyped<CastOp>(
-      b, loc, cast<RankedTensorType>(x.getType()).clone(et), x));
+      b, loc, cast<RankedTensorType>(x.getType()).clone(et), x, saturate));
 }
 
 LogicalResult OnnxImporter::importArgReduce(bool max) {
@@ -4319,6 +4459,14 @@ LogicalResult OnnxImporter::importConstantOfShape() {
   raw.reserve(count * one.size());
   for (int64_t i = 0; i < count; ++i)
     raw.append(one.begin(), one.end());
+  if (elementType.getElementType().isInteger(4)) {
+    // The tensor's raw_data is ONNX's: 4-bit values packed two per byte.
+    std::string packed((count + 1) / 2, '\0');
+    gopt::runtime::packNibbles(reinterpret_cast<const uint8_t *>(raw.data()),
+                               count,
+                               reinterpret_cast<uint8_t *>(packed.data()));
+    raw = std::move(packed);
+  }
   t.set_raw_data(std::move(raw));
   return setConstantOutput(0, std::move(t));
 }
@@ -4553,8 +4701,10 @@ LogicalResult OnnxImporter::importCastLike() {
   GET_INPUT(x, 0);
   GET_INPUT(like, 1);
   Type elementType = getElementTypeOrSelf(like.getType());
+  bool saturate = opset < 19 || intAttr("saturate", 1) != 0;
   return setResult(createTyped<CastOp>(
-      b, loc, cast<RankedTensorType>(x.getType()).clone(elementType), x));
+      b, loc, cast<RankedTensorType>(x.getType()).clone(elementType), x,
+      saturate));
 }
 
 /// Trilu: x where the column minus the row is at least k (upper) or at most
@@ -6938,7 +7088,17 @@ findInconsistentTensor(const onnx::GraphProto &graph) {
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::BOOL:
+    case kOnnxFloat8E4M3FN:
+    case kOnnxFloat8E4M3FNUZ:
+    case kOnnxFloat8E5M2:
+    case kOnnxFloat8E5M2FNUZ:
       width = 1, typed = t.int32_data_size();
+      break;
+    case kOnnxInt4:
+    case kOnnxUInt4:
+      // Two per byte (or per int32_data entry): counted as half as many
+      // one-byte elements.
+      width = 1, typed = t.int32_data_size(), count = (count + 1) / 2;
       break;
     default:
       return std::nullopt; // strings and others: refused later by type
@@ -7105,9 +7265,9 @@ OwningOpRef<ModuleOp> OnnxImporter::build(StringRef bytes) {
     return report();
   }
   // Opsets 19-21 come with IR versions 9 and 10, newer than libonnx's: they
-  // add element types (float8, 4-bit integers), which gopt refuses where a
-  // tensor has one, and FunctionProto fields the parser skips; the checker
-  // reads the rest as IR version 8.
+  // add element types (float8, 4-bit integers), which gopt reads by number,
+  // and FunctionProto fields the parser skips; the checker reads the rest as
+  // IR version 8.
   int64_t irVersion = model.ir_version();
   bool laterIr = irVersion > onnx::IR_VERSION && irVersion <= 10;
   if (laterIr)

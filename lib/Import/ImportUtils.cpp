@@ -19,7 +19,8 @@ namespace gopt::import {
 std::string ErrorCapture::explainTypeConstraint(std::string message) {
   static const llvm::Regex constraint(
       "(operand|result) #[0-9]+ must be .*, but got "
-      "'tensor<([0-9?]+x)*(f64|i16|ui8|ui16|ui32|ui64)>'");
+      "'tensor<([0-9?]+x)*(f64|i16|ui8|ui16|ui32|ui64|i4|ui4|f8E4M3FN|"
+      "f8E4M3FNUZ|f8E5M2|f8E5M2FNUZ)>'");
   SmallVector<StringRef, 4> groups;
   if (!constraint.match(message, &groups))
     return message;

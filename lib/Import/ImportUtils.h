@@ -113,7 +113,10 @@ constexpr int64_t kMaxInlineElements = 16;
 
 /// Bytes per element in the layout createConstant reads (i1: one byte).
 inline size_t elementByteWidth(mlir::Type elementType) {
-  return elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
+  // i1 and i4 take a byte each (MLIR's dense storage, the plan's).
+  return elementType.getIntOrFloatBitWidth() < 8
+             ? 1
+             : elementType.getIntOrFloatBitWidth() / 8;
 }
 
 /// The elements of `type` from little-endian element bytes laid out as

@@ -517,6 +517,26 @@ OpSchema quantizeSchema(bool dequantize, int version) {
   return s;
 }
 
+/// Cast-19 and CastLike-19: `saturate` (float8 results; Cast-21 and
+/// CastLike-21 only added types). The output's element type is `to` as a
+/// number, or input 1's: libonnx's own inference refuses the float8 and
+/// 4-bit types its enum lacks.
+OpSchema castSchema(bool like) {
+  OpSchema s = sameAsLatest(like ? "CastLike" : "Cast", 19);
+  s.Attr("saturate", "", AttributeProto::INT, int64_t{1});
+  s.TypeAndShapeInferenceFunction([like](InferenceContext &ctx) {
+    onnx::TypeProto_Tensor *out = ctx.getOutputType(0)->mutable_tensor_type();
+    if (!like)
+      out->set_elem_type(
+          static_cast<int32_t>(onnx::getAttribute(ctx, "to", int64_t{0})));
+    else if (hasInput(ctx, 1))
+      onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+    if (onnx::hasInputShape(ctx, 0))
+      *out->mutable_shape() = onnx::getInputShape(ctx, 0);
+  });
+  return s;
+}
+
 /// The later versions of the ops of this block: `add` finalizes new
 /// schemas, `addFinalized` takes copies of libonnx's as they are.
 void addChangedAttrSchemas(const std::function<void(OpSchema)> &add,
@@ -537,6 +557,8 @@ void addChangedAttrSchemas(const std::function<void(OpSchema)> &add,
   for (bool dequantize : {false, true})
     for (int version : {19, 21})
       addFinalized(quantizeSchema(dequantize, version));
+  for (bool like : {false, true})
+    addFinalized(castSchema(like));
 }
 
 //===----------------------------------------------------------------------===//

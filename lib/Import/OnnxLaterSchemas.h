@@ -21,6 +21,16 @@ namespace gopt::import {
 /// The newest opset of the standard domain libonnx defines.
 constexpr int kLibOnnxLatestOpset = 17;
 
+/// TensorProto data types of ONNX 1.14-1.16 (IR 9-10) that libonnx 1.12's
+/// enum lacks: float8 (one byte per element) and 4-bit integers (packed two
+/// per byte, low nibble first).
+constexpr int kOnnxFloat8E4M3FN = 17;
+constexpr int kOnnxFloat8E4M3FNUZ = 18;
+constexpr int kOnnxFloat8E5M2 = 19;
+constexpr int kOnnxFloat8E5M2FNUZ = 20;
+constexpr int kOnnxUInt4 = 21;
+constexpr int kOnnxInt4 = 22;
+
 /// gopt's schema of the standard-domain op `op` at opset `opset` (its
 /// newest version not after `opset`) where that version is newer than
 /// libonnx's and gopt imports it; null where libonnx's own lookup applies.

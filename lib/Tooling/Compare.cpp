@@ -2,6 +2,7 @@
 #include "gopt/Tooling/Compare.h"
 #include "gopt/Tooling/Run.h"
 
+#include "gopt/runtime/LowPrecision.h"
 #include "gopt/runtime/Npy.h"
 
 #include <algorithm>
@@ -57,6 +58,14 @@ std::vector<double> toDoubles(const Tensor &t) {
     case DType::kU64:
       v[i] = static_cast<double>(t.data<uint64_t>()[i]);
       break;
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+    case DType::kI4:
+    case DType::kU4:
+      v[i] = lowPrecisionToDouble(t.dtype(), t.data<uint8_t>()[i]);
+      break;
     case DType::kInvalid:
       break;
     }
@@ -77,7 +86,8 @@ StatusOr<Comparison> compareTensors(const std::string &what, const Tensor &a,
   for (size_t i = 0; i < x.size(); ++i) {
     double diff = std::fabs(x[i] - y[i]);
     bool bothNan = std::isnan(x[i]) && std::isnan(y[i]);
-    if (bothNan)
+    // Equal infinities (float8 e5m2's overflow) match too; inf - inf is NaN.
+    if (bothNan || x[i] == y[i])
       continue;
     if (std::isnan(diff))
       diff = INFINITY;

@@ -1,6 +1,8 @@
 //===- FakeData.cpp - Deterministic random inputs -------------------------===//
 #include "gopt/Tooling/FakeData.h"
 
+#include "gopt/runtime/LowPrecision.h"
+
 #include <random>
 
 namespace gopt::tooling {
@@ -53,6 +55,18 @@ Tensor fakeData(const TensorDesc &desc, uint32_t seed) {
       break;
     case DType::kU64:
       t.data<uint64_t>()[i] = static_cast<uint64_t>(small(rng));
+      break;
+    case DType::kF8E4M3FN:
+    case DType::kF8E4M3FNUZ:
+    case DType::kF8E5M2:
+    case DType::kF8E5M2FNUZ:
+      t.data<uint8_t>()[i] =
+          lowPrecisionFromDouble(t.dtype(), real(rng), /*saturate=*/true);
+      break;
+    case DType::kI4:
+    case DType::kU4:
+      t.data<uint8_t>()[i] = lowPrecisionFromDouble(t.dtype(), small(rng),
+                                                    /*saturate=*/true);
       break;
     case DType::kInvalid:
       break;

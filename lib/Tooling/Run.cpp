@@ -7,6 +7,7 @@
 #include "gopt/Tooling/Profile.h"
 #include "gopt/Tooling/Report.h"
 
+#include "gopt/runtime/LowPrecision.h"
 #include "gopt/runtime/Npy.h"
 
 #include <algorithm>
@@ -38,6 +39,38 @@ static Status matchBf16Bits(const std::string &what, Tensor &t, DType wanted,
   return Status::success();
 }
 
+/// numpy has no float8 or 4-bit types either: a float8 input reads an f32
+/// .npy (each value rounded to nearest even, saturating, as ONNX's Cast), an
+/// i4/u4 input an int8/uint8 one whose values must fit in 4 bits (the
+/// forms gopt-run writes such outputs in).
+static Status matchLowPrecision(const std::string &what, Tensor &t,
+                                DType wanted) {
+  if (!isLowPrecisionDType(wanted) || t.dtype() == wanted)
+    return Status::success();
+  bool fourBit = wanted == DType::kI4 || wanted == DType::kU4;
+  DType file = !fourBit               ? DType::kF32
+               : wanted == DType::kI4 ? DType::kI8
+                                      : DType::kU8;
+  if (t.dtype() != file)
+    return invalidArgument(what, ": a ", dtypeName(wanted), " input needs a ",
+                           dtypeName(file), " .npy, got ",
+                           dtypeName(t.dtype()));
+  Tensor converted = Tensor::allocate(wanted, t.shape());
+  auto *out = converted.data<uint8_t>();
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = !fourBit             ? t.data<float>()[i]
+               : file == DType::kI8 ? t.data<int8_t>()[i]
+                                    : t.data<uint8_t>()[i];
+    if (fourBit && lowPrecisionToDouble(
+                       wanted, lowPrecisionFromDouble(wanted, v, true)) != v)
+      return invalidArgument(what, ": value ", v, " at element ", i,
+                             " does not fit in ", dtypeName(wanted));
+    out[i] = lowPrecisionFromDouble(wanted, v, /*saturate=*/true);
+  }
+  t = converted;
+  return Status::success();
+}
+
 StatusOr<std::map<std::string, Tensor>>
 prepareInputs(const Session &session, const RunOptions &options) {
   std::map<std::string, Tensor> inputs;
@@ -55,6 +88,7 @@ prepareInputs(const Session &session, const RunOptions &options) {
                      [&](const TensorDesc &d) { return d.name == name; });
     GOPT_RETURN_IF_ERROR(
         matchBf16Bits("--input " + name, t, desc->dtype, options.npyU16AsBf16));
+    GOPT_RETURN_IF_ERROR(matchLowPrecision("--input " + name, t, desc->dtype));
     inputs[name] = t;
   }
   uint32_t seed = 0;

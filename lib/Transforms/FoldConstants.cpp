@@ -98,10 +98,18 @@ Result evalUnary(const HostTensor &x, llvm::function_ref<double(double)> fn) {
   return r;
 }
 
-Result evalCast(const HostTensor &x, Type to) {
+Result evalCast(const HostTensor &x, Type to, bool saturate) {
   HostTensor r = HostTensor::zeros(x.shape, to);
+  // float8 and 4-bit results round (and saturate) as the runtime's cast.
+  bool lowPrecision = lowPrecisionDTypeOf(to) != 0;
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
-    if (r.isFloat()) {
+    if (lowPrecision) {
+      double v = roundToLowPrecision(to, x.getDouble(i), saturate);
+      if (r.isFloat())
+        r.floats[i] = v;
+      else
+        r.ints[i] = static_cast<int64_t>(v);
+    } else if (r.isFloat()) {
       r.floats[i] = x.getDouble(i);
     } else if (to.isInteger(1)) {
       r.ints[i] = x.getDouble(i) != 0.0;
@@ -454,8 +462,9 @@ Result evaluate(Operation *op, ArrayRef<HostTensor> in,
           return std::min(std::max(v, lo), hi);
         });
       })
-      .Case(
-          [&](CastOp) { return evalCast(in[0], resultType.getElementType()); })
+      .Case([&](CastOp c) {
+        return evalCast(in[0], resultType.getElementType(), c.getSaturate());
+      })
       .Case([&](TransposeOp transpose) -> Result {
         return transposeTensor(in[0], transpose.getPerm());
       })

@@ -8,6 +8,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
+
+#include "gopt/runtime/LowPrecision.h"
 #include <cstring>
 
 using namespace mlir;
@@ -37,6 +39,46 @@ SmallVector<int64_t, 4> stridesOf(ArrayRef<int64_t> shape) {
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
   return strides;
+}
+
+int lowPrecisionDTypeOf(Type type) {
+  using runtime::DType;
+  DType d = type.isFloat8E4M3FN()       ? DType::kF8E4M3FN
+            : type.isFloat8E4M3FNUZ()   ? DType::kF8E4M3FNUZ
+            : type.isFloat8E5M2()       ? DType::kF8E5M2
+            : type.isFloat8E5M2FNUZ()   ? DType::kF8E5M2FNUZ
+            : type.isSignlessInteger(4) ? DType::kI4
+            : type.isUnsignedInteger(4) ? DType::kU4
+                                        : DType::kInvalid;
+  return static_cast<int>(d);
+}
+
+double roundToLowPrecision(Type type, double value, bool saturate) {
+  auto dtype = static_cast<runtime::DType>(lowPrecisionDTypeOf(type));
+  return runtime::lowPrecisionToDouble(
+      dtype, runtime::lowPrecisionFromDouble(dtype, value, saturate));
+}
+
+/// float8 and 4-bit blobs (the importers' initializers): one byte per
+/// element, float8 bit patterns or 4-bit values in the low nibble.
+static bool readLowPrecisionResource(ElementsAttr attr, HostTensor &t) {
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  auto dtype = static_cast<runtime::DType>(lowPrecisionDTypeOf(t.elementType));
+  if (!resource || dtype == runtime::DType::kInvalid)
+    return false;
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob || static_cast<int64_t>(blob->getData().size()) != t.numElements())
+    return false;
+  for (char c : blob->getData()) {
+    auto byte = static_cast<uint8_t>(c);
+    if (t.isFloat()) {
+      t.floats.push_back(runtime::float8ToFloat(dtype, byte));
+    } else {
+      int64_t v = byte & 0x0F;
+      t.ints.push_back(dtype == runtime::DType::kI4 && v >= 8 ? v - 16 : v);
+    }
+  }
+  return true;
 }
 
 template <typename T>
@@ -126,7 +168,7 @@ std::optional<HostTensor> readElements(ElementsAttr attr) {
       readResource<int16_t>(attr, t) || readResource<int8_t>(attr, t) ||
       readResource<uint64_t>(attr, t) || readResource<uint32_t>(attr, t) ||
       readResource<uint16_t>(attr, t) || readResource<uint8_t>(attr, t) ||
-      readHalfResource(attr, t))
+      readHalfResource(attr, t) || readLowPrecisionResource(attr, t))
     return checkedUnsigned(std::move(t));
   return std::nullopt;
 }
@@ -212,6 +254,19 @@ ElementsAttr writeConstant(const HostTensor &t) {
   }
   if (large && t.elementType.isSignlessInteger(64))
     return writeResource<int64_t>(type, t.ints);
+  if (auto dtype =
+          static_cast<runtime::DType>(lowPrecisionDTypeOf(t.elementType));
+      large && dtype != runtime::DType::kInvalid) {
+    // float8 and 4-bit: one byte each, as the importer writes them.
+    std::vector<uint8_t> bytes;
+    bytes.reserve(n);
+    for (int64_t i = 0; i < n; ++i)
+      bytes.push_back(runtime::lowPrecisionFromDouble(dtype, t.getDouble(i),
+                                                      /*saturate=*/true));
+    return DenseResourceElementsAttr::get(
+        type, "gopt_folded",
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(bytes)));
+  }
   if (large && t.elementType.isSignlessInteger(8)) {
     // Quantized weights: one byte each in the IR and in the plan.
     std::vector<int8_t> values(t.ints.begin(), t.ints.end());

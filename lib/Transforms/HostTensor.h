@@ -37,6 +37,14 @@ struct HostTensor {
   static HostTensor zeros(llvm::ArrayRef<int64_t> shape, mlir::Type type);
 };
 
+/// The runtime DType of a float8 or 4-bit element type (as an int, to keep
+/// the runtime's header out of this one); 0 for the others.
+int lowPrecisionDTypeOf(mlir::Type type);
+
+/// `value` converted to the float8 or 4-bit `type` as gopt.cast does (round
+/// to nearest even; `saturate` for float8) and back to a double.
+double roundToLowPrecision(mlir::Type type, double value, bool saturate);
+
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t, 4> stridesOf(llvm::ArrayRef<int64_t> shape);
 

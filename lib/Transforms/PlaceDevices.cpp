@@ -54,7 +54,9 @@ bool cudaHandlesTypes(Operation *op, std::string *whyNot) {
     for (Value v : values) {
       Type t = getElementTypeOrSelf(v.getType());
       if (t.isF64() || t.isSignlessInteger(16) || t.isUnsignedInteger(16) ||
-          t.isUnsignedInteger(32) || t.isUnsignedInteger(64)) {
+          t.isUnsignedInteger(32) || t.isUnsignedInteger(64) ||
+          t.isInteger(4) || t.isFloat8E4M3FN() || t.isFloat8E4M3FNUZ() ||
+          t.isFloat8E5M2() || t.isFloat8E5M2FNUZ()) {
         if (whyNot) {
           *whyNot = "element type ";
           llvm::raw_string_ostream(*whyNot) << t << " is CPU-only";

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/Npy.h"
+#include "gopt/runtime/LowPrecision.h"
 
 #include <cstring>
 #include <fstream>
@@ -55,7 +56,15 @@ const char *descrOf(DType dtype) {
   switch (dtype) {
   case DType::kF32:
   case DType::kBF16: // written as f32
+  case DType::kF8E4M3FN:
+  case DType::kF8E4M3FNUZ:
+  case DType::kF8E5M2:
+  case DType::kF8E5M2FNUZ:
     return "<f4";
+  case DType::kI4: // one byte per element, as the runtime holds them
+    return "|i1";
+  case DType::kU4:
+    return "|u1";
   case DType::kF16:
     return "<f2";
   case DType::kI64:
@@ -217,6 +226,13 @@ std::string serializeNpy(const Tensor &tensor) {
     const uint16_t *src = tensor.data<uint16_t>();
     for (int64_t i = 0; i < tensor.numElements(); ++i) {
       float f = bf16ToFloat(src[i]);
+      out.append(reinterpret_cast<const char *>(&f), 4);
+    }
+  } else if (isLowPrecisionDType(tensor.dtype()) &&
+             tensor.dtype() != DType::kI4 && tensor.dtype() != DType::kU4) {
+    const uint8_t *src = tensor.data<uint8_t>();
+    for (int64_t i = 0; i < tensor.numElements(); ++i) {
+      float f = float8ToFloat(tensor.dtype(), src[i]);
       out.append(reinterpret_cast<const char *>(&f), 4);
     }
   } else {

@@ -37,6 +37,18 @@ DType fromProtoDType(plan::DType dtype) {
     return DType::kU32;
   case plan::U64:
     return DType::kU64;
+  case plan::F8E4M3FN:
+    return DType::kF8E4M3FN;
+  case plan::F8E4M3FNUZ:
+    return DType::kF8E4M3FNUZ;
+  case plan::F8E5M2:
+    return DType::kF8E5M2;
+  case plan::F8E5M2FNUZ:
+    return DType::kF8E5M2FNUZ;
+  case plan::I4:
+    return DType::kI4;
+  case plan::U4:
+    return DType::kU4;
   default:
     return DType::kInvalid;
   }

@@ -53,6 +53,12 @@ size_t dtypeSize(DType dtype) {
   case DType::kI8:
   case DType::kU8:
   case DType::kBool:
+  case DType::kF8E4M3FN:
+  case DType::kF8E4M3FNUZ:
+  case DType::kF8E5M2:
+  case DType::kF8E5M2FNUZ:
+  case DType::kI4:
+  case DType::kU4:
     return 1;
   case DType::kI64:
   case DType::kU64:
@@ -92,6 +98,18 @@ const char *dtypeName(DType dtype) {
     return "u32";
   case DType::kU64:
     return "u64";
+  case DType::kF8E4M3FN:
+    return "f8e4m3fn";
+  case DType::kF8E4M3FNUZ:
+    return "f8e4m3fnuz";
+  case DType::kF8E5M2:
+    return "f8e5m2";
+  case DType::kF8E5M2FNUZ:
+    return "f8e5m2fnuz";
+  case DType::kI4:
+    return "i4";
+  case DType::kU4:
+    return "u4";
   case DType::kInvalid:
     return "invalid";
   }
@@ -108,11 +126,17 @@ bool isUnsignedDType(DType dtype) {
          dtype == DType::kU64;
 }
 
+bool isLowPrecisionDType(DType dtype) {
+  return dtype >= DType::kF8E4M3FN && dtype <= DType::kU4;
+}
+
 const std::vector<DType> &allDTypes() {
   static const std::vector<DType> all = {
-      DType::kF32, DType::kF16,  DType::kBF16, DType::kI8,  DType::kI32,
-      DType::kI64, DType::kBool, DType::kU8,   DType::kF64, DType::kI16,
-      DType::kU16, DType::kU32,  DType::kU64};
+      DType::kF32,        DType::kF16,      DType::kBF16,       DType::kI8,
+      DType::kI32,        DType::kI64,      DType::kBool,       DType::kU8,
+      DType::kF64,        DType::kI16,      DType::kU16,        DType::kU32,
+      DType::kU64,        DType::kF8E4M3FN, DType::kF8E4M3FNUZ, DType::kF8E5M2,
+      DType::kF8E5M2FNUZ, DType::kI4,       DType::kU4};
   return all;
 }
 

@@ -421,7 +421,13 @@ TEST(DType, NamesSizesAndParsingOfEveryType) {
       {DType::kI16, "i16", 2, false, false},
       {DType::kU16, "u16", 2, false, true},
       {DType::kU32, "u32", 4, false, true},
-      {DType::kU64, "u64", 8, false, true}};
+      {DType::kU64, "u64", 8, false, true},
+      {DType::kF8E4M3FN, "f8e4m3fn", 1, false, false},
+      {DType::kF8E4M3FNUZ, "f8e4m3fnuz", 1, false, false},
+      {DType::kF8E5M2, "f8e5m2", 1, false, false},
+      {DType::kF8E5M2FNUZ, "f8e5m2fnuz", 1, false, false},
+      {DType::kI4, "i4", 1, false, false},
+      {DType::kU4, "u4", 1, false, false}};
   ASSERT_EQ(allDTypes().size(), std::size(expected));
   for (const auto &[dtype, name, size, isFloat, isUnsigned] : expected) {
     EXPECT_STREQ(dtypeName(dtype), name);

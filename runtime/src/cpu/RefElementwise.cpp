@@ -2,6 +2,8 @@
 #include "DropoutMask.h"
 #include "Reference.h"
 
+#include "gopt/runtime/LowPrecision.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -339,13 +341,43 @@ Status castFrom(DType dst, const void *in, void *out, int64_t n) {
   return Status::success();
 }
 
-Status castKernel(const RefContext &, const std::vector<Tensor> &in,
+Status castBetween(DType from, DType to, const void *src, void *dst, int64_t n);
+
+/// A cast from or to a float8 or 4-bit type goes through double, which holds
+/// every value of those types and of the source exactly (but int64 beyond
+/// 2^53, which then saturates in a 4-bit type anyway).
+Status castLowPrecision(DType from, DType to, bool saturate, const void *src,
+                        void *dst, int64_t n) {
+  std::vector<double> wide(n);
+  if (isLowPrecisionDType(from)) {
+    const uint8_t *bytes = static_cast<const uint8_t *>(src);
+    for (int64_t i = 0; i < n; ++i)
+      wide[i] = lowPrecisionToDouble(from, bytes[i]);
+  } else if (Status s = castBetween(from, DType::kF64, src, wide.data(), n);
+             !s.ok()) {
+    return s;
+  }
+  if (!isLowPrecisionDType(to))
+    return castBetween(DType::kF64, to, wide.data(), dst, n);
+  uint8_t *bytes = static_cast<uint8_t *>(dst);
+  for (int64_t i = 0; i < n; ++i)
+    bytes[i] = lowPrecisionFromDouble(to, wide[i], saturate);
+  return Status::success();
+}
+
+Status castKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                   std::vector<Tensor> &out) {
-  const void *src = in[0].data();
-  void *dst = out[0].data();
-  int64_t n = in[0].numElements();
-  DType to = out[0].dtype();
-  switch (in[0].dtype()) {
+  DType from = in[0].dtype(), to = out[0].dtype();
+  if (isLowPrecisionDType(from) || isLowPrecisionDType(to))
+    return castLowPrecision(from, to, ctx.attrs().getBool("saturate"),
+                            in[0].data(), out[0].data(), in[0].numElements());
+  return castBetween(from, to, in[0].data(), out[0].data(),
+                     in[0].numElements());
+}
+
+Status castBetween(DType from, DType to, const void *src, void *dst,
+                   int64_t n) {
+  switch (from) {
   case DType::kF32:
     return castFrom<float>(to, src, dst, n);
   case DType::kF16:
@@ -373,7 +405,7 @@ Status castKernel(const RefContext &, const std::vector<Tensor> &in,
   case DType::kU64:
     return castFrom<uint64_t>(to, src, dst, n);
   default:
-    return unimplemented("cast from ", dtypeName(in[0].dtype()));
+    return unimplemented("cast from ", dtypeName(from));
   }
 }
 

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
 
+#include "gopt/runtime/LowPrecision.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -247,6 +249,15 @@ void encodeScalar(DType dtype, double value, char *bytes) {
     std::memcpy(bytes, &v, 8);
     break;
   }
+  case DType::kF8E4M3FN:
+  case DType::kF8E4M3FNUZ:
+  case DType::kF8E5M2:
+  case DType::kF8E5M2FNUZ:
+  case DType::kI4:
+  case DType::kU4:
+    bytes[0] = static_cast<char>(
+        lowPrecisionFromDouble(dtype, value, /*saturate=*/true));
+    break;
   case DType::kInvalid:
     break;
   }

@@ -97,7 +97,10 @@ void fromF32(const Tensor &f, Tensor &t) {
         t.dtype() == DType::kF16 ? floatToHalf(src[i]) : floatToBf16(src[i]);
 }
 
-bool isIntegerType(DType t) { return !isFloatDType(t) && t != DType::kInvalid; }
+// float8 and 4-bit values reach only kAny kernels (cast, data movement).
+bool isIntegerType(DType t) {
+  return !isFloatDType(t) && !isLowPrecisionDType(t) && t != DType::kInvalid;
+}
 
 bool takesIntegers(DTypeSupport s) {
   return s == DTypeSupport::kNumeric || s == DTypeSupport::kNumericF64;

@@ -418,12 +418,12 @@ Status CudaBackend::createKernels(std::vector<OpProfile> &profiles) {
       config.outputShapes.push_back(shapes_[t]);
     }
     // The CUDA kernels are written for these types only; the newer ones (f64,
-    // i16 and the wide unsigned types) run on the CPU.
+    // i16, the wide unsigned types, float8 and 4-bit) run on the CPU.
     for (const std::vector<DType> *types :
          {&config.inputTypes, &config.outputTypes})
       for (DType t : *types)
         if (t == DType::kF64 || t == DType::kI16 || t == DType::kU16 ||
-            t == DType::kU32 || t == DType::kU64)
+            t == DType::kU32 || t == DType::kU64 || isLowPrecisionDType(t))
           return unimplemented(opLabel(o), ": element type ", dtypeName(t),
                                " is not supported by the CUDA backend; place "
                                "the op on the CPU");

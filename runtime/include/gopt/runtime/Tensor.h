@@ -29,14 +29,26 @@ enum class DType : int {
   kU16 = 11,
   kU32 = 12,
   kU64 = 13,
+  // ONNX's float8 (one byte) and 4-bit types; each takes one byte per
+  // element in memory and in plans (gopt/runtime/LowPrecision.h).
+  kF8E4M3FN = 14,
+  kF8E4M3FNUZ = 15,
+  kF8E5M2 = 16,
+  kF8E5M2FNUZ = 17,
+  kI4 = 18, // -8..7 sign-extended into an int8_t
+  kU4 = 19, // 0..15 in a uint8_t
 };
 
 size_t dtypeSize(DType dtype);
 // "f32", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "f64", "i16",
-// "u16", "u32", "u64".
+// "u16", "u32", "u64", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz",
+// "i4", "u4".
 const char *dtypeName(DType dtype);
 bool isFloatDType(DType dtype);
 bool isUnsignedDType(DType dtype);
+// The float8 and 4-bit storage types (kF8E4M3FN ... kU4): only data movement
+// and cast read or write them.
+bool isLowPrecisionDType(DType dtype);
 // Every valid element type, in enum order.
 const std::vector<DType> &allDTypes();
 StatusOr<DType> parseDType(const std::string &name);

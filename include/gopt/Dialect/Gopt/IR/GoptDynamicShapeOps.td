@@ -35,9 +35,9 @@ def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataM
     %y = gopt.dynamic_reshape %x, %s : (tensor<?x120x?xf32>, tensor<5xi64>) -> tensor<?x?x3x8x15xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$shape,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$shape,
                    DefaultValuedAttr<BoolAttr, "false">:$allow_zero);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "dynamicReshapeShape";
   let hostValueOperands = [1];
   let hasCanonicalizer = 1;

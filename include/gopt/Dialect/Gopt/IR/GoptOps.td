@@ -31,6 +31,15 @@ def Gopt_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Gopt_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32,
                                          I64, UI8, UI16, UI32, UI64]>;
 def Gopt_UnsignedTensor : RankedTensorOf<[UI8, UI16, UI32, UI64]>;
+// ONNX's float8 and 4-bit types (opsets 19-21): storage types that only the
+// ops moving data, `cast` and constants take; arithmetic reads them after a
+// cast to f32 (docs/architecture.md, "float8 and 4-bit types...").
+def Gopt_LowPrecisionTensor : RankedTensorOf<[F8E4M3FN, F8E4M3FNUZ, F8E5M2,
+                                              F8E5M2FNUZ, I<4>, UI<4>]>;
+def Gopt_AnyTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64, I1,
+                                     UI8, UI16, UI32, UI64, F8E4M3FN,
+                                     F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I<4>,
+                                     UI<4>]>;
 def Gopt_I64Tensor : RankedTensorOf<[I64]>;
 
 // A string attribute with a fixed set of values. The values are stated here
@@ -284,7 +293,7 @@ def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
     ```
   }];
   let arguments = (ins ElementsAttr:$value);
-  let results = (outs Gopt_Tensor:$output);
+  let results = (outs Gopt_AnyTensor:$output);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
   let hasVerifier = 1;
@@ -295,6 +304,8 @@ def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
 }
 
 def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let arguments = (ins Gopt_AnyTensor:$x);
+  let results = (outs Gopt_AnyTensor:$y);
   let summary = "returns its operand";
   let description = [{
     TensorFlow's `Identity` and ONNX's `Identity`. Folds away.
@@ -390,14 +401,20 @@ def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_Layout
   let description = [{
     Converts each element to the result's element type: float to integer
     truncates toward zero, anything to `i1` is `x != 0`. A cast to the same
-    type folds away.
+    type folds away. To a float8 type (`f8E4M3FN`, `f8E4M3FNUZ`, `f8E5M2`,
+    `f8E5M2FNUZ`) it rounds to nearest even; `saturate` (ONNX Cast-19's)
+    clamps values beyond the type's largest finite value (and infinities) to
+    it, otherwise they become NaN, or infinity for `f8E5M2`. To `i4`/`ui4`
+    (one element per byte in the runtime) it rounds to nearest even and
+    clamps to the type's range, as ONNX's reference does.
 
     ```mlir
     %y = gopt.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x,
+                   DefaultValuedAttr<BoolAttr, "true">:$saturate);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "sameShape";
   let resultElementType = "any";
   let hasFolder = 1;
@@ -415,7 +432,7 @@ def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
     %s = gopt.shape %x : (tensor<?x224x224x3xf32>) -> tensor<4xi64>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x);
+  let arguments = (ins Gopt_AnyTensor:$x);
   let results = (outs Gopt_I64Tensor:$shape);
   let runtimeShapeFunction = "shapeOfShape";
   let readsOperandShapesOnly = 1;
@@ -436,8 +453,8 @@ def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElem
     %y = gopt.reshape %x {shape = array<i64: -1, 512>} : (tensor<?x512x1x1xf32>) -> tensor<?x512xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$shape);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "reshapeShape";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
@@ -452,8 +469,8 @@ def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElem
     %y = gopt.flatten %x {axis = 1 : i64} : (tensor<?x64x7x7xf32>) -> tensor<?x3136xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DefaultValuedAttr<I64Attr, "1">:$axis);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "flattenShape";
 }
 
@@ -467,8 +484,8 @@ def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResult
     %y = gopt.transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<?x224x224x3xf32>) -> tensor<?x3x224x224xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$perm);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "transposeShape";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
