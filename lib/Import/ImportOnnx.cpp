@@ -6014,9 +6014,13 @@ LogicalResult OnnxImporter::importMaxUnpool() {
                                                i64s(paired), outputShape));
 }
 
+/// The largest image whose constant stream the importer decodes.
+constexpr int64_t kMaxFoldedImagePixels = int64_t(1) << 20;
+
 /// ImageDecoder-20: gopt.image_decoder, whose [H, W, C] the image's header
-/// decides when it runs; a constant stream is decoded here instead, so the
-/// image is a constant of static shape (and a bad one an import error).
+/// decides when it runs; a constant stream of an image up to 2^20 pixels is
+/// decoded here instead, so the image is a constant of static shape (and a
+/// bad one an import error).
 LogicalResult OnnxImporter::importImageDecoder() {
   std::string pixelFormat = stringAttr("pixel_format", "RGB");
   FailureOr<rt_image::PixelFormat> format =
@@ -6047,6 +6051,14 @@ LogicalResult OnnxImporter::importImageDecoder() {
         static_cast<uint8_t>(attr->getSplatValue<APInt>().getZExtValue()));
   else
     bytes.assign(attr->getRawData().begin(), attr->getRawData().end());
+  // Larger images stay an op, decoded when the step runs: a constant of
+  // more than 2^20 pixels would make the IR and the plan that large.
+  auto header = rt_image::readImageHeader(bytes.data(), bytes.size());
+  if (!header.ok())
+    return failNode(header.status().message());
+  if (header->height * header->width > kMaxFoldedImagePixels)
+    return setResult(createInferred<ImageDecoderOp>(
+        b, loc, stream, b.getStringAttr(pixelFormat)));
   auto image = rt_image::decodeImage(bytes.data(), bytes.size(), *format);
   if (!image.ok())
     return failNode(image.status().message());

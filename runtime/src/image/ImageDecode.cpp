@@ -540,6 +540,11 @@ Status decodeTiff(const uint8_t *data, size_t size, const ImageHeader &header,
   TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &planar);
   if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &photometric))
     return fail("no photometric interpretation");
+  // libtiff sizes its buffers by the samples a pixel the header claims.
+  if (samples < 1 || samples > 4 || bits > 16)
+    return unimplemented("TIFF: ", samples, " samples of ", bits,
+                         " bits a pixel are not supported (1 to 4 samples of "
+                         "up to 16 bits)");
   const int64_t w = header.width, h = header.height;
   // 8-bit strips of gray, RGB or palette samples, with or without alpha:
   // read as stored, as PIL does (libtiff's RGBA reader would premultiply
@@ -713,9 +718,8 @@ Status runJpeg2000(const uint8_t *data, size_t size, ImageHeader &header,
   }
   if (width != header.width || height != header.height)
     return internalError("JPEG 2000: the size differs from the header's");
-  if (!opj_decode(codec.get(), stream.get(), image.get()) ||
-      !opj_end_decompress(codec.get(), stream.get()))
-    return fail("truncated or corrupt data");
+  // Checked before decoding: the decoder allocates every component the
+  // header claims (up to 16384) at the full size.
   uint32_t n = image->numcomps;
   if (n == 0 || n > 4)
     return unimplemented("JPEG 2000: ", n, " components are not supported");
@@ -724,16 +728,24 @@ Status runJpeg2000(const uint8_t *data, size_t size, ImageHeader &header,
       image->color_space == OPJ_CLRSPC_EYCC)
     return unimplemented("JPEG 2000: YCC and CMYK color spaces are not "
                          "supported");
-  int colors = n >= 3 ? 3 : 1;
-  for (int c = 0; c < colors; ++c) {
+  const int colors = n >= 3 ? 3 : 1;
+  for (uint32_t c = 0; c < n; ++c) {
     const opj_image_comp_t &comp = image->comps[c];
-    if (comp.dx != 1 || comp.dy != 1 || comp.w != width || comp.h != height ||
-        !comp.data)
+    if (comp.dx != 1 || comp.dy != 1)
       return unimplemented("JPEG 2000: subsampled components are not "
                            "supported");
     if (comp.prec < 1 || comp.prec > 16)
       return unimplemented("JPEG 2000: ", comp.prec,
                            "-bit components are not supported");
+  }
+  if (!opj_decode(codec.get(), stream.get(), image.get()) ||
+      !opj_end_decompress(codec.get(), stream.get()))
+    return fail("truncated or corrupt data");
+  for (int c = 0; c < colors; ++c) {
+    const opj_image_comp_t &comp = image->comps[c];
+    if (comp.w != width || comp.h != height || !comp.data)
+      return unimplemented("JPEG 2000: components smaller than the image "
+                           "are not supported");
   }
   for (int c = 0; c < 3; ++c) {
     const opj_image_comp_t &comp = image->comps[colors == 3 ? c : 0];
