@@ -18,6 +18,8 @@ PACKAGES=(
   libzstd-dev libedit-dev zlib1g-dev libxml2-dev
   # importers, plans, runtime
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
+  # image_decoder's codecs (each optional: a missing one's format is refused)
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   # dnnl's CMake config requires OpenCL (its GPU runtime); only recommended
   ocl-icd-opencl-dev
   # tests and benchmarks (psutil: lit's per-test timeout)

@@ -39,6 +39,19 @@ for tool in ["gopt-translate", "gopt-run"]:
 if config.gopt_enable_cuda:
     config.available_features.add("cuda")
 
+# image_decoder built with every codec library (runtime/CMakeLists.txt), and
+# PIL with every format, to write the images and decode them as the oracle.
+if set(["JPEG", "PNG", "TIFF", "WebP", "JPEG 2000"]) <= set(config.gopt_image_formats):
+    config.available_features.add("image-codecs")
+try:
+    if subprocess.run(["/usr/bin/python3", "-c",
+                       "from PIL import features; import sys; sys.exit(not all("
+                       "features.check(f) for f in ['jpg', 'jpg_2000', 'libtiff', 'webp']))"],
+                      capture_output=True, timeout=60).returncode == 0:
+        config.available_features.add("python-pil")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # Open MPI's launcher (openmpi-bin): data-parallel ranks from mpirun's
 # environment.
 if shutil.which("mpirun"):

@@ -1195,6 +1195,14 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         setInt(n, "offset_group", d.getOffsetGroup());
         return success();
       })
+      .Case([&](ImageDecoderOp d) -> LogicalResult {
+        if (!hasOpset(d, 20, "ImageDecoder"))
+          return failure();
+        onnx::NodeProto *n = add("ImageDecoder", {nameOf(d.getEncodedStream())},
+                                 {nameOf(d.getImage())});
+        setString(n, "pixel_format", d.getPixelFormat());
+        return success();
+      })
       .Case([&](DftOp d) -> LogicalResult {
         if (!hasOpset(d, 17, "DFT"))
           return failure();

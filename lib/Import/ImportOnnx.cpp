@@ -17,6 +17,7 @@
 #include "gopt/Shape/SamplingShapes.h"
 #include "gopt/Shape/ShapeFunctions.h"
 #include "gopt/Transforms/FoldValue.h"
+#include "gopt/runtime/ImageDecode.h"
 #include "gopt/runtime/LowPrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,6 +51,7 @@ void check_model(const ModelProto &model, CheckerContext &ctx);
 using namespace mlir;
 using namespace gopt;
 using namespace gopt::import;
+namespace rt_image = gopt::runtime::image;
 
 namespace {
 
@@ -409,6 +411,7 @@ private:
   LogicalResult importCenterCropPad();
   LogicalResult importAffineGrid();
   LogicalResult importDeformConv();
+  LogicalResult importImageDecoder();
   LogicalResult importRoiAlign();
   LogicalResult importGridSample();
   LogicalResult importDft();
@@ -6161,6 +6164,62 @@ LogicalResult OnnxImporter::importMaxUnpool() {
                                                i64s(paired), outputShape));
 }
 
+/// The largest image whose constant stream the importer decodes.
+constexpr int64_t kMaxFoldedImagePixels = int64_t(1) << 20;
+
+/// ImageDecoder-20: gopt.image_decoder, whose [H, W, C] the image's header
+/// decides when it runs; a constant stream of an image up to 2^20 pixels is
+/// decoded here instead, so the image is a constant of static shape (and a
+/// bad one an import error).
+LogicalResult OnnxImporter::importImageDecoder() {
+  std::string pixelFormat = stringAttr("pixel_format", "RGB");
+  FailureOr<rt_image::PixelFormat> format =
+      [&]() -> FailureOr<rt_image::PixelFormat> {
+    auto parsed = rt_image::parsePixelFormat(pixelFormat);
+    if (!parsed.ok())
+      return failNode(parsed.status().message());
+    return *parsed;
+  }();
+  if (failed(format))
+    return failure();
+  GET_INPUT(stream, 0);
+  Type et = getElementTypeOrSelf(stream.getType());
+  if (!et.isUnsignedInteger(8) || shapeOf(stream).size() != 1)
+    return failNode(llvm::formatv("expects encoded_stream of type uint8 and "
+                                  "rank 1 (the file's bytes), got {0}",
+                                  stream.getType()));
+  if (!isConstant(node->input(0)))
+    return setResult(createInferred<ImageDecoderOp>(
+        b, loc, stream, b.getStringAttr(pixelFormat)));
+  FailureOr<DenseElementsAttr> attr = constantAttr(node->input(0));
+  if (failed(attr))
+    return failure();
+  std::vector<uint8_t> bytes;
+  if (attr->isSplat())
+    bytes.assign(
+        attr->getNumElements(),
+        static_cast<uint8_t>(attr->getSplatValue<APInt>().getZExtValue()));
+  else
+    bytes.assign(attr->getRawData().begin(), attr->getRawData().end());
+  // Larger images stay an op, decoded when the step runs: a constant of
+  // more than 2^20 pixels would make the IR and the plan that large.
+  auto header = rt_image::readImageHeader(bytes.data(), bytes.size());
+  if (!header.ok())
+    return failNode(header.status().message());
+  if (header->height * header->width > kMaxFoldedImagePixels)
+    return setResult(createInferred<ImageDecoderOp>(
+        b, loc, stream, b.getStringAttr(pixelFormat)));
+  auto image = rt_image::decodeImage(bytes.data(), bytes.size(), *format);
+  if (!image.ok())
+    return failNode(image.status().message());
+  auto type =
+      RankedTensorType::get({image->height, image->width, image->channels}, et);
+  ArrayRef<char> raw(reinterpret_cast<const char *>(image->pixels.data()),
+                     image->pixels.size());
+  return setResult(b.create<ConstantOp>(
+      loc, DenseElementsAttr::getFromRawBuffer(type, raw)));
+}
+
 /// DeformConv-19 (2-D): gopt.deform_conv2d, with a zero bias when B is
 /// absent; ONNX's pads [top, left, bottom, right] become (before, after)
 /// per spatial dim.
@@ -6743,6 +6802,7 @@ LogicalResult OnnxImporter::importNode() {
       {"Hardmax", [](I &i) { return i.importHardmax(); }},
       {"Identity", [](I &i) { return i.unary<IdentityOp>(); }},
       {"If", [](I &i) { return i.importIf(); }},
+      {"ImageDecoder", [](I &i) { return i.importImageDecoder(); }},
       {"InstanceNormalization", [](I &i) { return i.importInstanceNorm(); }},
       {"LRN", [](I &i) { return i.importLrn(); }},
       {"LSTM", [](I &i) { return i.importRecurrent(/*gates=*/4); }},

@@ -752,6 +752,38 @@ OpSchema deformConvSchema() {
   return s;
 }
 
+/// ImageDecoder (opset 20): [H, W, 3] (RGB, BGR) or [H, W, 1] (Grayscale),
+/// H and W known only from the image. A bad pixel_format is left to the
+/// importer, whose error names the node.
+void inferImageDecoder(InferenceContext &ctx) {
+  ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::UINT8);
+  const AttributeProto *format = ctx.getAttribute("pixel_format");
+  std::string name = format ? format->s() : "RGB";
+  onnx::TensorShapeProto *out = outputShape(ctx, 0);
+  out->clear_dim();
+  out->add_dim();
+  out->add_dim();
+  if (name == "Grayscale")
+    out->add_dim()->set_dim_value(1);
+  else if (name == "RGB" || name == "BGR")
+    out->add_dim()->set_dim_value(3);
+  else
+    out->add_dim();
+}
+
+OpSchema imageDecoderSchema() {
+  OpSchema s("ImageDecoder", __FILE__, __LINE__);
+  s.SinceVersion(20)
+      .Input(0, "encoded_stream", "", "T1")
+      .Output(0, "image", "", "T2")
+      .Attr("pixel_format", "", AttributeProto::STRING, std::string("RGB"))
+      .TypeConstraint("T1", {"tensor(uint8)"}, "")
+      .TypeConstraint("T2", {"tensor(uint8)"}, "")
+      .TypeAndShapeInferenceFunction(inferImageDecoder);
+  return s;
+}
+
 /// The schemas of the ops new after opset 17 that gopt imports.
 std::vector<OpSchema> newOpSchemas() {
   std::vector<OpSchema> schemas;
@@ -762,6 +794,7 @@ std::vector<OpSchema> newOpSchemas() {
   schemas.push_back(centerCropPadSchema());
   schemas.push_back(affineGridSchema());
   schemas.push_back(deformConvSchema());
+  schemas.push_back(imageDecoderSchema());
   return schemas;
 }
 

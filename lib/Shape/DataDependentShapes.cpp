@@ -54,6 +54,14 @@ Result inferNonZeroShape(DimsRef x, Dims &bound) {
   return Result::success();
 }
 
+Result inferImageDecoderShape(DimsRef stream, int64_t channels, Dims &shape) {
+  if (stream.size() != 1)
+    return fail("expects encoded_stream of rank 1 (the file's bytes), got ",
+                formatShape(stream));
+  shape = {kDynamic, kDynamic, channels};
+  return Result::success();
+}
+
 Result inferCompressShape(DimsRef x, DimsRef condition, bool hasAxis,
                           int64_t axis, Dims &bound, int64_t &countedDim) {
   if (condition.size() != 1)

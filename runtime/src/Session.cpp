@@ -425,6 +425,11 @@ Status Session::Impl::resolveShapes() {
         values.push_back(hostValues.intValue(t));
       inferred = schema->inferShapesFromValues(OpAttrs(op), inShapes, inTypes,
                                                values, outShapes);
+    } else if (!schema->inferShapes) {
+      // Shapes only the operands' data decide (inferShapesFromData): the
+      // op runs between the plan's pieces, never in a resolved plan.
+      return unimplemented(opLabel(o), ": its result shapes are known only "
+                                       "from its operands' data");
     } else {
       inferred = schema->inferShapes(OpAttrs(op), inShapes, inTypes, outShapes);
     }
@@ -708,12 +713,23 @@ Status Session::Impl::runHostOp(size_t k) {
     inputs.push_back(values[t]);
   }
   // A kernel and buffers at the bound, made again only for new operand
-  // shapes: repeated runs allocate nothing.
-  if (!run.kernel || inShapes != run.operandShapes) {
-    std::vector<Shape> bounds(op.outputs_size());
+  // shapes: repeated runs allocate nothing. An op whose shapes only the
+  // operands' data decide (inferShapesFromData) gets its exact shapes from
+  // them on every run, and new buffers when those change.
+  std::vector<Shape> bounds(op.outputs_size());
+  bool rebuild = !run.kernel || inShapes != run.operandShapes;
+  if (schema.inferShapesFromData) {
+    if (Status s = schema.inferShapesFromData(OpAttrs(op), inputs, bounds);
+        !s.ok())
+      return Status(s.code(), opLabel(o) + ": " + s.message());
+    for (size_t r = 0; r < run.bounds.size() && !rebuild; ++r)
+      rebuild = run.bounds[r].shape() != bounds[r];
+  } else if (rebuild) {
     if (Status s = schema.inferShapes(OpAttrs(op), inShapes, inTypes, bounds);
         !s.ok())
       return Status(s.code(), opLabel(o) + ": " + s.message());
+  }
+  if (rebuild) {
     KernelConfig config;
     config.op = &op;
     config.opIndex = o;

@@ -140,10 +140,10 @@ npy("want_dft", np.stack([spectrum.real, spectrum.imag], -1).astype(np.float32))
 
 # Refused: an op newer than opset 17 that gopt does not import, and Pad-18
 # axes known only at run time.
-save("decoder20",
-     [helper.make_node("ImageDecoder", ["bytes"], ["image"], name="decode")],
-     [vi("bytes", [64], TensorProto.UINT8)],
-     [vi("image", [8, 8, 3], TensorProto.UINT8)], 20)
+save("string_split20",
+     [helper.make_node("StringSplit", ["text"], ["parts", "counts"], name="split")],
+     [vi("text", [2], TensorProto.STRING)],
+     [vi("parts", [2, None], TensorProto.STRING), vi("counts", [2], TensorProto.INT64)], 20)
 save("pad18_dynamic_axes",
      [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")],
      [vi("x", [2, 3, 4]), vi("axes", [1], TensorProto.INT64)],

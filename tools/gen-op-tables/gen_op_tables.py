@@ -158,6 +158,7 @@ def load_ops(data):
             "host_value_operands": rec.get("hostValueOperands", []),
             "reads_shapes_only": bool(rec.get("readsOperandShapesOnly")),
             "data_dependent": bool(rec.get("dataDependentResultShapes")),
+            "shapes_from_data": bool(rec.get("resultShapesFromOperandData")),
             "region_plans": bool(rec.get("regionPlans")),
             "regions": len(rec.get("regions", {}).get("args", [])),
             "static_op": rec.get("staticOp", ""),
@@ -244,6 +245,11 @@ def check(ops):
         elif not op["shape_fn"]:
             raise GenError(f"op '{op['name']}' ({op['record']}) runs in the runtime "
                            "but sets no runtimeShapeFunction (or compileTimeOnly)")
+        if op["shapes_from_data"] and (not op["data_dependent"]
+                                       or op["host_value_operands"]):
+            raise GenError(f"op '{op['name']}': resultShapesFromOperandData "
+                           "needs dataDependentResultShapes and no "
+                           "hostValueOperands")
         per_result = result_types(op)
         for t in per_result:
             if t not in RESULT_ELEMENT_TYPES:
@@ -308,7 +314,7 @@ def emit_op_table(ops):
         # A shape function that reads operand values has the other signature
         # (ValueShapeFn); the plain one stays null.
         plain_fn = ("nullptr" if host_values or op["static_op"] or op["region_plans"]
-                    else op["shape_fn"])
+                    or op["shapes_from_data"] else op["shape_fn"])
         out.append(f'  s.push_back({{"{op["name"]}", {imin}, {imax}, {rmin}, '
                    f'{rmax},\n               {{' + ",\n                ".join(attrs)
                    + f'}},\n               {plain_fn}, {types[0]}'
@@ -334,6 +340,9 @@ def emit_op_table(ops):
             out.append(f'  s.back().countFlops = {op["flop_fn"]};\n')
         if op["data_dependent"]:
             out.append('  s.back().dataDependentResultShapes = true;\n')
+        if op["shapes_from_data"]:
+            # The other signature (DataShapeFn): it reads the operands' data.
+            out.append(f'  s.back().inferShapesFromData = {op["shape_fn"]};\n')
     out.append("  return s;\n}\n")
     return "".join(out)
 

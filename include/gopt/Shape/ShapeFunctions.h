@@ -477,6 +477,9 @@ Result inferUniqueShape(DimsRef x, bool hasAxis, int64_t axis, Dims &y,
 Result inferNonMaxSuppressionShape(DimsRef boxes, DimsRef scores,
                                    DimsRef maxOutput, DimsRef iouThreshold,
                                    DimsRef scoreThreshold, Dims &bound);
+/// gopt.image_decoder: a vector of bytes -> [H, W, channels], H and W
+/// dynamic (the image's header holds them; no bound exists).
+Result inferImageDecoderShape(DimsRef stream, int64_t channels, Dims &shape);
 
 } // namespace gopt::shape
 

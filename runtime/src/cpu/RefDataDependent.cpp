@@ -1,12 +1,16 @@
 //===- RefDataDependent.cpp - Reference kernels of results shaped by data -===//
 //
-// non_zero, compress, unique and non_max_suppression
+// non_zero, compress, unique, non_max_suppression and image_decoder
 // (GoptDataDependentOps.td). Their outputs are allocated at the bound the
-// shape function gives; each kernel writes the leading elements, row-major
-// for the actual shape, and reports that shape in ctx.actualShapes.
+// shape function gives (image_decoder's: the exact shape, from the image's
+// header); each kernel writes the leading elements, row-major for the
+// actual shape, and reports that shape in ctx.actualShapes.
 //
 //===----------------------------------------------------------------------===//
 #include "Reference.h"
+
+#include "gopt/runtime/ImageDecode.h"
+#include "gopt/runtime/OpAttrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -281,6 +285,28 @@ Status nonMaxSuppressionKernel(const RefContext &ctx,
   return report(ctx, {{rows, 3}});
 }
 
+// The decoding itself is gopt_image_decode's (ImageDecode.h).
+Status imageDecoderKernel(const RefContext &ctx, const std::vector<Tensor> &in,
+                          std::vector<Tensor> &out) {
+  const Tensor &stream = in[0];
+  const uint8_t *data = stream.data<uint8_t>();
+  const size_t size = static_cast<size_t>(stream.numElements());
+  GOPT_ASSIGN_OR_RETURN(
+      image::PixelFormat format,
+      image::parsePixelFormat(
+          op_attrs::ImageDecoderAttrs(ctx.attrs()).pixelFormat()));
+  GOPT_ASSIGN_OR_RETURN(image::ImageHeader header,
+                        image::readImageHeader(data, size));
+  Shape shape = {header.height, header.width, image::channelsOf(format)};
+  if (out[0].numElements() < numElements(shape))
+    return internalError("the ", header.format, " image is ",
+                         shapeToString(shape), " but its result holds ",
+                         out[0].numElements(), " elements");
+  GOPT_RETURN_IF_ERROR(
+      image::decodeImage(data, size, header, format, out[0].data<uint8_t>()));
+  return report(ctx, {shape});
+}
+
 } // namespace
 
 void registerDataDependentKernels(KernelRegistry &r) {
@@ -289,6 +315,7 @@ void registerDataDependentKernels(KernelRegistry &r) {
   registerKernel(r, "compress", compressKernel, D::kAny);
   registerKernel(r, "unique", uniqueKernel, D::kNumericF64);
   registerKernel(r, "non_max_suppression", nonMaxSuppressionKernel, D::kAny);
+  registerKernel(r, "image_decoder", imageDecoderKernel, D::kAny);
 }
 
 } // namespace gopt::runtime::ref

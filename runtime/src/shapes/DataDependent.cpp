@@ -6,6 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "DataDependent.h"
 
+#include "gopt/runtime/ImageDecode.h"
+#include "gopt/runtime/OpAttrs.h"
+
 namespace gopt::runtime {
 
 Status nonZeroShape(const OpAttrs &, const Shapes &in, const DTypes &,
@@ -48,6 +51,26 @@ Status nonMaxSuppressionShape(const OpAttrs &attrs, const Shapes &in,
                            centerPointBox);
   return toStatus(shape::inferNonMaxSuppressionShape(in[0], in[1], in[2], in[3],
                                                      in[4], out[0]));
+}
+
+Status imageDecoderShape(const OpAttrs &attrs, const std::vector<Tensor> &in,
+                         Shapes &out) {
+  const Tensor &stream = in[0];
+  if (stream.dtype() != DType::kU8)
+    return invalidArgument("encoded_stream must be u8, got ",
+                           dtypeName(stream.dtype()));
+  GOPT_ASSIGN_OR_RETURN(image::PixelFormat format,
+                        image::parsePixelFormat(
+                            op_attrs::ImageDecoderAttrs(attrs).pixelFormat()));
+  Shape shape;
+  GOPT_RETURN_IF_ERROR(toStatus(shape::inferImageDecoderShape(
+      stream.shape(), image::channelsOf(format), shape)));
+  GOPT_ASSIGN_OR_RETURN(
+      image::ImageHeader header,
+      image::readImageHeader(static_cast<const uint8_t *>(stream.data()),
+                             static_cast<size_t>(stream.numElements())));
+  out[0] = {header.height, header.width, shape[2]};
+  return Status::success();
 }
 
 } // namespace gopt::runtime

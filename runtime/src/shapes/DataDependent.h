@@ -24,6 +24,10 @@ Status uniqueShape(const OpAttrs &attrs, const Shapes &in, const DTypes &types,
 Status nonMaxSuppressionShape(const OpAttrs &attrs, const Shapes &in,
                               const DTypes &types, Shapes &out);
 
+// Reads the image's header: the exact [H, W, channels] (a DataShapeFn).
+Status imageDecoderShape(const OpAttrs &attrs, const std::vector<Tensor> &in,
+                         Shapes &out);
+
 } // namespace gopt::runtime
 
 #endif // GOPT_RUNTIME_SRC_SHAPES_DATADEPENDENT_H

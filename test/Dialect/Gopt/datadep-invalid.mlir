@@ -71,3 +71,27 @@ func.func @nms_center_point_box(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %m
   %0 = gopt.non_max_suppression %b, %s, %m, %t, %t {center_point_box = 2 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
   return
 }
+
+// -----
+
+func.func @image_decoder_rank(%s: tensor<2x8xui8>) {
+  // expected-error@+1 {{'gopt.image_decoder' op expects encoded_stream of rank 1 (the file's bytes), got [2, 8]}}
+  %0 = gopt.image_decoder %s : (tensor<2x8xui8>) -> tensor<?x?x3xui8>
+  return
+}
+
+// -----
+
+func.func @image_decoder_format(%s: tensor<8xui8>) {
+  // expected-error@+1 {{'gopt.image_decoder' op pixel_format 'RGBA' is not one of RGB, BGR, Grayscale}}
+  %0 = gopt.image_decoder %s {pixel_format = "RGBA"} : (tensor<8xui8>) -> tensor<?x?x3xui8>
+  return
+}
+
+// -----
+
+func.func @image_decoder_type(%s: tensor<8xi8>) {
+  // expected-error@+1 {{'gopt.image_decoder' op operand #0 must be ranked tensor of 8-bit unsigned integer values}}
+  %0 = gopt.image_decoder %s : (tensor<8xi8>) -> tensor<?x?x3xui8>
+  return
+}

@@ -43,3 +43,14 @@ func.func @non_max_suppression(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %m:
   %0 = gopt.non_max_suppression %b, %s, %m, %iou, %t {center_point_box = 1 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<f32>, tensor<1xf32>) -> tensor<?x3xi64>
   return %0 : tensor<?x3xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func @image_decoder
+func.func @image_decoder(%s: tensor<?xui8>) -> (tensor<?x?x3xui8>, tensor<?x?x1xui8>) {
+  // CHECK: gopt.image_decoder %{{.*}} : (tensor<?xui8>) -> tensor<?x?x3xui8>
+  %0 = gopt.image_decoder %s : (tensor<?xui8>) -> tensor<?x?x3xui8>
+  // CHECK: gopt.image_decoder %{{.*}} {pixel_format = "Grayscale"} : (tensor<?xui8>) -> tensor<?x?x1xui8>
+  %1 = gopt.image_decoder %s {pixel_format = "Grayscale"} : (tensor<?xui8>) -> tensor<?x?x1xui8>
+  return %0, %1 : tensor<?x?x3xui8>, tensor<?x?x1xui8>
+}

@@ -1,6 +1,6 @@
 //===- GoptDataDependentOps.cpp - type inference of data-shaped results ---===//
 //
-// non_zero, compress, unique and non_max_suppression
+// non_zero, compress, unique, non_max_suppression and image_decoder
 // (GoptDataDependentOps.td): adapters over the shared shape functions
 // (lib/Shape/DataDependentShapes.cpp), which give upper bounds; the
 // dimensions the data decides become dynamic here.
@@ -99,3 +99,21 @@ static LogicalResult inferTypes(NonMaxSuppressionOp::Adaptor adaptor,
   return success();
 }
 GOPT_SHAPE_FUNCTION_HOOKS(NonMaxSuppressionOp)
+
+static LogicalResult inferTypes(ImageDecoderOp::Adaptor adaptor,
+                                const ShapeError &error,
+                                SmallVectorImpl<Type> &types) {
+  shape::Dims image;
+  StringRef format = adaptor.getPixelFormat();
+  if (format != "RGB" && format != "BGR" && format != "Grayscale")
+    return error.check(shape::Result::failure(
+        ("pixel_format '" + format + "' is not one of RGB, BGR, Grayscale")
+            .str()));
+  int64_t channels = format == "Grayscale" ? 1 : 3;
+  if (failed(error.check(shape::inferImageDecoderShape(
+          shapeOf(adaptor.getEncodedStream()), channels, image))))
+    return failure();
+  types.push_back(tensorOf(image, elementTypeOf(adaptor.getEncodedStream())));
+  return success();
+}
+GOPT_SHAPE_FUNCTION_HOOKS(ImageDecoderOp)

@@ -92,6 +92,15 @@ using ValueShapeFn =
                const std::vector<const std::vector<int64_t> *> &hostValues,
                std::vector<Shape> &outShapes);
 
+// An op whose result shapes only its operands' data decide, with no bound
+// (image_decoder: the size in an image's header; ODS
+// resultShapesFromOperandData): the exact result shapes from the operands'
+// values, read on the host where the op runs, before its results are
+// allocated.
+using DataShapeFn = Status (*)(const OpAttrs &attrs,
+                               const std::vector<Tensor> &inputs,
+                               std::vector<Shape> &outShapes);
+
 // Floating-point operations of one run of the op (a multiply-add counts 2)
 // at resolved operand and result shapes: profiles and roofline reports.
 using FlopFn = double (*)(const OpAttrs &attrs,
@@ -139,6 +148,9 @@ struct OpSchema {
   // (Kernel::actualResultShapes), and the session runs the op on the host
   // between the pieces of the plan before and after it.
   bool dataDependentResultShapes = false;
+  // With dataDependentResultShapes, for results no shape function can bound:
+  // the exact shapes from the operands' data (inferShapes is then null).
+  DataShapeFn inferShapesFromData = nullptr;
   // Control flow (if, loop): the op's regions, each a subplan of the plan
   // (plan::Op.regions); the session resolves the result shapes by resolving
   // the subplans, so inferShapes is null.

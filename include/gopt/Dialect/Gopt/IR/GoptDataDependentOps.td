@@ -1,7 +1,7 @@
 //===- GoptDataDependentOps.td - results shaped by data ----*- tablegen -*-===//
 //
 // Ops whose result shapes depend on their operands' data: non_zero,
-// compress, unique and non_max_suppression. Their data-dependent result
+// compress, unique, non_max_suppression and image_decoder. Their data-dependent result
 // dimensions are dynamic in the dialect; the runtime shape functions give an
 // upper bound, the kernels report the actual shapes, and the session runs
 // them on the host between the pieces of the plan before and after them
@@ -118,6 +118,35 @@ def Gopt_NonMaxSuppressionOp : Gopt_InferredOp<"non_max_suppression", [Pure]> {
   let runtimeShapeFunction = "nonMaxSuppressionShape";
   let resultElementType = "i64";
   let dataDependentResultShapes = 1;
+}
+
+def Gopt_ImageDecoderOp : Gopt_InferredOp<"image_decoder", [Pure]> {
+  let notDifferentiable = "an integer (pixel) result decoded from bytes";
+  let summary = "decodes an encoded image (ONNX ImageDecoder)";
+  let description = [{
+    ONNX's `ImageDecoder` (opset 20): `encoded_stream`, the bytes of a BMP,
+    JPEG, JPEG 2000, TIFF, PNG, WebP or PNM file, decoded to an image
+    `[H, W, 3]` (`pixel_format` `RGB` or `BGR`) or `[H, W, 1]`
+    (`Grayscale`) with the values PIL gives (ONNX's reference): gray
+    replicated, alpha dropped, palettes looked up, and gray as
+    `(19595 R + 38470 G + 7471 B + 0x8000) >> 16`. `H` and `W` are in the
+    image's header, so no bound exists before the op runs: the session
+    reads the header on the host and allocates the exact result
+    (`resultShapesFromOperandData`). Images over 2^28 pixels, streams of no
+    known format, truncated or corrupt data and formats whose library gopt
+    was built without are refused with an error naming the op and the
+    format. The importer decodes a constant stream at compile time.
+
+    ```mlir
+    %img = gopt.image_decoder %bytes {pixel_format = "BGR"} : (tensor<?xui8>) -> tensor<?x?x3xui8>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[UI8]>:$encoded_stream,
+                   Gopt_StrEnumAttr<["RGB", "BGR", "Grayscale"], "RGB">:$pixel_format);
+  let results = (outs RankedTensorOf<[UI8]>:$image);
+  let runtimeShapeFunction = "imageDecoderShape";
+  let dataDependentResultShapes = 1;
+  let resultShapesFromOperandData = 1;
 }
 
 #endif // GOPT_DIALECT_GOPT_IR_GOPTDATADEPENDENTOPS_TD

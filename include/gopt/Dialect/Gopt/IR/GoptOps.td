@@ -160,6 +160,13 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   // session runs the op on the host between the pieces of the plan before
   // and after it (see "Results shaped by data" in docs/architecture.md).
   bit dataDependentResultShapes = 0;
+  // With dataDependentResultShapes, for an op whose results no function of
+  // the operands' shapes bounds (image_decoder: the size is in the image's
+  // header): `runtimeShapeFunction` names a function that reads the
+  // operands' data (runtime OpSchema.h, DataShapeFn) and gives the exact
+  // result shapes; the session calls it on the host, where the op runs,
+  // before it allocates the results.
+  bit resultShapesFromOperandData = 0;
   // Control flow: the op's regions become subplans, and the session
   // resolves the result shapes by resolving those (no runtimeShapeFunction).
   bit regionPlans = 0;
