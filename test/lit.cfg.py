@@ -90,15 +90,15 @@ try:
         flags = set(f.read().split())
     if flags & {"avx512_bf16", "amx_bf16"}:
         config.available_features.add("cpu-bf16")
+    else:
+        lit_config.note("no bf16 instructions on this CPU: large bf16 runs "
+                        "are UNSUPPORTED")
     # int8 dot products (VNNI): backend "cpu" runs int8 convs in int8.
     if flags & {"avx512_vnni", "avx_vnni"}:
         config.available_features.add("cpu-int8-dot")
     # AMX int8 tiles (oneDNN's first choice for int8 convolutions there).
     if "amx_int8" in flags:
         config.available_features.add("cpu-amx-int8")
-    else:
-        lit_config.note("no bf16 instructions on this CPU: large bf16 runs "
-                        "are UNSUPPORTED")
 except OSError:
     pass
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
