@@ -301,13 +301,12 @@ private:
   /// blockSize: blocked along `axis`.
   FailureOr<Value> dequantizeAffine(Value q, Value scale, Value zeroPoint,
                                     int64_t axis, int64_t blockSize = 0);
-  /// saturate(round(x / scale) + zeroPoint) as `quantized`.
-  FailureOr<Value> quantizeFloat8(Value x, Value scale, Value zeroPoint,
-                                  int64_t axis, Type quantized,
-                                  int64_t blockSize, bool saturate);
+  /// clamp(round(x / scale) + zeroPoint) as an integer `quantized`; for a
+  /// float8 `quantized`, x / scale + zeroPoint cast to it (the cast rounds,
+  /// saturating where `saturate`).
   FailureOr<Value> quantizeAffine(Value x, Value scale, Value zeroPoint,
                                   int64_t axis, Type quantized,
-                                  int64_t blockSize = 0);
+                                  int64_t blockSize = 0, bool saturate = true);
   LogicalResult importVariadic(StringRef kind);
   LogicalResult importPow();
   LogicalResult importShape();
@@ -1573,46 +1572,11 @@ static std::pair<double, double> integerRange(Type type) {
 
 FailureOr<Value> OnnxImporter::quantizeAffine(Value x, Value scale,
                                               Value zeroPoint, int64_t axis,
-                                              Type quantized,
-                                              int64_t blockSize) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  auto along = [&](Value v) {
-    return blockSize ? expandBlocks(v, axis, blockSize, type.getShape())
-                     : broadcastAlong(v, axis, rank);
-  };
-  FailureOr<Value> s = along(scale);
-  if (failed(s))
-    return failure();
-  if (!type.getElementType().isF32())
-    x = createTyped<CastOp>(b, loc, type.clone(b.getF32Type()), x);
-  if (!x)
-    return failOp();
-  GOPT_INFER_VALUE(y, DivOp, x, *s);
-  GOPT_INFER_ASSIGN(y, RoundOp, y);
-  if (zeroPoint) {
-    FailureOr<Value> z = along(zeroPoint);
-    if (failed(z))
-      return failure();
-    GOPT_INFER_ASSIGN(y, AddOp, y, *z);
-  }
-  auto [lo, hi] = integerRange(quantized);
-  GOPT_INFER_ASSIGN(y, MaxOp, y,
-                    createScalarConstant(b, loc, b.getF32Type(), lo));
-  GOPT_INFER_ASSIGN(y, MinOp, y,
-                    createScalarConstant(b, loc, b.getF32Type(), hi));
-  y = y ? createTyped<CastOp>(
-              b, loc, cast<RankedTensorType>(y.getType()).clone(quantized), y)
-        : Value();
-  return y;
-}
-
-FailureOr<Value> OnnxImporter::quantizeFloat8(Value x, Value scale,
-                                              Value zeroPoint, int64_t axis,
                                               Type quantized, int64_t blockSize,
                                               bool saturate) {
-  // ONNX: saturate(x / scale + zero_point) rounded to nearest even by the
-  // cast itself (no integer rounding step); the zero point is a float8 0.
+  // ONNX's float8 quantization has no integer rounding step or clamp: the
+  // cast itself rounds to nearest even and saturates.
+  bool toFloat8 = isa<FloatType>(quantized);
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   auto along = [&](Value v) {
@@ -1627,16 +1591,26 @@ FailureOr<Value> OnnxImporter::quantizeFloat8(Value x, Value scale,
   if (!x)
     return failOp();
   GOPT_INFER_VALUE(y, DivOp, x, *s);
+  if (!toFloat8)
+    GOPT_INFER_ASSIGN(y, RoundOp, y);
   if (zeroPoint) {
     FailureOr<Value> z = along(zeroPoint);
     if (failed(z))
       return failure();
     GOPT_INFER_ASSIGN(y, AddOp, y, *z);
   }
-  y = y ? createTyped<CastOp>(
-              b, loc, cast<RankedTensorType>(y.getType()).clone(quantized), y,
-              saturate)
-        : Value();
+  if (!toFloat8) {
+    auto [lo, hi] = integerRange(quantized);
+    GOPT_INFER_ASSIGN(y, MaxOp, y,
+                      createScalarConstant(b, loc, b.getF32Type(), lo));
+    GOPT_INFER_ASSIGN(y, MinOp, y,
+                      createScalarConstant(b, loc, b.getF32Type(), hi));
+  }
+  if (!y)
+    return failOp();
+  auto resultType = cast<RankedTensorType>(y.getType()).clone(quantized);
+  y = toFloat8 ? createTyped<CastOp>(b, loc, resultType, y, saturate)
+               : createTyped<CastOp>(b, loc, resultType, y);
   if (!y)
     return failOp();
   return y;
@@ -1700,11 +1674,8 @@ LogicalResult OnnxImporter::importAffineQuantization(bool dequantize) {
     return failNode(llvm::formatv("quantizes to {0}; expected int8, uint8, "
                                   "int4, uint4 or a float8 type",
                                   quantized));
-  FailureOr<Value> y =
-      isa<FloatType>(quantized)
-          ? quantizeFloat8(x, scale, zeroPoint, axis, quantized, blockSize,
-                           intAttr("saturate", 1) != 0)
-          : quantizeAffine(x, scale, zeroPoint, axis, quantized, blockSize);
+  FailureOr<Value> y = quantizeAffine(x, scale, zeroPoint, axis, quantized,
+                                      blockSize, intAttr("saturate", 1) != 0);
   if (failed(y))
     return failure();
   setOutput(0, *y);
