@@ -10,6 +10,7 @@
 #include "gopt/Shape/ShapeFunctions.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace gopt::shape {
@@ -17,6 +18,11 @@ namespace gopt::shape {
 using detail::fail;
 
 namespace {
+
+/// The most n-gram element comparisons a tf_idf_vectorizer may make (every
+/// start at every skip of every length, every row): about ten seconds of
+/// the reference kernel.
+constexpr double kMaxTfIdfVectorizerWork = 1u << 30;
 
 bool compatible(int64_t a, int64_t b) {
   return isDynamic(a) || isDynamic(b) || a == b;
@@ -235,6 +241,33 @@ Result inferTfIdfVectorizerShape(DimsRef x, int64_t minGramLength,
     if (index < 0)
       return fail("expects ngram_indexes >= 0, got ", index);
     columns = std::max(columns, index + 1);
+  }
+  // Every start at every skip is one lookup, so a long row with a large
+  // max_skip_count is quadratic in the row's length: refuse what would run
+  // for minutes (or hours) instead of starting it.
+  if (std::none_of(x.begin(), x.end(), isDynamic)) {
+    double rows = x.size() == 2 ? static_cast<double>(x[0]) : 1.0;
+    double length = static_cast<double>(x.back());
+    double lookups = 0;
+    for (int64_t n = minGramLength; n <= maxGramLength && length > 0; ++n) {
+      if (n == 1) {
+        lookups += length;
+        continue;
+      }
+      // Steps 1 .. min(max_skip_count + 1, (length - 1) / (n - 1)) fit.
+      double fitting = std::floor((length - 1) / static_cast<double>(n - 1));
+      double steps = std::min(static_cast<double>(maxSkipCount) + 1.0, fitting);
+      lookups += static_cast<double>(n) *
+                 (steps * length -
+                  static_cast<double>(n - 1) * steps * (steps + 1) / 2);
+    }
+    if (rows * lookups > kMaxTfIdfVectorizerWork)
+      return fail("expects at most ",
+                  static_cast<int64_t>(kMaxTfIdfVectorizerWork),
+                  " n-gram element comparisons, got about ",
+                  static_cast<int64_t>(rows * lookups), " (", rows, " rows of ",
+                  x.back(), " values, n-grams of ", minGramLength, " to ",
+                  maxGramLength, ", max_skip_count ", maxSkipCount, ")");
   }
   result.clear();
   if (x.size() == 2)
