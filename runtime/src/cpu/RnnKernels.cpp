@@ -17,10 +17,12 @@
 #include "gopt/runtime/OpAttrs.h"
 
 #include <dnnl.hpp>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -148,9 +150,11 @@ private:
 /// build targets baseline x86-64), so a batch-8 step's gates are not most
 /// of it.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
-lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
-          const float *rp, const float *peep, float clip, bool inputForget,
-          float *gates, float *c, float *h, float *y) {
+lstmUnits(int64_t n, int64_t ld, const float *__restrict__ xp,
+          const float *__restrict__ bias, const float *__restrict__ rp,
+          const float *__restrict__ peep, float clip, bool inputForget,
+          float *__restrict__ gates, float *__restrict__ c,
+          float *__restrict__ h, float *__restrict__ y) {
   float *gi = gates, *go = gi + n, *gf = go + n, *gc = gf + n;
   for (int64_t j = 0; j < n; ++j) {
     gi[j] = xp[j] + bias[j] + rp[j] + peep[j] * c[j];
@@ -186,6 +190,73 @@ lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
   }
 }
 
+/// The recurrent GEMM of an LSTM slice with AVX-512 and registers blocked
+/// over up to 8 batch rows and 3 panels of 16 columns: out[m, 16p + l] =
+/// sum_k h[m, k] * panels[p][k][l]. At batch 8 a oneDNN matmul per step
+/// cost more in its call (argument maps, stream) than the 8x256x512 product
+/// itself; this keeps R streaming from L2 with each loaded vector used by
+/// every row.
+template <int M, int NP>
+__attribute__((target("avx512f"))) void
+panelBlock(int64_t k, const float *h, int64_t ldh, const float *panels,
+           float *out, int64_t ldo) {
+  __m512 acc[M][NP];
+  for (int m = 0; m < M; ++m)
+    for (int p = 0; p < NP; ++p)
+      acc[m][p] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < k; ++i) {
+    __m512 r[NP];
+    for (int p = 0; p < NP; ++p)
+      r[p] = _mm512_load_ps(panels + (p * k + i) * 16);
+    for (int m = 0; m < M; ++m) {
+      const __m512 hv = _mm512_set1_ps(h[m * ldh + i]);
+      for (int p = 0; p < NP; ++p)
+        acc[m][p] = _mm512_fmadd_ps(hv, r[p], acc[m][p]);
+    }
+  }
+  for (int m = 0; m < M; ++m)
+    for (int p = 0; p < NP; ++p)
+      _mm512_storeu_ps(out + m * ldo + p * 16, acc[m][p]);
+}
+
+template <int M>
+__attribute__((target("avx512f"))) void
+panelRows(int64_t k, int64_t panels, const float *h, int64_t ldh,
+          const float *packed, float *out, int64_t ldo) {
+  // 8 rows: 24 accumulators and 3 panel vectors; fewer rows, 4 panels.
+  constexpr int kNp = M > 4 ? 3 : 4;
+  int64_t p = 0;
+  for (; p + kNp <= panels; p += kNp)
+    panelBlock<M, kNp>(k, h, ldh, packed + p * k * 16, out + p * 16, ldo);
+  const float *rest = packed + p * k * 16;
+  switch (panels - p) {
+  case 3:
+    panelBlock<M, 3>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  case 2:
+    panelBlock<M, 2>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  case 1:
+    panelBlock<M, 1>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  default:
+    break;
+  }
+}
+
+/// out[B, 16 * panels] = h[B, k] times the packed panels, 8 rows at a time.
+void panelGemm(int64_t batch, int64_t k, int64_t panels, const float *h,
+               const float *packed, float *out, int64_t ldo) {
+  using Fn = void (*)(int64_t, int64_t, const float *, int64_t, const float *,
+                      float *, int64_t);
+  static constexpr Fn kRows[9] = {nullptr,      panelRows<1>, panelRows<2>,
+                                  panelRows<3>, panelRows<4>, panelRows<5>,
+                                  panelRows<6>, panelRows<7>, panelRows<8>};
+  for (int64_t b = 0; b < batch; b += 8)
+    kRows[std::min<int64_t>(8, batch - b)](k, panels, h + b * k, k, packed,
+                                           out + b * ldo, ldo);
+}
+
 /// The LSTM recurrence split by hidden units over the threads, in one
 /// OpenMP region per direction: each slice multiplies the whole previous h
 /// [B, H] by the four gate blocks of R for its units (packed once into
@@ -200,6 +271,7 @@ public:
     using dnnl::memory;
     batch_ = batch;
     hidden_ = hidden;
+    panels_ = usePanels(batch);
     // Slices of whole 16-float vectors; the last one takes the rest.
     const int64_t per = (hidden + threads - 1) / threads;
     const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
@@ -208,6 +280,18 @@ public:
       s.begin = begin;
       s.end = std::min(hidden, begin + step);
       const int64_t cols = 4 * (s.end - s.begin);
+      if (panels_) {
+        s.panels = (cols + 15) / 16;
+        s.outLd = 16 * s.panels;
+        s.out.resize(batch * s.outLd);
+        s.gates.resize(cols);
+        // 16 floats of slack to start the panels on a cache line.
+        s.panelStore.assign(directions,
+                            std::vector<float>(s.panels * 16 * hidden + 16));
+        slices_.push_back(std::move(s));
+        continue;
+      }
+      s.outLd = cols;
       try {
         memory::desc src({batch, hidden}, memory::data_type::f32,
                          memory::format_tag::ab);
@@ -243,6 +327,18 @@ public:
 
   int64_t numSlices() const { return static_cast<int64_t>(slices_.size()); }
 
+  /// Whether the recurrent GEMM runs as panelGemm: from kPanelRows batch
+  /// rows on CPUs with AVX-512 (below, sgemm's GEMV is as fast and needs
+  /// no packing). GOPT_LSTM_PANELS=0 or 1 overrides it, to compare.
+  static bool usePanels(int64_t batch) {
+    if (!__builtin_cpu_supports("avx512f"))
+      return false;
+    if (const char *e = std::getenv("GOPT_LSTM_PANELS"))
+      return e[0] == '1';
+    return batch >= kPanelRows;
+  }
+  static constexpr int64_t kPanelRows = 4;
+
   /// Runs direction `d` over `longest` steps. xproj [S*B, 4H] without
   /// biases, bias [4H] (both biases summed), peep [3H]; h and c hold the
   /// initial state and end with the final one; y [S, D, B, H].
@@ -259,6 +355,11 @@ public:
     {
       const int tid = omp_get_thread_num(), team = omp_get_num_threads();
       auto multiply = [&](Slice &s, const float *src) {
+        if (panels_) {
+          panelGemm(batch, hidden, s.panels, src, panelsOf(s, d), s.out.data(),
+                    s.outLd);
+          return;
+        }
         try {
           s.srcMemory.set_data_handle(const_cast<float *>(src));
           s.matmul.execute(s.stream, {{DNNL_ARG_SRC, s.srcMemory},
@@ -292,11 +393,11 @@ public:
               continue;
             }
             const int64_t t = reverse ? lens[b] - 1 - step : step;
-            lstmUnits(n, hidden, xproj + (t * batch + b) * rows + s.begin,
-                      bias + s.begin, s.out.data() + b * 4 * n, peep + s.begin,
-                      clip, inputForget, s.gates.data(), c + at, hOut + at,
-                      y + ((t * directions + d) * batch + b) * hidden +
-                          s.begin);
+            lstmUnits(
+                n, hidden, xproj + (t * batch + b) * rows + s.begin,
+                bias + s.begin, s.out.data() + b * s.outLd, peep + s.begin,
+                clip, inputForget, s.gates.data(), c + at, hOut + at,
+                y + ((t * directions + d) * batch + b) * hidden + s.begin);
           }
         }
 #pragma omp barrier
@@ -313,13 +414,17 @@ public:
 private:
   struct Slice {
     int64_t begin = 0, end = 0; // hidden units
+    // With panels: the gathered rows of R as 16-column panels [k][16] per
+    // direction (panelGemm), zero past the last column.
+    int64_t panels = 0, outLd = 0;
+    std::vector<std::vector<float>> panelStore;
     dnnl::matmul matmul;
     dnnl::stream stream; // used by the slice's thread only
     dnnl::memory::desc user;
     dnnl::memory srcMemory, dstMemory;
     std::vector<dnnl::memory> packed; // per direction
-    std::vector<float> out;           // [B, 4 * units], blocks i, o, f, c
-    std::vector<float> gates;         // [4 * units]
+    std::vector<float> out;   // [B, outLd], blocks i, o, f, c units apart
+    std::vector<float> gates; // [4 * units]
   };
 
   // Gathers the slice's rows of each gate block of r [4H, H] and packs
@@ -331,6 +436,15 @@ private:
       std::copy(r + (g * hidden + s.begin) * hidden,
                 r + (g * hidden + s.end) * hidden,
                 rows.data() + g * n * hidden);
+    if (panels_) {
+      float *to = panelsOf(s, d);
+      std::fill(to, to + s.panels * 16 * hidden, 0.0f);
+      for (int64_t col = 0; col < 4 * n; ++col)
+        for (int64_t k = 0; k < hidden; ++k)
+          to[((col / 16) * hidden + k) * 16 + col % 16] =
+              rows[col * hidden + k];
+      return Status::success();
+    }
     try {
       dnnl::memory user(s.user, cpu::cpuEngine(), rows.data());
       dnnl::reorder(user, s.packed[d]).execute(s.stream, user, s.packed[d]);
@@ -341,8 +455,14 @@ private:
     return Status::success();
   }
 
+  // The slice's panels for direction d, 64-byte aligned.
+  static float *panelsOf(Slice &s, int64_t d) {
+    float *p = s.panelStore[d].data();
+    return p + (16 - reinterpret_cast<uintptr_t>(p) / sizeof(float) % 16) % 16;
+  }
+
   int64_t batch_ = 0, hidden_ = 0;
-  bool packedOnce_ = false;
+  bool packedOnce_ = false, panels_ = false;
   std::vector<Slice> slices_;
   std::vector<float> hNext_;
 };
@@ -414,8 +534,8 @@ private:
 /// A unidirectional LSTM as oneDNN's lstm_forward (its brgemm kernels fuse
 /// each step's GEMM with the gate math): for the layers PyTorch exports,
 /// without per-row sequence lengths, clip, input_forget or peepholes, and
-/// with constant W and R. Single-threaded it ran a 256-unit layer at batch 8
-/// about 1.5x faster than the GEMM loop. W and R are reordered once into
+/// with constant W and R, on CPUs without AVX-512 (there the slices' panel
+/// GEMM is faster; docs/architecture.md). W and R are reordered once into
 /// its gate order (i, f, c, o; ONNX's is i, o, f, c); the biases are summed
 /// per run (they may be computed).
 class OneDnnLstm {
@@ -433,6 +553,16 @@ public:
              c.constantInputs[i] &&
              *static_cast<const float *>(c.constantInputs[i]) == 0.0f;
     };
+    // With AVX-512 the slices' panel GEMM was faster (docs/architecture.md);
+    // GOPT_LSTM_ONEDNN=1 runs what oneDNN covers as lstm_forward anyway,
+    // 0 never.
+    const char *e = std::getenv("GOPT_LSTM_ONEDNN");
+    if (e ? e[0] != '1'
+          : LstmSlices::usePanels(c.inputShapes.empty() ||
+                                          c.inputShapes[0].size() < 2
+                                      ? 0
+                                      : c.inputShapes[0][1]))
+      return false;
     return c.inputShapes.size() == 7 && c.inputShapes[0][1] >= kMinBatch &&
            (direction == "forward" || direction == "reverse") && clip <= 0 &&
            !inputForget && zeroScalar(6) &&
