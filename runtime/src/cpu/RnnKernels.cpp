@@ -283,9 +283,9 @@ __attribute__((target("avx512f"))) inline __m512 sigmoid16(__m512 x) {
   return _mm512_fmadd_ps(half, tanh16(_mm512_mul_ps(half, x)), half);
 }
 
-/// lstmUnits in one pass of 16 units at a time, the gates in registers
-/// (the panel path's; lstmUnits' passes through its scratch were a third
-/// of the recurrent GEMM's time at batch 8).
+/// lstmUnits in one pass of 16 units at a time, the gates in registers,
+/// on CPUs with AVX-512 (lstmUnits' passes through its scratch were a
+/// third of the recurrent GEMM's time at batch 8).
 __attribute__((target("avx512f"))) void
 lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
             const float *rp, const float *peep, float clip, bool inputForget,
@@ -339,6 +339,7 @@ public:
     batch_ = batch;
     hidden_ = hidden;
     panels_ = usePanels(batch);
+    avx512_ = __builtin_cpu_supports("avx512f");
     // Slices of whole 16-float vectors; the last one takes the rest.
     const int64_t per = (hidden + threads - 1) / threads;
     const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
@@ -452,6 +453,20 @@ public:
         for (int64_t i = tid; i < count; i += team) {
           Slice &s = slices_[i];
           const int64_t n = s.end - s.begin;
+          // The next step's input projections for these units, into L2
+          // while the GEMM runs: 4 short runs per row, too short for the
+          // hardware prefetcher, and the gate pass waited on them.
+          for (int64_t b = 0; b < batch; ++b) {
+            if (step + 1 >= lens[b])
+              continue;
+            const int64_t t = reverse ? lens[b] - 2 - step : step + 1;
+            const float *row = xproj + (t * batch + b) * rows + s.begin;
+            for (int64_t g = 0; g < 4; ++g)
+              for (int64_t j = 0; j < n; j += 16)
+                _mm_prefetch(
+                    reinterpret_cast<const char *>(row + g * hidden + j),
+                    _MM_HINT_T1);
+          }
           multiply(s, hPrev);
           for (int64_t b = 0; b < batch; ++b) {
             const int64_t at = b * hidden + s.begin;
@@ -460,7 +475,7 @@ public:
               continue;
             }
             const int64_t t = reverse ? lens[b] - 1 - step : step;
-            (panels_ ? lstmUnits16 : lstmUnits)(
+            (avx512_ ? lstmUnits16 : lstmUnits)(
                 n, hidden, xproj + (t * batch + b) * rows + s.begin,
                 bias + s.begin, s.out.data() + b * s.outLd, peep + s.begin,
                 clip, inputForget, s.gates.data(), c + at, hOut + at,
@@ -529,7 +544,7 @@ private:
   }
 
   int64_t batch_ = 0, hidden_ = 0;
-  bool packedOnce_ = false, panels_ = false;
+  bool packedOnce_ = false, panels_ = false, avx512_ = false;
   std::vector<Slice> slices_;
   std::vector<float> hNext_;
 };
