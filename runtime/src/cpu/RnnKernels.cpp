@@ -4,9 +4,11 @@
 // per step: one GEMM projects every step's input at once (x [S*B, I] times
 // w^T; a constant w packed once), then each step multiplies the batch's
 // hidden state by r^T and applies the gate math; lstm's steps run in one
-// OpenMP region, the hidden units split over the threads (LstmSlices).
-// From 4 batch rows an lstm oneDNN's lstm_forward covers runs as that
-// primitive (OneDnnLstm). docs/architecture.md says why. Handles everything
+// OpenMP region, the hidden units split over the threads (LstmSlices; from
+// 4 batch rows on AVX-512 CPUs with a register-blocked recurrent GEMM,
+// panelGemm). Above 16 rows, or from 4 without AVX-512, an lstm oneDNN's
+// lstm_forward covers runs as that primitive (OneDnnLstm).
+// docs/architecture.md says why. Handles everything
 // the ops define (directions, peepholes, clip, input_forget,
 // linear_before_reset, per-row sequence lengths); other element types go
 // to the reference kernels (RefRnn.cpp).
@@ -327,10 +329,11 @@ lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
 /// The LSTM recurrence split by hidden units over the threads, in one
 /// OpenMP region per direction: each slice multiplies the whole previous h
 /// [B, H] by the four gate blocks of R for its units (packed once into
-/// oneDNN's layout, at creation when R is a constant) and applies the gate
-/// math to them, and the threads meet at one barrier per step. Forking a
-/// team for each step's GEMM and running the gates on one thread cost more
-/// than the GEMM itself at batch 8.
+/// 16-column panels for panelGemm, or into oneDNN's layout for a matmul,
+/// at creation when R is a constant) and applies the gate math to them, and the
+/// threads meet at one barrier per step. Forking a team for each step's GEMM
+/// and running the gates on one thread cost more than the GEMM itself at
+/// batch 8.
 class LstmSlices {
 public:
   Status init(int64_t batch, int64_t hidden, int64_t directions, int threads,
@@ -625,6 +628,9 @@ public:
   // Below this batch the GEMM loop was faster (one step's GEMM is too small
   // to share between threads well).
   static constexpr int64_t kMinBatch = 4;
+  // Up to this batch the slices ran faster where they have the panel GEMM
+  // (AVX-512); at 32 rows lstm_forward was about 10% faster on one thread.
+  static constexpr int64_t kMaxSliceBatch = 16;
   // Whether oneDNN runs this configuration (see the class comment).
   static bool covers(const KernelConfig &c, const std::string &direction,
                      float clip, bool inputForget) {
@@ -635,15 +641,15 @@ public:
              c.constantInputs[i] &&
              *static_cast<const float *>(c.constantInputs[i]) == 0.0f;
     };
-    // With AVX-512 the slices' panel GEMM was faster (docs/architecture.md);
-    // GOPT_LSTM_ONEDNN=1 runs what oneDNN covers as lstm_forward anyway,
-    // 0 never.
+    // With AVX-512 the slices' panel GEMM was faster up to kMaxSliceBatch
+    // rows (docs/architecture.md); GOPT_LSTM_ONEDNN=1 runs what oneDNN
+    // covers as lstm_forward anyway, 0 never.
+    const int64_t batch = c.inputShapes.empty() || c.inputShapes[0].size() < 2
+                              ? 0
+                              : c.inputShapes[0][1];
     const char *e = std::getenv("GOPT_LSTM_ONEDNN");
     if (e ? e[0] != '1'
-          : LstmSlices::usePanels(c.inputShapes.empty() ||
-                                          c.inputShapes[0].size() < 2
-                                      ? 0
-                                      : c.inputShapes[0][1]))
+          : batch <= kMaxSliceBatch && LstmSlices::usePanels(batch))
       return false;
     return c.inputShapes.size() == 7 && c.inputShapes[0][1] >= kMinBatch &&
            (direction == "forward" || direction == "reverse") && clip <= 0 &&
