@@ -19,7 +19,6 @@
 #include "gopt/runtime/OpAttrs.h"
 
 #include <dnnl.hpp>
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -29,6 +28,15 @@
 #include <memory>
 #include <unordered_map>
 #include <vector>
+
+// The panel GEMM and the one-pass gates are AVX-512 intrinsics, chosen at
+// run time; elsewhere the slices use oneDNN matmuls and lstmUnits.
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define GOPT_RNN_X86 1
+#else
+#define GOPT_RNN_X86 0
+#endif
 
 namespace gopt::runtime {
 namespace {
@@ -192,6 +200,7 @@ lstmUnits(int64_t n, int64_t ld, const float *__restrict__ xp,
   }
 }
 
+#if GOPT_RNN_X86
 /// The recurrent GEMM of an LSTM slice with AVX-512 and registers blocked
 /// over up to 8 batch rows and 3 panels of 16 columns: out[m, 16p + l] =
 /// sum_k h[m, k] * panels[p][k][l]. At batch 8 a oneDNN matmul per step
@@ -259,10 +268,22 @@ void panelGemm(int64_t batch, int64_t k, int64_t panels, const float *h,
                                            out + b * ldo, ldo);
 }
 
+/// max, min and rcp14 through their masked forms with every lane set: the
+/// plain intrinsics start from _mm512_undefined_ps, which GCC 12 reports
+/// as maybe uninitialized.
+__attribute__((target("avx512f"))) inline __m512 max16(__m512 a, __m512 b) {
+  return _mm512_mask_max_ps(a, 0xffff, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512 min16(__m512 a, __m512 b) {
+  return _mm512_mask_min_ps(a, 0xffff, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512 rcp16(__m512 a) {
+  return _mm512_mask_rcp14_ps(a, 0xffff, a);
+}
+
 /// fastTanh on 16 floats (the same polynomial).
 __attribute__((target("avx512f"))) inline __m512 tanh16(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-9.0f)),
-                    _mm512_set1_ps(9.0f));
+  x = min16(max16(x, _mm512_set1_ps(-9.0f)), _mm512_set1_ps(9.0f));
   const __m512 x2 = _mm512_mul_ps(x, x);
   __m512 p = _mm512_set1_ps(-2.76076847742355e-16f);
   for (float k :
@@ -275,7 +296,7 @@ __attribute__((target("avx512f"))) inline __m512 tanh16(__m512 x) {
     q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(k));
   // 1 / q as rcp14 and one Newton step (within an ulp of the division,
   // whose latency chained every gate).
-  __m512 r = _mm512_rcp14_ps(q);
+  __m512 r = rcp16(q);
   r = _mm512_mul_ps(r, _mm512_fnmadd_ps(q, r, _mm512_set1_ps(2.0f)));
   return _mm512_mul_ps(_mm512_mul_ps(x, p), r);
 }
@@ -295,7 +316,7 @@ lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
   // Lambdas do not inherit the target, so the repeated parts are macros.
   const bool clipped = clip < std::numeric_limits<float>::infinity();
   const __m512 hi = _mm512_set1_ps(clip), lo = _mm512_set1_ps(-clip);
-#define GOPT_CLAMP(v) (clipped ? _mm512_min_ps(_mm512_max_ps(v, lo), hi) : (v))
+#define GOPT_CLAMP(v) (clipped ? min16(max16(v, lo), hi) : (v))
 #define GOPT_AT(p, offset) _mm512_maskz_loadu_ps(m, (p) + (offset) + j)
   // Gate block g's projection + bias + recurrent part (xp and bias `ld`
   // apart, rp `n` apart).
@@ -326,6 +347,16 @@ lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
 #undef GOPT_CLAMP
 }
 
+#else
+void panelGemm(int64_t, int64_t, int64_t, const float *, const float *, float *,
+               int64_t) {}
+void lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
+                 const float *rp, const float *peep, float clip,
+                 bool inputForget, float *gates, float *c, float *h, float *y) {
+  lstmUnits(n, ld, xp, bias, rp, peep, clip, inputForget, gates, c, h, y);
+}
+#endif
+
 /// The LSTM recurrence split by hidden units over the threads, in one
 /// OpenMP region per direction: each slice multiplies the whole previous h
 /// [B, H] by the four gate blocks of R for its units (packed once into
@@ -342,7 +373,7 @@ public:
     batch_ = batch;
     hidden_ = hidden;
     panels_ = usePanels(batch);
-    avx512_ = __builtin_cpu_supports("avx512f");
+    avx512_ = hasAvx512();
     // Slices of whole 16-float vectors; the last one takes the rest.
     const int64_t per = (hidden + threads - 1) / threads;
     const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
@@ -402,13 +433,20 @@ public:
   /// rows on CPUs with AVX-512 (below, sgemm's GEMV is as fast and needs
   /// no packing). GOPT_LSTM_PANELS=0 or 1 overrides it, to compare.
   static bool usePanels(int64_t batch) {
-    if (!__builtin_cpu_supports("avx512f"))
+    if (!hasAvx512())
       return false;
     if (const char *e = std::getenv("GOPT_LSTM_PANELS"))
       return e[0] == '1';
     return batch >= kPanelRows;
   }
   static constexpr int64_t kPanelRows = 4;
+  static bool hasAvx512() {
+#if GOPT_RNN_X86
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+  }
 
   /// Runs direction `d` over `longest` steps. xproj [S*B, 4H] without
   /// biases, bias [4H] (both biases summed), peep [3H]; h and c hold the
@@ -466,9 +504,8 @@ public:
             const float *row = xproj + (t * batch + b) * rows + s.begin;
             for (int64_t g = 0; g < 4; ++g)
               for (int64_t j = 0; j < n; j += 16)
-                _mm_prefetch(
-                    reinterpret_cast<const char *>(row + g * hidden + j),
-                    _MM_HINT_T1);
+                __builtin_prefetch(row + g * hidden + j, /*rw=*/0,
+                                   /*locality=*/2);
           }
           multiply(s, hPrev);
           for (int64_t b = 0; b < batch; ++b) {
