@@ -1,14 +1,17 @@
 // REQUIRES: gopt-run-mlir
-// RUN: gopt-run %s --threads 2 --warmup 0 --iterations 1 --profile | FileCheck %s
+// RUN: env GOPT_LSTM_ONEDNN=1 gopt-run %s --threads 2 --warmup 0 --iterations 1 --profile | FileCheck %s
 // RUN: rm -rf %t && gopt-run %s --backend reference --warmup 0 --iterations 1 --output-dir %t
+// RUN: env GOPT_LSTM_ONEDNN=1 gopt-run %s --threads 2 --warmup 0 --iterations 1 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --compare-npy output2=%t/output2.npy --compare-npy output3=%t/output3.npy --compare-npy output4=%t/output4.npy --compare-npy output5=%t/output5.npy --atol 1e-5 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
 // RUN: gopt-run %s --threads 2 --warmup 0 --iterations 1 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --compare-npy output2=%t/output2.npy --compare-npy output3=%t/output3.npy --compare-npy output4=%t/output4.npy --compare-npy output5=%t/output5.npy --atol 1e-5 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
 
-/// From 4 batch rows the cpu backend runs an LSTM that oneDNN's
-/// lstm_forward covers (one direction; constant W and R; no sequence
-/// lengths, clip, input_forget or peepholes) as that primitive, with the
-/// weights and the summed biases reordered from ONNX's gate order (i, o, f,
-/// c) to oneDNN's (i, f, c, o). Forward with initial states, reverse
-/// without; every gate has its own weights, so a gate mixed up shows.
+/// From 4 batch rows, on CPUs without AVX-512 or with GOPT_LSTM_ONEDNN=1,
+/// the cpu backend runs an LSTM that oneDNN's lstm_forward covers (one
+/// direction; constant W and R; no sequence lengths, clip, input_forget or
+/// peepholes) as that primitive, with the weights and the summed biases
+/// reordered from ONNX's gate order (i, o, f, c) to oneDNN's (i, f, c, o).
+/// Forward with initial states, reverse without; every gate has its own
+/// weights, so a gate mixed up shows. The last run is the default path
+/// (the slices, whose panel GEMM packs the constant R once on AVX-512).
 // CHECK-COUNT-2: lstm cpu onednn
 // SAME: compare output0 with {{.*}}: ok
 // SAME: compare output1 with {{.*}}: ok

@@ -4,9 +4,11 @@
 // per step: one GEMM projects every step's input at once (x [S*B, I] times
 // w^T; a constant w packed once), then each step multiplies the batch's
 // hidden state by r^T and applies the gate math; lstm's steps run in one
-// OpenMP region, the hidden units split over the threads (LstmSlices).
-// From 4 batch rows an lstm oneDNN's lstm_forward covers runs as that
-// primitive (OneDnnLstm). docs/architecture.md says why. Handles everything
+// OpenMP region, the hidden units split over the threads (LstmSlices; from
+// 4 batch rows on AVX-512 CPUs with a register-blocked recurrent GEMM,
+// panelGemm). Above 16 rows, or from 4 without AVX-512, an lstm oneDNN's
+// lstm_forward covers runs as that primitive (OneDnnLstm).
+// docs/architecture.md says why. Handles everything
 // the ops define (directions, peepholes, clip, input_forget,
 // linear_before_reset, per-row sequence lengths); other element types go
 // to the reference kernels (RefRnn.cpp).
@@ -21,10 +23,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <unordered_map>
 #include <vector>
+
+// The panel GEMM and the one-pass gates are AVX-512 intrinsics, chosen at
+// run time; elsewhere the slices use oneDNN matmuls and lstmUnits.
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define GOPT_RNN_X86 1
+#else
+#define GOPT_RNN_X86 0
+#endif
 
 namespace gopt::runtime {
 namespace {
@@ -148,9 +160,11 @@ private:
 /// build targets baseline x86-64), so a batch-8 step's gates are not most
 /// of it.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
-lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
-          const float *rp, const float *peep, float clip, bool inputForget,
-          float *gates, float *c, float *h, float *y) {
+lstmUnits(int64_t n, int64_t ld, const float *__restrict__ xp,
+          const float *__restrict__ bias, const float *__restrict__ rp,
+          const float *__restrict__ peep, float clip, bool inputForget,
+          float *__restrict__ gates, float *__restrict__ c,
+          float *__restrict__ h, float *__restrict__ y) {
   float *gi = gates, *go = gi + n, *gf = go + n, *gc = gf + n;
   for (int64_t j = 0; j < n; ++j) {
     gi[j] = xp[j] + bias[j] + rp[j] + peep[j] * c[j];
@@ -186,13 +200,171 @@ lstmUnits(int64_t n, int64_t ld, const float *xp, const float *bias,
   }
 }
 
+#if GOPT_RNN_X86
+/// The recurrent GEMM of an LSTM slice with AVX-512 and registers blocked
+/// over up to 8 batch rows and 3 panels of 16 columns: out[m, 16p + l] =
+/// sum_k h[m, k] * panels[p][k][l]. At batch 8 a oneDNN matmul per step
+/// cost more in its call (argument maps, stream) than the 8x256x512 product
+/// itself; this keeps R streaming from L2 with each loaded vector used by
+/// every row.
+template <int M, int NP>
+__attribute__((target("avx512f"))) void
+panelBlock(int64_t k, const float *h, int64_t ldh, const float *panels,
+           float *out, int64_t ldo) {
+  __m512 acc[M][NP];
+  for (int m = 0; m < M; ++m)
+    for (int p = 0; p < NP; ++p)
+      acc[m][p] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < k; ++i) {
+    __m512 r[NP];
+    for (int p = 0; p < NP; ++p)
+      r[p] = _mm512_load_ps(panels + (p * k + i) * 16);
+    for (int m = 0; m < M; ++m) {
+      const __m512 hv = _mm512_set1_ps(h[m * ldh + i]);
+      for (int p = 0; p < NP; ++p)
+        acc[m][p] = _mm512_fmadd_ps(hv, r[p], acc[m][p]);
+    }
+  }
+  for (int m = 0; m < M; ++m)
+    for (int p = 0; p < NP; ++p)
+      _mm512_storeu_ps(out + m * ldo + p * 16, acc[m][p]);
+}
+
+template <int M>
+__attribute__((target("avx512f"))) void
+panelRows(int64_t k, int64_t panels, const float *h, int64_t ldh,
+          const float *packed, float *out, int64_t ldo) {
+  // 8 rows: 24 accumulators and 3 panel vectors; fewer rows, 4 panels.
+  constexpr int kNp = M > 4 ? 3 : 4;
+  int64_t p = 0;
+  for (; p + kNp <= panels; p += kNp)
+    panelBlock<M, kNp>(k, h, ldh, packed + p * k * 16, out + p * 16, ldo);
+  const float *rest = packed + p * k * 16;
+  switch (panels - p) {
+  case 3:
+    panelBlock<M, 3>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  case 2:
+    panelBlock<M, 2>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  case 1:
+    panelBlock<M, 1>(k, h, ldh, rest, out + p * 16, ldo);
+    break;
+  default:
+    break;
+  }
+}
+
+/// out[B, 16 * panels] = h[B, k] times the packed panels, 8 rows at a time.
+void panelGemm(int64_t batch, int64_t k, int64_t panels, const float *h,
+               const float *packed, float *out, int64_t ldo) {
+  using Fn = void (*)(int64_t, int64_t, const float *, int64_t, const float *,
+                      float *, int64_t);
+  static constexpr Fn kRows[9] = {nullptr,      panelRows<1>, panelRows<2>,
+                                  panelRows<3>, panelRows<4>, panelRows<5>,
+                                  panelRows<6>, panelRows<7>, panelRows<8>};
+  for (int64_t b = 0; b < batch; b += 8)
+    kRows[std::min<int64_t>(8, batch - b)](k, panels, h + b * k, k, packed,
+                                           out + b * ldo, ldo);
+}
+
+/// max, min and rcp14 through their masked forms with every lane set: the
+/// plain intrinsics start from _mm512_undefined_ps, which GCC 12 reports
+/// as maybe uninitialized.
+__attribute__((target("avx512f"))) inline __m512 max16(__m512 a, __m512 b) {
+  return _mm512_mask_max_ps(a, 0xffff, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512 min16(__m512 a, __m512 b) {
+  return _mm512_mask_min_ps(a, 0xffff, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512 rcp16(__m512 a) {
+  return _mm512_mask_rcp14_ps(a, 0xffff, a);
+}
+
+/// fastTanh on 16 floats (the same polynomial).
+__attribute__((target("avx512f"))) inline __m512 tanh16(__m512 x) {
+  x = min16(max16(x, _mm512_set1_ps(-9.0f)), _mm512_set1_ps(9.0f));
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-2.76076847742355e-16f);
+  for (float k :
+       {2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+        1.48572235717979e-05f, 6.37261928875436e-04f, 4.89352455891786e-03f})
+    p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(k));
+  __m512 q = _mm512_set1_ps(1.19825839466702e-06f);
+  for (float k :
+       {1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f})
+    q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(k));
+  // 1 / q as rcp14 and one Newton step (within an ulp of the division,
+  // whose latency chained every gate).
+  __m512 r = rcp16(q);
+  r = _mm512_mul_ps(r, _mm512_fnmadd_ps(q, r, _mm512_set1_ps(2.0f)));
+  return _mm512_mul_ps(_mm512_mul_ps(x, p), r);
+}
+
+__attribute__((target("avx512f"))) inline __m512 sigmoid16(__m512 x) {
+  const __m512 half = _mm512_set1_ps(0.5f);
+  return _mm512_fmadd_ps(half, tanh16(_mm512_mul_ps(half, x)), half);
+}
+
+/// lstmUnits in one pass of 16 units at a time, the gates in registers,
+/// on CPUs with AVX-512 (lstmUnits' passes through its scratch were a
+/// third of the recurrent GEMM's time at batch 8).
+__attribute__((target("avx512f"))) void
+lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
+            const float *rp, const float *peep, float clip, bool inputForget,
+            float * /*gates*/, float *c, float *h, float *y) {
+  // Lambdas do not inherit the target, so the repeated parts are macros.
+  const bool clipped = clip < std::numeric_limits<float>::infinity();
+  const __m512 hi = _mm512_set1_ps(clip), lo = _mm512_set1_ps(-clip);
+#define GOPT_CLAMP(v) (clipped ? min16(max16(v, lo), hi) : (v))
+#define GOPT_AT(p, offset) _mm512_maskz_loadu_ps(m, (p) + (offset) + j)
+  // Gate block g's projection + bias + recurrent part (xp and bias `ld`
+  // apart, rp `n` apart).
+#define GOPT_GATE(g)                                                           \
+  _mm512_add_ps(_mm512_add_ps(GOPT_AT(xp, (g)*ld), GOPT_AT(bias, (g)*ld)),     \
+                GOPT_AT(rp, (g)*n))
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m =
+        n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+    __m512 cv = GOPT_AT(c, 0);
+    const __m512 i = sigmoid16(
+        GOPT_CLAMP(_mm512_fmadd_ps(GOPT_AT(peep, 0), cv, GOPT_GATE(0))));
+    const __m512 cand = tanh16(GOPT_CLAMP(GOPT_GATE(3)));
+    const __m512 f = inputForget
+                         ? _mm512_sub_ps(_mm512_set1_ps(1.0f), i)
+                         : sigmoid16(GOPT_CLAMP(_mm512_fmadd_ps(
+                               GOPT_AT(peep, 2 * ld), cv, GOPT_GATE(2))));
+    cv = _mm512_fmadd_ps(f, cv, _mm512_mul_ps(i, cand));
+    const __m512 o = sigmoid16(
+        GOPT_CLAMP(_mm512_fmadd_ps(GOPT_AT(peep, ld), cv, GOPT_GATE(1))));
+    const __m512 hv = _mm512_mul_ps(o, tanh16(cv));
+    _mm512_mask_storeu_ps(c + j, m, cv);
+    _mm512_mask_storeu_ps(h + j, m, hv);
+    _mm512_mask_storeu_ps(y + j, m, hv);
+  }
+#undef GOPT_GATE
+#undef GOPT_AT
+#undef GOPT_CLAMP
+}
+
+#else
+void panelGemm(int64_t, int64_t, int64_t, const float *, const float *, float *,
+               int64_t) {}
+void lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
+                 const float *rp, const float *peep, float clip,
+                 bool inputForget, float *gates, float *c, float *h, float *y) {
+  lstmUnits(n, ld, xp, bias, rp, peep, clip, inputForget, gates, c, h, y);
+}
+#endif
+
 /// The LSTM recurrence split by hidden units over the threads, in one
 /// OpenMP region per direction: each slice multiplies the whole previous h
 /// [B, H] by the four gate blocks of R for its units (packed once into
-/// oneDNN's layout, at creation when R is a constant) and applies the gate
-/// math to them, and the threads meet at one barrier per step. Forking a
-/// team for each step's GEMM and running the gates on one thread cost more
-/// than the GEMM itself at batch 8.
+/// 16-column panels for panelGemm, or into oneDNN's layout for a matmul,
+/// at creation when R is a constant) and applies the gate math to them, and the
+/// threads meet at one barrier per step. Forking a team for each step's GEMM
+/// and running the gates on one thread cost more than the GEMM itself at
+/// batch 8.
 class LstmSlices {
 public:
   Status init(int64_t batch, int64_t hidden, int64_t directions, int threads,
@@ -200,6 +372,8 @@ public:
     using dnnl::memory;
     batch_ = batch;
     hidden_ = hidden;
+    panels_ = usePanels(batch);
+    avx512_ = hasAvx512();
     // Slices of whole 16-float vectors; the last one takes the rest.
     const int64_t per = (hidden + threads - 1) / threads;
     const int64_t step = std::max<int64_t>(16, (per + 15) / 16 * 16);
@@ -208,6 +382,18 @@ public:
       s.begin = begin;
       s.end = std::min(hidden, begin + step);
       const int64_t cols = 4 * (s.end - s.begin);
+      if (panels_) {
+        s.panels = (cols + 15) / 16;
+        s.outLd = 16 * s.panels;
+        s.out.resize(batch * s.outLd);
+        s.gates.resize(cols);
+        // 16 floats of slack to start the panels on a cache line.
+        s.panelStore.assign(directions,
+                            std::vector<float>(s.panels * 16 * hidden + 16));
+        slices_.push_back(std::move(s));
+        continue;
+      }
+      s.outLd = cols;
       try {
         memory::desc src({batch, hidden}, memory::data_type::f32,
                          memory::format_tag::ab);
@@ -243,6 +429,25 @@ public:
 
   int64_t numSlices() const { return static_cast<int64_t>(slices_.size()); }
 
+  /// Whether the recurrent GEMM runs as panelGemm: from kPanelRows batch
+  /// rows on CPUs with AVX-512 (below, sgemm's GEMV is as fast and needs
+  /// no packing). GOPT_LSTM_PANELS=0 or 1 overrides it, to compare.
+  static bool usePanels(int64_t batch) {
+    if (!hasAvx512())
+      return false;
+    if (const char *e = std::getenv("GOPT_LSTM_PANELS"))
+      return e[0] == '1';
+    return batch >= kPanelRows;
+  }
+  static constexpr int64_t kPanelRows = 4;
+  static bool hasAvx512() {
+#if GOPT_RNN_X86
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+  }
+
   /// Runs direction `d` over `longest` steps. xproj [S*B, 4H] without
   /// biases, bias [4H] (both biases summed), peep [3H]; h and c hold the
   /// initial state and end with the final one; y [S, D, B, H].
@@ -259,6 +464,11 @@ public:
     {
       const int tid = omp_get_thread_num(), team = omp_get_num_threads();
       auto multiply = [&](Slice &s, const float *src) {
+        if (panels_) {
+          panelGemm(batch, hidden, s.panels, src, panelsOf(s, d), s.out.data(),
+                    s.outLd);
+          return;
+        }
         try {
           s.srcMemory.set_data_handle(const_cast<float *>(src));
           s.matmul.execute(s.stream, {{DNNL_ARG_SRC, s.srcMemory},
@@ -284,6 +494,19 @@ public:
         for (int64_t i = tid; i < count; i += team) {
           Slice &s = slices_[i];
           const int64_t n = s.end - s.begin;
+          // The next step's input projections for these units, into L2
+          // while the GEMM runs: 4 short runs per row, too short for the
+          // hardware prefetcher, and the gate pass waited on them.
+          for (int64_t b = 0; b < batch; ++b) {
+            if (step + 1 >= lens[b])
+              continue;
+            const int64_t t = reverse ? lens[b] - 2 - step : step + 1;
+            const float *row = xproj + (t * batch + b) * rows + s.begin;
+            for (int64_t g = 0; g < 4; ++g)
+              for (int64_t j = 0; j < n; j += 16)
+                __builtin_prefetch(row + g * hidden + j, /*rw=*/0,
+                                   /*locality=*/2);
+          }
           multiply(s, hPrev);
           for (int64_t b = 0; b < batch; ++b) {
             const int64_t at = b * hidden + s.begin;
@@ -292,11 +515,11 @@ public:
               continue;
             }
             const int64_t t = reverse ? lens[b] - 1 - step : step;
-            lstmUnits(n, hidden, xproj + (t * batch + b) * rows + s.begin,
-                      bias + s.begin, s.out.data() + b * 4 * n, peep + s.begin,
-                      clip, inputForget, s.gates.data(), c + at, hOut + at,
-                      y + ((t * directions + d) * batch + b) * hidden +
-                          s.begin);
+            (avx512_ ? lstmUnits16 : lstmUnits)(
+                n, hidden, xproj + (t * batch + b) * rows + s.begin,
+                bias + s.begin, s.out.data() + b * s.outLd, peep + s.begin,
+                clip, inputForget, s.gates.data(), c + at, hOut + at,
+                y + ((t * directions + d) * batch + b) * hidden + s.begin);
           }
         }
 #pragma omp barrier
@@ -313,13 +536,17 @@ public:
 private:
   struct Slice {
     int64_t begin = 0, end = 0; // hidden units
+    // With panels: the gathered rows of R as 16-column panels [k][16] per
+    // direction (panelGemm), zero past the last column.
+    int64_t panels = 0, outLd = 0;
+    std::vector<std::vector<float>> panelStore;
     dnnl::matmul matmul;
     dnnl::stream stream; // used by the slice's thread only
     dnnl::memory::desc user;
     dnnl::memory srcMemory, dstMemory;
     std::vector<dnnl::memory> packed; // per direction
-    std::vector<float> out;           // [B, 4 * units], blocks i, o, f, c
-    std::vector<float> gates;         // [4 * units]
+    std::vector<float> out;   // [B, outLd], blocks i, o, f, c units apart
+    std::vector<float> gates; // [4 * units]
   };
 
   // Gathers the slice's rows of each gate block of r [4H, H] and packs
@@ -331,6 +558,15 @@ private:
       std::copy(r + (g * hidden + s.begin) * hidden,
                 r + (g * hidden + s.end) * hidden,
                 rows.data() + g * n * hidden);
+    if (panels_) {
+      float *to = panelsOf(s, d);
+      std::fill(to, to + s.panels * 16 * hidden, 0.0f);
+      for (int64_t col = 0; col < 4 * n; ++col)
+        for (int64_t k = 0; k < hidden; ++k)
+          to[((col / 16) * hidden + k) * 16 + col % 16] =
+              rows[col * hidden + k];
+      return Status::success();
+    }
     try {
       dnnl::memory user(s.user, cpu::cpuEngine(), rows.data());
       dnnl::reorder(user, s.packed[d]).execute(s.stream, user, s.packed[d]);
@@ -341,8 +577,14 @@ private:
     return Status::success();
   }
 
+  // The slice's panels for direction d, 64-byte aligned.
+  static float *panelsOf(Slice &s, int64_t d) {
+    float *p = s.panelStore[d].data();
+    return p + (16 - reinterpret_cast<uintptr_t>(p) / sizeof(float) % 16) % 16;
+  }
+
   int64_t batch_ = 0, hidden_ = 0;
-  bool packedOnce_ = false;
+  bool packedOnce_ = false, panels_ = false, avx512_ = false;
   std::vector<Slice> slices_;
   std::vector<float> hNext_;
 };
@@ -414,8 +656,8 @@ private:
 /// A unidirectional LSTM as oneDNN's lstm_forward (its brgemm kernels fuse
 /// each step's GEMM with the gate math): for the layers PyTorch exports,
 /// without per-row sequence lengths, clip, input_forget or peepholes, and
-/// with constant W and R. Single-threaded it ran a 256-unit layer at batch 8
-/// about 1.5x faster than the GEMM loop. W and R are reordered once into
+/// with constant W and R, on CPUs without AVX-512 (there the slices' panel
+/// GEMM is faster; docs/architecture.md). W and R are reordered once into
 /// its gate order (i, f, c, o; ONNX's is i, o, f, c); the biases are summed
 /// per run (they may be computed).
 class OneDnnLstm {
@@ -423,6 +665,9 @@ public:
   // Below this batch the GEMM loop was faster (one step's GEMM is too small
   // to share between threads well).
   static constexpr int64_t kMinBatch = 4;
+  // Up to this batch the slices ran faster where they have the panel GEMM
+  // (AVX-512); at 32 rows lstm_forward was about 10% faster on one thread.
+  static constexpr int64_t kMaxSliceBatch = 16;
   // Whether oneDNN runs this configuration (see the class comment).
   static bool covers(const KernelConfig &c, const std::string &direction,
                      float clip, bool inputForget) {
@@ -433,6 +678,16 @@ public:
              c.constantInputs[i] &&
              *static_cast<const float *>(c.constantInputs[i]) == 0.0f;
     };
+    // With AVX-512 the slices' panel GEMM was faster up to kMaxSliceBatch
+    // rows (docs/architecture.md); GOPT_LSTM_ONEDNN=1 runs what oneDNN
+    // covers as lstm_forward anyway, 0 never.
+    const int64_t batch = c.inputShapes.empty() || c.inputShapes[0].size() < 2
+                              ? 0
+                              : c.inputShapes[0][1];
+    const char *e = std::getenv("GOPT_LSTM_ONEDNN");
+    if (e ? e[0] != '1'
+          : batch <= kMaxSliceBatch && LstmSlices::usePanels(batch))
+      return false;
     return c.inputShapes.size() == 7 && c.inputShapes[0][1] >= kMinBatch &&
            (direction == "forward" || direction == "reverse") && clip <= 0 &&
            !inputForget && zeroScalar(6) &&
