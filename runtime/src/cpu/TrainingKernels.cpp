@@ -15,7 +15,9 @@
 //   [N,C]).
 // - relu_grad + max_pool_grad + reduce_sum as one step (the CPU schedule's
 //   fusion, createMaxPoolReluBiasGrad): tiling NHWC windows, channels a
-//   multiple of 16, AVX-512.
+//   multiple of 16, AVX-512; with the conv2d_backprop_input and _filter
+//   that alone read its dx, a few images at a time
+//   (createChunkedPoolConvGrad).
 // Mixed-precision training (gopt-run --train --precision bf16) gives the
 // gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
