@@ -743,6 +743,119 @@ TEST(ReluPoolBiasGrad, TransposesRunInsideThePoolSteps) {
   }
 }
 
+// The fused relu + pool + bias gradient and the conv2d_backprop_input and
+// conv2d_backprop_filter that alone read its dx (the MNIST CNN's second
+// conv) run as one step a few images at a time, on two threads' lanes:
+// against the reference's ops and against the same plan with
+// GOPT_CHUNKED_CONV_GRAD=0 (the source's gradient the same bits, the
+// filter's and the bias's within rounding: their sums run in another
+// order), in f32 and bf16, with y given or taken from the windows (the
+// transposes around the pool, as in the training step), a batch of 5 in
+// chunks of 2, 2 and 1, two runs of one session (the sums start over).
+// A dx with a third reader keeps the separate steps.
+TEST(ReluPoolBiasGrad, ConvGradientsRunInChunks) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    DType type;
+    bool transposes, thirdReader;
+  };
+  std::vector<Case> cases = {
+      {"F32", F32, false, false},
+      {"Bf16", BF16, false, false},
+      {"F32Transposes", F32, true, false},
+      {"Bf16Transposes", BF16, true, false},
+      {"ThirdReader", F32, false, true},
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  const std::string fused = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                            "conv2d_backprop_filter+reduce_sum";
+  uint32_t seed = 990;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 8, cout = 16;
+    Shape src = {n, 10, 10, cin}, filter = {3, 3, cin, cout},
+          x = {n, 8, 8, cout}, pooled = {n, 4, 4, cout},
+          pooledNchw = {n, cout, 4, 4};
+    Tensor xv = randomF32(x, seed++), sv = randomF32(src, seed++),
+           fv = randomF32(filter, seed++);
+    for (int64_t i = 0; i < xv.numElements(); ++i) // ties in the windows
+      xv.data<float>()[i] = std::round(xv.data<float>()[i] * 4);
+    Tensor gv = randomF32(c.transposes ? pooledNchw : pooled, seed++);
+    Tensor yv = randomF32(pooled, seed++);
+    if (c.type == BF16)
+      xv = toBf16(xv), sv = toBf16(sv), fv = toBf16(fv), gv = toBf16(gv),
+      yv = toBf16(yv);
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("pool_conv_grads");
+    int xi = b.addInput("x", c.type, x);
+    int si = b.addInput("src", c.type, src);
+    int fi = b.addInput("filter", c.type, filter);
+    int gi = b.addInput("g", c.type, c.transposes ? pooledNchw : pooled);
+    std::vector<Tensor> inputs = {xv, sv, fv, gv};
+    int y = -1, g = gi;
+    if (c.transposes) {
+      y = b.addIntermediate("y", c.type, pooled);
+      int yt = b.addOutput("yt", c.type, pooledNchw);
+      g = b.addIntermediate("gt", c.type, pooled);
+      b.addOp("max_pool", "pool", {xi}, {y}, pool);
+      b.addOp("transpose", "pool/t", {y}, {yt},
+              {{"perm", intsAttr({0, 3, 1, 2})}});
+      b.addOp("transpose", "pool/grad/t", {gi}, {g},
+              {{"perm", intsAttr({0, 2, 3, 1})}});
+    } else {
+      y = b.addInput("y", c.type, pooled);
+      inputs.push_back(yv);
+    }
+    int dy = b.addIntermediate("dy", c.type, pooled);
+    int dx = b.addIntermediate("dx", c.type, x);
+    int ds = b.addOutput("dsrc", c.type, src);
+    int df = b.addOutput("dfilter", c.type, filter);
+    int db = b.addOutput("db", c.type, {cout});
+    b.addOp("relu_grad", "relu/grad", {g, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds},
+            {{"input_shape", intsAttr({-1, 10, 10, cin})}});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df},
+            {{"filter_shape", intsAttr(filter)}});
+    if (c.thirdReader) {
+      int twice = b.addOutput("twice", c.type, x);
+      b.addOp("add", "twice", {dx, dx}, {twice}, {});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) 14.6 KB an image in f32.
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB", c.type == BF16 ? "15" : "29", 1);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_CHUNKED_CONV_GRAD", "0", 1);
+    RunResult whole = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_CHUNKED_CONV_GRAD");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(whole.outputs.size(), ref.outputs.size());
+    EXPECT_EQ(kinds(cpu).count(fused), avx512 && !c.thirdReader ? 1u : 0u);
+    EXPECT_EQ(kinds(whole).count(fused), 0u);
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor r = ref.outputs[i], a = cpu.outputs[i], w = whole.outputs[i];
+      ASSERT_EQ(a.byteSize(), w.byteSize());
+      if (a.shape() == src || a.shape() == pooledNchw)
+        EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a), w = toF32(w);
+      const double rel = c.type == BF16 ? 1e-2 : 1e-5;
+      expectClose(a, r, rel, "against the reference");
+      expectClose(a, w, rel, "against the separate steps");
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {

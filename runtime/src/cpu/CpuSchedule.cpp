@@ -214,6 +214,7 @@ private:
   Status scheduleChannelMul(int o, bool &done);
   Status scheduleAlias(int o, bool &done);
   Status scheduleReluGradBiasPair(int o, bool &done);
+  bool matchConvGrads(int dx, int o, int &dataGrad, int &filterGrad) const;
   // relu_grad op `o`'s readers when they are one gradient op (a
   // conv2d_backprop_filter or max_pool_grad reading its result as dy) and a
   // bias gradient's reduce_sum over N, H and W: their op indices.
@@ -1944,6 +1945,31 @@ bool CpuScheduler::matchReluGradBiasPair(int o, int &gradient,
   return producer_[p_.ops(gradient).inputs(0)] < o;
 }
 
+// dx (a pool gradient's result at op `o`) read only by an NHWC
+// conv2d_backprop_input (as dy) and conv2d_backprop_filter (as dy) whose
+// other operands (the filter, the conv's source) exist before `o`.
+bool CpuScheduler::matchConvGrads(int dx, int o, int &dataGrad,
+                                  int &filterGrad) const {
+  dataGrad = filterGrad = -1;
+  if (!isIntermediate(dx) || consumers_[dx].size() != 2)
+    return false;
+  for (int c : consumers_[dx]) {
+    const plan::Op &reader = p_.ops(c);
+    if (fusedInto_[c] != -1 || reader.inputs_size() != 2 ||
+        reader.outputs_size() != 1 ||
+        OpAttrs(reader).getString("data_format") != "NHWC")
+      return false;
+    if (reader.kind() == "conv2d_backprop_input" && reader.inputs(0) == dx &&
+        reader.inputs(1) != dx && producer_[reader.inputs(1)] < o)
+      dataGrad = c;
+    else if (reader.kind() == "conv2d_backprop_filter" &&
+             reader.inputs(1) == dx && reader.inputs(0) != dx &&
+             producer_[reader.inputs(0)] < o)
+      filterGrad = c;
+  }
+  return dataGrad >= 0 && filterGrad >= 0;
+}
+
 void CpuScheduler::planPoolTransposes() {
   if (!cpu::poolTransposeFusionEnabled())
     return;
@@ -2056,12 +2082,51 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
           : cpu::createSingleChannelReluFilterBiasGrad(config, dtype(bias));
   if (!kernel)
     return Status::success();
+  // The conv gradients that alone read a pool gradient's dx run with it,
+  // a chunk of the batch at a time.
+  int dataGrad = -1, filterGrad = -1;
+  if (gradientOp.kind() == "max_pool_grad" &&
+      matchConvGrads(gradientOp.outputs(0), o, dataGrad, filterGrad)) {
+    const bool windowMask =
+        planned != poolGradPlans_.end() && planned->second.windowMask;
+    const bool gradNchw =
+        planned != poolGradPlans_.end() && planned->second.g != op.inputs(0);
+    if (std::unique_ptr<Kernel> chunked = cpu::createChunkedPoolConvGrad(
+            config, makeKernelConfig(in_, dataGrad),
+            makeKernelConfig(in_, filterGrad), gradNchw, windowMask))
+      kernel = std::move(chunked);
+    else
+      dataGrad = filterGrad = -1;
+  }
   GOPT_RETURN_IF_ERROR(materialize(x));
   std::vector<int> operands = {x, op.inputs(0), op.inputs(1)};
   if (planned != poolGradPlans_.end()) {
     operands[1] = planned->second.g;
     if (planned->second.windowMask)
       operands.pop_back();
+  }
+  if (dataGrad >= 0) {
+    const plan::Op &data = p_.ops(dataGrad), &filter = p_.ops(filterGrad);
+    for (int t : {data.inputs(1), filter.inputs(0)}) {
+      GOPT_RETURN_IF_ERROR(materialize(t));
+      operands.push_back(t);
+    }
+    std::vector<int> inputs;
+    for (int t : operands) {
+      GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+      inputs.push_back(slot);
+    }
+    const int dsrc = data.outputs(0), dfilter = filter.outputs(0);
+    fusedInto_[gradient] = fusedInto_[biasSum] = -2;
+    fusedInto_[dataGrad] = fusedInto_[filterGrad] = -2;
+    addStep(std::move(kernel), inputs, {dsrc, dfilter, bias},
+            op.name() + "+" + gradientOp.name() + "+" + data.name() + "+" +
+                filter.name() + "+" + p_.ops(biasSum).name(),
+            "relu_grad+max_pool_grad+conv2d_backprop_input+"
+            "conv2d_backprop_filter+reduce_sum");
+    plainReady_[dsrc] = plainReady_[dfilter] = plainReady_[bias] = true;
+    done = true;
+    return Status::success();
   }
   std::vector<int> inputs;
   for (int t : operands) {

@@ -65,6 +65,17 @@ createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
                           bool gradNchw = false, bool windowMask = false);
 // False when GOPT_RELU_POOL_BIAS_GRAD=0.
 bool reluPoolBiasFusionEnabled();
+// (TrainingKernels.cpp) createMaxPoolReluBiasGrad's step together with the
+// conv2d_backprop_input (dx, filter) and conv2d_backprop_filter (source,
+// dx) that alone read its dx, a few images at a time (dx stays in cache):
+// inputs x, g, [y], the filter, the conv's source; outputs the source's
+// gradient, the filter's, the bias's. Null unless the fused pool step
+// takes the batch, both conv gradients are NHWC of the same type on
+// oneDNN, and the batch makes two chunks or more; or with
+// GOPT_CHUNKED_CONV_GRAD=0.
+std::unique_ptr<Kernel> createChunkedPoolConvGrad(
+    const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
+    const KernelConfig &filterGrad, bool gradNchw, bool windowMask);
 
 // softmax (or log_softmax) of one row of `len` floats; `dst` may be `row`.
 void softmaxRow(const float *row, float *dst, int64_t len, bool log);
