@@ -20,8 +20,8 @@ using detail::fail;
 namespace {
 
 /// The most n-gram element comparisons a tf_idf_vectorizer may make (every
-/// start at every skip of every length, every row): about ten seconds of
-/// the reference kernel.
+/// start at every skip of every length, every row): a few seconds of the
+/// reference kernel where every start matches.
 constexpr double kMaxTfIdfVectorizerWork = 1u << 30;
 
 bool compatible(int64_t a, int64_t b) {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <unordered_set>
 
 namespace gopt::runtime::ref {
 namespace {
@@ -316,15 +317,20 @@ Status tfIdfVectorizerKernel(const RefContext &ctx,
     weights = attrs.getFloats("weights");
   // n-gram (its values) -> its number k in the pool, per length n.
   std::vector<std::map<std::vector<int64_t>, int64_t>> lookup(maxN + 1);
+  // The first values of the pool's n-grams, per length n: only the
+  // positions holding one (`starts`, found once per row) can begin a match.
+  std::vector<std::unordered_set<int64_t>> firsts(maxN + 1);
   int64_t k = 0;
   for (size_t g = 0; g < counts.size(); ++g) {
     int64_t n = static_cast<int64_t>(g) + 1;
     int64_t end = g + 1 < counts.size() ? counts[g + 1]
                                         : static_cast<int64_t>(pool.size());
     for (int64_t p = counts[g]; p < end; p += n, ++k)
-      if (n <= maxN)
+      if (n <= maxN) {
         lookup[n].emplace(
             std::vector<int64_t>(pool.begin() + p, pool.begin() + p + n), k);
+        firsts[n].insert(pool[p]);
+      }
   }
   const Tensor &x = in[0];
   int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
@@ -337,7 +343,7 @@ Status tfIdfVectorizerKernel(const RefContext &ctx,
   float *y = out[0].data<float>();
   std::fill(y, y + rows * columns, 0.0f);
   std::vector<int64_t> found(indexes.size());
-  std::vector<int64_t> gram;
+  std::vector<int64_t> gram, starts;
   for (int64_t r = 0; r < rows; ++r) {
     std::fill(found.begin(), found.end(), 0);
     const int64_t base = r * length;
@@ -347,9 +353,15 @@ Status tfIdfVectorizerKernel(const RefContext &ctx,
       // A skip of `length` or more leaves no room for a second element:
       // max_skip_count beyond it changes nothing (and may be huge).
       int64_t skips = n == 1 ? 0 : std::min(maxSkip, length);
+      starts.clear();
+      for (int64_t i = 0; i < length; ++i)
+        if (firsts[n].count(value(base + i)))
+          starts.push_back(i);
       for (int64_t skip = 0; skip <= skips; ++skip) {
         int64_t step = skip + 1;
-        for (int64_t i = 0; i + (n - 1) * step < length; ++i) {
+        for (int64_t i : starts) {
+          if (i + (n - 1) * step >= length)
+            break;
           gram.clear();
           for (int64_t j = 0; j < n; ++j)
             gram.push_back(value(base + i + j * step));
