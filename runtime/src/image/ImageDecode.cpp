@@ -319,9 +319,11 @@ Status decodeBmp(const uint8_t *data, size_t size, uint8_t *rgb) {
         uint32_t shift = 8 - info.bits * (1 + x % perByte);
         index_ = (src[x / perByte] >> shift) & ((1u << info.bits) - 1);
       }
-      if (index_ >= info.colors)
-        return invalidArgument("BMP: palette index ", index_,
-                               " out of range for ", info.colors, " colors");
+      if (index_ >= info.colors) {
+        // Past the file's palette: PIL's palette starts as the gray ramp.
+        dst[0] = dst[1] = dst[2] = static_cast<uint8_t>(index_);
+        continue;
+      }
       const uint8_t *c = palette + index_ * entry;
       dst[0] = c[2], dst[1] = c[1], dst[2] = c[0];
     }
@@ -1051,14 +1053,20 @@ Status runJpeg2000(const uint8_t *data, size_t size, ImageHeader &header,
   }
   for (int c = 0; c < 3; ++c) {
     const opj_image_comp_t &comp = image->comps[colors == 3 ? c : 0];
-    // PIL's unpacking: add the signed offset, shift to 8 bits, keep the low
-    // byte.
-    int shift = 8 - static_cast<int>(comp.prec);
+    // PIL's unpacking (j2ku_shift): add the signed offset and, shifting
+    // right, half the step; shift to 8 bits and keep the low byte. One
+    // component of more than 8 bits is PIL's mode I;16 instead: shifted to
+    // 16 bits, and convert("RGB") clips it to 255.
+    const bool i16 = n == 1 && comp.prec > 8;
+    int shift = (i16 ? 16 : 8) - static_cast<int>(comp.prec);
     int32_t offset = comp.sgnd ? 1 << (comp.prec - 1) : 0;
+    if (shift < 0)
+      offset += 1 << (-shift - 1);
     for (int64_t i = 0; i < width * height; ++i) {
       int32_t v = comp.data[i] + offset;
       v = shift < 0 ? v >> -shift : v << shift;
-      rgb[3 * i + c] = static_cast<uint8_t>(v);
+      rgb[3 * i + c] =
+          static_cast<uint8_t>(i16 ? std::clamp<int32_t>(v, 0, 255) : v);
     }
   }
   return Status::success();
