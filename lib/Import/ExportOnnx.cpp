@@ -403,12 +403,26 @@ std::string OnnxExporter::scalarInitializer(Type elementType, double value) {
   } else if (elementType.isF64()) {
     t->add_double_data(value);
   } else {
-    // Other float types: store the bits through MLIR's conversion.
-    APFloat f(value);
-    bool lost;
-    f.convert(cast<FloatType>(elementType).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &lost);
-    t->add_int32_data(static_cast<int32_t>(f.bitcastToAPInt().getZExtValue()));
+    // Other types: the value's bits as raw_data (little-endian; a 4-bit
+    // value in the low nibble), which also keeps libonnx's checker, which
+    // knows no float8 or 4-bit type, from looking at the type.
+    APInt bits;
+    if (auto f = dyn_cast<FloatType>(elementType)) {
+      APFloat v(value);
+      bool lost;
+      v.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      bits = v.bitcastToAPInt();
+    } else {
+      unsigned width = elementType.getIntOrFloatBitWidth();
+      bits = elementType.isUnsignedInteger()
+                 ? APInt(width, static_cast<uint64_t>(value))
+                 : APInt(width, static_cast<int64_t>(value), /*isSigned=*/true);
+    }
+    std::string raw((bits.getBitWidth() + 7) / 8, '\0');
+    for (size_t i = 0; i < raw.size(); ++i)
+      raw[i] = static_cast<char>(bits.extractBitsAsZExtValue(
+          std::min(8u, bits.getBitWidth() - unsigned(8 * i)), 8 * i));
+    t->set_raw_data(raw);
   }
   return t->name();
 }
@@ -1479,8 +1493,11 @@ LogicalResult OnnxExporter::exportOp(Operation *op) {
         std::vector<std::string> ins{nameOf(p.getX()),
                                      i64Initializer(onnxPads)};
         Type et = elementType(p.getX());
-        if (p.getMode() == "constant" && isa<FloatType>(et))
-          ins.push_back(scalarInitializer(et, p.getValue().convertToFloat()));
+        // The fill value, of x's type; integer zero is ONNX's default.
+        double fill = p.getValue().convertToFloat();
+        if (p.getMode() == "constant" && !et.isInteger(1) &&
+            (isa<FloatType>(et) || fill != 0))
+          ins.push_back(scalarInitializer(et, fill));
         setString(add("Pad", ins, {nameOf(p.getY())}), "mode", p.getMode());
         return success();
       })

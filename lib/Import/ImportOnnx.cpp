@@ -689,15 +689,24 @@ static bool isLowPrecision(Type type) {
          type.isFloat8E5M2FNUZ();
 }
 
-/// The ONNX ops that read float8 and 4-bit values: casts, Q/DQ and the ops
-/// that only move data. Every other op refuses them by name here, before
-/// its import code, which assumes the types gopt computes in.
+/// Whether ONNX nodes of `opType` take float8 and 4-bit inputs: the gopt
+/// ops they import as (ODS `onnxOpType`, `onnxRuleOpTypes`) admit them
+/// (casts, Q/DQ, data movement, control flow). Every other op refuses them
+/// here, before its import code, which assumes the types gopt computes in.
 static bool readsLowPrecision(StringRef opType) {
-  static const llvm::StringSet<> ops = {
-      "Cast",    "CastLike",  "DequantizeLinear", "QuantizeLinear", "Identity",
-      "Reshape", "Transpose", "Flatten",          "Squeeze",        "Unsqueeze",
-      "Shape",   "Size"};
-  return ops.contains(opType);
+  return llvm::is_contained(kOnnxLowPrecisionOps, opType);
+}
+
+/// kOnnxLowPrecisionOps for an error message: "A, B, ... and Z".
+static std::string lowPrecisionOpList() {
+  std::string list;
+  size_t n = std::size(kOnnxLowPrecisionOps);
+  for (size_t i = 0; i < n; ++i)
+    list += std::string(i == 0       ? ""
+                        : i + 1 == n ? " and "
+                                     : ", ") +
+            kOnnxLowPrecisionOps[i];
+  return list;
 }
 
 LogicalResult OnnxImporter::importNodeChecked() {
@@ -711,11 +720,8 @@ LogicalResult OnnxImporter::importNodeChecked() {
         llvm::raw_string_ostream(type) << getElementTypeOrSelf(v.getType());
         return failNode(llvm::formatv(
             "input '{0}' has element type {1}, which {2} does not support "
-            "(float8 and 4-bit values are read only by Cast, CastLike, "
-            "QuantizeLinear, DequantizeLinear and the data movement ops "
-            "Identity, Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Shape "
-            "and Size)",
-            name, type, node->op_type()));
+            "(float8 and 4-bit values are read only by {3})",
+            name, type, node->op_type(), lowPrecisionOpList()));
       }
     }
   if (failed(importNode()))
@@ -2187,6 +2193,11 @@ FailureOr<Value> OnnxImporter::valueOperand(int i, StringRef what, bool asI64) {
                                   "tensor of static length, got {2}",
                                   node->input(i), what, v->getType()));
   Type element = type.getElementType();
+  if (!asI64 && isLowPrecision(element)) // exact in f32 (Pad's fill value)
+    return b
+        .create<CastOp>(
+            loc, RankedTensorType::get(type.getShape(), b.getF32Type()), *v)
+        .getResult();
   if (!asI64) {
     if (!element.isSignlessInteger(64) && !element.isSignlessInteger(32) &&
         !element.isF32())

@@ -132,6 +132,15 @@ def value_counts(records, dag):
     return lo, hi
 
 
+def admits_low_precision(records, arg):
+    """Whether an operand's constraint (or that of its Variadic/Optional)
+    admits float8 and 4-bit tensors: Gopt_AnyTensor does."""
+    d = records[arg["def"]]
+    if "baseType" in d:
+        return d["baseType"]["def"] == "Gopt_AnyTensor"
+    return arg["def"] == "Gopt_AnyTensor"
+
+
 def load_ops(data):
     records = data
     ops = []
@@ -168,6 +177,9 @@ def load_ops(data):
             "onnx": rec.get("onnxOpType", ""),
             "tf": rec.get("tfOpType", ""),
             "onnx_since": rec.get("onnxSinceOpset", 1),
+            "onnx_rules": rec.get("onnxRuleOpTypes", []),
+            "low_precision": any(admits_low_precision(records, arg)
+                                 for arg, _ in operands),
             "layout_operands": rec.get("layoutActivationOperands", []),
             "layout_result": bool(rec.get("layoutActivationResult", 1)),
             "trainable_operands": rec.get("trainableOperands", []),
@@ -452,6 +464,22 @@ def emit_framework_ops(ops):
                        f'{len(op["operands"])}, {since}, {len(op["attrs"])}, '
                        f'{{{attrs}}}}},\n')
         out.append("};\n")
+    # The ONNX node types that take float8 and 4-bit inputs: those whose
+    # gopt ops (onnxOpType, onnxRuleOpTypes) all admit them.
+    low = {}
+    for op in ops:
+        for onnx in ([op["onnx"]] if op["onnx"] else []) + op["onnx_rules"]:
+            low.setdefault(onnx, []).append(op)
+    out.append("inline constexpr const char *kOnnxLowPrecisionOps[] = {\n")
+    for onnx in sorted(low):
+        admit = [op["name"] for op in low[onnx] if op["low_precision"]]
+        if admit and len(admit) != len(low[onnx]):
+            refuse = [op["name"] for op in low[onnx] if not op["low_precision"]]
+            raise GenError(f"ONNX '{onnx}': ops {admit} admit float8 and 4-bit "
+                           f"operands (Gopt_AnyTensor) but {refuse} do not")
+        if admit:
+            out.append(f'    "{onnx}",\n')
+    out.append("};\n")
     return "".join(out)
 
 

@@ -130,8 +130,78 @@ TEST(ImageDecode, BadStreamsFailWithTheFormat) {
   expectError(std::vector<uint8_t>(bmp.begin(), bmp.end() - 1),
               "BMP: truncated pixel data");
   expectError(bytesOf("P6 3 2 255 abc"), "PNM: truncated pixel data");
-  expectError(bytesOf("P3 1 1 255 1 2 3"), "PNM: plain (ASCII) P3");
+  expectError(bytesOf("P3 1 1 255 1 2"), "PNM: truncated pixel data");
+  expectError(bytesOf("P2 1 1 9 10"), "PNM: sample 10 is over maxval 9");
   expectError(bytesOf("\xff\xd8\xff\xe0 garbage"), "JPEG: ");
+}
+
+// A 4 x 2 RLE8 BMP (palette: index i is (i, 2i, 3i)): row 0 (bottom) an
+// encoded run of 3 and end of line, row 1 an absolute run of 4, end of
+// bitmap.
+std::vector<uint8_t> makeRleBmp() {
+  std::vector<uint8_t> v(54 + 4 * 4, 0);
+  v[0] = 'B', v[1] = 'M';
+  put32(v, 10, 54 + 16);
+  put32(v, 14, 40);
+  put32(v, 18, 4);
+  put32(v, 22, 2);
+  v[26] = 1, v[28] = 8;
+  put32(v, 30, 1); // BI_RLE8
+  put32(v, 46, 4); // 4 colors
+  for (int i = 0; i < 4; ++i)
+    v[54 + 4 * i] = 3 * i, v[55 + 4 * i] = 2 * i, v[56 + 4 * i] = i;
+  for (uint8_t b : {3, 2, 0, 0, 0, 4, 0, 1, 2, 3, 0, 1})
+    v.push_back(b);
+  put32(v, 2, static_cast<uint32_t>(v.size()));
+  return v;
+}
+
+TEST(ImageDecode, PlainPnmAndRleBmp) {
+  auto p3 = bytesOf("P3 2 1 255 1 2 3 # a comment\n 4 5 6");
+  auto rgb = img::decodeImage(p3.data(), p3.size(), img::PixelFormat::kRGB);
+  ASSERT_TRUE(rgb.ok()) << rgb.status().message();
+  EXPECT_EQ(rgb->pixels, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+  auto p1 = bytesOf("P1 3 1 101");
+  rgb = img::decodeImage(p1.data(), p1.size(), img::PixelFormat::kRGB);
+  ASSERT_TRUE(rgb.ok()) << rgb.status().message();
+  EXPECT_EQ(rgb->pixels,
+            (std::vector<uint8_t>{0, 0, 0, 255, 255, 255, 0, 0, 0}));
+  std::vector<uint8_t> bmp = makeRleBmp();
+  rgb = img::decodeImage(bmp.data(), bmp.size(), img::PixelFormat::kRGB);
+  ASSERT_TRUE(rgb.ok()) << rgb.status().message();
+  // Top row: the absolute run 0 1 2 3; bottom row: 2 2 2, then padding 0.
+  EXPECT_EQ(rgb->pixels,
+            (std::vector<uint8_t>{0, 0, 0, 1, 2, 3, 2, 4, 6, 3, 6, 9,
+                                  2, 4, 6, 2, 4, 6, 2, 4, 6, 0, 0, 0}));
+}
+
+// Forged RLE and plain PNM streams: every truncation and every byte
+// changed fails with an error or decodes, never reads out of bounds.
+TEST(ImageDecode, ForgedRleAndPlainPnm) {
+  std::vector<uint8_t> bmp = makeRleBmp();
+  for (size_t n = 0; n + 2 < bmp.size(); ++n) { // all but end of bitmap
+    std::vector<uint8_t> cut(bmp.begin(), bmp.begin() + n);
+    EXPECT_FALSE(
+        img::decodeImage(cut.data(), cut.size(), img::PixelFormat::kRGB).ok())
+        << n;
+  }
+  for (size_t i = 0; i < bmp.size(); ++i)
+    for (uint8_t x : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> v = bmp;
+      v[i] ^= x;
+      (void)img::decodeImage(v.data(), v.size(), img::PixelFormat::kRGB);
+    }
+  expectError(std::vector<uint8_t>(bmp.begin(), bmp.end() - 8),
+              "BMP: the RLE data ends after 4 of 8 pixels");
+  std::vector<uint8_t> absolute = bmp;
+  absolute[absolute.size() - 7] = 200; // an absolute run past the end
+  expectError(absolute, "BMP: truncated RLE data");
+  auto p2 = bytesOf("P2 2 2 65535 1 2 3 70000");
+  expectError(p2, "PNM: sample 70000 is over maxval 65535");
+  expectError(bytesOf("P2 1 1 255 12345678901"), "is too long");
+  expectError(bytesOf("P2 1 1 0 0"), "PNM: maxval 0 is out of range");
+  expectError(bytesOf("P1 2 1 0 x"), "PNM: P1 data holds 'x'");
+  expectError(bytesOf("P3 1 1 255 1 -2 3"), "PNM: '-2' is not a sample value");
 }
 
 TEST(ImageDecode, HugeHeadersAreRefusedBeforeAllocating) {

@@ -15,11 +15,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <csetjmp>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #ifdef GOPT_HAVE_JPEG
 #include <jerror.h>
@@ -33,6 +36,9 @@
 #endif
 #ifdef GOPT_HAVE_WEBP
 #include <webp/decode.h>
+#endif
+#ifdef GOPT_HAVE_WEBPDEMUX
+#include <webp/demux.h>
 #endif
 #ifdef GOPT_HAVE_OPENJPEG
 #include <openjpeg.h>
@@ -98,14 +104,27 @@ uint32_t le32(const uint8_t *p) {
 }
 
 //===----------------------------------------------------------------------===//
-// BMP (uncompressed 1, 4, 8, 24 and 32 bits a pixel)
+// BMP: 1, 4, 8, 16, 24 and 32 bits a pixel, uncompressed, RLE8, RLE4 and the
+// BI_BITFIELDS masks PIL's BmpImagePlugin reads
 //===----------------------------------------------------------------------===//
+
+enum BmpCompression : uint32_t {
+  kBmpRaw = 0,
+  kBmpRle8 = 1,
+  kBmpRle4 = 2,
+  kBmpBitfields = 3
+};
 
 struct BmpInfo {
   int64_t width = 0, height = 0; // height > 0
   bool bottomUp = true;
   uint32_t bits = 0, dataOffset = 0, headerSize = 0, colors = 0;
+  uint32_t compression = kBmpRaw;
   bool core = false; // OS/2 BITMAPCOREHEADER: 16-bit sizes, 3-byte palette
+  // 16 bits: 5 bits of green ("BGR;15") or 6 ("BGR;16"); 24 and 32 bits:
+  // the byte of each of R, G, B within a pixel.
+  bool green6 = false;
+  int byteOf[3] = {2, 1, 0};
 };
 
 StatusOr<BmpInfo> readBmp(const uint8_t *data, size_t size) {
@@ -127,57 +146,185 @@ StatusOr<BmpInfo> readBmp(const uint8_t *data, size_t size) {
     info.bottomUp = h > 0;
     info.height = h < 0 ? -h : h;
     info.bits = le16(data + 28);
-    uint32_t compression = le32(data + 30);
-    // BI_BITFIELDS with the usual 8-bit masks is plain BGRX.
-    bool plainMasks = compression == 3 && info.bits == 32 &&
-                      size >= 14 + 40 + 12 && le32(data + 54) == 0xff0000 &&
-                      le32(data + 58) == 0xff00 && le32(data + 62) == 0xff;
-    if (compression != 0 && !plainMasks)
-      return unimplemented("BMP: compression ", compression,
-                           " is not supported (only uncompressed BMPs)");
+    info.compression = le32(data + 30);
     info.colors = le32(data + 46);
   } else {
     return invalidArgument("BMP: unknown header size ", info.headerSize);
   }
-  if (info.bits != 1 && info.bits != 4 && info.bits != 8 && info.bits != 24 &&
-      info.bits != 32)
+  if (info.bits != 1 && info.bits != 4 && info.bits != 8 && info.bits != 16 &&
+      info.bits != 24 && info.bits != 32)
     return unimplemented("BMP: ", info.bits,
-                         " bits a pixel is not supported (1, 4, 8, 24, 32)");
+                         " bits a pixel is not supported (1, 4, 8, 16, 24, "
+                         "32)");
+  switch (info.compression) {
+  case kBmpRaw:
+    break; // 16 bits: PIL's default "BGR;15"
+  case kBmpRle8:
+  case kBmpRle4: {
+    uint32_t need = info.compression == kBmpRle8 ? 8 : 4;
+    if (info.bits != need)
+      return invalidArgument("BMP: ", need == 8 ? "RLE8" : "RLE4",
+                             " compression needs ", need,
+                             " bits a pixel, the header gives ", info.bits);
+    break;
+  }
+  case kBmpBitfields: {
+    // The masks follow the 40-byte header (alpha only in longer ones);
+    // the layouts PIL reads (its MASK_MODES). Alpha is dropped, as
+    // convert("RGB") drops it.
+    if (size < 14 + 40 + 12)
+      return invalidArgument("BMP: truncated bitfield masks");
+    uint32_t r = le32(data + 54), g = le32(data + 58), b = le32(data + 62);
+    uint32_t a = info.headerSize >= 56 && size >= 70 ? le32(data + 66) : 0;
+    bool ok = false;
+    if (info.bits == 32) {
+      struct Layout {
+        uint32_t r, g, b, a;
+        int byteOf[3];
+      };
+      static const Layout layouts[] = {
+          {0xFF0000, 0xFF00, 0xFF, 0, {2, 1, 0}},          // BGRX
+          {0xFF000000, 0xFF0000, 0xFF00, 0, {3, 2, 1}},    // XBGR
+          {0xFF000000, 0xFF0000, 0xFF00, 0xFF, {3, 2, 1}}, // ABGR
+          {0xFF, 0xFF00, 0xFF0000, 0xFF000000, {0, 1, 2}}, // RGBA
+          {0xFF0000, 0xFF00, 0xFF, 0xFF000000, {2, 1, 0}}, // BGRA
+          {0, 0, 0, 0, {2, 1, 0}}};                        // BGRA
+      for (const Layout &l : layouts)
+        if (l.r == r && l.g == g && l.b == b && l.a == a) {
+          std::copy(l.byteOf, l.byteOf + 3, info.byteOf);
+          ok = true;
+        }
+    } else if (info.bits == 24) {
+      ok = r == 0xFF0000 && g == 0xFF00 && b == 0xFF;
+    } else if (info.bits == 16) {
+      info.green6 = r == 0xF800 && g == 0x7E0 && b == 0x1F;
+      ok = info.green6 || (r == 0x7C00 && g == 0x3E0 && b == 0x1F);
+    }
+    if (!ok)
+      return unimplemented(
+          "BMP: bitfield masks R ", r, " G ", g, " B ", b, " A ", a, " at ",
+          info.bits,
+          " bits a pixel are not supported (8-bit channels in 32 or 24 "
+          "bits, 5-5-5 or 5-6-5 in 16)");
+    break;
+  }
+  default:
+    return unimplemented("BMP: compression ", info.compression,
+                         " is not supported (uncompressed, RLE8, RLE4 and "
+                         "bitfields are)");
+  }
   GOPT_RETURN_IF_ERROR(checkSize("BMP", info.height, info.width));
   if (info.bits <= 8 && (info.colors == 0 || info.colors > (1u << info.bits)))
     info.colors = 1u << info.bits;
   return info;
 }
 
+/// PIL's bmp_rle decoder: palette indices in file row order (the bottom row
+/// first in a bottom-up file) into `index` (w * h, zero-filled). Encoded
+/// runs stop at the row's end, absolute runs do not, end of line pads the
+/// row with index 0, a delta skips pixels (index 0). Data that ends before
+/// the image is filled is an error, as in PIL.
+Status decodeBmpRle(const uint8_t *data, size_t size, const BmpInfo &info,
+                    std::vector<uint8_t> &index) {
+  const bool rle4 = info.compression == kBmpRle4;
+  const int64_t w = info.width, total = w * info.height;
+  index.assign(static_cast<size_t>(total), 0);
+  int64_t n = 0, x = 0; // pixels written, column
+  size_t pos = info.dataOffset;
+  auto put = [&](uint8_t v) {
+    if (n < total)
+      index[n] = v;
+    ++n;
+  };
+  while (n < total && pos + 2 <= size) {
+    uint8_t count = data[pos], code = data[pos + 1];
+    pos += 2;
+    if (count) { // encoded: `count` pixels of `code`
+      int64_t k = std::max<int64_t>(0, std::min<int64_t>(count, w - x));
+      for (int64_t i = 0; i < k; ++i)
+        put(rle4 ? (i % 2 ? code & 15 : code >> 4) : code);
+      x += k;
+    } else if (code == 0) { // end of line
+      while (n % w)
+        put(0);
+      x = 0;
+    } else if (code == 1) { // end of bitmap
+      break;
+    } else if (code == 2) { // delta: right, up
+      if (pos + 2 > size)
+        break;
+      n += data[pos] + int64_t(data[pos + 1]) * w;
+      pos += 2;
+      x = n % w;
+    } else { // absolute: `code` pixels follow, padded to 16 bits
+      size_t bytes = rle4 ? (code + 1) / 2 : code;
+      if (bytes > size - pos)
+        return invalidArgument("BMP: truncated RLE data");
+      for (int i = 0; i < code; ++i)
+        put(rle4 ? (i % 2 ? data[pos + i / 2] & 15 : data[pos + i / 2] >> 4)
+                 : data[pos + i]);
+      pos += bytes;
+      x += code;
+      pos += pos % 2;
+    }
+  }
+  if (n < total)
+    return invalidArgument("BMP: the RLE data ends after ", n, " of ", total,
+                           " pixels");
+  return Status::success();
+}
+
 Status decodeBmp(const uint8_t *data, size_t size, uint8_t *rgb) {
   GOPT_ASSIGN_OR_RETURN(BmpInfo info, readBmp(data, size));
+  const bool rle = info.compression == kBmpRle8 || info.compression == kBmpRle4;
   uint64_t stride = ((info.bits * uint64_t(info.width) + 31) / 32) * 4;
-  if (info.dataOffset > size || stride * info.height > size - info.dataOffset)
+  if (info.dataOffset > size ||
+      (!rle && stride * info.height > size - info.dataOffset))
     return invalidArgument(
         "BMP: truncated pixel data (", size, " bytes, the header needs ",
-        uint64_t(info.dataOffset) + stride * info.height, ")");
+        uint64_t(info.dataOffset) + (rle ? 0 : stride * info.height), ")");
   const uint8_t *palette = data + 14 + info.headerSize;
   size_t entry = info.core ? 3 : 4;
   if (info.bits <= 8 &&
       static_cast<size_t>(palette - data) + info.colors * entry > size)
     return invalidArgument("BMP: truncated palette");
+  std::vector<uint8_t> index;
+  if (rle)
+    GOPT_RETURN_IF_ERROR(decodeBmpRle(data, size, info, index));
   for (int64_t y = 0; y < info.height; ++y) {
     int64_t row = info.bottomUp ? info.height - 1 - y : y;
-    const uint8_t *src = data + info.dataOffset + row * stride;
+    const uint8_t *src = rle ? nullptr : data + info.dataOffset + row * stride;
     uint8_t *dst = rgb + y * info.width * 3;
     for (int64_t x = 0; x < info.width; ++x, dst += 3) {
       if (info.bits >= 24) {
         const uint8_t *p = src + x * (info.bits / 8);
-        dst[0] = p[2], dst[1] = p[1], dst[2] = p[0];
+        for (int c = 0; c < 3; ++c)
+          dst[c] = p[info.byteOf[c]];
         continue;
       }
-      uint32_t perByte = 8 / info.bits;
-      uint32_t shift = 8 - info.bits * (1 + x % perByte);
-      uint32_t index = (src[x / perByte] >> shift) & ((1u << info.bits) - 1);
-      if (index >= info.colors)
-        return invalidArgument("BMP: palette index ", index,
-                               " out of range for ", info.colors, " colors");
-      const uint8_t *c = palette + index * entry;
+      if (info.bits == 16) { // PIL's BGR;15 and BGR;16 unpacking
+        uint32_t v = le16(src + 2 * x);
+        uint32_t g = info.green6 ? (v >> 5) & 63 : (v >> 5) & 31;
+        dst[0] = static_cast<uint8_t>(((v >> (info.green6 ? 11 : 10)) & 31) *
+                                      255 / 31);
+        dst[1] = static_cast<uint8_t>(g * 255 / (info.green6 ? 63 : 31));
+        dst[2] = static_cast<uint8_t>((v & 31) * 255 / 31);
+        continue;
+      }
+      uint32_t index_;
+      if (rle) {
+        index_ = index[row * info.width + x];
+      } else {
+        uint32_t perByte = 8 / info.bits;
+        uint32_t shift = 8 - info.bits * (1 + x % perByte);
+        index_ = (src[x / perByte] >> shift) & ((1u << info.bits) - 1);
+      }
+      if (index_ >= info.colors) {
+        // Past the file's palette: PIL's palette starts as the gray ramp.
+        dst[0] = dst[1] = dst[2] = static_cast<uint8_t>(index_);
+        continue;
+      }
+      const uint8_t *c = palette + index_ * entry;
       dst[0] = c[2], dst[1] = c[1], dst[2] = c[0];
     }
   }
@@ -185,7 +332,7 @@ Status decodeBmp(const uint8_t *data, size_t size, uint8_t *rgb) {
 }
 
 //===----------------------------------------------------------------------===//
-// PNM (binary P4, P5 and P6 with maxval 255)
+// PNM: P1-P6, maxval 1 to 65535 (PIL's PpmImagePlugin)
 //===----------------------------------------------------------------------===//
 
 struct PnmInfo {
@@ -197,11 +344,9 @@ struct PnmInfo {
 StatusOr<PnmInfo> readPnm(const uint8_t *data, size_t size) {
   PnmInfo info;
   info.kind = static_cast<char>(data[1]);
-  if (info.kind < '4')
-    return unimplemented("PNM: plain (ASCII) P", info.kind,
-                         " is not supported (binary P4, P5 and P6 are)");
   size_t pos = 2;
-  int fields = info.kind == '4' ? 2 : 3;
+  bool bitonal = info.kind == '1' || info.kind == '4';
+  int fields = bitonal ? 2 : 3;
   int64_t values[3] = {0, 0, 1};
   for (int f = 0; f < fields; ++f) {
     // Whitespace and comments up to the next number.
@@ -229,31 +374,127 @@ StatusOr<PnmInfo> readPnm(const uint8_t *data, size_t size) {
   info.height = values[1];
   info.maxval = values[2];
   info.dataOffset = pos + 1;
-  if (info.kind != '4' && info.maxval != 255)
-    return unimplemented("PNM: maxval ", info.maxval,
-                         " is not supported (only 255)");
+  if (info.maxval < 1 || info.maxval > 65535)
+    return invalidArgument("PNM: maxval ", info.maxval,
+                           " is out of range (1 to 65535)");
   GOPT_RETURN_IF_ERROR(checkSize("PNM", info.height, info.width));
   return info;
 }
 
+/// Python's round(v / maxval * scale), as PIL scales samples: ties to
+/// even, independent of the floating-point environment.
+int64_t scaleSample(int64_t v, int64_t maxval, int64_t scale) {
+  double q = double(v) / double(maxval) * double(scale);
+  double lower = std::floor(q), diff = q - lower;
+  if (diff > 0.5 || (diff == 0.5 && std::fmod(lower, 2.0) != 0.0))
+    lower += 1.0;
+  return static_cast<int64_t>(lower);
+}
+
+/// One sample as PIL stores it, then as convert("RGB") reads it: gray with
+/// maxval > 255 is PIL's mode I (scaled to 65535, clipped to 255 by the
+/// conversion); otherwise scaled to 255.
+uint8_t pnmSample(int64_t v, const PnmInfo &info) {
+  bool modeI = (info.kind == '2' || info.kind == '5') && info.maxval > 255;
+  int64_t s = scaleSample(v, info.maxval, modeI ? 65535 : 255);
+  return static_cast<uint8_t>(std::min<int64_t>(s, 255));
+}
+
+/// The plain (ASCII) P1, P2 and P3 data as PIL's ppm_plain decoder reads
+/// it: a comment ('#' to the end of the line, the end included) is
+/// deleted; P1's digits need no separators, P2's and P3's numbers (up to
+/// 10 characters, at most maxval) are separated by whitespace.
+Status decodePlainPnm(const uint8_t *data, size_t size, const PnmInfo &info,
+                      uint8_t *rgb) {
+  const int bands = info.kind == '3' ? 3 : 1;
+  const int64_t total = info.width * info.height * bands;
+  int64_t count = 0;
+  size_t pos = info.dataOffset;
+  std::string token;
+  auto emit = [&](int64_t v) {
+    uint8_t b = info.kind == '1' ? (v ? 0 : 255) : pnmSample(v, info);
+    if (bands == 3) {
+      rgb[count] = b;
+    } else {
+      rgb[3 * count] = rgb[3 * count + 1] = rgb[3 * count + 2] = b;
+    }
+    ++count;
+  };
+  auto flush = [&]() -> Status {
+    if (token.empty())
+      return Status::success();
+    if (token.size() > 10)
+      return invalidArgument("PNM: token '", token.substr(0, 11),
+                             "...' is too long");
+    int64_t v = 0;
+    for (char c : token) {
+      if (!std::isdigit(static_cast<unsigned char>(c)))
+        return invalidArgument("PNM: '", token, "' is not a sample value");
+      v = v * 10 + (c - '0');
+    }
+    if (v > info.maxval)
+      return invalidArgument("PNM: sample ", v, " is over maxval ",
+                             info.maxval);
+    token.clear();
+    emit(v);
+    return Status::success();
+  };
+  while (pos < size && count < total) {
+    uint8_t c = data[pos++];
+    if (c == '#') {
+      while (pos < size && data[pos] != '\n' && data[pos] != '\r')
+        ++pos;
+      ++pos; // the end of the line goes with the comment
+      continue;
+    }
+    if (std::isspace(c)) {
+      GOPT_RETURN_IF_ERROR(flush());
+      continue;
+    }
+    if (info.kind == '1') {
+      if (c != '0' && c != '1')
+        return invalidArgument("PNM: P1 data holds '", char(c),
+                               "' (only 0 and 1)");
+      emit(c == '1');
+      continue;
+    }
+    token += static_cast<char>(c);
+  }
+  if (count < total)
+    GOPT_RETURN_IF_ERROR(flush());
+  if (count < total)
+    return invalidArgument("PNM: truncated pixel data (", count, " of ", total,
+                           " samples)");
+  return Status::success();
+}
+
 Status decodePnm(const uint8_t *data, size_t size, uint8_t *rgb) {
   GOPT_ASSIGN_OR_RETURN(PnmInfo info, readPnm(data, size));
+  if (info.kind <= '3')
+    return decodePlainPnm(data, size, info, rgb);
+  const uint64_t sampleBytes = info.maxval > 255 ? 2 : 1;
   uint64_t stride = info.kind == '4'   ? (info.width + 7) / 8
-                    : info.kind == '5' ? info.width
-                                       : info.width * 3;
+                    : info.kind == '5' ? info.width * sampleBytes
+                                       : info.width * 3 * sampleBytes;
   if (stride * info.height > size - info.dataOffset)
     return invalidArgument("PNM: truncated pixel data (", size,
                            " bytes, the header needs ",
                            info.dataOffset + stride * info.height, ")");
+  auto sample = [&](const uint8_t *p) -> uint8_t {
+    if (info.maxval == 255)
+      return p[0];
+    return pnmSample(sampleBytes == 2 ? (p[0] << 8 | p[1]) : p[0], info);
+  };
   for (int64_t y = 0; y < info.height; ++y) {
     const uint8_t *src = data + info.dataOffset + y * stride;
     uint8_t *dst = rgb + y * info.width * 3;
     for (int64_t x = 0; x < info.width; ++x, dst += 3) {
       if (info.kind == '6') {
-        std::memcpy(dst, src + x * 3, 3);
+        for (int c = 0; c < 3; ++c)
+          dst[c] = sample(src + (x * 3 + c) * sampleBytes);
       } else {
         // P4: a set bit is black.
-        uint8_t v = info.kind == '5'                  ? src[x]
+        uint8_t v = info.kind == '5' ? sample(src + x * sampleBytes)
                     : (src[x / 8] >> (7 - x % 8)) & 1 ? 0
                                                       : 255;
         dst[0] = dst[1] = dst[2] = v;
@@ -261,6 +502,22 @@ Status decodePnm(const uint8_t *data, size_t size, uint8_t *rgb) {
     }
   }
   return Status::success();
+}
+
+/// PIL's CMYK -> RGB (Convert.c cmyk2rgb): with nk = 255 - K, each of R,
+/// G, B is nk - round(C * nk / 255) in PIL's fixed point; `inverted`
+/// (Adobe's convention, PIL's "CMYK;I") stores 255 - each value.
+[[maybe_unused]] void cmykToRgb(const uint8_t *cmyk, uint8_t *rgb, int64_t n,
+                                bool inverted) {
+  const int flip = inverted ? 255 : 0;
+  for (int64_t i = 0; i < n; ++i, cmyk += 4, rgb += 3) {
+    int nk = 255 - (cmyk[3] ^ flip);
+    for (int c = 0; c < 3; ++c) {
+      int t = (cmyk[c] ^ flip) * nk + 128;
+      int v = nk - (((t >> 8) + t) >> 8);
+      rgb[c] = static_cast<uint8_t>(std::clamp(v, 0, 255));
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -308,15 +565,8 @@ Status withJpeg(const uint8_t *data, size_t size, Fn body) {
   return s;
 }
 
-Status jpegColorSpace(const jpeg_decompress_struct &cinfo) {
-  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
-    return unimplemented("JPEG: CMYK and YCCK images are not supported");
-  return Status::success();
-}
-
 Status readJpegHeader(const uint8_t *data, size_t size, ImageHeader &header) {
   return withJpeg(data, size, [&](jpeg_decompress_struct &cinfo) {
-    GOPT_RETURN_IF_ERROR(jpegColorSpace(cinfo));
     header.height = cinfo.image_height;
     header.width = cinfo.image_width;
     return Status::success();
@@ -326,18 +576,34 @@ Status readJpegHeader(const uint8_t *data, size_t size, ImageHeader &header) {
 Status decodeJpeg(const uint8_t *data, size_t size, const ImageHeader &header,
                   uint8_t *rgb) {
   return withJpeg(data, size, [&](jpeg_decompress_struct &cinfo) {
-    GOPT_RETURN_IF_ERROR(jpegColorSpace(cinfo));
     // PIL's settings: RGB output, libjpeg's default (islow) DCT and fancy
-    // upsampling.
-    cinfo.out_color_space = JCS_RGB;
+    // upsampling. CMYK and YCCK come out as CMYK (libjpeg converts YCCK),
+    // which PIL reads as Adobe's inverted CMYK ("CMYK;I", whatever the
+    // Adobe marker says) and converts to RGB as cmykToRgb does.
+    bool cmyk = cinfo.jpeg_color_space == JCS_CMYK ||
+                cinfo.jpeg_color_space == JCS_YCCK;
+    cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&cinfo);
     if (cinfo.output_width != header.width ||
-        cinfo.output_height != header.height || cinfo.output_components != 3)
+        cinfo.output_height != header.height ||
+        cinfo.output_components != (cmyk ? 4 : 3))
       return internalError("JPEG: the decoder's output size differs from "
                            "the header's");
+    // The CMYK row, in libjpeg's pool (freed with the decompressor, also
+    // after a longjmp).
+    JSAMPARRAY wide =
+        cmyk
+            ? (*cinfo.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo),
+                                         JPOOL_IMAGE, header.width * 4, 1)
+            : nullptr;
     while (cinfo.output_scanline < cinfo.output_height) {
       JSAMPROW row = rgb + int64_t(cinfo.output_scanline) * header.width * 3;
-      jpeg_read_scanlines(&cinfo, &row, 1);
+      if (!cmyk) {
+        jpeg_read_scanlines(&cinfo, &row, 1);
+        continue;
+      }
+      jpeg_read_scanlines(&cinfo, wide, 1);
+      cmykToRgb(wide[0], row, header.width, /*inverted=*/true);
     }
     jpeg_finish_decompress(&cinfo);
     return Status::success();
@@ -616,15 +882,53 @@ Status readWebpHeader(const uint8_t *data, size_t size, ImageHeader &header) {
     return invalidArgument("WebP: ", code == VP8_STATUS_NOT_ENOUGH_DATA
                                          ? "truncated header"
                                          : "corrupt or unsupported header");
-  if (features.has_animation)
-    return unimplemented("WebP: animated images are not supported");
+  // An animation's size is its canvas'; it decodes to its first frame.
   header.width = features.width;
   header.height = features.height;
   return checkSize("WebP", header.height, header.width);
 }
 
+/// The first frame of an animation as PIL gives it: libwebp's animation
+/// decoder renders it in RGBA on the canvas (transparent black where the
+/// frame does not reach; the background color is ignored, as libwebp's
+/// WebPAnimDecoder does), and convert("RGB") drops the alpha.
+Status decodeAnimatedWebp(const uint8_t *data, size_t size,
+                          const ImageHeader &header, uint8_t *rgb) {
+#ifdef GOPT_HAVE_WEBPDEMUX
+  WebPAnimDecoderOptions options;
+  if (!WebPAnimDecoderOptionsInit(&options))
+    return internalError("WebP: cannot set up the animation decoder");
+  options.color_mode = MODE_RGBA;
+  options.use_threads = 0;
+  WebPData webp{data, size};
+  std::unique_ptr<WebPAnimDecoder, void (*)(WebPAnimDecoder *)> dec(
+      WebPAnimDecoderNew(&webp, &options), WebPAnimDecoderDelete);
+  if (!dec)
+    return invalidArgument("WebP: corrupt animation");
+  WebPAnimInfo info;
+  if (!WebPAnimDecoderGetInfo(dec.get(), &info) ||
+      info.canvas_width != header.width || info.canvas_height != header.height)
+    return invalidArgument("WebP: the animation's canvas differs from the "
+                           "header's size");
+  uint8_t *frame = nullptr;
+  int timestamp = 0;
+  if (!WebPAnimDecoderGetNext(dec.get(), &frame, &timestamp) || !frame)
+    return invalidArgument("WebP: truncated or corrupt first frame");
+  for (int64_t i = 0; i < header.width * header.height; ++i)
+    std::memcpy(rgb + 3 * i, frame + 4 * i, 3);
+  return Status::success();
+#else
+  return unimplemented("WebP: animated images need libwebpdemux, which "
+                       "gopt was built without");
+#endif
+}
+
 Status decodeWebp(const uint8_t *data, size_t size, const ImageHeader &header,
                   uint8_t *rgb) {
+  WebPBitstreamFeatures features;
+  if (WebPGetFeatures(data, size, &features) == VP8_STATUS_OK &&
+      features.has_animation)
+    return decodeAnimatedWebp(data, size, header, rgb);
   size_t bytes = static_cast<size_t>(header.width * header.height * 3);
   if (!WebPDecodeRGBInto(data, size, rgb, bytes,
                          static_cast<int>(header.width * 3)))
@@ -749,14 +1053,20 @@ Status runJpeg2000(const uint8_t *data, size_t size, ImageHeader &header,
   }
   for (int c = 0; c < 3; ++c) {
     const opj_image_comp_t &comp = image->comps[colors == 3 ? c : 0];
-    // PIL's unpacking: add the signed offset, shift to 8 bits, keep the low
-    // byte.
-    int shift = 8 - static_cast<int>(comp.prec);
+    // PIL's unpacking (j2ku_shift): add the signed offset and, shifting
+    // right, half the step; shift to 8 bits and keep the low byte. One
+    // component of more than 8 bits is PIL's mode I;16 instead: shifted to
+    // 16 bits, and convert("RGB") clips it to 255.
+    const bool i16 = n == 1 && comp.prec > 8;
+    int shift = (i16 ? 16 : 8) - static_cast<int>(comp.prec);
     int32_t offset = comp.sgnd ? 1 << (comp.prec - 1) : 0;
+    if (shift < 0)
+      offset += 1 << (-shift - 1);
     for (int64_t i = 0; i < width * height; ++i) {
       int32_t v = comp.data[i] + offset;
       v = shift < 0 ? v >> -shift : v << shift;
-      rgb[3 * i + c] = static_cast<uint8_t>(v);
+      rgb[3 * i + c] =
+          static_cast<uint8_t>(i16 ? std::clamp<int32_t>(v, 0, 255) : v);
     }
   }
   return Status::success();

@@ -20,3 +20,29 @@ func.func @moves(%x: tensor<2x3xf32>) -> (tensor<6xf8E5M2>, tensor<2x3xf8E4M3FNU
   %s = gopt.shape %u : (tensor<2x3xui4>) -> tensor<2xi64>
   return %r, %i, %f, %s : tensor<6xf8E5M2>, tensor<2x3xf8E4M3FNUZ>, tensor<2x3xi4>, tensor<2xi64>
 }
+
+// -----
+
+/// Concat, pad and gopt.if / gopt.loop move them too.
+// CHECK-LABEL: func @flow
+// CHECK: gopt.concat {{.*}} -> tensor<8xf8E5M2>
+// CHECK: gopt.pad {{.*}} -> tensor<10xf8E5M2>
+// CHECK: gopt.if %{{.*}} captures(%{{.*}} : tensor<10xf8E5M2>) : tensor<i1> -> tensor<10xf8E5M2>
+// CHECK: gopt.loop {{.*}}carried(%{{.*}} : tensor<3xi4>)
+func.func @flow(%c: tensor<i1>, %n: tensor<i64>, %x: tensor<4xf8E5M2>, %w: tensor<3xi4>) -> (tensor<10xf8E5M2>, tensor<3xi4>) {
+  %cat = gopt.concat %x, %x {axis = 0 : i64} : (tensor<4xf8E5M2>, tensor<4xf8E5M2>) -> tensor<8xf8E5M2>
+  %p = gopt.pad %cat {pads = array<i64: 1, 1>, value = 2.0 : f32} : (tensor<8xf8E5M2>) -> tensor<10xf8E5M2>
+  %y = gopt.if %c captures(%p : tensor<10xf8E5M2>) : tensor<i1> -> tensor<10xf8E5M2> then {
+  ^bb0(%a: tensor<10xf8E5M2>):
+    gopt.yield %a : tensor<10xf8E5M2>
+  } else {
+  ^bb0(%a: tensor<10xf8E5M2>):
+    %i = gopt.identity %a : (tensor<10xf8E5M2>) -> tensor<10xf8E5M2>
+    gopt.yield %i : tensor<10xf8E5M2>
+  }
+  %l = gopt.loop %n, %c carried(%w : tensor<3xi4>) : tensor<i64>, tensor<i1> -> tensor<3xi4> {
+  ^bb0(%it: tensor<i64>, %ci: tensor<i1>, %v: tensor<3xi4>):
+    gopt.yield %ci, %v : tensor<i1>, tensor<3xi4>
+  }
+  return %y, %l : tensor<10xf8E5M2>, tensor<3xi4>
+}

@@ -15,6 +15,7 @@ def Gopt_ConditionTensor : 0DTensorOf<[I1]>;
 def Gopt_TripCountTensor : 0DTensorOf<[I64]>;
 
 def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["If"];
   let summary = "run one of two regions, chosen by a bool computed at run time";
   let description = [{
     ONNX's `If`. Both regions take the `captures` as block arguments and
@@ -37,8 +38,8 @@ def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_D
     }
     ```
   }];
-  let arguments = (ins Gopt_ConditionTensor:$cond, Variadic<Gopt_Tensor>:$captures);
-  let results = (outs Variadic<Gopt_Tensor>:$results);
+  let arguments = (ins Gopt_ConditionTensor:$cond, Variadic<Gopt_AnyTensor>:$captures);
+  let results = (outs Variadic<Gopt_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$then_region, SizedRegion<1>:$else_region);
   let assemblyFormat = [{
     $cond (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict `:`
@@ -53,6 +54,7 @@ def Gopt_IfOp : Gopt_Op<"if", [IsolatedFromAbove, RecursiveMemoryEffects, Gopt_D
 
 def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
                                    AttrSizedOperandSegments, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Loop"];
   let summary = "run a region while a counter and a condition allow";
   let description = [{
     ONNX's `Loop`. The body's block arguments are the iteration number
@@ -81,10 +83,10 @@ def Gopt_LoopOp : Gopt_Op<"loop", [IsolatedFromAbove, RecursiveMemoryEffects,
   }];
   let arguments = (ins Gopt_TripCountTensor:$max_trip_count,
                    Gopt_ConditionTensor:$cond,
-                   Variadic<Gopt_Tensor>:$initial,
-                   Variadic<Gopt_Tensor>:$captures,
+                   Variadic<Gopt_AnyTensor>:$initial,
+                   Variadic<Gopt_AnyTensor>:$captures,
                    UnitAttr:$cond_invariant);
-  let results = (outs Variadic<Gopt_Tensor>:$results);
+  let results = (outs Variadic<Gopt_AnyTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $max_trip_count `,` $cond (`carried` `(` $initial^ `:` type($initial) `)`)?
@@ -101,7 +103,7 @@ def Gopt_YieldOp : Gopt_Op<"yield", [Pure, Terminator,
                                      ParentOneOf<["IfOp", "LoopOp"]>]> {
   let notDifferentiable = "a region terminator: the enclosing if's or loop's gradient covers it";
   let summary = "the values a region of gopt.if or gopt.loop gives back";
-  let arguments = (ins Variadic<Gopt_Tensor>:$values);
+  let arguments = (ins Variadic<Gopt_AnyTensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
   // The region's outputs in its subplan, not an op of its own.
   let compileTimeOnly = 1;

@@ -13,6 +13,7 @@
 #define GOPT_DIALECT_GOPT_IR_GOPTDYNAMICSHAPEOPS_TD
 
 def Gopt_DynamicReshapeOp : Gopt_InferredOp<"dynamic_reshape", [Pure, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Reshape"];
   let summary = "reshape to a target shape computed at run time";
   let description = [{
     ONNX's `Reshape` with a target shape that is a value of the graph rather
@@ -109,6 +110,7 @@ class Gopt_DynamicOp<string mnemonic, string staticName, list<int> valueOperands
 
 def Gopt_DynamicExpandOp : Gopt_DynamicOp<"dynamic_expand", "expand", [1], ["shape"],
                                           "max(operand:0,length:1)", [Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Expand"];
   // Differentiated with run-time values (DynamicShapeGradients.cpp).
   let missingGradient = "";
   let summary = "gopt.expand to a shape computed at run time";
@@ -116,23 +118,25 @@ def Gopt_DynamicExpandOp : Gopt_DynamicOp<"dynamic_expand", "expand", [1], ["sha
     `gopt.expand` whose `shape` is an i64 operand (ONNX `Expand` with a
     computed shape; ConstantOfShape as the expansion of its scalar).
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$shape);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$shape);
+  let results = (outs Gopt_AnyTensor:$y);
 }
 
 def Gopt_DynamicTileOp : Gopt_DynamicOp<"dynamic_tile", "tile", [1], ["repeats"],
                                         "operand:0", [Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Tile"];
   // Differentiated with run-time values (DynamicShapeGradients.cpp).
   let missingGradient = "";
   let summary = "gopt.tile with repeats computed at run time";
   let description = [{ `gopt.tile` whose `repeats` is an i64 operand. }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$repeats);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$repeats);
+  let results = (outs Gopt_AnyTensor:$y);
 }
 
 def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
                                          ["starts", "ends", "axes", "steps"],
                                          "operand:0", [Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Slice"];
   // Differentiated with run-time values (DynamicShapeGradients.cpp).
   let missingGradient = "";
   let summary = "gopt.slice with ONNX's bounds computed at run time";
@@ -143,15 +147,16 @@ def Gopt_DynamicSliceOp : Gopt_DynamicOp<"dynamic_slice", "slice", [1, 2, 3, 4],
     backward rule for negative steps). It runs as `gopt.slice`; a step of 0
     is an error naming the op when shapes are resolved.
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$starts,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$starts,
                    Gopt_I64Tensor:$ends, Gopt_I64Tensor:$axes,
                    Gopt_I64Tensor:$steps);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxSlice";
 }
 
 def Gopt_DynamicUnsqueezeOp : Gopt_DynamicOp<"dynamic_unsqueeze", "reshape", [1], ["axes"],
                                              "operand:0+length:1", [Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Unsqueeze"];
   // Differentiated as it is (dy reshaped back): no missing gradient.
   let missingGradient = "";
   let summary = "insert size-1 dimensions at axes computed at run time";
@@ -159,13 +164,14 @@ def Gopt_DynamicUnsqueezeOp : Gopt_DynamicOp<"dynamic_unsqueeze", "reshape", [1]
     ONNX's `Unsqueeze` with an operand `axes` (negative count from the end
     of the result); runs as `gopt.reshape`.
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$axes);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$axes);
+  let results = (outs Gopt_AnyTensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxUnsqueeze";
 }
 
 def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["axes"],
                                            "operand:0-length:1", [Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Squeeze"];
   // Differentiated as it is (dy reshaped back): no missing gradient.
   let missingGradient = "";
   let summary = "remove size-1 dimensions at axes computed at run time";
@@ -173,13 +179,14 @@ def Gopt_DynamicSqueezeOp : Gopt_DynamicOp<"dynamic_squeeze", "reshape", [1], ["
     ONNX's `Squeeze` with an operand `axes` (negative count from the end);
     each must be a dimension of 1. Runs as `gopt.reshape`.
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$axes);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$axes);
+  let results = (outs Gopt_AnyTensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxSqueeze";
 }
 
 def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "value"],
                                        "operand:0", [Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Pad"];
   // Differentiated with run-time values (DynamicShapeGradients.cpp).
   let missingGradient = "";
   let summary = "gopt.pad with ONNX's pads and value computed at run time";
@@ -187,10 +194,10 @@ def Gopt_DynamicPadOp : Gopt_DynamicOp<"dynamic_pad", "pad", [1, 2], ["pads", "v
     ONNX's `Pad` with operand `pads` in ONNX's order (every dimension's
     begin, then every end) and a one-element `value`; runs as `gopt.pad`.
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_I64Tensor:$pads,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_I64Tensor:$pads,
                    Gopt_NumericTensor:$value,
                    Gopt_StrEnumAttr<["constant", "reflect", "edge", "wrap"], "constant">:$mode);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let valueAttrAdapter = "shape::adaptOnnxPads";
 }
 

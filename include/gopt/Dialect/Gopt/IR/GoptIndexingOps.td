@@ -33,9 +33,9 @@ def Gopt_GatherOp : Gopt_InferredOp<"gather", [Pure, Gopt_DataMovement, Gopt_Mix
     %y = gopt.gather %table, %ids {axis = 0 : i64} : (tensor<1000x64xf32>, tensor<?x16xi64>) -> tensor<?x16x64xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_IndexTensor:$indices,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_IndexTensor:$indices,
                    DefaultValuedAttr<I64Attr, "0">:$axis);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "gatherShape";
   let onnxOpType = "Gather";
 }
@@ -72,9 +72,9 @@ def Gopt_GatherElementsOp : Gopt_InferredOp<"gather_elements", [Pure, Gopt_DataM
     %y = gopt.gather_elements %x, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_IndexTensor:$indices,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_IndexTensor:$indices,
                    DefaultValuedAttr<I64Attr, "0">:$axis);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "gatherElementsShape";
   let onnxOpType = "GatherElements";
   let onnxSinceOpset = 11;
@@ -92,9 +92,9 @@ def Gopt_GatherNDOp : Gopt_InferredOp<"gather_nd", [Pure, Gopt_DataMovement, Gop
     %y = gopt.gather_nd %x, %i : (tensor<4x5x6xf32>, tensor<3x2xi64>) -> tensor<3x6xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, Gopt_IndexTensor:$indices,
+  let arguments = (ins Gopt_AnyTensor:$x, Gopt_IndexTensor:$indices,
                    DefaultValuedAttr<I64Attr, "0">:$batch_dims);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "gatherNDShape";
   let onnxOpType = "GatherND";
   let onnxSinceOpset = 12;

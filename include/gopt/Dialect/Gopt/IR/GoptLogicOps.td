@@ -118,9 +118,9 @@ def Gopt_WhereOp : Gopt_InferredOp<"where", [Pure, Gopt_LayoutAgnostic,
     %r = gopt.where %c, %x, %y : (tensor<4x1xi1>, tensor<4x5xf32>, tensor<f32>) -> tensor<4x5xf32>
     ```
   }];
-  let arguments = (ins Gopt_BoolTensor:$condition, Gopt_Tensor:$x,
-                   Gopt_Tensor:$y);
-  let results = (outs Gopt_Tensor:$z);
+  let arguments = (ins Gopt_BoolTensor:$condition, Gopt_AnyTensor:$x,
+                   Gopt_AnyTensor:$y);
+  let results = (outs Gopt_AnyTensor:$z);
   let runtimeShapeFunction = "whereShape";
   let resultElementType = "operand:1";
   let onnxOpType = "Where";
@@ -285,6 +285,7 @@ def Gopt_IsInfOp : Gopt_FloatPredicateOp<"is_inf", "infinities"> {
 def Gopt_ExpandOp : Gopt_InferredOp<"expand", [Pure, SameOperandsAndResultElementType,
                                                Gopt_MixedPrecisionClear, Gopt_DataMovement,
                                                Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Expand"];
   let summary = "broadcast to a shape";
   let description = [{
     Broadcasts `x` against `shape` as numpy broadcasts two operands: the
@@ -297,14 +298,15 @@ def Gopt_ExpandOp : Gopt_InferredOp<"expand", [Pure, SameOperandsAndResultElemen
     %y = gopt.expand %x {shape = array<i64: 2, 3, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$shape);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "expandShape";
 }
 
 def Gopt_TileOp : Gopt_InferredOp<"tile", [Pure, SameOperandsAndResultElementType,
                                            Gopt_MixedPrecisionClear, Gopt_DataMovement,
                                            Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Tile"];
   let summary = "repeat a tensor along every dimension";
   let description = [{
     Dimension `i` of the result is `repeats[i]` copies of `x` along it
@@ -316,8 +318,8 @@ def Gopt_TileOp : Gopt_InferredOp<"tile", [Pure, SameOperandsAndResultElementTyp
     %y = gopt.tile %x {repeats = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$repeats);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$repeats);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "tileShape";
 }
 

@@ -134,6 +134,12 @@ class Gopt_Op<string mnemonic, list<Trait> traits = []>
   string tfOpType = "";
   // The first ONNX opset with `onnxOpType` (the exporter's opset must reach it).
   int onnxSinceOpset = 1;
+  // The ONNX op types whose hand-written import rule reads the node's data
+  // through this op. With `onnxOpType`, they decide which ONNX nodes take
+  // float8 and 4-bit inputs: those of ops whose operands admit them
+  // (Gopt_AnyTensor); every op a type names must agree (tools/gen-op-tables
+  // checks), and the importer refuses the others by this table.
+  list<string> onnxRuleOpTypes = [];
   // Layout-sensitive ops: the operands (and, with layoutActivationResult,
   // result 0) that `data_format` lays out; layout conversion transposes
   // exactly these. Empty for ops without a layout.
@@ -311,6 +317,7 @@ def Gopt_ConstantOp : Gopt_Op<"constant", [ConstantLike, Pure,
 }
 
 def Gopt_IdentityOp : Gopt_PassThroughOp<"identity", [Pure, Gopt_LayoutAgnostic, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Identity"];
   let arguments = (ins Gopt_AnyTensor:$x);
   let results = (outs Gopt_AnyTensor:$y);
   let summary = "returns its operand";
@@ -404,6 +411,7 @@ def Gopt_RandomUniformLikeOp : Gopt_Op<"random_uniform_like", [SameOperandsAndRe
 }
 
 def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_LayoutAgnostic, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"];
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: float to integer
@@ -429,6 +437,7 @@ def Gopt_CastOp : Gopt_Op<"cast", [Pure, SameOperandsAndResultShape, Gopt_Layout
 }
 
 def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
+  let onnxRuleOpTypes = ["Shape", "Size"];
   let notDifferentiable = "an integer result (the operand's shape)";
   let summary = "the dimensions of a tensor as a 1-D i64 tensor";
   let description = [{
@@ -449,6 +458,7 @@ def Gopt_ShapeOp : Gopt_InferredOp<"shape", [Pure, Gopt_DataMovement]> {
 }
 
 def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Reshape", "Squeeze", "Unsqueeze"];
   let summary = "same elements, new dimensions";
   let description = [{
     Reinterprets the row-major elements with the dimensions `shape`; one
@@ -468,6 +478,7 @@ def Gopt_ReshapeOp : Gopt_InferredOp<"reshape", [Pure, SameOperandsAndResultElem
 }
 
 def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Flatten"];
   let summary = "collapse to 2-D around an axis";
   let description = [{
     ONNX's `Flatten`: the result is `[prod(dims < axis), prod(dims >= axis)]`.
@@ -482,6 +493,7 @@ def Gopt_FlattenOp : Gopt_InferredOp<"flatten", [Pure, SameOperandsAndResultElem
 }
 
 def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Transpose"];
   let summary = "permute dimensions";
   let description = [{
     Result dimension `i` is operand dimension `perm[i]`. A transpose of a
@@ -499,6 +511,7 @@ def Gopt_TransposeOp : Gopt_InferredOp<"transpose", [Pure, SameOperandsAndResult
 }
 
 def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Concat"];
   let summary = "join tensors along an axis";
   let description = [{
     All operands have the same rank and equal dimensions except along `axis`
@@ -508,12 +521,13 @@ def Gopt_ConcatOp : Gopt_InferredOp<"concat", [Pure, SameOperandsAndResultElemen
     %y = gopt.concat %a, %b {axis = 1 : i64} : (tensor<?x64x8x8xf32>, tensor<?x32x8x8xf32>) -> tensor<?x96x8x8xf32>
     ```
   }];
-  let arguments = (ins Variadic<Gopt_Tensor>:$inputs, I64Attr:$axis);
-  let results = (outs Gopt_Tensor:$y);
+  let arguments = (ins Variadic<Gopt_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "concatShape";
 }
 
 def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_DataMovement, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Slice", "Split"];
   let summary = "strided slice";
   let description = [{
     Takes elements `starts[i], starts[i] + steps[i], ...` before `ends[i]` in
@@ -527,13 +541,14 @@ def Gopt_SliceOp : Gopt_InferredOp<"slice", [Pure, SameOperandsAndResultElementT
     %y = gopt.slice %x {starts = array<i64: 0, 1>, ends = array<i64: 4, 3>, steps = array<i64: 1, 1>} : (tensor<4x4xf32>) -> tensor<4x2xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$starts,
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$starts,
                    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "sliceShape";
 }
 
 def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType, Gopt_MixedPrecisionClear, Gopt_Differentiable]> {
+  let onnxRuleOpTypes = ["Pad"];
   let summary = "pad a tensor";
   let description = [{
     `pads` holds `[before_0, after_0, before_1, after_1, ...]`, non-negative.
@@ -544,10 +559,10 @@ def Gopt_PadOp : Gopt_InferredOp<"pad", [Pure, SameOperandsAndResultElementType,
     %y = gopt.pad %x {pads = array<i64: 0, 0, 1, 1, 1, 1, 0, 0>} : (tensor<1x8x8x3xf32>) -> tensor<1x10x10x3xf32>
     ```
   }];
-  let arguments = (ins Gopt_Tensor:$x, DenseI64ArrayAttr:$pads,
+  let arguments = (ins Gopt_AnyTensor:$x, DenseI64ArrayAttr:$pads,
                    Gopt_StrEnumAttr<["constant", "reflect", "edge", "wrap"], "constant">:$mode,
                    DefaultValuedAttr<F32Attr, "0.0f">:$value);
-  let results = (outs Gopt_Tensor:$y);
+  let results = (outs Gopt_AnyTensor:$y);
   let runtimeShapeFunction = "padShape";
   // No padding (PyTorch exports avg_pool2d as such a pad and the pool).
   let hasFolder = 1;
