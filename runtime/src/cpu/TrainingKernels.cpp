@@ -187,9 +187,10 @@ private:
 // image (ResNet's last stages: 7x7 and 14x14): the filter gradient as one
 // matrix product, dW[taps * Cin, Cout] = col^T * dy[N * OH * OW, Cout], col
 // holding each output pixel's window (im2col, taps then channels), on
-// oneDNN's matmul. oneDNN 2.6's AMX backward-weights kernel ran ResNet-18's
-// layer-4 filter gradients at 125-250 GFLOP/s on one thread, a fraction of
-// what its matmul reaches on the same CPU (600+); both sum in f32.
+// oneDNN's matmul (for OIHW filters its transpose, dy^T * col). oneDNN
+// 2.6's AMX backward-weights kernel ran ResNet-18's layer-4 filter
+// gradients at 125-290 GFLOP/s on one thread, a fraction of what its matmul
+// reaches on the same CPU (500+); both sum in f32 and round once.
 class Im2colFilterGradKernel : public Kernel {
 public:
   static std::unique_ptr<Kernel> create(const KernelConfig &c);
@@ -215,38 +216,41 @@ public:
         }
       }
     }
+    // The product is rounded to bf16 by the matmul (its sums are f32) and
+    // written where the result's layout has it: HWIO's [taps * Cin, Cout]
+    // and a 1x1 OIHW filter's [Cout, Cin] into the result itself, other
+    // OIHW filters' [Cout, taps, Cin] into a buffer permuted per output
+    // channel below.
+    uint16_t *out = outputs[0].data<uint16_t>();
+    const bool permute = oihw_ && taps > 1;
     try {
       colMem_.set_data_handle(col_.data());
       dyMem_.set_data_handle(const_cast<void *>(inputs[1].data()));
-      sumMem_.set_data_handle(sum_.data());
-      matmul_.execute(stream_, {{DNNL_ARG_SRC, colMem_},
-                                {DNNL_ARG_WEIGHTS, dyMem_},
-                                {DNNL_ARG_DST, sumMem_}});
+      productMem_.set_data_handle(permute ? product_.data() : out);
+      // OIHW: dW^T = dy^T * col; HWIO: dW = col^T * dy.
+      matmul_.execute(stream_, {{DNNL_ARG_SRC, oihw_ ? dyMem_ : colMem_},
+                                {DNNL_ARG_WEIGHTS, oihw_ ? colMem_ : dyMem_},
+                                {DNNL_ARG_DST, productMem_}});
       stream_.wait();
     } catch (const dnnl::error &e) {
       return internalError("oneDNN: ", e.what());
     }
-    // [taps, Cin, Cout] (HWIO as it is) into the result's format, rounded.
-    uint16_t *out = outputs[0].data<uint16_t>();
-    const float *sum = sum_.data();
-    if (!oihw_) {
-      parallelRange(k * cout_, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          out[i] = fromF32<uint16_t>(sum[i]);
-      });
-    } else {
+    if (permute) {
+      const uint16_t *product = product_.data();
 #pragma omp parallel for schedule(static) if (k * cout_ >= kParallelThreshold)
-      for (int64_t co = 0; co < cout_; ++co)
-        for (int64_t ci = 0; ci < cin_; ++ci)
-          for (int64_t t = 0; t < taps; ++t)
-            out[(co * cin_ + ci) * taps + t] =
-                fromF32<uint16_t>(sum[(t * cin_ + ci) * cout_ + co]);
+      for (int64_t co = 0; co < cout_; ++co) {
+        const uint16_t *src = product + co * k;
+        uint16_t *dst = out + co * k;
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t ci = 0; ci < cin_; ++ci)
+            dst[ci * taps + t] = src[t * cin_ + ci];
+      }
     }
     return Status::success();
   }
   const char *implementation() const override { return "onednn-im2col"; }
   size_t workspaceBytes() const override {
-    return col_.size() * 2 + sum_.size() * 4;
+    return (col_.size() + product_.size()) * 2;
   }
 
 private:
@@ -258,15 +262,22 @@ private:
   bool oihw_ = false;
   dnnl::stream stream_;
   dnnl::matmul matmul_;
-  memory colMem_, dyMem_, sumMem_;
+  memory colMem_, dyMem_, productMem_;
   std::vector<uint16_t> col_;
-  std::vector<float> sum_;
+  std::vector<uint16_t> product_;
 };
 
 // GOPT_CONV_FILTER_IM2COL=0 keeps oneDNN's backward-weights kernel (for
 // comparing).
 bool im2colFilterGradEnabled() {
   const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+// GOPT_CONV_FILTER_IM2COL_STRIDE1=0 keeps oneDNN's kernel for the unit
+// stride convolutions the matmul would take (for comparing).
+bool im2colUnitStrideEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL_STRIDE1");
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
@@ -310,29 +321,47 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
   // oneDNN's convolution and would need a column buffer 4-16x larger).
   const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
                 pixels = k.n_ * k.oh_ * k.ow_;
+  // Stride 1 only at 7x7 and below (ResNet's layer 4): there oneDNN's
+  // kernel ran at 280-290 GFLOP/s against the matmul's 510-520 (one thread,
+  // batch 32); at 14x14 both were at about 500 and the column buffer (9x
+  // the activations) costs more than it saves.
+  const bool unitStride = k.strides_[0] == 1 && k.strides_[1] == 1;
   if (k.oh_ * k.ow_ > 196 || k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 ||
-      (k.strides_[0] == 1 && k.strides_[1] == 1) || pixels == 0 ||
-      pixels * kDim > (int64_t(64) << 20) / 2)
+      (unitStride && (k.oh_ * k.ow_ > 49 || !im2colUnitStrideEnabled())) ||
+      pixels == 0 || pixels * kDim > (int64_t(64) << 20) / 2)
     return nullptr;
   try {
     using DT = memory::data_type;
-    // col^T as [K, P]: col stored [P, K] row-major, read transposed.
-    memory::desc colMd({kDim, pixels}, DT::bf16, Dims{1, kDim});
-    memory::desc dyMd({pixels, k.cout_}, DT::bf16, Tag::ab);
-    memory::desc sumMd({kDim, k.cout_}, DT::f32, Tag::ab);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(colMd, dyMd, sumMd),
-                                    cpuEngine());
+    // col stored [P, K] row-major and dy [P, Cout]. HWIO results: col^T
+    // (read transposed) times dy, [K, Cout] as the filter is laid out.
+    // OIHW: dy^T times col, [Cout, K], whose rows go to the filter's
+    // output channels as they are.
+    memory::desc colMd, dyMd, productMd;
+    if (k.oihw_) {
+      dyMd = memory::desc({k.cout_, pixels}, DT::bf16, Dims{1, k.cout_});
+      colMd = memory::desc({pixels, kDim}, DT::bf16, Tag::ab);
+      productMd = memory::desc({k.cout_, kDim}, DT::bf16, Tag::ab);
+    } else {
+      colMd = memory::desc({kDim, pixels}, DT::bf16, Dims{1, kDim});
+      dyMd = memory::desc({pixels, k.cout_}, DT::bf16, Tag::ab);
+      productMd = memory::desc({kDim, k.cout_}, DT::bf16, Tag::ab);
+    }
+    dnnl::matmul::primitive_desc pd(
+        k.oihw_ ? dnnl::matmul::desc(dyMd, colMd, productMd)
+                : dnnl::matmul::desc(colMd, dyMd, productMd),
+        cpuEngine());
     if (std::strstr(pd.impl_info_str(), "ref"))
       return nullptr;
     k.matmul_ = dnnl::matmul(pd);
     k.colMem_ = memory(colMd, cpuEngine(), DNNL_MEMORY_NONE);
     k.dyMem_ = memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE);
-    k.sumMem_ = memory(sumMd, cpuEngine(), DNNL_MEMORY_NONE);
+    k.productMem_ = memory(productMd, cpuEngine(), DNNL_MEMORY_NONE);
   } catch (const dnnl::error &) {
     return nullptr;
   }
   k.col_.resize(pixels * kDim);
-  k.sum_.resize(kDim * k.cout_);
+  if (k.oihw_ && taps > 1)
+    k.product_.resize(kDim * k.cout_);
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
