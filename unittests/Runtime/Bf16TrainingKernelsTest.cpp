@@ -297,6 +297,18 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
        {{"pads", intsAttr({1, 1, 1, 1})}},
        {2, 5, 6, 64},
        {3, 3, 64, 80}},
+      // Few input channels and a large output (ResNet's stem): summed over
+      // chunks of output rows (two and three chunks here).
+      {"FewChannelsStem7x7Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({3, 3, 3, 3})}},
+       {2, 112, 112, 3},
+       {32, 3, 7, 7}},
+      {"FewChannels5x5Hwio",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 1, 2, 1})}},
+       {3, 100, 100, 3},
+       {5, 5, 3, 48}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);
