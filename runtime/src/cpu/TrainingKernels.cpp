@@ -200,10 +200,10 @@ public:
     const uint16_t *x = inputs[0].data<uint16_t>();
     const int64_t taps = kh_ * kw_;
     const int64_t k = taps * cin_, pixels = n_ * oh_ * ow_;
-    if (!sum_.empty())
+    if (!lanes_.empty())
       return runChunked(x, inputs[1].data<uint16_t>(),
                         outputs[0].data<uint16_t>());
-    im2col(x, 0, pixels);
+    im2col(x, 0, pixels, col_.data());
     // The product is rounded to bf16 by the matmul (its sums are f32) and
     // written where the result's layout has it: HWIO's [taps * Cin, Cout]
     // and a 1x1 OIHW filter's [Cout, Cin] into the result itself, other
@@ -238,7 +238,10 @@ public:
   }
   const char *implementation() const override { return "onednn-im2col"; }
   size_t workspaceBytes() const override {
-    return (col_.size() + product_.size()) * 2 + sum_.size() * 4;
+    size_t bytes = (col_.size() + product_.size()) * 2;
+    for (const Lane &lane : lanes_)
+      bytes += lane.colData.size() * 2 + lane.sum.size() * 4;
+    return bytes;
   }
 
 private:
@@ -247,13 +250,13 @@ private:
   // The windows of output pixels [begin, end) (of N * OH * OW) into col_'s
   // rows, taps then channels; a window row that lies inside the image is
   // one copy (kw * Cin values: 21 for a 7x7 filter over 3 channels).
-  void im2col(const uint16_t *x, int64_t begin, int64_t end) {
+  void im2col(const uint16_t *x, int64_t begin, int64_t end, uint16_t *col) {
     const int64_t k = kh_ * kw_ * cin_, rowBytes = cin_ * 2;
     const bool dense = dilations_[1] == 1;
 #pragma omp parallel for schedule(static)
     for (int64_t p = begin; p < end; ++p) {
       int64_t ow = p % ow_, oh = (p / ow_) % oh_, n = p / (ow_ * oh_);
-      uint16_t *row = col_.data() + (p - begin) * k;
+      uint16_t *row = col + (p - begin) * k;
       int64_t iw0 = ow * strides_[1] - padLeft_;
       bool inside = dense && iw0 >= 0 && iw0 + kw_ <= w_;
       for (int64_t ky = 0; ky < kh_; ++ky) {
@@ -282,26 +285,52 @@ private:
   // Few input channels and a large output (ResNet's 7x7 stem over RGB):
   // chunks of whole output rows, each im2col'd into a buffer that stays in
   // cache and added into an f32 dW^T = sum of dy^T * col (the first chunk's
-  // product written, the others' summed by the matmul's sum post-op), which
-  // is rounded once at the end.
+  // product written, the others' summed by the matmul's sum post-op). With
+  // several threads each takes a contiguous run of chunks with its own
+  // buffers and single-threaded matmuls (one chunk's product, 64 x 147
+  // over 3,136 pixels for the stem, is too small to share), and the
+  // threads' sums are added in order, then rounded once.
+  struct Lane {
+    dnnl::stream stream;
+    dnnl::matmul first, accumulate;
+    memory col, dy, product;
+    std::vector<uint16_t> colData;
+    std::vector<float> sum;
+  };
+
   Status runChunked(const uint16_t *x, const uint16_t *dy, uint16_t *out) {
-    const int64_t taps = kh_ * kw_, k = taps * cin_, pixels = n_ * oh_ * ow_;
-    try {
-      colMem_.set_data_handle(col_.data());
-      productMem_.set_data_handle(sum_.data());
-      for (int64_t p = 0; p < pixels; p += chunkPixels_) {
-        im2col(x, p, p + chunkPixels_);
-        dyMem_.set_data_handle(const_cast<uint16_t *>(dy) + p * cout_);
-        (p == 0 ? matmul_ : accumulate_)
-            .execute(stream_, {{DNNL_ARG_SRC, dyMem_},
-                               {DNNL_ARG_WEIGHTS, colMem_},
-                               {DNNL_ARG_DST, productMem_}});
-        stream_.wait();
+    const int64_t taps = kh_ * kw_, k = taps * cin_,
+                  chunks = n_ * oh_ * ow_ / chunkPixels_;
+    const int lanes = static_cast<int>(lanes_.size());
+    std::vector<Status> status(lanes, Status::success());
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Lane &lane = lanes_[l];
+      try {
+        lane.col.set_data_handle(lane.colData.data());
+        lane.product.set_data_handle(lane.sum.data());
+        const int64_t first = l * chunks / lanes,
+                      end = (l + 1) * chunks / lanes;
+        for (int64_t c = first; c < end; ++c) {
+          const int64_t p = c * chunkPixels_;
+          im2col(x, p, p + chunkPixels_, lane.colData.data());
+          lane.dy.set_data_handle(const_cast<uint16_t *>(dy) + p * cout_);
+          (c == first ? lane.first : lane.accumulate)
+              .execute(lane.stream, {{DNNL_ARG_SRC, lane.dy},
+                                     {DNNL_ARG_WEIGHTS, lane.col},
+                                     {DNNL_ARG_DST, lane.product}});
+          lane.stream.wait();
+        }
+      } catch (const dnnl::error &e) {
+        status[l] = internalError("oneDNN: ", e.what());
       }
-    } catch (const dnnl::error &e) {
-      return internalError("oneDNN: ", e.what());
     }
-    const float *sum = sum_.data();
+    for (Status &st : status)
+      GOPT_RETURN_IF_ERROR(st);
+    std::vector<float> &sum = lanes_[0].sum;
+    for (int l = 1; l < lanes; ++l)
+      for (int64_t i = 0; i < k * cout_; ++i)
+        sum[i] += lanes_[l].sum[i];
     for (int64_t co = 0; co < cout_; ++co)
       for (int64_t t = 0; t < taps; ++t)
         for (int64_t ci = 0; ci < cin_; ++ci)
@@ -317,11 +346,11 @@ private:
   bool oihw_ = false;
   dnnl::stream stream_;
   int64_t chunkPixels_ = 0;
-  dnnl::matmul matmul_, accumulate_;
+  dnnl::matmul matmul_;
   memory colMem_, dyMem_, productMem_;
   std::vector<uint16_t> col_;
   std::vector<uint16_t> product_;
-  std::vector<float> sum_;
+  std::vector<Lane> lanes_; // the chunked sums' (empty otherwise)
 };
 
 // GOPT_CONV_FILTER_IM2COL=0 keeps oneDNN's backward-weights kernel (for
@@ -441,8 +470,7 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
     dnnl::matmul::primitive_desc pd(desc, cpuEngine());
     if (std::strstr(pd.impl_info_str(), "ref"))
       return nullptr;
-    k.matmul_ = dnnl::matmul(pd);
-    if (fewChannels && chunk < pixels) {
+    if (fewChannels) {
       dnnl::post_ops sum;
       sum.append_sum(1.0f);
       dnnl::primitive_attr attr;
@@ -450,8 +478,22 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
       dnnl::matmul::primitive_desc accumulatePd(desc, attr, cpuEngine());
       if (std::strstr(accumulatePd.impl_info_str(), "ref"))
         return nullptr;
-      k.accumulate_ = dnnl::matmul(accumulatePd);
+      const int64_t chunks = pixels / chunk;
+      const int lanes = static_cast<int>(std::max<int64_t>(
+          1, std::min<int64_t>(omp_get_max_threads(), chunks)));
+      for (int l = 0; l < lanes; ++l) {
+        k.lanes_.push_back(
+            Lane{dnnl::stream(cpuEngine()), dnnl::matmul(pd),
+                 dnnl::matmul(accumulatePd),
+                 memory(colMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 memory(productMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 std::vector<uint16_t>(chunk * kDim),
+                 std::vector<float>(kDim * k.cout_)});
+      }
+      return std::unique_ptr<Kernel>(std::move(kernel));
     }
+    k.matmul_ = dnnl::matmul(pd);
     k.colMem_ = memory(colMd, cpuEngine(), DNNL_MEMORY_NONE);
     k.dyMem_ = memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE);
     k.productMem_ = memory(productMd, cpuEngine(), DNNL_MEMORY_NONE);
@@ -459,9 +501,7 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
     return nullptr;
   }
   k.col_.resize(chunk * kDim);
-  if (fewChannels)
-    k.sum_.resize(kDim * k.cout_);
-  else if (k.oihw_ && taps > 1)
+  if (k.oihw_ && taps > 1)
     k.product_.resize(kDim * k.cout_);
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
