@@ -2101,6 +2101,8 @@ Status CpuScheduler::scheduleConvResidual(int o, bool &done) {
       OpAttrs(conv).getString("activation") != "none")
     return Status::success();
   const int y = conv.outputs(0);
+  if (dtype(y) != DType::kF32 && dtype(y) != DType::kBF16)
+    return Status::success();
   const int addOp = soleConsumer(y);
   if (addOp < 0 || p_.ops(addOp).kind() != "add" ||
       p_.ops(addOp).inputs_size() != 2 || p_.ops(addOp).outputs_size() != 1)
