@@ -260,8 +260,9 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
 }
 
 // Strided NHWC convolutions with small outputs and many channels (ResNet's
-// stride-2 3x3 and 1x1 downsample convolutions of layers 3 and 4) take the
-// filter gradient as one matrix product of the im2col'd windows and dy.
+// stride-2 3x3 and 1x1 downsample convolutions of layers 3 and 4), and unit
+// stride ones at 7x7 and below (layer 4), take the filter gradient as one
+// matrix product of the im2col'd windows and dy.
 TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
   SKIP_WITHOUT_ONEDNN_BF16();
   uint32_t seed = 380;
@@ -276,6 +277,38 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
        {{"strides", intsAttr({2, 2})}},
        {2, 13, 13, 64},
        {1, 1, 64, 96}},
+      // The matmul writes a 1x1 OIHW filter and any HWIO one as it is;
+      // other OIHW filters go through a per-channel permutation.
+      {"Downsample1x1Oihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {3, 14, 14, 64},
+       {112, 64, 1, 1}},
+      {"Stride2Pads3x3Hwio",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({1, 0, 1, 0})}},
+       {2, 9, 9, 80},
+       {3, 3, 80, 64}},
+      // Unit stride at 7x7 and below (ResNet's layer 4).
+      {"UnitStride7x7Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 7, 7, 96},
+       {64, 96, 3, 3}},
+      {"UnitStride5x6Hwio",
+       {{"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 5, 6, 64},
+       {3, 3, 64, 80}},
+      // Few input channels and a large output (ResNet's stem): summed over
+      // chunks of output rows (two and three chunks here).
+      {"FewChannelsStem7x7Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({3, 3, 3, 3})}},
+       {2, 112, 112, 3},
+       {32, 3, 7, 7}},
+      {"FewChannels5x5Hwio",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 1, 2, 1})}},
+       {3, 100, 100, 3},
+       {5, 5, 3, 48}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);

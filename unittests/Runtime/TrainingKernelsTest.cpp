@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
 
+#include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
 
@@ -1616,3 +1617,93 @@ TEST(TrainingSchemas, RequiredAttributesAndCountsAreChecked) {
 }
 
 } // namespace
+
+// A plain-layout (NHWC) conv2d whose result only a residual add reads, and
+// the add's only a relu, runs as one step (the residual copied into the
+// result and added by the convolution's sum post-op) where the residual
+// exists before the conv; the residual itself stays as it was.
+TEST(ConvResidualAdd, NhwcConvAddReluIsOneStep) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    DType type;
+    bool relu;              // a relu reads the add's result
+    bool residualAfterConv; // the residual's producer comes after the conv
+    bool bias;
+  };
+  std::vector<Case> cases = {
+      {"F32Relu", F32, true, false, true},
+      {"Bf16Relu", BF16, true, false, true},
+      {"F32NoReluNoBias", F32, false, false, false},
+      {"Bf16ResidualLater", BF16, true, true, true},
+  };
+  uint32_t seed = 1200;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    const Shape xs = {2, 9, 10, 32}, ys = {2, 9, 10, 48};
+    Tensor x = randomF32(xs, seed++), w = randomF32({48, 32, 3, 3}, seed++),
+           bias = randomF32({48}, seed++), r = randomF32(ys, seed++),
+           w2 = randomF32({48, 32, 1, 1}, seed++);
+    if (c.type == BF16)
+      x = toBf16(x), w = toBf16(w), r = toBf16(r), w2 = toBf16(w2);
+    AttrMap conv = {{"data_format", stringAttr("NHWC")},
+                    {"filter_format", stringAttr("OIHW")},
+                    {"pads", intsAttr({1, 1, 1, 1})}};
+    AttrMap conv1x1 = {{"data_format", stringAttr("NHWC")},
+                       {"filter_format", stringAttr("OIHW")}};
+    PlanBuilder b("residual");
+    int xi = b.addInput("x", c.type, xs);
+    int wi = b.addInput("w", c.type, {48, 32, 3, 3});
+    int bi = c.bias ? b.addInput("b", F32, {48}) : -1;
+    int ri = b.addInput("r", c.type, ys);
+    int w2i = b.addInput("w2", c.type, {48, 32, 1, 1});
+    int y = b.addIntermediate("y", c.type, ys);
+    int s = c.relu ? b.addIntermediate("s", c.type, ys)
+                   : b.addOutput("s", c.type, ys);
+    int later =
+        c.residualAfterConv ? b.addIntermediate("later", c.type, ys) : -1;
+    int out = c.relu ? b.addOutput("out", c.type, ys) : -1;
+    int rOut = b.addOutput("r_out", c.type, ys);
+    std::vector<int> convIn = {xi, wi};
+    if (c.bias)
+      convIn.push_back(bi);
+    b.addOp("conv2d", "conv", convIn, {y}, conv);
+    int residual = ri;
+    if (c.residualAfterConv) {
+      b.addOp("conv2d", "later", {xi, w2i}, {later}, conv1x1);
+      residual = later;
+    }
+    b.addOp("add", "add", {y, residual}, {s}, {});
+    if (c.relu)
+      b.addOp("relu", "relu", {s}, {out}, {});
+    // The residual is read again afterwards (a relu's output is read by
+    // its gradient in a training step).
+    b.addOp("relu", "keep", {ri}, {rOut}, {});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> inputs = {x, w};
+    if (c.bias)
+      inputs.push_back(bias);
+    inputs.push_back(r);
+    inputs.push_back(w2);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    std::multiset<std::string> k = kinds(cpu);
+    if (cpuBf16Support() != Bf16Support::kReference || c.type == F32) {
+      // With the residual computed later, that conv takes the add
+      // (conv2d+add+relu too) and the first runs alone.
+      EXPECT_EQ(k.count(c.relu ? "conv2d+add+relu" : "conv2d+add"), 1u);
+      EXPECT_EQ(k.count("add"), 0u);
+    }
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor rr = ref.outputs[i], a = cpu.outputs[i];
+      if (rr.dtype() == BF16)
+        rr = toF32(rr), a = toF32(a);
+      // bf16: the fused step rounds once, the reference after the conv
+      // and after the add.
+      expectClose(a, rr, c.type == BF16 ? 2e-2 : 1e-5, "residual");
+    }
+  }
+}

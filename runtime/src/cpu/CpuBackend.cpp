@@ -12,14 +12,38 @@
 #include "gopt/runtime/MemoryPlanner.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 
 namespace gopt::runtime {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The profile's clock: wall time, or with GOPT_PROFILE_THREAD_CPU=1 the
+// calling thread's CPU time, which lets a single-threaded profile on a
+// loaded machine (OMP_NUM_THREADS=1) count only this step's own work.
+struct Clock {
+  using duration = std::chrono::steady_clock::duration;
+  using time_point = std::chrono::steady_clock::time_point;
+  static bool threadCpu() {
+    static const bool on = [] {
+      const char *e = std::getenv("GOPT_PROFILE_THREAD_CPU");
+      return e && e[0] == '1';
+    }();
+    return on;
+  }
+  static time_point now() {
+    if (!threadCpu())
+      return std::chrono::steady_clock::now();
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return time_point(std::chrono::duration_cast<duration>(
+        std::chrono::seconds(ts.tv_sec) +
+        std::chrono::nanoseconds(ts.tv_nsec)));
+  }
+};
 
 class CpuBackend : public Backend {
 public:

@@ -170,6 +170,7 @@ private:
   int swishConsumer(int t, int &sigmoidOp) const;
 
   Status scheduleConv(int o);
+  Status scheduleConvResidual(int o, bool &done);
   Status scheduleConcat(int o, bool &done);
   struct Fusion;
   // Whether fusion `f` is a network's first convolution reading its plain
@@ -2143,6 +2144,77 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   return Status::success();
 }
 
+// GOPT_CONV_RESIDUAL_ADD=0 keeps the adds and relus of plain-layout
+// residual blocks as steps of their own (for comparing).
+bool convResidualAddEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_RESIDUAL_ADD");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+// A plain-layout (NHWC: the CPU training steps) conv2d without activation
+// whose result only an add of a residual reads, and that add's result only
+// a relu (or nothing else): one convolution with the residual added by a
+// binary post-op reading it where it is, then the relu. ResNet's blocks end
+// so; the add and relu were two more passes over three and two tensors of
+// the block's size. The residual must be computed before the conv (the
+// other branch of a downsampling block's add may come later in the plan:
+// then that branch's conv takes the add).
+Status CpuScheduler::scheduleConvResidual(int o, bool &done) {
+  const plan::Op &conv = p_.ops(o);
+  if (!convResidualAddEnabled() || conv.outputs_size() != 1 ||
+      conv.inputs_size() < 2 || conv.inputs_size() > 3 ||
+      OpAttrs(conv).getString("activation") != "none")
+    return Status::success();
+  const int y = conv.outputs(0);
+  if (dtype(y) != DType::kF32 && dtype(y) != DType::kBF16)
+    return Status::success();
+  const int addOp = soleConsumer(y);
+  if (addOp < 0 || p_.ops(addOp).kind() != "add" ||
+      p_.ops(addOp).inputs_size() != 2 || p_.ops(addOp).outputs_size() != 1)
+    return Status::success();
+  const plan::Op &add = p_.ops(addOp);
+  const int residual = add.inputs(0) == y ? add.inputs(1) : add.inputs(0);
+  int result = add.outputs(0);
+  if (residual == y || shape(residual) != shape(y) ||
+      shape(result) != shape(y) || dtype(residual) != dtype(y) ||
+      dtype(result) != dtype(y) || shape(y).size() != 4 ||
+      (producer_[residual] >= 0 && producer_[residual] > o))
+    return Status::success();
+  std::string activation = "none";
+  int reluOp = soleConsumer(result);
+  if (reluOp >= 0 && p_.ops(reluOp).kind() == "relu" &&
+      p_.ops(reluOp).outputs_size() == 1 &&
+      dtype(p_.ops(reluOp).outputs(0)) == dtype(y)) {
+    activation = "relu";
+    result = p_.ops(reluOp).outputs(0);
+  } else {
+    reluOp = -1;
+  }
+  std::unique_ptr<Kernel> kernel =
+      cpu::createConvResidualAdd(makeKernelConfig(in_, o), activation);
+  if (!kernel)
+    return Status::success();
+  GOPT_RETURN_IF_ERROR(materialize(residual));
+  std::vector<int> inputs;
+  for (int t : conv.inputs()) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  GOPT_ASSIGN_OR_RETURN(int residualSlot, plainSlot(residual));
+  inputs.push_back(residualSlot);
+  fusedInto_[addOp] = -2;
+  std::string name = conv.name() + "+" + add.name(), kind = "conv2d+add";
+  if (reluOp >= 0) {
+    fusedInto_[reluOp] = -2;
+    name += "+" + p_.ops(reluOp).name();
+    kind += "+relu";
+  }
+  addStep(std::move(kernel), inputs, {result}, name, kind);
+  plainReady_[result] = true;
+  done = true;
+  return Status::success();
+}
+
 Status CpuScheduler::scheduleDefault(int o) {
   const plan::Op &op = p_.ops(o);
   for (int t : op.inputs())
@@ -2273,6 +2345,10 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleConv(o));
       continue;
     }
+    if (k == "conv2d" && !nchw)
+      GOPT_RETURN_IF_ERROR(scheduleConvResidual(o, done));
+    if (done)
+      continue;
     if (k == "relu_grad")
       GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
     if (done)

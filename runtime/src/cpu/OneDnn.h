@@ -60,6 +60,13 @@ struct ConvPostOps {
   std::vector<Eltwise> tail;
 };
 
+// conv2d in the plan's plain layouts (NHWC training steps) with a residual
+// added before `activation`: inputs x, filter, [bias,] residual. The
+// residual is copied into the result and added by a sum post-op. Null where
+// oneDNN would run it on another kernel than the convolution alone.
+std::unique_ptr<Kernel> createConvResidualAdd(const KernelConfig &config,
+                                              const std::string &activation);
+
 // conv2d (NCHW data, OIHW or HWIO filters) with source and destination in
 // the layouts oneDNN prefers; null when the configuration is not covered
 // (bf16 on a CPU without AVX-512 included). Where a JIT kernel handles

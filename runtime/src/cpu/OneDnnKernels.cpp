@@ -17,6 +17,7 @@
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
+#include "ParallelRange.h"
 #include "SingleChannelConv.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -449,6 +450,7 @@ public:
         bindInput(2, DNNL_ARG_BIAS, biasMd);
       bindOutput(0, DNNL_ARG_DST, pd.dst_desc());
       bindScratchpad(pd.scratchpad_desc());
+      implInfo_ = pd.impl_info_str();
     } catch (const dnnl::error &e) {
       return internalError("oneDNN convolution: ", e.what());
     }
@@ -461,7 +463,11 @@ public:
   // Before init: any Winograd tile size, into `preferredDst` (one image).
   void allowAnyWinogradTile() { anyWinogradTile_ = true; }
 
+  static std::unique_ptr<Kernel>
+  createResidualAdd(const KernelConfig &c, const std::string &activation);
+
 private:
+  std::string implInfo_;
   bool winograd_ = false;
   bool anyWinogradTile_ = false;
 };
@@ -2242,6 +2248,68 @@ void registerImageFastKernels(KernelRegistry &registry);
 void registerRnnFastKernels(KernelRegistry &registry);
 // VolumeKernels.cpp: conv3d, conv3d_transpose, max_pool3d and avg_pool3d.
 void registerVolumeFastKernels(KernelRegistry &registry);
+
+namespace {
+
+// A convolution whose sum post-op adds the residual: the residual is
+// copied into the result first (one pass; oneDNN 2.6's brgemm kernels take
+// a sum post-op but not a binary add of a whole tensor, which would run on
+// its older AMX kernel).
+class ResidualSumConvKernel : public Kernel {
+public:
+  ResidualSumConvKernel(std::unique_ptr<Kernel> conv, int residual)
+      : conv_(std::move(conv)), residual_(residual) {}
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const char *src = static_cast<const char *>(inputs[residual_].data());
+    char *dst = static_cast<char *>(outputs[0].data());
+    const int64_t bytes = static_cast<int64_t>(outputs[0].byteSize());
+    if (src != dst)
+      cpu::parallelRange(bytes / 64 + 1, [&](int64_t b, int64_t e) {
+        int64_t begin = b * 64, end = std::min(e * 64, bytes);
+        if (begin < end)
+          std::memcpy(dst + begin, src + begin, end - begin);
+      });
+    return conv_->run(inputs, outputs);
+  }
+  const char *implementation() const override {
+    return conv_->implementation();
+  }
+  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
+
+private:
+  std::unique_ptr<Kernel> conv_;
+  int residual_;
+};
+
+std::unique_ptr<Kernel>
+ConvKernel::createResidualAdd(const KernelConfig &c,
+                              const std::string &activation) {
+  if (convType(c) == DataType::undef || c.inputShapes.size() < 2)
+    return nullptr;
+  cpu::ConvPostOps post;
+  post.activation = activation;
+  bool supported = false;
+  auto alone = std::unique_ptr<ConvKernel>(new ConvKernel());
+  if (!alone->init(c, /*anyLayout=*/false, post, supported).ok() || !supported)
+    return nullptr;
+  post.sum = true;
+  supported = false;
+  auto fused = std::unique_ptr<ConvKernel>(new ConvKernel());
+  if (!fused->init(c, /*anyLayout=*/false, post, supported).ok() ||
+      !supported || fused->implInfo_ != alone->implInfo_ || fused->winograd_)
+    return nullptr;
+  return std::make_unique<ResidualSumConvKernel>(
+      std::move(fused), static_cast<int>(c.inputShapes.size()));
+}
+
+} // namespace
+
+std::unique_ptr<Kernel>
+cpu::createConvResidualAdd(const KernelConfig &config,
+                           const std::string &activation) {
+  return ConvKernel::createResidualAdd(config, activation);
+}
 
 void registerOneDnnKernels(KernelRegistry &registry) {
   registry.registerKernel("conv2d", "cpu", ConvKernel::create);

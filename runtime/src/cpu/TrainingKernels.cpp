@@ -194,9 +194,10 @@ private:
 // image (ResNet's last stages: 7x7 and 14x14): the filter gradient as one
 // matrix product, dW[taps * Cin, Cout] = col^T * dy[N * OH * OW, Cout], col
 // holding each output pixel's window (im2col, taps then channels), on
-// oneDNN's matmul. oneDNN 2.6's AMX backward-weights kernel ran ResNet-18's
-// layer-4 filter gradients at 125-250 GFLOP/s on one thread, a fraction of
-// what its matmul reaches on the same CPU (600+); both sum in f32.
+// oneDNN's matmul (for OIHW filters its transpose, dy^T * col). oneDNN
+// 2.6's AMX backward-weights kernel ran ResNet-18's layer-4 filter
+// gradients at 125-290 GFLOP/s on one thread, a fraction of what its matmul
+// reaches on the same CPU (500+); both sum in f32 and round once.
 class Im2colFilterGradKernel : public Kernel {
 public:
   static std::unique_ptr<Kernel> create(const KernelConfig &c);
@@ -204,76 +205,179 @@ public:
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     const uint16_t *x = inputs[0].data<uint16_t>();
-    const int64_t rowBytes = cin_ * 2, taps = kh_ * kw_;
+    const int64_t taps = kh_ * kw_;
     const int64_t k = taps * cin_, pixels = n_ * oh_ * ow_;
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < pixels; ++p) {
-      int64_t ow = p % ow_, oh = (p / ow_) % oh_, n = p / (ow_ * oh_);
-      uint16_t *row = col_.data() + p * k;
-      for (int64_t ky = 0; ky < kh_; ++ky) {
-        int64_t ih = oh * strides_[0] + ky * dilations_[0] - padTop_;
-        for (int64_t kx = 0; kx < kw_; ++kx) {
-          int64_t iw = ow * strides_[1] + kx * dilations_[1] - padLeft_;
-          uint16_t *dst = row + (ky * kw_ + kx) * cin_;
-          if (ih < 0 || ih >= h_ || iw < 0 || iw >= w_)
-            std::memset(dst, 0, rowBytes);
-          else
-            std::memcpy(dst, x + ((n * h_ + ih) * w_ + iw) * cin_, rowBytes);
-        }
-      }
-    }
+    if (!lanes_.empty())
+      return runChunked(x, inputs[1].data<uint16_t>(),
+                        outputs[0].data<uint16_t>());
+    im2col(x, 0, pixels, col_.data());
+    // The product is rounded to bf16 by the matmul (its sums are f32) and
+    // written where the result's layout has it: HWIO's [taps * Cin, Cout]
+    // and a 1x1 OIHW filter's [Cout, Cin] into the result itself, other
+    // OIHW filters' [Cout, taps, Cin] into a buffer permuted per output
+    // channel below.
+    uint16_t *out = outputs[0].data<uint16_t>();
+    const bool permute = oihw_ && taps > 1;
     try {
       colMem_.set_data_handle(col_.data());
       dyMem_.set_data_handle(const_cast<void *>(inputs[1].data()));
-      sumMem_.set_data_handle(sum_.data());
-      matmul_.execute(stream_, {{DNNL_ARG_SRC, colMem_},
-                                {DNNL_ARG_WEIGHTS, dyMem_},
-                                {DNNL_ARG_DST, sumMem_}});
+      productMem_.set_data_handle(permute ? product_.data() : out);
+      // OIHW: dW^T = dy^T * col; HWIO: dW = col^T * dy.
+      matmul_.execute(stream_, {{DNNL_ARG_SRC, oihw_ ? dyMem_ : colMem_},
+                                {DNNL_ARG_WEIGHTS, oihw_ ? colMem_ : dyMem_},
+                                {DNNL_ARG_DST, productMem_}});
       stream_.wait();
     } catch (const dnnl::error &e) {
       return internalError("oneDNN: ", e.what());
     }
-    // [taps, Cin, Cout] (HWIO as it is) into the result's format, rounded.
-    uint16_t *out = outputs[0].data<uint16_t>();
-    const float *sum = sum_.data();
-    if (!oihw_) {
-      parallelRange(k * cout_, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          out[i] = fromF32<uint16_t>(sum[i]);
-      });
-    } else {
+    if (permute) {
+      const uint16_t *product = product_.data();
 #pragma omp parallel for schedule(static) if (k * cout_ >= kParallelThreshold)
-      for (int64_t co = 0; co < cout_; ++co)
-        for (int64_t ci = 0; ci < cin_; ++ci)
-          for (int64_t t = 0; t < taps; ++t)
-            out[(co * cin_ + ci) * taps + t] =
-                fromF32<uint16_t>(sum[(t * cin_ + ci) * cout_ + co]);
+      for (int64_t co = 0; co < cout_; ++co) {
+        const uint16_t *src = product + co * k;
+        uint16_t *dst = out + co * k;
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t ci = 0; ci < cin_; ++ci)
+            dst[ci * taps + t] = src[t * cin_ + ci];
+      }
     }
     return Status::success();
   }
   const char *implementation() const override { return "onednn-im2col"; }
   size_t workspaceBytes() const override {
-    return col_.size() * 2 + sum_.size() * 4;
+    size_t bytes = (col_.size() + product_.size()) * 2;
+    for (const Lane &lane : lanes_)
+      bytes += lane.colData.size() * 2 + lane.sum.size() * 4;
+    return bytes;
   }
 
 private:
   Im2colFilterGradKernel() : stream_(cpuEngine()) {}
+
+  // The windows of output pixels [begin, end) (of N * OH * OW) into col_'s
+  // rows, taps then channels; a window row that lies inside the image is
+  // one copy (kw * Cin values: 21 for a 7x7 filter over 3 channels).
+  void im2col(const uint16_t *x, int64_t begin, int64_t end, uint16_t *col) {
+    const int64_t k = kh_ * kw_ * cin_, rowBytes = cin_ * 2;
+    const bool dense = dilations_[1] == 1;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = begin; p < end; ++p) {
+      int64_t ow = p % ow_, oh = (p / ow_) % oh_, n = p / (ow_ * oh_);
+      uint16_t *row = col + (p - begin) * k;
+      int64_t iw0 = ow * strides_[1] - padLeft_;
+      bool inside = dense && iw0 >= 0 && iw0 + kw_ <= w_;
+      for (int64_t ky = 0; ky < kh_; ++ky) {
+        int64_t ih = oh * strides_[0] + ky * dilations_[0] - padTop_;
+        uint16_t *dst = row + ky * kw_ * cin_;
+        if (ih < 0 || ih >= h_) {
+          std::memset(dst, 0, kw_ * rowBytes);
+          continue;
+        }
+        const uint16_t *src = x + (n * h_ + ih) * w_ * cin_;
+        if (inside) {
+          std::memcpy(dst, src + iw0 * cin_, kw_ * rowBytes);
+          continue;
+        }
+        for (int64_t kx = 0; kx < kw_; ++kx) {
+          int64_t iw = iw0 + kx * dilations_[1];
+          if (iw < 0 || iw >= w_)
+            std::memset(dst + kx * cin_, 0, rowBytes);
+          else
+            std::memcpy(dst + kx * cin_, src + iw * cin_, rowBytes);
+        }
+      }
+    }
+  }
+
+  // Few input channels and a large output (ResNet's 7x7 stem over RGB):
+  // chunks of whole output rows, each im2col'd into a buffer that stays in
+  // cache and added into an f32 dW^T = sum of dy^T * col (the first chunk's
+  // product written, the others' summed by the matmul's sum post-op). With
+  // several threads each takes a contiguous run of chunks with its own
+  // buffers and single-threaded matmuls (one chunk's product, 64 x 147
+  // over 3,136 pixels for the stem, is too small to share), and the
+  // threads' sums are added in order, then rounded once.
+  struct Lane {
+    dnnl::stream stream;
+    dnnl::matmul first, accumulate;
+    memory col, dy, product;
+    std::vector<uint16_t> colData;
+    std::vector<float> sum;
+  };
+
+  Status runChunked(const uint16_t *x, const uint16_t *dy, uint16_t *out) {
+    const int64_t taps = kh_ * kw_, k = taps * cin_,
+                  chunks = n_ * oh_ * ow_ / chunkPixels_;
+    const int lanes = static_cast<int>(lanes_.size());
+    std::vector<Status> status(lanes, Status::success());
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Lane &lane = lanes_[l];
+      try {
+        lane.col.set_data_handle(lane.colData.data());
+        lane.product.set_data_handle(lane.sum.data());
+        const int64_t first = l * chunks / lanes,
+                      end = (l + 1) * chunks / lanes;
+        for (int64_t c = first; c < end; ++c) {
+          const int64_t p = c * chunkPixels_;
+          im2col(x, p, p + chunkPixels_, lane.colData.data());
+          lane.dy.set_data_handle(const_cast<uint16_t *>(dy) + p * cout_);
+          (c == first ? lane.first : lane.accumulate)
+              .execute(lane.stream, {{DNNL_ARG_SRC, lane.dy},
+                                     {DNNL_ARG_WEIGHTS, lane.col},
+                                     {DNNL_ARG_DST, lane.product}});
+          lane.stream.wait();
+        }
+      } catch (const dnnl::error &e) {
+        status[l] = internalError("oneDNN: ", e.what());
+      }
+    }
+    for (Status &st : status)
+      GOPT_RETURN_IF_ERROR(st);
+    std::vector<float> &sum = lanes_[0].sum;
+    for (int l = 1; l < lanes; ++l)
+      for (int64_t i = 0; i < k * cout_; ++i)
+        sum[i] += lanes_[l].sum[i];
+    for (int64_t co = 0; co < cout_; ++co)
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t ci = 0; ci < cin_; ++ci)
+          out[oihw_ ? (co * cin_ + ci) * taps + t
+                    : (t * cin_ + ci) * cout_ + co] =
+              fromF32<uint16_t>(sum[co * k + t * cin_ + ci]);
+    return Status::success();
+  }
 
   int64_t n_ = 0, h_ = 0, w_ = 0, cin_ = 0, cout_ = 0, kh_ = 0, kw_ = 0;
   int64_t oh_ = 0, ow_ = 0, padTop_ = 0, padLeft_ = 0;
   std::vector<int64_t> strides_, dilations_;
   bool oihw_ = false;
   dnnl::stream stream_;
+  int64_t chunkPixels_ = 0;
   dnnl::matmul matmul_;
-  memory colMem_, dyMem_, sumMem_;
+  memory colMem_, dyMem_, productMem_;
   std::vector<uint16_t> col_;
-  std::vector<float> sum_;
+  std::vector<uint16_t> product_;
+  std::vector<Lane> lanes_; // the chunked sums' (empty otherwise)
 };
 
 // GOPT_CONV_FILTER_IM2COL=0 keeps oneDNN's backward-weights kernel (for
 // comparing).
 bool im2colFilterGradEnabled() {
   const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+// GOPT_CONV_FILTER_IM2COL_STRIDE1=0 keeps oneDNN's kernel for the unit
+// stride convolutions the matmul would take (for comparing).
+bool im2colUnitStrideEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL_STRIDE1");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+// GOPT_CONV_FILTER_IM2COL_FEW_CHANNELS=0 keeps oneDNN's kernel for the
+// few-channel convolutions summed over chunks (for comparing).
+bool im2colFewChannelsEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL_FEW_CHANNELS");
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
@@ -317,29 +421,95 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
   // oneDNN's convolution and would need a column buffer 4-16x larger).
   const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
                 pixels = k.n_ * k.oh_ * k.ow_;
-  if (k.oh_ * k.ow_ > 196 || k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 ||
-      (k.strides_[0] == 1 && k.strides_[1] == 1) || pixels == 0 ||
-      pixels * kDim > (int64_t(64) << 20) / 2)
+  // Stride 1 only at 7x7 and below (ResNet's layer 4): there oneDNN's
+  // kernel ran at 280-290 GFLOP/s against the matmul's 510-520 (one thread,
+  // batch 32); at 14x14 both were at about 500 and the column buffer (9x
+  // the activations) costs more than it saves.
+  const bool unitStride = k.strides_[0] == 1 && k.strides_[1] == 1;
+  // Few input channels, a filter of 9+ taps and a large output (the 7x7/2
+  // stem over RGB images): oneDNN's kernel pads the channels to its
+  // blocking and ran ResNet-18's at 135 GFLOP/s; the matmul over chunks of
+  // rows took 55 -> 30-35 ms (one thread, batch 32).
+  const bool fewChannels = k.cin_ <= 4 && taps >= 9 && k.cout_ >= 32 &&
+                           k.oh_ * k.ow_ > 196 && im2colFewChannelsEnabled();
+  if (pixels == 0)
     return nullptr;
+  if (fewChannels) {
+    // Whole output rows, as many as keep the chunk's columns within 1 MiB
+    // (about half of one core's L2) and divide the batch's rows evenly.
+    const int64_t rows = k.n_ * k.oh_, rowValues = k.ow_ * kDim;
+    int64_t chunkRows = std::max<int64_t>(1, (int64_t(1) << 19) / rowValues);
+    while (rows % chunkRows)
+      --chunkRows;
+    if (chunkRows * rowValues > (int64_t(4) << 20))
+      return nullptr;
+    k.chunkPixels_ = chunkRows * k.ow_;
+  } else if (k.oh_ * k.ow_ > 196 || k.cin_ < 64 || k.cout_ < 64 ||
+             k.cin_ % 16 ||
+             (unitStride &&
+              (k.oh_ * k.ow_ > 49 || !im2colUnitStrideEnabled())) ||
+             pixels * kDim > (int64_t(64) << 20) / 2) {
+    return nullptr;
+  } else {
+    k.chunkPixels_ = pixels;
+  }
+  const int64_t chunk = k.chunkPixels_;
   try {
     using DT = memory::data_type;
-    // col^T as [K, P]: col stored [P, K] row-major, read transposed.
-    memory::desc colMd({kDim, pixels}, DT::bf16, Dims{1, kDim});
-    memory::desc dyMd({pixels, k.cout_}, DT::bf16, Tag::ab);
-    memory::desc sumMd({kDim, k.cout_}, DT::f32, Tag::ab);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(colMd, dyMd, sumMd),
-                                    cpuEngine());
+    // col stored [P, K] row-major and dy [P, Cout]. HWIO results: col^T
+    // (read transposed) times dy, [K, Cout] as the filter is laid out.
+    // OIHW and the chunked sums: dy^T times col, [Cout, K], whose rows go
+    // to the filter's output channels as they are.
+    const bool transposed = k.oihw_ || fewChannels;
+    memory::desc colMd, dyMd, productMd;
+    if (transposed) {
+      dyMd = memory::desc({k.cout_, chunk}, DT::bf16, Dims{1, k.cout_});
+      colMd = memory::desc({chunk, kDim}, DT::bf16, Tag::ab);
+      productMd = memory::desc({k.cout_, kDim},
+                               fewChannels ? DT::f32 : DT::bf16, Tag::ab);
+    } else {
+      colMd = memory::desc({kDim, chunk}, DT::bf16, Dims{1, kDim});
+      dyMd = memory::desc({chunk, k.cout_}, DT::bf16, Tag::ab);
+      productMd = memory::desc({kDim, k.cout_}, DT::bf16, Tag::ab);
+    }
+    auto desc = transposed ? dnnl::matmul::desc(dyMd, colMd, productMd)
+                           : dnnl::matmul::desc(colMd, dyMd, productMd);
+    dnnl::matmul::primitive_desc pd(desc, cpuEngine());
     if (std::strstr(pd.impl_info_str(), "ref"))
       return nullptr;
+    if (fewChannels) {
+      dnnl::post_ops sum;
+      sum.append_sum(1.0f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(sum);
+      dnnl::matmul::primitive_desc accumulatePd(desc, attr, cpuEngine());
+      if (std::strstr(accumulatePd.impl_info_str(), "ref"))
+        return nullptr;
+      const int64_t chunks = pixels / chunk;
+      const int lanes = static_cast<int>(std::max<int64_t>(
+          1, std::min<int64_t>(omp_get_max_threads(), chunks)));
+      for (int l = 0; l < lanes; ++l) {
+        k.lanes_.push_back(
+            Lane{dnnl::stream(cpuEngine()), dnnl::matmul(pd),
+                 dnnl::matmul(accumulatePd),
+                 memory(colMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 memory(productMd, cpuEngine(), DNNL_MEMORY_NONE),
+                 std::vector<uint16_t>(chunk * kDim),
+                 std::vector<float>(kDim * k.cout_)});
+      }
+      return std::unique_ptr<Kernel>(std::move(kernel));
+    }
     k.matmul_ = dnnl::matmul(pd);
     k.colMem_ = memory(colMd, cpuEngine(), DNNL_MEMORY_NONE);
     k.dyMem_ = memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE);
-    k.sumMem_ = memory(sumMd, cpuEngine(), DNNL_MEMORY_NONE);
+    k.productMem_ = memory(productMd, cpuEngine(), DNNL_MEMORY_NONE);
   } catch (const dnnl::error &) {
     return nullptr;
   }
-  k.col_.resize(pixels * kDim);
-  k.sum_.resize(kDim * k.cout_);
+  k.col_.resize(chunk * kDim);
+  if (k.oihw_ && taps > 1)
+    k.product_.resize(kDim * k.cout_);
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
