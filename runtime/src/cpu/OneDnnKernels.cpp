@@ -314,12 +314,30 @@ winogradConv(const ConvGeometry &g, DataType type, bool constantFilter,
                   g.cout % 16 == 0;
   if (!enabled || type != DataType::f32 || !constantFilter || !geometry)
     return std::nullopt;
+  // F(2x2, 3x3) (`jit_fp32_wino_2x3`, what oneDNN offers where it has no
+  // 4x3 kernel: one image) pays while its transformed filter (16 x cin x
+  // cout floats) stays in a core's L2: ResNet-18's 64- and 128-channel
+  // layers at batch 1 ran 1.4-1.6x faster, its 256- and 512-channel ones
+  // (4 and 16 MiB of filter) no faster and 0.8x (Inception's 448 x 384).
+  // DenseNet's 128 -> 32 channels ran 1.3x slower in the network (its
+  // concats then read mixed layouts): at least 64 output channels.
+  // Inception-v3's 80 -> 192 channels at 73x73 (an odd number of 16-channel
+  // input blocks) ran 2x slower in the network: input channels in pairs of
+  // blocks. GOPT_CONV_WINOGRAD=4x3 keeps only the 4x3 kernel.
+  constexpr int64_t kMaxWino2x3FilterBytes = int64_t(1) << 20;
+  bool smallFilter =
+      16 * g.cin * g.cout * int64_t(sizeof(float)) <= kMaxWino2x3FilterBytes &&
+      g.cout >= 64 && g.cin % 32 == 0;
+  bool allow2x3 = anyTile || (smallFilter &&
+                              !(setting && std::strcmp(setting, "4x3") == 0));
   try {
     dnnl::convolution_forward::primitive_desc pd(
         convDesc(g, src, weights, bias, dst,
                  dnnl::algorithm::convolution_winograd),
         attr, cpuEngine());
-    if (std::strstr(pd.impl_info_str(), anyTile ? "wino" : "wino_4x3"))
+    const char *impl = pd.impl_info_str();
+    if (std::strstr(impl, "wino_4x3") ||
+        (allow2x3 && std::strstr(impl, "wino_2x3")))
       return pd;
   } catch (const dnnl::error &) {
     // No Winograd kernel for this layout, shape, ISA or post-op.
