@@ -2164,8 +2164,8 @@ bool convResidualAddEnabled() {
 
 // A plain-layout (NHWC: the CPU training steps) conv2d without activation
 // whose result only an add of a residual reads, and that add's result only
-// a relu (or nothing else): one convolution with the residual added by a
-// binary post-op reading it where it is, then the relu. ResNet's blocks end
+// a relu (or nothing else): one convolution with the residual copied into
+// its result and added by a sum post-op, then the relu. ResNet's blocks end
 // so; the add and relu were two more passes over three and two tensors of
 // the block's size. The residual must be computed before the conv (the
 // other branch of a downsampling block's add may come later in the plan:
