@@ -1,8 +1,9 @@
 //===- Avx512Lanes.h - 16 f32 lanes of f32 or bf16 data ---------*- C++ -*-===//
 //
-// What the AVX-512 pooling loops of FastKernels.cpp (max_pool) and
-// TrainingKernels.cpp (max_pool_grad and its fused relu/bias form) share:
-// whether this CPU runs AVX-512 F, BW and VL, and 16 elements of f32 data
+// What the AVX-512 loops of FastKernels.cpp (max_pool), TrainingKernels.cpp
+// (max_pool_grad and its fused relu/bias form) and RnnKernels.cpp (the
+// LSTM's recurrent GEMM and gates) share: where the compiler builds them,
+// whether this CPU runs AVX-512 F (and BW and VL), and 16 elements of f32 data
 // or bf16 bits read as one f32 vector. GOPT_HAVE_AVX512_LANES is defined
 // where the compiler can build such loops (x86-64 GCC or Clang).
 //
@@ -18,6 +19,11 @@
 #include <immintrin.h>
 
 namespace gopt::runtime {
+
+inline bool avx512fSupported() {
+  static const bool supported = __builtin_cpu_supports("avx512f");
+  return supported;
+}
 
 inline bool avx512bwSupported() {
   static const bool supported = __builtin_cpu_supports("avx512f") &&

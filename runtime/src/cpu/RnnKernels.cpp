@@ -14,6 +14,7 @@
 // to the reference kernels (RefRnn.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "Avx512Lanes.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpAttrs.h"
@@ -31,12 +32,6 @@
 
 // The panel GEMM and the one-pass gates are AVX-512 intrinsics, chosen at
 // run time; elsewhere the slices use oneDNN matmuls and lstmUnits.
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define GOPT_RNN_X86 1
-#else
-#define GOPT_RNN_X86 0
-#endif
 
 namespace gopt::runtime {
 namespace {
@@ -200,7 +195,7 @@ lstmUnits(int64_t n, int64_t ld, const float *__restrict__ xp,
   }
 }
 
-#if GOPT_RNN_X86
+#ifdef GOPT_HAVE_AVX512_LANES
 /// The recurrent GEMM of an LSTM slice with AVX-512 and registers blocked
 /// over up to 8 batch rows and 3 panels of 16 columns: out[m, 16p + l] =
 /// sum_k h[m, k] * panels[p][k][l]. At batch 8 a oneDNN matmul per step
@@ -441,8 +436,8 @@ public:
   }
   static constexpr int64_t kPanelRows = 4;
   static bool hasAvx512() {
-#if GOPT_RNN_X86
-    return __builtin_cpu_supports("avx512f");
+#ifdef GOPT_HAVE_AVX512_LANES
+    return avx512fSupported();
 #else
     return false;
 #endif
