@@ -10,6 +10,7 @@
 #include "gopt/runtime/LowPrecision.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace gopt::runtime {
@@ -156,6 +157,80 @@ uint8_t lowPrecisionFromDouble(DType dtype, double value, bool saturate) {
     return doubleToUInt4(value);
   default:
     return floatToFloat8(dtype, value, saturate);
+  }
+}
+
+void encodeElement(DType dtype, double value, void *element) {
+  char *bytes = static_cast<char *>(element);
+  switch (dtype) {
+  case DType::kF32: {
+    float v = static_cast<float>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kF16: {
+    uint16_t v = floatToHalf(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kBF16: {
+    uint16_t v = floatToBf16(static_cast<float>(value));
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kI8:
+    bytes[0] = static_cast<int8_t>(value);
+    break;
+  case DType::kU8:
+    bytes[0] = static_cast<char>(static_cast<uint8_t>(value));
+    break;
+  case DType::kBool:
+    bytes[0] = value != 0;
+    break;
+  case DType::kI32: {
+    int32_t v = static_cast<int32_t>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kI64: {
+    int64_t v = static_cast<int64_t>(value);
+    std::memcpy(bytes, &v, 8);
+    break;
+  }
+  case DType::kF64:
+    std::memcpy(bytes, &value, 8);
+    break;
+  case DType::kI16: {
+    int16_t v = static_cast<int16_t>(value);
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kU16: {
+    uint16_t v = static_cast<uint16_t>(value);
+    std::memcpy(bytes, &v, 2);
+    break;
+  }
+  case DType::kU32: {
+    uint32_t v = static_cast<uint32_t>(value);
+    std::memcpy(bytes, &v, 4);
+    break;
+  }
+  case DType::kU64: {
+    uint64_t v = static_cast<uint64_t>(value);
+    std::memcpy(bytes, &v, 8);
+    break;
+  }
+  case DType::kF8E4M3FN:
+  case DType::kF8E4M3FNUZ:
+  case DType::kF8E5M2:
+  case DType::kF8E5M2FNUZ:
+  case DType::kI4:
+  case DType::kU4:
+    bytes[0] = static_cast<char>(
+        lowPrecisionFromDouble(dtype, value, /*saturate=*/true));
+    break;
+  case DType::kInvalid:
+    break;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace gopt::runtime;
@@ -188,6 +189,63 @@ TEST(FourBit, PacksLowNibbleFirst) {
   EXPECT_EQ(back[2], 0x07);
   unpackNibbles(packed, 3, /*isSigned=*/false, back);
   EXPECT_EQ(back[1], 0x0F);
+}
+
+// Every dtype a plan can hold gets its own encoding of a fill value: a dtype
+// that fell through would fill with zeros, a silently wrong Pad.
+TEST(EncodeElement, WritesEveryDTypeInItsOwnEncoding) {
+  for (DType dtype : allDTypes()) {
+    if (dtype == DType::kInvalid)
+      continue;
+    char bytes[8] = {0};
+    encodeElement(dtype, 3.0, bytes);
+    double back = 0;
+    switch (dtype) {
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, bytes, 4);
+      back = v;
+      break;
+    }
+    case DType::kF64:
+      std::memcpy(&back, bytes, 8);
+      break;
+    case DType::kF16: {
+      uint16_t v;
+      std::memcpy(&v, bytes, 2);
+      back = halfToFloat(v);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t v;
+      std::memcpy(&v, bytes, 2);
+      back = bf16ToFloat(v);
+      break;
+    }
+    case DType::kBool:
+      back = bytes[0] ? 3.0 : 0.0;
+      break;
+    default:
+      if (isLowPrecisionDType(dtype)) {
+        back = lowPrecisionToDouble(dtype, static_cast<uint8_t>(bytes[0]));
+        break;
+      }
+      // Integers: little-endian, the value in the low byte.
+      back = static_cast<uint8_t>(bytes[0]);
+      for (size_t i = 1; i < dtypeSize(dtype); ++i)
+        EXPECT_EQ(bytes[i], 0) << dtypeName(dtype);
+      break;
+    }
+    EXPECT_EQ(back, 3.0) << dtypeName(dtype);
+  }
+  char bytes[8];
+  encodeElement(DType::kI8, -2.9, bytes);
+  EXPECT_EQ(static_cast<int8_t>(bytes[0]), -2);
+  encodeElement(DType::kF8E4M3FN, 1e6, bytes);
+  EXPECT_EQ(lowPrecisionToDouble(DType::kF8E4M3FN, bytes[0]), 448.0);
+  int64_t wide;
+  encodeElement(DType::kI64, -5.0, &wide);
+  EXPECT_EQ(wide, -5);
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "OpHelpers.h"
 #include "RnnOps.h"
 #include "TrainingOps.h"
+#include "gopt/runtime/LowPrecision.h"
 #include "gopt/runtime/OpSchema.h"
 #include "gopt/runtime/cuda/CudaSupport.h"
 
@@ -465,47 +466,6 @@ private:
   std::vector<size_t> chunks_;
 };
 
-void encodeScalar(DType dtype, double value, char *bytes) {
-  switch (dtype) {
-  case DType::kF32: {
-    float v = static_cast<float>(value);
-    std::memcpy(bytes, &v, 4);
-    break;
-  }
-  case DType::kF16: {
-    uint16_t v = floatToHalf(static_cast<float>(value));
-    std::memcpy(bytes, &v, 2);
-    break;
-  }
-  case DType::kBF16: {
-    uint16_t v = floatToBf16(static_cast<float>(value));
-    std::memcpy(bytes, &v, 2);
-    break;
-  }
-  case DType::kI8:
-    bytes[0] = static_cast<int8_t>(value);
-    break;
-  case DType::kU8:
-    bytes[0] = static_cast<char>(static_cast<uint8_t>(value));
-    break;
-  case DType::kBool:
-    bytes[0] = value != 0;
-    break;
-  case DType::kI32: {
-    int32_t v = static_cast<int32_t>(value);
-    std::memcpy(bytes, &v, 4);
-    break;
-  }
-  case DType::kI64: {
-    int64_t v = static_cast<int64_t>(value);
-    std::memcpy(bytes, &v, 8);
-    break;
-  }
-  default:
-    break;
-  }
-}
-
 class PadKernel : public CudaKernel {
 public:
   static StatusOr<std::unique_ptr<CudaKernel>>
@@ -523,7 +483,7 @@ public:
     k->mode_ = mode == "edge"      ? PadMode::kEdge
                : mode == "reflect" ? PadMode::kReflect
                                    : PadMode::kConstant;
-    encodeScalar(c.inputTypes[0], attrs.getFloat("value"), k->fill_);
+    encodeElement(c.inputTypes[0], attrs.getFloat("value"), k->fill_);
     k->elem_ = dtypeSize(c.inputTypes[0]);
     std::vector<int64_t> strides = contiguousStrides(x);
     k->index_.rank = static_cast<int>(x.size());

@@ -1,11 +1,11 @@
-//===- LowPrecision.h - float8 and 4-bit element conversions ----*- C++ -*-===//
+//===- LowPrecision.h - Element conversions ---------------------*- C++ -*-===//
 //
-// ONNX's float8 types (FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2,
-// FLOAT8E5M2FNUZ) and 4-bit integers (INT4, UINT4). In memory and in plans
-// each element takes one byte: float8 is its own bit pattern, i4 is the value
-// sign-extended to an int8_t and u4 the value in a uint8_t. ONNX packs 4-bit
-// tensors two to a byte (low nibble first); the importer and exporter convert
-// with unpackNibbles / packNibbles.
+// float8, 4-bit and single scalars. ONNX's float8 types (FLOAT8E4M3FN,
+// FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ) and 4-bit integers (INT4, UINT4).
+// In memory and in plans each element takes one byte: float8 is its own bit
+// pattern, i4 is the value sign-extended to an int8_t and u4 the value in a
+// uint8_t. ONNX packs 4-bit tensors two to a byte (low nibble first); the
+// importer and exporter convert with unpackNibbles / packNibbles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_LOWPRECISION_H
@@ -41,6 +41,12 @@ uint8_t doubleToUInt4(double value);
 // (`saturate` matters for the float8 types only).
 double lowPrecisionToDouble(DType dtype, uint8_t byte);
 uint8_t lowPrecisionFromDouble(DType dtype, double value, bool saturate);
+
+// Writes `value` as one element of `dtype` at `element` (an attribute such as
+// Pad's fill value, which plans keep as a double). Float types round to
+// nearest, integers truncate toward zero, float8 and 4-bit types saturate.
+// Every backend fills through this one function so no dtype is left out.
+void encodeElement(DType dtype, double value, void *element);
 
 // ONNX's packing of 4-bit tensors: element 2k in the low nibble of byte k,
 // element 2k+1 in its high nibble. `unpacked` has `n` bytes (sign-extended
