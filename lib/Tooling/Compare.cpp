@@ -17,59 +17,10 @@ using namespace runtime;
 
 std::vector<double> toDoubles(const Tensor &t) {
   std::vector<double> v(t.numElements());
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    switch (t.dtype()) {
-    case DType::kF32:
-      v[i] = t.data<float>()[i];
-      break;
-    case DType::kF16:
-      v[i] = halfToFloat(t.data<uint16_t>()[i]);
-      break;
-    case DType::kBF16:
-      v[i] = bf16ToFloat(t.data<uint16_t>()[i]);
-      break;
-    case DType::kI8:
-      v[i] = t.data<int8_t>()[i];
-      break;
-    case DType::kU8:
-      v[i] = t.data<uint8_t>()[i];
-      break;
-    case DType::kI32:
-      v[i] = t.data<int32_t>()[i];
-      break;
-    case DType::kI64:
-      v[i] = static_cast<double>(t.data<int64_t>()[i]);
-      break;
-    case DType::kBool:
-      v[i] = t.data<bool>()[i];
-      break;
-    case DType::kF64:
-      v[i] = t.data<double>()[i];
-      break;
-    case DType::kI16:
-      v[i] = t.data<int16_t>()[i];
-      break;
-    case DType::kU16:
-      v[i] = t.data<uint16_t>()[i];
-      break;
-    case DType::kU32:
-      v[i] = t.data<uint32_t>()[i];
-      break;
-    case DType::kU64:
-      v[i] = static_cast<double>(t.data<uint64_t>()[i]);
-      break;
-    case DType::kF8E4M3FN:
-    case DType::kF8E4M3FNUZ:
-    case DType::kF8E5M2:
-    case DType::kF8E5M2FNUZ:
-    case DType::kI4:
-    case DType::kU4:
-      v[i] = lowPrecisionToDouble(t.dtype(), t.data<uint8_t>()[i]);
-      break;
-    case DType::kInvalid:
-      break;
-    }
-  }
+  const char *bytes = t.data<char>();
+  size_t width = dtypeSize(t.dtype());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v[i] = decodeElement(t.dtype(), bytes + i * width);
   return v;
 }
 

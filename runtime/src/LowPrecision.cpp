@@ -234,6 +234,61 @@ void encodeElement(DType dtype, double value, void *element) {
   }
 }
 
+namespace {
+template <typename T> double load(const void *element) {
+  T v;
+  std::memcpy(&v, element, sizeof(T));
+  return static_cast<double>(v);
+}
+} // namespace
+
+double decodeElement(DType dtype, const void *element) {
+  switch (dtype) {
+  case DType::kF32:
+    return load<float>(element);
+  case DType::kF64:
+    return load<double>(element);
+  case DType::kF16: {
+    uint16_t bits;
+    std::memcpy(&bits, element, 2);
+    return halfToFloat(bits);
+  }
+  case DType::kBF16: {
+    uint16_t bits;
+    std::memcpy(&bits, element, 2);
+    return bf16ToFloat(bits);
+  }
+  case DType::kBool:
+    return *static_cast<const uint8_t *>(element) != 0;
+  case DType::kI8:
+    return load<int8_t>(element);
+  case DType::kU8:
+    return load<uint8_t>(element);
+  case DType::kI16:
+    return load<int16_t>(element);
+  case DType::kU16:
+    return load<uint16_t>(element);
+  case DType::kI32:
+    return load<int32_t>(element);
+  case DType::kU32:
+    return load<uint32_t>(element);
+  case DType::kI64:
+    return load<int64_t>(element);
+  case DType::kU64:
+    return load<uint64_t>(element);
+  case DType::kF8E4M3FN:
+  case DType::kF8E4M3FNUZ:
+  case DType::kF8E5M2:
+  case DType::kF8E5M2FNUZ:
+  case DType::kI4:
+  case DType::kU4:
+    return lowPrecisionToDouble(dtype, *static_cast<const uint8_t *>(element));
+  case DType::kInvalid:
+    break;
+  }
+  return 0;
+}
+
 void unpackNibbles(const uint8_t *packed, int64_t n, bool isSigned,
                    uint8_t *unpacked) {
   for (int64_t i = 0; i < n; ++i) {

@@ -248,4 +248,21 @@ TEST(EncodeElement, WritesEveryDTypeInItsOwnEncoding) {
   EXPECT_EQ(wide, -5);
 }
 
+TEST(DecodeElement, ReadsBackWhatEncodeElementWrote) {
+  for (DType dtype : allDTypes()) {
+    if (dtype == DType::kInvalid)
+      continue;
+    for (double value : {0.0, 1.0, 5.0, -2.0}) {
+      if (value < 0 && (isUnsignedDType(dtype) || dtype == DType::kU4 ||
+                        dtype == DType::kBool))
+        continue;
+      double expected = dtype == DType::kBool ? value != 0 : value;
+      char bytes[8] = {0};
+      encodeElement(dtype, value, bytes);
+      EXPECT_EQ(decodeElement(dtype, bytes), expected)
+          << dtypeName(dtype) << " " << value;
+    }
+  }
+}
+
 } // namespace

@@ -48,6 +48,10 @@ uint8_t lowPrecisionFromDouble(DType dtype, double value, bool saturate);
 // Every backend fills through this one function so no dtype is left out.
 void encodeElement(DType dtype, double value, void *element);
 
+// The element of `dtype` at `element` as a double (u64 and i64 beyond 2^53
+// round).
+double decodeElement(DType dtype, const void *element);
+
 // ONNX's packing of 4-bit tensors: element 2k in the low nibble of byte k,
 // element 2k+1 in its high nibble. `unpacked` has `n` bytes (sign-extended
 // when `isSigned`), `packed` (n + 1) / 2.
