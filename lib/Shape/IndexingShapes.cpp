@@ -20,9 +20,11 @@ using detail::fail;
 namespace {
 
 /// The most n-gram element comparisons a tf_idf_vectorizer may make (every
-/// start at every skip of every length, every row): a few seconds of the
-/// reference kernel where every start matches.
-constexpr double kMaxTfIdfVectorizerWork = 1u << 30;
+/// start at every skip of every length, every row): about a second of the
+/// reference kernel where every start matches (2^30 let a 293-byte plan run
+/// for 4-15 s). Real vectorizers (thousands of tokens, a few skips) stay far
+/// below it.
+constexpr double kMaxTfIdfVectorizerWork = 1u << 27;
 
 bool compatible(int64_t a, int64_t b) {
   return isDynamic(a) || isDynamic(b) || a == b;

@@ -177,7 +177,7 @@ func.func @top_k_k(%x: tensor<4x3xf32>) {
 /// tf_idf_vectorizer's search is quadratic in a row's length with a large
 /// max_skip_count: 2 rows of 65536 values at every skip is refused.
 func.func @tf_idf_vectorizer_work(%x: tensor<2x65536xi64>) {
-  // expected-error@+1 {{'gopt.tf_idf_vectorizer' op expects at most 1073741824 n-gram element comparisons, got about 8589934592 (2 rows of 65536 values, n-grams of 1 to 2, max_skip_count 1000000)}}
+  // expected-error@+1 {{'gopt.tf_idf_vectorizer' op expects at most 134217728 n-gram element comparisons, got about 8589934592 (2 rows of 65536 values, n-grams of 1 to 2, max_skip_count 1000000)}}
   %0 = gopt.tf_idf_vectorizer %x {mode = "TF", min_gram_length = 1 : i64, max_gram_length = 2 : i64, max_skip_count = 1000000 : i64, ngram_counts = array<i64: 0, 2>, ngram_indexes = array<i64: 0, 1, 2>, pool_int64s = array<i64: 1, 2, 1, 2>} : (tensor<2x65536xi64>) -> tensor<2x3xf32>
   return
 }
