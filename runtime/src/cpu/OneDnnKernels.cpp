@@ -2090,6 +2090,16 @@ public:
     // Below this oneDNN's 2x3 kernel is taken (winogradConv).
     if (16 * g->cin * g->cout * int64_t(sizeof(float)) <= (int64_t(1) << 20))
       return nullptr;
+    // Each transformed filter element (16/9 of the filter's bytes, streamed
+    // from L3 every run) serves one multiply per 2x2 tile: ResNet-18's
+    // 14x14 layers (49 tiles) ran 1.55x faster alone, its 7x7 ones (16
+    // tiles) 1.2x faster alone but slower in the network, where their 16
+    // MiB filters came from further away. GOPT_CONV_WINOGRAD_WIDE=all takes
+    // those too.
+    const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
+    bool anyTiles = setting && std::strcmp(setting, "all") == 0;
+    if (!anyTiles && ((g->h + 1) / 2) * ((g->w + 1) / 2) < 36)
+      return nullptr;
     WinogradWideShape s;
     s.cin = g->cin;
     s.cout = g->cout;
