@@ -2098,7 +2098,13 @@ public:
     // those too.
     const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
     bool anyTiles = setting && std::strcmp(setting, "all") == 0;
-    if (!anyTiles && ((g->h + 1) / 2) * ((g->w + 1) / 2) < 36)
+    int64_t tiles = ((g->h + 1) / 2) * ((g->w + 1) / 2);
+    if (!anyTiles && tiles < 36)
+      return nullptr;
+    // Its transformed input (16 x tiles x cin floats) and each thread's
+    // products (16 x tiles x 64) are whole-image buffers: large images
+    // (where the direct kernel has rows enough to split) keep oneDNN's.
+    if (tiles > 1024 || 16 * tiles * g->cin > (int64_t(4) << 20))
       return nullptr;
     WinogradWideShape s;
     s.cin = g->cin;
