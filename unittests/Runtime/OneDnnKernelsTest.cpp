@@ -102,7 +102,9 @@ TEST(OneDnnConv, WinogradFor3x3StrideOne) {
 // (64 x 64 channels here; 1.4-1.6x faster than the direct kernel on
 // ResNet-18's 64- and 128-channel layers), within 1e-3 of the reference
 // like the 4x3 kernel. A 256 x 256 filter (4 MiB transformed: no faster)
-// and GOPT_CONV_WINOGRAD=4x3 keep the direct kernel.
+// and GOPT_CONV_WINOGRAD=4x3 keep oneDNN's direct kernel (the former runs
+// gopt's own Winograd kernel unless GOPT_CONV_WINOGRAD_WIDE=0: see
+// WinogradConvTest.cpp).
 TEST(OneDnnConv, Winograd2x3ForOneImageWithASmallFilter) {
   AttrMap attrs = {{"data_format", stringAttr("NCHW")},
                    {"filter_format", stringAttr("OIHW")},
@@ -117,10 +119,12 @@ TEST(OneDnnConv, Winograd2x3ForOneImageWithASmallFilter) {
   compareBackends("conv2d", attrs, small, {F32, {1, 64, 28, 28}}, {1, 2},
                   "onednn", 1e-3f);
   unsetenv("GOPT_CONV_WINOGRAD");
+  setenv("GOPT_CONV_WINOGRAD_WIDE", "0", 1);
   compareBackends("conv2d", attrs,
                   {randomF32({1, 256, 14, 14}, 13),
                    randomF32({256, 256, 3, 3}, 14), randomF32({256}, 15)},
                   {F32, {1, 256, 14, 14}}, {1, 2}, "onednn", 1e-3f);
+  unsetenv("GOPT_CONV_WINOGRAD_WIDE");
 }
 
 TEST(OneDnnConv, NchwStridedDilatedVariableWeights) {

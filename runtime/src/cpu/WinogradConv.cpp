@@ -1,0 +1,282 @@
+//===- WinogradConv.cpp - Batch-1 Winograd F(2x2,3x3) for wide layers -----===//
+//
+// See WinogradConv.h. Per image: the input transform V = B^T d B of every
+// 4x4 input tile (stride 2) is split over the threads; then each thread
+// takes whole blocks of 64 output channels, runs that block's 16 GEMMs
+// (tiles x cin times cin x 64, the transformed filter read once from L3 and
+// then from L2 for every group of up to 6 tiles) and its output transform
+// Y = A^T M A with bias, residual and relu. At 7x7 and 14x14 the spatial
+// tiles are too few to split, the channel blocks are not (4 or 8 per layer).
+//
+//===----------------------------------------------------------------------===//
+#include "WinogradConv.h"
+
+#include "Avx512Lanes.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace gopt::runtime::cpu {
+
+bool winogradWideEnabled() {
+  const char *all = std::getenv("GOPT_CONV_WINOGRAD");
+  if (all && (std::strcmp(all, "0") == 0 || std::strcmp(all, "4x3") == 0))
+    return false;
+  const char *wide = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
+  return !wide || std::strcmp(wide, "0") != 0;
+}
+
+#ifdef GOPT_HAVE_AVX512_LANES
+
+namespace {
+
+constexpr int64_t kBlock = 64; // output channels per block: 4 zmm
+constexpr int kMaxRows = 6;    // tiles per GEMM micro-kernel: 24 accumulators
+
+constexpr int64_t kDepth = 128; // input channels per pass: 32 KiB of filter
+
+// m[r][0..63] (+)= sum_c v[r * ldv + c] * u[c][0..63] for r < R and c <
+// depth (added to m's contents when `accumulate`). Meanwhile it prefetches
+// `pfLines` cache lines from `pf` into L2 (at most 2 per c): the next
+// filter slice arrives while this one computes instead of stalling the
+// loads of its first pass.
+template <int R>
+GOPT_AVX512BW void gemmRows(const float *v, int64_t ldv, const float *u,
+                            int64_t depth, float *m, bool accumulate,
+                            const char *pf, int64_t pfLines) {
+  __m512 acc[R][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      acc[r][j] = accumulate ? _mm512_loadu_ps(m + r * kBlock + j * 16)
+                             : _mm512_setzero_ps();
+  for (int64_t c = 0; c < depth; ++c) {
+    if (2 * c < pfLines) {
+      _mm_prefetch(pf + 2 * c * 64, _MM_HINT_T1);
+      if (2 * c + 1 < pfLines)
+        _mm_prefetch(pf + (2 * c + 1) * 64, _MM_HINT_T1);
+    }
+    const float *uc = u + c * kBlock;
+    __m512 u0 = _mm512_loadu_ps(uc), u1 = _mm512_loadu_ps(uc + 16),
+           u2 = _mm512_loadu_ps(uc + 32), u3 = _mm512_loadu_ps(uc + 48);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      __m512 b = _mm512_set1_ps(v[r * ldv + c]);
+      acc[r][0] = _mm512_fmadd_ps(b, u0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(b, u1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(b, u2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(b, u3, acc[r][3]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      _mm512_storeu_ps(m + r * kBlock + j * 16, acc[r][j]);
+}
+
+GOPT_AVX512BW void gemmAnyRows(int rows, const float *v, int64_t ldv,
+                               const float *u, int64_t depth, float *m,
+                               bool accumulate, const char *pf,
+                               int64_t pfLines) {
+  switch (rows) {
+  case 1:
+    return gemmRows<1>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  case 2:
+    return gemmRows<2>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  case 3:
+    return gemmRows<3>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  case 4:
+    return gemmRows<4>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  case 5:
+    return gemmRows<5>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  default:
+    return gemmRows<6>(v, ldv, u, depth, m, accumulate, pf, pfLines);
+  }
+}
+
+// V = B^T d B for 16 channels of the 4x4 input tile whose top-left input
+// pixel is (y0, x0) (pixels outside the image are the zero padding).
+GOPT_AVX512BW void inputTile(const float *src, int64_t h, int64_t w,
+                             int64_t cin, int64_t y0, int64_t x0, int64_t c,
+                             float *v, int64_t planeStride) {
+  __m512 d[4][4];
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      int64_t y = y0 + a, x = x0 + b;
+      d[a][b] = (y >= 0 && y < h && x >= 0 && x < w)
+                    ? _mm512_loadu_ps(src + (y * w + x) * cin + c)
+                    : _mm512_setzero_ps();
+    }
+  __m512 e[4][4];
+  for (int b = 0; b < 4; ++b) {
+    e[0][b] = _mm512_sub_ps(d[0][b], d[2][b]);
+    e[1][b] = _mm512_add_ps(d[1][b], d[2][b]);
+    e[2][b] = _mm512_sub_ps(d[2][b], d[1][b]);
+    e[3][b] = _mm512_sub_ps(d[1][b], d[3][b]);
+  }
+  for (int a = 0; a < 4; ++a) {
+    float *row = v + (a * 4) * planeStride;
+    _mm512_storeu_ps(row, _mm512_sub_ps(e[a][0], e[a][2]));
+    _mm512_storeu_ps(row + planeStride, _mm512_add_ps(e[a][1], e[a][2]));
+    _mm512_storeu_ps(row + 2 * planeStride, _mm512_sub_ps(e[a][2], e[a][1]));
+    _mm512_storeu_ps(row + 3 * planeStride, _mm512_sub_ps(e[a][1], e[a][3]));
+  }
+}
+
+// Y = A^T M A for 16 channels of one tile, then bias, residual and relu,
+// into the output pixels (y0, x0) .. (y0 + 1, x0 + 1) inside the image.
+GOPT_AVX512BW void outputTile(const float *m, int64_t planeStride,
+                              const WinogradWideShape &s, const float *bias,
+                              int64_t y0, int64_t x0, int64_t oc, float *dst) {
+  __m512 t[4][4];
+  for (int p = 0; p < 16; ++p)
+    t[p / 4][p % 4] = _mm512_loadu_ps(m + p * planeStride);
+  __m512 r[2][4];
+  for (int b = 0; b < 4; ++b) {
+    r[0][b] = _mm512_add_ps(_mm512_add_ps(t[0][b], t[1][b]), t[2][b]);
+    r[1][b] = _mm512_sub_ps(_mm512_sub_ps(t[1][b], t[2][b]), t[3][b]);
+  }
+  __m512 add = bias ? _mm512_loadu_ps(bias + oc) : _mm512_setzero_ps();
+  for (int a = 0; a < 2; ++a) {
+    __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[a][0], r[a][1]), r[a][2]),
+                   _mm512_sub_ps(_mm512_sub_ps(r[a][1], r[a][2]), r[a][3])};
+    for (int b = 0; b < 2; ++b) {
+      int64_t py = y0 + a, px = x0 + b;
+      if (py >= s.h || px >= s.w)
+        continue;
+      float *out = dst + (py * s.w + px) * s.cout + oc;
+      __m512 value = _mm512_add_ps(y[b], add);
+      if (s.sum)
+        value = _mm512_add_ps(value, _mm512_loadu_ps(out));
+      if (s.relu)
+        value = _mm512_max_ps(value, _mm512_setzero_ps());
+      _mm512_storeu_ps(out, value);
+    }
+  }
+}
+
+} // namespace
+
+std::unique_ptr<WinogradWideConv>
+WinogradWideConv::create(const WinogradWideShape &s, const float *filter) {
+  if (!avx512fSupported() || s.cin <= 0 || s.cin % 16 != 0 || s.cout <= 0 ||
+      s.cout % kBlock != 0 || s.h <= 0 || s.w <= 0 || !filter)
+    return nullptr;
+  auto k = std::unique_ptr<WinogradWideConv>(new WinogradWideConv());
+  k->s_ = s;
+  k->tilesH_ = (s.h + 1) / 2;
+  k->tilesW_ = (s.w + 1) / 2;
+  k->tiles_ = k->tilesH_ * k->tilesW_;
+  // U = G g G^T per (output, input) channel pair, in double.
+  k->u_.assign(16 * s.cin * s.cout, 0.0f);
+  for (int64_t o = 0; o < s.cout; ++o)
+    for (int64_t i = 0; i < s.cin; ++i) {
+      double g[3][3], t[4][3];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          g[a][b] = s.oihw ? filter[((o * s.cin + i) * 3 + a) * 3 + b]
+                           : filter[((a * 3 + b) * s.cin + i) * s.cout + o];
+      for (int b = 0; b < 3; ++b) {
+        t[0][b] = g[0][b];
+        t[1][b] = 0.5 * (g[0][b] + g[1][b] + g[2][b]);
+        t[2][b] = 0.5 * (g[0][b] - g[1][b] + g[2][b]);
+        t[3][b] = g[2][b];
+      }
+      for (int a = 0; a < 4; ++a) {
+        double u[4] = {t[a][0], 0.5 * (t[a][0] + t[a][1] + t[a][2]),
+                       0.5 * (t[a][0] - t[a][1] + t[a][2]), t[a][2]};
+        for (int b = 0; b < 4; ++b)
+          k->u_[(((o / kBlock) * 16 + a * 4 + b) * s.cin + i) * kBlock +
+                o % kBlock] = static_cast<float>(u[b]);
+      }
+    }
+  k->v_.assign(16 * k->tiles_ * s.cin, 0.0f);
+  k->m_.resize(std::max(1, omp_get_max_threads()));
+  return k;
+}
+
+size_t WinogradWideConv::workspaceBytes() const {
+  return (u_.size() + v_.size() + m_.size() * 16 * tiles_ * kBlock) *
+         sizeof(float);
+}
+
+void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
+  const WinogradWideShape s = s_;
+  const int64_t tiles = tiles_, tilesW = tilesW_, cin = s.cin;
+  const int64_t groups = cin / 16, blocks = s.cout / kBlock;
+  const int threads = static_cast<int>(std::min<int64_t>(
+      blocks, std::min<int64_t>(omp_get_max_threads(), m_.size())));
+  float *v = v_.data();
+  const float *u = u_.data();
+  const int64_t chunks = (tiles + kMaxRows - 1) / kMaxRows;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    // Input transform: an even share of (tile, 16 channels) items each.
+    const int64_t items = tiles * groups;
+    const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+    for (int64_t it = begin; it < end; ++it) {
+      int64_t t = it / groups, c = (it % groups) * 16;
+      inputTile(src, s.h, s.w, cin, 2 * (t / tilesW) - 1, 2 * (t % tilesW) - 1,
+                c, v + t * cin + c, tiles * cin);
+    }
+#pragma omp barrier
+    std::vector<float> &m = m_[id];
+    if (m.size() != static_cast<size_t>(16 * tiles * kBlock))
+      m.assign(16 * tiles * kBlock, 0.0f);
+    // The filter slices this thread reads, in order: (ob, p) for its ob.
+    const int64_t sliceLines = cin * kBlock * sizeof(float) / 64;
+    const int64_t depths = (cin + kDepth - 1) / kDepth;
+    const int64_t pfPerCall = std::min<int64_t>(
+        2 * kDepth, (sliceLines + depths * chunks - 1) / (depths * chunks));
+    for (int64_t ob = id; ob < blocks; ob += nt) {
+      for (int p = 0; p < 16; ++p) {
+        const float *up = u + (ob * 16 + p) * cin * kBlock;
+        int64_t nextOb = p < 15 ? ob : ob + nt;
+        const char *next =
+            nextOb < blocks
+                ? reinterpret_cast<const char *>(
+                      u + (nextOb * 16 + (p + 1) % 16) * cin * kBlock)
+                : nullptr;
+        int64_t call = 0;
+        for (int64_t k0 = 0; k0 < cin; k0 += kDepth) {
+          int64_t depth = std::min(kDepth, cin - k0);
+          // Tiles in `chunks` near-equal groups of at most kMaxRows.
+          for (int64_t ch = 0, t0 = 0; ch < chunks; ++ch, ++call) {
+            int64_t rows = tiles / chunks + (ch < tiles % chunks ? 1 : 0);
+            int64_t pfBegin = std::min(sliceLines, call * pfPerCall);
+            int64_t pfLines =
+                next ? std::min(sliceLines - pfBegin, pfPerCall) : 0;
+            gemmAnyRows(static_cast<int>(rows), v + (p * tiles + t0) * cin + k0,
+                        cin, up + k0 * kBlock, depth,
+                        m.data() + (p * tiles + t0) * kBlock, k0 > 0,
+                        next ? next + pfBegin * 64 : nullptr, pfLines);
+            t0 += rows;
+          }
+        }
+      }
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t j = 0; j < kBlock; j += 16)
+          outputTile(m.data() + t * kBlock + j, tiles * kBlock, s, bias,
+                     2 * (t / tilesW), 2 * (t % tilesW), ob * kBlock + j, dst);
+    }
+  }
+}
+
+#else // !GOPT_HAVE_AVX512_LANES
+
+std::unique_ptr<WinogradWideConv>
+WinogradWideConv::create(const WinogradWideShape &, const float *) {
+  return nullptr;
+}
+size_t WinogradWideConv::workspaceBytes() const { return 0; }
+void WinogradWideConv::run(const float *, const float *, float *) {}
+
+#endif
+
+} // namespace gopt::runtime::cpu

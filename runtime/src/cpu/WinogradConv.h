@@ -1,0 +1,55 @@
+//===- WinogradConv.h - Batch-1 Winograd F(2x2,3x3) for wide layers -*- C++
+//-*-===//
+//
+// gopt's own Winograd F(2x2, 3x3) for one image's f32 3x3 stride-1 pad-1
+// convolution with a constant filter and many channels (ResNet's 256- and
+// 512-channel layers at batch 1), where oneDNN's 2x3 kernel was no faster
+// than its direct one: the transformed filter (16 x cin x cout floats, 4-16
+// MiB) is packed once in blocks of 64 output channels, each block's 16
+// GEMMs run on one thread with that block's filter streaming through its L2,
+// and the threads split the output channels rather than the few spatial
+// tiles. Source and result are NHWC; bias, an in-place residual sum and relu
+// run in the output transform.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_WINOGRADCONV_H
+#define GOPT_RUNTIME_SRC_CPU_WINOGRADCONV_H
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+
+struct WinogradWideShape {
+  int64_t cin = 0, cout = 0, h = 0, w = 0;
+  bool oihw = true; // filter layout: OIHW, else HWIO
+  bool bias = false, sum = false, relu = false;
+};
+
+class WinogradWideConv {
+public:
+  // Null where the CPU lacks AVX-512 or the shape is not covered (cin a
+  // multiple of 16, cout of 64).
+  static std::unique_ptr<WinogradWideConv> create(const WinogradWideShape &s,
+                                                  const float *filter);
+  // src [h, w, cin] and dst [h, w, cout] (NHWC, one image); with `sum`,
+  // dst holds the residual on entry. bias: cout floats or null.
+  void run(const float *src, const float *bias, float *dst);
+  size_t workspaceBytes() const;
+
+private:
+  WinogradWideShape s_;
+  int64_t tilesH_ = 0, tilesW_ = 0, tiles_ = 0;
+  std::vector<float> u_;              // [cout / 64][16][cin][64]
+  std::vector<float> v_;              // [16][tiles][cin]
+  std::vector<std::vector<float>> m_; // per thread: [16][tiles][64]
+};
+
+// Whether the kernel may be used: GOPT_CONV_WINOGRAD_WIDE=0 (or
+// GOPT_CONV_WINOGRAD=0 / 4x3) keeps oneDNN's direct kernel.
+bool winogradWideEnabled();
+
+} // namespace gopt::runtime::cpu
+
+#endif // GOPT_RUNTIME_SRC_CPU_WINOGRADCONV_H

@@ -1,0 +1,130 @@
+//===- WinogradConvTest.cpp - Batch-1 wide Winograd vs. the reference -----===//
+//
+// gopt's own Winograd F(2x2, 3x3) (runtime/src/cpu/WinogradConv.cpp) runs
+// one image's wide 3x3 convolutions (transformed filter over 1 MiB, output
+// channels in blocks of 64, at least 36 2x2 tiles); it must compute what the
+// reference kernel does, with bias, relu and a fused residual add, odd
+// sizes (partial tiles, an odd number of channel blocks for two threads, a
+// channel count that is no multiple of its 128-channel passes) and both
+// filter layouts.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <cstdlib>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+const DType F32 = DType::kF32;
+
+AttrMap convAttrs(const char *filterFormat, const char *activation) {
+  return {{"data_format", stringAttr("NCHW")},
+          {"filter_format", stringAttr(filterFormat)},
+          {"pads", intsAttr({1, 1, 1, 1})},
+          {"activation", stringAttr(activation)}};
+}
+
+// conv2d [+ add of a residual input + relu] at batch 1 on "cpu" and
+// "reference"; returns the conv step's implementation and kind on "cpu".
+struct Outcome {
+  std::string impl, kind;
+  float maxDiff = 0;
+};
+
+Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
+                const char *filterFormat, bool bias, bool residual,
+                const char *activation = "none") {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {1, cin, h, w});
+  bool oihw = std::string(filterFormat) == "OIHW";
+  Shape fshape = oihw ? Shape{cout, cin, 3, 3} : Shape{3, 3, cin, cout};
+  // Scaled so results stay near 1 (the tolerance is absolute).
+  Tensor filter = randomF32(fshape, 21);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 16.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter)};
+  if (bias)
+    ins.push_back(b.addConstant("bias", randomF32({cout}, 22)));
+  std::vector<Tensor> inputs = {randomF32({1, cin, h, w}, 23)};
+  Shape yshape = {1, cout, h, w};
+  if (!residual) {
+    int y = b.addOutput("y", F32, yshape);
+    b.addOp("conv2d", "conv", ins, {y}, convAttrs(filterFormat, activation));
+  } else {
+    int r = b.addInput("r", F32, yshape);
+    inputs.push_back(randomF32(yshape, 24));
+    int c = b.addIntermediate("c", F32, yshape);
+    b.addOp("conv2d", "conv", ins, {c}, convAttrs(filterFormat, "none"));
+    int s = b.addIntermediate("s", F32, yshape);
+    b.addOp("add", "add", {c, r}, {s});
+    int y = b.addOutput("y", F32, yshape);
+    b.addOp("relu", "relu", {s}, {y});
+  }
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(WinogradWide, MatchesReferenceOnOddShapes) {
+  // 13x13: 7x7 tiles, the last row and column half outside the image;
+  // 144 input channels: a 128-channel pass and a 16-channel one; 192 output
+  // channels: 3 blocks over 2 threads.
+  for (const char *format : {"OIHW", "HWIO"}) {
+    Outcome o = runConv(144, 192, 13, 13, format, /*bias=*/true,
+                        /*residual=*/false, "relu");
+    EXPECT_EQ(o.impl, "winograd-wide") << format;
+    EXPECT_LT(o.maxDiff, 1e-4f) << format;
+  }
+  Outcome noBias = runConv(256, 256, 14, 14, "OIHW", false, false);
+  EXPECT_EQ(noBias.impl, "winograd-wide");
+  EXPECT_LT(noBias.maxDiff, 1e-4f);
+}
+
+TEST(WinogradWide, FusesResidualAddAndRelu) {
+  Outcome o = runConv(256, 256, 14, 14, "OIHW", true, /*residual=*/true);
+  EXPECT_EQ(o.impl, "winograd-wide");
+  EXPECT_EQ(o.kind, "conv2d+add+relu");
+  EXPECT_LT(o.maxDiff, 1e-4f);
+}
+
+// Below 36 tiles (7x7: 16) the direct kernel runs unless
+// GOPT_CONV_WINOGRAD_WIDE=all; GOPT_CONV_WINOGRAD_WIDE=0 and
+// GOPT_CONV_WINOGRAD=0 turn the kernel off; a filter of at most 1 MiB
+// transformed (oneDNN's 2x3 kernel's) and output channels not in blocks of
+// 64 are not taken.
+TEST(WinogradWide, WhereItIsTaken) {
+  EXPECT_EQ(runConv(512, 512, 7, 7, "OIHW", true, false).impl, "onednn");
+  setenv("GOPT_CONV_WINOGRAD_WIDE", "all", 1);
+  Outcome all = runConv(512, 512, 7, 7, "OIHW", true, true);
+  EXPECT_EQ(all.impl, "winograd-wide");
+  EXPECT_LT(all.maxDiff, 1e-4f);
+  setenv("GOPT_CONV_WINOGRAD_WIDE", "0", 1);
+  Outcome off = runConv(256, 256, 14, 14, "OIHW", true, false);
+  EXPECT_EQ(off.impl, "onednn");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_WINOGRAD_WIDE");
+  setenv("GOPT_CONV_WINOGRAD", "0", 1);
+  EXPECT_EQ(runConv(256, 256, 14, 14, "OIHW", true, false).impl, "onednn");
+  unsetenv("GOPT_CONV_WINOGRAD");
+  EXPECT_EQ(runConv(64, 64, 28, 28, "OIHW", true, false).impl,
+            "onednn-winograd");
+  EXPECT_EQ(runConv(256, 240, 14, 14, "OIHW", true, false).impl, "onednn");
+}
+
+} // namespace
