@@ -105,7 +105,7 @@ PointwiseBf16Amx::create(int64_t k, int64_t n,
 #ifdef GOPT_PW_X86
 namespace {
 
-struct TileConfig {
+struct alignas(64) TileConfig {
   uint8_t palette = 1, startRow = 0;
   uint8_t reserved[14] = {};
   uint16_t colsb[16] = {};
@@ -197,7 +197,11 @@ GOPT_PW_TARGET void runRange(const Job &j, const uint16_t *src, uint16_t *dst,
   }
   alignas(64) float buf[1024];
   std::vector<uint16_t> tail;
-  _tile_loadconfig(&cfg);
+  // GCC 12's _tile_loadconfig names only the first 8 bytes as read: the
+  // compiler may drop the stores of the shapes (SIGILL at the first tile
+  // instruction, seen once the configuration moved into a function of its
+  // own). The whole struct as the operand keeps them.
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
   const int64_t strideA = j.k * 2;
   for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
     const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
