@@ -99,6 +99,9 @@ try:
     # AMX int8 tiles (oneDNN's first choice for int8 convolutions there).
     if "amx_int8" in flags:
         config.available_features.add("cpu-amx-int8")
+    # AMX bf16 tiles and AVX512-BF16 (gopt's own 1x1 kernel, PointwiseAmx).
+    if {"amx_bf16", "avx512_bf16"} <= flags:
+        config.available_features.add("cpu-amx-bf16")
 except OSError:
     pass
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):

@@ -18,6 +18,7 @@
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
+#include "PointwiseAmx.h"
 #include "SingleChannelConv.h"
 #include "WinogradConv.h"
 #include "gopt/runtime/Kernel.h"
@@ -1579,6 +1580,105 @@ private:
   std::unique_ptr<cpu::DepthwiseBf16> dw_;
 };
 
+// A chain's 1x1 stage on NHWC bf16 (MobileNet's expand and project
+// convolutions) run by gopt's AMX kernel (PointwiseAmx.cpp) instead of
+// oneDNN 2.6's brgconv_1x1, in the layouts the oneDNN stage `onednn`
+// agreed to; null where the stage is anything else (int8, strided,
+// grouped, eltwise tails). GOPT_POINTWISE_AMX=0 keeps oneDNN's.
+class PointwiseStageKernel : public OneDnnLayoutKernel {
+public:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  create(const KernelConfig &c, const cpu::ConvPostOps &post,
+         const OneDnnLayoutKernel &onednn, const RowBand *band = nullptr) {
+    auto none = [] { return std::unique_ptr<OneDnnLayoutKernel>(); };
+    if (!cpu::pointwiseAmxEnabled() || convType(c) != DataType::bf16 ||
+        c.inputTypes[1] != DType::kBF16 || !c.constantInputs[1] ||
+        !post.tail.empty())
+      return none();
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || (c.inputTypes[2] != DType::kF32 &&
+                                             c.inputTypes[2] != DType::kBF16)))
+      return none();
+    bool clamp = true;
+    float lo = 0, hi = 0;
+    if (post.activation == "none") {
+      clamp = false;
+    } else if (post.activation == "relu") {
+      hi = std::numeric_limits<float>::infinity();
+    } else if (post.activation == "relu6") {
+      hi = 6;
+    } else if (post.activation == "clip") {
+      lo = post.clipMin;
+      hi = post.clipMax;
+    } else {
+      return none();
+    }
+    StatusOr<ConvGeometry> geometry = convGeometry(c);
+    if (!geometry.ok())
+      return none();
+    ConvGeometry g = *geometry;
+    if (band)
+      applyBand(g, *band);
+    const Dims &wd = g.weightDims;
+    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+    if (wd.size() != 4 || wd[2] != 1 || wd[3] != 1 || g.strides[0] != 1 ||
+        g.strides[1] != 1 || g.padL[0] != 0 || g.padL[1] != 0 ||
+        g.padR[0] != 0 || g.padR[1] != 0 || !isNhwc(in) || !isNhwc(out) ||
+        in.data_type() != DataType::bf16 || out.data_type() != DataType::bf16 ||
+        in.dims() != g.srcDims || out.dims() != g.dstDims ||
+        g.srcDims[2] != g.dstDims[2] || g.srcDims[3] != g.dstDims[3])
+      return none();
+    const int64_t k = g.cin, n = g.cout;
+    // 16 outputs fill half of the kernel's 32-wide block: oneDNN's was
+    // faster there (MobileNetV2's 32 -> 16, 1.25x).
+    if (n <= 16)
+      return none();
+    // Weights [n][k] from OIHW ([n, k, 1, 1]) or HWIO ([1, 1, k, n]).
+    const auto *raw = static_cast<const uint16_t *>(c.constantInputs[1]);
+    std::vector<uint16_t> weights(k * n);
+    for (int64_t o = 0; o < n; ++o)
+      for (int64_t i = 0; i < k; ++i)
+        weights[o * k + i] =
+            g.weightTag == Tag::oihw ? raw[o * k + i] : raw[i * n + o];
+    std::vector<float> bias;
+    if (hasBias) {
+      bias.resize(n);
+      for (int64_t o = 0; o < n; ++o) {
+        if (c.inputTypes[2] == DType::kF32) {
+          bias[o] = static_cast<const float *>(c.constantInputs[2])[o];
+        } else {
+          uint32_t wide = static_cast<uint32_t>(static_cast<const uint16_t *>(
+                              c.constantInputs[2])[o])
+                          << 16;
+          std::memcpy(&bias[o], &wide, sizeof(float));
+        }
+      }
+    }
+    auto kernel =
+        std::unique_ptr<PointwiseStageKernel>(new PointwiseStageKernel());
+    kernel->pw_ = cpu::PointwiseBf16Amx::create(
+        k, n, weights, bias, clamp, lo, hi, post.sum, omp_get_max_threads());
+    if (!kernel->pw_)
+      return none();
+    kernel->pixels_ = g.dstDims[0] * g.dstDims[2] * g.dstDims[3];
+    kernel->inputDescs_ = {in};
+    kernel->outputDesc_ = out;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    pw_->run(static_cast<const uint16_t *>(inputs[0].data()),
+             static_cast<uint16_t *>(outputs[0].data()), pixels_);
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-pw"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<cpu::PointwiseBf16Amx> pw_;
+  int64_t pixels_ = 0;
+};
+
 // Convolutions where each one's result is read only by the next, run `chunk`
 // images at a time: stage k + 1 reads stage k's result for those images
 // from a small buffer that stays in cache, instead of the whole batch's
@@ -1624,11 +1724,16 @@ public:
       // ran 11x slower chained); unchained, each picks its own layouts.
       if (!supported || stage->runsReference())
         return std::unique_ptr<LayoutKernel>();
-      if (!int8)
+      if (!int8) {
         if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
           stage = std::move(dw);
           kernel->depthwise_ = true;
+        } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
+                                                          *stage)) {
+          stage = std::move(pw);
+          kernel->pointwise_ = true;
         }
+      }
       src = stage->outputDesc();
       if (k + 1 < stages.size())
         midBytes = std::max(midBytes, src.get_size());
@@ -1696,11 +1801,14 @@ public:
     }
     return Status::success();
   }
-  // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel).
+  // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel);
+  // "-pw": a 1x1 stage runs gopt's AMX kernel (PointwiseStageKernel).
   const char *implementation() const override {
-    if (depthwise_)
-      return bands_.empty() ? "onednn-dw" : "onednn-rows-dw";
-    return bands_.empty() ? "onednn" : "onednn-rows";
+    static const char *names[2][2][2] = {
+        {{"onednn", "onednn-pw"}, {"onednn-dw", "onednn-dw-pw"}},
+        {{"onednn-rows", "onednn-rows-pw"},
+         {"onednn-rows-dw", "onednn-rows-dw-pw"}}};
+    return names[!bands_.empty()][depthwise_][pointwise_];
   }
   int64_t batch() const { return batch_; }
   int64_t chunk() const { return chunk_; }
@@ -1854,12 +1962,17 @@ private:
           }
           if (!supported || !isNhwc(kernel->outputDesc()))
             return Status::success();
-          if (!stages[k].int8)
+          if (!stages[k].int8) {
             if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
                                                        *kernel, &rb)) {
               kernel = std::move(dw);
               depthwise_ = true;
+            } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
+                                                              *kernel, &rb)) {
+              kernel = std::move(pw);
+              pointwise_ = true;
             }
+          }
           st.bandKernels.push_back(std::move(kernel));
           it = kernels.emplace(key, static_cast<int>(st.bandKernels.size()) - 1)
                    .first;
@@ -1953,7 +2066,7 @@ private:
     return Status::success();
   }
 
-  bool depthwise_ = false;
+  bool depthwise_ = false, pointwise_ = false;
   std::shared_ptr<void> pending_;
   size_t pendingBytes_ = 0;
   size_t head_ = 0; // stages run on whole images before the bands

@@ -1,0 +1,243 @@
+//===- PointwiseAmx.cpp - 1x1 convolution on NHWC bf16 with AMX -----------===//
+//
+// Per 32 pixels (two 16-row A tiles read in place from the NHWC source,
+// the row stride being the input channels) and 32 output channels (two B
+// tiles of VNNI-packed weights), four C tiles accumulate the k chunks;
+// the chunk is the largest even divisor of k up to 32, so that one tile
+// configuration serves every chunk (16, 24 and 144 input channels have no
+// 32-channel tail to configure apart). The tiles go to a 4 KiB buffer in
+// L1 and the epilogue adds the bias (and the residual already in the
+// destination, oneDNN's sum post-op), clamps and rounds to bf16 with the
+// same round-to-nearest-even oneDNN uses. The last pixels (fewer than 32)
+// are copied into a zero-padded block so no tile reads past the source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PointwiseAmx.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define GOPT_PW_X86 1
+#define GOPT_PW_TARGET                                                         \
+  __attribute__((                                                              \
+      target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+#endif
+
+namespace gopt::runtime::cpu {
+
+bool pointwiseAmxEnabled() {
+#ifdef GOPT_PW_X86
+  static const bool enabled = [] {
+    const char *setting = std::getenv("GOPT_POINTWISE_AMX");
+    if (setting && std::strcmp(setting, "0") == 0)
+      return false;
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+      return false;
+    const bool amx = (d >> 22 & 1) && (d >> 24 & 1); // AMX-BF16, AMX-TILE
+    const bool avx512 = (b >> 16 & 1) && (b >> 30 & 1) && (b >> 31 & 1);
+    if (!amx || !avx512 || !__get_cpuid_count(7, 1, &a, &b, &c, &d) ||
+        !(a >> 5 & 1)) // AVX512-BF16
+      return false;
+    // Linux hands out the tile state only on request (oneDNN asks too).
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<PointwiseBf16Amx>
+PointwiseBf16Amx::create(int64_t k, int64_t n,
+                         const std::vector<uint16_t> &weights,
+                         const std::vector<float> &bias, bool clamp, float lo,
+                         float hi, bool sum, int threads) {
+  if (!pointwiseAmxEnabled() || k < 2 || k % 2 != 0 || n < 1 ||
+      static_cast<int64_t>(weights.size()) != k * n ||
+      (!bias.empty() && static_cast<int64_t>(bias.size()) != n))
+    return nullptr;
+  auto p = std::unique_ptr<PointwiseBf16Amx>(new PointwiseBf16Amx());
+  p->k_ = k;
+  p->n_ = n;
+  p->kc_ = 2;
+  for (int64_t kc = 32; kc >= 2; kc -= 2)
+    if (k % kc == 0) {
+      p->kc_ = kc;
+      break;
+    }
+  // Whole pairs of 16-channel blocks: the last one's padding has zero
+  // weights and bias, its results are not stored.
+  p->nBlocks_ = (n + 31) / 32 * 2;
+  const int64_t chunks = k / p->kc_, kc = p->kc_;
+  p->packed_.assign(p->nBlocks_ * chunks * kc * 16, 0);
+  for (int64_t nb = 0; nb < p->nBlocks_; ++nb)
+    for (int64_t ch = 0; ch < chunks; ++ch)
+      for (int64_t r = 0; r < kc / 2; ++r)
+        for (int64_t col = 0; col < 16; ++col)
+          for (int64_t e = 0; e < 2; ++e) {
+            const int64_t o = nb * 16 + col, i = ch * kc + 2 * r + e;
+            if (o < n)
+              p->packed_[((nb * chunks + ch) * (kc / 2) + r) * 32 + col * 2 +
+                         e] = weights[o * k + i];
+          }
+  p->bias_.assign(p->nBlocks_ * 16, 0.0f);
+  for (int64_t o = 0; o < n && !bias.empty(); ++o)
+    p->bias_[o] = bias[o];
+  p->clamp_ = clamp;
+  p->lo_ = lo;
+  p->hi_ = hi;
+  p->sum_ = sum;
+  p->threads_ = std::max(1, threads);
+  return p;
+}
+
+#ifdef GOPT_PW_X86
+namespace {
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, startRow = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+struct Job {
+  int64_t k, n, kc, chunks;
+  const uint16_t *packed;
+  const float *bias;
+  bool clamp, sum;
+  float lo, hi;
+};
+
+// Pixels [m0, m0 + 32) (`rows` of them real) by output channels [n0, n0 +
+// 32): the tiles, then the epilogue. `a0`: the block's first pixel row.
+GOPT_PW_TARGET void block32(const Job &j, const uint16_t *a0, int64_t strideA,
+                            int64_t n0, int64_t rows, uint16_t *dst,
+                            float *buf) {
+  const int64_t nb = n0 / 16;
+  const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
+  const uint16_t *b0 = j.packed + nb * j.chunks * chunkElems;
+  const uint16_t *b1 = b0 + j.chunks * chunkElems;
+  const uint16_t *a1 = a0 + 16 * strideA / 2;
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t c = 0; c < j.chunks; ++c) {
+    _tile_loadd(4, a0 + c * j.kc, strideA);
+    _tile_loadd(5, a1 + c * j.kc, strideA);
+    _tile_loadd(6, b0 + c * chunkElems, 64);
+    _tile_loadd(7, b1 + c * chunkElems, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 5, 6);
+    _tile_dpbf16ps(2, 4, 7);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, buf, 64);
+  _tile_stored(1, buf + 256, 64);
+  _tile_stored(2, buf + 512, 64);
+  _tile_stored(3, buf + 768, 64);
+  const int64_t valid = std::min<int64_t>(32, j.n - n0);
+  const __mmask32 mask =
+      valid == 32 ? 0xFFFFFFFFu : static_cast<__mmask32>((1u << valid) - 1);
+  const __m512 bias0 = _mm512_loadu_ps(j.bias + n0);
+  const __m512 bias1 = _mm512_loadu_ps(j.bias + n0 + 16);
+  const __m512 lo = _mm512_set1_ps(j.lo), hi = _mm512_set1_ps(j.hi);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = buf + (r / 16) * 256 + (r % 16) * 16;
+    __m512 v0 = _mm512_add_ps(_mm512_load_ps(row), bias0);
+    __m512 v1 = _mm512_add_ps(_mm512_load_ps(row + 512), bias1);
+    uint16_t *out = dst + r * j.n + n0;
+    if (j.sum) {
+      const __m512i old = _mm512_maskz_loadu_epi16(mask, out);
+      const __m512i w0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(old));
+      const __m512i w1 =
+          _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(old, 1));
+      v0 = _mm512_add_ps(v0, _mm512_castsi512_ps(_mm512_slli_epi32(w0, 16)));
+      v1 = _mm512_add_ps(v1, _mm512_castsi512_ps(_mm512_slli_epi32(w1, 16)));
+    }
+    if (j.clamp) {
+      v0 = _mm512_min_ps(_mm512_max_ps(v0, lo), hi);
+      v1 = _mm512_min_ps(_mm512_max_ps(v1, lo), hi);
+    }
+    const __m512i packed =
+        reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0));
+    _mm512_mask_storeu_epi16(out, mask, packed);
+  }
+}
+
+GOPT_PW_TARGET void runRange(const Job &j, const uint16_t *src, uint16_t *dst,
+                             int64_t pixels, int64_t firstBlock,
+                             int64_t endBlock) {
+  if (firstBlock >= endBlock)
+    return;
+  TileConfig cfg;
+  for (int t = 0; t < 4; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  for (int t = 4; t < 6; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = static_cast<uint16_t>(j.kc * 2);
+  }
+  for (int t = 6; t < 8; ++t) {
+    cfg.rows[t] = static_cast<uint8_t>(j.kc / 2);
+    cfg.colsb[t] = 64;
+  }
+  alignas(64) float buf[1024];
+  std::vector<uint16_t> tail;
+  // GCC 12's _tile_loadconfig names only the first 8 bytes as read: the
+  // compiler may drop the stores of the shapes (SIGILL at the first tile
+  // instruction, seen once the configuration moved into a function of its
+  // own). The whole struct as the operand keeps them.
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+  const int64_t strideA = j.k * 2;
+  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+    const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
+    const uint16_t *a = src + m0 * j.k;
+    if (rows < 32) {
+      tail.assign(32 * j.k, 0);
+      std::memcpy(tail.data(), a, rows * j.k * sizeof(uint16_t));
+      a = tail.data();
+    }
+    for (int64_t n0 = 0; n0 < j.n; n0 += 32)
+      block32(j, a, strideA, n0, rows, dst + m0 * j.n, buf);
+  }
+  _tile_release();
+}
+
+} // namespace
+#endif
+
+void PointwiseBf16Amx::run(const uint16_t *src, uint16_t *dst,
+                           int64_t pixels) const {
+#ifdef GOPT_PW_X86
+  Job j{k_,           n_,     kc_,  k_ / kc_, packed_.data(),
+        bias_.data(), clamp_, sum_, lo_,      hi_};
+  const int64_t blocks = (pixels + 31) / 32;
+  const int threads = static_cast<int>(
+      std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));
+  if (threads <= 1) {
+    runRange(j, src, dst, pixels, 0, blocks);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    runRange(j, src, dst, pixels, blocks * t / nt, blocks * (t + 1) / nt);
+  }
+#endif
+}
+
+} // namespace gopt::runtime::cpu
