@@ -265,6 +265,9 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
 // matrix product of the im2col'd windows and dy.
 TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
   SKIP_WITHOUT_ONEDNN_BF16();
+  // The few-channel cases run on AMX tiles where the CPU has them
+  // (Bf16ConvGrad.FewChannelsOnAmxTiles): the matmuls here.
+  setenv("GOPT_CONV_FILTER_AMX", "0", 1);
   uint32_t seed = 380;
   std::vector<ConvCase> cases = {
       {"Stride2Pads3x3Oihw",
@@ -317,6 +320,53 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
     Both df = runBoth("conv2d_backprop_filter",
                       backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
     EXPECT_EQ(df.cpuImpl, "onednn-im2col") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+  unsetenv("GOPT_CONV_FILTER_AMX");
+}
+
+// Few input channels, 9+ taps and a large output (ResNet's stem) on an
+// AMX CPU: tile products of the phase-split input rows and pixel-paired dy
+// (ConvGradBf16.cpp). Output columns not a multiple of 32 (the tiles'
+// reduction depth), bands of output rows with a remainder, 16-row and
+// shorter tiles of (kh, ci) rows, 16 to 80 output channels (a partial
+// group of four tiles), both filter layouts.
+TEST(Bf16ConvGrad, FewChannelsOnAmxTiles) {
+  if (cpuIsaName() != "avx512_core_amx")
+    GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
+  uint32_t seed = 700;
+  std::vector<ConvCase> cases = {
+      {"Stem7x7Stride2Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({3, 3, 3, 3})}},
+       {3, 42, 76, 3},
+       {64, 3, 7, 7}},
+      {"Stem7x7Stride2Hwio80",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({3, 2, 3, 2})}},
+       {2, 35, 70, 3},
+       {7, 7, 3, 80}},
+      {"Asymmetric5x5Stride2Hwio48",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 1, 2, 1})}},
+       {3, 40, 50, 3},
+       {5, 5, 3, 48}},
+      {"UnitStride3x3FourChannels16",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 0, 2})}},
+       {2, 17, 33, 4},
+       {16, 4, 3, 3}},
+      {"Stride3x1OneChannel32",
+       {{"strides", intsAttr({3, 1})}, {"pads", intsAttr({0, 0, 1, 1})}},
+       {2, 50, 40, 2},
+       {3, 5, 2, 32}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "amx") << "conv2d_backprop_filter";
     expectCloseBf16(df.ref, df.cpu);
   }
 }

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "../collectives/CommunicationQueue.h"
 #include "Avx512Lanes.h"
+#include "ConvGradBf16.h"
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
@@ -525,6 +526,9 @@ ConvBackwardKernel::create(const KernelConfig &c) {
       cpu::singleChannelConvEnabled())
     if (std::unique_ptr<Kernel> direct = cpu::createSingleChannelFilterGrad(c))
       return direct;
+  if (c.op->kind() == "conv2d_backprop_filter")
+    if (std::unique_ptr<Kernel> tiles = cpu::createAmxFewChannelFilterGrad(c))
+      return tiles;
   if (c.op->kind() == "conv2d_backprop_filter")
     if (std::unique_ptr<Kernel> product = Im2colFilterGradKernel::create(c))
       return product;

@@ -1,0 +1,26 @@
+//===- ConvGradBf16.h - bf16 conv gradients on AMX tiles --------*- C++ -*-===//
+//
+// conv2d_backprop_filter of few-channel NHWC bf16 sources with a large
+// output (ResNet's 7x7 stride-2 stem over RGB images) as AMX tile products
+// of shifted input rows and pixel-paired dy: no im2col buffer. The factory
+// returns null for anything else, on CPUs without AMX (as oneDNN sees
+// them: DNNL_MAX_CPU_ISA counts) and when GOPT_CONV_FILTER_AMX=0; the
+// caller falls back to the im2col matmuls or oneDNN.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
+#define GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
+
+#include <memory>
+
+namespace gopt::runtime {
+class Kernel;
+struct KernelConfig;
+namespace cpu {
+
+std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
+
+} // namespace cpu
+} // namespace gopt::runtime
+
+#endif // GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
