@@ -534,6 +534,52 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
 // wins), signed zeros (equal: the first wins), a signaling NaN in dy
 // quieted as the reference's conversion does, the same bits as the
 // reference.
+// Overlapping and padded NHWC windows with channels a multiple of 16 (the
+// ResNet stem's 3x3 stride-2 pool) run 16 channels a vector
+// (PoolGradBf16.cpp): the same bits as the generic rows loop
+// (GOPT_MAX_POOL_GRAD_AVX512=0), NaNs, ties and signed zeros included, and
+// within a bf16 step of the reference.
+TEST(Bf16MaxPoolGrad, OverlappingNhwcVectorsSameBitsAsRows) {
+  uint32_t seed = 90;
+  struct Case {
+    AttrMap attrs;
+    Shape x;
+  };
+  std::vector<Case> cases = {
+      {{{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 11, 12, 64}},
+      {{{"kernel", intsAttr({3, 2})},
+        {"strides", intsAttr({1, 2})},
+        {"pads", intsAttr({0, 2, 1, 0})}},
+       {2, 7, 9, 32}},
+      {{{"kernel", intsAttr({2, 3})},
+        {"strides", intsAttr({3, 1})},
+        {"pads", intsAttr({1, 0, 0, 1})}},
+       {1, 8, 6, 16}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.x[3]);
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 7 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    std::vector<Shape> y = resultShapes("max_pool", c.attrs, {x});
+    ASSERT_EQ(y.size(), 1u);
+    Tensor dy = randomBf16(y[0], seed++);
+    dy.data<uint16_t>()[1] = 0x7f81; // signaling NaN
+    dy.data<uint16_t>()[2] = 0xffc0; // negative quiet NaN
+    Both vectors = runBoth("max_pool_grad", c.attrs, {toBf16(x), dy});
+    setenv("GOPT_MAX_POOL_GRAD_AVX512", "0", 1);
+    Both rows = runBoth("max_pool_grad", c.attrs, {toBf16(x), dy});
+    unsetenv("GOPT_MAX_POOL_GRAD_AVX512");
+    EXPECT_EQ(vectors.cpuImpl, "fast");
+    expectSameBits(rows.cpu, vectors.cpu);
+  }
+}
+
 TEST(Bf16MaxPoolGrad, TiledNhwcSpecialValuesSameBits) {
   uint32_t seed = 70;
   for (int64_t channels : {16, 32, 64}) {

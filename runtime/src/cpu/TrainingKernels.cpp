@@ -32,6 +32,7 @@
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
+#include "PoolGradBf16.h"
 #include "SingleChannelConv.h"
 #include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
@@ -1198,16 +1199,28 @@ public:
       return Status::success();
     }
     if (!g.nchw) {
+      const cpu::PoolWindows windows{g.h,  g.w,  g.c,  g.oh,     g.ow,     g.kh,
+                                     g.kw, g.sh, g.sw, g.padTop, g.padLeft};
+      const bool vectors = std::is_same_v<T, uint16_t> &&
+                           cpu::maxPoolGradRowsAvx512Applies(windows);
 #pragma omp parallel if (parallel)
       {
         std::vector<int32_t> best(scratch);
         std::vector<float> bestValue(scratch);
         std::vector<float> acc(g.kh * g.w * g.c, 0.0f);
 #pragma omp for schedule(static)
-        for (int64_t item = 0; item < items; ++item)
+        for (int64_t item = 0; item < items; ++item) {
+          if constexpr (std::is_same_v<T, uint16_t>)
+            if (vectors) {
+              cpu::maxPoolGradRowsAvx512(windows, x + item * xSize,
+                                         dy + item * ySize, dx + item * xSize,
+                                         acc.data());
+              continue;
+            }
           maxPoolGradImageRows(g, x + item * xSize, dy + item * ySize,
                                dx + item * xSize, best.data(), bestValue.data(),
                                acc.data());
+        }
       }
       return Status::success();
     }
