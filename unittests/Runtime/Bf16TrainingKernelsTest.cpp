@@ -371,6 +371,46 @@ TEST(Bf16ConvGrad, FewChannelsOnAmxTiles) {
   }
 }
 
+// Strided NHWC convolutions with 64+ channels both ways (ResNet's stride-2
+// 3x3 and 1x1 downsample convolutions) on an AMX CPU: the input gradient as
+// a matmul into f32 columns and a col2im (ConvGradBf16.cpp). Inputs no
+// window reaches (1x1 stride 2) stay zero; asymmetric strides and pads;
+// both filter layouts; batches split into chunks of images.
+TEST(Bf16ConvGrad, StridedBackpropInputAsMatmulAndCol2im) {
+  if (cpuIsaName() != "avx512_core_amx")
+    GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
+  uint32_t seed = 800;
+  std::vector<ConvCase> cases = {
+      {"Stride2Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 14, 14, 64},
+       {80, 64, 3, 3}},
+      {"Downsample1x1Hwio",
+       {{"strides", intsAttr({2, 2})}},
+       {2, 13, 13, 64},
+       {1, 1, 64, 96}},
+      {"Downsample1x1Oihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {4, 8, 8, 80},
+       {64, 80, 1, 1}},
+      {"Strides2x3AsymmetricPadsHwio",
+       {{"strides", intsAttr({2, 3})}, {"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 11, 13, 64},
+       {3, 3, 64, 64}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both dx = runBoth("conv2d_backprop_input", backpropInputAttrs(c.attrs, c.x),
+                      {o.dy, o.filter});
+    EXPECT_EQ(dx.cpuImpl, "onednn-col2im") << "conv2d_backprop_input";
+    expectCloseBf16(dx.ref, dx.cpu);
+  }
+}
+
 // Runs in a fresh process where oneDNN is limited to AVX2 (it reads
 // DNNL_MAX_CPU_ISA once, at its first use): there it has no bf16 kernels,
 // so the factories leave the bf16 conv gradients to the reference kernels

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvGradBf16.h"
 #include "ElementLoops.h"
+#include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
 
@@ -49,8 +50,15 @@ namespace gopt::runtime::cpu {
 std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &) {
   return nullptr;
 }
+std::unique_ptr<Kernel> createStridedBackpropInputMatmul(const KernelConfig &) {
+  return nullptr;
+}
 #else
 namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dims = memory::dims;
 
 // GOPT_CONV_FILTER_AMX=0 keeps the im2col matmuls / oneDNN (for comparing).
 bool amxFilterGradEnabled() {
@@ -340,6 +348,232 @@ private:
   std::vector<Lane> lanes_;
 };
 
+// conv2d_backprop_input of a strided NHWC bf16 convolution (ResNet's
+// stride-2 3x3 and 1x1 downsample convolutions) as a matrix product and a
+// scatter: col[p][t, ci] = sum over co of dy[p][co] * W[co][ci][t] (oneDNN's
+// AMX matmul, f32 results), then each output pixel's column row added into
+// the input pixels its taps read (col2im, f32 rows of one image) and
+// rounded once. oneDNN's backward-data kernels for strided windows ran
+// these at 190-740 GFLOP/s (one thread, batch 32). Images go in chunks whose
+// columns fit in L2; each thread takes a run of chunks with single-threaded
+// matmuls sharing one packed copy of the weights.
+class StridedBackpropInputMatmul : public Kernel {
+public:
+  static std::unique_ptr<Kernel> create(const KernelConfig &c);
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const uint16_t *dy = inputs[0].data<uint16_t>();
+    const uint16_t *w = inputs[1].data<uint16_t>();
+    uint16_t *dx = outputs[0].data<uint16_t>();
+    const int64_t taps = kh_ * kw_, k = taps * cin_;
+    // The filter as [Cout][t][ci] (OIHW is [Cout][ci][t]; HWIO
+    // [t][ci][Cout] is read transposed), then packed for the matmul.
+    const uint16_t *plain = w;
+    if (oihw_ && taps > 1) {
+#pragma omp parallel for schedule(static)
+      for (int64_t co = 0; co < cout_; ++co)
+        for (int64_t ci = 0; ci < cin_; ++ci)
+          for (int64_t t = 0; t < taps; ++t)
+            filter_[(co * taps + t) * cin_ + ci] =
+                w[(co * cin_ + ci) * taps + t];
+      plain = filter_.data();
+    }
+    const int lanes = static_cast<int>(lanes_.size());
+    try {
+      filterUser_.set_data_handle(const_cast<uint16_t *>(plain));
+      if (pack_) {
+        pack_.execute(stream_, filterUser_, filterPacked_);
+        stream_.wait();
+      }
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    const memory &weights = pack_ ? filterPacked_ : filterUser_;
+    const int64_t chunks = n_ / chunkImages_;
+    std::vector<Status> status(lanes, Status::success());
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Lane &lane = lanes_[l];
+      try {
+        for (int64_t c = l * chunks / lanes; c < (l + 1) * chunks / lanes;
+             ++c) {
+          const int64_t image0 = c * chunkImages_;
+          lane.dy.set_data_handle(const_cast<uint16_t *>(dy) +
+                                  image0 * oh_ * ow_ * cout_);
+          lane.col.set_data_handle(lane.colData.data());
+          lane.matmul.execute(lane.stream, {{DNNL_ARG_SRC, lane.dy},
+                                            {DNNL_ARG_WEIGHTS, weights},
+                                            {DNNL_ARG_DST, lane.col}});
+          lane.stream.wait();
+          for (int64_t i = 0; i < chunkImages_; ++i)
+            col2im(lane.colData.data() + i * oh_ * ow_ * k,
+                   dx + (image0 + i) * h_ * w_ * cin_, lane.acc.data());
+        }
+      } catch (const dnnl::error &e) {
+        status[l] = internalError("oneDNN: ", e.what());
+      }
+    }
+    for (Status &st : status)
+      GOPT_RETURN_IF_ERROR(st);
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn-col2im"; }
+  size_t workspaceBytes() const override {
+    size_t bytes = filter_.size() * 2 + filterPacked_.get_desc().get_size();
+    for (const Lane &lane : lanes_)
+      bytes += (lane.colData.size() + lane.acc.size()) * 4;
+    return bytes;
+  }
+
+private:
+  StridedBackpropInputMatmul() : stream_(cpuEngine()) {}
+
+  // One image's columns [OH * OW][taps * Cin] added into f32 rows of dx,
+  // rounded into `dx` ([H][W][Cin]).
+  void col2im(const float *col, uint16_t *dx, float *acc) const {
+    const int64_t taps = kh_ * kw_, k = taps * cin_, c = cin_;
+    std::fill(acc, acc + h_ * w_ * c, 0.0f);
+    for (int64_t oh = 0; oh < oh_; ++oh)
+      for (int64_t ow = 0; ow < ow_; ++ow) {
+        const float *row = col + (oh * ow_ + ow) * k;
+        for (int64_t r = 0; r < kh_; ++r) {
+          const int64_t ih = oh * sh_ - padTop_ + r;
+          if (ih < 0 || ih >= h_)
+            continue;
+          for (int64_t s = 0; s < kw_; ++s) {
+            const int64_t iw = ow * sw_ - padLeft_ + s;
+            if (iw < 0 || iw >= w_)
+              continue;
+            float *dst = acc + (ih * w_ + iw) * c;
+            const float *src = row + (r * kw_ + s) * c;
+#pragma omp simd
+            for (int64_t ci = 0; ci < c; ++ci)
+              dst[ci] += src[ci];
+          }
+        }
+      }
+    const int64_t total = h_ * w_ * c;
+#pragma omp simd
+    for (int64_t i = 0; i < total; ++i)
+      dx[i] = fromF32<uint16_t>(acc[i]);
+  }
+
+  struct Lane {
+    dnnl::stream stream;
+    dnnl::matmul matmul;
+    memory dy, col;
+    std::vector<float> colData, acc;
+  };
+
+  bool oihw_ = false;
+  int64_t n_ = 0, h_ = 0, w_ = 0, cin_ = 0, cout_ = 0, kh_ = 0, kw_ = 0;
+  int64_t oh_ = 0, ow_ = 0, sh_ = 0, sw_ = 0, padTop_ = 0, padLeft_ = 0;
+  int64_t chunkImages_ = 1;
+  dnnl::stream stream_;
+  dnnl::reorder pack_; // empty when the matmul reads the plain filter
+  memory filterUser_, filterPacked_;
+  std::vector<uint16_t> filter_;
+  std::vector<Lane> lanes_;
+};
+
+// GOPT_CONV_BACKPROP_INPUT_COL2IM=0 keeps oneDNN's backward-data kernel.
+bool stridedCol2imEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_BACKPROP_INPUT_COL2IM");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel>
+StridedBackpropInputMatmul::create(const KernelConfig &c) {
+  if (!c.allOfType(DType::kBF16) || c.inputShapes.size() != 2 ||
+      !stridedCol2imEnabled() || !amxUsable())
+    return nullptr;
+  OpAttrs attrs = c.attrs();
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
+    return nullptr;
+  const Shape &dy = c.inputShapes[0], &f = c.inputShapes[1],
+              &x = c.outputShapes[0];
+  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return nullptr;
+  auto kernel = std::unique_ptr<StridedBackpropInputMatmul>(
+      new StridedBackpropInputMatmul());
+  StridedBackpropInputMatmul &k = *kernel;
+  k.oihw_ = attrs.getString("filter_format") == "OIHW";
+  k.n_ = x[0], k.h_ = x[1], k.w_ = x[2], k.cin_ = x[3];
+  k.kh_ = k.oihw_ ? f[2] : f[0];
+  k.kw_ = k.oihw_ ? f[3] : f[1];
+  k.cout_ = k.oihw_ ? f[0] : f[3];
+  k.oh_ = dy[1], k.ow_ = dy[2];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  k.sh_ = strides[0], k.sw_ = strides[1];
+  if (dilations[0] != 1 || dilations[1] != 1 || (k.sh_ == 1 && k.sw_ == 1))
+    return nullptr;
+  StatusOr<WindowDim> wh =
+      computeWindowDim(k.h_, k.kh_, k.sh_, 1, attrs.getString("padding"),
+                       pads[0], pads[1], false);
+  StatusOr<WindowDim> ww =
+      computeWindowDim(k.w_, k.kw_, k.sw_, 1, attrs.getString("padding"),
+                       pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok() || wh->outSize != k.oh_ || ww->outSize != k.ow_ ||
+      dy[0] != k.n_ || dy[3] != k.cout_ || (k.oihw_ ? f[1] : f[2]) != k.cin_ ||
+      wh->padBefore < 0 || ww->padBefore < 0)
+    return nullptr;
+  k.padTop_ = wh->padBefore, k.padLeft_ = ww->padBefore;
+  // Many channels both ways (the matmul's depth and width), whole AMX
+  // tiles of channels.
+  const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
+                imagePixels = k.oh_ * k.ow_;
+  // Small output images (ResNet's layers 3 and 4, 14x14 and 7x7): at
+  // 28x28 (layer 2) the matmul's depth (Cout 128) is short for its f32
+  // columns and oneDNN's kernel ran as fast or faster (one thread, batch
+  // 32: the 3x3 133 vs 130 ms, the 1x1 29 vs 39 ms for 4 steps, loaded).
+  if (k.n_ == 0 || imagePixels == 0 || imagePixels > 196 || k.cin_ < 64 ||
+      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+    return nullptr;
+  // Images a chunk: columns within 2 MiB (f32), dividing the batch.
+  k.chunkImages_ = std::max<int64_t>(
+      1,
+      std::min<int64_t>(k.n_, (int64_t(2) << 20) / (imagePixels * kDim * 4)));
+  while (k.n_ % k.chunkImages_)
+    --k.chunkImages_;
+  const int64_t m = k.chunkImages_ * imagePixels;
+  try {
+    using DT = memory::data_type;
+    memory::desc dyMd({m, k.cout_}, DT::bf16, Tag::ab);
+    memory::desc colMd({m, kDim}, DT::f32, Tag::ab);
+    // [Cout][t][ci] row-major, or HWIO's [t][ci][Cout] read transposed.
+    memory::desc userMd =
+        k.oihw_ ? memory::desc({k.cout_, kDim}, DT::bf16, Tag::ab)
+                : memory::desc({k.cout_, kDim}, DT::bf16, Dims{1, k.cout_});
+    memory::desc anyMd({k.cout_, kDim}, DT::bf16, Tag::any);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dyMd, anyMd, colMd),
+                                    cpuEngine());
+    if (std::strstr(pd.impl_info_str(), "ref"))
+      return nullptr;
+    k.filterUser_ = memory(userMd, cpuEngine(), DNNL_MEMORY_NONE);
+    if (pd.weights_desc() != userMd) {
+      k.filterPacked_ = memory(pd.weights_desc(), cpuEngine());
+      k.pack_ = dnnl::reorder(k.filterUser_, k.filterPacked_);
+    }
+    const int64_t chunks = k.n_ / k.chunkImages_;
+    const int lanes = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), chunks)));
+    for (int l = 0; l < lanes; ++l)
+      k.lanes_.push_back(Lane{dnnl::stream(cpuEngine()), dnnl::matmul(pd),
+                              memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE),
+                              memory(colMd, cpuEngine(), DNNL_MEMORY_NONE),
+                              std::vector<float>(m * kDim),
+                              std::vector<float>(k.h_ * k.w_ * k.cin_)});
+  } catch (const dnnl::error &) {
+    return nullptr;
+  }
+  if (k.oihw_ && taps > 1)
+    k.filter_.resize(k.cout_ * kDim);
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
 } // namespace
 
 std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c) {
@@ -381,6 +615,11 @@ std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c) {
   return std::make_unique<AmxFewChannelFilterGrad>(
       c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],
       strides[1], wh->padBefore, ww->padBefore);
+}
+
+std::unique_ptr<Kernel>
+createStridedBackpropInputMatmul(const KernelConfig &c) {
+  return StridedBackpropInputMatmul::create(c);
 }
 #endif
 

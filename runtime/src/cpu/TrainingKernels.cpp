@@ -530,6 +530,10 @@ ConvBackwardKernel::create(const KernelConfig &c) {
   if (c.op->kind() == "conv2d_backprop_filter")
     if (std::unique_ptr<Kernel> tiles = cpu::createAmxFewChannelFilterGrad(c))
       return tiles;
+  if (c.op->kind() == "conv2d_backprop_input")
+    if (std::unique_ptr<Kernel> product =
+            cpu::createStridedBackpropInputMatmul(c))
+      return product;
   if (c.op->kind() == "conv2d_backprop_filter")
     if (std::unique_ptr<Kernel> product = Im2colFilterGradKernel::create(c))
       return product;
