@@ -349,12 +349,12 @@ private:
 };
 
 // conv2d_backprop_input of a strided NHWC bf16 convolution (ResNet's
-// stride-2 3x3 and 1x1 downsample convolutions) as a matrix product and a
+// stride-2 3x3 convolutions of layers 3 and 4) as a matrix product and a
 // scatter: col[p][t, ci] = sum over co of dy[p][co] * W[co][ci][t] (oneDNN's
 // AMX matmul, f32 results), then each output pixel's column row added into
 // the input pixels its taps read (col2im, f32 rows of one image) and
-// rounded once. oneDNN's backward-data kernels for strided windows ran
-// these at 190-740 GFLOP/s (one thread, batch 32). Images go in chunks whose
+// rounded once. oneDNN's backward-data kernel ran these at 470-740
+// GFLOP/s (one thread, batch 32, quiet machine). Images go in chunks whose
 // columns fit in L2; each thread takes a run of chunks with single-threaded
 // matmuls sharing one packed copy of the weights.
 class StridedBackpropInputMatmul : public Kernel {
@@ -525,12 +525,14 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   // tiles of channels.
   const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
                 imagePixels = k.oh_ * k.ow_;
-  // Small output images (ResNet's layers 3 and 4, 14x14 and 7x7): at
-  // 28x28 (layer 2) the matmul's depth (Cout 128) is short for its f32
-  // columns and oneDNN's kernel ran as fast or faster (one thread, batch
-  // 32: the 3x3 133 vs 130 ms, the 1x1 29 vs 39 ms for 4 steps, loaded).
-  if (k.n_ == 0 || imagePixels == 0 || imagePixels > 196 || k.cin_ < 64 ||
-      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+  // Windows of 3x3 and more over small output images (ResNet's layers 3
+  // and 4, 14x14 and 7x7). At 28x28 (layer 2) the matmul's depth (Cout
+  // 128) is short for its f32 columns and oneDNN's kernel ran as fast (one
+  // thread, batch 32, 4 steps under load: 133 vs 130 ms); the 1x1
+  // downsamples ran no faster (layer 2 29 vs 32-39 ms, layers 3 and 4
+  // within the noise).
+  if (k.n_ == 0 || imagePixels == 0 || imagePixels > 196 || taps < 9 ||
+      k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
     return nullptr;
   // Images a chunk: columns within 2 MiB (f32), dividing the batch.
   k.chunkImages_ = std::max<int64_t>(
