@@ -371,12 +371,13 @@ TEST(Bf16ConvGrad, FewChannelsOnAmxTiles) {
   }
 }
 
-// Strided NHWC 3x3 convolutions with small outputs and 64+ channels both
-// ways (ResNet's stride-2 convolutions of layers 3 and 4) on an AMX CPU:
+// NHWC 3x3 convolutions with small outputs and 64+ channels both ways
+// (ResNet's stride-2 convolutions of layers 3 and 4, layer 4's unit-stride
+// ones) on an AMX CPU:
 // the input gradient as a matmul into f32 columns and a col2im
 // (ConvGradBf16.cpp). Inputs no window reaches stay zero; asymmetric
 // strides and pads; both filter layouts; batches in chunks of images.
-TEST(Bf16ConvGrad, StridedBackpropInputAsMatmulAndCol2im) {
+TEST(Bf16ConvGrad, SmallOutputBackpropInputAsMatmulAndCol2im) {
   if (cpuIsaName() != "avx512_core_amx")
     GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
   uint32_t seed = 800;
@@ -396,6 +397,16 @@ TEST(Bf16ConvGrad, StridedBackpropInputAsMatmulAndCol2im) {
        {{"strides", intsAttr({2, 3})}, {"pads", intsAttr({1, 0, 2, 1})}},
        {2, 11, 13, 64},
        {3, 3, 64, 64}},
+      // Unit stride at 7x7 and below (ResNet's layer 4).
+      {"UnitStride7x7Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 7, 7, 96},
+       {64, 96, 3, 3}},
+      {"UnitStride5x6Hwio",
+       {{"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 5, 6, 64},
+       {3, 3, 64, 80}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);

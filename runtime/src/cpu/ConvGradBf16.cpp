@@ -348,12 +348,13 @@ private:
   std::vector<Lane> lanes_;
 };
 
-// conv2d_backprop_input of a strided NHWC bf16 convolution (ResNet's
-// stride-2 3x3 convolutions of layers 3 and 4) as a matrix product and a
+// conv2d_backprop_input of an NHWC bf16 3x3 convolution with a small
+// output (ResNet's stride-2 convolutions of layers 3 and 4, and layer 4's
+// unit-stride ones) as a matrix product and a
 // scatter: col[p][t, ci] = sum over co of dy[p][co] * W[co][ci][t] (oneDNN's
 // AMX matmul, f32 results), then each output pixel's column row added into
 // the input pixels its taps read (col2im, f32 rows of one image) and
-// rounded once. oneDNN's backward-data kernel ran these at 470-740
+// rounded once. oneDNN's backward-data kernel ran these at 470-1000
 // GFLOP/s (one thread, batch 32, quiet machine). Images go in chunks whose
 // columns fit in L2; each thread takes a run of chunks with single-threaded
 // matmuls sharing one packed copy of the weights.
@@ -508,7 +509,7 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
   std::vector<int64_t> pads = attrs.getWindowInts("pads");
   k.sh_ = strides[0], k.sw_ = strides[1];
-  if (dilations[0] != 1 || dilations[1] != 1 || (k.sh_ == 1 && k.sw_ == 1))
+  if (dilations[0] != 1 || dilations[1] != 1)
     return nullptr;
   StatusOr<WindowDim> wh =
       computeWindowDim(k.h_, k.kh_, k.sh_, 1, attrs.getString("padding"),
@@ -531,8 +532,11 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   // thread, batch 32, 4 steps under load: 133 vs 130 ms); the 1x1
   // downsamples ran no faster (layer 2 29 vs 32-39 ms, layers 3 and 4
   // within the noise).
-  if (k.n_ == 0 || imagePixels == 0 || imagePixels > 196 || taps < 9 ||
-      k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+  // Unit stride only at 7x7 and below (layer 4: oneDNN's kernel 258-275
+  // against 154-178 ms; at 14x14, layer 3, 86-93 against 183-188).
+  const bool unitStride = k.sh_ == 1 && k.sw_ == 1;
+  if (k.n_ == 0 || imagePixels == 0 || imagePixels > (unitStride ? 49 : 196) ||
+      taps < 9 || k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
     return nullptr;
   // Images a chunk: columns within 2 MiB (f32), dividing the batch.
   k.chunkImages_ = std::max<int64_t>(

@@ -20,8 +20,9 @@ namespace cpu {
 
 std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
 
-// conv2d_backprop_input of a strided NHWC bf16 convolution with a 3x3+
-// window, an output of 14x14 or less and 64+ channels both ways, as oneDNN's
+// conv2d_backprop_input of an NHWC bf16 convolution with a 3x3+ window,
+// an output of 14x14 or less (strided) or 7x7 (unit stride) and 64+
+// channels both ways, as oneDNN's
 // matmul of dy and the filter into f32 columns and a col2im; null elsewhere,
 // without AMX or when GOPT_CONV_BACKPROP_INPUT_COL2IM=0 (oneDNN's backward-data
 // kernel runs).
