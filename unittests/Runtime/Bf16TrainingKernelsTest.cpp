@@ -397,15 +397,16 @@ TEST(Bf16ConvGrad, SmallOutputBackpropInputAsMatmulAndCol2im) {
        {{"strides", intsAttr({2, 3})}, {"pads", intsAttr({1, 0, 2, 1})}},
        {2, 11, 13, 64},
        {3, 3, 64, 64}},
-      // Unit stride at 7x7 and below (ResNet's layer 4).
+      // Unit stride at 7x7 and below with 1,024+ output pixels (ResNet's
+      // layer 4 at batch 21+).
       {"UnitStride7x7Oihw",
        {{"filter_format", stringAttr("OIHW")},
         {"pads", intsAttr({1, 1, 1, 1})}},
-       {3, 7, 7, 96},
+       {21, 7, 7, 96},
        {64, 96, 3, 3}},
       {"UnitStride5x6Hwio",
        {{"pads", intsAttr({1, 1, 1, 1})}},
-       {2, 5, 6, 64},
+       {35, 5, 6, 64},
        {3, 3, 64, 80}},
   };
   for (const ConvCase &c : cases) {

@@ -533,10 +533,13 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   // downsamples ran no faster (layer 2 29 vs 32-39 ms, layers 3 and 4
   // within the noise).
   // Unit stride only at 7x7 and below (layer 4: oneDNN's kernel 258-275
-  // against 154-178 ms; at 14x14, layer 3, 86-93 against 183-188).
+  // against 154-178 ms; at 14x14, layer 3, 86-93 against 183-188) and
+  // with 1,024+ output pixels in the batch: the per-call permutation and
+  // packing of the filter did not pay at batch 3 (33-36 against 48-52 ms).
   const bool unitStride = k.sh_ == 1 && k.sw_ == 1;
   if (k.n_ == 0 || imagePixels == 0 || imagePixels > (unitStride ? 49 : 196) ||
-      taps < 9 || k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+      (unitStride && k.n_ * imagePixels < 1024) || taps < 9 || k.cin_ < 64 ||
+      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
     return nullptr;
   // Images a chunk: columns within 2 MiB (f32), dividing the batch.
   k.chunkImages_ = std::max<int64_t>(
