@@ -247,6 +247,36 @@ TEST(Bf16Elementwise, BinaryBroadcastsMatchReferenceBitForBit) {
     }
 }
 
+// Both operands broadcast, one along a block of dims and the other
+// everywhere else (global_avg_pool's gradient: dy [N, 1, 1, C] times
+// [1, H, W, 1]): the fast loops, the same bits.
+TEST(Bf16Elementwise, TwoSidedBroadcastsMatchReferenceBitForBit) {
+  Tensor dy = randomBf16({3, 1, 1, 40}, 8),
+         spread = randomBf16({1, 5, 7, 1}, 9);
+  Tensor rows = randomBf16({6, 1}, 10), cols = randomBf16({1, 9}, 11);
+  for (const char *kind : {"mul", "sub", "div"}) {
+    SCOPED_TRACE(kind);
+    auto [ref, cpu] =
+        runBoth(kind, {}, {dy, spread}, {BF16, {3, 5, 7, 40}}, {}, "fast");
+    expectSameBits(ref, cpu);
+    auto [ref2, cpu2] =
+        runBoth(kind, {}, {spread, dy}, {BF16, {3, 5, 7, 40}}, {}, "fast");
+    expectSameBits(ref2, cpu2);
+    auto [ref3, cpu3] =
+        runBoth(kind, {}, {rows, cols}, {BF16, {6, 9}}, {}, "fast");
+    expectSameBits(ref3, cpu3);
+  }
+}
+
+// NHWC global_avg_pool of bf16 (ResNet's head in mixed precision) on the
+// fast loops: summed in double and rounded once, as the reference.
+TEST(Bf16GlobalAvgPool, NhwcMatchesReferenceBitForBit) {
+  auto [ref, cpu] = runBoth(
+      "global_avg_pool", {{"data_format", stringAttr("NHWC")}},
+      {randomBf16({4, 7, 7, 48}, 12)}, {BF16, {4, 1, 1, 48}}, {}, "fast");
+  expectSameBits(ref, cpu);
+}
+
 //===----------------------------------------------------------------------===//
 // oneDNN kernels
 //===----------------------------------------------------------------------===//

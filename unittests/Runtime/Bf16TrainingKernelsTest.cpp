@@ -265,6 +265,9 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
 // matrix product of the im2col'd windows and dy.
 TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
   SKIP_WITHOUT_ONEDNN_BF16();
+  // The few-channel cases run on AMX tiles where the CPU has them
+  // (Bf16ConvGrad.FewChannelsOnAmxTiles): the matmuls here.
+  setenv("GOPT_CONV_FILTER_AMX", "0", 1);
   uint32_t seed = 380;
   std::vector<ConvCase> cases = {
       {"Stride2Pads3x3Oihw",
@@ -318,6 +321,102 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
                       backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
     EXPECT_EQ(df.cpuImpl, "onednn-im2col") << "conv2d_backprop_filter";
     expectCloseBf16(df.ref, df.cpu);
+  }
+  unsetenv("GOPT_CONV_FILTER_AMX");
+}
+
+// Few input channels, 9+ taps and a large output (ResNet's stem) on an
+// AMX CPU: tile products of the phase-split input rows and pixel-paired dy
+// (ConvGradBf16.cpp). Output columns not a multiple of 32 (the tiles'
+// reduction depth), bands of output rows with a remainder, 16-row and
+// shorter tiles of (kh, ci) rows, 16 to 80 output channels (a partial
+// group of four tiles), both filter layouts.
+TEST(Bf16ConvGrad, FewChannelsOnAmxTiles) {
+  if (cpuIsaName() != "avx512_core_amx")
+    GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
+  uint32_t seed = 700;
+  std::vector<ConvCase> cases = {
+      {"Stem7x7Stride2Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({3, 3, 3, 3})}},
+       {3, 42, 76, 3},
+       {64, 3, 7, 7}},
+      {"Stem7x7Stride2Hwio80",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({3, 2, 3, 2})}},
+       {2, 35, 70, 3},
+       {7, 7, 3, 80}},
+      {"Asymmetric5x5Stride2Hwio48",
+       {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({2, 1, 2, 1})}},
+       {3, 40, 50, 3},
+       {5, 5, 3, 48}},
+      {"UnitStride3x3FourChannels16",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 0, 2})}},
+       {2, 17, 33, 4},
+       {16, 4, 3, 3}},
+      {"Stride3x1OneChannel32",
+       {{"strides", intsAttr({3, 1})}, {"pads", intsAttr({0, 0, 1, 1})}},
+       {2, 50, 40, 2},
+       {3, 5, 2, 32}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both df = runBoth("conv2d_backprop_filter",
+                      backpropFilterAttrs(c.attrs, c.filter), {o.x, o.dy});
+    EXPECT_EQ(df.cpuImpl, "amx") << "conv2d_backprop_filter";
+    expectCloseBf16(df.ref, df.cpu);
+  }
+}
+
+// NHWC 3x3 convolutions with small outputs and 64+ channels both ways
+// (ResNet's stride-2 convolutions of layers 3 and 4, layer 4's unit-stride
+// ones) on an AMX CPU:
+// the input gradient as a matmul into f32 columns and a col2im
+// (ConvGradBf16.cpp). Inputs no window reaches stay zero; asymmetric
+// strides and pads; both filter layouts; batches in chunks of images.
+TEST(Bf16ConvGrad, SmallOutputBackpropInputAsMatmulAndCol2im) {
+  if (cpuIsaName() != "avx512_core_amx")
+    GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
+  uint32_t seed = 800;
+  std::vector<ConvCase> cases = {
+      {"Stride2Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 14, 14, 64},
+       {80, 64, 3, 3}},
+      // Rows and columns no window reaches stay zero.
+      {"Stride3GapsOihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({3, 3})}},
+       {4, 11, 10, 80},
+       {64, 80, 3, 3}},
+      {"Strides2x3AsymmetricPadsHwio",
+       {{"strides", intsAttr({2, 3})}, {"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 11, 13, 64},
+       {3, 3, 64, 64}},
+      // Unit stride at 7x7 and below with 1,024+ output pixels (ResNet's
+      // layer 4 at batch 21+).
+      {"UnitStride7x7Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {21, 7, 7, 96},
+       {64, 96, 3, 3}},
+      {"UnitStride5x6Hwio",
+       {{"pads", intsAttr({1, 1, 1, 1})}},
+       {35, 5, 6, 64},
+       {3, 3, 64, 80}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    Both dx = runBoth("conv2d_backprop_input", backpropInputAttrs(c.attrs, c.x),
+                      {o.dy, o.filter});
+    EXPECT_EQ(dx.cpuImpl, "onednn-col2im") << "conv2d_backprop_input";
+    expectCloseBf16(dx.ref, dx.cpu);
   }
 }
 
@@ -484,6 +583,52 @@ TEST(Bf16MaxPoolGrad, FastMatchesReference) {
 // wins), signed zeros (equal: the first wins), a signaling NaN in dy
 // quieted as the reference's conversion does, the same bits as the
 // reference.
+// Overlapping and padded NHWC windows with channels a multiple of 16 (the
+// ResNet stem's 3x3 stride-2 pool) run 16 channels a vector
+// (PoolGradBf16.cpp): the same bits as the generic rows loop
+// (GOPT_MAX_POOL_GRAD_AVX512=0), NaNs, ties and signed zeros included, and
+// within a bf16 step of the reference.
+TEST(Bf16MaxPoolGrad, OverlappingNhwcVectorsSameBitsAsRows) {
+  uint32_t seed = 90;
+  struct Case {
+    AttrMap attrs;
+    Shape x;
+  };
+  std::vector<Case> cases = {
+      {{{"kernel", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {2, 11, 12, 64}},
+      {{{"kernel", intsAttr({3, 2})},
+        {"strides", intsAttr({1, 2})},
+        {"pads", intsAttr({0, 2, 1, 0})}},
+       {2, 7, 9, 32}},
+      {{{"kernel", intsAttr({2, 3})},
+        {"strides", intsAttr({3, 1})},
+        {"pads", intsAttr({1, 0, 0, 1})}},
+       {1, 8, 6, 16}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.x[3]);
+    Tensor x = randomF32(c.x, seed++);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+      float v = std::round(x.data<float>()[i] * 4);
+      x.data<float>()[i] = i % 7 ? v : (i % 3 ? NAN : -0.0f);
+    }
+    std::vector<Shape> y = resultShapes("max_pool", c.attrs, {x});
+    ASSERT_EQ(y.size(), 1u);
+    Tensor dy = randomBf16(y[0], seed++);
+    dy.data<uint16_t>()[1] = 0x7f81; // signaling NaN
+    dy.data<uint16_t>()[2] = 0xffc0; // negative quiet NaN
+    Both vectors = runBoth("max_pool_grad", c.attrs, {toBf16(x), dy});
+    setenv("GOPT_MAX_POOL_GRAD_AVX512", "0", 1);
+    Both rows = runBoth("max_pool_grad", c.attrs, {toBf16(x), dy});
+    unsetenv("GOPT_MAX_POOL_GRAD_AVX512");
+    EXPECT_EQ(vectors.cpuImpl, "fast");
+    expectSameBits(rows.cpu, vectors.cpu);
+  }
+}
+
 TEST(Bf16MaxPoolGrad, TiledNhwcSpecialValuesSameBits) {
   uint32_t seed = 70;
   for (int64_t channels : {16, 32, 64}) {

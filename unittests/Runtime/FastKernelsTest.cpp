@@ -105,9 +105,15 @@ TEST(FastBinary, TrailingVectorNhwcAndScalar) {
 }
 
 TEST(FastBinary, TwoBroadcastOperandsFallBackToReference) {
+  // One operand along a block of dims, the other everywhere else (an outer
+  // product): the fast loops.
   expectSameAsReference("add", {},
                         {randomF32({3, 1}, 21), randomF32({1, 4}, 22)}, {3, 4},
-                        "reference");
+                        "fast");
+  // Both varying along dim 2: the reference.
+  expectSameAsReference("add", {},
+                        {randomF32({3, 1, 5}, 21), randomF32({1, 4, 5}, 22)},
+                        {3, 4, 5}, "reference");
   // Two separate broadcast blocks.
   expectSameAsReference("mul", {},
                         {randomF32({2, 3, 4}, 23), randomF32({2, 1, 4}, 24)},

@@ -194,6 +194,14 @@ private:
   template <Binary K, bool Swap = false>
   void dispatch(const T *a, const T *b, T *y) {
     const int64_t total = outer_ * mid_ * inner_;
+    if (aOuterInner_) { // a [outer, 1, inner], b [mid]
+      const int64_t mid = mid_, inner = inner_;
+#pragma omp parallel for if (total >= kParallelThreshold) schedule(static)
+      for (int64_t r = 0; r < outer_ * mid; ++r)
+        binaryScalar<K, Swap>(a + r / mid * inner, b[r % mid], y + r * inner,
+                              inner);
+      return;
+    }
     if (bFull_) {
       parallelRange(total, [&](int64_t s, int64_t e) {
         binarySameShape<K, Swap>(a, b, y, s, e);
@@ -217,6 +225,11 @@ private:
   Binary kind_;
   int64_t outer_, mid_, inner_;
   bool bFull_, swapped_;
+
+public:
+  // Both operands broadcast: a [outer, 1, inner] against b [1, mid, 1]
+  // (the gradient of global_avg_pool: dy [N, 1, 1, C] times [1, H, W, 1]).
+  bool aOuterInner_ = false;
 };
 
 // If `b` broadcast to `out` varies along one contiguous block of dims only,
@@ -296,6 +309,29 @@ StatusOr<std::unique_ptr<Kernel>> createBinary(const KernelConfig &c) {
     const Shape &full = swapped ? b : a, &part = swapped ? a : b;
     if (full == out && blockBroadcast(out, part, outer, mid, inner))
       return makeBinary(type, kind, outer, mid, inner, false, swapped);
+  }
+  // One operand varies along one block of dims only, the other everywhere
+  // else (and is 1 along the block).
+  for (bool swapped : {false, true}) {
+    const Shape &whole = swapped ? b : a, &part = swapped ? a : b;
+    if (whole.size() != out.size() ||
+        !blockBroadcast(out, part, outer, mid, inner) || mid == 1)
+      continue;
+    const size_t lead = out.size() - std::min(out.size(), part.size());
+    bool fits = part.size() <= out.size();
+    for (size_t d = 0; d < out.size() && fits; ++d) {
+      const int64_t p = d < lead ? 1 : part[d - lead];
+      const bool varies = p == out[d] && out[d] != 1;
+      fits = whole[d] == (varies ? 1 : out[d]);
+    }
+    if (!fits)
+      continue;
+    return byElementType(type, [&](auto element) -> std::unique_ptr<Kernel> {
+      auto k = std::make_unique<BinaryKernel<decltype(element)>>(
+          kind, outer, mid, inner, false, swapped);
+      k->aOuterInner_ = true;
+      return k;
+    });
   }
   return std::unique_ptr<Kernel>();
 }
@@ -428,7 +464,9 @@ StatusOr<std::unique_ptr<Kernel>> createCast(const KernelConfig &c) {
   return std::unique_ptr<Kernel>();
 }
 
-class GlobalAvgPoolKernel : public Kernel {
+// T: float or uint16_t (bf16: summed as f32 values in double and rounded
+// once, as the reference computes it).
+template <typename T> class GlobalAvgPoolKernel : public Kernel {
 public:
   GlobalAvgPoolKernel(bool nchw, const Shape &x) : nchw_(nchw) {
     n_ = x[0];
@@ -436,8 +474,8 @@ public:
     hw_ = nchw ? x[2] * x[3] : x[1] * x[2];
   }
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const float *x = in[0].data<float>();
-    float *y = out[0].data<float>();
+    const T *x = in[0].data<T>();
+    T *y = out[0].data<T>();
     const int64_t n = n_, c = c_, hw = hw_;
     const bool parallel = n * c * hw >= kParallelThreshold;
     // Accumulates in double like the reference.
@@ -445,22 +483,22 @@ public:
 #pragma omp parallel for if (parallel) schedule(static)
       for (int64_t r = 0; r < n * c; ++r) {
         double sum = 0;
-        const float *p = x + r * hw;
+        const T *p = x + r * hw;
         for (int64_t i = 0; i < hw; ++i)
-          sum += p[i];
-        y[r] = static_cast<float>(sum / hw);
+          sum += toF32(p[i]);
+        y[r] = fromF32<T>(static_cast<float>(sum / hw));
       }
       return Status::success();
     }
 #pragma omp parallel for if (parallel) schedule(static)
     for (int64_t b = 0; b < n; ++b) {
       std::vector<double> sum(c, 0.0);
-      const float *p = x + b * hw * c;
+      const T *p = x + b * hw * c;
       for (int64_t i = 0; i < hw; ++i)
         for (int64_t ch = 0; ch < c; ++ch)
-          sum[ch] += p[i * c + ch];
+          sum[ch] += toF32(p[i * c + ch]);
       for (int64_t ch = 0; ch < c; ++ch)
-        y[b * c + ch] = static_cast<float>(sum[ch] / hw);
+        y[b * c + ch] = fromF32<T>(static_cast<float>(sum[ch] / hw));
     }
     return Status::success();
   }
@@ -472,11 +510,14 @@ private:
 };
 
 StatusOr<std::unique_ptr<Kernel>> createGlobalAvgPool(const KernelConfig &c) {
-  if (!c.allOfType(DType::kF32) || c.inputShapes[0].size() != 4)
+  DType type = elementwiseType(c);
+  if (type == DType::kInvalid || c.inputShapes[0].size() != 4)
     return std::unique_ptr<Kernel>();
   bool nchw = c.attrs().getString("data_format") == "NCHW";
-  return std::unique_ptr<Kernel>(
-      std::make_unique<GlobalAvgPoolKernel>(nchw, c.inputShapes[0]));
+  return byElementType(type, [&](auto element) -> std::unique_ptr<Kernel> {
+    return std::make_unique<GlobalAvgPoolKernel<decltype(element)>>(
+        nchw, c.inputShapes[0]);
+  });
 }
 
 /// exp(x) for x <= 0 as Cephes computes expf: x = n ln 2 + r with |r| <=

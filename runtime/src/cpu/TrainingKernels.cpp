@@ -27,10 +27,12 @@
 //===----------------------------------------------------------------------===//
 #include "../collectives/CommunicationQueue.h"
 #include "Avx512Lanes.h"
+#include "ConvGradBf16.h"
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
+#include "PoolGradBf16.h"
 #include "SingleChannelConv.h"
 #include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
@@ -525,6 +527,13 @@ ConvBackwardKernel::create(const KernelConfig &c) {
       cpu::singleChannelConvEnabled())
     if (std::unique_ptr<Kernel> direct = cpu::createSingleChannelFilterGrad(c))
       return direct;
+  if (c.op->kind() == "conv2d_backprop_filter")
+    if (std::unique_ptr<Kernel> tiles = cpu::createAmxFewChannelFilterGrad(c))
+      return tiles;
+  if (c.op->kind() == "conv2d_backprop_input")
+    if (std::unique_ptr<Kernel> product =
+            cpu::createStridedBackpropInputMatmul(c))
+      return product;
   if (c.op->kind() == "conv2d_backprop_filter")
     if (std::unique_ptr<Kernel> product = Im2colFilterGradKernel::create(c))
       return product;
@@ -1194,16 +1203,28 @@ public:
       return Status::success();
     }
     if (!g.nchw) {
+      const cpu::PoolWindows windows{g.h,  g.w,  g.c,  g.oh,     g.ow,     g.kh,
+                                     g.kw, g.sh, g.sw, g.padTop, g.padLeft};
+      const bool vectors = std::is_same_v<T, uint16_t> &&
+                           cpu::maxPoolGradRowsAvx512Applies(windows);
 #pragma omp parallel if (parallel)
       {
         std::vector<int32_t> best(scratch);
         std::vector<float> bestValue(scratch);
         std::vector<float> acc(g.kh * g.w * g.c, 0.0f);
 #pragma omp for schedule(static)
-        for (int64_t item = 0; item < items; ++item)
+        for (int64_t item = 0; item < items; ++item) {
+          if constexpr (std::is_same_v<T, uint16_t>)
+            if (vectors) {
+              cpu::maxPoolGradRowsAvx512(windows, x + item * xSize,
+                                         dy + item * ySize, dx + item * xSize,
+                                         acc.data());
+              continue;
+            }
           maxPoolGradImageRows(g, x + item * xSize, dy + item * ySize,
                                dx + item * xSize, best.data(), bestValue.data(),
                                acc.data());
+        }
       }
       return Status::success();
     }

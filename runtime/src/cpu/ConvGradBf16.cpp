@@ -1,0 +1,635 @@
+//===- ConvGradBf16.cpp - bf16 conv gradients on AMX tiles ----------------===//
+//
+// The filter gradient of a few-channel NHWC bf16 convolution with a large
+// output (ResNet's 7x7 stride-2 stem over RGB: 147 taps x channels, 64
+// output channels, 401,408 output pixels at batch 32) is a product
+// dW[kw][kh,ci][co] = sum over pixels of x-window[kw][kh,ci][pixel] *
+// dy[pixel][co] with a long reduction over pixels and small M and N.
+// oneDNN's backward-weights kernel pads the 3 channels to its blocking
+// (135 GFLOP/s) and the im2col matmuls write and re-pack a 147-wide column
+// buffer per chunk (180-280 GFLOP/s). Here the AMX tiles read their
+// operands where they lie:
+// - per image, x split into `planes` by column phase (iw mod stride) and
+//   channel, each plane row zero-padded: for one kw, the window's values
+//   over consecutive output columns are consecutive plane elements, and the
+//   (kh, ci) rows of one output row are plane rows a constant stride apart,
+//   so one tileloadd reads a 16 (kh,ci) x 32 pixel A tile with no copy;
+// - per band of output rows, dy packed as pixel pairs (the B operand's
+//   VNNI layout), zero past the row's end (output columns are padded to a
+//   multiple of 32, the tiles' reduction depth);
+// - per kw and block of 16 (kh, ci) rows, up to 4 f32 C tiles of 16 output
+//   channels stay in tile registers over the whole band.
+// Each thread takes a run of images and sums in its own f32 buffer; the
+// threads' buffers are added in thread order and rounded once.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvGradBf16.h"
+#include "ElementLoops.h"
+#include "OneDnn.h"
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpSchema.h"
+
+#include <dnnl.hpp>
+#include <omp.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define GOPT_AMX_FILTER_GRAD 1
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+
+#ifndef GOPT_AMX_FILTER_GRAD
+std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &) {
+  return nullptr;
+}
+std::unique_ptr<Kernel> createStridedBackpropInputMatmul(const KernelConfig &) {
+  return nullptr;
+}
+#else
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dims = memory::dims;
+
+// GOPT_CONV_FILTER_AMX=0 keeps the im2col matmuls / oneDNN (for comparing).
+bool amxFilterGradEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_FILTER_AMX");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+// Whether oneDNN would use AMX here (DNNL_MAX_CPU_ISA respected) and Linux
+// lets this process use the tile state (oneDNN asks for it the same way).
+bool amxUsable() {
+  const int amx = static_cast<int>(dnnl::cpu_isa::avx512_core_amx);
+  if ((static_cast<int>(dnnl::get_effective_cpu_isa()) & amx) != amx)
+    return false;
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+// The LDTILECFG operand (palette 1).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, startRow = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64, "LDTILECFG reads 64 bytes");
+
+// Tiles 0-3: C (mRows x 16 f32), 4-5: A (mRows x 32 bf16), 6-7: B (16
+// pixel pairs x 16 channels).
+TileConfig tileConfig(int mRows) {
+  TileConfig t;
+  for (int i = 0; i < 8; ++i) {
+    t.colsb[i] = 64;
+    t.rows[i] = static_cast<uint8_t>(i < 6 ? mRows : 16);
+  }
+  return t;
+}
+
+// C[m][n] (tile 2m + n) += sum over the band's rows and k-steps of
+// A[m] * B[n], for MB blocks of (kh, ci) rows and NB blocks of 16 output
+// channels: each A and B tile loaded once per k-step. Strides in bytes;
+// `aRowStep` (elements) and `bRowStep` (bytes) advance one output row.
+template <int MB, int NB>
+__attribute__((target("amx-tile,amx-bf16"))) void
+bandProduct(float *c0, float *c1, int64_t cStride, const uint16_t *a0,
+            const uint16_t *a1, int64_t aStride, int64_t aRowStep,
+            const uint8_t *b, int64_t bStride, int64_t bRowStep, int64_t rows,
+            int64_t kSteps) {
+  _tile_loadd(0, c0, cStride);
+  if constexpr (NB > 1)
+    _tile_loadd(1, c0 + 16, cStride);
+  if constexpr (MB > 1)
+    _tile_loadd(2, c1, cStride);
+  if constexpr (MB > 1 && NB > 1)
+    _tile_loadd(3, c1 + 16, cStride);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t *ar0 = a0 + i * aRowStep, *ar1 = a1 + i * aRowStep;
+    const uint8_t *br = b + i * bRowStep;
+    for (int64_t ks = 0; ks < kSteps; ++ks) {
+      const uint8_t *bk = br + ks * 16 * bStride;
+      _tile_loadd(4, ar0 + ks * 32, aStride);
+      _tile_loadd(6, bk, bStride);
+      _tile_dpbf16ps(0, 4, 6);
+      if constexpr (NB > 1) {
+        _tile_loadd(7, bk + 64, bStride);
+        _tile_dpbf16ps(1, 4, 7);
+      }
+      if constexpr (MB > 1) {
+        _tile_loadd(5, ar1 + ks * 32, aStride);
+        _tile_dpbf16ps(2, 5, 6);
+        if constexpr (NB > 1)
+          _tile_dpbf16ps(3, 5, 7);
+      }
+    }
+  }
+  _tile_stored(0, c0, cStride);
+  if constexpr (NB > 1)
+    _tile_stored(1, c0 + 16, cStride);
+  if constexpr (MB > 1)
+    _tile_stored(2, c1, cStride);
+  if constexpr (MB > 1 && NB > 1)
+    _tile_stored(3, c1 + 16, cStride);
+}
+
+__attribute__((target("amx-tile"))) void loadTiles(const TileConfig &t) {
+  _tile_loadconfig(&t);
+}
+__attribute__((target("amx-tile"))) void releaseTiles() { _tile_release(); }
+
+class AmxFewChannelFilterGrad : public Kernel {
+public:
+  AmxFewChannelFilterGrad(const KernelConfig &c, bool oihw, bool f32Out,
+                          int64_t kh, int64_t kw, int64_t cout, int64_t sh,
+                          int64_t sw, int64_t padTop, int64_t padLeft)
+      : oihw_(oihw), f32Out_(f32Out), n_(c.inputShapes[0][0]),
+        h_(c.inputShapes[0][1]), w_(c.inputShapes[0][2]),
+        cin_(c.inputShapes[0][3]), kh_(kh), kw_(kw), cout_(cout),
+        oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]), sh_(sh), sw_(sw),
+        padTop_(padTop), padLeft_(padLeft) {
+    rowsPerKw_ = kh_ * cin_;
+    mTiles_ = (rowsPerKw_ + 15) / 16;
+    owPad_ = (ow_ + 31) / 32 * 32;
+    // kw - padLeft = q * sw + phase (floor division): the window column of
+    // output column ow is plane element ow + q (+ the left padding).
+    auto floorDiv = [](int64_t a, int64_t b) {
+      return a >= 0 ? a / b : -((-a + b - 1) / b);
+    };
+    const int64_t qMin = floorDiv(-padLeft_, sw_),
+                  qMax = floorDiv(kw_ - 1 - padLeft_, sw_);
+    left_ = -qMin;
+    planeLen_ = std::max(owPad_ + qMax, (w_ + sw_ - 1) / sw_) + left_;
+    planeLen_ = (planeLen_ + 31) / 32 * 32;
+    planeRows_ = (oh_ - 1) * sh_ + kh_;
+    // One output row a band: its packed dy (16 KiB at 64 channels) and
+    // plane rows stay in L1 over the (kw, kh, ci) blocks; longer bands
+    // (fewer C tile loads and stores) ran slower (ResNet-18's stem, one
+    // thread: 1 row 13.5-14.6 ms of tile products, 2-16 rows 19-21).
+    bandRows_ = 1;
+    const int lanes = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), n_)));
+    lanes_.resize(lanes);
+    for (Lane &lane : lanes_) {
+      // Zeroed once: each image writes the same interior positions, the
+      // padding stays zero.
+      lane.planes.assign(sw_ * planeRows_ * cin_ * planeLen_, 0);
+      lane.pack.assign(bandRows_ * owPad_ / 2 * cout_, 0);
+      lane.acc.assign(kw_ * mTiles_ * 16 * cout_, 0.0f);
+    }
+  }
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const uint16_t *x = inputs[0].data<uint16_t>();
+    const uint16_t *dy = inputs[1].data<uint16_t>();
+    const int lanes = static_cast<int>(lanes_.size());
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Lane &lane = lanes_[l];
+      std::fill(lane.acc.begin(), lane.acc.end(), 0.0f);
+      for (int64_t img = l * n_ / lanes; img < (l + 1) * n_ / lanes; ++img)
+        image(x + img * h_ * w_ * cin_, dy + img * oh_ * ow_ * cout_, lane);
+      releaseTiles();
+    }
+    std::vector<float> &sum = lanes_[0].acc;
+    for (int l = 1; l < lanes; ++l)
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += lanes_[l].acc[i];
+    const int64_t mPad = mTiles_ * 16;
+    for (int64_t kh = 0; kh < kh_; ++kh)
+      for (int64_t kw = 0; kw < kw_; ++kw)
+        for (int64_t ci = 0; ci < cin_; ++ci)
+          for (int64_t co = 0; co < cout_; ++co) {
+            float v = sum[(kw * mPad + kh * cin_ + ci) * cout_ + co];
+            int64_t at = oihw_ ? ((co * cin_ + ci) * kh_ + kh) * kw_ + kw
+                               : ((kh * kw_ + kw) * cin_ + ci) * cout_ + co;
+            if (f32Out_)
+              outputs[0].data<float>()[at] = v;
+            else
+              outputs[0].data<uint16_t>()[at] = fromF32<uint16_t>(v);
+          }
+    return Status::success();
+  }
+  const char *implementation() const override { return "amx"; }
+  size_t workspaceBytes() const override {
+    size_t bytes = 0;
+    for (const Lane &lane : lanes_)
+      bytes +=
+          lane.planes.size() * 2 + lane.pack.size() * 4 + lane.acc.size() * 4;
+    return bytes;
+  }
+
+private:
+  struct Lane {
+    std::vector<uint16_t> planes; // [phase][plane row][ci][planeLen]
+    std::vector<uint32_t> pack;   // [band row][owPad / 2][cout], 2 pixels
+    std::vector<float> acc;       // [kw][mTiles * 16][cout]
+  };
+
+  // x of one image into the planes: plane row ih + padTop, element
+  // iw / sw + left of phase iw % sw.
+  void fillPlanes(const uint16_t *x, uint16_t *planes) const {
+    for (int64_t ih = 0; ih < h_; ++ih) {
+      const int64_t row = ih + padTop_;
+      if (row >= planeRows_)
+        break;
+      const uint16_t *src = x + ih * w_ * cin_;
+      for (int64_t r = 0; r < sw_; ++r)
+        for (int64_t ci = 0; ci < cin_; ++ci) {
+          uint16_t *dst =
+              planes + ((r * planeRows_ + row) * cin_ + ci) * planeLen_ + left_;
+          const uint16_t *s = src + r * cin_ + ci;
+          const int64_t step = sw_ * cin_, count = (w_ - r + sw_ - 1) / sw_;
+          for (int64_t j = 0; j < count; ++j)
+            dst[j] = s[j * step];
+        }
+    }
+  }
+
+  // Output rows [oh0, oh0 + rows) of one image's dy as pixel pairs: per
+  // 16 channels, one permutation interleaves two pixels' values.
+  __attribute__((target("avx512f,avx512bw"))) void
+  packDy(const uint16_t *dy, int64_t oh0, int64_t rows, uint32_t *pack) const {
+    alignas(64) uint16_t order[32];
+    for (int i = 0; i < 32; ++i)
+      order[i] = static_cast<uint16_t>(i / 2 + (i % 2) * 32);
+    const __m512i index = _mm512_load_si512(order);
+    const int64_t pairs = owPad_ / 2, c = cout_;
+    for (int64_t i = 0; i < rows; ++i) {
+      const uint16_t *d = dy + (oh0 + i) * ow_ * c;
+      uint32_t *p = pack + i * pairs * c;
+      for (int64_t pp = 0; pp < pairs; ++pp) {
+        const int64_t o = 2 * pp;
+        uint32_t *dst = p + pp * c;
+        if (o >= ow_) {
+          std::memset(dst, 0, c * 4);
+          continue;
+        }
+        const uint16_t *e = d + o * c, *f = d + (o + 1) * c;
+        for (int64_t co = 0; co < c; co += 16) {
+          __m512i ve = _mm512_castsi256_si512(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i *>(e + co)));
+          __m512i vf = o + 1 < ow_
+                           ? _mm512_castsi256_si512(_mm256_loadu_si256(
+                                 reinterpret_cast<const __m256i *>(f + co)))
+                           : _mm512_setzero_si512();
+          _mm512_storeu_si512(dst + co,
+                              _mm512_permutex2var_epi16(ve, index, vf));
+        }
+      }
+    }
+  }
+
+  // The A operand of kw's window over (kh, ci) rows from mt * 16, output
+  // row oh, output column 0.
+  const uint16_t *planeAt(const Lane &lane, int64_t kw, int64_t oh,
+                          int64_t mt) const {
+    const int64_t d = kw - padLeft_;
+    const int64_t q = d >= 0 ? d / sw_ : -((-d + sw_ - 1) / sw_);
+    const int64_t phase = d - q * sw_;
+    return lane.planes.data() +
+           ((phase * planeRows_ + oh * sh_) * cin_ + mt * 16) * planeLen_ + q +
+           left_;
+  }
+
+  void image(const uint16_t *x, const uint16_t *dy, Lane &lane) const {
+    fillPlanes(x, lane.planes.data());
+    const int64_t mPad = mTiles_ * 16, kSteps = owPad_ / 32;
+    const int64_t aStride = planeLen_ * 2, bStride = cout_ * 4,
+                  bRowStep = owPad_ / 2 * cout_ * 4;
+    for (int64_t oh0 = 0; oh0 < oh_; oh0 += bandRows_) {
+      const int64_t rows = std::min(bandRows_, oh_ - oh0);
+      packDy(dy, oh0, rows, lane.pack.data());
+      // The packed dy and the planes are written by plain stores that the
+      // tile loads (asm statements) must see.
+      asm volatile("" ::: "memory");
+      for (int64_t mt = 0; mt < mTiles_; ++mt) {
+        const int mRows =
+            static_cast<int>(std::min<int64_t>(16, rowsPerKw_ - mt * 16));
+        TileConfig config = tileConfig(mRows);
+        loadTiles(config);
+        // Pairs of kw (the last alone when odd) times pairs of 16 channels.
+        const int64_t aRowStep = sh_ * cin_ * planeLen_;
+        const uint8_t *b = reinterpret_cast<const uint8_t *>(lane.pack.data());
+        for (int64_t kw = 0; kw < kw_; kw += 2) {
+          const bool pair = kw + 1 < kw_;
+          const uint16_t *a0 = planeAt(lane, kw, oh0, mt),
+                         *a1 = pair ? planeAt(lane, kw + 1, oh0, mt) : a0;
+          float *c0 = lane.acc.data() + (kw * mPad + mt * 16) * cout_;
+          float *c1 = pair ? c0 + 16 * mTiles_ * cout_ : c0;
+          for (int64_t co = 0; co < cout_; co += 32) {
+            const bool two = co + 16 < cout_;
+            auto product = pair ? (two ? bandProduct<2, 2> : bandProduct<2, 1>)
+                                : (two ? bandProduct<1, 2> : bandProduct<1, 1>);
+            product(c0 + co, c1 + co, bStride, a0, a1, aStride, aRowStep,
+                    b + co * 4, bStride, bRowStep, rows, kSteps);
+          }
+        }
+      }
+      asm volatile("" ::: "memory");
+    }
+  }
+
+  bool oihw_, f32Out_;
+  int64_t n_, h_, w_, cin_, kh_, kw_, cout_, oh_, ow_, sh_, sw_, padTop_,
+      padLeft_;
+  int64_t rowsPerKw_ = 0, mTiles_ = 0, owPad_ = 0, left_ = 0, planeLen_ = 0,
+          planeRows_ = 0, bandRows_ = 0;
+  std::vector<Lane> lanes_;
+};
+
+// conv2d_backprop_input of an NHWC bf16 3x3 convolution with a small
+// output (ResNet's stride-2 convolutions of layers 3 and 4, and layer 4's
+// unit-stride ones) as a matrix product and a
+// scatter: col[p][t, ci] = sum over co of dy[p][co] * W[co][ci][t] (oneDNN's
+// AMX matmul, f32 results), then each output pixel's column row added into
+// the input pixels its taps read (col2im, f32 rows of one image) and
+// rounded once. oneDNN's backward-data kernel ran these at 470-1000
+// GFLOP/s (one thread, batch 32, quiet machine). Images go in chunks whose
+// columns fit in L2; each thread takes a run of chunks with single-threaded
+// matmuls sharing one packed copy of the weights.
+class StridedBackpropInputMatmul : public Kernel {
+public:
+  static std::unique_ptr<Kernel> create(const KernelConfig &c);
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const uint16_t *dy = inputs[0].data<uint16_t>();
+    const uint16_t *w = inputs[1].data<uint16_t>();
+    uint16_t *dx = outputs[0].data<uint16_t>();
+    const int64_t taps = kh_ * kw_, k = taps * cin_;
+    // The filter as [Cout][t][ci] (OIHW is [Cout][ci][t]; HWIO
+    // [t][ci][Cout] is read transposed), then packed for the matmul.
+    const uint16_t *plain = w;
+    if (oihw_ && taps > 1) {
+#pragma omp parallel for schedule(static)
+      for (int64_t co = 0; co < cout_; ++co)
+        for (int64_t ci = 0; ci < cin_; ++ci)
+          for (int64_t t = 0; t < taps; ++t)
+            filter_[(co * taps + t) * cin_ + ci] =
+                w[(co * cin_ + ci) * taps + t];
+      plain = filter_.data();
+    }
+    const int lanes = static_cast<int>(lanes_.size());
+    try {
+      filterUser_.set_data_handle(const_cast<uint16_t *>(plain));
+      if (pack_) {
+        pack_.execute(stream_, filterUser_, filterPacked_);
+        stream_.wait();
+      }
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    const memory &weights = pack_ ? filterPacked_ : filterUser_;
+    const int64_t chunks = n_ / chunkImages_;
+    std::vector<Status> status(lanes, Status::success());
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Lane &lane = lanes_[l];
+      try {
+        for (int64_t c = l * chunks / lanes; c < (l + 1) * chunks / lanes;
+             ++c) {
+          const int64_t image0 = c * chunkImages_;
+          lane.dy.set_data_handle(const_cast<uint16_t *>(dy) +
+                                  image0 * oh_ * ow_ * cout_);
+          lane.col.set_data_handle(lane.colData.data());
+          lane.matmul.execute(lane.stream, {{DNNL_ARG_SRC, lane.dy},
+                                            {DNNL_ARG_WEIGHTS, weights},
+                                            {DNNL_ARG_DST, lane.col}});
+          lane.stream.wait();
+          for (int64_t i = 0; i < chunkImages_; ++i)
+            col2im(lane.colData.data() + i * oh_ * ow_ * k,
+                   dx + (image0 + i) * h_ * w_ * cin_, lane.acc.data());
+        }
+      } catch (const dnnl::error &e) {
+        status[l] = internalError("oneDNN: ", e.what());
+      }
+    }
+    for (Status &st : status)
+      GOPT_RETURN_IF_ERROR(st);
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn-col2im"; }
+  size_t workspaceBytes() const override {
+    size_t bytes = filter_.size() * 2 + filterPacked_.get_desc().get_size();
+    for (const Lane &lane : lanes_)
+      bytes += (lane.colData.size() + lane.acc.size()) * 4;
+    return bytes;
+  }
+
+private:
+  StridedBackpropInputMatmul() : stream_(cpuEngine()) {}
+
+  // One image's columns [OH * OW][taps * Cin] added into f32 rows of dx,
+  // rounded into `dx` ([H][W][Cin]).
+  void col2im(const float *col, uint16_t *dx, float *acc) const {
+    const int64_t taps = kh_ * kw_, k = taps * cin_, c = cin_;
+    std::fill(acc, acc + h_ * w_ * c, 0.0f);
+    for (int64_t oh = 0; oh < oh_; ++oh)
+      for (int64_t ow = 0; ow < ow_; ++ow) {
+        const float *row = col + (oh * ow_ + ow) * k;
+        for (int64_t r = 0; r < kh_; ++r) {
+          const int64_t ih = oh * sh_ - padTop_ + r;
+          if (ih < 0 || ih >= h_)
+            continue;
+          for (int64_t s = 0; s < kw_; ++s) {
+            const int64_t iw = ow * sw_ - padLeft_ + s;
+            if (iw < 0 || iw >= w_)
+              continue;
+            float *dst = acc + (ih * w_ + iw) * c;
+            const float *src = row + (r * kw_ + s) * c;
+#pragma omp simd
+            for (int64_t ci = 0; ci < c; ++ci)
+              dst[ci] += src[ci];
+          }
+        }
+      }
+    const int64_t total = h_ * w_ * c;
+#pragma omp simd
+    for (int64_t i = 0; i < total; ++i)
+      dx[i] = fromF32<uint16_t>(acc[i]);
+  }
+
+  struct Lane {
+    dnnl::stream stream;
+    dnnl::matmul matmul;
+    memory dy, col;
+    std::vector<float> colData, acc;
+  };
+
+  bool oihw_ = false;
+  int64_t n_ = 0, h_ = 0, w_ = 0, cin_ = 0, cout_ = 0, kh_ = 0, kw_ = 0;
+  int64_t oh_ = 0, ow_ = 0, sh_ = 0, sw_ = 0, padTop_ = 0, padLeft_ = 0;
+  int64_t chunkImages_ = 1;
+  dnnl::stream stream_;
+  dnnl::reorder pack_; // empty when the matmul reads the plain filter
+  memory filterUser_, filterPacked_;
+  std::vector<uint16_t> filter_;
+  std::vector<Lane> lanes_;
+};
+
+// GOPT_CONV_BACKPROP_INPUT_COL2IM=0 keeps oneDNN's backward-data kernel.
+bool stridedCol2imEnabled() {
+  const char *setting = std::getenv("GOPT_CONV_BACKPROP_INPUT_COL2IM");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel>
+StridedBackpropInputMatmul::create(const KernelConfig &c) {
+  if (!c.allOfType(DType::kBF16) || c.inputShapes.size() != 2 ||
+      !stridedCol2imEnabled() || !amxUsable())
+    return nullptr;
+  OpAttrs attrs = c.attrs();
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
+    return nullptr;
+  const Shape &dy = c.inputShapes[0], &f = c.inputShapes[1],
+              &x = c.outputShapes[0];
+  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return nullptr;
+  auto kernel = std::unique_ptr<StridedBackpropInputMatmul>(
+      new StridedBackpropInputMatmul());
+  StridedBackpropInputMatmul &k = *kernel;
+  k.oihw_ = attrs.getString("filter_format") == "OIHW";
+  k.n_ = x[0], k.h_ = x[1], k.w_ = x[2], k.cin_ = x[3];
+  k.kh_ = k.oihw_ ? f[2] : f[0];
+  k.kw_ = k.oihw_ ? f[3] : f[1];
+  k.cout_ = k.oihw_ ? f[0] : f[3];
+  k.oh_ = dy[1], k.ow_ = dy[2];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  k.sh_ = strides[0], k.sw_ = strides[1];
+  if (dilations[0] != 1 || dilations[1] != 1)
+    return nullptr;
+  StatusOr<WindowDim> wh =
+      computeWindowDim(k.h_, k.kh_, k.sh_, 1, attrs.getString("padding"),
+                       pads[0], pads[1], false);
+  StatusOr<WindowDim> ww =
+      computeWindowDim(k.w_, k.kw_, k.sw_, 1, attrs.getString("padding"),
+                       pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok() || wh->outSize != k.oh_ || ww->outSize != k.ow_ ||
+      dy[0] != k.n_ || dy[3] != k.cout_ || (k.oihw_ ? f[1] : f[2]) != k.cin_ ||
+      wh->padBefore < 0 || ww->padBefore < 0)
+    return nullptr;
+  k.padTop_ = wh->padBefore, k.padLeft_ = ww->padBefore;
+  // Many channels both ways (the matmul's depth and width), whole AMX
+  // tiles of channels.
+  const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
+                imagePixels = k.oh_ * k.ow_;
+  // Windows of 3x3 and more over small output images (ResNet's layers 3
+  // and 4, 14x14 and 7x7). At 28x28 (layer 2) the matmul's depth (Cout
+  // 128) is short for its f32 columns and oneDNN's kernel ran as fast (one
+  // thread, batch 32, 4 steps under load: 133 vs 130 ms); the 1x1
+  // downsamples ran no faster (layer 2 29 vs 32-39 ms, layers 3 and 4
+  // within the noise).
+  // Unit stride only at 7x7 and below (layer 4: oneDNN's kernel 258-275
+  // against 154-178 ms; at 14x14, layer 3, 86-93 against 183-188) and
+  // with 1,024+ output pixels in the batch: the per-call permutation and
+  // packing of the filter did not pay at batch 3 (33-36 against 48-52 ms).
+  const bool unitStride = k.sh_ == 1 && k.sw_ == 1;
+  if (k.n_ == 0 || imagePixels == 0 || imagePixels > (unitStride ? 49 : 196) ||
+      (unitStride && k.n_ * imagePixels < 1024) || taps < 9 || k.cin_ < 64 ||
+      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+    return nullptr;
+  // Images a chunk: columns within 2 MiB (f32), dividing the batch.
+  k.chunkImages_ = std::max<int64_t>(
+      1,
+      std::min<int64_t>(k.n_, (int64_t(2) << 20) / (imagePixels * kDim * 4)));
+  while (k.n_ % k.chunkImages_)
+    --k.chunkImages_;
+  const int64_t m = k.chunkImages_ * imagePixels;
+  try {
+    using DT = memory::data_type;
+    memory::desc dyMd({m, k.cout_}, DT::bf16, Tag::ab);
+    memory::desc colMd({m, kDim}, DT::f32, Tag::ab);
+    // [Cout][t][ci] row-major, or HWIO's [t][ci][Cout] read transposed.
+    memory::desc userMd =
+        k.oihw_ ? memory::desc({k.cout_, kDim}, DT::bf16, Tag::ab)
+                : memory::desc({k.cout_, kDim}, DT::bf16, Dims{1, k.cout_});
+    memory::desc anyMd({k.cout_, kDim}, DT::bf16, Tag::any);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dyMd, anyMd, colMd),
+                                    cpuEngine());
+    if (std::strstr(pd.impl_info_str(), "ref"))
+      return nullptr;
+    k.filterUser_ = memory(userMd, cpuEngine(), DNNL_MEMORY_NONE);
+    if (pd.weights_desc() != userMd) {
+      k.filterPacked_ = memory(pd.weights_desc(), cpuEngine());
+      k.pack_ = dnnl::reorder(k.filterUser_, k.filterPacked_);
+    }
+    const int64_t chunks = k.n_ / k.chunkImages_;
+    const int lanes = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), chunks)));
+    for (int l = 0; l < lanes; ++l)
+      k.lanes_.push_back(Lane{dnnl::stream(cpuEngine()), dnnl::matmul(pd),
+                              memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE),
+                              memory(colMd, cpuEngine(), DNNL_MEMORY_NONE),
+                              std::vector<float>(m * kDim),
+                              std::vector<float>(k.h_ * k.w_ * k.cin_)});
+  } catch (const dnnl::error &) {
+    return nullptr;
+  }
+  if (k.oihw_ && taps > 1)
+    k.filter_.resize(k.cout_ * kDim);
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c) {
+  if (c.inputShapes.size() != 2 || c.outputShapes.size() != 1 ||
+      c.inputTypes.size() != 2 || c.inputTypes[0] != DType::kBF16 ||
+      c.inputTypes[1] != DType::kBF16 ||
+      (c.outputTypes[0] != DType::kBF16 && c.outputTypes[0] != DType::kF32))
+    return nullptr;
+  OpAttrs attrs = c.attrs();
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
+    return nullptr;
+  const Shape &x = c.inputShapes[0], &dy = c.inputShapes[1],
+              &f = c.outputShapes[0];
+  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return nullptr;
+  const bool oihw = attrs.getString("filter_format") == "OIHW";
+  const int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+  const int64_t cout = oihw ? f[0] : f[3], cin = x[3];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  if (dilations[0] != 1 || dilations[1] != 1)
+    return nullptr;
+  StatusOr<WindowDim> wh =
+      computeWindowDim(x[1], kh, strides[0], 1, attrs.getString("padding"),
+                       pads[0], pads[1], false);
+  StatusOr<WindowDim> ww =
+      computeWindowDim(x[2], kw, strides[1], 1, attrs.getString("padding"),
+                       pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok() || wh->outSize != dy[1] || ww->outSize != dy[2] ||
+      dy[0] != x[0] || dy[3] != cout || (oihw ? f[1] : f[2]) != cin ||
+      wh->padBefore < 0 || ww->padBefore < 0)
+    return nullptr;
+  // Where the im2col matmuls' few-channel case applies (TrainingKernels.cpp):
+  // few channels, 9+ taps, a large output; and whole tiles of 16 channels.
+  if (cin > 4 || kh * kw < 9 || cout % 16 || dy[1] * dy[2] <= 196 ||
+      x[0] == 0 || !amxFilterGradEnabled() || !amxUsable())
+    return nullptr;
+  return std::make_unique<AmxFewChannelFilterGrad>(
+      c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],
+      strides[1], wh->padBefore, ww->padBefore);
+}
+
+std::unique_ptr<Kernel>
+createStridedBackpropInputMatmul(const KernelConfig &c) {
+  return StridedBackpropInputMatmul::create(c);
+}
+#endif
+
+} // namespace gopt::runtime::cpu

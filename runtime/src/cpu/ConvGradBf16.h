@@ -1,0 +1,34 @@
+//===- ConvGradBf16.h - bf16 conv gradients on AMX tiles --------*- C++ -*-===//
+//
+// conv2d_backprop_filter of few-channel NHWC bf16 sources with a large
+// output (ResNet's 7x7 stride-2 stem over RGB images) as AMX tile products
+// of shifted input rows and pixel-paired dy: no im2col buffer. The factory
+// returns null for anything else, on CPUs without AMX (as oneDNN sees
+// them: DNNL_MAX_CPU_ISA counts) and when GOPT_CONV_FILTER_AMX=0; the
+// caller falls back to the im2col matmuls or oneDNN.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
+#define GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
+
+#include <memory>
+
+namespace gopt::runtime {
+class Kernel;
+struct KernelConfig;
+namespace cpu {
+
+std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
+
+// conv2d_backprop_input of an NHWC bf16 convolution with a 3x3+ window,
+// an output of 14x14 or less (strided) or 7x7 (unit stride) and 64+
+// channels both ways, as oneDNN's
+// matmul of dy and the filter into f32 columns and a col2im; null elsewhere,
+// without AMX or when GOPT_CONV_BACKPROP_INPUT_COL2IM=0 (oneDNN's backward-data
+// kernel runs).
+std::unique_ptr<Kernel> createStridedBackpropInputMatmul(const KernelConfig &c);
+
+} // namespace cpu
+} // namespace gopt::runtime
+
+#endif // GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H

@@ -1,0 +1,33 @@
+//===- PoolGradBf16.h - bf16 max_pool_grad on AVX-512 -----------*- C++ -*-===//
+//
+// max_pool_grad of NHWC bf16 images with overlapping or padded windows
+// (ResNet's 3x3 stride-2 stem pool) and channels a multiple of 16, one
+// image at a time with AVX-512: what maxPoolGradImageRows
+// (TrainingKernels.cpp) computes, in the same order, 16 channels a vector.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_POOLGRADBF16_H
+#define GOPT_RUNTIME_SRC_CPU_POOLGRADBF16_H
+
+#include <cstdint>
+
+namespace gopt::runtime::cpu {
+
+// One pooling's windows over an NHWC image [h, w, c] -> [oh, ow, c].
+struct PoolWindows {
+  int64_t h, w, c, oh, ow, kh, kw, sh, sw, padTop, padLeft;
+};
+
+// False when GOPT_MAX_POOL_GRAD_AVX512=0 (the generic loops run, for
+// comparing), without AVX-512BW, or when c is not a multiple of 16.
+bool maxPoolGradRowsAvx512Applies(const PoolWindows &g);
+
+// dx of one image: dy at the first maximum of each window (a NaN wins, the
+// last NaN), summed in f32 over the windows in row-major order and rounded
+// once. `acc`: kh * w * c floats, zero on entry and on return.
+void maxPoolGradRowsAvx512(const PoolWindows &g, const uint16_t *x,
+                           const uint16_t *dy, uint16_t *dx, float *acc);
+
+} // namespace gopt::runtime::cpu
+
+#endif // GOPT_RUNTIME_SRC_CPU_POOLGRADBF16_H
