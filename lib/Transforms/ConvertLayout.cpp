@@ -684,8 +684,9 @@ struct ConvertLayoutPass
   /// permutes to channels-last around each LayerNorm, so NCHW keeps two
   /// transposes and a reorder per block) is a pass per block, more than
   /// oneDNN's blocked NCHW layouts win back on its convolutions. So NHWC
-  /// only where NCHW leaves at least 4 more, and at least one for every two
-  /// layout-sensitive ops (a network's boundary transposes never are).
+  /// only where it leaves at least 4 fewer, and at least one fewer for
+  /// every two layout-sensitive ops (a network's boundary transposes never
+  /// are; transposes of attention heads count on both sides alike).
   bool preferChannelsLast(func::FuncOp func) {
     int64_t left[2], converted[2] = {0, 0};
     StringRef formats[2] = {"NCHW", "NHWC"};
@@ -700,7 +701,8 @@ struct ConvertLayoutPass
     }
     // Every rank-4 layout-sensitive op is converted to one of the two.
     int64_t sensitive = std::max(converted[0], converted[1]);
-    return left[0] >= left[1] + 4 && 2 * left[0] >= sensitive;
+    int64_t saved = left[0] - left[1];
+    return saved >= 4 && 2 * saved >= sensitive;
   }
 
   /// Phase 1 and 2 on `func` to `format`: `converted` layout-sensitive ops,

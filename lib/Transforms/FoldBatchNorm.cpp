@@ -287,7 +287,8 @@ struct FoldScaleIntoMatmulPattern : public OpRewritePattern<MulOp> {
         continue;
       int64_t k = w->numElements() / n;
       scaleWeights(*w, *s, [&](int64_t i) { return rows ? i / k : i % n; });
-      Location loc = op.getLoc();
+      // The new ops keep the matmul's and the add's names (profiles).
+      Location loc = matmul.getLoc();
       Value weights = rewriter.create<ConstantOp>(loc, writeConstant(*w));
       Value result = rewriter
                          .create<MatMulOp>(loc, matmul.getA(), weights,
@@ -302,7 +303,7 @@ struct FoldScaleIntoMatmulPattern : public OpRewritePattern<MulOp> {
         for (int64_t c = 0; c < n; ++c)
           scaled.floats[c] = values[c] * (*s)[c];
         Value bias = rewriter.create<ConstantOp>(loc, writeConstant(scaled));
-        result = rewriter.create<AddOp>(loc, result, bias).getZ();
+        result = rewriter.create<AddOp>(add.getLoc(), result, bias).getZ();
       }
       replaceKeepingType(rewriter, op, result);
       return success();
