@@ -646,17 +646,72 @@ struct ConvertLayoutPass
       format = chosen;
       emitRemark(func.getLoc()) << "layout=auto chose " << chosen << " for "
                                 << stringifyTargetDevice(target) << ": " << why;
+    } else if (layout == DataFormat::NCHW && channelsLastIfFewerTransposes &&
+               preferChannelsLast(func)) {
+      format = "NHWC";
+      if (report)
+        emitRemark(func.getLoc())
+            << getArgument()
+            << ": NHWC instead of NCHW: NCHW would leave transposes inside "
+               "the network";
     }
 
-    auto countTransposes = [&] {
-      int64_t n = 0;
-      func.walk([&](TransposeOp) { ++n; });
-      return n;
-    };
-    int64_t inInput = countTransposes();
+    int64_t inInput = countTransposes(func);
+    int64_t converted = 0, before = 0, after = 0;
+    if (failed(
+            convert(func, format, /*trial=*/false, converted, before, after)))
+      return signalPassFailure();
+    numTransposesRemoved += std::max<int64_t>(before - after, 0);
+    numTransposesLeft += after;
+    reportChanges(
+        func, report, getArgument(),
+        "converted " + plural(converted, "op") + " to " + format.str() +
+            ", removed " +
+            plural(std::max<int64_t>(before - after, 0), "transpose") + ", " +
+            std::to_string(after) + " remain (" + std::to_string(inInput) +
+            " in the input)");
+  }
 
+  static int64_t countTransposes(func::FuncOp func) {
+    int64_t n = 0;
+    func.walk([&](TransposeOp) { ++n; });
+    return n;
+  }
+
+  /// Whether NHWC leaves far fewer transposes than NCHW, each converted on
+  /// a copy of `func`. A transpose left at the boundary (a TF graph's NHWC
+  /// input) is one pass over one tensor; one left in every block (ConvNeXt
+  /// permutes to channels-last around each LayerNorm, so NCHW keeps two
+  /// transposes and a reorder per block) is a pass per block, more than
+  /// oneDNN's blocked NCHW layouts win back on its convolutions. So NHWC
+  /// only where it leaves at least 4 fewer, and at least one fewer for
+  /// every two layout-sensitive ops (a network's boundary transposes never
+  /// are; transposes of attention heads count on both sides alike).
+  bool preferChannelsLast(func::FuncOp func) {
+    int64_t left[2], converted[2] = {0, 0};
+    StringRef formats[2] = {"NCHW", "NHWC"};
+    for (int i = 0; i < 2; ++i) {
+      func::FuncOp copy = func.clone();
+      int64_t before = 0;
+      LogicalResult result = convert(copy, formats[i], /*trial=*/true,
+                                     converted[i], before, left[i]);
+      copy.erase();
+      if (failed(result))
+        return false;
+    }
+    // Every rank-4 layout-sensitive op is converted to one of the two.
+    int64_t sensitive = std::max(converted[0], converted[1]);
+    int64_t saved = left[0] - left[1];
+    return saved >= 4 && 2 * saved >= sensitive;
+  }
+
+  /// Phase 1 and 2 on `func` to `format`: `converted` layout-sensitive ops,
+  /// transposes `before` and `after` sinking. A `trial` (on a copy, to
+  /// choose the layout) leaves constant filters in their format, reports
+  /// nothing and counts no statistics.
+  LogicalResult convert(func::FuncOp func, StringRef format, bool trial,
+                        int64_t &converted, int64_t &before, int64_t &after) {
     // Phase 1.
-    int64_t converted = 0;
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
       if (getLayoutSensitive(op))
@@ -674,15 +729,16 @@ struct ConvertLayoutPass
       if (rank == 2 && isa<BatchNormOp, BiasAddOp, BatchNormGradOp>(op))
         continue; // [N, C] has the same layout either way
       if (rank != 4) {
-        failedStrict |=
-            reportUnconvertible(op, "rank-" + std::to_string(rank) + " input");
+        if (!trial)
+          failedStrict |= reportUnconvertible(
+              op, "rank-" + std::to_string(rank) + " input");
         continue;
       }
       const LayoutSensitiveOp &layout = *getLayoutSensitive(op);
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case([&](Conv2DOp conv) {
-                return convertConv(builder, conv, layout, format);
+                return convertConv(builder, conv, layout, format, trial);
               })
               .Case([&](Conv2DBackpropInputOp grad) {
                 // input_shape is dx's shape in the layout.
@@ -697,17 +753,19 @@ struct ConvertLayoutPass
                 return convertOp(builder, other, layout, format);
               });
       if (failed(result)) {
-        failedStrict |= reportUnconvertible(op, "its shape function failed");
+        if (!trial)
+          failedStrict |= reportUnconvertible(op, "its shape function failed");
         continue;
       }
-      ++numConverted;
+      if (!trial)
+        ++numConverted;
       ++converted;
     }
     if (failedStrict)
-      return signalPassFailure();
+      return failure();
 
     // Phase 2.
-    int64_t before = countTransposes();
+    before = countTransposes(func);
     // Each transpose sinks at most once through each op; the bound turns a
     // pattern cycle into an error instead of a hang.
     int64_t numOps = 0;
@@ -715,27 +773,25 @@ struct ConvertLayoutPass
     GreedyRewriteConfig config;
     config.maxNumRewrites = 256 * numOps + 1024;
     if (failed(applyPatternsAndFoldGreedily(func, patterns, config))) {
-      func.emitError("gopt-convert-layout: transpose sinking did not converge");
-      return signalPassFailure();
+      if (!trial)
+        func.emitError(
+            "gopt-convert-layout: transpose sinking did not converge");
+      return failure();
     }
-    int64_t after = countTransposes();
-    numTransposesRemoved += std::max<int64_t>(before - after, 0);
-    numTransposesLeft += after;
-    reportChanges(
-        func, report, getArgument(),
-        "converted " + plural(converted, "op") + " to " + format.str() +
-            ", removed " +
-            plural(std::max<int64_t>(before - after, 0), "transpose") + ", " +
-            std::to_string(after) + " remain (" + std::to_string(inInput) +
-            " in the input)");
+    after = countTransposes(func);
+    return success();
   }
 
   LogicalResult convertConv(OpBuilder &builder, Conv2DOp conv,
-                            const LayoutSensitiveOp &layout, StringRef format) {
+                            const LayoutSensitiveOp &layout, StringRef format,
+                            bool trial) {
     // Constant filters take the target's natural format at compile time;
     // other filters keep theirs (conv2d accepts either with either layout).
     StringRef preferred = format == "NCHW" ? "OIHW" : "HWIO";
-    std::optional<HostTensor> filter = readConstant(conv.getFilter());
+    // (A trial leaves them: the transposes it counts are the same.)
+    std::optional<HostTensor> filter;
+    if (!trial)
+      filter = readConstant(conv.getFilter());
     return convertOp(builder, conv, layout, format, [&](Operation *op) {
       auto clone = cast<Conv2DOp>(op);
       if (!filter || clone.getFilterFormat() == preferred)

@@ -16,6 +16,7 @@
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include <cmath>
+#include <cstdlib>
 
 namespace gopt {
 #define GEN_PASS_DEF_FOLDBATCHNORM
@@ -224,6 +225,93 @@ struct FoldAffineIntoConvPattern : public OpRewritePattern<AffineOp> {
   }
 };
 
+/// matmul(x, w) [+ b] * s -> matmul(x, w * s) [+ b * s] for a constant 2-D
+/// w, a constant bias b and a constant s that vary only along the result's
+/// last dimension (or are scalars): ConvNeXt's layer scale after its second
+/// Linear. The multiply's pass over the result disappears and the residual
+/// add after it becomes the CPU matmul's sum post-op.
+struct FoldScaleIntoMatmulPattern : public OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The values of constant `v` along the last of `rank` dims of size `n`
+  /// (a scalar, or 1 in every other dim), else empty.
+  static std::optional<SmallVector<double>> lastDimValues(Value v, int64_t rank,
+                                                          int64_t n) {
+    std::optional<HostTensor> t = readConstant(v);
+    if (!t || !t->isFloat() || static_cast<int64_t>(t->shape.size()) > rank)
+      return std::nullopt;
+    if (t->numElements() == 1)
+      return SmallVector<double>(n, t->floats[0]);
+    for (size_t d = 0; d < t->shape.size(); ++d)
+      if (t->shape[d] != (d + 1 == t->shape.size() ? n : 1))
+        return std::nullopt;
+    return SmallVector<double>(t->floats.begin(), t->floats.end());
+  }
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || type.getRank() < 1 || !type.getElementType().isF32() ||
+        ShapedType::isDynamic(type.getShape().back()))
+      return rewriter.notifyMatchFailure(op, "not an f32 result of known N");
+    int64_t rank = type.getRank(), n = type.getShape().back();
+    for (auto [lhs, rhs] : {std::pair{op.getLhs(), op.getRhs()},
+                            std::pair{op.getRhs(), op.getLhs()}}) {
+      if (lhs.getType() != op.getType() || !lhs.hasOneUse())
+        continue;
+      std::optional<SmallVector<double>> s = lastDimValues(rhs, rank, n);
+      if (!s)
+        continue;
+      // An optional bias add between the matmul and the multiply.
+      AddOp add = lhs.getDefiningOp<AddOp>();
+      Value product = lhs, biasValue;
+      if (add) {
+        for (auto [a, b] : {std::pair{add.getLhs(), add.getRhs()},
+                            std::pair{add.getRhs(), add.getLhs()}})
+          if (a.getDefiningOp<MatMulOp>() && a.getType() == op.getType() &&
+              lastDimValues(b, rank, n)) {
+            product = a;
+            biasValue = b;
+          }
+        if (!biasValue)
+          continue;
+      }
+      auto matmul = product.getDefiningOp<MatMulOp>();
+      if (!matmul || !product.hasOneUse())
+        continue;
+      std::optional<HostTensor> w = readConstant(matmul.getB());
+      if (!w || !w->isFloat() || w->shape.size() != 2)
+        continue;
+      bool rows = matmul.getTransposeB(); // [N, K] instead of [K, N]
+      if ((rows ? w->shape[0] : w->shape[1]) != n)
+        continue;
+      int64_t k = w->numElements() / n;
+      scaleWeights(*w, *s, [&](int64_t i) { return rows ? i / k : i % n; });
+      // The new ops keep the matmul's and the add's names (profiles).
+      Location loc = matmul.getLoc();
+      Value weights = rewriter.create<ConstantOp>(loc, writeConstant(*w));
+      Value result = rewriter
+                         .create<MatMulOp>(loc, matmul.getA(), weights,
+                                           matmul.getTransposeAAttr(),
+                                           matmul.getTransposeBAttr())
+                         .getY();
+      if (biasValue) {
+        std::optional<HostTensor> b = readConstant(biasValue);
+        SmallVector<double> values = *lastDimValues(biasValue, rank, n);
+        HostTensor scaled = HostTensor::zeros({n}, b->elementType);
+        scaled.floats.assign(n, 0.0);
+        for (int64_t c = 0; c < n; ++c)
+          scaled.floats[c] = values[c] * (*s)[c];
+        Value bias = rewriter.create<ConstantOp>(loc, writeConstant(scaled));
+        result = rewriter.create<AddOp>(add.getLoc(), result, bias).getZ();
+      }
+      replaceKeepingType(rewriter, op, result);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not a constant scale of a matmul");
+  }
+};
+
 struct FoldBatchNormPass
     : public gopt::impl::FoldBatchNormBase<FoldBatchNormPass> {
   using FoldBatchNormBase::FoldBatchNormBase;
@@ -256,7 +344,7 @@ struct FoldBatchNormPass
                   "folded " + plural(before - after, "batch norm") +
                       " into conv2d/matmul weights, " + std::to_string(after) +
                       " remain; folded " + std::to_string(affineFolded) +
-                      " constant multiplies and adds into conv2d");
+                      " constant multiplies and adds into conv2d and matmul");
   }
 };
 
@@ -266,4 +354,7 @@ void gopt::populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
   patterns
       .add<FoldBatchNormIntoProducerPattern, FoldAffineIntoConvPattern<MulOp>,
            FoldAffineIntoConvPattern<AddOp>>(patterns.getContext());
+  // GOPT_NO_MATMUL_SCALE_FOLD=1 leaves constant scales of matmuls (A/B).
+  if (!std::getenv("GOPT_NO_MATMUL_SCALE_FOLD"))
+    patterns.add<FoldScaleIntoMatmulPattern>(patterns.getContext());
 }

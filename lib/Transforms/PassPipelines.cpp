@@ -76,6 +76,11 @@ void gopt::buildOptimizePipeline(OpPassManager &pm,
                   : lowPrecision && options.target == TargetDevice::Gpu
                       ? DataFormat::NHWC
                       : DataFormat::NCHW;
+  // Except a graph that works channels-last between its convolutions
+  // (ConvNeXt): NCHW would keep transposes in every block. f32 on the cpu
+  // only, where it was measured; an explicit layout is kept as given.
+  layout.channelsLastIfFewerTransposes =
+      !options.layout && !lowPrecision && options.target == TargetDevice::Cpu;
   layout.target = options.target;
   layout.precision = options.precision;
   layout.report = report;

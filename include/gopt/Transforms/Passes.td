@@ -221,6 +221,12 @@ def ConvertLayout : Pass<"gopt-convert-layout", "mlir::func::FuncOp"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "Report what the pass changed as a remark on each function "
            "(--gopt-report does it for every gopt pass)">,
+    Option<"channelsLastIfFewerTransposes", "channels-last-if-fewer-transposes",
+           "bool", /*default=*/"false",
+           "With layout=NCHW: convert to NHWC instead where NCHW would leave "
+           "many more transposes inside the network (graphs that work "
+           "channels-last between convolutions, e.g. ConvNeXt's LayerNorm "
+           "over channels); gopt-optimize sets it for f32 on the cpu">,
   ];
   let statistics = [
     Statistic<"numConverted", "num-converted",
