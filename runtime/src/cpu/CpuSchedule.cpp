@@ -209,11 +209,17 @@ private:
     int slot = -1;                // its storage, made at the first concat
     std::vector<int> sources;     // the widest concat's inputs
     std::vector<int64_t> offsets; // their first channels
-    size_t copied = 0;            // sources in their slices so far
+    std::vector<bool> inSlice;    // per source: written into its slice
   };
   std::vector<DenseBlock> denseBlocks_;
   std::vector<int> denseBlockOf_; // per op: a concat's denseBlocks_ entry
+  // GOPT_DENSE_CONCAT=copy copies every source into its slice.
+  bool denseIntoSlice_ = true;
   void planDenseBlocks();
+  // A conv2d computing a dense block's source that only the block's
+  // concats read writes its slice itself (createConvIntoConcat); whether
+  // it did.
+  StatusOr<bool> emitIntoDenseBlock(int o);
   // Whether `t` is computed by elementwise ops and batch norms from a
   // concat sharing a dense block's buffer.
   bool readsDenseBlock(int t) const {
@@ -437,6 +443,11 @@ Status CpuScheduler::scheduleConv(int o) {
   }
   if (intoConcat_[o] >= 0)
     return emitIntoConcat(o);
+  if (denseIntoSlice_) {
+    GOPT_ASSIGN_OR_RETURN(bool done, emitIntoDenseBlock(o));
+    if (done)
+      return Status::success();
+  }
   Fusion f;
   f.conv = o;
   f.src = conv.inputs(0);
@@ -2025,6 +2036,7 @@ void CpuScheduler::planDenseBlocks() {
   const char *setting = std::getenv("GOPT_DENSE_CONCAT");
   if (setting && std::strcmp(setting, "0") == 0)
     return;
+  denseIntoSlice_ = !(setting && std::strcmp(setting, "copy") == 0);
   // f32 channel concats of one image in whole 16-channel blocks, by their
   // first source (a dense block's input).
   std::map<int, std::vector<int>> byFirst;
@@ -2070,6 +2082,7 @@ void CpuScheduler::planDenseBlocks() {
     b.dst = memory::desc(shape(w.outputs(0)), memory::data_type::f32,
                          memory::format_tag::aBcd16b);
     b.sources = sources;
+    b.inSlice.assign(sources.size(), false);
     int64_t offset = 0;
     for (int t : sources) {
       b.offsets.push_back(offset);
@@ -2088,14 +2101,17 @@ Status CpuScheduler::emitDenseConcat(int o) {
   if (b.slot < 0)
     b.slot = newSlot(p_.ops(b.concat).outputs(0), b.dst.get_size());
   // The sources not in the buffer yet (one per layer) go into their slices.
-  for (; b.copied < static_cast<size_t>(op.inputs_size()); ++b.copied) {
-    const int t = b.sources[b.copied];
+  for (int i = 0; i < op.inputs_size(); ++i) {
+    if (b.inSlice[i])
+      continue;
+    b.inSlice[i] = true;
+    const int t = b.sources[i];
     GOPT_RETURN_IF_ERROR(materialize(t));
     memory::desc from = currentDesc(t);
     GOPT_ASSIGN_OR_RETURN(int src, slotIn(t, from));
     const Shape &s = shape(t);
-    memory::desc to = b.dst.submemory_desc({s[0], s[1], s[2], s[3]},
-                                           {0, b.offsets[b.copied], 0, 0});
+    memory::desc to =
+        b.dst.submemory_desc({s[0], s[1], s[2], s[3]}, {0, b.offsets[i], 0, 0});
     GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
                           cpu::createReorder(from, to));
     addStep(std::move(kernel), {src}, {b.slot},
@@ -2110,6 +2126,50 @@ Status CpuScheduler::emitDenseConcat(int o) {
   int alias = newSlot(result, md.get_size(), b.slot);
   versions_[result].push_back({md, alias});
   return Status::success();
+}
+
+StatusOr<bool> CpuScheduler::emitIntoDenseBlock(int o) {
+  const plan::Op &conv = p_.ops(o);
+  const int t = conv.outputs(0);
+  if (!isIntermediate(t) || consumers_[t].empty() || conv.inputs_size() < 2)
+    return false;
+  const int block = denseBlockOf_[consumers_[t][0]];
+  for (int c : consumers_[t])
+    if (block < 0 || denseBlockOf_[c] != block)
+      return false;
+  DenseBlock &b = denseBlocks_[block];
+  auto it = std::find(b.sources.begin(), b.sources.end(), t);
+  if (it == b.sources.end())
+    return false;
+  const size_t i = it - b.sources.begin();
+  const int x = conv.inputs(0);
+  for (int k = 1; k < conv.inputs_size(); ++k)
+    if (!constant(conv.inputs(k)))
+      return false;
+  cpu::ConvPostOps post;
+  post.activation = OpAttrs(conv).getString("activation");
+  // oneDNN's Winograd 2x3 kernel ran DenseNet's 128 -> 32 convolutions
+  // slower than the direct one (see winogradConv): only where it is taken
+  // anyway.
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
+                        cpu::createConvIntoConcat(makeKernelConfig(in_, o),
+                                                  post, currentDesc(x), b.dst,
+                                                  b.offsets[i],
+                                                  /*anyWinogradTile=*/false));
+  if (!kernel)
+    return false;
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, kernel->inputDesc(0)));
+  std::vector<int> inputs = {src};
+  for (int k = 1; k < conv.inputs_size(); ++k) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(k)));
+    inputs.push_back(slot);
+  }
+  if (b.slot < 0)
+    b.slot = newSlot(p_.ops(b.concat).outputs(0), b.dst.get_size());
+  b.inSlice[i] = true;
+  addStep(std::move(kernel), inputs, {b.slot},
+          conv.name() + "+" + p_.ops(b.concat).name(), "conv2d+concat");
+  return true;
 }
 
 void CpuScheduler::planPoolTransposes() {
