@@ -3,20 +3,22 @@
 // CPU schedule keeps the block's features in one nChw16c buffer, each
 // concat's result its first channels; the 3x3 convs write their slices
 // (conv2d+concat), the block's input is copied in once (concat-slice), and
-// no concat copies the block. The values are the reference backend's.
+// no concat copies the block; the batch norms run gopt's own nChw16c
+// kernel (gopt-blocked). The values are the reference backend's.
 // REQUIRES: gopt-run-mlir
 // RUN: gopt-run %s --warmup 0 --iterations 1 --profile | FileCheck %s
 // RUN: env GOPT_DENSE_CONCAT=copy gopt-run %s --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=COPY
 // RUN: env GOPT_DENSE_CONCAT=0 gopt-run %s --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=OFF
 // RUN: rm -rf %t && gopt-run %s --backend reference --warmup 0 --iterations 1 --output-dir %t
 // RUN: gopt-run %s --warmup 0 --iterations 2 --threads 2 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
-// RUN: env GOPT_DENSE_CONCAT=copy gopt-run %s --warmup 0 --iterations 2 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
+// RUN: env GOPT_DENSE_CONCAT=copy GOPT_BLOCKED_BN=0 gopt-run %s --warmup 0 --iterations 2 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
 // Batch 2 keeps oneDNN's concats (a prefix of channels is not contiguous).
 // RUN: gopt-run %s --batch 2 --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=OFF
 // CHECK-DAG: l1/cat:x0 concat-slice
 // CHECK-DAG: l1/conv2+block/cat conv2d+concat cpu onednn-into-concat
 // CHECK-DAG: l2/conv2+block/cat conv2d+concat cpu onednn-into-concat
 // CHECK-DAG: l3/conv2+block/cat conv2d+concat cpu onednn-into-concat
+// CHECK-DAG: l2/bn+l2/relu batch_norm+relu cpu gopt-blocked
 // CHECK-NOT: {{ concat }}
 // COPY-DAG: l2/cat:l1/conv2 concat-slice
 // COPY-DAG: block/cat:l3/conv2 concat-slice

@@ -1,7 +1,7 @@
 // An average pool moved in front of the 1x1 conv it follows
 // (gopt-fuse-conv-bias-activation) computes the same values, on the
 // reference backend and on the CPU backend's oneDNN kernels.
-// RUN: gopt-run %s --pipeline 'builtin.module(func.func(gopt-fuse-conv-bias-activation))' --compare %s --warmup 0 --iterations 1 --batch 2 | FileCheck %s
+// RUN: gopt-run %s --pipeline 'builtin.module(func.func(gopt-fuse-conv-bias-activation))' --compare %s --compare-backend cpu --warmup 0 --iterations 1 --batch 2 | FileCheck %s
 // RUN: gopt-run %s --pipeline 'builtin.module(func.func(gopt-fuse-conv-bias-activation))' --backend reference --compare %s --warmup 0 --iterations 1 --batch 2 | FileCheck %s
 // RUN: gopt-opt %s -gopt-fuse-conv-bias-activation | FileCheck %s --check-prefix=IR
 // IR: gopt.avg_pool

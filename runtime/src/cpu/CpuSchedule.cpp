@@ -48,6 +48,7 @@
 // plain tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockedBatchNorm.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "Schedule.h"
@@ -1535,7 +1536,11 @@ Status CpuScheduler::scheduleLayoutOp(int o) {
     if (c >= 0 && p_.ops(c).kind() == "relu" && p_.ops(c).outputs_size() == 1 &&
         dtype(p_.ops(c).outputs(0)) == dtype(op.outputs(0)))
       relu = c;
-    kernel = cpu::createLayoutBatchNorm(config, src, relu >= 0);
+    if (std::unique_ptr<cpu::LayoutKernel> own =
+            cpu::createBlockedBatchNorm(config, src, relu >= 0))
+      kernel = std::move(own);
+    else
+      kernel = cpu::createLayoutBatchNorm(config, src, relu >= 0);
   }
   GOPT_RETURN_IF_ERROR(kernel.status());
   if (!*kernel)
