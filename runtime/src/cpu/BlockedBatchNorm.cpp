@@ -23,28 +23,35 @@ using dnnl::memory;
 // GCC 12 warns about _mm512_max_ps's own undefined initial vector.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// Vectors [begin, end) of 16 channels of a [blocks][pixels][16] buffer
-// (images one after another), block b's coefficients at a + 16 * b.
+// Vectors [begin, end) of 16 channels of a [images][blocks][pixels][16]
+// result; the source's images are `xImage` floats apart (a dense block's
+// shared buffer holds more channels), block b's coefficients at a + 16 * b.
 GOPT_AVX512BW void normalizeVectors(const float *x, float *y, const float *a,
                                     const float *b, int64_t begin, int64_t end,
-                                    int64_t pixels, int64_t blocks, bool relu) {
+                                    int64_t pixels, int64_t blocks,
+                                    int64_t xImage, bool relu) {
   const __m512 zero = _mm512_set1_ps(0.0f);
+  const int64_t image = blocks * pixels; // vectors per result image
   for (int64_t v = begin; v < end;) {
     const int64_t row = v / pixels; // image * blocks + block
     const int64_t stop = std::min(end, (row + 1) * pixels);
     const int64_t block = row % blocks;
     const __m512 va = _mm512_loadu_ps(a + 16 * block);
     const __m512 vb = _mm512_loadu_ps(b + 16 * block);
+    const float *xs = x + (v / image) * xImage + 16 * (v % image);
+    float *ys = y + 16 * v;
+    const int64_t n = stop - v;
     if (relu)
-      for (; v < stop; ++v)
+      for (int64_t k = 0; k < n; ++k)
         _mm512_storeu_ps(
-            y + 16 * v,
-            _mm512_max_ps(_mm512_fmadd_ps(_mm512_loadu_ps(x + 16 * v), va, vb),
+            ys + 16 * k,
+            _mm512_max_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xs + 16 * k), va, vb),
                           zero));
     else
-      for (; v < stop; ++v)
-        _mm512_storeu_ps(y + 16 * v,
-                         _mm512_fmadd_ps(_mm512_loadu_ps(x + 16 * v), va, vb));
+      for (int64_t k = 0; k < n; ++k)
+        _mm512_storeu_ps(ys + 16 * k,
+                         _mm512_fmadd_ps(_mm512_loadu_ps(xs + 16 * k), va, vb));
+    v = stop;
   }
 }
 #pragma GCC diagnostic pop
@@ -52,11 +59,12 @@ GOPT_AVX512BW void normalizeVectors(const float *x, float *y, const float *a,
 
 class BlockedBatchNormKernel : public LayoutKernel {
 public:
-  BlockedBatchNormKernel(const memory::desc &md, int64_t channels,
-                         int64_t pixels, int64_t images, float epsilon,
-                         bool relu)
-      : md_(md), channels_(channels), pixels_(pixels), images_(images),
-        epsilon_(epsilon), relu_(relu), a_(channels), b_(channels) {}
+  BlockedBatchNormKernel(const memory::desc &src, const memory::desc &dst,
+                         int64_t channels, int64_t pixels, int64_t images,
+                         int64_t srcImage, float epsilon, bool relu)
+      : src_(src), dst_(dst), channels_(channels), pixels_(pixels),
+        images_(images), srcImage_(srcImage), epsilon_(epsilon), relu_(relu),
+        a_(channels), b_(channels) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const float *scale = in[1].data<float>(), *offset = in[2].data<float>(),
@@ -73,7 +81,7 @@ public:
     // Element ranges in whole vectors of 16 (parallelRange's chunks).
     parallelRange(vectors * 16, [&](int64_t begin, int64_t end) {
       normalizeVectors(x, y, a_.data(), b_.data(), begin / 16, end / 16,
-                       pixels_, blocks, relu_);
+                       pixels_, blocks, srcImage_, relu_);
     });
     return Status::success();
 #else
@@ -82,13 +90,13 @@ public:
   }
   const char *implementation() const override { return "gopt-blocked"; }
   memory::desc inputDesc(int i) const override {
-    return i == 0 ? md_ : memory::desc();
+    return i == 0 ? src_ : memory::desc();
   }
-  memory::desc outputDesc() const override { return md_; }
+  memory::desc outputDesc() const override { return dst_; }
 
 private:
-  memory::desc md_;
-  int64_t channels_, pixels_, images_;
+  memory::desc src_, dst_;
+  int64_t channels_, pixels_, images_, srcImage_;
   float epsilon_;
   bool relu_;
   std::vector<float> a_, b_;
@@ -118,10 +126,27 @@ std::unique_ptr<LayoutKernel> createBlockedBatchNorm(const KernelConfig &config,
       return nullptr;
   memory::desc md({x[0], x[1], x[2], x[3]}, memory::data_type::f32,
                   memory::format_tag::aBcd16b);
-  if (src != md)
-    return nullptr;
+  // nChw16c, or its images further apart (a prefix of a wider tensor's
+  // channels: a concat sharing a dense block's buffer).
+  const int64_t pixels = x[2] * x[3], image = x[1] * pixels;
+  int64_t srcImage = image;
+  if (src != md) {
+    const dnnl_memory_desc_t &d = src.data;
+    const auto &blk = d.format_desc.blocking;
+    if (d.ndims != 4 || d.format_kind != dnnl_blocked ||
+        d.data_type != dnnl_f32 || d.offset0 != 0 || blk.inner_nblks != 1 ||
+        blk.inner_blks[0] != 16 || blk.inner_idxs[0] != 1 ||
+        blk.strides[1] != 16 * pixels || blk.strides[2] != 16 * x[3] ||
+        blk.strides[3] != 16 || blk.strides[0] < image ||
+        blk.strides[0] % 16 != 0)
+      return nullptr;
+    for (int i = 0; i < 4; ++i)
+      if (d.dims[i] != x[i] || d.padded_dims[i] != x[i])
+        return nullptr;
+    srcImage = blk.strides[0];
+  }
   return std::make_unique<BlockedBatchNormKernel>(
-      md, x[1], x[2] * x[3], x[0],
+      src, md, x[1], pixels, x[0], srcImage,
       static_cast<float>(attrs.getFloat("epsilon")), relu);
 #else
   return nullptr;

@@ -17,8 +17,10 @@
 namespace gopt::runtime::cpu {
 
 // Null (oneDNN's kernel then runs) unless `src` is f32 nChw16c with
-// channels in whole blocks of 16, the op is an inference batch norm with
-// f32 statistics, the CPU has AVX-512 F, and GOPT_BLOCKED_BN is not 0.
+// channels in whole blocks of 16 (its images may lie further apart: the
+// first channels of a wider buffer; the result is dense nChw16c), the op is an
+// inference batch norm with f32 statistics, the CPU has AVX-512 F, and
+// GOPT_BLOCKED_BN is not 0.
 std::unique_ptr<LayoutKernel>
 createBlockedBatchNorm(const KernelConfig &config,
                        const dnnl::memory::desc &src, bool relu);

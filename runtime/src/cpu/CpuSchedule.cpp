@@ -197,12 +197,13 @@ private:
   int concatSourceConv(int t, int c, std::string &activation) const;
   Status planConcatInPlace(int c);
   Status emitIntoConcat(int o);
-  // DenseNet's blocks at batch 1: every layer concatenates the block's
-  // input with all earlier layers' results, a copy of the whole block so
-  // far per layer. The concats reading prefixes of the widest one's sources
-  // share its nChw16c buffer instead: each source is copied into its slice
-  // once, and each concat's result is the buffer's first channels (one
-  // image: a prefix of whole 16-channel blocks is a dense nChw16c tensor).
+  // DenseNet's blocks: every layer concatenates the block's input with all
+  // earlier layers' results, a copy of the whole block so far per layer.
+  // The concats reading prefixes of the widest one's sources share its
+  // nChw16c buffer instead: each source is copied into its slice once (or
+  // its conv writes it there), and each concat's result is the buffer's
+  // first channels (at batch 1 a dense nChw16c tensor; past it, images as
+  // far apart as the buffer's, which the batch norms read as they are).
   // GOPT_DENSE_CONCAT=0 turns it off.
   struct DenseBlock {
     int concat = -1;              // the widest concat
@@ -2054,8 +2055,7 @@ void CpuScheduler::planDenseBlocks() {
     int64_t axis = OpAttrs(op).getInt("axis");
     if (axis < 0)
       axis += static_cast<int64_t>(s.size());
-    if (s.size() != 4 || axis != 1 || s[0] != 1 ||
-        dtype(op.outputs(0)) != DType::kF32)
+    if (s.size() != 4 || axis != 1 || dtype(op.outputs(0)) != DType::kF32)
       continue;
     bool ok = true;
     for (int t : op.inputs())
@@ -2126,9 +2126,15 @@ Status CpuScheduler::emitDenseConcat(int o) {
     versions_[result].push_back({b.dst, b.slot});
     return Status::success();
   }
-  memory::desc md(shape(result), memory::data_type::f32,
-                  memory::format_tag::aBcd16b);
-  int alias = newSlot(result, md.get_size(), b.slot);
+  // Past one image, the prefix's images lie as far apart as the buffer's:
+  // its readers get that strided layout (the batch norms read it as it is,
+  // others through a reorder).
+  const Shape &s = shape(result);
+  memory::desc md =
+      s[0] == 1
+          ? memory::desc(s, memory::data_type::f32, memory::format_tag::aBcd16b)
+          : b.dst.submemory_desc({s[0], s[1], s[2], s[3]}, {0, 0, 0, 0});
+  int alias = newSlot(result, b.dst.get_size(), b.slot);
   versions_[result].push_back({md, alias});
   return Status::success();
 }
