@@ -440,7 +440,8 @@ Status CpuScheduler::scheduleConv(int o) {
     if (relu >= 0 && p_.ops(relu).kind() == "relu")
       t = p_.ops(relu).outputs(0);
     int c = soleConsumer(t);
-    if (c >= 0 && p_.ops(c).kind() == "concat" && !concatTried_[c])
+    if (c >= 0 && p_.ops(c).kind() == "concat" && !concatTried_[c] &&
+        denseBlockOf_[c] < 0)
       GOPT_RETURN_IF_ERROR(planConcatInPlace(c));
   }
   if (intoConcat_[o] >= 0)
