@@ -10,6 +10,7 @@
 #include "ParallelRange.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -26,10 +27,13 @@ using dnnl::memory;
 // Vectors [begin, end) of 16 channels of a [images][blocks][pixels][16]
 // result; the source's images are `xImage` floats apart (a dense block's
 // shared buffer holds more channels), block b's coefficients at a + 16 * b.
+// `Stream`: non-temporal stores (y 64-byte aligned), for results larger
+// than the caches, which then skip reading the result's lines first.
+template <bool Relu, bool Stream>
 GOPT_AVX512BW void normalizeVectors(const float *x, float *y, const float *a,
                                     const float *b, int64_t begin, int64_t end,
                                     int64_t pixels, int64_t blocks,
-                                    int64_t xImage, bool relu) {
+                                    int64_t xImage) {
   const __m512 zero = _mm512_set1_ps(0.0f);
   const int64_t image = blocks * pixels; // vectors per result image
   for (int64_t v = begin; v < end;) {
@@ -41,21 +45,33 @@ GOPT_AVX512BW void normalizeVectors(const float *x, float *y, const float *a,
     const float *xs = x + (v / image) * xImage + 16 * (v % image);
     float *ys = y + 16 * v;
     const int64_t n = stop - v;
-    if (relu)
-      for (int64_t k = 0; k < n; ++k)
-        _mm512_storeu_ps(
-            ys + 16 * k,
-            _mm512_max_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xs + 16 * k), va, vb),
-                          zero));
-    else
-      for (int64_t k = 0; k < n; ++k)
-        _mm512_storeu_ps(ys + 16 * k,
-                         _mm512_fmadd_ps(_mm512_loadu_ps(xs + 16 * k), va, vb));
+    for (int64_t k = 0; k < n; ++k) {
+      __m512 r = _mm512_fmadd_ps(_mm512_loadu_ps(xs + 16 * k), va, vb);
+      if (Relu)
+        r = _mm512_max_ps(r, zero);
+      if (Stream)
+        _mm512_stream_ps(ys + 16 * k, r);
+      else
+        _mm512_storeu_ps(ys + 16 * k, r);
+    }
     v = stop;
   }
+  if (Stream)
+    _mm_sfence();
 }
 #pragma GCC diagnostic pop
 #endif
+
+// Results above this many bytes (more than this core's 2 MiB L2) are
+// stored non-temporally.
+constexpr int64_t kStreamBytes = int64_t(4) << 20;
+bool streamStores() {
+  static const bool on = [] {
+    const char *s = std::getenv("GOPT_BLOCKED_BN_STREAM");
+    return !s || std::strcmp(s, "0") != 0;
+  }();
+  return on;
+}
 
 class BlockedBatchNormKernel : public LayoutKernel {
 public:
@@ -78,10 +94,16 @@ public:
     float *y = out[0].data<float>();
     const int64_t blocks = channels_ / 16;
     const int64_t vectors = images_ * blocks * pixels_;
+    const bool stream = streamStores() && vectors * 64 > kStreamBytes &&
+                        reinterpret_cast<uintptr_t>(y) % 64 == 0;
     // Element ranges in whole vectors of 16 (parallelRange's chunks).
     parallelRange(vectors * 16, [&](int64_t begin, int64_t end) {
-      normalizeVectors(x, y, a_.data(), b_.data(), begin / 16, end / 16,
-                       pixels_, blocks, srcImage_, relu_);
+      auto run = relu_ ? (stream ? normalizeVectors<true, true>
+                                 : normalizeVectors<true, false>)
+                       : (stream ? normalizeVectors<false, true>
+                                 : normalizeVectors<false, false>);
+      run(x, y, a_.data(), b_.data(), begin / 16, end / 16, pixels_, blocks,
+          srcImage_);
     });
     return Status::success();
 #else
