@@ -12,12 +12,14 @@
 // RUN: rm -rf %t && gopt-run %s --backend reference --warmup 0 --iterations 1 --output-dir %t
 // RUN: gopt-run %s --warmup 0 --iterations 2 --threads 2 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
 // RUN: env GOPT_DENSE_CONCAT=copy GOPT_BLOCKED_BN=0 gopt-run %s --warmup 0 --iterations 2 --compare-npy output0=%t/output0.npy --compare-npy output1=%t/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
-// Batch 2: a concat's images lie as far apart as the block buffer's; the
-// batch norms read that view (gopt's kernel, or oneDNN's through a reorder).
-// RUN: gopt-run %s --batch 2 --warmup 0 --iterations 1 --profile | FileCheck %s
+// Batch 2 keeps oneDNN's concats unless GOPT_DENSE_CONCAT=all: then a
+// concat's images lie as far apart as the block buffer's, and the batch
+// norms read that view (gopt's kernel, or oneDNN's through a reorder).
+// RUN: gopt-run %s --batch 2 --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=OFF
+// RUN: env GOPT_DENSE_CONCAT=all gopt-run %s --batch 2 --warmup 0 --iterations 1 --profile | FileCheck %s
 // RUN: rm -rf %t.b2 && gopt-run %s --batch 2 --backend reference --warmup 0 --iterations 1 --output-dir %t.b2
-// RUN: gopt-run %s --batch 2 --warmup 0 --iterations 2 --threads 2 --compare-npy output0=%t.b2/output0.npy --compare-npy output1=%t.b2/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
-// RUN: env GOPT_BLOCKED_BN=0 gopt-run %s --batch 2 --warmup 0 --iterations 2 --compare-npy output0=%t.b2/output0.npy --compare-npy output1=%t.b2/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
+// RUN: env GOPT_DENSE_CONCAT=all gopt-run %s --batch 2 --warmup 0 --iterations 2 --threads 2 --compare-npy output0=%t.b2/output0.npy --compare-npy output1=%t.b2/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
+// RUN: env GOPT_DENSE_CONCAT=all GOPT_BLOCKED_BN=0 gopt-run %s --batch 2 --warmup 0 --iterations 2 --compare-npy output0=%t.b2/output0.npy --compare-npy output1=%t.b2/output1.npy --atol 1e-4 --rtol 1e-4 | FileCheck %s --check-prefix=SAME
 // CHECK-DAG: l1/cat:x0 concat-slice
 // CHECK-DAG: l1/conv2+block/cat conv2d+concat cpu onednn-into-concat
 // CHECK-DAG: l2/conv2+block/cat conv2d+concat cpu onednn-into-concat

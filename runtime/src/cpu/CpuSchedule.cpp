@@ -204,7 +204,7 @@ private:
   // its conv writes it there), and each concat's result is the buffer's
   // first channels (at batch 1 a dense nChw16c tensor; past it, images as
   // far apart as the buffer's, which the batch norms read as they are).
-  // GOPT_DENSE_CONCAT=0 turns it off.
+  // GOPT_DENSE_CONCAT=0 turns it off, =all takes it past batch 1 too.
   struct DenseBlock {
     int concat = -1;              // the widest concat
     memory::desc dst;             // its result's nChw16c layout
@@ -2044,6 +2044,10 @@ void CpuScheduler::planDenseBlocks() {
   if (setting && std::strcmp(setting, "0") == 0)
     return;
   denseIntoSlice_ = !(setting && std::strcmp(setting, "copy") == 0);
+  // Past batch 1 only with GOPT_DENSE_CONCAT=all: at batch 8 the copies
+  // went (oneDNN's primitives 533 -> 420 ms a step) but whole steps were
+  // no faster on the loaded machine it was measured on.
+  const bool anyBatch = setting && std::strcmp(setting, "all") == 0;
   // f32 channel concats of one image in whole 16-channel blocks, by their
   // first source (a dense block's input).
   std::map<int, std::vector<int>> byFirst;
@@ -2056,7 +2060,8 @@ void CpuScheduler::planDenseBlocks() {
     int64_t axis = OpAttrs(op).getInt("axis");
     if (axis < 0)
       axis += static_cast<int64_t>(s.size());
-    if (s.size() != 4 || axis != 1 || dtype(op.outputs(0)) != DType::kF32)
+    if (s.size() != 4 || axis != 1 || dtype(op.outputs(0)) != DType::kF32 ||
+        (s[0] != 1 && !anyBatch))
       continue;
     bool ok = true;
     for (int t : op.inputs())
