@@ -48,6 +48,7 @@
 // plain tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockedBatchNorm.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "Schedule.h"
@@ -57,6 +58,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <unordered_map>
 
 namespace gopt::runtime {
@@ -193,6 +197,45 @@ private:
   int concatSourceConv(int t, int c, std::string &activation) const;
   Status planConcatInPlace(int c);
   Status emitIntoConcat(int o);
+  // DenseNet's blocks: every layer concatenates the block's input with all
+  // earlier layers' results, a copy of the whole block so far per layer.
+  // The concats reading prefixes of the widest one's sources share its
+  // nChw16c buffer instead: each source is copied into its slice once (or
+  // its conv writes it there), and each concat's result is the buffer's
+  // first channels (at batch 1 a dense nChw16c tensor; past it, images as
+  // far apart as the buffer's, which the batch norms read as they are).
+  // GOPT_DENSE_CONCAT=0 turns it off, =all takes it past batch 1 too.
+  struct DenseBlock {
+    int concat = -1;              // the widest concat
+    memory::desc dst;             // its result's nChw16c layout
+    int slot = -1;                // its storage, made at the first concat
+    std::vector<int> sources;     // the widest concat's inputs
+    std::vector<int64_t> offsets; // their first channels
+    std::vector<bool> inSlice;    // per source: written into its slice
+  };
+  std::vector<DenseBlock> denseBlocks_;
+  std::vector<int> denseBlockOf_; // per op: a concat's denseBlocks_ entry
+  // GOPT_DENSE_CONCAT=copy copies every source into its slice.
+  bool denseIntoSlice_ = true;
+  void planDenseBlocks();
+  // A conv2d computing a dense block's source that only the block's
+  // concats read writes its slice itself (createConvIntoConcat); whether
+  // it did.
+  StatusOr<bool> emitIntoDenseBlock(int o);
+  // Whether `t` is computed by elementwise ops and batch norms from a
+  // concat sharing a dense block's buffer.
+  bool readsDenseBlock(int t) const {
+    for (int depth = 0; depth < 4 && producer_[t] >= 0; ++depth) {
+      const plan::Op &op = p_.ops(producer_[t]);
+      if (op.kind() == "concat")
+        return denseBlockOf_[producer_[t]] >= 0;
+      if (op.kind() != "batch_norm" && op.kind() != "relu")
+        return false;
+      t = op.inputs(0);
+    }
+    return false;
+  }
+  Status emitDenseConcat(int o);
   Status emitConv(int o);
   Status scheduleMatmul(int o, bool &done);
   Status emitMatmul(int o);
@@ -397,11 +440,17 @@ Status CpuScheduler::scheduleConv(int o) {
     if (relu >= 0 && p_.ops(relu).kind() == "relu")
       t = p_.ops(relu).outputs(0);
     int c = soleConsumer(t);
-    if (c >= 0 && p_.ops(c).kind() == "concat" && !concatTried_[c])
+    if (c >= 0 && p_.ops(c).kind() == "concat" && !concatTried_[c] &&
+        denseBlockOf_[c] < 0)
       GOPT_RETURN_IF_ERROR(planConcatInPlace(c));
   }
   if (intoConcat_[o] >= 0)
     return emitIntoConcat(o);
+  if (denseIntoSlice_) {
+    GOPT_ASSIGN_OR_RETURN(bool done, emitIntoDenseBlock(o));
+    if (done)
+      return Status::success();
+  }
   Fusion f;
   f.conv = o;
   f.src = conv.inputs(0);
@@ -523,7 +572,11 @@ Status CpuScheduler::scheduleConv(int o) {
   // keep the layout (ResNet-50 at batch 8 ran 8% faster all blocked).
   const std::vector<int64_t> &filter = shape(conv.inputs(1));
   bool wideFilter = filter.size() == 4 && filter[0] * filter[1] > 128 * 128;
+  // A DenseNet layer's source (batch norm and relu of its block's shared
+  // nChw16c buffer) keeps it: reordering each layer's source cost more
+  // than the direct kernel's NHWC gains.
   if (blockedSource && wideFilter && shape(f.src)[0] == 1 && !readerLayout &&
+      !readsDenseBlock(f.src) &&
       !cpu::winogradSourceDesc(makeKernelConfig(in_, o)))
     blockedSource = false;
   GOPT_ASSIGN_OR_RETURN(
@@ -1485,7 +1538,11 @@ Status CpuScheduler::scheduleLayoutOp(int o) {
     if (c >= 0 && p_.ops(c).kind() == "relu" && p_.ops(c).outputs_size() == 1 &&
         dtype(p_.ops(c).outputs(0)) == dtype(op.outputs(0)))
       relu = c;
-    kernel = cpu::createLayoutBatchNorm(config, src, relu >= 0);
+    if (std::unique_ptr<cpu::LayoutKernel> own =
+            cpu::createBlockedBatchNorm(config, src, relu >= 0))
+      kernel = std::move(own);
+    else
+      kernel = cpu::createLayoutBatchNorm(config, src, relu >= 0);
   }
   GOPT_RETURN_IF_ERROR(kernel.status());
   if (!*kernel)
@@ -1982,6 +2039,156 @@ bool CpuScheduler::matchConvGrads(int dx, int o, int &dataGrad,
   return dataGrad >= 0 && filterGrad >= 0;
 }
 
+void CpuScheduler::planDenseBlocks() {
+  const char *setting = std::getenv("GOPT_DENSE_CONCAT");
+  if (setting && std::strcmp(setting, "0") == 0)
+    return;
+  denseIntoSlice_ = !(setting && std::strcmp(setting, "copy") == 0);
+  // Past batch 1 only with GOPT_DENSE_CONCAT=all: at batch 8 the copies
+  // went (oneDNN's primitives 533 -> 420 ms a step) but whole steps were
+  // no faster on the loaded machine it was measured on.
+  const bool anyBatch = setting && std::strcmp(setting, "all") == 0;
+  // f32 channel concats of one image in whole 16-channel blocks, by their
+  // first source (a dense block's input).
+  std::map<int, std::vector<int>> byFirst;
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    const plan::Op &op = p_.ops(o);
+    if (op.kind() != "concat" || op.outputs_size() != 1 ||
+        op.inputs_size() < 1 || !isIntermediate(op.outputs(0)))
+      continue;
+    const Shape &s = shape(op.outputs(0));
+    int64_t axis = OpAttrs(op).getInt("axis");
+    if (axis < 0)
+      axis += static_cast<int64_t>(s.size());
+    if (s.size() != 4 || axis != 1 || dtype(op.outputs(0)) != DType::kF32 ||
+        (s[0] != 1 && !anyBatch))
+      continue;
+    bool ok = true;
+    for (int t : op.inputs())
+      ok = ok && dtype(t) == DType::kF32 && shape(t).size() == 4 &&
+           shape(t)[1] % 16 == 0;
+    if (ok)
+      byFirst[op.inputs(0)].push_back(o);
+  }
+  for (const auto &[first, concats] : byFirst) {
+    if (concats.size() < 2)
+      continue;
+    int widest = concats[0];
+    for (int c : concats)
+      if (p_.ops(c).inputs_size() > p_.ops(widest).inputs_size())
+        widest = c;
+    const plan::Op &w = p_.ops(widest);
+    std::vector<int> sources(w.inputs().begin(), w.inputs().end());
+    // Each source once (a slice each), each concat a prefix of them.
+    std::vector<int> sorted = sources;
+    std::sort(sorted.begin(), sorted.end());
+    bool ok = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    for (int c : concats)
+      for (int i = 0; ok && i < p_.ops(c).inputs_size(); ++i)
+        ok = p_.ops(c).inputs(i) == sources[i];
+    if (!ok)
+      continue;
+    DenseBlock b;
+    b.concat = widest;
+    b.dst = memory::desc(shape(w.outputs(0)), memory::data_type::f32,
+                         memory::format_tag::aBcd16b);
+    b.sources = sources;
+    b.inSlice.assign(sources.size(), false);
+    int64_t offset = 0;
+    for (int t : sources) {
+      b.offsets.push_back(offset);
+      offset += shape(t)[1];
+    }
+    denseBlocks_.push_back(std::move(b));
+    for (int c : concats)
+      denseBlockOf_[c] = static_cast<int>(denseBlocks_.size()) - 1;
+  }
+}
+
+Status CpuScheduler::emitDenseConcat(int o) {
+  DenseBlock &b = denseBlocks_[denseBlockOf_[o]];
+  const plan::Op &op = p_.ops(o);
+  const int result = op.outputs(0);
+  if (b.slot < 0)
+    b.slot = newSlot(p_.ops(b.concat).outputs(0), b.dst.get_size());
+  // The sources not in the buffer yet (one per layer) go into their slices.
+  for (int i = 0; i < op.inputs_size(); ++i) {
+    if (b.inSlice[i])
+      continue;
+    b.inSlice[i] = true;
+    const int t = b.sources[i];
+    GOPT_RETURN_IF_ERROR(materialize(t));
+    memory::desc from = currentDesc(t);
+    GOPT_ASSIGN_OR_RETURN(int src, slotIn(t, from));
+    const Shape &s = shape(t);
+    memory::desc to =
+        b.dst.submemory_desc({s[0], s[1], s[2], s[3]}, {0, b.offsets[i], 0, 0});
+    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel,
+                          cpu::createReorder(from, to));
+    addStep(std::move(kernel), {src}, {b.slot},
+            op.name() + ":" + info(t).name(), "concat-slice");
+  }
+  if (o == b.concat) {
+    versions_[result].push_back({b.dst, b.slot});
+    return Status::success();
+  }
+  // Past one image, the prefix's images lie as far apart as the buffer's:
+  // its readers get that strided layout (the batch norms read it as it is,
+  // others through a reorder).
+  const Shape &s = shape(result);
+  memory::desc md =
+      s[0] == 1
+          ? memory::desc(s, memory::data_type::f32, memory::format_tag::aBcd16b)
+          : b.dst.submemory_desc({s[0], s[1], s[2], s[3]}, {0, 0, 0, 0});
+  int alias = newSlot(result, b.dst.get_size(), b.slot);
+  versions_[result].push_back({md, alias});
+  return Status::success();
+}
+
+StatusOr<bool> CpuScheduler::emitIntoDenseBlock(int o) {
+  const plan::Op &conv = p_.ops(o);
+  const int t = conv.outputs(0);
+  if (!isIntermediate(t) || consumers_[t].empty() || conv.inputs_size() < 2)
+    return false;
+  const int block = denseBlockOf_[consumers_[t][0]];
+  for (int c : consumers_[t])
+    if (block < 0 || denseBlockOf_[c] != block)
+      return false;
+  DenseBlock &b = denseBlocks_[block];
+  auto it = std::find(b.sources.begin(), b.sources.end(), t);
+  if (it == b.sources.end())
+    return false;
+  const size_t i = it - b.sources.begin();
+  const int x = conv.inputs(0);
+  for (int k = 1; k < conv.inputs_size(); ++k)
+    if (!constant(conv.inputs(k)))
+      return false;
+  cpu::ConvPostOps post;
+  post.activation = OpAttrs(conv).getString("activation");
+  // oneDNN's Winograd 2x3 kernel ran DenseNet's 128 -> 32 convolutions
+  // slower than the direct one (see winogradConv): only where it is taken
+  // anyway.
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> kernel,
+                        cpu::createConvIntoConcat(makeKernelConfig(in_, o),
+                                                  post, currentDesc(x), b.dst,
+                                                  b.offsets[i],
+                                                  /*anyWinogradTile=*/false));
+  if (!kernel)
+    return false;
+  GOPT_ASSIGN_OR_RETURN(int src, slotIn(x, kernel->inputDesc(0)));
+  std::vector<int> inputs = {src};
+  for (int k = 1; k < conv.inputs_size(); ++k) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(conv.inputs(k)));
+    inputs.push_back(slot);
+  }
+  if (b.slot < 0)
+    b.slot = newSlot(p_.ops(b.concat).outputs(0), b.dst.get_size());
+  b.inSlice[i] = true;
+  addStep(std::move(kernel), inputs, {b.slot},
+          conv.name() + "+" + p_.ops(b.concat).name(), "conv2d+concat");
+  return true;
+}
+
 void CpuScheduler::planPoolTransposes() {
   if (!cpu::poolTransposeFusionEnabled())
     return;
@@ -2255,6 +2462,7 @@ Status CpuScheduler::build() {
   intoConcat_.assign(numOps, -1);
   intoConcatKernel_.resize(numOps);
   concatTried_.assign(numOps, false);
+  denseBlockOf_.assign(numOps, -1);
   for (int t = 0; t < numPlan_; ++t) {
     auto kind = info(t).kind();
     if (kind == plan::TensorInfo::INPUT || kind == plan::TensorInfo::CONSTANT ||
@@ -2302,6 +2510,7 @@ Status CpuScheduler::build() {
     if (p_.ops(o).kind() == "softmax")
       matchAttention(o);
   planPoolTransposes();
+  planDenseBlocks();
 
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
@@ -2317,6 +2526,10 @@ Status CpuScheduler::build() {
     }
     if (deferrable(o)) {
       deferred_[op.outputs(0)] = o;
+      continue;
+    }
+    if (denseBlockOf_[o] >= 0) {
+      GOPT_RETURN_IF_ERROR(emitDenseConcat(o));
       continue;
     }
     const std::string &k = op.kind();

@@ -84,12 +84,14 @@ createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
 // destination of a channel concat, so the concat copies nothing; it reads
 // its source in `src` (nChw16c, nChw8c, NHWC or NCHW) and runs one image at
 // a time. Null where channelOffset or the channels are not whole blocks of
-// 16 or oneDNN has only its reference kernel.
+// 16 or oneDNN has only its reference kernel. anyWinogradTile: oneDNN's
+// Winograd 2x3 kernel wherever it is offered (else where winogradConv
+// takes it).
 StatusOr<std::unique_ptr<LayoutKernel>>
 createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
                      const dnnl::memory::desc &src,
-                     const dnnl::memory::desc &concatDst,
-                     int64_t channelOffset);
+                     const dnnl::memory::desc &concatDst, int64_t channelOffset,
+                     bool anyWinogradTile = true);
 
 // The source layout conv2d `config` reads when it runs as a Winograd
 // convolution (createLayoutConv takes Winograd where it pays), nullopt

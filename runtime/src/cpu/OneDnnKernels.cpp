@@ -503,7 +503,7 @@ public:
   static StatusOr<std::unique_ptr<cpu::LayoutKernel>>
   create(const KernelConfig &config, const cpu::ConvPostOps &post,
          const memory::desc &src, const memory::desc &concatDst,
-         int64_t channelOffset) {
+         int64_t channelOffset, bool anyWinogradTile) {
     auto none = [] { return std::unique_ptr<cpu::LayoutKernel>(); };
     const Shape &x = config.inputShapes[0];
     const Shape &y = config.outputShapes[0];
@@ -531,7 +531,8 @@ public:
     memory::desc dst1(dstImage, DataType::f32, Tag::aBcd16b);
     auto kernel =
         std::unique_ptr<ConvIntoConcatKernel>(new ConvIntoConcatKernel());
-    kernel->conv_.allowAnyWinogradTile();
+    if (anyWinogradTile)
+      kernel->conv_.allowAnyWinogradTile();
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->conv_.init(image, /*anyLayout=*/true, post,
                                             supported, &src1, &dst1));
@@ -2290,9 +2291,9 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
 StatusOr<std::unique_ptr<LayoutKernel>>
 createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
                      const memory::desc &src, const memory::desc &concatDst,
-                     int64_t channelOffset) {
+                     int64_t channelOffset, bool anyWinogradTile) {
   return ConvIntoConcatKernel::create(config, post, src, concatDst,
-                                      channelOffset);
+                                      channelOffset, anyWinogradTile);
 }
 
 std::optional<memory::desc> winogradSourceDesc(const KernelConfig &c) {
