@@ -857,6 +857,93 @@ TEST(ReluPoolBiasGrad, ConvGradientsRunInChunks) {
   }
 }
 
+// The chunked step's bf16 filter gradient as AMX tile products
+// (SmallConvTraining.cpp) against the reference and oneDNN's
+// (GOPT_AMX_FILTER_GRAD=0), both filter layouts, output rows of 8 (a
+// transposed row's zeros reach the next row) and of 32 (none), taps of
+// even and odd offsets, a batch of 5 in chunks of 2, 2 and 1, two runs
+// (the sums start over). The data and bias gradients are the same bits
+// either way.
+TEST(ReluPoolBiasGrad, AmxFilterGradientInChunks) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    int64_t width;
+    bool oihw;
+  };
+  const bool amx = __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("amx-tile") &&
+                   __builtin_cpu_supports("amx-bf16");
+  const std::string fused = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                            "conv2d_backprop_filter+reduce_sum";
+  uint32_t seed = 1990;
+  for (const Case &c : {Case{"Hwio10", 10, false}, Case{"Oihw34", 34, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 32, cout = 32, w = c.width, ow = w - 2;
+    Shape src = {n, 10, w, cin}, x = {n, 8, ow, cout},
+          pooled = {n, 4, ow / 2, cout};
+    Shape filter = c.oihw ? Shape{cout, cin, 3, 3} : Shape{3, 3, cin, cout};
+    Tensor xv = randomF32(x, seed++), sv = randomF32(src, seed++),
+           fv = randomF32(filter, seed++), gv = randomF32(pooled, seed++),
+           yv = randomF32(pooled, seed++);
+    xv = toBf16(xv), sv = toBf16(sv), fv = toBf16(fv), gv = toBf16(gv),
+    yv = toBf16(yv);
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("pool_conv_grads");
+    int xi = b.addInput("x", BF16, x);
+    int si = b.addInput("src", BF16, src);
+    int fi = b.addInput("filter", BF16, filter);
+    int gi = b.addInput("g", BF16, pooled);
+    int y = b.addInput("y", BF16, pooled);
+    int dy = b.addIntermediate("dy", BF16, pooled);
+    int dx = b.addIntermediate("dx", BF16, x);
+    int ds = b.addOutput("dsrc", BF16, src);
+    int df = b.addOutput("dfilter", BF16, filter);
+    int db = b.addOutput("db", BF16, {cout});
+    AttrMap input = {{"input_shape", intsAttr({-1, 10, w, cin})}};
+    AttrMap filterAttrs = {{"filter_shape", intsAttr(filter)}};
+    if (c.oihw)
+      input["filter_format"] = filterAttrs["filter_format"] =
+          stringAttr("OIHW");
+    b.addOp("relu_grad", "relu/grad", {gi, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds}, input);
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df}, filterAttrs);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) in bf16.
+    const int64_t imageBytes = 2 * 2 * (8 * ow * cout + 10 * w * cin);
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB",
+           std::to_string(2 * imageBytes / 1024 + 1).c_str(), 1);
+    std::vector<Tensor> inputs = {xv, sv, fv, gv, yv};
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_AMX_FILTER_GRAD", "0", 1);
+    RunResult onednn = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_FILTER_GRAD");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    ASSERT_EQ(cpu.outputs.size(), 3u);
+    ASSERT_EQ(onednn.outputs.size(), 3u);
+    for (const RunResult *r : {&cpu, &onednn})
+      for (const OpProfile &p : r->profiles)
+        if (p.kind == fused)
+          EXPECT_EQ(p.implementation,
+                    r == &cpu && amx ? "chunks+amx" : "chunks");
+    for (size_t i = 0; i < 3; ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor a = cpu.outputs[i], o = onednn.outputs[i];
+      if (a.shape() != filter)
+        EXPECT_EQ(std::memcmp(a.data(), o.data(), a.byteSize()), 0);
+      expectClose(toF32(a), toF32(ref.outputs[i]), 1e-2,
+                  "against the reference");
+      expectClose(toF32(a), toF32(o), 1e-2, "against oneDNN's");
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {
