@@ -857,14 +857,15 @@ TEST(ReluPoolBiasGrad, ConvGradientsRunInChunks) {
   }
 }
 
-// The chunked step's bf16 filter gradient as AMX tile products
-// (SmallConvTraining.cpp) against the reference and oneDNN's
-// (GOPT_AMX_FILTER_GRAD=0), both filter layouts, output rows of 8 (a
-// transposed row's zeros reach the next row) and of 32 (none), taps of
-// even and odd offsets, a batch of 5 in chunks of 2, 2 and 1, two runs
-// (the sums start over). The data and bias gradients are the same bits
-// either way.
-TEST(ReluPoolBiasGrad, AmxFilterGradientInChunks) {
+// The chunked step's bf16 filter and source gradients as AMX tile
+// products (SmallConvTraining.cpp) against the reference and oneDNN's
+// (GOPT_AMX_FILTER_GRAD=0, GOPT_AMX_DATA_GRAD=0, each alone and both),
+// both filter layouts, output rows of 8 (a transposed row's zeros reach
+// the next row) and of 32 (none), taps of even and odd offsets, a batch of
+// 5 in chunks of 2, 2 and 1, two runs (the sums start over). The bias
+// gradient is the same bits either way, and each gradient the same bits
+// whether the other runs on AMX or not.
+TEST(ReluPoolBiasGrad, AmxConvGradientsInChunks) {
   const DType BF16 = DType::kBF16;
   struct Case {
     const char *name;
@@ -922,24 +923,39 @@ TEST(ReluPoolBiasGrad, AmxFilterGradientInChunks) {
     RunResult ref = runPlan(*plan, "reference", inputs);
     RunResult cpu = runPlan(*plan, "cpu", inputs);
     setenv("GOPT_AMX_FILTER_GRAD", "0", 1);
+    RunResult dataOnly = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_AMX_DATA_GRAD", "0", 1);
     RunResult onednn = runPlan(*plan, "cpu", inputs);
     unsetenv("GOPT_AMX_FILTER_GRAD");
+    RunResult filterOnly = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_DATA_GRAD");
     unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
-    ASSERT_EQ(cpu.outputs.size(), 3u);
-    ASSERT_EQ(onednn.outputs.size(), 3u);
-    for (const RunResult *r : {&cpu, &onednn})
+    for (const RunResult *r : {&cpu, &dataOnly, &onednn, &filterOnly}) {
+      ASSERT_EQ(r->outputs.size(), 3u);
+      const char *expected = !amx               ? "chunks"
+                             : r == &cpu        ? "chunks+amx"
+                             : r == &dataOnly   ? "chunks+amx-data"
+                             : r == &filterOnly ? "chunks+amx-filter"
+                                                : "chunks";
       for (const OpProfile &p : r->profiles)
         if (p.kind == fused)
-          EXPECT_EQ(p.implementation,
-                    r == &cpu && amx ? "chunks+amx" : "chunks");
+          EXPECT_EQ(p.implementation, expected);
+    }
+    auto same = [](const Tensor &a, const Tensor &b) {
+      return a.byteSize() == b.byteSize() &&
+             std::memcmp(a.data(), b.data(), a.byteSize()) == 0;
+    };
+    // Results: dsrc, dfilter, db.
+    EXPECT_TRUE(same(cpu.outputs[0], dataOnly.outputs[0]));
+    EXPECT_TRUE(same(onednn.outputs[0], filterOnly.outputs[0]));
+    EXPECT_TRUE(same(cpu.outputs[1], filterOnly.outputs[1]));
+    EXPECT_TRUE(same(onednn.outputs[1], dataOnly.outputs[1]));
+    EXPECT_TRUE(same(cpu.outputs[2], onednn.outputs[2]));
     for (size_t i = 0; i < 3; ++i) {
       SCOPED_TRACE("result " + std::to_string(i));
-      Tensor a = cpu.outputs[i], o = onednn.outputs[i];
-      if (a.shape() != filter)
-        EXPECT_EQ(std::memcmp(a.data(), o.data(), a.byteSize()), 0);
-      expectClose(toF32(a), toF32(ref.outputs[i]), 1e-2,
-                  "against the reference");
-      expectClose(toF32(a), toF32(o), 1e-2, "against oneDNN's");
+      Tensor a = toF32(cpu.outputs[i]);
+      expectClose(a, toF32(ref.outputs[i]), 1e-2, "against the reference");
+      expectClose(a, toF32(onednn.outputs[i]), 1e-2, "against oneDNN's");
     }
   }
 }

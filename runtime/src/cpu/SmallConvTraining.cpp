@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -325,6 +326,145 @@ private:
   AlignedBuffer<float> acc_;
   AlignedBuffer<uint16_t> dt_, xv_;
 };
+
+// dx[q][c] = sum over taps and o of dy[q - offset(tap)][o] * f[tap][c][o]
+// for q on the source's grid (q = h * W + w): A = dy on that grid (rows of
+// positions, the output channels as the reduction: NHWC rows as they are,
+// so every tap's A is whole rows from another offset, aligned), B = the
+// filter per tap with pairs of output channels interleaved. dy's grid puts
+// an output row at the same width as the source's, with zeros past OW and
+// `lead` zero positions before it, so that a tap reaching left of column 0
+// or above row 0 reads zeros. Each 32x32 block of dx (four f32 tiles, 32
+// positions by 32 channels) sums all taps in the tiles and is rounded once.
+// 16 f32 lanes to bf16 bits in 32-bit lanes, rounded to nearest even as
+// fromF32 (a NaN stays a NaN).
+GOPT_AMX inline __m512i roundToBf16(__m512i v) {
+  const __m512i bias = _mm512_add_epi32(
+      _mm512_set1_epi32(0x7fff),
+      _mm512_and_si512(_mm512_srli_epi32(v, 16), _mm512_set1_epi32(1)));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(v, bias), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(
+      _mm512_castsi512_ps(v), _mm512_castsi512_ps(v), _CMP_UNORD_Q);
+  return _mm512_mask_blend_epi32(
+      nan, rounded,
+      _mm512_or_si512(_mm512_srli_epi32(v, 16), _mm512_set1_epi32(0x40)));
+}
+
+__attribute__((noinline)) GOPT_AMX void
+dataTiles(const Geometry &g, int64_t lead, const uint16_t *grid,
+          const uint16_t *packed, uint16_t *dx) {
+  __asm__ volatile("" ::: "memory");
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  _tile_loadconfig(&config);
+  const int64_t taps = g.kh * g.kw, hw = g.h * g.w;
+  const int64_t chunks = g.cout / 32, cBlocks = g.cin / 16;
+  const long aStride = static_cast<long>(g.cout * 2), bStride = 64;
+  alignas(64) float block[32 * 32];
+  for (int64_t q = 0; q < hw; q += 32)
+    for (int64_t c = 0; c < g.cin; c += 32) {
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t offset = (tap / g.kw) * g.w + tap % g.kw;
+        const uint16_t *a = grid + (lead + q - offset) * g.cout;
+        for (int64_t k = 0; k < chunks; ++k) {
+          const uint16_t *b =
+              packed + ((tap * chunks + k) * cBlocks + c / 16) * 512;
+          _tile_loadd(4, a + 32 * k, aStride);
+          _tile_loadd(5, a + 16 * g.cout + 32 * k, aStride);
+          _tile_loadd(6, b, bStride);
+          _tile_loadd(7, b + 512, bStride);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 4, 7);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, block, 128);
+      _tile_stored(1, block + 16, 128);
+      _tile_stored(2, block + 16 * 32, 128);
+      _tile_stored(3, block + 16 * 32 + 16, 128);
+      __asm__ volatile("" ::: "memory");
+      const int64_t rows = std::min<int64_t>(32, hw - q);
+      for (int64_t r = 0; r < rows; ++r) {
+        const __m512i lo = _mm512_castps_si512(_mm512_load_ps(block + r * 32)),
+                      hi = _mm512_castps_si512(
+                          _mm512_load_ps(block + r * 32 + 16));
+        __m256i packedLo = _mm512_cvtepi32_epi16(roundToBf16(lo)),
+                packedHi = _mm512_cvtepi32_epi16(roundToBf16(hi));
+        uint16_t *out = dx + (q + r) * g.cin + c;
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), packedLo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 16), packedHi);
+      }
+    }
+  _tile_release();
+  __asm__ volatile("" ::: "memory");
+}
+
+class AmxDataGradKernel : public AmxDataGrad {
+public:
+  explicit AmxDataGradKernel(const Geometry &g) : g_(g) {
+    const int64_t taps = g.kh * g.kw;
+    lead_ = (g.kh - 1) * g.w + g.kw - 1;
+    const int64_t rows = lead_ + (g.h * g.w + 31) / 32 * 32;
+    grid_.resize(rows * g.cout);
+    packed_.resize(taps * g.cout * g.cin);
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    setFilter(in[1].data<uint16_t>());
+    compute(in[0].data<uint16_t>(), in[0].shape()[0], out[0].data<uint16_t>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "amx"; }
+  size_t workspaceBytes() const override {
+    return (grid_.size() + packed_.size()) * 2;
+  }
+
+  void setFilter(const uint16_t *f) override {
+    const Geometry &g = g_;
+    const int64_t taps = g.kh * g.kw, chunks = g.cout / 32,
+                  cBlocks = g.cin / 16;
+    uint16_t *packed = packed_.data();
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t c = 0; c < g.cin; ++c)
+        for (int64_t o = 0; o < g.cout; ++o) {
+          const uint16_t v = f[g.oihw ? (o * g.cin + c) * taps + t
+                                      : (t * g.cin + c) * g.cout + o];
+          // [tap][o / 32][c / 16][(o % 32) / 2][c % 16][o % 2]
+          packed[((((t * chunks + o / 32) * cBlocks + c / 16) * 16 +
+                   (o % 32) / 2) *
+                      16 +
+                  c % 16) *
+                     2 +
+                 o % 2] = v;
+        }
+  }
+  void compute(const uint16_t *dy, int64_t n, uint16_t *dx) override {
+    const Geometry &g = g_;
+    const int64_t dyImage = g.oh * g.ow * g.cout, dxImage = g.h * g.w * g.cin;
+    uint16_t *grid = grid_.data();
+    for (int64_t i = 0; i < n; ++i) {
+      // Only the rows' values change; the zeros around them stay.
+      for (int64_t oh = 0; oh < g.oh; ++oh)
+        std::memcpy(grid + (lead_ + oh * g.w) * g.cout,
+                    dy + i * dyImage + oh * g.ow * g.cout,
+                    g.ow * g.cout * sizeof(uint16_t));
+      dataTiles(g, lead_, grid, packed_.data(), dx + i * dxImage);
+    }
+  }
+
+private:
+  Geometry g_;
+  int64_t lead_ = 0;
+  AlignedBuffer<uint16_t> grid_, packed_;
+};
 #endif
 
 } // namespace
@@ -334,34 +474,35 @@ bool amxFilterGradEnabled() {
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
-std::unique_ptr<AmxFilterGrad> createAmxFilterGrad(const KernelConfig &c) {
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
-  if (!amxFilterGradEnabled() || !amxUsable())
-    return nullptr;
-  if (c.inputShapes.size() != 2 || c.outputShapes.size() != 1 ||
-      c.inputTypes[0] != DType::kBF16 || c.inputTypes[1] != DType::kBF16 ||
-      (c.outputTypes[0] != DType::kF32 && c.outputTypes[0] != DType::kBF16))
-    return nullptr;
+namespace {
+// The geometry of a conv gradient these kernels run: x [N, H, W, Cin] (the
+// conv's source), dy [N, OH, OW, Cout] and the filter's shape.
+std::optional<Geometry> amxGeometry(const KernelConfig &c, const Shape &x,
+                                    const Shape &dy, const Shape &f) {
+  if (!amxUsable())
+    return std::nullopt;
+  for (DType t : c.inputTypes)
+    if (t != DType::kBF16)
+      return std::nullopt;
   OpAttrs attrs = c.attrs();
   if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
-    return nullptr;
-  const Shape &x = c.inputShapes[0], &dy = c.inputShapes[1],
-              &f = c.outputShapes[0];
+    return std::nullopt;
   if (x.size() != 4 || dy.size() != 4 || f.size() != 4 || x[0] != dy[0])
-    return nullptr;
+    return std::nullopt;
   for (int64_t s : attrs.getWindowInts("strides"))
     if (s != 1)
-      return nullptr;
+      return std::nullopt;
   for (int64_t d : attrs.getWindowInts("dilations"))
     if (d != 1)
-      return nullptr;
+      return std::nullopt;
   const std::string padding = attrs.getString("padding");
   if (padding != "VALID") {
     if (padding != "EXPLICIT")
-      return nullptr;
+      return std::nullopt;
     for (int64_t p : attrs.getWindowInts("pads"))
       if (p != 0)
-        return nullptr;
+        return std::nullopt;
   }
   Geometry g;
   g.oihw = attrs.getString("filter_format") == "OIHW";
@@ -371,18 +512,54 @@ std::unique_ptr<AmxFilterGrad> createAmxFilterGrad(const KernelConfig &c) {
   g.cout = g.oihw ? f[0] : f[3];
   if ((g.oihw ? f[1] : f[2]) != g.cin || g.kh < 1 || g.kw < 1 || g.kh > g.h ||
       g.kw > g.w)
-    return nullptr;
+    return std::nullopt;
   g.oh = g.h - g.kh + 1, g.ow = g.w - g.kw + 1;
   if (dy[1] != g.oh || dy[2] != g.ow || dy[3] != g.cout)
-    return nullptr;
+    return std::nullopt;
   if (g.cin % 32 != 0 || g.cout % 32 != 0 || g.cin > 1024 || g.cout > 1024 ||
       g.h * g.w > (int64_t(1) << 20))
-    return nullptr;
+    return std::nullopt;
   g.positions = (g.oh * g.w + 31) / 32 * 32;
   g.blocks = g.positions / 32 + 1;
   g.pairRows = g.positions / 2 + ((g.kh - 1) * g.w + g.kw - 1) / 2 + 1;
-  return std::make_unique<AmxFilterGradKernel>(g,
+  return g;
+}
+} // namespace
+#endif
+
+bool amxDataGradEnabled() {
+  const char *setting = std::getenv("GOPT_AMX_DATA_GRAD");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<AmxFilterGrad> createAmxFilterGrad(const KernelConfig &c) {
+#ifdef GOPT_HAVE_AMX_FILTER_GRAD
+  if (!amxFilterGradEnabled() || c.inputShapes.size() != 2 ||
+      c.outputShapes.size() != 1 ||
+      (c.outputTypes[0] != DType::kF32 && c.outputTypes[0] != DType::kBF16))
+    return nullptr;
+  std::optional<Geometry> g =
+      amxGeometry(c, c.inputShapes[0], c.inputShapes[1], c.outputShapes[0]);
+  if (!g)
+    return nullptr;
+  return std::make_unique<AmxFilterGradKernel>(*g,
                                                c.outputTypes[0] == DType::kF32);
+#else
+  (void)c;
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &c) {
+#ifdef GOPT_HAVE_AMX_FILTER_GRAD
+  if (!amxDataGradEnabled() || c.inputShapes.size() != 2 ||
+      c.outputShapes.size() != 1 || c.outputTypes[0] != DType::kBF16)
+    return nullptr;
+  std::optional<Geometry> g =
+      amxGeometry(c, c.outputShapes[0], c.inputShapes[0], c.inputShapes[1]);
+  if (!g)
+    return nullptr;
+  return std::make_unique<AmxDataGradKernel>(*g);
 #else
   (void)c;
   return nullptr;

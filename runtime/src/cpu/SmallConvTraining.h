@@ -38,6 +38,20 @@ public:
 std::unique_ptr<AmxFilterGrad>
 createAmxFilterGrad(const KernelConfig &filterGrad);
 
+// False when GOPT_AMX_DATA_GRAD=0.
+bool amxDataGradEnabled();
+// conv2d_backprop_input(dy, filter) under the same conditions, the result
+// bf16 (rounded once from f32 sums over all taps and channels).
+class AmxDataGrad : public Kernel {
+public:
+  // Without run(), for several calls with one filter (the chunked step's
+  // chunks): setFilter() packs the filter (the config's layout), compute()
+  // writes the gradient of n images.
+  virtual void setFilter(const uint16_t *filter) = 0;
+  virtual void compute(const uint16_t *dy, int64_t n, uint16_t *dx) = 0;
+};
+std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &dataGrad);
+
 } // namespace gopt::runtime::cpu
 
 #endif // GOPT_RUNTIME_SRC_CPU_SMALLCONVTRAINING_H

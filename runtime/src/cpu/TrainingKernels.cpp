@@ -1422,6 +1422,8 @@ public:
     // bf16: AMX filter-gradient sums over the lane's chunks instead of
     // filter[] (then null).
     std::unique_ptr<cpu::AmxFilterGrad> amx;
+    // bf16: the source's gradient on AMX instead of data[] (then null).
+    std::unique_ptr<cpu::AmxDataGrad> amxData;
     std::vector<T> dx;
     std::vector<float> filterPart, filterSum;
     std::vector<double> biasSum;
@@ -1462,6 +1464,8 @@ public:
       std::fill(lane.biasSum.begin(), lane.biasSum.end(), 0.0);
       if (lane.amx)
         lane.amx->reset();
+      if (lane.amxData)
+        lane.amxData->setFilter(filter.data<uint16_t>());
       for (int64_t c = chunks * l / lanes; c < chunks * (l + 1) / lanes; ++c) {
         const int64_t image = c * chunk, images = std::min(chunk, n - image);
         const int which = images == chunk ? 0 : 1;
@@ -1484,7 +1488,11 @@ public:
         std::vector<Tensor> filterOut = {
             Tensor::view(DType::kF32, s_.filter, lane.filterPart.data())};
         Status st = lane.pool[which]->run(poolIn, poolOut);
-        if (st.ok())
+        if (st.ok() && lane.amxData)
+          lane.amxData->compute(
+              reinterpret_cast<const uint16_t *>(lane.dx.data()), images,
+              reinterpret_cast<uint16_t *>(dsrc + image * srcImage));
+        else if (st.ok())
           st = lane.data[which]->run(dataIn, dataOut);
         if (st.ok() && lane.amx) {
           lane.amx->accumulate(
@@ -1522,7 +1530,11 @@ public:
     return Status::success();
   }
   const char *implementation() const override {
-    return lanes_[0].amx ? "chunks+amx" : "chunks";
+    const Lane &lane = lanes_[0];
+    return lane.amx && lane.amxData ? "chunks+amx"
+           : lane.amx               ? "chunks+amx-filter"
+           : lane.amxData           ? "chunks+amx-data"
+                                    : "chunks";
   }
   size_t workspaceBytes() const override {
     size_t bytes = 0;
@@ -1533,6 +1545,7 @@ public:
              {lane.data[which].get(), lane.filter[which].get()})
           bytes += k ? k->workspaceBytes() : 0;
       bytes += lane.amx ? lane.amx->workspaceBytes() : 0;
+      bytes += lane.amxData ? lane.amxData->workspaceBytes() : 0;
     }
     return bytes;
   }
@@ -1600,7 +1613,10 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
       }
       l.pool[which] = std::make_unique<MaxPoolReluBiasGradKernel<T>>(
           *g, gradNchw, windowMask);
-      l.data[which] = ConvBackwardKernel::createOneDnn(data, type);
+      if (std::is_same_v<T, uint16_t> && which == 0)
+        l.amxData = cpu::createAmxDataGrad(data);
+      if (!l.amxData)
+        l.data[which] = ConvBackwardKernel::createOneDnn(data, type);
       // bf16: AMX tile products of our own where they apply (oneDNN's
       // backward-weights kernel ran MNIST's 32->64 layer at a fifth of
       // AMX's forward speed), one per lane for all its chunks.
@@ -1608,7 +1624,7 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
         l.amx = cpu::createAmxFilterGrad(filter);
       if (!l.amx)
         l.filter[which] = ConvBackwardKernel::createOneDnn(filter, type);
-      ok = l.data[which] && (l.amx || l.filter[which]);
+      ok = (l.amxData || l.data[which]) && (l.amx || l.filter[which]);
     }
     l.dx.resize(s.chunk * numElements(s.x) / n);
     l.filterPart.resize(numElements(s.filter));
