@@ -960,6 +960,106 @@ TEST(ReluPoolBiasGrad, AmxConvGradientsInChunks) {
   }
 }
 
+// The first layer's relu + filter + bias gradient (a one-channel 3x3 conv
+// whose relu_grad alone reads the next conv's source gradient, the relu
+// output being that conv's source as in the MNIST CNN) runs in the chunked
+// step: against the reference and GOPT_CHUNKED_FIRST_CONV_GRAD=0 (the
+// other results the same bits), f32 and bf16, a batch of 5 in chunks of 2,
+// 2 and 1, two runs; a source gradient that is also a result keeps the
+// first layer's step of its own.
+TEST(ReluPoolBiasGrad, FirstLayerGradientRunsInChunks) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    DType type;
+    bool dsrcResult;
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  const std::string chunked = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                              "conv2d_backprop_filter+reduce_sum";
+  const std::string first = chunked + "+relu_grad+conv2d_backprop_filter+"
+                                      "reduce_sum";
+  uint32_t seed = 2990;
+  for (const Case &c : {Case{"F32", F32, false}, Case{"Bf16", BF16, false},
+                        Case{"SourceGradientIsAResult", BF16, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 32, cout = 32;
+    Shape image = {n, 12, 12, 1}, src = {n, 10, 10, cin},
+          filter = {3, 3, cin, cout}, filter0 = {3, 3, 1, cin},
+          x = {n, 8, 8, cout}, pooled = {n, 4, 4, cout};
+    std::vector<Tensor> inputs = {
+        randomF32(x, seed++),      randomF32(src, seed++),
+        randomF32(filter, seed++), randomF32(pooled, seed++),
+        randomF32(pooled, seed++), randomF32(image, seed++)};
+    for (int64_t i = 0; i < inputs[1].numElements(); ++i) // a relu's output
+      inputs[1].data<float>()[i] = std::max(inputs[1].data<float>()[i], 0.0f);
+    if (c.type == BF16)
+      for (Tensor &t : inputs)
+        t = toBf16(t);
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("first_layer_in_chunks");
+    int xi = b.addInput("x", c.type, x);
+    int si = b.addInput("src", c.type, src);
+    int fi = b.addInput("filter", c.type, filter);
+    int gi = b.addInput("g", c.type, pooled);
+    int y = b.addInput("y", c.type, pooled);
+    int ii = b.addInput("image", c.type, image);
+    int dy = b.addIntermediate("dy", c.type, pooled);
+    int dx = b.addIntermediate("dx", c.type, x);
+    int ds = c.dsrcResult ? b.addOutput("dsrc", c.type, src)
+                          : b.addIntermediate("dsrc", c.type, src);
+    int dy0 = b.addIntermediate("dy0", c.type, src);
+    int df = b.addOutput("dfilter", c.type, filter);
+    int db = b.addOutput("db", c.type, {cout});
+    int df0 = b.addOutput("dfilter0", c.type, filter0);
+    int db0 = b.addOutput("db0", c.type, {cin});
+    AttrMap sum = {{"axes", intsAttr({0, 1, 2})}};
+    b.addOp("relu_grad", "relu/grad", {gi, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db}, sum);
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds},
+            {{"input_shape", intsAttr({-1, 10, 10, cin})}});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df},
+            {{"filter_shape", intsAttr(filter)}});
+    b.addOp("relu_grad", "relu0/grad", {ds, si}, {dy0}, {});
+    b.addOp("conv2d_backprop_filter", "conv0/grad", {ii, dy0}, {df0},
+            {{"filter_shape", intsAttr(filter0)}});
+    b.addOp("reduce_sum", "bias0/grad", {dy0}, {db0}, sum);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) 20.5 KB an image in bf16.
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB", c.type == BF16 ? "42" : "83", 1);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_CHUNKED_FIRST_CONV_GRAD", "0", 1);
+    RunResult apart = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_CHUNKED_FIRST_CONV_GRAD");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    const bool fused = avx512 && !c.dsrcResult;
+    EXPECT_EQ(kinds(cpu).count(first), fused ? 1u : 0u);
+    EXPECT_EQ(kinds(cpu).count(chunked), avx512 && !fused ? 1u : 0u);
+    EXPECT_EQ(kinds(apart).count(first), 0u);
+    EXPECT_EQ(kinds(apart).count(chunked), avx512 ? 1u : 0u);
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(apart.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor r = ref.outputs[i], a = cpu.outputs[i], w = apart.outputs[i];
+      ASSERT_EQ(a.byteSize(), w.byteSize());
+      if (a.shape() != filter0 && a.shape() != Shape{cin})
+        EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a), w = toF32(w);
+      const double rel = c.type == BF16 ? 1e-2 : 1e-5;
+      expectClose(a, r, rel, "against the reference");
+      expectClose(a, w, rel, "against the separate step");
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {
