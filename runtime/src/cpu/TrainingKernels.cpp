@@ -17,7 +17,9 @@
 //   fusion, createMaxPoolReluBiasGrad): tiling NHWC windows, channels a
 //   multiple of 16, AVX-512; with the conv2d_backprop_input and _filter
 //   that alone read its dx, a few images at a time
-//   (createChunkedPoolConvGrad).
+//   (createChunkedPoolConvGrad; in bf16 on AMX tiles, SmallConvTraining.cpp),
+//   with a one-channel first layer's relu + filter + bias gradient behind
+//   them where it alone reads their source gradient.
 // Mixed-precision training (gopt-run --train --precision bf16) gives the
 // gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
