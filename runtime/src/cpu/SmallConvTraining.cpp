@@ -64,12 +64,20 @@ bool amxUsable() {
   return usable;
 }
 
-struct TileConfig {
+struct alignas(64) TileConfig {
   uint8_t palette = 1, startRow = 0;
   uint8_t reserved[14] = {};
   uint16_t colsb[16] = {};
   uint8_t rows[16] = {};
 };
+
+// GCC 12's _tile_loadconfig names only the first 8 bytes of the
+// configuration as read, so the compiler may drop the stores of the shapes
+// (SIGILL at the first tile instruction; PointwiseAmx.cpp met it): the
+// whole struct as the asm's operand keeps them.
+GOPT_AMX inline void loadTileConfig(const TileConfig &config) {
+  __asm__ volatile("ldtilecfg %0" ::"m"(config));
+}
 
 struct Geometry {
   int64_t h, w, cin, cout, kh, kw, oh, ow;
@@ -193,7 +201,7 @@ accumulateTiles(const Geometry &g, const uint16_t *dt, const uint16_t *xv,
     config.colsb[t] = 64;
     config.rows[t] = 16;
   }
-  _tile_loadconfig(&config);
+  loadTileConfig(config);
   const int64_t taps = g.kh * g.kw, cols = taps * g.cin;
   const int64_t dImage = g.cout * g.blocks * 32,
                 xImage = 2 * g.pairRows * g.cin * 2;
@@ -359,7 +367,7 @@ dataTiles(const Geometry &g, int64_t lead, const uint16_t *grid,
     config.colsb[t] = 64;
     config.rows[t] = 16;
   }
-  _tile_loadconfig(&config);
+  loadTileConfig(config);
   const int64_t taps = g.kh * g.kw, hw = g.h * g.w;
   const int64_t chunks = g.cout / 32, cBlocks = g.cin / 16;
   const long aStride = static_cast<long>(g.cout * 2), bStride = 64;
