@@ -857,6 +857,209 @@ TEST(ReluPoolBiasGrad, ConvGradientsRunInChunks) {
   }
 }
 
+// The chunked step's bf16 filter and source gradients as AMX tile
+// products (SmallConvTraining.cpp) against the reference and oneDNN's
+// (GOPT_AMX_FILTER_GRAD=0, GOPT_AMX_DATA_GRAD=0, each alone and both),
+// both filter layouts, output rows of 8 (a transposed row's zeros reach
+// the next row) and of 32 (none), taps of even and odd offsets, a batch of
+// 5 in chunks of 2, 2 and 1, two runs (the sums start over). The bias
+// gradient is the same bits either way, and each gradient the same bits
+// whether the other runs on AMX or not.
+TEST(ReluPoolBiasGrad, AmxConvGradientsInChunks) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    int64_t width;
+    bool oihw;
+  };
+  const bool amx = __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("amx-tile") &&
+                   __builtin_cpu_supports("amx-bf16");
+  const std::string fused = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                            "conv2d_backprop_filter+reduce_sum";
+  uint32_t seed = 1990;
+  for (const Case &c : {Case{"Hwio10", 10, false}, Case{"Oihw34", 34, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 32, cout = 32, w = c.width, ow = w - 2;
+    Shape src = {n, 10, w, cin}, x = {n, 8, ow, cout},
+          pooled = {n, 4, ow / 2, cout};
+    Shape filter = c.oihw ? Shape{cout, cin, 3, 3} : Shape{3, 3, cin, cout};
+    Tensor xv = randomF32(x, seed++), sv = randomF32(src, seed++),
+           fv = randomF32(filter, seed++), gv = randomF32(pooled, seed++),
+           yv = randomF32(pooled, seed++);
+    xv = toBf16(xv), sv = toBf16(sv), fv = toBf16(fv), gv = toBf16(gv),
+    yv = toBf16(yv);
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("pool_conv_grads");
+    int xi = b.addInput("x", BF16, x);
+    int si = b.addInput("src", BF16, src);
+    int fi = b.addInput("filter", BF16, filter);
+    int gi = b.addInput("g", BF16, pooled);
+    int y = b.addInput("y", BF16, pooled);
+    int dy = b.addIntermediate("dy", BF16, pooled);
+    int dx = b.addIntermediate("dx", BF16, x);
+    int ds = b.addOutput("dsrc", BF16, src);
+    int df = b.addOutput("dfilter", BF16, filter);
+    int db = b.addOutput("db", BF16, {cout});
+    AttrMap input = {{"input_shape", intsAttr({-1, 10, w, cin})}};
+    AttrMap filterAttrs = {{"filter_shape", intsAttr(filter)}};
+    if (c.oihw)
+      input["filter_format"] = filterAttrs["filter_format"] =
+          stringAttr("OIHW");
+    b.addOp("relu_grad", "relu/grad", {gi, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds}, input);
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df}, filterAttrs);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) in bf16.
+    const int64_t imageBytes = 2 * 2 * (8 * ow * cout + 10 * w * cin);
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB",
+           std::to_string(2 * imageBytes / 1024 + 1).c_str(), 1);
+    std::vector<Tensor> inputs = {xv, sv, fv, gv, yv};
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_AMX_FILTER_GRAD", "0", 1);
+    RunResult dataOnly = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_AMX_DATA_GRAD", "0", 1);
+    RunResult onednn = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_FILTER_GRAD");
+    RunResult filterOnly = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_DATA_GRAD");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    for (const RunResult *r : {&cpu, &dataOnly, &onednn, &filterOnly}) {
+      ASSERT_EQ(r->outputs.size(), 3u);
+      const char *expected = !amx               ? "chunks"
+                             : r == &cpu        ? "chunks+amx"
+                             : r == &dataOnly   ? "chunks+amx-data"
+                             : r == &filterOnly ? "chunks+amx-filter"
+                                                : "chunks";
+      for (const OpProfile &p : r->profiles)
+        if (p.kind == fused)
+          EXPECT_EQ(p.implementation, expected);
+    }
+    auto same = [](const Tensor &a, const Tensor &b) {
+      return a.byteSize() == b.byteSize() &&
+             std::memcmp(a.data(), b.data(), a.byteSize()) == 0;
+    };
+    // Results: dsrc, dfilter, db.
+    EXPECT_TRUE(same(cpu.outputs[0], dataOnly.outputs[0]));
+    EXPECT_TRUE(same(onednn.outputs[0], filterOnly.outputs[0]));
+    EXPECT_TRUE(same(cpu.outputs[1], filterOnly.outputs[1]));
+    EXPECT_TRUE(same(onednn.outputs[1], dataOnly.outputs[1]));
+    EXPECT_TRUE(same(cpu.outputs[2], onednn.outputs[2]));
+    for (size_t i = 0; i < 3; ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor a = toF32(cpu.outputs[i]);
+      expectClose(a, toF32(ref.outputs[i]), 1e-2, "against the reference");
+      expectClose(a, toF32(onednn.outputs[i]), 1e-2, "against oneDNN's");
+    }
+  }
+}
+
+// The first layer's relu + filter + bias gradient (a one-channel 3x3 conv
+// whose relu_grad alone reads the next conv's source gradient, the relu
+// output being that conv's source as in the MNIST CNN) runs in the chunked
+// step: against the reference and GOPT_CHUNKED_FIRST_CONV_GRAD=0 (the
+// other results the same bits), f32 and bf16, a batch of 5 in chunks of 2,
+// 2 and 1, two runs; a source gradient that is also a result keeps the
+// first layer's step of its own.
+TEST(ReluPoolBiasGrad, FirstLayerGradientRunsInChunks) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    DType type;
+    bool dsrcResult;
+  };
+  const bool avx512 = __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  const std::string chunked = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                              "conv2d_backprop_filter+reduce_sum";
+  const std::string first = chunked + "+relu_grad+conv2d_backprop_filter+"
+                                      "reduce_sum";
+  uint32_t seed = 2990;
+  for (const Case &c : {Case{"F32", F32, false}, Case{"Bf16", BF16, false},
+                        Case{"SourceGradientIsAResult", BF16, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 32, cout = 32;
+    Shape image = {n, 12, 12, 1}, src = {n, 10, 10, cin},
+          filter = {3, 3, cin, cout}, filter0 = {3, 3, 1, cin},
+          x = {n, 8, 8, cout}, pooled = {n, 4, 4, cout};
+    std::vector<Tensor> inputs = {
+        randomF32(x, seed++),      randomF32(src, seed++),
+        randomF32(filter, seed++), randomF32(pooled, seed++),
+        randomF32(pooled, seed++), randomF32(image, seed++)};
+    for (int64_t i = 0; i < inputs[1].numElements(); ++i) // a relu's output
+      inputs[1].data<float>()[i] = std::max(inputs[1].data<float>()[i], 0.0f);
+    if (c.type == BF16)
+      for (Tensor &t : inputs)
+        t = toBf16(t);
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("first_layer_in_chunks");
+    int xi = b.addInput("x", c.type, x);
+    int si = b.addInput("src", c.type, src);
+    int fi = b.addInput("filter", c.type, filter);
+    int gi = b.addInput("g", c.type, pooled);
+    int y = b.addInput("y", c.type, pooled);
+    int ii = b.addInput("image", c.type, image);
+    int dy = b.addIntermediate("dy", c.type, pooled);
+    int dx = b.addIntermediate("dx", c.type, x);
+    int ds = c.dsrcResult ? b.addOutput("dsrc", c.type, src)
+                          : b.addIntermediate("dsrc", c.type, src);
+    int dy0 = b.addIntermediate("dy0", c.type, src);
+    int df = b.addOutput("dfilter", c.type, filter);
+    int db = b.addOutput("db", c.type, {cout});
+    int df0 = b.addOutput("dfilter0", c.type, filter0);
+    int db0 = b.addOutput("db0", c.type, {cin});
+    AttrMap sum = {{"axes", intsAttr({0, 1, 2})}};
+    b.addOp("relu_grad", "relu/grad", {gi, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db}, sum);
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds},
+            {{"input_shape", intsAttr({-1, 10, 10, cin})}});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df},
+            {{"filter_shape", intsAttr(filter)}});
+    b.addOp("relu_grad", "relu0/grad", {ds, si}, {dy0}, {});
+    b.addOp("conv2d_backprop_filter", "conv0/grad", {ii, dy0}, {df0},
+            {{"filter_shape", intsAttr(filter0)}});
+    b.addOp("reduce_sum", "bias0/grad", {dy0}, {db0}, sum);
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) 20.5 KB an image in bf16.
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB", c.type == BF16 ? "42" : "83", 1);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult cpu = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_CHUNKED_FIRST_CONV_GRAD", "0", 1);
+    RunResult apart = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_CHUNKED_FIRST_CONV_GRAD");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    const bool fused = avx512 && !c.dsrcResult;
+    EXPECT_EQ(kinds(cpu).count(first), fused ? 1u : 0u);
+    EXPECT_EQ(kinds(cpu).count(chunked), avx512 && !fused ? 1u : 0u);
+    EXPECT_EQ(kinds(apart).count(first), 0u);
+    EXPECT_EQ(kinds(apart).count(chunked), avx512 ? 1u : 0u);
+    ASSERT_EQ(cpu.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(apart.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      Tensor r = ref.outputs[i], a = cpu.outputs[i], w = apart.outputs[i];
+      ASSERT_EQ(a.byteSize(), w.byteSize());
+      if (a.shape() != filter0 && a.shape() != Shape{cin})
+        EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
+      if (r.dtype() == BF16)
+        r = toF32(r), a = toF32(a), w = toF32(w);
+      const double rel = c.type == BF16 ? 1e-2 : 1e-5;
+      expectClose(a, r, rel, "against the reference");
+      expectClose(a, w, rel, "against the separate step");
+    }
+  }
+}
+
 // Forward conv2d on "cpu" keeps its NCHW output in a blocked layout; the
 // gradient kernels read plain copies of it.
 TEST(Conv2dGradOneDnn, AfterBlockedForwardInOnePlan) {

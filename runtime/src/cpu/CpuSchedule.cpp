@@ -61,6 +61,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace gopt::runtime {
@@ -2304,15 +2305,43 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   // The conv gradients that alone read a pool gradient's dx run with it,
   // a chunk of the batch at a time.
   int dataGrad = -1, filterGrad = -1;
+  // And the first layer's relu + filter + bias gradient when that relu_grad
+  // alone reads the source's gradient (a one-channel conv, whose operands
+  // exist before `o`): the source's gradient is then never stored.
+  int firstRelu = -1, firstGrad = -1, firstBias = -1;
   if (gradientOp.kind() == "max_pool_grad" &&
       matchConvGrads(gradientOp.outputs(0), o, dataGrad, filterGrad)) {
     const bool windowMask =
         planned != poolGradPlans_.end() && planned->second.windowMask;
     const bool gradNchw =
         planned != poolGradPlans_.end() && planned->second.g != op.inputs(0);
-    if (std::unique_ptr<Kernel> chunked = cpu::createChunkedPoolConvGrad(
-            config, makeKernelConfig(in_, dataGrad),
-            makeKernelConfig(in_, filterGrad), gradNchw, windowMask))
+    const int dsrc = p_.ops(dataGrad).outputs(0);
+    firstRelu = soleConsumer(dsrc);
+    std::optional<KernelConfig> firstConfig;
+    if (firstRelu >= 0 && p_.ops(firstRelu).kind() == "relu_grad" &&
+        p_.ops(firstRelu).inputs_size() == 2 &&
+        p_.ops(firstRelu).inputs(0) == dsrc &&
+        p_.ops(firstRelu).inputs(1) != dsrc &&
+        producer_[p_.ops(firstRelu).inputs(1)] < o &&
+        matchReluGradBiasPair(firstRelu, firstGrad, firstBias) &&
+        p_.ops(firstGrad).kind() == "conv2d_backprop_filter" &&
+        producer_[p_.ops(firstGrad).inputs(0)] < o &&
+        dtype(p_.ops(firstBias).outputs(0)) == dtype(dsrc) &&
+        shape(p_.ops(firstRelu).inputs(1)) == shape(dsrc))
+      firstConfig = makeKernelConfig(in_, firstGrad);
+    std::unique_ptr<Kernel> chunked;
+    if (firstConfig)
+      chunked = cpu::createChunkedPoolConvGrad(
+          config, makeKernelConfig(in_, dataGrad),
+          makeKernelConfig(in_, filterGrad), gradNchw, windowMask,
+          &*firstConfig);
+    if (!chunked) {
+      firstRelu = firstGrad = firstBias = -1;
+      chunked = cpu::createChunkedPoolConvGrad(
+          config, makeKernelConfig(in_, dataGrad),
+          makeKernelConfig(in_, filterGrad), gradNchw, windowMask);
+    }
+    if (chunked)
       kernel = std::move(chunked);
     else
       dataGrad = filterGrad = -1;
@@ -2326,7 +2355,12 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   }
   if (dataGrad >= 0) {
     const plan::Op &data = p_.ops(dataGrad), &filter = p_.ops(filterGrad);
-    for (int t : {data.inputs(1), filter.inputs(0)}) {
+    std::vector<int> more = {data.inputs(1), filter.inputs(0)};
+    if (firstRelu >= 0) {
+      more.push_back(p_.ops(firstGrad).inputs(0));
+      more.push_back(p_.ops(firstRelu).inputs(1));
+    }
+    for (int t : more) {
       GOPT_RETURN_IF_ERROR(materialize(t));
       operands.push_back(t);
     }
@@ -2338,6 +2372,24 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
     const int dsrc = data.outputs(0), dfilter = filter.outputs(0);
     fusedInto_[gradient] = fusedInto_[biasSum] = -2;
     fusedInto_[dataGrad] = fusedInto_[filterGrad] = -2;
+    if (firstRelu >= 0) {
+      const plan::Op &relu0 = p_.ops(firstRelu), &grad0 = p_.ops(firstGrad),
+                     &sum0 = p_.ops(firstBias);
+      const int dfilter0 = grad0.outputs(0), dbias0 = sum0.outputs(0);
+      fusedInto_[firstRelu] = fusedInto_[firstGrad] = fusedInto_[firstBias] =
+          -2;
+      addStep(std::move(kernel), inputs, {dfilter, bias, dfilter0, dbias0},
+              op.name() + "+" + gradientOp.name() + "+" + data.name() + "+" +
+                  filter.name() + "+" + p_.ops(biasSum).name() + "+" +
+                  relu0.name() + "+" + grad0.name() + "+" + sum0.name(),
+              "relu_grad+max_pool_grad+conv2d_backprop_input+"
+              "conv2d_backprop_filter+reduce_sum+relu_grad+"
+              "conv2d_backprop_filter+reduce_sum");
+      plainReady_[dfilter] = plainReady_[bias] = true;
+      plainReady_[dfilter0] = plainReady_[dbias0] = true;
+      done = true;
+      return Status::success();
+    }
     addStep(std::move(kernel), inputs, {dsrc, dfilter, bias},
             op.name() + "+" + gradientOp.name() + "+" + data.name() + "+" +
                 filter.name() + "+" + p_.ops(biasSum).name(),

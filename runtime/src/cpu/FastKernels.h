@@ -73,9 +73,19 @@ bool reluPoolBiasFusionEnabled();
 // takes the batch, both conv gradients are NHWC of the same type on
 // oneDNN, and the batch makes two chunks or more; or with
 // GOPT_CHUNKED_CONV_GRAD=0.
+// With `firstGrad` (the conv2d_backprop_filter of a one-channel first
+// layer whose relu_grad reads the source's gradient alone, as
+// createSingleChannelReluFilterBiasGrad takes it), that relu + filter +
+// bias gradient runs on each chunk too: inputs x, g, [y], the filter, the
+// conv's source, the first layer's source and relu output; outputs the
+// filter's and bias's gradients, then the first layer's (the source's
+// gradient is never stored). Null with GOPT_CHUNKED_FIRST_CONV_GRAD=0.
 std::unique_ptr<Kernel> createChunkedPoolConvGrad(
     const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
-    const KernelConfig &filterGrad, bool gradNchw, bool windowMask);
+    const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
+    const KernelConfig *firstGrad = nullptr);
+// False when GOPT_CHUNKED_FIRST_CONV_GRAD=0.
+bool firstChunkEnabled();
 
 // softmax (or log_softmax) of one row of `len` floats; `dst` may be `row`.
 void softmaxRow(const float *row, float *dst, int64_t len, bool log);

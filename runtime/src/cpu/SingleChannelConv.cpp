@@ -711,6 +711,51 @@ public:
 private:
   Geometry g_;
 };
+
+// The same per image, summed over the calls (one thread).
+template <typename T>
+class ReluFilterBiasSumsImpl : public SingleChannelReluFilterBiasSums {
+public:
+  explicit ReluFilterBiasSumsImpl(const Geometry &g)
+      : g_(g), total_(g.kh * g.kw * g.cout), sum_(total_.size()),
+        image_(g.h * g.w), bias_(g.cout) {}
+  void reset() override {
+    std::fill(total_.begin(), total_.end(), 0.0f);
+    std::fill(bias_.begin(), bias_.end(), 0.0);
+  }
+  void accumulate(const void *x, const void *g, const void *y,
+                  int64_t n) override {
+    const int64_t imageIn = g_.h * g_.w, imageOut = g_.oh * g_.ow * g_.cout;
+    for (int64_t i = 0; i < n; ++i) {
+      const float *xImage =
+          asF32(static_cast<const T *>(x) + i * imageIn, imageIn, image_);
+      const T *gImage = static_cast<const T *>(g) + i * imageOut,
+              *yImage = static_cast<const T *>(y) + i * imageOut;
+      if (g_.cout == 16)
+        reluFilterBiasImageResident<1>(g_, xImage, gImage, yImage, sum_.data(),
+                                       bias_.data());
+      else
+        reluFilterBiasImageResident<2>(g_, xImage, gImage, yImage, sum_.data(),
+                                       bias_.data());
+      for (size_t k = 0; k < total_.size(); ++k)
+        total_[k] += sum_[k];
+    }
+  }
+  void addInto(float *filter, double *bias) const override {
+    const int64_t taps = g_.kh * g_.kw;
+    for (int64_t i = 0; i < taps * g_.cout; ++i) {
+      const int64_t tap = i / g_.cout, o = i % g_.cout;
+      filter[g_.oihw ? o * taps + tap : i] += total_[i];
+    }
+    for (int64_t o = 0; o < g_.cout; ++o)
+      bias[o] += bias_[o];
+  }
+
+private:
+  Geometry g_;
+  std::vector<float> total_, sum_, image_;
+  std::vector<double> bias_;
+};
 #endif
 
 // The element type x, the filter (or dy) and the result share, if f32 or
@@ -777,6 +822,25 @@ bool reluFilterBiasFusionEnabled() {
   const char *setting = std::getenv("GOPT_RELU_FILTER_BIAS_GRAD");
   return singleChannelConvEnabled() &&
          (!setting || std::strcmp(setting, "0") != 0);
+}
+
+std::unique_ptr<SingleChannelReluFilterBiasSums>
+createSingleChannelReluFilterBiasSums(const KernelConfig &filterGrad,
+                                      DType biasType) {
+#ifdef GOPT_HAVE_AVX512_LOOPS
+  // The fused step's conditions.
+  if (!createSingleChannelReluFilterBiasGrad(filterGrad, biasType))
+    return nullptr;
+  std::optional<Geometry> g = singleChannelGeometry(
+      filterGrad, filterGrad.inputShapes[0], filterGrad.outputShapes[0]);
+  if (sharedLoopType(filterGrad) == DType::kF32)
+    return std::make_unique<ReluFilterBiasSumsImpl<float>>(*g);
+  return std::make_unique<ReluFilterBiasSumsImpl<uint16_t>>(*g);
+#else
+  (void)filterGrad;
+  (void)biasType;
+  return nullptr;
+#endif
 }
 
 std::unique_ptr<Kernel>

@@ -12,6 +12,7 @@
 
 #include "gopt/runtime/Tensor.h"
 
+#include <cstdint>
 #include <memory>
 
 namespace gopt::runtime {
@@ -33,6 +34,23 @@ bool reluFilterBiasFusionEnabled();
 // (3x3, 16 or 32 channels, windows inside the image, AVX-512).
 std::unique_ptr<Kernel>
 createSingleChannelReluFilterBiasGrad(const KernelConfig &filterGrad,
+                                      DType biasType);
+
+// That step's sums over several calls, on one thread (the chunked pool +
+// conv gradient step runs it on each chunk of the next layer's source
+// gradient, TrainingKernels.cpp): reset() zeroes them, accumulate() adds n
+// images (x, g, y batch-major, of the config's element type), addInto()
+// adds the filter's f32 sums in its layout and the bias's double sums.
+class SingleChannelReluFilterBiasSums {
+public:
+  virtual ~SingleChannelReluFilterBiasSums() = default;
+  virtual void reset() = 0;
+  virtual void accumulate(const void *x, const void *g, const void *y,
+                          int64_t n) = 0;
+  virtual void addInto(float *filter, double *bias) const = 0;
+};
+std::unique_ptr<SingleChannelReluFilterBiasSums>
+createSingleChannelReluFilterBiasSums(const KernelConfig &filterGrad,
                                       DType biasType);
 
 } // namespace cpu

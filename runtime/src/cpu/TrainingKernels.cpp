@@ -17,7 +17,9 @@
 //   fusion, createMaxPoolReluBiasGrad): tiling NHWC windows, channels a
 //   multiple of 16, AVX-512; with the conv2d_backprop_input and _filter
 //   that alone read its dx, a few images at a time
-//   (createChunkedPoolConvGrad).
+//   (createChunkedPoolConvGrad; in bf16 on AMX tiles, SmallConvTraining.cpp),
+//   with a one-channel first layer's relu + filter + bias gradient behind
+//   them where it alone reads their source gradient.
 // Mixed-precision training (gopt-run --train --precision bf16) gives the
 // gradients of its bf16 region all of these in bf16.
 // The reference kernels (RefTraining.cpp) are the oracle; a factory returns
@@ -34,6 +36,7 @@
 #include "ParallelRange.h"
 #include "PoolGradBf16.h"
 #include "SingleChannelConv.h"
+#include "SmallConvTraining.h"
 #include "gopt/runtime/CpuInfo.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -1439,14 +1442,28 @@ public:
   struct Lane {
     std::unique_ptr<MaxPoolReluBiasGradKernel<T>> pool[2];
     std::unique_ptr<Kernel> data[2], filter[2];
+    // bf16: AMX filter-gradient sums over the lane's chunks instead of
+    // filter[] (then null).
+    std::unique_ptr<cpu::AmxFilterGrad> amx;
+    // bf16: the source's gradient on AMX instead of data[] (then null).
+    std::unique_ptr<cpu::AmxDataGrad> amxData;
     std::vector<T> dx;
     std::vector<float> filterPart, filterSum;
     std::vector<double> biasSum;
     std::vector<T> biasUnused;
+    // With the first layer's relu + filter + bias gradient (a one-channel
+    // conv reading the source's gradient alone): its sums, and the chunk's
+    // source gradient, which then stays in this buffer.
+    std::unique_ptr<cpu::SingleChannelReluFilterBiasSums> first;
+    std::vector<T> dsrc;
+    std::vector<float> firstFilter;
+    std::vector<double> firstBias;
   };
   struct Shapes {
     Shape x, g, y, src, filter;
     int64_t chunk = 0, channels = 0;
+    Shape image;                                // the first layer's source
+    int64_t firstFilter = 0, firstChannels = 0; // its element counts
   };
 
   ChunkedPoolConvGradKernel(Shapes shapes, bool windowMask,
@@ -1465,7 +1482,12 @@ public:
     const int next = windowMask_ ? 2 : 3;
     const Tensor &filter = in[next];
     const T *src = in[next + 1].data<T>();
-    T *dsrc = out[0].data<T>();
+    // The first layer's source and relu output, when it runs here.
+    const bool first = lanes_[0].first != nullptr;
+    const T *image0 = first ? in[next + 2].data<T>() : nullptr;
+    const T *y0 = first ? in[next + 3].data<T>() : nullptr;
+    const int64_t image0Size = first ? numElements(s_.image) / n : 0;
+    T *dsrc = first ? nullptr : out[0].data<T>();
     const int lanes = static_cast<int>(lanes_.size());
     std::vector<Status> status(lanes, Status::success());
     auto batchOf = [](Shape shape, int64_t images) {
@@ -1477,6 +1499,15 @@ public:
       Lane &lane = lanes_[l];
       std::fill(lane.filterSum.begin(), lane.filterSum.end(), 0.0f);
       std::fill(lane.biasSum.begin(), lane.biasSum.end(), 0.0);
+      if (lane.amx)
+        lane.amx->reset();
+      if (lane.amxData)
+        lane.amxData->setFilter(filter.data<uint16_t>());
+      if (lane.first) {
+        lane.first->reset();
+        std::fill(lane.firstFilter.begin(), lane.firstFilter.end(), 0.0f);
+        std::fill(lane.firstBias.begin(), lane.firstBias.end(), 0.0);
+      }
       for (int64_t c = chunks * l / lanes; c < chunks * (l + 1) / lanes; ++c) {
         const int64_t image = c * chunk, images = std::min(chunk, n - image);
         const int which = images == chunk ? 0 : 1;
@@ -1494,13 +1525,28 @@ public:
             dx, Tensor::view(filter.dtype(), {s_.channels},
                              lane.biasUnused.data())};
         std::vector<Tensor> dataIn = {dx, filter};
-        std::vector<Tensor> dataOut = {view(dsrc, s_.src, srcImage)};
+        T *dsrcChunk = first ? lane.dsrc.data() : dsrc + image * srcImage;
+        std::vector<Tensor> dataOut = {
+            Tensor::view(filter.dtype(), batchOf(s_.src, images), dsrcChunk)};
         std::vector<Tensor> filterIn = {view(src, s_.src, srcImage), dx};
         std::vector<Tensor> filterOut = {
             Tensor::view(DType::kF32, s_.filter, lane.filterPart.data())};
         Status st = lane.pool[which]->run(poolIn, poolOut);
-        if (st.ok())
+        if (st.ok() && lane.amxData)
+          lane.amxData->compute(
+              reinterpret_cast<const uint16_t *>(lane.dx.data()), images,
+              reinterpret_cast<uint16_t *>(dsrcChunk));
+        else if (st.ok())
           st = lane.data[which]->run(dataIn, dataOut);
+        if (st.ok() && first)
+          lane.first->accumulate(image0 + image * image0Size, dsrcChunk,
+                                 y0 + image * srcImage, images);
+        if (st.ok() && lane.amx) {
+          lane.amx->accumulate(
+              reinterpret_cast<const uint16_t *>(src) + image * srcImage,
+              reinterpret_cast<const uint16_t *>(lane.dx.data()), images);
+          continue;
+        }
         if (st.ok())
           st = lane.filter[which]->run(filterIn, filterOut);
         if (!st.ok()) {
@@ -1510,10 +1556,30 @@ public:
         for (size_t i = 0; i < lane.filterSum.size(); ++i)
           lane.filterSum[i] += lane.filterPart[i];
       }
+      if (lane.amx && status[l].ok())
+        lane.amx->addInto(lane.filterSum.data());
+      if (lane.first && status[l].ok())
+        lane.first->addInto(lane.firstFilter.data(), lane.firstBias.data());
     }
     for (const Status &st : status)
       GOPT_RETURN_IF_ERROR(st);
-    T *dfilter = out[1].data<T>(), *dbias = out[2].data<T>();
+    const int results = first ? 0 : 1;
+    T *dfilter = out[results].data<T>(), *dbias = out[results + 1].data<T>();
+    if (first) {
+      T *dfilter0 = out[2].data<T>(), *dbias0 = out[3].data<T>();
+      for (int64_t i = 0; i < s_.firstFilter; ++i) {
+        float sum = lanes_[0].firstFilter[i];
+        for (int l = 1; l < lanes; ++l)
+          sum += lanes_[l].firstFilter[i];
+        dfilter0[i] = fromF32<T>(sum);
+      }
+      for (int64_t ch = 0; ch < s_.firstChannels; ++ch) {
+        double sum = 0;
+        for (int l = 0; l < lanes; ++l)
+          sum += lanes_[l].firstBias[ch];
+        dbias0[ch] = fromF32<T>(static_cast<float>(sum));
+      }
+    }
     for (size_t i = 0; i < lanes_[0].filterSum.size(); ++i) {
       float sum = lanes_[0].filterSum[i];
       for (int l = 1; l < lanes; ++l)
@@ -1528,7 +1594,18 @@ public:
     }
     return Status::success();
   }
-  const char *implementation() const override { return "chunks"; }
+  const char *implementation() const override {
+    const Lane &lane = lanes_[0];
+    if (lane.first)
+      return lane.amx && lane.amxData ? "chunks+amx+first"
+             : lane.amx               ? "chunks+amx-filter+first"
+             : lane.amxData           ? "chunks+amx-data+first"
+                                      : "chunks+first";
+    return lane.amx && lane.amxData ? "chunks+amx"
+           : lane.amx               ? "chunks+amx-filter"
+           : lane.amxData           ? "chunks+amx-data"
+                                    : "chunks";
+  }
   size_t workspaceBytes() const override {
     size_t bytes = 0;
     for (const Lane &lane : lanes_) {
@@ -1537,6 +1614,9 @@ public:
         for (const Kernel *k :
              {lane.data[which].get(), lane.filter[which].get()})
           bytes += k ? k->workspaceBytes() : 0;
+      bytes += lane.amx ? lane.amx->workspaceBytes() : 0;
+      bytes += lane.amxData ? lane.amxData->workspaceBytes() : 0;
+      bytes += lane.dsrc.size() * sizeof(T);
     }
     return bytes;
   }
@@ -1551,8 +1631,8 @@ template <typename T>
 std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
                                                 const KernelConfig &dataGrad,
                                                 const KernelConfig &filterGrad,
-                                                bool gradNchw,
-                                                bool windowMask) {
+                                                bool gradNchw, bool windowMask,
+                                                const KernelConfig *firstGrad) {
   using Kernels = ChunkedPoolConvGradKernel<T>;
   const DType type = std::is_same_v<T, float> ? DType::kF32 : DType::kBF16;
   typename Kernels::Shapes s;
@@ -1562,6 +1642,11 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
   s.src = filterGrad.inputShapes[0];
   s.filter = filterGrad.outputShapes[0];
   s.channels = s.x[3];
+  if (firstGrad) {
+    s.image = firstGrad->inputShapes[0];
+    s.firstFilter = numElements(firstGrad->outputShapes[0]);
+    s.firstChannels = s.src[3];
+  }
   const int64_t n = s.x[0];
   // The chunk's pool input, dx, conv source and its gradient within about
   // half a core's L2 (MNIST: 6 images in bf16, 3 in f32).
@@ -1604,9 +1689,27 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
       }
       l.pool[which] = std::make_unique<MaxPoolReluBiasGradKernel<T>>(
           *g, gradNchw, windowMask);
-      l.data[which] = ConvBackwardKernel::createOneDnn(data, type);
-      l.filter[which] = ConvBackwardKernel::createOneDnn(filter, type);
-      ok = l.data[which] && l.filter[which];
+      if (std::is_same_v<T, uint16_t> && which == 0)
+        l.amxData = cpu::createAmxDataGrad(data);
+      if (!l.amxData)
+        l.data[which] = ConvBackwardKernel::createOneDnn(data, type);
+      // bf16: AMX tile products of our own where they apply (oneDNN's
+      // backward-weights kernel ran MNIST's 32->64 layer at a fifth of
+      // AMX's forward speed), one per lane for all its chunks.
+      if (std::is_same_v<T, uint16_t> && which == 0)
+        l.amx = cpu::createAmxFilterGrad(filter);
+      if (!l.amx)
+        l.filter[which] = ConvBackwardKernel::createOneDnn(filter, type);
+      ok = (l.amxData || l.data[which]) && (l.amx || l.filter[which]);
+    }
+    if (firstGrad && ok) {
+      // Made for chunks of the first config's batch; it reads the batch
+      // from each call.
+      l.first = cpu::createSingleChannelReluFilterBiasSums(*firstGrad, type);
+      ok = l.first != nullptr;
+      l.dsrc.resize(s.chunk * numElements(s.src) / n);
+      l.firstFilter.resize(s.firstFilter);
+      l.firstBias.resize(s.firstChannels);
     }
     l.dx.resize(s.chunk * numElements(s.x) / n);
     l.filterPart.resize(numElements(s.filter));
@@ -2149,9 +2252,11 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
 #endif
 }
 
-std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
-    const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
-    const KernelConfig &filterGrad, bool gradNchw, bool windowMask) {
+std::unique_ptr<Kernel>
+cpu::createChunkedPoolConvGrad(const KernelConfig &maxPoolGrad,
+                               const KernelConfig &dataGrad,
+                               const KernelConfig &filterGrad, bool gradNchw,
+                               bool windowMask, const KernelConfig *firstGrad) {
   const char *setting = std::getenv("GOPT_CHUNKED_CONV_GRAD");
   if (setting && std::strcmp(setting, "0") == 0)
     return nullptr;
@@ -2169,14 +2274,27 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
   if (dataGrad.inputShapes[0] != x || filterGrad.inputShapes[1] != x ||
       dataGrad.outputShapes[0] != filterGrad.inputShapes[0])
     return nullptr;
+  // The first layer's filter gradient reads the source's gradient (its dy,
+  // of the source's shape and type) with the same batch.
+  if (firstGrad &&
+      (!firstChunkEnabled() || firstGrad->inputShapes.size() != 2 ||
+       firstGrad->inputShapes[1] != dataGrad.outputShapes[0] ||
+       firstGrad->inputShapes[0].empty() ||
+       firstGrad->inputShapes[0][0] != x[0] || !firstGrad->allOfType(type)))
+    return nullptr;
   if (type == DType::kF32)
     return makeChunkedPoolConvGrad<float>(maxPoolGrad, dataGrad, filterGrad,
-                                          gradNchw, windowMask);
+                                          gradNchw, windowMask, firstGrad);
   return makeChunkedPoolConvGrad<uint16_t>(maxPoolGrad, dataGrad, filterGrad,
-                                           gradNchw, windowMask);
+                                           gradNchw, windowMask, firstGrad);
 #else
   return nullptr;
 #endif
+}
+
+bool cpu::firstChunkEnabled() {
+  const char *setting = std::getenv("GOPT_CHUNKED_FIRST_CONV_GRAD");
+  return !setting || std::strcmp(setting, "0") != 0;
 }
 
 bool cpu::reluPoolBiasFusionEnabled() {

@@ -1,0 +1,57 @@
+//===- SmallConvTraining.h - AMX gradients of small convolutions -*- C++
+//-*-===//
+//
+// Kernels for the gradients of small bf16 NHWC convolutions (the MNIST
+// CNN's 32->64 3x3 layer) that oneDNN 2.6 runs far from the AMX units'
+// speed. The chunked pool + conv gradient step (TrainingKernels.cpp) uses
+// them on each chunk; the factories return null for anything else, and the
+// caller keeps oneDNN.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_SMALLCONVTRAINING_H
+#define GOPT_RUNTIME_SRC_CPU_SMALLCONVTRAINING_H
+
+#include "gopt/runtime/Kernel.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace gopt::runtime::cpu {
+
+// False when GOPT_AMX_FILTER_GRAD=0 (oneDNN runs them, for comparing).
+bool amxFilterGradEnabled();
+// conv2d_backprop_filter(x, dy) of bf16 NHWC x and dy on AMX tiles, the
+// result f32 or bf16 (rounded once from f32 sums), OIHW or HWIO: null
+// unless stride 1, dilation 1, no padding, one group, input and output
+// channels multiples of 32, and the CPU (and the OS) give AMX-BF16. Run by
+// one thread (the chunked step gives each lane its own).
+class AmxFilterGrad : public Kernel {
+public:
+  // Without run(), for sums over several calls (the chunked step's chunks):
+  // reset() zeroes the f32 sums, accumulate() adds the gradient of n images
+  // (x and dy batch-major, the config's shapes but for the batch) and
+  // addInto() adds the sums to `sums` in the result's layout.
+  virtual void reset() = 0;
+  virtual void accumulate(const uint16_t *x, const uint16_t *dy, int64_t n) = 0;
+  virtual void addInto(float *sums) const = 0;
+};
+std::unique_ptr<AmxFilterGrad>
+createAmxFilterGrad(const KernelConfig &filterGrad);
+
+// False when GOPT_AMX_DATA_GRAD=0.
+bool amxDataGradEnabled();
+// conv2d_backprop_input(dy, filter) under the same conditions, the result
+// bf16 (rounded once from f32 sums over all taps and channels).
+class AmxDataGrad : public Kernel {
+public:
+  // Without run(), for several calls with one filter (the chunked step's
+  // chunks): setFilter() packs the filter (the config's layout), compute()
+  // writes the gradient of n images.
+  virtual void setFilter(const uint16_t *filter) = 0;
+  virtual void compute(const uint16_t *dy, int64_t n, uint16_t *dx) = 0;
+};
+std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &dataGrad);
+
+} // namespace gopt::runtime::cpu
+
+#endif // GOPT_RUNTIME_SRC_CPU_SMALLCONVTRAINING_H
