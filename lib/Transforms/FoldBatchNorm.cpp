@@ -16,7 +16,6 @@
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include <cmath>
-#include <cstdlib>
 
 namespace gopt {
 #define GEN_PASS_DEF_FOLDBATCHNORM
@@ -318,7 +317,7 @@ struct FoldBatchNormPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateFoldBatchNormPatterns(patterns);
+    populateFoldBatchNormPatterns(patterns, foldMatmulScale);
     auto count = [&] {
       int64_t n = 0;
       getOperation().walk([&](BatchNormOp) { ++n; });
@@ -350,11 +349,11 @@ struct FoldBatchNormPass
 
 } // namespace
 
-void gopt::populateFoldBatchNormPatterns(RewritePatternSet &patterns) {
+void gopt::populateFoldBatchNormPatterns(RewritePatternSet &patterns,
+                                         bool foldMatmulScale) {
   patterns
       .add<FoldBatchNormIntoProducerPattern, FoldAffineIntoConvPattern<MulOp>,
            FoldAffineIntoConvPattern<AddOp>>(patterns.getContext());
-  // GOPT_NO_MATMUL_SCALE_FOLD=1 leaves constant scales of matmuls (A/B).
-  if (!std::getenv("GOPT_NO_MATMUL_SCALE_FOLD"))
+  if (foldMatmulScale)
     patterns.add<FoldScaleIntoMatmulPattern>(patterns.getContext());
 }

@@ -6,8 +6,8 @@
 // Also: an average pool of a 1x1 convolution's result (DenseNet's
 // transitions) pools the convolution's input instead, the convolution then
 // running on a quarter of the pixels (both are linear per pixel, the pool's
-// weights sum to 1, so the bias passes through); GOPT_POOL_BEFORE_CONV=0
-// turns it off.
+// weights sum to 1, so the bias passes through); the pass option
+// pool-before-conv=false turns it off.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +18,6 @@
 #include "gopt/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace gopt {
 #define GEN_PASS_DEF_FUSECONVBIASACTIVATION
@@ -225,7 +222,7 @@ struct FuseConvBiasActivationPass
     int64_t biasesBefore, actsBefore, biasesAfter, actsAfter;
     count(biasesBefore, actsBefore);
     RewritePatternSet patterns(&getContext());
-    populateFuseConvBiasActivationPatterns(patterns);
+    populateFuseConvBiasActivationPatterns(patterns, poolBeforeConv);
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns)))) {
       getOperation().emitError(
@@ -247,7 +244,8 @@ struct FuseConvBiasActivationPass
 
 } // namespace
 
-void gopt::populateFuseConvBiasActivationPatterns(RewritePatternSet &patterns) {
+void gopt::populateFuseConvBiasActivationPatterns(RewritePatternSet &patterns,
+                                                  bool poolBeforeConv) {
   MLIRContext *context = patterns.getContext();
   patterns.add<FuseBiasAddIntoConvPattern, FuseAddConstantIntoConvPattern>(
       context);
@@ -255,7 +253,6 @@ void gopt::populateFuseConvBiasActivationPatterns(RewritePatternSet &patterns) {
   patterns.add<FuseActivationIntoConvPattern<Relu6Op>>(context, "relu6");
   patterns.add<FuseActivationIntoConvPattern<ClipOp>>(context, "relu6");
   patterns.add<FuseActivationIntoConvPattern<SigmoidOp>>(context, "sigmoid");
-  const char *poolFirst = std::getenv("GOPT_POOL_BEFORE_CONV");
-  if (!poolFirst || std::strcmp(poolFirst, "0") != 0)
+  if (poolBeforeConv)
     patterns.add<PoolBeforeConv1x1Pattern>(context);
 }

@@ -1,5 +1,5 @@
 // RUN: gopt-opt %s -split-input-file -verify-each -gopt-fuse-conv-bias-activation | FileCheck %s
-// RUN: env GOPT_POOL_BEFORE_CONV=0 gopt-opt %s -split-input-file -gopt-fuse-conv-bias-activation | FileCheck %s --check-prefix=OFF
+// RUN: gopt-opt %s -split-input-file -gopt-fuse-conv-bias-activation=pool-before-conv=false | FileCheck %s --check-prefix=OFF
 // test/Runtime/pool-before-conv.mlir compares the numbers.
 
 /// DenseNet's transition: an average pool of a 1x1 conv's result pools the

@@ -73,8 +73,10 @@ namespace gopt {
 
 /// Patterns of the passes, for reuse in other pattern sets.
 void populateFuseBatchNormPatterns(mlir::RewritePatternSet &patterns);
-void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
-void populateFuseConvBiasActivationPatterns(mlir::RewritePatternSet &patterns);
+void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns,
+                                   bool foldMatmulScale = true);
+void populateFuseConvBiasActivationPatterns(mlir::RewritePatternSet &patterns,
+                                            bool poolBeforeConv = true);
 /// Sink transposes through layout-agnostic and axis-carrying ops and fold
 /// transposes of constants (convert-layout's second phase).
 void populateTransposeSinkingPatterns(mlir::RewritePatternSet &patterns);

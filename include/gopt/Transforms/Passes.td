@@ -136,11 +136,18 @@ def FoldBatchNorm : Pass<"gopt-fold-batch-norm", "mlir::func::FuncOp"> {
     along the output channels, applied to a conv2d (no activation, constant
     filter and bias, the conv as its only user): PP-LCNet's learnable
     affine blocks, for example. The filter and bias absorb it.
+
+    And a `matmul` with constant weights (and bias) whose result is
+    multiplied by a constant varying only along the last dimension
+    (ConvNeXt's layer scale) absorbs the scale into its weights and bias.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "Report what the pass changed as a remark on each function "
            "(--gopt-report does it for every gopt pass)">,
+    Option<"foldMatmulScale", "fold-matmul-scale", "bool", /*default=*/"true",
+           "Fold a constant per-column scale of a matmul's result into its "
+           "weights">,
   ];
   let statistics = [
     Statistic<"numFolded", "num-folded", "Number of batch norms folded">,
@@ -158,11 +165,19 @@ def FuseConvBiasActivation
     the conv's `bias` operand, and a following `relu`, `relu6` (or
     `clip [0, 6]`) or `sigmoid` becomes its `activation`, so a backend runs
     one kernel. Only when each intermediate result has one use.
+
+    Also, an unpadded `avg_pool` of a plain 1x1 `conv2d` (no activation)
+    pools the conv's input instead where that does fewer operations
+    (DenseNet's transitions): both are linear per pixel and the pool's
+    weights sum to 1, so the result is the same.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "Report what the pass changed as a remark on each function "
            "(--gopt-report does it for every gopt pass)">,
+    Option<"poolBeforeConv", "pool-before-conv", "bool", /*default=*/"true",
+           "Move an average pool of a 1x1 conv2d's result before the conv "
+           "where that does fewer operations">,
   ];
   let statistics = [
     Statistic<"numBiasFused", "num-bias-fused", "Number of biases fused">,

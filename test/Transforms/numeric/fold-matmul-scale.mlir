@@ -2,7 +2,7 @@
 // RUN: gopt-opt %s --gopt-fold-batch-norm -o %t.mlir
 // RUN: FileCheck %s --input-file %t.mlir
 // RUN: gopt-run %s --compare %t.mlir --atol 1e-5 --rtol 1e-4
-// RUN: env GOPT_NO_MATMUL_SCALE_FOLD=1 gopt-opt %s --gopt-fold-batch-norm | FileCheck %s --check-prefix=OFF
+// RUN: gopt-opt %s --gopt-fold-batch-norm=fold-matmul-scale=false | FileCheck %s --check-prefix=OFF
 
 /// ConvNeXt's layer scale: a constant per-column multiply after a matmul
 /// and its bias add folds into the weights and the bias ([K, N] weights,
