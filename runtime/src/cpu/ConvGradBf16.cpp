@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvGradBf16.h"
+#include "AmxTiles.h"
 #include "ElementLoops.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
@@ -33,8 +34,6 @@
 #include <omp.h>
 #if defined(__x86_64__) && defined(__linux__)
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #define GOPT_AMX_FILTER_GRAD 1
 #endif
 
@@ -65,25 +64,6 @@ bool amxFilterGradEnabled() {
   const char *setting = std::getenv("GOPT_CONV_FILTER_AMX");
   return !setting || std::strcmp(setting, "0") != 0;
 }
-
-// Whether oneDNN would use AMX here (DNNL_MAX_CPU_ISA respected) and Linux
-// lets this process use the tile state (oneDNN asks for it the same way).
-bool amxUsable() {
-  const int amx = static_cast<int>(dnnl::cpu_isa::avx512_core_amx);
-  if ((static_cast<int>(dnnl::get_effective_cpu_isa()) & amx) != amx)
-    return false;
-  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-
-// The LDTILECFG operand (palette 1).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64, "LDTILECFG reads 64 bytes");
 
 // Tiles 0-3: C (mRows x 16 f32), 4-5: A (mRows x 32 bf16), 6-7: B (16
 // pixel pairs x 16 channels).
@@ -142,9 +122,6 @@ bandProduct(float *c0, float *c1, int64_t cStride, const uint16_t *a0,
     _tile_stored(3, c1 + 16, cStride);
 }
 
-__attribute__((target("amx-tile"))) void loadTiles(const TileConfig &t) {
-  _tile_loadconfig(&t);
-}
 __attribute__((target("amx-tile"))) void releaseTiles() { _tile_release(); }
 
 class AmxFewChannelFilterGrad : public Kernel {
@@ -317,7 +294,7 @@ private:
         const int mRows =
             static_cast<int>(std::min<int64_t>(16, rowsPerKw_ - mt * 16));
         TileConfig config = tileConfig(mRows);
-        loadTiles(config);
+        loadTileConfig(config);
         // Pairs of kw (the last alone when odd) times pairs of 16 channels.
         const int64_t aRowStep = sh_ * cin_ * planeLen_;
         const uint8_t *b = reinterpret_cast<const uint8_t *>(lane.pack.data());
@@ -487,7 +464,7 @@ bool stridedCol2imEnabled() {
 std::unique_ptr<Kernel>
 StridedBackpropInputMatmul::create(const KernelConfig &c) {
   if (!c.allOfType(DType::kBF16) || c.inputShapes.size() != 2 ||
-      !stridedCol2imEnabled() || !amxUsable())
+      !stridedCol2imEnabled() || !amxBf16Usable())
     return nullptr;
   OpAttrs attrs = c.attrs();
   if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
@@ -619,7 +596,7 @@ std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c) {
   // Where the im2col matmuls' few-channel case applies (TrainingKernels.cpp):
   // few channels, 9+ taps, a large output; and whole tiles of 16 channels.
   if (cin > 4 || kh * kw < 9 || cout % 16 || dy[1] * dy[2] <= 196 ||
-      x[0] == 0 || !amxFilterGradEnabled() || !amxUsable())
+      x[0] == 0 || !amxFilterGradEnabled() || !amxBf16Usable())
     return nullptr;
   return std::make_unique<AmxFewChannelFilterGrad>(
       c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],

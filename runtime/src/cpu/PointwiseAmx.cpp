@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PointwiseAmx.h"
+#include "AmxTiles.h"
 
 #include <omp.h>
 
@@ -22,10 +23,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #define GOPT_PW_X86 1
 #define GOPT_PW_TARGET                                                         \
   __attribute__((                                                              \
@@ -40,17 +38,7 @@ bool pointwiseAmxEnabled() {
     const char *setting = std::getenv("GOPT_POINTWISE_AMX");
     if (setting && std::strcmp(setting, "0") == 0)
       return false;
-    unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-      return false;
-    const bool amx = (d >> 22 & 1) && (d >> 24 & 1); // AMX-BF16, AMX-TILE
-    const bool avx512 = (b >> 16 & 1) && (b >> 30 & 1) && (b >> 31 & 1);
-    if (!amx || !avx512 || !__get_cpuid_count(7, 1, &a, &b, &c, &d) ||
-        !(a >> 5 & 1)) // AVX512-BF16
-      return false;
-    // Linux hands out the tile state only on request (oneDNN asks too).
-    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+    return amxBf16Usable();
   }();
   return enabled;
 #else
@@ -104,13 +92,6 @@ PointwiseBf16Amx::create(int64_t k, int64_t n,
 
 #ifdef GOPT_PW_X86
 namespace {
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
 
 struct Job {
   int64_t k, n, kc, chunks;
@@ -197,11 +178,7 @@ GOPT_PW_TARGET void runRange(const Job &j, const uint16_t *src, uint16_t *dst,
   }
   alignas(64) float buf[1024];
   std::vector<uint16_t> tail;
-  // GCC 12's _tile_loadconfig names only the first 8 bytes as read: the
-  // compiler may drop the stores of the shapes (SIGILL at the first tile
-  // instruction, seen once the configuration moved into a function of its
-  // own). The whole struct as the operand keeps them.
-  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+  loadTileConfig(cfg);
   const int64_t strideA = j.k * 2;
   for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
     const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "SmallConvTraining.h"
 
+#include "AmxTiles.h"
 #include "Avx512Lanes.h"
 #include "ElementLoops.h"
 #include "gopt/runtime/Kernel.h"
@@ -32,9 +33,6 @@
 #include <vector>
 
 #if defined(GOPT_HAVE_AVX512_LANES) && defined(__linux__)
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #define GOPT_HAVE_AMX_FILTER_GRAD 1
 // GCC 12's unpack intrinsics start from _mm512_undefined_*, which
 // -Wmaybe-uninitialized reports wherever they are inlined.
@@ -47,37 +45,6 @@ namespace gopt::runtime::cpu {
 namespace {
 
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
-// AMX-TILE and AMX-BF16 in CPUID, and the kernel's permission to use the
-// tile data state (Linux asks each process to request it once).
-bool amxUsable() {
-  static const bool usable = [] {
-    if (!avx512bwSupported())
-      return false;
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
-      return false;
-    if (!((edx >> 22) & 1) || !((edx >> 24) & 1))
-      return false;
-    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
-  }();
-  return usable;
-}
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-// GCC 12's _tile_loadconfig names only the first 8 bytes of the
-// configuration as read, so the compiler may drop the stores of the shapes
-// (SIGILL at the first tile instruction; PointwiseAmx.cpp met it): the
-// whole struct as the asm's operand keeps them.
-GOPT_AMX inline void loadTileConfig(const TileConfig &config) {
-  __asm__ volatile("ldtilecfg %0" ::"m"(config));
-}
 
 struct Geometry {
   int64_t h, w, cin, cout, kh, kw, oh, ow;
@@ -488,7 +455,7 @@ namespace {
 // conv's source), dy [N, OH, OW, Cout] and the filter's shape.
 std::optional<Geometry> amxGeometry(const KernelConfig &c, const Shape &x,
                                     const Shape &dy, const Shape &f) {
-  if (!amxUsable())
+  if (!amxBf16Usable())
     return std::nullopt;
   for (DType t : c.inputTypes)
     if (t != DType::kBF16)
