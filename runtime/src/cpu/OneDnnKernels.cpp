@@ -1479,6 +1479,32 @@ memory::desc withBatch(const memory::desc &md, int64_t n) {
   return memory::desc(d);
 }
 
+// gopt's own bf16 stage kernels (depthwise, pointwise) apply a conv's
+// activation post-op as a clamp: relu is [0, inf), relu6 [0, 6], clip its
+// bounds; nullopt for any other activation.
+struct ActivationClamp {
+  bool clamp = false;
+  float lo = 0, hi = 0;
+};
+std::optional<ActivationClamp> activationClamp(const cpu::ConvPostOps &post) {
+  if (post.activation == "none")
+    return ActivationClamp{};
+  if (post.activation == "relu")
+    return ActivationClamp{true, 0, std::numeric_limits<float>::infinity()};
+  if (post.activation == "relu6")
+    return ActivationClamp{true, 0, 6};
+  if (post.activation == "clip")
+    return ActivationClamp{true, post.clipMin, post.clipMax};
+  return std::nullopt;
+}
+
+// Whether the conv's bias (operand 2) is a constant those kernels read: f32
+// or bf16.
+bool constantF32OrBf16Bias(const KernelConfig &c) {
+  return c.constantInputs[2] &&
+         (c.inputTypes[2] == DType::kF32 || c.inputTypes[2] == DType::kBF16);
+}
+
 // A chain's 3x3 depthwise stage on NHWC bf16 (MobileNet's blocks) run by
 // gopt's own kernel (DepthwiseConv.cpp) instead of oneDNN 2.6's brdgmm_dw,
 // in the layouts the oneDNN stage `onednn` agreed to; null where the
@@ -1494,23 +1520,12 @@ public:
         !post.tail.empty())
       return none();
     const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && (!c.constantInputs[2] || (c.inputTypes[2] != DType::kF32 &&
-                                             c.inputTypes[2] != DType::kBF16)))
+    if (hasBias && !constantF32OrBf16Bias(c))
       return none();
-    bool clamp = true;
-    float lo = 0, hi = 0;
-    if (post.activation == "none") {
-      clamp = false;
-    } else if (post.activation == "relu") {
-      hi = std::numeric_limits<float>::infinity();
-    } else if (post.activation == "relu6") {
-      hi = 6;
-    } else if (post.activation == "clip") {
-      lo = post.clipMin;
-      hi = post.clipMax;
-    } else {
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act)
       return none();
-    }
+    const auto [clamp, lo, hi] = *act;
     StatusOr<ConvGeometry> geometry = convGeometry(c);
     if (!geometry.ok())
       return none();
@@ -1597,23 +1612,12 @@ public:
         !post.tail.empty())
       return none();
     const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && (!c.constantInputs[2] || (c.inputTypes[2] != DType::kF32 &&
-                                             c.inputTypes[2] != DType::kBF16)))
+    if (hasBias && !constantF32OrBf16Bias(c))
       return none();
-    bool clamp = true;
-    float lo = 0, hi = 0;
-    if (post.activation == "none") {
-      clamp = false;
-    } else if (post.activation == "relu") {
-      hi = std::numeric_limits<float>::infinity();
-    } else if (post.activation == "relu6") {
-      hi = 6;
-    } else if (post.activation == "clip") {
-      lo = post.clipMin;
-      hi = post.clipMax;
-    } else {
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act)
       return none();
-    }
+    const auto [clamp, lo, hi] = *act;
     StatusOr<ConvGeometry> geometry = convGeometry(c);
     if (!geometry.ok())
       return none();
