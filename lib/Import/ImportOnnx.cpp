@@ -4576,11 +4576,11 @@ LogicalResult OnnxImporter::importDepthToSpace(bool toSpace) {
   SmallVector<int64_t> split, perm, out;
   // Larger blocks than the dims they divide would also overflow bs * bs.
   if (toSpace ? (bs > h || bs > w) : bs > c / bs)
-    return failNode(llvm::formatv(
-        "blocksize {0} is larger than {1} allows (expected {2})", bs,
-        formatShape(in),
-        toSpace ? "H and W to be multiples of it"
-                : "C to be a multiple of its square"));
+    return failNode(
+        llvm::formatv("blocksize {0} is larger than {1} allows (expected {2})",
+                      bs, formatShape(in),
+                      toSpace ? "H and W to be multiples of it"
+                              : "C to be a multiple of its square"));
   if (toSpace) {
     if (h % bs || w % bs)
       return failNode(
