@@ -127,6 +127,31 @@ TEST(OneDnnConv, Winograd2x3ForOneImageWithASmallFilter) {
   unsetenv("GOPT_CONV_WINOGRAD_WIDE");
 }
 
+// Fewer than 64 output channels on an image over 64x64 (Inception-v3's
+// 32 -> 32 channels at 149x149) keep the direct kernel: Winograd's
+// transforms outweighed the multiplications it saves there (1.5x slower at
+// batch 8). GOPT_CONV_WINOGRAD_NARROW=1 takes Winograd anyway; 64 output
+// channels at that size still take it.
+TEST(OneDnnConv, NoWinogradForFewOutputChannelsOnLargeImages) {
+  AttrMap attrs = {{"data_format", stringAttr("NCHW")},
+                   {"filter_format", stringAttr("OIHW")},
+                   {"padding", stringAttr("SAME")},
+                   {"activation", stringAttr("relu")}};
+  std::vector<Tensor> narrow = {randomF32({4, 16, 65, 65}, 40),
+                                randomF32({32, 16, 3, 3}, 41),
+                                randomF32({32}, 42)};
+  compareBackends("conv2d", attrs, narrow, {F32, {4, 32, 65, 65}}, {1, 2},
+                  "onednn", 1e-3f);
+  setenv("GOPT_CONV_WINOGRAD_NARROW", "1", 1);
+  compareBackends("conv2d", attrs, narrow, {F32, {4, 32, 65, 65}}, {1, 2},
+                  "onednn-winograd", 1e-3f);
+  unsetenv("GOPT_CONV_WINOGRAD_NARROW");
+  compareBackends("conv2d", attrs,
+                  {randomF32({4, 16, 65, 65}, 43),
+                   randomF32({64, 16, 3, 3}, 44), randomF32({64}, 45)},
+                  {F32, {4, 64, 65, 65}}, {1, 2}, "onednn-winograd", 1e-3f);
+}
+
 TEST(OneDnnConv, NchwStridedDilatedVariableWeights) {
   compareBackends("conv2d",
                   {{"data_format", stringAttr("NCHW")},

@@ -287,6 +287,23 @@ convDesc(const ConvGeometry &g, const memory::desc &src,
       g.strides, g.dilations, g.padL, g.padR);
 }
 
+// Few output channels on a large image (Inception-v3's Conv2d_2a, 32 -> 32
+// channels at 149x149, taken by the 4x3 kernel past batch 1): each tile's
+// GEMMs are only 32 wide, so Winograd's input and output transforms (2.25x
+// the image through memory) outweigh the multiplications saved. That layer
+// alone at batch 8 ran 1.5x faster on the direct kernel (92-109 against
+// 143-168 ms, one thread, minimum of 10 runs, three interleaved processes
+// each, on a machine shared with builds), and in the network it then
+// chains with the layer before it (77 against 102 ms for the two). Its
+// 32 -> 64 neighbour (Conv2d_2b) stayed faster on Winograd (124-169
+// against 170-208 ms), as do DenseNet's 128 -> 32 layers at 56x56 and
+// below (under the size). GOPT_CONV_WINOGRAD_NARROW=1 keeps Winograd there.
+bool narrowLargeWinogradSkipped(const ConvGeometry &g) {
+  const char *keep = std::getenv("GOPT_CONV_WINOGRAD_NARROW");
+  return !(keep && std::strcmp(keep, "1") == 0) && g.cout < 64 &&
+         g.h * g.w > 64 * 64;
+}
+
 // Winograd F(4x4, 3x3), where oneDNN has it (f32, 3x3, stride 1, no
 // dilation or groups, blocked AVX-512 layouts): 2.25x fewer multiplications
 // than the direct convolution. Only oneDNN's 4x3 kernel is taken: measured
@@ -316,6 +333,8 @@ winogradConv(const ConvGeometry &g, DataType type, bool constantFilter,
                   g.dilations == Dims{0, 0} && g.cin % 16 == 0 &&
                   g.cout % 16 == 0;
   if (!enabled || type != DataType::f32 || !constantFilter || !geometry)
+    return std::nullopt;
+  if (narrowLargeWinogradSkipped(g))
     return std::nullopt;
   // F(2x2, 3x3) (`jit_fp32_wino_2x3`, what oneDNN offers where it has no
   // 4x3 kernel: one image) pays while its transformed filter (16 x cin x
