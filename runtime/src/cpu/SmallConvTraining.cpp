@@ -545,6 +545,9 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
       }
     }
   _tile_release();
+  // The streaming stores ordered before whatever reads y next.
+  if (stream)
+    _mm_sfence();
   __asm__ volatile("" ::: "memory");
 }
 
