@@ -320,6 +320,110 @@ TEST(Bf16OneDnn, DepthwiseAndGroupedConv) {
               {BF16, {2, 4, 4, 6}}, {1});
 }
 
+// bf16 NHWC 3x3 convs of 32/64 channels (the MNIST CNN's 32->64 layer)
+// on gopt's AMX forward kernel (SmallConvTraining.cpp) where the CPU has
+// AMX: against the reference and oneDNN's (GOPT_AMX_CONV_FORWARD=0), both
+// filter layouts, an f32, a bf16 and no bias, relu and none, widths whose
+// last blocks read the tail copy (7: all of the image; 10 and 30: some
+// blocks), 3 images.
+TEST(Bf16OneDnn, AmxSmallConvForward) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  const bool amx =
+      __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
+  struct Case {
+    const char *name;
+    int64_t h, w, cin, cout;
+    bool oihw;
+    DType bias; // kInvalid: none
+    bool relu;
+  };
+  uint32_t seed = 400;
+  for (const Case &c :
+       {Case{"HwioF32BiasRelu", 10, 10, 32, 64, false, F32, true},
+        Case{"OihwBf16Bias", 9, 30, 64, 32, true, BF16, false},
+        Case{"NoBiasRelu", 5, 7, 32, 32, false, DType::kInvalid, true}}) {
+    SCOPED_TRACE(c.name);
+    Shape filter =
+        c.oihw ? Shape{c.cout, c.cin, 3, 3} : Shape{3, 3, c.cin, c.cout};
+    std::vector<Tensor> inputs = {randomBf16({3, c.h, c.w, c.cin}, seed++),
+                                  randomBf16(filter, seed++)};
+    if (c.bias == F32)
+      inputs.push_back(randomF32({c.cout}, seed++));
+    else if (c.bias == BF16)
+      inputs.push_back(randomBf16({c.cout}, seed++));
+    AttrMap attrs;
+    if (c.oihw)
+      attrs["filter_format"] = stringAttr("OIHW");
+    if (c.relu)
+      attrs["activation"] = stringAttr("relu");
+    const OutSpec out = {BF16, {3, c.h - 2, c.w - 2, c.cout}};
+    auto [ref, cpu] =
+        runBoth("conv2d", attrs, inputs, out, {}, amx ? "amx" : "onednn");
+    expectCloseBf16(ref, cpu);
+    setenv("GOPT_AMX_CONV_FORWARD", "0", 1);
+    auto [ref2, onednn] = runBoth("conv2d", attrs, inputs, out, {}, "onednn");
+    unsetenv("GOPT_AMX_CONV_FORWARD");
+    expectCloseBf16(onednn, cpu);
+  }
+}
+
+// The AMX conv with the 2x2 max_pool and NCHW transpose after it as one
+// step (conv2d+max_pool+transpose, the MNIST CNN's forward): the conv's
+// result and the pooled NCHW result the same bits as the AMX conv followed
+// by the pool step (GOPT_AMX_CONV_POOL=0), and close to the reference and
+// to oneDNN's conv (GOPT_AMX_CONV_FORWARD=0); an odd conv height (11 rows
+// pooled to 5), 3 images.
+TEST(Bf16OneDnn, AmxSmallConvPoolTranspose) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  const bool amx =
+      __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
+  const int64_t n = 3, h = 13, w = 12, cin = 32, cout = 64;
+  PlanBuilder b("conv_pool");
+  int x = b.addInput("x", BF16, {n, h, w, cin});
+  int f = b.addInput("f", BF16, {3, 3, cin, cout});
+  int bias = b.addInput("bias", F32, {cout});
+  int conv = b.addOutput("conv", BF16, {n, h - 2, w - 2, cout});
+  int pooled = b.addIntermediate("pooled", BF16, {n, 5, 5, cout});
+  int nchw = b.addOutput("nchw", BF16, {n, cout, 5, 5});
+  b.addOp("conv2d", "conv", {x, f, bias}, {conv},
+          {{"activation", stringAttr("relu")}});
+  b.addOp("max_pool", "pool", {conv}, {pooled},
+          {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}});
+  b.addOp("transpose", "t", {pooled}, {nchw},
+          {{"perm", intsAttr({0, 3, 1, 2})}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> inputs = {randomBf16({n, h, w, cin}, 500),
+                                randomBf16({3, 3, cin, cout}, 501),
+                                randomF32({cout}, 502)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult fused = runPlan(*plan, "cpu", inputs);
+  setenv("GOPT_AMX_CONV_POOL", "0", 1);
+  RunResult separate = runPlan(*plan, "cpu", inputs);
+  setenv("GOPT_AMX_CONV_FORWARD", "0", 1);
+  RunResult onednn = runPlan(*plan, "cpu", inputs);
+  unsetenv("GOPT_AMX_CONV_POOL");
+  unsetenv("GOPT_AMX_CONV_FORWARD");
+  ASSERT_EQ(fused.outputs.size(), 2u);
+  ASSERT_EQ(separate.outputs.size(), 2u);
+  ASSERT_EQ(onednn.outputs.size(), 2u);
+  std::set<std::string> impls;
+  for (const OpProfile &p : fused.profiles)
+    impls.insert(p.kind + ":" + p.implementation);
+  if (amx)
+    EXPECT_TRUE(impls.count("conv2d+max_pool+transpose:amx+pool"))
+        << "the fused step did not run";
+  else
+    EXPECT_FALSE(impls.count("conv2d+max_pool+transpose:amx+pool"));
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("result " + std::to_string(i));
+    if (amx)
+      expectSameBits(separate.outputs[i], fused.outputs[i]);
+    expectCloseBf16(ref.outputs[i], fused.outputs[i]);
+    expectCloseBf16(onednn.outputs[i], fused.outputs[i]);
+  }
+}
+
 TEST(Bf16OneDnn, MatmulPackedConstantAndVariableOperands) {
   SKIP_WITHOUT_ONEDNN_BF16();
   // A constant B is packed once; runPlan runs twice, so the packed copy

@@ -53,6 +53,7 @@
 #include "OneDnn.h"
 #include "Schedule.h"
 #include "SingleChannelConv.h"
+#include "SmallConvTraining.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #include <algorithm>
@@ -280,6 +281,9 @@ private:
   std::unordered_map<int, PoolGradPlan> poolGradPlans_; // by relu_grad op
   // By max_pool op: the transpose to NCHW it runs, and its kernel.
   std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> poolToNchw_;
+  // bf16 conv2d op -> {its max_pool in poolToNchw_, the AMX conv + pool +
+  // transpose kernel} (SmallConvTraining.cpp).
+  std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> convPool_;
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -2275,6 +2279,15 @@ void CpuScheduler::planPoolTransposes() {
       continue;
     fusedInto_[transpose] = -2;
     poolToNchw_[o] = {transpose, std::move(kernel)};
+    // A bf16 conv before it may pool each image while its result is in
+    // cache (the result is still written for its other readers, such as
+    // the backward's window-masked pool gradient).
+    const int conv = producer_[op.inputs(0)];
+    if (conv >= 0 && p_.ops(conv).kind() == "conv2d" &&
+        p_.ops(conv).outputs_size() == 1 && fusedInto_[conv] == -1)
+      if (std::unique_ptr<Kernel> fused = cpu::createAmxConvMaxPoolToNchw(
+              makeKernelConfig(in_, conv), makeKernelConfig(in_, o)))
+        convPool_[conv] = {o, std::move(fused)};
   }
 }
 
@@ -2602,6 +2615,26 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
+    if (auto cp = convPool_.find(o); cp != convPool_.end() && chainOf_[o] < 0 &&
+                                     intoConcat_[o] < 0 &&
+                                     poolToNchw_.count(cp->second.first)) {
+      const int pool = cp->second.first;
+      const plan::Op &transpose = p_.ops(poolToNchw_[pool].first);
+      std::vector<int> inputs;
+      for (int t : op.inputs()) {
+        GOPT_RETURN_IF_ERROR(materialize(t));
+        GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+        inputs.push_back(slot);
+      }
+      const int result = transpose.outputs(0);
+      addStep(std::move(cp->second.second), inputs, {op.outputs(0), result},
+              op.name() + "+" + p_.ops(pool).name() + "+" + transpose.name(),
+              "conv2d+max_pool+transpose");
+      plainReady_[op.outputs(0)] = plainReady_[result] = true;
+      poolToNchw_.erase(pool);
+      fusedInto_[pool] = -2;
+      continue;
+    }
     if (auto toNchw = poolToNchw_.find(o); toNchw != poolToNchw_.end()) {
       GOPT_RETURN_IF_ERROR(materialize(op.inputs(0)));
       GOPT_ASSIGN_OR_RETURN(int src, plainSlot(op.inputs(0)));

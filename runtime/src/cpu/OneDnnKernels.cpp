@@ -21,6 +21,7 @@
 #include "ParallelRange.h"
 #include "PointwiseAmx.h"
 #include "SingleChannelConv.h"
+#include "SmallConvTraining.h"
 #include "WinogradConv.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -406,6 +407,9 @@ public:
     if (cpu::singleChannelConvEnabled())
       if (std::unique_ptr<Kernel> direct = cpu::createSingleChannelConv(c))
         return direct;
+    // bf16 small convs (MNIST's 32->64) on AMX tiles of gopt's own.
+    if (std::unique_ptr<Kernel> amx = cpu::createAmxConvForward(c))
+      return amx;
     auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
     cpu::ConvPostOps post;
     post.activation = c.attrs().getString("activation");

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@
 
 namespace gopt::runtime::cpu {
 namespace {
+
+// Pooling after the convolution (conv2d+max_pool+transpose): windows of
+// kh x kw with strides kh x kw, the result NCHW.
+struct PoolAfterConv {
+  int64_t kh = 0, kw = 0, oh = 0, ow = 0;
+};
 
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
 
@@ -440,6 +447,237 @@ private:
   int64_t lead_ = 0;
   AlignedBuffer<uint16_t> grid_, packed_;
 };
+
+// y[p][o] = act(bias[o] + sum over taps and c of x[p + offset(tap)][c] *
+// f[tap][c][o]) for p = oh * W + ow on the source's grid: A = x's NHWC rows
+// from another offset per tap (no im2col; the source gradient's structure
+// with the roles of the channels swapped), B = the filter per tap with pairs
+// of input channels interleaved. Each 32x32 block of y (32 positions by 32
+// output channels) sums all taps in four f32 tiles; the bias and relu are
+// added from f32 and the result rounded once. Blocks whose rows would read
+// past the image (the last taps of the last blocks) read `tail`, a copy of
+// x from position tailFirst on with zeros after it; positions past OW are
+// computed and dropped.
+__attribute__((noinline)) GOPT_AMX __attribute__((target("avx512bf16"))) void
+forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
+             int64_t tailFirst, const uint16_t *packed, const float *bias,
+             bool relu, uint16_t *y, const uint16_t *next, uint16_t *local) {
+  __asm__ volatile("" ::: "memory");
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  loadTileConfig(config);
+  const int64_t taps = g.kh * g.kw, chunks = g.cin / 32, oBlocks = g.cout / 16;
+  const long aStride = static_cast<long>(g.cin * 2), bStride = 64;
+  alignas(64) float block[32 * 32];
+  const __m512 zero = _mm512_setzero_ps();
+  const bool stream =
+      reinterpret_cast<uintptr_t>(y) % 64 == 0 && g.cout % 32 == 0;
+  const int64_t prefetchBytes =
+      (g.h * g.w * g.cin * 2 / (g.positions / 32) + 63) / 64 * 64;
+  // 32 output channels at a time over all positions: their filter (18 KiB
+  // for 32 input channels) stays in L1.
+  for (int64_t o = 0; o < g.cout; o += 32)
+    for (int64_t q = 0; q < g.positions; q += 32) {
+      const uint16_t *base =
+          q < tailFirst ? x + q * g.cin : tail + (q - tailFirst) * g.cin;
+      // The next image into L2 while this one's products run (the
+      // convolution reads each image from memory once).
+      if (next && o == 0) {
+        const char *from =
+            reinterpret_cast<const char *>(next) + q / 32 * prefetchBytes;
+        for (int64_t b = 0; b < prefetchBytes; b += 64)
+          _mm_prefetch(from + b, _MM_HINT_T1);
+      }
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        const int64_t offset = (tap / g.kw) * g.w + tap % g.kw;
+        const uint16_t *a = base + offset * g.cin;
+        for (int64_t k = 0; k < chunks; ++k) {
+          const uint16_t *b =
+              packed + ((tap * chunks + k) * oBlocks + o / 16) * 512;
+          _tile_loadd(4, a + 32 * k, aStride);
+          _tile_loadd(5, a + 16 * g.cin + 32 * k, aStride);
+          _tile_loadd(6, b, bStride);
+          _tile_loadd(7, b + 512, bStride);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 4, 7);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, block, 128);
+      _tile_stored(1, block + 16, 128);
+      _tile_stored(2, block + 16 * 32, 128);
+      _tile_stored(3, block + 16 * 32 + 16, 128);
+      __asm__ volatile("" ::: "memory");
+      const __m512 b0 = _mm512_loadu_ps(bias + o),
+                   b1 = _mm512_loadu_ps(bias + o + 16);
+      // The block's positions walk the grid (no division per row).
+      int64_t oh = q / g.w, ow = q % g.w;
+      for (int64_t r = 0; r < 32;
+           ++r, ow = ow + 1 == g.w ? 0 : ow + 1, oh += ow == 0 ? 1 : 0) {
+        if (oh >= g.oh || ow >= g.ow)
+          continue;
+        __m512 lo = _mm512_add_ps(_mm512_load_ps(block + r * 32), b0),
+               hi = _mm512_add_ps(_mm512_load_ps(block + r * 32 + 16), b1);
+        if (relu) {
+          lo = _mm512_max_ps(lo, zero);
+          hi = _mm512_max_ps(hi, zero);
+        }
+        // Rounded to nearest even as fromF32 (denormal sums, which
+        // VCVTNE2PS2BF16 flushes to zero, aside).
+        const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+        uint16_t *out = y + (oh * g.ow + ow) * g.cout + o;
+        // Whole aligned lines bypass the cache: the result goes to memory
+        // anyway (75 MB at batch 1024), and the lines are not read first.
+        if (stream)
+          _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
+        else
+          _mm512_storeu_si512(out, v);
+        if (local)
+          _mm512_storeu_si512(local + (out - y), v);
+      }
+    }
+  _tile_release();
+  // The streaming stores ordered before whatever reads y next.
+  if (stream)
+    _mm_sfence();
+  __asm__ volatile("" ::: "memory");
+}
+
+// y's max_pool over windows of kh x kw with strides kh x kw from the top
+// left (oh x ow of them), 16 channels a vector, the f32 compares and the
+// NaN rule of FastKernels.cpp's tiled NHWC pool (the same bits).
+GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
+                           int64_t oh, int64_t ow, int64_t kh, int64_t kw,
+                           uint16_t *pooled) {
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j) {
+      const uint16_t *first = y + (i * kh * w + j * kw) * channels;
+      uint16_t *out = pooled + (i * ow + j) * channels;
+      for (int64_t ch = 0; ch < channels; ch += 16) {
+        __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t s = 0; s < kw; ++s) {
+            __m512 v = load16AsF32(first + (r * w + s) * channels + ch);
+            __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
+                             _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            best = _mm512_mask_mov_ps(best, take, v);
+          }
+        // The maximum is one of y's bf16 values: its high half, a NaN
+        // quieted.
+        __m512i bits = _mm512_srli_epi32(_mm512_castps_si512(best), 16);
+        __mmask16 nan = _mm512_cmp_ps_mask(best, best, _CMP_UNORD_Q);
+        bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x40));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + ch),
+                            _mm512_cvtepi32_epi16(bits));
+      }
+    }
+}
+
+// conv2d(x, filter[, bias]) with no activation or relu; x, the filter and
+// the result bf16, the bias f32 or bf16. With a pool, also the max_pool of
+// each image's result, read from a copy in the thread's cache instead of
+// memory, and transposed to NCHW (a second result). The images run in parallel,
+// one per thread at a time.
+class AmxConvForwardKernel : public Kernel {
+public:
+  AmxConvForwardKernel(const Geometry &g, bool hasBias, DType biasType,
+                       bool relu, PoolAfterConv pool = {})
+      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu),
+        pool_(pool) {
+    packed_.resize(g.kh * g.kw * g.cin * g.cout);
+    bias_.assign(g.cout, 0.0f);
+    maxOffset_ = (g.kh - 1) * g.w + g.kw - 1;
+    const int64_t hw = g.h * g.w;
+    tailFirst_ = 0;
+    while (tailFirst_ < g.positions && tailFirst_ + 31 + maxOffset_ < hw)
+      tailFirst_ += 32;
+    tailRows_ = g.positions + maxOffset_ - tailFirst_;
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    const Geometry &g = g_;
+    pack(in[1].data<uint16_t>());
+    if (hasBias_)
+      for (int64_t o = 0; o < g.cout; ++o)
+        bias_[o] = biasType_ == DType::kF32 ? in[2].data<float>()[o]
+                                            : toF32(in[2].data<uint16_t>()[o]);
+    const int64_t n = in[0].shape()[0], hw = g.h * g.w;
+    const int64_t xImage = hw * g.cin, yImage = g.oh * g.ow * g.cout;
+    const uint16_t *x = in[0].data<uint16_t>();
+    uint16_t *y = out[0].data<uint16_t>();
+    const int64_t copied = std::max<int64_t>(hw - tailFirst_, 0);
+    const bool pooling = pool_.kh > 0;
+    const int64_t pooledImage = pool_.oh * pool_.ow * g.cout;
+    uint16_t *pooled = pooling ? out[1].data<uint16_t>() : nullptr;
+#pragma omp parallel if (n > 1)
+    {
+      AlignedBuffer<uint16_t> tail, local, nhwc;
+      tail.resize(tailRows_ * g.cin);
+      if (pooling) {
+        local.resize(yImage);
+        nhwc.resize(pooledImage);
+      }
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t *image = x + i * xImage;
+        if (copied)
+          std::memcpy(tail.data(), image + tailFirst_ * g.cin,
+                      copied * g.cin * sizeof(uint16_t));
+        forwardTiles(g, image, tail.data(), tailFirst_, packed_.data(),
+                     bias_.data(), relu_, y + i * yImage,
+                     i + 1 < n ? image + xImage : nullptr,
+                     pooling ? local.data() : nullptr);
+        if (pooling) {
+          maxPoolImage(local.data(), g.ow, g.cout, pool_.oh, pool_.ow, pool_.kh,
+                       pool_.kw, nhwc.data());
+          transposeMatrix16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
+                            pooled + i * pooledImage);
+        }
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override {
+    return pool_.kh > 0 ? "amx+pool" : "amx";
+  }
+  size_t workspaceBytes() const override {
+    return packed_.size() * 2 + bias_.size() * 4;
+  }
+
+private:
+  // [tap][c / 32][o / 16][(c % 32) / 2][o % 16][c % 2]: per tap and
+  // 32 input channels, B tiles of 16 output channels.
+  void pack(const uint16_t *f) {
+    const Geometry &g = g_;
+    const int64_t taps = g.kh * g.kw, chunks = g.cin / 32,
+                  oBlocks = g.cout / 16;
+    uint16_t *packed = packed_.data();
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t c = 0; c < g.cin; ++c)
+        for (int64_t o = 0; o < g.cout; ++o)
+          packed[((t * chunks + c / 32) * oBlocks + o / 16) * 512 +
+                 ((c % 32) / 2) * 32 + (o % 16) * 2 + c % 2] =
+              f[g.oihw ? (o * g.cin + c) * taps + t
+                       : (t * g.cin + c) * g.cout + o];
+  }
+
+  Geometry g_;
+  bool hasBias_;
+  DType biasType_;
+  bool relu_;
+  PoolAfterConv pool_;
+  int64_t maxOffset_ = 0, tailFirst_ = 0, tailRows_ = 0;
+  AlignedBuffer<uint16_t> packed_;
+  std::vector<float> bias_;
+};
 #endif
 
 } // namespace
@@ -539,6 +777,82 @@ std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &c) {
   (void)c;
   return nullptr;
 #endif
+}
+
+bool amxConvForwardEnabled() {
+  const char *setting = std::getenv("GOPT_AMX_CONV_FORWARD");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+namespace {
+std::unique_ptr<Kernel> makeAmxConvForward(const KernelConfig &c,
+                                           PoolAfterConv pool) {
+#ifdef GOPT_HAVE_AMX_FILTER_GRAD
+  if (!amxConvForwardEnabled() ||
+      (c.inputShapes.size() != 2 && c.inputShapes.size() != 3) ||
+      c.inputTypes.size() != c.inputShapes.size() ||
+      c.outputShapes.size() != 1 || c.outputTypes[0] != DType::kBF16)
+    return nullptr;
+  const std::string activation = c.attrs().getString("activation");
+  if (!activation.empty() && activation != "none" && activation != "relu")
+    return nullptr;
+  const bool hasBias = c.inputShapes.size() == 3;
+  const DType biasType = hasBias ? c.inputTypes[2] : DType::kF32;
+  if (hasBias && (biasType != DType::kF32 && biasType != DType::kBF16))
+    return nullptr;
+  // The geometry's checks read the two bf16 operands alone.
+  KernelConfig operands = c;
+  operands.inputTypes.resize(2);
+  std::optional<Geometry> g = amxGeometry(operands, c.inputShapes[0],
+                                          c.outputShapes[0], c.inputShapes[1]);
+  if (!g || (hasBias &&
+             (c.inputShapes[2].size() != 1 || c.inputShapes[2][0] != g->cout)))
+    return nullptr;
+  return std::make_unique<AmxConvForwardKernel>(*g, hasBias, biasType,
+                                                activation == "relu", pool);
+#else
+  (void)c;
+  (void)pool;
+  return nullptr;
+#endif
+}
+} // namespace
+
+std::unique_ptr<Kernel> createAmxConvForward(const KernelConfig &c) {
+  return makeAmxConvForward(c, {});
+}
+
+bool amxConvPoolEnabled() {
+  const char *setting = std::getenv("GOPT_AMX_CONV_POOL");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
+                                                   const KernelConfig &pool) {
+  if (!amxConvPoolEnabled() || pool.inputShapes.size() != 1 ||
+      pool.outputShapes.size() != 1 || conv.outputShapes.size() != 1 ||
+      pool.inputShapes[0] != conv.outputShapes[0] ||
+      pool.inputTypes[0] != DType::kBF16 || pool.outputTypes[0] != DType::kBF16)
+    return nullptr;
+  OpAttrs attrs = pool.attrs();
+  if (attrs.getString("data_format") == "NCHW" || attrs.getBool("ceil_mode"))
+    return nullptr;
+  const std::string padding = attrs.getString("padding");
+  std::vector<int64_t> kernel = attrs.getInts("kernel");
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  if ((padding != "EXPLICIT" && padding != "VALID") || kernel.size() != 2 ||
+      strides != kernel || pads != std::vector<int64_t>{0, 0, 0, 0})
+    return nullptr;
+  const Shape &x = pool.inputShapes[0], &y = pool.outputShapes[0];
+  PoolAfterConv p;
+  p.kh = kernel[0], p.kw = kernel[1];
+  if (x.size() != 4 || y.size() != 4 || p.kh < 1 || p.kw < 1 || y[0] != x[0] ||
+      y[3] != x[3] || y[1] != x[1] / p.kh || y[2] != x[2] / p.kw || y[1] < 1 ||
+      y[2] < 1)
+    return nullptr;
+  p.oh = y[1], p.ow = y[2];
+  return makeAmxConvForward(conv, p);
 }
 
 } // namespace gopt::runtime::cpu

@@ -52,6 +52,29 @@ public:
 };
 std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &dataGrad);
 
+// False when GOPT_AMX_CONV_FORWARD=0 (oneDNN runs the convolution).
+bool amxConvForwardEnabled();
+// conv2d(x, filter[, bias]) with activation none or relu, x, the filter
+// and the result bf16 NHWC, the bias f32 or bf16, under the same conditions
+// as the gradients (the MNIST CNN's 32->64 layer, where oneDNN 2.6's bf16
+// kernel reached about half the tiles' speed); f32 sums over all taps and
+// channels, the bias and relu added in f32 and the result rounded once.
+// Parallel over the images. Null elsewhere (the caller keeps oneDNN).
+std::unique_ptr<Kernel> createAmxConvForward(const KernelConfig &conv);
+
+// False when GOPT_AMX_CONV_POOL=0 (the pool runs as a step of its own).
+bool amxConvPoolEnabled();
+// The AMX convolution above followed by a max_pool of its result whose
+// windows tile it from the top left (kernel = strides, unpadded, NHWC,
+// bf16), the pool's result transposed to NCHW: inputs the conv's, outputs
+// the conv's result (NHWC, as without the pool) and the pooled NCHW
+// tensor. Each image is pooled from a copy of its result in the thread's
+// cache (the separate pool step read the whole result back from memory:
+// 75 MB per MNIST CNN step at batch 1024). Null where either does not
+// apply.
+std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
+                                                   const KernelConfig &pool);
+
 } // namespace gopt::runtime::cpu
 
 #endif // GOPT_RUNTIME_SRC_CPU_SMALLCONVTRAINING_H
