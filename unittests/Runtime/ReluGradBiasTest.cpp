@@ -1,0 +1,163 @@
+//===- ReluGradBiasTest.cpp - add + relu_grad + bias sum as one step ------===//
+//
+// The CPU schedule's fused relu gradient (ReluGradBias.cpp) against the
+// same plan with GOPT_RELU_GRAD_BIAS=0 (the add, relu_grad and reduce_sum
+// as steps of their own): the same bits, and against the reference
+// backend within rounding of the bias sums.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+
+namespace {
+
+void expectSameBits(const Tensor &a, const Tensor &b, const std::string &what) {
+  ASSERT_EQ(a.byteSize(), b.byteSize()) << what;
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byteSize()), 0) << what;
+}
+
+void expectNear(Tensor actual, Tensor expected, double rel,
+                const std::string &what) {
+  if (actual.dtype() == DType::kBF16)
+    actual = toF32(actual), expected = toF32(expected);
+  ASSERT_EQ(actual.numElements(), expected.numElements()) << what;
+  const float *a = actual.data<float>(), *e = expected.data<float>();
+  for (int64_t i = 0; i < actual.numElements(); ++i) {
+    if (std::isnan(e[i])) {
+      EXPECT_TRUE(std::isnan(a[i])) << what << " at " << i;
+      continue;
+    }
+    if (std::isinf(e[i])) {
+      EXPECT_EQ(a[i], e[i]) << what << " at " << i;
+      continue;
+    }
+    EXPECT_NEAR(a[i], e[i], rel * (1 + std::fabs(e[i]))) << what << " at " << i;
+  }
+}
+
+// relu_grad(g, y) of an NHWC tensor with g = add(a, b) (or g an input),
+// dy read by a reduce_sum over N, H and W (or not) and by another op
+// (dy + dy, as a convolution gradient would read it), which keeps dy a
+// result the step must write. With `addShared`, the add's result is a
+// graph output too: the add is not taken into the step.
+TEST(ReluGradBias, FusedStepMatchesSeparateSteps) {
+  const DType F32 = DType::kF32, BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    Shape shape;
+    DType type;
+    bool add, bias, addShared;
+    const char *kind; // the fused step's kind, or null: none
+  };
+  std::vector<Case> cases = {
+      {"Bf16AddBias",
+       {2, 5, 7, 64},
+       BF16,
+       true,
+       true,
+       false,
+       "add+relu_grad+reduce_sum"},
+      {"Bf16AddBiasThreads",
+       {4, 14, 14, 64},
+       BF16,
+       true,
+       true,
+       false,
+       "add+relu_grad+reduce_sum"},
+      {"F32AddBias",
+       {3, 9, 9, 32},
+       F32,
+       true,
+       true,
+       false,
+       "add+relu_grad+reduce_sum"},
+      {"Bf16Bias",
+       {4, 14, 14, 48},
+       BF16,
+       false,
+       true,
+       false,
+       "relu_grad+reduce_sum"},
+      {"Bf16Add", {4, 14, 14, 64}, BF16, true, false, false, "add+relu_grad"},
+      {"F32FewRowsManyChannels",
+       {1, 1, 1, 40000},
+       F32,
+       true,
+       true,
+       false,
+       "add+relu_grad+reduce_sum"},
+      {"AddShared",
+       {2, 6, 6, 16},
+       BF16,
+       true,
+       true,
+       true,
+       "relu_grad+reduce_sum"},
+      {"Neither", {2, 6, 6, 16}, BF16, false, false, false, nullptr},
+  };
+  uint32_t seed = 1830;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor a = randomF32(c.shape, seed++), b = randomF32(c.shape, seed++),
+           y = randomF32(c.shape, seed++);
+    float *pa = a.data<float>(), *pb = b.data<float>(), *py = y.data<float>();
+    // y's zeros, NaN and infinity; NaN and infinite gradients where y > 0
+    // and where it is not; sums that round to ties in bf16.
+    py[0] = 0.0f, py[1] = -0.0f, py[2] = NAN, py[3] = INFINITY;
+    py[4] = 1.0f, pa[4] = NAN;
+    py[5] = -1.0f, pa[5] = NAN;
+    py[6] = 1.0f, pa[6] = INFINITY, pb[6] = -INFINITY;
+    py[7] = 2.0f, pa[7] = 1.0f, pb[7] = 1.0f / 256;
+    if (c.type == BF16)
+      a = toBf16(a), b = toBf16(b), y = toBf16(y);
+    const int64_t channels = c.shape[3];
+    PlanBuilder pb2("relu_grad_bias");
+    int ai = pb2.addInput("a", c.type, c.shape);
+    int bi = c.add ? pb2.addInput("b", c.type, c.shape) : -1;
+    int yi = pb2.addInput("y", c.type, c.shape);
+    int g = ai;
+    if (c.add) {
+      g = c.addShared ? pb2.addOutput("g", c.type, c.shape)
+                      : pb2.addIntermediate("g", c.type, c.shape);
+      pb2.addOp("add", "skip/grad", {ai, bi}, {g}, {});
+    }
+    int dy = pb2.addIntermediate("dy", c.type, c.shape);
+    pb2.addOp("relu_grad", "relu/grad", {g, yi}, {dy}, {});
+    int twice = pb2.addOutput("twice", c.type, c.shape);
+    pb2.addOp("add", "reader", {dy, dy}, {twice}, {});
+    if (c.bias) {
+      int db = pb2.addOutput("db", c.type, {channels});
+      pb2.addOp("reduce_sum", "bias/grad", {dy}, {db},
+                {{"axes", intsAttr({0, 1, 2})}});
+    }
+    auto plan = pb2.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    std::vector<Tensor> inputs = {a};
+    if (c.add)
+      inputs.push_back(b);
+    inputs.push_back(y);
+    RunResult fused = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_RELU_GRAD_BIAS", "0", 1);
+    RunResult separate = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_RELU_GRAD_BIAS");
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    EXPECT_EQ(kinds(fused).count(c.kind ? c.kind : "-"), c.kind ? 1u : 0u);
+    EXPECT_EQ(kinds(separate).count("relu_grad"), 1u);
+    ASSERT_EQ(fused.outputs.size(), separate.outputs.size());
+    ASSERT_EQ(fused.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < fused.outputs.size(); ++i) {
+      const std::string what = "result " + std::to_string(i);
+      expectSameBits(fused.outputs[i], separate.outputs[i], what);
+      expectNear(fused.outputs[i], ref.outputs[i], c.type == BF16 ? 1e-2 : 1e-5,
+                 what);
+    }
+  }
+}
+
+} // namespace
