@@ -3,7 +3,9 @@
 // The CPU schedule's fused relu gradient (ReluGradBias.cpp) against the
 // same plan with GOPT_RELU_GRAD_BIAS=0 (the add, relu_grad and reduce_sum
 // as steps of their own): the same bits, and against the reference
-// backend within rounding of the bias sums.
+// backend within rounding of the bias sums. And the optimizer updates
+// reading a bf16 gradient in place of its cast to f32
+// (GOPT_OPTIMIZER_BF16_GRAD): the same bits as cast + update.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -156,6 +158,78 @@ TEST(ReluGradBias, FusedStepMatchesSeparateSteps) {
       expectSameBits(fused.outputs[i], separate.outputs[i], what);
       expectNear(fused.outputs[i], ref.outputs[i], c.type == BF16 ? 1e-2 : 1e-5,
                  what);
+    }
+  }
+}
+
+// adam_update / sgd_update whose gradient is cast from bf16 and read by
+// nothing else run as one step reading the bf16 gradient; a cast result
+// with another reader (a graph output) keeps its cast. Sizes below and
+// above the parallel threshold, with a SIMD remainder.
+TEST(OptimizerBf16Grad, FusedStepMatchesCastAndUpdate) {
+  const DType F32 = DType::kF32, BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    const char *kind;
+    int64_t n;
+    bool castShared;
+  };
+  std::vector<Case> cases = {
+      {"AdamSmall", "adam_update", 37, false},
+      {"AdamLarge", "adam_update", 50003, false},
+      {"SgdLarge", "sgd_update", 50003, false},
+      {"AdamCastShared", "adam_update", 101, true},
+  };
+  uint32_t seed = 1900;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    const bool adam = std::strcmp(c.kind, "adam_update") == 0;
+    const Shape s = {c.n};
+    Tensor p = randomF32(s, seed++), gb = toBf16(randomF32(s, seed++)),
+           m = randomF32(s, seed++), v = randomF32(s, seed++);
+    for (int64_t i = 0; i < c.n; ++i)
+      v.data<float>()[i] = std::fabs(v.data<float>()[i]) * 1e-3f;
+    PlanBuilder b("optimizer_bf16_grad");
+    int pi = b.addInput("p", F32, s);
+    int gi = b.addInput("g", BF16, s);
+    int mi = b.addInput("m", F32, s);
+    int vi = adam ? b.addInput("v", F32, s) : -1;
+    int si = adam ? b.addInput("step", F32, {}) : -1;
+    int g32 = c.castShared ? b.addOutput("g32", F32, s)
+                           : b.addIntermediate("g32", F32, s);
+    b.addOp("cast", "g/to_f32", {gi}, {g32}, {});
+    std::vector<Tensor> inputs = {p, gb, m};
+    if (adam) {
+      int np = b.addOutput("p_new", F32, s), nm = b.addOutput("m_new", F32, s),
+          nv = b.addOutput("v_new", F32, s);
+      b.addOp("adam_update", "p/adam", {pi, g32, mi, vi, si}, {np, nm, nv},
+              {{"lr", floatAttr(1e-3)}, {"weight_decay", floatAttr(0.01)}});
+      inputs.push_back(v);
+      inputs.push_back(makeF32({}, {3}));
+    } else {
+      int np = b.addOutput("p_new", F32, s), nm = b.addOutput("m_new", F32, s);
+      b.addOp("sgd_update", "p/sgd", {pi, g32, mi}, {np, nm},
+              {{"lr", floatAttr(0.01)},
+               {"momentum", floatAttr(0.9)},
+               {"weight_decay", floatAttr(5e-4)},
+               {"nesterov", boolAttr(true)}});
+    }
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    RunResult fused = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_OPTIMIZER_BF16_GRAD", "0", 1);
+    RunResult separate = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_OPTIMIZER_BF16_GRAD");
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    const std::string fusedKind = std::string("cast+") + c.kind;
+    EXPECT_EQ(kinds(fused).count(fusedKind), c.castShared ? 0u : 1u);
+    EXPECT_EQ(kinds(separate).count(fusedKind), 0u);
+    ASSERT_EQ(fused.outputs.size(), separate.outputs.size());
+    ASSERT_EQ(fused.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < fused.outputs.size(); ++i) {
+      const std::string what = "result " + std::to_string(i);
+      expectSameBits(fused.outputs[i], separate.outputs[i], what);
+      expectNear(fused.outputs[i], ref.outputs[i], 1e-5, what);
     }
   }
 }

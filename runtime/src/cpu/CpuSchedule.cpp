@@ -290,6 +290,12 @@ private:
     std::unique_ptr<Kernel> kernel;
   };
   std::unordered_map<int, ReluBiasPlan> reluBiasPlans_; // by relu_grad op
+  // adam_update / sgd_update whose gradient is a cast from bf16 read by it
+  // alone read the bf16 gradient (the cast is not run): by optimizer op,
+  // the cast and the kernel.
+  void planOptimizerBf16Grads();
+  std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>>
+      optimizerBf16Grads_;
   // By max_pool op: the transpose to NCHW it runs, and its kernel.
   std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> poolToNchw_;
   Status scheduleDefault(int o);
@@ -2510,6 +2516,30 @@ void CpuScheduler::planReluGradBias() {
   }
 }
 
+void CpuScheduler::planOptimizerBf16Grads() {
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    const plan::Op &op = p_.ops(o);
+    if ((op.kind() != "adam_update" && op.kind() != "sgd_update") ||
+        op.inputs_size() < 2 || fusedInto_[o] != -1)
+      continue;
+    const int grad = op.inputs(1), cast = producer_[grad];
+    if (cast < 0 || p_.ops(cast).kind() != "cast" ||
+        p_.ops(cast).inputs_size() != 1 || fusedInto_[cast] != -1 ||
+        !isIntermediate(grad) || consumers_[grad].size() != 1 ||
+        dtype(grad) != DType::kF32 ||
+        dtype(p_.ops(cast).inputs(0)) != DType::kBF16)
+      continue;
+    std::unique_ptr<Kernel> kernel =
+        cpu::createOptimizerUpdateBf16Grad(makeKernelConfig(in_, o));
+    if (!kernel)
+      continue;
+    fusedInto_[cast] = -2;
+    const int source = p_.ops(cast).inputs(0);
+    lastUse_[source] = std::max(lastUse_[source], o);
+    optimizerBf16Grads_[o] = {cast, std::move(kernel)};
+  }
+}
+
 Status CpuScheduler::scheduleReluGradBias(int o, bool &done) {
   auto planned = reluBiasPlans_.find(o);
   if (planned == reluBiasPlans_.end())
@@ -2696,6 +2726,7 @@ Status CpuScheduler::build() {
   planPoolTransposes();
   planDenseBlocks();
   planReluGradBias();
+  planOptimizerBf16Grads();
 
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
@@ -2762,6 +2793,23 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
     if (!done && k == "relu_grad")
       GOPT_RETURN_IF_ERROR(scheduleReluGradBias(o, done));
+    if (auto update = optimizerBf16Grads_.find(o);
+        !done && update != optimizerBf16Grads_.end()) {
+      std::vector<int> inputs;
+      for (int i = 0; i < op.inputs_size(); ++i) {
+        const int t =
+            i == 1 ? p_.ops(update->second.first).inputs(0) : op.inputs(i);
+        GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+        inputs.push_back(slot);
+      }
+      std::vector<int> outputs(op.outputs().begin(), op.outputs().end());
+      addStep(std::move(update->second.second), inputs, outputs,
+              p_.ops(update->second.first).name() + "+" + op.name(),
+              "cast+" + k);
+      for (int t : outputs)
+        plainReady_[t] = true;
+      continue;
+    }
     if (done)
       continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||
