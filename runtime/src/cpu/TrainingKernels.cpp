@@ -437,6 +437,14 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
   // rows took 55 -> 30-35 ms (one thread, batch 32).
   const bool fewChannels = k.cin_ <= 4 && taps >= 9 && k.cout_ >= 32 &&
                            k.oh_ * k.ow_ > 196 && im2colFewChannelsEnabled();
+  // A strided 1x1 filter (ResNet's downsamples) at any size: its columns
+  // are the strided source's pixels, no larger than dy, and oneDNN's kernel
+  // ran layer 2's (28x28) at 110-130 GFLOP/s.
+  // GOPT_CONV_FILTER_IM2COL_1X1=0 keeps oneDNN's kernel for those.
+  const char *strided1x1Setting = std::getenv("GOPT_CONV_FILTER_IM2COL_1X1");
+  const bool strided1x1 =
+      taps == 1 && !unitStride &&
+      !(strided1x1Setting && std::strcmp(strided1x1Setting, "0") == 0);
   if (pixels == 0)
     return nullptr;
   if (fewChannels) {
@@ -449,8 +457,8 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
     if (chunkRows * rowValues > (int64_t(4) << 20))
       return nullptr;
     k.chunkPixels_ = chunkRows * k.ow_;
-  } else if (k.oh_ * k.ow_ > 196 || k.cin_ < 64 || k.cout_ < 64 ||
-             k.cin_ % 16 ||
+  } else if ((k.oh_ * k.ow_ > 196 && !strided1x1) || k.cin_ < 64 ||
+             k.cout_ < 64 || k.cin_ % 16 ||
              (unitStride &&
               (k.oh_ * k.ow_ > 49 || !im2colUnitStrideEnabled())) ||
              pixels * kDim > (int64_t(64) << 20) / 2) {
