@@ -162,6 +162,47 @@ TEST(ReluGradBias, FusedStepMatchesSeparateSteps) {
   }
 }
 
+// ResNet's stem: relu_grad(add(a, b), y) read by a max_pool_grad of
+// overlapping windows (3x3, stride 2, padded) and a bias reduce_sum, where
+// the fused relu + pool + bias step has no kernel: the add, relu_grad and
+// sum still run as one pass, the pool gradient on its own.
+TEST(ReluGradBias, OverlappingPoolGradientKeepsThePass) {
+  const DType BF16 = DType::kBF16;
+  const Shape xShape = {2, 12, 12, 16}, yShape = {2, 6, 6, 16};
+  Tensor x = toBf16(randomF32(xShape, 1950)),
+         a = toBf16(randomF32(yShape, 1951)),
+         b = toBf16(randomF32(yShape, 1952)),
+         y = toBf16(randomF32(yShape, 1953));
+  PlanBuilder pb("stem");
+  int xi = pb.addInput("x", BF16, xShape);
+  int ai = pb.addInput("a", BF16, yShape), bi = pb.addInput("b", BF16, yShape);
+  int yi = pb.addInput("y", BF16, yShape);
+  int g = pb.addIntermediate("g", BF16, yShape);
+  int dy = pb.addIntermediate("dy", BF16, yShape);
+  int dx = pb.addOutput("dx", BF16, xShape);
+  int db = pb.addOutput("db", BF16, {16});
+  pb.addOp("add", "skip/grad", {ai, bi}, {g}, {});
+  pb.addOp("relu_grad", "relu/grad", {g, yi}, {dy}, {});
+  pb.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx},
+           {{"kernel", intsAttr({3, 3})},
+            {"strides", intsAttr({2, 2})},
+            {"pads", intsAttr({1, 1, 1, 1})}});
+  pb.addOp("reduce_sum", "bias/grad", {dy}, {db},
+           {{"axes", intsAttr({0, 1, 2})}});
+  auto plan = pb.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  RunResult fused = runPlan(*plan, "cpu", {x, a, b, y});
+  setenv("GOPT_RELU_GRAD_BIAS", "0", 1);
+  RunResult separate = runPlan(*plan, "cpu", {x, a, b, y});
+  unsetenv("GOPT_RELU_GRAD_BIAS");
+  EXPECT_EQ(kinds(fused).count("add+relu_grad+reduce_sum"), 1u);
+  EXPECT_EQ(kinds(separate).count("relu_grad"), 1u);
+  ASSERT_EQ(fused.outputs.size(), separate.outputs.size());
+  for (size_t i = 0; i < fused.outputs.size(); ++i)
+    expectSameBits(fused.outputs[i], separate.outputs[i],
+                   "result " + std::to_string(i));
+}
+
 // adam_update / sgd_update whose gradient is cast from bf16 and read by
 // nothing else run as one step reading the bf16 gradient; a cast result
 // with another reader (a graph output) keeps its cast. Sizes below and

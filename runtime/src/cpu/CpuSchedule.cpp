@@ -2443,7 +2443,15 @@ void CpuScheduler::planReluGradBias() {
     int gradient = -1, pairBias = -1;
     if (op.kind() != "relu_grad" || op.inputs_size() != 2 ||
         op.outputs_size() != 1 || fusedInto_[o] != -1 ||
-        poolGradPlans_.count(o) || matchReluGradBiasPair(o, gradient, pairBias))
+        poolGradPlans_.count(o))
+      continue;
+    // The pair's step takes it where its kernel applies; a max_pool_grad of
+    // overlapping windows (ResNet's stem, whose bias sum canonicalization
+    // moved onto the pooled gradient) has none, and the pass here runs.
+    if (matchReluGradBiasPair(o, gradient, pairBias) &&
+        (p_.ops(gradient).kind() != "max_pool_grad" ||
+         cpu::createMaxPoolReluBiasGrad(makeKernelConfig(in_, gradient),
+                                        dtype(p_.ops(pairBias).outputs(0)))))
       continue;
     const int g = op.inputs(0), y = op.inputs(1), dy = op.outputs(0);
     const DType type = dtype(dy);
