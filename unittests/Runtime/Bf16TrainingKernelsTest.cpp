@@ -286,6 +286,12 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
        {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
        {3, 14, 14, 64},
        {112, 64, 1, 1}},
+      // A strided 1x1 filter at any output size (ResNet's layer-2
+      // downsample: 28x28 here).
+      {"Downsample1x1Oihw28x28",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {2, 56, 56, 64},
+       {128, 64, 1, 1}},
       {"Stride2Pads3x3Hwio",
        {{"strides", intsAttr({2, 2})}, {"pads", intsAttr({1, 0, 1, 0})}},
        {2, 9, 9, 80},

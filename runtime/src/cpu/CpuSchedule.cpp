@@ -51,6 +51,7 @@
 #include "BlockedBatchNorm.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
+#include "ReluGradBias.h"
 #include "Schedule.h"
 #include "SingleChannelConv.h"
 #include "SmallConvTraining.h"
@@ -279,6 +280,23 @@ private:
     std::unique_ptr<Kernel> kernel;
   };
   std::unordered_map<int, PoolGradPlan> poolGradPlans_; // by relu_grad op
+  // relu_grad(g, y) whose g is an add read by it alone and/or whose dy a
+  // per-channel reduce_sum (a bias gradient) reads, as one pass
+  // (ReluGradBias.h). Planned before the ops are scheduled: the add comes
+  // first.
+  void planReluGradBias();
+  Status scheduleReluGradBias(int o, bool &done);
+  struct ReluBiasPlan {
+    int add = -1, biasSum = -1;
+    std::unique_ptr<Kernel> kernel;
+  };
+  std::unordered_map<int, ReluBiasPlan> reluBiasPlans_; // by relu_grad op
+  // adam_update / sgd_update whose gradient is a cast from bf16 read by it
+  // alone read the bf16 gradient (the cast is not run): by optimizer op,
+  // the cast and the kernel.
+  void planOptimizerBf16Grads();
+  std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>>
+      optimizerBf16Grads_;
   // By max_pool op: the transpose to NCHW it runs, and its kernel.
   std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> poolToNchw_;
   // bf16 conv2d op -> {its max_pool in poolToNchw_, the AMX conv + pool +
@@ -2427,6 +2445,158 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   return Status::success();
 }
 
+// relu_grad(g, y) of NHWC training (dy 4-D, read by NHWC convolution
+// gradients and the like) with g = add(a, b) read by it alone and/or a
+// reduce_sum of dy over N, H and W: one step (ReluGradBias.h). Not where
+// scheduleReluGradBiasPair or the pool steps take the relu_grad, nor in
+// NCHW's blocked layouts (the step reads plain operands).
+void CpuScheduler::planReluGradBias() {
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    const plan::Op &op = p_.ops(o);
+    int gradient = -1, pairBias = -1;
+    if (op.kind() != "relu_grad" || op.inputs_size() != 2 ||
+        op.outputs_size() != 1 || fusedInto_[o] != -1 ||
+        poolGradPlans_.count(o))
+      continue;
+    // The pair's step takes it where its kernel applies; a max_pool_grad of
+    // overlapping windows (ResNet's stem, whose bias sum canonicalization
+    // moved onto the pooled gradient) has none, and the pass here runs.
+    if (matchReluGradBiasPair(o, gradient, pairBias) &&
+        (p_.ops(gradient).kind() != "max_pool_grad" ||
+         cpu::createMaxPoolReluBiasGrad(makeKernelConfig(in_, gradient),
+                                        dtype(p_.ops(pairBias).outputs(0)))))
+      continue;
+    const int g = op.inputs(0), y = op.inputs(1), dy = op.outputs(0);
+    const DType type = dtype(dy);
+    if ((type != DType::kBF16 && type != DType::kF32) || dtype(g) != type ||
+        dtype(y) != type || shape(dy).size() != 4 || shape(g) != shape(dy) ||
+        shape(y) != shape(dy) || !isIntermediate(dy))
+      continue;
+    int biasSum = -1;
+    bool plainReaders = true;
+    for (int c : consumers_[dy]) {
+      const plan::Op &reader = p_.ops(c);
+      if (fusedInto_[c] != -1) {
+        plainReaders = false;
+        continue;
+      }
+      if (reader.kind() == "reduce_sum" && reader.inputs_size() == 1 &&
+          reader.outputs_size() == 1 && biasSum < 0) {
+        std::vector<int64_t> axes = OpAttrs(reader).getInts("axes");
+        std::vector<bool> reduced(4, false);
+        for (int64_t a : axes)
+          if (a >= -4 && a < 4)
+            reduced[a < 0 ? a + 4 : a] = true;
+        const int bias = reader.outputs(0);
+        int64_t elements = 1;
+        for (int64_t d : shape(bias))
+          elements *= d;
+        if (axes.size() == 3 && reduced[0] && reduced[1] && reduced[2] &&
+            !reduced[3] && elements == shape(dy)[3] && dtype(bias) == type) {
+          biasSum = c;
+          continue;
+        }
+      }
+      // Convolution gradients must read dy in NHWC (plain): blocked NCHW
+      // readers would make the step's plain dy a reorder.
+      const std::string &kind = reader.kind();
+      if ((kind == "conv2d_backprop_input" ||
+           kind == "conv2d_backprop_filter" || kind == "conv2d") &&
+          OpAttrs(reader).getString("data_format") != "NHWC")
+        plainReaders = false;
+    }
+    if (!plainReaders)
+      continue;
+    int add = producer_[g];
+    if (add < 0 || p_.ops(add).kind() != "add" ||
+        p_.ops(add).inputs_size() != 2 || p_.ops(add).outputs_size() != 1 ||
+        fusedInto_[add] != -1 || deferrable(add) || !isIntermediate(g) ||
+        consumers_[g].size() != 1 || shape(p_.ops(add).inputs(0)) != shape(g) ||
+        shape(p_.ops(add).inputs(1)) != shape(g) ||
+        dtype(p_.ops(add).inputs(0)) != type ||
+        dtype(p_.ops(add).inputs(1)) != type)
+      add = -1;
+    if (add < 0 && biasSum < 0)
+      continue;
+    const Shape &s = shape(dy);
+    std::unique_ptr<Kernel> kernel = cpu::createAddReluBiasGrad(
+        type, s[0] * s[1] * s[2], s[3], add >= 0, biasSum >= 0);
+    if (!kernel)
+      continue;
+    ReluBiasPlan &plan = reluBiasPlans_[o];
+    plan.add = add;
+    plan.biasSum = biasSum;
+    plan.kernel = std::move(kernel);
+    if (add >= 0) {
+      fusedInto_[add] = -2;
+      for (int t : p_.ops(add).inputs())
+        lastUse_[t] = std::max(lastUse_[t], o);
+    }
+    if (biasSum >= 0)
+      fusedInto_[biasSum] = -2;
+  }
+}
+
+void CpuScheduler::planOptimizerBf16Grads() {
+  for (int o = 0; o < p_.ops_size(); ++o) {
+    const plan::Op &op = p_.ops(o);
+    if ((op.kind() != "adam_update" && op.kind() != "sgd_update") ||
+        op.inputs_size() < 2 || fusedInto_[o] != -1)
+      continue;
+    const int grad = op.inputs(1), cast = producer_[grad];
+    if (cast < 0 || p_.ops(cast).kind() != "cast" ||
+        p_.ops(cast).inputs_size() != 1 || fusedInto_[cast] != -1 ||
+        !isIntermediate(grad) || consumers_[grad].size() != 1 ||
+        dtype(grad) != DType::kF32 ||
+        dtype(p_.ops(cast).inputs(0)) != DType::kBF16)
+      continue;
+    std::unique_ptr<Kernel> kernel =
+        cpu::createOptimizerUpdateBf16Grad(makeKernelConfig(in_, o));
+    if (!kernel)
+      continue;
+    fusedInto_[cast] = -2;
+    const int source = p_.ops(cast).inputs(0);
+    lastUse_[source] = std::max(lastUse_[source], o);
+    optimizerBf16Grads_[o] = {cast, std::move(kernel)};
+  }
+}
+
+Status CpuScheduler::scheduleReluGradBias(int o, bool &done) {
+  auto planned = reluBiasPlans_.find(o);
+  if (planned == reluBiasPlans_.end())
+    return Status::success();
+  const plan::Op &op = p_.ops(o);
+  ReluBiasPlan &plan = planned->second;
+  std::vector<int> operands;
+  if (plan.add >= 0)
+    operands = {p_.ops(plan.add).inputs(0), p_.ops(plan.add).inputs(1)};
+  else
+    operands = {op.inputs(0)};
+  operands.push_back(op.inputs(1));
+  std::vector<int> inputs;
+  for (int t : operands) {
+    GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+    inputs.push_back(slot);
+  }
+  const int dy = op.outputs(0);
+  std::vector<int> outputs = {dy};
+  std::string name = op.name(), kind = "relu_grad";
+  if (plan.add >= 0) {
+    name = p_.ops(plan.add).name() + "+" + name;
+    kind = "add+" + kind;
+  }
+  if (plan.biasSum >= 0) {
+    outputs.push_back(p_.ops(plan.biasSum).outputs(0));
+    name += "+" + p_.ops(plan.biasSum).name();
+    kind += "+reduce_sum";
+  }
+  addStep(std::move(plan.kernel), inputs, outputs, name, kind);
+  for (int t : outputs)
+    plainReady_[t] = true;
+  done = true;
+  return Status::success();
+}
+
 // GOPT_CONV_RESIDUAL_ADD=0 keeps the adds and relus of plain-layout
 // residual blocks as steps of their own (for comparing).
 bool convResidualAddEnabled() {
@@ -2576,6 +2746,8 @@ Status CpuScheduler::build() {
       matchAttention(o);
   planPoolTransposes();
   planDenseBlocks();
+  planReluGradBias();
+  planOptimizerBf16Grads();
 
   const bool int8DotProduct = cpuInt8DotProduct();
   for (int o = 0; o < numOps; ++o) {
@@ -2660,6 +2832,25 @@ Status CpuScheduler::build() {
       continue;
     if (k == "relu_grad")
       GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
+    if (!done && k == "relu_grad")
+      GOPT_RETURN_IF_ERROR(scheduleReluGradBias(o, done));
+    if (auto update = optimizerBf16Grads_.find(o);
+        !done && update != optimizerBf16Grads_.end()) {
+      std::vector<int> inputs;
+      for (int i = 0; i < op.inputs_size(); ++i) {
+        const int t =
+            i == 1 ? p_.ops(update->second.first).inputs(0) : op.inputs(i);
+        GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
+        inputs.push_back(slot);
+      }
+      std::vector<int> outputs(op.outputs().begin(), op.outputs().end());
+      addStep(std::move(update->second.second), inputs, outputs,
+              p_.ops(update->second.first).name() + "+" + op.name(),
+              "cast+" + k);
+      for (int t : outputs)
+        plainReady_[t] = true;
+      continue;
+    }
     if (done)
       continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||

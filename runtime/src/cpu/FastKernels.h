@@ -65,6 +65,11 @@ createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
                           bool gradNchw = false, bool windowMask = false);
 // False when GOPT_RELU_POOL_BIAS_GRAD=0.
 bool reluPoolBiasFusionEnabled();
+// (TrainingKernels.cpp) adam_update or sgd_update (its config: all f32)
+// reading the gradient in bf16, the cast to f32 before it taken in (the
+// same values); null for other ops or with GOPT_OPTIMIZER_BF16_GRAD=0.
+std::unique_ptr<Kernel>
+createOptimizerUpdateBf16Grad(const KernelConfig &update);
 // (TrainingKernels.cpp) createMaxPoolReluBiasGrad's step together with the
 // conv2d_backprop_input (dx, filter) and conv2d_backprop_filter (source,
 // dx) that alone read its dx, a few images at a time (dx stays in cache):

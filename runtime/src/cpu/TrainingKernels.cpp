@@ -437,6 +437,14 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
   // rows took 55 -> 30-35 ms (one thread, batch 32).
   const bool fewChannels = k.cin_ <= 4 && taps >= 9 && k.cout_ >= 32 &&
                            k.oh_ * k.ow_ > 196 && im2colFewChannelsEnabled();
+  // A strided 1x1 filter (ResNet's downsamples) at any size: its columns
+  // are the strided source's pixels, no larger than dy, and oneDNN's kernel
+  // ran layer 2's (28x28) at 110-130 GFLOP/s.
+  // GOPT_CONV_FILTER_IM2COL_1X1=0 keeps oneDNN's kernel for those.
+  const char *strided1x1Setting = std::getenv("GOPT_CONV_FILTER_IM2COL_1X1");
+  const bool strided1x1 =
+      taps == 1 && !unitStride &&
+      !(strided1x1Setting && std::strcmp(strided1x1Setting, "0") == 0);
   if (pixels == 0)
     return nullptr;
   if (fewChannels) {
@@ -449,8 +457,8 @@ std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
     if (chunkRows * rowValues > (int64_t(4) << 20))
       return nullptr;
     k.chunkPixels_ = chunkRows * k.ow_;
-  } else if (k.oh_ * k.ow_ > 196 || k.cin_ < 64 || k.cout_ < 64 ||
-             k.cin_ % 16 ||
+  } else if ((k.oh_ * k.ow_ > 196 && !strided1x1) || k.cin_ < 64 ||
+             k.cout_ < 64 || k.cin_ % 16 ||
              (unitStride &&
               (k.oh_ * k.ow_ > 49 || !im2colUnitStrideEnabled())) ||
              pixels * kDim > (int64_t(64) << 20) / 2) {
@@ -1808,19 +1816,27 @@ StatusOr<std::unique_ptr<Kernel>> createAvgPoolGrad(const KernelConfig &c) {
 class SgdUpdateKernel : public Kernel {
 public:
   SgdUpdateKernel(int64_t elements, float lr, float momentum, float decay,
-                  bool nesterov)
+                  bool nesterov, bool bf16Grad = false)
       : elements_(elements), lr_(lr), momentum_(momentum), decay_(decay),
-        nesterov_(nesterov) {}
+        nesterov_(nesterov), bf16Grad_(bf16Grad) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
-                *vel = in[2].data<float>();
+    if (bf16Grad_)
+      return update(in, out, in[1].data<uint16_t>());
+    return update(in, out, in[1].data<float>());
+  }
+  // G: the gradient's element, float or bf16 (the cast the schedule took
+  // in, exact).
+  template <typename G>
+  Status update(const std::vector<Tensor> &in, std::vector<Tensor> &out,
+                const G *grad) {
+    const float *p = in[0].data<float>(), *vel = in[2].data<float>();
     float *newP = out[0].data<float>(), *newV = out[1].data<float>();
     const float lr = lr_, momentum = momentum_, decay = decay_;
     const bool nesterov = nesterov_;
     parallelRange(elements_, [&](int64_t b, int64_t e) {
 #pragma omp simd
       for (int64_t i = b; i < e; ++i) {
-        float g = grad[i] + decay * p[i];
+        float g = toF32(grad[i]) + decay * p[i];
         float v = momentum * vel[i] + g;
         g = nesterov ? g + momentum * v : v;
         newV[i] = v;
@@ -1834,25 +1850,30 @@ public:
 private:
   int64_t elements_;
   float lr_, momentum_, decay_;
-  bool nesterov_;
+  bool nesterov_, bf16Grad_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
+StatusOr<std::unique_ptr<Kernel>> makeSgdUpdate(const KernelConfig &c,
+                                                bool bf16Grad) {
   if (!c.allOfType(DType::kF32))
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<SgdUpdateKernel>(
       numElements(c.inputShapes[0]), static_cast<float>(a.getFloat("lr")),
       static_cast<float>(a.getFloat("momentum")),
-      static_cast<float>(a.getFloat("weight_decay")), a.getBool("nesterov")));
+      static_cast<float>(a.getFloat("weight_decay")), a.getBool("nesterov"),
+      bf16Grad));
+}
+StatusOr<std::unique_ptr<Kernel>> createSgdUpdate(const KernelConfig &c) {
+  return makeSgdUpdate(c, false);
 }
 
 class AdamUpdateKernel : public Kernel {
 public:
   AdamUpdateKernel(int64_t elements, double lr, double beta1, double beta2,
-                   double eps, double decay)
+                   double eps, double decay, bool bf16Grad = false)
       : elements_(elements), lr_(lr), beta1_(beta1), beta2_(beta2), eps_(eps),
-        decay_(decay) {}
+        decay_(decay), bf16Grad_(bf16Grad) {}
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     double step = in[4].data<float>()[0];
     if (!(step >= 1))
@@ -1868,8 +1889,12 @@ public:
                 c2 = static_cast<float>(1 - beta2_);
     const float eps = static_cast<float>(eps_),
                 decay = static_cast<float>(decay_);
-    const float *p = in[0].data<float>(), *grad = in[1].data<float>(),
-                *m = in[2].data<float>(), *v = in[3].data<float>();
+    const float *p = in[0].data<float>(), *m = in[2].data<float>(),
+                *v = in[3].data<float>();
+    // A bf16 gradient (the cast to f32 the schedule took in) widens
+    // exactly: the same f32 values as the cast's.
+    const float *grad = bf16Grad_ ? nullptr : in[1].data<float>();
+    const uint16_t *grad16 = bf16Grad_ ? in[1].data<uint16_t>() : nullptr;
     float *newP = out[0].data<float>(), *newM = out[1].data<float>(),
           *newV = out[2].data<float>();
     parallelRange(elements_, [&](int64_t b, int64_t e) {
@@ -1884,7 +1909,13 @@ public:
                    vEps = _mm_set1_ps(eps), vStep = _mm_set1_ps(stepSize);
       for (; i + 4 <= e; i += 4) {
         __m128 pi = _mm_loadu_ps(p + i);
-        __m128 g = _mm_add_ps(_mm_loadu_ps(grad + i), _mm_mul_ps(vDecay, pi));
+        __m128 gi =
+            grad ? _mm_loadu_ps(grad + i)
+                 : _mm_castsi128_ps(_mm_unpacklo_epi16(
+                       _mm_setzero_si128(),
+                       _mm_loadl_epi64(
+                           reinterpret_cast<const __m128i *>(grad16 + i))));
+        __m128 g = _mm_add_ps(gi, _mm_mul_ps(vDecay, pi));
         __m128 mi = _mm_add_ps(_mm_mul_ps(vB1, _mm_loadu_ps(m + i)),
                                _mm_mul_ps(vC1, g));
         __m128 vi = _mm_add_ps(_mm_mul_ps(vB2, _mm_loadu_ps(v + i)),
@@ -1897,7 +1928,7 @@ public:
       }
 #endif
       for (; i < e; ++i) {
-        float g = grad[i] + decay * p[i];
+        float g = (grad ? grad[i] : toF32(grad16[i])) + decay * p[i];
         float mi = b1 * m[i] + c1 * g;
         float vi = b2 * v[i] + c2 * g * g;
         float denom = std::sqrt(vi) * invSqrtBc2 + eps;
@@ -1913,15 +1944,21 @@ public:
 private:
   int64_t elements_;
   double lr_, beta1_, beta2_, eps_, decay_;
+  bool bf16Grad_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
+StatusOr<std::unique_ptr<Kernel>> makeAdamUpdate(const KernelConfig &c,
+                                                 bool bf16Grad) {
   if (!c.allOfType(DType::kF32))
     return none();
   OpAttrs a = c.attrs();
   return std::unique_ptr<Kernel>(std::make_unique<AdamUpdateKernel>(
       numElements(c.inputShapes[0]), a.getFloat("lr"), a.getFloat("beta1"),
-      a.getFloat("beta2"), a.getFloat("epsilon"), a.getFloat("weight_decay")));
+      a.getFloat("beta2"), a.getFloat("epsilon"), a.getFloat("weight_decay"),
+      bf16Grad));
+}
+StatusOr<std::unique_ptr<Kernel>> createAdamUpdate(const KernelConfig &c) {
+  return makeAdamUpdate(c, false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -2225,6 +2262,19 @@ StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
 }
 
 } // namespace
+
+std::unique_ptr<Kernel>
+cpu::createOptimizerUpdateBf16Grad(const KernelConfig &update) {
+  const char *setting = std::getenv("GOPT_OPTIMIZER_BF16_GRAD");
+  if (setting && std::strcmp(setting, "0") == 0)
+    return nullptr;
+  StatusOr<std::unique_ptr<Kernel>> k =
+      update.op->kind() == "adam_update" ? makeAdamUpdate(update, true)
+      : update.op->kind() == "sgd_update"
+          ? makeSgdUpdate(update, true)
+          : StatusOr<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>());
+  return k.ok() ? std::move(*k) : nullptr;
+}
 
 std::unique_ptr<Kernel>
 cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
