@@ -54,6 +54,7 @@
 #include "OneDnn.h"
 #include "Schedule.h"
 #include "SingleChannelConv.h"
+#include "SqueezeExcite.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #include <algorithm>
@@ -268,6 +269,14 @@ private:
   // readers, cover its channels and do not overlap; else empty.
   std::vector<std::pair<int, int64_t>> channelSlices(int t) const;
   Status scheduleConcatShuffle(int o, bool &done);
+  // Squeeze-and-excitation from global average pool `o` to the gating
+  // multiply as one step (SqueezeExcite.cpp).
+  Status scheduleSqueezeExcite(int o, bool &done);
+  // Whether `c` is an f32 1x1 convolution of `from` (stride 1, no padding,
+  // one group) with constant weights, of `in` to `out` channels; its
+  // weights and bias (zeros where it has none) in `w`, `b`.
+  bool pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
+                          std::vector<float> &w, std::vector<float> &b) const;
   Status scheduleAlias(int o, bool &done);
   Status scheduleReluGradBiasPair(int o, bool &done);
   bool matchConvGrads(int dx, int o, int &dataGrad, int &filterGrad) const;
@@ -2037,6 +2046,160 @@ Status CpuScheduler::scheduleConcatShuffle(int o, bool &done) {
   return Status::success();
 }
 
+bool CpuScheduler::pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
+                                      std::vector<float> &w,
+                                      std::vector<float> &b) const {
+  const plan::Op &op = p_.ops(c);
+  if (op.kind() != "conv2d" || op.inputs_size() < 2 || op.inputs_size() > 3 ||
+      op.outputs_size() != 1 || op.inputs(0) != from)
+    return false;
+  OpAttrs attrs(op);
+  if (attrs.getString("data_format") != "NCHW" ||
+      attrs.getString("filter_format", "OIHW") != "OIHW" ||
+      attrs.getInt("groups", 1) != 1 ||
+      attrs.getWindowInts("strides") != std::vector<int64_t>{1, 1} ||
+      attrs.getWindowInts("dilations") != std::vector<int64_t>{1, 1} ||
+      attrs.getWindowInts("pads") != std::vector<int64_t>{0, 0, 0, 0} ||
+      attrs.getString("padding", "") == "SAME")
+    return false;
+  int wt = op.inputs(1);
+  const Shape &ws = shape(wt);
+  if (dtype(wt) != DType::kF32 || !constant(wt) || ws.size() != 4 ||
+      ws[1] != in || ws[2] != 1 || ws[3] != 1 ||
+      dtype(op.outputs(0)) != DType::kF32)
+    return false;
+  out = ws[0];
+  const float *wd = static_cast<const float *>(constant(wt));
+  w.assign(wd, wd + out * in);
+  b.assign(out, 0.0f);
+  if (op.inputs_size() == 3) {
+    int bt = op.inputs(2);
+    if (dtype(bt) != DType::kF32 || !constant(bt) ||
+        numElements(shape(bt)) != out)
+      return false;
+    const float *bd = static_cast<const float *>(constant(bt));
+    b.assign(bd, bd + out);
+  }
+  return true;
+}
+
+// MobileNetV3's and EfficientNet's squeeze-and-excitation (global average
+// pool of x, 1x1 conv, relu or SiLU, 1x1 conv, sigmoid or hard sigmoid,
+// times x) is one step of gopt's kernel on x's layout: otherwise five to
+// seven steps, four of them oneDNN calls on [N, C, 1, 1] tensors whose
+// fixed cost outweighs their work.
+Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
+  done = false;
+  if (!cpu::squeezeExciteEnabled())
+    return Status::success();
+  const plan::Op &pool = p_.ops(o);
+  int x = pool.inputs(0), pooled = pool.outputs(0);
+  const Shape &xs = shape(x);
+  if (xs.size() != 4 || dtype(x) != DType::kF32 || pool.outputs_size() != 1 ||
+      shape(pooled) != Shape{xs[0], xs[1], 1, 1})
+    return Status::success();
+  auto activation = [](const std::string &a, cpu::SeActivation &act) {
+    act.kind = a.empty() || a == "none" ? cpu::SeActivation::kNone
+               : a == "relu"            ? cpu::SeActivation::kRelu
+               : a == "relu6"           ? cpu::SeActivation::kRelu6
+                                        : cpu::SeActivation::kSigmoid;
+    return a.empty() || a == "none" || a == "relu" || a == "relu6" ||
+           a == "sigmoid";
+  };
+  cpu::SqueezeExciteParams p;
+  p.n = xs[0];
+  p.channels = xs[1];
+  p.hw = xs[2] * xs[3];
+  std::vector<int> ops;
+  std::string name = pool.name(), kind = pool.kind();
+  auto take = [&](int op) {
+    ops.push_back(op);
+    name += "+" + p_.ops(op).name();
+    kind += "+" + p_.ops(op).kind();
+  };
+  int c1 = soleConsumer(pooled);
+  if (c1 < 0 ||
+      !pointwiseConstConv(c1, pooled, p.channels, p.squeezed, p.w1, p.b1) ||
+      !activation(OpAttrs(p_.ops(c1)).getString("activation", ""), p.act1))
+    return Status::success();
+  take(c1);
+  int h = p_.ops(c1).outputs(0);
+  if (p.act1.kind == cpu::SeActivation::kNone) {
+    int sig = -1, m = swishConsumer(h, sig);
+    if (m >= 0) {
+      p.act1.kind = cpu::SeActivation::kSilu;
+      take(sig);
+      take(m);
+      h = p_.ops(m).outputs(0);
+    }
+  }
+  int64_t back = 0;
+  int c2 = soleConsumer(h);
+  if (c2 < 0 || !pointwiseConstConv(c2, h, p.squeezed, back, p.w2, p.b2) ||
+      back != p.channels ||
+      !activation(OpAttrs(p_.ops(c2)).getString("activation", ""), p.act2))
+    return Status::success();
+  take(c2);
+  int gate = p_.ops(c2).outputs(0);
+  int g = soleConsumer(gate);
+  if (p.act2.kind == cpu::SeActivation::kNone && g >= 0 &&
+      p_.ops(g).outputs_size() == 1 &&
+      shape(p_.ops(g).outputs(0)) == shape(gate)) {
+    const plan::Op &gop = p_.ops(g);
+    if (gop.kind() == "hard_sigmoid") {
+      p.act2.kind = cpu::SeActivation::kHardSigmoid;
+      p.act2.alpha = static_cast<float>(OpAttrs(gop).getFloat("alpha"));
+      p.act2.beta = static_cast<float>(OpAttrs(gop).getFloat("beta"));
+    } else if (gop.kind() == "sigmoid") {
+      p.act2.kind = cpu::SeActivation::kSigmoid;
+    }
+    if (p.act2.kind != cpu::SeActivation::kNone) {
+      take(g);
+      gate = gop.outputs(0);
+    }
+  }
+  int mul = soleConsumer(gate);
+  if (mul < 0 || p_.ops(mul).kind() != "mul" ||
+      p_.ops(mul).inputs_size() != 2 || p_.ops(mul).outputs_size() != 1)
+    return Status::success();
+  const plan::Op &m = p_.ops(mul);
+  int result = m.outputs(0);
+  if (!((m.inputs(0) == x && m.inputs(1) == gate) ||
+        (m.inputs(1) == x && m.inputs(0) == gate)) ||
+      shape(result) != xs || dtype(result) != DType::kF32)
+    return Status::success();
+  take(mul);
+  // x as it is: its blocked version where it has one, else plain.
+  int src = -1;
+  memory::desc md = plain(x);
+  if (!plainReady_[x] && pendingCast_[x] < 0)
+    for (const Version &v : versions_[x])
+      for (int64_t b : {int64_t(16), int64_t(8), xs[1]})
+        if (src < 0 && v.md == blockedDesc(xs, b)) {
+          src = v.slot;
+          p.block = b;
+          md = v.md;
+        }
+  if (src < 0) {
+    GOPT_ASSIGN_OR_RETURN(src, plainSlot(x));
+  }
+  std::unique_ptr<Kernel> kernel = cpu::createSqueezeExcite(std::move(p));
+  if (!kernel)
+    return Status::success();
+  int out = result;
+  if (md != plain(x)) {
+    out = newSlot(result, md.get_size());
+    versions_[result].push_back({md, out});
+  } else {
+    plainReady_[result] = true;
+  }
+  addStep(std::move(kernel), {src}, {out}, name, kind);
+  for (int op : ops)
+    fusedInto_[op] = -2;
+  done = true;
+  return Status::success();
+}
+
 std::vector<std::pair<int, int64_t>> CpuScheduler::channelSlices(int t) const {
   std::vector<std::pair<int, int64_t>> none, slices;
   const Shape &x = shape(t);
@@ -2868,6 +3031,10 @@ Status CpuScheduler::build() {
       continue;
     if (k == "relu_grad")
       GOPT_RETURN_IF_ERROR(scheduleReluGradBiasPair(o, done));
+    if (done)
+      continue;
+    if (k == "global_avg_pool" && nchw)
+      GOPT_RETURN_IF_ERROR(scheduleSqueezeExcite(o, done));
     if (done)
       continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||

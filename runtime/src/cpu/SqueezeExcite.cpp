@@ -1,0 +1,169 @@
+//===- SqueezeExcite.cpp - A squeeze-and-excitation block in one step -----===//
+//
+// The weights are kept transposed ([channels][squeezed] and
+// [squeezed][channels]) so both products are sums of scaled rows: the
+// inner loops run over independent outputs and vectorize without
+// reordering any sum.
+//
+//===----------------------------------------------------------------------===//
+#include "SqueezeExcite.h"
+
+#include "gopt/runtime/Kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace gopt::runtime::cpu {
+namespace {
+
+// y[0..n) += w[0..n) * a, the products' inner loop: AVX-512 where the CPU
+// has it (the runtime is built for the baseline x86-64).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+axpy(float *__restrict y, const float *__restrict w, float a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] += w[i] * a;
+}
+
+// Per-channel sums of `hw` pixels of `b` interleaved channels into m[0..b).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+sumPixels(float *__restrict m, const float *__restrict in, int64_t hw,
+          int64_t b) {
+  if (b == 16) {
+    float acc[16] = {};
+    for (int64_t p = 0; p < hw; ++p)
+      for (int64_t l = 0; l < 16; ++l)
+        acc[l] += in[p * 16 + l];
+    for (int64_t l = 0; l < 16; ++l)
+      m[l] += acc[l];
+    return;
+  }
+  for (int64_t p = 0; p < hw; ++p)
+    for (int64_t l = 0; l < b; ++l)
+      m[l] += in[p * b + l];
+}
+
+// out = in * g per channel, `b` interleaved channels.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+scalePixels(float *__restrict out, const float *__restrict in,
+            const float *__restrict g, int64_t hw, int64_t b) {
+  if (b == 16) {
+    for (int64_t p = 0; p < hw; ++p)
+      for (int64_t l = 0; l < 16; ++l)
+        out[p * 16 + l] = in[p * 16 + l] * g[l];
+    return;
+  }
+  if (b == 1) {
+    const float s = g[0];
+    for (int64_t p = 0; p < hw; ++p)
+      out[p] = in[p] * s;
+    return;
+  }
+  for (int64_t p = 0; p < hw; ++p)
+    for (int64_t l = 0; l < b; ++l)
+      out[p * b + l] = in[p * b + l] * g[l];
+}
+
+float activate(const SeActivation &a, float v) {
+  switch (a.kind) {
+  case SeActivation::kNone:
+    return v;
+  case SeActivation::kRelu:
+    return std::max(v, 0.0f);
+  case SeActivation::kRelu6:
+    return std::min(std::max(v, 0.0f), 6.0f);
+  case SeActivation::kSigmoid:
+    return 1.0f / (1.0f + std::exp(-v));
+  case SeActivation::kSilu:
+    return v / (1.0f + std::exp(-v));
+  case SeActivation::kHardSigmoid:
+    return std::max(0.0f, std::min(1.0f, a.alpha * v + a.beta));
+  }
+  return v;
+}
+
+class SqueezeExciteKernel final : public Kernel {
+public:
+  explicit SqueezeExciteKernel(SqueezeExciteParams p) : p_(std::move(p)) {
+    const int64_t c = p_.channels, s = p_.squeezed;
+    block_ = p_.block == 0 ? 1 : p_.block;
+    blocks_ = p_.block == 0 ? c : (c + block_ - 1) / block_;
+    padded_ = blocks_ * block_;
+    w1t_.assign(c * s, 0.0f);
+    w2t_.assign(s * padded_, 0.0f);
+    for (int64_t j = 0; j < s; ++j)
+      for (int64_t k = 0; k < c; ++k) {
+        w1t_[k * s + j] = p_.w1[j * c + k];
+        w2t_[j * padded_ + k] = p_.w2[k * s + j];
+      }
+    mean_.resize(padded_);
+    hidden_.resize(s);
+    gate_.resize(padded_);
+  }
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const int64_t c = p_.channels, s = p_.squeezed, hw = p_.hw, b = block_;
+    const float inv = 1.0f / static_cast<float>(hw);
+    for (int64_t img = 0; img < p_.n; ++img) {
+      const float *x = inputs[0].data<float>() + img * padded_ * hw;
+      float *y = outputs[0].data<float>() + img * padded_ * hw;
+      // Squeeze: per-channel means (a block's lanes summed side by side).
+      std::fill(mean_.begin(), mean_.end(), 0.0f);
+      for (int64_t cb = 0; cb < blocks_; ++cb) {
+        sumPixels(mean_.data() + cb * b, x + cb * hw * b, hw, b);
+      }
+      for (int64_t k = 0; k < c; ++k)
+        mean_[k] *= inv;
+      // Excite: the two products and their activations.
+      std::copy(p_.b1.begin(), p_.b1.end(), hidden_.begin());
+      for (int64_t k = 0; k < c; ++k)
+        axpy(hidden_.data(), w1t_.data() + k * s, mean_[k], s);
+      for (int64_t j = 0; j < s; ++j)
+        hidden_[j] = activate(p_.act1, hidden_[j]);
+      std::fill(gate_.begin(), gate_.end(), 0.0f);
+      std::copy(p_.b2.begin(), p_.b2.end(), gate_.begin());
+      for (int64_t j = 0; j < s; ++j)
+        axpy(gate_.data(), w2t_.data() + j * padded_, hidden_[j], c);
+      for (int64_t k = 0; k < c; ++k)
+        gate_[k] = activate(p_.act2, gate_[k]);
+      // Scale x; padding channels stay zeros (their gate is 0).
+      for (int64_t cb = 0; cb < blocks_; ++cb) {
+        scalePixels(y + cb * hw * b, x + cb * hw * b, gate_.data() + cb * b, hw,
+                    b);
+      }
+    }
+    return Status::success();
+  }
+
+  const char *implementation() const override { return "gopt"; }
+  size_t workspaceBytes() const override {
+    return (w1t_.size() + w2t_.size()) * sizeof(float);
+  }
+
+private:
+  SqueezeExciteParams p_;
+  int64_t block_ = 1, blocks_ = 0, padded_ = 0;
+  std::vector<float> w1t_, w2t_, mean_, hidden_, gate_;
+};
+
+} // namespace
+
+bool squeezeExciteEnabled() {
+  const char *v = std::getenv("GOPT_SQUEEZE_EXCITE");
+  return !v || std::strcmp(v, "0") != 0;
+}
+
+std::unique_ptr<Kernel> createSqueezeExcite(SqueezeExciteParams p) {
+  const int64_t c = p.channels, s = p.squeezed;
+  if (p.n <= 0 || c <= 0 || s <= 0 || p.hw <= 0 || p.block < 0 ||
+      static_cast<int64_t>(p.w1.size()) != s * c ||
+      static_cast<int64_t>(p.b1.size()) != s ||
+      static_cast<int64_t>(p.w2.size()) != c * s ||
+      static_cast<int64_t>(p.b2.size()) != c)
+    return nullptr;
+  return std::make_unique<SqueezeExciteKernel>(std::move(p));
+}
+
+} // namespace gopt::runtime::cpu
