@@ -140,6 +140,13 @@ TEST(ConcatShuffle, HalvesInTheirReadersLayouts) {
   check(2, 2, 3, {{12, 16}, {12, 0}}, 2, {{5, 0}, {7, 16}, {12, 8}});
 }
 
+// Large enough for several threads (when OpenMP has them); an NHWC source
+// of more channels than the kernel takes at once.
+TEST(ConcatShuffle, LargeAndWide) {
+  check(2, 28, 28, {{58, 0}, {58, 16}}, 2, {{58, 0}, {58, 16}});
+  check(2, 14, 14, {{100, 100}, {100, 16}}, 2, {{100, 8}, {100, 0}});
+}
+
 TEST(ConcatShuffle, RefusesWhatItCannotCompute) {
   EXPECT_FALSE(createConcatShuffle(1, 2, 2, {{3, 0}, {2, 0}}, 2, {{5, 0}}));
   EXPECT_FALSE(createConcatShuffle(1, 2, 2, {{2, 0}, {2, 0}}, 2, {{3, 0}}));

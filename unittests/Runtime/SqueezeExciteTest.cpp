@@ -128,6 +128,12 @@ TEST(SqueezeExcite, EfficientNetGate) {
   check(1, 96, 4, 1, 1, 16, SeActivation{SeActivation::kRelu6}, kSigmoid);
 }
 
+// Large enough for several threads (when OpenMP has them).
+TEST(SqueezeExcite, Large) {
+  check(2, 120, 32, 28, 28, 16, kRelu, kHardSigmoid);
+  check(1, 72, 24, 28, 28, 0, kSilu, kSigmoid);
+}
+
 TEST(SqueezeExcite, RefusesMismatchedWeights) {
   SqueezeExciteParams p;
   p.n = 1;

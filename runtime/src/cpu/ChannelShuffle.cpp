@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ChannelShuffle.h"
+#include "ParallelRange.h"
 
 #include "gopt/runtime/Kernel.h"
 
@@ -29,73 +30,79 @@ public:
                       std::vector<ShuffleLayout> outputs)
       : n_(n), hw_(h * w), sources_(std::move(sources)), groups_(groups),
         outputs_(std::move(outputs)) {
-    size_t widest = 1;
-    for (const ShuffleLayout &s : sources_) {
+    // One item per source block of at most kLanes channels (an NHWC
+    // source's one block is split).
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      const ShuffleLayout &s = sources_[i];
+      const int64_t b = s.block == 0 ? 1 : s.block;
+      for (int64_t cb = 0; cb < blocks(s); ++cb)
+        for (int64_t l = 0; l < std::min(b, s.channels - cb * b); l += kLanes)
+          items_.push_back({static_cast<int>(i), channels_ + cb * b + l, cb, l,
+                            std::min({b, s.channels - cb * b, l + kLanes})});
       channels_ += s.channels;
-      widest = std::max(widest, static_cast<size_t>(s.block));
     }
-    planes_.resize(widest);
-    strides_.resize(widest);
   }
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     const int64_t perGroup = channels_ / groups_;
-    for (int64_t img = 0; img < n_; ++img) {
-      // Where concat channel k goes in this image: a pointer to its first
-      // pixel and the distance between pixels.
-      auto target = [&](int64_t k, float *&plane, int64_t &stride) {
-        int64_t j = (k % perGroup) * groups_ + k / perGroup;
-        for (size_t o = 0; o < outputs_.size(); ++o) {
-          const ShuffleLayout &l = outputs_[o];
-          if (j >= l.channels) {
-            j -= l.channels;
-            continue;
-          }
-          float *base = outputs[o].data<float>();
-          if (l.block == 0) {
-            plane = base + (img * l.channels + j) * hw_;
-            stride = 1;
-          } else {
-            plane = base + ((img * blocks(l) + j / l.block) * hw_) * l.block +
-                    j % l.block;
-            stride = l.block;
-          }
-          return;
+    const int64_t items = static_cast<int64_t>(items_.size());
+    // Where concat channel k of image img goes: a pointer to its first
+    // pixel and the distance between pixels.
+    auto target = [&](int64_t img, int64_t k, float *&plane, int64_t &stride) {
+      int64_t j = (k % perGroup) * groups_ + k / perGroup;
+      for (size_t o = 0; o < outputs_.size(); ++o) {
+        const ShuffleLayout &l = outputs_[o];
+        if (j >= l.channels) {
+          j -= l.channels;
+          continue;
         }
-      };
-      int64_t first = 0; // the source's first concat channel
-      for (size_t i = 0; i < sources_.size(); ++i) {
-        const ShuffleLayout &s = sources_[i];
-        const float *src = inputs[i].data<float>();
-        const int64_t b = s.block == 0 ? 1 : s.block;
-        src += img * blocks(s) * hw_ * b;
-        for (int64_t cb = 0; cb < blocks(s); ++cb) {
-          const float *in = src + cb * hw_ * b;
-          const int64_t valid = std::min(b, s.channels - cb * b);
-          bool plain = true;
-          for (int64_t c = 0; c < valid; ++c) {
-            target(first + cb * b + c, planes_[c], strides_[c]);
-            plain = plain && strides_[c] == 1;
-          }
-          if (b == 1 && plain) {
-            std::memcpy(planes_[0], in, hw_ * sizeof(float));
-          } else if (plain && b == 16 && valid == 16) {
-            for (int64_t p = 0; p < hw_; ++p)
-              for (int64_t c = 0; c < 16; ++c)
-                planes_[c][p] = in[p * 16 + c];
-          } else {
-            for (int64_t c = 0; c < valid; ++c) {
-              float *out = planes_[c];
-              const int64_t stride = strides_[c];
-              for (int64_t p = 0; p < hw_; ++p)
-                out[p * stride] = in[p * b + c];
-            }
-          }
+        float *base = outputs[o].data<float>();
+        if (l.block == 0) {
+          plane = base + (img * l.channels + j) * hw_;
+          stride = 1;
+        } else {
+          plane = base + ((img * blocks(l) + j / l.block) * hw_) * l.block +
+                  j % l.block;
+          stride = l.block;
         }
-        first += s.channels;
+        return;
       }
-      // A blocked output's padding channels are zeros, as oneDNN's are.
+    };
+#pragma omp parallel for schedule(static) if (n_ * channels_ * hw_ >=          \
+                                              kParallelThreshold)
+    for (int64_t index = 0; index < n_ * items; ++index) {
+      const int64_t img = index / items;
+      const Item &it = items_[index % items];
+      const ShuffleLayout &s = sources_[it.source];
+      const int64_t b = s.block == 0 ? 1 : s.block;
+      const float *in = inputs[it.source].data<float>() +
+                        (img * blocks(s) + it.block) * hw_ * b + it.lane;
+      const int64_t lanes = it.end - it.lane;
+      float *planes[kLanes];
+      int64_t strides[kLanes];
+      bool plain = true;
+      for (int64_t c = 0; c < lanes; ++c) {
+        target(img, it.first + c, planes[c], strides[c]);
+        plain = plain && strides[c] == 1;
+      }
+      if (b == 1 && plain) {
+        std::memcpy(planes[0], in, hw_ * sizeof(float));
+      } else if (plain && b == 16 && lanes == 16) {
+        for (int64_t p = 0; p < hw_; ++p)
+          for (int64_t c = 0; c < 16; ++c)
+            planes[c][p] = in[p * 16 + c];
+      } else {
+        for (int64_t c = 0; c < lanes; ++c) {
+          float *out = planes[c];
+          const int64_t stride = strides[c];
+          for (int64_t p = 0; p < hw_; ++p)
+            out[p * stride] = in[p * b + c];
+        }
+      }
+    }
+    // A blocked output's padding channels are zeros, as oneDNN's are.
+    for (int64_t img = 0; img < n_; ++img)
       for (size_t o = 0; o < outputs_.size(); ++o) {
         const ShuffleLayout &l = outputs_[o];
         int64_t pad = l.block == 0 ? 0 : blocks(l) * l.block - l.channels;
@@ -106,7 +113,6 @@ public:
         for (int64_t p = 0; p < hw_; ++p)
           std::fill_n(last + p * l.block + (l.block - pad), pad, 0.0f);
       }
-    }
     return Status::success();
   }
 
@@ -118,8 +124,14 @@ private:
   int64_t groups_;
   std::vector<ShuffleLayout> outputs_;
   int64_t channels_ = 0;
-  std::vector<float *> planes_; // a source block's output planes
-  std::vector<int64_t> strides_;
+  static constexpr int64_t kLanes = 64;
+  struct Item {
+    int source;
+    int64_t first;     // its first channel's concat channel
+    int64_t block;     // its block of the source
+    int64_t lane, end; // its channels there
+  };
+  std::vector<Item> items_;
 };
 
 } // namespace
