@@ -98,64 +98,72 @@ public:
         w1t_[k * s + j] = p_.w1[j * c + k];
         w2t_[j * padded_ + k] = p_.w2[k * s + j];
       }
-    mean_.resize(padded_);
-    hidden_.resize(s);
-    gate_.resize(padded_);
+    mean_.resize(p_.n * padded_);
+    hidden_.resize(p_.n * s);
+    gate_.resize(p_.n * padded_);
   }
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
-    const int64_t c = p_.channels, s = p_.squeezed, hw = p_.hw, b = block_;
+    const int64_t n = p_.n, c = p_.channels, s = p_.squeezed, hw = p_.hw,
+                  b = block_, pc = padded_;
     const float inv = 1.0f / static_cast<float>(hw);
-    const bool parallel = padded_ * hw >= kParallelThreshold;
-    for (int64_t img = 0; img < p_.n; ++img) {
-      const float *x = inputs[0].data<float>() + img * padded_ * hw;
-      float *y = outputs[0].data<float>() + img * padded_ * hw;
-      std::fill(mean_.begin(), mean_.end(), 0.0f);
-      std::fill(gate_.begin(), gate_.end(), 0.0f);
-      // Each thread takes blocks of the passes over x and a range of each
-      // product's outputs; the barriers order the phases.
-#pragma omp parallel if (parallel)
-      {
-        const int threads = omp_get_num_threads(), id = omp_get_thread_num();
-        auto range = [&](int64_t n, int64_t &begin, int64_t &end) {
-          int64_t chunk = ((n + threads - 1) / threads + 15) / 16 * 16;
-          begin = std::min(n, id * chunk);
-          end = std::min(n, begin + chunk);
-        };
-        // Squeeze: per-channel means (a block's lanes summed side by side).
+    const float *x = inputs[0].data<float>();
+    float *y = outputs[0].data<float>();
+    std::fill(mean_.begin(), mean_.end(), 0.0f);
+    std::fill(gate_.begin(), gate_.end(), 0.0f);
+    // Each thread takes blocks of the passes over x and a range of each
+    // product's outputs (for all images: a weight row is read once per
+    // step, not once per image); the barriers order the phases.
+#pragma omp parallel if (n * pc * hw >= kParallelThreshold)
+    {
+      const int threads = omp_get_num_threads(), id = omp_get_thread_num();
+      auto range = [&](int64_t total, int64_t &begin, int64_t &end) {
+        int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
+        begin = std::min(total, id * chunk);
+        end = std::min(total, begin + chunk);
+      };
+      // Squeeze: per-channel sums (a block's lanes summed side by side).
 #pragma omp for schedule(static)
-        for (int64_t cb = 0; cb < blocks_; ++cb)
-          sumPixels(mean_.data() + cb * b, x + cb * hw * b, hw, b);
-        // Excite: the two products and their activations.
-        int64_t j0, j1, k0, k1;
-        range(s, j0, j1);
-        range(c, k0, k1);
-        if (j0 < j1) {
+      for (int64_t i = 0; i < n * blocks_; ++i)
+        sumPixels(mean_.data() + (i / blocks_) * pc + (i % blocks_) * b,
+                  x + i * hw * b, hw, b);
+      // Excite: the two products and their activations.
+      int64_t j0, j1, k0, k1;
+      range(s, j0, j1);
+      range(c, k0, k1);
+      if (j0 < j1) {
+        for (int64_t img = 0; img < n; ++img)
           std::copy(p_.b1.begin() + j0, p_.b1.begin() + j1,
-                    hidden_.begin() + j0);
-          for (int64_t k = 0; k < c; ++k)
-            axpy(hidden_.data() + j0, w1t_.data() + k * s + j0, mean_[k] * inv,
-                 j1 - j0);
+                    hidden_.begin() + img * s + j0);
+        for (int64_t k = 0; k < c; ++k)
+          for (int64_t img = 0; img < n; ++img)
+            axpy(hidden_.data() + img * s + j0, w1t_.data() + k * s + j0,
+                 mean_[img * pc + k] * inv, j1 - j0);
+        for (int64_t img = 0; img < n; ++img)
           for (int64_t j = j0; j < j1; ++j)
-            hidden_[j] = activate(p_.act1, hidden_[j]);
-        }
-#pragma omp barrier
-        if (k0 < k1) {
-          std::copy(p_.b2.begin() + k0, p_.b2.begin() + k1, gate_.begin() + k0);
-          for (int64_t j = 0; j < s; ++j)
-            axpy(gate_.data() + k0, w2t_.data() + j * padded_ + k0, hidden_[j],
-                 k1 - k0);
-          for (int64_t k = k0; k < k1; ++k)
-            gate_[k] = activate(p_.act2, gate_[k]);
-        }
-#pragma omp barrier
-        // Scale x; padding channels stay zeros (their gate is 0).
-#pragma omp for schedule(static)
-        for (int64_t cb = 0; cb < blocks_; ++cb)
-          scalePixels(y + cb * hw * b, x + cb * hw * b, gate_.data() + cb * b,
-                      hw, b);
+            hidden_[img * s + j] = activate(p_.act1, hidden_[img * s + j]);
       }
+#pragma omp barrier
+      if (k0 < k1) {
+        for (int64_t img = 0; img < n; ++img)
+          std::copy(p_.b2.begin() + k0, p_.b2.begin() + k1,
+                    gate_.begin() + img * pc + k0);
+        for (int64_t j = 0; j < s; ++j)
+          for (int64_t img = 0; img < n; ++img)
+            axpy(gate_.data() + img * pc + k0, w2t_.data() + j * pc + k0,
+                 hidden_[img * s + j], k1 - k0);
+        for (int64_t img = 0; img < n; ++img)
+          for (int64_t k = k0; k < k1; ++k)
+            gate_[img * pc + k] = activate(p_.act2, gate_[img * pc + k]);
+      }
+#pragma omp barrier
+      // Scale x; padding channels stay zeros (their gate is 0).
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n * blocks_; ++i)
+        scalePixels(y + i * hw * b, x + i * hw * b,
+                    gate_.data() + (i / blocks_) * pc + (i % blocks_) * b, hw,
+                    b);
     }
     return Status::success();
   }
