@@ -1,5 +1,4 @@
-//===- ChannelShuffle.h - A channel concat and shuffle in one pass -*- C++
-//-*-===//
+//===- ChannelShuffle.h - Concat and channel shuffle, one pass --*- C++ -*-===//
 //
 // ShuffleNet's units end in concat(x1, branch) along channels, then a
 // channel shuffle (reshape to [N, g, C/g, H, W], transpose of axes 1 and 2,

@@ -1,5 +1,4 @@
-//===- SqueezeExcite.h - A squeeze-and-excitation block in one step -*- C++
-//-*-===//
+//===- SqueezeExcite.h - Squeeze-and-excitation in one step -----*- C++ -*-===//
 //
 // MobileNetV3's and EfficientNet's squeeze-and-excitation: global average
 // pool of x, a 1x1 convolution and its activation, a second 1x1
