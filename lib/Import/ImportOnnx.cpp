@@ -4574,6 +4574,13 @@ LogicalResult OnnxImporter::importDepthToSpace(bool toSpace) {
     return failNode(llvm::formatv(
         "dynamic C, H or W (input {0}) is not supported", formatShape(in)));
   SmallVector<int64_t> split, perm, out;
+  // Larger blocks than the dims they divide would also overflow bs * bs.
+  if (toSpace ? (bs > h || bs > w) : bs > c / bs)
+    return failNode(
+        llvm::formatv("blocksize {0} is larger than {1} allows (expected {2})",
+                      bs, formatShape(in),
+                      toSpace ? "H and W to be multiples of it"
+                              : "C to be a multiple of its square"));
   if (toSpace) {
     if (h % bs || w % bs)
       return failNode(
@@ -7003,6 +7010,17 @@ private:
             fail_shape_inference("input ", input, " has rank ", rank,
                                  "; Gemm takes matrices (rank 2)");
         }
+      };
+    // DepthToSpace's and SpaceToDepth's functions divide by blocksize and
+    // by its square without checking either (0, or 2^32 whose square wraps
+    // to 0, raises SIGFPE).
+    if (name == "DepthToSpace" || name == "SpaceToDepth")
+      return [](onnx::InferenceContext &ctx) {
+        const onnx::AttributeProto *a = ctx.getAttribute("blocksize");
+        if (a && (a->i() < 1 || a->i() > std::numeric_limits<int32_t>::max()))
+          fail_shape_inference("blocksize ", a->i(),
+                               " is out of range; expected a value in [1, ",
+                               std::numeric_limits<int32_t>::max(), "]");
       };
     // LayerNormalization's function indexes the input's dims by `axis`
     // without checking it (a rank-1 input with axis -2 reads before them).
