@@ -49,12 +49,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockedBatchNorm.h"
+#include "ChannelShuffle.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ReluGradBias.h"
 #include "Schedule.h"
 #include "SingleChannelConv.h"
 #include "SmallConvTraining.h"
+#include "SqueezeExcite.h"
 #include "gopt/runtime/CpuInfo.h"
 
 #include <algorithm>
@@ -259,6 +261,24 @@ private:
   Status scheduleElementwise(int o, bool &done);
   Status scheduleCast(int o, bool &done);
   Status scheduleChannelMul(int o, bool &done);
+  // The only op reading intermediate `t`'s data, where every other reader
+  // is a shape op (an exporter's reshape targets); -1 otherwise.
+  int soleDataReader(int t) const;
+  // f32 nChw16c / nChw8c, or NHWC for any other block.
+  static memory::desc blockedDesc(const Shape &shape, int64_t block);
+  // The slices of [N, C, H, W] tensor `t` along channels that read its
+  // data, each with its first channel, in order, if they are all its data
+  // readers, cover its channels and do not overlap; else empty.
+  std::vector<std::pair<int, int64_t>> channelSlices(int t) const;
+  Status scheduleConcatShuffle(int o, bool &done);
+  // Squeeze-and-excitation from global average pool `o` to the gating
+  // multiply as one step (SqueezeExcite.cpp).
+  Status scheduleSqueezeExcite(int o, bool &done);
+  // Whether `c` is an f32 1x1 convolution of `from` (stride 1, no padding,
+  // one group) with constant weights, of `in` to `out` channels; its
+  // weights and bias (zeros where it has none) in `w`, `b`.
+  bool pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
+                          std::vector<float> &w, std::vector<float> &b) const;
   Status scheduleAlias(int o, bool &done);
   Status scheduleReluGradBiasPair(int o, bool &done);
   bool matchConvGrads(int dx, int o, int &dataGrad, int &filterGrad) const;
@@ -1894,6 +1914,390 @@ Status CpuScheduler::scheduleChannelMul(int o, bool &done) {
   return Status::success();
 }
 
+memory::desc CpuScheduler::blockedDesc(const Shape &shape, int64_t block) {
+  return memory::desc(shape, memory::data_type::f32,
+                      block == 16  ? memory::format_tag::aBcd16b
+                      : block == 8 ? memory::format_tag::aBcd8b
+                                   : memory::format_tag::acdb);
+}
+
+int CpuScheduler::soleDataReader(int t) const {
+  if (!isIntermediate(t))
+    return -1;
+  int reader = -1;
+  for (int c : consumers_[t]) {
+    if (fusedInto_[c] != -1)
+      return -1;
+    if (p_.ops(c).kind() == "shape")
+      continue;
+    if (reader >= 0 && reader != c)
+      return -1;
+    reader = c;
+  }
+  return reader;
+}
+
+// ShuffleNet's concat(x1, branch) along channels, then reshape to
+// [N, g, C/g, H, W], transpose of axes 1 and 2 and reshape to [N, C, H, W]
+// (torchvision's channel_shuffle), runs as one step that reads each source
+// in the layout it has and writes the shuffled NCHW result: otherwise a
+// oneDNN concat of blocked sources (the plain x1 reordered to blocked
+// first), a reorder to plain and a transpose. The concat's and reshapes'
+// results are never computed; their shape readers (the exporter's reshape
+// targets) see planned buffers of the right dimensions.
+Status CpuScheduler::scheduleConcatShuffle(int o, bool &done) {
+  done = false;
+  if (!cpu::channelShuffleEnabled())
+    return Status::success();
+  const plan::Op &concat = p_.ops(o);
+  int t0 = concat.outputs(0);
+  const Shape &y = shape(t0);
+  if (y.size() != 4 || dtype(t0) != DType::kF32 || concat.inputs_size() < 1)
+    return Status::success();
+  int64_t axis = OpAttrs(concat).getInt("axis", 0);
+  if (axis < 0)
+    axis += 4;
+  if (axis != 1)
+    return Status::success();
+  auto isReshape = [&](int op) {
+    const std::string &k = p_.ops(op).kind();
+    return k == "reshape" || k == "dynamic_reshape";
+  };
+  int r1 = soleDataReader(t0);
+  if (r1 < 0 || !isReshape(r1))
+    return Status::success();
+  int t1 = p_.ops(r1).outputs(0);
+  const Shape &split = shape(t1);
+  if (split.size() != 5 || split[0] != y[0] || split[1] <= 0 ||
+      split[1] * split[2] != y[1] || split[3] != y[2] || split[4] != y[3])
+    return Status::success();
+  int tr = soleDataReader(t1);
+  if (tr < 0 || p_.ops(tr).kind() != "transpose" ||
+      OpAttrs(p_.ops(tr)).getInts("perm") !=
+          std::vector<int64_t>{0, 2, 1, 3, 4})
+    return Status::success();
+  int t2 = p_.ops(tr).outputs(0);
+  int r2 = soleDataReader(t2);
+  if (r2 < 0 || !isReshape(r2))
+    return Status::success();
+  int t3 = p_.ops(r2).outputs(0);
+  if (shape(t3) != y || dtype(t3) != DType::kF32)
+    return Status::success();
+  // Each source as it is: a blocked version where it has one, else plain.
+  std::vector<cpu::ShuffleLayout> sources;
+  std::vector<int> inputs;
+  for (int x : concat.inputs()) {
+    const Shape &xs = shape(x);
+    if (dtype(x) != DType::kF32 || xs.size() != 4 || xs[0] != y[0] ||
+        xs[2] != y[2] || xs[3] != y[3])
+      return Status::success();
+  }
+  for (int x : concat.inputs()) {
+    const Shape &xs = shape(x);
+    cpu::ShuffleLayout source;
+    source.channels = xs[1];
+    int slot = -1;
+    if (!plainReady_[x] && pendingCast_[x] < 0)
+      for (const Version &v : versions_[x])
+        for (int64_t b : {int64_t(16), int64_t(8), xs[1]})
+          if (slot < 0 && v.md == blockedDesc(xs, b)) {
+            slot = v.slot;
+            source.block = b;
+          }
+    if (slot < 0) {
+      GOPT_ASSIGN_OR_RETURN(slot, plainSlot(x));
+    }
+    sources.push_back(source);
+    inputs.push_back(slot);
+  }
+  // The next unit's halves are written straight away, the half a
+  // convolution reads in nChw16c (f32 convolutions' layout here), the other
+  // plain (the next concat's source); else the whole result, plain.
+  std::vector<std::pair<int, int64_t>> slices = channelSlices(t3);
+  std::vector<cpu::ShuffleLayout> outputs;
+  std::vector<int> results;
+  for (const auto &[slice, first] : slices) {
+    int t = p_.ops(slice).outputs(0);
+    int reader = soleDataReader(t);
+    cpu::ShuffleLayout l;
+    l.channels = shape(t)[1];
+    if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
+        OpAttrs(p_.ops(reader)).getString("data_format") == "NCHW")
+      l.block = 16;
+    outputs.push_back(l);
+    results.push_back(t);
+  }
+  if (outputs.empty()) {
+    outputs.push_back({y[1], 0});
+    results.push_back(t3);
+  }
+  std::unique_ptr<Kernel> kernel =
+      cpu::createConcatShuffle(y[0], y[2], y[3], sources, split[1], outputs);
+  if (!kernel)
+    return Status::success();
+  std::vector<int> outSlots;
+  for (size_t i = 0; i < results.size(); ++i) {
+    int t = results[i];
+    if (outputs[i].block == 0) {
+      outSlots.push_back(t);
+      plainReady_[t] = true;
+    } else {
+      memory::desc md = blockedDesc(shape(t), outputs[i].block);
+      int slot = newSlot(t, md.get_size());
+      versions_[t].push_back({md, slot});
+      outSlots.push_back(slot);
+    }
+  }
+  std::string name = concat.name() + "+" + p_.ops(tr).name(),
+              kind = "concat+shuffle";
+  for (const auto &slice : slices) {
+    fusedInto_[slice.first] = -2;
+    name += "+" + p_.ops(slice.first).name();
+  }
+  if (!slices.empty())
+    kind += "+slice";
+  addStep(std::move(kernel), inputs, outSlots, name, kind);
+  for (int op : {r1, tr, r2})
+    fusedInto_[op] = -2;
+  // The shape readers of the fused ops' results see planned buffers.
+  for (int t : {t0, t1, t2})
+    plainReady_[t] = true;
+  if (!slices.empty())
+    plainReady_[t3] = true;
+  done = true;
+  return Status::success();
+}
+
+bool CpuScheduler::pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
+                                      std::vector<float> &w,
+                                      std::vector<float> &b) const {
+  const plan::Op &op = p_.ops(c);
+  if (op.kind() != "conv2d" || op.inputs_size() < 2 || op.inputs_size() > 3 ||
+      op.outputs_size() != 1 || op.inputs(0) != from)
+    return false;
+  OpAttrs attrs(op);
+  if (attrs.getString("data_format") != "NCHW" ||
+      attrs.getString("filter_format", "OIHW") != "OIHW" ||
+      attrs.getInt("groups", 1) != 1 ||
+      attrs.getWindowInts("strides") != std::vector<int64_t>{1, 1} ||
+      attrs.getWindowInts("dilations") != std::vector<int64_t>{1, 1} ||
+      attrs.getWindowInts("pads") != std::vector<int64_t>{0, 0, 0, 0} ||
+      attrs.getString("padding", "") == "SAME")
+    return false;
+  int wt = op.inputs(1);
+  const Shape &ws = shape(wt);
+  if (dtype(wt) != DType::kF32 || !constant(wt) || ws.size() != 4 ||
+      ws[1] != in || ws[2] != 1 || ws[3] != 1 ||
+      dtype(op.outputs(0)) != DType::kF32)
+    return false;
+  out = ws[0];
+  const float *wd = static_cast<const float *>(constant(wt));
+  w.assign(wd, wd + out * in);
+  b.assign(out, 0.0f);
+  if (op.inputs_size() == 3) {
+    int bt = op.inputs(2);
+    if (dtype(bt) != DType::kF32 || !constant(bt) ||
+        numElements(shape(bt)) != out)
+      return false;
+    const float *bd = static_cast<const float *>(constant(bt));
+    b.assign(bd, bd + out);
+  }
+  return true;
+}
+
+// MobileNetV3's and EfficientNet's squeeze-and-excitation (global average
+// pool of x, 1x1 conv, relu or SiLU, 1x1 conv, sigmoid or hard sigmoid,
+// times x) is one step of gopt's kernel on x's layout: otherwise five to
+// seven steps, four of them oneDNN calls on [N, C, 1, 1] tensors whose
+// fixed cost outweighs their work.
+Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
+  done = false;
+  if (!cpu::squeezeExciteEnabled())
+    return Status::success();
+  const plan::Op &pool = p_.ops(o);
+  int x = pool.inputs(0), pooled = pool.outputs(0);
+  const Shape &xs = shape(x);
+  if (xs.size() != 4 || dtype(x) != DType::kF32 || pool.outputs_size() != 1 ||
+      shape(pooled) != Shape{xs[0], xs[1], 1, 1})
+    return Status::success();
+  auto activation = [](const std::string &a, cpu::SeActivation &act) {
+    act.kind = a.empty() || a == "none" ? cpu::SeActivation::kNone
+               : a == "relu"            ? cpu::SeActivation::kRelu
+               : a == "relu6"           ? cpu::SeActivation::kRelu6
+                                        : cpu::SeActivation::kSigmoid;
+    return a.empty() || a == "none" || a == "relu" || a == "relu6" ||
+           a == "sigmoid";
+  };
+  cpu::SqueezeExciteParams p;
+  p.n = xs[0];
+  p.channels = xs[1];
+  p.hw = xs[2] * xs[3];
+  std::vector<int> ops;
+  std::string name = pool.name(), kind = pool.kind();
+  auto take = [&](int op) {
+    ops.push_back(op);
+    name += "+" + p_.ops(op).name();
+    kind += "+" + p_.ops(op).kind();
+  };
+  int c1 = soleConsumer(pooled);
+  if (c1 < 0 ||
+      !pointwiseConstConv(c1, pooled, p.channels, p.squeezed, p.w1, p.b1) ||
+      !activation(OpAttrs(p_.ops(c1)).getString("activation", ""), p.act1))
+    return Status::success();
+  take(c1);
+  int h = p_.ops(c1).outputs(0);
+  if (p.act1.kind == cpu::SeActivation::kNone) {
+    int sig = -1, m = swishConsumer(h, sig);
+    if (m >= 0) {
+      p.act1.kind = cpu::SeActivation::kSilu;
+      take(sig);
+      take(m);
+      h = p_.ops(m).outputs(0);
+    }
+  }
+  int64_t back = 0;
+  int c2 = soleConsumer(h);
+  if (c2 < 0 || !pointwiseConstConv(c2, h, p.squeezed, back, p.w2, p.b2) ||
+      back != p.channels ||
+      !activation(OpAttrs(p_.ops(c2)).getString("activation", ""), p.act2))
+    return Status::success();
+  take(c2);
+  int gate = p_.ops(c2).outputs(0);
+  int g = soleConsumer(gate);
+  if (p.act2.kind == cpu::SeActivation::kNone && g >= 0 &&
+      p_.ops(g).outputs_size() == 1 &&
+      shape(p_.ops(g).outputs(0)) == shape(gate)) {
+    const plan::Op &gop = p_.ops(g);
+    if (gop.kind() == "hard_sigmoid") {
+      p.act2.kind = cpu::SeActivation::kHardSigmoid;
+      p.act2.alpha = static_cast<float>(OpAttrs(gop).getFloat("alpha"));
+      p.act2.beta = static_cast<float>(OpAttrs(gop).getFloat("beta"));
+    } else if (gop.kind() == "sigmoid") {
+      p.act2.kind = cpu::SeActivation::kSigmoid;
+    }
+    if (p.act2.kind != cpu::SeActivation::kNone) {
+      take(g);
+      gate = gop.outputs(0);
+    }
+  }
+  int mul = soleConsumer(gate);
+  if (mul < 0 || p_.ops(mul).kind() != "mul" ||
+      p_.ops(mul).inputs_size() != 2 || p_.ops(mul).outputs_size() != 1)
+    return Status::success();
+  const plan::Op &m = p_.ops(mul);
+  int result = m.outputs(0);
+  if (!((m.inputs(0) == x && m.inputs(1) == gate) ||
+        (m.inputs(1) == x && m.inputs(0) == gate)) ||
+      shape(result) != xs || dtype(result) != DType::kF32)
+    return Status::success();
+  take(mul);
+  // x as it is: its blocked version where it has one, else plain.
+  int src = -1;
+  memory::desc md = plain(x);
+  if (!plainReady_[x] && pendingCast_[x] < 0)
+    for (const Version &v : versions_[x])
+      for (int64_t b : {int64_t(16), int64_t(8), xs[1]})
+        if (src < 0 && v.md == blockedDesc(xs, b)) {
+          src = v.slot;
+          p.block = b;
+          md = v.md;
+        }
+  if (src < 0) {
+    GOPT_ASSIGN_OR_RETURN(src, plainSlot(x));
+  }
+  std::unique_ptr<Kernel> kernel = cpu::createSqueezeExcite(std::move(p));
+  if (!kernel)
+    return Status::success();
+  int out = result;
+  if (md != plain(x)) {
+    out = newSlot(result, md.get_size());
+    versions_[result].push_back({md, out});
+  } else {
+    plainReady_[result] = true;
+  }
+  addStep(std::move(kernel), {src}, {out}, name, kind);
+  for (int op : ops)
+    fusedInto_[op] = -2;
+  done = true;
+  return Status::success();
+}
+
+std::vector<std::pair<int, int64_t>> CpuScheduler::channelSlices(int t) const {
+  std::vector<std::pair<int, int64_t>> none, slices;
+  const Shape &x = shape(t);
+  if (!isIntermediate(t) || x.size() != 4)
+    return none;
+  // Per slice: its op, first channel (-1: not known yet) and the tensor
+  // holding its end (dynamic_slice; -1 for slice).
+  struct Found {
+    int op;
+    int64_t first;
+    int endsTensor;
+    int startsTensor;
+  };
+  std::vector<Found> found;
+  auto scalar = [&](int tensor, int64_t &v) {
+    const void *data = constant(tensor);
+    if (!data || dtype(tensor) != DType::kI64 ||
+        numElements(shape(tensor)) != 1)
+      return false;
+    std::memcpy(&v, data, sizeof v);
+    return true;
+  };
+  for (int c : consumers_[t]) {
+    const plan::Op &op = p_.ops(c);
+    if (fusedInto_[c] != -1)
+      return none;
+    if (op.kind() == "shape")
+      continue;
+    const Shape &part = shape(op.outputs(0));
+    if (part.size() != 4 || part[0] != x[0] || part[2] != x[2] ||
+        part[3] != x[3] || part[1] <= 0 || dtype(op.outputs(0)) != dtype(t) ||
+        op.inputs(0) != t)
+      return none;
+    if (op.kind() == "slice") {
+      OpAttrs attrs(op);
+      std::vector<int64_t> starts = attrs.getInts("starts"),
+                           steps = attrs.getInts("steps");
+      if (starts.size() != 4 || steps != std::vector<int64_t>{1, 1, 1, 1} ||
+          starts[0] != 0 || starts[2] != 0 || starts[3] != 0)
+        return none;
+      found.push_back({c, starts[1], -1, -1});
+    } else if (op.kind() == "dynamic_slice" && op.inputs_size() == 5) {
+      int64_t axis, step, start = -1;
+      if (!scalar(op.inputs(3), axis) || (axis != 1 && axis != -3) ||
+          !scalar(op.inputs(4), step) || step != 1)
+        return none;
+      if (scalar(op.inputs(1), start) && start < 0)
+        start += x[1];
+      found.push_back({c, start, op.inputs(2), op.inputs(1)});
+    } else {
+      return none;
+    }
+  }
+  // A start computed at run time that is another slice's end (the
+  // exporter's chunk: [0, e) and [e, 2e)) is where that slice ends: its
+  // resolved size is that end, clamped and normalized alike.
+  for (size_t round = 0; round < found.size(); ++round)
+    for (Found &f : found)
+      for (const Found &g : found)
+        if (f.first < 0 && g.first >= 0 && f.startsTensor >= 0 &&
+            f.startsTensor == g.endsTensor)
+          f.first = g.first + shape(p_.ops(g.op).outputs(0))[1];
+  std::sort(found.begin(), found.end(),
+            [](const Found &a, const Found &b) { return a.first < b.first; });
+  int64_t next = 0;
+  for (const Found &f : found) {
+    if (f.first != next)
+      return none;
+    next += shape(p_.ops(f.op).outputs(0))[1];
+    slices.push_back({f.op, f.first});
+  }
+  if (next != x[1] || slices.size() < 2)
+    return none;
+  return slices;
+}
+
 // A cast between f32 and bf16 of a tensor held only in a blocked layout
 // converts while it reorders: into the same layout where a consumer keeps
 // blocked layouts (a bf16 region starts), else straight into the plain
@@ -2853,6 +3257,10 @@ Status CpuScheduler::build() {
     }
     if (done)
       continue;
+    if (k == "global_avg_pool" && nchw)
+      GOPT_RETURN_IF_ERROR(scheduleSqueezeExcite(o, done));
+    if (done)
+      continue;
     if ((k == "max_pool" || k == "avg_pool" || k == "global_avg_pool" ||
          (k == "batch_norm" && op.outputs_size() == 1)) &&
         nchw && shape(op.inputs(0)).size() == 4 && hasLayouts(op.inputs(0))) {
@@ -2865,6 +3273,8 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleElementwise(o, done));
     if (!done && k == "mul")
       GOPT_RETURN_IF_ERROR(scheduleChannelMul(o, done));
+    if (!done && k == "concat" && op.outputs_size() == 1)
+      GOPT_RETURN_IF_ERROR(scheduleConcatShuffle(o, done));
     if (!done && k == "concat" && op.outputs_size() == 1)
       GOPT_RETURN_IF_ERROR(scheduleConcat(o, done));
     if (!done && (k == "quantize" || k == "dequantize") &&
