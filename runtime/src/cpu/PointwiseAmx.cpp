@@ -10,6 +10,8 @@
 // destination, oneDNN's sum post-op), clamps and rounds to bf16 with the
 // same round-to-nearest-even oneDNN uses. The last pixels (fewer than 32)
 // are copied into a zero-padded block so no tile reads past the source.
+// The int8 kernel (PointwiseInt8Amx, below) is the same scheme with
+// TDPBUSD/TDPBSSD and oneDNN's int8 output formula as its epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,30 +308,39 @@ struct JobI8 {
   const PointwiseInt8Params *p;
 };
 
+// The epilogue's constants in registers: the byte stores could alias a
+// PointwiseInt8Params read through a reference, so the compiler would
+// reload them every row.
+struct EpilogueI8 {
+  __m512 lo, hi, requantScale, sumScale;
+  bool oldSigned;
+};
+
 // One 16-channel vector of the epilogue: int32 sums -> f32 -> the int8
 // formula -> int32 (rounded to nearest even, as oneDNN's cvtps2dq).
-GOPT_PW_TARGET_I8 inline __m512i epilogue16(const PointwiseInt8Params &p,
-                                            __m512i acc, __m512 bias,
-                                            __m512 scale, __m128i old) {
+template <bool Requantize, bool Sum>
+GOPT_PW_TARGET_I8 inline __m512i epilogue16(const EpilogueI8 &e, __m512i acc,
+                                            __m512 bias, __m512 scale,
+                                            __m128i old) {
   __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), bias), scale);
-  if (p.requantize) {
+  if (Requantize) {
     v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
                       _mm512_set1_ps(127.0f));
-    v = _mm512_mul_ps(v, _mm512_set1_ps(p.requantScale));
+    v = _mm512_mul_ps(v, e.requantScale);
   }
-  if (p.sum) {
-    const __m512i wide = (p.sumSigned || !p.dstUnsigned)
-                             ? _mm512_cvtepi8_epi32(old)
-                             : _mm512_cvtepu8_epi32(old);
-    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(wide), _mm512_set1_ps(p.sumScale),
-                        v);
+  if (Sum) {
+    const __m512i wide =
+        e.oldSigned ? _mm512_cvtepi8_epi32(old) : _mm512_cvtepu8_epi32(old);
+    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(wide), e.sumScale, v);
   }
-  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(p.lo)),
-                    _mm512_set1_ps(p.hi));
+  v = _mm512_min_ps(_mm512_max_ps(v, e.lo), e.hi);
   return _mm512_cvtps_epi32(v);
 }
 
+// The optional steps are template arguments: branches in the per-row
+// epilogue (the kernel's bottleneck for few input channels) cost 10-20%.
+template <bool Requantize, bool Sum, bool DstUnsigned>
 GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
                                  const uint8_t *a0, int64_t strideA, int64_t n0,
                                  int64_t rows, uint8_t *dst, int32_t *buf) {
@@ -370,6 +381,9 @@ GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
   _tile_stored(2, buf + 512, 64);
   _tile_stored(3, buf + 768, 64);
   const PointwiseInt8Params &p = *j.p;
+  const EpilogueI8 e{_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi),
+                     _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
+                     p.sumSigned || !p.dstUnsigned};
   const int64_t valid = std::min<int64_t>(32, j.n - n0);
   const __mmask16 mask0 =
       valid >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << valid) - 1);
@@ -385,17 +399,17 @@ GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
     const int32_t *row = buf + (r / 16) * 256 + (r % 16) * 16;
     uint8_t *out = dst + r * j.n + n0;
     __m128i old0 = _mm_setzero_si128(), old1 = _mm_setzero_si128();
-    if (p.sum) {
+    if (Sum) {
       old0 = _mm_maskz_loadu_epi8(mask0, out);
       old1 = _mm_maskz_loadu_epi8(mask1, out + 16);
     }
-    const __m512i i0 =
-        epilogue16(p, _mm512_load_si512(row), bias0, scale0, old0);
-    const __m512i i1 =
-        epilogue16(p, _mm512_load_si512(row + 512), bias1, scale1, old1);
+    const __m512i i0 = epilogue16<Requantize, Sum>(e, _mm512_load_si512(row),
+                                                   bias0, scale0, old0);
+    const __m512i i1 = epilogue16<Requantize, Sum>(
+        e, _mm512_load_si512(row + 512), bias1, scale1, old1);
     // Values are within the destination's range: the saturating pack
     // only narrows.
-    if (p.dstUnsigned) {
+    if (DstUnsigned) {
       _mm512_mask_cvtusepi32_storeu_epi8(out, mask0, i0);
       _mm512_mask_cvtusepi32_storeu_epi8(out + 16, mask1, i1);
     } else {
@@ -427,6 +441,15 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
   std::vector<uint8_t> tail;
   loadTileConfig(cfg);
   const bool srcUnsigned = j.p->srcUnsigned;
+  using Block = void (*)(const JobI8 &, bool, const uint8_t *, int64_t, int64_t,
+                         int64_t, uint8_t *, int32_t *);
+  static const Block blocks[8] = {
+      block32I8<false, false, false>, block32I8<false, false, true>,
+      block32I8<false, true, false>,  block32I8<false, true, true>,
+      block32I8<true, false, false>,  block32I8<true, false, true>,
+      block32I8<true, true, false>,   block32I8<true, true, true>};
+  const Block block = blocks[(j.p->requantize ? 4 : 0) + (j.p->sum ? 2 : 0) +
+                             (j.p->dstUnsigned ? 1 : 0)];
   for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
     const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
     const uint8_t *a = src + m0 * j.k;
@@ -436,7 +459,7 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
       a = tail.data();
     }
     for (int64_t n0 = 0; n0 < j.n; n0 += 32)
-      block32I8(j, srcUnsigned, a, j.k, n0, rows, dst + m0 * j.n, buf);
+      block(j, srcUnsigned, a, j.k, n0, rows, dst + m0 * j.n, buf);
   }
   _tile_release();
 }

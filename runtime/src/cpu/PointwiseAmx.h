@@ -5,7 +5,7 @@
 // finished by gopt's own AVX-512 epilogue (bias, residual sum, clamp, one
 // round to bf16): MobileNet's expand and project convolutions in a chain,
 // where oneDNN 2.6's brgemm 1x1 spent most of its time around the tiles
-// (few input channels, 16 to 144).
+// (few input channels, 16 to 144); and the static-int8 version of it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_CPU_POINTWISEAMX_H
