@@ -10,6 +10,8 @@
 // destination, oneDNN's sum post-op), clamps and rounds to bf16 with the
 // same round-to-nearest-even oneDNN uses. The last pixels (fewer than 32)
 // are copied into a zero-padded block so no tile reads past the source.
+// The int8 kernel (PointwiseInt8Amx, below) is the same scheme with
+// TDPBUSD/TDPBSSD and oneDNN's int8 output formula as its epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,6 +215,274 @@ void PointwiseBf16Amx::run(const uint16_t *src, uint16_t *dst,
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     runRange(j, src, dst, pixels, blocks * t / nt, blocks * (t + 1) / nt);
+  }
+#endif
+}
+
+} // namespace gopt::runtime::cpu
+
+//===----------------------------------------------------------------------===//
+// int8: the same blocks with TDPBUSD / TDPBSSD (four input channels a
+// dword, k chunks of the largest multiple of 4 dividing k up to 64) and
+// oneDNN's int8 epilogue in f32.
+//===----------------------------------------------------------------------===//
+
+#ifdef GOPT_PW_X86
+#define GOPT_PW_TARGET_I8                                                      \
+  __attribute__((                                                              \
+      target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-int8")))
+#endif
+
+namespace gopt::runtime::cpu {
+
+bool pointwiseAmxInt8Enabled() {
+#ifdef GOPT_PW_X86
+  static const bool enabled = [] {
+    const char *setting = std::getenv("GOPT_POINTWISE_AMX_INT8");
+    if (setting && std::strcmp(setting, "0") == 0)
+      return false;
+    return amxBf16Usable(); // AMX-BF16 and AMX-INT8 come together
+  }();
+  return enabled;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<PointwiseInt8Amx>
+PointwiseInt8Amx::create(int64_t k, int64_t n,
+                         const std::vector<int8_t> &weights,
+                         const PointwiseInt8Params &params, int threads) {
+  if (!pointwiseAmxInt8Enabled() || k < 4 || k % 4 != 0 || n < 1 ||
+      static_cast<int64_t>(weights.size()) != k * n ||
+      static_cast<int64_t>(params.scale.size()) != n ||
+      (!params.biasScaled.empty() &&
+       static_cast<int64_t>(params.biasScaled.size()) != n))
+    return nullptr;
+  auto p = std::unique_ptr<PointwiseInt8Amx>(new PointwiseInt8Amx());
+  p->k_ = k;
+  p->n_ = n;
+  p->kc_ = 4;
+  for (int64_t kc = 64; kc >= 4; kc -= 4)
+    if (k % kc == 0) {
+      p->kc_ = kc;
+      break;
+    }
+  p->nBlocks_ = (n + 31) / 32 * 2;
+  const int64_t chunks = k / p->kc_, kc = p->kc_;
+  p->packed_.assign(p->nBlocks_ * chunks * kc * 16, 0);
+  for (int64_t nb = 0; nb < p->nBlocks_; ++nb)
+    for (int64_t ch = 0; ch < chunks; ++ch)
+      for (int64_t r = 0; r < kc / 4; ++r)
+        for (int64_t col = 0; col < 16; ++col)
+          for (int64_t e = 0; e < 4; ++e) {
+            const int64_t o = nb * 16 + col, i = ch * kc + 4 * r + e;
+            if (o < n)
+              p->packed_[((nb * chunks + ch) * (kc / 4) + r) * 64 + col * 4 +
+                         e] = weights[o * k + i];
+          }
+  p->scale_.assign(p->nBlocks_ * 16, 0.0f);
+  p->bias_.assign(p->nBlocks_ * 16, 0.0f);
+  for (int64_t o = 0; o < n; ++o) {
+    p->scale_[o] = params.scale[o];
+    if (!params.biasScaled.empty())
+      p->bias_[o] = params.biasScaled[o];
+  }
+  p->p_ = params;
+  p->p_.scale.clear();
+  p->p_.biasScaled.clear();
+  // The conversion saturates to the destination's range.
+  p->p_.lo = std::max(params.lo, params.dstUnsigned ? 0.0f : -128.0f);
+  p->p_.hi = std::min(params.hi, params.dstUnsigned ? 255.0f : 127.0f);
+  p->threads_ = std::max(1, threads);
+  return p;
+}
+
+#ifdef GOPT_PW_X86
+namespace {
+
+struct JobI8 {
+  int64_t k, n, kc, chunks;
+  const int8_t *packed;
+  const float *scale, *bias;
+  const PointwiseInt8Params *p;
+};
+
+// The epilogue's constants in registers: the byte stores could alias a
+// PointwiseInt8Params read through a reference, so the compiler would
+// reload them every row.
+struct EpilogueI8 {
+  __m512 lo, hi, requantScale, sumScale;
+  bool oldSigned;
+};
+
+// One 16-channel vector of the epilogue: int32 sums -> f32 -> the int8
+// formula -> int32 (rounded to nearest even, as oneDNN's cvtps2dq).
+template <bool Requantize, bool Sum>
+GOPT_PW_TARGET_I8 inline __m512i epilogue16(const EpilogueI8 &e, __m512i acc,
+                                            __m512 bias, __m512 scale,
+                                            __m128i old) {
+  __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), bias), scale);
+  if (Requantize) {
+    v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
+                      _mm512_set1_ps(127.0f));
+    v = _mm512_mul_ps(v, e.requantScale);
+  }
+  if (Sum) {
+    const __m512i wide =
+        e.oldSigned ? _mm512_cvtepi8_epi32(old) : _mm512_cvtepu8_epi32(old);
+    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(wide), e.sumScale, v);
+  }
+  v = _mm512_min_ps(_mm512_max_ps(v, e.lo), e.hi);
+  return _mm512_cvtps_epi32(v);
+}
+
+// The optional steps are template arguments: branches in the per-row
+// epilogue (the kernel's bottleneck for few input channels) cost 10-20%.
+template <bool Requantize, bool Sum, bool DstUnsigned>
+GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
+                                 const uint8_t *a0, int64_t strideA, int64_t n0,
+                                 int64_t rows, uint8_t *dst, int32_t *buf) {
+  const int64_t nb = n0 / 16;
+  const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
+  const int8_t *b0 = j.packed + nb * j.chunks * chunkElems;
+  const int8_t *b1 = b0 + j.chunks * chunkElems;
+  const uint8_t *a1 = a0 + 16 * strideA;
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  if (srcUnsigned) {
+    for (int64_t c = 0; c < j.chunks; ++c) {
+      _tile_loadd(4, a0 + c * j.kc, strideA);
+      _tile_loadd(5, a1 + c * j.kc, strideA);
+      _tile_loadd(6, b0 + c * chunkElems, 64);
+      _tile_loadd(7, b1 + c * chunkElems, 64);
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 5, 6);
+      _tile_dpbusd(2, 4, 7);
+      _tile_dpbusd(3, 5, 7);
+    }
+  } else {
+    for (int64_t c = 0; c < j.chunks; ++c) {
+      _tile_loadd(4, a0 + c * j.kc, strideA);
+      _tile_loadd(5, a1 + c * j.kc, strideA);
+      _tile_loadd(6, b0 + c * chunkElems, 64);
+      _tile_loadd(7, b1 + c * chunkElems, 64);
+      _tile_dpbssd(0, 4, 6);
+      _tile_dpbssd(1, 5, 6);
+      _tile_dpbssd(2, 4, 7);
+      _tile_dpbssd(3, 5, 7);
+    }
+  }
+  _tile_stored(0, buf, 64);
+  _tile_stored(1, buf + 256, 64);
+  _tile_stored(2, buf + 512, 64);
+  _tile_stored(3, buf + 768, 64);
+  const PointwiseInt8Params &p = *j.p;
+  const EpilogueI8 e{_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi),
+                     _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
+                     p.sumSigned || !p.dstUnsigned};
+  const int64_t valid = std::min<int64_t>(32, j.n - n0);
+  const __mmask16 mask0 =
+      valid >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << valid) - 1);
+  const __mmask16 mask1 = valid >= 32 ? 0xFFFF
+                          : valid > 16
+                              ? static_cast<__mmask16>((1u << (valid - 16)) - 1)
+                              : 0;
+  const __m512 bias0 = _mm512_loadu_ps(j.bias + n0);
+  const __m512 bias1 = _mm512_loadu_ps(j.bias + n0 + 16);
+  const __m512 scale0 = _mm512_loadu_ps(j.scale + n0);
+  const __m512 scale1 = _mm512_loadu_ps(j.scale + n0 + 16);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t *row = buf + (r / 16) * 256 + (r % 16) * 16;
+    uint8_t *out = dst + r * j.n + n0;
+    __m128i old0 = _mm_setzero_si128(), old1 = _mm_setzero_si128();
+    if (Sum) {
+      old0 = _mm_maskz_loadu_epi8(mask0, out);
+      old1 = _mm_maskz_loadu_epi8(mask1, out + 16);
+    }
+    const __m512i i0 = epilogue16<Requantize, Sum>(e, _mm512_load_si512(row),
+                                                   bias0, scale0, old0);
+    const __m512i i1 = epilogue16<Requantize, Sum>(
+        e, _mm512_load_si512(row + 512), bias1, scale1, old1);
+    // Values are within the destination's range: the saturating pack
+    // only narrows.
+    if (DstUnsigned) {
+      _mm512_mask_cvtusepi32_storeu_epi8(out, mask0, i0);
+      _mm512_mask_cvtusepi32_storeu_epi8(out + 16, mask1, i1);
+    } else {
+      _mm512_mask_cvtsepi32_storeu_epi8(out, mask0, i0);
+      _mm512_mask_cvtsepi32_storeu_epi8(out + 16, mask1, i1);
+    }
+  }
+}
+
+GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
+                                  uint8_t *dst, int64_t pixels,
+                                  int64_t firstBlock, int64_t endBlock) {
+  if (firstBlock >= endBlock)
+    return;
+  TileConfig cfg;
+  for (int t = 0; t < 4; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  for (int t = 4; t < 6; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = static_cast<uint16_t>(j.kc);
+  }
+  for (int t = 6; t < 8; ++t) {
+    cfg.rows[t] = static_cast<uint8_t>(j.kc / 4);
+    cfg.colsb[t] = 64;
+  }
+  alignas(64) int32_t buf[1024];
+  std::vector<uint8_t> tail;
+  loadTileConfig(cfg);
+  const bool srcUnsigned = j.p->srcUnsigned;
+  using Block = void (*)(const JobI8 &, bool, const uint8_t *, int64_t, int64_t,
+                         int64_t, uint8_t *, int32_t *);
+  static const Block blocks[8] = {
+      block32I8<false, false, false>, block32I8<false, false, true>,
+      block32I8<false, true, false>,  block32I8<false, true, true>,
+      block32I8<true, false, false>,  block32I8<true, false, true>,
+      block32I8<true, true, false>,   block32I8<true, true, true>};
+  const Block block = blocks[(j.p->requantize ? 4 : 0) + (j.p->sum ? 2 : 0) +
+                             (j.p->dstUnsigned ? 1 : 0)];
+  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+    const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
+    const uint8_t *a = src + m0 * j.k;
+    if (rows < 32) {
+      tail.assign(32 * j.k, 0);
+      std::memcpy(tail.data(), a, rows * j.k);
+      a = tail.data();
+    }
+    for (int64_t n0 = 0; n0 < j.n; n0 += 32)
+      block(j, srcUnsigned, a, j.k, n0, rows, dst + m0 * j.n, buf);
+  }
+  _tile_release();
+}
+
+} // namespace
+#endif
+
+void PointwiseInt8Amx::run(const uint8_t *src, uint8_t *dst,
+                           int64_t pixels) const {
+#ifdef GOPT_PW_X86
+  JobI8 j{k_,           n_, kc_, k_ / kc_, packed_.data(), scale_.data(),
+          bias_.data(), &p_};
+  const int64_t blocks = (pixels + 31) / 32;
+  const int threads = static_cast<int>(
+      std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));
+  if (threads <= 1) {
+    runRangeI8(j, src, dst, pixels, 0, blocks);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    runRangeI8(j, src, dst, pixels, blocks * t / nt, blocks * (t + 1) / nt);
   }
 #endif
 }

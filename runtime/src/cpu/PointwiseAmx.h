@@ -5,7 +5,7 @@
 // finished by gopt's own AVX-512 epilogue (bias, residual sum, clamp, one
 // round to bf16): MobileNet's expand and project convolutions in a chain,
 // where oneDNN 2.6's brgemm 1x1 spent most of its time around the tiles
-// (few input channels, 16 to 144).
+// (few input channels, 16 to 144); and the static-int8 version of it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_CPU_POINTWISEAMX_H
@@ -42,6 +42,47 @@ private:
   std::vector<float> bias_;      // nBlocks_ * 16
   bool clamp_ = false, sum_ = false;
   float lo_ = 0, hi_ = 0;
+  int threads_ = 1;
+};
+
+// AMX-INT8 usable (as pointwiseAmxEnabled) and GOPT_POINTWISE_AMX_INT8 is
+// not "0".
+bool pointwiseAmxInt8Enabled();
+
+// The static-int8 plans' 1x1 stage: an int8 NHWC source (u8 or s8) by s8
+// weights, int32 sums on AMX tiles (TDPBUSD / TDPBSSD), then oneDNN's int8
+// formula in f32 (Int8Params with int8Attr's units):
+//   v = (acc + biasScaled[o]) * scale[o]
+//   requantize: v = clamp(round(v), -128, 127) * requantScale
+//   sum:        v += sumScale * old dst (read as s8 when sumSigned)
+//   dst = saturate(round(clamp(v, lo, hi))) as u8 or s8.
+struct PointwiseInt8Params {
+  bool srcUnsigned = false;
+  std::vector<float> scale;      // n values
+  std::vector<float> biasScaled; // n values or empty
+  bool requantize = false;
+  float requantScale = 1;
+  bool sum = false, sumSigned = false;
+  float sumScale = 1;
+  float lo = -128, hi = 127;
+  bool dstUnsigned = false;
+};
+
+class PointwiseInt8Amx {
+public:
+  // `weights`: [n][k] s8. Null where k % 4 != 0 or AMX-INT8 is off.
+  static std::unique_ptr<PointwiseInt8Amx>
+  create(int64_t k, int64_t n, const std::vector<int8_t> &weights,
+         const PointwiseInt8Params &params, int threads);
+  // `pixels` rows of k channels -> rows of n channels (dense NHWC bytes).
+  void run(const uint8_t *src, uint8_t *dst, int64_t pixels) const;
+
+private:
+  PointwiseInt8Amx() = default;
+  int64_t k_ = 0, n_ = 0, kc_ = 0, nBlocks_ = 0;
+  std::vector<int8_t> packed_;      // per 16 outputs and k chunk: VNNI quads
+  std::vector<float> scale_, bias_; // nBlocks_ * 16
+  PointwiseInt8Params p_;
   int threads_ = 1;
 };
 
