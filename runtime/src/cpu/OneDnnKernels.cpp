@@ -12,7 +12,6 @@
 // no bf16 implementation at all.
 //
 //===----------------------------------------------------------------------===//
-#include "ChunkedMatmul.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
 #include "ElementLoops.h"
@@ -844,13 +843,6 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type == DataType::undef || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<Kernel>();
-    // Weights larger than L2: in column chunks (ChunkedMatmul.h).
-    if (type == DataType::f32) {
-      GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> chunked,
-                            cpu::createChunkedMatmul(c, cpu::MatmulPostOps()));
-      if (chunked)
-        return std::unique_ptr<Kernel>(std::move(chunked));
-    }
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(
@@ -864,10 +856,6 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<cpu::LayoutKernel>();
-    GOPT_ASSIGN_OR_RETURN(std::unique_ptr<cpu::LayoutKernel> chunked,
-                          cpu::createChunkedMatmul(c, post));
-    if (chunked)
-      return chunked;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
