@@ -182,8 +182,10 @@ private:
 } // namespace
 
 bool squeezeExciteEnabled() {
+  // Opt-in: at two threads the one-step kernel was slower than oneDNN's
+  // separate ops (architecture.md, "squeeze-and-excitation").
   const char *v = std::getenv("GOPT_SQUEEZE_EXCITE");
-  return !v || std::strcmp(v, "0") != 0;
+  return v && std::strcmp(v, "1") == 0;
 }
 
 std::unique_ptr<Kernel> createSqueezeExcite(SqueezeExciteParams p) {

@@ -19,7 +19,7 @@ namespace gopt::runtime {
 class Kernel;
 namespace cpu {
 
-// False when GOPT_SQUEEZE_EXCITE=0 (the ops then run one by one).
+// True only when GOPT_SQUEEZE_EXCITE=1; otherwise the ops run one by one.
 bool squeezeExciteEnabled();
 
 // An activation after one of the block's products.
