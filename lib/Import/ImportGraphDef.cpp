@@ -395,6 +395,13 @@ FailureOr<SmallVector<int64_t>> GraphDefImporter::constantInts(int i) {
   // (Shape -> StridedSlice -> Pack, Identity chains of frozen graphs):
   // the constant folder's evaluator reads it from the imported ops.
   auto it = values.find(splitInput(ins[i]));
+  if (it != values.end())
+    if (auto type = dyn_cast<RankedTensorType>(it->second.getType());
+        type && type.hasStaticShape() &&
+        type.getNumElements() > kMaxIntegerValues)
+      return failNode(llvm::formatv(
+          "input #{0} ('{1}') holds {2} values; at most {3} are supported here",
+          i, ins[i], type.getNumElements(), kMaxIntegerValues));
   DenseElementsAttr folded =
       it == values.end() ? DenseElementsAttr() : foldValue(it->second);
   if (!folded)

@@ -43,6 +43,8 @@ std::optional<SmallVector<int64_t>> integerValues(DenseElementsAttr attr) {
   if (!attr.getElementType().isSignlessInteger(64) &&
       !attr.getElementType().isSignlessInteger(32))
     return std::nullopt;
+  if (attr.getNumElements() > kMaxIntegerValues)
+    return std::nullopt;
   SmallVector<int64_t> result;
   for (const APInt &v : attr.getValues<APInt>())
     result.push_back(v.getSExtValue());

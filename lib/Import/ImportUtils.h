@@ -124,8 +124,12 @@ inline size_t elementByteWidth(mlir::Type elementType) {
 mlir::DenseElementsAttr denseElementsFromBytes(mlir::RankedTensorType type,
                                                llvm::ArrayRef<char> bytes);
 
+/// Most elements integerValues expands: shapes, axes and index lists are
+/// short, and a splat constant may declare 2^31 elements in a few bytes.
+constexpr int64_t kMaxIntegerValues = int64_t(1) << 16;
+
 /// The values of an i32 or i64 constant, sign-extended; std::nullopt for
-/// other element types.
+/// other element types and for more than kMaxIntegerValues elements.
 std::optional<llvm::SmallVector<int64_t>>
 integerValues(mlir::DenseElementsAttr attr);
 

@@ -536,6 +536,11 @@ foldOp(Operation *op, int64_t maxElements,
 
 std::optional<HostTensor> foldRecursively(Value value, int64_t maxElements,
                                           int depth) {
+  // A splat constant declares any number of elements in a few bytes; the
+  // host tensor would hold them all (a fuzzed GraphDef asked for 2^31).
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (type && type.hasStaticShape() && type.getNumElements() > maxElements)
+    return std::nullopt;
   if (std::optional<HostTensor> constant = readConstant(value))
     return constant;
   Operation *def = value.getDefiningOp();
