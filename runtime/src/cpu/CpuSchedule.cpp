@@ -1954,7 +1954,7 @@ Status CpuScheduler::scheduleConcatShuffle(int o, bool &done) {
   const Shape &y = shape(t0);
   if (y.size() != 4 || dtype(t0) != DType::kF32 || concat.inputs_size() < 1)
     return Status::success();
-  int64_t axis = OpAttrs(concat).getInt("axis", 0);
+  int64_t axis = OpAttrs(concat).getInt("axis");
   if (axis < 0)
     axis += 4;
   if (axis != 1)
@@ -2077,12 +2077,12 @@ bool CpuScheduler::pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
     return false;
   OpAttrs attrs(op);
   if (attrs.getString("data_format") != "NCHW" ||
-      attrs.getString("filter_format", "OIHW") != "OIHW" ||
-      attrs.getInt("groups", 1) != 1 ||
+      attrs.getString("filter_format") != "OIHW" ||
+      attrs.getInt("groups") != 1 ||
       attrs.getWindowInts("strides") != std::vector<int64_t>{1, 1} ||
       attrs.getWindowInts("dilations") != std::vector<int64_t>{1, 1} ||
       attrs.getWindowInts("pads") != std::vector<int64_t>{0, 0, 0, 0} ||
-      attrs.getString("padding", "") == "SAME")
+      attrs.getString("padding") == "SAME")
     return false;
   int wt = op.inputs(1);
   const Shape &ws = shape(wt);
@@ -2142,7 +2142,7 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
   int c1 = soleConsumer(pooled);
   if (c1 < 0 ||
       !pointwiseConstConv(c1, pooled, p.channels, p.squeezed, p.w1, p.b1) ||
-      !activation(OpAttrs(p_.ops(c1)).getString("activation", ""), p.act1))
+      !activation(OpAttrs(p_.ops(c1)).getString("activation"), p.act1))
     return Status::success();
   take(c1);
   int h = p_.ops(c1).outputs(0);
@@ -2159,7 +2159,7 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
   int c2 = soleConsumer(h);
   if (c2 < 0 || !pointwiseConstConv(c2, h, p.squeezed, back, p.w2, p.b2) ||
       back != p.channels ||
-      !activation(OpAttrs(p_.ops(c2)).getString("activation", ""), p.act2))
+      !activation(OpAttrs(p_.ops(c2)).getString("activation"), p.act2))
     return Status::success();
   take(c2);
   int gate = p_.ops(c2).outputs(0);
