@@ -28,10 +28,11 @@ std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
 // kernel runs).
 std::unique_ptr<Kernel> createStridedBackpropInputMatmul(const KernelConfig &c);
 
-// conv2d_backprop_input of a unit-stride NHWC bf16 convolution with a 3x3+
-// window and 64+ channels both ways as oneDNN's forward convolution of dy
-// with the flipped, transposed filter; null elsewhere, without AMX or when
-// GOPT_CONV_BACKPROP_INPUT_FORWARD=0.
+// conv2d_backprop_input of an NHWC bf16 convolution with a 3x3+ window,
+// strides up to 2 and 64+ channels both ways as oneDNN's forward
+// convolutions of dy with the flipped, transposed filter's taps, one per
+// phase of dx (ih, iw mod the strides); null elsewhere, without AMX or
+// when GOPT_CONV_BACKPROP_INPUT_FORWARD=0.
 std::unique_ptr<Kernel> createBackpropInputAsForward(const KernelConfig &c);
 
 } // namespace cpu
