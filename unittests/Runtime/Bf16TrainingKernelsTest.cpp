@@ -471,6 +471,16 @@ TEST(Bf16ConvGrad, BackpropInputAsForwardConvs) {
        {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
        {2, 13, 11, 64},
        {96, 64, 5, 5}},
+      // Strided 1x1 (ResNet's downsamples): the phases no tap reaches are
+      // zeros.
+      {"Stride2Downsample1x1Oihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {3, 14, 14, 64},
+       {128, 64, 1, 1}},
+      {"Stride2OddSizes1x1Hwio",
+       {{"strides", intsAttr({2, 2})}},
+       {2, 13, 11, 80},
+       {1, 1, 80, 64}},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);

@@ -589,6 +589,10 @@ public:
     uint16_t *dx = outputs[0].data<uint16_t>();
     try {
       for (Phase &p : phases_) {
+        if (p.taps.empty()) {
+          zero(p, dx);
+          continue;
+        }
         gatherFilter(p, w);
         if (p.pack)
           p.pack.execute(stream_, p.filterMem, p.packed);
@@ -649,6 +653,17 @@ private:
     }
   }
 
+  // Zeros into dx's pixels of a phase no tap reaches.
+  void zero(const Phase &p, uint16_t *dx) const {
+#pragma omp parallel for schedule(static) if (n_ * p.rows > 1)
+    for (int64_t nm = 0; nm < n_ * p.rows; ++nm) {
+      const int64_t img = nm / p.rows, m = nm % p.rows;
+      uint16_t *row = dx + p.dxOffset + (img * h_ + m * sh_) * w_ * cin_;
+      for (int64_t q = 0; q < p.cols; ++q)
+        std::memset(row + q * sw_ * cin_, 0, cin_ * 2);
+    }
+  }
+
   // The phase's dense result into dx's pixels of that phase.
   void scatter(const Phase &p, uint16_t *dx) const {
     const uint16_t *src = p.dense.data();
@@ -676,9 +691,10 @@ bool backpropInputForwardEnabled() {
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
-// One dimension of a phase: the taps (in the correlation's order), the
-// forward's pads and the phase's output size; false where a phase has no
-// tap or would need a negative pad or one as large as its window.
+// One dimension of a phase: the taps (in the correlation's order, none
+// where no tap reaches the phase), the forward's pads and the phase's
+// output size; false where it would need a negative pad or one as large as
+// its window.
 struct PhaseDim {
   std::vector<int64_t> taps;
   int64_t padBefore = 0, padAfter = 0, size = 0;
@@ -698,10 +714,11 @@ bool phaseDim(int64_t phase, int64_t stride, int64_t pad, int64_t window,
   const int64_t k = static_cast<int64_t>(d.taps.size());
   d.padBefore = -offMin;
   d.padAfter = d.size + offMin + k - 1 - out;
-  // oneDNN's kernels take pads smaller than the window (a larger one
-  // would make rows of zeros: odd sizes of some strided windows).
-  return k > 0 && d.size > 0 && d.padBefore >= 0 && d.padAfter >= 0 &&
-         d.padBefore < k && d.padAfter < k;
+  // No tap: the phase's dx is zero. Else oneDNN's kernels take pads
+  // smaller than the window (a larger one would make rows of zeros: odd
+  // sizes of some strided windows).
+  return d.size > 0 && (k == 0 || (d.padBefore >= 0 && d.padAfter >= 0 &&
+                                   d.padBefore < k && d.padAfter < k));
 }
 
 std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
@@ -740,11 +757,15 @@ std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
       dy[0] != k.n_ || dy[3] != k.cout_ || (k.oihw_ ? f[1] : f[2]) != k.cin_ ||
       wh->padBefore < 0 || ww->padBefore < 0)
     return nullptr;
-  // Windows of 3x3 and more with whole AMX tiles of channels both ways
-  // (ResNet's 3x3 convolutions; its 1x1 downsamples leave phases with no
-  // tap) and strides up to 2.
-  if (k.n_ == 0 || oh == 0 || ow == 0 || k.kh_ * k.kw_ < 9 || k.cin_ < 64 ||
-      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16 || k.sh_ > 2 || k.sw_ > 2)
+  // Windows of 3x3 and more (ResNet's 3x3 convolutions) or strided 1x1
+  // ones (its downsamples: one phase a 1x1 convolution, the others zero),
+  // whole AMX tiles of channels both ways and strides up to 2. A
+  // unit-stride 1x1 filter's gradient has no flip: oneDNN's kernels run
+  // it as a matmul already.
+  const bool strided1x1 = k.kh_ == 1 && k.kw_ == 1 && (k.sh_ > 1 || k.sw_ > 1);
+  if (k.n_ == 0 || oh == 0 || ow == 0 || (k.kh_ * k.kw_ < 9 && !strided1x1) ||
+      k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16 || k.sh_ > 2 ||
+      k.sw_ > 2)
     return nullptr;
   try {
     using DT = memory::data_type;
@@ -761,6 +782,10 @@ std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
           for (int64_t s : dw.taps)
             p.taps.push_back(r * k.kw_ + s);
         p.dxOffset = (a * k.w_ + b) * k.cin_;
+        if (p.taps.empty()) { // zeros
+          k.phases_.push_back(std::move(p));
+          continue;
+        }
         const int64_t kr = static_cast<int64_t>(dh.taps.size()),
                       ks = static_cast<int64_t>(dw.taps.size());
         // The sub-filter as dims [O' = ci][I' = co][j][k] over the
