@@ -19,7 +19,7 @@ namespace gopt::runtime {
 class Kernel;
 namespace cpu {
 
-// True only when GOPT_SQUEEZE_EXCITE=1; otherwise the ops run one by one.
+// False only when GOPT_SQUEEZE_EXCITE=0 (the ops then run one by one).
 bool squeezeExciteEnabled();
 
 // An activation after one of the block's products.
@@ -44,6 +44,9 @@ struct SqueezeExciteParams {
   std::vector<float> w1, b1; // [squeezed, channels], [squeezed]
   std::vector<float> w2, b2; // [channels, squeezed], [channels]
   SeActivation act1, act2;   // after each product (act2: the gate)
+  // Split the products between threads even when they are small (tests;
+  // by default small ones run whole on every thread).
+  bool splitProducts = false;
 };
 
 // Inputs: x; output: x * gate. Null if the sizes do not agree.
