@@ -230,12 +230,16 @@ private:
 
 } // namespace
 
-bool squeezeExciteEnabled() {
-  // On by default since the passes over x split pixels between threads
-  // (architecture.md, "squeeze-and-excitation"); GOPT_SQUEEZE_EXCITE=0
-  // runs the ops one by one.
+bool squeezeExciteEnabled(int64_t batch) {
+  // By default at batch 1, where it gained at one and two threads since
+  // the passes over x split pixels; at batch 8 it still lost to oneDNN's
+  // separate ops (architecture.md, "squeeze-and-excitation").
   const char *v = std::getenv("GOPT_SQUEEZE_EXCITE");
-  return !(v && std::strcmp(v, "0") == 0);
+  if (v && std::strcmp(v, "0") == 0)
+    return false;
+  if (v && std::strcmp(v, "1") == 0)
+    return true;
+  return batch == 1;
 }
 
 std::unique_ptr<Kernel> createSqueezeExcite(SqueezeExciteParams p) {

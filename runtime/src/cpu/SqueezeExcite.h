@@ -19,8 +19,10 @@ namespace gopt::runtime {
 class Kernel;
 namespace cpu {
 
-// False only when GOPT_SQUEEZE_EXCITE=0 (the ops then run one by one).
-bool squeezeExciteEnabled();
+// Whether SE blocks of a batch of `batch` images run as one step: at batch 1
+// by default; GOPT_SQUEEZE_EXCITE=0 never, =1 at every batch (otherwise the
+// ops run one by one).
+bool squeezeExciteEnabled(int64_t batch);
 
 // An activation after one of the block's products.
 struct SeActivation {
