@@ -27,6 +27,11 @@ namespace gopt::runtime::cpu {
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &) { return false; }
 void maxPoolGradRowsAvx512(const PoolWindows &, const uint16_t *,
                            const uint16_t *, uint16_t *, float *) {}
+bool maxPoolMaskReluBiasGradBf16(const PoolWindows &, const uint16_t *,
+                                 const uint16_t *, uint16_t *, double *,
+                                 float *) {
+  return false;
+}
 #else
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &g) {
   const char *setting = std::getenv("GOPT_MAX_POOL_GRAD_AVX512");
@@ -113,6 +118,55 @@ GOPT_AVX512BW void maxPoolGradRowsAvx512(const PoolWindows &g,
     }
   }
   emitRowsBefore(g.h);
+}
+
+// Per window and 16 channels: dy (NaNs quieted as passGradient) masked by
+// each tap's winners, stored at the tap, and added to the row's sums under
+// the union of the masks (the lanes the relu passed): the scatter of
+// maxPoolReluBiasGradImage without its compares of x.
+GOPT_AVX512BW bool maxPoolMaskReluBiasGradBf16(const PoolWindows &g,
+                                               const uint16_t *masks,
+                                               const uint16_t *pdy,
+                                               uint16_t *pdx, double *bias,
+                                               float *rowSums) {
+  if (g.c % 16 != 0 || g.c <= 0 || !avx512bwSupported())
+    return false;
+  const int64_t channels = g.c, kw = g.kw, rowStride = g.w * g.c;
+  const int64_t taps = g.kh * g.kw;
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    std::fill(rowSums, rowSums + channels, 0.0f);
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * g.kh * rowStride + ow * kw * channels;
+      const int64_t pooled = (oh * g.ow + ow) * channels;
+      const uint16_t *m = masks + (oh * g.ow + ow) * (channels / 16) * taps;
+      for (int64_t ch = 0; ch < channels; ch += 16, m += taps) {
+        __m256i d = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i *>(pdy + pooled + ch));
+        const __mmask16 nan = _mm256_cmpgt_epu16_mask(
+            _mm256_and_si256(d, _mm256_set1_epi16(0x7fff)),
+            _mm256_set1_epi16(0x7f80));
+        d = _mm256_mask_mov_epi16(d, nan,
+                                  _mm256_or_si256(d, _mm256_set1_epi16(0x40)));
+        __mmask16 passed = 0;
+        uint16_t *out = pdx + base + ch;
+        for (int64_t t = 0; t < taps; ++t) {
+          const __mmask16 pick = m[t];
+          passed |= pick;
+          _mm256_storeu_si256(reinterpret_cast<__m256i *>(out +
+                                                          (t / kw) * rowStride +
+                                                          (t % kw) * channels),
+                              _mm256_maskz_mov_epi16(pick, d));
+        }
+        const __m512 grad = _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_mov_epi16(passed, d)), 16));
+        _mm512_storeu_ps(rowSums + ch,
+                         _mm512_add_ps(_mm512_loadu_ps(rowSums + ch), grad));
+      }
+    }
+    for (int64_t ch = 0; ch < channels; ++ch)
+      bias[ch] += rowSums[ch];
+  }
+  return true;
 }
 #endif
 

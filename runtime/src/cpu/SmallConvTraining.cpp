@@ -454,7 +454,8 @@ private:
 // with the roles of the channels swapped), B = the filter per tap with pairs
 // of input channels interleaved. Each 32x32 block of y (32 positions by 32
 // output channels) sums all taps in four f32 tiles; the bias and relu are
-// added from f32 and the result rounded once. Blocks whose rows would read
+// added from f32 and the result rounded once (into y unless y is null,
+// and into `local` if given). Blocks whose rows would read
 // past the image (the last taps of the last blocks) read `tail`, a copy of
 // x from position tailFirst on with zeros after it; positions past OW are
 // computed and dropped.
@@ -474,7 +475,7 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
   alignas(64) float block[32 * 32];
   const __m512 zero = _mm512_setzero_ps();
   const bool stream =
-      reinterpret_cast<uintptr_t>(y) % 64 == 0 && g.cout % 32 == 0;
+      y && reinterpret_cast<uintptr_t>(y) % 64 == 0 && g.cout % 32 == 0;
   const int64_t prefetchBytes =
       (g.h * g.w * g.cin * 2 / (g.positions / 32) + 63) / 64 * 64;
   // 32 output channels at a time over all positions: their filter (18 KiB
@@ -533,15 +534,15 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
         // Rounded to nearest even as fromF32 (denormal sums, which
         // VCVTNE2PS2BF16 flushes to zero, aside).
         const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-        uint16_t *out = y + (oh * g.ow + ow) * g.cout + o;
+        const int64_t at = (oh * g.ow + ow) * g.cout + o;
         // Whole aligned lines bypass the cache: the result goes to memory
         // anyway (75 MB at batch 1024), and the lines are not read first.
         if (stream)
-          _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
-        else
-          _mm512_storeu_si512(out, v);
+          _mm512_stream_si512(reinterpret_cast<__m512i *>(y + at), v);
+        else if (y)
+          _mm512_storeu_si512(y + at, v);
         if (local)
-          _mm512_storeu_si512(local + (out - y), v);
+          _mm512_storeu_si512(local + at, v);
       }
     }
   _tile_release();
@@ -553,23 +554,40 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
 
 // y's max_pool over windows of kh x kw with strides kh x kw from the top
 // left (oh x ow of them), 16 channels a vector, the f32 compares and the
-// NaN rule of FastKernels.cpp's tiled NHWC pool (the same bits).
+// NaN rule of FastKernels.cpp's tiled NHWC pool (the same bits). With
+// `masks`, each window's winners as PoolWinnerMasks records them: the tap
+// index as the gradient's windowWinners16 (TrainingKernels.cpp) finds it,
+// from the first tap on (the maximum is the same as from -inf: only a -inf
+// first tap differs, and it stays -inf).
 GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
                            int64_t oh, int64_t ow, int64_t kh, int64_t kw,
-                           uint16_t *pooled) {
+                           uint16_t *pooled, uint16_t *masks) {
+  const int32_t taps = static_cast<int32_t>(kh * kw);
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       const uint16_t *first = y + (i * kh * w + j * kw) * channels;
       uint16_t *out = pooled + (i * ow + j) * channels;
       for (int64_t ch = 0; ch < channels; ch += 16) {
-        __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-        for (int64_t r = 0; r < kh; ++r)
-          for (int64_t s = 0; s < kw; ++s) {
-            __m512 v = load16AsF32(first + (r * w + s) * channels + ch);
-            __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-                             _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-            best = _mm512_mask_mov_ps(best, take, v);
-          }
+        __m512 best = load16AsF32(first + ch);
+        __m512i bestAt = _mm512_setzero_si512();
+        for (int32_t t = 1; t < taps; ++t) {
+          __m512 v =
+              load16AsF32(first + ((t / kw) * w + t % kw) * channels + ch);
+          __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
+                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          best = _mm512_mask_mov_ps(best, take, v);
+          bestAt = _mm512_mask_mov_epi32(bestAt, take, _mm512_set1_epi32(t));
+        }
+        if (masks) {
+          const __mmask16 positive =
+              _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ);
+          uint16_t *m =
+              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps;
+          for (int32_t t = 0; t < taps; ++t)
+            m[t] = static_cast<uint16_t>(
+                positive &
+                _mm512_cmpeq_epi32_mask(bestAt, _mm512_set1_epi32(t)));
+        }
         // The maximum is one of y's bf16 values: its high half, a NaN
         // quieted.
         __m512i bits = _mm512_srli_epi32(_mm512_castps_si512(best), 16);
@@ -589,9 +607,13 @@ GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
 class AmxConvForwardKernel : public Kernel {
 public:
   AmxConvForwardKernel(const Geometry &g, bool hasBias, DType biasType,
-                       bool relu, PoolAfterConv pool = {})
-      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu),
-        pool_(pool) {
+                       bool relu, PoolAfterConv pool = {},
+                       std::shared_ptr<PoolWinnerMasks> masks = nullptr)
+      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu), pool_(pool),
+        masks_(std::move(masks)) {
+    if (masks_)
+      masks_->imageElements =
+          pool.oh * pool.ow * (g.cout / 16) * pool.kh * pool.kw;
     packed_.resize(g.kh * g.kw * g.cin * g.cout);
     bias_.assign(g.cout, 0.0f);
     maxOffset_ = (g.kh - 1) * g.w + g.kw - 1;
@@ -617,6 +639,12 @@ public:
     const bool pooling = pool_.kh > 0;
     const int64_t pooledImage = pool_.oh * pool_.ow * g.cout;
     uint16_t *pooled = pooling ? out[1].data<uint16_t>() : nullptr;
+    const bool record = pooling && masks_ && masks_->record;
+    if (record)
+      masks_->bits.resize(n * masks_->imageElements);
+    uint16_t *masks = record ? masks_->bits.data() : nullptr;
+    if (record && masks_->skipResult)
+      y = nullptr;
 #pragma omp parallel if (n > 1)
     {
       AlignedBuffer<uint16_t> tail, local, nhwc;
@@ -632,12 +660,13 @@ public:
           std::memcpy(tail.data(), image + tailFirst_ * g.cin,
                       copied * g.cin * sizeof(uint16_t));
         forwardTiles(g, image, tail.data(), tailFirst_, packed_.data(),
-                     bias_.data(), relu_, y + i * yImage,
+                     bias_.data(), relu_, y ? y + i * yImage : nullptr,
                      i + 1 < n ? image + xImage : nullptr,
                      pooling ? local.data() : nullptr);
         if (pooling) {
           maxPoolImage(local.data(), g.ow, g.cout, pool_.oh, pool_.ow, pool_.kh,
-                       pool_.kw, nhwc.data());
+                       pool_.kw, nhwc.data(),
+                       masks ? masks + i * masks_->imageElements : nullptr);
           transposeMatrix16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
                             pooled + i * pooledImage);
         }
@@ -649,7 +678,8 @@ public:
     return pool_.kh > 0 ? "amx+pool" : "amx";
   }
   size_t workspaceBytes() const override {
-    return packed_.size() * 2 + bias_.size() * 4;
+    return packed_.size() * 2 + bias_.size() * 4 +
+           (masks_ ? masks_->bits.size() * 2 : 0);
   }
 
 private:
@@ -674,6 +704,7 @@ private:
   DType biasType_;
   bool relu_;
   PoolAfterConv pool_;
+  std::shared_ptr<PoolWinnerMasks> masks_;
   int64_t maxOffset_ = 0, tailFirst_ = 0, tailRows_ = 0;
   AlignedBuffer<uint16_t> packed_;
   std::vector<float> bias_;
@@ -785,8 +816,9 @@ bool amxConvForwardEnabled() {
 }
 
 namespace {
-std::unique_ptr<Kernel> makeAmxConvForward(const KernelConfig &c,
-                                           PoolAfterConv pool) {
+std::unique_ptr<Kernel>
+makeAmxConvForward(const KernelConfig &c, PoolAfterConv pool,
+                   std::shared_ptr<PoolWinnerMasks> masks = nullptr) {
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
   if (!amxConvForwardEnabled() ||
       (c.inputShapes.size() != 2 && c.inputShapes.size() != 3) ||
@@ -808,11 +840,12 @@ std::unique_ptr<Kernel> makeAmxConvForward(const KernelConfig &c,
   if (!g || (hasBias &&
              (c.inputShapes[2].size() != 1 || c.inputShapes[2][0] != g->cout)))
     return nullptr;
-  return std::make_unique<AmxConvForwardKernel>(*g, hasBias, biasType,
-                                                activation == "relu", pool);
+  return std::make_unique<AmxConvForwardKernel>(
+      *g, hasBias, biasType, activation == "relu", pool, std::move(masks));
 #else
   (void)c;
   (void)pool;
+  (void)masks;
   return nullptr;
 #endif
 }
@@ -827,8 +860,14 @@ bool amxConvPoolEnabled() {
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
-std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
-                                                   const KernelConfig &pool) {
+bool poolWinnerMaskEnabled() {
+  const char *setting = std::getenv("GOPT_POOL_WINNER_MASK");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel>
+createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
+                           std::shared_ptr<PoolWinnerMasks> masks) {
   if (!amxConvPoolEnabled() || pool.inputShapes.size() != 1 ||
       pool.outputShapes.size() != 1 || conv.outputShapes.size() != 1 ||
       pool.inputShapes[0] != conv.outputShapes[0] ||
@@ -852,7 +891,7 @@ std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
       y[2] < 1)
     return nullptr;
   p.oh = y[1], p.ow = y[2];
-  return makeAmxConvForward(conv, p);
+  return makeAmxConvForward(conv, p, std::move(masks));
 }
 
 } // namespace gopt::runtime::cpu

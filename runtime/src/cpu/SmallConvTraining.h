@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace gopt::runtime::cpu {
 
@@ -62,6 +63,24 @@ bool amxConvForwardEnabled();
 // Parallel over the images. Null elsewhere (the caller keeps oneDNN).
 std::unique_ptr<Kernel> createAmxConvForward(const KernelConfig &conv);
 
+// False when GOPT_POOL_WINNER_MASK=0 (the pool's gradient finds each
+// window's winner in the conv's result again, for comparing).
+bool poolWinnerMaskEnabled();
+// A max_pool's winners per window as the fused conv + pool step records
+// them for the pool's gradient (PoolGradBf16.h reads them): per image,
+// pooled pixel (row-major) and 16 channels, kh * kw masks of 16 bits, bit
+// i of mask t set where channel i's first maximum (a NaN winning, the last
+// NaN) is tap t of the window (row-major) and that maximum is > 0 (the
+// relu after the pool passes its gradient). 4 bits per pooled value of a
+// 2x2 pool: 4.7 MB at the MNIST CNN's batch 1024 instead of re-reading
+// the conv's 75 MB result.
+struct PoolWinnerMasks {
+  std::vector<uint16_t> bits;
+  int64_t imageElements = 0; // uint16 masks per image
+  bool record = false;       // a gradient step reads them
+  bool skipResult = false;   // nothing reads the conv's result
+};
+
 // False when GOPT_AMX_CONV_POOL=0 (the pool runs as a step of its own).
 bool amxConvPoolEnabled();
 // The AMX convolution above followed by a max_pool of its result whose
@@ -72,8 +91,15 @@ bool amxConvPoolEnabled();
 // cache (the separate pool step read the whole result back from memory:
 // 75 MB per MNIST CNN step at batch 1024). Null where either does not
 // apply.
-std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
-                                                   const KernelConfig &pool);
+//
+// With `masks`, each window's winner is also recorded there (while the
+// window is in registers) when `masks->record` is set, for the pool's
+// gradient to scatter dy without reading the conv's result back; with
+// `masks->skipResult` also set the conv's NHWC result is not written (the
+// schedule sets it where nothing else reads it).
+std::unique_ptr<Kernel>
+createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
+                           std::shared_ptr<PoolWinnerMasks> masks = nullptr);
 
 } // namespace gopt::runtime::cpu
 

@@ -1399,6 +1399,13 @@ public:
           pg = nhwc.data();
         }
         const T *py = y ? y + item * ySize : nullptr;
+        if constexpr (std::is_same_v<T, uint16_t>)
+          if (masks_ &&
+              cpu::maxPoolMaskReluBiasGradBf16(
+                  {g.h, g.w, g.c, g.oh, g.ow, g.kh, g.kw, g.sh, g.sw, g.padTop,
+                   g.padLeft},
+                  masks_ + item * maskImage_, pg, pdx, bias, rowSums.data()))
+            continue;
         if (stream)
           maxPoolReluBiasGradImage<T, true>(g, x + item * xSize, pg, py, pdx,
                                             bias, rowSums.data());
@@ -1425,6 +1432,13 @@ public:
   // The bias sums are added into `sums` (channels doubles) instead of
   // written to the second result (the chunked step's running sums).
   void addBiasSumsInto(double *sums) { biasSums_ = sums; }
+  // bf16 with the window mask: the winners the fused conv + pool step
+  // recorded (PoolWinnerMasks, `perImage` masks an image) from the run's
+  // first image on instead of x's compares; null: from x.
+  void setWinnerMasks(const uint16_t *masks, int64_t perImage) {
+    masks_ = masks;
+    maskImage_ = perImage;
+  }
 
 private:
   // dx sizes from which streaming stores pay: well past a core's L2.
@@ -1432,6 +1446,8 @@ private:
   PoolGeometry g_;
   bool gradNchw_, windowMask_;
   double *biasSums_ = nullptr;
+  const uint16_t *masks_ = nullptr;
+  int64_t maskImage_ = 0;
 };
 
 // The fused relu + pool + bias gradient and the two gradients of the
@@ -1475,9 +1491,10 @@ public:
   };
 
   ChunkedPoolConvGradKernel(Shapes shapes, bool windowMask,
-                            std::vector<Lane> lanes)
+                            std::vector<Lane> lanes,
+                            std::shared_ptr<cpu::PoolWinnerMasks> masks)
       : s_(std::move(shapes)), windowMask_(windowMask),
-        lanes_(std::move(lanes)) {}
+        lanes_(std::move(lanes)), masks_(std::move(masks)) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t n = s_.x[0], chunk = s_.chunk;
@@ -1539,6 +1556,14 @@ public:
         std::vector<Tensor> filterIn = {view(src, s_.src, srcImage), dx};
         std::vector<Tensor> filterOut = {
             Tensor::view(DType::kF32, s_.filter, lane.filterPart.data())};
+        // (Recorded by this run's forward: every image's, or none.)
+        if (masks_)
+          lane.pool[which]->setWinnerMasks(
+              masks_->bits.size() >=
+                      static_cast<size_t>(n * masks_->imageElements)
+                  ? masks_->bits.data() + image * masks_->imageElements
+                  : nullptr,
+              masks_->imageElements);
         Status st = lane.pool[which]->run(poolIn, poolOut);
         if (st.ok() && lane.amxData)
           lane.amxData->compute(
@@ -1633,14 +1658,18 @@ private:
   Shapes s_;
   bool windowMask_;
   std::vector<Lane> lanes_;
+  // bf16 with the window mask: the forward's record of the pool's winners
+  // (x is then not read).
+  std::shared_ptr<cpu::PoolWinnerMasks> masks_;
 };
 
 template <typename T>
-std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
-                                                const KernelConfig &dataGrad,
-                                                const KernelConfig &filterGrad,
-                                                bool gradNchw, bool windowMask,
-                                                const KernelConfig *firstGrad) {
+std::unique_ptr<Kernel>
+makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
+                        const KernelConfig &dataGrad,
+                        const KernelConfig &filterGrad, bool gradNchw,
+                        bool windowMask, const KernelConfig *firstGrad,
+                        std::shared_ptr<cpu::PoolWinnerMasks> masks) {
   using Kernels = ChunkedPoolConvGradKernel<T>;
   const DType type = std::is_same_v<T, float> ? DType::kF32 : DType::kBF16;
   typename Kernels::Shapes s;
@@ -1731,7 +1760,12 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
   omp_set_num_threads(threads);
   if (!ok)
     return nullptr;
-  return std::make_unique<Kernels>(std::move(s), windowMask, std::move(lane));
+  if (!std::is_same_v<T, uint16_t> || !windowMask)
+    masks = nullptr;
+  if (masks) // the fused conv + pool step records them from now on
+    masks->record = true;
+  return std::make_unique<Kernels>(std::move(s), windowMask, std::move(lane),
+                                   std::move(masks));
 }
 #endif
 
@@ -2302,11 +2336,10 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
 #endif
 }
 
-std::unique_ptr<Kernel>
-cpu::createChunkedPoolConvGrad(const KernelConfig &maxPoolGrad,
-                               const KernelConfig &dataGrad,
-                               const KernelConfig &filterGrad, bool gradNchw,
-                               bool windowMask, const KernelConfig *firstGrad) {
+std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
+    const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
+    const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
+    const KernelConfig *firstGrad, std::shared_ptr<PoolWinnerMasks> masks) {
   const char *setting = std::getenv("GOPT_CHUNKED_CONV_GRAD");
   if (setting && std::strcmp(setting, "0") == 0)
     return nullptr;
@@ -2334,9 +2367,19 @@ cpu::createChunkedPoolConvGrad(const KernelConfig &maxPoolGrad,
     return nullptr;
   if (type == DType::kF32)
     return makeChunkedPoolConvGrad<float>(maxPoolGrad, dataGrad, filterGrad,
-                                          gradNchw, windowMask, firstGrad);
+                                          gradNchw, windowMask, firstGrad,
+                                          nullptr);
+  // The masks' layout is the gradient's windows over all channels.
+  if (masks) {
+    StatusOr<PoolGeometry> g = poolGeometry(maxPoolGrad);
+    if (!g.ok() || g->c % 16 != 0 || g->sh != g->kh || g->sw != g->kw ||
+        g->padTop != 0 || g->padLeft != 0 ||
+        masks->imageElements != g->oh * g->ow * (g->c / 16) * g->kh * g->kw)
+      masks = nullptr;
+  }
   return makeChunkedPoolConvGrad<uint16_t>(maxPoolGrad, dataGrad, filterGrad,
-                                           gradNchw, windowMask, firstGrad);
+                                           gradNchw, windowMask, firstGrad,
+                                           std::move(masks));
 #else
   return nullptr;
 #endif
