@@ -429,7 +429,7 @@ TEST(Bf16OneDnn, AmxSmallConvPoolTranspose) {
 // operand; op(A) over 2 MB (taken by 32-row blocks, 33 of them on two
 // threads) and under (by 32-column blocks: 9 of them, a group of 8 and one);
 // K in one chunk and in chunks of 256 and 64 (the sums kept in f32 between
-// them).
+// them); an 8 MB result (stored past the caches).
 TEST(Bf16OneDnn, AmxMatmulBlocksAndTransposes) {
   SKIP_WITHOUT_ONEDNN_BF16();
   const bool amx =
@@ -442,6 +442,7 @@ TEST(Bf16OneDnn, AmxMatmulBlocksAndTransposes) {
   uint32_t seed = 4400;
   for (const Case &c : {Case{"ByRowsTransposedB", 1056, 1024, 64, false, true},
                         Case{"ByColumns", 96, 64, 288, false, false},
+                        Case{"ByColumnsStreamed", 512, 64, 8192, false, false},
                         Case{"TransposedAChunks", 64, 320, 288, true, false},
                         Case{"BothTransposed", 64, 96, 64, true, true}}) {
     SCOPED_TRACE(c.name);

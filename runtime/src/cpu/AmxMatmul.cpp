@@ -149,7 +149,7 @@ constexpr int64_t kChunk = 256;
 GOPT_AMX_MM inline __attribute__((always_inline)) void
 blockProduct(const uint16_t *aSub, const uint16_t *bSub, int64_t panel,
              int64_t steps, float *acc, int64_t ldAcc, bool first, bool last,
-             float *block, uint16_t *c, int64_t ldc) {
+             float *block, uint16_t *c, int64_t ldc, bool stream) {
   __asm__ volatile("" ::: "memory");
   const long accStride = static_cast<long>(ldAcc * 4);
   if (first) {
@@ -190,7 +190,11 @@ blockProduct(const uint16_t *aSub, const uint16_t *bSub, int64_t panel,
   for (int64_t r = 0; r < 32; ++r) {
     const __m512 lo = _mm512_load_ps(block + r * 32),
                  hi = _mm512_load_ps(block + r * 32 + 16);
-    _mm512_storeu_si512(c + r * ldc, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+    if (stream)
+      _mm512_stream_si512(reinterpret_cast<__m512i *>(c + r * ldc), v);
+    else
+      _mm512_storeu_si512(c + r * ldc, v);
   }
 }
 
@@ -206,10 +210,13 @@ GOPT_AMX_MM void configureTiles() {
 // One thread's share: column blocks [first, end) against all of a packed
 // op(A) (aAll, 32 * K values a row block), each kGroup blocks' B panels
 // packed into `bp` first; `acc`: M x 32 * kGroup floats (unused where K
-// is one chunk).
+// is one chunk). `stream`: C's rows aligned and C larger than the caches
+// (the data gradient's 1024x9216: 19 MB), stored past them (a normal store
+// first reads each line from memory).
 __attribute__((noinline)) GOPT_AMX_MM void
 byColumns(const MatmulShape &s, const uint16_t *aAll, const uint16_t *b,
-          int64_t first, int64_t end, uint16_t *bp, float *acc, uint16_t *c) {
+          int64_t first, int64_t end, uint16_t *bp, float *acc, uint16_t *c,
+          bool stream) {
   __asm__ volatile("" ::: "memory");
   configureTiles();
   alignas(64) float block[32 * 32];
@@ -224,10 +231,12 @@ byColumns(const MatmulShape &s, const uint16_t *aAll, const uint16_t *b,
           blockProduct(aAll + m0 * s.k + k0 * 32, bp + j * 32 * s.k + k0 * 16,
                        panel, (k1 - k0) / 32, acc + m0 * ldAcc + j * 32, ldAcc,
                        k0 == 0, k1 == s.k, block, c + m0 * s.n + (g + j) * 32,
-                       s.n);
+                       s.n, stream);
     }
   }
   _tile_release();
+  if (stream) // the streamed lines visible before the next op runs
+    _mm_sfence();
   __asm__ volatile("" ::: "memory");
 }
 
@@ -250,7 +259,7 @@ byRows(const MatmulShape &s, const uint16_t *a, const uint16_t *bAll,
         blockProduct(ap + (mb - first) * 32 * kChunk, bAll + n0 * s.k + k0 * 16,
                      panel, (k1 - k0) / 32, acc + (mb - first) * 32 * s.n + n0,
                      s.n, k0 == 0, k1 == s.k, block, c + mb * 32 * s.n + n0,
-                     s.n);
+                     s.n, false);
   }
   _tile_release();
   __asm__ volatile("" ::: "memory");
@@ -272,6 +281,8 @@ public:
     const uint16_t *a = in[0].data<uint16_t>(), *b = in[1].data<uint16_t>();
     uint16_t *c = out[0].data<uint16_t>(), *packed = packed_.data();
     const int64_t blocks = (byColumns_ ? s.n : s.m) / 32;
+    const bool stream = s.m * s.n * 2 >= (int64_t(8) << 20) &&
+                        reinterpret_cast<uintptr_t>(c) % 64 == 0;
     const int threads = static_cast<int>(std::min<int64_t>(threads_, blocks));
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -288,7 +299,7 @@ public:
       const int64_t first = blocks * t / count, end = blocks * (t + 1) / count;
       float *acc = acc_.data() + t * accSize();
       if (byColumns_)
-        byColumns(s, packed, b, first, end, own, acc, c);
+        byColumns(s, packed, b, first, end, own, acc, c, stream);
       else
         byRows(s, a, packed, first, end, own, acc, c);
     }
