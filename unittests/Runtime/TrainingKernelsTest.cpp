@@ -1827,13 +1827,16 @@ TEST(TrainingSchemas, RequiredAttributesAndCountsAreChecked) {
 // bits; and close to the reference. Integer operands (the conv's sums
 // exact: many ties in the windows, zeros and negatives that the relu after
 // the pool stops), a NaN in g, a batch of 5 in chunks of 2, 2 and 1, two
-// runs of one session; with the conv's relu or not, and with the conv's
-// result a graph output too (then written).
+// runs of one session; with the conv's relu or not, with the conv's
+// result a graph output too (then written), and with a NaN in the source
+// (NaN windows: only the same bits, the reference's sums are NaN too).
+// Also the same bits as with the pool a step of its own
+// (GOPT_AMX_CONV_POOL=0: FastKernels.cpp's pool and the compares in x).
 TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
   const DType BF16 = DType::kBF16;
   struct Case {
     const char *name;
-    bool relu, convOutput;
+    bool relu, convOutput, nan;
   };
   const bool amx = __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("amx-tile") &&
@@ -1841,8 +1844,10 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
   const std::string chunked = "relu_grad+max_pool_grad+conv2d_backprop_input+"
                               "conv2d_backprop_filter+reduce_sum";
   uint32_t seed = 3990;
-  for (const Case &c : {Case{"Plain", false, false}, Case{"Relu", true, false},
-                        Case{"ConvIsAnOutput", false, true}}) {
+  for (const Case &c :
+       {Case{"Plain", false, false, false}, Case{"Relu", true, false, false},
+        Case{"ConvIsAnOutput", false, true, false},
+        Case{"NaNInTheSource", false, false, true}}) {
     SCOPED_TRACE(c.name);
     const int64_t n = 5, cin = 32, cout = 64;
     Shape src = {n, 10, 10, cin}, filter = {3, 3, cin, cout},
@@ -1856,9 +1861,11 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
     };
     Tensor gv = randomF32(pooledNchw, seed++);
     gv.data<float>()[21] = NAN;
-    std::vector<Tensor> inputs = {toBf16(integers(src)),
-                                  toBf16(integers(filter)), integers({cout}),
-                                  toBf16(gv)};
+    Tensor sv = integers(src);
+    if (c.nan) // image 1, row 4, column 5, channel 3
+      sv.data<float>()[((1 * 10 + 4) * 10 + 5) * cin + 3] = NAN;
+    std::vector<Tensor> inputs = {toBf16(sv), toBf16(integers(filter)),
+                                  integers({cout}), toBf16(gv)};
     AttrMap pool = {{"kernel", intsAttr({2, 2})},
                     {"strides", intsAttr({2, 2})}};
     PlanBuilder b("conv_pool_grads");
@@ -1904,6 +1911,9 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
     setenv("GOPT_POOL_WINNER_MASK", "0", 1);
     RunResult fromX = runPlan(*plan, "cpu", inputs);
     unsetenv("GOPT_POOL_WINNER_MASK");
+    setenv("GOPT_AMX_CONV_POOL", "0", 1); // the pool a step of its own
+    RunResult separate = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_CONV_POOL");
     unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
     if (amx) {
       EXPECT_EQ(kinds(masked).count("conv2d+max_pool+transpose"), 1u);
@@ -1911,13 +1921,18 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
     }
     ASSERT_EQ(masked.outputs.size(), ref.outputs.size());
     ASSERT_EQ(fromX.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(separate.outputs.size(), ref.outputs.size());
     for (size_t i = 0; i < ref.outputs.size(); ++i) {
       SCOPED_TRACE("result " + std::to_string(i));
-      const Tensor &a = masked.outputs[i], &w = fromX.outputs[i];
+      const Tensor &a = masked.outputs[i], &w = fromX.outputs[i],
+                   &p = separate.outputs[i];
       ASSERT_EQ(a.byteSize(), w.byteSize());
+      ASSERT_EQ(a.byteSize(), p.byteSize());
       EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
-      expectClose(toF32(a), toF32(ref.outputs[i]), 2e-2,
-                  "against the reference");
+      EXPECT_EQ(std::memcmp(a.data(), p.data(), a.byteSize()), 0);
+      if (!c.nan)
+        expectClose(toF32(a), toF32(ref.outputs[i]), 2e-2,
+                    "against the reference");
     }
   }
 }

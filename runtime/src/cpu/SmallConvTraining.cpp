@@ -553,48 +553,70 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
 }
 
 // y's max_pool over windows of kh x kw with strides kh x kw from the top
-// left (oh x ow of them), 16 channels a vector, the f32 compares and the
-// NaN rule of FastKernels.cpp's tiled NHWC pool (the same bits). With
-// `masks`, each window's winners as PoolWinnerMasks records them: the tap
-// index as the gradient's windowWinners16 (TrainingKernels.cpp) finds it,
-// from the first tap on (the maximum is the same as from -inf: only a -inf
-// first tap differs, and it stays -inf).
+// left (oh x ow of them), 32 channels a vector (channels a multiple of
+// 32), the same bits as FastKernels.cpp's tiled NHWC pool: each bf16 value
+// compared as the int16 key +-magnitude (the order of the floats, -0 and
+// +0 equal), the first maximum winning, a NaN winning over anything and
+// only a later NaN over it (the f32 compares' rule), the winner's bits the
+// result (a NaN quieted). With `masks`, each window's winners as
+// PoolWinnerMasks records them: the tap index as the gradient's
+// windowWinners16 (TrainingKernels.cpp) finds it, and the maximum > 0.
+// bf16 bits -> int16 keys ordered as the values (+-magnitude).
+GOPT_AMX inline __m512i orderKey(__m512i v) {
+  const __m512i m = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+  return _mm512_mask_sub_epi16(m, _mm512_movepi16_mask(v),
+                               _mm512_setzero_si512(), m);
+}
+
 GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
                            int64_t oh, int64_t ow, int64_t kh, int64_t kw,
                            uint16_t *pooled, uint16_t *masks) {
   const int32_t taps = static_cast<int32_t>(kh * kw);
+  const __m512i magnitude = _mm512_set1_epi16(0x7fff),
+                infinity = _mm512_set1_epi16(0x7f80),
+                zero = _mm512_setzero_si512();
+
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       const uint16_t *first = y + (i * kh * w + j * kw) * channels;
       uint16_t *out = pooled + (i * ow + j) * channels;
-      for (int64_t ch = 0; ch < channels; ch += 16) {
-        __m512 best = load16AsF32(first + ch);
-        __m512i bestAt = _mm512_setzero_si512();
+      for (int64_t ch = 0; ch < channels; ch += 32) {
+        __m512i best = _mm512_loadu_si512(first + ch);
+        __m512i bestKey = orderKey(best), bestAt = zero;
+        __mmask32 bestNan = _mm512_cmpgt_epu16_mask(
+            _mm512_and_si512(best, magnitude), infinity);
         for (int32_t t = 1; t < taps; ++t) {
-          __m512 v =
-              load16AsF32(first + ((t / kw) * w + t % kw) * channels + ch);
-          __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-                           _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-          best = _mm512_mask_mov_ps(best, take, v);
-          bestAt = _mm512_mask_mov_epi32(bestAt, take, _mm512_set1_epi32(t));
+          const __m512i v = _mm512_loadu_si512(
+              first + ((t / kw) * w + t % kw) * channels + ch);
+          const __m512i k = orderKey(v);
+          const __mmask32 nan =
+              _mm512_cmpgt_epu16_mask(_mm512_and_si512(v, magnitude), infinity);
+          const __mmask32 take =
+              (_mm512_cmpgt_epi16_mask(k, bestKey) & ~bestNan) | nan;
+          best = _mm512_mask_mov_epi16(best, take, v);
+          bestKey = _mm512_mask_mov_epi16(bestKey, take, k);
+          bestAt = _mm512_mask_mov_epi16(
+              bestAt, take, _mm512_set1_epi16(static_cast<short>(t)));
+          bestNan = (bestNan & ~take) | (take & nan);
         }
         if (masks) {
-          const __mmask16 positive =
-              _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ);
+          const __mmask32 positive =
+              _mm512_cmpgt_epi16_mask(bestKey, zero) & ~bestNan;
           uint16_t *m =
               masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps;
-          for (int32_t t = 0; t < taps; ++t)
-            m[t] = static_cast<uint16_t>(
+          for (int32_t t = 0; t < taps; ++t) {
+            const __mmask32 pick =
                 positive &
-                _mm512_cmpeq_epi32_mask(bestAt, _mm512_set1_epi32(t)));
+                _mm512_cmpeq_epi16_mask(
+                    bestAt, _mm512_set1_epi16(static_cast<short>(t)));
+            m[t] = static_cast<uint16_t>(pick);
+            m[taps + t] = static_cast<uint16_t>(pick >> 16);
+          }
         }
-        // The maximum is one of y's bf16 values: its high half, a NaN
-        // quieted.
-        __m512i bits = _mm512_srli_epi32(_mm512_castps_si512(best), 16);
-        __mmask16 nan = _mm512_cmp_ps_mask(best, best, _CMP_UNORD_Q);
-        bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x40));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + ch),
-                            _mm512_cvtepi32_epi16(bits));
+        _mm512_storeu_si512(
+            out + ch,
+            _mm512_mask_mov_epi16(
+                best, bestNan, _mm512_or_si512(best, _mm512_set1_epi16(0x40))));
       }
     }
 }
