@@ -2708,8 +2708,9 @@ void CpuScheduler::planPoolTransposes() {
     fusedInto_[transpose] = -2;
     poolToNchw_[o] = {transpose, std::move(kernel)};
     // A bf16 conv before it may pool each image while its result is in
-    // cache (the result is still written for its other readers, such as
-    // the backward's window-masked pool gradient).
+    // cache (the result is still written for its other readers, unless
+    // the only other one is the window-masked pool gradient that takes the
+    // winners the step records instead: scheduleReluGradBiasPair).
     const int conv = producer_[op.inputs(0)];
     if (conv >= 0 && p_.ops(conv).kind() == "conv2d" &&
         p_.ops(conv).outputs_size() == 1 && fusedInto_[conv] == -1) {
