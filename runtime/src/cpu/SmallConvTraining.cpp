@@ -662,7 +662,8 @@ public:
     const int64_t pooledImage = pool_.oh * pool_.ow * g.cout;
     uint16_t *pooled = pooling ? out[1].data<uint16_t>() : nullptr;
     const bool record = pooling && masks_ && masks_->record;
-    if (record)
+    if (record &&
+        masks_->bits.size() < static_cast<size_t>(n * masks_->imageElements))
       masks_->bits.resize(n * masks_->imageElements);
     uint16_t *masks = record ? masks_->bits.data() : nullptr;
     if (record && masks_->skipResult)
