@@ -289,6 +289,23 @@ public:
       accumulateTiles(g, dt_.data(), xv_.data(), images, acc_.data());
     }
   }
+  void accumulateFromGrid(const uint16_t *x, const uint16_t *grid, int64_t n,
+                          int64_t gridImage, int64_t lead) override {
+    const Geometry &g = g_;
+    const int64_t xImage = g.h * g.w * g.cin;
+    for (int64_t i0 = 0; i0 < n; i0 += kGroup) {
+      const int64_t images = std::min(kGroup, n - i0);
+      for (int64_t i = 0; i < images; ++i) {
+        // Every position the products read, from position 0: whole blocks.
+        transposeRows(grid + (i0 + i) * gridImage + lead * g.cout, g.positions,
+                      g.cout, g.blocks, 0,
+                      dt_.data() + i * g.cout * g.blocks * 32);
+        interleaveImage(g, x + (i0 + i) * xImage,
+                        xv_.data() + i * 2 * g.pairRows * g.cin * 2);
+      }
+      accumulateTiles(g, dt_.data(), xv_.data(), images, acc_.data());
+    }
+  }
   void addInto(float *sums) const override {
     const Geometry &g = g_;
     const int64_t taps = g.kh * g.kw;
@@ -440,6 +457,17 @@ public:
                     g.ow * g.cout * sizeof(uint16_t));
       dataTiles(g, lead_, grid, packed_.data(), dx + i * dxImage);
     }
+  }
+  int64_t gridImage() const override {
+    return static_cast<int64_t>(grid_.size());
+  }
+  int64_t gridLead() const override { return lead_; }
+  void computeFromGrid(const uint16_t *grid, int64_t n, uint16_t *dx) override {
+    const Geometry &g = g_;
+    const int64_t dxImage = g.h * g.w * g.cin;
+    for (int64_t i = 0; i < n; ++i)
+      dataTiles(g, lead_, grid + i * gridImage(), packed_.data(),
+                dx + i * dxImage);
   }
 
 private:

@@ -35,6 +35,12 @@ public:
   virtual void reset() = 0;
   virtual void accumulate(const uint16_t *x, const uint16_t *dy, int64_t n) = 0;
   virtual void addInto(float *sums) const = 0;
+  // accumulate() with dy given on AmxDataGrad's grid (`gridImage` values
+  // an image, the rows `lead` rows down): its positions are those the
+  // products run over, so dy is transposed in whole aligned blocks.
+  virtual void accumulateFromGrid(const uint16_t *x, const uint16_t *grid,
+                                  int64_t n, int64_t gridImage,
+                                  int64_t lead) = 0;
 };
 std::unique_ptr<AmxFilterGrad>
 createAmxFilterGrad(const KernelConfig &filterGrad);
@@ -50,6 +56,14 @@ public:
   // writes the gradient of n images.
   virtual void setFilter(const uint16_t *filter) = 0;
   virtual void compute(const uint16_t *dy, int64_t n, uint16_t *dx) = 0;
+  // compute() from dy already on the grid the tiles read (the chunked
+  // step's pool gradient writes it there, saving the copy): per image
+  // gridImage() values, 64-byte aligned, dy row r at row gridLead() + r *
+  // W (W the source's width) and zeros everywhere else.
+  virtual int64_t gridImage() const = 0;
+  virtual int64_t gridLead() const = 0;
+  virtual void computeFromGrid(const uint16_t *grid, int64_t n,
+                               uint16_t *dx) = 0;
 };
 std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &dataGrad);
 
