@@ -424,6 +424,47 @@ TEST(Bf16OneDnn, AmxSmallConvPoolTranspose) {
   }
 }
 
+// bf16 2-D matmuls on gopt's own AMX tiles (AmxMatmul.cpp) against the
+// reference and oneDNN's (GOPT_AMX_MATMUL=0): each transpose of either
+// operand; op(A) over 2 MB (taken by 32-row blocks, 33 of them on two
+// threads) and under (by 32-column blocks: 9 of them, a group of 8 and one);
+// K in one chunk and in chunks of 256 and 64 (the sums kept in f32 between
+// them); an 8 MB result (stored past the caches).
+TEST(Bf16OneDnn, AmxMatmulBlocksAndTransposes) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  const bool amx =
+      __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
+  struct Case {
+    const char *name;
+    int64_t m, k, n;
+    bool ta, tb;
+  };
+  uint32_t seed = 4400;
+  for (const Case &c : {Case{"ByRowsTransposedB", 1056, 1024, 64, false, true},
+                        Case{"ByColumns", 96, 64, 288, false, false},
+                        Case{"ByColumnsStreamed", 512, 64, 8192, false, false},
+                        Case{"TransposedAChunks", 64, 320, 288, true, false},
+                        Case{"BothTransposed", 64, 96, 64, true, true}}) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> inputs = {
+        randomBf16(c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k}, seed++),
+        randomBf16(c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n}, seed++)};
+    AttrMap attrs;
+    if (c.ta)
+      attrs["transpose_a"] = boolAttr(true);
+    if (c.tb)
+      attrs["transpose_b"] = boolAttr(true);
+    const OutSpec out = {BF16, {c.m, c.n}};
+    auto [ref, cpu] =
+        runBoth("matmul", attrs, inputs, out, {}, amx ? "amx" : "onednn");
+    expectCloseBf16(ref, cpu);
+    setenv("GOPT_AMX_MATMUL", "0", 1);
+    auto [ref2, onednn] = runBoth("matmul", attrs, inputs, out, {}, "onednn");
+    unsetenv("GOPT_AMX_MATMUL");
+    expectCloseBf16(onednn, cpu);
+  }
+}
+
 TEST(Bf16OneDnn, MatmulPackedConstantAndVariableOperands) {
   SKIP_WITHOUT_ONEDNN_BF16();
   // A constant B is packed once; runPlan runs twice, so the packed copy

@@ -1819,6 +1819,124 @@ TEST(TrainingSchemas, RequiredAttributesAndCountsAreChecked) {
       << r.status().toString();
 }
 
+// The MNIST CNN's bf16 32->64 layer and its pool in a training step: the
+// fused AMX conv + pool step records each window's winners and the chunked
+// pool + conv gradient scatters dy by them without reading the conv's
+// result (which it then does not write). Against GOPT_POOL_WINNER_MASK=0
+// (the winners found in the conv's result again): every result the same
+// bits; and close to the reference. Integer operands (the conv's sums
+// exact: many ties in the windows, zeros and negatives that the relu after
+// the pool stops), a NaN in g, a batch of 5 in chunks of 2, 2 and 1, two
+// runs of one session; with the conv's relu or not, with the conv's
+// result a graph output too (then written), and with a NaN in the source
+// (NaN windows: only the same bits, the reference's sums are NaN too).
+// Also the same bits as with the pool a step of its own
+// (GOPT_AMX_CONV_POOL=0: FastKernels.cpp's pool and the compares in x).
+TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    bool relu, convOutput, nan;
+  };
+  const bool amx = __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("amx-tile") &&
+                   __builtin_cpu_supports("amx-bf16");
+  const std::string chunked = "relu_grad+max_pool_grad+conv2d_backprop_input+"
+                              "conv2d_backprop_filter+reduce_sum";
+  uint32_t seed = 3990;
+  for (const Case &c :
+       {Case{"Plain", false, false, false}, Case{"Relu", true, false, false},
+        Case{"ConvIsAnOutput", false, true, false},
+        Case{"NaNInTheSource", false, false, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, cin = 32, cout = 64;
+    Shape src = {n, 10, 10, cin}, filter = {3, 3, cin, cout},
+          x = {n, 8, 8, cout}, pooled = {n, 4, 4, cout},
+          pooledNchw = {n, cout, 4, 4};
+    auto integers = [&](const Shape &shape) {
+      Tensor t = randomF32(shape, seed++);
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.data<float>()[i] = std::round(t.data<float>()[i] * 1.4f);
+      return t;
+    };
+    Tensor gv = randomF32(pooledNchw, seed++);
+    gv.data<float>()[21] = NAN;
+    Tensor sv = integers(src);
+    if (c.nan) // image 1, row 4, column 5, channel 3
+      sv.data<float>()[((1 * 10 + 4) * 10 + 5) * cin + 3] = NAN;
+    std::vector<Tensor> inputs = {toBf16(sv), toBf16(integers(filter)),
+                                  integers({cout}), toBf16(gv)};
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    PlanBuilder b("conv_pool_grads");
+    int si = b.addInput("src", BF16, src);
+    int fi = b.addInput("filter", BF16, filter);
+    int bi = b.addInput("bias", F32, {cout});
+    int gi = b.addInput("g", BF16, pooledNchw);
+    int xi = c.convOutput ? b.addOutput("x", BF16, x)
+                          : b.addIntermediate("x", BF16, x);
+    int y = b.addIntermediate("y", BF16, pooled);
+    int yt = b.addOutput("yt", BF16, pooledNchw);
+    int gt = b.addIntermediate("gt", BF16, pooled);
+    int dy = b.addIntermediate("dy", BF16, pooled);
+    int dx = b.addIntermediate("dx", BF16, x);
+    int ds = b.addOutput("dsrc", BF16, src);
+    int df = b.addOutput("dfilter", BF16, filter);
+    int db = b.addOutput("db", BF16, {cout});
+    AttrMap conv;
+    if (c.relu)
+      conv["activation"] = stringAttr("relu");
+    b.addOp("conv2d", "conv", {si, fi, bi}, {xi}, conv);
+    b.addOp("max_pool", "pool", {xi}, {y}, pool);
+    b.addOp("transpose", "pool/t", {y}, {yt},
+            {{"perm", intsAttr({0, 3, 1, 2})}});
+    b.addOp("transpose", "pool/grad/t", {gi}, {gt},
+            {{"perm", intsAttr({0, 2, 3, 1})}});
+    b.addOp("relu_grad", "relu/grad", {gt, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias/grad", {dy}, {db},
+            {{"axes", intsAttr({0, 1, 2})}});
+    b.addOp("conv2d_backprop_input", "conv/grad", {dx, fi}, {ds},
+            {{"input_shape", intsAttr({-1, 10, 10, cin})}});
+    b.addOp("conv2d_backprop_filter", "conv/grad", {si, dx}, {df},
+            {{"filter_shape", intsAttr(filter)}});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) in bf16.
+    const int64_t imageBytes = 2 * 2 * (8 * 8 * cout + 10 * 10 * cin);
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB",
+           std::to_string(2 * imageBytes / 1024 + 1).c_str(), 1);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult masked = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_POOL_WINNER_MASK", "0", 1);
+    RunResult fromX = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_POOL_WINNER_MASK");
+    setenv("GOPT_AMX_CONV_POOL", "0", 1); // the pool a step of its own
+    RunResult separate = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_AMX_CONV_POOL");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    if (amx) {
+      EXPECT_EQ(kinds(masked).count("conv2d+max_pool+transpose"), 1u);
+      EXPECT_EQ(kinds(masked).count(chunked), 1u);
+    }
+    ASSERT_EQ(masked.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(fromX.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(separate.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      const Tensor &a = masked.outputs[i], &w = fromX.outputs[i],
+                   &p = separate.outputs[i];
+      ASSERT_EQ(a.byteSize(), w.byteSize());
+      ASSERT_EQ(a.byteSize(), p.byteSize());
+      EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
+      EXPECT_EQ(std::memcmp(a.data(), p.data(), a.byteSize()), 0);
+      if (!c.nan)
+        expectClose(toF32(a), toF32(ref.outputs[i]), 2e-2,
+                    "against the reference");
+    }
+  }
+}
+
 } // namespace
 
 // A plain-layout (NHWC) conv2d whose result only a residual add reads, and

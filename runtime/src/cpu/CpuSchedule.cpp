@@ -322,6 +322,12 @@ private:
   // bf16 conv2d op -> {its max_pool in poolToNchw_, the AMX conv + pool +
   // transpose kernel} (SmallConvTraining.cpp).
   std::unordered_map<int, std::pair<int, std::unique_ptr<Kernel>>> convPool_;
+  // The pool winners those kernels record for the pool's gradient: by conv
+  // op until its step is made, then by the conv's result with the pool op
+  // (PoolWinnerMasks).
+  std::unordered_map<int, std::shared_ptr<cpu::PoolWinnerMasks>> convMasks_;
+  std::unordered_map<int, std::pair<int, std::shared_ptr<cpu::PoolWinnerMasks>>>
+      poolMasks_;
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -2701,14 +2707,22 @@ void CpuScheduler::planPoolTransposes() {
     fusedInto_[transpose] = -2;
     poolToNchw_[o] = {transpose, std::move(kernel)};
     // A bf16 conv before it may pool each image while its result is in
-    // cache (the result is still written for its other readers, such as
-    // the backward's window-masked pool gradient).
+    // cache (the result is still written for its other readers, unless
+    // the only other one is the window-masked pool gradient that takes the
+    // winners the step records instead: scheduleReluGradBiasPair).
     const int conv = producer_[op.inputs(0)];
     if (conv >= 0 && p_.ops(conv).kind() == "conv2d" &&
-        p_.ops(conv).outputs_size() == 1 && fusedInto_[conv] == -1)
+        p_.ops(conv).outputs_size() == 1 && fusedInto_[conv] == -1) {
+      auto masks = cpu::poolWinnerMaskEnabled()
+                       ? std::make_shared<cpu::PoolWinnerMasks>()
+                       : nullptr;
       if (std::unique_ptr<Kernel> fused = cpu::createAmxConvMaxPoolToNchw(
-              makeKernelConfig(in_, conv), makeKernelConfig(in_, o)))
+              makeKernelConfig(in_, conv), makeKernelConfig(in_, o), masks)) {
         convPool_[conv] = {o, std::move(fused)};
+        if (masks)
+          convMasks_[conv] = std::move(masks);
+      }
+    }
   }
 }
 
@@ -2763,17 +2777,32 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
         dtype(p_.ops(firstBias).outputs(0)) == dtype(dsrc) &&
         shape(p_.ops(firstRelu).inputs(1)) == shape(dsrc))
       firstConfig = makeKernelConfig(in_, firstGrad);
+    // The winners of the pool the fused conv + pool step ran on x.
+    std::shared_ptr<cpu::PoolWinnerMasks> masks;
+    if (auto m = poolMasks_.find(gradientOp.inputs(0));
+        windowMask && m != poolMasks_.end())
+      masks = m->second.second;
     std::unique_ptr<Kernel> chunked;
     if (firstConfig)
       chunked = cpu::createChunkedPoolConvGrad(
           config, makeKernelConfig(in_, dataGrad),
           makeKernelConfig(in_, filterGrad), gradNchw, windowMask,
-          &*firstConfig);
+          &*firstConfig, masks);
     if (!chunked) {
       firstRelu = firstGrad = firstBias = -1;
       chunked = cpu::createChunkedPoolConvGrad(
           config, makeKernelConfig(in_, dataGrad),
-          makeKernelConfig(in_, filterGrad), gradNchw, windowMask);
+          makeKernelConfig(in_, filterGrad), gradNchw, windowMask, nullptr,
+          masks);
+    }
+    // Read by the fused pool (its step) and this gradient alone, which
+    // takes the winners instead, the conv's result need not be written.
+    if (chunked && masks && masks->record &&
+        isIntermediate(gradientOp.inputs(0))) {
+      bool others = false;
+      for (int c : consumers_[gradientOp.inputs(0)])
+        others |= c != gradient && c != poolMasks_[gradientOp.inputs(0)].first;
+      masks->skipResult = !others;
     }
     if (chunked)
       kernel = std::move(chunked);
@@ -3206,6 +3235,8 @@ Status CpuScheduler::build() {
               op.name() + "+" + p_.ops(pool).name() + "+" + transpose.name(),
               "conv2d+max_pool+transpose");
       plainReady_[op.outputs(0)] = plainReady_[result] = true;
+      if (auto m = convMasks_.find(o); m != convMasks_.end())
+        poolMasks_[op.outputs(0)] = {pool, m->second};
       poolToNchw_.erase(pool);
       fusedInto_[pool] = -2;
       continue;

@@ -16,7 +16,11 @@
 
 #include "gopt/runtime/Kernel.h"
 
+#include <memory>
+
 namespace gopt::runtime::cpu {
+
+struct PoolWinnerMasks; // SmallConvTraining.h
 
 // True for unary relu/relu6/clip and binary add/sub/mul: ops that map zeros
 // to zero, so they may run over a blocked layout's padded channels too.
@@ -85,10 +89,14 @@ createOptimizerUpdateBf16Grad(const KernelConfig &update);
 // conv's source, the first layer's source and relu output; outputs the
 // filter's and bias's gradients, then the first layer's (the source's
 // gradient is never stored). Null with GOPT_CHUNKED_FIRST_CONV_GRAD=0.
+// With `masks` (bf16, the window mask), the pool's gradient scatters dy by
+// the winners the fused conv + pool step records there and does not read
+// x; they are ignored where their layout is not this pool's.
 std::unique_ptr<Kernel> createChunkedPoolConvGrad(
     const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
     const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
-    const KernelConfig *firstGrad = nullptr);
+    const KernelConfig *firstGrad = nullptr,
+    std::shared_ptr<PoolWinnerMasks> masks = nullptr);
 // False when GOPT_CHUNKED_FIRST_CONV_GRAD=0.
 bool firstChunkEnabled();
 

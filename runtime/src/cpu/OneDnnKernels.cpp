@@ -12,6 +12,7 @@
 // no bf16 implementation at all.
 //
 //===----------------------------------------------------------------------===//
+#include "AmxMatmul.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
 #include "ElementLoops.h"
@@ -843,6 +844,9 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type == DataType::undef || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<Kernel>();
+    // bf16 dense layers on gopt's AMX tiles (AmxMatmul.h).
+    if (std::unique_ptr<Kernel> amx = cpu::createAmxMatmul(c))
+      return amx;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(

@@ -27,6 +27,11 @@ namespace gopt::runtime::cpu {
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &) { return false; }
 void maxPoolGradRowsAvx512(const PoolWindows &, const uint16_t *,
                            const uint16_t *, uint16_t *, float *) {}
+bool maxPoolMaskReluBiasGradBf16(const PoolWindows &, const uint16_t *,
+                                 const uint16_t *, uint16_t *, double *,
+                                 float *) {
+  return false;
+}
 #else
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &g) {
   const char *setting = std::getenv("GOPT_MAX_POOL_GRAD_AVX512");
@@ -113,6 +118,66 @@ GOPT_AVX512BW void maxPoolGradRowsAvx512(const PoolWindows &g,
     }
   }
   emitRowsBefore(g.h);
+}
+
+// Per window and 32 channels (16 where c is an odd multiple of 16): dy
+// (NaNs quieted as passGradient) masked by each tap's winners, stored at
+// the tap, and added to the row's sums under the union of the masks (the
+// lanes the relu passed): the scatter of maxPoolReluBiasGradImage without
+// its compares of x.
+GOPT_AVX512BW bool maxPoolMaskReluBiasGradBf16(const PoolWindows &g,
+                                               const uint16_t *masks,
+                                               const uint16_t *pdy,
+                                               uint16_t *pdx, double *bias,
+                                               float *rowSums) {
+  if (g.c % 16 != 0 || g.c <= 0 || !avx512bwSupported())
+    return false;
+  const int64_t channels = g.c, kw = g.kw, rowStride = g.w * g.c;
+  const int64_t taps = g.kh * g.kw, wide = channels / 32 * 32;
+  const __m512i magnitude = _mm512_set1_epi16(0x7fff),
+                infinity = _mm512_set1_epi16(0x7f80),
+                quietBit = _mm512_set1_epi16(0x40);
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    std::fill(rowSums, rowSums + channels, 0.0f);
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t base = oh * g.kh * rowStride + ow * kw * channels;
+      const int64_t pooled = (oh * g.ow + ow) * channels;
+      const uint16_t *m = masks + (oh * g.ow + ow) * (channels / 16) * taps;
+      for (int64_t ch = 0; ch < channels; ch += 32, m += 2 * taps) {
+        // The last 16 channels of an odd count of 16: the upper half off.
+        const __mmask32 lanes = ch < wide ? ~__mmask32(0) : 0xffffu;
+        __m512i d = _mm512_maskz_loadu_epi16(lanes, pdy + pooled + ch);
+        const __mmask32 nan =
+            _mm512_cmpgt_epu16_mask(_mm512_and_si512(d, magnitude), infinity);
+        d = _mm512_mask_mov_epi16(d, nan, _mm512_or_si512(d, quietBit));
+        __mmask32 passed = 0;
+        uint16_t *out = pdx + base + ch;
+        for (int64_t t = 0; t < taps; ++t) {
+          const __mmask32 pick =
+              m[t] | (ch < wide ? __mmask32(m[taps + t]) << 16 : 0);
+          passed |= pick;
+          _mm512_mask_storeu_epi16(out + (t / kw) * rowStride +
+                                       (t % kw) * channels,
+                                   lanes, _mm512_maskz_mov_epi16(pick, d));
+        }
+        const __m512i kept = _mm512_maskz_mov_epi16(passed, d);
+        const __m512
+            lo = _mm512_castsi512_ps(_mm512_slli_epi32(
+                _mm512_cvtepu16_epi32(_mm512_castsi512_si256(kept)), 16)),
+            hi = _mm512_castsi512_ps(_mm512_slli_epi32(
+                _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(kept, 1)), 16));
+        _mm512_storeu_ps(rowSums + ch,
+                         _mm512_add_ps(_mm512_loadu_ps(rowSums + ch), lo));
+        if (ch < wide)
+          _mm512_storeu_ps(
+              rowSums + ch + 16,
+              _mm512_add_ps(_mm512_loadu_ps(rowSums + ch + 16), hi));
+      }
+    }
+    for (int64_t ch = 0; ch < channels; ++ch)
+      bias[ch] += rowSums[ch];
+  }
+  return true;
 }
 #endif
 

@@ -28,6 +28,19 @@ bool maxPoolGradRowsAvx512Applies(const PoolWindows &g);
 void maxPoolGradRowsAvx512(const PoolWindows &g, const uint16_t *x,
                            const uint16_t *dy, uint16_t *dx, float *acc);
 
+// max_pool_grad(x, relu_grad(g, max_pool(x))) of one NHWC bf16 image of
+// windows that tile it from the top left (kernel = strides, unpadded), and
+// relu_grad's per-channel sums added to `bias`, from the winners the fused
+// conv + pool step recorded (`masks`, one image of PoolWinnerMasks in
+// SmallConvTraining.h) instead of x: the same bits as the fused pool
+// gradient that finds them in x (TrainingKernels.cpp), dy quieted where a
+// NaN, the sums in f32 per pooled row added to the doubles. Writes every
+// dx element a window covers (the caller zeroes the rest); `rowSums`: c
+// floats. False (nothing done) without AVX-512BW or unless c % 16 == 0.
+bool maxPoolMaskReluBiasGradBf16(const PoolWindows &g, const uint16_t *masks,
+                                 const uint16_t *dy, uint16_t *dx, double *bias,
+                                 float *rowSums);
+
 } // namespace gopt::runtime::cpu
 
 #endif // GOPT_RUNTIME_SRC_CPU_POOLGRADBF16_H

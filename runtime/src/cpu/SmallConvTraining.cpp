@@ -289,6 +289,23 @@ public:
       accumulateTiles(g, dt_.data(), xv_.data(), images, acc_.data());
     }
   }
+  void accumulateFromGrid(const uint16_t *x, const uint16_t *grid, int64_t n,
+                          int64_t gridImage, int64_t lead) override {
+    const Geometry &g = g_;
+    const int64_t xImage = g.h * g.w * g.cin;
+    for (int64_t i0 = 0; i0 < n; i0 += kGroup) {
+      const int64_t images = std::min(kGroup, n - i0);
+      for (int64_t i = 0; i < images; ++i) {
+        // Every position the products read, from position 0: whole blocks.
+        transposeRows(grid + (i0 + i) * gridImage + lead * g.cout, g.positions,
+                      g.cout, g.blocks, 0,
+                      dt_.data() + i * g.cout * g.blocks * 32);
+        interleaveImage(g, x + (i0 + i) * xImage,
+                        xv_.data() + i * 2 * g.pairRows * g.cin * 2);
+      }
+      accumulateTiles(g, dt_.data(), xv_.data(), images, acc_.data());
+    }
+  }
   void addInto(float *sums) const override {
     const Geometry &g = g_;
     const int64_t taps = g.kh * g.kw;
@@ -441,6 +458,17 @@ public:
       dataTiles(g, lead_, grid, packed_.data(), dx + i * dxImage);
     }
   }
+  int64_t gridImage() const override {
+    return static_cast<int64_t>(grid_.size());
+  }
+  int64_t gridLead() const override { return lead_; }
+  void computeFromGrid(const uint16_t *grid, int64_t n, uint16_t *dx) override {
+    const Geometry &g = g_;
+    const int64_t dxImage = g.h * g.w * g.cin;
+    for (int64_t i = 0; i < n; ++i)
+      dataTiles(g, lead_, grid + i * gridImage(), packed_.data(),
+                dx + i * dxImage);
+  }
 
 private:
   Geometry g_;
@@ -454,7 +482,8 @@ private:
 // with the roles of the channels swapped), B = the filter per tap with pairs
 // of input channels interleaved. Each 32x32 block of y (32 positions by 32
 // output channels) sums all taps in four f32 tiles; the bias and relu are
-// added from f32 and the result rounded once. Blocks whose rows would read
+// added from f32 and the result rounded once (into y unless y is null,
+// and into `local` if given). Blocks whose rows would read
 // past the image (the last taps of the last blocks) read `tail`, a copy of
 // x from position tailFirst on with zeros after it; positions past OW are
 // computed and dropped.
@@ -474,7 +503,7 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
   alignas(64) float block[32 * 32];
   const __m512 zero = _mm512_setzero_ps();
   const bool stream =
-      reinterpret_cast<uintptr_t>(y) % 64 == 0 && g.cout % 32 == 0;
+      y && reinterpret_cast<uintptr_t>(y) % 64 == 0 && g.cout % 32 == 0;
   const int64_t prefetchBytes =
       (g.h * g.w * g.cin * 2 / (g.positions / 32) + 63) / 64 * 64;
   // 32 output channels at a time over all positions: their filter (18 KiB
@@ -533,15 +562,15 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
         // Rounded to nearest even as fromF32 (denormal sums, which
         // VCVTNE2PS2BF16 flushes to zero, aside).
         const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-        uint16_t *out = y + (oh * g.ow + ow) * g.cout + o;
+        const int64_t at = (oh * g.ow + ow) * g.cout + o;
         // Whole aligned lines bypass the cache: the result goes to memory
         // anyway (75 MB at batch 1024), and the lines are not read first.
         if (stream)
-          _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
-        else
-          _mm512_storeu_si512(out, v);
+          _mm512_stream_si512(reinterpret_cast<__m512i *>(y + at), v);
+        else if (y)
+          _mm512_storeu_si512(y + at, v);
         if (local)
-          _mm512_storeu_si512(local + (out - y), v);
+          _mm512_storeu_si512(local + at, v);
       }
     }
   _tile_release();
@@ -552,31 +581,70 @@ forwardTiles(const Geometry &g, const uint16_t *x, const uint16_t *tail,
 }
 
 // y's max_pool over windows of kh x kw with strides kh x kw from the top
-// left (oh x ow of them), 16 channels a vector, the f32 compares and the
-// NaN rule of FastKernels.cpp's tiled NHWC pool (the same bits).
+// left (oh x ow of them), 32 channels a vector (channels a multiple of
+// 32), the same bits as FastKernels.cpp's tiled NHWC pool: each bf16 value
+// compared as the int16 key +-magnitude (the order of the floats, -0 and
+// +0 equal), the first maximum winning, a NaN winning over anything and
+// only a later NaN over it (the f32 compares' rule), the winner's bits the
+// result (a NaN quieted). With `masks`, each window's winners as
+// PoolWinnerMasks records them: the tap index as the gradient's
+// windowWinners16 (TrainingKernels.cpp) finds it, and the maximum > 0.
+// bf16 bits -> int16 keys ordered as the values (+-magnitude).
+GOPT_AMX inline __m512i orderKey(__m512i v) {
+  const __m512i m = _mm512_and_si512(v, _mm512_set1_epi16(0x7fff));
+  return _mm512_mask_sub_epi16(m, _mm512_movepi16_mask(v),
+                               _mm512_setzero_si512(), m);
+}
+
 GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
                            int64_t oh, int64_t ow, int64_t kh, int64_t kw,
-                           uint16_t *pooled) {
+                           uint16_t *pooled, uint16_t *masks) {
+  const int32_t taps = static_cast<int32_t>(kh * kw);
+  const __m512i magnitude = _mm512_set1_epi16(0x7fff),
+                infinity = _mm512_set1_epi16(0x7f80),
+                zero = _mm512_setzero_si512();
+
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
       const uint16_t *first = y + (i * kh * w + j * kw) * channels;
       uint16_t *out = pooled + (i * ow + j) * channels;
-      for (int64_t ch = 0; ch < channels; ch += 16) {
-        __m512 best = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-        for (int64_t r = 0; r < kh; ++r)
-          for (int64_t s = 0; s < kw; ++s) {
-            __m512 v = load16AsF32(first + (r * w + s) * channels + ch);
-            __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-                             _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-            best = _mm512_mask_mov_ps(best, take, v);
+      for (int64_t ch = 0; ch < channels; ch += 32) {
+        __m512i best = _mm512_loadu_si512(first + ch);
+        __m512i bestKey = orderKey(best), bestAt = zero;
+        __mmask32 bestNan = _mm512_cmpgt_epu16_mask(
+            _mm512_and_si512(best, magnitude), infinity);
+        for (int32_t t = 1; t < taps; ++t) {
+          const __m512i v = _mm512_loadu_si512(
+              first + ((t / kw) * w + t % kw) * channels + ch);
+          const __m512i k = orderKey(v);
+          const __mmask32 nan =
+              _mm512_cmpgt_epu16_mask(_mm512_and_si512(v, magnitude), infinity);
+          const __mmask32 take =
+              (_mm512_cmpgt_epi16_mask(k, bestKey) & ~bestNan) | nan;
+          best = _mm512_mask_mov_epi16(best, take, v);
+          bestKey = _mm512_mask_mov_epi16(bestKey, take, k);
+          bestAt = _mm512_mask_mov_epi16(
+              bestAt, take, _mm512_set1_epi16(static_cast<short>(t)));
+          bestNan = (bestNan & ~take) | (take & nan);
+        }
+        if (masks) {
+          const __mmask32 positive =
+              _mm512_cmpgt_epi16_mask(bestKey, zero) & ~bestNan;
+          uint16_t *m =
+              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps;
+          for (int32_t t = 0; t < taps; ++t) {
+            const __mmask32 pick =
+                positive &
+                _mm512_cmpeq_epi16_mask(
+                    bestAt, _mm512_set1_epi16(static_cast<short>(t)));
+            m[t] = static_cast<uint16_t>(pick);
+            m[taps + t] = static_cast<uint16_t>(pick >> 16);
           }
-        // The maximum is one of y's bf16 values: its high half, a NaN
-        // quieted.
-        __m512i bits = _mm512_srli_epi32(_mm512_castps_si512(best), 16);
-        __mmask16 nan = _mm512_cmp_ps_mask(best, best, _CMP_UNORD_Q);
-        bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x40));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + ch),
-                            _mm512_cvtepi32_epi16(bits));
+        }
+        _mm512_storeu_si512(
+            out + ch,
+            _mm512_mask_mov_epi16(
+                best, bestNan, _mm512_or_si512(best, _mm512_set1_epi16(0x40))));
       }
     }
 }
@@ -589,9 +657,13 @@ GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
 class AmxConvForwardKernel : public Kernel {
 public:
   AmxConvForwardKernel(const Geometry &g, bool hasBias, DType biasType,
-                       bool relu, PoolAfterConv pool = {})
-      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu),
-        pool_(pool) {
+                       bool relu, PoolAfterConv pool = {},
+                       std::shared_ptr<PoolWinnerMasks> masks = nullptr)
+      : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu), pool_(pool),
+        masks_(std::move(masks)) {
+    if (masks_)
+      masks_->imageElements =
+          pool.oh * pool.ow * (g.cout / 16) * pool.kh * pool.kw;
     packed_.resize(g.kh * g.kw * g.cin * g.cout);
     bias_.assign(g.cout, 0.0f);
     maxOffset_ = (g.kh - 1) * g.w + g.kw - 1;
@@ -617,6 +689,13 @@ public:
     const bool pooling = pool_.kh > 0;
     const int64_t pooledImage = pool_.oh * pool_.ow * g.cout;
     uint16_t *pooled = pooling ? out[1].data<uint16_t>() : nullptr;
+    const bool record = pooling && masks_ && masks_->record;
+    if (record &&
+        masks_->bits.size() < static_cast<size_t>(n * masks_->imageElements))
+      masks_->bits.resize(n * masks_->imageElements);
+    uint16_t *masks = record ? masks_->bits.data() : nullptr;
+    if (record && masks_->skipResult)
+      y = nullptr;
 #pragma omp parallel if (n > 1)
     {
       AlignedBuffer<uint16_t> tail, local, nhwc;
@@ -632,12 +711,13 @@ public:
           std::memcpy(tail.data(), image + tailFirst_ * g.cin,
                       copied * g.cin * sizeof(uint16_t));
         forwardTiles(g, image, tail.data(), tailFirst_, packed_.data(),
-                     bias_.data(), relu_, y + i * yImage,
+                     bias_.data(), relu_, y ? y + i * yImage : nullptr,
                      i + 1 < n ? image + xImage : nullptr,
                      pooling ? local.data() : nullptr);
         if (pooling) {
           maxPoolImage(local.data(), g.ow, g.cout, pool_.oh, pool_.ow, pool_.kh,
-                       pool_.kw, nhwc.data());
+                       pool_.kw, nhwc.data(),
+                       masks ? masks + i * masks_->imageElements : nullptr);
           transposeMatrix16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
                             pooled + i * pooledImage);
         }
@@ -649,7 +729,8 @@ public:
     return pool_.kh > 0 ? "amx+pool" : "amx";
   }
   size_t workspaceBytes() const override {
-    return packed_.size() * 2 + bias_.size() * 4;
+    return packed_.size() * 2 + bias_.size() * 4 +
+           (masks_ ? masks_->bits.size() * 2 : 0);
   }
 
 private:
@@ -674,6 +755,7 @@ private:
   DType biasType_;
   bool relu_;
   PoolAfterConv pool_;
+  std::shared_ptr<PoolWinnerMasks> masks_;
   int64_t maxOffset_ = 0, tailFirst_ = 0, tailRows_ = 0;
   AlignedBuffer<uint16_t> packed_;
   std::vector<float> bias_;
@@ -785,8 +867,9 @@ bool amxConvForwardEnabled() {
 }
 
 namespace {
-std::unique_ptr<Kernel> makeAmxConvForward(const KernelConfig &c,
-                                           PoolAfterConv pool) {
+std::unique_ptr<Kernel>
+makeAmxConvForward(const KernelConfig &c, PoolAfterConv pool,
+                   std::shared_ptr<PoolWinnerMasks> masks = nullptr) {
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
   if (!amxConvForwardEnabled() ||
       (c.inputShapes.size() != 2 && c.inputShapes.size() != 3) ||
@@ -808,11 +891,12 @@ std::unique_ptr<Kernel> makeAmxConvForward(const KernelConfig &c,
   if (!g || (hasBias &&
              (c.inputShapes[2].size() != 1 || c.inputShapes[2][0] != g->cout)))
     return nullptr;
-  return std::make_unique<AmxConvForwardKernel>(*g, hasBias, biasType,
-                                                activation == "relu", pool);
+  return std::make_unique<AmxConvForwardKernel>(
+      *g, hasBias, biasType, activation == "relu", pool, std::move(masks));
 #else
   (void)c;
   (void)pool;
+  (void)masks;
   return nullptr;
 #endif
 }
@@ -827,8 +911,14 @@ bool amxConvPoolEnabled() {
   return !setting || std::strcmp(setting, "0") != 0;
 }
 
-std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
-                                                   const KernelConfig &pool) {
+bool poolWinnerMaskEnabled() {
+  const char *setting = std::getenv("GOPT_POOL_WINNER_MASK");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
+std::unique_ptr<Kernel>
+createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
+                           std::shared_ptr<PoolWinnerMasks> masks) {
   if (!amxConvPoolEnabled() || pool.inputShapes.size() != 1 ||
       pool.outputShapes.size() != 1 || conv.outputShapes.size() != 1 ||
       pool.inputShapes[0] != conv.outputShapes[0] ||
@@ -852,7 +942,7 @@ std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
       y[2] < 1)
     return nullptr;
   p.oh = y[1], p.ow = y[2];
-  return makeAmxConvForward(conv, p);
+  return makeAmxConvForward(conv, p, std::move(masks));
 }
 
 } // namespace gopt::runtime::cpu

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace gopt::runtime::cpu {
 
@@ -34,6 +35,12 @@ public:
   virtual void reset() = 0;
   virtual void accumulate(const uint16_t *x, const uint16_t *dy, int64_t n) = 0;
   virtual void addInto(float *sums) const = 0;
+  // accumulate() with dy given on AmxDataGrad's grid (`gridImage` values
+  // an image, the rows `lead` rows down): its positions are those the
+  // products run over, so dy is transposed in whole aligned blocks.
+  virtual void accumulateFromGrid(const uint16_t *x, const uint16_t *grid,
+                                  int64_t n, int64_t gridImage,
+                                  int64_t lead) = 0;
 };
 std::unique_ptr<AmxFilterGrad>
 createAmxFilterGrad(const KernelConfig &filterGrad);
@@ -49,6 +56,14 @@ public:
   // writes the gradient of n images.
   virtual void setFilter(const uint16_t *filter) = 0;
   virtual void compute(const uint16_t *dy, int64_t n, uint16_t *dx) = 0;
+  // compute() from dy already on the grid the tiles read (the chunked
+  // step's pool gradient writes it there, saving the copy): per image
+  // gridImage() values, 64-byte aligned, dy row r at row gridLead() + r *
+  // W (W the source's width) and zeros everywhere else.
+  virtual int64_t gridImage() const = 0;
+  virtual int64_t gridLead() const = 0;
+  virtual void computeFromGrid(const uint16_t *grid, int64_t n,
+                               uint16_t *dx) = 0;
 };
 std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &dataGrad);
 
@@ -62,6 +77,24 @@ bool amxConvForwardEnabled();
 // Parallel over the images. Null elsewhere (the caller keeps oneDNN).
 std::unique_ptr<Kernel> createAmxConvForward(const KernelConfig &conv);
 
+// False when GOPT_POOL_WINNER_MASK=0 (the pool's gradient finds each
+// window's winner in the conv's result again, for comparing).
+bool poolWinnerMaskEnabled();
+// A max_pool's winners per window as the fused conv + pool step records
+// them for the pool's gradient (PoolGradBf16.h reads them): per image,
+// pooled pixel (row-major) and 16 channels, kh * kw masks of 16 bits, bit
+// i of mask t set where channel i's first maximum (a NaN winning, the last
+// NaN) is tap t of the window (row-major) and that maximum is > 0 (the
+// relu after the pool passes its gradient). 4 bits per pooled value of a
+// 2x2 pool: 4.7 MB at the MNIST CNN's batch 1024 instead of re-reading
+// the conv's 75 MB result.
+struct PoolWinnerMasks {
+  std::vector<uint16_t> bits;
+  int64_t imageElements = 0; // uint16 masks per image
+  bool record = false;       // a gradient step reads them
+  bool skipResult = false;   // nothing reads the conv's result
+};
+
 // False when GOPT_AMX_CONV_POOL=0 (the pool runs as a step of its own).
 bool amxConvPoolEnabled();
 // The AMX convolution above followed by a max_pool of its result whose
@@ -72,8 +105,15 @@ bool amxConvPoolEnabled();
 // cache (the separate pool step read the whole result back from memory:
 // 75 MB per MNIST CNN step at batch 1024). Null where either does not
 // apply.
-std::unique_ptr<Kernel> createAmxConvMaxPoolToNchw(const KernelConfig &conv,
-                                                   const KernelConfig &pool);
+//
+// With `masks`, each window's winner is also recorded there (while the
+// window is in registers) when `masks->record` is set, for the pool's
+// gradient to scatter dy without reading the conv's result back; with
+// `masks->skipResult` also set the conv's NHWC result is not written (the
+// schedule sets it where nothing else reads it).
+std::unique_ptr<Kernel>
+createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
+                           std::shared_ptr<PoolWinnerMasks> masks = nullptr);
 
 } // namespace gopt::runtime::cpu
 

@@ -1394,7 +1394,7 @@ public:
 #pragma omp for schedule(static)
       for (int64_t item = 0; item < g.n; ++item) {
         T *pdx = dx + item * xSize;
-        if (remainder) // elements no window covers
+        if (remainder && !gridImage_) // elements no window covers
           std::fill(pdx, pdx + xSize, static_cast<T>(0));
         const T *pg = gr + item * ySize;
         if (gradNchw_) {
@@ -1402,6 +1402,15 @@ public:
           pg = nhwc.data();
         }
         const T *py = y ? y + item * ySize : nullptr;
+        if constexpr (std::is_same_v<T, uint16_t>)
+          if (masks_ &&
+              cpu::maxPoolMaskReluBiasGradBf16(
+                  {g.h, gridImage_ ? gridWidth_ : g.w, g.c, g.oh, g.ow, g.kh,
+                   g.kw, g.sh, g.sw, g.padTop, g.padLeft},
+                  masks_ + item * maskImage_, pg,
+                  gridImage_ ? dx + item * gridImage_ + gridLead_ * g.c : pdx,
+                  bias, rowSums.data()))
+            continue;
         if (stream)
           maxPoolReluBiasGradImage<T, true>(g, x + item * xSize, pg, py, pdx,
                                             bias, rowSums.data());
@@ -1428,6 +1437,22 @@ public:
   // The bias sums are added into `sums` (channels doubles) instead of
   // written to the second result (the chunked step's running sums).
   void addBiasSumsInto(double *sums) { biasSums_ = sums; }
+  // bf16 with the window mask: the winners the fused conv + pool step
+  // recorded (PoolWinnerMasks, `perImage` masks an image) from the run's
+  // first image on instead of x's compares; null: from x.
+  void setWinnerMasks(const uint16_t *masks, int64_t perImage) {
+    masks_ = masks;
+    maskImage_ = perImage;
+  }
+  // With the masks and windows covering x: dx written on the AMX data
+  // gradient's grid (AmxDataGrad::computeFromGrid: `perImage` values an
+  // image, rows `width` pixels apart from row `lead`; the rest left as it
+  // is, zeros) instead of dense; perImage 0: dense.
+  void setGridOutput(int64_t perImage, int64_t width, int64_t lead) {
+    gridImage_ = perImage;
+    gridWidth_ = width;
+    gridLead_ = lead;
+  }
 
 private:
   // dx sizes from which streaming stores pay: well past a core's L2.
@@ -1435,6 +1460,9 @@ private:
   PoolGeometry g_;
   bool gradNchw_, windowMask_;
   double *biasSums_ = nullptr;
+  const uint16_t *masks_ = nullptr;
+  int64_t maskImage_ = 0;
+  int64_t gridImage_ = 0, gridWidth_ = 0, gridLead_ = 0;
 };
 
 // The fused relu + pool + bias gradient and the two gradients of the
@@ -1469,6 +1497,14 @@ public:
     std::vector<T> dsrc;
     std::vector<float> firstFilter;
     std::vector<double> firstBias;
+    // bf16 with winner masks and both gradients on AMX: a chunk's dx on
+    // the data gradient's grid (zeros where no window writes), 64-byte
+    // aligned from gridData().
+    std::vector<T> grid;
+    T *gridData() {
+      const uintptr_t at = reinterpret_cast<uintptr_t>(grid.data());
+      return grid.data() + (at % 64 ? (64 - at % 64) / sizeof(T) : 0);
+    }
   };
   struct Shapes {
     Shape x, g, y, src, filter;
@@ -1478,9 +1514,10 @@ public:
   };
 
   ChunkedPoolConvGradKernel(Shapes shapes, bool windowMask,
-                            std::vector<Lane> lanes)
+                            std::vector<Lane> lanes,
+                            std::shared_ptr<cpu::PoolWinnerMasks> masks)
       : s_(std::move(shapes)), windowMask_(windowMask),
-        lanes_(std::move(lanes)) {}
+        lanes_(std::move(lanes)), masks_(std::move(masks)) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t n = s_.x[0], chunk = s_.chunk;
@@ -1542,7 +1579,37 @@ public:
         std::vector<Tensor> filterIn = {view(src, s_.src, srcImage), dx};
         std::vector<Tensor> filterOut = {
             Tensor::view(DType::kF32, s_.filter, lane.filterPart.data())};
+        // (Recorded by this run's forward: every image's, or none.)
+        const bool recorded =
+            masks_ && masks_->bits.size() >=
+                          static_cast<size_t>(n * masks_->imageElements);
+        if (masks_)
+          lane.pool[which]->setWinnerMasks(
+              recorded ? masks_->bits.data() + image * masks_->imageElements
+                       : nullptr,
+              masks_->imageElements);
+        // dx straight onto the AMX data gradient's grid, where both conv
+        // gradients read it (no copy, the transpose in whole blocks).
+        const bool onGrid = recorded && !lane.grid.empty();
+        lane.pool[which]->setGridOutput(onGrid ? lane.amxData->gridImage() : 0,
+                                        s_.src[2],
+                                        onGrid ? lane.amxData->gridLead() : 0);
+        if (onGrid)
+          poolOut[0] = Tensor::view(filter.dtype(), {images}, lane.gridData());
         Status st = lane.pool[which]->run(poolIn, poolOut);
+        if (st.ok() && onGrid) {
+          const uint16_t *grid =
+              reinterpret_cast<const uint16_t *>(lane.gridData());
+          lane.amxData->computeFromGrid(
+              grid, images, reinterpret_cast<uint16_t *>(dsrcChunk));
+          if (first)
+            lane.first->accumulate(image0 + image * image0Size, dsrcChunk,
+                                   y0 + image * srcImage, images);
+          lane.amx->accumulateFromGrid(
+              reinterpret_cast<const uint16_t *>(src) + image * srcImage, grid,
+              images, lane.amxData->gridImage(), lane.amxData->gridLead());
+          continue;
+        }
         if (st.ok() && lane.amxData)
           lane.amxData->compute(
               reinterpret_cast<const uint16_t *>(lane.dx.data()), images,
@@ -1636,14 +1703,18 @@ private:
   Shapes s_;
   bool windowMask_;
   std::vector<Lane> lanes_;
+  // bf16 with the window mask: the forward's record of the pool's winners
+  // (x is then not read).
+  std::shared_ptr<cpu::PoolWinnerMasks> masks_;
 };
 
 template <typename T>
-std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
-                                                const KernelConfig &dataGrad,
-                                                const KernelConfig &filterGrad,
-                                                bool gradNchw, bool windowMask,
-                                                const KernelConfig *firstGrad) {
+std::unique_ptr<Kernel>
+makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
+                        const KernelConfig &dataGrad,
+                        const KernelConfig &filterGrad, bool gradNchw,
+                        bool windowMask, const KernelConfig *firstGrad,
+                        std::shared_ptr<cpu::PoolWinnerMasks> masks) {
   using Kernels = ChunkedPoolConvGradKernel<T>;
   const DType type = std::is_same_v<T, float> ? DType::kF32 : DType::kBF16;
   typename Kernels::Shapes s;
@@ -1734,7 +1805,22 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
   omp_set_num_threads(threads);
   if (!ok)
     return nullptr;
-  return std::make_unique<Kernels>(std::move(s), windowMask, std::move(lane));
+  if (!std::is_same_v<T, uint16_t> || !windowMask)
+    masks = nullptr;
+  if (masks) // the fused conv + pool step records them from now on
+    masks->record = true;
+  // With the masks, both gradients on AMX and windows covering x: each
+  // lane's dx on the data gradient's grid.
+  // (GOPT_POOL_GRAD_GRID=0: dense dx, copied onto the grid, for comparing.)
+  const char *grid = std::getenv("GOPT_POOL_GRAD_GRID");
+  StatusOr<PoolGeometry> pg = poolGeometry(poolGrad);
+  if (masks && pg.ok() && pg->oh * pg->kh == pg->h &&
+      pg->ow * pg->kw == pg->w && !(grid && std::strcmp(grid, "0") == 0))
+    for (typename Kernels::Lane &l : lane)
+      if (l.amx && l.amxData)
+        l.grid.assign(s.chunk * l.amxData->gridImage() + 64 / sizeof(T), 0);
+  return std::make_unique<Kernels>(std::move(s), windowMask, std::move(lane),
+                                   std::move(masks));
 }
 #endif
 
@@ -2305,11 +2391,10 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
 #endif
 }
 
-std::unique_ptr<Kernel>
-cpu::createChunkedPoolConvGrad(const KernelConfig &maxPoolGrad,
-                               const KernelConfig &dataGrad,
-                               const KernelConfig &filterGrad, bool gradNchw,
-                               bool windowMask, const KernelConfig *firstGrad) {
+std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
+    const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
+    const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
+    const KernelConfig *firstGrad, std::shared_ptr<PoolWinnerMasks> masks) {
   const char *setting = std::getenv("GOPT_CHUNKED_CONV_GRAD");
   if (setting && std::strcmp(setting, "0") == 0)
     return nullptr;
@@ -2337,9 +2422,19 @@ cpu::createChunkedPoolConvGrad(const KernelConfig &maxPoolGrad,
     return nullptr;
   if (type == DType::kF32)
     return makeChunkedPoolConvGrad<float>(maxPoolGrad, dataGrad, filterGrad,
-                                          gradNchw, windowMask, firstGrad);
+                                          gradNchw, windowMask, firstGrad,
+                                          nullptr);
+  // The masks' layout is the gradient's windows over all channels.
+  if (masks) {
+    StatusOr<PoolGeometry> g = poolGeometry(maxPoolGrad);
+    if (!g.ok() || g->c % 16 != 0 || g->sh != g->kh || g->sw != g->kw ||
+        g->padTop != 0 || g->padLeft != 0 ||
+        masks->imageElements != g->oh * g->ow * (g->c / 16) * g->kh * g->kw)
+      masks = nullptr;
+  }
   return makeChunkedPoolConvGrad<uint16_t>(maxPoolGrad, dataGrad, filterGrad,
-                                           gradNchw, windowMask, firstGrad);
+                                           gradNchw, windowMask, firstGrad,
+                                           std::move(masks));
 #else
   return nullptr;
 #endif
