@@ -28,6 +28,7 @@ struct Case {
   int64_t n, c, h, w, stride, padTop, padLeft, padBottom, padRight;
   bool srcUnsigned, dstUnsigned, bias, relu6, requantize;
   int threads;
+  float scaleBoost = 1; // large: values past int32 before the clamp
 };
 
 void check(const Case &c) {
@@ -63,7 +64,7 @@ void check(const Case &c) {
   // Sums reach about 128 * 128 * 3: scale them back to about +-100.
   const float base = 100.0f / (128 * 128 * 3);
   for (int64_t o = 0; o < c.c; ++o) {
-    p.scale.push_back(base * u(rng));
+    p.scale.push_back(base * u(rng) * c.scaleBoost);
     if (c.bias)
       p.biasScaled.push_back(b(rng) / base);
   }
@@ -146,6 +147,17 @@ TEST(DepthwiseInt8, MatchesLoop) {
       {3, 144, 14, 14, 1, 1, 1, 1, 1, true, true, true, true, true, 2},
       {2, 960, 7, 7, 1, 1, 1, 1, 1, true, true, true, true, false, 2},
       {2, 576, 14, 14, 2, 1, 1, 1, 1, false, false, true, false, false, 2},
+      // 16 and 32 channels at stride 1: several pixels a vector, odd
+      // widths (a last vector of fewer pixels), padding on either side.
+      {2, 32, 9, 11, 1, 1, 1, 1, 1, true, true, true, true, false, 1},
+      {1, 32, 6, 8, 1, 0, 1, 1, 1, false, false, true, false, false, 1},
+      {1, 16, 7, 13, 1, 1, 1, 1, 1, true, true, true, true, false, 1},
+      {1, 16, 5, 6, 1, 1, 0, 1, 0, false, true, false, true, false, 2},
+      {1, 16, 5, 7, 1, 1, 1, 1, 1, true, false, true, false, true, 1},
+      {1, 32, 9, 9, 2, 1, 1, 1, 1, true, true, true, true, false, 1},
+      // Sums scaled past int32 before the clamp: the f32 clamp.
+      {1, 72, 5, 5, 1, 1, 1, 1, 1, true, true, true, true, false, 1, 1e9f},
+      {1, 40, 5, 5, 1, 1, 1, 1, 1, false, false, true, false, false, 1, 1e9f},
   };
   for (const Case &c : cases)
     check(c);

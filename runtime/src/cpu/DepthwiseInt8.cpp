@@ -25,6 +25,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -71,30 +72,42 @@ DepthwiseInt8::create(const DepthwiseGeometry &g,
     return nullptr;
   auto k = std::unique_ptr<DepthwiseInt8>(new DepthwiseInt8());
   k->g_ = g;
+  // 16 or 32 channels at stride 1: one vector holds 64 / c whole pixels
+  // (a 64-channel block would be mostly padding).
+  k->pixels_ = g.stride == 1 && (g.c == 16 || g.c == 32) ? 64 / g.c : 1;
   k->blocks_ = (g.c + 63) / 64;
   k->w_.assign(k->blocks_ * 3 * 4 * 64, 0);
   k->scale_.assign(k->blocks_ * 64, 0.0f);
   k->bias_.assign(k->blocks_ * 64, 0.0f);
   k->init_.assign(k->blocks_ * 64, 0);
+  // Whether every |v| before the rounding stays far below 2^31, so the
+  // clamp can follow the rounding (below).
+  bool small = true;
   for (int64_t b = 0; b < k->blocks_; ++b)
     for (int64_t j = 0; j < 4; ++j)
       for (int64_t d = 0; d < 16; ++d) {
-        const int64_t ch = b * 64 + 16 * (d / 4) + 4 * j + d % 4;
+        int64_t ch = b * 64 + 16 * (d / 4) + 4 * j + d % 4;
+        if (k->pixels_ > 1)
+          ch %= g.c;
         if (ch >= g.c)
           continue;
         const int64_t slot = b * 64 + j * 16 + d;
-        int32_t sum = 0;
+        int32_t sum = 0, magnitude = 0;
         for (int64_t kw = 0; kw < 3; ++kw)
           for (int64_t kh = 0; kh < 3; ++kh) {
             const int8_t v = weights[(kh * 3 + kw) * g.c + ch];
             k->w_[((b * 3 + kw) * 4 + j) * 64 + d * 4 + kh] = v;
             sum += v;
+            magnitude += std::abs(int32_t(v));
           }
         k->scale_[slot] = params.scale[ch];
         if (!params.biasScaled.empty())
           k->bias_[slot] = params.biasScaled[ch];
         if (!params.srcUnsigned)
           k->init_[slot] = -128 * sum;
+        const double bound = (255.0 * magnitude + std::fabs(k->bias_[slot])) *
+                             std::fabs(double(k->scale_[slot]));
+        small = small && bound < 1e9;
       }
   k->p_ = params;
   k->p_.scale.clear();
@@ -102,6 +115,7 @@ DepthwiseInt8::create(const DepthwiseGeometry &g,
   // The conversion saturates to the destination's range.
   k->p_.lo = std::max(params.lo, params.dstUnsigned ? 0.0f : -128.0f);
   k->p_.hi = std::min(params.hi, params.dstUnsigned ? 255.0f : 127.0f);
+  k->intClamp_ = small && !params.requantize;
   k->threads_ = std::max(1, threads);
   return k;
 }
@@ -118,25 +132,28 @@ struct Job {
   float lo, hi, requantScale;
 };
 
-// One source column of 64 channels (`rows`: the three source rows, null
-// where padding), interleaved: v[j] holds channels 16 L + 4 j + i in dword
-// 4 L + i, bytes (kh 0, kh 1, kh 2, 0).
+// How the epilogue clamps: in f32 before the rounding (kFloat: oneDNN's
+// order), the same after requantizing (kRequantize), or on the rounded
+// bytes (kBytes): rounding to nearest is monotonic, so clamping the
+// rounded value to the rounded bounds gives the same result, as long as
+// no value overflows the int32 conversion (create() checks). Two byte
+// min/max per 64 outputs instead of eight f32 ones.
+enum Clamp { kFloat, kRequantize, kBytes };
+
+// One source column of a 64-byte block (`rows`: the three source rows at
+// the block, null where padding; `mask`: the bytes to read), interleaved:
+// v[j] holds bytes 16 L + 4 j + i in dword 4 L + i, bytes (kh 0, kh 1,
+// kh 2, 0). Bytes not read are zeros, s8 ones 128 (the top bit flipped).
 template <bool SrcUnsigned>
-GOPT_DW8_TARGET inline void column(const uint8_t *const rows[3], int64_t ix,
-                                   int64_t w, int64_t c, __mmask64 mask,
-                                   __m512i v[4]) {
-  const __m512i pad = SrcUnsigned ? _mm512_setzero_si512()
-                                  : _mm512_set1_epi8(static_cast<char>(0x80));
+GOPT_DW8_TARGET inline void column(const uint8_t *const rows[3], int64_t offset,
+                                   __mmask64 mask, __m512i v[4]) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i r[3];
-  const bool inside = static_cast<uint64_t>(ix) < static_cast<uint64_t>(w);
   for (int kh = 0; kh < 3; ++kh) {
-    if (inside && rows[kh]) {
-      r[kh] = _mm512_maskz_loadu_epi8(mask, rows[kh] + ix * c);
-      if (!SrcUnsigned)
-        r[kh] = _mm512_xor_si512(r[kh], pad);
-    } else {
-      r[kh] = pad;
-    }
+    r[kh] = rows[kh] && mask ? _mm512_maskz_loadu_epi8(mask, rows[kh] + offset)
+                             : _mm512_setzero_si512();
+    if (!SrcUnsigned)
+      r[kh] = _mm512_xor_si512(r[kh], flip);
   }
   const __m512i zero = _mm512_setzero_si512();
   const __m512i lo01 = _mm512_unpacklo_epi8(r[0], r[1]);
@@ -149,12 +166,17 @@ GOPT_DW8_TARGET inline void column(const uint8_t *const rows[3], int64_t ix,
   v[3] = _mm512_unpackhi_epi16(hi01, hi2);
 }
 
-// One output pixel's 64 channels from its window's three columns.
-template <bool Requantize, bool DstUnsigned>
+struct Consts {
+  __m512 lo, hi, requantScale;
+  __m512i loBytes, hiBytes;
+};
+
+// One output vector (64 bytes) from its window's three columns.
+template <Clamp C, bool DstUnsigned>
 GOPT_DW8_TARGET inline void
 output(const __m512i *a, const __m512i *b, const __m512i *d, const int8_t *w,
-       const float *scale, const float *bias, const int32_t *init, __m512 lo,
-       __m512 hi, __m512 requantScale, __mmask64 mask, uint8_t *out) {
+       const float *scale, const float *bias, const int32_t *init,
+       const Consts &k, __mmask64 mask, uint8_t *out) {
   __m512i q[4];
   for (int j = 0; j < 4; ++j) {
     __m512i acc = _mm512_loadu_si512(init + 16 * j);
@@ -164,37 +186,73 @@ output(const __m512i *a, const __m512i *b, const __m512i *d, const int8_t *w,
     __m512 v = _mm512_mul_ps(
         _mm512_add_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(bias + 16 * j)),
         _mm512_loadu_ps(scale + 16 * j));
-    if (Requantize) {
+    if (C == kRequantize) {
       v = _mm512_roundscale_ps(v,
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
                         _mm512_set1_ps(127.0f));
-      v = _mm512_mul_ps(v, requantScale);
+      v = _mm512_mul_ps(v, k.requantScale);
     }
-    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    if (C != kBytes)
+      v = _mm512_min_ps(_mm512_max_ps(v, k.lo), k.hi);
     q[j] = _mm512_cvtps_epi32(v); // round to nearest even, as oneDNN
   }
-  // The values are within the destination's range: the packs only narrow,
-  // and undo the unpacks' channel order.
+  // The saturating packs narrow (keeping the order of values) and undo
+  // the unpacks' byte order.
+  const __m512i words0 = _mm512_packs_epi32(q[0], q[1]);
+  const __m512i words1 = _mm512_packs_epi32(q[2], q[3]);
   __m512i bytes;
-  if (DstUnsigned)
-    bytes = _mm512_packus_epi16(_mm512_packus_epi32(q[0], q[1]),
-                                _mm512_packus_epi32(q[2], q[3]));
-  else
-    bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]),
-                               _mm512_packs_epi32(q[2], q[3]));
+  if (DstUnsigned) {
+    bytes = _mm512_packus_epi16(words0, words1);
+    if (C == kBytes)
+      bytes = _mm512_min_epu8(_mm512_max_epu8(bytes, k.loBytes), k.hiBytes);
+  } else {
+    bytes = _mm512_packs_epi16(words0, words1);
+    if (C == kBytes)
+      bytes = _mm512_min_epi8(_mm512_max_epi8(bytes, k.loBytes), k.hiBytes);
+  }
   _mm512_mask_storeu_epi8(out, mask, bytes);
 }
 
-template <int S, bool SrcUnsigned, bool Requantize, bool DstUnsigned>
+// The bytes of the `P` pixels from `ix` that lie in [0, w), each `c`
+// channels (P * c == 64).
+template <int P> inline __mmask64 pixelMask(int64_t ix, int64_t w, int64_t c) {
+  const int64_t first = std::max<int64_t>(ix, 0);
+  const int64_t last = std::min<int64_t>(ix + P, w);
+  if (first >= last)
+    return 0;
+  const int64_t lo = (first - ix) * c, hi = (last - ix) * c;
+  const __mmask64 below = hi >= 64 ? ~__mmask64(0) : (__mmask64(1) << hi) - 1;
+  return below & ~((__mmask64(1) << lo) - 1);
+}
+
+// The column at source pixel `ix` (P pixels from it for P > 1).
+template <int P, bool SrcUnsigned>
+GOPT_DW8_TARGET inline void load(const DepthwiseGeometry &g,
+                                 const uint8_t *const rows[3],
+                                 __mmask64 channels, int64_t ix, __m512i v[4]) {
+  const __mmask64 mask =
+      P > 1 ? pixelMask<P>(ix, g.w, g.c)
+      : static_cast<uint64_t>(ix) < static_cast<uint64_t>(g.w) ? channels
+                                                               : 0;
+  column<SrcUnsigned>(rows, ix * g.c, mask, v);
+}
+
+// One output row. P == 1: blocks of 64 channels, one pixel a vector; P > 1
+// (c == 64 / P, stride 1): P pixels a vector, stepping P pixels.
+template <int S, int P, bool SrcUnsigned, Clamp C, bool DstUnsigned>
 GOPT_DW8_TARGET void runRow(const Job &j, const uint8_t *const rows[3],
                             uint8_t *out) {
   const DepthwiseGeometry &g = *j.g;
-  const __m512 lo = _mm512_set1_ps(j.lo), hi = _mm512_set1_ps(j.hi);
-  const __m512 requantScale = _mm512_set1_ps(j.requantScale);
+  const Consts k{_mm512_set1_ps(j.lo), _mm512_set1_ps(j.hi),
+                 _mm512_set1_ps(j.requantScale),
+                 _mm512_set1_epi8(
+                     static_cast<char>(static_cast<int>(std::nearbyint(j.lo)))),
+                 _mm512_set1_epi8(static_cast<char>(
+                     static_cast<int>(std::nearbyint(j.hi))))};
   for (int64_t b = 0; b < j.blocks; ++b) {
     const int64_t c0 = b * 64, left = g.c - c0;
-    const __mmask64 mask =
+    const __mmask64 channels =
         left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
     const uint8_t *blockRows[3];
     for (int kh = 0; kh < 3; ++kh)
@@ -204,20 +262,35 @@ GOPT_DW8_TARGET void runRow(const Job &j, const uint8_t *const rows[3],
     const int32_t *init = j.init + b * 64;
     __m512i v0[4], v1[4], v2[4];
     int64_t ix = -g.padLeft;
-    column<SrcUnsigned>(blockRows, ix, g.w, g.c, mask, v0);
-    column<SrcUnsigned>(blockRows, ix + 1, g.w, g.c, mask, v1);
-    for (int64_t x = 0; x < g.ow; ++x, ix += S) {
-      column<SrcUnsigned>(blockRows, ix + 2, g.w, g.c, mask, v2);
-      output<Requantize, DstUnsigned>(v0, v1, v2, w, scale, bias, init, lo, hi,
-                                      requantScale, mask, out + x * g.c + c0);
-      if (S == 1) {
-        for (int k = 0; k < 4; ++k)
-          v0[k] = v1[k], v1[k] = v2[k];
+    load<P, SrcUnsigned>(g, blockRows, channels, ix, v0);
+    if (P == 1)
+      load<P, SrcUnsigned>(g, blockRows, channels, ix + 1, v1);
+    for (int64_t x = 0; x < g.ow; x += P, ix += S * P) {
+      __mmask64 mask = channels;
+      if (P > 1) {
+        // v0, v1, v2: the vectors at ix, ix + 1 and ix + 2 (as for
+        // P == 1), the window's three columns.
+        load<P, SrcUnsigned>(g, blockRows, channels, ix + 1, v1);
+        load<P, SrcUnsigned>(g, blockRows, channels, ix + 2, v2);
+        mask = pixelMask<P>(x, g.ow, g.c);
       } else {
-        for (int k = 0; k < 4; ++k)
-          v0[k] = v2[k];
+        load<P, SrcUnsigned>(g, blockRows, channels, ix + 2, v2);
+      }
+      output<C, DstUnsigned>(v0, v1, v2, w, scale, bias, init, k, mask,
+                             out + x * g.c + c0);
+      if (P == 2) {
+        for (int i = 0; i < 4; ++i)
+          v0[i] = v2[i];
+      } else if (P > 2) {
+        load<P, SrcUnsigned>(g, blockRows, channels, ix + P, v0);
+      } else if (S == 1) {
+        for (int i = 0; i < 4; ++i)
+          v0[i] = v1[i], v1[i] = v2[i];
+      } else {
+        for (int i = 0; i < 4; ++i)
+          v0[i] = v2[i];
         if (x + 1 < g.ow)
-          column<SrcUnsigned>(blockRows, ix + 3, g.w, g.c, mask, v1);
+          load<P, SrcUnsigned>(g, blockRows, channels, ix + 3, v1);
       }
     }
   }
@@ -225,13 +298,26 @@ GOPT_DW8_TARGET void runRow(const Job &j, const uint8_t *const rows[3],
 
 using RowFn = void (*)(const Job &, const uint8_t *const[3], uint8_t *);
 
-template <int S> RowFn pick(bool srcUnsigned, bool requantize, bool dstU) {
-  static const RowFn fns[8] = {
-      runRow<S, false, false, false>, runRow<S, false, false, true>,
-      runRow<S, false, true, false>,  runRow<S, false, true, true>,
-      runRow<S, true, false, false>,  runRow<S, true, false, true>,
-      runRow<S, true, true, false>,   runRow<S, true, true, true>};
-  return fns[(srcUnsigned ? 4 : 0) + (requantize ? 2 : 0) + (dstU ? 1 : 0)];
+template <int S, int P, bool SrcUnsigned>
+RowFn pick(Clamp clamp, bool dstUnsigned) {
+  static const RowFn fns[6] = {runRow<S, P, SrcUnsigned, kFloat, false>,
+                               runRow<S, P, SrcUnsigned, kFloat, true>,
+                               runRow<S, P, SrcUnsigned, kRequantize, false>,
+                               runRow<S, P, SrcUnsigned, kRequantize, true>,
+                               runRow<S, P, SrcUnsigned, kBytes, false>,
+                               runRow<S, P, SrcUnsigned, kBytes, true>};
+  return fns[2 * clamp + (dstUnsigned ? 1 : 0)];
+}
+
+template <bool SrcUnsigned>
+RowFn pickShape(int64_t stride, int64_t pixels, Clamp clamp, bool dstUnsigned) {
+  if (stride == 2)
+    return pick<2, 1, SrcUnsigned>(clamp, dstUnsigned);
+  if (pixels == 2)
+    return pick<1, 2, SrcUnsigned>(clamp, dstUnsigned);
+  if (pixels == 4)
+    return pick<1, 4, SrcUnsigned>(clamp, dstUnsigned);
+  return pick<1, 1, SrcUnsigned>(clamp, dstUnsigned);
 }
 
 } // namespace
@@ -242,9 +328,11 @@ void DepthwiseInt8::run(const uint8_t *src, uint8_t *dst) const {
   const DepthwiseGeometry &g = g_;
   const Job j{&g_,          blocks_, w_.data(), scale_.data(),  bias_.data(),
               init_.data(), p_.lo,   p_.hi,     p_.requantScale};
-  const RowFn fn = g.stride == 1
-                       ? pick<1>(p_.srcUnsigned, p_.requantize, p_.dstUnsigned)
-                       : pick<2>(p_.srcUnsigned, p_.requantize, p_.dstUnsigned);
+  const Clamp clamp = p_.requantize ? kRequantize : intClamp_ ? kBytes : kFloat;
+  const RowFn fn =
+      p_.srcUnsigned
+          ? pickShape<true>(g.stride, pixels_, clamp, p_.dstUnsigned)
+          : pickShape<false>(g.stride, pixels_, clamp, p_.dstUnsigned);
   const int64_t rows = g.n * g.oh;
   const size_t srcRow = static_cast<size_t>(g.w * g.c);
   const size_t dstRow = static_cast<size_t>(g.ow * g.c);

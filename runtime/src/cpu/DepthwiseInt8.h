@@ -59,6 +59,8 @@ private:
   std::vector<float> scale_, bias_; // per block: [4][16], the same order
   std::vector<int32_t> init_;       // per block: [4][16], -128 * sum(w) for s8
   DepthwiseInt8Params p_;
+  int64_t pixels_ = 1;    // whole pixels a vector holds (1, 2 or 4)
+  bool intClamp_ = false; // clamp the rounded int32s (the bytes)
   int threads_ = 1;
 };
 
