@@ -1459,6 +1459,14 @@ memory::desc withType(const memory::desc &md, DType dtype) {
   return result;
 }
 
+namespace {
+// gopt's int8 3x3 depthwise kernel in the layouts `onednn` chose
+// (Int8DepthwiseStageKernel, below), or null.
+std::unique_ptr<OneDnnLayoutKernel>
+int8DepthwiseKernel(const KernelConfig &c, const Int8Params &p,
+                    const OneDnnLayoutKernel &onednn);
+} // namespace
+
 StatusOr<std::unique_ptr<LayoutKernel>>
 createInt8Conv(const KernelConfig &c, const Int8Params &params) {
   if (!int8Supported(params) || c.inputShapes[0].size() != 4)
@@ -1468,6 +1476,10 @@ createInt8Conv(const KernelConfig &c, const Int8Params &params) {
   GOPT_RETURN_IF_ERROR(kernel->init(c, params, supported));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
+  // Where oneDNN chose NHWC for a depthwise convolution outside a chain
+  // (MobileNetV2's 7x7 ones at 960 channels), gopt's kernel runs it.
+  if (auto dw = int8DepthwiseKernel(c, params, *kernel))
+    return std::unique_ptr<LayoutKernel>(std::move(dw));
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
@@ -1912,6 +1924,12 @@ public:
 private:
   std::unique_ptr<cpu::DepthwiseInt8> dw_;
 };
+
+std::unique_ptr<OneDnnLayoutKernel>
+int8DepthwiseKernel(const KernelConfig &c, const Int8Params &p,
+                    const OneDnnLayoutKernel &onednn) {
+  return Int8DepthwiseStageKernel::create(c, p, onednn);
+}
 
 // Convolutions where each one's result is read only by the next, run `chunk`
 // images at a time: stage k + 1 reads stage k's result for those images
