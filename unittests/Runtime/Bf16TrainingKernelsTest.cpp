@@ -415,6 +415,8 @@ TEST(Bf16ConvGrad, SmallOutputBackpropInputAsMatmulAndCol2im) {
        {35, 5, 6, 64},
        {3, 3, 64, 80}},
   };
+  // Unit-stride ones run as a forward convolution unless that is off.
+  setenv("GOPT_CONV_BACKPROP_INPUT_FORWARD", "0", 1);
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(c.name);
     ConvOperands o = convOperands(c, seed);
@@ -423,6 +425,76 @@ TEST(Bf16ConvGrad, SmallOutputBackpropInputAsMatmulAndCol2im) {
                       {o.dy, o.filter});
     EXPECT_EQ(dx.cpuImpl, "onednn-col2im") << "conv2d_backprop_input";
     expectCloseBf16(dx.ref, dx.cpu);
+  }
+  unsetenv("GOPT_CONV_BACKPROP_INPUT_FORWARD");
+}
+
+// 3x3+ windows with 64+ channels both ways and strides up to 2: the input
+// gradient as oneDNN's forward convolutions of dy with the flipped,
+// transposed filter's taps, one per phase of dx (OIHW and HWIO, asymmetric
+// pads, non-square and unpadded windows, odd sizes); with
+// GOPT_CONV_BACKPROP_INPUT_FORWARD=0 another kernel runs, close to it.
+TEST(Bf16ConvGrad, BackpropInputAsForwardConvs) {
+  if (cpuIsaName() != "avx512_core_amx")
+    GTEST_SKIP() << "no AMX (" << cpuIsaName() << ")";
+  uint32_t seed = 900;
+  std::vector<ConvCase> cases = {
+      {"Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 7, 7, 64},
+       {80, 64, 3, 3}},
+      {"AsymmetricPads3x3Hwio",
+       {{"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 9, 6, 96},
+       {3, 3, 96, 64}},
+      {"NoPads3x5Oihw",
+       {{"filter_format", stringAttr("OIHW")}},
+       {2, 8, 11, 64},
+       {64, 64, 3, 5}},
+      {"Pads5x3Hwio",
+       {{"pads", intsAttr({2, 2, 1, 0})}},
+       {2, 6, 5, 80},
+       {5, 3, 80, 96}},
+      // Strided: one forward convolution per phase of dx (ResNet's 3x3/2).
+      {"Stride2Pads3x3Oihw",
+       {{"filter_format", stringAttr("OIHW")},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})}},
+       {3, 14, 14, 64},
+       {80, 64, 3, 3}},
+      {"Strides2x1AsymmetricPadsHwio",
+       {{"strides", intsAttr({2, 1})}, {"pads", intsAttr({1, 0, 2, 1})}},
+       {2, 12, 13, 64},
+       {3, 3, 64, 64}},
+      {"Stride2NoPads5x5Oihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {2, 13, 11, 64},
+       {96, 64, 5, 5}},
+      // Strided 1x1 (ResNet's downsamples): the phases no tap reaches are
+      // zeros.
+      {"Stride2Downsample1x1Oihw",
+       {{"filter_format", stringAttr("OIHW")}, {"strides", intsAttr({2, 2})}},
+       {3, 14, 14, 64},
+       {128, 64, 1, 1}},
+      {"Stride2OddSizes1x1Hwio",
+       {{"strides", intsAttr({2, 2})}},
+       {2, 13, 11, 80},
+       {1, 1, 80, 64}},
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    ConvOperands o = convOperands(c, seed);
+    seed += 3;
+    AttrMap attrs = backpropInputAttrs(c.attrs, c.x);
+    Both dx = runBoth("conv2d_backprop_input", attrs, {o.dy, o.filter});
+    EXPECT_EQ(dx.cpuImpl, "onednn-forward");
+    expectCloseBf16(dx.ref, dx.cpu);
+    setenv("GOPT_CONV_BACKPROP_INPUT_FORWARD", "0", 1);
+    Both off = runBoth("conv2d_backprop_input", attrs, {o.dy, o.filter});
+    unsetenv("GOPT_CONV_BACKPROP_INPUT_FORWARD");
+    EXPECT_NE(off.cpuImpl, "onednn-forward");
+    expectCloseBf16(off.cpu, dx.cpu);
   }
 }
 

@@ -4,7 +4,10 @@
 // written out in double: global average pool, 1x1 conv + activation, 1x1
 // conv + gate, x times the gate, for MobileNetV3's (relu, hard sigmoid)
 // and EfficientNet's (SiLU, sigmoid) activations, on plain NCHW, nChw16c
-// with padded channels (40 of 48), nChw8c and NHWC, two images.
+// with padded channels (40 of 48), nChw8c and NHWC, two images; and at
+// batch 1 on 1-3 threads, where the passes over x split pixels (also
+// inside a block and inside one NHWC block) and the products run whole on
+// every thread or split by channel.
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/SqueezeExcite.h"
@@ -13,6 +16,7 @@
 #include "gopt/runtime/Tensor.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -45,7 +49,7 @@ double act(const SeActivation &a, double v) {
 }
 
 void check(int64_t n, int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
-           SeActivation a1, SeActivation a2) {
+           SeActivation a1, SeActivation a2, bool splitProducts = false) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   SqueezeExciteParams p;
@@ -56,6 +60,7 @@ void check(int64_t n, int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
   p.squeezed = s;
   p.act1 = a1;
   p.act2 = a2;
+  p.splitProducts = splitProducts;
   for (int64_t i = 0; i < s * c; ++i) {
     p.w1.push_back(u(rng));
     p.w2.push_back(u(rng));
@@ -132,6 +137,25 @@ TEST(SqueezeExcite, EfficientNetGate) {
 TEST(SqueezeExcite, Large) {
   check(2, 120, 32, 28, 28, 16, kRelu, kHardSigmoid);
   check(1, 72, 24, 28, 28, 0, kSilu, kSigmoid);
+}
+
+// Batch 1, large enough to run in parallel (32768 or more elements), on
+// 1, 2 and 3 threads: pixel ranges that end inside a block's run and
+// inside an NHWC pixel, odd sizes, and both ways of running the products.
+TEST(SqueezeExcite, BatchOneThreads) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    omp_set_num_threads(threads);
+    check(1, 40, 10, 29, 29, 40, kSilu, kSigmoid);       // NHWC
+    check(1, 40, 10, 29, 29, 40, kSilu, kSigmoid, true); // split products
+    check(1, 36, 9, 31, 31, 0, kRelu, kHardSigmoid);     // plain NCHW
+    check(1, 44, 11, 27, 27, 8, kSilu, kSigmoid, true);  // nChw8c, padded
+    check(1, 200, 48, 13, 13, 200, kSilu, kSigmoid);     // split (9600 MACs)
+    check(1, 200, 48, 13, 13, 16, kRelu, kHardSigmoid);  // nChw16c, padded
+    check(2, 72, 18, 23, 23, 72, kSilu, kSigmoid);       // two images
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(SqueezeExcite, RefusesMismatchedWeights) {

@@ -25,8 +25,16 @@ std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
 // channels both ways, as oneDNN's
 // matmul of dy and the filter into f32 columns and a col2im; null elsewhere,
 // without AMX or when GOPT_CONV_BACKPROP_INPUT_COL2IM=0 (oneDNN's backward-data
-// kernel runs).
+// kernel runs). createBackpropInputAsForward is tried first and takes
+// ResNet's shapes (this then runs for strides of 3+ or with that off).
 std::unique_ptr<Kernel> createStridedBackpropInputMatmul(const KernelConfig &c);
+
+// conv2d_backprop_input of an NHWC bf16 convolution with a 3x3+ window,
+// strides up to 2 and 64+ channels both ways as oneDNN's forward
+// convolutions of dy with the flipped, transposed filter's taps, one per
+// phase of dx (ih, iw mod the strides); null elsewhere, without AMX or
+// when GOPT_CONV_BACKPROP_INPUT_FORWARD=0.
+std::unique_ptr<Kernel> createBackpropInputAsForward(const KernelConfig &c);
 
 } // namespace cpu
 } // namespace gopt::runtime

@@ -2112,13 +2112,12 @@ bool CpuScheduler::pointwiseConstConv(int c, int from, int64_t in, int64_t &out,
 // fixed cost outweighs their work.
 Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
   done = false;
-  if (!cpu::squeezeExciteEnabled())
-    return Status::success();
   const plan::Op &pool = p_.ops(o);
   int x = pool.inputs(0), pooled = pool.outputs(0);
   const Shape &xs = shape(x);
   if (xs.size() != 4 || dtype(x) != DType::kF32 || pool.outputs_size() != 1 ||
-      shape(pooled) != Shape{xs[0], xs[1], 1, 1})
+      shape(pooled) != Shape{xs[0], xs[1], 1, 1} ||
+      !cpu::squeezeExciteEnabled(xs[0]))
     return Status::success();
   auto activation = [](const std::string &a, cpu::SeActivation &act) {
     act.kind = a.empty() || a == "none" ? cpu::SeActivation::kNone

@@ -34,48 +34,88 @@ StatusOr<std::array<WindowDim, 3>> resolveWindow(const Shape &input,
   return dims;
 }
 
+// conv3d's window over NCDHW: the (input, filter) element pairs that each
+// output element reads. The forward kernel and the gradient visit the same
+// taps, so padding, stride and dilation are resolved in one place.
+struct Conv3dTaps {
+  Layout5D x, y;
+  int64_t kd, kh, kw, cinG, coutG;
+  std::array<WindowDim, 3> win;
+  std::array<int64_t, 3> strides, dilations;
+
+  // Calls fn(n, o, od, oh, ow) for every output element, in row-major order.
+  template <typename Fn> void forEachOutput(Fn &&fn) const {
+    for (int64_t n = 0; n < y.n; ++n)
+      for (int64_t o = 0; o < y.c; ++o)
+        for (int64_t od = 0; od < y.d; ++od)
+          for (int64_t oh = 0; oh < y.h; ++oh)
+            for (int64_t ow = 0; ow < y.w; ++ow)
+              fn(n, o, od, oh, ow);
+  }
+
+  // Calls fn(inputIndex, filterIndex) for every tap of output (n, o, od, oh,
+  // ow) that falls inside the input (padding taps read zero and are skipped).
+  template <typename Fn>
+  void forEachTap(int64_t n, int64_t o, int64_t od, int64_t oh, int64_t ow,
+                  Fn &&fn) const {
+    int64_t g = o / coutG;
+    for (int64_t i = 0; i < cinG; ++i)
+      for (int64_t r = 0; r < kd; ++r) {
+        int64_t id = od * strides[0] - win[0].padBefore + r * dilations[0];
+        if (id < 0 || id >= x.d)
+          continue;
+        for (int64_t s = 0; s < kh; ++s) {
+          int64_t ih = oh * strides[1] - win[1].padBefore + s * dilations[1];
+          if (ih < 0 || ih >= x.h)
+            continue;
+          for (int64_t t = 0; t < kw; ++t) {
+            int64_t iw = ow * strides[2] - win[2].padBefore + t * dilations[2];
+            if (iw < 0 || iw >= x.w)
+              continue;
+            fn(x.at(n, g * cinG + i, id, ih, iw),
+               (((o * cinG + i) * kd + r) * kh + s) * kw + t);
+          }
+        }
+      }
+  }
+};
+
+// The taps of conv3d(input, filter) -> output under the node's attributes.
+StatusOr<Conv3dTaps> conv3dTaps(const RefContext &ctx, const Shape &input,
+                                const Shape &filter, const Shape &output) {
+  VolumeWindowAttrs a(ctx.attrs());
+  a.window.kernel = {filter[2], filter[3], filter[4]};
+  GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(input, a.window));
+  Layout5D x(input), y(output);
+  return Conv3dTaps{
+      x,
+      y,
+      filter[2],
+      filter[3],
+      filter[4],
+      filter[1],
+      y.c / a.groups,
+      win,
+      {a.window.strides[0], a.window.strides[1], a.window.strides[2]},
+      {a.window.dilations[0], a.window.dilations[1], a.window.dilations[2]}};
+}
+
 Status conv3dKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out) {
-  VolumeWindowAttrs a(ctx.attrs());
-  const Shape &f = in[1].shape();
-  a.window.kernel = {f[2], f[3], f[4]};
-  GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(in[0].shape(), a.window));
-  const auto &st = a.window.strides, &dl = a.window.dilations;
-  Layout5D x(in[0].shape()), y(out[0].shape());
-  int64_t kd = f[2], kh = f[3], kw = f[4], cinG = f[1];
-  int64_t coutG = y.c / a.groups;
+  GOPT_ASSIGN_OR_RETURN(
+      Conv3dTaps taps,
+      conv3dTaps(ctx, in[0].shape(), in[1].shape(), out[0].shape()));
   const float *px = in[0].data<float>(), *pf = in[1].data<float>();
   const float *pb = in.size() == 3 ? in[2].data<float>() : nullptr;
   float *py = out[0].data<float>();
-  for (int64_t n = 0; n < y.n; ++n)
-    for (int64_t o = 0; o < y.c; ++o) {
-      int64_t g = o / coutG;
-      for (int64_t od = 0; od < y.d; ++od)
-        for (int64_t oh = 0; oh < y.h; ++oh)
-          for (int64_t ow = 0; ow < y.w; ++ow) {
-            double acc = pb ? pb[o] : 0.0;
-            for (int64_t i = 0; i < cinG; ++i)
-              for (int64_t r = 0; r < kd; ++r) {
-                int64_t id = od * st[0] - win[0].padBefore + r * dl[0];
-                if (id < 0 || id >= x.d)
-                  continue;
-                for (int64_t s = 0; s < kh; ++s) {
-                  int64_t ih = oh * st[1] - win[1].padBefore + s * dl[1];
-                  if (ih < 0 || ih >= x.h)
-                    continue;
-                  for (int64_t t = 0; t < kw; ++t) {
-                    int64_t iw = ow * st[2] - win[2].padBefore + t * dl[2];
-                    if (iw < 0 || iw >= x.w)
-                      continue;
-                    acc += static_cast<double>(
-                               px[x.at(n, g * cinG + i, id, ih, iw)]) *
-                           pf[(((o * cinG + i) * kd + r) * kh + s) * kw + t];
-                  }
-                }
-              }
-            py[y.at(n, o, od, oh, ow)] = static_cast<float>(acc);
-          }
-    }
+  taps.forEachOutput(
+      [&](int64_t n, int64_t o, int64_t od, int64_t oh, int64_t ow) {
+        double acc = pb ? pb[o] : 0.0;
+        taps.forEachTap(n, o, od, oh, ow, [&](int64_t xi, int64_t fi) {
+          acc += static_cast<double>(px[xi]) * pf[fi];
+        });
+        py[taps.y.at(n, o, od, oh, ow)] = static_cast<float>(acc);
+      });
   return Status::success();
 }
 
@@ -133,49 +173,23 @@ Status conv3dTransposeKernel(const RefContext &ctx,
 // (dfilter), as conv3dKernel's loops visit them.
 Status conv3dGradKernel(const RefContext &ctx, const std::vector<Tensor> &in,
                         std::vector<Tensor> &out) {
-  VolumeWindowAttrs a(ctx.attrs());
-  const Shape &f = in[1].shape();
-  a.window.kernel = {f[2], f[3], f[4]};
-  GOPT_ASSIGN_OR_RETURN(auto win, resolveWindow(in[0].shape(), a.window));
-  const auto &st = a.window.strides, &dl = a.window.dilations;
-  Layout5D x(in[0].shape()), y(in[2].shape());
-  int64_t kd = f[2], kh = f[3], kw = f[4], cinG = f[1];
-  int64_t coutG = y.c / a.groups;
+  GOPT_ASSIGN_OR_RETURN(
+      Conv3dTaps taps,
+      conv3dTaps(ctx, in[0].shape(), in[1].shape(), in[2].shape()));
   const float *px = in[0].data<float>(), *pf = in[1].data<float>();
   const float *pdy = in[2].data<float>();
   std::vector<double> dx(numElements(in[0].shape()), 0.0),
-      df(numElements(f), 0.0);
-  for (int64_t n = 0; n < y.n; ++n)
-    for (int64_t o = 0; o < y.c; ++o) {
-      int64_t g = o / coutG;
-      for (int64_t od = 0; od < y.d; ++od)
-        for (int64_t oh = 0; oh < y.h; ++oh)
-          for (int64_t ow = 0; ow < y.w; ++ow) {
-            double grad = pdy[y.at(n, o, od, oh, ow)];
-            if (grad == 0.0)
-              continue;
-            for (int64_t i = 0; i < cinG; ++i)
-              for (int64_t r = 0; r < kd; ++r) {
-                int64_t id = od * st[0] - win[0].padBefore + r * dl[0];
-                if (id < 0 || id >= x.d)
-                  continue;
-                for (int64_t s = 0; s < kh; ++s) {
-                  int64_t ih = oh * st[1] - win[1].padBefore + s * dl[1];
-                  if (ih < 0 || ih >= x.h)
-                    continue;
-                  for (int64_t t = 0; t < kw; ++t) {
-                    int64_t iw = ow * st[2] - win[2].padBefore + t * dl[2];
-                    if (iw < 0 || iw >= x.w)
-                      continue;
-                    int64_t xi = x.at(n, g * cinG + i, id, ih, iw);
-                    int64_t fi = (((o * cinG + i) * kd + r) * kh + s) * kw + t;
-                    dx[xi] += grad * pf[fi];
-                    df[fi] += grad * px[xi];
-                  }
-                }
-              }
-          }
-    }
+      df(numElements(in[1].shape()), 0.0);
+  taps.forEachOutput(
+      [&](int64_t n, int64_t o, int64_t od, int64_t oh, int64_t ow) {
+        double grad = pdy[taps.y.at(n, o, od, oh, ow)];
+        if (grad == 0.0)
+          return;
+        taps.forEachTap(n, o, od, oh, ow, [&](int64_t xi, int64_t fi) {
+          dx[xi] += grad * pf[fi];
+          df[fi] += grad * px[xi];
+        });
+      });
   float *pdx = out[0].data<float>(), *pdf = out[1].data<float>();
   for (size_t i = 0; i < dx.size(); ++i)
     pdx[i] = static_cast<float>(dx[i]);

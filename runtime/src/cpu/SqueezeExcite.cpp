@@ -66,6 +66,11 @@ scalePixels(float *__restrict out, const float *__restrict in,
       out[p * b + l] = in[p * b + l] * g[l];
 }
 
+// Up to this many multiply-adds in each product (and weights: 32 KiB) every
+// thread computes both whole (batch 1: EfficientNet-B0's blocks up to 240
+// channels; its 1152-channel blocks' 2 x 221 KiB are split).
+constexpr int64_t kRedundantMacs = 1 << 13;
+
 float activate(const SeActivation &a, float v) {
   switch (a.kind) {
   case SeActivation::kNone:
@@ -98,72 +103,116 @@ public:
         w1t_[k * s + j] = p_.w1[j * c + k];
         w2t_[j * padded_ + k] = p_.w2[k * s + j];
       }
-    mean_.resize(p_.n * padded_);
-    hidden_.resize(p_.n * s);
-    gate_.resize(p_.n * padded_);
   }
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     const int64_t n = p_.n, c = p_.channels, s = p_.squeezed, hw = p_.hw,
-                  b = block_, pc = padded_;
+                  b = block_, pc = padded_, nb = n * blocks_;
     const float inv = 1.0f / static_cast<float>(hw);
     const float *x = inputs[0].data<float>();
     float *y = outputs[0].data<float>();
-    std::fill(mean_.begin(), mean_.end(), 0.0f);
-    std::fill(gate_.begin(), gate_.end(), 0.0f);
-    // Each thread takes blocks of the passes over x and a range of each
-    // product's outputs (for all images: a weight row is read once per
-    // step, not once per image); the barriers order the phases.
-#pragma omp parallel if (n * pc * hw >= kParallelThreshold)
+    const int maxThreads =
+        n * pc * hw >= kParallelThreshold ? omp_get_max_threads() : 1;
+    // Small products (the early blocks) run whole on every thread: one
+    // barrier instead of three, which matters most where idle threads
+    // sleep. Larger ones split the weights (read from memory each step)
+    // between the threads.
+    const bool redundant = !p_.splitProducts && n * c * s <= kRedundantMacs;
+    const size_t nt = static_cast<size_t>(maxThreads);
+    partial_.resize(nt * n * pc);
+    hiddenPart_.resize(nt * n * s);
+    hidden_.resize(nt * n * s);
+    // Padding channels' gates stay 0 (never written), so they scale to 0.
+    gate_.resize(nt * n * pc, 0.0f);
+    // The passes over x split pixels, not channel blocks: NHWC is one
+    // block of all channels and early layers have few blocks, which left
+    // all but one thread idle. A unit is one pixel of one block (b
+    // floats); each thread's range starts on a cache line.
+    const int64_t units = nb * hw, align = std::max<int64_t>(1, 16 / b);
+    auto forRuns = [&](int64_t u0, int64_t u1, auto fn) {
+      for (int64_t i = u0 / hw; i < nb && i * hw < u1; ++i) {
+        const int64_t p0 = std::max(u0 - i * hw, int64_t(0)),
+                      p1 = std::min(u1 - i * hw, hw);
+        if (p0 < p1)
+          fn(i, p0, p1);
+      }
+    };
+#pragma omp parallel num_threads(maxThreads) if (maxThreads > 1)
     {
       const int threads = omp_get_num_threads(), id = omp_get_thread_num();
-      auto range = [&](int64_t total, int64_t &begin, int64_t &end) {
-        int64_t chunk = ((total + threads - 1) / threads + 15) / 16 * 16;
+      auto range = [&](int64_t total, int64_t grain, int64_t &begin,
+                       int64_t &end) {
+        int64_t chunk =
+            ((total + threads - 1) / threads + grain - 1) / grain * grain;
         begin = std::min(total, id * chunk);
         end = std::min(total, begin + chunk);
       };
-      // Squeeze: per-channel sums (a block's lanes summed side by side).
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n * blocks_; ++i)
-        sumPixels(mean_.data() + (i / blocks_) * pc + (i % blocks_) * b,
-                  x + i * hw * b, hw, b);
-      // Excite: the two products and their activations.
-      int64_t j0, j1, k0, k1;
-      range(s, j0, j1);
-      range(c, k0, k1);
-      if (j0 < j1) {
-        for (int64_t img = 0; img < n; ++img)
-          std::copy(p_.b1.begin() + j0, p_.b1.begin() + j1,
-                    hidden_.begin() + img * s + j0);
-        for (int64_t k = 0; k < c; ++k)
-          for (int64_t img = 0; img < n; ++img)
-            axpy(hidden_.data() + img * s + j0, w1t_.data() + k * s + j0,
-                 mean_[img * pc + k] * inv, j1 - j0);
-        for (int64_t img = 0; img < n; ++img)
-          for (int64_t j = j0; j < j1; ++j)
-            hidden_[img * s + j] = activate(p_.act1, hidden_[img * s + j]);
-      }
+      const size_t me = static_cast<size_t>(id);
+      // Squeeze: each thread sums its pixels into partial sums of its own.
+      int64_t u0, u1;
+      range(units, align, u0, u1);
+      float *part = partial_.data() + me * n * pc;
+      std::fill(part, part + n * pc, 0.0f);
+      forRuns(u0, u1, [&](int64_t i, int64_t p0, int64_t p1) {
+        sumPixels(part + (i / blocks_) * pc + (i % blocks_) * b,
+                  x + (i * hw + p0) * b, p1 - p0, b);
+      });
+      if (threads > 1) {
 #pragma omp barrier
+      }
+      // Excite, for all images (a weight row is read once per step, not
+      // once per image). Split: each thread takes a range of channels, the
+      // first product's inputs (partial hidden sums, added up after a
+      // barrier) and the second's outputs.
+      const bool split = !redundant && threads > 1;
+      int64_t k0 = 0, k1 = c;
+      if (split)
+        range(c, 16, k0, k1);
+      float *hp = hiddenPart_.data() + me * n * s;
+      std::fill(hp, hp + n * s, 0.0f);
+      for (int64_t k = k0; k < k1; ++k)
+        for (int64_t img = 0; img < n; ++img) {
+          float sum = 0.0f;
+          for (int t = 0; t < threads; ++t)
+            sum += partial_[static_cast<size_t>(t) * n * pc + img * pc + k];
+          axpy(hp + img * s, w1t_.data() + k * s, sum * inv, s);
+        }
+      if (split) {
+#pragma omp barrier
+      }
+      float *hidden = hidden_.data() + me * n * s;
+      for (int64_t img = 0; img < n; ++img)
+        for (int64_t j = 0; j < s; ++j) {
+          float v = p_.b1[j];
+          if (split)
+            for (int t = 0; t < threads; ++t)
+              v += hiddenPart_[static_cast<size_t>(t) * n * s + img * s + j];
+          else
+            v += hp[img * s + j];
+          hidden[img * s + j] = activate(p_.act1, v);
+        }
+      float *gate = gate_.data() + (split ? 0 : me) * n * pc;
       if (k0 < k1) {
         for (int64_t img = 0; img < n; ++img)
           std::copy(p_.b2.begin() + k0, p_.b2.begin() + k1,
-                    gate_.begin() + img * pc + k0);
+                    gate + img * pc + k0);
         for (int64_t j = 0; j < s; ++j)
           for (int64_t img = 0; img < n; ++img)
-            axpy(gate_.data() + img * pc + k0, w2t_.data() + j * pc + k0,
-                 hidden_[img * s + j], k1 - k0);
+            axpy(gate + img * pc + k0, w2t_.data() + j * pc + k0,
+                 hidden[img * s + j], k1 - k0);
         for (int64_t img = 0; img < n; ++img)
           for (int64_t k = k0; k < k1; ++k)
-            gate_[img * pc + k] = activate(p_.act2, gate_[img * pc + k]);
+            gate[img * pc + k] = activate(p_.act2, gate[img * pc + k]);
       }
+      if (split) {
 #pragma omp barrier
-      // Scale x; padding channels stay zeros (their gate is 0).
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n * blocks_; ++i)
-        scalePixels(y + i * hw * b, x + i * hw * b,
-                    gate_.data() + (i / blocks_) * pc + (i % blocks_) * b, hw,
-                    b);
+      }
+      // Scale x, the same pixels this thread summed (still in its cache).
+      forRuns(u0, u1, [&](int64_t i, int64_t p0, int64_t p1) {
+        scalePixels(y + (i * hw + p0) * b, x + (i * hw + p0) * b,
+                    gate + (i / blocks_) * pc + (i % blocks_) * b, p1 - p0, b);
+      });
     }
     return Status::success();
   }
@@ -176,16 +225,21 @@ public:
 private:
   SqueezeExciteParams p_;
   int64_t block_ = 1, blocks_ = 0, padded_ = 0;
-  std::vector<float> w1t_, w2t_, mean_, hidden_, gate_;
+  std::vector<float> w1t_, w2t_, partial_, hiddenPart_, hidden_, gate_;
 };
 
 } // namespace
 
-bool squeezeExciteEnabled() {
-  // Opt-in: at two threads the one-step kernel was slower than oneDNN's
+bool squeezeExciteEnabled(int64_t batch) {
+  // By default at batch 1, where it gained at one and two threads since
+  // the passes over x split pixels; at batch 8 it still lost to oneDNN's
   // separate ops (architecture.md, "squeeze-and-excitation").
   const char *v = std::getenv("GOPT_SQUEEZE_EXCITE");
-  return v && std::strcmp(v, "1") == 0;
+  if (v && std::strcmp(v, "0") == 0)
+    return false;
+  if (v && std::strcmp(v, "1") == 0)
+    return true;
+  return batch == 1;
 }
 
 std::unique_ptr<Kernel> createSqueezeExcite(SqueezeExciteParams p) {

@@ -19,8 +19,10 @@ namespace gopt::runtime {
 class Kernel;
 namespace cpu {
 
-// True only when GOPT_SQUEEZE_EXCITE=1; otherwise the ops run one by one.
-bool squeezeExciteEnabled();
+// Whether SE blocks of a batch of `batch` images run as one step: at batch 1
+// by default; GOPT_SQUEEZE_EXCITE=0 never, =1 at every batch (otherwise the
+// ops run one by one).
+bool squeezeExciteEnabled(int64_t batch);
 
 // An activation after one of the block's products.
 struct SeActivation {
@@ -44,6 +46,9 @@ struct SqueezeExciteParams {
   std::vector<float> w1, b1; // [squeezed, channels], [squeezed]
   std::vector<float> w2, b2; // [channels, squeezed], [channels]
   SeActivation act1, act2;   // after each product (act2: the gate)
+  // Split the products between threads even when they are small (tests;
+  // by default small ones run whole on every thread).
+  bool splitProducts = false;
 };
 
 // Inputs: x; output: x * gate. Null if the sizes do not agree.

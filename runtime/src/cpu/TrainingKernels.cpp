@@ -542,6 +542,9 @@ ConvBackwardKernel::create(const KernelConfig &c) {
     if (std::unique_ptr<Kernel> tiles = cpu::createAmxFewChannelFilterGrad(c))
       return tiles;
   if (c.op->kind() == "conv2d_backprop_input")
+    if (std::unique_ptr<Kernel> forward = cpu::createBackpropInputAsForward(c))
+      return forward;
+  if (c.op->kind() == "conv2d_backprop_input")
     if (std::unique_ptr<Kernel> product =
             cpu::createStridedBackpropInputMatmul(c))
       return product;
