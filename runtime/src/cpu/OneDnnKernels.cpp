@@ -15,6 +15,7 @@
 #include "AmxMatmul.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
+#include "DepthwiseInt8.h"
 #include "ElementLoops.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
@@ -1462,6 +1463,14 @@ memory::desc withType(const memory::desc &md, DType dtype) {
   return result;
 }
 
+namespace {
+// gopt's int8 3x3 depthwise kernel in the layouts `onednn` chose
+// (Int8DepthwiseStageKernel, below), or null.
+std::unique_ptr<OneDnnLayoutKernel>
+int8DepthwiseKernel(const KernelConfig &c, const Int8Params &p,
+                    const OneDnnLayoutKernel &onednn);
+} // namespace
+
 StatusOr<std::unique_ptr<LayoutKernel>>
 createInt8Conv(const KernelConfig &c, const Int8Params &params) {
   if (!int8Supported(params) || c.inputShapes[0].size() != 4)
@@ -1471,6 +1480,10 @@ createInt8Conv(const KernelConfig &c, const Int8Params &params) {
   GOPT_RETURN_IF_ERROR(kernel->init(c, params, supported));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
+  // Where oneDNN chose NHWC for a depthwise convolution outside a chain
+  // (MobileNetV2's 7x7 ones at 960 channels), gopt's kernel runs it.
+  if (auto dw = int8DepthwiseKernel(c, params, *kernel))
+    return std::unique_ptr<LayoutKernel>(std::move(dw));
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
@@ -1814,6 +1827,114 @@ private:
   int64_t pixels_ = 0;
 };
 
+// A chain's int8 3x3 depthwise stage on NHWC u8/s8 (the static-int8 plans'
+// MobileNet blocks, between the int8 1x1 stages) run by gopt's AVX512-VNNI
+// kernel (DepthwiseInt8.cpp) instead of oneDNN 2.6's brdgmm_dw, computing
+// int8Attr's formula in the layouts the oneDNN stage `onednn` agreed to;
+// null where the stage is anything else (dilated, a sum, an f32 result).
+// GOPT_DEPTHWISE_INT8=0 keeps oneDNN's.
+class Int8DepthwiseStageKernel : public OneDnnLayoutKernel {
+public:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  create(const KernelConfig &c, const cpu::Int8Params &p,
+         const OneDnnLayoutKernel &onednn, const RowBand *band = nullptr) {
+    auto none = [] { return std::unique_ptr<OneDnnLayoutKernel>(); };
+    if (!cpu::depthwiseInt8Enabled() || p.dstScale <= 0 || !p.weights ||
+        p.sum ||
+        (p.activation != "none" && p.activation != "relu" &&
+         p.activation != "relu6" && p.activation != "clip"))
+      return none();
+    StatusOr<ConvGeometry> geometry = convGeometry(c);
+    if (!geometry.ok())
+      return none();
+    ConvGeometry g = *geometry;
+    if (band)
+      applyBand(g, *band);
+    const Dims &wd = g.weightDims;
+    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+    const DataType srcType = p.srcUnsigned ? DataType::u8 : DataType::s8;
+    if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
+        wd[2] != 1 || wd[3] != 3 || wd[4] != 3 || g.dilations[0] != 0 ||
+        g.dilations[1] != 0 || g.strides[0] != g.strides[1] || !isNhwc(in) ||
+        !isNhwc(out) || in.data_type() != srcType ||
+        out.data_type() != int8DstType(p) || in.dims() != g.srcDims ||
+        out.dims() != g.dstDims)
+      return none();
+    const int64_t ch = g.cin;
+    if (static_cast<int64_t>(p.weightScales.size()) != ch &&
+        p.weightScales.size() != 1)
+      return none();
+    // Weights [3][3][C] from GOIHW ([C, 1, 1, 3, 3]) or HWIO ([3, 3, 1, C]).
+    std::vector<int8_t> weights(9 * ch);
+    for (int64_t t = 0; t < 9; ++t)
+      for (int64_t k = 0; k < ch; ++k)
+        weights[t * ch + k] = g.weightTag == Tag::goihw ? p.weights[k * 9 + t]
+                                                        : p.weights[t * ch + k];
+    // int8Attr's units, as Int8PointwiseStageKernel's.
+    const float dstUnit = p.dstScale;
+    const float firstUnit = p.requantize ? p.requantScale : dstUnit;
+    cpu::DepthwiseInt8Params q;
+    q.srcUnsigned = p.srcUnsigned;
+    for (int64_t k = 0; k < ch; ++k) {
+      const float ws = p.weightScales[p.weightScales.size() == 1 ? 0 : k];
+      q.scale.push_back(p.srcScale * ws / firstUnit);
+      if (p.bias)
+        q.biasScaled.push_back(p.bias[k] / (p.srcScale * ws));
+    }
+    q.requantize = p.requantize;
+    q.requantScale = p.requantScale / dstUnit;
+    q.dstUnsigned = p.dstUnsigned;
+    float lo = -std::numeric_limits<float>::infinity(),
+          hi = std::numeric_limits<float>::infinity();
+    if (p.activation == "relu")
+      lo = 0;
+    else if (p.activation == "relu6")
+      lo = 0, hi = 6 / dstUnit;
+    else if (p.activation == "clip")
+      lo = p.clipMin / dstUnit, hi = p.clipMax / dstUnit;
+    if (p.dstUnsigned) // as int8Attr: a u8 result stays <= 127
+      lo = std::max(lo, 0.0f), hi = std::min(hi, 127.0f);
+    q.lo = lo;
+    q.hi = hi;
+    cpu::DepthwiseGeometry dg;
+    dg.n = g.n;
+    dg.c = ch;
+    dg.h = g.h;
+    dg.w = g.w;
+    dg.oh = g.dstDims[2];
+    dg.ow = g.dstDims[3];
+    dg.stride = g.strides[0];
+    dg.padTop = g.padL[0];
+    dg.padLeft = g.padL[1];
+    auto kernel = std::unique_ptr<Int8DepthwiseStageKernel>(
+        new Int8DepthwiseStageKernel());
+    kernel->dw_ =
+        cpu::DepthwiseInt8::create(dg, weights, q, omp_get_max_threads());
+    if (!kernel->dw_)
+      return none();
+    kernel->inputDescs_ = {in};
+    kernel->outputDesc_ = out;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    dw_->run(static_cast<const uint8_t *>(inputs[0].data()),
+             static_cast<uint8_t *>(outputs[0].data()));
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-dw-int8"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<cpu::DepthwiseInt8> dw_;
+};
+
+std::unique_ptr<OneDnnLayoutKernel>
+int8DepthwiseKernel(const KernelConfig &c, const Int8Params &p,
+                    const OneDnnLayoutKernel &onednn) {
+  return Int8DepthwiseStageKernel::create(c, p, onednn);
+}
+
 // Convolutions where each one's result is read only by the next, run `chunk`
 // images at a time: stage k + 1 reads stage k's result for those images
 // from a small buffer that stays in cache, instead of the whole batch's
@@ -1863,6 +1984,10 @@ public:
         if (auto pw = Int8PointwiseStageKernel::create(c, *int8, *stage)) {
           stage = std::move(pw);
           kernel->pointwise_ = true;
+        } else if (auto dw =
+                       Int8DepthwiseStageKernel::create(c, *int8, *stage)) {
+          stage = std::move(dw);
+          kernel->depthwise_ = true;
         }
       } else {
         if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
@@ -1941,7 +2066,8 @@ public:
     }
     return Status::success();
   }
-  // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel);
+  // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel or
+  // Int8DepthwiseStageKernel);
   // "-pw": a 1x1 stage runs gopt's AMX kernel (PointwiseStageKernel).
   const char *implementation() const override {
     static const char *names[2][2][2] = {
@@ -2107,6 +2233,10 @@ private:
                                                            *kernel, &rb)) {
               kernel = std::move(pw);
               pointwise_ = true;
+            } else if (auto dw = Int8DepthwiseStageKernel::create(
+                           c, *stages[k].int8, *kernel, &rb)) {
+              kernel = std::move(dw);
+              depthwise_ = true;
             }
           } else {
             if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
