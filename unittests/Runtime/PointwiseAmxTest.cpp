@@ -4,7 +4,9 @@
 // rounding to bf16): MobileNet's channel counts (16 -> 96, 24 -> 144,
 // 144 -> 24: chunks of 16 and 24), an output tail (20 of 32), pixel counts
 // around the 32-pixel block (1, 31, 33, 100), bias, relu6, the residual
-// sum, and two threads. Skipped where the CPU has no AMX.
+// sum, and two threads; 16 or fewer outputs, outputs ending 8 or 16 past
+// a 32-channel block, a single block of pixels, 2-channel k chunks.
+// Skipped where the CPU has no AMX.
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/PointwiseAmx.h"
@@ -101,6 +103,16 @@ TEST(PointwiseAmx, MatchesLoop) {
       {64, 384, 200, true, true, false, 2},
       {384, 64, 1000, true, false, true, 2},
       {32, 16, 64, true, false, false, 1},
+      // Last blocks 16 or 8 wide (16, 12, 40, 48 outputs; several k
+      // chunks), one block of pixels only, blocks spread over threads,
+      // 2-channel k chunks.
+      {32, 16, 1000, true, true, false, 1},
+      {96, 12, 77, true, false, true, 1},
+      {48, 40, 95, true, true, false, 1},
+      {320, 48, 49, true, false, true, 1},
+      {24, 144, 17, true, true, false, 1},
+      {16, 96, 3137, true, true, false, 2},
+      {2, 33, 40, false, false, false, 1},
   };
   for (const Case &c : cases)
     check(c);
