@@ -39,12 +39,14 @@ struct Case {
   int64_t k, n, pixels;
   bool bias, clamp, sum;
   int threads;
+  float lo = 0, hi = 6;
 };
 
 void check(const Case &c) {
   SCOPED_TRACE(::testing::Message()
                << "k " << c.k << " n " << c.n << " pixels " << c.pixels
-               << " sum " << c.sum << " threads " << c.threads);
+               << " sum " << c.sum << " threads " << c.threads << " clamp "
+               << c.clamp << " [" << c.lo << ", " << c.hi << "]");
   std::mt19937 rng(static_cast<unsigned>(c.k * 1000 + c.n + c.pixels));
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<uint16_t> w(c.k * c.n), x(c.pixels * c.k), dst(c.pixels * c.n);
@@ -58,7 +60,7 @@ void check(const Case &c) {
   if (c.bias)
     for (int64_t o = 0; o < c.n; ++o)
       bias.push_back(u(rng));
-  auto kernel = PointwiseBf16Amx::create(c.k, c.n, w, bias, c.clamp, 0, 6,
+  auto kernel = PointwiseBf16Amx::create(c.k, c.n, w, bias, c.clamp, c.lo, c.hi,
                                          c.sum, c.threads);
   ASSERT_TRUE(kernel);
   std::vector<uint16_t> expected(dst.size());
@@ -72,7 +74,7 @@ void check(const Case &c) {
       if (c.sum)
         s += widen(dst[p * c.n + o]);
       if (c.clamp)
-        s = std::min(std::max(s, 0.0f), 6.0f);
+        s = std::min(std::max(s, c.lo), c.hi);
       expected[p * c.n + o] = narrow(s);
     }
   // A guard past the end: the kernel writes n channels per pixel only.
@@ -113,6 +115,14 @@ TEST(PointwiseAmx, MatchesLoop) {
       {24, 144, 17, true, true, false, 1},
       {16, 96, 3137, true, true, false, 2},
       {2, 33, 40, false, false, false, 1},
+      // Clamps on the rounded bf16 bits (relu, relu6, a bf16 lower
+      // bound above 0) and in f32 (a negative lower bound, bounds that
+      // are not bf16 values), with and without the residual sum.
+      {64, 96, 70, true, true, false, 1, 0, INFINITY},
+      {64, 96, 70, true, true, true, 1, 0.5f, 2},
+      {64, 96, 70, true, true, true, 1, -1, 1},
+      {64, 96, 70, true, true, false, 1, 0.1f, 0.7f},
+      {64, 96, 70, true, true, false, 1, -0.0f, 6},
   };
   for (const Case &c : cases)
     check(c);
