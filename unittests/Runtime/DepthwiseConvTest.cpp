@@ -4,7 +4,8 @@
 // one rounding to bf16): strides 1 and 2, channel counts around the
 // 32-channel block (5, 33, 72), widths around the 7-output run (1, 2, 8,
 // 15), images of one row or column, padding on every edge and on none
-// (a band of rows inside an image), bias, relu6 and none, two threads.
+// (a band of rows inside an image), bias, relu6 and other clamps (on bf16
+// bits and in f32) and none, two threads.
 // Skipped where the CPU has no AVX-512 BF16.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +41,7 @@ struct Case {
   int64_t n, c, h, w, stride, padTop, padLeft, oh, ow;
   bool bias, clamp;
   int threads;
+  float lo = 0, hi = 6;
 };
 
 // The output size of a 3x3 window with padding `pad` on both sides.
@@ -75,7 +77,7 @@ void check(const Case &c) {
   g.padTop = c.padTop;
   g.padLeft = c.padLeft;
   auto kernel =
-      DepthwiseBf16::create(g, weights, bias, c.clamp, 0, 6, c.threads);
+      DepthwiseBf16::create(g, weights, bias, c.clamp, c.lo, c.hi, c.threads);
   ASSERT_TRUE(kernel);
   std::vector<uint16_t> expected(c.n * c.oh * c.ow * c.c);
   for (int64_t n = 0; n < c.n; ++n)
@@ -93,7 +95,7 @@ void check(const Case &c) {
                    weights[(kh * 3 + kw) * c.c + k];
             }
           if (c.clamp)
-            s = std::min(std::max(s, 0.0f), 6.0f);
+            s = std::min(std::max(s, c.lo), c.hi);
           expected[((n * c.oh + y) * c.ow + xo) * c.c + k] = narrow(s);
         }
   // A guard past the end: the kernel writes c channels per pixel only.
@@ -134,6 +136,14 @@ TEST(DepthwiseConv, MatchesLoop) {
   // No padding at all (a valid convolution), and two threads.
   cases.push_back({3, 32, 9, 11, 1, 0, 0, 7, 9, true, false, 1});
   cases.push_back({4, 96, 14, 14, 2, 1, 1, 7, 7, true, true, 2});
+  // Clamps on the rounded bf16 bits (relu, bounds 0.5 and 2, -0 and 6)
+  // and in f32 (a negative lower bound, bounds that are not bf16 values).
+  for (auto [lo, hi] : {std::pair<float, float>{0, INFINITY},
+                        {0.5f, 2},
+                        {-0.0f, 6},
+                        {-1, 1},
+                        {0.1f, 0.7f}})
+    cases.push_back({1, 40, 9, 10, 1, 1, 1, 9, 10, true, true, 1, lo, hi});
   for (const Case &c : cases)
     check(c);
 }
