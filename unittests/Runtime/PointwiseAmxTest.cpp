@@ -4,7 +4,9 @@
 // rounding to bf16): MobileNet's channel counts (16 -> 96, 24 -> 144,
 // 144 -> 24: chunks of 16 and 24), an output tail (20 of 32), pixel counts
 // around the 32-pixel block (1, 31, 33, 100), bias, relu6, the residual
-// sum, and two threads. Skipped where the CPU has no AMX.
+// sum, and two threads; 16 or fewer outputs, outputs ending 8 or 16 past
+// a 32-channel block, a single block of pixels, 2-channel k chunks.
+// Skipped where the CPU has no AMX.
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/PointwiseAmx.h"
@@ -37,12 +39,14 @@ struct Case {
   int64_t k, n, pixels;
   bool bias, clamp, sum;
   int threads;
+  float lo = 0, hi = 6;
 };
 
 void check(const Case &c) {
   SCOPED_TRACE(::testing::Message()
                << "k " << c.k << " n " << c.n << " pixels " << c.pixels
-               << " sum " << c.sum << " threads " << c.threads);
+               << " sum " << c.sum << " threads " << c.threads << " clamp "
+               << c.clamp << " [" << c.lo << ", " << c.hi << "]");
   std::mt19937 rng(static_cast<unsigned>(c.k * 1000 + c.n + c.pixels));
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<uint16_t> w(c.k * c.n), x(c.pixels * c.k), dst(c.pixels * c.n);
@@ -56,7 +60,7 @@ void check(const Case &c) {
   if (c.bias)
     for (int64_t o = 0; o < c.n; ++o)
       bias.push_back(u(rng));
-  auto kernel = PointwiseBf16Amx::create(c.k, c.n, w, bias, c.clamp, 0, 6,
+  auto kernel = PointwiseBf16Amx::create(c.k, c.n, w, bias, c.clamp, c.lo, c.hi,
                                          c.sum, c.threads);
   ASSERT_TRUE(kernel);
   std::vector<uint16_t> expected(dst.size());
@@ -70,7 +74,7 @@ void check(const Case &c) {
       if (c.sum)
         s += widen(dst[p * c.n + o]);
       if (c.clamp)
-        s = std::min(std::max(s, 0.0f), 6.0f);
+        s = std::min(std::max(s, c.lo), c.hi);
       expected[p * c.n + o] = narrow(s);
     }
   // A guard past the end: the kernel writes n channels per pixel only.
@@ -101,6 +105,24 @@ TEST(PointwiseAmx, MatchesLoop) {
       {64, 384, 200, true, true, false, 2},
       {384, 64, 1000, true, false, true, 2},
       {32, 16, 64, true, false, false, 1},
+      // Last blocks 16 or 8 wide (16, 12, 40, 48 outputs; several k
+      // chunks), one block of pixels only, blocks spread over threads,
+      // 2-channel k chunks.
+      {32, 16, 1000, true, true, false, 1},
+      {96, 12, 77, true, false, true, 1},
+      {48, 40, 95, true, true, false, 1},
+      {320, 48, 49, true, false, true, 1},
+      {24, 144, 17, true, true, false, 1},
+      {16, 96, 3137, true, true, false, 2},
+      {2, 33, 40, false, false, false, 1},
+      // Clamps on the rounded bf16 bits (relu, relu6, a bf16 lower
+      // bound above 0) and in f32 (a negative lower bound, bounds that
+      // are not bf16 values), with and without the residual sum.
+      {64, 96, 70, true, true, false, 1, 0, INFINITY},
+      {64, 96, 70, true, true, true, 1, 0.5f, 2},
+      {64, 96, 70, true, true, true, 1, -1, 1},
+      {64, 96, 70, true, true, false, 1, 0.1f, 0.7f},
+      {64, 96, 70, true, true, false, 1, -0.0f, 6},
   };
   for (const Case &c : cases)
     check(c);

@@ -1,0 +1,168 @@
+//===- DepthwiseConvTest.cpp - The bf16 3x3 depthwise kernel vs. a loop ---===//
+//
+// DepthwiseBf16 against a scalar loop on bf16 inputs (f32 weights and sums,
+// one rounding to bf16): strides 1 and 2, channel counts around the
+// 32-channel block (5, 33, 72), widths around the 7-output run (1, 2, 8,
+// 15), images of one row or column, padding on every edge and on none
+// (a band of rows inside an image), bias, relu6 and other clamps (on bf16
+// bits and in f32) and none, two threads.
+// Skipped where the CPU has no AVX-512 BF16.
+//
+//===----------------------------------------------------------------------===//
+#include "../../runtime/src/cpu/DepthwiseConv.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using gopt::runtime::cpu::DepthwiseBf16;
+using gopt::runtime::cpu::depthwiseBf16Enabled;
+using gopt::runtime::cpu::DepthwiseGeometry;
+
+namespace {
+
+float widen(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof f);
+  return f;
+}
+
+uint16_t narrow(float f) { // round to nearest even
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+struct Case {
+  int64_t n, c, h, w, stride, padTop, padLeft, oh, ow;
+  bool bias, clamp;
+  int threads;
+  float lo = 0, hi = 6;
+};
+
+// The output size of a 3x3 window with padding `pad` on both sides.
+int64_t outSize(int64_t in, int64_t stride, int64_t pad) {
+  return (in + 2 * pad - 3) / stride + 1;
+}
+
+void check(const Case &c) {
+  SCOPED_TRACE(::testing::Message()
+               << "n " << c.n << " c " << c.c << " " << c.h << "x" << c.w
+               << " stride " << c.stride << " pad " << c.padTop << ","
+               << c.padLeft << " -> " << c.oh << "x" << c.ow << " threads "
+               << c.threads);
+  std::mt19937 rng(static_cast<unsigned>(c.c * 1000 + c.h * 10 + c.w));
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<uint16_t> x(c.n * c.h * c.w * c.c);
+  for (auto &v : x)
+    v = narrow(3 * u(rng));
+  std::vector<float> weights(9 * c.c), bias;
+  for (auto &v : weights)
+    v = widen(narrow(u(rng)));
+  if (c.bias)
+    for (int64_t k = 0; k < c.c; ++k)
+      bias.push_back(u(rng));
+  DepthwiseGeometry g;
+  g.n = c.n;
+  g.c = c.c;
+  g.h = c.h;
+  g.w = c.w;
+  g.oh = c.oh;
+  g.ow = c.ow;
+  g.stride = c.stride;
+  g.padTop = c.padTop;
+  g.padLeft = c.padLeft;
+  auto kernel =
+      DepthwiseBf16::create(g, weights, bias, c.clamp, c.lo, c.hi, c.threads);
+  ASSERT_TRUE(kernel);
+  std::vector<uint16_t> expected(c.n * c.oh * c.ow * c.c);
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t y = 0; y < c.oh; ++y)
+      for (int64_t xo = 0; xo < c.ow; ++xo)
+        for (int64_t k = 0; k < c.c; ++k) {
+          float s = c.bias ? bias[k] : 0.0f;
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw) {
+              const int64_t ih = y * c.stride - c.padTop + kh;
+              const int64_t iw = xo * c.stride - c.padLeft + kw;
+              if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w)
+                continue;
+              s += widen(x[((n * c.h + ih) * c.w + iw) * c.c + k]) *
+                   weights[(kh * 3 + kw) * c.c + k];
+            }
+          if (c.clamp)
+            s = std::min(std::max(s, c.lo), c.hi);
+          expected[((n * c.oh + y) * c.ow + xo) * c.c + k] = narrow(s);
+        }
+  // A guard past the end: the kernel writes c channels per pixel only.
+  std::vector<uint16_t> dst(expected.size() + 1, 0x7FC0);
+  kernel->run(x.data(), dst.data());
+  EXPECT_EQ(dst.back(), 0x7FC0);
+  int bad = 0;
+  for (size_t i = 0; i < expected.size() && bad < 5; ++i) {
+    const float got = widen(dst[i]), want = widen(expected[i]);
+    // Sums of products in another order: within two bf16 steps.
+    if (!(std::fabs(got - want) <= 1e-2f * std::fabs(want) + 1e-3f)) {
+      ADD_FAILURE() << "pixel " << i / c.c << " channel " << i % c.c << ": "
+                    << got << " vs " << want;
+      ++bad;
+    }
+  }
+}
+
+TEST(DepthwiseConv, MatchesLoop) {
+  if (!depthwiseBf16Enabled())
+    GTEST_SKIP() << "no AVX-512 BF16 here (or GOPT_DEPTHWISE_KERNEL=0)";
+  std::vector<Case> cases;
+  for (int64_t stride : {1, 2})
+    for (int64_t ch : {5, 33, 72})
+      for (auto [h, w] : {std::pair<int64_t, int64_t>{7, 15},
+                          {8, 8},
+                          {1, 2},
+                          {3, 1},
+                          {2, 16}}) {
+        const int64_t oh = outSize(h, stride, 1), ow = outSize(w, stride, 1);
+        cases.push_back(
+            {2, ch, h, w, stride, 1, 1, oh, ow, ch != 33, ch != 5, 1});
+      }
+  // A band of rows inside an image: no padding above or below (the
+  // chain's halo rows are real rows), padding left and right.
+  cases.push_back({1, 40, 6, 9, 1, 0, 1, 4, 9, true, true, 1});
+  cases.push_back({1, 40, 7, 9, 2, 0, 1, 3, 5, true, true, 1});
+  // No padding at all (a valid convolution), and two threads.
+  cases.push_back({3, 32, 9, 11, 1, 0, 0, 7, 9, true, false, 1});
+  cases.push_back({4, 96, 14, 14, 2, 1, 1, 7, 7, true, true, 2});
+  // Clamps on the rounded bf16 bits (relu, bounds 0.5 and 2, -0 and 6)
+  // and in f32 (a negative lower bound, bounds that are not bf16 values).
+  for (auto [lo, hi] : {std::pair<float, float>{0, INFINITY},
+                        {0.5f, 2},
+                        {-0.0f, 6},
+                        {-1, 1},
+                        {0.1f, 0.7f}})
+    cases.push_back({1, 40, 9, 10, 1, 1, 1, 9, 10, true, true, 1, lo, hi});
+  for (const Case &c : cases)
+    check(c);
+}
+
+TEST(DepthwiseConv, RejectsStride3AndWrongWeights) {
+  if (!depthwiseBf16Enabled())
+    GTEST_SKIP() << "no AVX-512 BF16 here";
+  DepthwiseGeometry g;
+  g.n = 1;
+  g.c = 8;
+  g.h = g.w = 9;
+  g.oh = g.ow = 3;
+  g.stride = 3;
+  EXPECT_FALSE(
+      DepthwiseBf16::create(g, std::vector<float>(72), {}, false, 0, 0, 1));
+  g.stride = 1;
+  g.oh = g.ow = 7;
+  EXPECT_FALSE(
+      DepthwiseBf16::create(g, std::vector<float>(71), {}, false, 0, 0, 1));
+}
+
+} // namespace
