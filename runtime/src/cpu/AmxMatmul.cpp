@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AmxMatmul.h"
+#include "EnvSwitch.h"
 
 #include "AmxTiles.h"
 #include "Avx512Lanes.h"
@@ -43,10 +44,7 @@
 
 namespace gopt::runtime::cpu {
 
-bool amxMatmulEnabled() {
-  const char *setting = std::getenv("GOPT_AMX_MATMUL");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxMatmulEnabled() { return envSwitchOn("GOPT_AMX_MATMUL"); }
 
 #ifdef GOPT_HAVE_AMX_MATMUL
 namespace {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockedBatchNorm.h"
+#include "EnvSwitch.h"
 
 #include "Avx512Lanes.h"
 #include "ParallelRange.h"
@@ -129,8 +130,7 @@ private:
 std::unique_ptr<LayoutKernel> createBlockedBatchNorm(const KernelConfig &config,
                                                      const memory::desc &src,
                                                      bool relu) {
-  const char *setting = std::getenv("GOPT_BLOCKED_BN");
-  if (setting && std::strcmp(setting, "0") == 0)
+  if (!envSwitchOn("GOPT_BLOCKED_BN"))
     return nullptr;
 #ifdef GOPT_HAVE_AVX512_LANES
   if (!avx512fSupported())

@@ -26,6 +26,7 @@
 #include "ConvGradBf16.h"
 #include "AmxTiles.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 #include "OneDnn.h"
 #include "gopt/runtime/Kernel.h"
 #include "gopt/runtime/OpSchema.h"
@@ -63,10 +64,7 @@ using Tag = memory::format_tag;
 using Dims = memory::dims;
 
 // GOPT_CONV_FILTER_AMX=0 keeps the im2col matmuls / oneDNN (for comparing).
-bool amxFilterGradEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_FILTER_AMX");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxFilterGradEnabled() { return envSwitchOn("GOPT_CONV_FILTER_AMX"); }
 
 // Tiles 0-3: C (mRows x 16 f32), 4-5: A (mRows x 32 bf16), 6-7: B (16
 // pixel pairs x 16 channels).
@@ -460,8 +458,7 @@ private:
 
 // GOPT_CONV_BACKPROP_INPUT_COL2IM=0 keeps oneDNN's backward-data kernel.
 bool stridedCol2imEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_BACKPROP_INPUT_COL2IM");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CONV_BACKPROP_INPUT_COL2IM");
 }
 
 std::unique_ptr<Kernel>
@@ -687,8 +684,7 @@ private:
 // GOPT_CONV_BACKPROP_INPUT_FORWARD=0 keeps oneDNN's backward-data kernel
 // (or the matmul + col2im where it applies).
 bool backpropInputForwardEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_BACKPROP_INPUT_FORWARD");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CONV_BACKPROP_INPUT_FORWARD");
 }
 
 // One dimension of a phase: the taps (in the correlation's order, none

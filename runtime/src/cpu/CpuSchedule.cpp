@@ -50,6 +50,7 @@
 //===----------------------------------------------------------------------===//
 #include "BlockedBatchNorm.h"
 #include "ChannelShuffle.h"
+#include "EnvSwitch.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ReluGradBias.h"
@@ -3031,10 +3032,7 @@ Status CpuScheduler::scheduleReluGradBias(int o, bool &done) {
 
 // GOPT_CONV_RESIDUAL_ADD=0 keeps the adds and relus of plain-layout
 // residual blocks as steps of their own (for comparing).
-bool convResidualAddEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_RESIDUAL_ADD");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool convResidualAddEnabled() { return envSwitchOn("GOPT_CONV_RESIDUAL_ADD"); }
 
 // A plain-layout (NHWC: the CPU training steps) conv2d without activation
 // whose result only an add of a residual reads, and that add's result only

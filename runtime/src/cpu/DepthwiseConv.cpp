@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "DepthwiseConv.h"
+#include "Bf16Clamp.h"
+#include "EnvSwitch.h"
 
 #include <omp.h>
 
@@ -36,8 +38,7 @@ namespace gopt::runtime::cpu {
 bool depthwiseBf16Enabled() {
 #ifdef GOPT_DW_X86
   static const bool enabled = [] {
-    const char *setting = std::getenv("GOPT_DEPTHWISE_KERNEL");
-    if (setting && std::strcmp(setting, "0") == 0)
+    if (!envSwitchOn("GOPT_DEPTHWISE_KERNEL"))
       return false;
     return __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") &&
@@ -218,27 +219,11 @@ GOPT_DW_TARGET void runRow(RowArgs a, const float *weights, const float *bias,
   }
 }
 
-// Whether a clamp to [lo, hi] may run on the rounded bf16 bits compared as
-// int16: lo +0 or above and both bf16 values (relu, relu6), where
-// rounding and clamping commute (the same bits; NaN sums clamp to hi);
-// two instructions on 32 outputs instead of four on two halves of 16.
+// Clamps on the rounded bf16 bits where bf16ClampBounds allows;
 // GOPT_DEPTHWISE_BF16_CLAMP=0 clamps in f32.
 bool bf16Clamp(float lo, float hi, uint16_t &lo16, uint16_t &hi16) {
-  static const bool on = [] {
-    const char *setting = std::getenv("GOPT_DEPTHWISE_BF16_CLAMP");
-    return !(setting && std::strcmp(setting, "0") == 0);
-  }();
-  auto bits = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-  };
-  if (!on || !(lo >= 0.0f) || std::signbit(lo) || !(hi >= lo) ||
-      (bits(lo) & 0xFFFF) || (bits(hi) & 0xFFFF))
-    return false;
-  lo16 = static_cast<uint16_t>(bits(lo) >> 16);
-  hi16 = static_cast<uint16_t>(bits(hi) >> 16);
-  return true;
+  static const bool on = envSwitchOn("GOPT_DEPTHWISE_BF16_CLAMP");
+  return on && bf16ClampBounds(lo, hi, lo16, hi16);
 }
 
 // The rows of every image, split among `threads`.

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DepthwiseInt8.h"
+#include "EnvSwitch.h"
 
 #include <dnnl.hpp>
 #include <omp.h>
@@ -44,8 +45,7 @@ namespace gopt::runtime::cpu {
 bool depthwiseInt8Enabled() {
 #ifdef GOPT_DW8_X86
   static const bool enabled = [] {
-    const char *setting = std::getenv("GOPT_DEPTHWISE_INT8");
-    if (setting && std::strcmp(setting, "0") == 0)
+    if (!envSwitchOn("GOPT_DEPTHWISE_INT8"))
       return false;
     const int vnni = static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
     return (static_cast<int>(dnnl::get_effective_cpu_isa()) & vnni) == vnni &&

@@ -3,6 +3,7 @@
 #include "../collectives/CommunicationQueue.h"
 #include "Avx512Lanes.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 #include "ParallelRange.h"
 #include "Reference.h"
 #include "gopt/runtime/OpAttrs.h"
@@ -1342,10 +1343,7 @@ std::unique_ptr<Kernel> createTiledMaxPool(const KernelConfig &c) {
   return makeTiledMaxPool(c, false);
 }
 
-bool poolTransposeFusionEnabled() {
-  const char *setting = std::getenv("GOPT_POOL_TRANSPOSE");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool poolTransposeFusionEnabled() { return envSwitchOn("GOPT_POOL_TRANSPOSE"); }
 
 std::unique_ptr<Kernel> createTiledMaxPoolToNchw(const KernelConfig &c) {
 #ifdef GOPT_HAVE_AVX512_TILED_POOL

@@ -17,6 +17,7 @@
 #include "DepthwiseConv.h"
 #include "DepthwiseInt8.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
@@ -704,10 +705,7 @@ protected:
 // GOPT_INT8_1X1_VNNI=0 keeps oneDNN's choice.
 bool preferVnni1x1(const ConvGeometry &g,
                    const dnnl::convolution_forward::primitive_desc &pd) {
-  static const bool enabled = [] {
-    const char *setting = std::getenv("GOPT_INT8_1X1_VNNI");
-    return !(setting && std::strcmp(setting, "0") == 0);
-  }();
+  static const bool enabled = envSwitchOn("GOPT_INT8_1X1_VNNI");
   const Dims &w = g.weightDims;
   return enabled && w.size() == 4 && w[2] == 1 && w[3] == 1 && g.cin <= 32 &&
          g.cout >= 64 && std::strstr(pd.impl_info_str(), "amx") != nullptr;
@@ -2411,8 +2409,7 @@ private:
 // own: all of them where the chunks divide evenly among them or are many
 // (at most a quarter of a chunk's time idles at the end); 1 otherwise.
 int chainLanes(int64_t chunks, int threads) {
-  const char *setting = std::getenv("GOPT_CHAIN_PARALLEL_IMAGES");
-  if (setting && std::strcmp(setting, "0") == 0)
+  if (!envSwitchOn("GOPT_CHAIN_PARALLEL_IMAGES"))
     return 1;
   int lanes = static_cast<int>(std::min<int64_t>(threads, chunks));
   if (lanes < 2 || (chunks % lanes != 0 && chunks < 4 * lanes))

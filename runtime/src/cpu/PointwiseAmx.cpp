@@ -17,6 +17,8 @@
 
 #include "PointwiseAmx.h"
 #include "AmxTiles.h"
+#include "Bf16Clamp.h"
+#include "EnvSwitch.h"
 
 #include <omp.h>
 
@@ -38,8 +40,7 @@ namespace gopt::runtime::cpu {
 bool pointwiseAmxEnabled() {
 #ifdef GOPT_PW_X86
   static const bool enabled = [] {
-    const char *setting = std::getenv("GOPT_POINTWISE_AMX");
-    if (setting && std::strcmp(setting, "0") == 0)
+    if (!envSwitchOn("GOPT_POINTWISE_AMX"))
       return false;
     return amxBf16Usable();
   }();
@@ -207,30 +208,11 @@ GOPT_PW_TARGET void runRange(const Job &j, const uint16_t *src, uint16_t *dst,
 } // namespace
 #endif
 
-// Whether a clamp to [lo, hi] may run on the rounded bf16 bits, compared
-// as int16, instead of on the f32 sums: where lo is +0 or above (bf16 bits
-// of non-negative values order as int16; a negative value's, -0's too, are
-// negative int16) and lo and hi are bf16 values (then rounding and
-// clamping commute: relu and relu6). Two vector instructions on 32 outputs
-// instead of four on two halves of 16, in an epilogue that is most of the time
-// of a block with few input channels (16 -> 96). NaN sums clamp to hi
-// instead of lo. GOPT_POINTWISE_AMX_BF16_CLAMP=0 clamps in f32.
+// Clamps on the rounded bf16 bits where bf16ClampBounds allows;
+// GOPT_POINTWISE_AMX_BF16_CLAMP=0 clamps in f32.
 static bool bf16Clamp(float lo, float hi, uint16_t &lo16, uint16_t &hi16) {
-  static const bool on = [] {
-    const char *setting = std::getenv("GOPT_POINTWISE_AMX_BF16_CLAMP");
-    return !(setting && std::strcmp(setting, "0") == 0);
-  }();
-  auto bits = [](float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-  };
-  if (!on || !(lo >= 0.0f) || std::signbit(lo) || !(hi >= lo) ||
-      (bits(lo) & 0xFFFF) || (bits(hi) & 0xFFFF))
-    return false;
-  lo16 = static_cast<uint16_t>(bits(lo) >> 16);
-  hi16 = static_cast<uint16_t>(bits(hi) >> 16);
-  return true;
+  static const bool on = envSwitchOn("GOPT_POINTWISE_AMX_BF16_CLAMP");
+  return on && bf16ClampBounds(lo, hi, lo16, hi16);
 }
 
 void PointwiseBf16Amx::run(const uint16_t *src, uint16_t *dst,
@@ -274,8 +256,7 @@ namespace gopt::runtime::cpu {
 bool pointwiseAmxInt8Enabled() {
 #ifdef GOPT_PW_X86
   static const bool enabled = [] {
-    const char *setting = std::getenv("GOPT_POINTWISE_AMX_INT8");
-    if (setting && std::strcmp(setting, "0") == 0)
+    if (!envSwitchOn("GOPT_POINTWISE_AMX_INT8"))
       return false;
     return amxBf16Usable(); // AMX-BF16 and AMX-INT8 come together
   }();

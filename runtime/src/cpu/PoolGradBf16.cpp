@@ -13,6 +13,7 @@
 #include "PoolGradBf16.h"
 #include "Avx512Lanes.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -34,8 +35,7 @@ bool maxPoolMaskReluBiasGradBf16(const PoolWindows &, const uint16_t *,
 }
 #else
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &g) {
-  const char *setting = std::getenv("GOPT_MAX_POOL_GRAD_AVX512");
-  if (setting && std::strcmp(setting, "0") == 0)
+  if (!envSwitchOn("GOPT_MAX_POOL_GRAD_AVX512"))
     return false;
   // Window positions are numbered in a vector of int32 lanes.
   return g.c % 16 == 0 && g.c > 0 && g.kh * g.kw <= (1 << 20) &&

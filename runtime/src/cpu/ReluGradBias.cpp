@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "ReluGradBias.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 #include "ParallelRange.h"
 
 #include <omp.h>
@@ -27,10 +28,7 @@
 
 namespace gopt::runtime::cpu {
 
-bool reluGradBiasFusionEnabled() {
-  const char *setting = std::getenv("GOPT_RELU_GRAD_BIAS");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool reluGradBiasFusionEnabled() { return envSwitchOn("GOPT_RELU_GRAD_BIAS"); }
 
 namespace {
 

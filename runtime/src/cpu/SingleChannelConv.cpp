@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SingleChannelConv.h"
+#include "EnvSwitch.h"
 
 #include "ElementLoops.h"
 #include "gopt/runtime/Kernel.h"
@@ -774,8 +775,7 @@ DType sharedLoopType(const KernelConfig &c) {
 } // namespace
 
 bool singleChannelConvEnabled() {
-  const char *setting = std::getenv("GOPT_SINGLE_CHANNEL_CONV");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_SINGLE_CHANNEL_CONV");
 }
 
 std::unique_ptr<Kernel> createSingleChannelConv(const KernelConfig &c) {
@@ -819,9 +819,8 @@ std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c) {
 }
 
 bool reluFilterBiasFusionEnabled() {
-  const char *setting = std::getenv("GOPT_RELU_FILTER_BIAS_GRAD");
   return singleChannelConvEnabled() &&
-         (!setting || std::strcmp(setting, "0") != 0);
+         envSwitchOn("GOPT_RELU_FILTER_BIAS_GRAD");
 }
 
 std::unique_ptr<SingleChannelReluFilterBiasSums>

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SmallConvTraining.h"
+#include "EnvSwitch.h"
 
 #include "AmxTiles.h"
 #include "Avx512Lanes.h"
@@ -764,10 +765,7 @@ private:
 
 } // namespace
 
-bool amxFilterGradEnabled() {
-  const char *setting = std::getenv("GOPT_AMX_FILTER_GRAD");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxFilterGradEnabled() { return envSwitchOn("GOPT_AMX_FILTER_GRAD"); }
 
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
 namespace {
@@ -822,10 +820,7 @@ std::optional<Geometry> amxGeometry(const KernelConfig &c, const Shape &x,
 } // namespace
 #endif
 
-bool amxDataGradEnabled() {
-  const char *setting = std::getenv("GOPT_AMX_DATA_GRAD");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxDataGradEnabled() { return envSwitchOn("GOPT_AMX_DATA_GRAD"); }
 
 std::unique_ptr<AmxFilterGrad> createAmxFilterGrad(const KernelConfig &c) {
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
@@ -861,10 +856,7 @@ std::unique_ptr<AmxDataGrad> createAmxDataGrad(const KernelConfig &c) {
 #endif
 }
 
-bool amxConvForwardEnabled() {
-  const char *setting = std::getenv("GOPT_AMX_CONV_FORWARD");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxConvForwardEnabled() { return envSwitchOn("GOPT_AMX_CONV_FORWARD"); }
 
 namespace {
 std::unique_ptr<Kernel>
@@ -906,15 +898,9 @@ std::unique_ptr<Kernel> createAmxConvForward(const KernelConfig &c) {
   return makeAmxConvForward(c, {});
 }
 
-bool amxConvPoolEnabled() {
-  const char *setting = std::getenv("GOPT_AMX_CONV_POOL");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool amxConvPoolEnabled() { return envSwitchOn("GOPT_AMX_CONV_POOL"); }
 
-bool poolWinnerMaskEnabled() {
-  const char *setting = std::getenv("GOPT_POOL_WINNER_MASK");
-  return !setting || std::strcmp(setting, "0") != 0;
-}
+bool poolWinnerMaskEnabled() { return envSwitchOn("GOPT_POOL_WINNER_MASK"); }
 
 std::unique_ptr<Kernel>
 createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,

@@ -31,6 +31,7 @@
 #include "Avx512Lanes.h"
 #include "ConvGradBf16.h"
 #include "ElementLoops.h"
+#include "EnvSwitch.h"
 #include "FastKernels.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
@@ -368,22 +369,19 @@ private:
 // GOPT_CONV_FILTER_IM2COL=0 keeps oneDNN's backward-weights kernel (for
 // comparing).
 bool im2colFilterGradEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CONV_FILTER_IM2COL");
 }
 
 // GOPT_CONV_FILTER_IM2COL_STRIDE1=0 keeps oneDNN's kernel for the unit
 // stride convolutions the matmul would take (for comparing).
 bool im2colUnitStrideEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL_STRIDE1");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CONV_FILTER_IM2COL_STRIDE1");
 }
 
 // GOPT_CONV_FILTER_IM2COL_FEW_CHANNELS=0 keeps oneDNN's kernel for the
 // few-channel convolutions summed over chunks (for comparing).
 bool im2colFewChannelsEnabled() {
-  const char *setting = std::getenv("GOPT_CONV_FILTER_IM2COL_FEW_CHANNELS");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CONV_FILTER_IM2COL_FEW_CHANNELS");
 }
 
 std::unique_ptr<Kernel> Im2colFilterGradKernel::create(const KernelConfig &c) {
@@ -2354,8 +2352,7 @@ StatusOr<std::unique_ptr<Kernel>> createReduce(const KernelConfig &c) {
 
 std::unique_ptr<Kernel>
 cpu::createOptimizerUpdateBf16Grad(const KernelConfig &update) {
-  const char *setting = std::getenv("GOPT_OPTIMIZER_BF16_GRAD");
-  if (setting && std::strcmp(setting, "0") == 0)
+  if (!envSwitchOn("GOPT_OPTIMIZER_BF16_GRAD"))
     return nullptr;
   StatusOr<std::unique_ptr<Kernel>> k =
       update.op->kind() == "adam_update" ? makeAdamUpdate(update, true)
@@ -2395,8 +2392,7 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
     const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
     const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
     const KernelConfig *firstGrad, std::shared_ptr<PoolWinnerMasks> masks) {
-  const char *setting = std::getenv("GOPT_CHUNKED_CONV_GRAD");
-  if (setting && std::strcmp(setting, "0") == 0)
+  if (!envSwitchOn("GOPT_CHUNKED_CONV_GRAD"))
     return nullptr;
   // The fused pool step's own conditions, on the whole batch.
   DType type = loopType(maxPoolGrad);
@@ -2441,13 +2437,11 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
 }
 
 bool cpu::firstChunkEnabled() {
-  const char *setting = std::getenv("GOPT_CHUNKED_FIRST_CONV_GRAD");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_CHUNKED_FIRST_CONV_GRAD");
 }
 
 bool cpu::reluPoolBiasFusionEnabled() {
-  const char *setting = std::getenv("GOPT_RELU_POOL_BIAS_GRAD");
-  return !setting || std::strcmp(setting, "0") != 0;
+  return envSwitchOn("GOPT_RELU_POOL_BIAS_GRAD");
 }
 
 void registerTrainingFastKernels(KernelRegistry &registry) {
