@@ -1722,6 +1722,39 @@ private:
   int64_t pixels_ = 0;
 };
 
+// int8Attr's formula as the per-channel factors of gopt's own int8 kernels
+// (PointwiseInt8Params, DepthwiseInt8Params): the output scale leaves
+// requantScale's units when requantizing, else the destination's; the
+// clamp bounds are in the destination's units.
+template <typename Int8KernelParams>
+void setInt8Epilogue(const cpu::Int8Params &p, int64_t channels,
+                     Int8KernelParams &q) {
+  const float dstUnit = p.dstScale;
+  const float firstUnit = p.requantize ? p.requantScale : dstUnit;
+  q.srcUnsigned = p.srcUnsigned;
+  for (int64_t o = 0; o < channels; ++o) {
+    const float ws = p.weightScales[p.weightScales.size() == 1 ? 0 : o];
+    q.scale.push_back(p.srcScale * ws / firstUnit);
+    if (p.bias)
+      q.biasScaled.push_back(p.bias[o] / (p.srcScale * ws));
+  }
+  q.requantize = p.requantize;
+  q.requantScale = p.requantScale / dstUnit;
+  q.dstUnsigned = p.dstUnsigned;
+  float lo = -std::numeric_limits<float>::infinity(),
+        hi = std::numeric_limits<float>::infinity();
+  if (p.activation == "relu")
+    lo = 0;
+  else if (p.activation == "relu6")
+    lo = 0, hi = 6 / dstUnit;
+  else if (p.activation == "clip")
+    lo = p.clipMin / dstUnit, hi = p.clipMax / dstUnit;
+  if (p.dstUnsigned) // as int8Attr: a u8 result stays <= 127
+    lo = std::max(lo, 0.0f), hi = std::min(hi, 127.0f);
+  q.lo = lo;
+  q.hi = hi;
+}
+
 // A chain's int8 1x1 stage on NHWC u8/s8 (the static-int8 plans' expand and
 // project convolutions) run by gopt's AMX kernel (PointwiseAmx.cpp) instead
 // of oneDNN 2.6's brgconv_1x1 (AMX or VNNI), computing int8Attr's formula
@@ -1770,36 +1803,11 @@ public:
       for (int64_t i = 0; i < k; ++i)
         weights[o * k + i] = g.weightTag == Tag::oihw ? p.weights[o * k + i]
                                                       : p.weights[i * n + o];
-    // int8Attr's units: the output scale leaves requantScale's units when
-    // requantizing, else the destination's.
-    const float dstUnit = p.dstScale;
-    const float firstUnit = p.requantize ? p.requantScale : dstUnit;
     cpu::PointwiseInt8Params q;
-    q.srcUnsigned = p.srcUnsigned;
-    for (int64_t o = 0; o < n; ++o) {
-      const float ws = p.weightScales[p.weightScales.size() == 1 ? 0 : o];
-      q.scale.push_back(p.srcScale * ws / firstUnit);
-      if (p.bias)
-        q.biasScaled.push_back(p.bias[o] / (p.srcScale * ws));
-    }
-    q.requantize = p.requantize;
-    q.requantScale = p.requantScale / dstUnit;
+    setInt8Epilogue(p, n, q);
     q.sum = p.sum;
     q.sumSigned = p.sumSigned;
-    q.sumScale = p.sumScale / dstUnit;
-    q.dstUnsigned = p.dstUnsigned;
-    float lo = -std::numeric_limits<float>::infinity(),
-          hi = std::numeric_limits<float>::infinity();
-    if (p.activation == "relu")
-      lo = 0;
-    else if (p.activation == "relu6")
-      lo = 0, hi = 6 / dstUnit;
-    else if (p.activation == "clip")
-      lo = p.clipMin / dstUnit, hi = p.clipMax / dstUnit;
-    if (p.dstUnsigned) // as int8Attr: a u8 result stays <= 127
-      lo = std::max(lo, 0.0f), hi = std::min(hi, 127.0f);
-    q.lo = lo;
-    q.hi = hi;
+    q.sumScale = p.sumScale / p.dstScale;
     auto kernel = std::unique_ptr<Int8PointwiseStageKernel>(
         new Int8PointwiseStageKernel());
     kernel->pw_ =
@@ -1868,32 +1876,8 @@ public:
       for (int64_t k = 0; k < ch; ++k)
         weights[t * ch + k] = g.weightTag == Tag::goihw ? p.weights[k * 9 + t]
                                                         : p.weights[t * ch + k];
-    // int8Attr's units, as Int8PointwiseStageKernel's.
-    const float dstUnit = p.dstScale;
-    const float firstUnit = p.requantize ? p.requantScale : dstUnit;
     cpu::DepthwiseInt8Params q;
-    q.srcUnsigned = p.srcUnsigned;
-    for (int64_t k = 0; k < ch; ++k) {
-      const float ws = p.weightScales[p.weightScales.size() == 1 ? 0 : k];
-      q.scale.push_back(p.srcScale * ws / firstUnit);
-      if (p.bias)
-        q.biasScaled.push_back(p.bias[k] / (p.srcScale * ws));
-    }
-    q.requantize = p.requantize;
-    q.requantScale = p.requantScale / dstUnit;
-    q.dstUnsigned = p.dstUnsigned;
-    float lo = -std::numeric_limits<float>::infinity(),
-          hi = std::numeric_limits<float>::infinity();
-    if (p.activation == "relu")
-      lo = 0;
-    else if (p.activation == "relu6")
-      lo = 0, hi = 6 / dstUnit;
-    else if (p.activation == "clip")
-      lo = p.clipMin / dstUnit, hi = p.clipMax / dstUnit;
-    if (p.dstUnsigned) // as int8Attr: a u8 result stays <= 127
-      lo = std::max(lo, 0.0f), hi = std::min(hi, 127.0f);
-    q.lo = lo;
-    q.hi = hi;
+    setInt8Epilogue(p, ch, q);
     cpu::DepthwiseGeometry dg;
     dg.n = g.n;
     dg.c = ch;
