@@ -101,6 +101,22 @@ def checks(r):
     return out
 
 
+def wait_line(r):
+    """How gopt's OpenMP threads waited between ops in the runs, as gopt-run
+    reported it (passive, chosen on a busy machine, pays a thread wake-up per
+    op: a run's ratio is read differently then). Empty for results recorded
+    before gopt-run reported it."""
+    names = {"default": "libgomp's default (a short spin, then sleep)"}
+    waits = [names.get(w, w) for w in (
+        run["omp_wait"].split(" (")[0] for run in r["runs"]
+        if run.get("contestant", "").startswith("gopt") and run.get("omp_wait"))]
+    if not waits:
+        return ""
+    counts = {w: waits.count(w) for w in sorted(set(waits))}
+    return ("gopt's OpenMP wait policy: "
+            + ", ".join(f"{w} in {n} of {len(waits)} runs" for w, n in counts.items()) + ". ")
+
+
 def section(r, json_rel, png_rel, heading):
     la0, la1 = r.get("loadavg_start"), r.get("loadavg_end")
     loads = [run["loadavg_1min"] for run in r["runs"] if "loadavg_1min" in run]
@@ -118,7 +134,8 @@ def section(r, json_rel, png_rel, heading):
              f"torch {r['versions'].get('torch')} (Debian, OpenBLAS); gopt {r['versions'].get('gopt_commit')}"
              + (" with uncommitted changes in the work tree" if r['versions'].get('gopt_worktree_modified') else "")
              + (f", optimized with `--pipeline '{r['pipeline']}'`" if r.get("pipeline") else "")
-             + f". Raw data: [{os.path.basename(json_rel)}]({json_rel}).", ""]
+             + f". {wait_line(r)}"
+             + f"Raw data: [{os.path.basename(json_rel)}]({json_rel}).", ""]
     if png_rel:
         parts += [f"![gopt / peer throughput ratios]({png_rel})", ""]
     f = failures(r)

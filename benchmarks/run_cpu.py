@@ -338,6 +338,9 @@ def main():
                         for k in ("median_ms", "p90_ms", "min_ms", "throughput_per_s"):
                             run[k] = res.get(k)
                         if c.startswith("gopt"):
+                            # Whether gopt's threads spun between ops or slept
+                            # (gopt-run goes passive on a busy machine).
+                            run["omp_wait"] = res.get("omp_wait")
                             run["peak_memory_bytes"] = res.get("peak_memory_bytes")
                             run["ops"] = res.get("ops", [])[:25]
                         log(f"  {model} b{batch} {c} #{rep}: {run['throughput_per_s']:.1f}/s "

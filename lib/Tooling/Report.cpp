@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 namespace gopt::tooling {
@@ -107,6 +108,16 @@ Status writeTrace(const std::string &path, const Session &session,
   return Status::success();
 }
 
+std::string openMPWaitDescription() {
+  const char *policy = std::getenv("OMP_WAIT_POLICY");
+  const char *choice = std::getenv("GOPT_OMP_WAIT_CHOICE");
+  std::string text =
+      policy ? policy : "default (libgomp: a short spin, then sleep)";
+  if (choice && *choice)
+    text += std::string(policy ? " (chosen: " : " (") + choice + ")";
+  return text;
+}
+
 Status writeJsonReport(const std::string &path, const RunOptions &options,
                        const Timing &t, double throughput, const MemoryStats &m,
                        const std::vector<OpProfile> &rows) {
@@ -118,6 +129,7 @@ Status writeJsonReport(const std::string &path, const RunOptions &options,
       << "  \"backend\": \"" << jsonEscape(options.backend) << "\",\n"
       << "  \"batch\": " << options.batch << ",\n"
       << "  \"threads\": " << options.threads << ",\n"
+      << "  \"omp_wait\": \"" << jsonEscape(openMPWaitDescription()) << "\",\n"
       << "  \"warmup\": " << options.warmup << ",\n"
       << "  \"iterations\": " << options.iterations << ",\n"
       << "  \"median_ms\": " << t.medianMs << ",\n"

@@ -102,17 +102,6 @@ prepareInputs(const Session &session, const RunOptions &options) {
 
 namespace {
 
-/// The OpenMP wait policy this process runs with, and why.
-std::string openMPWaitDescription() {
-  const char *policy = std::getenv("OMP_WAIT_POLICY");
-  const char *choice = std::getenv("GOPT_OMP_WAIT_CHOICE");
-  std::string text =
-      policy ? policy : "default (libgomp: a short spin, then sleep)";
-  if (choice && *choice)
-    text += std::string(policy ? " (chosen: " : " (") + choice + ")";
-  return text;
-}
-
 Status setInputs(Session &session,
                  const std::map<std::string, Tensor> &inputs) {
   for (const auto &[name, t] : inputs)

@@ -29,6 +29,12 @@ std::string formatBytes(size_t bytes);
 runtime::Status writeTrace(const std::string &path,
                            const runtime::Session &session, double stepMs);
 
+/// The OpenMP wait policy this process runs with, and why: OMP_WAIT_POLICY
+/// as gopt-run set or found it, with the reason gopt-run recorded in
+/// GOPT_OMP_WAIT_CHOICE when it chose one (a timing read without it may
+/// have paid a thread wake-up per op).
+std::string openMPWaitDescription();
+
 /// The timing report as JSON: the run's settings, timings, memory, and
 /// `rows` (the per-op profile, slowest first).
 runtime::Status writeJsonReport(const std::string &path,
