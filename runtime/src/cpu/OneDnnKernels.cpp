@@ -1543,6 +1543,23 @@ bool constantF32OrBf16Bias(const KernelConfig &c) {
          (c.inputTypes[2] == DType::kF32 || c.inputTypes[2] == DType::kBF16);
 }
 
+// The NHWC 3x3 depthwise geometry of gopt's own depthwise kernels (bf16
+// and int8) for a conv whose checks already passed (square stride, no
+// dilation, cout == cin).
+cpu::DepthwiseGeometry depthwiseGeometry(const ConvGeometry &g) {
+  cpu::DepthwiseGeometry dg;
+  dg.n = g.n;
+  dg.c = g.cin;
+  dg.h = g.h;
+  dg.w = g.w;
+  dg.oh = g.dstDims[2];
+  dg.ow = g.dstDims[3];
+  dg.stride = g.strides[0];
+  dg.padTop = g.padL[0];
+  dg.padLeft = g.padL[1];
+  return dg;
+}
+
 // A chain's 3x3 depthwise stage on NHWC bf16 (MobileNet's blocks) run by
 // gopt's own kernel (DepthwiseConv.cpp) instead of oneDNN 2.6's brdgmm_dw,
 // in the layouts the oneDNN stage `onednn` agreed to; null where the
@@ -1601,16 +1618,7 @@ public:
                 ? static_cast<const float *>(c.constantInputs[2])[k]
                 : widen(static_cast<const uint16_t *>(c.constantInputs[2])[k]);
     }
-    cpu::DepthwiseGeometry dg;
-    dg.n = g.n;
-    dg.c = ch;
-    dg.h = g.h;
-    dg.w = g.w;
-    dg.oh = g.dstDims[2];
-    dg.ow = g.dstDims[3];
-    dg.stride = g.strides[0];
-    dg.padTop = g.padL[0];
-    dg.padLeft = g.padL[1];
+    const cpu::DepthwiseGeometry dg = depthwiseGeometry(g);
     auto kernel =
         std::unique_ptr<DepthwiseStageKernel>(new DepthwiseStageKernel());
     kernel->dw_ = cpu::DepthwiseBf16::create(dg, weights, bias, clamp, lo, hi,
@@ -1878,16 +1886,7 @@ public:
                                                         : p.weights[t * ch + k];
     cpu::DepthwiseInt8Params q;
     setInt8Epilogue(p, ch, q);
-    cpu::DepthwiseGeometry dg;
-    dg.n = g.n;
-    dg.c = ch;
-    dg.h = g.h;
-    dg.w = g.w;
-    dg.oh = g.dstDims[2];
-    dg.ow = g.dstDims[3];
-    dg.stride = g.strides[0];
-    dg.padTop = g.padL[0];
-    dg.padLeft = g.padL[1];
+    const cpu::DepthwiseGeometry dg = depthwiseGeometry(g);
     auto kernel = std::unique_ptr<Int8DepthwiseStageKernel>(
         new Int8DepthwiseStageKernel());
     kernel->dw_ =
