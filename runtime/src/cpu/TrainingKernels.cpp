@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../collectives/CommunicationQueue.h"
+#include "AmxConvFilterGrad.h"
 #include "Avx512Lanes.h"
 #include "ConvGradBf16.h"
 #include "ElementLoops.h"
@@ -538,6 +539,9 @@ ConvBackwardKernel::create(const KernelConfig &c) {
       return direct;
   if (c.op->kind() == "conv2d_backprop_filter")
     if (std::unique_ptr<Kernel> tiles = cpu::createAmxFewChannelFilterGrad(c))
+      return tiles;
+  if (c.op->kind() == "conv2d_backprop_filter")
+    if (std::unique_ptr<Kernel> tiles = cpu::createAmxConvFilterGrad(c))
       return tiles;
   if (c.op->kind() == "conv2d_backprop_input")
     if (std::unique_ptr<Kernel> forward = cpu::createBackpropInputAsForward(c))

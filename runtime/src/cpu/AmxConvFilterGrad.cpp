@@ -1,0 +1,449 @@
+//===- AmxConvFilterGrad.cpp - wide bf16 conv filter gradients on AMX -----===//
+//
+// dW[t][ci][co] = sum over pixels p of x-window(t)[p][ci] * dy[p][co] for an
+// NHWC bf16 convolution with many channels (ResNet's 3x3 and 1x1 layers):
+// a reduction over all the batch's pixels (N * OH * OW, 1,568 to 100,352 at
+// batch 32) with M = Cin and N = Cout of 64-512 per tap. oneDNN 2.6's
+// backward-weights kernel ran these at 575-830 GFLOP/s on one thread, its
+// matmul at 1,100+, and the im2col matmuls write a column buffer 9x the
+// activations. Here the tiles read shifted views:
+// - the output pixels are laid on a padded grid, R columns a row and Sr
+//   rows an image (R >= OW, with enough zero columns and rows that a
+//   window's reads past an edge land on zeros), and x, per phase of the
+//   stride (ih mod sh, iw mod sw), on the same grid: then tap (kh, kw)
+//   reads, for grid pixel q, the phase plane's element q + off(kh, kw), a
+//   constant shift. x is transposed once per call into channel rows of
+//   that grid (`xt_`, [phase][ci][grid]), so an A tile of 16 channels x 32
+//   pixels is one tileloadd at any tap's offset;
+// - dy is packed once per call as pixel pairs of the grid (the B operand's
+//   VNNI layout), in blocks of 16 output channels whose tiles are 1 KiB
+//   contiguous, zero at the grid's padding pixels (so what the shifted
+//   reads see there is multiplied by zero);
+// - C tiles of 32 input x 32 output channels per tap accumulate in f32 over
+//   blocks of 256 pixels; output channels are split between threads, so
+//   the sums (and their order) do not depend on the thread count.
+// The grid's padding costs (R * Sr) / (OW * OH) of the products: 1.04 at
+// 56x56, 1.15 at 14x14, 1.31 at 7x7 (3x3 / pad 1), 1.0 for the 1x1
+// stride-2 downsamples.
+//
+//===----------------------------------------------------------------------===//
+#include "AmxConvFilterGrad.h"
+#include "AmxTiles.h"
+#include "ElementLoops.h"
+#include "EnvSwitch.h"
+#include "gopt/runtime/Kernel.h"
+#include "gopt/runtime/OpSchema.h"
+
+#include <omp.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <immintrin.h>
+#define GOPT_AMX_WIDE_FILTER_GRAD 1
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+
+#ifndef GOPT_AMX_WIDE_FILTER_GRAD
+std::unique_ptr<Kernel> createAmxConvFilterGrad(const KernelConfig &) {
+  return nullptr;
+}
+#else
+namespace {
+
+// GOPT_CONV_FILTER_AMX_WIDE=0 keeps the im2col matmuls / oneDNN.
+bool wideFilterGradEnabled() {
+  return envSwitchOn("GOPT_CONV_FILTER_AMX_WIDE");
+}
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// Tiles 0-3: C (16 input x 16 output channels, f32), 4-5: A (16 input
+// channels x 32 pixels), 6-7: B (16 pixel pairs x 16 output channels).
+TileConfig fullTiles() {
+  TileConfig t;
+  for (int i = 0; i < 8; ++i) {
+    t.colsb[i] = 64;
+    t.rows[i] = 16;
+  }
+  return t;
+}
+
+// The 2x2 C tiles at `c` (1 KiB each: [A0B0, A0B1, A1B0, A1B1]) plus the
+// products of `steps` k-steps of 32 pixels: A rows `aStride` bytes apart,
+// B tiles 1 KiB contiguous per k-step. Zero: the C tiles start at zero.
+template <bool Zero>
+__attribute__((target("amx-tile,amx-bf16"))) void
+block2x2(float *c, const uint16_t *a0, const uint16_t *a1, int64_t aStride,
+         const uint16_t *b0, const uint16_t *b1, int64_t steps) {
+  if constexpr (Zero) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, c, 64);
+    _tile_loadd(1, c + 256, 64);
+    _tile_loadd(2, c + 512, 64);
+    _tile_loadd(3, c + 768, 64);
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    _tile_loadd(4, a0 + s * 32, aStride);
+    _tile_loadd(6, b0 + s * 512, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b1 + s * 512, 64);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a1 + s * 32, aStride);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  _tile_stored(1, c + 256, 64);
+  _tile_stored(2, c + 512, 64);
+  _tile_stored(3, c + 768, 64);
+}
+
+__attribute__((target("amx-tile"))) void releaseTiles() { _tile_release(); }
+
+// 16 rows of 16 32-bit elements transposed in place (unpacks within 128-bit
+// lanes, then a 4x4 transpose of the lanes).
+__attribute__((target("avx512f"))) inline void transpose16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + k]: lane L holds column 4L + k of rows 4g..4g+3.
+  __m512i u[16];
+  for (int g = 0; g < 4; ++g) {
+    u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g + 0], t[4 * g + 2]);
+    u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    __m512i v0 = _mm512_shuffle_i32x4(u[k], u[4 + k], 0x88);
+    __m512i v1 = _mm512_shuffle_i32x4(u[k], u[4 + k], 0xDD);
+    __m512i w0 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0x88);
+    __m512i w1 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0xDD);
+    r[k] = _mm512_shuffle_i32x4(v0, w0, 0x88);
+    r[8 + k] = _mm512_shuffle_i32x4(v0, w0, 0xDD);
+    r[4 + k] = _mm512_shuffle_i32x4(v1, w1, 0x88);
+    r[12 + k] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
+  }
+}
+
+class AmxConvFilterGrad : public Kernel {
+public:
+  AmxConvFilterGrad(const KernelConfig &c, bool oihw, bool f32Out, int64_t kh,
+                    int64_t kw, int64_t cout, int64_t sh, int64_t sw,
+                    int64_t padTop, int64_t padLeft)
+      : oihw_(oihw), f32Out_(f32Out), n_(c.inputShapes[0][0]),
+        h_(c.inputShapes[0][1]), w_(c.inputShapes[0][2]),
+        cin_(c.inputShapes[0][3]), cout_(cout), kh_(kh), kw_(kw),
+        oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]), sh_(sh), sw_(sw) {
+    taps_ = kh_ * kw_;
+    // Tap (r, s) reads phase (r - padTop) mod sh, (s - padLeft) mod sw at
+    // plane row oh + qh, column ow + qw (qh, qw the floor quotients).
+    int64_t qhMin = 0, qhMax = 0, qwMin = 0, qwMax = 0;
+    std::vector<int64_t> qh(kh_), rh(kh_), qw(kw_), rw(kw_);
+    for (int64_t r = 0; r < kh_; ++r) {
+      qh[r] = floorDiv(r - padTop, sh_);
+      rh[r] = r - padTop - qh[r] * sh_;
+      qhMin = std::min(qhMin, qh[r]);
+      qhMax = r ? std::max(qhMax, qh[r]) : qh[r];
+    }
+    for (int64_t s = 0; s < kw_; ++s) {
+      qw[s] = floorDiv(s - padLeft, sw_);
+      rw[s] = s - padLeft - qw[s] * sw_;
+      qwMin = std::min(qwMin, qw[s]);
+      qwMax = s ? std::max(qwMax, qw[s]) : qw[s];
+    }
+    lh_ = -qhMin, lw_ = -qwMin;
+    const int64_t hph = (h_ + sh_ - 1) / sh_, wph = (w_ + sw_ - 1) / sw_;
+    // A row's data and its leading zeros fit, and reads past its end (up
+    // to column ow + qwMax) wrap into the next row's leading zeros at most.
+    cols_ = std::max({wph + lw_, ow_ + qwMax, ow_});
+    rows_ = std::max({hph + lh_, oh_ + qhMax, oh_});
+    const int64_t grid = n_ * rows_ * cols_;
+    kSteps_ = (grid + 31) / 32;
+    const int64_t kPad = kSteps_ * 32;
+    int64_t offMax = 0;
+    std::vector<int> phaseIndex(sh_ * sw_, -1);
+    for (int64_t r = 0; r < kh_; ++r)
+      for (int64_t s = 0; s < kw_; ++s) {
+        const int64_t phase = rh[r] * sw_ + rw[s];
+        if (phaseIndex[phase] < 0) {
+          phaseIndex[phase] = static_cast<int>(phases_.size());
+          phases_.push_back({rh[r], rw[s]});
+        }
+        const int64_t off = (qh[r] + lh_) * cols_ + qw[s] + lw_;
+        offMax = std::max(offMax, off);
+        tapPhase_.push_back(phaseIndex[phase]);
+        tapOffset_.push_back(off);
+      }
+    // Rows an odd number of cache lines apart: a tile's 16 rows fall into
+    // 16 different L1 sets.
+    rowLen_ = (kPad + offMax + 31) / 32 * 32;
+    if ((rowLen_ / 32) % 2 == 0)
+      rowLen_ += 32;
+    xt_.assign(phases_.size() * cin_ * rowLen_, 0);
+    dyPairs_.assign(cout_ * kPad, 0);
+    acc_.assign(taps_ * cin_ * cout_, 0.0f);
+    threads_ = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>(omp_get_max_threads(), cout_ / 32)));
+  }
+
+  static size_t workspaceFor(int64_t phases, int64_t cin, int64_t cout,
+                             int64_t grid) {
+    return (phases * cin + cout) * (grid + 32) * 2;
+  }
+
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    const uint16_t *x = inputs[0].data<uint16_t>();
+    const uint16_t *dy = inputs[1].data<uint16_t>();
+    const int64_t blocks = rowLen_ / 32, phases = phases_.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < phases * blocks; ++b)
+      transposeBlock(x, b / blocks, (b % blocks) * 32);
+    const int64_t pairs = kSteps_ * 16;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < pairs; p += 16)
+      packDy(dy, p, std::min<int64_t>(16, pairs - p));
+    // The tile loads (asm statements) read what plain stores wrote.
+    asm volatile("" ::: "memory");
+    const int64_t coPairs = cout_ / 32;
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+    {
+      const int l = omp_get_thread_num(), lanes = omp_get_num_threads();
+      products(l * coPairs / lanes, (l + 1) * coPairs / lanes);
+    }
+    asm volatile("" ::: "memory");
+    const int64_t ciPairs = cin_ / 32;
+#pragma omp parallel for schedule(static)
+    for (int64_t co = 0; co < cout_; ++co) {
+      const int64_t cp = co / 32, j = (co % 32) / 16, nn = co % 16;
+      for (int64_t ci = 0; ci < cin_; ++ci) {
+        const int64_t ip = ci / 32, i = (ci % 32) / 16, m = ci % 16;
+        for (int64_t t = 0; t < taps_; ++t) {
+          const float v =
+              acc_[(((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256 +
+                   m * 16 + nn];
+          const int64_t at = oihw_ ? (co * cin_ + ci) * taps_ + t
+                                   : (t * cin_ + ci) * cout_ + co;
+          if (f32Out_)
+            outputs[0].data<float>()[at] = v;
+          else
+            outputs[0].data<uint16_t>()[at] = fromF32<uint16_t>(v);
+        }
+      }
+    }
+    return Status::success();
+  }
+  const char *implementation() const override { return "amx-wide"; }
+  size_t workspaceBytes() const override {
+    return xt_.size() * 2 + dyPairs_.size() * 2 + acc_.size() * 4;
+  }
+
+private:
+  // Grid pixels [f0, f0 + 32) of phase `phase` of x into its 16-bit channel
+  // rows: 16 pixels x 16 channel pairs (32-bit) transposed twice, then the
+  // pairs split into even and odd channels' rows of 32 pixels.
+  __attribute__((target("avx512f,avx512bw"))) void
+  transposeBlock(const uint16_t *x, int64_t phase, int64_t f0) {
+    const uint16_t *src[32];
+    bool any = false;
+    const int64_t image = rows_ * cols_;
+    for (int p = 0; p < 32; ++p) {
+      src[p] = nullptr;
+      const int64_t f = f0 + p;
+      if (f >= n_ * image)
+        continue;
+      const int64_t img = f / image, rem = f % image;
+      const int64_t i = rem / cols_ - lh_, j = rem % cols_ - lw_;
+      if (i < 0 || j < 0)
+        continue;
+      const int64_t ih = i * sh_ + phases_[phase].first,
+                    iw = j * sw_ + phases_[phase].second;
+      if (ih >= h_ || iw >= w_)
+        continue;
+      src[p] = x + ((img * h_ + ih) * w_ + iw) * cin_;
+      any = true;
+    }
+    uint16_t *dst = xt_.data() + phase * cin_ * rowLen_ + f0;
+    if (!any) {
+      for (int64_t ci = 0; ci < cin_; ++ci)
+        _mm512_storeu_si512(dst + ci * rowLen_, _mm512_setzero_si512());
+      return;
+    }
+    alignas(64) uint16_t even[32], odd[32];
+    for (int i = 0; i < 32; ++i) {
+      even[i] = static_cast<uint16_t>(2 * i);
+      odd[i] = static_cast<uint16_t>(2 * i + 1);
+    }
+    const __m512i evenIdx = _mm512_load_si512(even),
+                  oddIdx = _mm512_load_si512(odd);
+    for (int64_t ci0 = 0; ci0 < cin_; ci0 += 32) {
+      __m512i lo[16], hi[16];
+      for (int p = 0; p < 16; ++p) {
+        lo[p] =
+            src[p] ? _mm512_loadu_si512(src[p] + ci0) : _mm512_setzero_si512();
+        hi[p] = src[16 + p] ? _mm512_loadu_si512(src[16 + p] + ci0)
+                            : _mm512_setzero_si512();
+      }
+      transpose16(lo);
+      transpose16(hi);
+      for (int c2 = 0; c2 < 16; ++c2) {
+        _mm512_storeu_si512(dst + (ci0 + 2 * c2) * rowLen_,
+                            _mm512_permutex2var_epi16(lo[c2], evenIdx, hi[c2]));
+        _mm512_storeu_si512(dst + (ci0 + 2 * c2 + 1) * rowLen_,
+                            _mm512_permutex2var_epi16(lo[c2], oddIdx, hi[c2]));
+      }
+    }
+  }
+
+  // dy's grid pixel pairs [p0, p0 + count) into the B layout: per block of
+  // 16 output channels, [pair][16][2] (zero off the output's pixels).
+  __attribute__((target("avx512f,avx512bw"))) void
+  packDy(const uint16_t *dy, int64_t p0, int64_t count) {
+    alignas(64) uint16_t order[32];
+    for (int i = 0; i < 32; ++i)
+      order[i] = static_cast<uint16_t>(i / 2 + (i % 2) * 32);
+    const __m512i index = _mm512_load_si512(order);
+    const int64_t image = rows_ * cols_, pairs = kSteps_ * 16;
+    auto pixel = [&](int64_t q) -> const uint16_t * {
+      if (q >= n_ * image)
+        return nullptr;
+      const int64_t img = q / image, rem = q % image;
+      const int64_t oh = rem / cols_, ow = rem % cols_;
+      if (oh >= oh_ || ow >= ow_)
+        return nullptr;
+      return dy + ((img * oh_ + oh) * ow_ + ow) * cout_;
+    };
+    for (int64_t p = p0; p < p0 + count; ++p) {
+      const uint16_t *e = pixel(2 * p), *f = pixel(2 * p + 1);
+      for (int64_t cb = 0; cb < cout_ / 16; ++cb) {
+        uint16_t *dst = dyPairs_.data() + (cb * pairs + p) * 32;
+        __m512i ve = e ? _mm512_castsi256_si512(_mm256_loadu_si256(
+                             reinterpret_cast<const __m256i *>(e + cb * 16)))
+                       : _mm512_setzero_si512();
+        __m512i vf = f ? _mm512_castsi256_si512(_mm256_loadu_si256(
+                             reinterpret_cast<const __m256i *>(f + cb * 16)))
+                       : _mm512_setzero_si512();
+        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(ve, index, vf));
+      }
+    }
+  }
+
+  // The sums of output-channel pairs [cp0, cp1): groups of pairs whose f32
+  // sums fit in about half of L2 stay there over all blocks of pixels; a
+  // block's dy (16 KiB per pair) and 32 channels of x (16 KiB plus the taps'
+  // reach) stay in L1 over the taps.
+  void products(int64_t cp0, int64_t cp1) {
+    if (cp0 >= cp1)
+      return;
+    loadTileConfig(fullTiles());
+    const int64_t ciPairs = cin_ / 32, pairs = kSteps_ * 16;
+    const int64_t pairBytes = taps_ * cin_ * 32 * 4;
+    const int64_t group = std::max<int64_t>(
+        1, (int64_t(1) << 20) / std::max<int64_t>(1, pairBytes));
+    const int64_t aStride = rowLen_ * 2;
+    for (int64_t g0 = cp0; g0 < cp1; g0 += group) {
+      const int64_t g1 = std::min(cp1, g0 + group);
+      for (int64_t k0 = 0; k0 < kSteps_; k0 += kBlock) {
+        const int64_t steps = std::min<int64_t>(kBlock, kSteps_ - k0);
+        for (int64_t cp = g0; cp < g1; ++cp) {
+          const uint16_t *b0 =
+              dyPairs_.data() + (2 * cp * pairs + k0 * 16) * 32;
+          const uint16_t *b1 = b0 + pairs * 32;
+          for (int64_t ip = 0; ip < ciPairs; ++ip)
+            for (int64_t t = 0; t < taps_; ++t) {
+              const uint16_t *a0 = xt_.data() +
+                                   (tapPhase_[t] * cin_ + ip * 32) * rowLen_ +
+                                   k0 * 32 + tapOffset_[t];
+              const uint16_t *a1 = a0 + 16 * rowLen_;
+              float *c = acc_.data() + ((cp * taps_ + t) * ciPairs + ip) * 1024;
+              if (k0 == 0)
+                block2x2<true>(c, a0, a1, aStride, b0, b1, steps);
+              else
+                block2x2<false>(c, a0, a1, aStride, b0, b1, steps);
+            }
+        }
+      }
+    }
+    releaseTiles();
+  }
+
+  static constexpr int64_t kBlock = 8; // k-steps (256 grid pixels) a block
+
+  bool oihw_, f32Out_;
+  int64_t n_, h_, w_, cin_, cout_, kh_, kw_, oh_, ow_, sh_, sw_;
+  int64_t taps_ = 0, lh_ = 0, lw_ = 0, cols_ = 0, rows_ = 0, kSteps_ = 0,
+          rowLen_ = 0;
+  int threads_ = 1;
+  std::vector<std::pair<int64_t, int64_t>> phases_; // (ih, iw) mod strides
+  std::vector<int> tapPhase_;
+  std::vector<int64_t> tapOffset_;
+  std::vector<uint16_t> xt_;      // [phase][ci][rowLen]
+  std::vector<uint16_t> dyPairs_; // [Cout / 16][grid / 2][16][2]
+  std::vector<float> acc_;        // [Cout/32][taps][Cin/32][2x2 tiles]
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> createAmxConvFilterGrad(const KernelConfig &c) {
+  if (c.inputShapes.size() != 2 || c.outputShapes.size() != 1 ||
+      c.inputTypes.size() != 2 || c.inputTypes[0] != DType::kBF16 ||
+      c.inputTypes[1] != DType::kBF16 ||
+      (c.outputTypes[0] != DType::kBF16 && c.outputTypes[0] != DType::kF32))
+    return nullptr;
+  OpAttrs attrs = c.attrs();
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
+    return nullptr;
+  const Shape &x = c.inputShapes[0], &dy = c.inputShapes[1],
+              &f = c.outputShapes[0];
+  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return nullptr;
+  const bool oihw = attrs.getString("filter_format") == "OIHW";
+  const int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+  const int64_t cout = oihw ? f[0] : f[3], cin = x[3];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  if (dilations[0] != 1 || dilations[1] != 1 || strides[0] < 1 ||
+      strides[1] < 1 || strides[0] > 2 || strides[1] > 2)
+    return nullptr;
+  StatusOr<WindowDim> wh =
+      computeWindowDim(x[1], kh, strides[0], 1, attrs.getString("padding"),
+                       pads[0], pads[1], false);
+  StatusOr<WindowDim> ww =
+      computeWindowDim(x[2], kw, strides[1], 1, attrs.getString("padding"),
+                       pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok() || wh->outSize != dy[1] || ww->outSize != dy[2] ||
+      dy[0] != x[0] || dy[3] != cout || (oihw ? f[1] : f[2]) != cin ||
+      wh->padBefore < 0 || ww->padBefore < 0 || wh->padBefore >= kh ||
+      ww->padBefore >= kw)
+    return nullptr;
+  // Whole 2x2 blocks of 16-channel tiles.
+  if (cin % 32 || cout % 32 || cin == 0 || cout == 0 || x[0] == 0 ||
+      dy[1] == 0 || dy[2] == 0 || !wideFilterGradEnabled() || !amxBf16Usable())
+    return nullptr;
+  // The transposed x and the packed dy are about the activations' size;
+  // refuse what would not fit a sensible workspace.
+  const int64_t grid = x[0] * (dy[1] + kh) * (dy[2] + kw);
+  if (AmxConvFilterGrad::workspaceFor(strides[0] * strides[1], cin, cout,
+                                      grid) > (size_t(1) << 30))
+    return nullptr;
+  return std::make_unique<AmxConvFilterGrad>(
+      c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],
+      strides[1], wh->padBefore, ww->padBefore);
+}
+#endif
+
+} // namespace gopt::runtime::cpu
