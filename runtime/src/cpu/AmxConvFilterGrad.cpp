@@ -42,7 +42,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace gopt::runtime::cpu {
@@ -138,6 +141,34 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512i r[16]) {
   }
 }
 
+// Zeroed storage on 64-byte boundaries: tile rows and the transposes'
+// stores are whole cache lines only when the buffers start on one.
+template <typename T> class LineBuffer {
+public:
+  void assign(size_t n) {
+    data_.reset(static_cast<T *>(std::aligned_alloc(
+        64, std::max<size_t>(64, (n * sizeof(T) + 63) / 64 * 64))));
+    std::memset(data_.get(), 0, n * sizeof(T));
+    size_ = n;
+  }
+  T *data() { return data_.get(); }
+  const T *data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+private:
+  struct Free {
+    void operator()(T *p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+  size_t size_ = 0;
+};
+
+double threadMs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
 class AmxConvFilterGrad : public Kernel {
 public:
   AmxConvFilterGrad(const KernelConfig &c, bool oihw, bool f32Out, int64_t kh,
@@ -192,9 +223,9 @@ public:
     rowLen_ = (kPad + offMax + 31) / 32 * 32;
     if ((rowLen_ / 32) % 2 == 0)
       rowLen_ += 32;
-    xt_.assign(phases_.size() * cin_ * rowLen_, 0);
-    dyPairs_.assign(cout_ * kPad, 0);
-    acc_.assign(taps_ * cin_ * cout_, 0.0f);
+    xt_.assign(phases_.size() * cin_ * rowLen_);
+    dyPairs_.assign(cout_ * kPad);
+    acc_.assign(taps_ * cin_ * cout_);
     threads_ = static_cast<int>(std::max<int64_t>(
         1, std::min<int64_t>(omp_get_max_threads(), cout_ / 32)));
   }
@@ -209,41 +240,33 @@ public:
     const uint16_t *x = inputs[0].data<uint16_t>();
     const uint16_t *dy = inputs[1].data<uint16_t>();
     const int64_t blocks = rowLen_ / 32, phases = phases_.size();
+    static const bool debug = std::getenv("GOPT_AMX_WIDE_DEBUG") != nullptr;
+    double t0 = threadMs();
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < phases * blocks; ++b)
       transposeBlock(x, b / blocks, (b % blocks) * 32);
+    double t1 = threadMs();
     const int64_t pairs = kSteps_ * 16;
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < pairs; p += 16)
       packDy(dy, p, std::min<int64_t>(16, pairs - p));
     // The tile loads (asm statements) read what plain stores wrote.
     asm volatile("" ::: "memory");
+    double t2 = threadMs();
     const int64_t coPairs = cout_ / 32;
 #pragma omp parallel num_threads(threads_) if (threads_ > 1)
     {
       const int l = omp_get_thread_num(), lanes = omp_get_num_threads();
-      products(l * coPairs / lanes, (l + 1) * coPairs / lanes);
+      products(l * coPairs / lanes, (l + 1) * coPairs / lanes, outputs[0]);
     }
     asm volatile("" ::: "memory");
-    const int64_t ciPairs = cin_ / 32;
-#pragma omp parallel for schedule(static)
-    for (int64_t co = 0; co < cout_; ++co) {
-      const int64_t cp = co / 32, j = (co % 32) / 16, nn = co % 16;
-      for (int64_t ci = 0; ci < cin_; ++ci) {
-        const int64_t ip = ci / 32, i = (ci % 32) / 16, m = ci % 16;
-        for (int64_t t = 0; t < taps_; ++t) {
-          const float v =
-              acc_[(((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256 +
-                   m * 16 + nn];
-          const int64_t at = oihw_ ? (co * cin_ + ci) * taps_ + t
-                                   : (t * cin_ + ci) * cout_ + co;
-          if (f32Out_)
-            outputs[0].data<float>()[at] = v;
-          else
-            outputs[0].data<uint16_t>()[at] = fromF32<uint16_t>(v);
-        }
-      }
-    }
+    double t3 = threadMs();
+    if (debug)
+      std::fprintf(stderr,
+                   "amx-wide %ldx%ld c%ld->%ld: transpose %.2f pack %.2f tiles "
+                   "%.2f out %.2f ms\n",
+                   (long)oh_, (long)ow_, (long)cin_, (long)cout_, (t1 - t0),
+                   (t2 - t1), (t3 - t2), (threadMs() - t3));
     return Status::success();
   }
   const char *implementation() const override { return "amx-wide"; }
@@ -252,6 +275,59 @@ public:
   }
 
 private:
+  // Output channels [32 cp, 32 cp + 32) of the sums rounded into `out`,
+  // right after their products (their 2x2 tiles are still in L2: emitted
+  // in a pass of their own, the 512-channel sums came back from L3 at
+  // 3.5 ms a call). HWIO rows are a C tile's rows; OIHW ones
+  // ([co][ci][taps]) come from the tiles transposed, 32 input channels
+  // (all taps) at a time.
+  __attribute__((target("avx512f"))) void emit(int64_t cp, Tensor &out,
+                                               float *stage) {
+    const int64_t ciPairs = cin_ / 32;
+    float *outF = f32Out_ ? out.data<float>() : nullptr;
+    uint16_t *outB = f32Out_ ? nullptr : out.data<uint16_t>();
+    auto put = [&](int64_t at, float v) {
+      if (outF)
+        outF[at] = v;
+      else
+        outB[at] = fromF32<uint16_t>(v);
+    };
+    for (int64_t ip = 0; ip < ciPairs; ++ip) {
+      for (int64_t t = 0; t < taps_; ++t)
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            const float *tile =
+                acc_.data() +
+                (((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256;
+            if (!oihw_) {
+              for (int64_t m = 0; m < 16; ++m)
+                for (int64_t nn = 0; nn < 16; ++nn)
+                  put((t * cin_ + ip * 32 + i * 16 + m) * cout_ + cp * 32 +
+                          j * 16 + nn,
+                      tile[m * 16 + nn]);
+              continue;
+            }
+            __m512i r[16];
+            for (int m = 0; m < 16; ++m)
+              r[m] = _mm512_loadu_si512(tile + m * 16);
+            transpose16(r); // r[nn]: the 16 input channels of output nn
+            alignas(64) float row[16];
+            for (int nn = 0; nn < 16; ++nn) {
+              _mm512_store_si512(row, r[nn]);
+              float *dst = stage + ((j * 16 + nn) * 32 + i * 16) * taps_ + t;
+              for (int m = 0; m < 16; ++m)
+                dst[m * taps_] = row[m];
+            }
+          }
+      if (oihw_)
+        for (int64_t jn = 0; jn < 32; ++jn) {
+          const int64_t base = ((cp * 32 + jn) * cin_ + ip * 32) * taps_;
+          for (int64_t e = 0; e < 32 * taps_; ++e)
+            put(base + e, stage[jn * 32 * taps_ + e]);
+        }
+    }
+  }
+
   // Grid pixels [f0, f0 + 32) of phase `phase` of x into its 16-bit channel
   // rows: 16 pixels x 16 channel pairs (32-bit) transposed twice, then the
   // pairs split into even and odd channels' rows of 32 pixels.
@@ -259,22 +335,24 @@ private:
   transposeBlock(const uint16_t *x, int64_t phase, int64_t f0) {
     const uint16_t *src[32];
     bool any = false;
+    // The grid position of f0, then stepped (divisions per pixel cost more
+    // than the transposes at 64 channels).
     const int64_t image = rows_ * cols_;
+    int64_t img = f0 / image, row = f0 % image / cols_, col = f0 % cols_;
+    const int64_t rh = phases_[phase].first, rw = phases_[phase].second;
     for (int p = 0; p < 32; ++p) {
       src[p] = nullptr;
-      const int64_t f = f0 + p;
-      if (f >= n_ * image)
-        continue;
-      const int64_t img = f / image, rem = f % image;
-      const int64_t i = rem / cols_ - lh_, j = rem % cols_ - lw_;
-      if (i < 0 || j < 0)
-        continue;
-      const int64_t ih = i * sh_ + phases_[phase].first,
-                    iw = j * sw_ + phases_[phase].second;
-      if (ih >= h_ || iw >= w_)
-        continue;
-      src[p] = x + ((img * h_ + ih) * w_ + iw) * cin_;
-      any = true;
+      const int64_t i = row - lh_, j = col - lw_;
+      const int64_t ih = i * sh_ + rh, iw = j * sw_ + rw;
+      if (img < n_ && i >= 0 && j >= 0 && ih < h_ && iw < w_) {
+        src[p] = x + ((img * h_ + ih) * w_ + iw) * cin_;
+        any = true;
+      }
+      if (++col == cols_) {
+        col = 0;
+        if (++row == rows_)
+          row = 0, ++img;
+      }
     }
     uint16_t *dst = xt_.data() + phase * cin_ * rowLen_ + f0;
     if (!any) {
@@ -317,17 +395,22 @@ private:
       order[i] = static_cast<uint16_t>(i / 2 + (i % 2) * 32);
     const __m512i index = _mm512_load_si512(order);
     const int64_t image = rows_ * cols_, pairs = kSteps_ * 16;
-    auto pixel = [&](int64_t q) -> const uint16_t * {
-      if (q >= n_ * image)
-        return nullptr;
-      const int64_t img = q / image, rem = q % image;
-      const int64_t oh = rem / cols_, ow = rem % cols_;
-      if (oh >= oh_ || ow >= ow_)
-        return nullptr;
-      return dy + ((img * oh_ + oh) * ow_ + ow) * cout_;
+    int64_t img = 2 * p0 / image, row = 2 * p0 % image / cols_,
+            col = 2 * p0 % cols_;
+    auto next = [&]() -> const uint16_t * {
+      const uint16_t *at = img < n_ && row < oh_ && col < ow_
+                               ? dy + ((img * oh_ + row) * ow_ + col) * cout_
+                               : nullptr;
+      if (++col == cols_) {
+        col = 0;
+        if (++row == rows_)
+          row = 0, ++img;
+      }
+      return at;
     };
     for (int64_t p = p0; p < p0 + count; ++p) {
-      const uint16_t *e = pixel(2 * p), *f = pixel(2 * p + 1);
+      const uint16_t *e = next();
+      const uint16_t *f = next();
       for (int64_t cb = 0; cb < cout_ / 16; ++cb) {
         uint16_t *dst = dyPairs_.data() + (cb * pairs + p) * 32;
         __m512i ve = e ? _mm512_castsi256_si512(_mm256_loadu_si256(
@@ -345,9 +428,10 @@ private:
   // sums fit in about half of L2 stay there over all blocks of pixels; a
   // block's dy (16 KiB per pair) and 32 channels of x (16 KiB plus the taps'
   // reach) stay in L1 over the taps.
-  void products(int64_t cp0, int64_t cp1) {
+  void products(int64_t cp0, int64_t cp1, Tensor &out) {
     if (cp0 >= cp1)
       return;
+    std::vector<float> stage(32 * 32 * taps_);
     loadTileConfig(fullTiles());
     const int64_t ciPairs = cin_ / 32, pairs = kSteps_ * 16;
     const int64_t pairBytes = taps_ * cin_ * 32 * 4;
@@ -376,11 +460,16 @@ private:
             }
         }
       }
+      // The tiles' stores (asm statements) wrote what plain loads read.
+      asm volatile("" ::: "memory");
+      for (int64_t cp = g0; cp < g1; ++cp)
+        emit(cp, out, stage.data());
     }
     releaseTiles();
   }
 
-  static constexpr int64_t kBlock = 8; // k-steps (256 grid pixels) a block
+  int64_t kBlock = std::getenv("KB") ? std::atoi(std::getenv("KB"))
+                                     : 8; // k-steps (256 grid pixels) a block
 
   bool oihw_, f32Out_;
   int64_t n_, h_, w_, cin_, cout_, kh_, kw_, oh_, ow_, sh_, sw_;
@@ -390,9 +479,9 @@ private:
   std::vector<std::pair<int64_t, int64_t>> phases_; // (ih, iw) mod strides
   std::vector<int> tapPhase_;
   std::vector<int64_t> tapOffset_;
-  std::vector<uint16_t> xt_;      // [phase][ci][rowLen]
-  std::vector<uint16_t> dyPairs_; // [Cout / 16][grid / 2][16][2]
-  std::vector<float> acc_;        // [Cout/32][taps][Cin/32][2x2 tiles]
+  LineBuffer<uint16_t> xt_;      // [phase][ci][rowLen]
+  LineBuffer<uint16_t> dyPairs_; // [Cout / 16][grid / 2][16][2]
+  LineBuffer<float> acc_;        // [Cout/32][taps][Cin/32][2x2 tiles]
 };
 
 } // namespace
