@@ -203,8 +203,6 @@ public:
     rows_ = std::max({hph + lh_, oh_ + qhMax, oh_});
     const int64_t grid = n_ * rows_ * cols_;
     kSteps_ = (grid + 31) / 32;
-    const int64_t kPad = kSteps_ * 32;
-    int64_t offMax = 0;
     std::vector<int> phaseIndex(sh_ * sw_, -1);
     for (int64_t r = 0; r < kh_; ++r)
       for (int64_t s = 0; s < kw_; ++s) {
@@ -214,20 +212,31 @@ public:
           phases_.push_back({rh[r], rw[s]});
         }
         const int64_t off = (qh[r] + lh_) * cols_ + qw[s] + lw_;
-        offMax = std::max(offMax, off);
+        offMax_ = std::max(offMax_, off);
         tapPhase_.push_back(phaseIndex[phase]);
         tapOffset_.push_back(off);
       }
-    // Rows an odd number of cache lines apart: a tile's 16 rows fall into
-    // 16 different L1 sets.
-    rowLen_ = (kPad + offMax + 31) / 32 * 32;
-    if ((rowLen_ / 32) % 2 == 0)
-      rowLen_ += 32;
-    xt_.assign(phases_.size() * cin_ * rowLen_);
-    dyPairs_.assign(cout_ * kPad);
-    acc_.assign(taps_ * cin_ * cout_);
-    threads_ = static_cast<int>(std::max<int64_t>(
-        1, std::min<int64_t>(omp_get_max_threads(), cout_ / 32)));
+    const int threads = std::max(1, omp_get_max_threads());
+    // Sums of at most 1 MiB (ResNet's 64- and 128-channel layers, whose
+    // operands are 6-13 MiB at batch 32): chunks of 1,024 grid pixels, each
+    // transposed and packed right before its products while it is in L2,
+    // each thread a run of chunks into sums of its own, added in thread
+    // order. Larger sums: the whole batch transposed and packed first, and
+    // output channels split between threads.
+    chunked_ =
+        taps_ * cin_ * cout_ * 4 <= (int64_t(1) << 20) && kSteps_ > kChunkSteps;
+    if (chunked_) {
+      const int64_t chunks = (kSteps_ + kChunkSteps - 1) / kChunkSteps;
+      lanes_.resize(std::min<int64_t>(threads, chunks));
+      for (Buffers &b : lanes_)
+        b.allocate(phases_.size() * cin_, cout_, cin_ * cout_ * taps_,
+                   kChunkSteps, offMax_);
+    } else {
+      lanes_.resize(1);
+      lanes_[0].allocate(phases_.size() * cin_, cout_, cin_ * cout_ * taps_,
+                         kSteps_, offMax_);
+      threads_ = static_cast<int>(std::min<int64_t>(threads, cout_ / 32));
+    }
   }
 
   static size_t workspaceFor(int64_t phases, int64_t cin, int64_t cout,
@@ -239,50 +248,136 @@ public:
              std::vector<Tensor> &outputs) override {
     const uint16_t *x = inputs[0].data<uint16_t>();
     const uint16_t *dy = inputs[1].data<uint16_t>();
-    const int64_t blocks = rowLen_ / 32, phases = phases_.size();
     static const bool debug = std::getenv("GOPT_AMX_WIDE_DEBUG") != nullptr;
     double t0 = threadMs();
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < phases * blocks; ++b)
-      transposeBlock(x, b / blocks, (b % blocks) * 32);
-    double t1 = threadMs();
-    const int64_t pairs = kSteps_ * 16;
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < pairs; p += 16)
-      packDy(dy, p, std::min<int64_t>(16, pairs - p));
-    // The tile loads (asm statements) read what plain stores wrote.
-    asm volatile("" ::: "memory");
-    double t2 = threadMs();
-    const int64_t coPairs = cout_ / 32;
-#pragma omp parallel num_threads(threads_) if (threads_ > 1)
-    {
-      const int l = omp_get_thread_num(), lanes = omp_get_num_threads();
-      products(l * coPairs / lanes, (l + 1) * coPairs / lanes, outputs[0]);
-    }
-    asm volatile("" ::: "memory");
-    double t3 = threadMs();
+    if (chunked_)
+      runChunked(x, dy, outputs[0]);
+    else
+      runWhole(x, dy, outputs[0]);
     if (debug)
-      std::fprintf(stderr,
-                   "amx-wide %ldx%ld c%ld->%ld: transpose %.2f pack %.2f tiles "
-                   "%.2f out %.2f ms\n",
-                   (long)oh_, (long)ow_, (long)cin_, (long)cout_, (t1 - t0),
-                   (t2 - t1), (t3 - t2), (threadMs() - t3));
+      std::fprintf(stderr, "amx-wide %ldx%ld c%ld->%ld s%ld k%ld: %.2f ms\n",
+                   (long)oh_, (long)ow_, (long)cin_, (long)cout_, (long)sh_,
+                   (long)kh_, threadMs() - t0);
     return Status::success();
   }
   const char *implementation() const override { return "amx-wide"; }
   size_t workspaceBytes() const override {
-    return xt_.size() * 2 + dyPairs_.size() * 2 + acc_.size() * 4;
+    size_t bytes = 0;
+    for (const Buffers &b : lanes_)
+      bytes += b.xt.size() * 2 + b.dy.size() * 2 + b.acc.size() * 4;
+    return bytes;
   }
 
 private:
+  // Grid steps [k0, k0 + steps) of 32 pixels: x's phases transposed into
+  // `rowLen`-long channel rows (the steps' pixels plus the taps' reach),
+  // dy packed into `pairs`-long blocks of 16 output channels, and the f32
+  // sums.
+  struct Buffers {
+    LineBuffer<uint16_t> xt; // [phase][ci][rowLen]
+    LineBuffer<uint16_t> dy; // [Cout / 16][pairs][16][2]
+    LineBuffer<float> acc;   // [Cout/32][taps][Cin/32][2x2 tiles of 16x16]
+    int64_t rowLen = 0, pairs = 0;
+    void allocate(int64_t xRows, int64_t cout, int64_t sums, int64_t steps,
+                  int64_t reach) {
+      // Rows an odd number of cache lines apart: a tile's 16 rows fall
+      // into 16 different L1 sets.
+      rowLen = (steps * 32 + reach + 31) / 32 * 32;
+      if ((rowLen / 32) % 2 == 0)
+        rowLen += 32;
+      pairs = steps * 16;
+      xt.assign(xRows * rowLen);
+      dy.assign(cout * pairs * 2);
+      acc.assign(sums);
+    }
+  };
+
+  void runWhole(const uint16_t *x, const uint16_t *dy, Tensor &out) {
+    Buffers &b = lanes_[0];
+    const int64_t blocks = b.rowLen / 32, phases = phases_.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < phases * blocks; ++i)
+      transposeBlock(x, i / blocks, (i % blocks) * 32, b, 0);
+    const int64_t pairs = kSteps_ * 16;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < pairs; p += 16)
+      packDy(dy, p, std::min<int64_t>(16, pairs - p), b, 0);
+    // The tile loads (asm statements) read what plain stores wrote.
+    asm volatile("" ::: "memory");
+    const int64_t coPairs = cout_ / 32;
+#pragma omp parallel num_threads(threads_) if (threads_ > 1)
+    {
+      const int l = omp_get_thread_num(), lanes = omp_get_num_threads();
+      const int64_t cp0 = l * coPairs / lanes, cp1 = (l + 1) * coPairs / lanes;
+      if (cp0 < cp1) {
+        loadTileConfig(fullTiles());
+        std::vector<float> stage(32 * 32 * taps_);
+        // Groups of output-channel pairs whose sums fit in about half of
+        // L2 stay there over all blocks of pixels.
+        const int64_t pairBytes = taps_ * cin_ * 32 * 4;
+        const int64_t group =
+            std::max<int64_t>(1, (int64_t(1) << 20) / pairBytes);
+        for (int64_t g0 = cp0; g0 < cp1; g0 += group) {
+          const int64_t g1 = std::min(cp1, g0 + group);
+          products(b, 0, 0, kSteps_, g0, g1, true);
+          // The tiles' stores (asm statements) wrote what plain loads read.
+          asm volatile("" ::: "memory");
+          for (int64_t cp = g0; cp < g1; ++cp)
+            emit(b.acc.data(), cp, out, stage.data());
+        }
+        releaseTiles();
+      }
+    }
+  }
+
+  void runChunked(const uint16_t *x, const uint16_t *dy, Tensor &out) {
+    const int lanes = static_cast<int>(lanes_.size());
+    const int64_t chunks = (kSteps_ + kChunkSteps - 1) / kChunkSteps;
+    const int64_t phases = phases_.size(), coPairs = cout_ / 32;
+#pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
+    for (int l = 0; l < lanes; ++l) {
+      Buffers &b = lanes_[l];
+      loadTileConfig(fullTiles());
+      const int64_t c0 = l * chunks / lanes, c1 = (l + 1) * chunks / lanes;
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t k0 = c * kChunkSteps,
+                      k1 = std::min(kSteps_, k0 + kChunkSteps);
+        const int64_t blocks = ((k1 - k0) * 32 + offMax_ + 31) / 32;
+        for (int64_t phase = 0; phase < phases; ++phase)
+          for (int64_t i = 0; i < blocks; ++i)
+            transposeBlock(x, phase, k0 * 32 + i * 32, b, k0 * 32);
+        packDy(dy, k0 * 16, (k1 - k0) * 16, b, k0 * 16);
+        asm volatile("" ::: "memory");
+        products(b, k0, k0, k1, 0, coPairs, c == c0);
+        asm volatile("" ::: "memory");
+      }
+      releaseTiles();
+    }
+    float *sum = lanes_[0].acc.data();
+    const int64_t size = lanes_[0].acc.size();
+    for (int l = 1; l < lanes; ++l) {
+      const float *part = lanes_[l].acc.data();
+#pragma omp simd
+      for (int64_t i = 0; i < size; ++i)
+        sum[i] += part[i];
+    }
+#pragma omp parallel
+    {
+      std::vector<float> stage(32 * 32 * taps_);
+#pragma omp for schedule(static)
+      for (int64_t cp = 0; cp < coPairs; ++cp)
+        emit(sum, cp, out, stage.data());
+    }
+  }
+
   // Output channels [32 cp, 32 cp + 32) of the sums rounded into `out`,
   // right after their products (their 2x2 tiles are still in L2: emitted
   // in a pass of their own, the 512-channel sums came back from L3 at
   // 3.5 ms a call). HWIO rows are a C tile's rows; OIHW ones
   // ([co][ci][taps]) come from the tiles transposed, 32 input channels
   // (all taps) at a time.
-  __attribute__((target("avx512f"))) void emit(int64_t cp, Tensor &out,
-                                               float *stage) {
+  __attribute__((target("avx512f"))) void emit(const float *acc, int64_t cp,
+                                               Tensor &out, float *stage) {
     const int64_t ciPairs = cin_ / 32;
     float *outF = f32Out_ ? out.data<float>() : nullptr;
     uint16_t *outB = f32Out_ ? nullptr : out.data<uint16_t>();
@@ -297,8 +392,7 @@ private:
         for (int64_t i = 0; i < 2; ++i)
           for (int64_t j = 0; j < 2; ++j) {
             const float *tile =
-                acc_.data() +
-                (((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256;
+                acc + (((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256;
             if (!oihw_) {
               for (int64_t m = 0; m < 16; ++m)
                 for (int64_t nn = 0; nn < 16; ++nn)
@@ -328,11 +422,13 @@ private:
     }
   }
 
-  // Grid pixels [f0, f0 + 32) of phase `phase` of x into its 16-bit channel
-  // rows: 16 pixels x 16 channel pairs (32-bit) transposed twice, then the
-  // pairs split into even and odd channels' rows of 32 pixels.
+  // Grid pixels [f0, f0 + 32) of phase `phase` of x into `b`'s 16-bit
+  // channel rows (column f0 - fOrigin): 16 pixels x 16 channel pairs
+  // (32-bit) transposed twice, then the pairs split into even and odd
+  // channels' rows of 32 pixels.
   __attribute__((target("avx512f,avx512bw"))) void
-  transposeBlock(const uint16_t *x, int64_t phase, int64_t f0) {
+  transposeBlock(const uint16_t *x, int64_t phase, int64_t f0, Buffers &b,
+                 int64_t fOrigin) const {
     const uint16_t *src[32];
     bool any = false;
     // The grid position of f0, then stepped (divisions per pixel cost more
@@ -354,10 +450,10 @@ private:
           row = 0, ++img;
       }
     }
-    uint16_t *dst = xt_.data() + phase * cin_ * rowLen_ + f0;
+    uint16_t *dst = b.xt.data() + phase * cin_ * b.rowLen + (f0 - fOrigin);
     if (!any) {
       for (int64_t ci = 0; ci < cin_; ++ci)
-        _mm512_storeu_si512(dst + ci * rowLen_, _mm512_setzero_si512());
+        _mm512_store_si512(dst + ci * b.rowLen, _mm512_setzero_si512());
       return;
     }
     alignas(64) uint16_t even[32], odd[32];
@@ -378,23 +474,25 @@ private:
       transpose16(lo);
       transpose16(hi);
       for (int c2 = 0; c2 < 16; ++c2) {
-        _mm512_storeu_si512(dst + (ci0 + 2 * c2) * rowLen_,
-                            _mm512_permutex2var_epi16(lo[c2], evenIdx, hi[c2]));
-        _mm512_storeu_si512(dst + (ci0 + 2 * c2 + 1) * rowLen_,
-                            _mm512_permutex2var_epi16(lo[c2], oddIdx, hi[c2]));
+        _mm512_store_si512(dst + (ci0 + 2 * c2) * b.rowLen,
+                           _mm512_permutex2var_epi16(lo[c2], evenIdx, hi[c2]));
+        _mm512_store_si512(dst + (ci0 + 2 * c2 + 1) * b.rowLen,
+                           _mm512_permutex2var_epi16(lo[c2], oddIdx, hi[c2]));
       }
     }
   }
 
-  // dy's grid pixel pairs [p0, p0 + count) into the B layout: per block of
-  // 16 output channels, [pair][16][2] (zero off the output's pixels).
+  // dy's grid pixel pairs [p0, p0 + count) into `b`'s B layout (pair
+  // p - pOrigin): per block of 16 output channels, [pair][16][2], zero off
+  // the output's pixels.
   __attribute__((target("avx512f,avx512bw"))) void
-  packDy(const uint16_t *dy, int64_t p0, int64_t count) {
+  packDy(const uint16_t *dy, int64_t p0, int64_t count, Buffers &b,
+         int64_t pOrigin) const {
     alignas(64) uint16_t order[32];
     for (int i = 0; i < 32; ++i)
       order[i] = static_cast<uint16_t>(i / 2 + (i % 2) * 32);
     const __m512i index = _mm512_load_si512(order);
-    const int64_t image = rows_ * cols_, pairs = kSteps_ * 16;
+    const int64_t image = rows_ * cols_;
     int64_t img = 2 * p0 / image, row = 2 * p0 % image / cols_,
             col = 2 * p0 % cols_;
     auto next = [&]() -> const uint16_t * {
@@ -412,76 +510,60 @@ private:
       const uint16_t *e = next();
       const uint16_t *f = next();
       for (int64_t cb = 0; cb < cout_ / 16; ++cb) {
-        uint16_t *dst = dyPairs_.data() + (cb * pairs + p) * 32;
+        uint16_t *dst = b.dy.data() + (cb * b.pairs + p - pOrigin) * 32;
         __m512i ve = e ? _mm512_castsi256_si512(_mm256_loadu_si256(
                              reinterpret_cast<const __m256i *>(e + cb * 16)))
                        : _mm512_setzero_si512();
         __m512i vf = f ? _mm512_castsi256_si512(_mm256_loadu_si256(
                              reinterpret_cast<const __m256i *>(f + cb * 16)))
                        : _mm512_setzero_si512();
-        _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(ve, index, vf));
+        _mm512_store_si512(dst, _mm512_permutex2var_epi16(ve, index, vf));
       }
     }
   }
 
-  // The sums of output-channel pairs [cp0, cp1): groups of pairs whose f32
-  // sums fit in about half of L2 stay there over all blocks of pixels; a
-  // block's dy (16 KiB per pair) and 32 channels of x (16 KiB plus the taps'
-  // reach) stay in L1 over the taps.
-  void products(int64_t cp0, int64_t cp1, Tensor &out) {
-    if (cp0 >= cp1)
-      return;
-    std::vector<float> stage(32 * 32 * taps_);
-    loadTileConfig(fullTiles());
-    const int64_t ciPairs = cin_ / 32, pairs = kSteps_ * 16;
-    const int64_t pairBytes = taps_ * cin_ * 32 * 4;
-    const int64_t group = std::max<int64_t>(
-        1, (int64_t(1) << 20) / std::max<int64_t>(1, pairBytes));
-    const int64_t aStride = rowLen_ * 2;
-    for (int64_t g0 = cp0; g0 < cp1; g0 += group) {
-      const int64_t g1 = std::min(cp1, g0 + group);
-      for (int64_t k0 = 0; k0 < kSteps_; k0 += kBlock) {
-        const int64_t steps = std::min<int64_t>(kBlock, kSteps_ - k0);
-        for (int64_t cp = g0; cp < g1; ++cp) {
-          const uint16_t *b0 =
-              dyPairs_.data() + (2 * cp * pairs + k0 * 16) * 32;
-          const uint16_t *b1 = b0 + pairs * 32;
-          for (int64_t ip = 0; ip < ciPairs; ++ip)
-            for (int64_t t = 0; t < taps_; ++t) {
-              const uint16_t *a0 = xt_.data() +
-                                   (tapPhase_[t] * cin_ + ip * 32) * rowLen_ +
-                                   k0 * 32 + tapOffset_[t];
-              const uint16_t *a1 = a0 + 16 * rowLen_;
-              float *c = acc_.data() + ((cp * taps_ + t) * ciPairs + ip) * 1024;
-              if (k0 == 0)
-                block2x2<true>(c, a0, a1, aStride, b0, b1, steps);
-              else
-                block2x2<false>(c, a0, a1, aStride, b0, b1, steps);
-            }
-        }
+  // The products of grid steps [k0, k1) (b's column 0 is step kOrigin) for
+  // output-channel pairs [cp0, cp1), in blocks of kBlock steps: a block's
+  // dy (16 KiB per pair) and 32 channels of x (16 KiB plus the taps'
+  // reach) stay in L1 over the taps. `zero`: the sums start at zero.
+  void products(Buffers &b, int64_t kOrigin, int64_t k0, int64_t k1,
+                int64_t cp0, int64_t cp1, bool zero) {
+    const int64_t ciPairs = cin_ / 32, aStride = b.rowLen * 2;
+    for (int64_t kb = k0; kb < k1; kb += kBlock) {
+      const int64_t steps = std::min<int64_t>(kBlock, k1 - kb),
+                    at = kb - kOrigin;
+      for (int64_t cp = cp0; cp < cp1; ++cp) {
+        const uint16_t *b0 = b.dy.data() + (2 * cp * b.pairs + at * 16) * 32;
+        const uint16_t *b1 = b0 + b.pairs * 32;
+        for (int64_t ip = 0; ip < ciPairs; ++ip)
+          for (int64_t t = 0; t < taps_; ++t) {
+            const uint16_t *a0 = b.xt.data() +
+                                 (tapPhase_[t] * cin_ + ip * 32) * b.rowLen +
+                                 at * 32 + tapOffset_[t];
+            const uint16_t *a1 = a0 + 16 * b.rowLen;
+            float *c = b.acc.data() + ((cp * taps_ + t) * ciPairs + ip) * 1024;
+            if (zero && kb == k0)
+              block2x2<true>(c, a0, a1, aStride, b0, b1, steps);
+            else
+              block2x2<false>(c, a0, a1, aStride, b0, b1, steps);
+          }
       }
-      // The tiles' stores (asm statements) wrote what plain loads read.
-      asm volatile("" ::: "memory");
-      for (int64_t cp = g0; cp < g1; ++cp)
-        emit(cp, out, stage.data());
     }
-    releaseTiles();
   }
 
-  int64_t kBlock = std::getenv("KB") ? std::atoi(std::getenv("KB"))
-                                     : 8; // k-steps (256 grid pixels) a block
+  static constexpr int64_t kBlock = 8;       // 256 grid pixels
+  static constexpr int64_t kChunkSteps = 32; // 1,024 grid pixels
 
   bool oihw_, f32Out_;
   int64_t n_, h_, w_, cin_, cout_, kh_, kw_, oh_, ow_, sh_, sw_;
   int64_t taps_ = 0, lh_ = 0, lw_ = 0, cols_ = 0, rows_ = 0, kSteps_ = 0,
-          rowLen_ = 0;
+          offMax_ = 0;
+  bool chunked_ = false;
   int threads_ = 1;
   std::vector<std::pair<int64_t, int64_t>> phases_; // (ih, iw) mod strides
   std::vector<int> tapPhase_;
   std::vector<int64_t> tapOffset_;
-  LineBuffer<uint16_t> xt_;      // [phase][ci][rowLen]
-  LineBuffer<uint16_t> dyPairs_; // [Cout / 16][grid / 2][16][2]
-  LineBuffer<float> acc_;        // [Cout/32][taps][Cin/32][2x2 tiles]
+  std::vector<Buffers> lanes_; // one when not chunked
 };
 
 } // namespace
