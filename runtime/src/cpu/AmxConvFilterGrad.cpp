@@ -146,8 +146,11 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512i r[16]) {
 template <typename T> class LineBuffer {
 public:
   void assign(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    const size_t align = 64;
     data_.reset(static_cast<T *>(std::aligned_alloc(
-        64, std::max<size_t>(64, (n * sizeof(T) + 63) / 64 * 64))));
+        align, std::max<size_t>(align, (bytes + align - 1) / align * align))));
+
     std::memset(data_.get(), 0, n * sizeof(T));
     size_ = n;
   }
@@ -167,6 +170,23 @@ double threadMs() {
   timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+// 16 f32 (as bits) rounded to bf16 as fromF32<uint16_t> rounds them:
+// to nearest even, NaNs kept quiet.
+__attribute__((target("avx512f,avx512bw"))) inline __m256i
+roundToBf16(__m512i x) {
+  const __m512i lsb =
+      _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb),
+      16);
+  const __m512i nan =
+      _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+  const __mmask16 isNan = _mm512_cmpgt_epu32_mask(
+      _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+      _mm512_set1_epi32(0x7f800000));
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(isNan, rounded, nan));
 }
 
 class AmxConvFilterGrad : public Kernel {
@@ -216,6 +236,16 @@ public:
         tapPhase_.push_back(phaseIndex[phase]);
         tapOffset_.push_back(off);
       }
+    // emit's interleaving of [t][ci] rows into [ci][t].
+    interleaveIndex_.assign(taps_ * taps_ * 32);
+    interleaveMask_.assign(taps_ * taps_, 0);
+    for (int64_t v = 0; v < taps_; ++v)
+      for (int64_t e = 0; e < 32; ++e) {
+        const int64_t g = v * 32 + e, t = g % taps_;
+        interleaveIndex_.data()[(v * taps_ + t) * 32 + e] =
+            static_cast<uint16_t>(g / taps_);
+        interleaveMask_[v * taps_ + t] |= uint32_t(1) << e;
+      }
     const int threads = std::max(1, omp_get_max_threads());
     // Sums of at most 1 MiB (ResNet's 64- and 128-channel layers, whose
     // operands are 6-13 MiB at batch 32): chunks of 1,024 grid pixels, each
@@ -250,14 +280,17 @@ public:
     const uint16_t *dy = inputs[1].data<uint16_t>();
     static const bool debug = std::getenv("GOPT_AMX_WIDE_DEBUG") != nullptr;
     double t0 = threadMs();
+    debugT0_ = t0;
+    emitMs_ = 0;
     if (chunked_)
       runChunked(x, dy, outputs[0]);
     else
       runWhole(x, dy, outputs[0]);
     if (debug)
-      std::fprintf(stderr, "amx-wide %ldx%ld c%ld->%ld s%ld k%ld: %.2f ms\n",
-                   (long)oh_, (long)ow_, (long)cin_, (long)cout_, (long)sh_,
-                   (long)kh_, threadMs() - t0);
+      std::fprintf(stderr,
+                   "emit %.2f amx-wide %ldx%ld c%ld->%ld s%ld k%ld: %.2f ms\n",
+                   emitMs_, (long)oh_, (long)ow_, (long)cin_, (long)cout_,
+                   (long)sh_, (long)kh_, threadMs() - t0);
     return Status::success();
   }
   const char *implementation() const override { return "amx-wide"; }
@@ -304,6 +337,8 @@ private:
       packDy(dy, p, std::min<int64_t>(16, pairs - p), b, 0);
     // The tile loads (asm statements) read what plain stores wrote.
     asm volatile("" ::: "memory");
+    if (std::getenv("GOPT_AMX_WIDE_DEBUG"))
+      std::fprintf(stderr, "prep %.2f ms ", threadMs() - debugT0_);
     const int64_t coPairs = cout_ / 32;
 #pragma omp parallel num_threads(threads_) if (threads_ > 1)
     {
@@ -322,8 +357,10 @@ private:
           products(b, 0, 0, kSteps_, g0, g1, true);
           // The tiles' stores (asm statements) wrote what plain loads read.
           asm volatile("" ::: "memory");
+          double e0 = threadMs();
           for (int64_t cp = g0; cp < g1; ++cp)
             emit(b.acc.data(), cp, out, stage.data());
+          emitMs_ += threadMs() - e0;
         }
         releaseTiles();
       }
@@ -376,17 +413,11 @@ private:
   // 3.5 ms a call). HWIO rows are a C tile's rows; OIHW ones
   // ([co][ci][taps]) come from the tiles transposed, 32 input channels
   // (all taps) at a time.
-  __attribute__((target("avx512f"))) void emit(const float *acc, int64_t cp,
-                                               Tensor &out, float *stage) {
+  __attribute__((target("avx512f,avx512bw"))) void
+  emit(const float *acc, int64_t cp, Tensor &out, float *stage) {
     const int64_t ciPairs = cin_ / 32;
     float *outF = f32Out_ ? out.data<float>() : nullptr;
     uint16_t *outB = f32Out_ ? nullptr : out.data<uint16_t>();
-    auto put = [&](int64_t at, float v) {
-      if (outF)
-        outF[at] = v;
-      else
-        outB[at] = fromF32<uint16_t>(v);
-    };
     for (int64_t ip = 0; ip < ciPairs; ++ip) {
       for (int64_t t = 0; t < taps_; ++t)
         for (int64_t i = 0; i < 2; ++i)
@@ -394,17 +425,31 @@ private:
             const float *tile =
                 acc + (((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256;
             if (!oihw_) {
-              for (int64_t m = 0; m < 16; ++m)
-                for (int64_t nn = 0; nn < 16; ++nn)
-                  put((t * cin_ + ip * 32 + i * 16 + m) * cout_ + cp * 32 +
-                          j * 16 + nn,
-                      tile[m * 16 + nn]);
+              for (int64_t m = 0; m < 16; ++m) {
+                const int64_t at = (t * cin_ + ip * 32 + i * 16 + m) * cout_ +
+                                   cp * 32 + j * 16;
+                if (outF)
+                  std::memcpy(outF + at, tile + m * 16, 64);
+                else
+                  for (int64_t nn = 0; nn < 16; ++nn)
+                    outB[at + nn] = fromF32<uint16_t>(tile[m * 16 + nn]);
+              }
               continue;
             }
             __m512i r[16];
             for (int m = 0; m < 16; ++m)
               r[m] = _mm512_loadu_si512(tile + m * 16);
             transpose16(r); // r[nn]: the 16 input channels of output nn
+            if (!outF) {
+              // bf16 rows [co][t][ci], interleaved into [ci][t] below.
+              uint16_t *rows = reinterpret_cast<uint16_t *>(stage);
+              for (int nn = 0; nn < 16; ++nn)
+                _mm256_storeu_si256(
+                    reinterpret_cast<__m256i *>(
+                        rows + ((j * 16 + nn) * taps_ + t) * 32 + i * 16),
+                    roundToBf16(r[nn]));
+              continue;
+            }
             alignas(64) float row[16];
             for (int nn = 0; nn < 16; ++nn) {
               _mm512_store_si512(row, r[nn]);
@@ -413,11 +458,29 @@ private:
                 dst[m * taps_] = row[m];
             }
           }
+      // Separate loops for the two result types, so that they vectorize.
       if (oihw_)
         for (int64_t jn = 0; jn < 32; ++jn) {
           const int64_t base = ((cp * 32 + jn) * cin_ + ip * 32) * taps_;
-          for (int64_t e = 0; e < 32 * taps_; ++e)
-            put(base + e, stage[jn * 32 * taps_ + e]);
+          const float *src = stage + jn * 32 * taps_;
+          if (outF) {
+            std::memcpy(outF + base, src, 32 * taps_ * 4);
+            continue;
+          }
+          // Output vector v's element e is input channel (32 v + e) /
+          // taps of row (32 v + e) % taps: one masked permutation per row.
+          const uint16_t *rows =
+              reinterpret_cast<const uint16_t *>(stage) + jn * taps_ * 32;
+          for (int64_t v = 0; v < taps_; ++v) {
+            __m512i o = _mm512_setzero_si512();
+            for (int64_t t = 0; t < taps_; ++t)
+              o = _mm512_mask_permutexvar_epi16(
+                  o, interleaveMask_[v * taps_ + t],
+                  _mm512_load_si512(interleaveIndex_.data() +
+                                    (v * taps_ + t) * 32),
+                  _mm512_loadu_si512(rows + t * 32));
+            _mm512_storeu_si512(outB + base + v * 32, o);
+          }
         }
     }
   }
@@ -559,11 +622,14 @@ private:
   int64_t taps_ = 0, lh_ = 0, lw_ = 0, cols_ = 0, rows_ = 0, kSteps_ = 0,
           offMax_ = 0;
   bool chunked_ = false;
+  double debugT0_ = 0, emitMs_ = 0;
   int threads_ = 1;
   std::vector<std::pair<int64_t, int64_t>> phases_; // (ih, iw) mod strides
   std::vector<int> tapPhase_;
   std::vector<int64_t> tapOffset_;
-  std::vector<Buffers> lanes_; // one when not chunked
+  std::vector<Buffers> lanes_;           // one when not chunked
+  LineBuffer<uint16_t> interleaveIndex_; // [v][t][32]
+  std::vector<uint32_t> interleaveMask_; // [v][t]
 };
 
 } // namespace
