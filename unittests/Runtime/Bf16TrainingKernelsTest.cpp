@@ -266,8 +266,10 @@ TEST(Bf16ConvSingleChannel, FastMatchesReference) {
 TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
   SKIP_WITHOUT_ONEDNN_BF16();
   // The few-channel cases run on AMX tiles where the CPU has them
-  // (Bf16ConvGrad.FewChannelsOnAmxTiles): the matmuls here.
+  // (Bf16ConvGrad.FewChannelsOnAmxTiles), those with 32k channels on the
+  // wide AMX kernel (AmxConvFilterGradTest.cpp): the matmuls here.
   setenv("GOPT_CONV_FILTER_AMX", "0", 1);
+  setenv("GOPT_CONV_FILTER_AMX_WIDE", "0", 1);
   uint32_t seed = 380;
   std::vector<ConvCase> cases = {
       {"Stride2Pads3x3Oihw",
@@ -329,6 +331,7 @@ TEST(Bf16ConvGrad, StridedSmallOutputsAsOneMatmul) {
     expectCloseBf16(df.ref, df.cpu);
   }
   unsetenv("GOPT_CONV_FILTER_AMX");
+  unsetenv("GOPT_CONV_FILTER_AMX_WIDE");
 }
 
 // Few input channels, 9+ taps and a large output (ResNet's stem) on an

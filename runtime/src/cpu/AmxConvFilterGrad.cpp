@@ -42,10 +42,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 namespace gopt::runtime::cpu {
@@ -166,12 +164,6 @@ private:
   size_t size_ = 0;
 };
 
-double threadMs() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 // 16 f32 (as bits) rounded to bf16 as fromF32<uint16_t> rounds them:
 // to nearest even, NaNs kept quiet.
 __attribute__((target("avx512f,avx512bw"))) inline __m256i
@@ -278,19 +270,10 @@ public:
              std::vector<Tensor> &outputs) override {
     const uint16_t *x = inputs[0].data<uint16_t>();
     const uint16_t *dy = inputs[1].data<uint16_t>();
-    static const bool debug = std::getenv("GOPT_AMX_WIDE_DEBUG") != nullptr;
-    double t0 = threadMs();
-    debugT0_ = t0;
-    emitMs_ = 0;
     if (chunked_)
       runChunked(x, dy, outputs[0]);
     else
       runWhole(x, dy, outputs[0]);
-    if (debug)
-      std::fprintf(stderr,
-                   "emit %.2f amx-wide %ldx%ld c%ld->%ld s%ld k%ld: %.2f ms\n",
-                   emitMs_, (long)oh_, (long)ow_, (long)cin_, (long)cout_,
-                   (long)sh_, (long)kh_, threadMs() - t0);
     return Status::success();
   }
   const char *implementation() const override { return "amx-wide"; }
@@ -337,8 +320,6 @@ private:
       packDy(dy, p, std::min<int64_t>(16, pairs - p), b, 0);
     // The tile loads (asm statements) read what plain stores wrote.
     asm volatile("" ::: "memory");
-    if (std::getenv("GOPT_AMX_WIDE_DEBUG"))
-      std::fprintf(stderr, "prep %.2f ms ", threadMs() - debugT0_);
     const int64_t coPairs = cout_ / 32;
 #pragma omp parallel num_threads(threads_) if (threads_ > 1)
     {
@@ -357,10 +338,8 @@ private:
           products(b, 0, 0, kSteps_, g0, g1, true);
           // The tiles' stores (asm statements) wrote what plain loads read.
           asm volatile("" ::: "memory");
-          double e0 = threadMs();
           for (int64_t cp = g0; cp < g1; ++cp)
             emit(b.acc.data(), cp, out, stage.data());
-          emitMs_ += threadMs() - e0;
         }
         releaseTiles();
       }
@@ -622,7 +601,6 @@ private:
   int64_t taps_ = 0, lh_ = 0, lw_ = 0, cols_ = 0, rows_ = 0, kSteps_ = 0,
           offMax_ = 0;
   bool chunked_ = false;
-  double debugT0_ = 0, emitMs_ = 0;
   int threads_ = 1;
   std::vector<std::pair<int64_t, int64_t>> phases_; // (ih, iw) mod strides
   std::vector<int> tapPhase_;
