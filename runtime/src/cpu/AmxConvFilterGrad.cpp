@@ -183,13 +183,13 @@ roundToBf16(__m512i x) {
 
 class AmxConvFilterGrad : public Kernel {
 public:
-  AmxConvFilterGrad(const KernelConfig &c, bool oihw, bool f32Out, int64_t kh,
-                    int64_t kw, int64_t cout, int64_t sh, int64_t sw,
-                    int64_t padTop, int64_t padLeft)
-      : oihw_(oihw), f32Out_(f32Out), n_(c.inputShapes[0][0]),
-        h_(c.inputShapes[0][1]), w_(c.inputShapes[0][2]),
-        cin_(c.inputShapes[0][3]), cout_(cout), kh_(kh), kw_(kw),
-        oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]), sh_(sh), sw_(sw) {
+  AmxConvFilterGrad(const KernelConfig &c, bool oihw, int64_t kh, int64_t kw,
+                    int64_t cout, int64_t sh, int64_t sw, int64_t padTop,
+                    int64_t padLeft)
+      : oihw_(oihw), n_(c.inputShapes[0][0]), h_(c.inputShapes[0][1]),
+        w_(c.inputShapes[0][2]), cin_(c.inputShapes[0][3]), cout_(cout),
+        kh_(kh), kw_(kw), oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]),
+        sh_(sh), sw_(sw) {
     taps_ = kh_ * kw_;
     // Tap (r, s) reads phase (r - padTop) mod sh, (s - padLeft) mod sw at
     // plane row oh + qh, column ow + qw (qh, qw the floor quotients).
@@ -327,7 +327,7 @@ private:
       const int64_t cp0 = l * coPairs / lanes, cp1 = (l + 1) * coPairs / lanes;
       if (cp0 < cp1) {
         loadTileConfig(fullTiles());
-        std::vector<float> stage(32 * 32 * taps_);
+        std::vector<uint16_t> stage(32 * 32 * taps_);
         // Groups of output-channel pairs whose sums fit in about half of
         // L2 stay there over all blocks of pixels.
         const int64_t pairBytes = taps_ * cin_ * 32 * 4;
@@ -379,24 +379,24 @@ private:
     }
 #pragma omp parallel
     {
-      std::vector<float> stage(32 * 32 * taps_);
+      std::vector<uint16_t> stage(32 * 32 * taps_);
 #pragma omp for schedule(static)
       for (int64_t cp = 0; cp < coPairs; ++cp)
         emit(sum, cp, out, stage.data());
     }
   }
 
-  // Output channels [32 cp, 32 cp + 32) of the sums rounded into `out`,
-  // right after their products (their 2x2 tiles are still in L2: emitted
-  // in a pass of their own, the 512-channel sums came back from L3 at
-  // 3.5 ms a call). HWIO rows are a C tile's rows; OIHW ones
-  // ([co][ci][taps]) come from the tiles transposed, 32 input channels
-  // (all taps) at a time.
+  // Output channels [32 cp, 32 cp + 32) of the sums rounded to bf16 into
+  // `out` right after their products (their tiles are still in L2: emitted
+  // in a pass of their own, the 512-channel sums came back from L3 at 3.5
+  // ms a call). HWIO rows are a C tile's rows; OIHW ones ([co][ci][taps])
+  // come from the tiles transposed into [co][t][ci] rows of 32 input
+  // channels, then interleaved into [ci][t] by masked permutations (scalar
+  // stores there took 2.5-4 ms at 512 channels).
   __attribute__((target("avx512f,avx512bw"))) void
-  emit(const float *acc, int64_t cp, Tensor &out, float *stage) {
+  emit(const float *acc, int64_t cp, Tensor &out, uint16_t *stage) {
     const int64_t ciPairs = cin_ / 32;
-    float *outF = f32Out_ ? out.data<float>() : nullptr;
-    uint16_t *outB = f32Out_ ? nullptr : out.data<uint16_t>();
+    uint16_t *outB = out.data<uint16_t>();
     for (int64_t ip = 0; ip < ciPairs; ++ip) {
       for (int64_t t = 0; t < taps_; ++t)
         for (int64_t i = 0; i < 2; ++i)
@@ -404,63 +404,42 @@ private:
             const float *tile =
                 acc + (((cp * taps_ + t) * ciPairs + ip) * 4 + 2 * i + j) * 256;
             if (!oihw_) {
-              for (int64_t m = 0; m < 16; ++m) {
-                const int64_t at = (t * cin_ + ip * 32 + i * 16 + m) * cout_ +
-                                   cp * 32 + j * 16;
-                if (outF)
-                  std::memcpy(outF + at, tile + m * 16, 64);
-                else
-                  for (int64_t nn = 0; nn < 16; ++nn)
-                    outB[at + nn] = fromF32<uint16_t>(tile[m * 16 + nn]);
-              }
+              for (int64_t m = 0; m < 16; ++m)
+                _mm256_storeu_si256(
+                    reinterpret_cast<__m256i *>(
+                        outB + (t * cin_ + ip * 32 + i * 16 + m) * cout_ +
+                        cp * 32 + j * 16),
+                    roundToBf16(_mm512_loadu_si512(tile + m * 16)));
               continue;
             }
             __m512i r[16];
             for (int m = 0; m < 16; ++m)
               r[m] = _mm512_loadu_si512(tile + m * 16);
             transpose16(r); // r[nn]: the 16 input channels of output nn
-            if (!outF) {
-              // bf16 rows [co][t][ci], interleaved into [ci][t] below.
-              uint16_t *rows = reinterpret_cast<uint16_t *>(stage);
-              for (int nn = 0; nn < 16; ++nn)
-                _mm256_storeu_si256(
-                    reinterpret_cast<__m256i *>(
-                        rows + ((j * 16 + nn) * taps_ + t) * 32 + i * 16),
-                    roundToBf16(r[nn]));
-              continue;
-            }
-            alignas(64) float row[16];
-            for (int nn = 0; nn < 16; ++nn) {
-              _mm512_store_si512(row, r[nn]);
-              float *dst = stage + ((j * 16 + nn) * 32 + i * 16) * taps_ + t;
-              for (int m = 0; m < 16; ++m)
-                dst[m * taps_] = row[m];
-            }
+            for (int nn = 0; nn < 16; ++nn)
+              _mm256_storeu_si256(
+                  reinterpret_cast<__m256i *>(
+                      stage + ((j * 16 + nn) * taps_ + t) * 32 + i * 16),
+                  roundToBf16(r[nn]));
           }
-      // Separate loops for the two result types, so that they vectorize.
-      if (oihw_)
-        for (int64_t jn = 0; jn < 32; ++jn) {
-          const int64_t base = ((cp * 32 + jn) * cin_ + ip * 32) * taps_;
-          const float *src = stage + jn * 32 * taps_;
-          if (outF) {
-            std::memcpy(outF + base, src, 32 * taps_ * 4);
-            continue;
-          }
-          // Output vector v's element e is input channel (32 v + e) /
-          // taps of row (32 v + e) % taps: one masked permutation per row.
-          const uint16_t *rows =
-              reinterpret_cast<const uint16_t *>(stage) + jn * taps_ * 32;
-          for (int64_t v = 0; v < taps_; ++v) {
-            __m512i o = _mm512_setzero_si512();
-            for (int64_t t = 0; t < taps_; ++t)
-              o = _mm512_mask_permutexvar_epi16(
-                  o, interleaveMask_[v * taps_ + t],
-                  _mm512_load_si512(interleaveIndex_.data() +
-                                    (v * taps_ + t) * 32),
-                  _mm512_loadu_si512(rows + t * 32));
-            _mm512_storeu_si512(outB + base + v * 32, o);
-          }
+      if (!oihw_)
+        continue;
+      for (int64_t jn = 0; jn < 32; ++jn) {
+        const int64_t base = ((cp * 32 + jn) * cin_ + ip * 32) * taps_;
+        // Output vector v's element e is input channel (32 v + e) / taps
+        // of row (32 v + e) % taps: one masked permutation per row.
+        const uint16_t *rows = stage + jn * taps_ * 32;
+        for (int64_t v = 0; v < taps_; ++v) {
+          __m512i o = _mm512_setzero_si512();
+          for (int64_t t = 0; t < taps_; ++t)
+            o = _mm512_mask_permutexvar_epi16(
+                o, interleaveMask_[v * taps_ + t],
+                _mm512_load_si512(interleaveIndex_.data() +
+                                  (v * taps_ + t) * 32),
+                _mm512_loadu_si512(rows + t * 32));
+          _mm512_storeu_si512(outB + base + v * 32, o);
         }
+      }
     }
   }
 
@@ -596,7 +575,7 @@ private:
   static constexpr int64_t kBlock = 8;       // 256 grid pixels
   static constexpr int64_t kChunkSteps = 32; // 1,024 grid pixels
 
-  bool oihw_, f32Out_;
+  bool oihw_;
   int64_t n_, h_, w_, cin_, cout_, kh_, kw_, oh_, ow_, sh_, sw_;
   int64_t taps_ = 0, lh_ = 0, lw_ = 0, cols_ = 0, rows_ = 0, kSteps_ = 0,
           offMax_ = 0;
@@ -615,8 +594,8 @@ private:
 std::unique_ptr<Kernel> createAmxConvFilterGrad(const KernelConfig &c) {
   if (c.inputShapes.size() != 2 || c.outputShapes.size() != 1 ||
       c.inputTypes.size() != 2 || c.inputTypes[0] != DType::kBF16 ||
-      c.inputTypes[1] != DType::kBF16 ||
-      (c.outputTypes[0] != DType::kBF16 && c.outputTypes[0] != DType::kF32))
+      c.inputTypes[1] != DType::kBF16 || c.outputTypes.size() != 1 ||
+      c.outputTypes[0] != DType::kBF16)
     return nullptr;
   OpAttrs attrs = c.attrs();
   if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
@@ -655,9 +634,9 @@ std::unique_ptr<Kernel> createAmxConvFilterGrad(const KernelConfig &c) {
   if (AmxConvFilterGrad::workspaceFor(strides[0] * strides[1], cin, cout,
                                       grid) > (size_t(1) << 30))
     return nullptr;
-  return std::make_unique<AmxConvFilterGrad>(
-      c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],
-      strides[1], wh->padBefore, ww->padBefore);
+  return std::make_unique<AmxConvFilterGrad>(c, oihw, kh, kw, cout, strides[0],
+                                             strides[1], wh->padBefore,
+                                             ww->padBefore);
 }
 #endif
 
