@@ -4,26 +4,31 @@
 // NHWC bf16 convolution with many channels (ResNet's 3x3 and 1x1 layers):
 // a reduction over all the batch's pixels (N * OH * OW, 1,568 to 100,352 at
 // batch 32) with M = Cin and N = Cout of 64-512 per tap. oneDNN 2.6's
-// backward-weights kernel ran these at 575-830 GFLOP/s on one thread, its
-// matmul at 1,100+, and the im2col matmuls write a column buffer 9x the
-// activations. Here the tiles read shifted views:
-// - the output pixels are laid on a padded grid, R columns a row and Sr
-//   rows an image (R >= OW, with enough zero columns and rows that a
-//   window's reads past an edge land on zeros), and x, per phase of the
-//   stride (ih mod sh, iw mod sw), on the same grid: then tap (kh, kw)
-//   reads, for grid pixel q, the phase plane's element q + off(kh, kw), a
-//   constant shift. x is transposed once per call into channel rows of
-//   that grid (`xt_`, [phase][ci][grid]), so an A tile of 16 channels x 32
-//   pixels is one tileloadd at any tap's offset;
-// - dy is packed once per call as pixel pairs of the grid (the B operand's
-//   VNNI layout), in blocks of 16 output channels whose tiles are 1 KiB
-//   contiguous, zero at the grid's padding pixels (so what the shifted
-//   reads see there is multiplied by zero);
-// - C tiles of 32 input x 32 output channels per tap accumulate in f32 over
-//   blocks of 256 pixels; output channels are split between threads, so
-//   the sums (and their order) do not depend on the thread count.
-// The grid's padding costs (R * Sr) / (OW * OH) of the products: 1.04 at
-// 56x56, 1.15 at 14x14, 1.31 at 7x7 (3x3 / pad 1), 1.0 for the 1x1
+// backward-weights kernel and the im2col matmuls (a column buffer 9x the
+// activations) ran these at 1.0-2.0x the time of the forward convolution.
+// Here the tiles read shifted views:
+// - the output pixels are laid on a padded grid, `cols_` a row and
+//   `rows_` an image (with enough zero columns and rows that a window's
+//   reads past an edge land on zeros), and x, per phase of the stride
+//   (ih mod sh, iw mod sw), on the same grid: then tap (kh, kw) reads, for
+//   grid pixel q, the phase plane's element q + off(kh, kw), a constant
+//   shift. x is transposed into channel rows of that grid ([phase][ci]
+//   [pixels]), so an A tile of 16 channels x 32 pixels is one tileloadd at
+//   any tap's offset;
+// - dy is packed as pixel pairs of the grid (the B operand's VNNI layout),
+//   in blocks of 16 output channels whose tiles are 1 KiB contiguous, zero
+//   at the grid's padding pixels (so what the shifted reads see there is
+//   multiplied by zero);
+// - C tiles of 32 input x 32 output channels per tap accumulate in f32
+//   over blocks of 256 pixels, rounded to bf16 once.
+// Sums of at most 1 MiB (64 and 128 channels) go in chunks of 1,024 grid
+// pixels, each transposed and packed just before its products (in L2), each
+// thread a run of chunks into its own sums, added in thread order. Larger
+// ones (256 and 512 channels, small images) transpose and pack the whole
+// batch first and split the output channels between threads (the sums'
+// order then does not depend on the thread count).
+// The grid's padding costs (cols * rows) / (OW * OH) of the products: 1.04
+// at 56x56, 1.15 at 14x14, 1.31 at 7x7 (3x3 / pad 1), 1.0 for the 1x1
 // stride-2 downsamples.
 //
 //===----------------------------------------------------------------------===//

@@ -1,14 +1,13 @@
-//===- AmxConvFilterGrad.h - wide bf16 conv filter gradients on AMX -*- C++
-//-*-===//
+//===- AmxConvFilterGrad.h - wide bf16 filter gradients on AMX -*- C++ -*-===//
 //
-// conv2d_backprop_filter of an NHWC bf16 convolution with 32k input and
-// output channels (ResNet's 3x3 and 1x1 layers, strides 1 and 2) as AMX
-// tile products over the whole batch's pixels: x transposed into channel
-// rows of a padded pixel grid on which every tap is a constant shift, dy
-// packed as pixel pairs. The factory returns null for anything else, on
-// CPUs without AMX (as oneDNN sees them) and when
-// GOPT_CONV_FILTER_AMX_WIDE=0; the caller falls back to the im2col
-// matmuls or oneDNN.
+// conv2d_backprop_filter of an NHWC bf16 convolution (bf16 result) with
+// 32k input and output channels, no dilation and strides up to 2
+// (ResNet's 3x3 and 1x1 layers) as AMX tile products over the whole
+// batch's pixels: x transposed into channel rows of a padded pixel grid on
+// which every tap is a constant shift, dy packed as pixel pairs. The
+// factory returns null for anything else, on CPUs without AMX (as oneDNN
+// sees them: DNNL_MAX_CPU_ISA counts) and when GOPT_CONV_FILTER_AMX_WIDE=0;
+// the caller falls back to the im2col matmuls or oneDNN.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_AMXCONVFILTERGRAD_H
