@@ -208,7 +208,9 @@ TEST(AmxConvFilterGrad, DISABLED_ResNet18Timing) {
   const int64_t batch = b ? std::atoll(b) : 32;
   const int reps = r ? std::atoi(r) : 10;
   for (Case c : cases()) {
-    if (std::string(c.name).rfind("Layer", 0) != 0)
+    const char *only = std::getenv("GOPT_TIMING_CASES");
+    if (std::string(c.name).rfind("Layer", 0) != 0 ||
+        (only && std::string(c.name).find(only) == std::string::npos))
       continue;
     c.x[0] = batch;
     Tensor x = toBf16(randomF32(c.x, 5));

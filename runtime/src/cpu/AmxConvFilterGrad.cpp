@@ -369,7 +369,10 @@ private:
             transposeBlock(x, phase, k0 * 32 + i * 32, b, k0 * 32);
         packDy(dy, k0 * 16, (k1 - k0) * 16, b, k0 * 16);
         asm volatile("" ::: "memory");
-        products(b, k0, k0, k1, 0, coPairs, c == c0);
+        Prefetch next;
+        if (c + 1 < c1)
+          next = nextChunk(x, dy, c + 1);
+        products(b, k0, k0, k1, 0, coPairs, c == c0, &next);
         asm volatile("" ::: "memory");
       }
       releaseTiles();
@@ -552,8 +555,58 @@ private:
   // output-channel pairs [cp0, cp1), in blocks of kBlock steps: a block's
   // dy (16 KiB per pair) and 32 channels of x (16 KiB plus the taps'
   // reach) stay in L1 over the taps. `zero`: the sums start at zero.
+  // Byte ranges of x and dy that a chunk's transposes and packing read,
+  // fetched into L2 a share after each tile block of the chunk before: the
+  // tiles leave the memory bus idle, and the hardware prefetchers do not
+  // see the next chunk coming (one thread, batch 32, minimum of 5 runs in
+  // quiet moments: ResNet-18's layer-1 filter gradient 12.6-13.0 -> 10.3-
+  // 10.6 ms, layer 2's 3x3/1 9.9 -> 8.7-9.0).
+  struct Prefetch {
+    const char *begin[2] = {nullptr, nullptr};
+    int64_t lines[2] = {0, 0};
+    int64_t next = 0, per = 0;
+    void step() {
+      for (int64_t i = 0; i < per; ++i, ++next) {
+        if (next < lines[0])
+          _mm_prefetch(begin[0] + next * 64, _MM_HINT_T1);
+        else if (next < lines[0] + lines[1])
+          _mm_prefetch(begin[1] + (next - lines[0]) * 64, _MM_HINT_T1);
+        else
+          return;
+      }
+    }
+  };
+
+  Prefetch nextChunk(const uint16_t *x, const uint16_t *dy, int64_t c) const {
+    const int64_t image = rows_ * cols_, grid = n_ * image;
+    const int64_t f0 = c * kChunkSteps * 32,
+                  f1 = std::min(grid, (c + 1) * kChunkSteps * 32 + offMax_);
+    Prefetch p;
+    if (f0 >= f1)
+      return p;
+    auto xRow = [&](int64_t f) {
+      const int64_t img = f / image, row = f % image / cols_;
+      return img * h_ + std::clamp<int64_t>((row - lh_) * sh_, 0, h_);
+    };
+    auto dyRow = [&](int64_t f) {
+      const int64_t img = f / image, row = f % image / cols_;
+      return img * oh_ + std::min(row, oh_);
+    };
+    const int64_t x0 = xRow(f0), x1 = std::min(n_ * h_, xRow(f1 - 1) + sh_);
+    const int64_t d0 = dyRow(f0), d1 = std::min(n_ * oh_, dyRow(f1 - 1) + 1);
+    p.begin[0] = reinterpret_cast<const char *>(x + x0 * w_ * cin_);
+    p.lines[0] = std::max<int64_t>(0, (x1 - x0) * w_ * cin_ * 2 / 64);
+    p.begin[1] = reinterpret_cast<const char *>(dy + d0 * ow_ * cout_);
+    p.lines[1] = std::max<int64_t>(0, (d1 - d0) * ow_ * cout_ * 2 / 64);
+    const int64_t calls = (kChunkSteps + kBlock - 1) / kBlock * (cout_ / 32) *
+                          (cin_ / 32) * taps_;
+    p.per = (p.lines[0] + p.lines[1] + calls - 1) / calls;
+    return p;
+  }
+
   void products(Buffers &b, int64_t kOrigin, int64_t k0, int64_t k1,
-                int64_t cp0, int64_t cp1, bool zero) {
+                int64_t cp0, int64_t cp1, bool zero,
+                Prefetch *prefetch = nullptr) {
     const int64_t ciPairs = cin_ / 32, aStride = b.rowLen * 2;
     for (int64_t kb = k0; kb < k1; kb += kBlock) {
       const int64_t steps = std::min<int64_t>(kBlock, k1 - kb),
@@ -572,6 +625,8 @@ private:
               block2x2<true>(c, a0, a1, aStride, b0, b1, steps);
             else
               block2x2<false>(c, a0, a1, aStride, b0, b1, steps);
+            if (prefetch)
+              prefetch->step();
           }
       }
     }
