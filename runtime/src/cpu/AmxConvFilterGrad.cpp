@@ -21,7 +21,7 @@
 //   multiplied by zero);
 // - C tiles of 32 input x 32 output channels per tap accumulate in f32
 //   over blocks of 256 pixels, rounded to bf16 once.
-// Sums of at most 1 MiB (64 and 128 channels) go in chunks of 1,024 grid
+// Sums of at most 1.5 MiB (64 and 128 channels) go in chunks of 1,024 grid
 // pixels, each transposed and packed just before its products (in L2), each
 // thread a run of chunks into its own sums, added in thread order. Larger
 // ones (256 and 512 channels, small images) transpose and pack the whole
@@ -244,14 +244,18 @@ public:
         interleaveMask_[v * taps_ + t] |= uint32_t(1) << e;
       }
     const int threads = std::max(1, omp_get_max_threads());
-    // Sums of at most 1 MiB (ResNet's 64- and 128-channel layers, whose
-    // operands are 6-13 MiB at batch 32): chunks of 1,024 grid pixels, each
-    // transposed and packed right before its products while it is in L2,
-    // each thread a run of chunks into sums of its own, added in thread
-    // order. Larger sums: the whole batch transposed and packed first, and
-    // output channels split between threads.
+    // Sums of at most 1.5 MiB (ResNet's 64- and 128-channel layers, whose
+    // operands are 6-13 MiB at batch 32, and layer 3's 128 -> 256 3x3/2):
+    // chunks of 1,024 grid pixels, each transposed and packed right before
+    // its products while it is in L2, each thread a run of chunks into sums
+    // of its own, added in thread order. Larger sums: the whole batch
+    // transposed and packed first, and output channels split between
+    // threads (the sums' order then does not depend on the thread count).
+    // Measured one thread, batch 32: layer 3's 3x3/2 10.2-10.9 ms whole,
+    // 8.5-8.7 in chunks; layer 3's 3x3/1 (2.3 MiB of sums) the same either
+    // way; layer 4's 3x3/1 (9.4 MiB) 15-16 whole, 17-21 in chunks.
     chunked_ =
-        taps_ * cin_ * cout_ * 4 <= (int64_t(1) << 20) && kSteps_ > kChunkSteps;
+        taps_ * cin_ * cout_ * 4 <= (int64_t(3) << 19) && kSteps_ > kChunkSteps;
     if (chunked_) {
       const int64_t chunks = (kSteps_ + kChunkSteps - 1) / kChunkSteps;
       lanes_.resize(std::min<int64_t>(threads, chunks));
