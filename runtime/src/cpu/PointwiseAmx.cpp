@@ -93,6 +93,7 @@ PointwiseBf16Amx::create(int64_t k, int64_t n,
   p->threads_ = std::max(1, threads);
   // Read per kernel, not once per process, so one process can time both.
   p->fastEpilogue_ = envSwitchOn("GOPT_POINTWISE_AMX_EPILOGUE");
+  p->interleave_ = envSwitchOn("GOPT_POINTWISE_AMX_INTERLEAVE");
   return p;
 }
 
@@ -110,6 +111,8 @@ struct Job {
   uint16_t lo16, hi16;
   // The epilogue specialized per option (epilogueFast), not epilogueGeneric.
   bool fastEpilogue;
+  // Tile loads interleaved with the products (tiles32).
+  bool interleave;
 };
 
 // The four C tiles of pixels [m0, m0 + 32) by output channels [n0, n0 + 32)
@@ -126,15 +129,32 @@ GOPT_PW_TARGET inline void tiles32(const Job &j, const uint16_t *a0,
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  for (int64_t c = 0; c < j.chunks; ++c) {
-    _tile_loadd(4, a0 + c * j.kc, strideA);
-    _tile_loadd(5, a1 + c * j.kc, strideA);
-    _tile_loadd(6, b0 + c * chunkElems, 64);
-    _tile_loadd(7, b1 + c * chunkElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 5, 6);
-    _tile_dpbf16ps(2, 4, 7);
-    _tile_dpbf16ps(3, 5, 7);
+  if (j.interleave) {
+    // Each load just before its first product: a chunk's products start
+    // while its other tiles load (576 -> 96 without the epilogue: 23
+    // against 27 ns a product). Each C tile sums the chunks in the same
+    // order, so the same bits.
+    for (int64_t c = 0; c < j.chunks; ++c) {
+      _tile_loadd(4, a0 + c * j.kc, strideA);
+      _tile_loadd(6, b0 + c * chunkElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_loadd(7, b1 + c * chunkElems, 64);
+      _tile_dpbf16ps(2, 4, 7);
+      _tile_loadd(5, a1 + c * j.kc, strideA);
+      _tile_dpbf16ps(1, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  } else {
+    for (int64_t c = 0; c < j.chunks; ++c) {
+      _tile_loadd(4, a0 + c * j.kc, strideA);
+      _tile_loadd(5, a1 + c * j.kc, strideA);
+      _tile_loadd(6, b0 + c * chunkElems, 64);
+      _tile_loadd(7, b1 + c * chunkElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 5, 6);
+      _tile_dpbf16ps(2, 4, 7);
+      _tile_dpbf16ps(3, 5, 7);
+    }
   }
   _tile_stored(0, buf, 64);
   _tile_stored(1, buf + 256, 64);
@@ -344,9 +364,9 @@ static bool bf16Clamp(float lo, float hi, uint16_t &lo16, uint16_t &hi16) {
 void PointwiseBf16Amx::run(const uint16_t *src, uint16_t *dst,
                            int64_t pixels) const {
 #ifdef GOPT_PW_X86
-  Job j{k_,           n_,     kc_,  k_ / kc_,     packed_.data(),
-        bias_.data(), clamp_, sum_, lo_,          hi_,
-        false,        0,      0,    fastEpilogue_};
+  Job j{k_,           n_,     kc_,  k_ / kc_,      packed_.data(),
+        bias_.data(), clamp_, sum_, lo_,           hi_,
+        false,        0,      0,    fastEpilogue_, interleave_};
   j.clamp16 = clamp_ && bf16Clamp(lo_, hi_, j.lo16, j.hi16);
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
