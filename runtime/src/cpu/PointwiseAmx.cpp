@@ -271,9 +271,9 @@ epilogueRows(const EpilogueRegs &e, const float *buf, uint16_t *out, int64_t n,
 }
 
 // The epilogue with its options as template arguments (the per-row tests
-// and reloads of Job's fields were most of its instructions: the bf16
-// expansions ran 10-20% faster alone without them) and whole blocks of 32
-// rows as a constant trip count.
+// and reloads of Job's fields were most of its instructions: the kernel
+// alone takes 0.7-0.85 of the time on MobileNetV2's few-channel expansions
+// without them) and whole blocks of 32 rows as a constant trip count.
 template <bool Sum, bool Grouped, Clamp C>
 GOPT_PW_TARGET void epilogueFast(const Job &j, int64_t n0, int64_t rows,
                                  uint16_t *dst, const float *buf) {
