@@ -486,6 +486,53 @@ void filterTaps(const Geometry &g, const T *f, std::vector<float> &taps) {
           toF32(g.oihw ? f[o * count + t] : f[t * g.cout + o]);
 }
 
+// One image of conv2d: the output rows from xImage (f32) into yImage, on
+// the AVX-512 loops where they apply (`resident`: the filter in registers),
+// else the generic ones (`acc`: one output row of floats).
+template <typename T>
+void convImage(const Geometry &g, const float *xImage, const float *taps,
+               const float *bias, bool relu, bool avx512, bool resident,
+               float *acc, T *yImage) {
+  const int64_t rowOut = g.ow * g.cout;
+  for (int64_t oh = 0; oh < g.oh; ++oh) {
+    T *yRow = yImage + oh * rowOut;
+#ifdef GOPT_HAVE_AVX512_LOOPS
+    if (resident) {
+      if (g.cout == 16)
+        convRowResident<1>(g, xImage, taps, bias, oh, relu, yRow);
+      else
+        convRowResident<2>(g, xImage, taps, bias, oh, relu, yRow);
+      continue;
+    }
+    if (avx512 && (g.cout == 16 || g.cout == 32 || g.cout == 64)) {
+      if (g.cout == 16)
+        convRowAvx512<1>(g, xImage, taps, bias, oh, relu, yRow);
+      else if (g.cout == 32)
+        convRowAvx512<2>(g, xImage, taps, bias, oh, relu, yRow);
+      else
+        convRowAvx512<4>(g, xImage, taps, bias, oh, relu, yRow);
+      continue;
+    }
+#else
+    (void)avx512;
+    (void)resident;
+#endif
+    accumulateRow(g, xImage, taps, bias, oh, acc);
+    storeRow(acc, rowOut, relu, yRow);
+  }
+}
+
+// The bias as f32 (zeros without one).
+void biasF32(const Geometry &g, const void *bias, DType biasType,
+             std::vector<float> &out) {
+  out.assign(g.cout, 0.0f);
+  if (bias)
+    for (int64_t o = 0; o < g.cout; ++o)
+      out[o] = biasType == DType::kF32
+                   ? static_cast<const float *>(bias)[o]
+                   : toF32(static_cast<const uint16_t *>(bias)[o]);
+}
+
 template <typename T> class SingleChannelConvKernel : public Kernel {
 public:
   SingleChannelConvKernel(const Geometry &g, bool hasBias, DType biasType,
@@ -495,11 +542,7 @@ public:
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const T *x = in[0].data<T>();
     filterTaps(g_, in[1].data<T>(), taps_);
-    bias_.assign(g_.cout, 0.0f);
-    if (hasBias_)
-      for (int64_t o = 0; o < g_.cout; ++o)
-        bias_[o] = biasType_ == DType::kF32 ? in[2].data<float>()[o]
-                                            : toF32(in[2].data<uint16_t>()[o]);
+    biasF32(g_, hasBias_ ? in[2].data() : nullptr, biasType_, bias_);
     T *y = out[0].data<T>();
     const int64_t imageIn = g_.h * g_.w, rowOut = g_.ow * g_.cout;
     const bool parallel = g_.n * g_.oh * rowOut >= (1 << 15);
@@ -508,37 +551,10 @@ public:
       std::vector<float> image(std::is_same_v<T, float> ? 0 : imageIn);
       std::vector<float> acc(rowOut);
 #pragma omp for schedule(static)
-      for (int64_t n = 0; n < g_.n; ++n) {
-        const float *xImage = asF32(x + n * imageIn, imageIn, image);
-        for (int64_t oh = 0; oh < g_.oh; ++oh) {
-          T *yRow = y + (n * g_.oh + oh) * rowOut;
-#ifdef GOPT_HAVE_AVX512_LOOPS
-          if (resident_) {
-            if (g_.cout == 16)
-              convRowResident<1>(g_, xImage, taps_.data(), bias_.data(), oh,
-                                 relu_, yRow);
-            else
-              convRowResident<2>(g_, xImage, taps_.data(), bias_.data(), oh,
-                                 relu_, yRow);
-            continue;
-          }
-          if (avx512_ && (g_.cout == 16 || g_.cout == 32 || g_.cout == 64)) {
-            if (g_.cout == 16)
-              convRowAvx512<1>(g_, xImage, taps_.data(), bias_.data(), oh,
-                               relu_, yRow);
-            else if (g_.cout == 32)
-              convRowAvx512<2>(g_, xImage, taps_.data(), bias_.data(), oh,
-                               relu_, yRow);
-            else
-              convRowAvx512<4>(g_, xImage, taps_.data(), bias_.data(), oh,
-                               relu_, yRow);
-            continue;
-          }
-#endif
-          accumulateRow(g_, xImage, taps_.data(), bias_.data(), oh, acc.data());
-          storeRow(acc.data(), rowOut, relu_, y + (n * g_.oh + oh) * rowOut);
-        }
-      }
+      for (int64_t n = 0; n < g_.n; ++n)
+        convImage(g_, asF32(x + n * imageIn, imageIn, image), taps_.data(),
+                  bias_.data(), relu_, avx512_, resident_, acc.data(),
+                  y + n * g_.oh * rowOut);
     }
     return Status::success();
   }
@@ -553,6 +569,43 @@ private:
   bool avx512_ = avx512Loops();
 #ifdef GOPT_HAVE_AVX512_LOOPS
   bool resident_ = avx512_ && residentFilter(g_);
+#else
+  bool resident_ = false;
+#endif
+};
+
+// The same loops per call (SingleChannelConvImages).
+template <typename T>
+class SingleChannelConvImagesImpl : public SingleChannelConvImages {
+public:
+  SingleChannelConvImagesImpl(const Geometry &g, DType biasType, bool relu)
+      : g_(g), biasType_(biasType), relu_(relu) {}
+  void setWeights(const void *filter, const void *bias) override {
+    filterTaps(g_, static_cast<const T *>(filter), taps_);
+    biasF32(g_, bias, biasType_, bias_);
+  }
+  void compute(const void *x, int64_t n, void *y) const override {
+    const int64_t imageIn = g_.h * g_.w, rowOut = g_.ow * g_.cout;
+    std::vector<float> image(std::is_same_v<T, float> ? 0 : imageIn),
+        acc(rowOut);
+    for (int64_t i = 0; i < n; ++i)
+      convImage(g_,
+                asF32(static_cast<const T *>(x) + i * imageIn, imageIn, image),
+                taps_.data(), bias_.data(), relu_, avx512_, resident_,
+                acc.data(), static_cast<T *>(y) + i * g_.oh * rowOut);
+  }
+  int64_t resultImage() const override { return g_.oh * g_.ow * g_.cout; }
+
+private:
+  Geometry g_;
+  DType biasType_;
+  bool relu_;
+  std::vector<float> taps_, bias_;
+  bool avx512_ = avx512Loops();
+#ifdef GOPT_HAVE_AVX512_LOOPS
+  bool resident_ = avx512_ && residentFilter(g_);
+#else
+  bool resident_ = false;
 #endif
 };
 
@@ -799,6 +852,28 @@ std::unique_ptr<Kernel> createSingleChannelConv(const KernelConfig &c) {
                                                             biasType, relu);
   return std::make_unique<SingleChannelConvKernel<uint16_t>>(*g, hasBias,
                                                              biasType, relu);
+}
+
+std::unique_ptr<SingleChannelConvImages>
+createSingleChannelConvImages(const KernelConfig &c) {
+  if (!singleChannelConvEnabled() || !createSingleChannelConv(c))
+    return nullptr;
+  std::optional<Geometry> g =
+      singleChannelGeometry(c, c.inputShapes[0], c.inputShapes[1]);
+#ifdef GOPT_HAVE_AVX512_LOOPS
+  if (!avx512Loops() || !residentFilter(*g))
+    return nullptr;
+#else
+  return nullptr;
+#endif
+  const bool relu = c.attrs().getString("activation") == "relu";
+  const DType biasType =
+      c.inputShapes.size() == 3 ? c.inputTypes[2] : DType::kF32;
+  if (sharedLoopType(c) == DType::kF32)
+    return std::make_unique<SingleChannelConvImagesImpl<float>>(*g, biasType,
+                                                                relu);
+  return std::make_unique<SingleChannelConvImagesImpl<uint16_t>>(*g, biasType,
+                                                                 relu);
 }
 
 std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c) {
