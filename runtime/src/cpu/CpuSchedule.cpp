@@ -2741,8 +2741,7 @@ void CpuScheduler::planPoolTransposes() {
         for (int c : consumers_[src])
           early |= c < conv;
         if (source >= 0 && !early && p_.ops(source).kind() == "conv2d" &&
-            p_.ops(source).outputs_size() == 1 && fusedInto_[source] == -1 &&
-            isIntermediate(src)) {
+            p_.ops(source).outputs_size() == 1 && fusedInto_[source] == -1) {
           const KernelConfig sourceConfig = makeKernelConfig(in_, source);
           auto result = std::make_shared<cpu::SourceConvResult>();
           if (std::unique_ptr<Kernel> withSource =
@@ -2751,7 +2750,8 @@ void CpuScheduler::planPoolTransposes() {
                       masks, &sourceConfig, result)) {
             // Read by this conv alone (inference), the result is not
             // written at all.
-            result->skipResult = consumers_[src].size() == 1;
+            result->skipResult =
+                consumers_[src].size() == 1 && isIntermediate(src);
             convSource_[conv] = {source, std::move(withSource),
                                  std::move(result), false};
             sourceConvOf_[source] = conv;
@@ -2877,7 +2877,7 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
       for (int c : consumers_[src])
         others |= c != sourceConvOf_[sourcePlan->source] && c != filterGrad &&
                   c != firstRelu;
-      sourcePlan->result->skipResult = !others;
+      sourcePlan->result->skipResult = !others && isIntermediate(src);
     }
     if (chunked)
       kernel = std::move(chunked);
