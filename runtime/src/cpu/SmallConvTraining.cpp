@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "SmallConvTraining.h"
 #include "EnvSwitch.h"
+#include "PoolGradBf16.h"
 #include "SingleChannelConv.h"
 
 #include "AmxTiles.h"
@@ -765,8 +766,8 @@ public:
           maxPoolImage(local.data(), g.ow, g.cout, pool_.oh, pool_.ow, pool_.kh,
                        pool_.kw, nhwc.data(),
                        masks ? masks + i * masks_->imageElements : nullptr);
-          transposeMatrix16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
-                            pooled + i * pooledImage);
+          transposeBf16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
+                        pooled + i * pooledImage);
         }
       }
     }

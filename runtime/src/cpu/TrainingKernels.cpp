@@ -1396,7 +1396,10 @@ public:
           std::fill(pdx, pdx + xSize, static_cast<T>(0));
         const T *pg = gr + item * ySize;
         if (gradNchw_) {
-          transposeMatrix16(pg, g.c, g.oh * g.ow, nhwc.data());
+          if constexpr (std::is_same_v<T, uint16_t>)
+            cpu::transposeBf16(pg, g.c, g.oh * g.ow, nhwc.data());
+          else
+            transposeMatrix16(pg, g.c, g.oh * g.ow, nhwc.data());
           pg = nhwc.data();
         }
         const T *py = y ? y + item * ySize : nullptr;
