@@ -1702,8 +1702,10 @@ public:
   }
   const char *implementation() const override {
     const Lane &lane = lanes_[0];
-    if (source_)
+    if (source_) // (only with the first layer's gradient)
       return lane.amx && lane.amxData ? "chunks+amx+first+recompute"
+             : lane.amx               ? "chunks+amx-filter+first+recompute"
+             : lane.amxData           ? "chunks+amx-data+first+recompute"
                                       : "chunks+first+recompute";
     if (lane.first)
       return lane.amx && lane.amxData ? "chunks+amx+first"
