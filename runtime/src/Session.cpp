@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <unordered_map>
 
 namespace gopt::runtime {
@@ -322,7 +324,12 @@ Status Session::Impl::resolve() {
 }
 
 void Session::Impl::countFlops() {
-  std::unordered_map<std::string, double> byName;
+  // A row is an op, or a fused step whose name and kind join its ops'
+  // names and kinds with '+'. Ops can share a name (a Gemm's matmul and
+  // add, a gradient's ops all named after their forward op), so each part
+  // of a row takes the flops of the next op of that name and kind, in plan
+  // order: two ops of one name and kind count once each.
+  std::map<std::pair<std::string, std::string>, std::deque<double>> queued;
   for (int o = 0; o < p.ops_size(); ++o) {
     const plan::Op &op = execOp(o);
     const OpSchema *schema = findOpSchema(op.kind());
@@ -333,18 +340,29 @@ void Session::Impl::countFlops() {
       in.push_back(t >= 0 ? shapes[t] : Shape());
     for (int t : op.outputs())
       out.push_back(shapes[t]);
-    byName[op.name()] += schema->countFlops(OpAttrs(op), in, out);
+    queued[{op.name(), op.kind()}].push_back(
+        schema->countFlops(OpAttrs(op), in, out));
   }
-  // A backend's row is an op, or a fused step whose name joins its ops'
-  // names with '+'.
+  auto split = [](const std::string &joined) {
+    std::vector<std::string> parts;
+    for (size_t start = 0; start <= joined.size();) {
+      size_t end = std::min(joined.find('+', start), joined.size());
+      parts.push_back(joined.substr(start, end - start));
+      start = end + 1;
+    }
+    return parts;
+  };
   for (OpProfile &row : profiles) {
     row.flops = 0;
-    for (size_t start = 0; start <= row.name.size();) {
-      size_t end = std::min(row.name.find('+', start), row.name.size());
-      auto it = byName.find(row.name.substr(start, end - start));
-      if (it != byName.end())
-        row.flops += it->second;
-      start = end + 1;
+    std::vector<std::string> names = split(row.name), kinds = split(row.kind);
+    if (names.size() != kinds.size())
+      continue; // a name with '+' of its own: its ops are not known
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = queued.find({names[i], kinds[i]});
+      if (it == queued.end() || it->second.empty())
+        continue;
+      row.flops += it->second.front();
+      it->second.pop_front();
     }
   }
 }

@@ -19,43 +19,11 @@ void expectSameAsReference(const std::string &kind, const AttrMap &attrs,
                            const std::vector<Tensor> &inputs,
                            const Shape &outShape, const char *impl = "fast",
                            float tol = 1e-5f) {
-  PlanBuilder b(kind);
-  std::vector<int> ins;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    ins.push_back(b.addInput("in" + std::to_string(i), inputs[i].dtype(),
-                             inputs[i].shape()));
-  int y = b.addOutput("y", F32, outShape);
-  b.addOp(kind, "op", ins, {y}, attrs);
-  auto plan = b.build();
-  ASSERT_TRUE(plan.ok()) << plan.status().toString();
-  std::vector<Tensor> results;
-  for (const char *backend : {"reference", "cpu"}) {
-    SessionOptions options;
-    options.backend = backend;
-    options.threads = 2;
-    auto session = Session::create(*plan, options);
-    ASSERT_TRUE(session.ok()) << session.status().toString();
-    for (size_t i = 0; i < inputs.size(); ++i)
-      ASSERT_TRUE(
-          (*session)->setInput("in" + std::to_string(i), inputs[i]).ok());
-    Status s = (*session)->run();
-    ASSERT_TRUE(s.ok()) << s.toString();
-    if (std::string(backend) == "cpu") {
-      // Besides "op" only reorders out of oneDNN's layouts may run.
-      bool found = false;
-      for (const OpProfile &p : (*session)->opProfiles()) {
-        if (p.name == "op") {
-          found = true;
-          EXPECT_EQ(p.implementation, impl);
-        } else {
-          EXPECT_EQ(p.kind, "reorder");
-        }
-      }
-      EXPECT_TRUE(found);
-    }
-    results.push_back((*session)->output("y")->clone());
-  }
-  EXPECT_LE(maxAbsDiff(results[0], results[1]), tol);
+  // Besides the op only reorders out of oneDNN's layouts may run.
+  BackendPair r = runOnBothBackends(kind, attrs, inputs, {F32, outShape}, {}, 1,
+                                    {"reorder"});
+  EXPECT_EQ(r.cpuImplementation, impl);
+  EXPECT_LE(maxAbsDiff(r.reference, r.cpu), tol);
 }
 
 TEST(FastBinary, SameShapeOddSizeAndLarge) {
@@ -213,30 +181,11 @@ TEST(FastTranspose, BlockPermutationsMatchReference) {
 void expectBf16BitsAsReference(const std::string &kind, const AttrMap &attrs,
                                const Tensor &x, const Shape &outShape,
                                const char *impl = "fast") {
-  PlanBuilder b(kind);
-  int in = b.addInput("x", DType::kBF16, x.shape());
-  int y = b.addOutput("y", DType::kBF16, outShape);
-  b.addOp(kind, "op", {in}, {y}, attrs);
-  auto plan = b.build();
-  ASSERT_TRUE(plan.ok()) << plan.status().toString();
-  std::vector<Tensor> results;
-  for (const char *backend : {"reference", "cpu"}) {
-    SessionOptions options;
-    options.backend = backend;
-    options.threads = 2;
-    auto session = Session::create(*plan, options);
-    ASSERT_TRUE(session.ok()) << session.status().toString();
-    ASSERT_TRUE((*session)->setInput("x", x).ok());
-    ASSERT_TRUE((*session)->run().ok());
-    if (std::string(backend) == "cpu")
-      for (const OpProfile &p : (*session)->opProfiles())
-        if (p.name == "op")
-          EXPECT_EQ(p.implementation, impl);
-    results.push_back((*session)->output("y")->clone());
-  }
-  ASSERT_EQ(results[0].numElements(), results[1].numElements());
-  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(),
-                        results[0].numElements() * 2),
+  BackendPair r = runOnBothBackends(kind, attrs, {x}, {DType::kBF16, outShape});
+  EXPECT_EQ(r.cpuImplementation, impl);
+  ASSERT_EQ(r.reference.numElements(), r.cpu.numElements());
+  EXPECT_EQ(std::memcmp(r.reference.data(), r.cpu.data(),
+                        r.reference.numElements() * 2),
             0);
 }
 

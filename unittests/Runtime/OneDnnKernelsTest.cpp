@@ -14,49 +14,10 @@ void compareBackends(const std::string &kind, const AttrMap &attrs,
                      const std::vector<Tensor> &inputs, const OutSpec &out,
                      const std::vector<int> &constants = {},
                      const char *expectedImpl = "onednn", float tol = 1e-4f) {
-  PlanBuilder b(kind);
-  std::vector<int> ins;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bool isConst = std::find(constants.begin(), constants.end(),
-                             static_cast<int>(i)) != constants.end();
-    ins.push_back(isConst ? b.addConstant("c" + std::to_string(i), inputs[i])
-                          : b.addInput("in" + std::to_string(i),
-                                       inputs[i].dtype(), inputs[i].shape()));
-  }
-  int y = b.addOutput("y", out.dtype, out.shape);
-  b.addOp(kind, "op", ins, {y}, attrs);
-  auto plan = b.build();
-  ASSERT_TRUE(plan.ok()) << plan.status().toString();
-  std::vector<Tensor> results;
-  for (const char *backend : {"reference", "cpu"}) {
-    SessionOptions options;
-    options.backend = backend;
-    options.threads = 2;
-    auto session = Session::create(*plan, options);
-    ASSERT_TRUE(session.ok()) << session.status().toString();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      bool isConst = std::find(constants.begin(), constants.end(),
-                               static_cast<int>(i)) != constants.end();
-      if (!isConst) {
-        ASSERT_TRUE(
-            (*session)->setInput("in" + std::to_string(i), inputs[i]).ok());
-      }
-    }
-    // Twice: the second run must not depend on state left by the first.
-    ASSERT_TRUE((*session)->run().ok());
-    Status second = (*session)->run();
-    ASSERT_TRUE(second.ok()) << second.toString();
-    if (std::string(backend) == "cpu") {
-      // The op's row (reorders into blocked layouts have rows too).
-      std::string impl = "(no row)";
-      for (const OpProfile &row : (*session)->opProfiles())
-        if (row.name == "op")
-          impl = row.implementation;
-      EXPECT_EQ(impl, expectedImpl);
-    }
-    results.push_back((*session)->output("y")->clone());
-  }
-  EXPECT_LT(maxAbsDiff(results[0], results[1]), tol);
+  // Twice: the second run must not depend on state left by the first.
+  BackendPair r = runOnBothBackends(kind, attrs, inputs, out, constants, 2);
+  EXPECT_EQ(r.cpuImplementation, expectedImpl);
+  EXPECT_LT(maxAbsDiff(r.reference, r.cpu), tol);
 }
 
 TEST(OneDnnConv, NhwcSameBiasReluConstantWeights) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <set>
@@ -115,43 +116,117 @@ struct OutSpec {
   Shape shape;
 };
 
-// Builds a one-op plan (inputs listed in `constants` become CONSTANT
-// tensors), runs it on `backend` and returns owning copies of the results.
+// How runOp builds and runs its one-op plan: inputs listed in `constants`
+// become CONSTANT tensors; `runs` > 1 runs the session again (a kernel's
+// results must not depend on state left by an earlier run).
+struct OpRunOptions {
+  std::string backend = "reference";
+  std::vector<int> constants;
+  int threads = 0; // the session's default
+  int runs = 1;
+};
+
+// A one-op plan's results (owning copies) and the session's profile rows.
+struct OpRun {
+  std::vector<Tensor> outputs;
+  std::vector<OpProfile> profiles;
+};
+
+// The op's name in runOp's plans: its profile row.
+inline std::string opRowName(const std::string &kind) { return kind + "_op"; }
+
+inline StatusOr<OpRun> runOpProfiled(const std::string &kind,
+                                     const AttrMap &attrs,
+                                     const std::vector<Tensor> &inputs,
+                                     const std::vector<OutSpec> &outs,
+                                     const OpRunOptions &o) {
+  auto isConst = [&](size_t i) {
+    return std::find(o.constants.begin(), o.constants.end(),
+                     static_cast<int>(i)) != o.constants.end();
+  };
+  PlanBuilder b(kind);
+  std::vector<int> ins, results;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ins.push_back(isConst(i)
+                      ? b.addConstant("c" + std::to_string(i), inputs[i])
+                      : b.addInput("in" + std::to_string(i), inputs[i].dtype(),
+                                   inputs[i].shape()));
+  for (size_t i = 0; i < outs.size(); ++i)
+    results.push_back(
+        b.addOutput("out" + std::to_string(i), outs[i].dtype, outs[i].shape));
+  b.addOp(kind, opRowName(kind), ins, results, attrs);
+  GOPT_ASSIGN_OR_RETURN(Plan plan, b.build());
+  SessionOptions options;
+  options.backend = o.backend;
+  options.threads = o.threads;
+  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
+                        Session::create(plan, options));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!isConst(i))
+      GOPT_RETURN_IF_ERROR(
+          session->setInput("in" + std::to_string(i), inputs[i]));
+  for (int r = 0; r < o.runs; ++r)
+    GOPT_RETURN_IF_ERROR(session->run());
+  OpRun run;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    GOPT_ASSIGN_OR_RETURN(Tensor t, session->output("out" + std::to_string(i)));
+    run.outputs.push_back(t.clone());
+  }
+  run.profiles = session->opProfiles();
+  return run;
+}
+
+// Builds a one-op plan, runs it on `backend` and returns owning copies of
+// the results.
 inline StatusOr<std::vector<Tensor>>
 runOp(const std::string &kind, const AttrMap &attrs,
       const std::vector<Tensor> &inputs, const std::vector<OutSpec> &outs,
       const std::string &backend = "reference",
       const std::vector<int> &constants = {}) {
-  PlanBuilder b(kind);
-  std::vector<int> ins, results;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bool isConst = std::find(constants.begin(), constants.end(),
-                             static_cast<int>(i)) != constants.end();
-    ins.push_back(isConst ? b.addConstant("c" + std::to_string(i), inputs[i])
-                          : b.addInput("in" + std::to_string(i),
-                                       inputs[i].dtype(), inputs[i].shape()));
+  OpRunOptions o;
+  o.backend = backend;
+  o.constants = constants;
+  GOPT_ASSIGN_OR_RETURN(OpRun run, runOpProfiled(kind, attrs, inputs, outs, o));
+  return std::move(run.outputs);
+}
+
+// The op on "reference" and on "cpu" (2 threads): its results from each,
+// and the implementation "cpu" ran it with ("(no row)" if none); other
+// rows of "cpu"'s profile must be of a kind in `otherRows` unless it is
+// empty. Fails the test on an error.
+struct BackendPair {
+  Tensor reference, cpu;
+  std::string cpuImplementation = "(no row)";
+};
+inline BackendPair
+runOnBothBackends(const std::string &kind, const AttrMap &attrs,
+                  const std::vector<Tensor> &inputs, const OutSpec &out,
+                  const std::vector<int> &constants = {}, int runs = 1,
+                  const std::set<std::string> &otherRows = {}) {
+  BackendPair pair{Tensor::allocate(out.dtype, out.shape),
+                   Tensor::allocate(out.dtype, out.shape)};
+  for (const char *backend : {"reference", "cpu"}) {
+    OpRunOptions o;
+    o.backend = backend;
+    o.constants = constants;
+    o.threads = 2;
+    o.runs = runs;
+    StatusOr<OpRun> run = runOpProfiled(kind, attrs, inputs, {out}, o);
+    EXPECT_TRUE(run.ok()) << backend << ": " << run.status().toString();
+    if (!run.ok())
+      return pair;
+    (std::string(backend) == "cpu" ? pair.cpu : pair.reference) =
+        run->outputs[0];
+    if (std::string(backend) != "cpu")
+      continue;
+    for (const OpProfile &row : run->profiles) {
+      if (row.name == opRowName(kind))
+        pair.cpuImplementation = row.implementation;
+      else if (!otherRows.empty())
+        EXPECT_TRUE(otherRows.count(row.kind)) << "unexpected row " << row.kind;
+    }
   }
-  for (size_t i = 0; i < outs.size(); ++i)
-    results.push_back(
-        b.addOutput("out" + std::to_string(i), outs[i].dtype, outs[i].shape));
-  b.addOp(kind, kind + "_op", ins, results, attrs);
-  GOPT_ASSIGN_OR_RETURN(Plan plan, b.build());
-  SessionOptions options;
-  options.backend = backend;
-  GOPT_ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                        Session::create(plan, options));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (std::find(constants.begin(), constants.end(), static_cast<int>(i)) ==
-        constants.end())
-      GOPT_RETURN_IF_ERROR(
-          session->setInput("in" + std::to_string(i), inputs[i]));
-  GOPT_RETURN_IF_ERROR(session->run());
-  std::vector<Tensor> results2;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    GOPT_ASSIGN_OR_RETURN(Tensor t, session->output("out" + std::to_string(i)));
-    results2.push_back(t.clone());
-  }
-  return results2;
+  return pair;
 }
 
 // Runs a single-result op and returns its result, failing the test on error.

@@ -1937,6 +1937,154 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
   }
 }
 
+// The MNIST CNN's first two bf16 layers in a training step: the one-channel
+// 1->32 conv + relu runs inside the AMX 32->64 conv + pool step (one image
+// at a time into the cache) and each backward chunk recomputes its result
+// from the images instead of reading it, which is then not written at all
+// unless something else reads it (here: a graph output). Against
+// GOPT_FIRST_CONV_RECOMPUTE=0 (the first conv a step of its own, its result
+// stored and read back) and GOPT_SINGLE_CHANNEL_BF16_CONVERT=0 (its results
+// rounded by integer ops instead of VCVTNE2PS2BF16): every result the same
+// bits; and close to the reference. Batch 5 in chunks of 2, 2 and 1; a NaN
+// image pixel (NaN results, which the conversion leaves to the integer
+// rounding); tiny operands whose sums are f32 denormals (which
+// VCVTNE2PS2BF16 would flush to zero). Fails when the recomputed result
+// differs from the stored one or the skipped one is read.
+TEST(ReluPoolBiasGrad, FirstConvRecomputedFromItsImages) {
+  const DType BF16 = DType::kBF16;
+  struct Case {
+    const char *name;
+    bool sourceOutput, nan, tiny;
+  };
+  const bool amx = __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("amx-tile") &&
+                   __builtin_cpu_supports("amx-bf16");
+  uint32_t seed = 4100;
+  for (const Case &c : {Case{"Plain", false, false, false},
+                        Case{"SourceIsAnOutput", true, false, false},
+                        Case{"NaNInTheImage", false, true, false},
+                        Case{"DenormalSums", true, false, true}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t n = 5, c1 = 32, c2 = 64;
+    Shape image = {n, 12, 12, 1}, filter1 = {3, 3, 1, c1},
+          src = {n, 10, 10, c1}, filter2 = {3, 3, c1, c2}, x = {n, 8, 8, c2},
+          pooled = {n, 4, 4, c2}, pooledNchw = {n, c2, 4, 4};
+    auto integers = [&](const Shape &shape, float scale) {
+      Tensor t = randomF32(shape, seed++);
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        t.data<float>()[i] = std::round(t.data<float>()[i] * 1.4f) * scale;
+      return t;
+    };
+    Tensor iv = integers(image, c.tiny ? 1e-20f : 0.25f);
+    if (c.nan) // image 1, row 4, column 5
+      iv.data<float>()[(1 * 12 + 4) * 12 + 5] = NAN;
+    Tensor b1 = integers({c1}, c.tiny ? 0.0f : 0.5f);
+    std::vector<Tensor> inputs = {
+        toBf16(iv),
+        toBf16(integers(filter1, c.tiny ? 1e-19f : 0.5f)),
+        b1,
+        toBf16(integers(filter2, 0.25f)),
+        integers({c2}, 1),
+        toBf16(randomF32(pooledNchw, seed++))};
+    AttrMap pool = {{"kernel", intsAttr({2, 2})},
+                    {"strides", intsAttr({2, 2})}};
+    AttrMap relu = {{"activation", stringAttr("relu")}};
+    PlanBuilder b("first_conv_recompute");
+    int ii = b.addInput("image", BF16, image);
+    int f1 = b.addInput("filter1", BF16, filter1);
+    int b1i = b.addInput("bias1", F32, {c1});
+    int f2 = b.addInput("filter2", BF16, filter2);
+    int b2i = b.addInput("bias2", F32, {c2});
+    int gi = b.addInput("g", BF16, pooledNchw);
+    int si = c.sourceOutput ? b.addOutput("s", BF16, src)
+                            : b.addIntermediate("s", BF16, src);
+    int xi = b.addIntermediate("x", BF16, x);
+    int y = b.addIntermediate("y", BF16, pooled);
+    int yt = b.addOutput("yt", BF16, pooledNchw);
+    int gt = b.addIntermediate("gt", BF16, pooled);
+    int dy = b.addIntermediate("dy", BF16, pooled);
+    int dx = b.addIntermediate("dx", BF16, x);
+    int ds = b.addIntermediate("ds", BF16, src);
+    int ds0 = b.addIntermediate("ds0", BF16, src);
+    int df2 = b.addOutput("dfilter2", BF16, filter2);
+    int db2 = b.addOutput("dbias2", BF16, {c2});
+    int df1 = b.addOutput("dfilter1", BF16, filter1);
+    int db1 = b.addOutput("dbias1", BF16, {c1});
+    b.addOp("conv2d", "conv1", {ii, f1, b1i}, {si}, relu);
+    b.addOp("conv2d", "conv2", {si, f2, b2i}, {xi}, relu);
+    b.addOp("max_pool", "pool", {xi}, {y}, pool);
+    b.addOp("transpose", "pool/t", {y}, {yt},
+            {{"perm", intsAttr({0, 3, 1, 2})}});
+    b.addOp("transpose", "pool/grad/t", {gi}, {gt},
+            {{"perm", intsAttr({0, 2, 3, 1})}});
+    b.addOp("relu_grad", "relu/grad", {gt, y}, {dy}, {});
+    b.addOp("max_pool_grad", "pool/grad", {xi, dy}, {dx}, pool);
+    b.addOp("reduce_sum", "bias2/grad", {dy}, {db2},
+            {{"axes", intsAttr({0, 1, 2})}});
+    b.addOp("conv2d_backprop_input", "conv2/grad", {dx, f2}, {ds},
+            {{"input_shape", intsAttr({-1, 10, 10, c1})}});
+    b.addOp("conv2d_backprop_filter", "conv2/grad", {si, dx}, {df2},
+            {{"filter_shape", intsAttr(filter2)}});
+    b.addOp("relu_grad", "relu1/grad", {ds, si}, {ds0}, {});
+    b.addOp("conv2d_backprop_filter", "conv1/grad", {ii, ds0}, {df1},
+            {{"filter_shape", intsAttr(filter1)}});
+    b.addOp("reduce_sum", "bias1/grad", {ds0}, {db1},
+            {{"axes", intsAttr({0, 1, 2})}});
+    auto plan = b.build();
+    ASSERT_TRUE(plan.ok()) << plan.status().toString();
+    // Chunks of 2 images: (x, dx, src, dsrc) in bf16.
+    const int64_t imageBytes = 2 * 2 * (8 * 8 * c2 + 10 * 10 * c1);
+    setenv("GOPT_CHUNKED_CONV_GRAD_KB",
+           std::to_string(2 * imageBytes / 1024 + 1).c_str(), 1);
+    RunResult ref = runPlan(*plan, "reference", inputs);
+    RunResult on = runPlan(*plan, "cpu", inputs);
+    setenv("GOPT_FIRST_CONV_RECOMPUTE", "0", 1);
+    RunResult stored = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_FIRST_CONV_RECOMPUTE");
+    setenv("GOPT_SINGLE_CHANNEL_BF16_CONVERT", "0", 1);
+    RunResult integerRounding = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_SINGLE_CHANNEL_BF16_CONVERT");
+    unsetenv("GOPT_CHUNKED_CONV_GRAD_KB");
+    if (amx) {
+      EXPECT_EQ(kinds(on).count("conv2d+conv2d+max_pool+transpose"), 1u);
+      EXPECT_EQ(kinds(on).count("conv2d"), 0u);
+      EXPECT_EQ(kinds(stored).count("conv2d+max_pool+transpose"), 1u);
+      for (const OpProfile &p : on.profiles) {
+        if (p.kind == "conv2d+conv2d+max_pool+transpose")
+          EXPECT_EQ(p.implementation, c.sourceOutput
+                                          ? "first+amx+pool"
+                                          : "first+amx+pool(recompute)");
+        if (p.kind.rfind("relu_grad+max_pool_grad", 0) == 0)
+          EXPECT_EQ(p.implementation, "chunks+amx+first+recompute");
+      }
+    }
+    ASSERT_EQ(on.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(stored.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(integerRounding.outputs.size(), ref.outputs.size());
+    for (size_t i = 0; i < ref.outputs.size(); ++i) {
+      SCOPED_TRACE("result " + std::to_string(i));
+      const Tensor &a = on.outputs[i], &s = stored.outputs[i],
+                   &r = integerRounding.outputs[i];
+      ASSERT_EQ(a.byteSize(), s.byteSize());
+      ASSERT_EQ(a.byteSize(), r.byteSize());
+      EXPECT_EQ(std::memcmp(a.data(), s.data(), a.byteSize()), 0);
+      EXPECT_EQ(std::memcmp(a.data(), r.data(), a.byteSize()), 0);
+      if (!c.nan && !c.tiny)
+        expectClose(toF32(a), toF32(ref.outputs[i]), 2e-2,
+                    "against the reference");
+    }
+    if (c.tiny) { // the first conv's result has denormals (compared above)
+      const Tensor &a = on.outputs[0];
+      int denormals = 0;
+      for (int64_t i = 0; i < a.numElements(); ++i) {
+        const uint16_t bits = a.data<uint16_t>()[i];
+        denormals += (bits & 0x7f80) == 0 && (bits & 0x7f) != 0;
+      }
+      EXPECT_GT(denormals, 0);
+    }
+  }
+}
+
 } // namespace
 
 // A plain-layout (NHWC) conv2d whose result only a residual add reads, and

@@ -42,9 +42,42 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace gopt::runtime::cpu {
+
+std::optional<NhwcConvGeometry> nhwcConvGeometry(const OpAttrs &attrs,
+                                                 const Shape &x,
+                                                 const Shape &dy,
+                                                 const Shape &f) {
+  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1 ||
+      x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return std::nullopt;
+  NhwcConvGeometry g;
+  g.oihw = attrs.getString("filter_format") == "OIHW";
+  g.n = x[0], g.h = x[1], g.w = x[2], g.cin = x[3];
+  g.kh = g.oihw ? f[2] : f[0];
+  g.kw = g.oihw ? f[3] : f[1];
+  g.cout = g.oihw ? f[0] : f[3];
+  g.oh = dy[1], g.ow = dy[2];
+  std::vector<int64_t> strides = attrs.getWindowInts("strides");
+  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
+  std::vector<int64_t> pads = attrs.getWindowInts("pads");
+  if (dilations[0] != 1 || dilations[1] != 1)
+    return std::nullopt;
+  g.sh = strides[0], g.sw = strides[1];
+  StatusOr<WindowDim> wh = computeWindowDim(
+      g.h, g.kh, g.sh, 1, attrs.getString("padding"), pads[0], pads[1], false);
+  StatusOr<WindowDim> ww = computeWindowDim(
+      g.w, g.kw, g.sw, 1, attrs.getString("padding"), pads[2], pads[3], false);
+  if (!wh.ok() || !ww.ok() || wh->outSize != g.oh || ww->outSize != g.ow ||
+      dy[0] != g.n || dy[3] != g.cout || (g.oihw ? f[1] : f[2]) != g.cin ||
+      wh->padBefore < 0 || ww->padBefore < 0)
+    return std::nullopt;
+  g.padTop = wh->padBefore, g.padLeft = ww->padBefore;
+  return g;
+}
 
 #ifndef GOPT_AMX_FILTER_GRAD
 std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &) {
@@ -127,42 +160,36 @@ __attribute__((target("amx-tile"))) void releaseTiles() { _tile_release(); }
 
 class AmxFewChannelFilterGrad : public Kernel {
 public:
-  AmxFewChannelFilterGrad(const KernelConfig &c, bool oihw, bool f32Out,
-                          int64_t kh, int64_t kw, int64_t cout, int64_t sh,
-                          int64_t sw, int64_t padTop, int64_t padLeft)
-      : oihw_(oihw), f32Out_(f32Out), n_(c.inputShapes[0][0]),
-        h_(c.inputShapes[0][1]), w_(c.inputShapes[0][2]),
-        cin_(c.inputShapes[0][3]), kh_(kh), kw_(kw), cout_(cout),
-        oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]), sh_(sh), sw_(sw),
-        padTop_(padTop), padLeft_(padLeft) {
-    rowsPerKw_ = kh_ * cin_;
+  AmxFewChannelFilterGrad(const NhwcConvGeometry &g, bool f32Out)
+      : g_(g), f32Out_(f32Out) {
+    rowsPerKw_ = g_.kh * g_.cin;
     mTiles_ = (rowsPerKw_ + 15) / 16;
-    owPad_ = (ow_ + 31) / 32 * 32;
+    owPad_ = (g_.ow + 31) / 32 * 32;
     // kw - padLeft = q * sw + phase (floor division): the window column of
     // output column ow is plane element ow + q (+ the left padding).
     auto floorDiv = [](int64_t a, int64_t b) {
       return a >= 0 ? a / b : -((-a + b - 1) / b);
     };
-    const int64_t qMin = floorDiv(-padLeft_, sw_),
-                  qMax = floorDiv(kw_ - 1 - padLeft_, sw_);
+    const int64_t qMin = floorDiv(-g_.padLeft, g_.sw),
+                  qMax = floorDiv(g_.kw - 1 - g_.padLeft, g_.sw);
     left_ = -qMin;
-    planeLen_ = std::max(owPad_ + qMax, (w_ + sw_ - 1) / sw_) + left_;
+    planeLen_ = std::max(owPad_ + qMax, (g_.w + g_.sw - 1) / g_.sw) + left_;
     planeLen_ = (planeLen_ + 31) / 32 * 32;
-    planeRows_ = (oh_ - 1) * sh_ + kh_;
+    planeRows_ = (g_.oh - 1) * g_.sh + g_.kh;
     // One output row a band: its packed dy (16 KiB at 64 channels) and
     // plane rows stay in L1 over the (kw, kh, ci) blocks; longer bands
     // (fewer C tile loads and stores) ran slower (ResNet-18's stem, one
     // thread: 1 row 13.5-14.6 ms of tile products, 2-16 rows 19-21).
     bandRows_ = 1;
     const int lanes = static_cast<int>(
-        std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), n_)));
+        std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), g_.n)));
     lanes_.resize(lanes);
     for (Lane &lane : lanes_) {
       // Zeroed once: each image writes the same interior positions, the
       // padding stays zero.
-      lane.planes.assign(sw_ * planeRows_ * cin_ * planeLen_, 0);
-      lane.pack.assign(bandRows_ * owPad_ / 2 * cout_, 0);
-      lane.acc.assign(kw_ * mTiles_ * 16 * cout_, 0.0f);
+      lane.planes.assign(g_.sw * planeRows_ * g_.cin * planeLen_, 0);
+      lane.pack.assign(bandRows_ * owPad_ / 2 * g_.cout, 0);
+      lane.acc.assign(g_.kw * mTiles_ * 16 * g_.cout, 0.0f);
     }
   }
 
@@ -175,8 +202,9 @@ public:
     for (int l = 0; l < lanes; ++l) {
       Lane &lane = lanes_[l];
       std::fill(lane.acc.begin(), lane.acc.end(), 0.0f);
-      for (int64_t img = l * n_ / lanes; img < (l + 1) * n_ / lanes; ++img)
-        image(x + img * h_ * w_ * cin_, dy + img * oh_ * ow_ * cout_, lane);
+      for (int64_t img = l * g_.n / lanes; img < (l + 1) * g_.n / lanes; ++img)
+        image(x + img * g_.h * g_.w * g_.cin,
+              dy + img * g_.oh * g_.ow * g_.cout, lane);
       releaseTiles();
     }
     std::vector<float> &sum = lanes_[0].acc;
@@ -184,13 +212,14 @@ public:
       for (size_t i = 0; i < sum.size(); ++i)
         sum[i] += lanes_[l].acc[i];
     const int64_t mPad = mTiles_ * 16;
-    for (int64_t kh = 0; kh < kh_; ++kh)
-      for (int64_t kw = 0; kw < kw_; ++kw)
-        for (int64_t ci = 0; ci < cin_; ++ci)
-          for (int64_t co = 0; co < cout_; ++co) {
-            float v = sum[(kw * mPad + kh * cin_ + ci) * cout_ + co];
-            int64_t at = oihw_ ? ((co * cin_ + ci) * kh_ + kh) * kw_ + kw
-                               : ((kh * kw_ + kw) * cin_ + ci) * cout_ + co;
+    for (int64_t kh = 0; kh < g_.kh; ++kh)
+      for (int64_t kw = 0; kw < g_.kw; ++kw)
+        for (int64_t ci = 0; ci < g_.cin; ++ci)
+          for (int64_t co = 0; co < g_.cout; ++co) {
+            float v = sum[(kw * mPad + kh * g_.cin + ci) * g_.cout + co];
+            int64_t at = g_.oihw
+                             ? ((co * g_.cin + ci) * g_.kh + kh) * g_.kw + kw
+                             : ((kh * g_.kw + kw) * g_.cin + ci) * g_.cout + co;
             if (f32Out_)
               outputs[0].data<float>()[at] = v;
             else
@@ -217,17 +246,19 @@ private:
   // x of one image into the planes: plane row ih + padTop, element
   // iw / sw + left of phase iw % sw.
   void fillPlanes(const uint16_t *x, uint16_t *planes) const {
-    for (int64_t ih = 0; ih < h_; ++ih) {
-      const int64_t row = ih + padTop_;
+    for (int64_t ih = 0; ih < g_.h; ++ih) {
+      const int64_t row = ih + g_.padTop;
       if (row >= planeRows_)
         break;
-      const uint16_t *src = x + ih * w_ * cin_;
-      for (int64_t r = 0; r < sw_; ++r)
-        for (int64_t ci = 0; ci < cin_; ++ci) {
-          uint16_t *dst =
-              planes + ((r * planeRows_ + row) * cin_ + ci) * planeLen_ + left_;
-          const uint16_t *s = src + r * cin_ + ci;
-          const int64_t step = sw_ * cin_, count = (w_ - r + sw_ - 1) / sw_;
+      const uint16_t *src = x + ih * g_.w * g_.cin;
+      for (int64_t r = 0; r < g_.sw; ++r)
+        for (int64_t ci = 0; ci < g_.cin; ++ci) {
+          uint16_t *dst = planes +
+                          ((r * planeRows_ + row) * g_.cin + ci) * planeLen_ +
+                          left_;
+          const uint16_t *s = src + r * g_.cin + ci;
+          const int64_t step = g_.sw * g_.cin,
+                        count = (g_.w - r + g_.sw - 1) / g_.sw;
           for (int64_t j = 0; j < count; ++j)
             dst[j] = s[j * step];
         }
@@ -242,14 +273,14 @@ private:
     for (int i = 0; i < 32; ++i)
       order[i] = static_cast<uint16_t>(i / 2 + (i % 2) * 32);
     const __m512i index = _mm512_load_si512(order);
-    const int64_t pairs = owPad_ / 2, c = cout_;
+    const int64_t pairs = owPad_ / 2, c = g_.cout;
     for (int64_t i = 0; i < rows; ++i) {
-      const uint16_t *d = dy + (oh0 + i) * ow_ * c;
+      const uint16_t *d = dy + (oh0 + i) * g_.ow * c;
       uint32_t *p = pack + i * pairs * c;
       for (int64_t pp = 0; pp < pairs; ++pp) {
         const int64_t o = 2 * pp;
         uint32_t *dst = p + pp * c;
-        if (o >= ow_) {
+        if (o >= g_.ow) {
           std::memset(dst, 0, c * 4);
           continue;
         }
@@ -257,7 +288,7 @@ private:
         for (int64_t co = 0; co < c; co += 16) {
           __m512i ve = _mm512_castsi256_si512(
               _mm256_loadu_si256(reinterpret_cast<const __m256i *>(e + co)));
-          __m512i vf = o + 1 < ow_
+          __m512i vf = o + 1 < g_.ow
                            ? _mm512_castsi256_si512(_mm256_loadu_si256(
                                  reinterpret_cast<const __m256i *>(f + co)))
                            : _mm512_setzero_si512();
@@ -272,21 +303,21 @@ private:
   // row oh, output column 0.
   const uint16_t *planeAt(const Lane &lane, int64_t kw, int64_t oh,
                           int64_t mt) const {
-    const int64_t d = kw - padLeft_;
-    const int64_t q = d >= 0 ? d / sw_ : -((-d + sw_ - 1) / sw_);
-    const int64_t phase = d - q * sw_;
+    const int64_t d = kw - g_.padLeft;
+    const int64_t q = d >= 0 ? d / g_.sw : -((-d + g_.sw - 1) / g_.sw);
+    const int64_t phase = d - q * g_.sw;
     return lane.planes.data() +
-           ((phase * planeRows_ + oh * sh_) * cin_ + mt * 16) * planeLen_ + q +
-           left_;
+           ((phase * planeRows_ + oh * g_.sh) * g_.cin + mt * 16) * planeLen_ +
+           q + left_;
   }
 
   void image(const uint16_t *x, const uint16_t *dy, Lane &lane) const {
     fillPlanes(x, lane.planes.data());
     const int64_t mPad = mTiles_ * 16, kSteps = owPad_ / 32;
-    const int64_t aStride = planeLen_ * 2, bStride = cout_ * 4,
-                  bRowStep = owPad_ / 2 * cout_ * 4;
-    for (int64_t oh0 = 0; oh0 < oh_; oh0 += bandRows_) {
-      const int64_t rows = std::min(bandRows_, oh_ - oh0);
+    const int64_t aStride = planeLen_ * 2, bStride = g_.cout * 4,
+                  bRowStep = owPad_ / 2 * g_.cout * 4;
+    for (int64_t oh0 = 0; oh0 < g_.oh; oh0 += bandRows_) {
+      const int64_t rows = std::min(bandRows_, g_.oh - oh0);
       packDy(dy, oh0, rows, lane.pack.data());
       // The packed dy and the planes are written by plain stores that the
       // tile loads (asm statements) must see.
@@ -297,16 +328,16 @@ private:
         TileConfig config = tileConfig(mRows);
         loadTileConfig(config);
         // Pairs of kw (the last alone when odd) times pairs of 16 channels.
-        const int64_t aRowStep = sh_ * cin_ * planeLen_;
+        const int64_t aRowStep = g_.sh * g_.cin * planeLen_;
         const uint8_t *b = reinterpret_cast<const uint8_t *>(lane.pack.data());
-        for (int64_t kw = 0; kw < kw_; kw += 2) {
-          const bool pair = kw + 1 < kw_;
+        for (int64_t kw = 0; kw < g_.kw; kw += 2) {
+          const bool pair = kw + 1 < g_.kw;
           const uint16_t *a0 = planeAt(lane, kw, oh0, mt),
                          *a1 = pair ? planeAt(lane, kw + 1, oh0, mt) : a0;
-          float *c0 = lane.acc.data() + (kw * mPad + mt * 16) * cout_;
-          float *c1 = pair ? c0 + 16 * mTiles_ * cout_ : c0;
-          for (int64_t co = 0; co < cout_; co += 32) {
-            const bool two = co + 16 < cout_;
+          float *c0 = lane.acc.data() + (kw * mPad + mt * 16) * g_.cout;
+          float *c1 = pair ? c0 + 16 * mTiles_ * g_.cout : c0;
+          for (int64_t co = 0; co < g_.cout; co += 32) {
+            const bool two = co + 16 < g_.cout;
             auto product = pair ? (two ? bandProduct<2, 2> : bandProduct<2, 1>)
                                 : (two ? bandProduct<1, 2> : bandProduct<1, 1>);
             product(c0 + co, c1 + co, bStride, a0, a1, aStride, aRowStep,
@@ -318,9 +349,8 @@ private:
     }
   }
 
-  bool oihw_, f32Out_;
-  int64_t n_, h_, w_, cin_, kh_, kw_, cout_, oh_, ow_, sh_, sw_, padTop_,
-      padLeft_;
+  NhwcConvGeometry g_;
+  bool f32Out_;
   int64_t rowsPerKw_ = 0, mTiles_ = 0, owPad_ = 0, left_ = 0, planeLen_ = 0,
           planeRows_ = 0, bandRows_ = 0;
   std::vector<Lane> lanes_;
@@ -345,17 +375,17 @@ public:
     const uint16_t *dy = inputs[0].data<uint16_t>();
     const uint16_t *w = inputs[1].data<uint16_t>();
     uint16_t *dx = outputs[0].data<uint16_t>();
-    const int64_t taps = kh_ * kw_, k = taps * cin_;
+    const int64_t taps = g_.kh * g_.kw, k = taps * g_.cin;
     // The filter as [Cout][t][ci] (OIHW is [Cout][ci][t]; HWIO
     // [t][ci][Cout] is read transposed), then packed for the matmul.
     const uint16_t *plain = w;
-    if (oihw_ && taps > 1) {
+    if (g_.oihw && taps > 1) {
 #pragma omp parallel for schedule(static)
-      for (int64_t co = 0; co < cout_; ++co)
-        for (int64_t ci = 0; ci < cin_; ++ci)
+      for (int64_t co = 0; co < g_.cout; ++co)
+        for (int64_t ci = 0; ci < g_.cin; ++ci)
           for (int64_t t = 0; t < taps; ++t)
-            filter_[(co * taps + t) * cin_ + ci] =
-                w[(co * cin_ + ci) * taps + t];
+            filter_[(co * taps + t) * g_.cin + ci] =
+                w[(co * g_.cin + ci) * taps + t];
       plain = filter_.data();
     }
     const int lanes = static_cast<int>(lanes_.size());
@@ -369,7 +399,7 @@ public:
       return internalError("oneDNN: ", e.what());
     }
     const memory &weights = pack_ ? filterPacked_ : filterUser_;
-    const int64_t chunks = n_ / chunkImages_;
+    const int64_t chunks = g_.n / chunkImages_;
     std::vector<Status> status(lanes, Status::success());
 #pragma omp parallel for num_threads(lanes) schedule(static, 1) if (lanes > 1)
     for (int l = 0; l < lanes; ++l) {
@@ -379,15 +409,15 @@ public:
              ++c) {
           const int64_t image0 = c * chunkImages_;
           lane.dy.set_data_handle(const_cast<uint16_t *>(dy) +
-                                  image0 * oh_ * ow_ * cout_);
+                                  image0 * g_.oh * g_.ow * g_.cout);
           lane.col.set_data_handle(lane.colData.data());
           lane.matmul.execute(lane.stream, {{DNNL_ARG_SRC, lane.dy},
                                             {DNNL_ARG_WEIGHTS, weights},
                                             {DNNL_ARG_DST, lane.col}});
           lane.stream.wait();
           for (int64_t i = 0; i < chunkImages_; ++i)
-            col2im(lane.colData.data() + i * oh_ * ow_ * k,
-                   dx + (image0 + i) * h_ * w_ * cin_, lane.acc.data());
+            col2im(lane.colData.data() + i * g_.oh * g_.ow * k,
+                   dx + (image0 + i) * g_.h * g_.w * g_.cin, lane.acc.data());
         }
       } catch (const dnnl::error &e) {
         status[l] = internalError("oneDNN: ", e.what());
@@ -411,28 +441,28 @@ private:
   // One image's columns [OH * OW][taps * Cin] added into f32 rows of dx,
   // rounded into `dx` ([H][W][Cin]).
   void col2im(const float *col, uint16_t *dx, float *acc) const {
-    const int64_t taps = kh_ * kw_, k = taps * cin_, c = cin_;
-    std::fill(acc, acc + h_ * w_ * c, 0.0f);
-    for (int64_t oh = 0; oh < oh_; ++oh)
-      for (int64_t ow = 0; ow < ow_; ++ow) {
-        const float *row = col + (oh * ow_ + ow) * k;
-        for (int64_t r = 0; r < kh_; ++r) {
-          const int64_t ih = oh * sh_ - padTop_ + r;
-          if (ih < 0 || ih >= h_)
+    const int64_t taps = g_.kh * g_.kw, k = taps * g_.cin, c = g_.cin;
+    std::fill(acc, acc + g_.h * g_.w * c, 0.0f);
+    for (int64_t oh = 0; oh < g_.oh; ++oh)
+      for (int64_t ow = 0; ow < g_.ow; ++ow) {
+        const float *row = col + (oh * g_.ow + ow) * k;
+        for (int64_t r = 0; r < g_.kh; ++r) {
+          const int64_t ih = oh * g_.sh - g_.padTop + r;
+          if (ih < 0 || ih >= g_.h)
             continue;
-          for (int64_t s = 0; s < kw_; ++s) {
-            const int64_t iw = ow * sw_ - padLeft_ + s;
-            if (iw < 0 || iw >= w_)
+          for (int64_t s = 0; s < g_.kw; ++s) {
+            const int64_t iw = ow * g_.sw - g_.padLeft + s;
+            if (iw < 0 || iw >= g_.w)
               continue;
-            float *dst = acc + (ih * w_ + iw) * c;
-            const float *src = row + (r * kw_ + s) * c;
+            float *dst = acc + (ih * g_.w + iw) * c;
+            const float *src = row + (r * g_.kw + s) * c;
 #pragma omp simd
             for (int64_t ci = 0; ci < c; ++ci)
               dst[ci] += src[ci];
           }
         }
       }
-    const int64_t total = h_ * w_ * c;
+    const int64_t total = g_.h * g_.w * c;
 #pragma omp simd
     for (int64_t i = 0; i < total; ++i)
       dx[i] = fromF32<uint16_t>(acc[i]);
@@ -445,9 +475,7 @@ private:
     std::vector<float> colData, acc;
   };
 
-  bool oihw_ = false;
-  int64_t n_ = 0, h_ = 0, w_ = 0, cin_ = 0, cout_ = 0, kh_ = 0, kw_ = 0;
-  int64_t oh_ = 0, ow_ = 0, sh_ = 0, sw_ = 0, padTop_ = 0, padLeft_ = 0;
+  NhwcConvGeometry g_;
   int64_t chunkImages_ = 1;
   dnnl::stream stream_;
   dnnl::reorder pack_; // empty when the matmul reads the plain filter
@@ -466,43 +494,18 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   if (!c.allOfType(DType::kBF16) || c.inputShapes.size() != 2 ||
       !stridedCol2imEnabled() || !amxBf16Usable())
     return nullptr;
-  OpAttrs attrs = c.attrs();
-  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
-    return nullptr;
-  const Shape &dy = c.inputShapes[0], &f = c.inputShapes[1],
-              &x = c.outputShapes[0];
-  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+  std::optional<NhwcConvGeometry> g = nhwcConvGeometry(
+      c.attrs(), c.outputShapes[0], c.inputShapes[0], c.inputShapes[1]);
+  if (!g)
     return nullptr;
   auto kernel = std::unique_ptr<StridedBackpropInputMatmul>(
       new StridedBackpropInputMatmul());
   StridedBackpropInputMatmul &k = *kernel;
-  k.oihw_ = attrs.getString("filter_format") == "OIHW";
-  k.n_ = x[0], k.h_ = x[1], k.w_ = x[2], k.cin_ = x[3];
-  k.kh_ = k.oihw_ ? f[2] : f[0];
-  k.kw_ = k.oihw_ ? f[3] : f[1];
-  k.cout_ = k.oihw_ ? f[0] : f[3];
-  k.oh_ = dy[1], k.ow_ = dy[2];
-  std::vector<int64_t> strides = attrs.getWindowInts("strides");
-  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
-  std::vector<int64_t> pads = attrs.getWindowInts("pads");
-  k.sh_ = strides[0], k.sw_ = strides[1];
-  if (dilations[0] != 1 || dilations[1] != 1)
-    return nullptr;
-  StatusOr<WindowDim> wh =
-      computeWindowDim(k.h_, k.kh_, k.sh_, 1, attrs.getString("padding"),
-                       pads[0], pads[1], false);
-  StatusOr<WindowDim> ww =
-      computeWindowDim(k.w_, k.kw_, k.sw_, 1, attrs.getString("padding"),
-                       pads[2], pads[3], false);
-  if (!wh.ok() || !ww.ok() || wh->outSize != k.oh_ || ww->outSize != k.ow_ ||
-      dy[0] != k.n_ || dy[3] != k.cout_ || (k.oihw_ ? f[1] : f[2]) != k.cin_ ||
-      wh->padBefore < 0 || ww->padBefore < 0)
-    return nullptr;
-  k.padTop_ = wh->padBefore, k.padLeft_ = ww->padBefore;
+  k.g_ = *g;
   // Many channels both ways (the matmul's depth and width), whole AMX
   // tiles of channels.
-  const int64_t taps = k.kh_ * k.kw_, kDim = taps * k.cin_,
-                imagePixels = k.oh_ * k.ow_;
+  const int64_t taps = k.g_.kh * k.g_.kw, kDim = taps * k.g_.cin,
+                imagePixels = k.g_.oh * k.g_.ow;
   // Windows of 3x3 and more over small output images (ResNet's layers 3
   // and 4, 14x14 and 7x7). At 28x28 (layer 2) the matmul's depth (Cout
   // 128) is short for its f32 columns and oneDNN's kernel ran as fast (one
@@ -513,27 +516,29 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
   // against 154-178 ms; at 14x14, layer 3, 86-93 against 183-188) and
   // with 1,024+ output pixels in the batch: the per-call permutation and
   // packing of the filter did not pay at batch 3 (33-36 against 48-52 ms).
-  const bool unitStride = k.sh_ == 1 && k.sw_ == 1;
-  if (k.n_ == 0 || imagePixels == 0 || imagePixels > (unitStride ? 49 : 196) ||
-      (unitStride && k.n_ * imagePixels < 1024) || taps < 9 || k.cin_ < 64 ||
-      k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16)
+  const bool unitStride = k.g_.sh == 1 && k.g_.sw == 1;
+  if (k.g_.n == 0 || imagePixels == 0 ||
+      imagePixels > (unitStride ? 49 : 196) ||
+      (unitStride && k.g_.n * imagePixels < 1024) || taps < 9 ||
+      k.g_.cin < 64 || k.g_.cout < 64 || k.g_.cin % 16 || k.g_.cout % 16)
     return nullptr;
   // Images a chunk: columns within 2 MiB (f32), dividing the batch.
   k.chunkImages_ = std::max<int64_t>(
       1,
-      std::min<int64_t>(k.n_, (int64_t(2) << 20) / (imagePixels * kDim * 4)));
-  while (k.n_ % k.chunkImages_)
+      std::min<int64_t>(k.g_.n, (int64_t(2) << 20) / (imagePixels * kDim * 4)));
+  while (k.g_.n % k.chunkImages_)
     --k.chunkImages_;
   const int64_t m = k.chunkImages_ * imagePixels;
   try {
     using DT = memory::data_type;
-    memory::desc dyMd({m, k.cout_}, DT::bf16, Tag::ab);
+    memory::desc dyMd({m, k.g_.cout}, DT::bf16, Tag::ab);
     memory::desc colMd({m, kDim}, DT::f32, Tag::ab);
     // [Cout][t][ci] row-major, or HWIO's [t][ci][Cout] read transposed.
     memory::desc userMd =
-        k.oihw_ ? memory::desc({k.cout_, kDim}, DT::bf16, Tag::ab)
-                : memory::desc({k.cout_, kDim}, DT::bf16, Dims{1, k.cout_});
-    memory::desc anyMd({k.cout_, kDim}, DT::bf16, Tag::any);
+        k.g_.oihw
+            ? memory::desc({k.g_.cout, kDim}, DT::bf16, Tag::ab)
+            : memory::desc({k.g_.cout, kDim}, DT::bf16, Dims{1, k.g_.cout});
+    memory::desc anyMd({k.g_.cout, kDim}, DT::bf16, Tag::any);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(dyMd, anyMd, colMd),
                                     cpuEngine());
     if (std::strstr(pd.impl_info_str(), "ref"))
@@ -543,7 +548,7 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
       k.filterPacked_ = memory(pd.weights_desc(), cpuEngine());
       k.pack_ = dnnl::reorder(k.filterUser_, k.filterPacked_);
     }
-    const int64_t chunks = k.n_ / k.chunkImages_;
+    const int64_t chunks = k.g_.n / k.chunkImages_;
     const int lanes = static_cast<int>(
         std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), chunks)));
     for (int l = 0; l < lanes; ++l)
@@ -551,12 +556,12 @@ StridedBackpropInputMatmul::create(const KernelConfig &c) {
                               memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE),
                               memory(colMd, cpuEngine(), DNNL_MEMORY_NONE),
                               std::vector<float>(m * kDim),
-                              std::vector<float>(k.h_ * k.w_ * k.cin_)});
+                              std::vector<float>(k.g_.h * k.g_.w * k.g_.cin)});
   } catch (const dnnl::error &) {
     return nullptr;
   }
-  if (k.oihw_ && taps > 1)
-    k.filter_.resize(k.cout_ * kDim);
+  if (k.g_.oihw && taps > 1)
+    k.filter_.resize(k.g_.cout * kDim);
   return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
@@ -634,11 +639,11 @@ private:
 
   // OIHW [co][ci][t] -> [co][ci][j]; HWIO [t][ci][co] -> [j][ci][co].
   void gatherFilter(Phase &p, const uint16_t *w) const {
-    const int64_t taps = kh_ * kw_, rows = cout_ * cin_,
+    const int64_t taps = g_.kh * g_.kw, rows = g_.cout * g_.cin,
                   sub = static_cast<int64_t>(p.taps.size());
     uint16_t *dst = p.filter.data();
     const int64_t *tap = p.taps.data();
-    if (oihw_) {
+    if (g_.oihw) {
 #pragma omp parallel for schedule(static) if (rows * sub >= (1 << 16))
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < sub; ++j)
@@ -652,31 +657,31 @@ private:
 
   // Zeros into dx's pixels of a phase no tap reaches.
   void zero(const Phase &p, uint16_t *dx) const {
-#pragma omp parallel for schedule(static) if (n_ * p.rows > 1)
-    for (int64_t nm = 0; nm < n_ * p.rows; ++nm) {
+#pragma omp parallel for schedule(static) if (g_.n * p.rows > 1)
+    for (int64_t nm = 0; nm < g_.n * p.rows; ++nm) {
       const int64_t img = nm / p.rows, m = nm % p.rows;
-      uint16_t *row = dx + p.dxOffset + (img * h_ + m * sh_) * w_ * cin_;
+      uint16_t *row =
+          dx + p.dxOffset + (img * g_.h + m * g_.sh) * g_.w * g_.cin;
       for (int64_t q = 0; q < p.cols; ++q)
-        std::memset(row + q * sw_ * cin_, 0, cin_ * 2);
+        std::memset(row + q * g_.sw * g_.cin, 0, g_.cin * 2);
     }
   }
 
   // The phase's dense result into dx's pixels of that phase.
   void scatter(const Phase &p, uint16_t *dx) const {
     const uint16_t *src = p.dense.data();
-#pragma omp parallel for schedule(static) if (n_ * p.rows > 1)
-    for (int64_t nm = 0; nm < n_ * p.rows; ++nm) {
+#pragma omp parallel for schedule(static) if (g_.n * p.rows > 1)
+    for (int64_t nm = 0; nm < g_.n * p.rows; ++nm) {
       const int64_t img = nm / p.rows, m = nm % p.rows;
-      uint16_t *row = dx + p.dxOffset + (img * h_ + m * sh_) * w_ * cin_;
+      uint16_t *row =
+          dx + p.dxOffset + (img * g_.h + m * g_.sh) * g_.w * g_.cin;
       for (int64_t q = 0; q < p.cols; ++q)
-        std::memcpy(row + q * sw_ * cin_, src + (nm * p.cols + q) * cin_,
-                    cin_ * 2);
+        std::memcpy(row + q * g_.sw * g_.cin, src + (nm * p.cols + q) * g_.cin,
+                    g_.cin * 2);
     }
   }
 
-  bool oihw_ = false;
-  int64_t n_ = 0, h_ = 0, w_ = 0, cin_ = 0, cout_ = 0, kh_ = 0, kw_ = 0;
-  int64_t sh_ = 1, sw_ = 1;
+  NhwcConvGeometry g_;
   dnnl::stream stream_;
   std::vector<Phase> phases_;
 };
@@ -721,63 +726,42 @@ std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
   if (!c.allOfType(DType::kBF16) || c.inputShapes.size() != 2 ||
       !backpropInputForwardEnabled() || !amxBf16Usable())
     return nullptr;
-  OpAttrs attrs = c.attrs();
-  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
-    return nullptr;
-  const Shape &dy = c.inputShapes[0], &f = c.inputShapes[1],
-              &x = c.outputShapes[0];
-  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+  std::optional<NhwcConvGeometry> g = nhwcConvGeometry(
+      c.attrs(), c.outputShapes[0], c.inputShapes[0], c.inputShapes[1]);
+  if (!g)
     return nullptr;
   auto kernel =
       std::unique_ptr<BackpropInputAsForward>(new BackpropInputAsForward());
   BackpropInputAsForward &k = *kernel;
-  k.oihw_ = attrs.getString("filter_format") == "OIHW";
-  k.n_ = x[0], k.h_ = x[1], k.w_ = x[2], k.cin_ = x[3];
-  k.kh_ = k.oihw_ ? f[2] : f[0];
-  k.kw_ = k.oihw_ ? f[3] : f[1];
-  k.cout_ = k.oihw_ ? f[0] : f[3];
-  const int64_t oh = dy[1], ow = dy[2];
-  std::vector<int64_t> strides = attrs.getWindowInts("strides");
-  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
-  std::vector<int64_t> pads = attrs.getWindowInts("pads");
-  k.sh_ = strides[0], k.sw_ = strides[1];
-  if (dilations[0] != 1 || dilations[1] != 1)
-    return nullptr;
-  StatusOr<WindowDim> wh =
-      computeWindowDim(k.h_, k.kh_, k.sh_, 1, attrs.getString("padding"),
-                       pads[0], pads[1], false);
-  StatusOr<WindowDim> ww =
-      computeWindowDim(k.w_, k.kw_, k.sw_, 1, attrs.getString("padding"),
-                       pads[2], pads[3], false);
-  if (!wh.ok() || !ww.ok() || wh->outSize != oh || ww->outSize != ow ||
-      dy[0] != k.n_ || dy[3] != k.cout_ || (k.oihw_ ? f[1] : f[2]) != k.cin_ ||
-      wh->padBefore < 0 || ww->padBefore < 0)
-    return nullptr;
+  k.g_ = *g;
+  const int64_t oh = g->oh, ow = g->ow;
   // Windows of 3x3 and more (ResNet's 3x3 convolutions) or strided 1x1
   // ones (its downsamples: one phase a 1x1 convolution, the others zero),
   // whole AMX tiles of channels both ways and strides up to 2. A
   // unit-stride 1x1 filter's gradient has no flip: oneDNN's kernels run
   // it as a matmul already.
-  const bool strided1x1 = k.kh_ == 1 && k.kw_ == 1 && (k.sh_ > 1 || k.sw_ > 1);
-  if (k.n_ == 0 || oh == 0 || ow == 0 || (k.kh_ * k.kw_ < 9 && !strided1x1) ||
-      k.cin_ < 64 || k.cout_ < 64 || k.cin_ % 16 || k.cout_ % 16 || k.sh_ > 2 ||
-      k.sw_ > 2)
+  const bool strided1x1 =
+      k.g_.kh == 1 && k.g_.kw == 1 && (k.g_.sh > 1 || k.g_.sw > 1);
+  if (k.g_.n == 0 || oh == 0 || ow == 0 ||
+      (k.g_.kh * k.g_.kw < 9 && !strided1x1) || k.g_.cin < 64 ||
+      k.g_.cout < 64 || k.g_.cin % 16 || k.g_.cout % 16 || k.g_.sh > 2 ||
+      k.g_.sw > 2)
     return nullptr;
   try {
     using DT = memory::data_type;
-    memory::desc dyMd({k.n_, k.cout_, oh, ow}, DT::bf16, Tag::nhwc);
-    for (int64_t a = 0; a < k.sh_; ++a)
-      for (int64_t b = 0; b < k.sw_; ++b) {
+    memory::desc dyMd({k.g_.n, k.g_.cout, oh, ow}, DT::bf16, Tag::nhwc);
+    for (int64_t a = 0; a < k.g_.sh; ++a)
+      for (int64_t b = 0; b < k.g_.sw; ++b) {
         PhaseDim dh, dw;
-        if (!phaseDim(a, k.sh_, wh->padBefore, k.kh_, k.h_, oh, dh) ||
-            !phaseDim(b, k.sw_, ww->padBefore, k.kw_, k.w_, ow, dw))
+        if (!phaseDim(a, k.g_.sh, k.g_.padTop, k.g_.kh, k.g_.h, oh, dh) ||
+            !phaseDim(b, k.g_.sw, k.g_.padLeft, k.g_.kw, k.g_.w, ow, dw))
           return nullptr;
         Phase p;
         p.rows = dh.size, p.cols = dw.size;
         for (int64_t r : dh.taps)
           for (int64_t s : dw.taps)
-            p.taps.push_back(r * k.kw_ + s);
-        p.dxOffset = (a * k.w_ + b) * k.cin_;
+            p.taps.push_back(r * k.g_.kw + s);
+        p.dxOffset = (a * k.g_.w + b) * k.g_.cin;
         if (p.taps.empty()) { // zeros
           k.phases_.push_back(std::move(p));
           continue;
@@ -786,15 +770,16 @@ std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
                       ks = static_cast<int64_t>(dw.taps.size());
         // The sub-filter as dims [O' = ci][I' = co][j][k] over the
         // gathered buffer: OIHW's [co][ci][j][k], HWIO's [j][k][ci][co].
-        const Dims wDims = {k.cin_, k.cout_, kr, ks};
+        const Dims wDims = {k.g_.cin, k.g_.cout, kr, ks};
         memory::desc userMd =
-            k.oihw_ ? memory::desc(wDims, DT::bf16,
-                                   Dims{kr * ks, k.cin_ * kr * ks, ks, 1})
-                    : memory::desc(wDims, DT::bf16,
-                                   Dims{k.cout_, 1, ks * k.cin_ * k.cout_,
-                                        k.cin_ * k.cout_});
+            k.g_.oihw
+                ? memory::desc(wDims, DT::bf16,
+                               Dims{kr * ks, k.g_.cin * kr * ks, ks, 1})
+                : memory::desc(wDims, DT::bf16,
+                               Dims{k.g_.cout, 1, ks * k.g_.cin * k.g_.cout,
+                                    k.g_.cin * k.g_.cout});
         memory::desc anyMd(wDims, DT::bf16, Tag::any);
-        const Dims dxDims = {k.n_, k.cin_, p.rows, p.cols};
+        const Dims dxDims = {k.g_.n, k.g_.cin, p.rows, p.cols};
         auto primitive = [&](const memory::desc &dxMd) {
           dnnl::convolution_forward::desc desc(
               dnnl::prop_kind::forward_inference,
@@ -814,12 +799,12 @@ std::unique_ptr<Kernel> BackpropInputAsForward::create(const KernelConfig &c) {
         dnnl::convolution_forward::primitive_desc pd = primitive(dxMd);
         if (!fast(pd))
           return nullptr;
-        if (k.sh_ > 1 || k.sw_ > 1)
-          p.dense.resize(k.n_ * p.rows * p.cols * k.cin_);
+        if (k.g_.sh > 1 || k.g_.sw > 1)
+          p.dense.resize(k.g_.n * p.rows * p.cols * k.g_.cin);
         p.conv = dnnl::convolution_forward(pd);
         p.dy = memory(dyMd, cpuEngine(), DNNL_MEMORY_NONE);
         p.dx = memory(dxMd, cpuEngine(), DNNL_MEMORY_NONE);
-        p.filter.resize(k.cout_ * k.cin_ * kr * ks);
+        p.filter.resize(k.g_.cout * k.g_.cin * kr * ks);
         p.filterMem = memory(userMd, cpuEngine(), p.filter.data());
         if (pd.weights_desc() != userMd) {
           p.packed = memory(pd.weights_desc(), cpuEngine());
@@ -841,39 +826,17 @@ std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c) {
       c.inputTypes[1] != DType::kBF16 ||
       (c.outputTypes[0] != DType::kBF16 && c.outputTypes[0] != DType::kF32))
     return nullptr;
-  OpAttrs attrs = c.attrs();
-  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
-    return nullptr;
-  const Shape &x = c.inputShapes[0], &dy = c.inputShapes[1],
-              &f = c.outputShapes[0];
-  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
-    return nullptr;
-  const bool oihw = attrs.getString("filter_format") == "OIHW";
-  const int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
-  const int64_t cout = oihw ? f[0] : f[3], cin = x[3];
-  std::vector<int64_t> strides = attrs.getWindowInts("strides");
-  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
-  std::vector<int64_t> pads = attrs.getWindowInts("pads");
-  if (dilations[0] != 1 || dilations[1] != 1)
-    return nullptr;
-  StatusOr<WindowDim> wh =
-      computeWindowDim(x[1], kh, strides[0], 1, attrs.getString("padding"),
-                       pads[0], pads[1], false);
-  StatusOr<WindowDim> ww =
-      computeWindowDim(x[2], kw, strides[1], 1, attrs.getString("padding"),
-                       pads[2], pads[3], false);
-  if (!wh.ok() || !ww.ok() || wh->outSize != dy[1] || ww->outSize != dy[2] ||
-      dy[0] != x[0] || dy[3] != cout || (oihw ? f[1] : f[2]) != cin ||
-      wh->padBefore < 0 || ww->padBefore < 0)
+  std::optional<NhwcConvGeometry> g = nhwcConvGeometry(
+      c.attrs(), c.inputShapes[0], c.inputShapes[1], c.outputShapes[0]);
+  if (!g)
     return nullptr;
   // Where the im2col matmuls' few-channel case applies (TrainingKernels.cpp):
   // few channels, 9+ taps, a large output; and whole tiles of 16 channels.
-  if (cin > 4 || kh * kw < 9 || cout % 16 || dy[1] * dy[2] <= 196 ||
-      x[0] == 0 || !amxFilterGradEnabled() || !amxBf16Usable())
+  if (g->cin > 4 || g->kh * g->kw < 9 || g->cout % 16 || g->oh * g->ow <= 196 ||
+      g->n == 0 || !amxFilterGradEnabled() || !amxBf16Usable())
     return nullptr;
-  return std::make_unique<AmxFewChannelFilterGrad>(
-      c, oihw, c.outputTypes[0] == DType::kF32, kh, kw, cout, strides[0],
-      strides[1], wh->padBefore, ww->padBefore);
+  return std::make_unique<AmxFewChannelFilterGrad>(*g, c.outputTypes[0] ==
+                                                           DType::kF32);
 }
 
 std::unique_ptr<Kernel>

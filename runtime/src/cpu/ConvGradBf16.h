@@ -11,12 +11,35 @@
 #ifndef GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
 #define GOPT_RUNTIME_SRC_CPU_CONVGRADBF16_H
 
+#include "gopt/runtime/Tensor.h"
+
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace gopt::runtime {
 class Kernel;
+class OpAttrs;
 struct KernelConfig;
 namespace cpu {
+
+// An NHWC convolution's geometry as its gradient kernels see it: x
+// [N][H][W][Cin], dy [N][OH][OW][Cout] and the filter OIHW or HWIO, with
+// the leading pads the window resolves to.
+struct NhwcConvGeometry {
+  bool oihw = false;
+  int64_t n = 0, h = 0, w = 0, cin = 0, cout = 0, kh = 0, kw = 0;
+  int64_t oh = 0, ow = 0, sh = 1, sw = 1, padTop = 0, padLeft = 0;
+};
+
+// The geometry of an ungrouped NHWC convolution from its attributes and
+// the shapes of x, dy and the filter; nullopt where the shapes disagree
+// with each other or the window, for dilations other than 1 and for a
+// negative pad (the gradient kernels' fallbacks take those).
+std::optional<NhwcConvGeometry> nhwcConvGeometry(const OpAttrs &attrs,
+                                                 const Shape &x,
+                                                 const Shape &dy,
+                                                 const Shape &f);
 
 std::unique_ptr<Kernel> createAmxFewChannelFilterGrad(const KernelConfig &c);
 

@@ -329,6 +329,20 @@ private:
   std::unordered_map<int, std::shared_ptr<cpu::PoolWinnerMasks>> convMasks_;
   std::unordered_map<int, std::pair<int, std::shared_ptr<cpu::PoolWinnerMasks>>>
       poolMasks_;
+  // The one-channel conv2d whose result is such a conv's source, run
+  // inside that step instead (its result recomputed there from the 28x28
+  // images rather than read back): by the AMX conv op, the source conv op,
+  // the step's kernel with it and whether it was taken (the source conv's
+  // own step then skipped); skipResult set where the backward recomputes
+  // the result too and nothing else reads it.
+  struct SourceConvPlan {
+    int source = -1;
+    std::unique_ptr<Kernel> kernel;
+    std::shared_ptr<cpu::SourceConvResult> result;
+    bool taken = false;
+  };
+  std::unordered_map<int, SourceConvPlan> convSource_;
+  std::unordered_map<int, int> sourceConvOf_; // source conv op -> AMX conv op
   Status scheduleDefault(int o);
   Status precomputeDequantize(int o);
 
@@ -2720,6 +2734,33 @@ void CpuScheduler::planPoolTransposes() {
       if (std::unique_ptr<Kernel> fused = cpu::createAmxConvMaxPoolToNchw(
               makeKernelConfig(in_, conv), makeKernelConfig(in_, o), masks)) {
         convPool_[conv] = {o, std::move(fused)};
+        // And the one-channel conv before it, where no reader of its result
+        // comes before this conv (the step then writes that result).
+        const int src = p_.ops(conv).inputs(0), source = producer_[src];
+        bool early = false;
+        for (int c : consumers_[src])
+          early |= c < conv;
+        if (source >= 0 && !early && p_.ops(source).kind() == "conv2d" &&
+            p_.ops(source).outputs_size() == 1 && fusedInto_[source] == -1) {
+          const KernelConfig sourceConfig = makeKernelConfig(in_, source);
+          auto result = std::make_shared<cpu::SourceConvResult>();
+          if (std::unique_ptr<Kernel> withSource =
+                  cpu::createAmxConvMaxPoolToNchw(
+                      makeKernelConfig(in_, conv), makeKernelConfig(in_, o),
+                      masks, &sourceConfig, result)) {
+            // Read by this conv alone (inference), the result is not
+            // written at all.
+            result->skipResult =
+                consumers_[src].size() == 1 && isIntermediate(src);
+            convSource_[conv] = {source, std::move(withSource),
+                                 std::move(result), false};
+            sourceConvOf_[source] = conv;
+            // Its operands are read where its result is (here, and by a
+            // backward that recomputes it).
+            for (int t : p_.ops(source).inputs())
+              lastUse_[t] = std::max(lastUse_[t], lastUse_[src]);
+          }
+        }
         if (masks)
           convMasks_[conv] = std::move(masks);
       }
@@ -2758,6 +2799,8 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
   // alone reads the source's gradient (a one-channel conv, whose operands
   // exist before `o`): the source's gradient is then never stored.
   int firstRelu = -1, firstGrad = -1, firstBias = -1;
+  // The recomputed source's plan (below).
+  SourceConvPlan *sourcePlan = nullptr;
   if (gradientOp.kind() == "max_pool_grad" &&
       matchConvGrads(gradientOp.outputs(0), o, dataGrad, filterGrad)) {
     const bool windowMask =
@@ -2783,8 +2826,30 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
     if (auto m = poolMasks_.find(gradientOp.inputs(0));
         windowMask && m != poolMasks_.end())
       masks = m->second.second;
+    // The conv's source, the result of a one-channel conv + relu that the
+    // forward's AMX conv + pool step ran (sourceConv_) and the first
+    // layer's relu output too, recomputed per chunk from the first layer's
+    // images instead of read back.
+    const int src = p_.ops(filterGrad).inputs(0);
+    if (auto sc = sourceConvOf_.find(producer_[src]);
+        firstConfig && src >= 0 && sc != sourceConvOf_.end() &&
+        p_.ops(firstRelu).inputs(1) == src &&
+        p_.ops(sc->first).inputs(0) == p_.ops(firstGrad).inputs(0))
+      if (auto plan = convSource_.find(sc->second);
+          plan != convSource_.end() && plan->second.taken)
+        sourcePlan = &plan->second;
     std::unique_ptr<Kernel> chunked;
-    if (firstConfig)
+    if (sourcePlan) {
+      const KernelConfig sourceConfig =
+          makeKernelConfig(in_, sourcePlan->source);
+      chunked = cpu::createChunkedPoolConvGrad(
+          config, makeKernelConfig(in_, dataGrad),
+          makeKernelConfig(in_, filterGrad), gradNchw, windowMask,
+          &*firstConfig, masks, &sourceConfig);
+      if (!chunked)
+        sourcePlan = nullptr;
+    }
+    if (!chunked && firstConfig)
       chunked = cpu::createChunkedPoolConvGrad(
           config, makeKernelConfig(in_, dataGrad),
           makeKernelConfig(in_, filterGrad), gradNchw, windowMask,
@@ -2805,6 +2870,15 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
         others |= c != gradient && c != poolMasks_[gradientOp.inputs(0)].first;
       masks->skipResult = !others;
     }
+    // Read by the forward step that computes it and recomputed here, the
+    // source need not be written either.
+    if (chunked && sourcePlan) {
+      bool others = false;
+      for (int c : consumers_[src])
+        others |= c != sourceConvOf_[sourcePlan->source] && c != filterGrad &&
+                  c != firstRelu;
+      sourcePlan->result->skipResult = !others && isIntermediate(src);
+    }
     if (chunked)
       kernel = std::move(chunked);
     else
@@ -2824,6 +2898,9 @@ Status CpuScheduler::scheduleReluGradBiasPair(int o, bool &done) {
       more.push_back(p_.ops(firstGrad).inputs(0));
       more.push_back(p_.ops(firstRelu).inputs(1));
     }
+    if (sourcePlan) // the recomputed conv's filter [and bias]
+      for (int i = 1; i < p_.ops(sourcePlan->source).inputs_size(); ++i)
+        more.push_back(p_.ops(sourcePlan->source).inputs(i));
     for (int t : more) {
       GOPT_RETURN_IF_ERROR(materialize(t));
       operands.push_back(t);
@@ -3217,22 +3294,51 @@ Status CpuScheduler::build() {
       GOPT_RETURN_IF_ERROR(scheduleInt8MaxPool(o, done));
     if (done)
       continue;
+    // A one-channel conv whose result the AMX conv + pool step after it
+    // computes (that step runs: the conditions below hold from here on).
+    if (auto sc = sourceConvOf_.find(o); sc != sourceConvOf_.end()) {
+      const int conv = sc->second;
+      auto cp = convPool_.find(conv);
+      if (cp != convPool_.end() && chainOf_[conv] < 0 &&
+          intoConcat_[conv] < 0 && poolToNchw_.count(cp->second.first)) {
+        convSource_[conv].taken = true;
+        continue;
+      }
+      convSource_.erase(conv);
+    }
     if (auto cp = convPool_.find(o); cp != convPool_.end() && chainOf_[o] < 0 &&
                                      intoConcat_[o] < 0 &&
                                      poolToNchw_.count(cp->second.first)) {
       const int pool = cp->second.first;
       const plan::Op &transpose = p_.ops(poolToNchw_[pool].first);
+      auto sc = convSource_.find(o);
+      const bool withSource = sc != convSource_.end() && sc->second.taken;
+      std::vector<int> operands(op.inputs().begin(), op.inputs().end());
+      std::vector<int> outputs = {op.outputs(0)};
+      std::string name = op.name(), kind = "conv2d";
+      if (withSource) {
+        const plan::Op &source = p_.ops(sc->second.source);
+        operands.assign(source.inputs().begin(), source.inputs().end());
+        operands.insert(operands.end(), op.inputs().begin() + 1,
+                        op.inputs().end());
+        outputs.insert(outputs.begin(), source.outputs(0));
+        name = source.name() + "+" + name;
+        kind = "conv2d+conv2d";
+        cp->second.second = std::move(sc->second.kernel);
+      }
       std::vector<int> inputs;
-      for (int t : op.inputs()) {
+      for (int t : operands) {
         GOPT_RETURN_IF_ERROR(materialize(t));
         GOPT_ASSIGN_OR_RETURN(int slot, plainSlot(t));
         inputs.push_back(slot);
       }
       const int result = transpose.outputs(0);
-      addStep(std::move(cp->second.second), inputs, {op.outputs(0), result},
-              op.name() + "+" + p_.ops(pool).name() + "+" + transpose.name(),
-              "conv2d+max_pool+transpose");
-      plainReady_[op.outputs(0)] = plainReady_[result] = true;
+      outputs.push_back(result);
+      addStep(std::move(cp->second.second), inputs, outputs,
+              name + "+" + p_.ops(pool).name() + "+" + transpose.name(),
+              kind + "+max_pool+transpose");
+      for (int t : outputs)
+        plainReady_[t] = true;
       if (auto m = convMasks_.find(o); m != convMasks_.end())
         poolMasks_[op.outputs(0)] = {pool, m->second};
       poolToNchw_.erase(pool);

@@ -92,11 +92,19 @@ createOptimizerUpdateBf16Grad(const KernelConfig &update);
 // With `masks` (bf16, the window mask), the pool's gradient scatters dy by
 // the winners the fused conv + pool step records there and does not read
 // x; they are ignored where their layout is not this pool's.
+// With `sourceConv` (bf16, with `firstGrad`: the one-channel conv2d + relu
+// whose result is both the conv's source and the first layer's relu
+// output, reading the first layer's source), each chunk's source is
+// recomputed from the first layer's images instead of read from memory:
+// that conv's filter [and bias] are then inputs after the others, and the
+// source and relu output inputs are not read. Null where that does not
+// apply or with GOPT_FIRST_CONV_RECOMPUTE=0.
 std::unique_ptr<Kernel> createChunkedPoolConvGrad(
     const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
     const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
     const KernelConfig *firstGrad = nullptr,
-    std::shared_ptr<PoolWinnerMasks> masks = nullptr);
+    std::shared_ptr<PoolWinnerMasks> masks = nullptr,
+    const KernelConfig *sourceConv = nullptr);
 // False when GOPT_CHUNKED_FIRST_CONV_GRAD=0.
 bool firstChunkEnabled();
 

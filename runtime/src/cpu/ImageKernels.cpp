@@ -82,40 +82,17 @@ StatusOr<std::unique_ptr<Kernel>> createDeconv(const KernelConfig &c) {
     }
   }
   memory::desc wUser(wDims, type, wStrides);
-  bool bias = c.inputShapes.size() == 3;
-  memory::desc bUser({cout}, type, Tag::x);
   Dims strides = {p.strides[0], p.strides[1]};
   Dims dilations = {p.dilations[0] - 1, p.dilations[1] - 1}; // 0 = dense
   Dims padL = {p.pads[0], p.pads[2]};
   // output_padding is a negative end pad: rows beyond the full output.
   Dims padR = {p.pads[1] - p.outputPadding[0], p.pads[3] - p.outputPadding[1]};
-  auto kernel = std::make_unique<cpu::PlainOneDnnKernel>();
-  try {
-    memory::desc xAny({n, cin, ih, iw}, type, Tag::any);
-    memory::desc yAny({n, cout, oh, ow}, type, Tag::any);
-    memory::desc wAny(wDims, type, Tag::any);
-    auto desc = bias ? dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
-                           bUser, yAny, strides, dilations, padL, padR)
-                     : dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
-                           yAny, strides, dilations, padL, padR);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, cpuEngine(),
-                                                   /*allow_empty=*/true);
-    if (!pd)
-      return none();
-    kernel->bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
-    kernel->bind(1, false, DNNL_ARG_WEIGHTS, wUser, pd.weights_desc());
-    if (bias)
-      kernel->bind(2, false, DNNL_ARG_BIAS, bUser, pd.bias_desc());
-    kernel->bind(0, true, DNNL_ARG_DST, yUser, pd.dst_desc());
-    kernel->setPrimitive(dnnl::deconvolution_forward(pd));
-  } catch (const dnnl::error &) {
-    return none(); // oneDNN rejects the configuration: the reference runs it
-  }
-  return std::unique_ptr<Kernel>(std::move(kernel));
+  cpu::PlainWindowOp op{xUser,   wUser,     yUser, std::nullopt,
+                        strides, dilations, padL,  padR};
+  if (c.inputShapes.size() == 3)
+    op.bias = memory::desc({cout}, type, Tag::x);
+  return cpu::createPlainWindowKernel<dnnl::deconvolution_forward>(
+      dnnl::algorithm::deconvolution_direct, op);
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,8 @@
 
 #include <dnnl.hpp>
 
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -84,6 +86,52 @@ private:
   std::vector<Arg> args_;
   size_t workspaceBytes_ = 0;
 };
+
+// A forward convolution or deconvolution over the plan's plain tensors: x,
+// the filter, an optional bias and y as the plan holds them, the window
+// in oneDNN's terms (dilations 0 = dense).
+struct PlainWindowOp {
+  dnnl::memory::desc x, w, y;
+  std::optional<dnnl::memory::desc> bias;
+  dnnl::memory::dims strides, dilations, padL, padR;
+};
+
+// `op` as a oneDNN Primitive (dnnl::convolution_forward or
+// dnnl::deconvolution_forward, with its `algorithm`) in the layouts oneDNN
+// prefers, each argument reordered from and to the plan's; null where
+// oneDNN has no implementation for it (the reference kernel runs it).
+template <typename Primitive>
+std::unique_ptr<Kernel> createPlainWindowKernel(dnnl::algorithm algorithm,
+                                                const PlainWindowOp &op) {
+  using Tag = dnnl::memory::format_tag;
+  auto kernel = std::make_unique<PlainOneDnnKernel>();
+  try {
+    dnnl::memory::desc xAny(op.x.dims(), op.x.data_type(), Tag::any);
+    dnnl::memory::desc wAny(op.w.dims(), op.w.data_type(), Tag::any);
+    dnnl::memory::desc yAny(op.y.dims(), op.y.data_type(), Tag::any);
+    auto desc =
+        op.bias
+            ? typename Primitive::desc(
+                  dnnl::prop_kind::forward_inference, algorithm, xAny, wAny,
+                  *op.bias, yAny, op.strides, op.dilations, op.padL, op.padR)
+            : typename Primitive::desc(dnnl::prop_kind::forward_inference,
+                                       algorithm, xAny, wAny, yAny, op.strides,
+                                       op.dilations, op.padL, op.padR);
+    typename Primitive::primitive_desc pd(desc, cpuEngine(),
+                                          /*allow_empty=*/true);
+    if (!pd)
+      return nullptr;
+    kernel->bind(0, false, DNNL_ARG_SRC, op.x, pd.src_desc());
+    kernel->bind(1, false, DNNL_ARG_WEIGHTS, op.w, pd.weights_desc());
+    if (op.bias)
+      kernel->bind(2, false, DNNL_ARG_BIAS, *op.bias, pd.bias_desc());
+    kernel->bind(0, true, DNNL_ARG_DST, op.y, pd.dst_desc());
+    kernel->setPrimitive(Primitive(pd));
+  } catch (const dnnl::error &) {
+    return nullptr; // oneDNN rejects the configuration
+  }
+  return kernel;
+}
 
 } // namespace gopt::runtime::cpu
 

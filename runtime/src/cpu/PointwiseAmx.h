@@ -43,6 +43,10 @@ private:
   bool clamp_ = false, sum_ = false;
   float lo_ = 0, hi_ = 0;
   int threads_ = 1;
+  // The epilogue specialized per option (GOPT_POINTWISE_AMX_EPILOGUE).
+  bool fastEpilogue_ = true;
+  // Tile loads interleaved with the products (GOPT_POINTWISE_AMX_INTERLEAVE).
+  bool interleave_ = true;
 };
 
 // AMX-INT8 usable (as pointwiseAmxEnabled) and GOPT_POINTWISE_AMX_INT8 is

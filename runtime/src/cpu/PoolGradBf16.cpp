@@ -33,6 +33,12 @@ bool maxPoolMaskReluBiasGradBf16(const PoolWindows &, const uint16_t *,
                                  float *) {
   return false;
 }
+void transposeBf16(const uint16_t *src, int64_t rows, int64_t cols,
+                   uint16_t *dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst[c * rows + r] = src[r * cols + c];
+}
 #else
 bool maxPoolGradRowsAvx512Applies(const PoolWindows &g) {
   if (!envSwitchOn("GOPT_MAX_POOL_GRAD_AVX512"))
@@ -178,6 +184,75 @@ GOPT_AVX512BW bool maxPoolMaskReluBiasGradBf16(const PoolWindows &g,
       bias[ch] += rowSums[ch];
   }
   return true;
+}
+
+namespace {
+// Rows r[0..31] of 32 16-bit lanes transposed in place: unpacks of 16-,
+// 32- and 64-bit pairs give each 128-bit lane's 8x8 transposes (a[8G + e]:
+// column e of every lane from rows 8G..8G+7), then 128-bit block shuffles
+// join the four row groups.
+GOPT_AVX512BW inline void transpose32x32(__m512i r[32]) {
+  __m512i a[32];
+  for (int i = 0; i < 16; ++i) {
+    a[2 * i] = _mm512_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+  }
+  for (int q = 0; q < 8; ++q) {
+    r[4 * q] = _mm512_unpacklo_epi32(a[4 * q], a[4 * q + 2]);
+    r[4 * q + 1] = _mm512_unpackhi_epi32(a[4 * q], a[4 * q + 2]);
+    r[4 * q + 2] = _mm512_unpacklo_epi32(a[4 * q + 1], a[4 * q + 3]);
+    r[4 * q + 3] = _mm512_unpackhi_epi32(a[4 * q + 1], a[4 * q + 3]);
+  }
+  for (int g = 0; g < 4; ++g)
+    for (int k = 0; k < 4; ++k) {
+      a[8 * g + 2 * k] = _mm512_unpacklo_epi64(r[8 * g + k], r[8 * g + 4 + k]);
+      a[8 * g + 2 * k + 1] =
+          _mm512_unpackhi_epi64(r[8 * g + k], r[8 * g + 4 + k]);
+    }
+  for (int e = 0; e < 8; ++e) {
+    const __m512i t0 = _mm512_shuffle_i32x4(a[e], a[8 + e], 0x44),
+                  t1 = _mm512_shuffle_i32x4(a[e], a[8 + e], 0xee),
+                  t2 = _mm512_shuffle_i32x4(a[16 + e], a[24 + e], 0x44),
+                  t3 = _mm512_shuffle_i32x4(a[16 + e], a[24 + e], 0xee);
+    r[e] = _mm512_shuffle_i32x4(t0, t2, 0x88);
+    r[8 + e] = _mm512_shuffle_i32x4(t0, t2, 0xdd);
+    r[16 + e] = _mm512_shuffle_i32x4(t1, t3, 0x88);
+    r[24 + e] = _mm512_shuffle_i32x4(t1, t3, 0xdd);
+  }
+}
+
+GOPT_AVX512BW void transposeBf16Blocks(const uint16_t *src, int64_t rows,
+                                       int64_t cols, uint16_t *dst) {
+  auto mask = [](int64_t n) {
+    return n >= 32 ? ~__mmask32(0) : static_cast<__mmask32>((1u << n) - 1);
+  };
+  for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+    const int64_t rowsIn = std::min<int64_t>(rows - r0, 32);
+    const __mmask32 rowMask = mask(rowsIn);
+    for (int64_t c0 = 0; c0 < cols; c0 += 32) {
+      const int64_t colsIn = std::min<int64_t>(cols - c0, 32);
+      const __mmask32 colMask = mask(colsIn);
+      __m512i r[32];
+      for (int64_t i = 0; i < 32; ++i)
+        r[i] = i < rowsIn ? _mm512_maskz_loadu_epi16(colMask,
+                                                     src + (r0 + i) * cols + c0)
+                          : _mm512_setzero_si512();
+      transpose32x32(r);
+      for (int64_t j = 0; j < colsIn; ++j)
+        _mm512_mask_storeu_epi16(dst + (c0 + j) * rows + r0, rowMask, r[j]);
+    }
+  }
+}
+} // namespace
+
+void transposeBf16(const uint16_t *src, int64_t rows, int64_t cols,
+                   uint16_t *dst) {
+  if (avx512bwSupported())
+    transposeBf16Blocks(src, rows, cols, dst);
+  else
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        dst[c * rows + r] = src[r * cols + c];
 }
 #endif
 

@@ -41,6 +41,14 @@ bool maxPoolMaskReluBiasGradBf16(const PoolWindows &g, const uint16_t *masks,
                                  const uint16_t *dy, uint16_t *dx, double *bias,
                                  float *rowSums);
 
+// dst[c * rows + r] = src[r * cols + c] for 16-bit elements (one image's
+// NHWC <-> NCHW of bf16 data around the MNIST CNN's pool), in 32x32 blocks
+// of 16-bit lanes, edges masked: about a quarter of the instructions of
+// transposeMatrix16's 16x16 blocks of 32-bit lanes (Avx512Lanes.h), which
+// it falls back to without AVX-512BW.
+void transposeBf16(const uint16_t *src, int64_t rows, int64_t cols,
+                   uint16_t *dst);
+
 } // namespace gopt::runtime::cpu
 
 #endif // GOPT_RUNTIME_SRC_CPU_POOLGRADBF16_H

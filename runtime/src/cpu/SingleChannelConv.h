@@ -24,6 +24,26 @@ namespace cpu {
 bool singleChannelConvEnabled();
 std::unique_ptr<Kernel> createSingleChannelConv(const KernelConfig &c);
 std::unique_ptr<Kernel> createSingleChannelFilterGrad(const KernelConfig &c);
+// conv2d's images one at a time on the calling thread, the same bits as
+// createSingleChannelConv's kernel: for steps that recompute a first
+// layer's result from its one-channel source instead of storing it (the
+// MNIST CNN's 1->32 conv, SmallConvTraining.cpp and TrainingKernels.cpp).
+// setWeights() converts the filter and the bias (null without one; the
+// config's types) once per run; compute() may then run on several threads.
+class SingleChannelConvImages {
+public:
+  virtual ~SingleChannelConvImages() = default;
+  virtual void setWeights(const void *filter, const void *bias) = 0;
+  // n images of x (batch-major, the config's element type) into y.
+  virtual void compute(const void *x, int64_t n, void *y) const = 0;
+  // Elements of one image's result.
+  virtual int64_t resultImage() const = 0;
+};
+// Null unless createSingleChannelConv takes `conv` with the filter in
+// registers (3x3, 16 or 32 channels, windows inside the image, AVX-512).
+std::unique_ptr<SingleChannelConvImages>
+createSingleChannelConvImages(const KernelConfig &conv);
+
 // False when GOPT_RELU_FILTER_BIAS_GRAD=0 or GOPT_SINGLE_CHANNEL_CONV=0.
 bool reluFilterBiasFusionEnabled();
 // One step for dy = relu_grad(g, y), conv2d_backprop_filter(x, dy) and

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "SmallConvTraining.h"
 #include "EnvSwitch.h"
+#include "PoolGradBf16.h"
+#include "SingleChannelConv.h"
 
 #include "AmxTiles.h"
 #include "Avx512Lanes.h"
@@ -650,6 +652,20 @@ GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
     }
 }
 
+// `count` values from the cache to memory: whole aligned lines with
+// streaming stores (they are not read back soon, and the lines are not read
+// first), else a copy.
+GOPT_AMX void storeImage(const uint16_t *from, int64_t count, uint16_t *to) {
+  if (reinterpret_cast<uintptr_t>(to) % 64 != 0 || count % 32 != 0) {
+    std::memcpy(to, from, count * sizeof(uint16_t));
+    return;
+  }
+  for (int64_t i = 0; i < count; i += 32)
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(to + i),
+                        _mm512_loadu_si512(from + i));
+  _mm_sfence();
+}
+
 // conv2d(x, filter[, bias]) with no activation or relu; x, the filter and
 // the result bf16, the bias f32 or bf16. With a pool, also the max_pool of
 // each image's result, read from a copy in the thread's cache instead of
@@ -657,11 +673,16 @@ GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
 // one per thread at a time.
 class AmxConvForwardKernel : public Kernel {
 public:
-  AmxConvForwardKernel(const Geometry &g, bool hasBias, DType biasType,
-                       bool relu, PoolAfterConv pool = {},
-                       std::shared_ptr<PoolWinnerMasks> masks = nullptr)
+  AmxConvForwardKernel(
+      const Geometry &g, bool hasBias, DType biasType, bool relu,
+      PoolAfterConv pool = {}, std::shared_ptr<PoolWinnerMasks> masks = nullptr,
+      std::unique_ptr<SingleChannelConvImages> source = nullptr,
+      int sourceInputs = 0, int64_t sourceImage = 0,
+      std::shared_ptr<SourceConvResult> sourceResult = nullptr)
       : g_(g), hasBias_(hasBias), biasType_(biasType), relu_(relu), pool_(pool),
-        masks_(std::move(masks)) {
+        masks_(std::move(masks)), source_(std::move(source)),
+        sourceInputs_(sourceInputs), sourceImage_(sourceImage),
+        sourceResult_(std::move(sourceResult)) {
     if (masks_)
       masks_->imageElements =
           pool.oh * pool.ow * (g.cout / 16) * pool.kh * pool.kw;
@@ -677,19 +698,29 @@ public:
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const Geometry &g = g_;
-    pack(in[1].data<uint16_t>());
+    // With the source conv: its operands first, then this conv's weights;
+    // its result the first output.
+    const int w = source_ ? sourceInputs_ - 1 : 0, r = source_ ? 1 : 0;
+    pack(in[1 + w].data<uint16_t>());
     if (hasBias_)
       for (int64_t o = 0; o < g.cout; ++o)
-        bias_[o] = biasType_ == DType::kF32 ? in[2].data<float>()[o]
-                                            : toF32(in[2].data<uint16_t>()[o]);
+        bias_[o] = biasType_ == DType::kF32
+                       ? in[2 + w].data<float>()[o]
+                       : toF32(in[2 + w].data<uint16_t>()[o]);
+    if (source_)
+      source_->setWeights(in[1].data(),
+                          sourceInputs_ > 2 ? in[2].data() : nullptr);
     const int64_t n = in[0].shape()[0], hw = g.h * g.w;
     const int64_t xImage = hw * g.cin, yImage = g.oh * g.ow * g.cout;
     const uint16_t *x = in[0].data<uint16_t>();
-    uint16_t *y = out[0].data<uint16_t>();
+    uint16_t *src = source_ && !sourceResult_->skipResult
+                        ? out[0].data<uint16_t>()
+                        : nullptr;
+    uint16_t *y = out[r].data<uint16_t>();
     const int64_t copied = std::max<int64_t>(hw - tailFirst_, 0);
     const bool pooling = pool_.kh > 0;
     const int64_t pooledImage = pool_.oh * pool_.ow * g.cout;
-    uint16_t *pooled = pooling ? out[1].data<uint16_t>() : nullptr;
+    uint16_t *pooled = pooling ? out[1 + r].data<uint16_t>() : nullptr;
     const bool record = pooling && masks_ && masks_->record;
     if (record &&
         masks_->bits.size() < static_cast<size_t>(n * masks_->imageElements))
@@ -697,37 +728,70 @@ public:
     uint16_t *masks = record ? masks_->bits.data() : nullptr;
     if (record && masks_->skipResult)
       y = nullptr;
+    // The pooled result (19 MB at the MNIST CNN's batch 1024) goes to
+    // memory past the caches: transposed into the thread's cache, then
+    // whole lines streamed (storeImage; the NCHW rows of 144 values start
+    // on every other half line, so the transpose's own stores would read
+    // each line first).
+    const bool streamPooled = true;
 #pragma omp parallel if (n > 1)
     {
-      AlignedBuffer<uint16_t> tail, local, nhwc;
+      AlignedBuffer<uint16_t> tail, local, nhwc, nchw, source;
       tail.resize(tailRows_ * g.cin);
       if (pooling) {
         local.resize(yImage);
         nhwc.resize(pooledImage);
+        if (streamPooled)
+          nchw.resize(pooledImage);
       }
+      // The source conv's result of one image, with zeros after it as far
+      // as the last block's taps read (so it is its own tail).
+      if (source_)
+        source.resize(std::max(hw, tailFirst_ + tailRows_) * g.cin);
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t *image = x + i * xImage;
-        if (copied)
+        const uint16_t *image = nullptr, *tailData = tail.data(),
+                       *next = nullptr;
+        if (!source_) {
+          image = x + i * xImage;
+          next = i + 1 < n ? image + xImage : nullptr;
+        }
+        if (source_) {
+          source_->compute(x + i * sourceImage_, 1, source.data());
+          if (src)
+            storeImage(source.data(), xImage, src + i * xImage);
+          image = source.data();
+          tailData = image + tailFirst_ * g.cin;
+          next = nullptr;
+        } else if (copied) {
           std::memcpy(tail.data(), image + tailFirst_ * g.cin,
                       copied * g.cin * sizeof(uint16_t));
-        forwardTiles(g, image, tail.data(), tailFirst_, packed_.data(),
-                     bias_.data(), relu_, y ? y + i * yImage : nullptr,
-                     i + 1 < n ? image + xImage : nullptr,
+        }
+        forwardTiles(g, image, tailData, tailFirst_, packed_.data(),
+                     bias_.data(), relu_, y ? y + i * yImage : nullptr, next,
                      pooling ? local.data() : nullptr);
         if (pooling) {
           maxPoolImage(local.data(), g.ow, g.cout, pool_.oh, pool_.ow, pool_.kh,
                        pool_.kw, nhwc.data(),
                        masks ? masks + i * masks_->imageElements : nullptr);
-          transposeMatrix16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
-                            pooled + i * pooledImage);
+          if (streamPooled) {
+            transposeBf16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
+                          nchw.data());
+            storeImage(nchw.data(), pooledImage, pooled + i * pooledImage);
+          } else {
+            transposeBf16(nhwc.data(), pool_.oh * pool_.ow, g.cout,
+                          pooled + i * pooledImage);
+          }
         }
       }
     }
     return Status::success();
   }
   const char *implementation() const override {
-    return pool_.kh > 0 ? "amx+pool" : "amx";
+    return source_ ? (sourceResult_->skipResult ? "first+amx+pool(recompute)"
+                                                : "first+amx+pool")
+           : pool_.kh > 0 ? "amx+pool"
+                          : "amx";
   }
   size_t workspaceBytes() const override {
     return packed_.size() * 2 + bias_.size() * 4 +
@@ -757,6 +821,11 @@ private:
   bool relu_;
   PoolAfterConv pool_;
   std::shared_ptr<PoolWinnerMasks> masks_;
+  // The one-channel conv before this one, run here (null: x is an input).
+  std::unique_ptr<SingleChannelConvImages> source_;
+  int sourceInputs_ = 0;
+  int64_t sourceImage_ = 0; // its source's elements per image
+  std::shared_ptr<SourceConvResult> sourceResult_;
   int64_t maxOffset_ = 0, tailFirst_ = 0, tailRows_ = 0;
   AlignedBuffer<uint16_t> packed_;
   std::vector<float> bias_;
@@ -861,7 +930,9 @@ bool amxConvForwardEnabled() { return envSwitchOn("GOPT_AMX_CONV_FORWARD"); }
 namespace {
 std::unique_ptr<Kernel>
 makeAmxConvForward(const KernelConfig &c, PoolAfterConv pool,
-                   std::shared_ptr<PoolWinnerMasks> masks = nullptr) {
+                   std::shared_ptr<PoolWinnerMasks> masks = nullptr,
+                   const KernelConfig *sourceConv = nullptr,
+                   std::shared_ptr<SourceConvResult> sourceResult = nullptr) {
 #ifdef GOPT_HAVE_AMX_FILTER_GRAD
   if (!amxConvForwardEnabled() ||
       (c.inputShapes.size() != 2 && c.inputShapes.size() != 3) ||
@@ -883,12 +954,37 @@ makeAmxConvForward(const KernelConfig &c, PoolAfterConv pool,
   if (!g || (hasBias &&
              (c.inputShapes[2].size() != 1 || c.inputShapes[2][0] != g->cout)))
     return nullptr;
+  std::unique_ptr<SingleChannelConvImages> source;
+  if (sourceConv) {
+    // Its result is this conv's source, bf16 as everything here.
+    if (!sourceResult || !firstConvRecomputeEnabled() ||
+        sourceConv->outputShapes.size() != 1 ||
+        sourceConv->outputShapes[0] != c.inputShapes[0] ||
+        sourceConv->outputTypes[0] != DType::kBF16 ||
+        sourceConv->inputShapes.size() < 2 ||
+        sourceConv->inputShapes[0].empty() ||
+        sourceConv->inputShapes[0][0] != c.inputShapes[0][0] ||
+        sourceConv->inputTypes[0] != DType::kBF16)
+      return nullptr;
+    source = createSingleChannelConvImages(*sourceConv);
+    if (!source)
+      return nullptr;
+  }
+  const int sourceInputs =
+      sourceConv ? static_cast<int>(sourceConv->inputShapes.size()) : 0;
+  const int64_t sourceImage =
+      sourceConv ? numElements(sourceConv->inputShapes[0]) /
+                       std::max<int64_t>(sourceConv->inputShapes[0][0], 1)
+                 : 0;
   return std::make_unique<AmxConvForwardKernel>(
-      *g, hasBias, biasType, activation == "relu", pool, std::move(masks));
+      *g, hasBias, biasType, activation == "relu", pool, std::move(masks),
+      std::move(source), sourceInputs, sourceImage, std::move(sourceResult));
 #else
   (void)c;
   (void)pool;
   (void)masks;
+  (void)sourceConv;
+  (void)sourceResult;
   return nullptr;
 #endif
 }
@@ -902,9 +998,15 @@ bool amxConvPoolEnabled() { return envSwitchOn("GOPT_AMX_CONV_POOL"); }
 
 bool poolWinnerMaskEnabled() { return envSwitchOn("GOPT_POOL_WINNER_MASK"); }
 
+bool firstConvRecomputeEnabled() {
+  return envSwitchOn("GOPT_FIRST_CONV_RECOMPUTE");
+}
+
 std::unique_ptr<Kernel>
 createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
-                           std::shared_ptr<PoolWinnerMasks> masks) {
+                           std::shared_ptr<PoolWinnerMasks> masks,
+                           const KernelConfig *sourceConv,
+                           std::shared_ptr<SourceConvResult> source) {
   if (!amxConvPoolEnabled() || pool.inputShapes.size() != 1 ||
       pool.outputShapes.size() != 1 || conv.outputShapes.size() != 1 ||
       pool.inputShapes[0] != conv.outputShapes[0] ||
@@ -928,7 +1030,8 @@ createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
       y[2] < 1)
     return nullptr;
   p.oh = y[1], p.ow = y[2];
-  return makeAmxConvForward(conv, p, std::move(masks));
+  return makeAmxConvForward(conv, p, std::move(masks), sourceConv,
+                            std::move(source));
 }
 
 } // namespace gopt::runtime::cpu

@@ -111,9 +111,28 @@ bool amxConvPoolEnabled();
 // gradient to scatter dy without reading the conv's result back; with
 // `masks->skipResult` also set the conv's NHWC result is not written (the
 // schedule sets it where nothing else reads it).
+//
+// With `sourceConv` (a one-channel conv2d producing the AMX conv's source,
+// SingleChannelConvImages in SingleChannelConv.h), that conv runs in the
+// step too, one image at a time into the thread's cache: inputs its
+// operands and then the AMX conv's filter [and bias], outputs its result,
+// the AMX conv's and the pooled tensor. Its result is still written for
+// its other readers unless `source->skipResult` (the schedule sets it where
+// every other reader recomputes it). Null where it does not apply.
+struct SourceConvResult {
+  bool skipResult = false;
+};
 std::unique_ptr<Kernel>
 createAmxConvMaxPoolToNchw(const KernelConfig &conv, const KernelConfig &pool,
-                           std::shared_ptr<PoolWinnerMasks> masks = nullptr);
+                           std::shared_ptr<PoolWinnerMasks> masks = nullptr,
+                           const KernelConfig *sourceConv = nullptr,
+                           std::shared_ptr<SourceConvResult> source = nullptr);
+
+// False when GOPT_FIRST_CONV_RECOMPUTE=0: the MNIST CNN's first
+// (one-channel) conv's result is then stored by its own step and read back
+// by the next conv and the backward, instead of being recomputed from its
+// 28x28 images where it is read.
+bool firstConvRecomputeEnabled();
 
 } // namespace gopt::runtime::cpu
 

@@ -1400,7 +1400,10 @@ public:
           std::fill(pdx, pdx + xSize, static_cast<T>(0));
         const T *pg = gr + item * ySize;
         if (gradNchw_) {
-          transposeMatrix16(pg, g.c, g.oh * g.ow, nhwc.data());
+          if constexpr (std::is_same_v<T, uint16_t>)
+            cpu::transposeBf16(pg, g.c, g.oh * g.ow, nhwc.data());
+          else
+            transposeMatrix16(pg, g.c, g.oh * g.ow, nhwc.data());
           pg = nhwc.data();
         }
         const T *py = y ? y + item * ySize : nullptr;
@@ -1497,6 +1500,9 @@ public:
     // source gradient, which then stays in this buffer.
     std::unique_ptr<cpu::SingleChannelReluFilterBiasSums> first;
     std::vector<T> dsrc;
+    // With the source recomputed: the chunk's source (the first layer's
+    // relu output).
+    std::vector<T> src;
     std::vector<float> firstFilter;
     std::vector<double> firstBias;
     // bf16 with winner masks and both gradients on AMX: a chunk's dx on
@@ -1513,13 +1519,16 @@ public:
     int64_t chunk = 0, channels = 0;
     Shape image;                                // the first layer's source
     int64_t firstFilter = 0, firstChannels = 0; // its element counts
+    int sourceInputs = 0; // the recomputed source's conv's operands
   };
 
-  ChunkedPoolConvGradKernel(Shapes shapes, bool windowMask,
-                            std::vector<Lane> lanes,
-                            std::shared_ptr<cpu::PoolWinnerMasks> masks)
+  ChunkedPoolConvGradKernel(
+      Shapes shapes, bool windowMask, std::vector<Lane> lanes,
+      std::shared_ptr<cpu::PoolWinnerMasks> masks,
+      std::unique_ptr<cpu::SingleChannelConvImages> source = nullptr)
       : s_(std::move(shapes)), windowMask_(windowMask),
-        lanes_(std::move(lanes)), masks_(std::move(masks)) {}
+        lanes_(std::move(lanes)), masks_(std::move(masks)),
+        source_(std::move(source)) {}
 
   Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     const int64_t n = s_.x[0], chunk = s_.chunk;
@@ -1538,6 +1547,11 @@ public:
     const T *y0 = first ? in[next + 3].data<T>() : nullptr;
     const int64_t image0Size = first ? numElements(s_.image) / n : 0;
     T *dsrc = first ? nullptr : out[0].data<T>();
+    // The source recomputed per chunk from the first layer's images and
+    // the filter [and bias] after them.
+    if (source_)
+      source_->setWeights(in[next + 4].data(),
+                          s_.sourceInputs > 2 ? in[next + 5].data() : nullptr);
     const int lanes = static_cast<int>(lanes_.size());
     std::vector<Status> status(lanes, Status::success());
     auto batchOf = [](Shape shape, int64_t images) {
@@ -1578,7 +1592,20 @@ public:
         T *dsrcChunk = first ? lane.dsrc.data() : dsrc + image * srcImage;
         std::vector<Tensor> dataOut = {
             Tensor::view(filter.dtype(), batchOf(s_.src, images), dsrcChunk)};
-        std::vector<Tensor> filterIn = {view(src, s_.src, srcImage), dx};
+        const T *srcChunk = source_ ? lane.src.data() : src + image * srcImage;
+        const T *y0Chunk =
+            source_ ? lane.src.data() : (y0 ? y0 + image * srcImage : nullptr);
+        // Recomputed after the source's gradient (which reads only dx), so
+        // that both stay in the cache for the two filter gradients.
+        auto recompute = [&] {
+          if (source_)
+            source_->compute(image0 + image * image0Size, images,
+                             lane.src.data());
+        };
+        std::vector<Tensor> filterIn = {Tensor::view(filter.dtype(),
+                                                     batchOf(s_.src, images),
+                                                     const_cast<T *>(srcChunk)),
+                                        dx};
         std::vector<Tensor> filterOut = {
             Tensor::view(DType::kF32, s_.filter, lane.filterPart.data())};
         // (Recorded by this run's forward: every image's, or none.)
@@ -1604,12 +1631,13 @@ public:
               reinterpret_cast<const uint16_t *>(lane.gridData());
           lane.amxData->computeFromGrid(
               grid, images, reinterpret_cast<uint16_t *>(dsrcChunk));
+          recompute();
           if (first)
             lane.first->accumulate(image0 + image * image0Size, dsrcChunk,
-                                   y0 + image * srcImage, images);
+                                   y0Chunk, images);
           lane.amx->accumulateFromGrid(
-              reinterpret_cast<const uint16_t *>(src) + image * srcImage, grid,
-              images, lane.amxData->gridImage(), lane.amxData->gridLead());
+              reinterpret_cast<const uint16_t *>(srcChunk), grid, images,
+              lane.amxData->gridImage(), lane.amxData->gridLead());
           continue;
         }
         if (st.ok() && lane.amxData)
@@ -1618,12 +1646,14 @@ public:
               reinterpret_cast<uint16_t *>(dsrcChunk));
         else if (st.ok())
           st = lane.data[which]->run(dataIn, dataOut);
+        if (st.ok())
+          recompute();
         if (st.ok() && first)
           lane.first->accumulate(image0 + image * image0Size, dsrcChunk,
-                                 y0 + image * srcImage, images);
+                                 y0Chunk, images);
         if (st.ok() && lane.amx) {
           lane.amx->accumulate(
-              reinterpret_cast<const uint16_t *>(src) + image * srcImage,
+              reinterpret_cast<const uint16_t *>(srcChunk),
               reinterpret_cast<const uint16_t *>(lane.dx.data()), images);
           continue;
         }
@@ -1676,6 +1706,11 @@ public:
   }
   const char *implementation() const override {
     const Lane &lane = lanes_[0];
+    if (source_) // (only with the first layer's gradient)
+      return lane.amx && lane.amxData ? "chunks+amx+first+recompute"
+             : lane.amx               ? "chunks+amx-filter+first+recompute"
+             : lane.amxData           ? "chunks+amx-data+first+recompute"
+                                      : "chunks+first+recompute";
     if (lane.first)
       return lane.amx && lane.amxData ? "chunks+amx+first"
              : lane.amx               ? "chunks+amx-filter+first"
@@ -1696,7 +1731,7 @@ public:
           bytes += k ? k->workspaceBytes() : 0;
       bytes += lane.amx ? lane.amx->workspaceBytes() : 0;
       bytes += lane.amxData ? lane.amxData->workspaceBytes() : 0;
-      bytes += lane.dsrc.size() * sizeof(T);
+      bytes += (lane.dsrc.size() + lane.src.size()) * sizeof(T);
     }
     return bytes;
   }
@@ -1708,15 +1743,16 @@ private:
   // bf16 with the window mask: the forward's record of the pool's winners
   // (x is then not read).
   std::shared_ptr<cpu::PoolWinnerMasks> masks_;
+  // The conv whose result is the source, recomputed per chunk (null: read).
+  std::unique_ptr<cpu::SingleChannelConvImages> source_;
 };
 
 template <typename T>
-std::unique_ptr<Kernel>
-makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
-                        const KernelConfig &dataGrad,
-                        const KernelConfig &filterGrad, bool gradNchw,
-                        bool windowMask, const KernelConfig *firstGrad,
-                        std::shared_ptr<cpu::PoolWinnerMasks> masks) {
+std::unique_ptr<Kernel> makeChunkedPoolConvGrad(
+    const KernelConfig &poolGrad, const KernelConfig &dataGrad,
+    const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
+    const KernelConfig *firstGrad, std::shared_ptr<cpu::PoolWinnerMasks> masks,
+    const KernelConfig *sourceConv) {
   using Kernels = ChunkedPoolConvGradKernel<T>;
   const DType type = std::is_same_v<T, float> ? DType::kF32 : DType::kBF16;
   typename Kernels::Shapes s;
@@ -1794,6 +1830,8 @@ makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
       l.dsrc.resize(s.chunk * numElements(s.src) / n);
       l.firstFilter.resize(s.firstFilter);
       l.firstBias.resize(s.firstChannels);
+      if (sourceConv)
+        l.src.resize(s.chunk * numElements(s.src) / n);
     }
     l.dx.resize(s.chunk * numElements(s.x) / n);
     l.filterPart.resize(numElements(s.filter));
@@ -1821,8 +1859,15 @@ makeChunkedPoolConvGrad(const KernelConfig &poolGrad,
     for (typename Kernels::Lane &l : lane)
       if (l.amx && l.amxData)
         l.grid.assign(s.chunk * l.amxData->gridImage() + 64 / sizeof(T), 0);
+  std::unique_ptr<cpu::SingleChannelConvImages> source;
+  if (sourceConv) {
+    source = cpu::createSingleChannelConvImages(*sourceConv);
+    if (!source || source->resultImage() != numElements(s.src) / n)
+      return nullptr;
+    s.sourceInputs = static_cast<int>(sourceConv->inputShapes.size());
+  }
   return std::make_unique<Kernels>(std::move(s), windowMask, std::move(lane),
-                                   std::move(masks));
+                                   std::move(masks), std::move(source));
 }
 #endif
 
@@ -2395,7 +2440,8 @@ cpu::createMaxPoolReluBiasGrad(const KernelConfig &maxPoolGrad, DType biasType,
 std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
     const KernelConfig &maxPoolGrad, const KernelConfig &dataGrad,
     const KernelConfig &filterGrad, bool gradNchw, bool windowMask,
-    const KernelConfig *firstGrad, std::shared_ptr<PoolWinnerMasks> masks) {
+    const KernelConfig *firstGrad, std::shared_ptr<PoolWinnerMasks> masks,
+    const KernelConfig *sourceConv) {
   if (!envSwitchOn("GOPT_CHUNKED_CONV_GRAD"))
     return nullptr;
   // The fused pool step's own conditions, on the whole batch.
@@ -2420,10 +2466,22 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
        firstGrad->inputShapes[0].empty() ||
        firstGrad->inputShapes[0][0] != x[0] || !firstGrad->allOfType(type)))
     return nullptr;
+  // The recomputed source: bf16 (f32 training keeps its stored result),
+  // the source's shape, from the first layer's images.
+  if (sourceConv && (type != DType::kBF16 || !firstGrad ||
+                     !cpu::firstConvRecomputeEnabled() ||
+                     sourceConv->outputShapes.size() != 1 ||
+                     sourceConv->outputShapes[0] != dataGrad.outputShapes[0] ||
+                     sourceConv->inputShapes.size() < 2 ||
+                     sourceConv->inputShapes[0] != firstGrad->inputShapes[0] ||
+                     sourceConv->inputTypes[0] != DType::kBF16 ||
+                     sourceConv->inputTypes[1] != DType::kBF16 ||
+                     sourceConv->outputTypes[0] != DType::kBF16))
+    return nullptr;
   if (type == DType::kF32)
     return makeChunkedPoolConvGrad<float>(maxPoolGrad, dataGrad, filterGrad,
                                           gradNchw, windowMask, firstGrad,
-                                          nullptr);
+                                          nullptr, nullptr);
   // The masks' layout is the gradient's windows over all channels.
   if (masks) {
     StatusOr<PoolGeometry> g = poolGeometry(maxPoolGrad);
@@ -2434,7 +2492,7 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
   }
   return makeChunkedPoolConvGrad<uint16_t>(maxPoolGrad, dataGrad, filterGrad,
                                            gradNchw, windowMask, firstGrad,
-                                           std::move(masks));
+                                           std::move(masks), sourceConv);
 #else
   return nullptr;
 #endif

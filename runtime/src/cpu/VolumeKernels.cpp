@@ -69,39 +69,16 @@ StatusOr<std::unique_ptr<Kernel>> createConv3D(const KernelConfig &c) {
                            ? memory::desc(toDims(f), kF32, Tag::oidhw)
                            : memory::desc({g, cout / g, f[1], f[2], f[3], f[4]},
                                           kF32, Tag::goidhw);
-  bool bias = c.inputShapes.size() == 3;
-  memory::desc bUser({cout}, kF32, Tag::x);
   Dims strides = {st[0], st[1], st[2]};
   Dims dilations = {dl[0] - 1, dl[1] - 1, dl[2] - 1}; // 0 = dense
   Dims padL = {win[0].padBefore, win[1].padBefore, win[2].padBefore};
   Dims padR = {win[0].padAfter, win[1].padAfter, win[2].padAfter};
-  auto kernel = std::make_unique<cpu::PlainOneDnnKernel>();
-  try {
-    memory::desc xAny(toDims(x), kF32, Tag::any);
-    memory::desc yAny(toDims(c.outputShapes[0]), kF32, Tag::any);
-    memory::desc wAny(wUser.dims(), kF32, Tag::any);
-    auto desc = bias ? dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::convolution_direct, xAny, wAny,
-                           bUser, yAny, strides, dilations, padL, padR)
-                     : dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::convolution_direct, xAny, wAny,
-                           yAny, strides, dilations, padL, padR);
-    dnnl::convolution_forward::primitive_desc pd(desc, cpuEngine(),
-                                                 /*allow_empty=*/true);
-    if (!pd)
-      return none();
-    kernel->bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
-    kernel->bind(1, false, DNNL_ARG_WEIGHTS, wUser, pd.weights_desc());
-    if (bias)
-      kernel->bind(2, false, DNNL_ARG_BIAS, bUser, pd.bias_desc());
-    kernel->bind(0, true, DNNL_ARG_DST, yUser, pd.dst_desc());
-    kernel->setPrimitive(dnnl::convolution_forward(pd));
-  } catch (const dnnl::error &) {
-    return none(); // oneDNN rejects the configuration: the reference runs it
-  }
-  return std::unique_ptr<Kernel>(std::move(kernel));
+  cpu::PlainWindowOp op{xUser,   wUser,     yUser, std::nullopt,
+                        strides, dilations, padL,  padR};
+  if (c.inputShapes.size() == 3)
+    op.bias = memory::desc({cout}, kF32, Tag::x);
+  return cpu::createPlainWindowKernel<dnnl::convolution_forward>(
+      dnnl::algorithm::convolution_direct, op);
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,8 +109,6 @@ StatusOr<std::unique_ptr<Kernel>> createConv3DTranspose(const KernelConfig &c) {
     wStrides = {icg * sIn, window, sIn, kh * kw, kw, 1};
   }
   memory::desc wUser(wDims, kF32, wStrides);
-  bool bias = c.inputShapes.size() == 3;
-  memory::desc bUser({cout}, kF32, Tag::x);
   Dims strides(p.strides.begin(), p.strides.end());
   Dims dilations = {p.dilations[0] - 1, p.dilations[1] - 1,
                     p.dilations[2] - 1}; // 0 = dense
@@ -141,33 +116,12 @@ StatusOr<std::unique_ptr<Kernel>> createConv3DTranspose(const KernelConfig &c) {
   // output_padding is a negative end pad: elements beyond the full output.
   Dims padR = {p.pads[1] - p.outputPadding[0], p.pads[3] - p.outputPadding[1],
                p.pads[5] - p.outputPadding[2]};
-  auto kernel = std::make_unique<cpu::PlainOneDnnKernel>();
-  try {
-    memory::desc xAny(toDims(x), kF32, Tag::any);
-    memory::desc yAny(toDims(y), kF32, Tag::any);
-    memory::desc wAny(wDims, kF32, Tag::any);
-    auto desc = bias ? dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
-                           bUser, yAny, strides, dilations, padL, padR)
-                     : dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, xAny, wAny,
-                           yAny, strides, dilations, padL, padR);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, cpuEngine(),
-                                                   /*allow_empty=*/true);
-    if (!pd)
-      return none();
-    kernel->bind(0, false, DNNL_ARG_SRC, xUser, pd.src_desc());
-    kernel->bind(1, false, DNNL_ARG_WEIGHTS, wUser, pd.weights_desc());
-    if (bias)
-      kernel->bind(2, false, DNNL_ARG_BIAS, bUser, pd.bias_desc());
-    kernel->bind(0, true, DNNL_ARG_DST, yUser, pd.dst_desc());
-    kernel->setPrimitive(dnnl::deconvolution_forward(pd));
-  } catch (const dnnl::error &) {
-    return none();
-  }
-  return std::unique_ptr<Kernel>(std::move(kernel));
+  cpu::PlainWindowOp op{xUser,   wUser,     yUser, std::nullopt,
+                        strides, dilations, padL,  padR};
+  if (c.inputShapes.size() == 3)
+    op.bias = memory::desc({cout}, kF32, Tag::x);
+  return cpu::createPlainWindowKernel<dnnl::deconvolution_forward>(
+      dnnl::algorithm::deconvolution_direct, op);
 }
 
 //===----------------------------------------------------------------------===//
