@@ -400,6 +400,52 @@ TEST(CpuSchedule, StemConvolutionReadsThePlainImage) {
   }
 }
 
+// ResNet-18's stem at batch 1: the 7x7 convolution reads the plain image
+// and writes nChw16c, the pool keeps it, and the Winograd block after it
+// and its residual sum read it as it is: no reorder but the result's.
+TEST(CpuSchedule, StemBeforeAWinogradBlockStaysBlocked) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 3, 32, 32});
+  int c0 = g.conv(x, 3, 64, {-1, 64, 16, 16}, "relu", 7, 2);
+  int p0 = g.op("max_pool", {c0}, {-1, 64, 8, 8},
+                {{"data_format", stringAttr("NCHW")},
+                 {"kernel", intsAttr({3, 3})},
+                 {"strides", intsAttr({2, 2})},
+                 {"pads", intsAttr({1, 1, 1, 1})}});
+  int a1 = g.conv(p0, 64, 64, {-1, 64, 8, 8}, "relu");
+  int a2 = g.conv(a1, 64, 64, {-1, 64, 8, 8});
+  int s1 = g.op("add", {a2, p0}, {-1, 64, 8, 8});
+  g.op("relu", {s1}, {-1, 64, 8, 8}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({1, 3, 32, 32}, 9)};
+  for (bool on : {true, false}) {
+    if (!on)
+      setenv("GOPT_CONV_STEM_BLOCKED", "0", 1);
+    RunResult cpu = runPlan(*plan, "cpu", in, 1);
+    unsetenv("GOPT_CONV_STEM_BLOCKED");
+    // Winograd's rounding: relative to the result's size (|y| ~ 100).
+    RunResult ref = runPlan(*plan, "reference", in, 1);
+    ASSERT_EQ(ref.outputs.size(), 1u);
+    float largest = 0;
+    const Tensor &y = ref.outputs[0];
+    for (int64_t i = 0; i < y.numElements(); ++i)
+      largest = std::max(largest, std::abs(y.data<float>()[i]));
+    EXPECT_LT(maxAbsDiff(y, cpu.outputs[0]), 2e-6f * largest) << largest;
+    bool winograd = false;
+    for (const OpProfile &p : cpu.profiles)
+      winograd |= p.implementation == "onednn-winograd";
+    if (!winograd) // no AVX-512 Winograd kernel: nothing to keep blocked
+      continue;
+    bool imageReordered = false;
+    for (const OpProfile &p : cpu.profiles)
+      imageReordered |= p.name == "reorder:x";
+    EXPECT_EQ(imageReordered, !on);
+    if (on) // only the result goes back to the plain layout
+      EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+  }
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;

@@ -474,9 +474,23 @@ bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
   if (pool < 0 || p_.ops(pool).kind() != "max_pool" ||
       p_.ops(pool).outputs_size() != 1)
     return false;
-  int next = soleConsumer(p_.ops(pool).outputs(0));
-  return next >= 0 && p_.ops(next).kind() == "conv2d" &&
-         p_.ops(next).inputs(0) == p_.ops(pool).outputs(0);
+  int pooled = p_.ops(pool).outputs(0);
+  int next = soleConsumer(pooled);
+  if (next >= 0)
+    return p_.ops(next).kind() == "conv2d" && p_.ops(next).inputs(0) == pooled;
+  // ResNet-18's stem at batch 1: the pool feeds a Winograd convolution,
+  // which reads nChw16c, and the residual sum beside it, which then reads
+  // the pool's nChw16c as the Winograd result's layout: neither the image
+  // nor the pool's result is reordered.
+  if (!envSwitchOn("GOPT_CONV_STEM_BLOCKED") || !isIntermediate(pooled))
+    return false;
+  for (int c : consumers_[pooled]) {
+    const plan::Op &op = p_.ops(c);
+    if (op.kind() == "conv2d" && op.inputs(0) == pooled &&
+        cpu::winogradSourceDesc(makeKernelConfig(in_, c)))
+      return true;
+  }
+  return false;
 }
 
 // Looks ahead from an NCHW conv2d without activation for add(residual) and
