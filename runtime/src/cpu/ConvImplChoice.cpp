@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <omp.h>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +61,27 @@ dnnl::memory filled(const dnnl::memory::desc &md, int byte) {
   std::memset(m.get_data_handle(), byte, md.get_size());
   return m;
 }
+
+// The choices made in this process, by convolution (its op desc's bytes,
+// the post-ops' kinds, the thread count): a network's repeated blocks
+// (ResNet-50's layer3 has five alike) and later sessions of the same
+// model time each convolution once. -1: `first`.
+std::string choiceKey(const OpDesc &desc, const dnnl::primitive_attr &attr,
+                      const std::string &firstImpl) {
+  std::string key(reinterpret_cast<const char *>(&desc.data),
+                  sizeof(desc.data));
+  dnnl::post_ops ops = attr.get_post_ops();
+  for (int i = 0; i < ops.len(); ++i)
+    key += static_cast<char>(ops.kind(i));
+  key += "/" + std::to_string(omp_get_max_threads()) + "/" + firstImpl;
+  return key;
+}
+
+std::mutex choicesMutex;
+std::unordered_map<std::string, int> &choices() {
+  static std::unordered_map<std::string, int> map;
+  return map;
+}
 } // namespace
 
 PrimitiveDesc fastestConvImpl(const PrimitiveDesc &first,
@@ -69,6 +92,17 @@ PrimitiveDesc fastestConvImpl(const PrimitiveDesc &first,
     // -1: `first` itself; others: places in the list for its layouts.
     std::vector<int> candidates = {-1};
     std::string firstImpl = first.impl_info_str();
+    const std::string key = choiceKey(desc, attr, firstImpl);
+    {
+      std::lock_guard<std::mutex> lock(choicesMutex);
+      auto known = choices().find(key);
+      if (known != choices().end())
+        return known->second < 0 ? first : nth(desc, attr, known->second);
+    }
+    auto remember = [&](int index) {
+      std::lock_guard<std::mutex> lock(choicesMutex);
+      choices()[key] = index;
+    };
     PrimitiveDesc it(desc, attr, cpuEngine());
     for (int i = 0; i < kMaxImpls && !skipped(it.impl_info_str()); ++i) {
       if (firstImpl != it.impl_info_str() &&
@@ -78,8 +112,10 @@ PrimitiveDesc fastestConvImpl(const PrimitiveDesc &first,
       if (!it.next_impl())
         break;
     }
-    if (candidates.size() < 2)
+    if (candidates.size() < 2) {
+      remember(-1);
       return first;
+    }
     std::vector<Trial> trials;
     for (int index : candidates) {
       PrimitiveDesc pd = index < 0 ? first : nth(desc, attr, index);
@@ -115,8 +151,11 @@ PrimitiveDesc fastestConvImpl(const PrimitiveDesc &first,
         best = &t;
     // Within 3% of oneDNN's own first choice: its choice, so that noise on
     // a loaded machine changes fewer plans.
-    if (best->index < 0 || best->bestMs > 0.97 * trials.front().bestMs)
+    if (best->index < 0 || best->bestMs > 0.97 * trials.front().bestMs) {
+      remember(-1);
       return first;
+    }
+    remember(best->index);
     PrimitiveDesc chosen = nth(desc, attr, best->index);
     return chosen;
   } catch (const dnnl::error &) {
