@@ -18,7 +18,7 @@
 namespace gopt::runtime::cpu {
 
 // Whether batch-1 f32 convolutions choose their oneDNN kernel by measured
-// time (GOPT_CONV_MEASURED_IMPL, on unless "0").
+// time (GOPT_CONV_MEASURED_IMPL=1; off by default).
 bool convMeasuredImplEnabled();
 
 // `first`, or the kernel of those oneDNN lists for `make(src, dst)` (the
