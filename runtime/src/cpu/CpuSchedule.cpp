@@ -462,9 +462,10 @@ StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
 // as it is and writes nChw16c (one thread, SqueezeNet's stem at batch 8:
 // 2.4 ms vs. 3.2 + 0.35 for the brgemm kernel and the image's reorder),
 // and the pool and that convolution keep nChw16c. Not before a batch norm
-// (DenseNet-121's concats ran 15% slower in the all-nChw16c network) nor
-// ResNet's two convolutions after the pool (ResNet-50 at batch 1 ran 2%
-// slower in nChw16c than in the brgemm kernel's NHWC).
+// (DenseNet-121's concats ran 15% slower in the all-nChw16c network). The
+// pool may also feed several ops where one is a convolution that keeps
+// nChw16c at batch 1 (below; an earlier all-nChw16c ResNet-50, 3x3 layers
+// included, ran 2% slower, hence not past batch 1).
 bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
   if (dtype(f.src) != DType::kF32 || shape(f.src).size() != 4 ||
       shape(f.src)[1] >= 16 || src != plain(f.src) || f.post.sum ||
@@ -482,7 +483,8 @@ bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
   // which reads nChw16c, and the residual sum beside it, which then reads
   // the pool's nChw16c as the Winograd result's layout: neither the image
   // nor the pool's result is reordered.
-  if (!envSwitchOn("GOPT_CONV_STEM_BLOCKED") || !isIntermediate(pooled))
+  if (!envSwitchOn("GOPT_CONV_STEM_BLOCKED") || !isIntermediate(pooled) ||
+      shape(pooled)[0] != 1)
     return false;
   // ResNet-50's: the pool feeds two 1x1 convolutions, which at batch 1
   // read nChw16c as well (GOPT_CONV_BLOCKED_POINTWISE, in scheduleConv).
@@ -494,8 +496,7 @@ bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
       return true;
     const std::vector<int64_t> &w = shape(op.inputs(1));
     bool oihw = OpAttrs(op).getString("filter_format") == "OIHW";
-    if (w.size() == 4 && shape(pooled)[0] == 1 &&
-        (oihw ? w[2] * w[3] : w[0] * w[1]) == 1 &&
+    if (w.size() == 4 && (oihw ? w[2] * w[3] : w[0] * w[1]) == 1 &&
         envSwitchOn("GOPT_CONV_BLOCKED_POINTWISE"))
       return true;
   }
