@@ -400,6 +400,102 @@ TEST(CpuSchedule, StemConvolutionReadsThePlainImage) {
   }
 }
 
+// ResNet-18's stem at batch 1: the 7x7 convolution reads the plain image
+// and writes nChw16c, the pool keeps it, and the Winograd block after it
+// and its residual sum read it as it is: no reorder but the result's.
+TEST(CpuSchedule, StemBeforeAWinogradBlockStaysBlocked) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 3, 32, 32});
+  int c0 = g.conv(x, 3, 64, {-1, 64, 16, 16}, "relu", 7, 2);
+  int p0 = g.op("max_pool", {c0}, {-1, 64, 8, 8},
+                {{"data_format", stringAttr("NCHW")},
+                 {"kernel", intsAttr({3, 3})},
+                 {"strides", intsAttr({2, 2})},
+                 {"pads", intsAttr({1, 1, 1, 1})}});
+  int a1 = g.conv(p0, 64, 64, {-1, 64, 8, 8}, "relu");
+  int a2 = g.conv(a1, 64, 64, {-1, 64, 8, 8});
+  int s1 = g.op("add", {a2, p0}, {-1, 64, 8, 8});
+  g.op("relu", {s1}, {-1, 64, 8, 8}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({1, 3, 32, 32}, 9)};
+  for (bool on : {true, false}) {
+    if (!on)
+      setenv("GOPT_CONV_STEM_BLOCKED", "0", 1);
+    RunResult cpu = runPlan(*plan, "cpu", in, 1);
+    unsetenv("GOPT_CONV_STEM_BLOCKED");
+    // Winograd's rounding: relative to the result's size (|y| ~ 100).
+    RunResult ref = runPlan(*plan, "reference", in, 1);
+    ASSERT_EQ(ref.outputs.size(), 1u);
+    float largest = 0;
+    const Tensor &y = ref.outputs[0];
+    for (int64_t i = 0; i < y.numElements(); ++i)
+      largest = std::max(largest, std::abs(y.data<float>()[i]));
+    EXPECT_LT(maxAbsDiff(y, cpu.outputs[0]), 2e-6f * largest) << largest;
+    bool winograd = false;
+    for (const OpProfile &p : cpu.profiles)
+      winograd |= p.implementation == "onednn-winograd";
+    if (!winograd) // no AVX-512 Winograd kernel: nothing to keep blocked
+      continue;
+    bool imageReordered = false;
+    for (const OpProfile &p : cpu.profiles)
+      imageReordered |= p.name == "reorder:x";
+    EXPECT_EQ(imageReordered, !on);
+    if (on) // only the result goes back to the plain layout
+      EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+  }
+}
+
+// ResNet-50's stem and first bottleneck at batch 1, with a wide 1x1
+// convolution after it: the 1x1 convolutions read the nChw16c that the
+// Winograd one and the stem leave, the downsample included, so nothing is
+// reordered but the image (none: the stem reads it) and the result. With
+// GOPT_CONV_BLOCKED_POINTWISE=0 the wide 1x1 reads NHWC as before.
+TEST(CpuSchedule, PointwiseConvolutionsKeepTheBlockedLayout) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 3, 32, 32});
+  int c0 = g.conv(x, 3, 64, {-1, 64, 16, 16}, "relu", 7, 2);
+  int p0 = g.op("max_pool", {c0}, {-1, 64, 8, 8},
+                {{"data_format", stringAttr("NCHW")},
+                 {"kernel", intsAttr({3, 3})},
+                 {"strides", intsAttr({2, 2})},
+                 {"pads", intsAttr({1, 1, 1, 1})}});
+  int a1 = g.conv(p0, 64, 64, {-1, 64, 8, 8}, "relu", 1);
+  int a2 = g.conv(a1, 64, 64, {-1, 64, 8, 8}, "relu", 3);
+  int a3 = g.conv(a2, 64, 256, {-1, 256, 8, 8}, "none", 1);
+  int d = g.conv(p0, 64, 256, {-1, 256, 8, 8}, "none", 1);
+  int s1 = g.op("add", {a3, d}, {-1, 256, 8, 8});
+  int o1 = g.op("relu", {s1}, {-1, 256, 8, 8});
+  int c5 = g.conv(o1, 256, 128, {-1, 128, 8, 8}, "none", 1);
+  g.op("relu", {c5}, {-1, 128, 8, 8}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({1, 3, 32, 32}, 19)};
+  RunResult ref = runPlan(*plan, "reference", in, 1);
+  ASSERT_EQ(ref.outputs.size(), 1u);
+  float largest = 0;
+  for (int64_t i = 0; i < ref.outputs[0].numElements(); ++i)
+    largest = std::max(largest, std::abs(ref.outputs[0].data<float>()[i]));
+  for (bool on : {true, false}) {
+    if (!on)
+      setenv("GOPT_CONV_BLOCKED_POINTWISE", "0", 1);
+    RunResult cpu = runPlan(*plan, "cpu", in, 1);
+    unsetenv("GOPT_CONV_BLOCKED_POINTWISE");
+    ASSERT_EQ(cpu.outputs.size(), 1u);
+    EXPECT_LT(maxAbsDiff(ref.outputs[0], cpu.outputs[0]), 2e-6f * largest)
+        << largest;
+    bool winograd = false;
+    for (const OpProfile &p : cpu.profiles)
+      winograd |= p.implementation == "onednn-winograd";
+    if (!winograd) // no AVX-512 Winograd kernel: nothing to keep blocked
+      continue;
+    if (on)
+      EXPECT_EQ(kinds(cpu).count("reorder"), 1u);
+    else
+      EXPECT_GT(kinds(cpu).count("reorder"), 1u);
+  }
+}
+
 TEST(CpuSchedule, ResolvesAgainForANewBatch) {
   Plan plan = resnetLike(false);
   SessionOptions options;

@@ -476,9 +476,10 @@ StatusOr<int> CpuScheduler::slotIn(int t, const memory::desc &md) {
 // as it is and writes nChw16c (one thread, SqueezeNet's stem at batch 8:
 // 2.4 ms vs. 3.2 + 0.35 for the brgemm kernel and the image's reorder),
 // and the pool and that convolution keep nChw16c. Not before a batch norm
-// (DenseNet-121's concats ran 15% slower in the all-nChw16c network) nor
-// ResNet's two convolutions after the pool (ResNet-50 at batch 1 ran 2%
-// slower in nChw16c than in the brgemm kernel's NHWC).
+// (DenseNet-121's concats ran 15% slower in the all-nChw16c network). The
+// pool may also feed several ops where one is a convolution that keeps
+// nChw16c at batch 1 (below; an earlier all-nChw16c ResNet-50, 3x3 layers
+// included, ran 2% slower, hence not past batch 1).
 bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
   if (dtype(f.src) != DType::kF32 || shape(f.src).size() != 4 ||
       shape(f.src)[1] >= 16 || src != plain(f.src) || f.post.sum ||
@@ -488,9 +489,32 @@ bool CpuScheduler::stemImage(const Fusion &f, const memory::desc &src) const {
   if (pool < 0 || p_.ops(pool).kind() != "max_pool" ||
       p_.ops(pool).outputs_size() != 1)
     return false;
-  int next = soleConsumer(p_.ops(pool).outputs(0));
-  return next >= 0 && p_.ops(next).kind() == "conv2d" &&
-         p_.ops(next).inputs(0) == p_.ops(pool).outputs(0);
+  int pooled = p_.ops(pool).outputs(0);
+  int next = soleConsumer(pooled);
+  if (next >= 0)
+    return p_.ops(next).kind() == "conv2d" && p_.ops(next).inputs(0) == pooled;
+  // ResNet-18's stem at batch 1: the pool feeds a Winograd convolution,
+  // which reads nChw16c, and the residual sum beside it, which then reads
+  // the pool's nChw16c as the Winograd result's layout: neither the image
+  // nor the pool's result is reordered.
+  if (!envSwitchOn("GOPT_CONV_STEM_BLOCKED") || !isIntermediate(pooled) ||
+      shape(pooled)[0] != 1)
+    return false;
+  // ResNet-50's: the pool feeds two 1x1 convolutions, which at batch 1
+  // read nChw16c as well (GOPT_CONV_BLOCKED_POINTWISE, in scheduleConv).
+  for (int c : consumers_[pooled]) {
+    const plan::Op &op = p_.ops(c);
+    if (op.kind() != "conv2d" || op.inputs(0) != pooled)
+      continue;
+    if (cpu::winogradSourceDesc(makeKernelConfig(in_, c)))
+      return true;
+    const std::vector<int64_t> &w = shape(op.inputs(1));
+    bool oihw = OpAttrs(op).getString("filter_format") == "OIHW";
+    if (w.size() == 4 && (oihw ? w[2] * w[3] : w[0] * w[1]) == 1 &&
+        envSwitchOn("GOPT_CONV_BLOCKED_POINTWISE"))
+      return true;
+  }
+  return false;
 }
 
 // Looks ahead from an NCHW conv2d without activation for add(residual) and
@@ -636,6 +660,29 @@ Status CpuScheduler::scheduleConv(int o) {
   // keep the layout (ResNet-50 at batch 8 ran 8% faster all blocked).
   const std::vector<int64_t> &filter = shape(conv.inputs(1));
   bool wideFilter = filter.size() == 4 && filter[0] * filter[1] > 128 * 128;
+  // Not a 1x1 one: oneDNN's jit_1x1 kernel on nChw16c ran ResNet-50's wide
+  // 1x1 layers as fast as or faster than brgconv_1x1 on NHWC (256 -> 1024
+  // at 14x14 0.71 vs 0.85 ms, 2048 -> 512 at 7x7 0.98 vs 1.13, one
+  // thread), so the source stays blocked and the block's reorders go.
+  bool oihw = OpAttrs(conv).getString("filter_format") == "OIHW";
+  bool blockedPointwise =
+      filter.size() == 4 && envSwitchOn("GOPT_CONV_BLOCKED_POINTWISE") &&
+      (oihw ? filter[2] * filter[3] : filter[0] * filter[1]) == 1;
+  if (blockedPointwise)
+    wideFilter = false;
+  // Likewise a 1x1 convolution at batch 1 whose source is also kept in
+  // nChw16c (for a neighbour) reads that copy: ResNet-50's first
+  // downsample read the pool's NHWC and its result was reordered for the
+  // residual sum (0.6 ms of 58).
+  const memory::desc blocked16(shape(f.src), memory::data_type::f32,
+                               memory::format_tag::aBcd16b);
+  if (!blockedSource && blockedPointwise && dtype(f.src) == DType::kF32 &&
+      shape(f.src).size() == 4 && shape(f.src)[0] == 1)
+    for (const Version &v : versions_[f.src])
+      if (v.md == blocked16) {
+        source = blocked16;
+        blockedSource = true;
+      }
   // A DenseNet layer's source (batch norm and relu of its block's shared
   // nChw16c buffer) keeps it: reordering each layer's source cost more
   // than the direct kernel's NHWC gains.

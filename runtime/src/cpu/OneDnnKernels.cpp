@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AmxMatmul.h"
+#include "ConvImplChoice.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
 #include "DepthwiseInt8.h"
@@ -480,6 +481,15 @@ public:
         pd = dnnl::convolution_forward::primitive_desc(
             convDesc(g, srcMd, anyWeights, hasBias ? &biasMd : nullptr, dstMd),
             attr, cpuEngine());
+      // One image's f32 convolution: the fastest of oneDNN's kernels for
+      // the layouts it chose, timed here (ConvImplChoice.h).
+      if (!winograd && !band && g.n == 1 && g.weightDims.size() == 4 &&
+          type == DataType::f32 && c.constantInputs[1] &&
+          cpu::convMeasuredImplEnabled())
+        pd = cpu::fastestConvImpl(pd, [&](const memory::desc &src,
+                                          const memory::desc &dst) {
+          return convDesc(g, src, anyWeights, hasBias ? &biasMd : nullptr, dst);
+        });
     } catch (const dnnl::error &e) {
       // Without a kernel for these post-ops the ops run one by one.
       if (noBf16Kernel(type) || !post.tail.empty())
