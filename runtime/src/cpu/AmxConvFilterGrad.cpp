@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 #include "AmxConvFilterGrad.h"
 #include "AmxTiles.h"
+#include "ConvGradBf16.h"
 #include "ElementLoops.h"
 #include "EnvSwitch.h"
 #include "gopt/runtime/Kernel.h"
@@ -49,6 +50,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace gopt::runtime::cpu {
@@ -188,13 +190,10 @@ roundToBf16(__m512i x) {
 
 class AmxConvFilterGrad : public Kernel {
 public:
-  AmxConvFilterGrad(const KernelConfig &c, bool oihw, int64_t kh, int64_t kw,
-                    int64_t cout, int64_t sh, int64_t sw, int64_t padTop,
-                    int64_t padLeft)
-      : oihw_(oihw), n_(c.inputShapes[0][0]), h_(c.inputShapes[0][1]),
-        w_(c.inputShapes[0][2]), cin_(c.inputShapes[0][3]), cout_(cout),
-        kh_(kh), kw_(kw), oh_(c.inputShapes[1][1]), ow_(c.inputShapes[1][2]),
-        sh_(sh), sw_(sw) {
+  explicit AmxConvFilterGrad(const NhwcConvGeometry &g)
+      : oihw_(g.oihw), n_(g.n), h_(g.h), w_(g.w), cin_(g.cin), cout_(g.cout),
+        kh_(g.kh), kw_(g.kw), oh_(g.oh), ow_(g.ow), sh_(g.sh), sw_(g.sw) {
+    const int64_t padTop = g.padTop, padLeft = g.padLeft;
     taps_ = kh_ * kw_;
     // Tap (r, s) reads phase (r - padTop) mod sh, (s - padLeft) mod sw at
     // plane row oh + qh, column ow + qw (qh, qw the floor quotients).
@@ -661,46 +660,21 @@ std::unique_ptr<Kernel> createAmxConvFilterGrad(const KernelConfig &c) {
       c.inputTypes[1] != DType::kBF16 || c.outputTypes.size() != 1 ||
       c.outputTypes[0] != DType::kBF16)
     return nullptr;
-  OpAttrs attrs = c.attrs();
-  if (attrs.getString("data_format") != "NHWC" || attrs.getInt("groups") != 1)
-    return nullptr;
-  const Shape &x = c.inputShapes[0], &dy = c.inputShapes[1],
-              &f = c.outputShapes[0];
-  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
-    return nullptr;
-  const bool oihw = attrs.getString("filter_format") == "OIHW";
-  const int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
-  const int64_t cout = oihw ? f[0] : f[3], cin = x[3];
-  std::vector<int64_t> strides = attrs.getWindowInts("strides");
-  std::vector<int64_t> dilations = attrs.getWindowInts("dilations");
-  std::vector<int64_t> pads = attrs.getWindowInts("pads");
-  if (dilations[0] != 1 || dilations[1] != 1 || strides[0] < 1 ||
-      strides[1] < 1 || strides[0] > 2 || strides[1] > 2)
-    return nullptr;
-  StatusOr<WindowDim> wh =
-      computeWindowDim(x[1], kh, strides[0], 1, attrs.getString("padding"),
-                       pads[0], pads[1], false);
-  StatusOr<WindowDim> ww =
-      computeWindowDim(x[2], kw, strides[1], 1, attrs.getString("padding"),
-                       pads[2], pads[3], false);
-  if (!wh.ok() || !ww.ok() || wh->outSize != dy[1] || ww->outSize != dy[2] ||
-      dy[0] != x[0] || dy[3] != cout || (oihw ? f[1] : f[2]) != cin ||
-      wh->padBefore < 0 || ww->padBefore < 0 || wh->padBefore >= kh ||
-      ww->padBefore >= kw)
+  std::optional<NhwcConvGeometry> g = nhwcConvGeometry(
+      c.attrs(), c.inputShapes[0], c.inputShapes[1], c.outputShapes[0]);
+  if (!g || g->sh > 2 || g->sw > 2 || g->padTop >= g->kh || g->padLeft >= g->kw)
     return nullptr;
   // Whole 2x2 blocks of 16-channel tiles.
-  if (cin % 32 || cout % 32 || cin == 0 || cout == 0 || x[0] == 0 ||
-      dy[1] == 0 || dy[2] == 0 || !wideFilterGradEnabled() || !amxBf16Usable())
+  if (g->cin % 32 || g->cout % 32 || g->cin == 0 || g->cout == 0 || g->n == 0 ||
+      g->oh == 0 || g->ow == 0 || !wideFilterGradEnabled() || !amxBf16Usable())
     return nullptr;
   // The transposed x and the packed dy are about the activations' size;
   // refuse what would not fit a sensible workspace.
-  const int64_t grid = x[0] * (dy[1] + kh) * (dy[2] + kw);
-  if (AmxConvFilterGrad::workspaceFor(strides[0] * strides[1], cin, cout,
-                                      grid) > (size_t(1) << 30))
+  const int64_t grid = g->n * (g->oh + g->kh) * (g->ow + g->kw);
+  if (AmxConvFilterGrad::workspaceFor(g->sh * g->sw, g->cin, g->cout, grid) >
+      (size_t(1) << 30))
     return nullptr;
-  return std::make_unique<AmxConvFilterGrad>(c, oihw, kh, kw, cout, strides[0],
-                                             strides[1], wh->padBefore,
-                                             ww->padBefore);
+  return std::make_unique<AmxConvFilterGrad>(*g);
 }
 #endif
 
