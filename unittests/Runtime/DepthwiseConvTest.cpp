@@ -24,6 +24,8 @@ using gopt::runtime::cpu::DepthwiseF32;
 using gopt::runtime::cpu::depthwiseF32Enabled;
 using gopt::runtime::cpu::DepthwiseGeometry;
 using gopt::runtime::cpu::DepthwiseTail;
+using gopt::runtime::cpu::siluInPlace;
+using gopt::runtime::cpu::siluInPlaceEnabled;
 
 namespace {
 
@@ -308,6 +310,38 @@ TEST(DepthwiseConv, F32RejectsOtherKernelsAndWrongWeights) {
   g.stride = 3;
   EXPECT_FALSE(DepthwiseF32::create(g, 3, std::vector<float>(72), {}, false, 0,
                                     0, DepthwiseTail::kNone, 1));
+}
+
+// siluInPlace against x / (1 + exp(-x)) in double: lengths around the
+// 16-float vector (a masked tail), long enough to split among threads (at
+// cuts that are not multiples of 16 before rounding), values far out on
+// both sides, zeros and a guard past the end untouched.
+TEST(DepthwiseConv, SiluInPlaceMatchesFormula) {
+  if (!siluInPlaceEnabled())
+    GTEST_SKIP() << "no AVX-512 here (or GOPT_CONV_SILU_PASS=0)";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-100, 100);
+  for (int64_t n : {1, 15, 16, 17, 1000, 200003})
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " threads " << threads);
+      std::vector<float> x(n + 1);
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = i % 7 == 0 ? u(rng) : u(rng) / 20;
+      x[0] = 0.0f;
+      x[n] = 12345.0f;
+      const std::vector<float> in = x;
+      siluInPlace(x.data(), n, threads);
+      EXPECT_EQ(x[n], 12345.0f);
+      int bad = 0;
+      for (int64_t i = 0; i < n && bad < 5; ++i) {
+        const double v = in[i], want = v / (1 + std::exp(-v));
+        if (!(std::fabs(x[i] - want) <= 2e-6 * std::fabs(want) + 1e-30)) {
+          ADD_FAILURE() << "at " << i << ": silu(" << v << ") = " << x[i]
+                        << ", want " << want;
+          ++bad;
+        }
+      }
+    }
 }
 
 } // namespace

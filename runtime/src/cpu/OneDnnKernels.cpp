@@ -454,8 +454,18 @@ public:
     if (post.sum)
       postOps.append_sum(1.0f);
     appendActivation(postOps, post.activation, post.clipMin, post.clipMax);
-    for (const cpu::ConvPostOps::Eltwise &e : post.tail)
-      postOps.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    // An f32 SiLU last (EfficientNet's convolutions) runs as gopt's pass
+    // over the result just written (in cache at these sizes) rather than
+    // oneDNN 2.6's eltwise_swish post-op, 2-3x slower per element.
+    siluAfter_ = type == DataType::f32 && !post.tail.empty() &&
+                 post.tail.back().algorithm == dnnl::algorithm::eltwise_swish &&
+                 post.tail.back().alpha == 1.0f &&
+                 memory::desc(g.dstDims, type, Tag::nchw).get_size() <=
+                     (size_t(8) << 20) &&
+                 cpu::siluInPlaceEnabled();
+    for (size_t i = 0; i + (siluAfter_ ? 1 : 0) < post.tail.size(); ++i)
+      postOps.append_eltwise(1.0f, post.tail[i].algorithm, post.tail[i].alpha,
+                             post.tail[i].beta);
     attr.set_post_ops(postOps);
     dnnl::convolution_forward::primitive_desc pd;
     try {
@@ -506,6 +516,16 @@ public:
   const char *implementation() const override {
     return winograd_ ? "onednn-winograd" : "onednn";
   }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    GOPT_RETURN_IF_ERROR(OneDnnLayoutKernel::run(inputs, outputs));
+    if (siluAfter_)
+      cpu::siluInPlace(
+          static_cast<float *>(outputs[0].data()),
+          static_cast<int64_t>(outputDesc_.get_size() / sizeof(float)),
+          omp_in_parallel() ? 1 : omp_get_max_threads());
+    return Status::success();
+  }
   bool isWinograd() const { return winograd_; }
   // Before init: any Winograd tile size, into `preferredDst` (one image).
   void allowAnyWinogradTile() { anyWinogradTile_ = true; }
@@ -517,6 +537,7 @@ private:
   std::string implInfo_;
   bool winograd_ = false;
   bool anyWinogradTile_ = false;
+  bool siluAfter_ = false; // gopt's SiLU pass after oneDNN's kernel
 };
 
 // A convolution writing its result straight into a channel concatenation's
@@ -1653,7 +1674,7 @@ class DepthwiseF32Kernel : public OneDnnLayoutKernel {
 public:
   static std::unique_ptr<OneDnnLayoutKernel>
   create(const KernelConfig &c, const cpu::ConvPostOps &post,
-         const OneDnnLayoutKernel &onednn) {
+         const OneDnnLayoutKernel &onednn, const RowBand *band = nullptr) {
     auto none = [] { return std::unique_ptr<OneDnnLayoutKernel>(); };
     if (!cpu::depthwiseF32Enabled() || convType(c) != DataType::f32 ||
         c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] || post.sum ||
@@ -1680,7 +1701,9 @@ public:
     StatusOr<ConvGeometry> geometry = convGeometry(c);
     if (!geometry.ok())
       return none();
-    const ConvGeometry &g = *geometry;
+    ConvGeometry g = *geometry;
+    if (band)
+      applyBand(g, *band);
     const Dims &wd = g.weightDims;
     const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
     if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
@@ -2057,6 +2080,10 @@ public:
         if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
           stage = std::move(dw);
           kernel->depthwise_ = true;
+        } else if (auto f32 =
+                       DepthwiseF32Kernel::create(c, stages[k].post, *stage)) {
+          stage = std::move(f32);
+          kernel->depthwise_ = true;
         } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
                                                           *stage)) {
           stage = std::move(pw);
@@ -2306,6 +2333,10 @@ private:
             if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
                                                        *kernel, &rb)) {
               kernel = std::move(dw);
+              depthwise_ = true;
+            } else if (auto f32 = DepthwiseF32Kernel::create(c, stages[k].post,
+                                                             *kernel, &rb)) {
+              kernel = std::move(f32);
               depthwise_ = true;
             } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
                                                               *kernel, &rb)) {
