@@ -26,6 +26,7 @@ using gopt::runtime::cpu::DepthwiseGeometry;
 using gopt::runtime::cpu::DepthwiseTail;
 using gopt::runtime::cpu::siluInPlace;
 using gopt::runtime::cpu::siluInPlaceEnabled;
+using gopt::runtime::cpu::tailInPlace;
 
 namespace {
 
@@ -337,6 +338,36 @@ TEST(DepthwiseConv, SiluInPlaceMatchesFormula) {
         const double v = in[i], want = v / (1 + std::exp(-v));
         if (!(std::fabs(x[i] - want) <= 2e-6 * std::fabs(want) + 1e-30)) {
           ADD_FAILURE() << "at " << i << ": silu(" << v << ") = " << x[i]
+                        << ", want " << want;
+          ++bad;
+        }
+      }
+    }
+}
+
+// tailInPlace's HardSwish against x * clamp(x / 6 + 0.5, 0, 1) in double,
+// on both sides of the clamp's corners (-3, 3) and split among threads.
+TEST(DepthwiseConv, HardSwishInPlaceMatchesFormula) {
+  if (!siluInPlaceEnabled())
+    GTEST_SKIP() << "no AVX-512 here (or GOPT_CONV_SILU_PASS=0)";
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-8, 8);
+  for (int64_t n : {5, 33, 200003})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(::testing::Message() << "n " << n << " threads " << threads);
+      std::vector<float> x(n + 1);
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = u(rng);
+      x[n] = 12345.0f;
+      const std::vector<float> in = x;
+      tailInPlace(x.data(), n, DepthwiseTail::kHardSwish, threads);
+      EXPECT_EQ(x[n], 12345.0f);
+      int bad = 0;
+      for (int64_t i = 0; i < n && bad < 5; ++i) {
+        const double v = in[i];
+        const double want = v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
+        if (!(std::fabs(x[i] - want) <= 1e-6 * std::fabs(want) + 1e-7)) {
+          ADD_FAILURE() << "at " << i << ": hardswish(" << v << ") = " << x[i]
                         << ", want " << want;
           ++bad;
         }

@@ -572,11 +572,21 @@ bool siluInPlaceEnabled() {
 #endif
 }
 
+bool hardSwishInPlaceEnabled() {
+#ifdef GOPT_DW_X86
+  static const bool enabled = envSwitchOn("GOPT_CONV_HARDSWISH_PASS") &&
+                              __builtin_cpu_supports("avx512f");
+  return enabled;
+#else
+  return false;
+#endif
+}
+
 #ifdef GOPT_DW_X86
 namespace {
-GOPT_DW_F32_TARGET void siluRange(float *x, int64_t n) {
+GOPT_DW_F32_TARGET void tailRange(float *x, int64_t n, DepthwiseTail tail) {
   F32RowArgs a{};
-  a.tail = DepthwiseTail::kSwish;
+  a.tail = tail;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm512_storeu_ps(x + i, epilogue(a, _mm512_loadu_ps(x + i)));
@@ -589,13 +599,13 @@ GOPT_DW_F32_TARGET void siluRange(float *x, int64_t n) {
 } // namespace
 #endif
 
-void siluInPlace(float *x, int64_t n, int threads) {
+void tailInPlace(float *x, int64_t n, DepthwiseTail tail, int threads) {
 #ifdef GOPT_DW_X86
   // Below ~64K elements a thread, a fork costs more than it saves.
   const int64_t parts =
       std::max<int64_t>(1, std::min<int64_t>(threads, n / 65536));
   if (parts <= 1) {
-    siluRange(x, n);
+    tailRange(x, n, tail);
     return;
   }
 #pragma omp parallel num_threads(static_cast <int>(parts))
@@ -604,13 +614,18 @@ void siluInPlace(float *x, int64_t n, int threads) {
     // Whole vectors per thread: cut at multiples of 16.
     const int64_t lo = (n * t / nt) & ~int64_t(15);
     const int64_t hi = t + 1 == nt ? n : (n * (t + 1) / nt) & ~int64_t(15);
-    siluRange(x + lo, hi - lo);
+    tailRange(x + lo, hi - lo, tail);
   }
 #else
   (void)x;
   (void)n;
+  (void)tail;
   (void)threads;
 #endif
+}
+
+void siluInPlace(float *x, int64_t n, int threads) {
+  tailInPlace(x, n, DepthwiseTail::kSwish, threads);
 }
 
 } // namespace gopt::runtime::cpu

@@ -92,6 +92,10 @@ private:
 // than oneDNN 2.6's eltwise_swish post-op (EfficientNet).
 bool siluInPlaceEnabled();
 void siluInPlace(float *x, int64_t n, int threads);
+// The same pass for ONNX's HardSwish (MobileNetV3's convolutions); false
+// without AVX-512F or with GOPT_CONV_HARDSWISH_PASS=0.
+bool hardSwishInPlaceEnabled();
+void tailInPlace(float *x, int64_t n, DepthwiseTail tail, int threads);
 
 } // namespace gopt::runtime::cpu
 

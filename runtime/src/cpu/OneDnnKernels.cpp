@@ -454,16 +454,26 @@ public:
     if (post.sum)
       postOps.append_sum(1.0f);
     appendActivation(postOps, post.activation, post.clipMin, post.clipMax);
-    // An f32 SiLU last (EfficientNet's convolutions) runs as gopt's pass
-    // over the result just written (in cache at these sizes) rather than
-    // oneDNN 2.6's eltwise_swish post-op, 2-3x slower per element.
-    siluAfter_ = type == DataType::f32 && !post.tail.empty() &&
-                 post.tail.back().algorithm == dnnl::algorithm::eltwise_swish &&
-                 post.tail.back().alpha == 1.0f &&
-                 memory::desc(g.dstDims, type, Tag::nchw).get_size() <=
-                     (size_t(8) << 20) &&
-                 cpu::siluInPlaceEnabled();
-    for (size_t i = 0; i + (siluAfter_ ? 1 : 0) < post.tail.size(); ++i)
+    // An f32 SiLU or HardSwish last (EfficientNet's, MobileNetV3's
+    // convolutions) runs as gopt's pass over the result just written (in
+    // cache at these sizes) rather than as oneDNN 2.6's eltwise_swish /
+    // eltwise_hardswish post-op, 2-3x slower per element for SiLU.
+    tailAfter_ = cpu::DepthwiseTail::kNone;
+    if (type == DataType::f32 && !post.tail.empty() &&
+        memory::desc(g.dstDims, type, Tag::nchw).get_size() <=
+            (size_t(8) << 20)) {
+      const cpu::ConvPostOps::Eltwise &e = post.tail.back();
+      if (e.algorithm == dnnl::algorithm::eltwise_swish && e.alpha == 1.0f &&
+          cpu::siluInPlaceEnabled())
+        tailAfter_ = cpu::DepthwiseTail::kSwish;
+      else if (e.algorithm == dnnl::algorithm::eltwise_hardswish &&
+               e.alpha == 1.0f / 6.0f && e.beta == 0.5f &&
+               cpu::hardSwishInPlaceEnabled())
+        tailAfter_ = cpu::DepthwiseTail::kHardSwish;
+    }
+    const size_t kept =
+        post.tail.size() - (tailAfter_ != cpu::DepthwiseTail::kNone ? 1 : 0);
+    for (size_t i = 0; i < kept; ++i)
       postOps.append_eltwise(1.0f, post.tail[i].algorithm, post.tail[i].alpha,
                              post.tail[i].beta);
     attr.set_post_ops(postOps);
@@ -519,11 +529,11 @@ public:
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     GOPT_RETURN_IF_ERROR(OneDnnLayoutKernel::run(inputs, outputs));
-    if (siluAfter_)
-      cpu::siluInPlace(
+    if (tailAfter_ != cpu::DepthwiseTail::kNone)
+      cpu::tailInPlace(
           static_cast<float *>(outputs[0].data()),
           static_cast<int64_t>(outputDesc_.get_size() / sizeof(float)),
-          omp_in_parallel() ? 1 : omp_get_max_threads());
+          tailAfter_, omp_in_parallel() ? 1 : omp_get_max_threads());
     return Status::success();
   }
   bool isWinograd() const { return winograd_; }
@@ -537,7 +547,8 @@ private:
   std::string implInfo_;
   bool winograd_ = false;
   bool anyWinogradTile_ = false;
-  bool siluAfter_ = false; // gopt's SiLU pass after oneDNN's kernel
+  // gopt's SiLU or HardSwish pass after oneDNN's kernel.
+  cpu::DepthwiseTail tailAfter_ = cpu::DepthwiseTail::kNone;
 };
 
 // A convolution writing its result straight into a channel concatenation's
