@@ -801,6 +801,17 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   int64_t batch = shape(r)[0];
   size_t image =
       static_cast<size_t>(numElements(shape(r)) / batch) * dtypeSize(dtype(r));
+  // At batch 1 an f32 image over the budget (MobileNet's first expanded
+  // blocks: 112x112x96 f32 is 4.8 MB) runs as row bands, the expanded band
+  // staying in L2 between the expand and depthwise stages; only pairs with
+  // a grouped (depthwise) convolution, so dense stems (Inception's) keep
+  // their schedule (GOPT_CONV_CHAIN_BATCH1=0: unchained).
+  static const bool batchOne = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+  if (batch == 1 && batchOne && !f.int8 && dtype(r) == DType::kF32 &&
+      image > kChainChunkBytes &&
+      (OpAttrs(conv).getInt("groups") > 1 ||
+       OpAttrs(next).getInt("groups") > 1))
+    return c;
   if (batch < 2 || image * batch <= kChainChunkBytes ||
       chainChunk(batch, image) >= batch)
     return -1;

@@ -51,6 +51,52 @@ private:
   int threads_ = 1;
 };
 
+// What follows the clamp in DepthwiseF32's epilogue: nothing, ONNX's
+// HardSwish x * clamp(x / 6 + 0.5, 0, 1), or SiLU x * sigmoid(x).
+enum class DepthwiseTail { kNone, kHardSwish, kSwish };
+
+// False where the CPU lacks AVX-512F or GOPT_DEPTHWISE_F32=0 (oneDNN's
+// brdgmm_dw then runs f32 depthwise convolutions, for comparing).
+bool depthwiseF32Enabled();
+
+// gopt's own KxK (3 or 5) depthwise convolution on NHWC f32 (MobileNet's
+// and EfficientNet's depthwise layers at small batches): bias, clamp
+// (relu, relu6, clip), then `tail`.
+class DepthwiseF32 {
+public:
+  // `weights`: [k][k][c] (kh, kw, channel); `bias`: [c] (empty: none).
+  // `threads`: the threads a call splits (rows x channel groups) among.
+  // Null for any geometry the kernel does not take.
+  static std::unique_ptr<DepthwiseF32> create(const DepthwiseGeometry &g, int k,
+                                              const std::vector<float> &weights,
+                                              const std::vector<float> &bias,
+                                              bool clamp, float lo, float hi,
+                                              DepthwiseTail tail, int threads);
+  void run(const float *src, float *dst) const;
+
+private:
+  DepthwiseGeometry g_;
+  int k_ = 3;
+  std::vector<float> w_; // per block of 16 channels: [k * k][16]
+  std::vector<float> b_; // [blocks * 16], zero past c
+  bool clamp_ = false;
+  float lo_ = 0, hi_ = 0;
+  DepthwiseTail tail_ = DepthwiseTail::kNone;
+  int threads_ = 1;
+};
+
+// x * sigmoid(x) in place over `n` floats with DepthwiseF32's SiLU (an
+// AVX-512 exp within 2 ulp), split among `threads` where n is large; false
+// (nothing done) without AVX-512F or with GOPT_CONV_SILU_PASS=0. A
+// convolution's SiLU applied so after oneDNN's kernel ran 2-3x faster
+// than oneDNN 2.6's eltwise_swish post-op (EfficientNet).
+bool siluInPlaceEnabled();
+void siluInPlace(float *x, int64_t n, int threads);
+// The same pass for ONNX's HardSwish (MobileNetV3's convolutions); false
+// without AVX-512F or with GOPT_CONV_HARDSWISH_PASS=0.
+bool hardSwishInPlaceEnabled();
+void tailInPlace(float *x, int64_t n, DepthwiseTail tail, int threads);
+
 } // namespace gopt::runtime::cpu
 
 #endif // GOPT_RUNTIME_SRC_CPU_DEPTHWISECONV_H

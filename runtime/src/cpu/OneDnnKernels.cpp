@@ -455,8 +455,28 @@ public:
     if (post.sum)
       postOps.append_sum(1.0f);
     appendActivation(postOps, post.activation, post.clipMin, post.clipMax);
-    for (const cpu::ConvPostOps::Eltwise &e : post.tail)
-      postOps.append_eltwise(1.0f, e.algorithm, e.alpha, e.beta);
+    // An f32 SiLU or HardSwish last (EfficientNet's, MobileNetV3's
+    // convolutions) runs as gopt's pass over the result just written (in
+    // cache at these sizes) rather than as oneDNN 2.6's eltwise_swish /
+    // eltwise_hardswish post-op, 2-3x slower per element for SiLU.
+    tailAfter_ = cpu::DepthwiseTail::kNone;
+    if (type == DataType::f32 && !post.tail.empty() &&
+        memory::desc(g.dstDims, type, Tag::nchw).get_size() <=
+            (size_t(8) << 20)) {
+      const cpu::ConvPostOps::Eltwise &e = post.tail.back();
+      if (e.algorithm == dnnl::algorithm::eltwise_swish && e.alpha == 1.0f &&
+          cpu::siluInPlaceEnabled())
+        tailAfter_ = cpu::DepthwiseTail::kSwish;
+      else if (e.algorithm == dnnl::algorithm::eltwise_hardswish &&
+               e.alpha == 1.0f / 6.0f && e.beta == 0.5f &&
+               cpu::hardSwishInPlaceEnabled())
+        tailAfter_ = cpu::DepthwiseTail::kHardSwish;
+    }
+    const size_t kept =
+        post.tail.size() - (tailAfter_ != cpu::DepthwiseTail::kNone ? 1 : 0);
+    for (size_t i = 0; i < kept; ++i)
+      postOps.append_eltwise(1.0f, post.tail[i].algorithm, post.tail[i].alpha,
+                             post.tail[i].beta);
     attr.set_post_ops(postOps);
     dnnl::convolution_forward::primitive_desc pd;
     try {
@@ -516,6 +536,17 @@ public:
   const char *implementation() const override {
     return winograd_ ? "onednn-winograd" : "onednn";
   }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    GOPT_RETURN_IF_ERROR(OneDnnLayoutKernel::run(inputs, outputs));
+    if (tailAfter_ != cpu::DepthwiseTail::kNone)
+      cpu::tailInPlace(
+          static_cast<float *>(outputs[0].data()),
+          static_cast<int64_t>(outputDesc_.get_size() / sizeof(float)),
+          tailAfter_, omp_in_parallel() ? 1 : omp_get_max_threads());
+    return Status::success();
+  }
+  bool isWinograd() const { return winograd_; }
   // Before init: any Winograd tile size, into `preferredDst` (one image).
   void allowAnyWinogradTile() { anyWinogradTile_ = true; }
 
@@ -526,6 +557,8 @@ private:
   std::string implInfo_;
   bool winograd_ = false;
   bool anyWinogradTile_ = false;
+  // gopt's SiLU or HardSwish pass after oneDNN's kernel.
+  cpu::DepthwiseTail tailAfter_ = cpu::DepthwiseTail::kNone;
 };
 
 // A convolution writing its result straight into a channel concatenation's
@@ -1652,6 +1685,90 @@ private:
   std::unique_ptr<cpu::DepthwiseBf16> dw_;
 };
 
+// An f32 3x3 or 5x5 depthwise convolution that oneDNN would run on NHWC
+// (MobileNet's and EfficientNet's at small batches: brdgmm_dw) run by
+// gopt's own kernel (DepthwiseF32 in DepthwiseConv.cpp), its activation,
+// hardswish or SiLU applied before the one store; null where the conv is
+// anything else (a sum, other post-ops, dilated, blocked layouts).
+// GOPT_DEPTHWISE_F32=0 keeps oneDNN's.
+class DepthwiseF32Kernel : public OneDnnLayoutKernel {
+public:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  create(const KernelConfig &c, const cpu::ConvPostOps &post,
+         const OneDnnLayoutKernel &onednn, const RowBand *band = nullptr) {
+    auto none = [] { return std::unique_ptr<OneDnnLayoutKernel>(); };
+    if (!cpu::depthwiseF32Enabled() || convType(c) != DataType::f32 ||
+        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] || post.sum ||
+        post.tail.size() > 1)
+      return none();
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+      return none();
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act)
+      return none();
+    const auto [clamp, lo, hi] = *act;
+    cpu::DepthwiseTail tail = cpu::DepthwiseTail::kNone;
+    if (!post.tail.empty()) {
+      const cpu::ConvPostOps::Eltwise &e = post.tail[0];
+      if (e.algorithm == dnnl::algorithm::eltwise_hardswish &&
+          e.alpha == 1.0f / 6.0f && e.beta == 0.5f)
+        tail = cpu::DepthwiseTail::kHardSwish;
+      else if (e.algorithm == dnnl::algorithm::eltwise_swish && e.alpha == 1.0f)
+        tail = cpu::DepthwiseTail::kSwish;
+      else
+        return none();
+    }
+    StatusOr<ConvGeometry> geometry = convGeometry(c);
+    if (!geometry.ok())
+      return none();
+    ConvGeometry g = *geometry;
+    if (band)
+      applyBand(g, *band);
+    const Dims &wd = g.weightDims;
+    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+    if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
+        wd[2] != 1 || wd[3] != wd[4] || (wd[3] != 3 && wd[3] != 5) ||
+        g.dilations[0] != 0 || g.dilations[1] != 0 ||
+        g.strides[0] != g.strides[1] || !isNhwc(in) || !isNhwc(out) ||
+        in.data_type() != DataType::f32 || out.data_type() != DataType::f32 ||
+        in.dims() != g.srcDims || out.dims() != g.dstDims)
+      return none();
+    const int64_t ch = g.cin, k = wd[3], taps = k * k;
+    // Weights [k][k][C] from GOIHW ([C, 1, 1, k, k]) or HWIO ([k, k, 1, C]).
+    const auto *raw = static_cast<const float *>(c.constantInputs[1]);
+    std::vector<float> weights(taps * ch), bias;
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t j = 0; j < ch; ++j)
+        weights[t * ch + j] =
+            g.weightTag == Tag::goihw ? raw[j * taps + t] : raw[t * ch + j];
+    if (hasBias) {
+      const auto *b = static_cast<const float *>(c.constantInputs[2]);
+      bias.assign(b, b + ch);
+    }
+    auto kernel = std::unique_ptr<DepthwiseF32Kernel>(new DepthwiseF32Kernel());
+    kernel->dw_ = cpu::DepthwiseF32::create(
+        depthwiseGeometry(g), static_cast<int>(k), weights, bias, clamp, lo, hi,
+        tail, omp_get_max_threads());
+    if (!kernel->dw_)
+      return none();
+    kernel->inputDescs_ = {in};
+    kernel->outputDesc_ = out;
+    return kernel;
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    dw_->run(static_cast<const float *>(inputs[0].data()),
+             static_cast<float *>(outputs[0].data()));
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-dw-f32"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<cpu::DepthwiseF32> dw_;
+};
+
 // A chain's 1x1 stage on NHWC bf16 (MobileNet's expand and project
 // convolutions) run by gopt's AMX kernel (PointwiseAmx.cpp) instead of
 // oneDNN 2.6's brgconv_1x1, in the layouts the oneDNN stage `onednn`
@@ -1984,6 +2101,10 @@ public:
         if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
           stage = std::move(dw);
           kernel->depthwise_ = true;
+        } else if (auto f32 =
+                       DepthwiseF32Kernel::create(c, stages[k].post, *stage)) {
+          stage = std::move(f32);
+          kernel->depthwise_ = true;
         } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
                                                           *stage)) {
           stage = std::move(pw);
@@ -2233,6 +2354,10 @@ private:
             if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
                                                        *kernel, &rb)) {
               kernel = std::move(dw);
+              depthwise_ = true;
+            } else if (auto f32 = DepthwiseF32Kernel::create(c, stages[k].post,
+                                                             *kernel, &rb)) {
+              kernel = std::move(f32);
               depthwise_ = true;
             } else if (auto pw = PointwiseStageKernel::create(c, stages[k].post,
                                                               *kernel, &rb)) {
@@ -2550,6 +2675,11 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
                                     blockedSrc));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
+  // Where oneDNN chose NHWC for an f32 depthwise convolution, gopt's
+  // kernel runs it in those layouts.
+  if (!kernel->isWinograd())
+    if (auto dw = DepthwiseF32Kernel::create(c, post, *kernel))
+      return std::unique_ptr<LayoutKernel>(std::move(dw));
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
