@@ -1603,6 +1603,49 @@ cpu::DepthwiseGeometry depthwiseGeometry(const ConvGeometry &g) {
   return dg;
 }
 
+// A depthwise stage's geometry (banded by `band`) and its weights as f32
+// [k][k][C] from GOIHW ([C, 1, 1, k, k]) or HWIO ([k, k, 1, C]): an
+// undilated k x k window with k in `sizes` and a square stride, over the
+// plain NHWC tensors of `type` the oneDNN stage `onednn` agreed to; nullopt
+// for anything else.
+struct DepthwiseStageShape {
+  ConvGeometry g;
+  int64_t k = 0;
+  std::vector<float> weights;
+};
+template <typename Raw, typename Widen>
+std::optional<DepthwiseStageShape>
+depthwiseStageShape(const KernelConfig &c, const OneDnnLayoutKernel &onednn,
+                    const RowBand *band, DataType type,
+                    std::initializer_list<int64_t> sizes, Widen widen) {
+  StatusOr<ConvGeometry> geometry = convGeometry(c);
+  if (!geometry.ok())
+    return std::nullopt;
+  DepthwiseStageShape d{*geometry};
+  ConvGeometry &g = d.g;
+  if (band)
+    applyBand(g, *band);
+  const Dims &wd = g.weightDims;
+  const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+  if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
+      wd[2] != 1 || wd[3] != wd[4] ||
+      std::find(sizes.begin(), sizes.end(), wd[3]) == sizes.end() ||
+      g.dilations[0] != 0 || g.dilations[1] != 0 ||
+      g.strides[0] != g.strides[1] || !isNhwc(in) || !isNhwc(out) ||
+      in.data_type() != type || out.data_type() != type ||
+      in.dims() != g.srcDims || out.dims() != g.dstDims)
+    return std::nullopt;
+  const int64_t ch = g.cin, taps = wd[3] * wd[3];
+  d.k = wd[3];
+  const auto *raw = static_cast<const Raw *>(c.constantInputs[1]);
+  d.weights.resize(taps * ch);
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t j = 0; j < ch; ++j)
+      d.weights[t * ch + j] = widen(
+          g.weightTag == Tag::goihw ? raw[j * taps + t] : raw[t * ch + j]);
+  return d;
+}
+
 // A chain's 3x3 depthwise stage on NHWC bf16 (MobileNet's blocks) run by
 // gopt's own kernel (DepthwiseConv.cpp) instead of oneDNN 2.6's brdgmm_dw,
 // in the layouts the oneDNN stage `onednn` agreed to; null where the
@@ -1624,35 +1667,19 @@ public:
     if (!act)
       return none();
     const auto [clamp, lo, hi] = *act;
-    StatusOr<ConvGeometry> geometry = convGeometry(c);
-    if (!geometry.ok())
-      return none();
-    ConvGeometry g = *geometry;
-    if (band)
-      applyBand(g, *band);
-    const Dims &wd = g.weightDims;
-    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
-    if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
-        wd[2] != 1 || wd[3] != 3 || wd[4] != 3 || g.dilations[0] != 0 ||
-        g.dilations[1] != 0 || g.strides[0] != g.strides[1] || !isNhwc(in) ||
-        !isNhwc(out) || in.data_type() != DataType::bf16 ||
-        out.data_type() != DataType::bf16 || in.dims() != g.srcDims ||
-        out.dims() != g.dstDims)
-      return none();
-    const int64_t ch = g.cin;
-    // Weights [3][3][C] in f32 from OIHW ([C, 1, 3, 3]) or HWIO ([3, 3, 1, C]).
-    const auto *raw = static_cast<const uint16_t *>(c.constantInputs[1]);
     auto widen = [](uint16_t bits) {
       uint32_t wide = static_cast<uint32_t>(bits) << 16;
       float f;
       std::memcpy(&f, &wide, sizeof f);
       return f;
     };
-    std::vector<float> weights(9 * ch), bias;
-    for (int64_t t = 0; t < 9; ++t)
-      for (int64_t k = 0; k < ch; ++k)
-        weights[t * ch + k] =
-            widen(g.weightTag == Tag::goihw ? raw[k * 9 + t] : raw[t * ch + k]);
+    std::optional<DepthwiseStageShape> shape = depthwiseStageShape<uint16_t>(
+        c, onednn, band, DataType::bf16, {3}, widen);
+    if (!shape)
+      return none();
+    const ConvGeometry &g = shape->g;
+    const int64_t ch = g.cin;
+    std::vector<float> bias;
     if (hasBias) {
       bias.resize(ch);
       for (int64_t k = 0; k < ch; ++k)
@@ -1664,12 +1691,12 @@ public:
     const cpu::DepthwiseGeometry dg = depthwiseGeometry(g);
     auto kernel =
         std::unique_ptr<DepthwiseStageKernel>(new DepthwiseStageKernel());
-    kernel->dw_ = cpu::DepthwiseBf16::create(dg, weights, bias, clamp, lo, hi,
-                                             omp_get_max_threads());
+    kernel->dw_ = cpu::DepthwiseBf16::create(dg, shape->weights, bias, clamp,
+                                             lo, hi, omp_get_max_threads());
     if (!kernel->dw_)
       return none();
-    kernel->inputDescs_ = {in};
-    kernel->outputDesc_ = out;
+    kernel->inputDescs_ = {onednn.inputDesc(0)};
+    kernel->outputDesc_ = onednn.outputDesc();
     return kernel;
   }
   Status run(const std::vector<Tensor> &inputs,
@@ -1719,41 +1746,25 @@ public:
       else
         return none();
     }
-    StatusOr<ConvGeometry> geometry = convGeometry(c);
-    if (!geometry.ok())
+    std::optional<DepthwiseStageShape> shape = depthwiseStageShape<float>(
+        c, onednn, band, DataType::f32, {3, 5}, [](float v) { return v; });
+    if (!shape)
       return none();
-    ConvGeometry g = *geometry;
-    if (band)
-      applyBand(g, *band);
-    const Dims &wd = g.weightDims;
-    const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
-    if (wd.size() != 5 || wd[0] != g.cin || g.cout != g.cin || wd[1] != 1 ||
-        wd[2] != 1 || wd[3] != wd[4] || (wd[3] != 3 && wd[3] != 5) ||
-        g.dilations[0] != 0 || g.dilations[1] != 0 ||
-        g.strides[0] != g.strides[1] || !isNhwc(in) || !isNhwc(out) ||
-        in.data_type() != DataType::f32 || out.data_type() != DataType::f32 ||
-        in.dims() != g.srcDims || out.dims() != g.dstDims)
-      return none();
-    const int64_t ch = g.cin, k = wd[3], taps = k * k;
-    // Weights [k][k][C] from GOIHW ([C, 1, 1, k, k]) or HWIO ([k, k, 1, C]).
-    const auto *raw = static_cast<const float *>(c.constantInputs[1]);
-    std::vector<float> weights(taps * ch), bias;
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t j = 0; j < ch; ++j)
-        weights[t * ch + j] =
-            g.weightTag == Tag::goihw ? raw[j * taps + t] : raw[t * ch + j];
+    const ConvGeometry &g = shape->g;
+    const int64_t ch = g.cin;
+    std::vector<float> bias;
     if (hasBias) {
       const auto *b = static_cast<const float *>(c.constantInputs[2]);
       bias.assign(b, b + ch);
     }
     auto kernel = std::unique_ptr<DepthwiseF32Kernel>(new DepthwiseF32Kernel());
     kernel->dw_ = cpu::DepthwiseF32::create(
-        depthwiseGeometry(g), static_cast<int>(k), weights, bias, clamp, lo, hi,
-        tail, omp_get_max_threads());
+        depthwiseGeometry(g), static_cast<int>(shape->k), shape->weights, bias,
+        clamp, lo, hi, tail, omp_get_max_threads());
     if (!kernel->dw_)
       return none();
-    kernel->inputDescs_ = {in};
-    kernel->outputDesc_ = out;
+    kernel->inputDescs_ = {onednn.inputDesc(0)};
+    kernel->outputDesc_ = onednn.outputDesc();
     return kernel;
   }
   Status run(const std::vector<Tensor> &inputs,
