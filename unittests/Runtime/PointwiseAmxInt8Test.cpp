@@ -128,6 +128,10 @@ TEST(PointwiseAmxInt8, MatchesLoop) {
       {64, 384, 200, true, true, true, true, false, false, false, 2},
       {384, 64, 1000, true, true, true, false, true, true, true, 2},
       {32, 16, 64, false, false, true, false, true, false, false, 1},
+      // Residual rows of fewer than 32 bytes (loaded 8 rows at a time):
+      // several blocks, a short last group, u8 output over s8 residual.
+      {144, 24, 100, true, true, true, true, true, true, false, 1},
+      {64, 8, 45, false, false, true, false, true, false, false, 2},
   };
   for (const Case &c : cases)
     check(c);

@@ -88,6 +88,9 @@ private:
   std::vector<float> scale_, bias_; // nBlocks_ * 16
   PointwiseInt8Params p_;
   int threads_ = 1;
+  // The residual's rows loaded in groups where rows share cache lines
+  // (GOPT_POINTWISE_AMX_INT8_GROUPED).
+  bool groupResidualLoads_ = true;
 };
 
 } // namespace gopt::runtime::cpu
