@@ -37,6 +37,41 @@
 
 namespace gopt::runtime::cpu {
 
+namespace {
+
+// The largest multiple of `group` up to `maxKc` that divides k: the k chunk
+// one A tile row holds (64 bytes).
+int64_t largestChunk(int64_t k, int64_t maxKc, int64_t group) {
+  for (int64_t kc = maxKc; kc >= group; kc -= group)
+    if (k % kc == 0)
+      return kc;
+  return group;
+}
+
+// Weights [n][k] as B tiles in VNNI order: per block of 16 outputs and k
+// chunk of `kc`, kc / group rows of 16 outputs x `group` consecutive inputs.
+// Outputs past n (the last block pair's padding) are zero.
+template <typename T>
+std::vector<T> packVnniBlocks(const std::vector<T> &weights, int64_t k,
+                              int64_t n, int64_t kc, int64_t group,
+                              int64_t nBlocks) {
+  const int64_t chunks = k / kc;
+  std::vector<T> packed(nBlocks * chunks * kc * 16, T(0));
+  for (int64_t nb = 0; nb < nBlocks; ++nb)
+    for (int64_t ch = 0; ch < chunks; ++ch)
+      for (int64_t r = 0; r < kc / group; ++r)
+        for (int64_t col = 0; col < 16; ++col)
+          for (int64_t e = 0; e < group; ++e) {
+            const int64_t o = nb * 16 + col, i = ch * kc + group * r + e;
+            if (o < n)
+              packed[((nb * chunks + ch) * (kc / group) + r) * 16 * group +
+                     col * group + e] = weights[o * k + i];
+          }
+  return packed;
+}
+
+} // namespace
+
 bool pointwiseAmxEnabled() {
 #ifdef GOPT_PW_X86
   static const bool enabled = [] {
@@ -62,27 +97,11 @@ PointwiseBf16Amx::create(int64_t k, int64_t n,
   auto p = std::unique_ptr<PointwiseBf16Amx>(new PointwiseBf16Amx());
   p->k_ = k;
   p->n_ = n;
-  p->kc_ = 2;
-  for (int64_t kc = 32; kc >= 2; kc -= 2)
-    if (k % kc == 0) {
-      p->kc_ = kc;
-      break;
-    }
+  p->kc_ = largestChunk(k, 32, 2);
   // Whole pairs of 16-channel blocks: the last one's padding has zero
   // weights and bias, its results are not stored.
   p->nBlocks_ = (n + 31) / 32 * 2;
-  const int64_t chunks = k / p->kc_, kc = p->kc_;
-  p->packed_.assign(p->nBlocks_ * chunks * kc * 16, 0);
-  for (int64_t nb = 0; nb < p->nBlocks_; ++nb)
-    for (int64_t ch = 0; ch < chunks; ++ch)
-      for (int64_t r = 0; r < kc / 2; ++r)
-        for (int64_t col = 0; col < 16; ++col)
-          for (int64_t e = 0; e < 2; ++e) {
-            const int64_t o = nb * 16 + col, i = ch * kc + 2 * r + e;
-            if (o < n)
-              p->packed_[((nb * chunks + ch) * (kc / 2) + r) * 32 + col * 2 +
-                         e] = weights[o * k + i];
-          }
+  p->packed_ = packVnniBlocks(weights, k, n, p->kc_, 2, p->nBlocks_);
   p->bias_.assign(p->nBlocks_ * 16, 0.0f);
   for (int64_t o = 0; o < n && !bias.empty(); ++o)
     p->bias_[o] = bias[o];
@@ -425,25 +444,9 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
   auto p = std::unique_ptr<PointwiseInt8Amx>(new PointwiseInt8Amx());
   p->k_ = k;
   p->n_ = n;
-  p->kc_ = 4;
-  for (int64_t kc = 64; kc >= 4; kc -= 4)
-    if (k % kc == 0) {
-      p->kc_ = kc;
-      break;
-    }
+  p->kc_ = largestChunk(k, 64, 4);
   p->nBlocks_ = (n + 31) / 32 * 2;
-  const int64_t chunks = k / p->kc_, kc = p->kc_;
-  p->packed_.assign(p->nBlocks_ * chunks * kc * 16, 0);
-  for (int64_t nb = 0; nb < p->nBlocks_; ++nb)
-    for (int64_t ch = 0; ch < chunks; ++ch)
-      for (int64_t r = 0; r < kc / 4; ++r)
-        for (int64_t col = 0; col < 16; ++col)
-          for (int64_t e = 0; e < 4; ++e) {
-            const int64_t o = nb * 16 + col, i = ch * kc + 4 * r + e;
-            if (o < n)
-              p->packed_[((nb * chunks + ch) * (kc / 4) + r) * 64 + col * 4 +
-                         e] = weights[o * k + i];
-          }
+  p->packed_ = packVnniBlocks(weights, k, n, p->kc_, 4, p->nBlocks_);
   p->scale_.assign(p->nBlocks_ * 16, 0.0f);
   p->bias_.assign(p->nBlocks_ * 16, 0.0f);
   for (int64_t o = 0; o < n; ++o) {
