@@ -5,7 +5,9 @@
 //   ort_run.js MODEL.onnx --input NAME=FILE.npy [...] --output-dir OUTDIR
 // With --iterations N (and --warmup N, --threads N) it times the runs
 // instead, as benchmarks/real_models.py does, and prints one JSON line with
-// the median latency in ms.
+// the median latency in ms. --profile FILE also writes ONNX Runtime's
+// per-node times of the timed runs (each node's minimum, ms) as JSON, for
+// benchmarks/op_gaps.py.
 // Needs onnxruntime-node: ORT_NODE_MODULE, or benchmarks/.peers.
 const fs = require('fs');
 const path = require('path');
@@ -57,6 +59,29 @@ function writeNpy(file, tensor) {
                 tensor.data.byteLength)]));
 }
 
+// Each node's minimum kernel time (ms) over the profiled runs, and its op
+// type, from the trace ONNX Runtime wrote; the trace is removed.
+function writeNodeProfile(session, prefix, outFile) {
+  session.endProfiling();
+  const dir = path.dirname(prefix);
+  const trace = fs.readdirSync(dir).find(
+      f => f.startsWith(path.basename(prefix)) && f.endsWith('.json'));
+  if (!trace)
+    throw new Error('ONNX Runtime wrote no profile beside ' + outFile);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, trace)));
+  fs.unlinkSync(path.join(dir, trace));
+  const nodes = {};
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time'))
+      continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    const ms = e.dur / 1000;
+    if (!nodes[name] || ms < nodes[name].ms)
+      nodes[name] = {ms, op: e.args.op_name};
+  }
+  fs.writeFileSync(outFile, JSON.stringify({nodes}));
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const model = args[0];
@@ -69,6 +94,8 @@ async function main() {
       feeds[name] = readNpy(file);
     } else if (args[i] === '--output-dir') {
       outDir = args[++i];
+    } else if (args[i] === '--profile') {
+      timing.profile = args[++i];
     } else if (['--iterations', '--warmup', '--threads'].includes(args[i])) {
       timing[args[i].slice(2)] = Number(args[++i]);
     } else {
@@ -79,20 +106,35 @@ async function main() {
   if (!model || (!outDir && !timed))
     throw new Error('usage: ort_run.js MODEL --input NAME=FILE.npy ' +
                     '(--output-dir DIR | --iterations N [--warmup N] ' +
-                    '[--threads N])');
+                    '[--threads N] [--profile FILE])');
+  const profilePrefix = timing.profile &&
+      path.join(path.dirname(path.resolve(timing.profile)),
+                'ort_run_profile_' + process.pid);
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: timed ? (timing.threads || 0) : 1,
     interOpNumThreads: 1, executionMode: 'sequential'});
   if (timed) {
     for (let i = 0; i < (timing.warmup || 0); i++)
       await session.run(feeds);
+    // Profiling starts after the warm-up: ORT profiles from session
+    // creation, so a second session with profiling on is timed instead.
+    const timedSession = !profilePrefix ? session :
+        await ort.InferenceSession.create(model, {
+          intraOpNumThreads: timing.threads || 0, interOpNumThreads: 1,
+          executionMode: 'sequential', enableProfiling: true,
+          profileFilePrefix: profilePrefix});
+    if (profilePrefix)
+      for (let i = 0; i < (timing.warmup || 0); i++)
+        await timedSession.run(feeds);
     const times = [];
     for (let i = 0; i < timing.iterations; i++) {
       const t0 = process.hrtime.bigint();
-      await session.run(feeds);
+      await timedSession.run(feeds);
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     times.sort((a, b) => a - b);
+    if (profilePrefix)
+      writeNodeProfile(timedSession, profilePrefix, timing.profile);
     console.log(JSON.stringify({
       peer: 'onnxruntime-node ' + ort.env.versions.common,
       median_ms: times[Math.floor(times.length / 2)], min_ms: times[0]}));

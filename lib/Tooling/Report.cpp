@@ -152,7 +152,7 @@ Status writeJsonReport(const std::string &path, const RunOptions &options,
         << jsonEscape(p.implementation) << "\", \"calls\": " << p.calls
         << ", \"total_ms\": " << p.totalMs
         << ", \"mean_ms\": " << (p.calls ? p.totalMs / p.calls : 0.0)
-        << ", \"flops\": " << p.flops;
+        << ", \"min_run_ms\": " << p.minRunMs << ", \"flops\": " << p.flops;
     if (isCommunication(p))
       out << ", \"bytes\": " << p.bytes; // overlaps the ops: no percent
     else

@@ -371,7 +371,9 @@ class InferenceSession:
         """Runs ``warmup`` then ``iterations`` times and returns the per-op
         table, slowest first: dicts of ``name``, ``kind``, ``device``,
         ``implementation``, ``calls``, ``total_ms``, ``mean_ms``,
-        ``share`` (of all ops' time) and ``flops`` (per call: the op's
+        ``min_run_ms`` (the least time one run spent in the op: the figure
+        least disturbed by other load), ``share`` (of all ops' time) and
+        ``flops`` (per call: the op's
         arithmetic, 0 for memory-bound ops). With ``trace`` (a path), one more run
         is written there as a Chrome/Perfetto trace (``chrome://tracing``).
         """

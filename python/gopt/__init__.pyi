@@ -35,6 +35,7 @@ class _ProfileRow(TypedDict):
     calls: int
     total_ms: float
     mean_ms: float
+    min_run_ms: float
     share: float
     flops: float
 

@@ -308,6 +308,7 @@ public:
       row["calls"] = p.calls;
       row["total_ms"] = p.totalMs;
       row["mean_ms"] = p.calls ? p.totalMs / p.calls : 0.0;
+      row["min_run_ms"] = p.minRunMs;
       row["share"] = total > 0 ? p.totalMs / total : 0.0;
       row["flops"] = p.flops;
       out.append(row);
@@ -638,6 +639,7 @@ public:
       row["calls"] = p.calls;
       row["total_ms"] = p.totalMs;
       row["mean_ms"] = p.calls ? p.totalMs / p.calls : 0.0;
+      row["min_run_ms"] = p.minRunMs;
       out.append(row);
     }
     return out;

@@ -130,7 +130,10 @@ def test_profile_and_trace(conv_plan, tmp_path):
     rows = session.profile({"x": x}, iterations=5, trace=trace)
     assert rows and rows[0]["calls"] == 5
     assert {"name", "kind", "device", "implementation", "total_ms", "mean_ms",
-            "share"} <= set(rows[0])
+            "min_run_ms", "share"} <= set(rows[0])
+    # One call a run: the least run is no more than the mean, and positive.
+    assert all(0 < r["min_run_ms"] <= r["mean_ms"] * (1 + 1e-9)
+               for r in rows if r["calls"] == 5 and r["total_ms"] > 0)
     assert abs(sum(r["share"] for r in rows) - 1) < 1e-6
     # The conv's arithmetic: 2 * |output| * |filter| / output channels.
     conv = [r for r in rows if r["kind"].startswith("conv2d")]

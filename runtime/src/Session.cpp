@@ -22,6 +22,16 @@
 
 namespace gopt::runtime {
 
+namespace {
+
+// One more run of `row` that spent `ms` in it.
+void noteRunTime(OpProfile &row, double ms) {
+  row.minRunMs = row.runs ? std::min(row.minRunMs, ms) : ms;
+  ++row.runs;
+}
+
+} // namespace
+
 struct Session::Impl {
   Plan plan;
   SessionOptions options;
@@ -35,6 +45,8 @@ struct Session::Impl {
   // Per input binding: what the user set or bound (empty until then).
   std::vector<Tensor> boundInputs;
   std::vector<OpProfile> profiles; // per step of the backend
+  // Each row's totalMs when the current run started.
+  std::vector<double> runStartTotals;
   bool needsResolve = true;
   std::unique_ptr<Backend> backend;
   // Shape values computed in the graph (dynamic_reshape's target shape, the
@@ -811,6 +823,7 @@ Status Session::Impl::runHostOp(size_t k) {
   run.profile.calls++;
   run.profile.lastMs = ms;
   run.profile.totalMs += ms;
+  noteRunTime(run.profile, ms);
   return Status::success();
 }
 
@@ -886,7 +899,13 @@ Status Session::Impl::run() {
       needsResolve = true;
   if (needsResolve)
     GOPT_RETURN_IF_ERROR(resolve());
-  return backend->run(storage, profiles);
+  runStartTotals.resize(profiles.size());
+  for (size_t i = 0; i < profiles.size(); ++i)
+    runStartTotals[i] = profiles[i].totalMs;
+  GOPT_RETURN_IF_ERROR(backend->run(storage, profiles));
+  for (size_t i = 0; i < profiles.size() && i < runStartTotals.size(); ++i)
+    noteRunTime(profiles[i], profiles[i].totalMs - runStartTotals[i]);
+  return Status::success();
 }
 
 StatusOr<int> Session::Impl::inputIndex(const std::string &name) const {
@@ -1026,8 +1045,8 @@ const std::vector<OpProfile> &Session::opProfiles() const {
 
 void Session::resetProfiles() {
   for (OpProfile &p : impl_->profiles) {
-    p.calls = 0;
-    p.totalMs = p.lastMs = p.lastStartMs = 0;
+    p.calls = p.runs = 0;
+    p.totalMs = p.lastMs = p.lastStartMs = p.minRunMs = 0;
   }
   if (impl_->pieces.empty())
     return;
@@ -1035,8 +1054,9 @@ void Session::resetProfiles() {
     if (session)
       session->resetProfiles();
   for (Impl::HostOpRun &run : impl_->hostRuns) {
-    run.profile.calls = 0;
-    run.profile.totalMs = run.profile.lastMs = run.profile.lastStartMs = 0;
+    run.profile.calls = run.profile.runs = 0;
+    run.profile.totalMs = run.profile.lastMs = run.profile.lastStartMs =
+        run.profile.minRunMs = 0;
   }
   impl_->collectPieceProfiles();
 }

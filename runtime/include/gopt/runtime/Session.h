@@ -45,6 +45,10 @@ struct OpProfile {
   std::string implementation; // "reference" / "onednn"
   int64_t calls = 0;
   double totalMs = 0;
+  // Runs of the session that timed this row, and the least time one run
+  // spent in it (all its calls): the figure least disturbed by other load.
+  int64_t runs = 0;
+  double minRunMs = 0;
   // The last run: start relative to the start of that run, and duration.
   double lastStartMs = 0;
   double lastMs = 0;
