@@ -10,6 +10,8 @@
 #include "TestUtil.h"
 #include "gopt/runtime/CpuInfo.h"
 
+#include <omp.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -421,6 +423,46 @@ TEST(Bf16OneDnn, AmxSmallConvPoolTranspose) {
       expectSameBits(separate.outputs[i], fused.outputs[i]);
     expectCloseBf16(ref.outputs[i], fused.outputs[i]);
     expectCloseBf16(onednn.outputs[i], fused.outputs[i]);
+  }
+}
+
+// The AMX conv + pool forward's threads claim 4 images at a time
+// (GOPT_CONV_IMAGE_CLAIMS): on two threads, 11 images (the last claim
+// short) give the same bits as the fixed shares of GOPT_CONV_IMAGE_CLAIMS=0,
+// each image computed once (a skipped or repeated claim would leave or
+// overwrite results), and both close to the reference.
+TEST(Bf16OneDnn, AmxConvPoolImageClaimsMatchFixedShares) {
+  SKIP_WITHOUT_ONEDNN_BF16();
+  const int64_t n = 11, h = 12, w = 12, cin = 32, cout = 64;
+  PlanBuilder b("conv_pool_claims");
+  int x = b.addInput("x", BF16, {n, h, w, cin});
+  int f = b.addInput("f", BF16, {3, 3, cin, cout});
+  int conv = b.addOutput("conv", BF16, {n, h - 2, w - 2, cout});
+  int pooled = b.addIntermediate("pooled", BF16, {n, 5, 5, cout});
+  int nchw = b.addOutput("nchw", BF16, {n, cout, 5, 5});
+  b.addOp("conv2d", "conv", {x, f}, {conv}, {});
+  b.addOp("max_pool", "pool", {conv}, {pooled},
+          {{"kernel", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}});
+  b.addOp("transpose", "t", {pooled}, {nchw},
+          {{"perm", intsAttr({0, 3, 1, 2})}});
+  auto plan = b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> inputs = {randomBf16({n, h, w, cin}, 510),
+                                randomBf16({3, 3, cin, cout}, 511)};
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(2);
+  RunResult claims = runPlan(*plan, "cpu", inputs);
+  setenv("GOPT_CONV_IMAGE_CLAIMS", "0", 1);
+  RunResult shares = runPlan(*plan, "cpu", inputs);
+  unsetenv("GOPT_CONV_IMAGE_CLAIMS");
+  omp_set_num_threads(saved);
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  ASSERT_EQ(claims.outputs.size(), 2u);
+  ASSERT_EQ(shares.outputs.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("result " + std::to_string(i));
+    expectSameBits(shares.outputs[i], claims.outputs[i]);
+    expectCloseBf16(ref.outputs[i], claims.outputs[i]);
   }
 }
 

@@ -1831,7 +1831,9 @@ TEST(TrainingSchemas, RequiredAttributesAndCountsAreChecked) {
 // result a graph output too (then written), and with a NaN in the source
 // (NaN windows: only the same bits, the reference's sums are NaN too).
 // Also the same bits as with the pool a step of its own
-// (GOPT_AMX_CONV_POOL=0: FastKernels.cpp's pool and the compares in x).
+// (GOPT_AMX_CONV_POOL=0: FastKernels.cpp's pool and the compares in x),
+// and as with the fused pool's NaN bookkeeping on every image
+// (GOPT_CONV_POOL_NO_NAN_PASS=0; on, the images without a NaN skip it).
 TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
   const DType BF16 = DType::kBF16;
   struct Case {
@@ -1911,6 +1913,9 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
     setenv("GOPT_POOL_WINNER_MASK", "0", 1);
     RunResult fromX = runPlan(*plan, "cpu", inputs);
     unsetenv("GOPT_POOL_WINNER_MASK");
+    setenv("GOPT_CONV_POOL_NO_NAN_PASS", "0", 1); // NaN bookkeeping always
+    RunResult nanBookkeeping = runPlan(*plan, "cpu", inputs);
+    unsetenv("GOPT_CONV_POOL_NO_NAN_PASS");
     setenv("GOPT_AMX_CONV_POOL", "0", 1); // the pool a step of its own
     RunResult separate = runPlan(*plan, "cpu", inputs);
     unsetenv("GOPT_AMX_CONV_POOL");
@@ -1922,14 +1927,17 @@ TEST(ReluPoolBiasGrad, PoolWinnerMasksFromTheForward) {
     ASSERT_EQ(masked.outputs.size(), ref.outputs.size());
     ASSERT_EQ(fromX.outputs.size(), ref.outputs.size());
     ASSERT_EQ(separate.outputs.size(), ref.outputs.size());
+    ASSERT_EQ(nanBookkeeping.outputs.size(), ref.outputs.size());
     for (size_t i = 0; i < ref.outputs.size(); ++i) {
       SCOPED_TRACE("result " + std::to_string(i));
       const Tensor &a = masked.outputs[i], &w = fromX.outputs[i],
-                   &p = separate.outputs[i];
+                   &p = separate.outputs[i], &nb = nanBookkeeping.outputs[i];
       ASSERT_EQ(a.byteSize(), w.byteSize());
       ASSERT_EQ(a.byteSize(), p.byteSize());
+      ASSERT_EQ(a.byteSize(), nb.byteSize());
       EXPECT_EQ(std::memcmp(a.data(), w.data(), a.byteSize()), 0);
       EXPECT_EQ(std::memcmp(a.data(), p.data(), a.byteSize()), 0);
+      EXPECT_EQ(std::memcmp(a.data(), nb.data(), a.byteSize()), 0);
       if (!c.nan)
         expectClose(toF32(a), toF32(ref.outputs[i]), 2e-2,
                     "against the reference");

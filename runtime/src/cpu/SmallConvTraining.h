@@ -97,6 +97,10 @@ struct PoolWinnerMasks {
 
 // False when GOPT_AMX_CONV_POOL=0 (the pool runs as a step of its own).
 bool amxConvPoolEnabled();
+
+/// Whether the threads of the AMX conv (+ pool) forward claim a few images
+/// at a time instead of a fixed share each (GOPT_CONV_IMAGE_CLAIMS=0).
+bool convImageClaimsEnabled();
 // The AMX convolution above followed by a max_pool of its result whose
 // windows tile it from the top left (kernel = strides, unpadded, NHWC,
 // bf16), the pool's result transposed to NCHW: inputs the conv's, outputs
