@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AmxMatmul.h"
+#include "Conv1x1F32.h"
 #include "ConvImplChoice.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
@@ -2668,6 +2669,92 @@ private:
   bool hasBias_ = false, sum_ = false;
   memory::desc src_, dst_;
 };
+
+// gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
+// for the layer (`onednn`, nChw16c or NHWC), where it ran faster than
+// oneDNN 2.6's jit_1x1 / brgconv_1x1 (conv1x1F32Preferred: ResNet-50's 7x7
+// layers 1.3x); see docs/architecture.md. At least 64 channels each way
+// (the shapes measured). GOPT_CONV_1X1_F32=0 keeps oneDNN's.
+class Conv1x1F32Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const LayoutKernel &onednn) {
+    if (!conv1x1F32Enabled() || convType(c) != DataType::f32 ||
+        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
+        !post.tail.empty() ||
+        (post.activation != "none" && post.activation != "relu"))
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+        g->weightDims[2] != 1 || g->weightDims[3] != 1 ||
+        g->padL != Dims{0, 0} || g->padR != Dims{0, 0} || g->cin < 64 ||
+        g->cout < 64)
+      return nullptr;
+    Conv1x1F32Shape s;
+    s.n = g->n;
+    s.cin = g->cin;
+    s.cout = g->cout;
+    s.h = g->h;
+    s.w = g->w;
+    s.strideH = g->strides[0];
+    s.strideW = g->strides[1];
+    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
+      return nullptr;
+    const memory::desc src = onednn.inputDesc(0), dst = onednn.outputDesc();
+    auto is = [](const memory::desc &md, const Dims &dims, Tag tag) {
+      return md == memory::desc(dims, DataType::f32, tag);
+    };
+    if (is(src, g->srcDims, Tag::aBcd16b) && is(dst, g->dstDims, Tag::aBcd16b))
+      s.blocked = true;
+    else if (is(src, g->srcDims, Tag::nhwc) && is(dst, g->dstDims, Tag::nhwc))
+      s.blocked = false;
+    else
+      return nullptr;
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    s.sum = post.sum;
+    s.relu = post.activation == "relu";
+    if (!conv1x1F32Preferred(s))
+      return nullptr;
+    auto k = std::unique_ptr<Conv1x1F32Kernel>(new Conv1x1F32Kernel());
+    k->conv_ = Conv1x1F32::create(
+        s, static_cast<const float *>(c.constantInputs[1]),
+        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    if (!k->conv_)
+      return nullptr;
+    k->sum_ = post.sum;
+    k->src_ = src;
+    k->dst_ = dst;
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    float *dst = outputs[0].data<float>();
+    // The sum reads the residual in the result (as WinogradWideKernel).
+    if (sum_) {
+      const float *residual = inputs.back().data<float>();
+      if (residual != dst)
+        std::memcpy(dst, residual, outputs[0].byteSize());
+    }
+    conv_->run(inputs[0].data<float>(), dst);
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-1x1-f32"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<Conv1x1F32> conv_;
+  bool sum_ = false;
+  memory::desc src_, dst_;
+};
 } // namespace
 
 StatusOr<std::unique_ptr<LayoutKernel>>
@@ -2691,6 +2778,9 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
   if (!kernel->isWinograd())
     if (auto dw = DepthwiseF32Kernel::create(c, post, *kernel))
       return std::unique_ptr<LayoutKernel>(std::move(dw));
+  if (!kernel->isWinograd())
+    if (auto pw = Conv1x1F32Kernel::create(c, post, *kernel))
+      return pw;
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 

@@ -1,0 +1,283 @@
+//===- Conv1x1F32.cpp - gopt's AVX-512 f32 1x1 convolution ----------------===//
+//
+// See Conv1x1F32.h. Work items are (image, 64-channel block, run of
+// pixels), split evenly over the threads in that order (blocks outermost
+// for small images), so that a thread's items share a block's filter
+// (ResNet-50's 7x7 layers: 49 pixels, 8-32 blocks). Within an item, passes of
+// 128 input channels: the pass's filter slice (32 KiB) stays in L1 while the
+// item's tiles of 6 pixels stream through it; the tile's partial sums go to the
+// result between passes.
+//
+//===----------------------------------------------------------------------===//
+#include "Conv1x1F32.h"
+
+#include "Avx512Lanes.h"
+#include "EnvSwitch.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace gopt::runtime::cpu {
+
+// Read at each kernel's creation: A/B timings build both in one process.
+bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
+
+bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
+  const char *setting = std::getenv("GOPT_CONV_1X1_F32");
+  if (setting && std::strcmp(setting, "all") == 0)
+    return true;
+  // Measured against oneDNN 2.6 in ResNet-50 (one thread; see
+  // docs/architecture.md): faster on 7x7 results (49 rows of a GEMM, which
+  // its brgconv_1x1 and jit_1x1 kernels split poorly), as fast or a few
+  // percent slower on 14x14 and larger ones.
+  return s.outH() * s.outW() <= 64;
+}
+
+#ifdef GOPT_HAVE_AVX512_LANES
+
+namespace {
+
+constexpr int64_t kBlock = 64;       // output channels per block: 4 zmm
+constexpr int kTile = 6;             // pixels per tile: 24 accumulators
+constexpr int64_t kPassBlocks = 8;   // 16-channel input blocks per pass
+constexpr int64_t kRun = 16 * kTile; // pixels per work item (at most)
+
+struct TileArgs {
+  const float *x[kTile]; // each pixel's first input channel of the pass
+  float *y[kTile];       // each pixel's first output channel of the block
+  int64_t xBlockStride;  // floats between 16-channel input blocks
+  int64_t yBlockStride;  // floats between 16-channel output blocks
+  const float *w;        // the pass's filter slice: [16 * blocks][NB * 16]
+  int64_t blocks;        // 16-channel input blocks in the pass
+  const float *bias;     // the block's NB * 16 biases
+  // Cache lines prefetched into L2 meanwhile, one per input channel (the
+  // next pass's filter slice, which would otherwise stall its first tile
+  // on L3: ResNet-50's 7x7 layers read 4 MiB of filter once per run).
+  const char *pf;
+  int64_t pfLines;
+  bool first, last, sum, relu;
+};
+
+// y[p][0 .. NB*16) (+)= sum_c x[p][c] * w[c][..] for p < P, then on the
+// last pass relu; on the first pass the bias and (sum) the residual in y.
+template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
+  __m512 acc[P][NB];
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+    for (int k = 0; k < NB; ++k) {
+      float *y = a.y[p] + k * a.yBlockStride;
+      if (!a.first)
+        acc[p][k] = _mm512_loadu_ps(y);
+      else if (a.sum)
+        acc[p][k] =
+            _mm512_add_ps(_mm512_loadu_ps(y), _mm512_loadu_ps(a.bias + k * 16));
+      else
+        acc[p][k] = _mm512_loadu_ps(a.bias + k * 16);
+    }
+  const float *x[P];
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p)
+    x[p] = a.x[p];
+  const float *w = a.w;
+  for (int64_t b = 0; b < a.blocks; ++b) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+      if (b * 16 + i < a.pfLines)
+        _mm_prefetch(a.pf + (b * 16 + i) * 64, _MM_HINT_T1);
+      __m512 wv[NB];
+#pragma GCC unroll 4
+      for (int k = 0; k < NB; ++k)
+        wv[k] = _mm512_loadu_ps(w + (i * NB + k) * 16);
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) {
+        __m512 v = _mm512_set1_ps(x[p][i]);
+#pragma GCC unroll 4
+        for (int k = 0; k < NB; ++k)
+          acc[p][k] = _mm512_fmadd_ps(v, wv[k], acc[p][k]);
+      }
+    }
+    w += 16 * NB * 16;
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p)
+      x[p] += a.xBlockStride;
+  }
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+    for (int k = 0; k < NB; ++k) {
+      __m512 v = acc[p][k];
+      if (a.last && a.relu)
+        v = _mm512_max_ps(v, zero);
+      _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
+    }
+}
+
+using TileFn = void (*)(const TileArgs &);
+
+template <int NB> TileFn tileFor(int pixels) {
+  switch (pixels) {
+  case 1:
+    return tile<NB, 1>;
+  case 2:
+    return tile<NB, 2>;
+  case 3:
+    return tile<NB, 3>;
+  case 4:
+    return tile<NB, 4>;
+  case 5:
+    return tile<NB, 5>;
+  default:
+    return tile<NB, 6>;
+  }
+}
+
+TileFn tileFor(int nb, int pixels) {
+  switch (nb) {
+  case 1:
+    return tileFor<1>(pixels);
+  case 2:
+    return tileFor<2>(pixels);
+  case 3:
+    return tileFor<3>(pixels);
+  default:
+    return tileFor<4>(pixels);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &s,
+                                               const float *filter,
+                                               const float *bias) {
+  if (!avx512bwSupported() || s.n <= 0 || s.cin <= 0 || s.cin % 16 != 0 ||
+      s.cout <= 0 || s.cout % 16 != 0 || s.h <= 0 || s.w <= 0 ||
+      s.strideH < 1 || s.strideH > 2 || s.strideW < 1 || s.strideW > 2 ||
+      (s.bias && !bias) || !filter)
+    return nullptr;
+  auto k = std::unique_ptr<Conv1x1F32>(new Conv1x1F32());
+  k->s_ = s;
+  // Block b (nb = its 16-channel output blocks) at b * 64 * cin: [cin][nb*16].
+  k->w_.assign(static_cast<size_t>(s.cin * s.cout), 0.0f);
+  for (int64_t b0 = 0; b0 < s.cout; b0 += kBlock) {
+    const int64_t width = std::min(kBlock, s.cout - b0);
+    float *dst = k->w_.data() + b0 * s.cin;
+    for (int64_t c = 0; c < s.cin; ++c)
+      for (int64_t o = 0; o < width; ++o)
+        dst[c * width + o] =
+            s.oihw ? filter[(b0 + o) * s.cin + c] : filter[c * s.cout + b0 + o];
+  }
+  k->bias_.assign(static_cast<size_t>(s.cout), 0.0f);
+  if (s.bias)
+    std::copy(bias, bias + s.cout, k->bias_.begin());
+  return k;
+}
+
+GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
+  const Conv1x1F32Shape &s = s_;
+  const int64_t oh = s.outH(), ow = s.outW(), pixels = oh * ow;
+  const int64_t inBlocks = s.cin / 16;
+  const int64_t outBlocks = (s.cout + kBlock - 1) / kBlock;
+  const int64_t runs = (pixels + kRun - 1) / kRun;
+  const int64_t items = s.n * outBlocks * runs;
+  // Strides in floats: per image, per 16-channel block, per pixel.
+  const int64_t xImage = s.cin * s.h * s.w, yImage = s.cout * pixels;
+  const int64_t xBlock = s.blocked ? s.h * s.w * 16 : 16;
+  const int64_t yBlock = s.blocked ? pixels * 16 : 16;
+  const int64_t xPixel = s.blocked ? 16 : s.cin;
+  const int64_t yPixel = s.blocked ? 16 : s.cout;
+  // Where an image's pixels read are fewer than a block's channels (7x7
+  // against 64), each block's filter serves every image before the next
+  // block's is read, rather than every block being read again for each
+  // image (batch 8's 7x7 layers read 4-8 MiB of filter each).
+  const bool blockOuter = pixels <= kBlock;
+  const int threads =
+      omp_in_parallel()
+          ? 1
+          : static_cast<int>(std::min<int64_t>(omp_get_max_threads(), items));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+    TileArgs a;
+    a.xBlockStride = xBlock;
+    a.yBlockStride = yBlock;
+    a.sum = s.sum;
+    a.relu = s.relu;
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t r = item % runs, ob = (item / runs) % outBlocks,
+              n = item / (runs * outBlocks);
+      if (blockOuter) {
+        n = (item / runs) % s.n;
+        ob = item / (runs * s.n);
+      }
+      const int64_t oc0 = ob * kBlock;
+      const int nb = static_cast<int>(std::min(kBlock, s.cout - oc0) / 16);
+      const float *wBlock = w_.data() + oc0 * s.cin;
+      const float *x0 = src + n * xImage;
+      float *y0 = dst + n * yImage + (s.blocked ? oc0 * pixels : oc0);
+      a.bias = bias_.data() + oc0;
+      const int64_t p0 = r * kRun, p1 = std::min(pixels, p0 + kRun);
+      // Tiles of as even a size as 6 allows (49 pixels: 6 x 5 + 3 x 6, not
+      // 8 x 6 + 1), and each pixel's offset in an image's source.
+      const int64_t m = p1 - p0, tiles = (m + kTile - 1) / kTile;
+      int64_t start[kRun / kTile + 1], xOffset[kRun];
+      start[0] = 0;
+      for (int64_t t = 0; t < tiles; ++t)
+        start[t + 1] = start[t] + m / tiles + (t < m % tiles ? 1 : 0);
+      for (int64_t j = 0; j < m; ++j) {
+        const int64_t q = p0 + j, qy = q / ow, qx = q % ow;
+        xOffset[j] = (qy * s.strideH * s.w + qx * s.strideW) * xPixel;
+      }
+      for (int64_t pass = 0; pass < inBlocks; pass += kPassBlocks) {
+        a.blocks = std::min(kPassBlocks, inBlocks - pass);
+        a.first = pass == 0;
+        a.last = pass + a.blocks == inBlocks;
+        a.w = wBlock + pass * 16 * nb * 16;
+        // The next pass's slice (after the last pass, the first one of
+        // the next item: the same block's for the next run of pixels, else
+        // the next block's), split over this pass's tiles, each taking one
+        // line per input channel.
+        const float *next = a.w + a.blocks * 16 * nb * 16;
+        int64_t nextLines =
+            std::min(kPassBlocks, inBlocks - pass - a.blocks) * nb * 16;
+        if (a.last) {
+          next = r + 1 < runs ? wBlock : wBlock + s.cin * nb * 16;
+          nextLines = r + 1 < runs || ob + 1 < outBlocks
+                          ? std::min(kPassBlocks, inBlocks) * 16 * 4
+                          : 0;
+        }
+        int64_t pfDone = 0;
+        for (int64_t t = 0; t < tiles; ++t) {
+          const int count = static_cast<int>(start[t + 1] - start[t]);
+          const int64_t lines = a.blocks * 16;
+          a.pf = reinterpret_cast<const char *>(next) + pfDone * 64;
+          a.pfLines = std::max<int64_t>(0, std::min(lines, nextLines - pfDone));
+          pfDone += a.pfLines;
+          const float *xPass = x0 + pass * xBlock;
+          for (int j = 0; j < count; ++j) {
+            a.x[j] = xPass + xOffset[start[t] + j];
+            a.y[j] = y0 + (p0 + start[t] + j) * yPixel;
+          }
+          tileFor(nb, count)(a);
+        }
+      }
+    }
+  }
+}
+
+#else // !GOPT_HAVE_AVX512_LANES
+
+std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &,
+                                               const float *, const float *) {
+  return nullptr;
+}
+void Conv1x1F32::run(const float *, float *) const {}
+
+#endif
+
+} // namespace gopt::runtime::cpu

@@ -1,0 +1,59 @@
+//===- Conv1x1F32.h - gopt's AVX-512 f32 1x1 convolution --------*- C++ -*-===//
+//
+// gopt's own f32 1x1 convolution (stride 1 or 2, no padding, constant
+// filter) for the layouts oneDNN chose for the layer: nChw16c (aBcd16b) or
+// NHWC (acdb), source and result alike. It is one GEMM per image, pixels x
+// cin times cin x cout: the filter is packed once in blocks of 64 output
+// channels ([cin][64], 4 zmm a row), each block's filter slice of 128
+// input channels (32 KiB) stays in L1 while tiles of 6 pixels stream past
+// it (24 accumulators), and the threads split the blocks and runs of
+// pixels. Bias, an in-place residual sum (the result holds the residual on
+// entry) and relu run as each tile's last pass is stored.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GOPT_RUNTIME_SRC_CPU_CONV1X1F32_H
+#define GOPT_RUNTIME_SRC_CPU_CONV1X1F32_H
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gopt::runtime::cpu {
+
+struct Conv1x1F32Shape {
+  int64_t n = 0, cin = 0, cout = 0, h = 0, w = 0; // h, w: the source's
+  int64_t strideH = 1, strideW = 1;
+  bool blocked = true; // nChw16c source and result, else NHWC
+  bool oihw = true;    // filter layout: OIHW [cout][cin], else HWIO
+  bool bias = false, sum = false, relu = false;
+  int64_t outH() const { return (h - 1) / strideH + 1; }
+  int64_t outW() const { return (w - 1) / strideW + 1; }
+};
+
+class Conv1x1F32 {
+public:
+  // Null where the CPU lacks AVX-512 or the shape is not covered (cin and
+  // cout multiples of 16, strides 1 or 2).
+  static std::unique_ptr<Conv1x1F32>
+  create(const Conv1x1F32Shape &s, const float *filter, const float *bias);
+  // src and dst in the shape's layout; with `sum`, dst holds the residual
+  // on entry. Runs on omp_get_max_threads() threads (one inside a
+  // parallel region).
+  void run(const float *src, float *dst) const;
+
+private:
+  Conv1x1F32Shape s_;
+  std::vector<float> w_;    // per 64-channel block: [cin][64] (or fewer)
+  std::vector<float> bias_; // cout floats (zeros without a bias)
+};
+
+// Whether the kernel may be used: GOPT_CONV_1X1_F32=0 keeps oneDNN's.
+bool conv1x1F32Enabled();
+
+// Whether the kernel is taken for `s` where oneDNN has one too: results of
+// at most 64 pixels, 7x7 (GOPT_CONV_1X1_F32=all: any).
+bool conv1x1F32Preferred(const Conv1x1F32Shape &s);
+
+} // namespace gopt::runtime::cpu
+
+#endif // GOPT_RUNTIME_SRC_CPU_CONV1X1F32_H

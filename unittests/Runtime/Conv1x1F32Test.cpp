@@ -1,0 +1,200 @@
+//===- Conv1x1F32Test.cpp - gopt's f32 1x1 convolution vs. a double loop --===//
+//
+// runtime/src/cpu/Conv1x1F32.cpp runs f32 1x1 convolutions (ResNet-50's 7x7
+// layers) in nChw16c or NHWC; it must compute what a double-precision loop
+// does for every path it has: partial tiles and runs of pixels, a 128-
+// channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
+// stride 2, bias, an in-place residual sum, relu, both filter layouts,
+// several images with either work order, one thread or two. Then in a plan:
+// taken for a 7x7 result (with the residual add and relu fused), not for a
+// 28x28 one, and GOPT_CONV_1X1_F32=0 / all.
+//
+//===----------------------------------------------------------------------===//
+#include "../../runtime/src/cpu/Conv1x1F32.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace gopt::runtime;
+using namespace gopt::runtime::testing;
+using gopt::runtime::cpu::Conv1x1F32;
+using gopt::runtime::cpu::Conv1x1F32Shape;
+
+namespace {
+
+// Index of (image, channel, y, x) in nChw16c or NHWC.
+int64_t at(const Conv1x1F32Shape &s, int64_t c, int64_t h, int64_t w, int64_t n,
+           int64_t ch, int64_t y, int64_t x) {
+  if (s.blocked)
+    return (((n * (c / 16) + ch / 16) * h + y) * w + x) * 16 + ch % 16;
+  return ((n * h + y) * w + x) * c + ch;
+}
+
+// Largest |kernel - double loop| over the result.
+double maxError(const Conv1x1F32Shape &s, int threads) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t oh = s.outH(), ow = s.outW();
+  std::vector<float> filter(s.cin * s.cout), bias(s.cout),
+      src(s.n * s.cin * s.h * s.w), dst(s.n * s.cout * oh * ow);
+  for (float &v : filter)
+    v = u(rng) / 16;
+  for (float &v : bias)
+    v = u(rng);
+  for (float &v : src)
+    v = u(rng);
+  for (float &v : dst) // the residual, with `sum`
+    v = u(rng);
+  const std::vector<float> residual = dst;
+  std::unique_ptr<Conv1x1F32> k =
+      Conv1x1F32::create(s, filter.data(), s.bias ? bias.data() : nullptr);
+  EXPECT_TRUE(k);
+  if (!k)
+    return 1e9;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  k->run(src.data(), dst.data());
+  omp_set_num_threads(saved);
+  double worst = 0;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t o = 0; o < s.cout; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          double acc = s.bias ? bias[o] : 0.0;
+          for (int64_t c = 0; c < s.cin; ++c)
+            acc +=
+                double(s.oihw ? filter[o * s.cin + c]
+                              : filter[c * s.cout + o]) *
+                src[at(s, s.cin, s.h, s.w, n, c, y * s.strideH, x * s.strideW)];
+          const int64_t i = at(s, s.cout, oh, ow, n, o, y, x);
+          if (s.sum)
+            acc += residual[i];
+          if (s.relu)
+            acc = std::max(acc, 0.0);
+          worst = std::max(worst, std::fabs(acc - dst[i]));
+        }
+  return worst;
+}
+
+Conv1x1F32Shape shape(int64_t n, int64_t cin, int64_t cout, int64_t h,
+                      int64_t w, int64_t stride, bool blocked) {
+  Conv1x1F32Shape s;
+  s.n = n;
+  s.cin = cin;
+  s.cout = cout;
+  s.h = h;
+  s.w = w;
+  s.strideH = s.strideW = stride;
+  s.blocked = blocked;
+  return s;
+}
+
+TEST(Conv1x1F32, MatchesDoubleLoop) {
+  for (bool blocked : {true, false}) {
+    // 7x7: 49 pixels in tiles of 5 and 6; 144 input channels: a 128-channel
+    // pass and a 16-channel one; 176 output channels: blocks of 64, 64, 48.
+    Conv1x1F32Shape s = shape(1, 144, 176, 7, 7, 1, blocked);
+    s.bias = s.relu = true;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
+    // 11x13: two runs of pixels (96 + 47); 80 channels: 64 + 16; HWIO; a
+    // residual sum without bias.
+    s = shape(1, 64, 80, 11, 13, 1, blocked);
+    s.oihw = false;
+    s.sum = true;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
+    // Stride 2 on an odd size, three images, three passes (128 + 128 +
+    // 16 channels): 13x13 -> 7x7 (blocks outermost) and 20x20 -> 10x10
+    // (images outermost).
+    for (int64_t h : {13, 20}) {
+      s = shape(3, 272, 128, h, h, 2, blocked);
+      s.bias = s.sum = s.relu = true;
+      EXPECT_LT(maxError(s, 2), 1e-4) << blocked << " " << h;
+    }
+  }
+}
+
+TEST(Conv1x1F32, RefusesUncoveredShapes) {
+  std::vector<float> f(64 * 72);
+  EXPECT_FALSE(Conv1x1F32::create(shape(1, 72, 64, 7, 7, 1, false), f.data(),
+                                  nullptr)); // 72 channels: not blocks of 16
+  EXPECT_FALSE(Conv1x1F32::create(shape(1, 64, 64, 7, 7, 3, false), f.data(),
+                                  nullptr)); // stride 3
+  Conv1x1F32Shape s = shape(1, 64, 64, 7, 7, 1, false);
+  s.bias = true;
+  EXPECT_FALSE(Conv1x1F32::create(s, f.data(), nullptr)); // bias missing
+}
+
+const DType F32 = DType::kF32;
+
+struct Outcome {
+  std::string impl, kind;
+  float maxDiff = 0;
+};
+
+// A 1x1 conv2d + add of a residual input + relu on "cpu" and "reference".
+Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {1, cin, h, h});
+  Tensor filter = randomF32({cout, cin, 1, 1}, 31);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 16.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter),
+                          b.addConstant("bias", randomF32({cout}, 32))};
+  Shape yshape = {1, cout, h, h};
+  int r = b.addInput("r", F32, yshape);
+  int c = b.addIntermediate("c", F32, yshape);
+  b.addOp("conv2d", "conv", ins, {c},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"pads", intsAttr({0, 0, 0, 0})},
+           {"activation", stringAttr("none")}});
+  int s = b.addIntermediate("s", F32, yshape);
+  b.addOp("add", "add", {c, r}, {s});
+  int y = b.addOutput("y", F32, yshape);
+  b.addOp("relu", "relu", {s}, {y});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  std::vector<Tensor> inputs = {randomF32({1, cin, h, h}, 33),
+                                randomF32(yshape, 34)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(Conv1x1F32, WhereItIsTaken) {
+  Outcome small = runPlanConv(512, 256, 7);
+  EXPECT_EQ(small.impl, "gopt-1x1-f32");
+  EXPECT_EQ(small.kind, "conv2d+add+relu");
+  EXPECT_LT(small.maxDiff, 1e-4f);
+  EXPECT_NE(runPlanConv(256, 64, 28).impl, "gopt-1x1-f32");
+  setenv("GOPT_CONV_1X1_F32", "all", 1);
+  Outcome all = runPlanConv(256, 64, 28);
+  EXPECT_EQ(all.impl, "gopt-1x1-f32");
+  EXPECT_LT(all.maxDiff, 1e-4f);
+  setenv("GOPT_CONV_1X1_F32", "0", 1);
+  Outcome off = runPlanConv(512, 256, 7);
+  EXPECT_NE(off.impl, "gopt-1x1-f32");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_1X1_F32");
+}
+
+} // namespace
