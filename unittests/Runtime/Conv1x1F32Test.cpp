@@ -7,7 +7,7 @@
 // stride 2, bias, an in-place residual sum, relu, both filter layouts,
 // several images with either work order, one thread or two. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
-// 28x28 one, and GOPT_CONV_1X1_F32=0 / all.
+// 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/Conv1x1F32.h"
@@ -130,6 +130,17 @@ TEST(Conv1x1F32, RefusesUncoveredShapes) {
   Conv1x1F32Shape s = shape(1, 64, 64, 7, 7, 1, false);
   s.bias = true;
   EXPECT_FALSE(Conv1x1F32::create(s, f.data(), nullptr)); // bias missing
+}
+
+// One image's 7x7 result in either layout, several images' in NHWC; not
+// 14x14, nor several images on nChw16c (oneDNN's jit_1x1 was as fast).
+TEST(Conv1x1F32, PreferredShapes) {
+  using gopt::runtime::cpu::conv1x1F32Preferred;
+  EXPECT_TRUE(conv1x1F32Preferred(shape(1, 2048, 512, 7, 7, 1, true)));
+  EXPECT_TRUE(conv1x1F32Preferred(shape(1, 1024, 2048, 14, 14, 2, false)));
+  EXPECT_TRUE(conv1x1F32Preferred(shape(8, 512, 2048, 7, 7, 1, false)));
+  EXPECT_FALSE(conv1x1F32Preferred(shape(8, 512, 2048, 7, 7, 1, true)));
+  EXPECT_FALSE(conv1x1F32Preferred(shape(1, 1024, 256, 14, 14, 1, false)));
 }
 
 const DType F32 = DType::kF32;

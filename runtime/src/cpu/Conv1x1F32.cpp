@@ -29,11 +29,13 @@ bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");
   if (setting && std::strcmp(setting, "all") == 0)
     return true;
-  // Measured against oneDNN 2.6 in ResNet-50 (one thread; see
-  // docs/architecture.md): faster on 7x7 results (49 rows of a GEMM, which
-  // its brgconv_1x1 and jit_1x1 kernels split poorly), as fast or a few
-  // percent slower on 14x14 and larger ones.
-  return s.outH() * s.outW() <= 64;
+  // Measured against oneDNN 2.6 on ResNet-50's shapes (one thread; see
+  // docs/architecture.md): faster on one image's 7x7 result (49 rows of a
+  // GEMM, which its brgconv_1x1 and jit_1x1 kernels split poorly) and on
+  // several in NHWC, 5-15% slower on 14x14 and larger ones; several
+  // images' 7x7 results on nChw16c are as fast on jit_1x1, which takes
+  // the images' rows together.
+  return s.outH() * s.outW() <= 64 && (s.n == 1 || !s.blocked);
 }
 
 #ifdef GOPT_HAVE_AVX512_LANES

@@ -51,7 +51,8 @@ private:
 bool conv1x1F32Enabled();
 
 // Whether the kernel is taken for `s` where oneDNN has one too: results of
-// at most 64 pixels, 7x7 (GOPT_CONV_1X1_F32=all: any).
+// at most 64 pixels (7x7), of one image or in NHWC (GOPT_CONV_1X1_F32=all:
+// any).
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s);
 
 } // namespace gopt::runtime::cpu
