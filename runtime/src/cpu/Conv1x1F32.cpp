@@ -113,8 +113,10 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
 #pragma GCC unroll 4
     for (int k = 0; k < NB; ++k) {
       __m512 v = acc[p][k];
+      // The zero-masked form: GCC 12 warns of _mm512_max_ps's undefined
+      // pass-through lanes (none with an all-ones mask).
       if (a.last && a.relu)
-        v = _mm512_max_ps(v, zero);
+        v = _mm512_maskz_max_ps(0xFFFF, v, zero);
       _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
     }
 }
@@ -224,7 +226,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
       float *y0 = dst + n * yImage + (s.blocked ? oc0 * pixels : oc0);
       a.bias = bias_.data() + oc0;
       const int64_t p0 = r * kRun, p1 = std::min(pixels, p0 + kRun);
-      // Tiles of as even a size as 6 allows (49 pixels: 6 x 5 + 3 x 6, not
+      // Tiles of as even a size as 6 allows (49 pixels: 4 x 6 + 5 x 5, not
       // 8 x 6 + 1), and each pixel's offset in an image's source.
       const int64_t m = p1 - p0, tiles = (m + kTile - 1) / kTile;
       int64_t start[kRun / kTile + 1], xOffset[kRun];

@@ -2673,7 +2673,7 @@ private:
 // gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
 // for the layer (`onednn`, nChw16c or NHWC), where it ran faster than
 // oneDNN 2.6's jit_1x1 / brgconv_1x1 (conv1x1F32Preferred: ResNet-50's 7x7
-// layers 1.3x); see docs/architecture.md. At least 64 channels each way
+// layers 1.2-1.3x); see docs/architecture.md. At least 64 channels each way
 // (the shapes measured). GOPT_CONV_1X1_F32=0 keeps oneDNN's.
 class Conv1x1F32Kernel : public LayoutKernel {
 public:
