@@ -50,30 +50,73 @@ namespace {
 
 int64_t roundUp16(int64_t v) { return (v + 15) / 16 * 16; }
 
+// GOPT_INVERTED_RESIDUAL_WHOLE_IMAGE=0: small images split by rows too.
+bool wholeImageEnabled() {
+  static const bool on = envSwitchOn("GOPT_INVERTED_RESIDUAL_WHOLE_IMAGE");
+  return on;
+}
+
+// This thread's scratch of at least `floats` floats (64-byte aligned), one
+// for every block it runs: the expanded rows stay warm in L2 from one
+// block to the next instead of each block's own buffers coming from
+// memory (1.9x slower per block with cold buffers, 14x14 and 7x7 ones).
+float *threadScratch(size_t floats, int slot = 0) {
+  thread_local std::vector<float> scratches[2];
+  std::vector<float> &scratch = scratches[slot];
+  if (scratch.size() < floats + 16)
+    scratch.resize(floats + 16);
+  auto p = reinterpret_cast<uintptr_t>(scratch.data());
+  return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
+}
+
 #if defined(__x86_64__)
-// What a GEMM's result row gets after the products: + bias, + the
-// destination's previous contents (sum), clamp to [lo, hi]; the last
-// 16-column vector stored under `tail` (columns past the matrix's width).
+// What a GEMM's result row gets besides the products: bias + the
+// destination's previous contents (sum) to start from, clamp to [lo, hi]
+// at the end; the last 16-column vector loaded and stored under `tail`
+// (columns past the matrix's width). A GEMM run in blocks of K keeps its
+// partial sums in C between them: `first` starts from the bias, `final`
+// clamps.
 struct Epilogue {
   const float *bias; // padded to the packed width
   bool sum;
   float lo, hi;
   __mmask16 tail;
+  bool first = true, final = true;
 };
 
-// C[MR][NV * 16] (row stride ldc) = A[MR][K] (row stride lda) x B[K][...]
-// (row stride ldb, columns from b), then the epilogue; `last`: whether
-// these columns include the matrix's last vector.
+// Where a GEMM's result row m goes: base + m * ldc, or with w > 0 a pixel
+// of a ring of padded image rows (m / w rows after firstRow, column m % w
+// after padLeft pad columns; ldc the pixel stride).
+struct CMap {
+  float *base;
+  int64_t ldc;
+  int64_t w = 0, firstRow = 0, ring = 1, rowFloats = 0, padLeft = 0;
+  int64_t x0 = 0; // the first row's first column
+  float *row(int64_t m) const {
+    if (!w)
+      return base + m * ldc;
+    int64_t r = (firstRow + m / w) % ring;
+    return base + r * rowFloats + (m % w + padLeft) * ldc;
+  }
+};
+
+// C[MR][NV * 16] (rows at c[0..MR), from column 0) = A[MR][K] (row stride
+// lda) x B[K][...] (row stride ldb, columns from b), then the epilogue;
+// `last`: whether these columns include the matrix's last vector.
 template <int MR, int NV>
 GOPT_IR_TARGET void microKernel(const float *a, int64_t lda, const float *b,
-                                int64_t ldb, int64_t kDim, float *c,
-                                int64_t ldc, const Epilogue &e, bool last) {
+                                int64_t ldb, int64_t kDim, float *const *c,
+                                const Epilogue &e, bool last) {
   __m512 acc[MR][NV];
   for (int v = 0; v < NV; ++v) {
-    __m512 bias =
-        e.bias ? _mm512_loadu_ps(e.bias + 16 * v) : _mm512_setzero_ps();
+    const __mmask16 mask = last && v == NV - 1 ? e.tail : __mmask16(0xFFFF);
+    const __m512 bias = e.first && e.bias ? _mm512_loadu_ps(e.bias + 16 * v)
+                                          : _mm512_setzero_ps();
     for (int m = 0; m < MR; ++m)
-      acc[m][v] = bias;
+      acc[m][v] =
+          e.first && !e.sum
+              ? bias
+              : _mm512_add_ps(bias, _mm512_maskz_loadu_ps(mask, c[m] + 16 * v));
   }
   for (int64_t k = 0; k < kDim; ++k) {
     __m512 bv[NV];
@@ -88,18 +131,17 @@ GOPT_IR_TARGET void microKernel(const float *a, int64_t lda, const float *b,
   const __m512 lo = _mm512_set1_ps(e.lo), hi = _mm512_set1_ps(e.hi);
   for (int m = 0; m < MR; ++m)
     for (int v = 0; v < NV; ++v) {
-      float *out = c + m * ldc + 16 * v;
+      float *out = c[m] + 16 * v;
       __mmask16 mask = last && v == NV - 1 ? e.tail : __mmask16(0xFFFF);
       __m512 x = acc[m][v];
-      if (e.sum)
-        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, out));
-      x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+      if (e.final)
+        x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
       _mm512_mask_storeu_ps(out, mask, x);
     }
 }
 
 using MicroFn = void (*)(const float *, int64_t, const float *, int64_t,
-                         int64_t, float *, int64_t, const Epilogue &, bool);
+                         int64_t, float *const *, const Epilogue &, bool);
 
 template <int NV, int... Ms>
 constexpr std::array<MicroFn, sizeof...(Ms)>
@@ -114,7 +156,7 @@ constexpr int maxRows(int nv) {
 
 GOPT_IR_TARGET void microDispatch(int mr, int nv, const float *a, int64_t lda,
                                   const float *b, int64_t ldb, int64_t kDim,
-                                  float *c, int64_t ldc, const Epilogue &e,
+                                  float *const *c, const Epilogue &e,
                                   bool last) {
   static constexpr auto t1 =
       microTable<1>(std::make_integer_sequence<int, 12>());
@@ -128,74 +170,167 @@ GOPT_IR_TARGET void microDispatch(int mr, int nv, const float *a, int64_t lda,
                      : nv == 2 ? t2[mr - 1]
                      : nv == 3 ? t3[mr - 1]
                                : t4[mr - 1];
-  fn(a, lda, b, ldb, kDim, c, ldc, e, last);
+  fn(a, lda, b, ldb, kDim, c, e, last);
 }
 
-// C[m][n] = A[m][k] x B[k][np] (np a multiple of 16, n <= np valid
-// columns), then the epilogue.
-GOPT_IR_TARGET void gemm(const float *a, int64_t lda, int64_t m, const float *b,
-                         int64_t np, int64_t kDim, float *c, int64_t ldc,
-                         const Epilogue &e) {
+// The column panels a GEMM of `np` columns (a multiple of 16) runs: 4
+// vectors each, the remainder one panel of 1-3 (3 + 2 rather than 4 + 1).
+template <typename F> void forPanels(int64_t np, F f) {
   const int64_t vectors = np / 16;
   for (int64_t v0 = 0; v0 < vectors;) {
-    // Column panels of 4 vectors; the remainder as one panel of 1-3.
     int nv = static_cast<int>(std::min<int64_t>(4, vectors - v0));
     if (vectors - v0 == 5)
-      nv = 3; // 3 + 2 rather than 4 + 1
-    const bool last = v0 + nv == vectors;
-    Epilogue pe = e;
-    if (pe.bias)
-      pe.bias += 16 * v0;
-    const int rows = maxRows(nv);
-    for (int64_t m0 = 0; m0 < m; m0 += rows) {
-      int mr = static_cast<int>(std::min<int64_t>(rows, m - m0));
-      microDispatch(mr, nv, a + m0 * lda, lda, b + 16 * v0, np, kDim,
-                    c + m0 * ldc + 16 * v0, ldc, pe, last);
-    }
+      nv = 3;
+    f(v0, nv);
     v0 += nv;
   }
 }
 
+// C[m][n] = A[m][k] x B (np columns, a multiple of 16; C's rows where `c`
+// maps them, n <= np of them valid), then the epilogue. B is packed by
+// packPanels: per panel, [K][nv * 16] contiguous, the panel streaming
+// from L1/L2 without the set conflicts of a long row stride.
+GOPT_IR_TARGET void gemm(const float *a, int64_t lda, int64_t m, const float *b,
+                         int64_t np, int64_t kDim, const CMap &c,
+                         const Epilogue &e) {
+  // C's row addresses, computed once (CMap::row divides).
+  thread_local std::vector<float *> table;
+  if (static_cast<int64_t>(table.size()) < m)
+    table.resize(m);
+  if (!c.w) {
+    for (int64_t i = 0; i < m; ++i)
+      table[i] = c.base + i * c.ldc;
+  } else {
+    int64_t r = c.firstRow % c.ring, x = c.x0;
+    for (int64_t i = 0; i < m; ++i) {
+      table[i] = c.base + r * c.rowFloats + (x + c.padLeft) * c.ldc;
+      if (++x == c.w) {
+        x = 0;
+        r = r + 1 == c.ring ? 0 : r + 1;
+      }
+    }
+  }
+  float *rows[12];
+  const int64_t vectors = np / 16;
+  forPanels(np, [&](int64_t v0, int nv) {
+    const bool last = v0 + nv == vectors;
+    Epilogue pe = e;
+    if (pe.bias)
+      pe.bias += 16 * v0;
+    const float *panel = b + kDim * 16 * v0;
+    const int most = maxRows(nv);
+    // Blocks of K whose slice of the panel (kc x nv x 64 bytes) stays in
+    // L1 across the row blocks (the project GEMM's 576-960 deep panels
+    // otherwise streamed from L2 for every 6-12 rows).
+    const int64_t blocks = (kDim * nv * 64 + (40 << 10) - 1) / (40 << 10);
+    const int64_t kc = (kDim + blocks - 1) / blocks;
+    for (int64_t k0 = 0; k0 < kDim; k0 += kc) {
+      const int64_t kLen = std::min(kc, kDim - k0);
+      pe.first = k0 == 0;
+      pe.final = k0 + kLen == kDim;
+      for (int64_t m0 = 0; m0 < m; m0 += most) {
+        int mr = static_cast<int>(std::min<int64_t>(most, m - m0));
+        for (int r = 0; r < mr; ++r)
+          rows[r] = table[m0 + r] + 16 * v0;
+        microDispatch(mr, nv, a + m0 * lda + k0, lda, panel + k0 * nv * 16,
+                      nv * 16, kLen, rows, pe, last);
+      }
+    }
+  });
+}
+#endif
+
+// `w` [kDim][n] as gemm's B: np (n rounded up to 16) columns, zeros past
+// n, panel by panel.
+std::vector<float> packPanels(const std::vector<float> &w, int64_t kDim,
+                              int64_t n, int64_t np) {
+  std::vector<float> out(kDim * np, 0.0f);
+#if defined(__x86_64__)
+  forPanels(np, [&](int64_t v0, int nv) {
+    float *panel = out.data() + kDim * 16 * v0;
+    for (int64_t k = 0; k < kDim; ++k)
+      for (int64_t j = 0; j < nv * 16; ++j) {
+        int64_t col = 16 * v0 + j;
+        panel[k * nv * 16 + j] = col < n ? w[k * n + col] : 0.0f;
+      }
+  });
+#endif
+  return out;
+}
+
+#if defined(__x86_64__)
 // One depthwise output row: out[ox][c] = clamp(bias[c] + sum over the
 // window of w[ky][kx][c] * rows[ky][(ox * stride + kx) * hp + c]), 16
 // channels x up to 8 columns at a time.
-template <int OB>
-GOPT_IR_TARGET inline void dwColumns(const float *const *rows, int k,
+template <int K, int OB>
+GOPT_IR_TARGET inline void dwColumns(const float *const *rows, int,
                                      int64_t stride, int64_t hp, const float *w,
                                      __m512 bias, __m512 lo, __m512 hi,
                                      int64_t ox, float *out) {
   __m512 acc[OB];
   for (int j = 0; j < OB; ++j)
     acc[j] = bias;
-  for (int ky = 0; ky < k; ++ky)
-    for (int kx = 0; kx < k; ++kx) {
-      __m512 wv = _mm512_loadu_ps(w + (ky * k + kx) * hp);
+  for (int ky = 0; ky < K; ++ky)
+    for (int kx = 0; kx < K; ++kx) {
+      __m512 wv = _mm512_loadu_ps(w + (ky * K + kx) * hp);
       const float *r = rows[ky] + ((ox * stride) + kx) * hp;
       for (int j = 0; j < OB; ++j)
         acc[j] =
             _mm512_fmadd_ps(_mm512_loadu_ps(r + j * stride * hp), wv, acc[j]);
     }
   for (int j = 0; j < OB; ++j)
-    _mm512_storeu_ps(out + (ox + j) * hp,
+    _mm512_storeu_ps(out + j * hp,
                      _mm512_min_ps(_mm512_max_ps(acc[j], lo), hi));
 }
 
-GOPT_IR_TARGET void dwRow(const float *const *rows, int k, int64_t stride,
-                          int64_t ow, int64_t hp, const float *w,
-                          const float *b, float lo, float hi, float *out) {
-  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+// Columns [ox, ox + n) (n <= 8) of every channel block: their windows
+// (n + 2 columns of k rows, all channels) stay in L1 while each block's
+// FMAs run; channel blocks outermost streamed every row from L2 once per
+// block.
+template <int K>
+GOPT_IR_TARGET inline void dwBlock(const float *const *rows, int k,
+                                   int64_t stride, int64_t hp, const float *w,
+                                   const float *b, __m512 vlo, __m512 vhi,
+                                   int64_t ox, int64_t n, float *out) {
   for (int64_t c = 0; c < hp; c += 16) {
     const float *rc[8];
     for (int ky = 0; ky < k; ++ky)
       rc[ky] = rows[ky] + c;
     const __m512 bias = _mm512_loadu_ps(b + c);
-    int64_t ox = 0;
-    for (; ox + 8 <= ow; ox += 8)
-      dwColumns<8>(rc, k, stride, hp, w + c, bias, vlo, vhi, ox, out + c);
-    for (; ox + 4 <= ow; ox += 4)
-      dwColumns<4>(rc, k, stride, hp, w + c, bias, vlo, vhi, ox, out + c);
-    for (; ox < ow; ++ox)
-      dwColumns<1>(rc, k, stride, hp, w + c, bias, vlo, vhi, ox, out + c);
+    // A short last block in one call (independent FMA chains: a 7-wide
+    // row one column at a time waited on each chain's latency).
+    switch (n) {
+#define GOPT_IR_DW_COLUMNS(n)                                                  \
+  case n:                                                                      \
+    dwColumns<K, n>(rc, k, stride, hp, w + c, bias, vlo, vhi, ox, out + c);    \
+    break;
+      GOPT_IR_DW_COLUMNS(1)
+      GOPT_IR_DW_COLUMNS(2)
+      GOPT_IR_DW_COLUMNS(3)
+      GOPT_IR_DW_COLUMNS(4)
+      GOPT_IR_DW_COLUMNS(5)
+      GOPT_IR_DW_COLUMNS(6)
+      GOPT_IR_DW_COLUMNS(7)
+      GOPT_IR_DW_COLUMNS(8)
+#undef GOPT_IR_DW_COLUMNS
+    default:
+      break;
+    }
+  }
+}
+
+// Depthwise output columns [x0, x1) of one row into out (column x0 first).
+GOPT_IR_TARGET void dwRow(const float *const *rows, int k, int64_t stride,
+                          int64_t x0, int64_t x1, int64_t hp, const float *w,
+                          const float *b, float lo, float hi, float *out) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (int64_t ox = x0; ox < x1; ox += 8) {
+    const int64_t n = std::min<int64_t>(8, x1 - ox);
+    float *o = out + (ox - x0) * hp;
+    if (k == 3)
+      dwBlock<3>(rows, k, stride, hp, w, b, vlo, vhi, ox, n, o);
+    else
+      dwBlock<5>(rows, k, stride, hp, w, b, vlo, vhi, ox, n, o);
   }
 }
 #endif
@@ -210,9 +345,9 @@ InvertedResidualF32::create(const InvertedResidualShape &s,
   if (!invertedResidualF32Enabled())
     return nullptr;
   if (s.h <= 0 || s.w <= 0 || s.cin <= 0 || s.hidden <= 0 || s.cout <= 0 ||
-      (!s.expand && s.hidden != s.cin) || s.k < 1 || s.k > 7 || s.stride < 1 ||
-      s.stride > s.k || s.padTop < 0 || s.padLeft < 0 || s.padTop >= s.k ||
-      s.padLeft >= s.k || s.oh <= 0 || s.ow <= 0 ||
+      (!s.expand && s.hidden != s.cin) || (s.k != 3 && s.k != 5) ||
+      s.stride < 1 || s.stride > s.k || s.padTop < 0 || s.padLeft < 0 ||
+      s.padTop >= s.k || s.padLeft >= s.k || s.oh <= 0 || s.ow <= 0 ||
       (s.oh - 1) * s.stride - s.padTop + s.k - 1 > s.h + s.k ||
       (s.ow - 1) * s.stride - s.padLeft + s.k - 1 > s.w + s.k)
     return nullptr;
@@ -238,10 +373,7 @@ InvertedResidualF32::create(const InvertedResidualShape &s,
     return out;
   };
   if (s.expand) {
-    k->we_.assign(s.cin * hp, 0.0f);
-    for (int64_t i = 0; i < s.cin; ++i)
-      for (int64_t j = 0; j < s.hidden; ++j)
-        k->we_[i * hp + j] = expand.weights[i * s.hidden + j];
+    k->we_ = packPanels(expand.weights, s.cin, s.hidden, hp);
     k->be_ = padBias(expand.bias, s.hidden, hp);
     k->elo_ = expand.lo;
     k->ehi_ = expand.hi;
@@ -254,100 +386,187 @@ InvertedResidualF32::create(const InvertedResidualShape &s,
   k->dlo_ = depthwise.lo;
   k->dhi_ = depthwise.hi;
   // Padded hidden channels (clamp(0) may not be 0) meet zero weights.
-  k->wp_.assign(hp * cp, 0.0f);
-  for (int64_t i = 0; i < s.hidden; ++i)
-    for (int64_t j = 0; j < s.cout; ++j)
-      k->wp_[i * cp + j] = project.weights[i * s.cout + j];
+  k->threads_ = std::max(1, threads);
+  std::vector<float> wp(hp * s.cout, 0.0f);
+  std::copy(project.weights.begin(), project.weights.end(), wp.begin());
+  k->wp_ = packPanels(wp, hp, s.cout, cp);
   k->bp_ = padBias(project.bias, s.cout, cp);
   k->plo_ = project.lo;
   k->phi_ = project.hi;
-  k->threads_ = std::max(1, threads);
-  // Per thread: a ring of k expanded rows, k - 1 halo rows (in place), the
-  // depthwise row.
-  k->slots_ = s.k + (s.k - 1);
-  k->wsFloats_ = (k->slots_ * k->bufW_ + s.ow) * hp + 16;
-  k->ws_.assign(k->wsFloats_ * k->threads_ + k->bufW_ * hp, 0.0f);
+  // Output rows run `chunk_` at a time: the project GEMM's rows are
+  // chunk_ x ow pixels (about 96: the packed weights, streamed from L2 for
+  // every 6-12 rows, would otherwise dominate the small 14x14 and 7x7
+  // blocks), the expand GEMM's all the new source rows of the chunk.
+  const int64_t perThread = (s.oh + k->threads_ - 1) / k->threads_;
+  k->chunk_ = std::clamp<int64_t>((96 + s.ow - 1) / s.ow, 1, perThread);
+  // Where rows do not split evenly among the threads (7 rows on 2: one
+  // thread idled a seventh of the block), small images run whole: the
+  // threads expand a share of the source pixels each into one shared
+  // image, then (after a barrier) run the depthwise and project on a
+  // share of the result pixels each.
+  k->wholeImage_ = k->threads_ > 1 && s.oh % k->threads_ != 0 &&
+                   s.h * k->bufW_ * hp * 4 <= (1 << 20) && wholeImageEnabled();
+  if (k->wholeImage_) {
+    const int64_t share = (s.oh * s.ow + k->threads_ - 1) / k->threads_;
+    k->wsFloats_ = share * hp + 16;
+    k->zeros_.assign(k->bufW_ * hp, 0.0f);
+    return k;
+  }
+  // Per thread: a ring of the expanded rows a chunk reads, k - 1 halo rows
+  // (in place), the chunk's depthwise rows.
+  k->ring_ = (k->chunk_ - 1) * s.stride + s.k;
+  k->slots_ = k->ring_ + (s.k - 1);
+  k->wsFloats_ = (k->slots_ * k->bufW_ + k->chunk_ * s.ow) * hp + 16;
+  k->zeros_.assign(k->bufW_ * hp, 0.0f);
   return k;
 }
 
 size_t InvertedResidualF32::workspaceBytes() const {
-  return ws_.size() * sizeof(float);
+  // Each thread's rows live in its scratch, shared by all the blocks.
+  size_t image = wholeImage_ ? s_.h * bufW_ * hp_ : 0;
+  return (wsFloats_ * threads_ + image + zeros_.size()) * sizeof(float);
 }
 
 #if defined(__x86_64__)
-GOPT_IR_TARGET void InvertedResidualF32::expandRow(const float *src, int64_t iy,
-                                                   float *out) const {
-  // `out`: a padded row of bufW_ x hp; its pad columns stay zero.
-  float *row = out + s_.padLeft * hp_;
-  const float *in = src + iy * s_.w * s_.cin;
+GOPT_IR_TARGET void InvertedResidualF32::expandRows(const float *src,
+                                                    int64_t lo, int64_t hi,
+                                                    float *ring, int64_t slots,
+                                                    int64_t slot0) const {
+  // Source rows [lo, hi) into ring slots (slot0 + row - lo) % slots of
+  // padded rows; their pad columns stay zero.
+  const int64_t rowFloats = bufW_ * hp_;
+  const float *in = src + lo * s_.w * s_.cin;
   if (!s_.expand) {
-    for (int64_t x = 0; x < s_.w; ++x) {
-      std::memcpy(row + x * hp_, in + x * s_.cin, s_.cin * sizeof(float));
-      std::fill(row + x * hp_ + s_.cin, row + (x + 1) * hp_, 0.0f);
+    for (int64_t r = 0; r < hi - lo; ++r) {
+      float *row = ring + (slot0 + r) % slots * rowFloats + s_.padLeft * hp_;
+      if (s_.cin == hp_) {
+        std::memcpy(row, in + r * s_.w * s_.cin, s_.w * s_.cin * sizeof(float));
+        continue;
+      }
+      for (int64_t x = 0; x < s_.w; ++x) {
+        std::memcpy(row + x * hp_, in + (r * s_.w + x) * s_.cin,
+                    s_.cin * sizeof(float));
+        std::fill(row + x * hp_ + s_.cin, row + (x + 1) * hp_, 0.0f);
+      }
     }
     return;
   }
   Epilogue e{be_.data(), false, elo_, ehi_, __mmask16(0xFFFF)};
-  gemm(in, s_.cin, s_.w, we_.data(), hp_, s_.cin, row, hp_, e);
+  CMap c{ring, hp_, s_.w, slot0, slots, rowFloats, s_.padLeft};
+  gemm(in, s_.cin, (hi - lo) * s_.w, we_.data(), hp_, s_.cin, c, e);
 }
 
 GOPT_IR_TARGET void InvertedResidualF32::runRows(const float *src, float *dst,
                                                  int64_t r0, int64_t r1,
                                                  float *ws, bool inPlace,
                                                  int /*thread*/) const {
-  const int64_t rowFloats = bufW_ * hp_;
-  const int64_t k = s_.k;
-  const float *zeros = ws_.data() + wsFloats_ * threads_;
-  float *dwOut = ws + slots_ * rowFloats;
-  // Ring slots 0..k-1 hold source rows iy % k; slots k.. hold the halo
-  // rows other threads overwrite in place (expanded before the barrier).
-  int64_t held[16];
-  for (int64_t i = 0; i < slots_; ++i)
-    held[i] = -1;
-  const int64_t first = r0 * s_.stride - s_.padTop;
-  const int64_t last = (r1 - 1) * s_.stride - s_.padTop + k - 1;
-  auto haloSlot = [&](int64_t iy) -> int64_t {
-    if (!inPlace || (iy >= r0 && iy < r1))
-      return -1;
-    return k + (iy < r0 ? iy - first : (r0 - first) + (iy - r1));
-  };
-  if (inPlace && r0 < r1) {
-    for (int64_t iy = std::max<int64_t>(first, 0);
-         iy <= std::min(last, s_.h - 1); ++iy) {
-      int64_t slot = haloSlot(iy);
-      if (slot >= 0) {
-        expandRow(src, iy, ws + slot * rowFloats);
-        held[slot] = iy;
-      }
+  if (r0 >= r1) {
+    if (inPlace) {
+#pragma omp barrier
     }
+    return;
   }
+  const int64_t rowFloats = bufW_ * hp_;
+  const int64_t k = s_.k, st = s_.stride;
+  const float *zeros = zeros_.data();
+  // The scratch is shared with other blocks: zero the ring's pad columns.
+  if (bufW_ > s_.w)
+    for (int64_t slot = 0; slot < slots_; ++slot) {
+      float *row = ws + slot * rowFloats;
+      std::fill(row, row + s_.padLeft * hp_, 0.0f);
+      std::fill(row + (s_.padLeft + s_.w) * hp_, row + rowFloats, 0.0f);
+    }
+  float *halo = ws + ring_ * rowFloats;
+  float *dwOut = ws + slots_ * rowFloats;
+  // In place, the source rows outside [r0, r1) are other threads' results
+  // (stride 1): expanded into the halo slots before anyone writes.
+  auto isHalo = [&](int64_t iy) { return inPlace && (iy < r0 || iy >= r1); };
+  auto haloIndex = [&](int64_t iy) {
+    return iy < r0 ? iy - (r0 - s_.padTop) : s_.padTop + (iy - r1);
+  };
   if (inPlace) {
+    const int64_t first = std::max<int64_t>(r0 - s_.padTop, 0);
+    const int64_t last = std::min(r1 - 1 - s_.padTop + k - 1, s_.h - 1);
+    for (int64_t iy = first; iy <= last; ++iy)
+      if (isHalo(iy))
+        expandRows(src, iy, iy + 1, halo, 1 << 30, haloIndex(iy));
 #pragma omp barrier
   }
-  const float *rows[8];
   const Epilogue pe{bp_.data(), s_.sum, plo_, phi_,
                     __mmask16((1u << (s_.cout % 16 ? s_.cout % 16 : 16)) - 1)};
-  for (int64_t oy = r0; oy < r1; ++oy) {
-    for (int64_t ky = 0; ky < k; ++ky) {
-      const int64_t iy = oy * s_.stride - s_.padTop + ky;
-      if (iy < 0 || iy >= s_.h) {
-        rows[ky] = zeros;
-        continue;
-      }
-      int64_t slot = haloSlot(iy);
-      if (slot < 0)
-        slot = iy % k;
-      if (held[slot] != iy) {
-        expandRow(src, iy, ws + slot * rowFloats);
-        held[slot] = iy;
-      }
-      rows[ky] = ws + slot * rowFloats;
+  // The ring holds source rows [.., ringHi) at slots iy % ring_.
+  int64_t ringHi = 0;
+  const float *rows[8];
+  for (int64_t oy0 = r0; oy0 < r1; oy0 += chunk_) {
+    const int64_t oy1 = std::min(r1, oy0 + chunk_);
+    const int64_t a = std::max<int64_t>(oy0 * st - s_.padTop, 0);
+    const int64_t b = std::min((oy1 - 1) * st - s_.padTop + k, s_.h);
+    int64_t lo = std::max(a, ringHi), hi = b;
+    if (inPlace) {
+      lo = std::max(lo, r0);
+      hi = std::min(hi, r1);
     }
-    dwRow(rows, static_cast<int>(k), s_.stride, s_.ow, hp_, wd_.data(),
-          bd_.data(), dlo_, dhi_, dwOut);
-    gemm(dwOut, hp_, s_.ow, wp_.data(), cp_, hp_, dst + oy * s_.ow * s_.cout,
-         s_.cout, pe);
+    if (lo < hi)
+      expandRows(src, lo, hi, ws, ring_, lo % ring_);
+    ringHi = std::max(ringHi, b);
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      for (int64_t ky = 0; ky < k; ++ky) {
+        const int64_t iy = oy * st - s_.padTop + ky;
+        rows[ky] = iy < 0 || iy >= s_.h ? zeros
+                   : isHalo(iy)         ? halo + haloIndex(iy) * rowFloats
+                                        : ws + iy % ring_ * rowFloats;
+      }
+      dwRow(rows, static_cast<int>(k), st, 0, s_.ow, hp_, wd_.data(),
+            bd_.data(), dlo_, dhi_, dwOut + (oy - oy0) * s_.ow * hp_);
+    }
+    CMap c{dst + oy0 * s_.ow * s_.cout, s_.cout};
+    gemm(dwOut, hp_, (oy1 - oy0) * s_.ow, wp_.data(), cp_, hp_, c, pe);
   }
+}
+#endif
+
+#if defined(__x86_64__)
+GOPT_IR_TARGET void InvertedResidualF32::runImage(const float *src, float *dst,
+                                                  float *image, float *ws,
+                                                  int t, int nt) const {
+  // Source pixels [p0, p1) expanded into the shared padded image.
+  const int64_t rowFloats = bufW_ * hp_;
+  const int64_t pixels = s_.h * s_.w;
+  const int64_t p0 = pixels * t / nt, p1 = pixels * (t + 1) / nt;
+  if (!s_.expand) {
+    for (int64_t p = p0; p < p1; ++p) {
+      float *px =
+          image + (p / s_.w) * rowFloats + (p % s_.w + s_.padLeft) * hp_;
+      std::memcpy(px, src + p * s_.cin, s_.cin * sizeof(float));
+      std::fill(px + s_.cin, px + hp_, 0.0f);
+    }
+  } else if (p0 < p1) {
+    Epilogue e{be_.data(), false, elo_, ehi_, __mmask16(0xFFFF)};
+    CMap c{image, hp_, s_.w, p0 / s_.w, s_.h, rowFloats, s_.padLeft};
+    c.x0 = p0 % s_.w;
+    gemm(src + p0 * s_.cin, s_.cin, p1 - p0, we_.data(), hp_, s_.cin, c, e);
+  }
+  // Every source pixel is read (in place: before any result is written).
+#pragma omp barrier
+  const int64_t out = s_.oh * s_.ow;
+  const int64_t q0 = out * t / nt, q1 = out * (t + 1) / nt;
+  if (q0 >= q1)
+    return;
+  const float *rows[8];
+  for (int64_t oy = q0 / s_.ow; oy * s_.ow < q1; ++oy) {
+    const int64_t x0 = std::max<int64_t>(q0 - oy * s_.ow, 0);
+    const int64_t x1 = std::min<int64_t>(q1 - oy * s_.ow, s_.ow);
+    for (int64_t ky = 0; ky < s_.k; ++ky) {
+      const int64_t iy = oy * s_.stride - s_.padTop + ky;
+      rows[ky] = iy < 0 || iy >= s_.h ? zeros_.data() : image + iy * rowFloats;
+    }
+    dwRow(rows, static_cast<int>(s_.k), s_.stride, x0, x1, hp_, wd_.data(),
+          bd_.data(), dlo_, dhi_, ws + (oy * s_.ow + x0 - q0) * hp_);
+  }
+  const Epilogue pe{bp_.data(), s_.sum, plo_, phi_,
+                    __mmask16((1u << (s_.cout % 16 ? s_.cout % 16 : 16)) - 1)};
+  gemm(ws, hp_, q1 - q0, wp_.data(), cp_, hp_,
+       CMap{dst + q0 * s_.cout, s_.cout}, pe);
 }
 #endif
 
@@ -364,17 +583,35 @@ void InvertedResidualF32::run(const float *src, float *dst) const {
     inPlace = false;
   }
   const int64_t rows = s_.oh;
+  if (wholeImage_) {
+    // The master's second scratch holds the expanded image all threads
+    // share (pad columns zeroed: the scratch is shared with other blocks).
+    const int64_t rowFloats = bufW_ * hp_;
+    float *image = threadScratch(s_.h * rowFloats, 1);
+    if (bufW_ > s_.w)
+      for (int64_t r = 0; r < s_.h; ++r) {
+        float *row = image + r * rowFloats;
+        std::fill(row, row + s_.padLeft * hp_, 0.0f);
+        std::fill(row + (s_.padLeft + s_.w) * hp_, row + rowFloats, 0.0f);
+      }
+#pragma omp parallel num_threads(threads_)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t share = (s_.oh * s_.ow + nt - 1) / nt;
+      runImage(src, dst, image, threadScratch(share * hp_ + 16), t, nt);
+    }
+    return;
+  }
   const int threads = static_cast<int>(std::min<int64_t>(threads_, rows));
   if (threads <= 1) {
-    runRows(src, dst, 0, rows, const_cast<float *>(ws_.data()), false, 0);
+    runRows(src, dst, 0, rows, threadScratch(wsFloats_), false, 0);
     return;
   }
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
-    runRows(src, dst, r0, r1, const_cast<float *>(ws_.data()) + t * wsFloats_,
-            inPlace, t);
+    runRows(src, dst, r0, r1, threadScratch(wsFloats_), inPlace, t);
   }
 #else
   (void)src;

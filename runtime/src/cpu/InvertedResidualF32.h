@@ -66,17 +66,23 @@ private:
   struct Workspace;
   void runRows(const float *src, float *dst, int64_t r0, int64_t r1, float *ws,
                bool inPlace, int thread) const;
-  void expandRow(const float *src, int64_t iy, float *out) const;
+  void runImage(const float *src, float *dst, float *image, float *ws, int t,
+                int nt) const;
+  void expandRows(const float *src, int64_t lo, int64_t hi, float *ring,
+                  int64_t slots, int64_t slot0) const;
 
   InvertedResidualShape s_;
   int64_t hp_ = 0, cp_ = 0; // hidden and cout rounded up to 16
   int64_t bufW_ = 0;        // columns of an expanded row, with padding
-  int64_t slots_ = 0;       // expanded rows kept per thread
+  bool wholeImage_ = false; // threads split pixels, not rows (runImage)
+  int64_t chunk_ = 1;       // output rows per project GEMM
+  int64_t ring_ = 0;        // expanded rows a chunk reads
+  int64_t slots_ = 0;       // ring_ and the halo rows
   std::vector<float> we_, be_, wd_, bd_, wp_, bp_;
   float elo_, ehi_, dlo_, dhi_, plo_, phi_;
   int threads_ = 1;
-  size_t wsFloats_ = 0; // one thread's workspace
-  mutable std::vector<float> ws_;
+  size_t wsFloats_ = 0;      // one thread's workspace
+  std::vector<float> zeros_; // a padded row of zeros (rows off the image)
 };
 
 // The chain `stages` (expand 1x1 -> depthwise -> project 1x1, or depthwise
