@@ -645,7 +645,9 @@ std::optional<ConvShape> convShape(const KernelConfig &c) {
     return std::nullopt;
   const Shape &x = c.inputShapes[0], &f = c.inputShapes[1],
               &y = c.outputShapes[0];
-  if (x.size() != 4 || f.size() != 4 || y.size() != 4 || x[0] != 1 || y[0] != 1)
+  if (x.size() != 4 || f.size() != 4 || y.size() != 4 || x[0] != 1 ||
+      y[0] != 1 ||
+      (c.inputShapes.size() == 3 && numElements(c.inputShapes[2]) != y[1]))
     return std::nullopt;
   ConvShape s;
   s.oihw = attrs.getString("filter_format") == "OIHW";
