@@ -52,6 +52,7 @@
 #include "ChannelShuffle.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "InvertedResidualF32.h"
 #include "OneDnn.h"
 #include "ReluGradBias.h"
 #include "Schedule.h"
@@ -748,6 +749,30 @@ int64_t macsPerElement(const plan::Op &op, const Shape &filter) {
   return out > 0 ? numElements(filter) / out : 0;
 }
 
+// Whether conv2d ops `a` then `b` are the 1x1 -> depthwise (1) or
+// depthwise -> 1x1 (0) halves of an inverted residual block
+// (InvertedResidualF32.cpp); -1 otherwise.
+int invertedResidualPair(const plan::Op &a, const Shape &fa, const plan::Op &b,
+                         const Shape &fb) {
+  auto kind = [](const plan::Op &op, const Shape &f) {
+    OpAttrs attrs(op);
+    bool oihw = attrs.getString("filter_format") == "OIHW";
+    if (f.size() != 4)
+      return 0;
+    int64_t kh = oihw ? f[2] : f[0], kw = oihw ? f[3] : f[1];
+    int64_t out = oihw ? f[0] : f[3], in = oihw ? f[1] : f[2];
+    int64_t groups = attrs.getInt("groups");
+    if (groups == 1 && kh == 1 && kw == 1)
+      return 1; // pointwise
+    if (groups > 1 && groups == out && in == 1 && kh == kw &&
+        (kh == 3 || kh == 5))
+      return 2; // depthwise
+    return 0;
+  };
+  int ka = kind(a, fa), kb = kind(b, fb);
+  return ka == 1 && kb == 2 ? 1 : ka == 2 && kb == 1 ? 0 : -1;
+}
+
 int CpuScheduler::chainSuccessor(const Fusion &f) const {
   if (f.post.sum || f.int8Params.sum || f.matmul || f.attention)
     return -1;
@@ -807,6 +832,29 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   // a grouped (depthwise) convolution, so dense stems (Inception's) keep
   // their schedule (GOPT_CONV_CHAIN_BATCH1=0: unchained).
   static const bool batchOne = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+  // At batch 1 an f32 inverted residual block (1x1 -> depthwise -> 1x1)
+  // whose expanded tensor (the depthwise's source) is over
+  // GOPT_INVERTED_RESIDUAL_MIN_BYTES (1 MiB: MobileNetV2's 112x112 and
+  // 56x56 blocks) runs as one kernel, that tensor never written out
+  // (emitChain; GOPT_INVERTED_RESIDUAL_F32=0: the schedule before it).
+  // Smaller blocks stay in cache between oneDNN's kernels, which ran them
+  // 5-15% faster.
+  static const size_t irMinBytes = [] {
+    const char *e = std::getenv("GOPT_INVERTED_RESIDUAL_MIN_BYTES");
+    return e ? static_cast<size_t>(std::strtoull(e, nullptr, 10))
+             : size_t(1) << 20;
+  }();
+  if (batch == 1 && !f.int8 && dtype(r) == DType::kF32 &&
+      cpu::invertedResidualF32Enabled()) {
+    int dw = invertedResidualPair(conv, shape(conv.inputs(1)), next,
+                                  shape(next.inputs(1)));
+    if (dw >= 0) {
+      const Shape &expanded = shape((dw ? next : conv).inputs(0));
+      if (static_cast<size_t>(numElements(expanded)) * sizeof(float) >
+          irMinBytes)
+        return c;
+    }
+  }
   if (batch == 1 && batchOne && !f.int8 && dtype(r) == DType::kF32 &&
       image > kChainChunkBytes &&
       (OpAttrs(conv).getInt("groups") > 1 ||
@@ -861,8 +909,17 @@ Status CpuScheduler::emitChain(int chain, int o) {
             std::max(image, static_cast<size_t>(numElements(shape(r)) / batch) *
                                 dtypeSize(dtype(r)));
     }
-    GOPT_ASSIGN_OR_RETURN(
-        kernel, cpu::createConvChain(configs, chainChunk(batch, image)));
+    if (batch == 1 && !stages[0].int8) {
+      GOPT_ASSIGN_OR_RETURN(kernel, cpu::createInvertedResidualF32(configs));
+    }
+    // A batch-1 chain only chainSuccessor's inverted-residual rule made
+    // (intermediates under the banding threshold) that the fused kernel
+    // did not take runs its stages one by one, as without that rule.
+    static const bool batchOne = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+    if (!kernel && (batch > 1 || (batchOne && image > kChainChunkBytes))) {
+      GOPT_ASSIGN_OR_RETURN(
+          kernel, cpu::createConvChain(configs, chainChunk(batch, image)));
+    }
   }
   if (kernel) {
     Fusion f;
