@@ -14,6 +14,17 @@
 
 namespace gopt::runtime::cpu {
 
+// One max pooling of [images][channels / 16][h][w][16] into
+// [images][channels / 16][oh][ow][16]: windows of kh x kw at strides sh,
+// sw, starting padT, padL before the source; each must hold one of its
+// elements.
+struct BlockedPoolGeometry {
+  int64_t images, blocks, h, w, oh, ow, kh, kw, sh, sw, padT, padL;
+};
+
+// Runs it on the library's threads; false (nothing done) without AVX-512.
+bool blockedMaxPool(const BlockedPoolGeometry &g, const float *x, float *y);
+
 // Null (oneDNN's kernel then runs) unless the op is an NCHW max_pool, `src`
 // is dense f32 nChw16c with channels in whole blocks of 16, every window
 // holds an element of the source, the CPU has AVX-512 F, and

@@ -2674,10 +2674,12 @@ private:
 
 namespace {
 // gopt's batch-1 direct convolution (ConvBatch1.cpp) for a layer with at
-// least 128 input channels and at most 196 output pixels (ResNet's
-// 512-channel 7x7 layers and stride-2 entries), where oneDNN's brgemm kernel
-// splits too few pixels: 512 -> 512 3x3 at 7x7 1.64 vs 2.14 ms, 256 -> 512
-// 3x3 stride 2 0.78 vs 1.12, one thread. 1x1 convolutions only with a
+// least 128 input channels and at most 64 output pixels (one panel: ResNet's
+// 7x7 layers), where oneDNN's brgemm kernel splits too few pixels. ResNet-18
+// in the network, one thread: 512 -> 512 3x3 2.03-2.12 -> 1.74-1.80 ms,
+// 256 -> 512 3x3 stride 2 1.09-1.11 -> 0.89-0.92, its 1x1 downsample
+// 0.15 -> 0.11; at 14x14 (196 pixels, four panels) 128 -> 256 stride 2 ran
+// 4% slower, so larger results keep oneDNN's. 1x1 convolutions only with a
 // stride (downsamples); NHWC in and out, as the direct kernel reads these
 // layers at batch 1, and not where the schedule keeps a blocked source.
 class ConvBatch1Kernel : public LayoutKernel {
@@ -2691,7 +2693,7 @@ public:
     StatusOr<ConvGeometry> g = convGeometry(c);
     if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
         g->strides[0] != g->strides[1] || g->dilations != Dims{0, 0} ||
-        g->cin < 128 || g->dstDims[2] * g->dstDims[3] > 196 ||
+        g->cin < 128 || g->dstDims[2] * g->dstDims[3] > 64 ||
         (g->weightDims[2] * g->weightDims[3] == 1 && g->strides[0] == 1))
       return nullptr;
     bool hasBias = c.inputShapes.size() == 3;
