@@ -170,8 +170,11 @@ void ConvBatch1::run(const float *src, const float *bias, float *dst) {
   const int64_t cin = s.cin, taps = s.kh * s.kw, blocks = s.cout / kBlock;
   const int64_t pixels = s.outH() * s.outW();
   const int64_t panels = (pixels + kPanel - 1) / kPanel;
-  const int threads = static_cast<int>(std::min<int64_t>(
-      blocks, std::min<int64_t>(omp_get_max_threads(), m_.size())));
+  // A session may run with more threads than the kernel was made with.
+  if (m_.size() < static_cast<size_t>(omp_get_max_threads()))
+    m_.resize(omp_get_max_threads());
+  const int threads = static_cast<int>(
+      std::min<int64_t>(blocks, std::max(1, omp_get_max_threads())));
   const float *w = w_.data();
   const int64_t *offsets = pixelOffset_.data();
   const int64_t hp = hp_, wp = wp_;
