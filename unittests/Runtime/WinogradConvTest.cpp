@@ -109,6 +109,9 @@ TEST(WinogradWide, FusesResidualAddAndRelu) {
 // transformed (oneDNN's 2x3 kernel's) and output channels not in blocks of
 // 64 are not taken.
 TEST(WinogradWide, WhereItIsTaken) {
+  // The direct kernel these fall back to is oneDNN's without gopt's batch-1
+  // one (ConvBatch1Test covers that).
+  setenv("GOPT_CONV_BATCH1", "0", 1);
   EXPECT_EQ(runConv(512, 512, 7, 7, "OIHW", true, false).impl, "onednn");
   setenv("GOPT_CONV_WINOGRAD_WIDE", "all", 1);
   Outcome all = runConv(512, 512, 7, 7, "OIHW", true, true);
@@ -125,6 +128,7 @@ TEST(WinogradWide, WhereItIsTaken) {
   EXPECT_EQ(runConv(64, 64, 28, 28, "OIHW", true, false).impl,
             "onednn-winograd");
   EXPECT_EQ(runConv(256, 240, 14, 14, "OIHW", true, false).impl, "onednn");
+  unsetenv("GOPT_CONV_BATCH1");
 }
 
 } // namespace

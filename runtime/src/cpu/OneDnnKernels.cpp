@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "AmxMatmul.h"
 #include "Conv1x1F32.h"
+#include "BlockedPool.h"
+#include "ConvBatch1.h"
 #include "ConvImplChoice.h"
 #include "CpuBackend.h"
 #include "DepthwiseConv.h"
@@ -2757,6 +2759,90 @@ private:
 };
 } // namespace
 
+namespace {
+// gopt's batch-1 direct convolution (ConvBatch1.cpp) for a layer with at
+// least 128 input channels and at most 64 output pixels (one panel: ResNet's
+// 7x7 layers), where oneDNN's brgemm kernel splits too few pixels. ResNet-18
+// in the network, one thread: 512 -> 512 3x3 2.03-2.12 -> 1.74-1.80 ms,
+// 256 -> 512 3x3 stride 2 1.09-1.11 -> 0.89-0.92, its 1x1 downsample
+// 0.15 -> 0.11; at 14x14 (196 pixels, four panels) 128 -> 256 stride 2 ran
+// 4% slower, so larger results keep oneDNN's. 1x1 convolutions only with a
+// stride (downsamples); NHWC in and out, as the direct kernel reads these
+// layers at batch 1, and not where the schedule keeps a blocked source.
+class ConvBatch1Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post) {
+    if (!convBatch1Enabled() || convType(c) != DataType::f32 ||
+        !c.constantInputs[1] || !post.tail.empty() ||
+        (post.activation != "none" && post.activation != "relu"))
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+        g->strides[0] != g->strides[1] || g->dilations != Dims{0, 0} ||
+        g->cin < 128 || g->dstDims[2] * g->dstDims[3] > 64 ||
+        (g->weightDims[2] * g->weightDims[3] == 1 && g->strides[0] == 1))
+      return nullptr;
+    bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && c.inputTypes[2] != DType::kF32)
+      return nullptr;
+    ConvBatch1Shape s;
+    s.cin = g->cin;
+    s.cout = g->cout;
+    s.h = g->h;
+    s.w = g->w;
+    s.kh = g->weightDims[2];
+    s.kw = g->weightDims[3];
+    s.stride = g->strides[0];
+    s.padT = g->padL[0];
+    s.padL = g->padL[1];
+    s.padB = g->padR[0];
+    s.padR = g->padR[1];
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    s.sum = post.sum;
+    s.relu = post.activation == "relu";
+    if (s.padB < 0 || s.padR < 0 || s.outH() != g->dstDims[2] ||
+        s.outW() != g->dstDims[3])
+      return nullptr;
+    std::unique_ptr<ConvBatch1> conv =
+        ConvBatch1::create(s, static_cast<const float *>(c.constantInputs[1]));
+    if (!conv)
+      return nullptr;
+    auto k = std::unique_ptr<ConvBatch1Kernel>(new ConvBatch1Kernel());
+    k->conv_ = std::move(conv);
+    k->hasBias_ = hasBias;
+    k->sum_ = post.sum;
+    k->src_ = memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
+    k->dst_ = memory::desc(g->dstDims, DataType::f32, Tag::nhwc);
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    float *dst = outputs[0].data<float>();
+    if (sum_) {
+      const float *residual = inputs.back().data<float>();
+      if (residual != dst)
+        std::memcpy(dst, residual, outputs[0].byteSize());
+    }
+    conv_->run(inputs[0].data<float>(),
+               hasBias_ ? inputs[2].data<float>() : nullptr, dst);
+    return Status::success();
+  }
+  const char *implementation() const override { return "conv-batch1"; }
+  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
+
+private:
+  std::unique_ptr<ConvBatch1> conv_;
+  bool hasBias_ = false, sum_ = false;
+  memory::desc src_, dst_;
+};
+} // namespace
+
 StatusOr<std::unique_ptr<LayoutKernel>>
 createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
                  const memory::desc *preferredDst,
@@ -2766,6 +2852,10 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
     return std::unique_ptr<LayoutKernel>();
   if (std::unique_ptr<LayoutKernel> wide = WinogradWideKernel::create(c, post))
     return wide;
+  if (!blockedSrc && !preferredDst)
+    if (std::unique_ptr<LayoutKernel> direct =
+            ConvBatch1Kernel::create(c, post))
+      return direct;
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
   GOPT_RETURN_IF_ERROR(kernel->init(c, /*anyLayout=*/true, post, supported,
@@ -2895,6 +2985,8 @@ createLayoutPool(const KernelConfig &c, const memory::desc &src) {
       c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
+  if (std::unique_ptr<LayoutKernel> blocked = createBlockedMaxPool(c, src))
+    return blocked;
   auto kernel = std::unique_ptr<PoolKernel>(new PoolKernel());
   bool supported = false;
   GOPT_RETURN_IF_ERROR(kernel->init(c, supported, &src));
