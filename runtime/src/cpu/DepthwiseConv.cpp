@@ -577,8 +577,11 @@ GOPT_DW_F32_TARGET void runItemsF32(const DepthwiseGeometry &g, int k,
       k == 3 ? (g.stride == 1 ? &runRowF32<3, 1, 2> : &runRowF32<3, 2, 2>)
              : (g.stride == 1 ? &runRowF32<5, 1, 2> : &runRowF32<5, 2, 2>);
   // Rows in pairs where a pair is this range's, in one image and of the
-  // whole channel range (groups == 1).
-  const bool pairs = groups == 1 && depthwiseF32RowPairs();
+  // whole channel range (groups == 1), and where the two rows share most
+  // of their source rows: at stride 1 (k - 1 of k) and 5x5 stride 2 (3 of
+  // 5); 3x3 stride 2 shares one of three and measured no gain.
+  const bool pairs =
+      groups == 1 && (g.stride == 1 || k == 5) && depthwiseF32RowPairs();
   F32RowArgs base{};
   base.w = g.w;
   base.c = g.c;

@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SqueezeExcite.h"
-#include "EnvSwitch.h"
 #include "ParallelRange.h"
 
 #include "gopt/runtime/Kernel.h"
@@ -17,63 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define GOPT_SE_X86 1
-#endif
-
 namespace gopt::runtime::cpu {
 namespace {
-
-// Whether the products run as matvecRows (AVX-512, sums in registers);
-// GOPT_SE_MATVEC=0 runs them as one axpy per input (below).
-bool matvecEnabled() {
-#ifdef GOPT_SE_X86
-  static const bool on =
-      envSwitchOn("GOPT_SE_MATVEC") && __builtin_cpu_supports("avx512f");
-  return on;
-#else
-  return false;
-#endif
-}
-
-#ifdef GOPT_SE_X86
-// out[i] = (accumulate ? out[i] : 0) + sum over rows r in [r0, r1) of
-// w[r * stride + i] * a[r], for i in [0, cols): 64 outputs at a time in
-// four registers, each weight loaded once and nothing stored until the
-// end. An axpy per row instead loads and stores the whole output for
-// every row (MobileNetV3's 960 x 240 products ran 2x behind ONNX
-// Runtime's so).
-__attribute__((target("avx512f"))) void
-matvecRows(float *out, const float *w, int64_t stride, const float *a,
-           int64_t r0, int64_t r1, int64_t cols, bool accumulate) {
-  int64_t i = 0;
-  for (; i + 64 <= cols; i += 64) {
-    __m512 acc[4];
-    for (int v = 0; v < 4; ++v)
-      acc[v] =
-          accumulate ? _mm512_loadu_ps(out + i + 16 * v) : _mm512_setzero_ps();
-    for (int64_t r = r0; r < r1; ++r) {
-      const __m512 x = _mm512_set1_ps(a[r]);
-      const float *row = w + r * stride + i;
-      for (int v = 0; v < 4; ++v)
-        acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(row + 16 * v), x, acc[v]);
-    }
-    for (int v = 0; v < 4; ++v)
-      _mm512_storeu_ps(out + i + 16 * v, acc[v]);
-  }
-  for (; i < cols; i += 16) {
-    const __mmask16 m = static_cast<__mmask16>(
-        cols - i >= 16 ? 0xFFFFu : (1u << (cols - i)) - 1);
-    __m512 acc =
-        accumulate ? _mm512_maskz_loadu_ps(m, out + i) : _mm512_setzero_ps();
-    for (int64_t r = r0; r < r1; ++r)
-      acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + r * stride + i),
-                            _mm512_set1_ps(a[r]), acc);
-    _mm512_mask_storeu_ps(out + i, m, acc);
-  }
-}
-#endif
 
 // y[0..n) += w[0..n) * a, the products' inner loop: AVX-512 where the CPU
 // has it (the runtime is built for the baseline x86-64).
@@ -178,9 +122,6 @@ public:
     const size_t nt = static_cast<size_t>(maxThreads);
     partial_.resize(nt * n * pc);
     hiddenPart_.resize(nt * n * s);
-    const bool useMatvec = matvecEnabled();
-    if (useMatvec)
-      mean_.resize(nt * c);
     hidden_.resize(nt * n * s);
     // Padding channels' gates stay 0 (never written), so they scale to 0.
     gate_.resize(nt * n * pc, 0.0f);
@@ -229,30 +170,14 @@ public:
       if (split)
         range(c, 16, k0, k1);
       float *hp = hiddenPart_.data() + me * n * s;
-      if (useMatvec) {
-        // The means of this thread's channels, then the product.
-        float *mean = mean_.data() + me * c;
+      std::fill(hp, hp + n * s, 0.0f);
+      for (int64_t k = k0; k < k1; ++k)
         for (int64_t img = 0; img < n; ++img) {
-          for (int64_t k = k0; k < k1; ++k) {
-            float sum = 0.0f;
-            for (int t = 0; t < threads; ++t)
-              sum += partial_[static_cast<size_t>(t) * n * pc + img * pc + k];
-            mean[k] = sum * inv;
-          }
-#ifdef GOPT_SE_X86
-          matvecRows(hp + img * s, w1t_.data(), s, mean, k0, k1, s, false);
-#endif
+          float sum = 0.0f;
+          for (int t = 0; t < threads; ++t)
+            sum += partial_[static_cast<size_t>(t) * n * pc + img * pc + k];
+          axpy(hp + img * s, w1t_.data() + k * s, sum * inv, s);
         }
-      } else {
-        std::fill(hp, hp + n * s, 0.0f);
-        for (int64_t k = k0; k < k1; ++k)
-          for (int64_t img = 0; img < n; ++img) {
-            float sum = 0.0f;
-            for (int t = 0; t < threads; ++t)
-              sum += partial_[static_cast<size_t>(t) * n * pc + img * pc + k];
-            axpy(hp + img * s, w1t_.data() + k * s, sum * inv, s);
-          }
-      }
       if (split) {
 #pragma omp barrier
       }
@@ -272,18 +197,10 @@ public:
         for (int64_t img = 0; img < n; ++img)
           std::copy(p_.b2.begin() + k0, p_.b2.begin() + k1,
                     gate + img * pc + k0);
-        if (useMatvec) {
-#ifdef GOPT_SE_X86
+        for (int64_t j = 0; j < s; ++j)
           for (int64_t img = 0; img < n; ++img)
-            matvecRows(gate + img * pc + k0, w2t_.data() + k0, pc,
-                       hidden + img * s, 0, s, k1 - k0, true);
-#endif
-        } else {
-          for (int64_t j = 0; j < s; ++j)
-            for (int64_t img = 0; img < n; ++img)
-              axpy(gate + img * pc + k0, w2t_.data() + j * pc + k0,
-                   hidden[img * s + j], k1 - k0);
-        }
+            axpy(gate + img * pc + k0, w2t_.data() + j * pc + k0,
+                 hidden[img * s + j], k1 - k0);
         for (int64_t img = 0; img < n; ++img)
           for (int64_t k = k0; k < k1; ++k)
             gate[img * pc + k] = activate(p_.act2, gate[img * pc + k]);
@@ -308,7 +225,7 @@ public:
 private:
   SqueezeExciteParams p_;
   int64_t block_ = 1, blocks_ = 0, padded_ = 0;
-  std::vector<float> w1t_, w2t_, partial_, hiddenPart_, hidden_, gate_, mean_;
+  std::vector<float> w1t_, w2t_, partial_, hiddenPart_, hidden_, gate_;
 };
 
 } // namespace
