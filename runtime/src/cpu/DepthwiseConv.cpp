@@ -380,7 +380,7 @@ GOPT_DW_F32_TARGET inline __m512 expNonPositive(__m512 x) {
 // is below 1e-35 and rounds to what it should be within 1e-30). Five
 // fewer operations than the |v| form below (no abs, negate, compare or
 // masked multiply; the negation folds into the reduction), ~16% faster
-// (architecture.md, "SiLU").
+// (architecture.md, "f32 depthwise: two output rows per pass").
 GOPT_DW_F32_TARGET inline __m512 siluDirect(__m512 v) {
   const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-87.0f)),
                                  _mm512_set1_ps(87.3f));
@@ -433,7 +433,7 @@ GOPT_DW_F32_TARGET inline __m512 epilogue(const F32RowArgs &a, __m512 v) {
 // some columns fall outside the source (read as zeros). Each source pixel
 // is loaded once and multiplied into every output of the run whose window
 // holds it: with two rows, the source rows both windows share are read
-// once for both (stride 1: 4 rows for 2 outputs rows instead of 6).
+// once for both (stride 1: 4 rows for 2 output rows instead of 6).
 template <int K, int S, int WB, int R, bool Check>
 GOPT_DW_F32_TARGET inline void runBlockF32(const F32RowArgs &a, int64_t iw0,
                                            float *out) {
