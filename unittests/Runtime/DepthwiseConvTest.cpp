@@ -288,6 +288,13 @@ TEST(DepthwiseConv, F32MatchesLoop) {
         {1, 120, 3, 5, 5, 2, 2, true, false, DepthwiseTail::kSwish, threads});
     cases.push_back({2, 96, 15, 14, 3, 2, 1, true, true,
                      DepthwiseTail::kHardSwish, threads});
+    // Enough rows for whole-row ranges: rows run in pairs, a thread's
+    // range starting on an odd row (3 threads) and a pair never crossing
+    // from one image into the next (odd heights).
+    for (int64_t k : {3, 5})
+      for (int64_t stride : {1, 2})
+        cases.push_back({2, 40, 23, 13, k, stride, k / 2, true, false,
+                         DepthwiseTail::kSwish, threads});
   }
   for (const F32Case &c : cases)
     checkF32(c);

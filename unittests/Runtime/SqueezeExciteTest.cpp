@@ -154,6 +154,9 @@ TEST(SqueezeExcite, BatchOneThreads) {
     check(1, 200, 48, 13, 13, 200, kSilu, kSigmoid);     // split (9600 MACs)
     check(1, 200, 48, 13, 13, 16, kRelu, kHardSigmoid);  // nChw16c, padded
     check(2, 72, 18, 23, 23, 72, kSilu, kSigmoid);       // two images
+    // Wider products (72 and 240 outputs), run whole or split.
+    check(1, 240, 72, 7, 7, 16, kRelu, kHardSigmoid);
+    check(1, 240, 72, 7, 7, 16, kRelu, kHardSigmoid, true);
   }
   omp_set_num_threads(saved);
 }

@@ -59,6 +59,10 @@ enum class DepthwiseTail { kNone, kHardSwish, kSwish };
 // brdgmm_dw then runs f32 depthwise convolutions, for comparing).
 bool depthwiseF32Enabled();
 
+// Whether DepthwiseF32 computes two output rows per pass over the source
+// (GOPT_DEPTHWISE_F32_ROW_PAIRS=0: one).
+bool depthwiseF32RowPairs();
+
 // gopt's own KxK (3 or 5) depthwise convolution on NHWC f32 (MobileNet's
 // and EfficientNet's depthwise layers at small batches): bias, clamp
 // (relu, relu6, clip), then `tail`.
@@ -91,6 +95,10 @@ private:
 // convolution's SiLU applied so after oneDNN's kernel ran 2-3x faster
 // than oneDNN 2.6's eltwise_swish post-op (EfficientNet).
 bool siluInPlaceEnabled();
+// Whether those SiLUs compute v / (1 + exp(-v)) on v clamped to [-87,
+// 87.3] (fewer operations) rather than from exp(-|v|) with a select
+// (GOPT_SILU_DIRECT=0).
+bool siluDirectEnabled();
 void siluInPlace(float *x, int64_t n, int threads);
 // The same pass for ONNX's HardSwish (MobileNetV3's convolutions); false
 // without AVX-512F or with GOPT_CONV_HARDSWISH_PASS=0.
