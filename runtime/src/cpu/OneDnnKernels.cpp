@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AmxMatmul.h"
-#include "Conv1x1F32.h"
 #include "BlockedPool.h"
+#include "Conv1x1F32.h"
 #include "ConvBatch1.h"
 #include "ConvImplChoice.h"
 #include "CpuBackend.h"
@@ -2582,67 +2582,22 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
 }
 
 namespace {
-// gopt's batch-1 Winograd F(2x2, 3x3) (WinogradConv.cpp) for a wide 3x3
-// stride-1 pad-1 f32 convolution with a constant filter: where the
-// transformed filter is over the 1 MiB that oneDNN's own 2x3 kernel is
-// taken for (ResNet's 256- and 512-channel layers). NHWC in and out, as the
-// direct (brgemm) kernel reads these layers at batch 1.
-class WinogradWideKernel : public LayoutKernel {
+// A batch-1 f32 convolution of gopt's own (`Conv`: run(src, bias, dst) and
+// workspaceBytes()) as a layout kernel: NHWC in and out, optional bias
+// (input 2), and the residual sum read from the result.
+template <typename Conv> class NhwcF32ConvKernel : public LayoutKernel {
 public:
-  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
-                                              const ConvPostOps &post) {
-    if (!winogradWideEnabled() || convType(c) != DataType::f32 ||
-        !c.constantInputs[1] || !post.tail.empty() ||
-        (post.activation != "none" && post.activation != "relu"))
-      return nullptr;
-    StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
-        g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-        g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
-        g->padL != Dims{1, 1} || g->padR != Dims{1, 1} ||
-        g->dstDims[2] != g->h || g->dstDims[3] != g->w)
-      return nullptr;
-    bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && c.inputTypes[2] != DType::kF32)
-      return nullptr;
-    // Below this oneDNN's 2x3 kernel is taken (winogradConv).
-    if (16 * g->cin * g->cout * int64_t(sizeof(float)) <= (int64_t(1) << 20))
-      return nullptr;
-    // Each transformed filter element (16/9 of the filter's bytes, streamed
-    // from L3 every run) serves one multiply per 2x2 tile: ResNet-18's
-    // 14x14 layers (49 tiles) ran 1.55x faster alone, its 7x7 ones (16
-    // tiles) 1.2x faster alone but slower in the network, where their 16
-    // MiB filters came from further away. GOPT_CONV_WINOGRAD_WIDE=all takes
-    // those too.
-    const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
-    bool anyTiles = setting && std::strcmp(setting, "all") == 0;
-    int64_t tiles = ((g->h + 1) / 2) * ((g->w + 1) / 2);
-    if (!anyTiles && tiles < 36)
-      return nullptr;
-    // Its transformed input (16 x tiles x cin floats) and each thread's
-    // products (16 x tiles x 64) are whole-image buffers: large images
-    // (where the direct kernel has rows enough to split) keep oneDNN's.
-    if (tiles > 1024 || 16 * tiles * g->cin > (int64_t(4) << 20))
-      return nullptr;
-    WinogradWideShape s;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    s.oihw = g->weightTag == Tag::oihw;
-    s.bias = hasBias;
-    s.sum = post.sum;
-    s.relu = post.activation == "relu";
-    std::unique_ptr<WinogradWideConv> conv = WinogradWideConv::create(
-        s, static_cast<const float *>(c.constantInputs[1]));
-    if (!conv)
-      return nullptr;
-    auto k = std::unique_ptr<WinogradWideKernel>(new WinogradWideKernel());
+  static std::unique_ptr<LayoutKernel> wrap(std::unique_ptr<Conv> conv,
+                                            const ConvGeometry &g, bool hasBias,
+                                            bool sum,
+                                            const char *implementation) {
+    auto k = std::unique_ptr<NhwcF32ConvKernel>(new NhwcF32ConvKernel());
     k->conv_ = std::move(conv);
     k->hasBias_ = hasBias;
-    k->sum_ = post.sum;
-    k->src_ = memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
-    k->dst_ = memory::desc(g->dstDims, DataType::f32, Tag::nhwc);
+    k->sum_ = sum;
+    k->implementation_ = implementation;
+    k->src_ = memory::desc(g.srcDims, DataType::f32, Tag::nhwc);
+    k->dst_ = memory::desc(g.dstDims, DataType::f32, Tag::nhwc);
     return k;
   }
   memory::desc inputDesc(int i) const override {
@@ -2663,14 +2618,72 @@ public:
                hasBias_ ? inputs[2].data<float>() : nullptr, dst);
     return Status::success();
   }
-  const char *implementation() const override { return "winograd-wide"; }
+  const char *implementation() const override { return implementation_; }
   size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
 
 private:
-  std::unique_ptr<WinogradWideConv> conv_;
+  std::unique_ptr<Conv> conv_;
   bool hasBias_ = false, sum_ = false;
+  const char *implementation_ = "";
   memory::desc src_, dst_;
 };
+
+// gopt's batch-1 Winograd F(2x2, 3x3) (WinogradConv.cpp) for a wide 3x3
+// stride-1 pad-1 f32 convolution with a constant filter: where the
+// transformed filter is over the 1 MiB that oneDNN's own 2x3 kernel is
+// taken for (ResNet's 256- and 512-channel layers). NHWC in and out, as the
+// direct (brgemm) kernel reads these layers at batch 1.
+std::unique_ptr<LayoutKernel>
+createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
+  if (!winogradWideEnabled() || convType(c) != DataType::f32 ||
+      !c.constantInputs[1] || !post.tail.empty() ||
+      (post.activation != "none" && post.activation != "relu"))
+    return nullptr;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
+      g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
+      g->padL != Dims{1, 1} || g->padR != Dims{1, 1} || g->dstDims[2] != g->h ||
+      g->dstDims[3] != g->w)
+    return nullptr;
+  bool hasBias = c.inputShapes.size() == 3;
+  if (hasBias && c.inputTypes[2] != DType::kF32)
+    return nullptr;
+  // Below this oneDNN's 2x3 kernel is taken (winogradConv).
+  if (16 * g->cin * g->cout * int64_t(sizeof(float)) <= (int64_t(1) << 20))
+    return nullptr;
+  // Each transformed filter element (16/9 of the filter's bytes, streamed
+  // from L3 every run) serves one multiply per 2x2 tile: ResNet-18's
+  // 14x14 layers (49 tiles) ran 1.55x faster alone, its 7x7 ones (16
+  // tiles) 1.2x faster alone but slower in the network, where their 16
+  // MiB filters came from further away. GOPT_CONV_WINOGRAD_WIDE=all takes
+  // those too.
+  const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
+  bool anyTiles = setting && std::strcmp(setting, "all") == 0;
+  int64_t tiles = ((g->h + 1) / 2) * ((g->w + 1) / 2);
+  if (!anyTiles && tiles < 36)
+    return nullptr;
+  // Its transformed input (16 x tiles x cin floats) and each thread's
+  // products (16 x tiles x 64) are whole-image buffers: large images
+  // (where the direct kernel has rows enough to split) keep oneDNN's.
+  if (tiles > 1024 || 16 * tiles * g->cin > (int64_t(4) << 20))
+    return nullptr;
+  WinogradWideShape s;
+  s.cin = g->cin;
+  s.cout = g->cout;
+  s.h = g->h;
+  s.w = g->w;
+  s.oihw = g->weightTag == Tag::oihw;
+  s.bias = hasBias;
+  s.sum = post.sum;
+  s.relu = post.activation == "relu";
+  std::unique_ptr<WinogradWideConv> conv = WinogradWideConv::create(
+      s, static_cast<const float *>(c.constantInputs[1]));
+  if (!conv)
+    return nullptr;
+  return NhwcF32ConvKernel<WinogradWideConv>::wrap(std::move(conv), *g, hasBias,
+                                                   post.sum, "winograd-wide");
+}
 
 // gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
 // for the layer (`onednn`, nChw16c or NHWC), where it ran faster than
@@ -2740,7 +2753,7 @@ public:
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     float *dst = outputs[0].data<float>();
-    // The sum reads the residual in the result (as WinogradWideKernel).
+    // The sum reads the residual in the result (as NhwcF32ConvKernel).
     if (sum_) {
       const float *residual = inputs.back().data<float>();
       if (residual != dst)
@@ -2769,78 +2782,47 @@ namespace {
 // 4% slower, so larger results keep oneDNN's. 1x1 convolutions only with a
 // stride (downsamples); NHWC in and out, as the direct kernel reads these
 // layers at batch 1, and not where the schedule keeps a blocked source.
-class ConvBatch1Kernel : public LayoutKernel {
-public:
-  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
-                                              const ConvPostOps &post) {
-    if (!convBatch1Enabled() || convType(c) != DataType::f32 ||
-        !c.constantInputs[1] || !post.tail.empty() ||
-        (post.activation != "none" && post.activation != "relu"))
-      return nullptr;
-    StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
-        g->strides[0] != g->strides[1] || g->dilations != Dims{0, 0} ||
-        g->cin < 128 || g->dstDims[2] * g->dstDims[3] > 64 ||
-        (g->weightDims[2] * g->weightDims[3] == 1 && g->strides[0] == 1))
-      return nullptr;
-    bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && c.inputTypes[2] != DType::kF32)
-      return nullptr;
-    ConvBatch1Shape s;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    s.kh = g->weightDims[2];
-    s.kw = g->weightDims[3];
-    s.stride = g->strides[0];
-    s.padT = g->padL[0];
-    s.padL = g->padL[1];
-    s.padB = g->padR[0];
-    s.padR = g->padR[1];
-    s.oihw = g->weightTag == Tag::oihw;
-    s.bias = hasBias;
-    s.sum = post.sum;
-    s.relu = post.activation == "relu";
-    if (s.padB < 0 || s.padR < 0 || s.outH() != g->dstDims[2] ||
-        s.outW() != g->dstDims[3])
-      return nullptr;
-    std::unique_ptr<ConvBatch1> conv =
-        ConvBatch1::create(s, static_cast<const float *>(c.constantInputs[1]));
-    if (!conv)
-      return nullptr;
-    auto k = std::unique_ptr<ConvBatch1Kernel>(new ConvBatch1Kernel());
-    k->conv_ = std::move(conv);
-    k->hasBias_ = hasBias;
-    k->sum_ = post.sum;
-    k->src_ = memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
-    k->dst_ = memory::desc(g->dstDims, DataType::f32, Tag::nhwc);
-    return k;
-  }
-  memory::desc inputDesc(int i) const override {
-    return i == 0 ? src_ : memory::desc();
-  }
-  memory::desc outputDesc() const override { return dst_; }
-  Status run(const std::vector<Tensor> &inputs,
-             std::vector<Tensor> &outputs) override {
-    float *dst = outputs[0].data<float>();
-    if (sum_) {
-      const float *residual = inputs.back().data<float>();
-      if (residual != dst)
-        std::memcpy(dst, residual, outputs[0].byteSize());
-    }
-    conv_->run(inputs[0].data<float>(),
-               hasBias_ ? inputs[2].data<float>() : nullptr, dst);
-    return Status::success();
-  }
-  const char *implementation() const override { return "conv-batch1"; }
-  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
-
-private:
-  std::unique_ptr<ConvBatch1> conv_;
-  bool hasBias_ = false, sum_ = false;
-  memory::desc src_, dst_;
-};
+std::unique_ptr<LayoutKernel> createConvBatch1Kernel(const KernelConfig &c,
+                                                     const ConvPostOps &post) {
+  if (!convBatch1Enabled() || convType(c) != DataType::f32 ||
+      !c.constantInputs[1] || !post.tail.empty() ||
+      (post.activation != "none" && post.activation != "relu"))
+    return nullptr;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+      g->strides[0] != g->strides[1] || g->dilations != Dims{0, 0} ||
+      g->cin < 128 || g->dstDims[2] * g->dstDims[3] > 64 ||
+      (g->weightDims[2] * g->weightDims[3] == 1 && g->strides[0] == 1))
+    return nullptr;
+  bool hasBias = c.inputShapes.size() == 3;
+  if (hasBias && c.inputTypes[2] != DType::kF32)
+    return nullptr;
+  ConvBatch1Shape s;
+  s.cin = g->cin;
+  s.cout = g->cout;
+  s.h = g->h;
+  s.w = g->w;
+  s.kh = g->weightDims[2];
+  s.kw = g->weightDims[3];
+  s.stride = g->strides[0];
+  s.padT = g->padL[0];
+  s.padL = g->padL[1];
+  s.padB = g->padR[0];
+  s.padR = g->padR[1];
+  s.oihw = g->weightTag == Tag::oihw;
+  s.bias = hasBias;
+  s.sum = post.sum;
+  s.relu = post.activation == "relu";
+  if (s.padB < 0 || s.padR < 0 || s.outH() != g->dstDims[2] ||
+      s.outW() != g->dstDims[3])
+    return nullptr;
+  std::unique_ptr<ConvBatch1> conv =
+      ConvBatch1::create(s, static_cast<const float *>(c.constantInputs[1]));
+  if (!conv)
+    return nullptr;
+  return NhwcF32ConvKernel<ConvBatch1>::wrap(std::move(conv), *g, hasBias,
+                                             post.sum, "conv-batch1");
+}
 } // namespace
 
 StatusOr<std::unique_ptr<LayoutKernel>>
@@ -2850,11 +2832,10 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
   if (convType(c) == DataType::undef || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format") != "NCHW")
     return std::unique_ptr<LayoutKernel>();
-  if (std::unique_ptr<LayoutKernel> wide = WinogradWideKernel::create(c, post))
+  if (std::unique_ptr<LayoutKernel> wide = createWinogradWideKernel(c, post))
     return wide;
   if (!blockedSrc && !preferredDst)
-    if (std::unique_ptr<LayoutKernel> direct =
-            ConvBatch1Kernel::create(c, post))
+    if (std::unique_ptr<LayoutKernel> direct = createConvBatch1Kernel(c, post))
       return direct;
   auto kernel = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
