@@ -600,6 +600,20 @@ GOPT_AMX inline __m512i orderKey(__m512i v) {
                                _mm512_setzero_si512(), m);
 }
 
+// One window's winner masks for 32 channels: per tap, the lanes of
+// `positive` whose winning tap (`bestAt`) it is, as two 16-lane halves.
+GOPT_AMX inline __attribute__((always_inline)) void
+storeWinnerMasks(uint16_t *m, int32_t taps, __mmask32 positive,
+                 __m512i bestAt) {
+  for (int32_t t = 0; t < taps; ++t) {
+    const __mmask32 pick =
+        positive & _mm512_cmpeq_epi16_mask(
+                       bestAt, _mm512_set1_epi16(static_cast<short>(t)));
+    m[t] = static_cast<uint16_t>(pick);
+    m[taps + t] = static_cast<uint16_t>(pick >> 16);
+  }
+}
+
 GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
                            int64_t oh, int64_t ow, int64_t kh, int64_t kw,
                            uint16_t *pooled, uint16_t *masks) {
@@ -631,20 +645,10 @@ GOPT_AMX void maxPoolImage(const uint16_t *y, int64_t w, int64_t channels,
               bestAt, take, _mm512_set1_epi16(static_cast<short>(t)));
           bestNan = (bestNan & ~take) | (take & nan);
         }
-        if (masks) {
-          const __mmask32 positive =
-              _mm512_cmpgt_epi16_mask(bestKey, zero) & ~bestNan;
-          uint16_t *m =
-              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps;
-          for (int32_t t = 0; t < taps; ++t) {
-            const __mmask32 pick =
-                positive &
-                _mm512_cmpeq_epi16_mask(
-                    bestAt, _mm512_set1_epi16(static_cast<short>(t)));
-            m[t] = static_cast<uint16_t>(pick);
-            m[taps + t] = static_cast<uint16_t>(pick >> 16);
-          }
-        }
+        if (masks)
+          storeWinnerMasks(
+              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps, taps,
+              _mm512_cmpgt_epi16_mask(bestKey, zero) & ~bestNan, bestAt);
         _mm512_storeu_si512(
             out + ch,
             _mm512_mask_mov_epi16(
@@ -688,19 +692,10 @@ GOPT_AMX bool maxPoolImageNoNan(const uint16_t *y, int64_t w, int64_t channels,
           bestAt = _mm512_mask_mov_epi16(
               bestAt, take, _mm512_set1_epi16(static_cast<short>(t)));
         }
-        if (masks) {
-          const __mmask32 positive = _mm512_cmpgt_epi16_mask(bestKey, zero);
-          uint16_t *mk =
-              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps;
-          for (int32_t t = 0; t < taps; ++t) {
-            const __mmask32 pick =
-                positive &
-                _mm512_cmpeq_epi16_mask(
-                    bestAt, _mm512_set1_epi16(static_cast<short>(t)));
-            mk[t] = static_cast<uint16_t>(pick);
-            mk[taps + t] = static_cast<uint16_t>(pick >> 16);
-          }
-        }
+        if (masks)
+          storeWinnerMasks(
+              masks + ((i * ow + j) * (channels / 16) + ch / 16) * taps, taps,
+              _mm512_cmpgt_epi16_mask(bestKey, zero), bestAt);
         _mm512_storeu_si512(out + ch, best);
       }
     }
