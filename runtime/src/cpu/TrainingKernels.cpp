@@ -1827,7 +1827,8 @@ public:
   size_t workspaceBytes() const override {
     size_t bytes = 0;
     for (const Lane &lane : lanes_) {
-      bytes += lane.dx.size() * sizeof(T) + lane.filterPart.size() * 8;
+      bytes += lane.dx.size() * sizeof(T) + lane.filterPart.size() * 8 +
+               lane.filterBlocked.size() * 4;
       for (int which = 0; which < 2; ++which)
         for (const Kernel *k :
              {lane.data[which].get(), lane.filter[which].get()})
