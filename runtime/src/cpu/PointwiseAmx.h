@@ -91,6 +91,11 @@ private:
   // The residual's rows loaded in groups where rows share cache lines
   // (GOPT_POINTWISE_AMX_INT8_GROUPED).
   bool groupResidualLoads_ = true;
+  // The epilogue clamps the rounded int32 values as bytes after packing
+  // two rows with VPACK* (GOPT_POINTWISE_AMX_INT8_PACKED); only where no
+  // value can overflow the int32 conversion. Same bits.
+  bool packedEpilogue_ = false;
+  int8_t loByte_ = 0, hiByte_ = 0; // the clamp bounds, rounded and saturated
 };
 
 } // namespace gopt::runtime::cpu
