@@ -150,8 +150,9 @@ TEST(PointwiseAmxInt8, RejectsUnevenInputChannels) {
 
 // The packed epilogue (clamp on the rounded bytes, two rows a VPACK*) gives
 // the same bytes as the f32 clamp and VPMOVUSDB/VPMOVSDB
-// (GOPT_POINTWISE_AMX_INT8_PACKED=0), over clamp bounds that are not whole
-// numbers, bounds outside the byte range, output tails and odd pixel counts.
+// (GOPT_POINTWISE_AMX_INT8_PACKED=0), pipelined or not, over clamp bounds
+// that are not whole numbers, bounds outside the byte range, output tails,
+// odd pixel counts and several 32-pixel blocks and 32-output blocks.
 TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
   if (!pointwiseAmxInt8Enabled())
     GTEST_SKIP() << "no AMX-INT8 here (or GOPT_POINTWISE_AMX_INT8=0)";
@@ -201,23 +202,30 @@ TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
     p.dstUnsigned = c.dstUnsigned;
     p.lo = c.lo;
     p.hi = c.hi;
-    std::vector<uint8_t> got[2];
-    for (int packed = 0; packed < 2; ++packed) {
-      setenv("GOPT_POINTWISE_AMX_INT8_PACKED", packed ? "1" : "0", 1);
+    // 0: the f32 clamp; 1: packed, one block at a time; 2: packed and
+    // pipelined.
+    std::vector<uint8_t> got[3];
+    for (int mode = 0; mode < 3; ++mode) {
+      setenv("GOPT_POINTWISE_AMX_INT8_PACKED", mode ? "1" : "0", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_PIPELINE", mode == 2 ? "1" : "0", 1);
       auto kernel = PointwiseInt8Amx::create(c.k, c.n, w, p, 1);
       ASSERT_TRUE(kernel);
-      got[packed] = old;
-      got[packed].push_back(0x5A); // a guard past the end
-      kernel->run(x.data(), got[packed].data(), c.pixels);
-      EXPECT_EQ(got[packed].back(), 0x5A);
+      got[mode] = old;
+      got[mode].push_back(0x5A); // a guard past the end
+      kernel->run(x.data(), got[mode].data(), c.pixels);
+      EXPECT_EQ(got[mode].back(), 0x5A);
     }
     unsetenv("GOPT_POINTWISE_AMX_INT8_PACKED");
-    int bad = 0;
-    for (size_t i = 0; i < old.size() && bad < 5; ++i)
-      if (got[0][i] != got[1][i]) {
-        ADD_FAILURE() << "pixel " << i / c.n << " channel " << i % c.n << ": "
-                      << int(got[1][i]) << " vs " << int(got[0][i]);
-        ++bad;
-      }
+    unsetenv("GOPT_POINTWISE_AMX_INT8_PIPELINE");
+    for (int mode = 1; mode < 3; ++mode) {
+      int bad = 0;
+      for (size_t i = 0; i < old.size() && bad < 5; ++i)
+        if (got[0][i] != got[mode][i]) {
+          ADD_FAILURE() << "mode " << mode << " pixel " << i / c.n
+                        << " channel " << i % c.n << ": " << int(got[mode][i])
+                        << " vs " << int(got[0][i]);
+          ++bad;
+        }
+    }
   }
 }

@@ -484,9 +484,15 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
         std::nearbyint(std::min(std::max(v, byteMin), byteMax)));
     return static_cast<int8_t>(static_cast<uint8_t>(i));
   };
+  // Per-call minima, one thread: 1.2-1.5x for 96 to 576 outputs (the
+  // expansions), 1.05x for 96 -> 24; but 0.87x for a residual on rows of
+  // fewer than 32 outputs (144 -> 24), which keeps the grouped f32 path.
   p->packedEpilogue_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PACKED") &&
                        bound < 1073741824.0 && !std::isnan(p->p_.lo) &&
-                       !std::isnan(p->p_.hi);
+                       !std::isnan(p->p_.hi) && !(params.sum && n < 32);
+  // Pipelining gained 1.05-1.4x up to 192 outputs but lost 10-30% at 384
+  // and 576 (per-call minima, one thread).
+  p->pipeline_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PIPELINE") && n <= 256;
   p->loByte_ = toByte(p->p_.lo);
   p->hiByte_ = toByte(p->p_.hi);
   return p;
@@ -503,6 +509,7 @@ struct JobI8 {
   bool groupResidualLoads;
   bool packedEpilogue;
   int8_t loByte, hiByte;
+  bool pipeline;
 };
 
 // The epilogue's constants in registers: the byte stores could alias a
@@ -573,11 +580,11 @@ epilogueRowI8(const EpilogueI8 &e, const RowRegsI8 &regs, const int32_t *row,
 // of 8 rows are loaded before any of their stores, as in the bf16 epilogue
 // (a masked load right after a masked store to the same cache line waits
 // for that store).
-// The int32 sums of 32 pixels x outputs [n0, n0 + 32) into `buf` (four
-// 16x16 tiles).
+// The int32 sums of 32 pixels x outputs [n0, n0 + 32) in the four C
+// tiles (0-3: 16x16 each).
 GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
 tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
-        int64_t n0, int32_t *buf) {
+        int64_t n0) {
   const int64_t nb = n0 / 16;
   const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
   const int8_t *b0 = j.packed + nb * j.chunks * chunkElems;
@@ -610,6 +617,11 @@ tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
       _tile_dpbssd(3, 5, 7);
     }
   }
+}
+
+// The four C tiles to `buf`.
+GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
+storeTilesI8(int32_t *buf) {
   _tile_stored(0, buf, 64);
   _tile_stored(1, buf + 256, 64);
   _tile_stored(2, buf + 512, 64);
@@ -620,7 +632,8 @@ template <bool Requantize, bool Sum, bool DstUnsigned, bool Grouped>
 GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
                                  const uint8_t *a0, int64_t strideA, int64_t n0,
                                  int64_t rows, uint8_t *dst, int32_t *buf) {
-  tilesI8(j, srcUnsigned, a0, strideA, n0, buf);
+  tilesI8(j, srcUnsigned, a0, strideA, n0);
+  storeTilesI8(buf);
   const PointwiseInt8Params &p = *j.p;
   const EpilogueI8 e{_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi),
                      _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
@@ -672,7 +685,7 @@ GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
 }
 
 // One 16-channel vector of the epilogue up to the rounded int32 values,
-// without the f32 clamp (blockPackedI8 clamps the bytes).
+// without the f32 clamp (epiloguePackedI8 clamps the bytes).
 template <bool Requantize, bool Sum>
 GOPT_PW_TARGET_I8 inline __m512i unclamped16(const EpilogueI8 &e, __m512i acc,
                                              __m512 bias, __m512 scale,
@@ -692,7 +705,7 @@ GOPT_PW_TARGET_I8 inline __m512i unclamped16(const EpilogueI8 &e, __m512i acc,
   return _mm512_cvtps_epi32(v);
 }
 
-// block32I8 with the clamp after rounding, on bytes: two rows' four
+// block32I8's epilogue with the clamp after rounding, on bytes: two rows' four
 // vectors of int32 narrow with two VPACKSSDW and one VPACKUSWB/VPACKSSWB
 // (saturating, so only values the clamp would move are changed), one byte
 // min/max clamps 64 outputs, and one VPERMD puts each row's 32 bytes in
@@ -702,11 +715,9 @@ GOPT_PW_TARGET_I8 inline __m512i unclamped16(const EpilogueI8 &e, __m512i acc,
 // no f32 min/max). The residual's old bytes of 8 rows are loaded before
 // their stores (as Grouped).
 template <bool Requantize, bool Sum, bool DstUnsigned>
-GOPT_PW_TARGET_I8 void blockPackedI8(const JobI8 &j, bool srcUnsigned,
-                                     const uint8_t *a0, int64_t strideA,
-                                     int64_t n0, int64_t rows, uint8_t *dst,
-                                     int32_t *buf) {
-  tilesI8(j, srcUnsigned, a0, strideA, n0, buf);
+GOPT_PW_TARGET_I8 void epiloguePackedI8(const JobI8 &j, int64_t n0,
+                                        int64_t rows, uint8_t *dst,
+                                        const int32_t *buf) {
   const PointwiseInt8Params &p = *j.p;
   const EpilogueI8 e{_mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
@@ -820,16 +831,10 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
   // the residual 133 -> 63 us an image of 56x56, 64 -> 16 0.975x; 32, 40,
   // 48, 64 and 96 outputs gain nothing or lose up to 9%.
   const bool grouped = j.groupResidualLoads && j.p->sum && j.n < 32;
-  static const Block packed[8] = {
-      blockPackedI8<false, false, false>, blockPackedI8<false, false, true>,
-      blockPackedI8<false, true, false>,  blockPackedI8<false, true, true>,
-      blockPackedI8<true, false, false>,  blockPackedI8<true, false, true>,
-      blockPackedI8<true, true, false>,   blockPackedI8<true, true, true>};
   const int variant = (j.p->requantize ? 4 : 0) + (j.p->sum ? 2 : 0) +
                       (j.p->dstUnsigned ? 1 : 0);
-  const Block block =
-      j.packedEpilogue ? packed[variant] : blocks[grouped ? 1 : 0][variant];
-  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+  // A 32-pixel block's source: in place, or the last pixels zero-padded.
+  auto blockSource = [&](int64_t mb) {
     const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
     const uint8_t *a = src + m0 * j.k;
     if (rows < 32) {
@@ -837,8 +842,61 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
       std::memcpy(tail.data(), a, rows * j.k);
       a = tail.data();
     }
+    return a;
+  };
+  if (j.packedEpilogue) {
+    using Epilogue =
+        void (*)(const JobI8 &, int64_t, int64_t, uint8_t *, const int32_t *);
+    static const Epilogue epilogues[8] = {epiloguePackedI8<false, false, false>,
+                                          epiloguePackedI8<false, false, true>,
+                                          epiloguePackedI8<false, true, false>,
+                                          epiloguePackedI8<false, true, true>,
+                                          epiloguePackedI8<true, false, false>,
+                                          epiloguePackedI8<true, false, true>,
+                                          epiloguePackedI8<true, true, false>,
+                                          epiloguePackedI8<true, true, true>};
+    const Epilogue epilogue = epilogues[variant];
+    // Pipelined: the next block's tile products are issued before this
+    // block's epilogue and stored after it, so the AMX unit works while the
+    // vector units run the epilogue instead of each waiting for the other
+    // (GOPT_POINTWISE_AMX_INT8_PIPELINE=0: one block at a time). Storing
+    // the tiles before the epilogue instead held its stores back (they
+    // retire in order) and lost up to 30% for 576 outputs.
+    alignas(64) int32_t bufs[2][1024];
+    int64_t mb = firstBlock, n0 = 0;
+    const uint8_t *a = blockSource(mb);
+    tilesI8(j, srcUnsigned, a, j.k, n0);
+    storeTilesI8(bufs[0]);
+    for (int cur = 0;; cur ^= 1) {
+      int64_t nextMb = mb, nextN0 = n0 + 32;
+      if (nextN0 >= j.n)
+        nextN0 = 0, ++nextMb;
+      const bool more = nextMb < endBlock;
+      const uint8_t *nextA = nextMb == mb ? a : nullptr;
+      if (more && j.pipeline) {
+        nextA = nextA ? nextA : blockSource(nextMb);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0);
+      }
+      epilogue(j, n0, std::min<int64_t>(32, pixels - mb * 32),
+               dst + mb * 32 * j.n, bufs[cur]);
+      if (!more)
+        break;
+      if (!j.pipeline) {
+        nextA = nextA ? nextA : blockSource(nextMb);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0);
+      }
+      storeTilesI8(bufs[cur ^ 1]);
+      mb = nextMb, n0 = nextN0, a = nextA;
+    }
+    _tile_release();
+    return;
+  }
+  const Block block = blocks[grouped ? 1 : 0][variant];
+  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+    const uint8_t *a = blockSource(mb);
+    const int64_t rows = std::min<int64_t>(32, pixels - mb * 32);
     for (int64_t n0 = 0; n0 < j.n; n0 += 32)
-      block(j, srcUnsigned, a, j.k, n0, rows, dst + m0 * j.n, buf);
+      block(j, srcUnsigned, a, j.k, n0, rows, dst + mb * 32 * j.n, buf);
   }
   _tile_release();
 }
@@ -860,7 +918,8 @@ void PointwiseInt8Amx::run(const uint8_t *src, uint8_t *dst,
           groupResidualLoads_,
           packedEpilogue_,
           loByte_,
-          hiByte_};
+          hiByte_,
+          pipeline_};
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
       std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));

@@ -96,6 +96,9 @@ private:
   // value can overflow the int32 conversion. Same bits.
   bool packedEpilogue_ = false;
   int8_t loByte_ = 0, hiByte_ = 0; // the clamp bounds, rounded and saturated
+  // With the packed epilogue, the next block's tile products issued before
+  // this block's epilogue (GOPT_POINTWISE_AMX_INT8_PIPELINE).
+  bool pipeline_ = true;
 };
 
 } // namespace gopt::runtime::cpu
