@@ -149,9 +149,9 @@ enum Clamp { kFloat, kRequantize, kBytes };
 // kh 2, 0). Bytes not read are zeros, s8 ones 128 (the top bit flipped).
 // With NR == 4 rows (a row pair), the zero byte is the fourth row's.
 template <bool SrcUnsigned, int NR = 3>
-GOPT_DW8_TARGET inline void column(const uint8_t *const rows[NR],
-                                   int64_t offset, __mmask64 mask,
-                                   __m512i v[4]) {
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
+column(const uint8_t *const rows[NR], int64_t offset, __mmask64 mask,
+       __m512i v[4]) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i r[4];
   r[3] = _mm512_setzero_si512();
@@ -184,7 +184,7 @@ struct Consts {
 
 // One output vector (64 bytes) from its window's three columns.
 template <bool SrcUnsigned, Clamp C, bool DstUnsigned>
-GOPT_DW8_TARGET inline void
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
 output(const __m512i *a, const __m512i *b, const __m512i *d, const int8_t *w,
        const float *scale, const float *bias, const int32_t *init,
        const Consts &k, __mmask64 mask, uint8_t *out) {
@@ -240,9 +240,9 @@ template <int P> inline __mmask64 pixelMask(int64_t ix, int64_t w, int64_t c) {
 
 // The column at source pixel `ix` (P pixels from it for P > 1).
 template <int P, bool SrcUnsigned, int NR = 3>
-GOPT_DW8_TARGET inline void load(const DepthwiseGeometry &g,
-                                 const uint8_t *const rows[NR],
-                                 __mmask64 channels, int64_t ix, __m512i v[4]) {
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
+load(const DepthwiseGeometry &g, const uint8_t *const rows[NR],
+     __mmask64 channels, int64_t ix, __m512i v[4]) {
   const __mmask64 mask =
       P > 1 ? pixelMask<P>(ix, g.w, g.c)
       : static_cast<uint64_t>(ix) < static_cast<uint64_t>(g.w) ? channels

@@ -446,7 +446,9 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
   p->n_ = n;
   p->kc_ = largestChunk(k, 64, 4);
   p->nBlocks_ = (n + 31) / 32 * 2;
-  p->packed_ = packVnniBlocks(weights, k, n, p->kc_, 4, p->nBlocks_);
+  const std::vector<int8_t> packed =
+      packVnniBlocks(weights, k, n, p->kc_, 4, p->nBlocks_);
+  p->packed_.assign(packed.begin(), packed.end());
   p->scale_.assign(p->nBlocks_ * 16, 0.0f);
   p->bias_.assign(p->nBlocks_ * 16, 0.0f);
   for (int64_t o = 0; o < n; ++o) {
@@ -484,15 +486,15 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
         std::nearbyint(std::min(std::max(v, byteMin), byteMax)));
     return static_cast<int8_t>(static_cast<uint8_t>(i));
   };
-  // Per-call minima, one thread: 1.2-1.5x for 96 to 576 outputs (the
-  // expansions), 1.05x for 96 -> 24; but 0.87x for a residual on rows of
-  // fewer than 32 outputs (144 -> 24), which keeps the grouped f32 path.
+  // Per-call minima, one thread: 1.1-1.3x for 96 to 576 outputs (the
+  // expansions), 1.05x for 96 -> 24 and the 144 -> 24 residual.
   p->packedEpilogue_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PACKED") &&
                        bound < 1073741824.0 && !std::isnan(p->p_.lo) &&
-                       !std::isnan(p->p_.hi) && !(params.sum && n < 32);
-  // Pipelining gained 1.05-1.4x up to 192 outputs but lost 10-30% at 384
-  // and 576 (per-call minima, one thread).
-  p->pipeline_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PIPELINE") && n <= 256;
+                       !std::isnan(p->p_.hi);
+  // Pipelining: 1.0-1.1x (per-call minima, one thread), never slower
+  // beyond the noise once the weights sat on cache lines.
+  p->pipeline_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PIPELINE");
+  p->keepA_ = p->kc_ == k && envSwitchOn("GOPT_POINTWISE_AMX_INT8_KEEP_A");
   p->loByte_ = toByte(p->p_.lo);
   p->hiByte_ = toByte(p->p_.hi);
   return p;
@@ -509,7 +511,7 @@ struct JobI8 {
   bool groupResidualLoads;
   bool packedEpilogue;
   int8_t loByte, hiByte;
-  bool pipeline;
+  bool pipeline, keepA;
 };
 
 // The epilogue's constants in registers: the byte stores could alias a
@@ -584,7 +586,7 @@ epilogueRowI8(const EpilogueI8 &e, const RowRegsI8 &regs, const int32_t *row,
 // tiles (0-3: 16x16 each).
 GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
 tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
-        int64_t n0) {
+        int64_t n0, bool loadA = true) {
   const int64_t nb = n0 / 16;
   const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
   const int8_t *b0 = j.packed + nb * j.chunks * chunkElems;
@@ -596,8 +598,10 @@ tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
   _tile_zero(3);
   if (srcUnsigned) {
     for (int64_t c = 0; c < j.chunks; ++c) {
-      _tile_loadd(4, a0 + c * j.kc, strideA);
-      _tile_loadd(5, a1 + c * j.kc, strideA);
+      if (loadA) {
+        _tile_loadd(4, a0 + c * j.kc, strideA);
+        _tile_loadd(5, a1 + c * j.kc, strideA);
+      }
       _tile_loadd(6, b0 + c * chunkElems, 64);
       _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbusd(0, 4, 6);
@@ -607,8 +611,10 @@ tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
     }
   } else {
     for (int64_t c = 0; c < j.chunks; ++c) {
-      _tile_loadd(4, a0 + c * j.kc, strideA);
-      _tile_loadd(5, a1 + c * j.kc, strideA);
+      if (loadA) {
+        _tile_loadd(4, a0 + c * j.kc, strideA);
+        _tile_loadd(5, a1 + c * j.kc, strideA);
+      }
       _tile_loadd(6, b0 + c * chunkElems, 64);
       _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbssd(0, 4, 6);
@@ -859,9 +865,9 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
     // Pipelined: the next block's tile products are issued before this
     // block's epilogue and stored after it, so the AMX unit works while the
     // vector units run the epilogue instead of each waiting for the other
-    // (GOPT_POINTWISE_AMX_INT8_PIPELINE=0: one block at a time). Storing
-    // the tiles before the epilogue instead held its stores back (they
-    // retire in order) and lost up to 30% for 576 outputs.
+    // (GOPT_POINTWISE_AMX_INT8_PIPELINE=0: one block at a time). The tile
+    // stores come after the epilogue: before it, its stores would wait
+    // behind them (stores retire in order).
     alignas(64) int32_t bufs[2][1024];
     int64_t mb = firstBlock, n0 = 0;
     const uint8_t *a = blockSource(mb);
@@ -873,9 +879,12 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
         nextN0 = 0, ++nextMb;
       const bool more = nextMb < endBlock;
       const uint8_t *nextA = nextMb == mb ? a : nullptr;
+      // One k chunk: the A tiles still hold this block's pixels for the
+      // next 32 outputs (GOPT_POINTWISE_AMX_INT8_KEEP_A).
+      const bool loadA = nextMb != mb || !j.keepA;
       if (more && j.pipeline) {
         nextA = nextA ? nextA : blockSource(nextMb);
-        tilesI8(j, srcUnsigned, nextA, j.k, nextN0);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA);
       }
       epilogue(j, n0, std::min<int64_t>(32, pixels - mb * 32),
                dst + mb * 32 * j.n, bufs[cur]);
@@ -883,7 +892,7 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
         break;
       if (!j.pipeline) {
         nextA = nextA ? nextA : blockSource(nextMb);
-        tilesI8(j, srcUnsigned, nextA, j.k, nextN0);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA);
       }
       storeTilesI8(bufs[cur ^ 1]);
       mb = nextMb, n0 = nextN0, a = nextA;
@@ -919,7 +928,8 @@ void PointwiseInt8Amx::run(const uint8_t *src, uint8_t *dst,
           packedEpilogue_,
           loByte_,
           hiByte_,
-          pipeline_};
+          pipeline_,
+          keepA_};
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
       std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));

@@ -11,6 +11,8 @@
 #ifndef GOPT_RUNTIME_CPU_POINTWISEAMX_H
 #define GOPT_RUNTIME_CPU_POINTWISEAMX_H
 
+#include "AlignedVector.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -84,8 +86,10 @@ public:
 private:
   PointwiseInt8Amx() = default;
   int64_t k_ = 0, n_ = 0, kc_ = 0, nBlocks_ = 0;
-  std::vector<int8_t> packed_;      // per 16 outputs and k chunk: VNNI quads
-  std::vector<float> scale_, bias_; // nBlocks_ * 16
+  // Per 16 outputs and k chunk: VNNI quads; on cache lines, as every
+  // 64-byte B-tile row and epilogue vector read from them.
+  AlignedVector<int8_t> packed_;
+  AlignedVector<float> scale_, bias_; // nBlocks_ * 16
   PointwiseInt8Params p_;
   int threads_ = 1;
   // The residual's rows loaded in groups where rows share cache lines
@@ -99,6 +103,9 @@ private:
   // With the packed epilogue, the next block's tile products issued before
   // this block's epilogue (GOPT_POINTWISE_AMX_INT8_PIPELINE).
   bool pipeline_ = true;
+  // With the packed epilogue and one k chunk, the A tiles kept from one
+  // block of 32 outputs to the next (GOPT_POINTWISE_AMX_INT8_KEEP_A).
+  bool keepA_ = false;
 };
 
 } // namespace gopt::runtime::cpu
