@@ -150,7 +150,8 @@ TEST(PointwiseAmxInt8, RejectsUnevenInputChannels) {
 
 // The packed epilogue (clamp on the rounded bytes, two rows a VPACK*) gives
 // the same bytes as the f32 clamp and VPMOVUSDB/VPMOVSDB
-// (GOPT_POINTWISE_AMX_INT8_PACKED=0), pipelined or not, over clamp bounds
+// (GOPT_POINTWISE_AMX_INT8_PACKED=0), pipelined or not, with the A tiles
+// kept across output blocks and half blocks or not, over clamp bounds
 // that are not whole numbers, bounds outside the byte range, output tails,
 // odd pixel counts and several 32-pixel blocks and 32-output blocks.
 TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
@@ -171,6 +172,10 @@ TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
       {64, 8, 45, false, false, true, false, false, -1.5f, 1.5f},
       {144, 24, 100, true, true, true, true, false, 0.0f, 127.0f},
       {384, 64, 77, true, false, true, true, true, -60.5f, -100.0f},
+      // At most 16 outputs in a block (two C tiles, four rows a vector).
+      {32, 16, 77, false, false, false, false, false, -128.0f, 127.0f},
+      {16, 48, 70, true, true, false, false, false, 0.0f, 100.5f},
+      {64, 12, 45, false, false, true, false, true, -3.5f, 90.0f},
   };
   for (const Bits &c : cases) {
     SCOPED_TRACE(::testing::Message()
@@ -203,11 +208,14 @@ TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
     p.lo = c.lo;
     p.hi = c.hi;
     // 0: the f32 clamp; 1: packed, one block at a time; 2: packed and
-    // pipelined.
-    std::vector<uint8_t> got[3];
-    for (int mode = 0; mode < 3; ++mode) {
+    // pipelined; 3: that without kept A tiles and half blocks.
+    constexpr int kModes = 4;
+    std::vector<uint8_t> got[kModes];
+    for (int mode = 0; mode < kModes; ++mode) {
       setenv("GOPT_POINTWISE_AMX_INT8_PACKED", mode ? "1" : "0", 1);
-      setenv("GOPT_POINTWISE_AMX_INT8_PIPELINE", mode == 2 ? "1" : "0", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_PIPELINE", mode >= 2 ? "1" : "0", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_KEEP_A", mode == 3 ? "0" : "1", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_NARROW", mode == 3 ? "0" : "1", 1);
       auto kernel = PointwiseInt8Amx::create(c.k, c.n, w, p, 1);
       ASSERT_TRUE(kernel);
       got[mode] = old;
@@ -217,7 +225,9 @@ TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
     }
     unsetenv("GOPT_POINTWISE_AMX_INT8_PACKED");
     unsetenv("GOPT_POINTWISE_AMX_INT8_PIPELINE");
-    for (int mode = 1; mode < 3; ++mode) {
+    unsetenv("GOPT_POINTWISE_AMX_INT8_KEEP_A");
+    unsetenv("GOPT_POINTWISE_AMX_INT8_NARROW");
+    for (int mode = 1; mode < kModes; ++mode) {
       int bad = 0;
       for (size_t i = 0; i < old.size() && bad < 5; ++i)
         if (got[0][i] != got[mode][i]) {

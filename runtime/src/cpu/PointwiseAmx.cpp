@@ -431,6 +431,11 @@ bool pointwiseAmxInt8Enabled() {
 #endif
 }
 
+bool pointwiseAmxInt8Narrow() {
+  static const bool on = envSwitchOn("GOPT_POINTWISE_AMX_INT8_NARROW");
+  return on;
+}
+
 std::unique_ptr<PointwiseInt8Amx>
 PointwiseInt8Amx::create(int64_t k, int64_t n,
                          const std::vector<int8_t> &weights,
@@ -495,6 +500,7 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
   // beyond the noise once the weights sat on cache lines.
   p->pipeline_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PIPELINE");
   p->keepA_ = p->kc_ == k && envSwitchOn("GOPT_POINTWISE_AMX_INT8_KEEP_A");
+  p->halfBlocks_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_NARROW");
   p->loByte_ = toByte(p->p_.lo);
   p->hiByte_ = toByte(p->p_.hi);
   return p;
@@ -511,7 +517,7 @@ struct JobI8 {
   bool groupResidualLoads;
   bool packedEpilogue;
   int8_t loByte, hiByte;
-  bool pipeline, keepA;
+  bool pipeline, keepA, halfBlocks;
 };
 
 // The epilogue's constants in registers: the byte stores could alias a
@@ -586,7 +592,7 @@ epilogueRowI8(const EpilogueI8 &e, const RowRegsI8 &regs, const int32_t *row,
 // tiles (0-3: 16x16 each).
 GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
 tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
-        int64_t n0, bool loadA = true) {
+        int64_t n0, bool loadA = true, bool half = false) {
   const int64_t nb = n0 / 16;
   const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
   const int8_t *b0 = j.packed + nb * j.chunks * chunkElems;
@@ -603,11 +609,13 @@ tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
         _tile_loadd(5, a1 + c * j.kc, strideA);
       }
       _tile_loadd(6, b0 + c * chunkElems, 64);
-      _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbusd(0, 4, 6);
       _tile_dpbusd(1, 5, 6);
-      _tile_dpbusd(2, 4, 7);
-      _tile_dpbusd(3, 5, 7);
+      if (!half) {
+        _tile_loadd(7, b1 + c * chunkElems, 64);
+        _tile_dpbusd(2, 4, 7);
+        _tile_dpbusd(3, 5, 7);
+      }
     }
   } else {
     for (int64_t c = 0; c < j.chunks; ++c) {
@@ -616,20 +624,25 @@ tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
         _tile_loadd(5, a1 + c * j.kc, strideA);
       }
       _tile_loadd(6, b0 + c * chunkElems, 64);
-      _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbssd(0, 4, 6);
       _tile_dpbssd(1, 5, 6);
-      _tile_dpbssd(2, 4, 7);
-      _tile_dpbssd(3, 5, 7);
+      if (!half) {
+        _tile_loadd(7, b1 + c * chunkElems, 64);
+        _tile_dpbssd(2, 4, 7);
+        _tile_dpbssd(3, 5, 7);
+      }
     }
   }
 }
 
-// The four C tiles to `buf`.
+// The four C tiles to `buf` (with `half`, tiles 0 and 1 only: at most 16
+// outputs).
 GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
-storeTilesI8(int32_t *buf) {
+storeTilesI8(int32_t *buf, bool half = false) {
   _tile_stored(0, buf, 64);
   _tile_stored(1, buf + 256, 64);
+  if (half)
+    return;
   _tile_stored(2, buf + 512, 64);
   _tile_stored(3, buf + 768, 64);
 }
@@ -749,6 +762,54 @@ GOPT_PW_TARGET_I8 void epiloguePackedI8(const JobI8 &j, int64_t n0,
       _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   uint8_t *out = dst + n0;
   constexpr int kGroup = 8;
+  if (valid <= 16) {
+    // At most 16 outputs (tiles 0 and 1 only, as tilesI8 leaves them):
+    // four rows' vectors make one packed vector, each row's 16 bytes in
+    // its own lane after the same permute.
+    for (int64_t g = 0; g < rows; g += kGroup) {
+      const int64_t m = std::min<int64_t>(kGroup, rows - g);
+      __m128i old0[kGroup];
+#pragma GCC unroll 8
+      for (int i = 0; i < kGroup; ++i) {
+        old0[i] = _mm_setzero_si128();
+        if (Sum && i < m)
+          old0[i] = _mm_maskz_loadu_epi8(mask0, out + (g + i) * j.n);
+      }
+#pragma GCC unroll 2
+      for (int i = 0; i < kGroup; i += 4) {
+        if (i >= m)
+          break;
+        __m512i v[4];
+        for (int r = 0; r < 4; ++r)
+          v[r] = unclamped16<Requantize, Sum>(
+              e, _mm512_load_si512(rowOfTiles(buf, g + i + r)), bias0, scale0,
+              old0[i + r]);
+        const __m512i w01 = _mm512_packs_epi32(v[0], v[1]),
+                      w23 = _mm512_packs_epi32(v[2], v[3]);
+        __m512i b;
+        if (DstUnsigned) {
+          b = _mm512_packus_epi16(w01, w23);
+          b = _mm512_min_epu8(_mm512_max_epu8(b, lo), hi);
+        } else {
+          b = _mm512_packs_epi16(w01, w23);
+          b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+        }
+        b = _mm512_permutexvar_epi32(order, b);
+        _mm_mask_storeu_epi8(out + (g + i) * j.n, mask0,
+                             _mm512_castsi512_si128(b));
+        if (i + 1 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 1) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 1));
+        if (i + 2 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 2) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 2));
+        if (i + 3 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 3) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 3));
+      }
+    }
+    return;
+  }
   for (int64_t g = 0; g < rows; g += kGroup) {
     const int64_t m = std::min<int64_t>(kGroup, rows - g);
     __m128i old0[kGroup], old1[kGroup];
@@ -871,8 +932,11 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
     alignas(64) int32_t bufs[2][1024];
     int64_t mb = firstBlock, n0 = 0;
     const uint8_t *a = blockSource(mb);
-    tilesI8(j, srcUnsigned, a, j.k, n0);
-    storeTilesI8(bufs[0]);
+    // A block of at most 16 outputs skips the products and stores of the
+    // tiles past them (the 32 -> 16 projection: half the work).
+    auto half = [&](int64_t n0) { return j.halfBlocks && j.n - n0 <= 16; };
+    tilesI8(j, srcUnsigned, a, j.k, n0, true, half(n0));
+    storeTilesI8(bufs[0], half(n0));
     for (int cur = 0;; cur ^= 1) {
       int64_t nextMb = mb, nextN0 = n0 + 32;
       if (nextN0 >= j.n)
@@ -884,7 +948,7 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
       const bool loadA = nextMb != mb || !j.keepA;
       if (more && j.pipeline) {
         nextA = nextA ? nextA : blockSource(nextMb);
-        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA, half(nextN0));
       }
       epilogue(j, n0, std::min<int64_t>(32, pixels - mb * 32),
                dst + mb * 32 * j.n, bufs[cur]);
@@ -892,9 +956,9 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
         break;
       if (!j.pipeline) {
         nextA = nextA ? nextA : blockSource(nextMb);
-        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA, half(nextN0));
       }
-      storeTilesI8(bufs[cur ^ 1]);
+      storeTilesI8(bufs[cur ^ 1], half(nextN0));
       mb = nextMb, n0 = nextN0, a = nextA;
     }
     _tile_release();
@@ -929,7 +993,8 @@ void PointwiseInt8Amx::run(const uint8_t *src, uint8_t *dst,
           loByte_,
           hiByte_,
           pipeline_,
-          keepA_};
+          keepA_,
+          halfBlocks_};
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
       std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));

@@ -55,6 +55,11 @@ private:
 // not "0".
 bool pointwiseAmxInt8Enabled();
 
+// GOPT_POINTWISE_AMX_INT8_NARROW is not "0": the packed epilogue runs a
+// block of at most 16 outputs on two C tiles and four rows a packed
+// vector, and chains give the kernel stages of 16 or fewer outputs.
+bool pointwiseAmxInt8Narrow();
+
 // The static-int8 plans' 1x1 stage: an int8 NHWC source (u8 or s8) by s8
 // weights, int32 sums on AMX tiles (TDPBUSD / TDPBSSD), then oneDNN's int8
 // formula in f32 (Int8Params with int8Attr's units):
@@ -106,6 +111,7 @@ private:
   // With the packed epilogue and one k chunk, the A tiles kept from one
   // block of 32 outputs to the next (GOPT_POINTWISE_AMX_INT8_KEEP_A).
   bool keepA_ = false;
+  bool halfBlocks_ = true; // pointwiseAmxInt8Narrow()
 };
 
 } // namespace gopt::runtime::cpu
