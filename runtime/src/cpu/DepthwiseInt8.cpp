@@ -16,6 +16,9 @@
 // is read as u8 by flipping its top bit (x + 128), the padding as 128, and
 // the sums start from -128 * sum(weights), so the int32 sums are exact for
 // both. The f32 epilogue is oneDNN's int8 formula, as PointwiseInt8Amx's.
+// At stride 1 two output rows share one pass (runRowPair): the zero byte
+// becomes a fourth source row, and the lower row's weights are the taps
+// one byte up.
 //
 //===----------------------------------------------------------------------===//
 

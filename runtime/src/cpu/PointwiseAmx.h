@@ -111,7 +111,9 @@ private:
   // With the packed epilogue and one k chunk, the A tiles kept from one
   // block of 32 outputs to the next (GOPT_POINTWISE_AMX_INT8_KEEP_A).
   bool keepA_ = false;
-  bool halfBlocks_ = true; // pointwiseAmxInt8Narrow()
+  // Blocks of at most 16 outputs on tiles 0 and 1 only
+  // (GOPT_POINTWISE_AMX_INT8_NARROW, read at creation).
+  bool halfBlocks_ = true;
 };
 
 } // namespace gopt::runtime::cpu
