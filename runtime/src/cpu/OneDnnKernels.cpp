@@ -1941,8 +1941,10 @@ public:
     // 1.2-1.6x as fast from 16 to 192 input channels, even at 384, but
     // 0.5-0.9x from 576 up (each 32-pixel block reads all the weights;
     // oneDNN blocks them better) and for 16 outputs (half of the 32-wide
-    // block is padding: 32 -> 16 at 112x112, 0.75x). Those keep oneDNN's.
-    if (n <= 16 || k > 384)
+    // block is padding: 32 -> 16 at 112x112, 0.75x). Those keep oneDNN's,
+    // but for 16 outputs or fewer where the kernel runs them on half the
+    // tiles (GOPT_POINTWISE_AMX_INT8_NARROW).
+    if ((n <= 16 && !cpu::pointwiseAmxInt8Narrow()) || k > 384)
       return none();
     if (static_cast<int64_t>(p.weightScales.size()) != n &&
         p.weightScales.size() != 1)
