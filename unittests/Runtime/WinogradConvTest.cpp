@@ -195,7 +195,7 @@ Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
 }
 
 // Sums and differences only: within float rounding of the reference at
-// both batch 1 (NHWC) and batch 2 (nChw16c), both filter layouts, with and
+// batch 1 and 2, in NHWC and nChw16c, both filter layouts, with and
 // without bias, and with an odd result (27x27: the last tiles half outside).
 TEST(WinogradStride2, MatchesReference) {
   for (const char *format : {"OIHW", "HWIO"}) {
@@ -211,11 +211,15 @@ TEST(WinogradStride2, MatchesReference) {
   EXPECT_EQ(odd.impl, "winograd-stride2");
   EXPECT_LT(odd.maxDiff, 1e-4f);
   // nChw16c source and result (after oneDNN's Winograd), as in ResNet-50
-  // at batch 8.
+  // at batch 8: taken with GOPT_CONV_WINOGRAD_STRIDE2=all only.
+  setenv("GOPT_CONV_WINOGRAD_STRIDE2", "all", 1);
   Outcome blocked = runStride2(4, 256, 256, 12, "OIHW", true, false, "relu",
                                /*afterConv=*/true);
+  unsetenv("GOPT_CONV_WINOGRAD_STRIDE2");
   EXPECT_EQ(blocked.impl, "winograd-stride2");
   EXPECT_LT(blocked.maxDiff, 1e-4f);
+  EXPECT_EQ(runStride2(4, 256, 256, 12, "OIHW", true, false, "relu", true).impl,
+            "onednn");
 }
 
 TEST(WinogradStride2, FusesResidualAddAndRelu) {

@@ -433,7 +433,9 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
       const int64_t items = tiles * groups;
       const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
       for (int64_t it = begin; it < end; ++it) {
-        int64_t t = it / groups, c = (it % groups) * 16;
+        // nChw16c: a block's tiles in a row, whose patches share lines.
+        int64_t t = s.blocked ? it % tiles : it / groups;
+        int64_t c = (s.blocked ? it / tiles : it % groups) * 16;
         int64_t img = img0 + t / perImage, tt = t % perImage;
         stride2InputTile(src, s, img, 4 * (tt / tilesW) - 1,
                          4 * (tt % tilesW) - 1, c, v + t * cin + c,

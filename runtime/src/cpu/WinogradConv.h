@@ -91,7 +91,8 @@ private:
 };
 
 // Whether the stride-2 kernel may be used: GOPT_CONV_WINOGRAD_STRIDE2=0 (or
-// GOPT_CONV_WINOGRAD=0) keeps oneDNN's direct kernel.
+// GOPT_CONV_WINOGRAD=0) keeps oneDNN's direct kernel (=all: also in
+// nChw16c, see createLayoutConv).
 bool winogradStride2Enabled();
 
 } // namespace gopt::runtime::cpu
