@@ -2820,9 +2820,9 @@ public:
     };
     // In nChw16c (after oneDNN's Winograd, ResNet-50's 28 -> 14 layer past
     // batch 1) oneDNN's direct kernel ran as fast (29.5 against 29.2 and
-    // 42.8 against 41.3 ms at batch 8, one thread, busy machine) as it did
-    // not in NHWC (37.4 against 43.3): only with
-    // GOPT_CONV_WINOGRAD_STRIDE2=all.
+    // 42.8 against 41.3 ms at batch 8, one thread, busy machine; in
+    // ResNet-50 25.9 against 33.8) as it did not in NHWC (37.4 against
+    // 43.3): only with GOPT_CONV_WINOGRAD_STRIDE2=all.
     const char *setting = std::getenv("GOPT_CONV_WINOGRAD_STRIDE2");
     const bool allLayouts = setting && std::strcmp(setting, "all") == 0;
     if (allLayouts && is(src, g->srcDims, Tag::aBcd16b) &&
