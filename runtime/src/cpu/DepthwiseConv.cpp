@@ -408,21 +408,25 @@ GOPT_DW_F32_TARGET inline __m512 siluDirect(__m512 v) {
   return _mm512_div_ps(v, d);
 }
 
-// The same v / (1 + exp(-v)) with exp(-v) = 2^n 2^r, n = round(-v log2
-// e) and r = -v log2 e - n in [-0.5, 0.5] (log2 e in two parts, so r is
-// exact to ~2^-25), 2^r by a degree-5 polynomial (2.2e-7 relative): 11
-// vector operations and the division where siluDirect has 16 (no clamp:
-// past v = -88.7, 2^n overflows to inf and the result is -0, within
-// 1e-36 of the true value; past +88.7 it underflows and the result is v).
-// The pass after each convolution and the depthwise epilogue are bound by
-// these operations (port 0 and 5), not memory.
+// The same v / (1 + exp(-v)) with exp(-v) = 2^n 2^r, n = round(-c log2
+// e) and r = -c log2 e - n in [-0.5, 0.5] (log2 e in two parts, so r is
+// exact to ~2^-25), 2^r by a degree-5 polynomial (2.2e-7 relative), c = v
+// but at most 88 (+inf gives inf, not inf - inf): 12 vector operations
+// and the division where siluDirect has 16, none of them roundscale's
+// two port-0 uops (n = (t + 1.5 2^23) - 1.5 2^23 rounds t to the nearest
+// integer for |t| < 2^22). No lower clamp: below v = -88.7, 2^n
+// overflows to inf and the result is -0 (within 1e-36 of the true value,
+// where siluDirect's clamp at -87 gives v / 6e37). The pass after each
+// convolution and the depthwise epilogue are bound by these operations
+// (ports 0 and 5), not memory.
 GOPT_DW_F32_TARGET inline __m512 siluExp2(__m512 v) {
-  const __m512 n = _mm512_roundscale_ps(
-      _mm512_mul_ps(v, _mm512_set1_ps(-1.44269504088896341f)),
-      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // r = -(v log2e) - n, log2e = 1.44269502162933349609375 + 1.925963e-8.
-  __m512 r = _mm512_fnmsub_ps(v, _mm512_set1_ps(1.44269502162933349609375f), n);
-  r = _mm512_fnmadd_ps(v, _mm512_set1_ps(1.925963033500011e-08f), r);
+  const __m512 c = _mm512_min_ps(v, _mm512_set1_ps(88.0f));
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 n = _mm512_sub_ps(
+      _mm512_fmadd_ps(c, _mm512_set1_ps(-1.44269504088896341f), magic), magic);
+  // r = -(c log2e) - n, log2e = 1.44269502162933349609375 + 1.925963e-8.
+  __m512 r = _mm512_fnmsub_ps(c, _mm512_set1_ps(1.44269502162933349609375f), n);
+  r = _mm512_fnmadd_ps(c, _mm512_set1_ps(1.925963033500011e-08f), r);
   __m512 p = _mm512_set1_ps(1.3266970636e-03f);
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6754599363e-03f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5507425219e-02f));

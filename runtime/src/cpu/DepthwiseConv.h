@@ -99,7 +99,7 @@ bool siluInPlaceEnabled();
 // 87.3] (fewer operations) rather than from exp(-|v|) with a select
 // (GOPT_SILU_DIRECT=0).
 bool siluDirectEnabled();
-// Whether that form computes exp(-v) in base 2 with one polynomial (11
+// Whether that form computes exp(-v) in base 2 with one polynomial (12
 // operations and the division instead of 16; GOPT_SILU_EXP2=0: as
 // before).
 bool siluExp2Enabled();
