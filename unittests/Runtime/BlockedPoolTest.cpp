@@ -50,9 +50,14 @@ int64_t mismatches(const BlockedPoolGeometry &g, int threads) {
           for (int64_t a = 0; a < g.kh; ++a)
             for (int64_t b = 0; b < g.kw; ++b) {
               int64_t iy = oy * g.sh - g.padT + a, ix = ox * g.sw - g.padL + b;
-              if (iy >= 0 && ix >= 0 && iy < g.h && ix < g.w)
-                m = std::max(m,
-                             double(x[((p * g.h + iy) * g.w + ix) * 16 + c]));
+              if (iy < 0 || ix < 0 || iy >= g.h || ix >= g.w)
+                continue;
+              const int64_t n = p / g.blocks, blk = p % g.blocks;
+              const int64_t at =
+                  g.nhwcSource ? ((n * g.h + iy) * g.w + ix) * g.blocks * 16 +
+                                     blk * 16 + c
+                               : ((p * g.h + iy) * g.w + ix) * 16 + c;
+              m = std::max(m, double(x[at]));
             }
           if (double(y[((p * g.oh + oy) * g.ow + ox) * 16 + c]) != m)
             ++bad;
@@ -76,10 +81,25 @@ TEST(BlockedMaxPool, MatchesLoop) {
   EXPECT_EQ(mismatches({1, 1, 4, 2, 2, 1, 3, 3, 2, 2, 0, 0}, 1), 0);
 }
 
-// x [1, 3, 64, 64] -> 7x7/2 conv (64) + relu -> 3x3/2 max pool -> a basic
-// block (two 3x3 convs, the sum with the pool's result, relu); returns the
-// pool step's implementation and the largest difference from "reference".
-std::string stemPoolImpl(float *maxDiff) {
+TEST(BlockedMaxPool, NhwcSourceMatchesLoop) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "no AVX-512";
+  // The same shapes read from an NHWC source (channel blocks interleaved
+  // in each pixel), written nChw16c.
+  BlockedPoolGeometry resnet{2, 3, 113, 111, 57, 56, 3, 3, 2, 2, 1, 1, true};
+  for (int threads : {1, 2})
+    EXPECT_EQ(mismatches(resnet, threads), 0) << threads;
+  EXPECT_EQ(mismatches({1, 2, 10, 12, 5, 6, 2, 2, 2, 2, 0, 0, true}, 1), 0);
+  EXPECT_EQ(mismatches({3, 4, 17, 17, 6, 6, 5, 5, 3, 3, 2, 2, true}, 2), 0);
+  EXPECT_EQ(mismatches({1, 1, 4, 2, 2, 1, 3, 3, 2, 2, 0, 0, true}, 1), 0);
+}
+
+// x [batch, 3, 64, 64] -> 7x7/2 conv (64) + relu -> 3x3/2 max pool -> a
+// basic block (two 3x3 convs, the sum with the pool's result, relu);
+// returns the pool step's implementation and the largest difference from
+// "reference", and counts the reorders in `reorders`.
+std::string stemPoolImpl(float *maxDiff, int64_t batch = 1,
+                         int *reorders = nullptr) {
   PlanBuilder b("g");
   auto conv = [&](int in, int64_t cin, int64_t cout, int64_t k, int64_t s,
                   int64_t hw, const char *act, uint32_t seed) {
@@ -88,7 +108,7 @@ std::string stemPoolImpl(float *maxDiff) {
       f.data<float>()[i] /= float(cin * k);
     int64_t pad = k / 2;
     int y = b.addIntermediate("c" + std::to_string(seed), DType::kF32,
-                              {1, cout, hw, hw});
+                              {batch, cout, hw, hw});
     b.addOp("conv2d", "conv" + std::to_string(seed),
             {in, b.addConstant("f" + std::to_string(seed), f),
              b.addConstant("b" + std::to_string(seed),
@@ -101,9 +121,9 @@ std::string stemPoolImpl(float *maxDiff) {
              {"activation", stringAttr(act)}});
     return y;
   };
-  int x = b.addInput("x", DType::kF32, {1, 3, 64, 64});
+  int x = b.addInput("x", DType::kF32, {batch, 3, 64, 64});
   int stem = conv(x, 3, 64, 7, 2, 32, "relu", 1);
-  int pool = b.addIntermediate("pool", DType::kF32, {1, 64, 16, 16});
+  int pool = b.addIntermediate("pool", DType::kF32, {batch, 64, 16, 16});
   b.addOp("max_pool", "pool", {stem}, {pool},
           {{"data_format", stringAttr("NCHW")},
            {"kernel", intsAttr({3, 3})},
@@ -111,20 +131,25 @@ std::string stemPoolImpl(float *maxDiff) {
            {"pads", intsAttr({1, 1, 1, 1})}});
   int c1 = conv(pool, 64, 64, 3, 1, 16, "relu", 2);
   int c2 = conv(c1, 64, 64, 3, 1, 16, "none", 3);
-  int sum = b.addIntermediate("sum", DType::kF32, {1, 64, 16, 16});
+  int sum = b.addIntermediate("sum", DType::kF32, {batch, 64, 16, 16});
   b.addOp("add", "add", {c2, pool}, {sum});
-  int y = b.addOutput("y", DType::kF32, {1, 64, 16, 16});
+  int y = b.addOutput("y", DType::kF32, {batch, 64, 16, 16});
   b.addOp("relu", "relu", {sum}, {y});
   auto plan = b.build();
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   if (!plan.ok())
     return "";
-  std::vector<Tensor> inputs = {randomF32({1, 3, 64, 64}, 9)};
+  std::vector<Tensor> inputs = {randomF32({batch, 3, 64, 64}, 9)};
   RunResult ref = runPlan(*plan, "reference", inputs);
   RunResult cpu = runPlan(*plan, "cpu", inputs);
   if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
     return "";
   *maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  if (reorders) {
+    *reorders = 0;
+    for (const OpProfile &p : cpu.profiles)
+      *reorders += p.kind == "reorder";
+  }
   for (const OpProfile &p : cpu.profiles)
     if (p.kind == "max_pool")
       return p.implementation;
@@ -141,6 +166,24 @@ TEST(BlockedMaxPool, TakenAfterABlockedStem) {
   EXPECT_EQ(stemPoolImpl(&diff), "onednn");
   EXPECT_LT(diff, 1e-4f);
   unsetenv("GOPT_BLOCKED_POOL");
+}
+
+// At batch 8 oneDNN runs the 3-channel stem channels-last (NHWC); the pool
+// reads that and writes nChw16c for the Winograd block after it, so no
+// reorder runs between them (GOPT_BLOCKED_POOL_NHWC=0: oneDNN's NHWC pool
+// and a reorder after it).
+TEST(BlockedMaxPool, TakenAfterAnNhwcStem) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "no AVX-512";
+  float diff = 1;
+  int withPool = -1, withoutPool = -1;
+  EXPECT_EQ(stemPoolImpl(&diff, 8, &withPool), "gopt-blocked");
+  EXPECT_LT(diff, 1e-4f);
+  setenv("GOPT_BLOCKED_POOL_NHWC", "0", 1);
+  EXPECT_EQ(stemPoolImpl(&diff, 8, &withoutPool), "onednn");
+  EXPECT_LT(diff, 1e-4f);
+  unsetenv("GOPT_BLOCKED_POOL_NHWC");
+  EXPECT_LT(withPool, withoutPool);
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 //===- BlockedPool.cpp - Max pooling of f32 nChw16c tensors ---------------===//
 //
 // y[n][b][oy][ox][0..15] = max over the window's rows and columns inside the
-// source of x[n][b][iy][ix][0..15]. Each result row (image, channel block,
+// source of x[n][b][iy][ix][0..15] (or of x[n][iy][ix][b * 16 + 0..15] for an
+// NHWC source). Each result row (image, channel block,
 // output row) is one work item; its window rows are clipped once and each
 // pixel's columns clipped only at the edges.
 //
@@ -28,13 +29,27 @@ using PoolGeometry = BlockedPoolGeometry;
 // GCC 12 warns about _mm512_max_ps's own undefined initial vector.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// Result rows [begin, end) of [images * blocks][oh].
+// Result rows [begin, end): [images][blocks][oh] for an nChw16c source,
+// [images][oh][blocks] for an NHWC one, so that one thread's consecutive
+// rows read neighbouring cache lines of the same source pixels.
 GOPT_AVX512BW void maxPoolRows(const PoolGeometry &g, const float *x, float *y,
                                int64_t begin, int64_t end) {
+  // Strides (in floats) between a window's neighbouring pixels and rows.
+  const int64_t ps = g.nhwcSource ? g.blocks * 16 : 16, rs = g.w * ps;
   for (int64_t row = begin; row < end; ++row) {
-    const int64_t plane = row / g.oh, oy = row % g.oh;
-    const float *xp = x + plane * g.h * g.w * 16;
-    float *yr = y + row * g.ow * 16;
+    int64_t n, b, oy;
+    if (g.nhwcSource) {
+      n = row / (g.oh * g.blocks);
+      oy = row / g.blocks % g.oh;
+      b = row % g.blocks;
+    } else {
+      n = row / (g.blocks * g.oh);
+      b = row / g.oh % g.blocks;
+      oy = row % g.oh;
+    }
+    const float *xp = g.nhwcSource ? x + n * g.h * rs + b * 16
+                                   : x + (n * g.blocks + b) * g.h * rs;
+    float *yr = y + ((n * g.blocks + b) * g.oh + oy) * g.ow * 16;
     const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.padT);
     const int64_t y1 = std::min(g.h, oy * g.sh - g.padT + g.kh);
     // 3x3 windows wholly inside the source (all but the edges of ResNet's
@@ -46,15 +61,15 @@ GOPT_AVX512BW void maxPoolRows(const PoolGeometry &g, const float *x, float *y,
           std::max(fastBegin, std::min(g.ow, (g.w + g.padL - 3) / g.sw + 1));
     }
     for (int64_t ox = fastBegin; ox < fastEnd; ++ox) {
-      const float *r0 = xp + (y0 * g.w + ox * g.sw - g.padL) * 16;
-      const float *r1 = r0 + g.w * 16, *r2 = r1 + g.w * 16;
-      __m512 a = _mm512_max_ps(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + 16));
-      __m512 b = _mm512_max_ps(_mm512_loadu_ps(r1), _mm512_loadu_ps(r1 + 16));
-      __m512 c = _mm512_max_ps(_mm512_loadu_ps(r2), _mm512_loadu_ps(r2 + 16));
-      a = _mm512_max_ps(a, _mm512_loadu_ps(r0 + 32));
-      b = _mm512_max_ps(b, _mm512_loadu_ps(r1 + 32));
-      c = _mm512_max_ps(c, _mm512_loadu_ps(r2 + 32));
-      _mm512_storeu_ps(yr + ox * 16, _mm512_max_ps(_mm512_max_ps(a, b), c));
+      const float *r0 = xp + y0 * rs + (ox * g.sw - g.padL) * ps;
+      const float *r1 = r0 + rs, *r2 = r1 + rs;
+      __m512 a = _mm512_max_ps(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + ps));
+      __m512 m = _mm512_max_ps(_mm512_loadu_ps(r1), _mm512_loadu_ps(r1 + ps));
+      __m512 c = _mm512_max_ps(_mm512_loadu_ps(r2), _mm512_loadu_ps(r2 + ps));
+      a = _mm512_max_ps(a, _mm512_loadu_ps(r0 + 2 * ps));
+      m = _mm512_max_ps(m, _mm512_loadu_ps(r1 + 2 * ps));
+      c = _mm512_max_ps(c, _mm512_loadu_ps(r2 + 2 * ps));
+      _mm512_storeu_ps(yr + ox * 16, _mm512_max_ps(_mm512_max_ps(a, m), c));
     }
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       if (ox == fastBegin)
@@ -63,11 +78,11 @@ GOPT_AVX512BW void maxPoolRows(const PoolGeometry &g, const float *x, float *y,
         break;
       const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.padL);
       const int64_t x1 = std::min(g.w, ox * g.sw - g.padL + g.kw);
-      __m512 m = _mm512_loadu_ps(xp + (y0 * g.w + x0) * 16);
+      __m512 m = _mm512_loadu_ps(xp + y0 * rs + x0 * ps);
       for (int64_t iy = y0; iy < y1; ++iy) {
-        const float *xr = xp + iy * g.w * 16;
+        const float *xr = xp + iy * rs;
         for (int64_t ix = x0; ix < x1; ++ix)
-          m = _mm512_max_ps(m, _mm512_loadu_ps(xr + ix * 16));
+          m = _mm512_max_ps(m, _mm512_loadu_ps(xr + ix * ps));
       }
       _mm512_storeu_ps(yr + ox * 16, m);
     }
@@ -132,9 +147,15 @@ std::unique_ptr<LayoutKernel> createBlockedMaxPool(const KernelConfig &config,
       x[1] % 16 != 0 || config.inputTypes[0] != DType::kF32 ||
       config.outputShapes.size() != 1 || config.outputTypes[0] != DType::kF32)
     return nullptr;
-  memory::desc md({x[0], x[1], x[2], x[3]}, memory::data_type::f32,
-                  memory::format_tag::aBcd16b);
-  if (src != md)
+  memory::desc blocked({x[0], x[1], x[2], x[3]}, memory::data_type::f32,
+                       memory::format_tag::aBcd16b);
+  memory::desc nhwc({x[0], x[1], x[2], x[3]}, memory::data_type::f32,
+                    memory::format_tag::acdb);
+  // An NHWC source (a stem oneDNN ran channels-last, ResNet-50 at batch 8)
+  // is pooled straight into nChw16c: the convolutions after the pool want
+  // it blocked, and the reorder then costs as much as the pool.
+  const bool nhwcSource = src == nhwc && envSwitchOn("GOPT_BLOCKED_POOL_NHWC");
+  if (src != blocked && !nhwcSource)
     return nullptr;
   std::vector<int64_t> kernel = attrs.getInts("kernel");
   std::vector<int64_t> strides = attrs.getWindowInts("strides");
@@ -151,7 +172,8 @@ std::unique_ptr<LayoutKernel> createBlockedMaxPool(const KernelConfig &config,
     return nullptr;
   PoolGeometry g{x[0],        x[1] / 16,   x[2],          x[3],
                  wh->outSize, ww->outSize, kernel[0],     kernel[1],
-                 strides[0],  strides[1],  wh->padBefore, ww->padBefore};
+                 strides[0],  strides[1],  wh->padBefore, ww->padBefore,
+                 nhwcSource};
   if (config.outputShapes[0] != Shape{x[0], x[1], g.oh, g.ow} || g.oh <= 0 ||
       g.ow <= 0 || g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0)
     return nullptr;
