@@ -556,4 +556,33 @@ TEST(CpuSchedule, ConvChainRunsImagesOnThreadsOfTheirOwn) {
     }
 }
 
+// ResNet-50's stride-2 bottleneck at batch 8 (1x1 -> 3x3 stride 2 -> 1x1,
+// a strided 1x1 downsample, the sum, relu): cheap enough per element and
+// large enough to chain, but an f32 chain of dense convolutions only ran
+// no faster than its convolutions one by one and cost reorders to and from
+// its NHWC, so it runs unchained unless GOPT_CONV_CHAIN_F32_NEEDS_GROUPED=0.
+TEST(CpuSchedule, DenseF32ConvolutionsAreNotChained) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {-1, 64, 56, 56});
+  int a = g.conv(x, 64, 32, {-1, 32, 56, 56}, "relu", 1);
+  int b = g.conv(a, 32, 32, {-1, 32, 28, 28}, "relu", 3, 2);
+  int c = g.conv(b, 32, 128, {-1, 128, 28, 28}, "none", 1);
+  int d = g.conv(x, 64, 128, {-1, 128, 28, 28}, "none", 1, 2);
+  int s = g.op("add", {c, d}, {-1, 128, 28, 28});
+  g.op("relu", {s}, {-1, 128, 28, 28}, {}, /*output=*/true);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  std::vector<Tensor> in = {randomF32({8, 64, 56, 56}, 31)};
+  for (const char *needGrouped : {"1", "0"}) {
+    setenv("GOPT_CONV_CHAIN_F32_NEEDS_GROUPED", needGrouped, 1);
+    RunResult cpu = runPlan(*plan, "cpu", in, 8);
+    unsetenv("GOPT_CONV_CHAIN_F32_NEEDS_GROUPED");
+    expectSame(*plan, in, 8, cpu);
+    int chained = 0;
+    for (const OpProfile &p : cpu.profiles)
+      chained += p.kind.rfind("conv2d+conv2d", 0) == 0;
+    EXPECT_EQ(chained, needGrouped[0] == '1' ? 0 : 1) << needGrouped;
+  }
+}
+
 } // namespace

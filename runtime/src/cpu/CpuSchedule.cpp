@@ -863,6 +863,23 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   if (batch < 2 || image * batch <= kChainChunkBytes ||
       chainChunk(batch, image) >= batch)
     return -1;
+  // An f32 chain of dense convolutions only (ResNet-50's stride-2
+  // bottleneck at batch 8) ran its stages no faster than one by one, and its
+  // NHWC stages cost reorders from and back to the blocked layout the rest
+  // of the network runs in (12 of 570 ms a step): chains pay where a grouped
+  // (depthwise) stage's intermediates would otherwise go to memory.
+  if (envSwitchOn("GOPT_CONV_CHAIN_F32_NEEDS_GROUPED") && !f.int8 &&
+      dtype(r) == DType::kF32) {
+    auto grouped = [&](const plan::Op &op) {
+      return OpAttrs(op).getInt("groups") > 1;
+    };
+    bool any = grouped(conv) || grouped(next);
+    if (int pending = chainOf_[f.conv]; pending >= 0)
+      for (const Fusion &stage : chains_[pending])
+        any = any || grouped(p_.ops(stage.conv));
+    if (!any)
+      return -1;
+  }
   return c;
 }
 
