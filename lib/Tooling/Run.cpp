@@ -109,6 +109,23 @@ Status setInputs(Session &session,
   return Status::success();
 }
 
+// The batch a run computes: an --input whose leading dimension differs
+// from the one resolved for --batch re-resolves the plan's dynamic batch
+// (a static dimension would have refused it), so the report counts its
+// images, not --batch's.
+int64_t batchRun(const std::vector<TensorDesc> &resolved,
+                 const std::map<std::string, Tensor> &inputs, int64_t batch) {
+  for (const TensorDesc &d : resolved) {
+    auto given = inputs.find(d.name);
+    if (given == inputs.end() || d.shape.empty() || d.shape[0] != batch)
+      continue;
+    const Shape &shape = given->second.shape();
+    if (shape.size() == d.shape.size() && shape[0] != batch)
+      return shape[0];
+  }
+  return batch;
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<Session>> createSession(const std::string &model,
@@ -129,11 +146,13 @@ StatusOr<std::unique_ptr<Session>> createSession(const std::string &model,
   return Session::create(plan, so);
 }
 
-StatusOr<bool> runModel(const RunOptions &options) {
+StatusOr<bool> runModel(const RunOptions &given) {
   GOPT_ASSIGN_OR_RETURN(
       auto session,
-      createSession(options.model, options, options.backend, options.pipeline));
-  GOPT_ASSIGN_OR_RETURN(auto inputs, prepareInputs(*session, options));
+      createSession(given.model, given, given.backend, given.pipeline));
+  GOPT_ASSIGN_OR_RETURN(auto inputs, prepareInputs(*session, given));
+  RunOptions options = given;
+  options.batch = batchRun(session->inputs(), inputs, given.batch);
   GOPT_RETURN_IF_ERROR(setInputs(*session, inputs));
 
   using Clock = std::chrono::steady_clock;

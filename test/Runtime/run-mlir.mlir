@@ -4,6 +4,9 @@
 // RUN: not gopt-run %s --compare %S/Inputs/scaled.mlir 2>&1 | FileCheck %s --check-prefix=DIFF
 // RUN: not gopt-run %S/Inputs/invalid.mlir 2>&1 | FileCheck %s --check-prefix=INVALID
 // RUN: gopt-run %s --optimize --warmup 0 --iterations 1 --profile | FileCheck %s --check-prefix=OPT
+// RUN: /usr/bin/python3 -c "import numpy, sys; numpy.save(sys.argv[1], numpy.ones((5, 8), numpy.float32))" %t.features.npy
+// RUN: gopt-run %s --input features=%t.features.npy --warmup 0 --iterations 1 --json %t.json | FileCheck %s --check-prefix=INPUT
+// RUN: /usr/bin/python3 -c "import json, sys; print('json batch', json.load(open(sys.argv[1]))['batch'])" %t.json | FileCheck %s --check-prefix=INPUT-JSON
 
 /// gopt-run compiles .mlir graphs on the fly, times them and profiles each
 /// op; --compare runs two graphs on the same inputs.
@@ -29,6 +32,10 @@
 /// --optimize runs gopt-optimize first: the identity is stripped.
 // OPT: dense1+act matmul+relu cpu
 // OPT-NOT: identity
+
+/// An --input of 5 rows runs (and reports) a batch of 5, not --batch's 1.
+// INPUT: batch: 5
+// INPUT-JSON: json batch 5
 
 // INVALID: invalid.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'gopt.matmul' op expects matching contraction dimensions, got 8 (a [?, 8]) and 4 (b [4, 2])
 
