@@ -4,7 +4,8 @@
 // layers) in nChw16c or NHWC; it must compute what a double-precision loop
 // does for every path it has: partial tiles and runs of pixels, a 128-
 // channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
-// stride 2, bias, an in-place residual sum, relu, both filter layouts,
+// stride 2, bias, an in-place residual sum, relu, a clamp (relu6) and
+// HardSwish, both filter layouts,
 // several images with either work order, one thread or two. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
 // 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
@@ -78,6 +79,10 @@ double maxError(const Conv1x1F32Shape &s, int threads) {
             acc += residual[i];
           if (s.relu)
             acc = std::max(acc, 0.0);
+          if (s.clip)
+            acc = std::min(std::max(acc, double(s.lo)), double(s.hi));
+          if (s.hardswish)
+            acc *= std::min(std::max(acc / 6 + 0.5, 0.0), 1.0);
           worst = std::max(worst, std::fabs(acc - dst[i]));
         }
   return worst;
@@ -118,6 +123,26 @@ TEST(Conv1x1F32, MatchesDoubleLoop) {
       s.bias = s.sum = s.relu = true;
       EXPECT_LT(maxError(s, 2), 1e-4) << blocked << " " << h;
     }
+  }
+}
+
+// MobileNets' 7x7 layers: relu6 (a clamp) on MobileNetV2's expand and last
+// 1x1, HardSwish on MobileNetV3's (after no clamp, or after a clip); two
+// 128-channel passes, so that the epilogue runs on the last one only.
+TEST(Conv1x1F32, ClampAndHardSwish) {
+  for (bool blocked : {true, false}) {
+    Conv1x1F32Shape s = shape(1, 320, 1280, 7, 7, 1, blocked);
+    s.bias = s.clip = true;
+    s.lo = 0;
+    s.hi = 6;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
+    s = shape(1, 160, 960, 7, 7, 1, blocked);
+    s.bias = s.hardswish = true;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
+    s.clip = true;
+    s.lo = -0.5f;
+    s.hi = 0.25f;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
   }
 }
 
