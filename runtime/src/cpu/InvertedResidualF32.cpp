@@ -149,11 +149,13 @@ microTable(std::integer_sequence<int, Ms...>) {
   return {&microKernel<Ms + 1, NV>...};
 }
 
-// The most rows per call for NV vectors: 27-28 accumulators (one vector:
-// 14, the row table's size). 6-12 rows (24) ran MobileNetV2's fused blocks
-// 4-5% slower: more broadcasts per FMA.
+// The most rows per call for NV vectors: 27-28 accumulators, 24 for four
+// (28, the four weight vectors and the broadcast spilled one to the stack;
+// one vector: 14, the row table's size). 8-12 rows for one to three
+// vectors (24) ran MobileNetV2's fused blocks 4-5% slower: more broadcasts
+// per FMA.
 constexpr int maxRows(int nv) {
-  return nv == 1 ? 14 : nv == 2 ? 14 : nv == 3 ? 9 : 7;
+  return nv == 1 ? 14 : nv == 2 ? 14 : nv == 3 ? 9 : 6;
 }
 
 GOPT_IR_TARGET void microDispatch(int mr, int nv, const float *a, int64_t lda,
