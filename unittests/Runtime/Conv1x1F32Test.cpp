@@ -216,6 +216,58 @@ Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
   return o;
 }
 
+// A 1x1 conv2d 320 -> 1280 on 7x7 then `act` (relu6: MobileNetV2's last
+// layer; hard_swish: MobileNetV3's) on "cpu" and "reference".
+Outcome runPlanConvAct(const char *act) {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {1, 320, 7, 7});
+  Tensor filter = randomF32({1280, 320, 1, 1}, 35);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 4.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter),
+                          b.addConstant("bias", randomF32({1280}, 36))};
+  Shape yshape = {1, 1280, 7, 7};
+  int c = b.addIntermediate("c", F32, yshape);
+  b.addOp("conv2d", "conv", ins, {c},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"pads", intsAttr({0, 0, 0, 0})},
+           {"activation", stringAttr("none")}});
+  int y = b.addOutput("y", F32, yshape);
+  b.addOp(act, "act", {c}, {y});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  std::vector<Tensor> inputs = {randomF32({1, 320, 7, 7}, 37)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
+  for (const char *act : {"relu6", "hard_swish"}) {
+    Outcome on = runPlanConvAct(act);
+    EXPECT_EQ(on.impl, "gopt-1x1-f32") << act;
+    EXPECT_EQ(on.kind, std::string("conv2d+") + act);
+    EXPECT_LT(on.maxDiff, 1e-4f) << act;
+  }
+  setenv("GOPT_CONV_1X1_F32_CLAMP", "0", 1);
+  Outcome off = runPlanConvAct("relu6");
+  EXPECT_NE(off.impl, "gopt-1x1-f32");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_1X1_F32_CLAMP");
+}
+
 TEST(Conv1x1F32, WhereItIsTaken) {
   Outcome small = runPlanConv(512, 256, 7);
   EXPECT_EQ(small.impl, "gopt-1x1-f32");

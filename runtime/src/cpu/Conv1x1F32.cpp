@@ -24,6 +24,7 @@ namespace gopt::runtime::cpu {
 
 // Read at each kernel's creation: A/B timings build both in one process.
 bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
+bool conv1x1F32ClampEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_CLAMP"); }
 
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");

@@ -56,6 +56,10 @@ private:
 // Whether the kernel may be used: GOPT_CONV_1X1_F32=0 keeps oneDNN's.
 bool conv1x1F32Enabled();
 
+// Whether it may take layers with a clamp (relu6, clip) or HardSwish:
+// GOPT_CONV_1X1_F32_CLAMP=0 keeps oneDNN's for those.
+bool conv1x1F32ClampEnabled();
+
 // Whether the kernel is taken for `s` where oneDNN has one too: results of
 // at most 64 pixels (7x7), of one image or in NHWC (GOPT_CONV_1X1_F32=all:
 // any).

@@ -2748,6 +2748,8 @@ public:
         return nullptr;
       s.hardswish = true;
     }
+    if ((s.clip || s.hardswish) && !conv1x1F32ClampEnabled())
+      return nullptr;
     if (!conv1x1F32Preferred(s))
       return nullptr;
     auto k = std::unique_ptr<Conv1x1F32Kernel>(new Conv1x1F32Kernel());
