@@ -2821,10 +2821,12 @@ public:
       s.hardswish = true;
     }
     StatusOr<ConvGeometry> g = convGeometry(c);
-    // 3x3 windows and at most 32 outputs: the stems measured (MobileNets');
-    // ResNet's 7x7 -> 64 keeps oneDNN's (and GOPT_CONV_STEM_BLOCKED's).
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 || g->cin > 4 ||
-        g->cout > 32 || g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
+    // One image, 3x3 windows of stride 2 and at most 32 outputs: the stems
+    // measured (MobileNets', RegNet's). ResNet's 7x7 -> 64 keeps oneDNN's
+    // (and GOPT_CONV_STEM_BLOCKED's), the MNIST CNN's stride-1 batches too.
+    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+        g->cin > 4 || g->cout > 32 || g->weightDims[2] != 3 ||
+        g->weightDims[3] != 3 || g->strides != Dims{2, 2} ||
         g->dilations != Dims{0, 0})
       return nullptr;
     const memory::desc dst = onednn.outputDesc();
