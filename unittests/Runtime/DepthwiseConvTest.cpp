@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using gopt::runtime::cpu::DepthwiseBf16;
@@ -350,6 +351,26 @@ TEST(DepthwiseConv, SiluInPlaceMatchesFormula) {
         }
       }
     }
+}
+
+// Far-out values: +inf and 1e30 stay, -100 to -1e30 give (-)0 within
+// 1e-30, never NaN (the base-2 SiLU has no lower clamp; the base-e form's
+// clamp at -87 gives v / 6e37 there).
+TEST(DepthwiseConv, SiluInPlaceFarOut) {
+  if (!siluInPlaceEnabled() || !gopt::runtime::cpu::siluExp2Enabled() ||
+      !gopt::runtime::cpu::siluDirectEnabled())
+    GTEST_SKIP() << "no AVX-512 here, or not the base-2 SiLU";
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {inf,  1e30f, 100.0f, 88.5f, -88.5f, -89.0f,
+                          -100, -3e6f, -5e6f,  -1e9f, -1e30f};
+  const std::vector<float> in = x;
+  siluInPlace(x.data(), static_cast<int64_t>(x.size()), 1);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = in[i], want = v / (1 + std::exp(-v));
+    EXPECT_TRUE(x[i] == want ||
+                std::fabs(x[i] - want) <= 2e-6 * std::fabs(want) + 1e-30)
+        << "silu(" << v << ") = " << x[i] << ", want " << want;
+  }
 }
 
 // tailInPlace's HardSwish against x * clamp(x / 6 + 0.5, 0, 1) in double,

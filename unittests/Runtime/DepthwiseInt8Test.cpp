@@ -6,7 +6,8 @@
 // on every edge (and none, as a chain's row bands give), channel counts
 // that are no multiple of 16 or 64 (1, 15, 40, 72, 144, 200), per-channel
 // scales, bias, relu6, the requantized form, several images and two
-// threads. The results must match exactly. Skipped without AVX512-VNNI.
+// threads, with stride 1's row pairs and without. The results must match
+// exactly. Skipped without AVX512-VNNI.
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/DepthwiseInt8.h"
@@ -125,9 +126,7 @@ void check(const Case &c) {
   }
 }
 
-TEST(DepthwiseInt8, MatchesLoop) {
-  if (!depthwiseInt8Enabled())
-    GTEST_SKIP() << "no AVX512-VNNI here (or GOPT_DEPTHWISE_INT8=0)";
+void checkAll() {
   const Case cases[] = {
       // n, c, h, w, stride, pads (top, left, bottom, right), u8 src, u8 dst,
       // bias, relu6, requantize, threads
@@ -161,6 +160,22 @@ TEST(DepthwiseInt8, MatchesLoop) {
   };
   for (const Case &c : cases)
     check(c);
+}
+
+// Stride 1 runs two output rows a pass by default (row pairs; odd heights
+// leave a last row alone); both ways must match the loop exactly.
+TEST(DepthwiseInt8, MatchesLoop) {
+  if (!depthwiseInt8Enabled())
+    GTEST_SKIP() << "no AVX512-VNNI here (or GOPT_DEPTHWISE_INT8=0)";
+  checkAll();
+}
+
+TEST(DepthwiseInt8, MatchesLoopWithoutRowPairs) {
+  if (!depthwiseInt8Enabled())
+    GTEST_SKIP() << "no AVX512-VNNI here (or GOPT_DEPTHWISE_INT8=0)";
+  setenv("GOPT_DEPTHWISE_INT8_ROW_PAIRS", "0", 1);
+  checkAll();
+  unsetenv("GOPT_DEPTHWISE_INT8_ROW_PAIRS");
 }
 
 TEST(DepthwiseInt8, RejectsOtherShapes) {

@@ -147,3 +147,95 @@ TEST(PointwiseAmxInt8, RejectsUnevenInputChannels) {
 }
 
 } // namespace
+
+// The packed epilogue (clamp on the rounded bytes, two rows a VPACK*) gives
+// the same bytes as the f32 clamp and VPMOVUSDB/VPMOVSDB
+// (GOPT_POINTWISE_AMX_INT8_PACKED=0), pipelined or not, with the A tiles
+// kept across output blocks and half blocks or not, over clamp bounds
+// that are not whole numbers, bounds outside the byte range, output tails,
+// odd pixel counts and several 32-pixel blocks and 32-output blocks.
+TEST(PointwiseAmxInt8, PackedEpilogueSameBits) {
+  if (!pointwiseAmxInt8Enabled())
+    GTEST_SKIP() << "no AMX-INT8 here (or GOPT_POINTWISE_AMX_INT8=0)";
+  struct Bits {
+    int64_t k, n, pixels;
+    bool srcUnsigned, dstUnsigned, sum, sumSigned, requantize;
+    float lo, hi;
+  };
+  const Bits cases[] = {
+      {16, 96, 101, false, true, false, false, false, 0.3f, 60.5f},
+      {24, 144, 33, true, true, false, false, false, 0.0f, 127.0f},
+      {144, 24, 63, true, false, true, false, true, -128.0f, 127.0f},
+      {96, 24, 1, true, false, false, false, false, -20.5f, 90.5f},
+      {32, 20, 65, false, false, false, false, false, -300.0f, 300.0f},
+      {160, 960, 49, true, true, false, false, false, 2.5f, 6.5f},
+      {64, 8, 45, false, false, true, false, false, -1.5f, 1.5f},
+      {144, 24, 100, true, true, true, true, false, 0.0f, 127.0f},
+      {384, 64, 77, true, false, true, true, true, -60.5f, -100.0f},
+      // At most 16 outputs in a block (two C tiles, four rows a vector).
+      {32, 16, 77, false, false, false, false, false, -128.0f, 127.0f},
+      {16, 48, 70, true, true, false, false, false, 0.0f, 100.5f},
+      {64, 12, 45, false, false, true, false, true, -3.5f, 90.0f},
+  };
+  for (const Bits &c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "k " << c.k << " n " << c.n << " pixels " << c.pixels);
+    std::mt19937 rng(static_cast<unsigned>(c.k * 7 + c.n + c.pixels));
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::uniform_real_distribution<float> u(0.5f, 1.5f), b(-50, 50);
+    std::vector<int8_t> w(c.k * c.n);
+    for (auto &v : w)
+      v = static_cast<int8_t>(byte(rng));
+    std::vector<uint8_t> x(c.pixels * c.k), old(c.pixels * c.n);
+    for (auto &v : x)
+      v = static_cast<uint8_t>(byte(rng));
+    for (auto &v : old)
+      v = static_cast<uint8_t>(byte(rng));
+    PointwiseInt8Params p;
+    p.srcUnsigned = c.srcUnsigned;
+    // Wide enough that many results saturate either way.
+    const float base = 300.0f / (127 * 127 * std::sqrt(float(c.k)));
+    for (int64_t o = 0; o < c.n; ++o) {
+      p.scale.push_back(base * u(rng));
+      p.biasScaled.push_back(b(rng) / base);
+    }
+    p.requantize = c.requantize;
+    p.requantScale = 0.8f;
+    p.sum = c.sum;
+    p.sumSigned = c.sumSigned;
+    p.sumScale = 0.6f;
+    p.dstUnsigned = c.dstUnsigned;
+    p.lo = c.lo;
+    p.hi = c.hi;
+    // 0: the f32 clamp; 1: packed, one block at a time; 2: packed and
+    // pipelined; 3: that without kept A tiles and half blocks.
+    constexpr int kModes = 4;
+    std::vector<uint8_t> got[kModes];
+    for (int mode = 0; mode < kModes; ++mode) {
+      setenv("GOPT_POINTWISE_AMX_INT8_PACKED", mode ? "1" : "0", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_PIPELINE", mode >= 2 ? "1" : "0", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_KEEP_A", mode == 3 ? "0" : "1", 1);
+      setenv("GOPT_POINTWISE_AMX_INT8_NARROW", mode == 3 ? "0" : "1", 1);
+      auto kernel = PointwiseInt8Amx::create(c.k, c.n, w, p, 1);
+      ASSERT_TRUE(kernel);
+      got[mode] = old;
+      got[mode].push_back(0x5A); // a guard past the end
+      kernel->run(x.data(), got[mode].data(), c.pixels);
+      EXPECT_EQ(got[mode].back(), 0x5A);
+    }
+    unsetenv("GOPT_POINTWISE_AMX_INT8_PACKED");
+    unsetenv("GOPT_POINTWISE_AMX_INT8_PIPELINE");
+    unsetenv("GOPT_POINTWISE_AMX_INT8_KEEP_A");
+    unsetenv("GOPT_POINTWISE_AMX_INT8_NARROW");
+    for (int mode = 1; mode < kModes; ++mode) {
+      int bad = 0;
+      for (size_t i = 0; i < old.size() && bad < 5; ++i)
+        if (got[0][i] != got[mode][i]) {
+          ADD_FAILURE() << "mode " << mode << " pixel " << i / c.n
+                        << " channel " << i % c.n << ": " << int(got[mode][i])
+                        << " vs " << int(got[0][i]);
+          ++bad;
+        }
+    }
+  }
+}

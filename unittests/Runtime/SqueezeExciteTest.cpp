@@ -161,6 +161,116 @@ TEST(SqueezeExcite, BatchOneThreads) {
   omp_set_num_threads(saved);
 }
 
+// The SE block folded into its 1x1 projection (batch 1): proj(x * gate)
+// + bias (+ residual) against the same block in double, nChw16c (input
+// and output channels padded) and NHWC (output blocks partly masked),
+// with pixel counts that leave tails after the 8-16 pixel tiles.
+void checkProject(int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
+                  int64_t cout, bool residual, bool splitProducts = false) {
+  if (!gopt::runtime::cpu::squeezeExciteProjectEnabled())
+    GTEST_SKIP() << "no AVX-512F or GOPT_SE_PROJECT=0";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  SqueezeExciteParams p;
+  p.n = 1;
+  p.channels = c;
+  p.hw = h * w;
+  p.block = block;
+  p.squeezed = s;
+  p.act1 = SeActivation{SeActivation::kSilu};
+  p.act2 = SeActivation{SeActivation::kSigmoid};
+  p.splitProducts = splitProducts;
+  for (int64_t i = 0; i < s * c; ++i) {
+    p.w1.push_back(u(rng));
+    p.w2.push_back(u(rng));
+  }
+  for (int64_t i = 0; i < s; ++i)
+    p.b1.push_back(u(rng));
+  for (int64_t i = 0; i < c; ++i)
+    p.b2.push_back(u(rng));
+  p.projOut = cout;
+  for (int64_t i = 0; i < cout * c; ++i)
+    p.projW.push_back(u(rng));
+  for (int64_t i = 0; i < cout; ++i)
+    p.projBias.push_back(u(rng));
+  p.residual = residual;
+  SqueezeExciteParams kept = p;
+  const int64_t hw = h * w;
+  const bool nhwc = block == c;
+  const int64_t inC = nhwc ? c : (c + 15) / 16 * 16;
+  const int64_t outC = nhwc ? cout : (cout + 15) / 16 * 16;
+  auto atIn = [&](int64_t k, int64_t q) {
+    return nhwc ? q * c + k : ((k / 16) * hw + q) * 16 + k % 16;
+  };
+  auto atOut = [&](int64_t k, int64_t q) {
+    return nhwc ? q * cout + k : ((k / 16) * hw + q) * 16 + k % 16;
+  };
+  // Padding channels of x hold NaN: they must not reach the result.
+  std::vector<float> x(inC * hw, NAN), r(outC * hw, 0.0f), y(outC * hw, NAN);
+  std::vector<double> plain(c * hw), res(cout * hw, 0.0);
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t q = 0; q < hw; ++q)
+      plain[k * hw + q] = x[atIn(k, q)] = u(rng);
+  if (residual)
+    for (int64_t k = 0; k < cout; ++k)
+      for (int64_t q = 0; q < hw; ++q)
+        res[k * hw + q] = r[atOut(k, q)] = u(rng);
+  std::unique_ptr<Kernel> kernel = createSqueezeExcite(std::move(p));
+  ASSERT_TRUE(kernel);
+  std::vector<Tensor> in = {
+      Tensor::view(DType::kF32, {static_cast<int64_t>(x.size())}, x.data())};
+  if (residual)
+    in.push_back(
+        Tensor::view(DType::kF32, {static_cast<int64_t>(r.size())}, r.data()));
+  std::vector<Tensor> out = {
+      Tensor::view(DType::kF32, {static_cast<int64_t>(y.size())}, y.data())};
+  ASSERT_TRUE(kernel->run(in, out).ok());
+  std::vector<double> mean(c, 0.0), hid(s), gate(c);
+  for (int64_t k = 0; k < c; ++k) {
+    for (int64_t q = 0; q < hw; ++q)
+      mean[k] += plain[k * hw + q];
+    mean[k] /= hw;
+  }
+  for (int64_t j = 0; j < s; ++j) {
+    double v = kept.b1[j];
+    for (int64_t k = 0; k < c; ++k)
+      v += double(kept.w1[j * c + k]) * mean[k];
+    hid[j] = act(kept.act1, v);
+  }
+  for (int64_t k = 0; k < c; ++k) {
+    double v = kept.b2[k];
+    for (int64_t j = 0; j < s; ++j)
+      v += double(kept.w2[k * s + j]) * hid[j];
+    gate[k] = act(kept.act2, v);
+  }
+  for (int64_t o = 0; o < outC; ++o)
+    for (int64_t q = 0; q < hw; ++q) {
+      double want = 0.0;
+      if (o < cout) {
+        want = kept.projBias[o] + res[o * hw + q];
+        for (int64_t k = 0; k < c; ++k)
+          want += double(kept.projW[o * c + k]) * gate[k] * plain[k * hw + q];
+      }
+      ASSERT_NEAR(y[atOut(o, q)], want, 1e-4)
+          << "channel " << o << " pixel " << q;
+    }
+}
+
+TEST(SqueezeExcite, FoldedIntoProjection) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    omp_set_num_threads(threads);
+    checkProject(144, 6, 29, 29, 16, 24, true);  // EfficientNet 2.1-like
+    checkProject(40, 10, 13, 11, 16, 80, false); // padded input channels
+    checkProject(96, 4, 17, 17, 16, 40, false);  // 3 + 0 output blocks
+    checkProject(72, 24, 23, 23, 72, 40, true);  // NHWC, masked last block
+    checkProject(120, 32, 9, 9, 120, 112, false, true); // 3 + 3 + 1 blocks
+    checkProject(32, 8, 31, 33, 32, 16, false);         // NHWC, one block
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST(SqueezeExcite, RefusesMismatchedWeights) {
   SqueezeExciteParams p;
   p.n = 1;

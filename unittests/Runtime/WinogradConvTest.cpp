@@ -131,4 +131,124 @@ TEST(WinogradWide, WhereItIsTaken) {
   unsetenv("GOPT_CONV_BATCH1");
 }
 
+// gopt's Winograd for 3x3 stride-2 convolutions (WinogradStride2Conv): 25
+// products per 2x2 output tile from a parity split of the taps. conv2d
+// [+ add of a residual + relu] with strides 2, pads 1 at batch `n`.
+// With `afterConv` the source comes from a stride-1 3x3 convolution, which
+// oneDNN's Winograd kernel runs past batch 1 and leaves in nChw16c.
+Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
+                   const char *filterFormat, bool bias, bool residual,
+                   const char *activation = "none", bool afterConv = false) {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {n, cin, h, h});
+  if (afterConv) {
+    Tensor lead = randomF32({cin, cin, 3, 3}, 35);
+    for (int64_t i = 0; i < lead.numElements(); ++i)
+      lead.data<float>()[i] /= 48.0f;
+    int c0 = b.addIntermediate("c0", F32, {n, cin, h, h});
+    b.addOp("conv2d", "lead", {x, b.addConstant("lead_f", lead)}, {c0},
+            convAttrs("OIHW", "relu"));
+    x = c0;
+  }
+  bool oihw = std::string(filterFormat) == "OIHW";
+  Shape fshape = oihw ? Shape{cout, cin, 3, 3} : Shape{3, 3, cin, cout};
+  Tensor filter = randomF32(fshape, 31);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 16.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter)};
+  if (bias)
+    ins.push_back(b.addConstant("bias", randomF32({cout}, 32)));
+  std::vector<Tensor> inputs = {randomF32({n, cin, h, h}, 33)};
+  const int64_t oh = (h - 1) / 2 + 1;
+  Shape yshape = {n, cout, oh, oh};
+  AttrMap attrs = convAttrs(filterFormat, residual ? "none" : activation);
+  attrs["strides"] = intsAttr({2, 2});
+  if (!residual) {
+    int y = b.addOutput("y", F32, yshape);
+    b.addOp("conv2d", "conv", ins, {y}, attrs);
+  } else {
+    int r = b.addInput("r", F32, yshape);
+    inputs.push_back(randomF32(yshape, 34));
+    int c = b.addIntermediate("c", F32, yshape);
+    b.addOp("conv2d", "conv", ins, {c}, attrs);
+    int s = b.addIntermediate("s", F32, yshape);
+    b.addOp("add", "add", {c, r}, {s});
+    int y = b.addOutput("y", F32, yshape);
+    b.addOp("relu", "relu", {s}, {y});
+  }
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0 && p.name != "lead") {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+// Sums and differences only: within float rounding of the reference at
+// batch 1 and 2, in NHWC and nChw16c, both filter layouts, with and
+// without bias, and with an odd result (27x27: the last tiles half outside).
+TEST(WinogradStride2, MatchesReference) {
+  for (const char *format : {"OIHW", "HWIO"}) {
+    Outcome o = runStride2(1, 256, 256, 28, format, /*bias=*/true,
+                           /*residual=*/false, "relu");
+    EXPECT_EQ(o.impl, "winograd-stride2") << format;
+    EXPECT_LT(o.maxDiff, 1e-4f) << format;
+  }
+  Outcome batch = runStride2(2, 256, 320, 28, "OIHW", false, false);
+  EXPECT_EQ(batch.impl, "winograd-stride2");
+  EXPECT_LT(batch.maxDiff, 1e-4f);
+  Outcome odd = runStride2(1, 256, 256, 54, "OIHW", true, false, "relu");
+  EXPECT_EQ(odd.impl, "winograd-stride2");
+  EXPECT_LT(odd.maxDiff, 1e-4f);
+  // nChw16c source and result (after oneDNN's Winograd), as in ResNet-50
+  // at batch 8: taken with GOPT_CONV_WINOGRAD_STRIDE2=all only.
+  setenv("GOPT_CONV_WINOGRAD_STRIDE2", "all", 1);
+  Outcome blocked = runStride2(4, 256, 256, 12, "OIHW", true, false, "relu",
+                               /*afterConv=*/true);
+  unsetenv("GOPT_CONV_WINOGRAD_STRIDE2");
+  EXPECT_EQ(blocked.impl, "winograd-stride2");
+  EXPECT_LT(blocked.maxDiff, 1e-4f);
+  EXPECT_EQ(runStride2(4, 256, 256, 12, "OIHW", true, false, "relu", true).impl,
+            "onednn");
+}
+
+TEST(WinogradStride2, FusesResidualAddAndRelu) {
+  for (int64_t n : {1, 2}) {
+    Outcome o = runStride2(n, 256, 256, 28, "OIHW", true, /*residual=*/true);
+    EXPECT_EQ(o.impl, "winograd-stride2") << n;
+    EXPECT_EQ(o.kind, "conv2d+add+relu") << n;
+    EXPECT_LT(o.maxDiff, 1e-4f) << n;
+  }
+}
+
+// GOPT_CONV_WINOGRAD_STRIDE2=0 and GOPT_CONV_WINOGRAD=0 turn it off; a 7x7
+// result (400 products per image where the direct kernel takes 441),
+// fewer than 256 channels and output channels not in blocks of 64 are not
+// taken.
+TEST(WinogradStride2, WhereItIsTaken) {
+  setenv("GOPT_CONV_BATCH1", "0", 1);
+  setenv("GOPT_CONV_WINOGRAD_STRIDE2", "0", 1);
+  Outcome off = runStride2(1, 256, 256, 28, "OIHW", true, false);
+  EXPECT_EQ(off.impl, "onednn");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_WINOGRAD_STRIDE2");
+  setenv("GOPT_CONV_WINOGRAD", "0", 1);
+  EXPECT_EQ(runStride2(1, 256, 256, 28, "OIHW", true, false).impl, "onednn");
+  unsetenv("GOPT_CONV_WINOGRAD");
+  EXPECT_EQ(runStride2(2, 512, 512, 14, "OIHW", true, false).impl, "onednn");
+  EXPECT_EQ(runStride2(1, 128, 128, 56, "OIHW", true, false).impl, "onednn");
+  EXPECT_EQ(runStride2(1, 256, 288, 28, "OIHW", true, false).impl, "onednn");
+  unsetenv("GOPT_CONV_BATCH1");
+}
+
 } // namespace

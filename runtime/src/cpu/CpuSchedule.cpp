@@ -2340,9 +2340,67 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
   if (src < 0) {
     GOPT_ASSIGN_OR_RETURN(src, plainSlot(x));
   }
+  // At batch 1, fold the gate into the 1x1 projection that follows (and
+  // its residual add) where its weights are small next to x (at most a
+  // quarter of x's pixels as output channels: EfficientNet-B0's blocks
+  // to 28x28): the gate rescales the weights' input channels and x * gate
+  // is never written nor read back (SqueezeExcite.h).
+  int proj = soleConsumer(result), addOp = -1, residual = -1;
+  memory::desc projMd;
+  if (proj >= 0 && p.n == 1 && cpu::squeezeExciteProjectEnabled() &&
+      (p.block == 16 || p.block == xs[1]) &&
+      pointwiseConstConv(proj, result, xs[1], p.projOut, p.projW, p.projBias) &&
+      p.hw >= 4 * p.projOut) {
+    const std::string a = OpAttrs(p_.ops(proj)).getString("activation");
+    int y = p_.ops(proj).outputs(0);
+    const Shape &ys = shape(y);
+    if ((a.empty() || a == "none") && ys.size() == 4 && ys[2] * ys[3] == p.hw) {
+      projMd = blockedDesc(ys, p.block == 16 ? 16 : ys[1]);
+      int add = soleConsumer(y);
+      if (add >= 0 && p_.ops(add).kind() == "add" &&
+          p_.ops(add).inputs_size() == 2 && p_.ops(add).outputs_size() == 1) {
+        const plan::Op &ao = p_.ops(add);
+        int other = ao.inputs(0) == y ? ao.inputs(1) : ao.inputs(0);
+        if (other != y && shape(other) == ys && dtype(other) == DType::kF32 &&
+            shape(ao.outputs(0)) == ys && dtype(ao.outputs(0)) == DType::kF32 &&
+            (plainReady_[other] || !versions_[other].empty())) {
+          addOp = add;
+          residual = other;
+        }
+      }
+    } else {
+      p.projOut = 0;
+    }
+  } else {
+    p.projOut = 0;
+  }
+  if (p.projOut == 0) {
+    p.projW.clear();
+    p.projBias.clear();
+    proj = -1;
+  }
+  p.residual = residual >= 0;
   std::unique_ptr<Kernel> kernel = cpu::createSqueezeExcite(std::move(p));
   if (!kernel)
     return Status::success();
+  if (proj >= 0) {
+    std::vector<int> inputs = {src};
+    if (residual >= 0) {
+      GOPT_ASSIGN_OR_RETURN(int r, slotIn(residual, projMd));
+      inputs.push_back(r);
+    }
+    take(proj);
+    if (addOp >= 0)
+      take(addOp);
+    int t = p_.ops(ops.back()).outputs(0);
+    int out = newSlot(t, projMd.get_size());
+    versions_[t].push_back({projMd, out});
+    addStep(std::move(kernel), inputs, {out}, name, kind);
+    for (int op : ops)
+      fusedInto_[op] = -2;
+    done = true;
+    return Status::success();
+  }
   int out = result;
   if (md != plain(x)) {
     out = newSlot(result, md.get_size());

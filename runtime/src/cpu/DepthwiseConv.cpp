@@ -290,6 +290,11 @@ bool siluDirectEnabled() {
   return on;
 }
 
+bool siluExp2Enabled() {
+  static const bool on = envSwitchOn("GOPT_SILU_EXP2");
+  return on;
+}
+
 bool depthwiseF32RowPairs() {
   static const bool on = envSwitchOn("GOPT_DEPTHWISE_F32_ROW_PAIRS");
   return on;
@@ -352,6 +357,7 @@ struct F32RowArgs {
   bool clamp;
   DepthwiseTail tail;
   bool directSigmoid; // SiLU as v / (1 + exp(-v)) (see siluDirect)
+  bool exp2;          // ... with exp(-v) in base 2 (see siluExp2)
   __mmask16 mask;     // the block's channels
 };
 
@@ -402,6 +408,35 @@ GOPT_DW_F32_TARGET inline __m512 siluDirect(__m512 v) {
   return _mm512_div_ps(v, d);
 }
 
+// The same v / (1 + exp(-v)) with exp(-v) = 2^n 2^r, n = round(-c log2
+// e) and r = -c log2 e - n in [-0.5, 0.5] (log2 e in two parts, so r is
+// exact to ~2^-25), 2^r by a degree-5 polynomial (2.2e-7 relative), c = v
+// but at most 88 (+inf gives inf, not inf - inf): 12 vector operations
+// and the division where siluDirect has 16, none of them roundscale's
+// two port-0 uops (n = (t + 1.5 2^23) - 1.5 2^23 rounds t to the nearest
+// integer for |t| < 2^22). No lower clamp: below v = -88.7, 2^n
+// overflows to inf and the result is -0 (within 1e-36 of the true value,
+// where siluDirect's clamp at -87 gives v / 6e37). The pass after each
+// convolution and the depthwise epilogue are bound by these operations
+// (ports 0 and 5), not memory.
+GOPT_DW_F32_TARGET inline __m512 siluExp2(__m512 v) {
+  const __m512 c = _mm512_min_ps(v, _mm512_set1_ps(88.0f));
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 n = _mm512_sub_ps(
+      _mm512_fmadd_ps(c, _mm512_set1_ps(-1.44269504088896341f), magic), magic);
+  // r = -(c log2e) - n, log2e = 1.44269502162933349609375 + 1.925963e-8.
+  __m512 r = _mm512_fnmsub_ps(c, _mm512_set1_ps(1.44269502162933349609375f), n);
+  r = _mm512_fnmadd_ps(c, _mm512_set1_ps(1.925963033500011e-08f), r);
+  __m512 p = _mm512_set1_ps(1.3266970636e-03f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6754599363e-03f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5507425219e-02f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022121727e-01f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314694405e-01f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0000001192e+00f));
+  const __m512 d = _mm512_add_ps(_mm512_scalef_ps(p, n), _mm512_set1_ps(1.0f));
+  return _mm512_div_ps(v, d);
+}
+
 GOPT_DW_F32_TARGET inline __m512 epilogue(const F32RowArgs &a, __m512 v) {
   if (a.clamp)
     v = _mm512_min_ps(_mm512_max_ps(v, a.lo), a.hi);
@@ -412,7 +447,7 @@ GOPT_DW_F32_TARGET inline __m512 epilogue(const F32RowArgs &a, __m512 v) {
                          _mm512_set1_ps(1.0f));
     v = _mm512_mul_ps(v, gate);
   } else if (a.tail == DepthwiseTail::kSwish && a.directSigmoid) {
-    v = siluDirect(v);
+    v = a.exp2 ? siluExp2(v) : siluDirect(v);
   } else if (a.tail == DepthwiseTail::kSwish) {
     // sigmoid(v) = 1 / (1 + e) for v >= 0 and e / (1 + e) below, with
     // e = exp(-|v|) <= 1: no overflow either way.
@@ -590,6 +625,7 @@ GOPT_DW_F32_TARGET void runItemsF32(const DepthwiseGeometry &g, int k,
   base.hi = _mm512_set1_ps(hi);
   base.tail = tail;
   base.directSigmoid = siluDirectEnabled();
+  base.exp2 = siluExp2Enabled();
   base.outRow = static_cast<int64_t>(dstRow);
   for (int64_t i = first; i < last;) {
     const int64_t r = i / groups, group = i % groups;
@@ -667,6 +703,7 @@ GOPT_DW_F32_TARGET void tailRange(float *x, int64_t n, DepthwiseTail tail) {
   F32RowArgs a{};
   a.tail = tail;
   a.directSigmoid = siluDirectEnabled();
+  a.exp2 = siluExp2Enabled();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm512_storeu_ps(x + i, epilogue(a, _mm512_loadu_ps(x + i)));

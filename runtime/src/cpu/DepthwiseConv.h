@@ -99,6 +99,10 @@ bool siluInPlaceEnabled();
 // 87.3] (fewer operations) rather than from exp(-|v|) with a select
 // (GOPT_SILU_DIRECT=0).
 bool siluDirectEnabled();
+// Whether that form computes exp(-v) in base 2 with one polynomial (12
+// operations and the division instead of 16; GOPT_SILU_EXP2=0: as
+// before).
+bool siluExp2Enabled();
 void siluInPlace(float *x, int64_t n, int threads);
 // The same pass for ONNX's HardSwish (MobileNetV3's convolutions); false
 // without AVX-512F or with GOPT_CONV_HARDSWISH_PASS=0.

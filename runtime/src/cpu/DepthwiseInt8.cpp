@@ -16,6 +16,9 @@
 // is read as u8 by flipping its top bit (x + 128), the padding as 128, and
 // the sums start from -128 * sum(weights), so the int32 sums are exact for
 // both. The f32 epilogue is oneDNN's int8 formula, as PointwiseInt8Amx's.
+// At stride 1 two output rows share one pass (runRowPair): the zero byte
+// becomes a fourth source row, and the lower row's weights are the taps
+// one byte up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +80,7 @@ DepthwiseInt8::create(const DepthwiseGeometry &g,
   k->pixels_ = g.stride == 1 && (g.c == 16 || g.c == 32) ? 64 / g.c : 1;
   k->blocks_ = (g.c + 63) / 64;
   k->w_.assign(k->blocks_ * 3 * 4 * 64, 0);
+  k->wLower_.assign(k->blocks_ * 3 * 4 * 64, 0);
   k->scale_.assign(k->blocks_ * 64, 0.0f);
   k->bias_.assign(k->blocks_ * 64, 0.0f);
   k->init_.assign(k->blocks_ * 64, 0);
@@ -97,6 +101,7 @@ DepthwiseInt8::create(const DepthwiseGeometry &g,
           for (int64_t kh = 0; kh < 3; ++kh) {
             const int8_t v = weights[(kh * 3 + kw) * g.c + ch];
             k->w_[((b * 3 + kw) * 4 + j) * 64 + d * 4 + kh] = v;
+            k->wLower_[((b * 3 + kw) * 4 + j) * 64 + d * 4 + kh + 1] = v;
             sum += v;
             magnitude += std::abs(int32_t(v));
           }
@@ -117,6 +122,7 @@ DepthwiseInt8::create(const DepthwiseGeometry &g,
   k->p_.hi = std::min(params.hi, params.dstUnsigned ? 255.0f : 127.0f);
   k->intClamp_ = small && !params.requantize;
   k->threads_ = std::max(1, threads);
+  k->rowPairs_ = g.stride == 1 && envSwitchOn("GOPT_DEPTHWISE_INT8_ROW_PAIRS");
   return k;
 }
 
@@ -126,7 +132,7 @@ namespace {
 struct Job {
   const DepthwiseGeometry *g;
   int64_t blocks;
-  const int8_t *w;
+  const int8_t *w, *wLower;
   const float *scale, *bias;
   const int32_t *init;
   float lo, hi, requantScale;
@@ -144,12 +150,15 @@ enum Clamp { kFloat, kRequantize, kBytes };
 // the block, null where padding; `mask`: the bytes to read), interleaved:
 // v[j] holds bytes 16 L + 4 j + i in dword 4 L + i, bytes (kh 0, kh 1,
 // kh 2, 0). Bytes not read are zeros, s8 ones 128 (the top bit flipped).
-template <bool SrcUnsigned>
-GOPT_DW8_TARGET inline void column(const uint8_t *const rows[3], int64_t offset,
-                                   __mmask64 mask, __m512i v[4]) {
+// With NR == 4 rows (a row pair), the zero byte is the fourth row's.
+template <bool SrcUnsigned, int NR = 3>
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
+column(const uint8_t *const rows[NR], int64_t offset, __mmask64 mask,
+       __m512i v[4]) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512i r[3];
-  for (int kh = 0; kh < 3; ++kh) {
+  __m512i r[4];
+  r[3] = _mm512_setzero_si512();
+  for (int kh = 0; kh < NR; ++kh) {
     // A masked load costs a vector ALU op more than a plain one.
     if (!rows[kh] || !mask)
       r[kh] = _mm512_setzero_si512();
@@ -163,8 +172,8 @@ GOPT_DW8_TARGET inline void column(const uint8_t *const rows[3], int64_t offset,
   const __m512i zero = _mm512_setzero_si512();
   const __m512i lo01 = _mm512_unpacklo_epi8(r[0], r[1]);
   const __m512i hi01 = _mm512_unpackhi_epi8(r[0], r[1]);
-  const __m512i lo2 = _mm512_unpacklo_epi8(r[2], zero);
-  const __m512i hi2 = _mm512_unpackhi_epi8(r[2], zero);
+  const __m512i lo2 = _mm512_unpacklo_epi8(r[2], NR == 4 ? r[3] : zero);
+  const __m512i hi2 = _mm512_unpackhi_epi8(r[2], NR == 4 ? r[3] : zero);
   v[0] = _mm512_unpacklo_epi16(lo01, lo2);
   v[1] = _mm512_unpackhi_epi16(lo01, lo2);
   v[2] = _mm512_unpacklo_epi16(hi01, hi2);
@@ -178,7 +187,7 @@ struct Consts {
 
 // One output vector (64 bytes) from its window's three columns.
 template <bool SrcUnsigned, Clamp C, bool DstUnsigned>
-GOPT_DW8_TARGET inline void
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
 output(const __m512i *a, const __m512i *b, const __m512i *d, const int8_t *w,
        const float *scale, const float *bias, const int32_t *init,
        const Consts &k, __mmask64 mask, uint8_t *out) {
@@ -233,15 +242,15 @@ template <int P> inline __mmask64 pixelMask(int64_t ix, int64_t w, int64_t c) {
 }
 
 // The column at source pixel `ix` (P pixels from it for P > 1).
-template <int P, bool SrcUnsigned>
-GOPT_DW8_TARGET inline void load(const DepthwiseGeometry &g,
-                                 const uint8_t *const rows[3],
-                                 __mmask64 channels, int64_t ix, __m512i v[4]) {
+template <int P, bool SrcUnsigned, int NR = 3>
+GOPT_DW8_TARGET inline __attribute__((always_inline)) void
+load(const DepthwiseGeometry &g, const uint8_t *const rows[NR],
+     __mmask64 channels, int64_t ix, __m512i v[4]) {
   const __mmask64 mask =
       P > 1 ? pixelMask<P>(ix, g.w, g.c)
       : static_cast<uint64_t>(ix) < static_cast<uint64_t>(g.w) ? channels
                                                                : 0;
-  column<SrcUnsigned>(rows, ix * g.c, mask, v);
+  column<SrcUnsigned, NR>(rows, ix * g.c, mask, v);
 }
 
 // One output row. P == 1: blocks of 64 channels, one pixel a vector; P > 1
@@ -302,7 +311,85 @@ GOPT_DW8_TARGET void runRow(const Job &j, const uint8_t *const rows[3],
   }
 }
 
+// Two output rows (stride 1) from their four source rows: each column of
+// the four rows is interleaved once (one dword per channel: rows 0-3) and
+// multiplied by w (taps, 0) for the upper row and by wLower (0, taps) for
+// the lower, so a row pair loads and interleaves 4 rows where two single
+// rows took 6, and the int32 sums are those of runRow (the same bits).
+template <int P, bool SrcUnsigned, Clamp C, bool DstUnsigned>
+GOPT_DW8_TARGET void runRowPair(const Job &j, const uint8_t *const rows[4],
+                                uint8_t *out0, uint8_t *out1) {
+  const DepthwiseGeometry &g = *j.g;
+  const Consts k{_mm512_set1_ps(j.lo), _mm512_set1_ps(j.hi),
+                 _mm512_set1_ps(j.requantScale),
+                 _mm512_set1_epi8(
+                     static_cast<char>(static_cast<int>(std::nearbyint(j.lo)))),
+                 _mm512_set1_epi8(static_cast<char>(
+                     static_cast<int>(std::nearbyint(j.hi))))};
+  for (int64_t b = 0; b < j.blocks; ++b) {
+    const int64_t c0 = b * 64, left = g.c - c0;
+    const __mmask64 channels =
+        left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
+    const uint8_t *blockRows[4];
+    for (int kh = 0; kh < 4; ++kh)
+      blockRows[kh] = rows[kh] ? rows[kh] + c0 : nullptr;
+    const int8_t *w = j.w + b * 3 * 256, *wLower = j.wLower + b * 3 * 256;
+    const float *scale = j.scale + b * 64, *bias = j.bias + b * 64;
+    const int32_t *init = j.init + b * 64;
+    __m512i v0[4], v1[4], v2[4];
+    int64_t ix = -g.padLeft;
+    load<P, SrcUnsigned, 4>(g, blockRows, channels, ix, v0);
+    if (P == 1)
+      load<P, SrcUnsigned, 4>(g, blockRows, channels, ix + 1, v1);
+    for (int64_t x = 0; x < g.ow; x += P, ix += P) {
+      __mmask64 mask = channels;
+      if (P > 1) {
+        load<P, SrcUnsigned, 4>(g, blockRows, channels, ix + 1, v1);
+        load<P, SrcUnsigned, 4>(g, blockRows, channels, ix + 2, v2);
+        mask = pixelMask<P>(x, g.ow, g.c);
+      } else {
+        load<P, SrcUnsigned, 4>(g, blockRows, channels, ix + 2, v2);
+      }
+      output<SrcUnsigned, C, DstUnsigned>(v0, v1, v2, w, scale, bias, init, k,
+                                          mask, out0 + x * g.c + c0);
+      output<SrcUnsigned, C, DstUnsigned>(v0, v1, v2, wLower, scale, bias, init,
+                                          k, mask, out1 + x * g.c + c0);
+      if (P == 2) {
+        for (int i = 0; i < 4; ++i)
+          v0[i] = v2[i];
+      } else if (P > 2) {
+        load<P, SrcUnsigned, 4>(g, blockRows, channels, ix + P, v0);
+      } else {
+        for (int i = 0; i < 4; ++i)
+          v0[i] = v1[i], v1[i] = v2[i];
+      }
+    }
+  }
+}
+
 using RowFn = void (*)(const Job &, const uint8_t *const[3], uint8_t *);
+using PairFn = void (*)(const Job &, const uint8_t *const[4], uint8_t *,
+                        uint8_t *);
+
+template <int P, bool SrcUnsigned>
+PairFn pickPair(Clamp clamp, bool dstUnsigned) {
+  static const PairFn fns[6] = {runRowPair<P, SrcUnsigned, kFloat, false>,
+                                runRowPair<P, SrcUnsigned, kFloat, true>,
+                                runRowPair<P, SrcUnsigned, kRequantize, false>,
+                                runRowPair<P, SrcUnsigned, kRequantize, true>,
+                                runRowPair<P, SrcUnsigned, kBytes, false>,
+                                runRowPair<P, SrcUnsigned, kBytes, true>};
+  return fns[2 * clamp + (dstUnsigned ? 1 : 0)];
+}
+
+template <bool SrcUnsigned>
+PairFn pickPairShape(int64_t pixels, Clamp clamp, bool dstUnsigned) {
+  if (pixels == 2)
+    return pickPair<2, SrcUnsigned>(clamp, dstUnsigned);
+  if (pixels == 4)
+    return pickPair<4, SrcUnsigned>(clamp, dstUnsigned);
+  return pickPair<1, SrcUnsigned>(clamp, dstUnsigned);
+}
 
 template <int S, int P, bool SrcUnsigned>
 RowFn pick(Clamp clamp, bool dstUnsigned) {
@@ -332,8 +419,9 @@ RowFn pickShape(int64_t stride, int64_t pixels, Clamp clamp, bool dstUnsigned) {
 void DepthwiseInt8::run(const uint8_t *src, uint8_t *dst) const {
 #ifdef GOPT_DW8_X86
   const DepthwiseGeometry &g = g_;
-  const Job j{&g_,          blocks_, w_.data(), scale_.data(),  bias_.data(),
-              init_.data(), p_.lo,   p_.hi,     p_.requantScale};
+  const Job j{&g_,           blocks_,        w_.data(),    wLower_.data(),
+              scale_.data(), bias_.data(),   init_.data(), p_.lo,
+              p_.hi,         p_.requantScale};
   const Clamp clamp = p_.requantize ? kRequantize : intClamp_ ? kBytes : kFloat;
   const RowFn fn =
       p_.srcUnsigned
@@ -343,6 +431,28 @@ void DepthwiseInt8::run(const uint8_t *src, uint8_t *dst) const {
   const size_t srcRow = static_cast<size_t>(g.w * g.c);
   const size_t dstRow = static_cast<size_t>(g.ow * g.c);
   const int threads = threads_;
+  if (rowPairs_ && g.oh >= 2) {
+    const PairFn pair =
+        p_.srcUnsigned ? pickPairShape<true>(pixels_, clamp, p_.dstUnsigned)
+                       : pickPairShape<false>(pixels_, clamp, p_.dstUnsigned);
+    const int64_t pairs = (g.oh + 1) / 2, units = g.n * pairs;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && units > 1)    \
+    schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t n = u / pairs, y = u % pairs * 2;
+      const uint8_t *in[4];
+      for (int kh = 0; kh < 4; ++kh) {
+        const int64_t ih = y - g.padTop + kh;
+        in[kh] = ih >= 0 && ih < g.h ? src + (n * g.h + ih) * srcRow : nullptr;
+      }
+      uint8_t *out = dst + (n * g.oh + y) * dstRow;
+      if (y + 1 < g.oh)
+        pair(j, in, out, out + dstRow);
+      else
+        fn(j, in, out); // an odd last row
+    }
+    return;
+  }
 #pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1)     \
     schedule(static)
   for (int64_t r = 0; r < rows; ++r) {

@@ -11,6 +11,7 @@
 #ifndef GOPT_RUNTIME_SRC_CPU_DEPTHWISEINT8_H
 #define GOPT_RUNTIME_SRC_CPU_DEPTHWISEINT8_H
 
+#include "AlignedVector.h"
 #include "DepthwiseConv.h"
 
 #include <cstdint>
@@ -55,12 +56,18 @@ private:
   // three kh taps of one channel (and a zero byte); the channels of vector
   // j, dword d are 16 * (d / 4) + 4 * j + d % 4 (the order the byte and
   // word unpacks of the source leave them in).
-  std::vector<int8_t> w_;
-  std::vector<float> scale_, bias_; // per block: [4][16], the same order
-  std::vector<int32_t> init_;       // per block: [4][16], -128 * sum(w) for s8
+  AlignedVector<int8_t> w_;
+  // w_ with each dword's taps one byte up (0, kh 0, kh 1, kh 2): the lower
+  // row of a row pair against the same four-row columns.
+  AlignedVector<int8_t> wLower_;
+  AlignedVector<float> scale_, bias_; // per block: [4][16], the same order
+  AlignedVector<int32_t> init_; // per block: [4][16], -128 * sum(w) for s8
   DepthwiseInt8Params p_;
   int64_t pixels_ = 1;    // whole pixels a vector holds (1, 2 or 4)
   bool intClamp_ = false; // clamp the rounded int32s (the bytes)
+  // Stride 1: two output rows per pass over their four source rows
+  // (GOPT_DEPTHWISE_INT8_ROW_PAIRS).
+  bool rowPairs_ = false;
   int threads_ = 1;
 };
 

@@ -1942,8 +1942,10 @@ public:
     // 1.2-1.6x as fast from 16 to 192 input channels, even at 384, but
     // 0.5-0.9x from 576 up (each 32-pixel block reads all the weights;
     // oneDNN blocks them better) and for 16 outputs (half of the 32-wide
-    // block is padding: 32 -> 16 at 112x112, 0.75x). Those keep oneDNN's.
-    if (n <= 16 || k > 384)
+    // block is padding: 32 -> 16 at 112x112, 0.75x). Those keep oneDNN's,
+    // but for 16 outputs or fewer where the kernel runs them on half the
+    // tiles (GOPT_POINTWISE_AMX_INT8_NARROW).
+    if ((n <= 16 && !cpu::pointwiseAmxInt8Narrow()) || k > 384)
       return none();
     if (static_cast<int64_t>(p.weightScales.size()) != n &&
         p.weightScales.size() != 1)
@@ -2788,6 +2790,109 @@ private:
   memory::desc src_, dst_;
 };
 
+// gopt's Winograd for a 3x3 stride-2 pad-1 f32 convolution
+// (WinogradStride2Conv in WinogradConv.cpp: 25 products per 2x2 output tile
+// where the direct kernel takes 36) in the layouts oneDNN chose for the
+// layer (nChw16c or NHWC), at any batch. Only where the 2x2 tiles cover the
+// result with little waste (an even result size: ResNet-50's 56 -> 28 and
+// 28 -> 14 layers; its 14 -> 7 one would take 400 products per image where
+// the direct kernel takes 441) and at least 36 tiles share each pass of
+// the transformed filter. GOPT_CONV_WINOGRAD_STRIDE2=0 keeps oneDNN's.
+class WinogradStride2Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const LayoutKernel &onednn) {
+    if (!winogradStride2Enabled() || convType(c) != DataType::f32 ||
+        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
+        !post.tail.empty() ||
+        (post.activation != "none" && post.activation != "relu"))
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && c.inputTypes[2] != DType::kF32)
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+        g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
+        g->strides != Dims{2, 2} || g->dilations != Dims{0, 0} ||
+        g->padL != Dims{1, 1})
+      return nullptr;
+    WinogradStride2Shape s;
+    s.n = g->n;
+    s.cin = g->cin;
+    s.cout = g->cout;
+    s.h = g->h;
+    s.w = g->w;
+    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
+      return nullptr;
+    const int64_t tiles = ((s.outH() + 1) / 2) * ((s.outW() + 1) / 2);
+    // Direct products over Winograd's: at least 1.3.
+    // Its transforms cost per channel what a GEMM column does: 128 -> 128
+    // channels at 56x56 (batch 1) ran 1.15x slower than oneDNN's direct
+    // kernel, 256 -> 256 at 28x28 1.04x faster at batch 1, 1.24x at 8.
+    if (s.outH() * s.outW() * 9 < 1.3 * 25 * tiles || s.n * tiles < 36 ||
+        s.cin < 256 || s.cout < 256)
+      return nullptr;
+    const memory::desc src = onednn.inputDesc(0), dst = onednn.outputDesc();
+    auto is = [](const memory::desc &md, const Dims &dims, Tag tag) {
+      return md == memory::desc(dims, DataType::f32, tag);
+    };
+    // In nChw16c (after oneDNN's Winograd, ResNet-50's 28 -> 14 layer past
+    // batch 1) oneDNN's direct kernel ran as fast (29.5 against 29.2 and
+    // 42.8 against 41.3 ms at batch 8, one thread, busy machine; in
+    // ResNet-50 25.9 against 33.8) as it did not in NHWC (37.4 against
+    // 43.3): only with GOPT_CONV_WINOGRAD_STRIDE2=all.
+    const char *setting = std::getenv("GOPT_CONV_WINOGRAD_STRIDE2");
+    const bool allLayouts = setting && std::strcmp(setting, "all") == 0;
+    if (allLayouts && is(src, g->srcDims, Tag::aBcd16b) &&
+        is(dst, g->dstDims, Tag::aBcd16b))
+      s.blocked = true;
+    else if (is(src, g->srcDims, Tag::nhwc) && is(dst, g->dstDims, Tag::nhwc))
+      s.blocked = false;
+    else
+      return nullptr;
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    s.sum = post.sum;
+    s.relu = post.activation == "relu";
+    auto k =
+        std::unique_ptr<WinogradStride2Kernel>(new WinogradStride2Kernel());
+    k->conv_ = WinogradStride2Conv::create(
+        s, static_cast<const float *>(c.constantInputs[1]));
+    if (!k->conv_)
+      return nullptr;
+    k->hasBias_ = hasBias;
+    k->sum_ = post.sum;
+    k->src_ = src;
+    k->dst_ = dst;
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    float *dst = outputs[0].data<float>();
+    // The sum reads the residual in the result (as NhwcF32ConvKernel).
+    if (sum_) {
+      const float *residual = inputs.back().data<float>();
+      if (residual != dst)
+        std::memcpy(dst, residual, outputs[0].byteSize());
+    }
+    conv_->run(inputs[0].data<float>(),
+               hasBias_ ? inputs[2].data<float>() : nullptr, dst);
+    return Status::success();
+  }
+  const char *implementation() const override { return "winograd-stride2"; }
+  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
+
+private:
+  std::unique_ptr<WinogradStride2Conv> conv_;
+  bool hasBias_ = false, sum_ = false;
+  memory::desc src_, dst_;
+};
+
 // gopt's f32 stem convolution (StemConvF32.cpp): a convolution of at most
 // 4 input channels (an image's RGB) read in the plain NCHW layout, so that
 // the input needs no reorder, into the layout oneDNN chose for the result
@@ -2959,6 +3064,9 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
   if (!kernel->isWinograd())
     if (auto pw = Conv1x1F32Kernel::create(c, post, *kernel))
       return pw;
+  if (!kernel->isWinograd())
+    if (auto w2 = WinogradStride2Kernel::create(c, post, *kernel))
+      return w2;
   if (!kernel->isWinograd())
     if (auto stem = StemConvF32Kernel::create(c, post, *kernel))
       return stem;

@@ -431,6 +431,11 @@ bool pointwiseAmxInt8Enabled() {
 #endif
 }
 
+bool pointwiseAmxInt8Narrow() {
+  static const bool on = envSwitchOn("GOPT_POINTWISE_AMX_INT8_NARROW");
+  return on;
+}
+
 std::unique_ptr<PointwiseInt8Amx>
 PointwiseInt8Amx::create(int64_t k, int64_t n,
                          const std::vector<int8_t> &weights,
@@ -446,7 +451,9 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
   p->n_ = n;
   p->kc_ = largestChunk(k, 64, 4);
   p->nBlocks_ = (n + 31) / 32 * 2;
-  p->packed_ = packVnniBlocks(weights, k, n, p->kc_, 4, p->nBlocks_);
+  const std::vector<int8_t> packed =
+      packVnniBlocks(weights, k, n, p->kc_, 4, p->nBlocks_);
+  p->packed_.assign(packed.begin(), packed.end());
   p->scale_.assign(p->nBlocks_ * 16, 0.0f);
   p->bias_.assign(p->nBlocks_ * 16, 0.0f);
   for (int64_t o = 0; o < n; ++o) {
@@ -462,6 +469,40 @@ PointwiseInt8Amx::create(int64_t k, int64_t n,
   p->p_.hi = std::min(params.hi, params.dstUnsigned ? 255.0f : 127.0f);
   p->threads_ = std::max(1, threads);
   p->groupResidualLoads_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_GROUPED");
+  // The packed epilogue rounds before it clamps: round(clamp(v, lo, hi))
+  // is clamp(round(v), round(lo), round(hi)) (rounding and saturating are
+  // monotonic), provided the int32 conversion cannot overflow (it would
+  // give INT_MIN for a large positive v). Bound |v| from the largest
+  // possible sum; a NaN or infinite bound keeps the f32 clamp.
+  const double accMax =
+      double(k) * 128.0 * (params.srcUnsigned ? 255.0 : 128.0);
+  double bound = 0;
+  for (int64_t o = 0; o < n; ++o)
+    bound = std::max(bound, (accMax + std::fabs(double(p->bias_[o]))) *
+                                std::fabs(double(p->scale_[o])));
+  if (params.requantize)
+    bound = 128.0 * std::fabs(double(params.requantScale));
+  if (params.sum)
+    bound += 255.0 * std::fabs(double(params.sumScale));
+  const float byteMin = params.dstUnsigned ? 0.0f : -128.0f,
+              byteMax = params.dstUnsigned ? 255.0f : 127.0f;
+  auto toByte = [&](float v) {
+    const int i = static_cast<int>(
+        std::nearbyint(std::min(std::max(v, byteMin), byteMax)));
+    return static_cast<int8_t>(static_cast<uint8_t>(i));
+  };
+  // Per-call minima, one thread: 1.1-1.3x for 96 to 576 outputs (the
+  // expansions), 1.05x for 96 -> 24 and the 144 -> 24 residual.
+  p->packedEpilogue_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PACKED") &&
+                       bound < 1073741824.0 && !std::isnan(p->p_.lo) &&
+                       !std::isnan(p->p_.hi);
+  // Pipelining: 1.0-1.1x (per-call minima, one thread), never slower
+  // beyond the noise once the weights sat on cache lines.
+  p->pipeline_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_PIPELINE");
+  p->keepA_ = p->kc_ == k && envSwitchOn("GOPT_POINTWISE_AMX_INT8_KEEP_A");
+  p->halfBlocks_ = envSwitchOn("GOPT_POINTWISE_AMX_INT8_NARROW");
+  p->loByte_ = toByte(p->p_.lo);
+  p->hiByte_ = toByte(p->p_.hi);
   return p;
 }
 
@@ -474,6 +515,9 @@ struct JobI8 {
   const float *scale, *bias;
   const PointwiseInt8Params *p;
   bool groupResidualLoads;
+  bool packedEpilogue;
+  int8_t loByte, hiByte;
+  bool pipeline, keepA, halfBlocks;
 };
 
 // The epilogue's constants in registers: the byte stores could alias a
@@ -544,10 +588,11 @@ epilogueRowI8(const EpilogueI8 &e, const RowRegsI8 &regs, const int32_t *row,
 // of 8 rows are loaded before any of their stores, as in the bf16 epilogue
 // (a masked load right after a masked store to the same cache line waits
 // for that store).
-template <bool Requantize, bool Sum, bool DstUnsigned, bool Grouped>
-GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
-                                 const uint8_t *a0, int64_t strideA, int64_t n0,
-                                 int64_t rows, uint8_t *dst, int32_t *buf) {
+// The int32 sums of 32 pixels x outputs [n0, n0 + 32) in the four C
+// tiles (0-3: 16x16 each).
+GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
+tilesI8(const JobI8 &j, bool srcUnsigned, const uint8_t *a0, int64_t strideA,
+        int64_t n0, bool loadA = true, bool half = false) {
   const int64_t nb = n0 / 16;
   const size_t chunkElems = static_cast<size_t>(j.kc) * 16;
   const int8_t *b0 = j.packed + nb * j.chunks * chunkElems;
@@ -559,31 +604,55 @@ GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
   _tile_zero(3);
   if (srcUnsigned) {
     for (int64_t c = 0; c < j.chunks; ++c) {
-      _tile_loadd(4, a0 + c * j.kc, strideA);
-      _tile_loadd(5, a1 + c * j.kc, strideA);
+      if (loadA) {
+        _tile_loadd(4, a0 + c * j.kc, strideA);
+        _tile_loadd(5, a1 + c * j.kc, strideA);
+      }
       _tile_loadd(6, b0 + c * chunkElems, 64);
-      _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbusd(0, 4, 6);
       _tile_dpbusd(1, 5, 6);
-      _tile_dpbusd(2, 4, 7);
-      _tile_dpbusd(3, 5, 7);
+      if (!half) {
+        _tile_loadd(7, b1 + c * chunkElems, 64);
+        _tile_dpbusd(2, 4, 7);
+        _tile_dpbusd(3, 5, 7);
+      }
     }
   } else {
     for (int64_t c = 0; c < j.chunks; ++c) {
-      _tile_loadd(4, a0 + c * j.kc, strideA);
-      _tile_loadd(5, a1 + c * j.kc, strideA);
+      if (loadA) {
+        _tile_loadd(4, a0 + c * j.kc, strideA);
+        _tile_loadd(5, a1 + c * j.kc, strideA);
+      }
       _tile_loadd(6, b0 + c * chunkElems, 64);
-      _tile_loadd(7, b1 + c * chunkElems, 64);
       _tile_dpbssd(0, 4, 6);
       _tile_dpbssd(1, 5, 6);
-      _tile_dpbssd(2, 4, 7);
-      _tile_dpbssd(3, 5, 7);
+      if (!half) {
+        _tile_loadd(7, b1 + c * chunkElems, 64);
+        _tile_dpbssd(2, 4, 7);
+        _tile_dpbssd(3, 5, 7);
+      }
     }
   }
+}
+
+// The four C tiles to `buf` (with `half`, tiles 0 and 1 only: at most 16
+// outputs).
+GOPT_PW_TARGET_I8 inline __attribute__((always_inline)) void
+storeTilesI8(int32_t *buf, bool half = false) {
   _tile_stored(0, buf, 64);
   _tile_stored(1, buf + 256, 64);
+  if (half)
+    return;
   _tile_stored(2, buf + 512, 64);
   _tile_stored(3, buf + 768, 64);
+}
+
+template <bool Requantize, bool Sum, bool DstUnsigned, bool Grouped>
+GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
+                                 const uint8_t *a0, int64_t strideA, int64_t n0,
+                                 int64_t rows, uint8_t *dst, int32_t *buf) {
+  tilesI8(j, srcUnsigned, a0, strideA, n0);
+  storeTilesI8(buf);
   const PointwiseInt8Params &p = *j.p;
   const EpilogueI8 e{_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi),
                      _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
@@ -634,6 +703,160 @@ GOPT_PW_TARGET_I8 void block32I8(const JobI8 &j, bool srcUnsigned,
   }
 }
 
+// One 16-channel vector of the epilogue up to the rounded int32 values,
+// without the f32 clamp (epiloguePackedI8 clamps the bytes).
+template <bool Requantize, bool Sum>
+GOPT_PW_TARGET_I8 inline __m512i unclamped16(const EpilogueI8 &e, __m512i acc,
+                                             __m512 bias, __m512 scale,
+                                             __m128i old) {
+  __m512 v = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), bias), scale);
+  if (Requantize) {
+    v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)),
+                      _mm512_set1_ps(127.0f));
+    v = _mm512_mul_ps(v, e.requantScale);
+  }
+  if (Sum) {
+    const __m512i wide =
+        e.oldSigned ? _mm512_cvtepi8_epi32(old) : _mm512_cvtepu8_epi32(old);
+    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(wide), e.sumScale, v);
+  }
+  return _mm512_cvtps_epi32(v);
+}
+
+// block32I8's epilogue with the clamp after rounding, on bytes: two rows' four
+// vectors of int32 narrow with two VPACKSSDW and one VPACKUSWB/VPACKSSWB
+// (saturating, so only values the clamp would move are changed), one byte
+// min/max clamps 64 outputs, and one VPERMD puts each row's 32 bytes in
+// order; the two rows are stored from the halves. Saturating and rounding
+// are monotonic, so this is the same as clamping in f32 and narrowing each
+// vector with VPMOVUSDB (8 fewer shuffle-port operations for 64 outputs and
+// no f32 min/max). The residual's old bytes of 8 rows are loaded before
+// their stores (as Grouped).
+template <bool Requantize, bool Sum, bool DstUnsigned>
+GOPT_PW_TARGET_I8 void epiloguePackedI8(const JobI8 &j, int64_t n0,
+                                        int64_t rows, uint8_t *dst,
+                                        const int32_t *buf) {
+  const PointwiseInt8Params &p = *j.p;
+  const EpilogueI8 e{_mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_set1_ps(p.requantScale), _mm512_set1_ps(p.sumScale),
+                     p.sumSigned || !p.dstUnsigned};
+  const int64_t valid = std::min<int64_t>(32, j.n - n0);
+  const __mmask16 mask0 =
+      valid >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << valid) - 1);
+  const __mmask16 mask1 = valid >= 32 ? 0xFFFF
+                          : valid > 16
+                              ? static_cast<__mmask16>((1u << (valid - 16)) - 1)
+                              : 0;
+  const __mmask32 mask32 =
+      valid >= 32 ? 0xFFFFFFFFu : static_cast<__mmask32>((1u << valid) - 1);
+  const __m512 bias0 = _mm512_loadu_ps(j.bias + n0),
+               bias1 = _mm512_loadu_ps(j.bias + n0 + 16),
+               scale0 = _mm512_loadu_ps(j.scale + n0),
+               scale1 = _mm512_loadu_ps(j.scale + n0 + 16);
+  const __m512i lo = _mm512_set1_epi8(j.loByte),
+                hi = _mm512_set1_epi8(j.hiByte);
+  // Dword d of the packed vector holds outputs 4(d/4)..+3 of vector d%4
+  // (row r's two, then row r + 1's): row r's 32 bytes first.
+  const __m512i order =
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  uint8_t *out = dst + n0;
+  constexpr int kGroup = 8;
+  if (valid <= 16) {
+    // At most 16 outputs (tiles 0 and 1 only, as tilesI8 leaves them):
+    // four rows' vectors make one packed vector, each row's 16 bytes in
+    // its own lane after the same permute.
+    for (int64_t g = 0; g < rows; g += kGroup) {
+      const int64_t m = std::min<int64_t>(kGroup, rows - g);
+      __m128i old0[kGroup];
+#pragma GCC unroll 8
+      for (int i = 0; i < kGroup; ++i) {
+        old0[i] = _mm_setzero_si128();
+        if (Sum && i < m)
+          old0[i] = _mm_maskz_loadu_epi8(mask0, out + (g + i) * j.n);
+      }
+#pragma GCC unroll 2
+      for (int i = 0; i < kGroup; i += 4) {
+        if (i >= m)
+          break;
+        __m512i v[4];
+        for (int r = 0; r < 4; ++r)
+          v[r] = unclamped16<Requantize, Sum>(
+              e, _mm512_load_si512(rowOfTiles(buf, g + i + r)), bias0, scale0,
+              old0[i + r]);
+        const __m512i w01 = _mm512_packs_epi32(v[0], v[1]),
+                      w23 = _mm512_packs_epi32(v[2], v[3]);
+        __m512i b;
+        if (DstUnsigned) {
+          b = _mm512_packus_epi16(w01, w23);
+          b = _mm512_min_epu8(_mm512_max_epu8(b, lo), hi);
+        } else {
+          b = _mm512_packs_epi16(w01, w23);
+          b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+        }
+        b = _mm512_permutexvar_epi32(order, b);
+        _mm_mask_storeu_epi8(out + (g + i) * j.n, mask0,
+                             _mm512_castsi512_si128(b));
+        if (i + 1 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 1) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 1));
+        if (i + 2 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 2) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 2));
+        if (i + 3 < m)
+          _mm_mask_storeu_epi8(out + (g + i + 3) * j.n, mask0,
+                               _mm512_extracti32x4_epi32(b, 3));
+      }
+    }
+    return;
+  }
+  for (int64_t g = 0; g < rows; g += kGroup) {
+    const int64_t m = std::min<int64_t>(kGroup, rows - g);
+    __m128i old0[kGroup], old1[kGroup];
+#pragma GCC unroll 8
+    for (int i = 0; i < kGroup; ++i) {
+      old0[i] = old1[i] = _mm_setzero_si128();
+      if (Sum && i < m) {
+        old0[i] = _mm_maskz_loadu_epi8(mask0, out + (g + i) * j.n);
+        old1[i] = _mm_maskz_loadu_epi8(mask1, out + (g + i) * j.n + 16);
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < kGroup; i += 2) {
+      if (i >= m)
+        break;
+      // Rows past `rows` (at most the odd last one) are the padded block's:
+      // computed, never stored.
+      const int32_t *r0 = rowOfTiles(buf, g + i),
+                    *r1 = rowOfTiles(buf, g + i + 1);
+      const __m512i v0 = unclamped16<Requantize, Sum>(e, _mm512_load_si512(r0),
+                                                      bias0, scale0, old0[i]);
+      const __m512i v1 = unclamped16<Requantize, Sum>(
+          e, _mm512_load_si512(r0 + 512), bias1, scale1, old1[i]);
+      const __m512i v2 = unclamped16<Requantize, Sum>(
+          e, _mm512_load_si512(r1), bias0, scale0, old0[i + 1]);
+      const __m512i v3 = unclamped16<Requantize, Sum>(
+          e, _mm512_load_si512(r1 + 512), bias1, scale1, old1[i + 1]);
+      const __m512i w01 = _mm512_packs_epi32(v0, v1),
+                    w23 = _mm512_packs_epi32(v2, v3);
+      __m512i b;
+      if (DstUnsigned) {
+        b = _mm512_packus_epi16(w01, w23);
+        b = _mm512_min_epu8(_mm512_max_epu8(b, lo), hi);
+      } else {
+        b = _mm512_packs_epi16(w01, w23);
+        b = _mm512_min_epi8(_mm512_max_epi8(b, lo), hi);
+      }
+      b = _mm512_permutexvar_epi32(order, b);
+      _mm256_mask_storeu_epi8(out + (g + i) * j.n, mask32,
+                              _mm512_castsi512_si256(b));
+      if (i + 1 < m)
+        _mm256_mask_storeu_epi8(out + (g + i + 1) * j.n, mask32,
+                                _mm512_extracti64x4_epi64(b, 1));
+    }
+  }
+}
+
 GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
                                   uint8_t *dst, int64_t pixels,
                                   int64_t firstBlock, int64_t endBlock) {
@@ -675,10 +898,10 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
   // the residual 133 -> 63 us an image of 56x56, 64 -> 16 0.975x; 32, 40,
   // 48, 64 and 96 outputs gain nothing or lose up to 9%.
   const bool grouped = j.groupResidualLoads && j.p->sum && j.n < 32;
-  const Block block =
-      blocks[grouped ? 1 : 0][(j.p->requantize ? 4 : 0) + (j.p->sum ? 2 : 0) +
-                              (j.p->dstUnsigned ? 1 : 0)];
-  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+  const int variant = (j.p->requantize ? 4 : 0) + (j.p->sum ? 2 : 0) +
+                      (j.p->dstUnsigned ? 1 : 0);
+  // A 32-pixel block's source: in place, or the last pixels zero-padded.
+  auto blockSource = [&](int64_t mb) {
     const int64_t m0 = mb * 32, rows = std::min<int64_t>(32, pixels - m0);
     const uint8_t *a = src + m0 * j.k;
     if (rows < 32) {
@@ -686,8 +909,67 @@ GOPT_PW_TARGET_I8 void runRangeI8(const JobI8 &j, const uint8_t *src,
       std::memcpy(tail.data(), a, rows * j.k);
       a = tail.data();
     }
+    return a;
+  };
+  if (j.packedEpilogue) {
+    using Epilogue =
+        void (*)(const JobI8 &, int64_t, int64_t, uint8_t *, const int32_t *);
+    static const Epilogue epilogues[8] = {epiloguePackedI8<false, false, false>,
+                                          epiloguePackedI8<false, false, true>,
+                                          epiloguePackedI8<false, true, false>,
+                                          epiloguePackedI8<false, true, true>,
+                                          epiloguePackedI8<true, false, false>,
+                                          epiloguePackedI8<true, false, true>,
+                                          epiloguePackedI8<true, true, false>,
+                                          epiloguePackedI8<true, true, true>};
+    const Epilogue epilogue = epilogues[variant];
+    // Pipelined: the next block's tile products are issued before this
+    // block's epilogue and stored after it, so the AMX unit works while the
+    // vector units run the epilogue instead of each waiting for the other
+    // (GOPT_POINTWISE_AMX_INT8_PIPELINE=0: one block at a time). The tile
+    // stores come after the epilogue: before it, its stores would wait
+    // behind them (stores retire in order).
+    alignas(64) int32_t bufs[2][1024];
+    int64_t mb = firstBlock, n0 = 0;
+    const uint8_t *a = blockSource(mb);
+    // A block of at most 16 outputs skips the products and stores of the
+    // tiles past them (the 32 -> 16 projection: half the work).
+    auto half = [&](int64_t n0) { return j.halfBlocks && j.n - n0 <= 16; };
+    tilesI8(j, srcUnsigned, a, j.k, n0, true, half(n0));
+    storeTilesI8(bufs[0], half(n0));
+    for (int cur = 0;; cur ^= 1) {
+      int64_t nextMb = mb, nextN0 = n0 + 32;
+      if (nextN0 >= j.n)
+        nextN0 = 0, ++nextMb;
+      const bool more = nextMb < endBlock;
+      const uint8_t *nextA = nextMb == mb ? a : nullptr;
+      // One k chunk: the A tiles still hold this block's pixels for the
+      // next 32 outputs (GOPT_POINTWISE_AMX_INT8_KEEP_A).
+      const bool loadA = nextMb != mb || !j.keepA;
+      if (more && j.pipeline) {
+        nextA = nextA ? nextA : blockSource(nextMb);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA, half(nextN0));
+      }
+      epilogue(j, n0, std::min<int64_t>(32, pixels - mb * 32),
+               dst + mb * 32 * j.n, bufs[cur]);
+      if (!more)
+        break;
+      if (!j.pipeline) {
+        nextA = nextA ? nextA : blockSource(nextMb);
+        tilesI8(j, srcUnsigned, nextA, j.k, nextN0, loadA, half(nextN0));
+      }
+      storeTilesI8(bufs[cur ^ 1], half(nextN0));
+      mb = nextMb, n0 = nextN0, a = nextA;
+    }
+    _tile_release();
+    return;
+  }
+  const Block block = blocks[grouped ? 1 : 0][variant];
+  for (int64_t mb = firstBlock; mb < endBlock; ++mb) {
+    const uint8_t *a = blockSource(mb);
+    const int64_t rows = std::min<int64_t>(32, pixels - mb * 32);
     for (int64_t n0 = 0; n0 < j.n; n0 += 32)
-      block(j, srcUnsigned, a, j.k, n0, rows, dst + m0 * j.n, buf);
+      block(j, srcUnsigned, a, j.k, n0, rows, dst + mb * 32 * j.n, buf);
   }
   _tile_release();
 }
@@ -706,7 +988,13 @@ void PointwiseInt8Amx::run(const uint8_t *src, uint8_t *dst,
           scale_.data(),
           bias_.data(),
           &p_,
-          groupResidualLoads_};
+          groupResidualLoads_,
+          packedEpilogue_,
+          loByte_,
+          hiByte_,
+          pipeline_,
+          keepA_,
+          halfBlocks_};
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
       std::min<int64_t>(threads_, std::max<int64_t>(1, blocks / 4)));

@@ -11,6 +11,8 @@
 #ifndef GOPT_RUNTIME_CPU_POINTWISEAMX_H
 #define GOPT_RUNTIME_CPU_POINTWISEAMX_H
 
+#include "AlignedVector.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -53,6 +55,11 @@ private:
 // not "0".
 bool pointwiseAmxInt8Enabled();
 
+// GOPT_POINTWISE_AMX_INT8_NARROW is not "0": the packed epilogue runs a
+// block of at most 16 outputs on two C tiles and four rows a packed
+// vector, and chains give the kernel stages of 16 or fewer outputs.
+bool pointwiseAmxInt8Narrow();
+
 // The static-int8 plans' 1x1 stage: an int8 NHWC source (u8 or s8) by s8
 // weights, int32 sums on AMX tiles (TDPBUSD / TDPBSSD), then oneDNN's int8
 // formula in f32 (Int8Params with int8Attr's units):
@@ -84,13 +91,29 @@ public:
 private:
   PointwiseInt8Amx() = default;
   int64_t k_ = 0, n_ = 0, kc_ = 0, nBlocks_ = 0;
-  std::vector<int8_t> packed_;      // per 16 outputs and k chunk: VNNI quads
-  std::vector<float> scale_, bias_; // nBlocks_ * 16
+  // Per 16 outputs and k chunk: VNNI quads; on cache lines, as every
+  // 64-byte B-tile row and epilogue vector read from them.
+  AlignedVector<int8_t> packed_;
+  AlignedVector<float> scale_, bias_; // nBlocks_ * 16
   PointwiseInt8Params p_;
   int threads_ = 1;
   // The residual's rows loaded in groups where rows share cache lines
   // (GOPT_POINTWISE_AMX_INT8_GROUPED).
   bool groupResidualLoads_ = true;
+  // The epilogue clamps the rounded int32 values as bytes after packing
+  // two rows with VPACK* (GOPT_POINTWISE_AMX_INT8_PACKED); only where no
+  // value can overflow the int32 conversion. Same bits.
+  bool packedEpilogue_ = false;
+  int8_t loByte_ = 0, hiByte_ = 0; // the clamp bounds, rounded and saturated
+  // With the packed epilogue, the next block's tile products issued before
+  // this block's epilogue (GOPT_POINTWISE_AMX_INT8_PIPELINE).
+  bool pipeline_ = true;
+  // With the packed epilogue and one k chunk, the A tiles kept from one
+  // block of 32 outputs to the next (GOPT_POINTWISE_AMX_INT8_KEEP_A).
+  bool keepA_ = false;
+  // Blocks of at most 16 outputs on tiles 0 and 1 only
+  // (GOPT_POINTWISE_AMX_INT8_NARROW, read at creation).
+  bool halfBlocks_ = true;
 };
 
 } // namespace gopt::runtime::cpu

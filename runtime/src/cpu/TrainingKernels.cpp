@@ -122,6 +122,8 @@ public:
   // with bf16 operands. Null where oneDNN has none.
   static std::unique_ptr<Kernel> createOneDnn(const KernelConfig &c,
                                               DType type);
+  static std::unique_ptr<ConvBackwardKernel>
+  createOneDnnConv(const KernelConfig &c, DType type);
 
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
@@ -145,6 +147,68 @@ public:
   }
   const char *implementation() const override { return "onednn"; }
   size_t workspaceBytes() const override { return workspaceBytes_; }
+
+  // For the chunked pool + conv gradient step (below), which runs this
+  // kernel on the chunks of one batch: input `held`'s reorder into the
+  // primitive's layout runs only where `reorderHeld` (the filter, the same
+  // in every chunk: reordered by the step's first chunk, -1: none held);
+  // with `internal` non-null, output 0 is left in the primitive's layout
+  // and *internal points at it (null where that is the plan's layout and
+  // output 0 was written).
+  Status runChunk(const std::vector<Tensor> &inputs,
+                  std::vector<Tensor> &outputs, int held, bool reorderHeld,
+                  const void **internal) {
+    if (internal)
+      *internal = nullptr;
+    try {
+      for (Arg &a : args_) {
+        void *data = a.isOutput ? outputs[a.index].data()
+                                : const_cast<void *>(inputs[a.index].data());
+        a.user.set_data_handle(data);
+        if (!a.isOutput && a.reorder && (a.index != held || reorderHeld))
+          a.reorder.execute(stream_, a.user, a.internal);
+      }
+      primitive_.execute(stream_, execArgs_);
+      for (Arg &a : args_) {
+        if (!a.isOutput || !a.reorder)
+          continue;
+        if (internal && a.index == 0)
+          *internal = a.internal.get_data_handle();
+        else
+          a.reorder.execute(stream_, a.internal, a.user);
+      }
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    return Status::success();
+  }
+  // Output 0's layout in the primitive where a reorder into the plan's
+  // follows each run, else nullopt.
+  std::optional<memory::desc> internalOutputDesc() const {
+    for (const Arg &a : args_)
+      if (a.isOutput && a.index == 0 && a.reorder)
+        return a.internal.get_desc();
+    return std::nullopt;
+  }
+  // `from`, in internalOutputDesc()'s layout, into `to` in the plan's.
+  Status reorderOutput(const void *from, void *to) {
+    try {
+      for (Arg &a : args_)
+        if (a.isOutput && a.index == 0 && a.reorder) {
+          a.user.set_data_handle(to);
+          if (!sumMemory_)
+            sumMemory_ =
+                memory(a.internal.get_desc(), cpuEngine(), DNNL_MEMORY_NONE);
+          sumMemory_.set_data_handle(const_cast<void *>(from));
+          a.reorder.execute(stream_, sumMemory_, a.user);
+          stream_.wait();
+        }
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    return Status::success();
+  }
 
 private:
   struct Arg {
@@ -195,6 +259,7 @@ private:
   std::unordered_map<int, memory> execArgs_;
   std::vector<Arg> args_;
   size_t workspaceBytes_ = 0;
+  memory sumMemory_; // reorderOutput's source
 };
 
 // conv2d_backprop_filter of an NHWC bf16 convolution with a small output
@@ -569,6 +634,11 @@ ConvBackwardKernel::create(const KernelConfig &c) {
 
 std::unique_ptr<Kernel> ConvBackwardKernel::createOneDnn(const KernelConfig &c,
                                                          DType type) {
+  return createOneDnnConv(c, type);
+}
+
+std::unique_ptr<ConvBackwardKernel>
+ConvBackwardKernel::createOneDnnConv(const KernelConfig &c, DType type) {
   if (type == DType::kBF16 && !oneDnnConvBf16())
     return nullptr;
   auto kernel = std::unique_ptr<ConvBackwardKernel>(new ConvBackwardKernel());
@@ -577,7 +647,7 @@ std::unique_ptr<Kernel> ConvBackwardKernel::createOneDnn(const KernelConfig &c,
                                           : memory::data_type::bf16);
   if (!status.ok() || !kernel->primitive_)
     return nullptr;
-  return std::unique_ptr<Kernel>(std::move(kernel));
+  return kernel;
 }
 
 // All operands and the result are of `type` (f32 or bf16); so are the
@@ -1485,7 +1555,14 @@ template <typename T> class ChunkedPoolConvGradKernel : public Kernel {
 public:
   struct Lane {
     std::unique_ptr<MaxPoolReluBiasGradKernel<T>> pool[2];
-    std::unique_ptr<Kernel> data[2], filter[2];
+    std::unique_ptr<ConvBackwardKernel> data[2], filter[2];
+    // oneDNN's filter gradients summed over the lane's chunks in the
+    // primitive's own (blocked) layout, reordered into the plan's once per
+    // run, where `blocked[which]` (GOPT_CHUNKED_CONV_GRAD_REORDER_ONCE);
+    // the data gradient's filter reordered by the run's first chunk only.
+    std::vector<float> filterBlocked;
+    bool blocked[2] = {false, false};
+    bool reorderOnce = false;
     // bf16: AMX filter-gradient sums over the lane's chunks instead of
     // filter[] (then null).
     std::unique_ptr<cpu::AmxFilterGrad> amx;
@@ -1562,7 +1639,9 @@ public:
     for (int l = 0; l < lanes; ++l) {
       Lane &lane = lanes_[l];
       std::fill(lane.filterSum.begin(), lane.filterSum.end(), 0.0f);
+      std::fill(lane.filterBlocked.begin(), lane.filterBlocked.end(), 0.0f);
       std::fill(lane.biasSum.begin(), lane.biasSum.end(), 0.0);
+      bool filterReordered[2] = {false, false};
       if (lane.amx)
         lane.amx->reset();
       if (lane.amxData)
@@ -1644,8 +1723,12 @@ public:
           lane.amxData->compute(
               reinterpret_cast<const uint16_t *>(lane.dx.data()), images,
               reinterpret_cast<uint16_t *>(dsrcChunk));
-        else if (st.ok())
-          st = lane.data[which]->run(dataIn, dataOut);
+        else if (st.ok()) {
+          st = lane.data[which]->runChunk(dataIn, dataOut,
+                                          lane.reorderOnce ? 1 : -1,
+                                          !filterReordered[which], nullptr);
+          filterReordered[which] = true;
+        }
         if (st.ok())
           recompute();
         if (st.ok() && first)
@@ -1657,14 +1740,34 @@ public:
               reinterpret_cast<const uint16_t *>(lane.dx.data()), images);
           continue;
         }
+        const void *internal = nullptr;
         if (st.ok())
-          st = lane.filter[which]->run(filterIn, filterOut);
+          st = lane.filter[which]->runChunk(filterIn, filterOut, -1, false,
+                                            lane.blocked[which] ? &internal
+                                                                : nullptr);
         if (!st.ok()) {
           status[l] = st;
           break;
         }
+        // (Element by element, so the blocked sums are the same sums.)
+        float *sum =
+            internal ? lane.filterBlocked.data() : lane.filterSum.data();
+        const float *part = internal ? static_cast<const float *>(internal)
+                                     : lane.filterPart.data();
         for (size_t i = 0; i < lane.filterSum.size(); ++i)
-          lane.filterSum[i] += lane.filterPart[i];
+          sum[i] += part[i];
+      }
+      // The blocked sums into the plan's layout, then the tail chunk's
+      // part if it was summed there (a + b == b + a: the same bits as
+      // adding it last).
+      if (lane.blocked[0] && status[l].ok()) {
+        Status st = lane.filter[0]->reorderOutput(lane.filterBlocked.data(),
+                                                  lane.filterPart.data());
+        if (st.ok())
+          for (size_t i = 0; i < lane.filterSum.size(); ++i)
+            lane.filterSum[i] += lane.filterPart[i];
+        else
+          status[l] = st;
       }
       if (lane.amx && status[l].ok())
         lane.amx->addInto(lane.filterSum.data());
@@ -1724,7 +1827,8 @@ public:
   size_t workspaceBytes() const override {
     size_t bytes = 0;
     for (const Lane &lane : lanes_) {
-      bytes += lane.dx.size() * sizeof(T) + lane.filterPart.size() * 8;
+      bytes += lane.dx.size() * sizeof(T) + lane.filterPart.size() * 8 +
+               lane.filterBlocked.size() * 4;
       for (int which = 0; which < 2; ++which)
         for (const Kernel *k :
              {lane.data[which].get(), lane.filter[which].get()})
@@ -1794,6 +1898,7 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(
   };
   std::vector<typename Kernels::Lane> lane(lanes);
   bool ok = true;
+  const bool reorderOnce = envSwitchOn("GOPT_CHUNKED_CONV_GRAD_REORDER_ONCE");
   omp_set_num_threads(1);
   for (typename Kernels::Lane &l : lane) {
     for (int which = 0; which < 2 && ok; ++which) {
@@ -1812,15 +1917,30 @@ std::unique_ptr<Kernel> makeChunkedPoolConvGrad(
       if (std::is_same_v<T, uint16_t> && which == 0)
         l.amxData = cpu::createAmxDataGrad(data);
       if (!l.amxData)
-        l.data[which] = ConvBackwardKernel::createOneDnn(data, type);
+        l.data[which] = ConvBackwardKernel::createOneDnnConv(data, type);
       // bf16: AMX tile products of our own where they apply (oneDNN's
       // backward-weights kernel ran MNIST's 32->64 layer at a fifth of
       // AMX's forward speed), one per lane for all its chunks.
       if (std::is_same_v<T, uint16_t> && which == 0)
         l.amx = cpu::createAmxFilterGrad(filter);
       if (!l.amx)
-        l.filter[which] = ConvBackwardKernel::createOneDnn(filter, type);
+        l.filter[which] = ConvBackwardKernel::createOneDnnConv(filter, type);
       ok = (l.amxData || l.data[which]) && (l.amx || l.filter[which]);
+    }
+    // The filter gradient's sums in oneDNN's layout: the first kernel's,
+    // and the tail chunk's where it has the same (the tail is the last
+    // chunk of the last lane, so a tail of another layout is added last,
+    // after the blocked sums are reordered: the same order of additions).
+    l.reorderOnce = reorderOnce;
+    if (ok && reorderOnce && l.filter[0]) {
+      std::optional<memory::desc> d0 = l.filter[0]->internalOutputDesc();
+      if (d0 && d0->get_size() == numElements(s.filter) * sizeof(float)) {
+        l.blocked[0] = true;
+        l.filterBlocked.resize(numElements(s.filter));
+        std::optional<memory::desc> d1 =
+            l.filter[1] ? l.filter[1]->internalOutputDesc() : std::nullopt;
+        l.blocked[1] = d1 && *d1 == *d0;
+      }
     }
     if (firstGrad && ok) {
       // Made for chunks of the first config's batch; it reads the batch

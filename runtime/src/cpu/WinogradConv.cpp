@@ -29,6 +29,14 @@ bool winogradWideEnabled() {
   return !wide || std::strcmp(wide, "0") != 0;
 }
 
+bool winogradStride2Enabled() {
+  const char *all = std::getenv("GOPT_CONV_WINOGRAD");
+  if (all && std::strcmp(all, "0") == 0)
+    return false;
+  const char *setting = std::getenv("GOPT_CONV_WINOGRAD_STRIDE2");
+  return !setting || std::strcmp(setting, "0") != 0;
+}
+
 #ifdef GOPT_HAVE_AVX512_LANES
 
 namespace {
@@ -268,6 +276,227 @@ void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Stride 2. Output row y reads input rows 2y - 1, 2y, 2y + 1 with taps w0,
+// w1, w2; a 2x2 output tile at output (2ti, 2tj) reads the 5x5 input patch
+// d at (4ti - 1, 4tj - 1). Along one axis, per tile: rows d0, d2, d4 (taps
+// w0, w2 at stride 1: Winograd F(2, 2)) and d1, d3 (tap w1):
+//   T(d) = (d0 - d2, d2, d4 - d2, d1, d3), Gt(w) = (w0, w0 + w2, w2, w1, w1)
+//   y0 = m0 + m1 + m3, y1 = m1 + m2 + m4    (m = T(d) * Gt(w))
+// In 2-D the 25 points' filters are Gt x Gt with points 3 and 4 of an axis
+// alike: 16 distinct, point (k, l) taking filter (min(k, 3), min(l, 3)).
+
+namespace {
+
+// Element offset of pixel (y, x), channel c (a multiple of 16) of image
+// `img` in NHWC or nChw16c.
+inline int64_t pixelAt(bool blocked, int64_t channels, int64_t h, int64_t w,
+                       int64_t img, int64_t y, int64_t x, int64_t c) {
+  return blocked ? (((img * (channels / 16) + c / 16) * h + y) * w + x) * 16
+                 : ((img * h + y) * w + x) * channels + c;
+}
+
+GOPT_AVX512BW void stride2InputTile(const float *src,
+                                    const WinogradStride2Shape &s, int64_t img,
+                                    int64_t y0, int64_t x0, int64_t c, float *v,
+                                    int64_t planeStride) {
+  __m512 d[5][5];
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b) {
+      int64_t y = y0 + a, x = x0 + b;
+      d[a][b] = (y >= 0 && y < s.h && x >= 0 && x < s.w)
+                    ? _mm512_loadu_ps(src + pixelAt(s.blocked, s.cin, s.h, s.w,
+                                                    img, y, x, c))
+                    : _mm512_setzero_ps();
+    }
+  __m512 e[5][5];
+  for (int b = 0; b < 5; ++b) {
+    e[0][b] = _mm512_sub_ps(d[0][b], d[2][b]);
+    e[1][b] = d[2][b];
+    e[2][b] = _mm512_sub_ps(d[4][b], d[2][b]);
+    e[3][b] = d[1][b];
+    e[4][b] = d[3][b];
+  }
+  for (int a = 0; a < 5; ++a) {
+    float *row = v + (a * 5) * planeStride;
+    _mm512_storeu_ps(row, _mm512_sub_ps(e[a][0], e[a][2]));
+    _mm512_storeu_ps(row + planeStride, e[a][2]);
+    _mm512_storeu_ps(row + 2 * planeStride, _mm512_sub_ps(e[a][4], e[a][2]));
+    _mm512_storeu_ps(row + 3 * planeStride, e[a][1]);
+    _mm512_storeu_ps(row + 4 * planeStride, e[a][3]);
+  }
+}
+
+GOPT_AVX512BW void stride2OutputTile(const float *m, int64_t planeStride,
+                                     const WinogradStride2Shape &s,
+                                     const float *bias, int64_t img, int64_t y0,
+                                     int64_t x0, int64_t oc, float *dst) {
+  __m512 t[5][5];
+  for (int p = 0; p < 25; ++p)
+    t[p / 5][p % 5] = _mm512_loadu_ps(m + p * planeStride);
+  __m512 r[2][5];
+  for (int b = 0; b < 5; ++b) {
+    r[0][b] = _mm512_add_ps(_mm512_add_ps(t[0][b], t[1][b]), t[3][b]);
+    r[1][b] = _mm512_add_ps(_mm512_add_ps(t[1][b], t[2][b]), t[4][b]);
+  }
+  __m512 add = bias ? _mm512_loadu_ps(bias + oc) : _mm512_setzero_ps();
+  const int64_t oh = s.outH(), ow = s.outW();
+  for (int a = 0; a < 2; ++a) {
+    __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[a][0], r[a][1]), r[a][3]),
+                   _mm512_add_ps(_mm512_add_ps(r[a][1], r[a][2]), r[a][4])};
+    for (int b = 0; b < 2; ++b) {
+      int64_t py = y0 + a, px = x0 + b;
+      if (py >= oh || px >= ow)
+        continue;
+      float *out = dst + pixelAt(s.blocked, s.cout, oh, ow, img, py, px, oc);
+      __m512 value = _mm512_add_ps(y[b], add);
+      if (s.sum)
+        value = _mm512_add_ps(value, _mm512_loadu_ps(out));
+      if (s.relu)
+        value = _mm512_max_ps(value, _mm512_setzero_ps());
+      _mm512_storeu_ps(out, value);
+    }
+  }
+}
+
+// Tiles of one pass over the filter: enough to reuse each filter element
+// (it streams from L3), few enough that the transformed input (25 x tiles
+// x cin floats) and a thread's products stay within a few MiB.
+constexpr int64_t kStride2MaxTiles = 128;
+constexpr int64_t kStride2MaxInputFloats = int64_t(4) << 20;
+
+} // namespace
+
+std::unique_ptr<WinogradStride2Conv>
+WinogradStride2Conv::create(const WinogradStride2Shape &s,
+                            const float *filter) {
+  if (!avx512fSupported() || s.n <= 0 || s.cin <= 0 || s.cin % 16 != 0 ||
+      s.cout <= 0 || s.cout % kBlock != 0 || s.h <= 0 || s.w <= 0 || !filter)
+    return nullptr;
+  auto k = std::unique_ptr<WinogradStride2Conv>(new WinogradStride2Conv());
+  k->s_ = s;
+  k->tilesH_ = (s.outH() + 1) / 2;
+  k->tilesW_ = (s.outW() + 1) / 2;
+  const int64_t perImage = k->tilesH_ * k->tilesW_;
+  k->groupImages_ = std::max<int64_t>(
+      1, std::min({s.n, kStride2MaxTiles / perImage,
+                   kStride2MaxInputFloats / (25 * perImage * s.cin)}));
+  // U = Gt g Gt^T per (output, input) channel pair (points 0..3 of each
+  // axis; point 4 repeats 3). Sums of at most four taps: exact in double.
+  k->u_.assign(16 * s.cin * s.cout, 0.0f);
+  for (int64_t o = 0; o < s.cout; ++o)
+    for (int64_t i = 0; i < s.cin; ++i) {
+      double g[3][3], t[4][3];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          g[a][b] = s.oihw ? filter[((o * s.cin + i) * 3 + a) * 3 + b]
+                           : filter[((a * 3 + b) * s.cin + i) * s.cout + o];
+      for (int b = 0; b < 3; ++b) {
+        t[0][b] = g[0][b];
+        t[1][b] = g[0][b] + g[2][b];
+        t[2][b] = g[2][b];
+        t[3][b] = g[1][b];
+      }
+      for (int a = 0; a < 4; ++a) {
+        double u[4] = {t[a][0], t[a][0] + t[a][2], t[a][2], t[a][1]};
+        for (int b = 0; b < 4; ++b)
+          k->u_[(((o / kBlock) * 16 + a * 4 + b) * s.cin + i) * kBlock +
+                o % kBlock] = static_cast<float>(u[b]);
+      }
+    }
+  k->v_.assign(25 * k->groupImages_ * perImage * s.cin, 0.0f);
+  k->m_.resize(std::max(1, omp_get_max_threads()));
+  return k;
+}
+
+size_t WinogradStride2Conv::workspaceBytes() const {
+  return (u_.size() + v_.size() +
+          m_.size() * 25 * groupImages_ * tilesH_ * tilesW_ * kBlock) *
+         sizeof(float);
+}
+
+void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
+  const WinogradStride2Shape s = s_;
+  const int64_t perImage = tilesH_ * tilesW_, tilesW = tilesW_;
+  const int64_t cin = s.cin, groups = cin / 16, blocks = s.cout / kBlock;
+  const int threads = static_cast<int>(std::min<int64_t>(
+      blocks, std::min<int64_t>(omp_get_max_threads(), m_.size())));
+  float *v = v_.data();
+  const float *u = u_.data();
+  for (int64_t img0 = 0; img0 < s.n; img0 += groupImages_) {
+    const int64_t images = std::min(groupImages_, s.n - img0);
+    const int64_t tiles = images * perImage;
+    const int64_t chunks = (tiles + kMaxRows - 1) / kMaxRows;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+      const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+      const int64_t items = tiles * groups;
+      const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+      for (int64_t it = begin; it < end; ++it) {
+        // nChw16c: a block's tiles in a row, whose patches share lines.
+        int64_t t = s.blocked ? it % tiles : it / groups;
+        int64_t c = (s.blocked ? it / tiles : it % groups) * 16;
+        int64_t img = img0 + t / perImage, tt = t % perImage;
+        stride2InputTile(src, s, img, 4 * (tt / tilesW) - 1,
+                         4 * (tt % tilesW) - 1, c, v + t * cin + c,
+                         tiles * cin);
+      }
+#pragma omp barrier
+      std::vector<float> &m = m_[id];
+      if (m.size() < static_cast<size_t>(25 * tiles * kBlock))
+        m.assign(25 * tiles * kBlock, 0.0f);
+      for (int64_t ob = id; ob < blocks; ob += nt) {
+        // Points by filter: a filter's slice serves its 1, 2 or 4 points.
+        // Meanwhile the next filter's slice is prefetched into L2, an even
+        // share of its lines per GEMM call (as WinogradWideConv does).
+        const int64_t sliceLines = cin * kBlock * sizeof(float) / 64;
+        const int64_t depths = (cin + kDepth - 1) / kDepth;
+        for (int f = 0; f < 16; ++f) {
+          const float *up = u + (ob * 16 + f) * cin * kBlock;
+          const int fk = f / 4, fl = f % 4;
+          const int kEnd = fk == 3 ? 5 : fk + 1, lEnd = fl == 3 ? 5 : fl + 1;
+          const int64_t calls = (kEnd - fk) * (lEnd - fl) * depths * chunks;
+          const int64_t pfPerCall =
+              std::min<int64_t>(2 * kDepth, (sliceLines + calls - 1) / calls);
+          const int64_t nextOb = f < 15 ? ob : ob + nt;
+          const char *next =
+              nextOb < blocks
+                  ? reinterpret_cast<const char *>(
+                        u + (nextOb * 16 + (f + 1) % 16) * cin * kBlock)
+                  : nullptr;
+          int64_t call = 0;
+          for (int k = fk; k < kEnd; ++k)
+            for (int l = fl; l < lEnd; ++l) {
+              const int p = k * 5 + l;
+              for (int64_t k0 = 0; k0 < cin; k0 += kDepth) {
+                int64_t depth = std::min(kDepth, cin - k0);
+                for (int64_t ch = 0, t0 = 0; ch < chunks; ++ch, ++call) {
+                  int64_t rows = tiles / chunks + (ch < tiles % chunks ? 1 : 0);
+                  int64_t pfBegin = std::min(sliceLines, call * pfPerCall);
+                  int64_t pfLines =
+                      next ? std::min(sliceLines - pfBegin, pfPerCall) : 0;
+                  gemmAnyRows(static_cast<int>(rows),
+                              v + (p * tiles + t0) * cin + k0, cin,
+                              up + k0 * kBlock, depth,
+                              m.data() + (p * tiles + t0) * kBlock, k0 > 0,
+                              next ? next + pfBegin * 64 : nullptr, pfLines);
+                  t0 += rows;
+                }
+              }
+            }
+        }
+        for (int64_t t = 0; t < tiles; ++t) {
+          int64_t img = img0 + t / perImage, tt = t % perImage;
+          for (int64_t j = 0; j < kBlock; j += 16)
+            stride2OutputTile(m.data() + t * kBlock + j, tiles * kBlock, s,
+                              bias, img, 2 * (tt / tilesW), 2 * (tt % tilesW),
+                              ob * kBlock + j, dst);
+        }
+      }
+    }
+  }
+}
+
 #else // !GOPT_HAVE_AVX512_LANES
 
 std::unique_ptr<WinogradWideConv>
@@ -276,6 +505,12 @@ WinogradWideConv::create(const WinogradWideShape &, const float *) {
 }
 size_t WinogradWideConv::workspaceBytes() const { return 0; }
 void WinogradWideConv::run(const float *, const float *, float *) {}
+std::unique_ptr<WinogradStride2Conv>
+WinogradStride2Conv::create(const WinogradStride2Shape &, const float *) {
+  return nullptr;
+}
+size_t WinogradStride2Conv::workspaceBytes() const { return 0; }
+void WinogradStride2Conv::run(const float *, const float *, float *) {}
 
 #endif
 
