@@ -4,7 +4,8 @@
 // layers) in nChw16c or NHWC; it must compute what a double-precision loop
 // does for every path it has: partial tiles and runs of pixels, a 128-
 // channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
-// stride 2, bias, an in-place residual sum, relu, both filter layouts,
+// stride 2, bias, an in-place residual sum, relu, a clamp (relu6) and
+// HardSwish, both filter layouts,
 // several images with either work order, one thread or two. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
 // 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
@@ -78,6 +79,10 @@ double maxError(const Conv1x1F32Shape &s, int threads) {
             acc += residual[i];
           if (s.relu)
             acc = std::max(acc, 0.0);
+          if (s.clip)
+            acc = std::min(std::max(acc, double(s.lo)), double(s.hi));
+          if (s.hardswish)
+            acc *= std::min(std::max(acc / 6 + 0.5, 0.0), 1.0);
           worst = std::max(worst, std::fabs(acc - dst[i]));
         }
   return worst;
@@ -118,6 +123,26 @@ TEST(Conv1x1F32, MatchesDoubleLoop) {
       s.bias = s.sum = s.relu = true;
       EXPECT_LT(maxError(s, 2), 1e-4) << blocked << " " << h;
     }
+  }
+}
+
+// MobileNets' 7x7 layers: relu6 (a clamp) on MobileNetV2's expand and last
+// 1x1, HardSwish on MobileNetV3's (after no clamp, or after a clip); two
+// 128-channel passes, so that the epilogue runs on the last one only.
+TEST(Conv1x1F32, ClampAndHardSwish) {
+  for (bool blocked : {true, false}) {
+    Conv1x1F32Shape s = shape(1, 320, 1280, 7, 7, 1, blocked);
+    s.bias = s.clip = true;
+    s.lo = 0;
+    s.hi = 6;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
+    s = shape(1, 160, 960, 7, 7, 1, blocked);
+    s.bias = s.hardswish = true;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
+    s.clip = true;
+    s.lo = -0.5f;
+    s.hi = 0.25f;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
   }
 }
 
@@ -189,6 +214,58 @@ Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
       o.kind = p.kind;
     }
   return o;
+}
+
+// A 1x1 conv2d 320 -> 1280 on 7x7 then `act` (relu6: MobileNetV2's last
+// layer; hard_swish: MobileNetV3's) on "cpu" and "reference".
+Outcome runPlanConvAct(const char *act) {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {1, 320, 7, 7});
+  Tensor filter = randomF32({1280, 320, 1, 1}, 35);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 4.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter),
+                          b.addConstant("bias", randomF32({1280}, 36))};
+  Shape yshape = {1, 1280, 7, 7};
+  int c = b.addIntermediate("c", F32, yshape);
+  b.addOp("conv2d", "conv", ins, {c},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"pads", intsAttr({0, 0, 0, 0})},
+           {"activation", stringAttr("none")}});
+  int y = b.addOutput("y", F32, yshape);
+  b.addOp(act, "act", {c}, {y});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  std::vector<Tensor> inputs = {randomF32({1, 320, 7, 7}, 37)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
+  for (const char *act : {"relu6", "hard_swish"}) {
+    Outcome on = runPlanConvAct(act);
+    EXPECT_EQ(on.impl, "gopt-1x1-f32") << act;
+    EXPECT_EQ(on.kind, std::string("conv2d+") + act);
+    EXPECT_LT(on.maxDiff, 1e-4f) << act;
+  }
+  setenv("GOPT_CONV_1X1_F32_CLAMP", "0", 1);
+  Outcome off = runPlanConvAct("relu6");
+  EXPECT_NE(off.impl, "gopt-1x1-f32");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_1X1_F32_CLAMP");
 }
 
 TEST(Conv1x1F32, WhereItIsTaken) {

@@ -24,6 +24,7 @@ namespace gopt::runtime::cpu {
 
 // Read at each kernel's creation: A/B timings build both in one process.
 bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
+bool conv1x1F32ClampEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_CLAMP"); }
 
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");
@@ -60,7 +61,8 @@ struct TileArgs {
   // on L3: ResNet-50's 7x7 layers read 4 MiB of filter once per run).
   const char *pf;
   int64_t pfLines;
-  bool first, last, sum, relu;
+  bool first, last, sum, relu, clip, hardswish;
+  float lo, hi; // the clamp
 };
 
 // y[p][0 .. NB*16) (+)= sum_c x[p][c] * w[c][..] for p < P, then on the
@@ -107,16 +109,26 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
     for (int p = 0; p < P; ++p)
       x[p] += a.xBlockStride;
   }
-  const __m512 zero = _mm512_setzero_ps();
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+  const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
+  const __m512 sixth = _mm512_set1_ps(1.0f / 6.0f), half = _mm512_set1_ps(0.5f);
 #pragma GCC unroll 6
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
     for (int k = 0; k < NB; ++k) {
       __m512 v = acc[p][k];
-      // The zero-masked form: GCC 12 warns of _mm512_max_ps's undefined
+      // The zero-masked forms: GCC 12 warns of _mm512_max_ps's undefined
       // pass-through lanes (none with an all-ones mask).
       if (a.last && a.relu)
         v = _mm512_maskz_max_ps(0xFFFF, v, zero);
+      if (a.last && a.clip)
+        v = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, v, lo), hi);
+      if (a.last && a.hardswish) {
+        __m512 g = _mm512_fmadd_ps(v, sixth, half);
+        g = _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, g, zero),
+                                one);
+        v = _mm512_mul_ps(v, g);
+      }
       _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
     }
 }
@@ -161,7 +173,7 @@ std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &s,
   if (!avx512bwSupported() || s.n <= 0 || s.cin <= 0 || s.cin % 16 != 0 ||
       s.cout <= 0 || s.cout % 16 != 0 || s.h <= 0 || s.w <= 0 ||
       s.strideH < 1 || s.strideH > 2 || s.strideW < 1 || s.strideW > 2 ||
-      (s.bias && !bias) || !filter)
+      (s.bias && !bias) || !filter || (s.clip && !(s.lo <= s.hi)))
     return nullptr;
   auto k = std::unique_ptr<Conv1x1F32>(new Conv1x1F32());
   k->s_ = s;
@@ -212,6 +224,10 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.yBlockStride = yBlock;
     a.sum = s.sum;
     a.relu = s.relu;
+    a.clip = s.clip;
+    a.lo = s.lo;
+    a.hi = s.hi;
+    a.hardswish = s.hardswish;
     for (int64_t item = begin; item < end; ++item) {
       int64_t r = item % runs, ob = (item / runs) % outBlocks,
               n = item / (runs * outBlocks);

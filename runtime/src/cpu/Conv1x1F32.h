@@ -8,7 +8,8 @@
 // input channels (32 KiB) stays in L1 while tiles of 6 pixels stream past
 // it (24 accumulators), and the threads split the blocks and runs of
 // pixels. Bias, an in-place residual sum (the result holds the residual on
-// entry) and relu run as each tile's last pass is stored.
+// entry), relu, a clamp and HardSwish run as each tile's last pass is
+// stored.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_CONV1X1F32_H
@@ -26,6 +27,11 @@ struct Conv1x1F32Shape {
   bool blocked = true; // nChw16c source and result, else NHWC
   bool oihw = true;    // filter layout: OIHW [cout][cin], else HWIO
   bool bias = false, sum = false, relu = false;
+  // After the relu: a clamp to [lo, hi] (relu6, clip), then HardSwish
+  // (x * clamp(x / 6 + 0.5, 0, 1)); MobileNets' 7x7 layers.
+  bool clip = false;
+  float lo = 0, hi = 0;
+  bool hardswish = false;
   int64_t outH() const { return (h - 1) / strideH + 1; }
   int64_t outW() const { return (w - 1) / strideW + 1; }
 };
@@ -49,6 +55,10 @@ private:
 
 // Whether the kernel may be used: GOPT_CONV_1X1_F32=0 keeps oneDNN's.
 bool conv1x1F32Enabled();
+
+// Whether it may take layers with a clamp (relu6, clip) or HardSwish:
+// GOPT_CONV_1X1_F32_CLAMP=0 keeps oneDNN's for those.
+bool conv1x1F32ClampEnabled();
 
 // Whether the kernel is taken for `s` where oneDNN has one too: results of
 // at most 64 pixels (7x7), of one image or in NHWC (GOPT_CONV_1X1_F32=all:

@@ -28,6 +28,7 @@
 #include "PointwiseAmx.h"
 #include "SingleChannelConv.h"
 #include "SmallConvTraining.h"
+#include "StemConvF32.h"
 #include "WinogradConv.h"
 #include "gopt/runtime/Kernel.h"
 
@@ -2699,8 +2700,10 @@ public:
                                               const LayoutKernel &onednn) {
     if (!conv1x1F32Enabled() || convType(c) != DataType::f32 ||
         c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
-        !post.tail.empty() ||
-        (post.activation != "none" && post.activation != "relu"))
+        post.tail.size() > 1)
+      return nullptr;
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act)
       return nullptr;
     const bool hasBias = c.inputShapes.size() == 3;
     if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
@@ -2735,6 +2738,20 @@ public:
     s.bias = hasBias;
     s.sum = post.sum;
     s.relu = post.activation == "relu";
+    // relu6 and clip (MobileNets' 7x7 expand and last layers) as a clamp,
+    // and a HardSwish after it (MobileNetV3's).
+    s.clip = act->clamp && !s.relu;
+    s.lo = act->lo;
+    s.hi = act->hi;
+    if (!post.tail.empty()) {
+      const ConvPostOps::Eltwise &e = post.tail[0];
+      if (e.algorithm != dnnl::algorithm::eltwise_hardswish ||
+          e.alpha != 1.0f / 6.0f || e.beta != 0.5f)
+        return nullptr;
+      s.hardswish = true;
+    }
+    if ((s.clip || s.hardswish) && !conv1x1F32ClampEnabled())
+      return nullptr;
     if (!conv1x1F32Preferred(s))
       return nullptr;
     auto k = std::unique_ptr<Conv1x1F32Kernel>(new Conv1x1F32Kernel());
@@ -2875,6 +2892,96 @@ private:
   bool hasBias_ = false, sum_ = false;
   memory::desc src_, dst_;
 };
+
+// gopt's f32 stem convolution (StemConvF32.cpp): a convolution of at most
+// 4 input channels (an image's RGB) read in the plain NCHW layout, so that
+// the input needs no reorder, into the layout oneDNN chose for the result
+// (NHWC or nChw16c). MobileNetV2's 3 -> 32 3x3 stride 2, one thread: see
+// docs/architecture.md. GOPT_STEM_CONV_F32=0 keeps oneDNN's.
+class StemConvF32Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const LayoutKernel &onednn) {
+    if (!stemConvF32Enabled() || convType(c) != DataType::f32 ||
+        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] || post.sum ||
+        post.tail.size() > 1)
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+      return nullptr;
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act)
+      return nullptr;
+    StemConvF32Shape s;
+    if (act->clamp) {
+      s.lo = act->lo;
+      s.hi = act->hi;
+    }
+    if (!post.tail.empty()) {
+      const ConvPostOps::Eltwise &e = post.tail[0];
+      if (e.algorithm != dnnl::algorithm::eltwise_hardswish ||
+          e.alpha != 1.0f / 6.0f || e.beta != 0.5f)
+        return nullptr;
+      s.hardswish = true;
+    }
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    // One image, 3x3 windows of stride 2 and at most 32 outputs: the stems
+    // measured (MobileNets', RegNet's). ResNet's 7x7 -> 64 keeps oneDNN's
+    // (and GOPT_CONV_STEM_BLOCKED's), the MNIST CNN's stride-1 batches too.
+    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+        g->cin > 4 || g->cout > 32 || g->weightDims[2] != 3 ||
+        g->weightDims[3] != 3 || g->strides != Dims{2, 2} ||
+        g->dilations != Dims{0, 0})
+      return nullptr;
+    const memory::desc dst = onednn.outputDesc();
+    if (dst == memory::desc(g->dstDims, DataType::f32, Tag::nhwc))
+      s.blocked = false;
+    else if (dst == memory::desc(g->dstDims, DataType::f32, Tag::aBcd16b))
+      s.blocked = true;
+    else
+      return nullptr;
+    s.n = g->n;
+    s.cin = g->cin;
+    s.h = g->h;
+    s.w = g->w;
+    s.cout = g->cout;
+    s.kh = g->weightDims[2];
+    s.kw = g->weightDims[3];
+    s.strideH = g->strides[0];
+    s.strideW = g->strides[1];
+    s.padTop = g->padL[0];
+    s.padLeft = g->padL[1];
+    s.oh = g->dstDims[2];
+    s.ow = g->dstDims[3];
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    auto k = std::unique_ptr<StemConvF32Kernel>(new StemConvF32Kernel());
+    k->conv_ = StemConvF32::create(
+        s, static_cast<const float *>(c.constantInputs[1]),
+        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    if (!k->conv_)
+      return nullptr;
+    k->src_ = memory::desc(g->srcDims, DataType::f32, Tag::nchw);
+    k->dst_ = dst;
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    conv_->run(inputs[0].data<float>(), outputs[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-stem-f32"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<StemConvF32> conv_;
+  memory::desc src_, dst_;
+};
 } // namespace
 
 namespace {
@@ -2960,6 +3067,9 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
   if (!kernel->isWinograd())
     if (auto w2 = WinogradStride2Kernel::create(c, post, *kernel))
       return w2;
+  if (!kernel->isWinograd())
+    if (auto stem = StemConvF32Kernel::create(c, post, *kernel))
+      return stem;
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
 }
 
