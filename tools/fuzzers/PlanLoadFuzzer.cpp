@@ -10,7 +10,8 @@
 // memory limit (SessionOptions::memoryLimitBytes), so an intermediate whose
 // inferred shape blows up (a huge pad) must come back as an error; anything
 // that still allocates more is caught by the driver's allocation limit
-// (libFuzzer's -malloc_limit_mb, gopt-fuzz-smoke's guard).
+// (libFuzzer's -malloc_limit_mb, gopt-fuzz-smoke's guard). Plans with a
+// loop that may run more than kMaxLoopTrips times are skipped too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include "gopt/runtime/Session.h"
 #include "gopt/runtime/Tensor.h"
 
+#include <cstring>
 #include <string>
 
 using namespace gopt::runtime;
@@ -53,13 +55,45 @@ bool withinBudget(const gopt::plan::Plan &proto) {
   return true;
 }
 
+/// Trips a fuzzed loop may run: a plan may legally ask for 2^62 of them
+/// (ONNX's Loop does), which is a long computation, not a finding.
+constexpr int64_t kMaxLoopTrips = 1024;
+
+/// False when a loop in `proto` or its regions may run more than
+/// kMaxLoopTrips times: its trip count is not a constant within it.
+bool loopsBounded(const gopt::plan::Plan &proto) {
+  for (const gopt::plan::Op &op : proto.ops()) {
+    if (op.kind() != "loop")
+      continue;
+    if (op.inputs_size() == 0 || op.inputs(0) < 0 ||
+        op.inputs(0) >= proto.tensors_size())
+      return false;
+    const gopt::plan::TensorInfo &trips = proto.tensors(op.inputs(0));
+    int64_t count;
+    if (trips.kind() != gopt::plan::TensorInfo::CONSTANT ||
+        trips.constant_size() != sizeof count ||
+        proto.constants().size() < sizeof count ||
+        trips.constant_offset() > proto.constants().size() - sizeof count)
+      return false;
+    std::memcpy(&count, proto.constants().data() + trips.constant_offset(),
+                sizeof count);
+    if (count > kMaxLoopTrips)
+      return false;
+  }
+  for (const gopt::plan::Plan &region : proto.subplans())
+    if (!loopsBounded(region))
+      return false;
+  return true;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gopt::fuzz::quietProtobuf();
   std::string bytes(reinterpret_cast<const char *>(data), size);
   StatusOr<Plan> plan = Plan::loadFromBytes(bytes, "fuzz.gplan");
-  if (!plan.ok() || !withinBudget(plan->proto()))
+  if (!plan.ok() || !withinBudget(plan->proto()) ||
+      !loopsBounded(plan->proto()))
     return 0;
   SessionOptions options;
   options.backend = "reference";
