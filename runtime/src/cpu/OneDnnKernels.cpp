@@ -285,14 +285,15 @@ dnnl::convolution_forward::desc
 convDesc(const ConvGeometry &g, const memory::desc &src,
          const memory::desc &weights, const memory::desc *bias,
          const memory::desc &dst,
-         dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
+         dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct,
+         dnnl::prop_kind prop = dnnl::prop_kind::forward_inference) {
   if (bias)
-    return dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, algorithm, src, weights, *bias, dst,
-        g.strides, g.dilations, g.padL, g.padR);
-  return dnnl::convolution_forward::desc(
-      dnnl::prop_kind::forward_inference, algorithm, src, weights, dst,
-      g.strides, g.dilations, g.padL, g.padR);
+    return dnnl::convolution_forward::desc(prop, algorithm, src, weights, *bias,
+                                           dst, g.strides, g.dilations, g.padL,
+                                           g.padR);
+  return dnnl::convolution_forward::desc(prop, algorithm, src, weights, dst,
+                                         g.strides, g.dilations, g.padL,
+                                         g.padR);
 }
 
 // Few output channels on a large image (Inception-v3's Conv2d_2a, 32 -> 32
@@ -312,6 +313,16 @@ bool narrowLargeWinogradSkipped(const ConvGeometry &g) {
          g.h * g.w > 64 * 64;
 }
 
+// Winograd for a training step's forward convolution: off unless
+// GOPT_TRAINING_CONV_WINOGRAD=1 (docs/architecture.md, "oneDNN's Winograd
+// for the f32 training convolutions": 6-10% off the MNIST CNN's 32->64
+// forward at batch 64, nothing at 1024, and other bits than the direct
+// kernel's).
+bool trainingConvWinogradEnabled() {
+  const char *setting = std::getenv("GOPT_TRAINING_CONV_WINOGRAD");
+  return setting && std::strcmp(setting, "1") == 0;
+}
+
 // Winograd F(4x4, 3x3), where oneDNN has it (f32, 3x3, stride 1, no
 // dilation or groups, blocked AVX-512 layouts): 2.25x fewer multiplications
 // than the direct convolution. Only oneDNN's 4x3 kernel is taken: measured
@@ -327,11 +338,16 @@ bool narrowLargeWinogradSkipped(const ConvGeometry &g) {
 // time (ConvIntoConcatKernel), where oneDNN offers only its 2x3 kernel,
 // that ran SqueezeNet's fire modules' 3x3 convolutions 1.25-1.5x faster
 // than the direct kernel (one thread).
+// With `training`, the forward_training kernel: it takes the filter in
+// OIhw16i16o and transforms it itself, where the inference one wants it
+// pre-transformed (a reorder of 1.1 ms for the MNIST CNN's 64x32x3x3 filter,
+// every step for a filter that changes every step).
 std::optional<dnnl::convolution_forward::primitive_desc>
 winogradConv(const ConvGeometry &g, DataType type, bool constantFilter,
              const memory::desc &src, const memory::desc &weights,
              const memory::desc *bias, const memory::desc &dst,
-             const dnnl::primitive_attr &attr, bool anyTile = false) {
+             const dnnl::primitive_attr &attr, bool anyTile = false,
+             bool training = false) {
   const char *setting = std::getenv("GOPT_CONV_WINOGRAD");
   bool enabled = !setting || std::strcmp(setting, "0") != 0;
   // Channels in whole blocks of 16: the kernel pads them, and the MNIST
@@ -363,7 +379,9 @@ winogradConv(const ConvGeometry &g, DataType type, bool constantFilter,
   try {
     dnnl::convolution_forward::primitive_desc pd(
         convDesc(g, src, weights, bias, dst,
-                 dnnl::algorithm::convolution_winograd),
+                 dnnl::algorithm::convolution_winograd,
+                 training ? dnnl::prop_kind::forward_training
+                          : dnnl::prop_kind::forward_inference),
         attr, cpuEngine());
     const char *impl = pd.impl_info_str();
     if (std::strstr(impl, "wino_4x3") ||
@@ -483,12 +501,23 @@ public:
                              post.tail[i].beta);
     attr.set_post_ops(postOps);
     dnnl::convolution_forward::primitive_desc pd;
+    // A training step's forward (plain layouts, a filter that changes every
+    // step): Winograd in its blocked layouts, reordered from and to the
+    // plan's (see winogradForTraining).
+    const bool plainWinograd =
+        !anyLayout && !fixedSrc && !band && !preferredDst && !blockedSrc &&
+        !c.constantInputs[1] && !post.sum && trainingConvWinogradEnabled();
+    memory::desc anySrc(g.srcDims, type, Tag::any);
+    memory::desc anyDst(g.dstDims, type, Tag::any);
     try {
       std::optional<dnnl::convolution_forward::primitive_desc> winograd =
-          winogradConv(g, type, c.constantInputs[1] != nullptr, srcMd,
-                       anyWeights, hasBias ? &biasMd : nullptr,
-                       anyWinogradTile_ && preferredDst ? *preferredDst : dstMd,
-                       attr, anyWinogradTile_);
+          winogradConv(g, type, c.constantInputs[1] != nullptr || plainWinograd,
+                       plainWinograd ? anySrc : srcMd, anyWeights,
+                       hasBias ? &biasMd : nullptr,
+                       plainWinograd                      ? anyDst
+                       : anyWinogradTile_ && preferredDst ? *preferredDst
+                                                          : dstMd,
+                       attr, anyWinogradTile_, plainWinograd);
       winograd_ = winograd.has_value();
       // With a blocked source, the result stays in that blocking unless
       // its reader wants another layout.
@@ -524,11 +553,24 @@ public:
       primitive_ = dnnl::convolution_forward(pd);
       inputDescs_ = {pd.src_desc()};
       outputDesc_ = pd.dst_desc();
-      bindInput(0, DNNL_ARG_SRC, pd.src_desc());
+      if (plainWinograd && winograd_) {
+        // The blocked source and result live in the kernel's workspace.
+        args_[DNNL_ARG_SRC] = memory(pd.src_desc(), cpuEngine());
+        args_[DNNL_ARG_DST] = memory(pd.dst_desc(), cpuEngine());
+        workspaceBytes_ += pd.src_desc().get_size() + pd.dst_desc().get_size();
+        plainSrc_ = memory(srcMd, cpuEngine(), DNNL_MEMORY_NONE);
+        plainDst_ = memory(dstMd, cpuEngine(), DNNL_MEMORY_NONE);
+        srcReorder_ = dnnl::reorder(plainSrc_, args_[DNNL_ARG_SRC]);
+        dstReorder_ = dnnl::reorder(args_[DNNL_ARG_DST], plainDst_);
+        inputDescs_ = {srcMd};
+        outputDesc_ = dstMd;
+      } else {
+        bindInput(0, DNNL_ARG_SRC, pd.src_desc());
+        bindOutput(0, DNNL_ARG_DST, pd.dst_desc());
+      }
       bindWeights(1, userWeights, pd.weights_desc(), c.constantInputs[1]);
       if (hasBias)
         bindInput(2, DNNL_ARG_BIAS, biasMd);
-      bindOutput(0, DNNL_ARG_DST, pd.dst_desc());
       bindScratchpad(pd.scratchpad_desc());
       implInfo_ = pd.impl_info_str();
     } catch (const dnnl::error &e) {
@@ -542,7 +584,24 @@ public:
   }
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
+    if (srcReorder_) {
+      try {
+        plainSrc_.set_data_handle(const_cast<void *>(inputs[0].data()));
+        srcReorder_.execute(stream_, plainSrc_, args_[DNNL_ARG_SRC]);
+      } catch (const dnnl::error &e) {
+        return internalError("oneDNN: ", e.what());
+      }
+    }
     GOPT_RETURN_IF_ERROR(OneDnnLayoutKernel::run(inputs, outputs));
+    if (dstReorder_) {
+      try {
+        plainDst_.set_data_handle(outputs[0].data());
+        dstReorder_.execute(stream_, args_[DNNL_ARG_DST], plainDst_);
+        stream_.wait();
+      } catch (const dnnl::error &e) {
+        return internalError("oneDNN: ", e.what());
+      }
+    }
     if (tailAfter_ != cpu::DepthwiseTail::kNone)
       cpu::tailInPlace(
           static_cast<float *>(outputs[0].data()),
@@ -561,6 +620,9 @@ private:
   std::string implInfo_;
   bool winograd_ = false;
   bool anyWinogradTile_ = false;
+  // Winograd on a plain-layout source and result: their reorders.
+  memory plainSrc_, plainDst_;
+  dnnl::reorder srcReorder_, dstReorder_;
   // gopt's SiLU or HardSwish pass after oneDNN's kernel.
   cpu::DepthwiseTail tailAfter_ = cpu::DepthwiseTail::kNone;
 };

@@ -145,7 +145,10 @@ public:
     }
     return Status::success();
   }
-  const char *implementation() const override { return "onednn"; }
+  const char *implementation() const override {
+    return std::strstr(implInfo_.c_str(), "wino") ? "onednn-winograd"
+                                                  : "onednn";
+  }
   size_t workspaceBytes() const override { return workspaceBytes_; }
 
   // For the chunked pool + conv gradient step (below), which runs this
@@ -244,14 +247,15 @@ private:
 
   Status init(const KernelConfig &c, memory::data_type type);
   // The primitive with activations in `actTag` (the plan's layout or any).
-  Status initPrimitive(bool backpropInput, Tag actTag, memory::data_type type,
-                       int64_t n, int64_t cin, int64_t h, int64_t w,
-                       int64_t cout, int64_t oh, int64_t ow,
-                       const Dims &weightDims, const memory::desc &xUser,
-                       const memory::desc &yUser, const memory::desc &fUser,
-                       const std::vector<int64_t> &strides,
-                       const std::vector<int64_t> &dilations,
-                       const WindowDim &wh, const WindowDim &ww);
+  Status initPrimitive(
+      bool backpropInput, Tag actTag, memory::data_type type, int64_t n,
+      int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t oh, int64_t ow,
+      const Dims &weightDims, const memory::desc &xUser,
+      const memory::desc &yUser, const memory::desc &fUser,
+      const std::vector<int64_t> &strides,
+      const std::vector<int64_t> &dilations, const WindowDim &wh,
+      const WindowDim &ww,
+      dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct);
 
   dnnl::stream stream_;
   std::string implInfo_;
@@ -706,6 +710,27 @@ Status ConvBackwardKernel::init(const KernelConfig &c, memory::data_type type) {
   // with the batch.
   const char *anySetting = std::getenv("GOPT_CONV_BACKWARD_ANY");
   bool plainFirst = !(anySetting && std::strcmp(anySetting, "1") == 0);
+  // GOPT_TRAINING_CONV_GRAD_WINOGRAD=1 (off): oneDNN's Winograd F(4x4, 3x3)
+  // gradients in its blocked layouts, the activations reordered around it
+  // by bind(). Slower at the chunked step's 3-image chunks, 13% faster at
+  // 12-image ones at batch 1024 under load (docs/architecture.md, "oneDNN's
+  // Winograd for the f32 training convolutions").
+  const char *winoSetting = std::getenv("GOPT_TRAINING_CONV_GRAD_WINOGRAD");
+  if (winoSetting && std::strcmp(winoSetting, "1") == 0 &&
+      type == memory::data_type::f32 && groups == 1 && kh == 3 && kw == 3 &&
+      strides[0] == 1 && strides[1] == 1 && dilations[0] == 1 &&
+      dilations[1] == 1 && cin % 16 == 0 && cout % 16 == 0) {
+    GOPT_RETURN_IF_ERROR(initPrimitive(backpropInput, Tag::any, type, n, cin, h,
+                                       w, cout, oh, ow, weightDims, xUser,
+                                       yUser, fUser, strides, dilations, wh, ww,
+                                       dnnl::algorithm::convolution_winograd));
+    if (primitive_ && std::strstr(implInfo_.c_str(), "wino"))
+      return Status::success();
+    primitive_ = dnnl::primitive();
+    args_.clear();
+    execArgs_.clear();
+    workspaceBytes_ = 0;
+  }
   for (bool plain : {true, false}) {
     if (plain && !plainFirst)
       continue;
@@ -728,7 +753,7 @@ Status ConvBackwardKernel::initPrimitive(
     const Dims &weightDims, const memory::desc &xUser,
     const memory::desc &yUser, const memory::desc &fUser,
     const std::vector<int64_t> &strides, const std::vector<int64_t> &dilations,
-    const WindowDim &wh, const WindowDim &ww) {
+    const WindowDim &wh, const WindowDim &ww, dnnl::algorithm algorithm) {
   memory::desc xAny({n, cin, h, w}, type, actTag);
   memory::desc yAny({n, cout, oh, ow}, type, actTag);
   memory::desc fAny(weightDims, type, Tag::any);
@@ -740,16 +765,15 @@ Status ConvBackwardKernel::initPrimitive(
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     dnnl::convolution_forward::desc fwdDesc(
-        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-        xAny, fAny, yAny, dnnlStrides, dnnlDilations, padL, padR);
+        dnnl::prop_kind::forward_training, algorithm, xAny, fAny, yAny,
+        dnnlStrides, dnnlDilations, padL, padR);
     dnnl::convolution_forward::primitive_desc fwdPd(fwdDesc, cpuEngine(),
                                                     /*allow_empty=*/true);
     if (!fwdPd)
       return Status::success();
     if (backpropInput) {
       dnnl::convolution_backward_data::desc desc(
-          dnnl::algorithm::convolution_direct, xAny, fAny, yAny, dnnlStrides,
-          dnnlDilations, padL, padR);
+          algorithm, xAny, fAny, yAny, dnnlStrides, dnnlDilations, padL, padR);
       dnnl::convolution_backward_data::primitive_desc pd(
           desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
       if (!pd)
@@ -766,8 +790,8 @@ Status ConvBackwardKernel::initPrimitive(
         memory::desc diffAny(weightDims, diffType, Tag::any);
         try {
           dnnl::convolution_backward_weights::desc desc(
-              dnnl::algorithm::convolution_direct, xAny, diffAny, yAny,
-              dnnlStrides, dnnlDilations, padL, padR);
+              algorithm, xAny, diffAny, yAny, dnnlStrides, dnnlDilations, padL,
+              padR);
           return dnnl::convolution_backward_weights::primitive_desc(
               desc, attr, cpuEngine(), fwdPd, /*allow_empty=*/true);
         } catch (const dnnl::error &) {
