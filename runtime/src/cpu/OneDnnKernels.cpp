@@ -1645,6 +1645,14 @@ std::optional<ActivationClamp> activationClamp(const cpu::ConvPostOps &post) {
   return std::nullopt;
 }
 
+// Whether a post-op after the activation is MobileNetV3's HardSwish
+// (x * clamp(x / 6 + 1/2, 0, 1)), which gopt's f32 1x1 and stem kernels
+// apply in their epilogues.
+bool isHardSwish(const cpu::ConvPostOps::Eltwise &e) {
+  return e.algorithm == dnnl::algorithm::eltwise_hardswish &&
+         e.alpha == 1.0f / 6.0f && e.beta == 0.5f;
+}
+
 // Whether the conv's bias (operand 2) is a constant those kernels read: f32
 // or bf16.
 bool constantF32OrBf16Bias(const KernelConfig &c) {
@@ -2647,23 +2655,34 @@ createConvChain(const std::vector<ConvChainStage> &stages, int64_t chunk) {
 }
 
 namespace {
-// A batch-1 f32 convolution of gopt's own (`Conv`: run(src, bias, dst) and
-// workspaceBytes()) as a layout kernel: NHWC in and out, optional bias
-// (input 2), and the residual sum read from the result.
-template <typename Conv> class NhwcF32ConvKernel : public LayoutKernel {
+// An f32 convolution of gopt's own (`Conv`: run(src, bias, dst) and
+// workspaceBytes()) as a layout kernel: `src` and `dst` layouts (NHWC
+// unless given), optional bias (input 2), and the residual sum read from
+// the result.
+template <typename Conv> class OwnF32ConvKernel : public LayoutKernel {
 public:
   static std::unique_ptr<LayoutKernel> wrap(std::unique_ptr<Conv> conv,
-                                            const ConvGeometry &g, bool hasBias,
-                                            bool sum,
+                                            const memory::desc &src,
+                                            const memory::desc &dst,
+                                            bool hasBias, bool sum,
                                             const char *implementation) {
-    auto k = std::unique_ptr<NhwcF32ConvKernel>(new NhwcF32ConvKernel());
+    auto k = std::unique_ptr<OwnF32ConvKernel>(new OwnF32ConvKernel());
     k->conv_ = std::move(conv);
     k->hasBias_ = hasBias;
     k->sum_ = sum;
     k->implementation_ = implementation;
-    k->src_ = memory::desc(g.srcDims, DataType::f32, Tag::nhwc);
-    k->dst_ = memory::desc(g.dstDims, DataType::f32, Tag::nhwc);
+    k->src_ = src;
+    k->dst_ = dst;
     return k;
+  }
+  static std::unique_ptr<LayoutKernel> wrap(std::unique_ptr<Conv> conv,
+                                            const ConvGeometry &g, bool hasBias,
+                                            bool sum,
+                                            const char *implementation) {
+    return wrap(std::move(conv),
+                memory::desc(g.srcDims, DataType::f32, Tag::nhwc),
+                memory::desc(g.dstDims, DataType::f32, Tag::nhwc), hasBias, sum,
+                implementation);
   }
   memory::desc inputDesc(int i) const override {
     return i == 0 ? src_ : memory::desc();
@@ -2746,8 +2765,8 @@ createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
       s, static_cast<const float *>(c.constantInputs[1]));
   if (!conv)
     return nullptr;
-  return NhwcF32ConvKernel<WinogradWideConv>::wrap(std::move(conv), *g, hasBias,
-                                                   post.sum, "winograd-wide");
+  return OwnF32ConvKernel<WinogradWideConv>::wrap(std::move(conv), *g, hasBias,
+                                                  post.sum, "winograd-wide");
 }
 
 // gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
@@ -2806,9 +2825,7 @@ public:
     s.lo = act->lo;
     s.hi = act->hi;
     if (!post.tail.empty()) {
-      const ConvPostOps::Eltwise &e = post.tail[0];
-      if (e.algorithm != dnnl::algorithm::eltwise_hardswish ||
-          e.alpha != 1.0f / 6.0f || e.beta != 0.5f)
+      if (!isHardSwish(post.tail[0]))
         return nullptr;
       s.hardswish = true;
     }
@@ -2834,7 +2851,7 @@ public:
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
     float *dst = outputs[0].data<float>();
-    // The sum reads the residual in the result (as NhwcF32ConvKernel).
+    // The sum reads the residual in the result (as OwnF32ConvKernel).
     if (sum_) {
       const float *residual = inputs.back().data<float>();
       if (residual != dst)
@@ -2860,100 +2877,68 @@ private:
 // 28 -> 14 layers; its 14 -> 7 one would take 400 products per image where
 // the direct kernel takes 441) and at least 36 tiles share each pass of
 // the transformed filter. GOPT_CONV_WINOGRAD_STRIDE2=0 keeps oneDNN's.
-class WinogradStride2Kernel : public LayoutKernel {
-public:
-  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
-                                              const ConvPostOps &post,
-                                              const LayoutKernel &onednn) {
-    if (!winogradStride2Enabled() || convType(c) != DataType::f32 ||
-        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
-        !post.tail.empty() ||
-        (post.activation != "none" && post.activation != "relu"))
-      return nullptr;
-    const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && c.inputTypes[2] != DType::kF32)
-      return nullptr;
-    StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-        g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-        g->strides != Dims{2, 2} || g->dilations != Dims{0, 0} ||
-        g->padL != Dims{1, 1})
-      return nullptr;
-    WinogradStride2Shape s;
-    s.n = g->n;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
-      return nullptr;
-    const int64_t tiles = ((s.outH() + 1) / 2) * ((s.outW() + 1) / 2);
-    // Direct products over Winograd's: at least 1.3.
-    // Its transforms cost per channel what a GEMM column does: 128 -> 128
-    // channels at 56x56 (batch 1) ran 1.15x slower than oneDNN's direct
-    // kernel, 256 -> 256 at 28x28 1.04x faster at batch 1, 1.24x at 8.
-    if (s.outH() * s.outW() * 9 < 1.3 * 25 * tiles || s.n * tiles < 36 ||
-        s.cin < 256 || s.cout < 256)
-      return nullptr;
-    const memory::desc src = onednn.inputDesc(0), dst = onednn.outputDesc();
-    auto is = [](const memory::desc &md, const Dims &dims, Tag tag) {
-      return md == memory::desc(dims, DataType::f32, tag);
-    };
-    // In nChw16c (after oneDNN's Winograd, ResNet-50's 28 -> 14 layer past
-    // batch 1) oneDNN's direct kernel ran as fast (29.5 against 29.2 and
-    // 42.8 against 41.3 ms at batch 8, one thread, busy machine; in
-    // ResNet-50 25.9 against 33.8) as it did not in NHWC (37.4 against
-    // 43.3): only with GOPT_CONV_WINOGRAD_STRIDE2=all.
-    const char *setting = std::getenv("GOPT_CONV_WINOGRAD_STRIDE2");
-    const bool allLayouts = setting && std::strcmp(setting, "all") == 0;
-    if (allLayouts && is(src, g->srcDims, Tag::aBcd16b) &&
-        is(dst, g->dstDims, Tag::aBcd16b))
-      s.blocked = true;
-    else if (is(src, g->srcDims, Tag::nhwc) && is(dst, g->dstDims, Tag::nhwc))
-      s.blocked = false;
-    else
-      return nullptr;
-    s.oihw = g->weightTag == Tag::oihw;
-    s.bias = hasBias;
-    s.sum = post.sum;
-    s.relu = post.activation == "relu";
-    auto k =
-        std::unique_ptr<WinogradStride2Kernel>(new WinogradStride2Kernel());
-    k->conv_ = WinogradStride2Conv::create(
-        s, static_cast<const float *>(c.constantInputs[1]));
-    if (!k->conv_)
-      return nullptr;
-    k->hasBias_ = hasBias;
-    k->sum_ = post.sum;
-    k->src_ = src;
-    k->dst_ = dst;
-    return k;
-  }
-  memory::desc inputDesc(int i) const override {
-    return i == 0 ? src_ : memory::desc();
-  }
-  memory::desc outputDesc() const override { return dst_; }
-  Status run(const std::vector<Tensor> &inputs,
-             std::vector<Tensor> &outputs) override {
-    float *dst = outputs[0].data<float>();
-    // The sum reads the residual in the result (as NhwcF32ConvKernel).
-    if (sum_) {
-      const float *residual = inputs.back().data<float>();
-      if (residual != dst)
-        std::memcpy(dst, residual, outputs[0].byteSize());
-    }
-    conv_->run(inputs[0].data<float>(),
-               hasBias_ ? inputs[2].data<float>() : nullptr, dst);
-    return Status::success();
-  }
-  const char *implementation() const override { return "winograd-stride2"; }
-  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
-
-private:
-  std::unique_ptr<WinogradStride2Conv> conv_;
-  bool hasBias_ = false, sum_ = false;
-  memory::desc src_, dst_;
-};
+std::unique_ptr<LayoutKernel>
+createWinogradStride2Kernel(const KernelConfig &c, const ConvPostOps &post,
+                            const LayoutKernel &onednn) {
+  if (!winogradStride2Enabled() || convType(c) != DataType::f32 ||
+      c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
+      !post.tail.empty() ||
+      (post.activation != "none" && post.activation != "relu"))
+    return nullptr;
+  const bool hasBias = c.inputShapes.size() == 3;
+  if (hasBias && c.inputTypes[2] != DType::kF32)
+    return nullptr;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
+      g->strides != Dims{2, 2} || g->dilations != Dims{0, 0} ||
+      g->padL != Dims{1, 1})
+    return nullptr;
+  WinogradStride2Shape s;
+  s.n = g->n;
+  s.cin = g->cin;
+  s.cout = g->cout;
+  s.h = g->h;
+  s.w = g->w;
+  if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
+    return nullptr;
+  const int64_t tiles = ((s.outH() + 1) / 2) * ((s.outW() + 1) / 2);
+  // Direct products over Winograd's: at least 1.3.
+  // Its transforms cost per channel what a GEMM column does: 128 -> 128
+  // channels at 56x56 (batch 1) ran 1.15x slower than oneDNN's direct
+  // kernel, 256 -> 256 at 28x28 1.04x faster at batch 1, 1.24x at 8.
+  if (s.outH() * s.outW() * 9 < 1.3 * 25 * tiles || s.n * tiles < 36 ||
+      s.cin < 256 || s.cout < 256)
+    return nullptr;
+  const memory::desc src = onednn.inputDesc(0), dst = onednn.outputDesc();
+  auto is = [](const memory::desc &md, const Dims &dims, Tag tag) {
+    return md == memory::desc(dims, DataType::f32, tag);
+  };
+  // In nChw16c (after oneDNN's Winograd, ResNet-50's 28 -> 14 layer past
+  // batch 1) oneDNN's direct kernel ran as fast (29.5 against 29.2 and
+  // 42.8 against 41.3 ms at batch 8, one thread, busy machine; in
+  // ResNet-50 25.9 against 33.8) as it did not in NHWC (37.4 against
+  // 43.3): only with GOPT_CONV_WINOGRAD_STRIDE2=all.
+  const char *setting = std::getenv("GOPT_CONV_WINOGRAD_STRIDE2");
+  const bool allLayouts = setting && std::strcmp(setting, "all") == 0;
+  if (allLayouts && is(src, g->srcDims, Tag::aBcd16b) &&
+      is(dst, g->dstDims, Tag::aBcd16b))
+    s.blocked = true;
+  else if (is(src, g->srcDims, Tag::nhwc) && is(dst, g->dstDims, Tag::nhwc))
+    s.blocked = false;
+  else
+    return nullptr;
+  s.oihw = g->weightTag == Tag::oihw;
+  s.bias = hasBias;
+  s.sum = post.sum;
+  s.relu = post.activation == "relu";
+  std::unique_ptr<WinogradStride2Conv> conv = WinogradStride2Conv::create(
+      s, static_cast<const float *>(c.constantInputs[1]));
+  if (!conv)
+    return nullptr;
+  return OwnF32ConvKernel<WinogradStride2Conv>::wrap(
+      std::move(conv), src, dst, hasBias, post.sum, "winograd-stride2");
+}
 
 // gopt's f32 stem convolution (StemConvF32.cpp): a convolution of at most
 // 4 input channels (an image's RGB) read in the plain NCHW layout, so that
@@ -2981,9 +2966,7 @@ public:
       s.hi = act->hi;
     }
     if (!post.tail.empty()) {
-      const ConvPostOps::Eltwise &e = post.tail[0];
-      if (e.algorithm != dnnl::algorithm::eltwise_hardswish ||
-          e.alpha != 1.0f / 6.0f || e.beta != 0.5f)
+      if (!isHardSwish(post.tail[0]))
         return nullptr;
       s.hardswish = true;
     }
@@ -3094,8 +3077,8 @@ std::unique_ptr<LayoutKernel> createConvBatch1Kernel(const KernelConfig &c,
       ConvBatch1::create(s, static_cast<const float *>(c.constantInputs[1]));
   if (!conv)
     return nullptr;
-  return NhwcF32ConvKernel<ConvBatch1>::wrap(std::move(conv), *g, hasBias,
-                                             post.sum, "conv-batch1");
+  return OwnF32ConvKernel<ConvBatch1>::wrap(std::move(conv), *g, hasBias,
+                                            post.sum, "conv-batch1");
 }
 } // namespace
 
@@ -3127,7 +3110,7 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
     if (auto pw = Conv1x1F32Kernel::create(c, post, *kernel))
       return pw;
   if (!kernel->isWinograd())
-    if (auto w2 = WinogradStride2Kernel::create(c, post, *kernel))
+    if (auto w2 = createWinogradStride2Kernel(c, post, *kernel))
       return w2;
   if (!kernel->isWinograd())
     if (auto stem = StemConvF32Kernel::create(c, post, *kernel))
