@@ -253,18 +253,24 @@ load(const DepthwiseGeometry &g, const uint8_t *const rows[NR],
   column<SrcUnsigned, NR>(rows, ix * g.c, mask, v);
 }
 
+// A job's clamp bounds and requantization scale, broadcast.
+GOPT_DW8_TARGET inline __attribute__((always_inline)) Consts
+consts(const Job &j) {
+  return {_mm512_set1_ps(j.lo), _mm512_set1_ps(j.hi),
+          _mm512_set1_ps(j.requantScale),
+          _mm512_set1_epi8(
+              static_cast<char>(static_cast<int>(std::nearbyint(j.lo)))),
+          _mm512_set1_epi8(
+              static_cast<char>(static_cast<int>(std::nearbyint(j.hi))))};
+}
+
 // One output row. P == 1: blocks of 64 channels, one pixel a vector; P > 1
 // (c == 64 / P, stride 1): P pixels a vector, stepping P pixels.
 template <int S, int P, bool SrcUnsigned, Clamp C, bool DstUnsigned>
 GOPT_DW8_TARGET void runRow(const Job &j, const uint8_t *const rows[3],
                             uint8_t *out) {
   const DepthwiseGeometry &g = *j.g;
-  const Consts k{_mm512_set1_ps(j.lo), _mm512_set1_ps(j.hi),
-                 _mm512_set1_ps(j.requantScale),
-                 _mm512_set1_epi8(
-                     static_cast<char>(static_cast<int>(std::nearbyint(j.lo)))),
-                 _mm512_set1_epi8(static_cast<char>(
-                     static_cast<int>(std::nearbyint(j.hi))))};
+  const Consts k = consts(j);
   for (int64_t b = 0; b < j.blocks; ++b) {
     const int64_t c0 = b * 64, left = g.c - c0;
     const __mmask64 channels =
@@ -320,12 +326,7 @@ template <int P, bool SrcUnsigned, Clamp C, bool DstUnsigned>
 GOPT_DW8_TARGET void runRowPair(const Job &j, const uint8_t *const rows[4],
                                 uint8_t *out0, uint8_t *out1) {
   const DepthwiseGeometry &g = *j.g;
-  const Consts k{_mm512_set1_ps(j.lo), _mm512_set1_ps(j.hi),
-                 _mm512_set1_ps(j.requantScale),
-                 _mm512_set1_epi8(
-                     static_cast<char>(static_cast<int>(std::nearbyint(j.lo)))),
-                 _mm512_set1_epi8(static_cast<char>(
-                     static_cast<int>(std::nearbyint(j.hi))))};
+  const Consts k = consts(j);
   for (int64_t b = 0; b < j.blocks; ++b) {
     const int64_t c0 = b * 64, left = g.c - c0;
     const __mmask64 channels =

@@ -168,6 +168,41 @@ GOPT_AVX512BW void outputTile(const float *m, int64_t planeStride,
   }
 }
 
+// U = G g G^T for every (output, input) channel pair of a 3x3 filter (OIHW
+// or HWIO), with a 4x3 transform G of few non-zero entries, in double and
+// stored per 64-output block as the GEMMs read it: [cout / kBlock][16]
+// [cin][kBlock]. Zero entries add nothing, so sums of taps stay exact.
+std::vector<float> transformFilter(const float *filter, bool oihw, int64_t cin,
+                                   int64_t cout, const double (&G)[4][3]) {
+  auto apply = [&](const double(&row)[3], const double(&v)[3]) {
+    double sum = 0;
+    bool any = false;
+    for (int c = 0; c < 3; ++c)
+      if (row[c] != 0) {
+        sum = any ? sum + row[c] * v[c] : row[c] * v[c];
+        any = true;
+      }
+    return sum;
+  };
+  std::vector<float> u(16 * cin * cout, 0.0f);
+  for (int64_t o = 0; o < cout; ++o)
+    for (int64_t i = 0; i < cin; ++i) {
+      double g[3][3], t[4][3];
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          g[a][b] = oihw ? filter[((o * cin + i) * 3 + a) * 3 + b]
+                         : filter[((a * 3 + b) * cin + i) * cout + o];
+      for (int b = 0; b < 3; ++b)
+        for (int r = 0; r < 4; ++r)
+          t[r][b] = apply(G[r], {g[0][b], g[1][b], g[2][b]});
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b)
+          u[(((o / kBlock) * 16 + a * 4 + b) * cin + i) * kBlock + o % kBlock] =
+              static_cast<float>(apply(G[b], t[a]));
+    }
+  return u;
+}
+
 } // namespace
 
 std::unique_ptr<WinogradWideConv>
@@ -180,29 +215,10 @@ WinogradWideConv::create(const WinogradWideShape &s, const float *filter) {
   k->tilesH_ = (s.h + 1) / 2;
   k->tilesW_ = (s.w + 1) / 2;
   k->tiles_ = k->tilesH_ * k->tilesW_;
-  // U = G g G^T per (output, input) channel pair, in double.
-  k->u_.assign(16 * s.cin * s.cout, 0.0f);
-  for (int64_t o = 0; o < s.cout; ++o)
-    for (int64_t i = 0; i < s.cin; ++i) {
-      double g[3][3], t[4][3];
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-          g[a][b] = s.oihw ? filter[((o * s.cin + i) * 3 + a) * 3 + b]
-                           : filter[((a * 3 + b) * s.cin + i) * s.cout + o];
-      for (int b = 0; b < 3; ++b) {
-        t[0][b] = g[0][b];
-        t[1][b] = 0.5 * (g[0][b] + g[1][b] + g[2][b]);
-        t[2][b] = 0.5 * (g[0][b] - g[1][b] + g[2][b]);
-        t[3][b] = g[2][b];
-      }
-      for (int a = 0; a < 4; ++a) {
-        double u[4] = {t[a][0], 0.5 * (t[a][0] + t[a][1] + t[a][2]),
-                       0.5 * (t[a][0] - t[a][1] + t[a][2]), t[a][2]};
-        for (int b = 0; b < 4; ++b)
-          k->u_[(((o / kBlock) * 16 + a * 4 + b) * s.cin + i) * kBlock +
-                o % kBlock] = static_cast<float>(u[b]);
-      }
-    }
+  // F(2x2, 3x3)'s filter transform, in double.
+  static constexpr double G[4][3] = {
+      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  k->u_ = transformFilter(filter, s.oihw, s.cin, s.cout, G);
   k->v_.assign(16 * k->tiles_ * s.cin, 0.0f);
   k->m_.resize(std::max(1, omp_get_max_threads()));
   return k;
@@ -383,27 +399,9 @@ WinogradStride2Conv::create(const WinogradStride2Shape &s,
                    kStride2MaxInputFloats / (25 * perImage * s.cin)}));
   // U = Gt g Gt^T per (output, input) channel pair (points 0..3 of each
   // axis; point 4 repeats 3). Sums of at most four taps: exact in double.
-  k->u_.assign(16 * s.cin * s.cout, 0.0f);
-  for (int64_t o = 0; o < s.cout; ++o)
-    for (int64_t i = 0; i < s.cin; ++i) {
-      double g[3][3], t[4][3];
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-          g[a][b] = s.oihw ? filter[((o * s.cin + i) * 3 + a) * 3 + b]
-                           : filter[((a * 3 + b) * s.cin + i) * s.cout + o];
-      for (int b = 0; b < 3; ++b) {
-        t[0][b] = g[0][b];
-        t[1][b] = g[0][b] + g[2][b];
-        t[2][b] = g[2][b];
-        t[3][b] = g[1][b];
-      }
-      for (int a = 0; a < 4; ++a) {
-        double u[4] = {t[a][0], t[a][0] + t[a][2], t[a][2], t[a][1]};
-        for (int b = 0; b < 4; ++b)
-          k->u_[(((o / kBlock) * 16 + a * 4 + b) * s.cin + i) * kBlock +
-                o % kBlock] = static_cast<float>(u[b]);
-      }
-    }
+  static constexpr double Gt[4][3] = {
+      {1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}};
+  k->u_ = transformFilter(filter, s.oihw, s.cin, s.cout, Gt);
   k->v_.assign(25 * k->groupImages_ * perImage * s.cin, 0.0f);
   k->m_.resize(std::max(1, omp_get_max_threads()));
   return k;
