@@ -13,6 +13,7 @@
 #include "ConvBatch1.h"
 
 #include "Avx512Lanes.h"
+#include "BlockClaims.h"
 #include "EnvSwitch.h"
 
 #include <omp.h>
@@ -157,6 +158,7 @@ std::unique_ptr<ConvBatch1> ConvBatch1::create(const ConvBatch1Shape &s,
       k->pixelOffset_[y * ow + x] =
           (y * s.stride * k->wp_ + x * s.stride) * s.cin;
   k->m_.resize(std::max(1, omp_get_max_threads()));
+  k->claims_ = convBlockClaimsEnabled();
   return k;
 }
 
@@ -180,6 +182,8 @@ void ConvBatch1::run(const float *src, const float *bias, float *dst) {
   const int64_t hp = hp_, wp = wp_;
   const bool padded = padded_;
   float *padBuf = src_.data();
+  const bool claims = claims_;
+  BlockCounter counter;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
@@ -203,18 +207,24 @@ void ConvBatch1::run(const float *src, const float *bias, float *dst) {
       m.assign(kPanel * kBlock, 0.0f);
     const int64_t sliceLines = kDepth * kBlock * sizeof(float) / 64;
     const float *ptrs[kMaxRows];
-    for (int64_t ob = id; ob < blocks; ob += nt) {
+    BlockCursor cursor(counter, claims, id, nt);
+    for (int64_t ob = cursor.next(), nextOb = blocks; ob < blocks;
+         ob = nextOb) {
       const float *wb = w + ob * taps * cin * kBlock;
       const int64_t blockFloats = taps * cin * kBlock;
       for (int64_t pn = 0; pn < panels; ++pn) {
         const int64_t p0 = pixels * pn / panels,
                       p1 = pixels * (pn + 1) / panels, np = p1 - p0;
         const int64_t chunks = (np + kMaxRows - 1) / kMaxRows;
+        // This thread's next block, taken as its last panel starts: its
+        // filter is prefetched meanwhile.
+        if (pn + 1 == panels)
+          nextOb = cursor.next();
         // What follows this pass's filter: the same block for the next
         // panel, else this thread's next block.
-        const float *after = pn + 1 < panels    ? wb
-                             : ob + nt < blocks ? w + (ob + nt) * blockFloats
-                                                : nullptr;
+        const float *after = pn + 1 < panels   ? wb
+                             : nextOb < blocks ? w + nextOb * blockFloats
+                                               : nullptr;
         for (int64_t t = 0; t < taps; ++t) {
           const int64_t tapOffset = ((t / s.kw) * wp + t % s.kw) * cin;
           for (int64_t k0 = 0; k0 < cin; k0 += kDepth) {

@@ -12,6 +12,7 @@
 #include "WinogradConv.h"
 
 #include "Avx512Lanes.h"
+#include "BlockClaims.h"
 
 #include <omp.h>
 
@@ -221,6 +222,7 @@ WinogradWideConv::create(const WinogradWideShape &s, const float *filter) {
   k->u_ = transformFilter(filter, s.oihw, s.cin, s.cout, G);
   k->v_.assign(16 * k->tiles_ * s.cin, 0.0f);
   k->m_.resize(std::max(1, omp_get_max_threads()));
+  k->claims_ = convBlockClaimsEnabled();
   return k;
 }
 
@@ -238,6 +240,8 @@ void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
   float *v = v_.data();
   const float *u = u_.data();
   const int64_t chunks = (tiles + kMaxRows - 1) / kMaxRows;
+  const bool claims = claims_;
+  BlockCounter counter;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
@@ -258,10 +262,15 @@ void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
     const int64_t depths = (cin + kDepth - 1) / kDepth;
     const int64_t pfPerCall = std::min<int64_t>(
         2 * kDepth, (sliceLines + depths * chunks - 1) / (depths * chunks));
-    for (int64_t ob = id; ob < blocks; ob += nt) {
+    BlockCursor cursor(counter, claims, id, nt);
+    for (int64_t ob = cursor.next(), after = blocks; ob < blocks; ob = after) {
       for (int p = 0; p < 16; ++p) {
         const float *up = u + (ob * 16 + p) * cin * kBlock;
-        int64_t nextOb = p < 15 ? ob : ob + nt;
+        // This thread's next block, taken as the last point starts: its
+        // first slice is prefetched meanwhile.
+        if (p == 15)
+          after = cursor.next();
+        int64_t nextOb = p < 15 ? ob : after;
         const char *next =
             nextOb < blocks
                 ? reinterpret_cast<const char *>(
@@ -404,6 +413,7 @@ WinogradStride2Conv::create(const WinogradStride2Shape &s,
   k->u_ = transformFilter(filter, s.oihw, s.cin, s.cout, Gt);
   k->v_.assign(25 * k->groupImages_ * perImage * s.cin, 0.0f);
   k->m_.resize(std::max(1, omp_get_max_threads()));
+  k->claims_ = convBlockClaimsEnabled();
   return k;
 }
 
@@ -425,6 +435,8 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
     const int64_t images = std::min(groupImages_, s.n - img0);
     const int64_t tiles = images * perImage;
     const int64_t chunks = (tiles + kMaxRows - 1) / kMaxRows;
+    const bool claims = claims_;
+    BlockCounter counter;
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
       const int nt = omp_get_num_threads(), id = omp_get_thread_num();
@@ -443,7 +455,9 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
       std::vector<float> &m = m_[id];
       if (m.size() < static_cast<size_t>(25 * tiles * kBlock))
         m.assign(25 * tiles * kBlock, 0.0f);
-      for (int64_t ob = id; ob < blocks; ob += nt) {
+      BlockCursor cursor(counter, claims, id, nt);
+      for (int64_t ob = cursor.next(), after = blocks; ob < blocks;
+           ob = after) {
         // Points by filter: a filter's slice serves its 1, 2 or 4 points.
         // Meanwhile the next filter's slice is prefetched into L2, an even
         // share of its lines per GEMM call (as WinogradWideConv does).
@@ -456,7 +470,10 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
           const int64_t calls = (kEnd - fk) * (lEnd - fl) * depths * chunks;
           const int64_t pfPerCall =
               std::min<int64_t>(2 * kDepth, (sliceLines + calls - 1) / calls);
-          const int64_t nextOb = f < 15 ? ob : ob + nt;
+          // This thread's next block, taken as the last filter starts.
+          if (f == 15)
+            after = cursor.next();
+          const int64_t nextOb = f < 15 ? ob : after;
           const char *next =
               nextOb < blocks
                   ? reinterpret_cast<const char *>(
