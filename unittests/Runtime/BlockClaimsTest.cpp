@@ -2,7 +2,7 @@
 //
 // gopt's batch-1 wide convolutions (ConvBatch1, WinogradWideConv,
 // WinogradStride2Conv) hand out their 64-channel output blocks from a
-// shared counter (runtime/src/cpu/BlockClaims.h; GOPT_CONV_BLOCK_CLAIMS=0:
+// shared counter with GOPT_CONV_BLOCK_CLAIMS=1 (BlockClaims.h; otherwise
 // a fixed share per thread). Every block must be computed exactly once
 // whoever takes it: at 2, 3 and 5 threads, claimed or fixed, each kernel's
 // result (with a residual summed in place, which a block done twice or

@@ -3,28 +3,30 @@
 // gopt's batch-1 wide convolutions (ConvBatch1, WinogradWideConv,
 // WinogradStride2Conv) split one image's work over the threads by blocks of
 // 64 output channels: 4 to 32 blocks, each a stream of its filter. With a
-// fixed share (id, id + nt, ...) the step waits for the slowest thread, and
-// on a busy host (two cores shared with builds and other benchmarks) one of
-// two threads is often held back for a time slice while the other idles at
-// the barrier. Claiming the next block from a shared counter lets the
-// thread that runs take the blocks of the one that does not. Each block is
-// computed the same way by whichever thread takes it: same bits.
+// fixed share (id, id + nt, ...) the step waits for the slowest thread,
+// and on a busy host one of two threads is often held back for a time
+// slice while the other idles at the barrier. Claiming the next block from
+// a shared counter lets the thread that runs take the blocks of the one
+// that does not. Each block is computed the same way by whichever thread
+// takes it: same bits. Opt-in (GOPT_CONV_BLOCK_CLAIMS=1): on the loaded
+// 2-core machine it measured no faster (docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_BLOCKCLAIMS_H
 #define GOPT_RUNTIME_SRC_CPU_BLOCKCLAIMS_H
 
-#include "EnvSwitch.h"
-
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 namespace gopt::runtime::cpu {
 
-/// GOPT_CONV_BLOCK_CLAIMS=0 keeps each thread's fixed share. Read when a
-/// kernel is created.
+/// GOPT_CONV_BLOCK_CLAIMS=1 claims blocks; otherwise each thread takes its
+/// fixed share. Read when a kernel is created.
 inline bool convBlockClaimsEnabled() {
-  return envSwitchOn("GOPT_CONV_BLOCK_CLAIMS");
+  const char *setting = std::getenv("GOPT_CONV_BLOCK_CLAIMS");
+  return setting && std::strcmp(setting, "1") == 0;
 }
 
 /// The blocks [0, blocks) of one parallel region. Shared by its threads

@@ -50,7 +50,7 @@ private:
   std::vector<float> src_;  // [hp][wp][cin] where padded_
   std::vector<int64_t> pixelOffset_;  // per output pixel: its window's origin
   std::vector<std::vector<float>> m_; // per thread: [64 pixels][64]
-  bool claims_ = true; // blocks from a shared counter (BlockClaims.h)
+  bool claims_ = false; // blocks from a shared counter (BlockClaims.h)
 };
 
 // Whether the kernel may be used: GOPT_CONV_BATCH1=0 keeps oneDNN's.

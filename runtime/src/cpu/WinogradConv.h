@@ -44,7 +44,7 @@ private:
   std::vector<float> u_;              // [cout / 64][16][cin][64]
   std::vector<float> v_;              // [16][tiles][cin]
   std::vector<std::vector<float>> m_; // per thread: [16][tiles][64]
-  bool claims_ = true; // blocks from a shared counter (BlockClaims.h)
+  bool claims_ = false; // blocks from a shared counter (BlockClaims.h)
 };
 
 // Whether the kernel may be used: GOPT_CONV_WINOGRAD_WIDE=0 (or
@@ -89,7 +89,7 @@ private:
   std::vector<float> u_;              // [cout / 64][16][cin][64]
   std::vector<float> v_;              // [25][group tiles][cin]
   std::vector<std::vector<float>> m_; // per thread: [25][group tiles][64]
-  bool claims_ = true; // blocks from a shared counter (BlockClaims.h)
+  bool claims_ = false; // blocks from a shared counter (BlockClaims.h)
 };
 
 // Whether the stride-2 kernel may be used: GOPT_CONV_WINOGRAD_STRIDE2=0 (or
