@@ -1622,6 +1622,47 @@ struct SgdConfig {
   bool nesterov;
 };
 
+//===----------------------------------------------------------------------===//
+// The f32 weight gradient dy^T x as (x^T dy)^T
+//===----------------------------------------------------------------------===//
+
+// C = A^T B with A [K, M], B [K, N], M < N and K >= 512 runs as oneDNN's
+// B^T A and a transpose (GOPT_F32_WEIGHT_GRAD_SWAP): the same values as
+// the reference and as oneDNN's direct product (other summation order).
+// Fails when the product's operands are swapped wrongly or the transpose
+// misplaces a block; other shapes keep the direct product.
+TEST(MatmulWeightGrad, SwappedProductMatchesReference) {
+  struct Case {
+    int64_t k, m, n;
+    const char *impl;
+  };
+  uint32_t seed = 7100;
+  for (const Case &c : {Case{512, 32, 96, "onednn-swapped"},
+                        Case{640, 48, 272, "onednn-swapped"},
+                        Case{256, 32, 96, "onednn"},  // K under 512
+                        Case{512, 96, 32, "onednn"},  // M >= N
+                        Case{512, 32, 40, "onednn"}}) // N not 16s
+  {
+    SCOPED_TRACE(std::to_string(c.k) + "x" + std::to_string(c.m) + "x" +
+                 std::to_string(c.n));
+    std::vector<Tensor> inputs = {randomF32({c.k, c.m}, seed++),
+                                  randomF32({c.k, c.n}, seed++)};
+    AttrMap attrs = {{"transpose_a", boolAttr(true)}};
+    expectCpuMatchesReference("matmul", attrs, inputs, c.impl, 1e-5);
+    std::string used;
+    std::vector<Tensor> swapped =
+        runSession("matmul", attrs, inputs, "cpu", &used);
+    setenv("GOPT_F32_WEIGHT_GRAD_SWAP", "0", 1);
+    std::vector<Tensor> direct =
+        runSession("matmul", attrs, inputs, "cpu", &used);
+    unsetenv("GOPT_F32_WEIGHT_GRAD_SWAP");
+    EXPECT_EQ(used, "onednn");
+    ASSERT_EQ(swapped.size(), 1u);
+    ASSERT_EQ(direct.size(), 1u);
+    expectClose(swapped[0], direct[0], 1e-5, "swapped against direct");
+  }
+}
+
 TEST(SgdUpdate, ThreeStepsMatchPyTorch) {
   const int64_t n = 37;
   for (SgdConfig cfg :

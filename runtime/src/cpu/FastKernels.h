@@ -74,6 +74,13 @@ bool reluPoolBiasFusionEnabled();
 // same values); null for other ops or with GOPT_OPTIMIZER_BF16_GRAD=0.
 std::unique_ptr<Kernel>
 createOptimizerUpdateBf16Grad(const KernelConfig &update);
+// (TrainingKernels.cpp) An f32 2-D matmul C[M, N] = A^T B (transpose_a,
+// A [K, M], B [K, N]; a dense layer's weight gradient dy^T x) computed as
+// C^T = B^T A on oneDNN and transposed into C: oneDNN's kernel runs the
+// tall product (M' = N rows) about twice as fast at large K. Null unless M
+// < N, both multiples of 16, and K >= 512 (the batch where it paid), or
+// with GOPT_F32_WEIGHT_GRAD_SWAP=0.
+std::unique_ptr<Kernel> createSwappedWeightGradMatmul(const KernelConfig &c);
 // (TrainingKernels.cpp) createMaxPoolReluBiasGrad's step together with the
 // conv2d_backprop_input (dx, filter) and conv2d_backprop_filter (source,
 // dx) that alone read its dx, a few images at a time (dx stays in cache):

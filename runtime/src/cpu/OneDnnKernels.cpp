@@ -955,6 +955,9 @@ public:
     // bf16 dense layers on gopt's AMX tiles (AmxMatmul.h).
     if (std::unique_ptr<Kernel> amx = cpu::createAmxMatmul(c))
       return amx;
+    // f32 weight gradients dy^T x as (x^T dy)^T (TrainingKernels.cpp).
+    if (std::unique_ptr<Kernel> swapped = cpu::createSwappedWeightGradMatmul(c))
+      return swapped;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(

@@ -2642,6 +2642,129 @@ std::unique_ptr<Kernel> cpu::createChunkedPoolConvGrad(
 #endif
 }
 
+namespace {
+
+// C[M, N] = A^T B as C^T = B^T A (createSwappedWeightGradMatmul): oneDNN's
+// brgemm matmul splits and blocks the rows of its result, and the dense
+// layer's weight gradient dy^T x has only M = 128 of them against N = 9216
+// columns; the swapped product has 9216 rows. Its [N, M] result is then
+// transposed into C in 16x16 blocks (4.7 MB for the MNIST CNN's layer,
+// about 1 ms).
+class SwappedWeightGradMatmul : public Kernel {
+public:
+  SwappedWeightGradMatmul(int64_t m, int64_t n, int64_t k)
+      : m_(m), n_(n), k_(k), stream_(cpuEngine()) {}
+
+  Status init() {
+    try {
+      // src = B^T [N, K] over B's [K, N] buffer; weights = A [K, M]; dst
+      // [N, M] plain (a transposed dst takes oneDNN's reference kernel).
+      memory::desc src({n_, k_}, memory::data_type::f32, Dims{1, n_});
+      memory::desc wei({k_, m_}, memory::data_type::f32, Dims{m_, 1});
+      memory::desc dst({n_, m_}, memory::data_type::f32, Dims{m_, 1});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr,
+                                      cpuEngine());
+      const char *impl = pd.impl_info_str();
+      if (impl && std::strncmp(impl, "ref", 3) == 0)
+        return internalError("swapped matmul: only oneDNN's reference");
+      primitive_ = dnnl::matmul(pd);
+      src_ = memory(src, cpuEngine(), DNNL_MEMORY_NONE);
+      wei_ = memory(wei, cpuEngine(), DNNL_MEMORY_NONE);
+      product_.resize(static_cast<size_t>(n_ * m_));
+      dst_ = memory(dst, cpuEngine(), product_.data());
+      scratch_ = memory(pd.scratchpad_desc(), cpuEngine());
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN matmul: ", e.what());
+    }
+    return Status::success();
+  }
+
+  Status run(const std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    try {
+      wei_.set_data_handle(const_cast<void *>(in[0].data()));
+      src_.set_data_handle(const_cast<void *>(in[1].data()));
+      primitive_.execute(stream_, {{DNNL_ARG_SRC, src_},
+                                   {DNNL_ARG_WEIGHTS, wei_},
+                                   {DNNL_ARG_DST, dst_},
+                                   {DNNL_ARG_SCRATCHPAD, scratch_}});
+      stream_.wait();
+    } catch (const dnnl::error &e) {
+      return internalError("oneDNN: ", e.what());
+    }
+    transpose(product_.data(), out[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "onednn-swapped"; }
+  size_t workspaceBytes() const override {
+    return product_.size() * 4 + scratch_.get_desc().get_size();
+  }
+
+private:
+  // c[j][r] = p[r][j] for p [N, M]: 16 rows of p at a time, the threads
+  // taking whole row blocks (disjoint columns of c).
+  void transpose(const float *p, float *c) const {
+    const int64_t blocks = n_ / 16, m = m_, n = n_;
+#pragma omp parallel for schedule(static) if (n * m >= kParallelThreshold)
+    for (int64_t b = 0; b < blocks; ++b) {
+#ifdef GOPT_HAVE_AVX512_LANES
+      if (avx512bwSupported()) {
+        transposeBlock(p, c, b * 16);
+        continue;
+      }
+#endif
+      for (int64_t j = 0; j < m; ++j)
+        for (int64_t r = b * 16; r < b * 16 + 16; ++r)
+          c[j * n + r] = p[r * m + j];
+    }
+  }
+#ifdef GOPT_HAVE_AVX512_LANES
+  GOPT_AVX512BW void transposeBlock(const float *p, float *c,
+                                    int64_t r0) const {
+    for (int64_t j0 = 0; j0 < m_; j0 += 16) {
+      __m512i v[16];
+      for (int64_t i = 0; i < 16; ++i)
+        v[i] = _mm512_loadu_si512(p + (r0 + i) * m_ + j0);
+      transpose16x16(v);
+      for (int64_t j = 0; j < 16; ++j)
+        _mm512_storeu_si512(c + (j0 + j) * n_ + r0, v[j]);
+    }
+  }
+#endif
+
+  int64_t m_, n_, k_;
+  dnnl::stream stream_;
+  dnnl::primitive primitive_;
+  memory src_, wei_, dst_, scratch_;
+  std::vector<float> product_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel>
+cpu::createSwappedWeightGradMatmul(const KernelConfig &c) {
+  if (!envSwitchOn("GOPT_F32_WEIGHT_GRAD_SWAP") || c.inputShapes.size() != 2 ||
+      c.outputShapes.size() != 1 || !c.allOfType(DType::kF32))
+    return nullptr;
+  const Shape &a = c.inputShapes[0], &b = c.inputShapes[1],
+              &r = c.outputShapes[0];
+  OpAttrs attrs = c.attrs();
+  if (a.size() != 2 || b.size() != 2 || r.size() != 2 ||
+      !attrs.getBool("transpose_a") || attrs.getBool("transpose_b"))
+    return nullptr;
+  const int64_t k = a[0], m = a[1], n = b[1];
+  // K >= 512: at K = 256 (batch 256) the swapped product saved less
+  // than the transpose costs (docs/architecture.md).
+  if (b[0] != k || r[0] != m || r[1] != n || m >= n || m % 16 || n % 16 ||
+      m == 0 || k < 512)
+    return nullptr;
+  auto kernel = std::make_unique<SwappedWeightGradMatmul>(m, n, k);
+  if (!kernel->init().ok())
+    return nullptr;
+  return kernel;
+}
+
 bool cpu::firstChunkEnabled() {
   return envSwitchOn("GOPT_CHUNKED_FIRST_CONV_GRAD");
 }
