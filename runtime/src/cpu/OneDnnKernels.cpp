@@ -23,6 +23,7 @@
 #include "ElementLoops.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "GemvF32.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "PointwiseAmx.h"
@@ -943,6 +944,69 @@ public:
 // matmul
 //===----------------------------------------------------------------------===//
 
+// A dense layer at batch 1, one f32 row times a constant weight [K, N]
+// (transposed or not) with the bias row and relu the schedule fuses, on
+// gopt's matrix-vector kernel (GemvF32.h: 2x oneDNN 2.6's brg matmul on
+// MobileNetV3's classifier). GOPT_GEMV_F32=0 keeps oneDNN's.
+class GemvF32Kernel : public cpu::LayoutKernel {
+public:
+  static std::unique_ptr<cpu::LayoutKernel>
+  create(const KernelConfig &c, const cpu::MatmulPostOps &post) {
+    if (!cpu::gemvF32Enabled() || post.sum || post.eltwise.size() > 1 ||
+        c.inputShapes.size() < 2 || c.inputTypes[0] != DType::kF32 ||
+        c.inputTypes[1] != DType::kF32 || c.outputTypes[0] != DType::kF32 ||
+        c.constantInputs.size() < 2 || !c.constantInputs[1])
+      return nullptr;
+    if (!post.eltwise.empty() &&
+        (post.eltwise[0].algorithm != dnnl::algorithm::eltwise_relu ||
+         post.eltwise[0].alpha != 0))
+      return nullptr;
+    OpAttrs attrs = c.attrs();
+    const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
+    if (attrs.getBool("transpose_a") || a.empty() || b.size() < 2)
+      return nullptr;
+    const bool transB = attrs.getBool("transpose_b");
+    const int64_t k = a.back();
+    const int64_t n = transB ? b[b.size() - 2] : b.back();
+    // One row (every leading dim 1) and a 2-D weight (leading dims 1); the
+    // schedule's bias (kernel input 2, not in `c`) is N f32 values.
+    if (numElements(a) != k || (transB ? b.back() : b[b.size() - 2]) != k ||
+        numElements(b) != k * n || numElements(c.outputShapes[0]) != n)
+      return nullptr;
+    cpu::GemvF32Shape s;
+    s.k = k;
+    s.n = n;
+    s.transB = transB;
+    s.relu = !post.eltwise.empty();
+    auto kernel = std::unique_ptr<GemvF32Kernel>(new GemvF32Kernel());
+    kernel->gemv_ = cpu::GemvF32::create(
+        s, static_cast<const float *>(c.constantInputs[1]));
+    if (!kernel->gemv_)
+      return nullptr;
+    kernel->bias_ = post.bias;
+    kernel->src_ = cpu::plainDesc(a, DType::kF32);
+    kernel->dst_ = cpu::plainDesc(c.outputShapes[0], DType::kF32);
+    return kernel;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    gemv_->run(inputs[0].data<float>(),
+               bias_ ? inputs[2].data<float>() : nullptr,
+               outputs[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-gemv-f32"; }
+
+private:
+  std::unique_ptr<cpu::GemvF32> gemv_;
+  bool bias_ = false;
+  memory::desc src_, dst_;
+};
+
 // Plain row-major operands and result; with post-ops (the CPU schedule's
 // fusions) a bias row (input 2) and a sum into the destination's previous
 // contents.
@@ -968,6 +1032,9 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<cpu::LayoutKernel>();
+    if (std::unique_ptr<cpu::LayoutKernel> gemv =
+            GemvF32Kernel::create(c, post))
+      return gemv;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
