@@ -65,7 +65,7 @@ std::unique_ptr<GemvF32> GemvF32::create(const GemvF32Shape &s,
   auto g = std::unique_ptr<GemvF32>(new GemvF32());
   g->s_ = s;
   const int64_t padded = (s.n + 15) / 16 * 16;
-  g->w_.assign(static_cast<size_t>(s.k * padded), 0.0f);
+  g->w_ = HugePageBuffer(static_cast<size_t>(s.k * padded));
   for (int64_t p0 = 0; p0 < s.n; p0 += kPanel) {
     const int64_t cols = std::min(kPanel, s.n - p0);
     const int64_t width = (cols + 15) / 16 * 16;

@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "AlignedVector.h"
+#include "HugePageBuffer.h"
 
 namespace gopt::runtime::cpu {
 
@@ -38,8 +38,9 @@ public:
 
 private:
   GemvF32Shape s_;
-  // Panels of 64 columns (the last one narrower, padded to 16): [K][width].
-  AlignedVector<float> w_;
+  // Panels of 64 columns (the last one narrower, padded to 16): [K][width];
+  // on huge pages from 1 MiB (HugePageBuffer.h).
+  HugePageBuffer w_;
 };
 
 // Whether the kernel may be used: GOPT_GEMV_F32=0 keeps oneDNN's matmul.

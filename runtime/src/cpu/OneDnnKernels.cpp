@@ -2936,6 +2936,81 @@ private:
   memory::desc src_, dst_;
 };
 
+// A 1x1 f32 convolution whose result only a global average pool reads
+// (SqueezeNet's classifier, MobileNetV3's last 1x1 layer) on gopt's 1x1
+// kernel with the pool fused (Conv1x1F32Shape::pool): the activated result
+// is summed over the pixels as it is computed, never written, and the
+// pool's pass over it goes. Reads nChw16c or NHWC (the source's layout,
+// else nChw16c); writes the pool's [N, C, 1, 1]. GOPT_CONV_1X1_POOL_F32=0
+// (or GOPT_CONV_1X1_F32=0) keeps the two apart.
+class Conv1x1PoolF32Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const memory::desc &source,
+                                              const Shape &pooled) {
+    if (!conv1x1F32Enabled() || !conv1x1PoolF32Enabled() ||
+        convType(c) != DataType::f32 || c.inputTypes[1] != DType::kF32 ||
+        !c.constantInputs[1] || post.sum || post.tail.size() > 1)
+      return nullptr;
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act || (!post.tail.empty() && !isHardSwish(post.tail[0])))
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+        g->weightDims[2] != 1 || g->weightDims[3] != 1 ||
+        g->padL != Dims{0, 0} || g->padR != Dims{0, 0})
+      return nullptr;
+    Conv1x1F32Shape s;
+    s.n = g->n;
+    s.cin = g->cin;
+    s.cout = g->cout;
+    s.h = g->h;
+    s.w = g->w;
+    s.strideH = g->strides[0];
+    s.strideW = g->strides[1];
+    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW() ||
+        pooled != Shape{s.n, s.cout, 1, 1})
+      return nullptr;
+    s.blocked = source != memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    s.relu = post.activation == "relu";
+    s.clip = act->clamp && !s.relu;
+    s.lo = act->lo;
+    s.hi = act->hi;
+    s.hardswish = !post.tail.empty();
+    s.pool = true;
+    auto k = std::unique_ptr<Conv1x1PoolF32Kernel>(new Conv1x1PoolF32Kernel());
+    k->conv_ = Conv1x1F32::create(
+        s, static_cast<const float *>(c.constantInputs[1]),
+        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    if (!k->conv_)
+      return nullptr;
+    k->src_ = memory::desc(g->srcDims, DataType::f32,
+                           s.blocked ? Tag::aBcd16b : Tag::nhwc);
+    k->dst_ = plainDesc(pooled, DType::kF32);
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    conv_->run(inputs[0].data<float>(), outputs[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-1x1-pool-f32"; }
+
+private:
+  std::unique_ptr<Conv1x1F32> conv_;
+  memory::desc src_, dst_;
+};
+
 // gopt's Winograd for a 3x3 stride-2 pad-1 f32 convolution
 // (WinogradStride2Conv in WinogradConv.cpp: 25 products per 2x2 output tile
 // where the direct kernel takes 36) in the layouts oneDNN chose for the
@@ -3183,6 +3258,12 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
     if (auto stem = StemConvF32Kernel::create(c, post, *kernel))
       return stem;
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+std::unique_ptr<LayoutKernel>
+createConv1x1GlobalPool(const KernelConfig &config, const ConvPostOps &post,
+                        const memory::desc &source, const Shape &pooled) {
+  return Conv1x1PoolF32Kernel::create(config, post, source, pooled);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
