@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/GemvF32.h"
+#include "../../runtime/src/cpu/HugePageBuffer.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@ using namespace gopt::runtime;
 using namespace gopt::runtime::testing;
 using gopt::runtime::cpu::GemvF32;
 using gopt::runtime::cpu::GemvF32Shape;
+using gopt::runtime::cpu::HugePageBuffer;
 
 namespace {
 
@@ -86,6 +88,30 @@ TEST(GemvF32, MatchesDoubleLoop) {
                   1e-4)
             << transB << " " << n;
   }
+}
+
+// Packed weights of 1 MiB and more start on a 2 MiB boundary (where Linux
+// may back them with a huge page), smaller ones and all with
+// GOPT_HUGE_PAGE_WEIGHTS=0 on a cache line; all start zeroed.
+TEST(GemvF32, HugePageBuffer) {
+  auto offset = [](const HugePageBuffer &b, uintptr_t align) {
+    return reinterpret_cast<uintptr_t>(b.data()) % align;
+  };
+  auto zeroed = [](const HugePageBuffer &b) {
+    return std::all_of(b.data(), b.data() + b.size(),
+                       [](float v) { return v == 0.0f; });
+  };
+  HugePageBuffer big(1280 * 960), small(1000);
+  EXPECT_EQ(big.size(), 1280u * 960u);
+  EXPECT_EQ(offset(big, uintptr_t(2) << 20), 0u);
+  EXPECT_EQ(offset(small, 64), 0u);
+  EXPECT_TRUE(zeroed(big));
+  EXPECT_TRUE(zeroed(small));
+  setenv("GOPT_HUGE_PAGE_WEIGHTS", "0", 1);
+  HugePageBuffer off(1280 * 960);
+  EXPECT_EQ(offset(off, 64), 0u);
+  EXPECT_TRUE(zeroed(off));
+  unsetenv("GOPT_HUGE_PAGE_WEIGHTS");
 }
 
 const DType F32 = DType::kF32;
