@@ -146,6 +146,80 @@ TEST(Conv1x1F32, ClampAndHardSwish) {
   }
 }
 
+// Largest |kernel - double loop| of `pool`: each image's mean over the
+// pixels of the activated result, [n][cout] (any cout).
+double maxPoolError(const Conv1x1F32Shape &s, int threads) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t oh = s.outH(), ow = s.outW();
+  std::vector<float> filter(s.cin * s.cout), bias(s.cout),
+      src(s.n * s.cin * s.h * s.w), dst(s.n * s.cout + 16, 1e9f);
+  for (float &v : filter)
+    v = u(rng) / 16;
+  for (float &v : bias)
+    v = u(rng);
+  for (float &v : src)
+    v = u(rng);
+  std::unique_ptr<Conv1x1F32> k =
+      Conv1x1F32::create(s, filter.data(), s.bias ? bias.data() : nullptr);
+  EXPECT_TRUE(k);
+  if (!k)
+    return 1e9;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  k->run(src.data(), dst.data());
+  omp_set_num_threads(saved);
+  double worst = 0;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t o = 0; o < s.cout; ++o) {
+      double mean = 0;
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          double acc = s.bias ? bias[o] : 0.0;
+          for (int64_t c = 0; c < s.cin; ++c)
+            acc +=
+                double(s.oihw ? filter[o * s.cin + c]
+                              : filter[c * s.cout + o]) *
+                src[at(s, s.cin, s.h, s.w, n, c, y * s.strideH, x * s.strideW)];
+          if (s.relu)
+            acc = std::max(acc, 0.0);
+          if (s.clip)
+            acc = std::min(std::max(acc, double(s.lo)), double(s.hi));
+          if (s.hardswish)
+            acc *= std::min(std::max(acc / 6 + 0.5, 0.0), 1.0);
+          mean += acc;
+        }
+      mean /= double(oh * ow);
+      worst = std::max(worst, std::fabs(mean - dst[n * s.cout + o]));
+    }
+  // Nothing written past the [n][cout] result.
+  for (int64_t i = s.n * s.cout; i < s.n * s.cout + 16; ++i)
+    if (dst[i] != 1e9f)
+      return 1e9;
+  return worst;
+}
+
+// The global average pool fused: SqueezeNet's classifier (13x13, 1000
+// channels: a last block of 40 of which 8 past the filter; two runs of
+// pixels summed into one block's sums; four passes), MobileNetV3's last
+// layer (7x7, HardSwish), stride 2 and NHWC, two images, two threads.
+TEST(Conv1x1F32, GlobalPoolFused) {
+  for (bool blocked : {true, false}) {
+    Conv1x1F32Shape s = shape(1, 512, 1000, 13, 13, 1, blocked);
+    s.bias = s.relu = s.pool = true;
+    EXPECT_LT(maxPoolError(s, 1), 1e-4) << blocked;
+    s = shape(2, 160, 200, 7, 7, 1, blocked);
+    s.bias = s.hardswish = s.pool = true;
+    EXPECT_LT(maxPoolError(s, 2), 1e-4) << blocked;
+    s = shape(2, 48, 72, 11, 12, 2, blocked);
+    s.oihw = false;
+    s.clip = s.pool = true;
+    s.lo = -0.25f;
+    s.hi = 0.5f;
+    EXPECT_LT(maxPoolError(s, 2), 1e-4) << blocked;
+  }
+}
+
 TEST(Conv1x1F32, RefusesUncoveredShapes) {
   std::vector<float> f(64 * 72);
   EXPECT_FALSE(Conv1x1F32::create(shape(1, 72, 64, 7, 7, 1, false), f.data(),
@@ -266,6 +340,63 @@ TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
   EXPECT_NE(off.impl, "gopt-1x1-f32");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_1X1_F32_CLAMP");
+}
+
+// A 1x1 conv2d 160 -> 1000 on 13x13, relu, global average pool and
+// flatten (SqueezeNet's classifier, fewer input channels) on "cpu" and
+// "reference".
+Outcome runPlanConvPool() {
+  PlanBuilder b("g");
+  int x = b.addInput("x", F32, {1, 160, 13, 13});
+  Tensor filter = randomF32({1000, 160, 1, 1}, 51);
+  for (int64_t i = 0; i < filter.numElements(); ++i)
+    filter.data<float>()[i] /= 16.0f;
+  std::vector<int> ins = {x, b.addConstant("f", filter),
+                          b.addConstant("bias", randomF32({1000}, 52))};
+  Shape cshape = {1, 1000, 13, 13};
+  int c = b.addIntermediate("c", F32, cshape);
+  b.addOp("conv2d", "conv", ins, {c},
+          {{"data_format", stringAttr("NCHW")},
+           {"filter_format", stringAttr("OIHW")},
+           {"pads", intsAttr({0, 0, 0, 0})},
+           {"activation", stringAttr("none")}});
+  int r = b.addIntermediate("r", F32, cshape);
+  b.addOp("relu", "relu", {c}, {r});
+  int p = b.addIntermediate("p", F32, {1, 1000, 1, 1});
+  b.addOp("global_avg_pool", "gap", {r}, {p},
+          {{"data_format", stringAttr("NCHW")}});
+  int y = b.addOutput("y", F32, {1, 1000});
+  b.addOp("flatten", "flatten", {p}, {y}, {{"axis", intAttr(1)}});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  std::vector<Tensor> inputs = {randomF32({1, 160, 13, 13}, 53)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.kind.rfind("conv2d", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(Conv1x1F32, TakesTheGlobalPool) {
+  Outcome on = runPlanConvPool();
+  EXPECT_EQ(on.impl, "gopt-1x1-pool-f32");
+  EXPECT_EQ(on.kind, "conv2d+relu+global_avg_pool");
+  EXPECT_LT(on.maxDiff, 1e-4f);
+  setenv("GOPT_CONV_1X1_POOL_F32", "0", 1);
+  Outcome off = runPlanConvPool();
+  EXPECT_NE(off.impl, "gopt-1x1-pool-f32");
+  EXPECT_EQ(off.kind, "conv2d+relu");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_1X1_POOL_F32");
 }
 
 TEST(Conv1x1F32, WhereItIsTaken) {

@@ -25,6 +25,7 @@ namespace gopt::runtime::cpu {
 // Read at each kernel's creation: A/B timings build both in one process.
 bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
 bool conv1x1F32ClampEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_CLAMP"); }
+bool conv1x1PoolF32Enabled() { return envSwitchOn("GOPT_CONV_1X1_POOL_F32"); }
 
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");
@@ -61,6 +62,9 @@ struct TileArgs {
   // on L3: ResNet-50's 7x7 layers read 4 MiB of filter once per run).
   const char *pf;
   int64_t pfLines;
+  // With `pool`: on the last pass the activated results are added to
+  // pool[0 .. NB*16) (the block's sums over pixels) instead of stored.
+  float *pool;
   bool first, last, sum, relu, clip, hardswish;
   float lo, hi; // the clamp
 };
@@ -112,6 +116,11 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
   const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
   const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
   const __m512 sixth = _mm512_set1_ps(1.0f / 6.0f), half = _mm512_set1_ps(0.5f);
+  const bool pool = a.last && a.pool;
+  __m512 sums[NB];
+#pragma GCC unroll 4
+  for (int k = 0; k < NB; ++k)
+    sums[k] = pool ? _mm512_loadu_ps(a.pool + k * 16) : zero;
 #pragma GCC unroll 6
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 4
@@ -129,8 +138,15 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
                                 one);
         v = _mm512_mul_ps(v, g);
       }
-      _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
+      if (pool)
+        sums[k] = _mm512_add_ps(sums[k], v);
+      else
+        _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
     }
+  if (pool)
+#pragma GCC unroll 4
+    for (int k = 0; k < NB; ++k)
+      _mm512_storeu_ps(a.pool + k * 16, sums[k]);
 }
 
 using TileFn = void (*)(const TileArgs &);
@@ -171,23 +187,26 @@ std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &s,
                                                const float *filter,
                                                const float *bias) {
   if (!avx512bwSupported() || s.n <= 0 || s.cin <= 0 || s.cin % 16 != 0 ||
-      s.cout <= 0 || s.cout % 16 != 0 || s.h <= 0 || s.w <= 0 ||
+      s.cout <= 0 || (s.cout % 16 != 0 && !s.pool) || s.h <= 0 || s.w <= 0 ||
       s.strideH < 1 || s.strideH > 2 || s.strideW < 1 || s.strideW > 2 ||
       (s.bias && !bias) || !filter || (s.clip && !(s.lo <= s.hi)))
     return nullptr;
   auto k = std::unique_ptr<Conv1x1F32>(new Conv1x1F32());
   k->s_ = s;
+  const int64_t padded = (s.cout + 15) / 16 * 16;
+  k->coutPadded_ = padded;
   // Block b (nb = its 16-channel output blocks) at b * 64 * cin: [cin][nb*16].
-  k->w_.assign(static_cast<size_t>(s.cin * s.cout), 0.0f);
-  for (int64_t b0 = 0; b0 < s.cout; b0 += kBlock) {
-    const int64_t width = std::min(kBlock, s.cout - b0);
+  k->w_ = HugePageBuffer(static_cast<size_t>(s.cin * padded));
+  for (int64_t b0 = 0; b0 < padded; b0 += kBlock) {
+    const int64_t width = std::min(kBlock, padded - b0);
+    const int64_t real = std::min(width, s.cout - b0);
     float *dst = k->w_.data() + b0 * s.cin;
     for (int64_t c = 0; c < s.cin; ++c)
-      for (int64_t o = 0; o < width; ++o)
+      for (int64_t o = 0; o < real; ++o)
         dst[c * width + o] =
             s.oihw ? filter[(b0 + o) * s.cin + c] : filter[c * s.cout + b0 + o];
   }
-  k->bias_.assign(static_cast<size_t>(s.cout), 0.0f);
+  k->bias_.assign(static_cast<size_t>(padded), 0.0f);
   if (s.bias)
     std::copy(bias, bias + s.cout, k->bias_.begin());
   return k;
@@ -197,9 +216,12 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   const Conv1x1F32Shape &s = s_;
   const int64_t oh = s.outH(), ow = s.outW(), pixels = oh * ow;
   const int64_t inBlocks = s.cin / 16;
-  const int64_t outBlocks = (s.cout + kBlock - 1) / kBlock;
+  const int64_t outBlocks = (coutPadded_ + kBlock - 1) / kBlock;
   const int64_t runs = (pixels + kRun - 1) / kRun;
-  const int64_t items = s.n * outBlocks * runs;
+  // With `pool` an item takes all runs of its (image, block): the block's
+  // sums over the pixels are the item's alone.
+  const int64_t itemRuns = s.pool ? 1 : runs;
+  const int64_t items = s.n * outBlocks * itemRuns;
   // Strides in floats: per image, per 16-channel block, per pixel.
   const int64_t xImage = s.cin * s.h * s.w, yImage = s.cout * pixels;
   const int64_t xBlock = s.blocked ? s.h * s.w * 16 : 16;
@@ -219,9 +241,14 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   {
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
     const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+    // With `pool`: a run's partial sums between passes, [pixel][64], and the
+    // block's sums over the pixels.
+    alignas(64) float scratch[kRun * kBlock];
+    alignas(64) float sums[kBlock];
     TileArgs a;
     a.xBlockStride = xBlock;
-    a.yBlockStride = yBlock;
+    a.yBlockStride = s.pool ? 16 : yBlock;
+    a.pool = s.pool ? sums : nullptr;
     a.sum = s.sum;
     a.relu = s.relu;
     a.clip = s.clip;
@@ -229,62 +256,73 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.hi = s.hi;
     a.hardswish = s.hardswish;
     for (int64_t item = begin; item < end; ++item) {
-      int64_t r = item % runs, ob = (item / runs) % outBlocks,
-              n = item / (runs * outBlocks);
+      int64_t r = item % itemRuns, ob = (item / itemRuns) % outBlocks,
+              n = item / (itemRuns * outBlocks);
       if (blockOuter) {
-        n = (item / runs) % s.n;
-        ob = item / (runs * s.n);
+        n = (item / itemRuns) % s.n;
+        ob = item / (itemRuns * s.n);
       }
       const int64_t oc0 = ob * kBlock;
-      const int nb = static_cast<int>(std::min(kBlock, s.cout - oc0) / 16);
+      const int nb = static_cast<int>(std::min(kBlock, coutPadded_ - oc0) / 16);
       const float *wBlock = w_.data() + oc0 * s.cin;
       const float *x0 = src + n * xImage;
       float *y0 = dst + n * yImage + (s.blocked ? oc0 * pixels : oc0);
       a.bias = bias_.data() + oc0;
-      const int64_t p0 = r * kRun, p1 = std::min(pixels, p0 + kRun);
-      // Tiles of as even a size as 6 allows (49 pixels: 4 x 6 + 5 x 5, not
-      // 8 x 6 + 1), and each pixel's offset in an image's source.
-      const int64_t m = p1 - p0, tiles = (m + kTile - 1) / kTile;
-      int64_t start[kRun / kTile + 1], xOffset[kRun];
-      start[0] = 0;
-      for (int64_t t = 0; t < tiles; ++t)
-        start[t + 1] = start[t] + m / tiles + (t < m % tiles ? 1 : 0);
-      for (int64_t j = 0; j < m; ++j) {
-        const int64_t q = p0 + j, qy = q / ow, qx = q % ow;
-        xOffset[j] = (qy * s.strideH * s.w + qx * s.strideW) * xPixel;
-      }
-      for (int64_t pass = 0; pass < inBlocks; pass += kPassBlocks) {
-        a.blocks = std::min(kPassBlocks, inBlocks - pass);
-        a.first = pass == 0;
-        a.last = pass + a.blocks == inBlocks;
-        a.w = wBlock + pass * 16 * nb * 16;
-        // The next pass's slice (after the last pass, the first one of
-        // the next item: the same block's for the next run of pixels, else
-        // the next block's), split over this pass's tiles, each taking one
-        // line per input channel.
-        const float *next = a.w + a.blocks * 16 * nb * 16;
-        int64_t nextLines =
-            std::min(kPassBlocks, inBlocks - pass - a.blocks) * nb * 16;
-        if (a.last) {
-          next = r + 1 < runs ? wBlock : wBlock + s.cin * nb * 16;
-          nextLines = r + 1 < runs || ob + 1 < outBlocks
-                          ? std::min(kPassBlocks, inBlocks) * 16 * 4
-                          : 0;
+      if (s.pool)
+        std::fill(sums, sums + kBlock, 0.0f);
+      for (const int64_t rEnd = s.pool ? runs : r + 1; r < rEnd; ++r) {
+        const int64_t p0 = r * kRun, p1 = std::min(pixels, p0 + kRun);
+        // Tiles of as even a size as 6 allows (49 pixels: 4 x 6 + 5 x 5, not
+        // 8 x 6 + 1), and each pixel's offset in an image's source.
+        const int64_t m = p1 - p0, tiles = (m + kTile - 1) / kTile;
+        int64_t start[kRun / kTile + 1], xOffset[kRun];
+        start[0] = 0;
+        for (int64_t t = 0; t < tiles; ++t)
+          start[t + 1] = start[t] + m / tiles + (t < m % tiles ? 1 : 0);
+        for (int64_t j = 0; j < m; ++j) {
+          const int64_t q = p0 + j, qy = q / ow, qx = q % ow;
+          xOffset[j] = (qy * s.strideH * s.w + qx * s.strideW) * xPixel;
         }
-        int64_t pfDone = 0;
-        for (int64_t t = 0; t < tiles; ++t) {
-          const int count = static_cast<int>(start[t + 1] - start[t]);
-          const int64_t lines = a.blocks * 16;
-          a.pf = reinterpret_cast<const char *>(next) + pfDone * 64;
-          a.pfLines = std::max<int64_t>(0, std::min(lines, nextLines - pfDone));
-          pfDone += a.pfLines;
-          const float *xPass = x0 + pass * xBlock;
-          for (int j = 0; j < count; ++j) {
-            a.x[j] = xPass + xOffset[start[t] + j];
-            a.y[j] = y0 + (p0 + start[t] + j) * yPixel;
+        for (int64_t pass = 0; pass < inBlocks; pass += kPassBlocks) {
+          a.blocks = std::min(kPassBlocks, inBlocks - pass);
+          a.first = pass == 0;
+          a.last = pass + a.blocks == inBlocks;
+          a.w = wBlock + pass * 16 * nb * 16;
+          // The next pass's slice (after the last pass, the first one of
+          // the next item: the same block's for the next run of pixels, else
+          // the next block's), split over this pass's tiles, each taking one
+          // line per input channel.
+          const float *next = a.w + a.blocks * 16 * nb * 16;
+          int64_t nextLines =
+              std::min(kPassBlocks, inBlocks - pass - a.blocks) * nb * 16;
+          if (a.last) {
+            next = r + 1 < runs ? wBlock : wBlock + s.cin * nb * 16;
+            nextLines = r + 1 < runs || ob + 1 < outBlocks
+                            ? std::min(kPassBlocks, inBlocks) * 16 * 4
+                            : 0;
           }
-          tileFor(nb, count)(a);
+          int64_t pfDone = 0;
+          for (int64_t t = 0; t < tiles; ++t) {
+            const int count = static_cast<int>(start[t + 1] - start[t]);
+            const int64_t lines = a.blocks * 16;
+            a.pf = reinterpret_cast<const char *>(next) + pfDone * 64;
+            a.pfLines =
+                std::max<int64_t>(0, std::min(lines, nextLines - pfDone));
+            pfDone += a.pfLines;
+            const float *xPass = x0 + pass * xBlock;
+            for (int j = 0; j < count; ++j) {
+              a.x[j] = xPass + xOffset[start[t] + j];
+              a.y[j] = s.pool ? scratch + (start[t] + j) * kBlock
+                              : y0 + (p0 + start[t] + j) * yPixel;
+            }
+            tileFor(nb, count)(a);
+          }
         }
+      }
+      if (s.pool) {
+        const float scale = 1.0f / static_cast<float>(pixels);
+        for (int64_t j = 0; j < std::min(kBlock, s.cout - oc0); ++j)
+          dst[n * s.cout + oc0 + j] = sums[j] * scale;
       }
     }
   }

@@ -19,6 +19,8 @@
 #include <memory>
 #include <vector>
 
+#include "HugePageBuffer.h"
+
 namespace gopt::runtime::cpu {
 
 struct Conv1x1F32Shape {
@@ -32,14 +34,18 @@ struct Conv1x1F32Shape {
   bool clip = false;
   float lo = 0, hi = 0;
   bool hardswish = false;
+  // The result is the mean over each image's pixels after the activation
+  // (a global average pool fused: [n][cout] plain, any cout), not the
+  // convolution's result: SqueezeNet's classifier, MobileNetV3's last 1x1.
+  bool pool = false;
   int64_t outH() const { return (h - 1) / strideH + 1; }
   int64_t outW() const { return (w - 1) / strideW + 1; }
 };
 
 class Conv1x1F32 {
 public:
-  // Null where the CPU lacks AVX-512 or the shape is not covered (cin and
-  // cout multiples of 16, strides 1 or 2).
+  // Null where the CPU lacks AVX-512 or the shape is not covered (cin and,
+  // without `pool`, cout multiples of 16, strides 1 or 2).
   static std::unique_ptr<Conv1x1F32>
   create(const Conv1x1F32Shape &s, const float *filter, const float *bias);
   // src and dst in the shape's layout; with `sum`, dst holds the residual
@@ -49,9 +55,16 @@ public:
 
 private:
   Conv1x1F32Shape s_;
-  std::vector<float> w_;    // per 64-channel block: [cin][64] (or fewer)
-  std::vector<float> bias_; // cout floats (zeros without a bias)
+  // cout rounded up to 16 (zero filter and bias past cout).
+  int64_t coutPadded_ = 0;
+  HugePageBuffer w_;        // per 64-channel block: [cin][64] (or fewer)
+  std::vector<float> bias_; // coutPadded_ floats (zeros without a bias)
 };
+
+// Whether a 1x1 convolution whose result only a global average pool reads
+// runs with the pool fused (`pool`): GOPT_CONV_1X1_POOL_F32=0 keeps the
+// convolution and the pool apart.
+bool conv1x1PoolF32Enabled();
 
 // Whether the kernel may be used: GOPT_CONV_1X1_F32=0 keeps oneDNN's.
 bool conv1x1F32Enabled();

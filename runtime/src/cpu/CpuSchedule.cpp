@@ -639,6 +639,30 @@ Status CpuScheduler::scheduleConv(int o) {
     f.ops.push_back(c);
     cur = op.outputs(0);
   }
+  // A global average pool reading the result alone (SqueezeNet's
+  // classifier, MobileNetV3's last 1x1 layer) sums it as gopt's 1x1 kernel
+  // computes it: the result is never written (createConv1x1GlobalPool).
+  if (int gap = soleConsumer(cur);
+      gap >= 0 && p_.ops(gap).kind() == "global_avg_pool" && chainOf_[o] < 0 &&
+      p_.ops(gap).outputs_size() == 1 &&
+      OpAttrs(p_.ops(gap)).getString("data_format") == "NCHW" &&
+      dtype(p_.ops(gap).outputs(0)) == DType::kF32) {
+    std::unique_ptr<cpu::LayoutKernel> pooled = cpu::createConv1x1GlobalPool(
+        makeKernelConfig(in_, o), f.post, currentDesc(f.src),
+        shape(p_.ops(gap).outputs(0)));
+    if (pooled) {
+      f.kernel = std::move(pooled);
+      f.ops.push_back(gap);
+      for (int t : conv.inputs())
+        lastUse_[t] = std::max(lastUse_[t], gap);
+      fusedInto_[gap] = static_cast<int>(fusions_.size());
+      for (int op : f.ops)
+        if (op != gap)
+          fusedInto_[op] = -2;
+      fusions_.push_back(std::move(f));
+      return Status::success();
+    }
+  }
   // A Winograd convolution reading the result wants its own blocked
   // layout: written so at once, the result needs no reorder.
   std::optional<memory::desc> readerLayout;

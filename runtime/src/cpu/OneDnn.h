@@ -79,6 +79,15 @@ createLayoutConv(const KernelConfig &config, const ConvPostOps &post,
                  const dnnl::memory::desc *preferredDst = nullptr,
                  const dnnl::memory::desc *blockedSrc = nullptr);
 
+// conv2d `config` (f32, NCHW, 1x1, no padding, constant filter) with
+// `post` (no sum) and then a global average pool of result shape `pooled`
+// [N, C, 1, 1], in one pass (gopt's 1x1 kernel): reads `source`'s layout if
+// it is NHWC, else nChw16c; writes the plain pooled result. Null where not
+// covered or switched off.
+std::unique_ptr<LayoutKernel>
+createConv1x1GlobalPool(const KernelConfig &config, const ConvPostOps &post,
+                        const dnnl::memory::desc &source, const Shape &pooled);
+
 // conv2d `config` (f32, NCHW) writing its result into channels
 // [channelOffset, channelOffset + its channels) of `concatDst`, the nChw16c
 // destination of a channel concat, so the concat copies nothing; it reads

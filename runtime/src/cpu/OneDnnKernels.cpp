@@ -23,6 +23,7 @@
 #include "ElementLoops.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "GemvF32.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "PointwiseAmx.h"
@@ -943,6 +944,69 @@ public:
 // matmul
 //===----------------------------------------------------------------------===//
 
+// A dense layer at batch 1, one f32 row times a constant weight [K, N]
+// (transposed or not) with the bias row and relu the schedule fuses, on
+// gopt's matrix-vector kernel (GemvF32.h: 2x oneDNN 2.6's brg matmul on
+// MobileNetV3's classifier). GOPT_GEMV_F32=0 keeps oneDNN's.
+class GemvF32Kernel : public cpu::LayoutKernel {
+public:
+  static std::unique_ptr<cpu::LayoutKernel>
+  create(const KernelConfig &c, const cpu::MatmulPostOps &post) {
+    if (!cpu::gemvF32Enabled() || post.sum || post.eltwise.size() > 1 ||
+        c.inputShapes.size() < 2 || c.inputTypes[0] != DType::kF32 ||
+        c.inputTypes[1] != DType::kF32 || c.outputTypes[0] != DType::kF32 ||
+        c.constantInputs.size() < 2 || !c.constantInputs[1])
+      return nullptr;
+    if (!post.eltwise.empty() &&
+        (post.eltwise[0].algorithm != dnnl::algorithm::eltwise_relu ||
+         post.eltwise[0].alpha != 0))
+      return nullptr;
+    OpAttrs attrs = c.attrs();
+    const Shape &a = c.inputShapes[0], &b = c.inputShapes[1];
+    if (attrs.getBool("transpose_a") || a.empty() || b.size() < 2)
+      return nullptr;
+    const bool transB = attrs.getBool("transpose_b");
+    const int64_t k = a.back();
+    const int64_t n = transB ? b[b.size() - 2] : b.back();
+    // One row (every leading dim 1) and a 2-D weight (leading dims 1); the
+    // schedule's bias (kernel input 2, not in `c`) is N f32 values.
+    if (numElements(a) != k || (transB ? b.back() : b[b.size() - 2]) != k ||
+        numElements(b) != k * n || numElements(c.outputShapes[0]) != n)
+      return nullptr;
+    cpu::GemvF32Shape s;
+    s.k = k;
+    s.n = n;
+    s.transB = transB;
+    s.relu = !post.eltwise.empty();
+    auto kernel = std::unique_ptr<GemvF32Kernel>(new GemvF32Kernel());
+    kernel->gemv_ = cpu::GemvF32::create(
+        s, static_cast<const float *>(c.constantInputs[1]));
+    if (!kernel->gemv_)
+      return nullptr;
+    kernel->bias_ = post.bias;
+    kernel->src_ = cpu::plainDesc(a, DType::kF32);
+    kernel->dst_ = cpu::plainDesc(c.outputShapes[0], DType::kF32);
+    return kernel;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    gemv_->run(inputs[0].data<float>(),
+               bias_ ? inputs[2].data<float>() : nullptr,
+               outputs[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-gemv-f32"; }
+
+private:
+  std::unique_ptr<cpu::GemvF32> gemv_;
+  bool bias_ = false;
+  memory::desc src_, dst_;
+};
+
 // Plain row-major operands and result; with post-ops (the CPU schedule's
 // fusions) a bias row (input 2) and a sum into the destination's previous
 // contents.
@@ -971,6 +1035,9 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<cpu::LayoutKernel>();
+    if (std::unique_ptr<cpu::LayoutKernel> gemv =
+            GemvF32Kernel::create(c, post))
+      return gemv;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
@@ -2872,6 +2939,81 @@ private:
   memory::desc src_, dst_;
 };
 
+// A 1x1 f32 convolution whose result only a global average pool reads
+// (SqueezeNet's classifier, MobileNetV3's last 1x1 layer) on gopt's 1x1
+// kernel with the pool fused (Conv1x1F32Shape::pool): the activated result
+// is summed over the pixels as it is computed, never written, and the
+// pool's pass over it goes. Reads nChw16c or NHWC (the source's layout,
+// else nChw16c); writes the pool's [N, C, 1, 1]. GOPT_CONV_1X1_POOL_F32=0
+// (or GOPT_CONV_1X1_F32=0) keeps the two apart.
+class Conv1x1PoolF32Kernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const memory::desc &source,
+                                              const Shape &pooled) {
+    if (!conv1x1F32Enabled() || !conv1x1PoolF32Enabled() ||
+        convType(c) != DataType::f32 || c.inputTypes[1] != DType::kF32 ||
+        !c.constantInputs[1] || post.sum || post.tail.size() > 1)
+      return nullptr;
+    std::optional<ActivationClamp> act = activationClamp(post);
+    if (!act || (!post.tail.empty() && !isHardSwish(post.tail[0])))
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+        g->weightDims[2] != 1 || g->weightDims[3] != 1 ||
+        g->padL != Dims{0, 0} || g->padR != Dims{0, 0})
+      return nullptr;
+    Conv1x1F32Shape s;
+    s.n = g->n;
+    s.cin = g->cin;
+    s.cout = g->cout;
+    s.h = g->h;
+    s.w = g->w;
+    s.strideH = g->strides[0];
+    s.strideW = g->strides[1];
+    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW() ||
+        pooled != Shape{s.n, s.cout, 1, 1})
+      return nullptr;
+    s.blocked = source != memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
+    s.oihw = g->weightTag == Tag::oihw;
+    s.bias = hasBias;
+    s.relu = post.activation == "relu";
+    s.clip = act->clamp && !s.relu;
+    s.lo = act->lo;
+    s.hi = act->hi;
+    s.hardswish = !post.tail.empty();
+    s.pool = true;
+    auto k = std::unique_ptr<Conv1x1PoolF32Kernel>(new Conv1x1PoolF32Kernel());
+    k->conv_ = Conv1x1F32::create(
+        s, static_cast<const float *>(c.constantInputs[1]),
+        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    if (!k->conv_)
+      return nullptr;
+    k->src_ = memory::desc(g->srcDims, DataType::f32,
+                           s.blocked ? Tag::aBcd16b : Tag::nhwc);
+    k->dst_ = plainDesc(pooled, DType::kF32);
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    conv_->run(inputs[0].data<float>(), outputs[0].data<float>());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-1x1-pool-f32"; }
+
+private:
+  std::unique_ptr<Conv1x1F32> conv_;
+  memory::desc src_, dst_;
+};
+
 // gopt's Winograd for a 3x3 stride-2 pad-1 f32 convolution
 // (WinogradStride2Conv in WinogradConv.cpp: 25 products per 2x2 output tile
 // where the direct kernel takes 36) in the layouts oneDNN chose for the
@@ -3119,6 +3261,12 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
     if (auto stem = StemConvF32Kernel::create(c, post, *kernel))
       return stem;
   return std::unique_ptr<LayoutKernel>(std::move(kernel));
+}
+
+std::unique_ptr<LayoutKernel>
+createConv1x1GlobalPool(const KernelConfig &config, const ConvPostOps &post,
+                        const memory::desc &source, const Shape &pooled) {
+  return Conv1x1PoolF32Kernel::create(config, post, source, pooled);
 }
 
 StatusOr<std::unique_ptr<LayoutKernel>>
