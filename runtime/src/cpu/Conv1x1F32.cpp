@@ -13,6 +13,7 @@
 
 #include "Avx512Lanes.h"
 #include "EnvSwitch.h"
+#include "SiluAvx512.h"
 
 #include <omp.h>
 
@@ -25,6 +26,7 @@ namespace gopt::runtime::cpu {
 // Read at each kernel's creation: A/B timings build both in one process.
 bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
 bool conv1x1F32ClampEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_CLAMP"); }
+bool conv1x1F32SiluEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_SILU"); }
 
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");
@@ -61,7 +63,7 @@ struct TileArgs {
   // on L3: ResNet-50's 7x7 layers read 4 MiB of filter once per run).
   const char *pf;
   int64_t pfLines;
-  bool first, last, sum, relu, clip, hardswish;
+  bool first, last, sum, relu, clip, hardswish, silu;
   float lo, hi; // the clamp
 };
 
@@ -129,6 +131,8 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
                                 one);
         v = _mm512_mul_ps(v, g);
       }
+      if (a.last && a.silu)
+        v = siluExp2(v);
       _mm512_storeu_ps(a.y[p] + k * a.yBlockStride, v);
     }
 }
@@ -228,6 +232,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.lo = s.lo;
     a.hi = s.hi;
     a.hardswish = s.hardswish;
+    a.silu = s.silu;
     for (int64_t item = begin; item < end; ++item) {
       int64_t r = item % runs, ob = (item / runs) % outBlocks,
               n = item / (runs * outBlocks);

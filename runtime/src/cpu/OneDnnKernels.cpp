@@ -2825,9 +2825,18 @@ public:
     s.lo = act->lo;
     s.hi = act->hi;
     if (!post.tail.empty()) {
-      if (!isHardSwish(post.tail[0]))
+      const cpu::ConvPostOps::Eltwise &e = post.tail[0];
+      // SiLU as the pass after oneDNN's convolution computes it by default
+      // (the same bits), taken in the tile's registers instead of a pass
+      // over the result: EfficientNet's 7x7 expand and head layers.
+      if (e.algorithm == dnnl::algorithm::eltwise_swish && e.alpha == 1.0f &&
+          conv1x1F32SiluEnabled() && cpu::siluDirectEnabled() &&
+          cpu::siluExp2Enabled())
+        s.silu = true;
+      else if (isHardSwish(e))
+        s.hardswish = true;
+      else
         return nullptr;
-      s.hardswish = true;
     }
     if ((s.clip || s.hardswish) && !conv1x1F32ClampEnabled())
       return nullptr;
