@@ -23,6 +23,7 @@
 #include "ElementLoops.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "GemvF32.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "PointwiseAmx.h"
@@ -943,6 +944,68 @@ public:
 // matmul
 //===----------------------------------------------------------------------===//
 
+// A matmul of one f32 row by a constant matrix (a classifier at batch 1)
+// on gopt's GemvF32, with the bias row (input 2) and relu of the
+// schedule's fusions; null for anything else (a sum, other activations,
+// more rows). GOPT_GEMV_F32=0 keeps oneDNN's matmul.
+class GemvKernel : public cpu::LayoutKernel {
+public:
+  static std::unique_ptr<cpu::LayoutKernel>
+  create(const KernelConfig &c, const cpu::MatmulPostOps &post) {
+    // The bias (post.bias: N values, the schedule checked) is an input of
+    // the step, not of the op's configuration.
+    if (!cpu::gemvF32Enabled() || c.inputShapes.size() != 2 ||
+        c.outputShapes.size() != 1 || !c.allOfType(DType::kF32) || post.sum ||
+        c.constantInputs.size() < 2 || !c.constantInputs[1])
+      return nullptr;
+    bool relu = false;
+    for (const cpu::ConvPostOps::Eltwise &e : post.eltwise) {
+      if (e.algorithm != dnnl::algorithm::eltwise_relu || e.alpha != 0.0f ||
+          relu)
+        return nullptr;
+      relu = true;
+    }
+    OpAttrs attrs = c.attrs();
+    const Shape &a = c.inputShapes[0], &b = c.inputShapes[1],
+                &y = c.outputShapes[0];
+    if (attrs.getBool("transpose_a") || a.empty() || b.size() != 2 || y.empty())
+      return nullptr;
+    const bool transposed = attrs.getBool("transpose_b");
+    const int64_t k = transposed ? b[1] : b[0], n = transposed ? b[0] : b[1];
+    if (a.back() != k || numElements(a) != k || y.back() != n ||
+        numElements(y) != n)
+      return nullptr;
+    auto kernel = std::unique_ptr<GemvKernel>(new GemvKernel());
+    kernel->gemv_ = cpu::GemvF32::create(
+        k, n, static_cast<const float *>(c.constantInputs[1]), transposed);
+    if (!kernel->gemv_)
+      return nullptr;
+    kernel->bias_ = post.bias;
+    kernel->relu_ = relu;
+    kernel->src_ = cpu::plainDesc(a, DType::kF32);
+    kernel->dst_ = cpu::plainDesc(y, DType::kF32);
+    return kernel;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    gemv_->run(inputs[0].data<float>(),
+               bias_ ? inputs[2].data<float>() : nullptr, relu_,
+               outputs[0].data<float>(), omp_get_max_threads());
+    return Status::success();
+  }
+  const char *implementation() const override { return "gopt-gemv-f32"; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<cpu::GemvF32> gemv_;
+  bool bias_ = false, relu_ = false;
+  memory::desc src_, dst_;
+};
+
 // Plain row-major operands and result; with post-ops (the CPU schedule's
 // fusions) a bias row (input 2) and a sum into the destination's previous
 // contents.
@@ -955,6 +1018,8 @@ public:
     // bf16 dense layers on gopt's AMX tiles (AmxMatmul.h).
     if (std::unique_ptr<Kernel> amx = cpu::createAmxMatmul(c))
       return amx;
+    if (auto gemv = GemvKernel::create(c, cpu::MatmulPostOps()))
+      return std::unique_ptr<Kernel>(std::move(gemv));
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(
@@ -968,6 +1033,8 @@ public:
     DataType type = sharedType(c, {0, 1});
     if (type != DataType::f32 || c.outputShapes[0].size() > DNNL_MAX_NDIMS)
       return std::unique_ptr<cpu::LayoutKernel>();
+    if (auto gemv = GemvKernel::create(c, post))
+      return gemv;
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(kernel->init(c, type, post, supported));
