@@ -4,8 +4,8 @@
 // layers) in nChw16c or NHWC; it must compute what a double-precision loop
 // does for every path it has: partial tiles and runs of pixels, a 128-
 // channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
-// stride 2, bias, an in-place residual sum, relu, a clamp (relu6) and
-// HardSwish, both filter layouts,
+// stride 2, bias, an in-place residual sum, relu, a clamp (relu6),
+// HardSwish and SiLU, both filter layouts,
 // several images with either work order, one thread or two. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
 // 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
@@ -83,6 +83,8 @@ double maxError(const Conv1x1F32Shape &s, int threads) {
             acc = std::min(std::max(acc, double(s.lo)), double(s.hi));
           if (s.hardswish)
             acc *= std::min(std::max(acc / 6 + 0.5, 0.0), 1.0);
+          if (s.silu)
+            acc /= 1.0 + std::exp(-acc);
           worst = std::max(worst, std::fabs(acc - dst[i]));
         }
   return worst;
@@ -187,6 +189,8 @@ double maxPoolError(const Conv1x1F32Shape &s, int threads) {
             acc = std::min(std::max(acc, double(s.lo)), double(s.hi));
           if (s.hardswish)
             acc *= std::min(std::max(acc / 6 + 0.5, 0.0), 1.0);
+          if (s.silu)
+            acc /= 1.0 + std::exp(-acc);
           mean += acc;
         }
       mean /= double(oh * ow);
@@ -202,7 +206,8 @@ double maxPoolError(const Conv1x1F32Shape &s, int threads) {
 // The global average pool fused: SqueezeNet's classifier (13x13, 1000
 // channels: a last block of 40 of which 8 past the filter; two runs of
 // pixels summed into one block's sums; four passes), MobileNetV3's last
-// layer (7x7, HardSwish), stride 2 and NHWC, two images, two threads.
+// layer (7x7, HardSwish), stride 2 and NHWC, two images, two threads;
+// EfficientNet-B0's head (SiLU).
 TEST(Conv1x1F32, GlobalPoolFused) {
   for (bool blocked : {true, false}) {
     Conv1x1F32Shape s = shape(1, 512, 1000, 13, 13, 1, blocked);
@@ -217,6 +222,25 @@ TEST(Conv1x1F32, GlobalPoolFused) {
     s.lo = -0.25f;
     s.hi = 0.5f;
     EXPECT_LT(maxPoolError(s, 2), 1e-4) << blocked;
+    // EfficientNet-B0's head: 320 -> 1280 on 7x7, SiLU, then the pool.
+    s = shape(1, 320, 1280, 7, 7, 1, blocked);
+    s.bias = s.silu = s.pool = true;
+    EXPECT_LT(maxPoolError(s, 2), 1e-4) << blocked;
+  }
+}
+
+// EfficientNet-B0's 7x7 layers with SiLU: the head (320 -> 1280: three
+// passes, the SiLU on the last one only) and the expand ones (192 -> 1152);
+// results from -8 to 8, so both of SiLU's tails are checked.
+TEST(Conv1x1F32, Silu) {
+  for (bool blocked : {true, false}) {
+    Conv1x1F32Shape s = shape(1, 320, 1280, 7, 7, 1, blocked);
+    s.bias = s.silu = true;
+    EXPECT_LT(maxError(s, 1), 1e-4) << blocked;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
+    s = shape(1, 192, 1152, 7, 7, 1, blocked);
+    s.silu = true;
+    EXPECT_LT(maxError(s, 2), 1e-4) << blocked;
   }
 }
 
@@ -291,7 +315,8 @@ Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
 }
 
 // A 1x1 conv2d 320 -> 1280 on 7x7 then `act` (relu6: MobileNetV2's last
-// layer; hard_swish: MobileNetV3's) on "cpu" and "reference".
+// layer; hard_swish: MobileNetV3's; silu: EfficientNet-B0's) on "cpu" and
+// "reference".
 Outcome runPlanConvAct(const char *act) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {1, 320, 7, 7});
@@ -308,7 +333,14 @@ Outcome runPlanConvAct(const char *act) {
            {"pads", intsAttr({0, 0, 0, 0})},
            {"activation", stringAttr("none")}});
   int y = b.addOutput("y", F32, yshape);
-  b.addOp(act, "act", {c}, {y});
+  if (std::string(act) == "silu") {
+    // x * sigmoid(x), as EfficientNet's ONNX files spell SiLU.
+    int g = b.addIntermediate("g", F32, yshape);
+    b.addOp("sigmoid", "sigmoid", {c}, {g});
+    b.addOp("mul", "mul", {c, g}, {y});
+  } else {
+    b.addOp(act, "act", {c}, {y});
+  }
   auto plan = b.build();
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   Outcome o;
@@ -342,10 +374,10 @@ TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
   unsetenv("GOPT_CONV_1X1_F32_CLAMP");
 }
 
-// A 1x1 conv2d 160 -> 1000 on 13x13, relu, global average pool and
-// flatten (SqueezeNet's classifier, fewer input channels) on "cpu" and
-// "reference".
-Outcome runPlanConvPool() {
+// A 1x1 conv2d 160 -> 1000 on 13x13, `act` (relu: SqueezeNet's classifier
+// with fewer input channels; silu: as EfficientNet-B0's head), global
+// average pool and flatten, on "cpu" and "reference".
+Outcome runPlanConvPool(const std::string &act = "relu") {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {1, 160, 13, 13});
   Tensor filter = randomF32({1000, 160, 1, 1}, 51);
@@ -361,7 +393,13 @@ Outcome runPlanConvPool() {
            {"pads", intsAttr({0, 0, 0, 0})},
            {"activation", stringAttr("none")}});
   int r = b.addIntermediate("r", F32, cshape);
-  b.addOp("relu", "relu", {c}, {r});
+  if (act == "silu") {
+    int g = b.addIntermediate("g", F32, cshape);
+    b.addOp("sigmoid", "sigmoid", {c}, {g});
+    b.addOp("mul", "mul", {c, g}, {r});
+  } else {
+    b.addOp(act, "act", {c}, {r});
+  }
   int p = b.addIntermediate("p", F32, {1, 1000, 1, 1});
   b.addOp("global_avg_pool", "gap", {r}, {p},
           {{"data_format", stringAttr("NCHW")}});
@@ -397,6 +435,23 @@ TEST(Conv1x1F32, TakesTheGlobalPool) {
   EXPECT_EQ(off.kind, "conv2d+relu");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_1X1_POOL_F32");
+  Outcome silu = runPlanConvPool("silu");
+  EXPECT_EQ(silu.impl, "gopt-1x1-pool-f32");
+  EXPECT_EQ(silu.kind, "conv2d+sigmoid+mul+global_avg_pool");
+  EXPECT_LT(silu.maxDiff, 1e-4f);
+}
+
+TEST(Conv1x1F32, TakesSiluLayers) {
+  Outcome on = runPlanConvAct("silu");
+  EXPECT_EQ(on.impl, "gopt-1x1-f32");
+  EXPECT_EQ(on.kind, "conv2d+sigmoid+mul");
+  EXPECT_LT(on.maxDiff, 1e-4f);
+  setenv("GOPT_CONV_1X1_F32_SILU", "0", 1);
+  Outcome off = runPlanConvAct("silu");
+  EXPECT_NE(off.impl, "gopt-1x1-f32");
+  EXPECT_EQ(off.kind, "conv2d+sigmoid+mul");
+  EXPECT_LT(off.maxDiff, 1e-4f);
+  unsetenv("GOPT_CONV_1X1_F32_SILU");
 }
 
 TEST(Conv1x1F32, WhereItIsTaken) {

@@ -586,3 +586,63 @@ TEST(CpuSchedule, DenseF32ConvolutionsAreNotChained) {
 }
 
 } // namespace
+
+namespace {
+
+// The chain's profile row ("" if none) and whether the result matches the
+// reference backend, with the session on `threads` threads.
+std::pair<std::string, float> runBatchOneChain(const Plan &plan,
+                                               const Tensor &in, int threads) {
+  SessionOptions options;
+  options.backend = "cpu";
+  options.threads = threads;
+  auto session = Session::create(plan, options);
+  EXPECT_TRUE(session.ok()) << session.status().toString();
+  if (!session.ok())
+    return {"", 1e9f};
+  EXPECT_TRUE((*session)->setInput("x", in).ok());
+  EXPECT_TRUE((*session)->run().ok());
+  std::string chain;
+  for (const OpProfile &p : (*session)->opProfiles())
+    if (p.implementation.rfind("onednn-rows", 0) == 0)
+      chain = p.implementation;
+  const std::string out = (*session)->outputs()[0].name;
+  RunResult ref = runPlan(plan, "reference", {in});
+  if (ref.outputs.size() != 1)
+    return {chain, 1e9f};
+  return {chain, maxAbsDiff(ref.outputs[0], *(*session)->output(out))};
+}
+
+// EfficientNet-B0's first expanded block at batch 1 (16 -> 96 at 112x112,
+// SiLU, then a 3x3 stride-2 depthwise): its 4.8 MB intermediate makes it a
+// banded chain at one thread, but not at two, where each band's small
+// calls forked and joined for every stage (GOPT_CONV_CHAIN_BATCH1_ONE_
+// THREAD=0: banded at two as well). Each way matches the reference.
+TEST(CpuSchedule, BatchOneBandedChainOnlyOnOneThread) {
+  Graph g;
+  int x = g.b.addInput("x", F32, {1, 16, 112, 112});
+  int e = g.conv(x, 16, 96, {1, 96, 112, 112}, "none", 1);
+  int s = g.op("sigmoid", {e}, {1, 96, 112, 112});
+  int m = g.op("mul", {e, s}, {1, 96, 112, 112});
+  int w = g.b.addConstant("depthwise", randomF32({96, 1, 3, 3}, 23));
+  int d = g.b.addOutput("d", F32, {1, 96, 56, 56});
+  AttrMap attrs = convAttrs("relu", 2);
+  attrs["groups"] = intAttr(96);
+  g.b.addOp("conv2d", "depthwise_conv", {m, w}, {d}, attrs);
+  auto plan = g.b.build();
+  ASSERT_TRUE(plan.ok()) << plan.status().toString();
+  Tensor in = randomF32({1, 16, 112, 112}, 24);
+  auto one = runBatchOneChain(*plan, in, 1);
+  EXPECT_NE(one.first, "");
+  EXPECT_LT(one.second, 2e-4f);
+  auto two = runBatchOneChain(*plan, in, 2);
+  EXPECT_EQ(two.first, "");
+  EXPECT_LT(two.second, 2e-4f);
+  setenv("GOPT_CONV_CHAIN_BATCH1_ONE_THREAD", "0", 1);
+  auto any = runBatchOneChain(*plan, in, 2);
+  unsetenv("GOPT_CONV_CHAIN_BATCH1_ONE_THREAD");
+  EXPECT_NE(any.first, "");
+  EXPECT_LT(any.second, 2e-4f);
+}
+
+} // namespace

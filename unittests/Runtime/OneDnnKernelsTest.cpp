@@ -1,6 +1,8 @@
 //===- OneDnnKernelsTest.cpp - oneDNN kernels vs. the reference -----------===//
 #include "TestUtil.h"
 
+#include <cstdlib>
+
 using namespace gopt::runtime;
 using namespace gopt::runtime::testing;
 
@@ -150,12 +152,18 @@ TEST(OneDnnMatmul, Plain) {
 }
 
 // A classifier's GEMV: one row against constant weights stored [N, K]
-// (ONNX Gemm transB = 1), packed once into oneDNN's layout; run twice by
-// compareBackends, so the packed copy must persist.
+// (ONNX Gemm transB = 1), packed once into oneDNN's layout (or gopt's
+// GemvF32's, GemvF32Test.cpp); run twice by compareBackends, so the packed
+// copy must persist.
 TEST(OneDnnMatmul, GemvConstantTransposedWeights) {
   compareBackends("matmul", {{"transpose_b", boolAttr(true)}},
                   {randomF32({1, 300}, 9), randomF32({64, 300}, 10)},
+                  {F32, {1, 64}}, {1}, "gopt-gemv-f32");
+  setenv("GOPT_GEMV_F32", "0", 1);
+  compareBackends("matmul", {{"transpose_b", boolAttr(true)}},
+                  {randomF32({1, 300}, 9), randomF32({64, 300}, 10)},
                   {F32, {1, 64}}, {1});
+  unsetenv("GOPT_GEMV_F32");
   compareBackends("matmul", {},
                   {randomF32({3, 300}, 11), randomF32({300, 40}, 12)},
                   {F32, {3, 40}}, {1});

@@ -13,6 +13,7 @@
 
 #include "Avx512Lanes.h"
 #include "EnvSwitch.h"
+#include "SiluAvx512.h"
 
 #include <omp.h>
 
@@ -26,6 +27,7 @@ namespace gopt::runtime::cpu {
 bool conv1x1F32Enabled() { return envSwitchOn("GOPT_CONV_1X1_F32"); }
 bool conv1x1F32ClampEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_CLAMP"); }
 bool conv1x1PoolF32Enabled() { return envSwitchOn("GOPT_CONV_1X1_POOL_F32"); }
+bool conv1x1F32SiluEnabled() { return envSwitchOn("GOPT_CONV_1X1_F32_SILU"); }
 
 bool conv1x1F32Preferred(const Conv1x1F32Shape &s) {
   const char *setting = std::getenv("GOPT_CONV_1X1_F32");
@@ -65,7 +67,7 @@ struct TileArgs {
   // With `pool`: on the last pass the activated results are added to
   // pool[0 .. NB*16) (the block's sums over pixels) instead of stored.
   float *pool;
-  bool first, last, sum, relu, clip, hardswish;
+  bool first, last, sum, relu, clip, hardswish, silu;
   float lo, hi; // the clamp
 };
 
@@ -138,6 +140,8 @@ template <int NB, int P> GOPT_AVX512BW void tile(const TileArgs &a) {
                                 one);
         v = _mm512_mul_ps(v, g);
       }
+      if (a.last && a.silu)
+        v = siluExp2(v);
       if (pool)
         sums[k] = _mm512_add_ps(sums[k], v);
       else
@@ -255,6 +259,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.lo = s.lo;
     a.hi = s.hi;
     a.hardswish = s.hardswish;
+    a.silu = s.silu;
     for (int64_t item = begin; item < end; ++item) {
       int64_t r = item % itemRuns, ob = (item / itemRuns) % outBlocks,
               n = item / (itemRuns * outBlocks);

@@ -8,8 +8,8 @@
 // input channels (32 KiB) stays in L1 while tiles of 6 pixels stream past
 // it (24 accumulators), and the threads split the blocks and runs of
 // pixels. Bias, an in-place residual sum (the result holds the residual on
-// entry), relu, a clamp and HardSwish run as each tile's last pass is
-// stored.
+// entry), relu, a clamp and HardSwish or SiLU run as each tile's last pass
+// is stored.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_CONV1X1F32_H
@@ -38,6 +38,9 @@ struct Conv1x1F32Shape {
   // (a global average pool fused: [n][cout] plain, any cout), not the
   // convolution's result: SqueezeNet's classifier, MobileNetV3's last 1x1.
   bool pool = false;
+  // SiLU x * sigmoid(x) last (SiluAvx512.h's, as the pass after oneDNN's
+  // convolutions computes it): EfficientNet's 7x7 expand and head layers.
+  bool silu = false;
   int64_t outH() const { return (h - 1) / strideH + 1; }
   int64_t outW() const { return (w - 1) / strideW + 1; }
 };
@@ -72,6 +75,10 @@ bool conv1x1F32Enabled();
 // Whether it may take layers with a clamp (relu6, clip) or HardSwish:
 // GOPT_CONV_1X1_F32_CLAMP=0 keeps oneDNN's for those.
 bool conv1x1F32ClampEnabled();
+
+// Whether it may take layers ending in SiLU (GOPT_CONV_1X1_F32_SILU=0:
+// oneDNN's convolution and the SiLU pass after it).
+bool conv1x1F32SiluEnabled();
 
 // Whether the kernel is taken for `s` where oneDNN has one too: results of
 // at most 64 pixels (7x7), of one image or in NHWC (GOPT_CONV_1X1_F32=all:

@@ -61,6 +61,8 @@
 #include "SqueezeExcite.h"
 #include "gopt/runtime/CpuInfo.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -797,6 +799,20 @@ int invertedResidualPair(const plan::Op &a, const Shape &fa, const plan::Op &b,
   return ka == 1 && kb == 2 ? 1 : ka == 2 && kb == 1 ? 0 : -1;
 }
 
+// Whether batch-1 f32 chains with a depthwise stage run as row bands
+// (GOPT_CONV_CHAIN_BATCH1), and only on one thread
+// (GOPT_CONV_CHAIN_BATCH1_ONE_THREAD=0: on any): each band's stages are
+// small oneDNN and gopt calls that every thread forks and joins for, so
+// at two threads EfficientNet-B0's 112x112 expand + stride-2 depthwise
+// ran 1.15 ms banded against 0.61 ms as two whole-image steps (one
+// thread: 0.94 against 1.08; per-op minima, architecture.md).
+static bool batchOneBandedChains() {
+  static const bool on = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+  // Read at each schedule (the tests set it).
+  const bool oneThread = envSwitchOn("GOPT_CONV_CHAIN_BATCH1_ONE_THREAD");
+  return on && (!oneThread || omp_get_max_threads() == 1);
+}
+
 int CpuScheduler::chainSuccessor(const Fusion &f) const {
   if (f.post.sum || f.int8Params.sum || f.matmul || f.attention)
     return -1;
@@ -855,7 +871,7 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   // staying in L2 between the expand and depthwise stages; only pairs with
   // a grouped (depthwise) convolution, so dense stems (Inception's) keep
   // their schedule (GOPT_CONV_CHAIN_BATCH1=0: unchained).
-  static const bool batchOne = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+  const bool batchOne = batchOneBandedChains();
   // At batch 1 an f32 inverted residual block (1x1 -> depthwise -> 1x1)
   // whose expanded tensor (the depthwise's source) is over
   // GOPT_INVERTED_RESIDUAL_MIN_BYTES (1 MiB: MobileNetV2's 112x112 and
@@ -956,7 +972,7 @@ Status CpuScheduler::emitChain(int chain, int o) {
     // A batch-1 chain only chainSuccessor's inverted-residual rule made
     // (intermediates under the banding threshold) that the fused kernel
     // did not take runs its stages one by one, as without that rule.
-    static const bool batchOne = envSwitchOn("GOPT_CONV_CHAIN_BATCH1");
+    const bool batchOne = batchOneBandedChains();
     if (!kernel && (batch > 1 || (batchOne && image > kChainChunkBytes))) {
       GOPT_ASSIGN_OR_RETURN(
           kernel, cpu::createConvChain(configs, chainChunk(batch, image)));

@@ -1022,6 +1022,9 @@ public:
     // f32 weight gradients dy^T x as (x^T dy)^T (TrainingKernels.cpp).
     if (std::unique_ptr<Kernel> swapped = cpu::createSwappedWeightGradMatmul(c))
       return swapped;
+    if (std::unique_ptr<cpu::LayoutKernel> gemv =
+            GemvF32Kernel::create(c, cpu::MatmulPostOps()))
+      return std::unique_ptr<Kernel>(std::move(gemv));
     auto kernel = std::unique_ptr<MatmulKernel>(new MatmulKernel());
     bool supported = false;
     GOPT_RETURN_IF_ERROR(
@@ -2839,6 +2842,15 @@ createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
                                                   post.sum, "winograd-wide");
 }
 
+// SiLU as the pass after oneDNN's convolution computes it by default (the
+// same bits), taken in gopt's 1x1 tile registers instead of a pass over the
+// result: EfficientNet's 7x7 expand and head layers.
+static bool conv1x1TakesSilu(const ConvPostOps::Eltwise &e) {
+  return e.algorithm == dnnl::algorithm::eltwise_swish && e.alpha == 1.0f &&
+         conv1x1F32SiluEnabled() && cpu::siluDirectEnabled() &&
+         cpu::siluExp2Enabled();
+}
+
 // gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
 // for the layer (`onednn`, nChw16c or NHWC), where it ran faster than
 // oneDNN 2.6's jit_1x1 / brgconv_1x1 (conv1x1F32Preferred: ResNet-50's 7x7
@@ -2895,9 +2907,13 @@ public:
     s.lo = act->lo;
     s.hi = act->hi;
     if (!post.tail.empty()) {
-      if (!isHardSwish(post.tail[0]))
+      const cpu::ConvPostOps::Eltwise &e = post.tail[0];
+      if (conv1x1TakesSilu(e))
+        s.silu = true;
+      else if (isHardSwish(e))
+        s.hardswish = true;
+      else
         return nullptr;
-      s.hardswish = true;
     }
     if ((s.clip || s.hardswish) && !conv1x1F32ClampEnabled())
       return nullptr;
@@ -2957,7 +2973,8 @@ public:
         !c.constantInputs[1] || post.sum || post.tail.size() > 1)
       return nullptr;
     std::optional<ActivationClamp> act = activationClamp(post);
-    if (!act || (!post.tail.empty() && !isHardSwish(post.tail[0])))
+    if (!act || (!post.tail.empty() && !isHardSwish(post.tail[0]) &&
+                 !conv1x1TakesSilu(post.tail[0])))
       return nullptr;
     const bool hasBias = c.inputShapes.size() == 3;
     if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
@@ -2985,7 +3002,8 @@ public:
     s.clip = act->clamp && !s.relu;
     s.lo = act->lo;
     s.hi = act->hi;
-    s.hardswish = !post.tail.empty();
+    s.hardswish = !post.tail.empty() && isHardSwish(post.tail[0]);
+    s.silu = !post.tail.empty() && !s.hardswish;
     s.pool = true;
     auto k = std::unique_ptr<Conv1x1PoolF32Kernel>(new Conv1x1PoolF32Kernel());
     k->conv_ = Conv1x1F32::create(
