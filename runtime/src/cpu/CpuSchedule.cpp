@@ -52,6 +52,7 @@
 #include "ChannelShuffle.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "Int8Pool.h"
 #include "InvertedResidualF32.h"
 #include "OneDnn.h"
 #include "ReluGradBias.h"
@@ -276,6 +277,7 @@ private:
   // Squeeze-and-excitation from global average pool `o` to the gating
   // multiply as one step (SqueezeExcite.cpp).
   Status scheduleSqueezeExcite(int o, bool &done);
+  Status scheduleInt8GlobalPool(int o, bool &done);
   // Whether `c` is an f32 1x1 convolution of `from` (stride 1, no padding,
   // one group) with constant weights, of `in` to `out` channels; its
   // weights and bias (zeros where it has none) in `w`, `b`.
@@ -1710,6 +1712,38 @@ Status CpuScheduler::scheduleInt8MaxPool(int o, bool &done) {
   addStep(std::move(kernel), {srcSlot}, {out},
           op.name() + "+" + p_.ops(quant).name(), "max_pool+quantize");
   fusedInto_[quant] = -2;
+  done = true;
+  return Status::success();
+}
+
+// A global average pooling whose input is a deferred dequantize(q, scale)
+// read by nothing else (a static-int8 network's head: MobileNetV2's last
+// convolution's int8 result): one pass summing q's int8 values in q's
+// layout (cpu::createDequantizeGlobalAvgPool), so the dequantized f32
+// tensor is never written. GOPT_INT8_GLOBAL_POOL=0 keeps the two steps.
+Status CpuScheduler::scheduleInt8GlobalPool(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  const int x = op.inputs(0), d = deferred_[x];
+  float scale;
+  if (d < 0 || soleConsumer(x) != o || shape(x).size() != 4 ||
+      dtype(op.outputs(0)) != DType::kF32 || !perTensorScale(p_.ops(d), scale))
+    return Status::success();
+  const int q = p_.ops(d).inputs(0);
+  if (dtype(q) != DType::kI8 || versions_[q].empty())
+    return Status::success();
+  memory::desc src = currentDesc(q);
+  std::unique_ptr<cpu::LayoutKernel> kernel =
+      cpu::createDequantizeGlobalAvgPool(src, scale);
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int srcSlot, slotIn(q, src));
+  const int result = op.outputs(0);
+  memory::desc dst = kernel->outputDesc();
+  int out = newSlot(result, dst.get_size());
+  versions_[result].push_back({dst, out});
+  addStep(std::move(kernel), {srcSlot}, {out},
+          p_.ops(d).name() + "+" + op.name(), "dequantize+global_avg_pool");
+  deferred_[x] = -1;
   done = true;
   return Status::success();
 }
@@ -3544,6 +3578,13 @@ Status CpuScheduler::build() {
               op.name() + "+" + transpose.name(), "max_pool+transpose");
       plainReady_[result] = true;
       continue;
+    }
+    // Before its deferred dequantize runs, which it replaces.
+    if (k == "global_avg_pool" && nchw) {
+      bool pooled = false;
+      GOPT_RETURN_IF_ERROR(scheduleInt8GlobalPool(o, pooled));
+      if (pooled)
+        continue;
     }
     // Everything else reads its operands' values (a conv2d converts a
     // deferred cast into its own layout).
