@@ -258,6 +258,66 @@ TEST(StemAmx, Bf16MatchesLoops) {
   unsetenv("GOPT_STEM_AMX_PERMUTE");
 }
 
+// readF32Source: the stem reading plain NCHW f32 images and converting
+// each band's rows gives the bits of the stem on the whole images
+// converted first (rgbToInt8Pixels / rgbToBf16Pixels), for the int8 and
+// bf16 kernels, bands cut at odd rows, padding and none, two threads.
+TEST(StemAmx, F32SourceSameBits) {
+  if (!stemAmxEnabled())
+    GTEST_SKIP() << "no AMX here (or GOPT_STEM_AMX=0)";
+  const Case cases[] = {{3, 224, 224, 2, 1, 32, 2, false, 1},
+                        {3, 37, 29, 2, 1, 32, 3, false, 2},
+                        {3, 20, 300, 2, 0, 16, 1, false, 1},
+                        {3, 11, 13, 1, 1, 24, 2, false, 1}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << " stride "
+                                      << c.stride << " pad " << c.pad);
+    const StemGeometry g = geometry(c);
+    const int64_t plane = c.h * c.w, image = 3 * plane;
+    std::mt19937 rng(static_cast<unsigned>(c.h + c.w));
+    std::uniform_real_distribution<float> u(-3, 3);
+    std::vector<float> x(c.images * image);
+    for (auto &v : x)
+      v = u(rng);
+    const float scale = 1 / 0.025f;
+    std::vector<int8_t> q(x.size());
+    std::vector<uint16_t> h(x.size());
+    for (int64_t n = 0; n < c.images; ++n) {
+      gopt::runtime::cpu::rgbToInt8Pixels(x.data() + n * image, plane,
+                                          q.data() + n * image, plane, scale);
+      gopt::runtime::cpu::rgbToBf16Pixels(x.data() + n * image, plane,
+                                          h.data() + n * image, plane);
+    }
+    std::vector<int8_t> w(c.n * 27);
+    std::vector<uint16_t> wb(c.n * 27);
+    for (size_t i = 0; i < w.size(); ++i) {
+      w[i] = static_cast<int8_t>(int(i * 37 % 255) - 127);
+      wb[i] = toBf16(float(w[i]) / 256);
+    }
+    PointwiseInt8Params p;
+    p.scale.assign(c.n, 0.002f);
+    p.biasScaled.assign(c.n, 100.0f);
+    p.lo = -1e30f;
+    p.hi = 1e30f;
+    const int64_t out = c.images * g.outHeight * g.outWidth * c.n;
+    auto a = StemConvAmx::createInt8(g, c.n, w, p, c.threads);
+    auto b = StemConvAmx::createInt8(g, c.n, w, p, c.threads);
+    ASSERT_TRUE(a && b && b->readF32Source(scale));
+    std::vector<uint8_t> ya(out), yb(out);
+    a->run(q.data(), ya.data(), c.images);
+    b->run(x.data(), yb.data(), c.images);
+    EXPECT_EQ(ya, yb);
+    std::vector<float> bias(c.n, 0.25f);
+    auto d = StemConvAmx::createBf16(g, c.n, wb, bias, false, 0, 0, c.threads);
+    auto e = StemConvAmx::createBf16(g, c.n, wb, bias, false, 0, 0, c.threads);
+    ASSERT_TRUE(d && e && e->readF32Source(1.0f));
+    std::vector<uint16_t> hd(out), he(out);
+    d->run(h.data(), hd.data(), c.images);
+    e->run(x.data(), he.data(), c.images);
+    EXPECT_EQ(hd, he);
+  }
+}
+
 TEST(StemAmx, RejectsWhatItDoesNotTake) {
   if (!stemAmxEnabled())
     GTEST_SKIP() << "no AMX here";

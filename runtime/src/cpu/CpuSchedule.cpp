@@ -928,6 +928,32 @@ Status CpuScheduler::emitChain(int chain, int o) {
             std::max(image, static_cast<size_t>(numElements(shape(r)) / batch) *
                                 dtypeSize(dtype(r)));
     }
+    // A chain whose first source is the network's input, still to be
+    // quantized or cast to bf16 (pendingCast_) and read by nothing else,
+    // may read the f32 input instead and convert it inside its stem
+    // (StemAmx): the converted image is then never written.
+    const int src0 = stages[0].src, cast = pendingCast_[src0];
+    // The conv reads src0, or int8 src0 through its (deferred) dequantize
+    // (soleConsumer would not name the conv: it is fused by now).
+    auto only = [&](int t) {
+      return consumers_[t].size() == 1 ? consumers_[t][0] : -1;
+    };
+    int reader = cast >= 0 ? only(src0) : -1;
+    if (reader >= 0 && reader != stages[0].conv && deferrable(reader))
+      reader = only(p_.ops(reader).outputs(0));
+    float inputScale = 0;
+    if (cast >= 0 && reader == stages[0].conv &&
+        dtype(p_.ops(cast).inputs(0)) == DType::kF32 &&
+        shape(src0).size() == 4 && shape(src0)[1] == 3) {
+      const plan::Op &c = p_.ops(cast);
+      if (c.kind() == "quantize" && perTensorScale(c, inputScale))
+        inputScale = 1.0f / inputScale; // as pendingCastKernel
+      else if (c.kind() == "cast" && dtype(src0) == DType::kBF16)
+        inputScale = 1.0f;
+      if (!(inputScale > 0 && std::isfinite(inputScale)))
+        inputScale = 0;
+    }
+    configs[0].f32SourceScale = inputScale;
     if (batch == 1 && !stages[0].int8) {
       GOPT_ASSIGN_OR_RETURN(kernel, cpu::createInvertedResidualF32(configs));
     }
@@ -944,6 +970,14 @@ Status CpuScheduler::emitChain(int chain, int o) {
     Fusion f;
     f.conv = stages.back().conv;
     f.src = stages.front().src;
+    // It reads the f32 input (see above): the cast never runs.
+    const int cast = pendingCast_[f.src];
+    if (cast >= 0 && dtype(f.src) != DType::kF32 &&
+        kernel->inputDesc(0).data_type() == memory::data_type::f32) {
+      const int x = p_.ops(cast).inputs(0);
+      lastUse_[x] = std::max(lastUse_[x], lastUse_[f.src]);
+      f.src = x;
+    }
     f.residual = stages.back().residual;
     f.addOp = stages.back().addOp;
     f.post = stages.back().post;

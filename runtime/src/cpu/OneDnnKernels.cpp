@@ -1361,65 +1361,8 @@ bool isNhwc(const memory::desc &md) {
 }
 
 // A plain NCHW f32 tensor of 3 channels (an RGB image batch, the graph's
-// input) to NHWC bf16 or int8 (x * scale, saturated, rounded to nearest
-// even, as oneDNN's reorder computes it): oneDNN's reorder for this
-// transpose took 3 ms for MobileNetV2's 32 images (0.6 ns an element).
-// Here 16 pixels at a time: each channel's 16 values converted in one
-// register, then the three interleaved with one permute (AVX-512 VBMI,
-// AVX-512 BF16: Sapphire Rapids on).
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
-rgbToInt8Pixels(const float *src, int8_t *dst, int64_t pixels, float scale) {
-  alignas(64) int8_t index[64];
-  for (int j = 0; j < 64; ++j)
-    index[j] = static_cast<int8_t>(j < 48 ? (j % 3) * 16 + j / 3 : 0);
-  const __m512i interleave = _mm512_load_si512(index);
-  const __m512 factor = _mm512_set1_ps(scale);
-  int64_t p = 0;
-  for (; p + 16 <= pixels; p += 16) {
-    __m512i packed = _mm512_setzero_si512();
-    for (int c = 0; c < 3; ++c) {
-      __m512 v = _mm512_mul_ps(_mm512_loadu_ps(src + c * pixels + p), factor);
-      __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT |
-                                                  _MM_FROUND_NO_EXC);
-      packed = _mm512_inserti32x4(packed, _mm512_cvtsepi32_epi8(q), c);
-    }
-    _mm512_mask_storeu_epi8(dst + p * 3, (1ull << 48) - 1,
-                            _mm512_permutexvar_epi8(interleave, packed));
-  }
-  for (; p < pixels; ++p)
-    for (int c = 0; c < 3; ++c) {
-      float v = std::nearbyint(src[c * pixels + p] * scale);
-      dst[p * 3 + c] =
-          static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, v)));
-    }
-}
-
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
-rgbToBf16Pixels(const float *src, uint16_t *dst, int64_t pixels) {
-  alignas(64) uint16_t index[64];
-  for (int j = 0; j < 48; ++j) // element j: pixel j / 3, channel j % 3
-    index[j] = static_cast<uint16_t>((j % 3) * 16 + j / 3);
-  for (int j = 48; j < 64; ++j)
-    index[j] = 0;
-  const __m512i low = _mm512_load_si512(index);
-  const __m512i high = _mm512_load_si512(index + 32);
-  int64_t p = 0;
-  for (; p + 16 <= pixels; p += 16) {
-    __m256i r = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + p));
-    __m256i g = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + pixels + p));
-    __m256i b =
-        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + 2 * pixels + p));
-    __m512i rg = _mm512_inserti64x4(_mm512_castsi256_si512(r), g, 1);
-    __m512i b0 = _mm512_castsi256_si512(b);
-    _mm512_storeu_si512(dst + p * 3, _mm512_permutex2var_epi16(rg, low, b0));
-    _mm512_mask_storeu_epi16(dst + p * 3 + 32, 0xffff,
-                             _mm512_permutex2var_epi16(rg, high, b0));
-  }
-  for (; p < pixels; ++p)
-    for (int c = 0; c < 3; ++c)
-      dst[p * 3 + c] = cpu::fromF32<uint16_t>(src[c * pixels + p]);
-}
-
+// input) to NHWC bf16 or int8: cpu::rgbToInt8Pixels / rgbToBf16Pixels
+// (StemAmx.cpp), whose channel planes here are the whole image's.
 class PixelsKernel : public Kernel {
 public:
   // Null unless `from` is plain NCHW f32 with 3 channels and `to` the same
@@ -1456,13 +1399,13 @@ public:
     for (int64_t n = 0; n < batch; ++n) {
       const float *image = src + n * channels * pixels;
       if (int8_)
-        rgbToInt8Pixels(image,
-                        static_cast<int8_t *>(dst) + n * channels * pixels,
-                        pixels, scale_);
+        cpu::rgbToInt8Pixels(image, pixels,
+                             static_cast<int8_t *>(dst) + n * channels * pixels,
+                             pixels, scale_);
       else
-        rgbToBf16Pixels(image,
-                        static_cast<uint16_t *>(dst) + n * channels * pixels,
-                        pixels);
+        cpu::rgbToBf16Pixels(
+            image, pixels, static_cast<uint16_t *>(dst) + n * channels * pixels,
+            pixels);
     }
     return Status::success();
   }
@@ -2177,7 +2120,7 @@ class StemStageKernel : public OneDnnLayoutKernel {
 public:
   static std::unique_ptr<OneDnnLayoutKernel>
   createInt8(const KernelConfig &c, const cpu::Int8Params &p,
-             const OneDnnLayoutKernel &onednn) {
+             const OneDnnLayoutKernel &onednn, float f32Scale) {
     if (p.dstScale <= 0 || !p.weights || p.sum ||
         (p.activation != "none" && p.activation != "relu" &&
          p.activation != "relu6" && p.activation != "clip"))
@@ -2197,11 +2140,11 @@ public:
         *s, g->cout,
         stemWeights(p.weights, g->cout, g->cin, g->weightTag == Tag::oihw), q,
         omp_get_max_threads());
-    return finish(std::move(kernel), onednn, g->n, "gopt-stem-int8");
+    return finish(std::move(kernel), onednn, g->n, f32Scale, "gopt-stem-int8");
   }
   static std::unique_ptr<OneDnnLayoutKernel>
   createBf16(const KernelConfig &c, const cpu::ConvPostOps &post,
-             const OneDnnLayoutKernel &onednn) {
+             const OneDnnLayoutKernel &onednn, float f32Scale) {
     if (convType(c) != DataType::bf16 || c.inputTypes[1] != DType::kBF16 ||
         !c.constantInputs[1] || !post.tail.empty() || post.sum)
       return nullptr;
@@ -2234,7 +2177,7 @@ public:
         stemWeights(static_cast<const uint16_t *>(c.constantInputs[1]), n,
                     g->cin, g->weightTag == Tag::oihw),
         bias, act->clamp, act->lo, act->hi, omp_get_max_threads());
-    return finish(std::move(kernel), onednn, g->n, "gopt-stem-bf16");
+    return finish(std::move(kernel), onednn, g->n, f32Scale, "gopt-stem-bf16");
   }
   Status run(const std::vector<Tensor> &inputs,
              std::vector<Tensor> &outputs) override {
@@ -2247,12 +2190,18 @@ public:
 private:
   static std::unique_ptr<OneDnnLayoutKernel>
   finish(std::unique_ptr<StemStageKernel> kernel,
-         const OneDnnLayoutKernel &onednn, int64_t images, const char *name) {
+         const OneDnnLayoutKernel &onednn, int64_t images, float f32Scale,
+         const char *name) {
     if (!kernel->stem_)
       return nullptr;
     kernel->images_ = images;
     kernel->name_ = name;
     kernel->inputDescs_ = {onednn.inputDesc(0)};
+    // The f32 image itself, converted inside (GOPT_STEM_AMX_F32_SOURCE).
+    static const bool f32Source = envSwitchOn("GOPT_STEM_AMX_F32_SOURCE");
+    if (f32Scale > 0 && f32Source && kernel->stem_->readF32Source(f32Scale))
+      kernel->inputDescs_ = {
+          memory::desc(onednn.inputDesc(0).dims(), DataType::f32, Tag::nchw)};
     kernel->outputDesc_ = onednn.outputDesc();
     return kernel;
   }
@@ -2314,7 +2263,10 @@ public:
         return std::unique_ptr<LayoutKernel>();
       if (int8) {
         if (auto stem =
-                k ? nullptr : StemStageKernel::createInt8(c, *int8, *stage)) {
+                k ? nullptr
+                  : StemStageKernel::createInt8(
+                        c, *int8, *stage,
+                        stages.size() > 2 ? stages[0].f32SourceScale : 0.0f)) {
           stage = std::move(stem);
           kernel->stem_ = true;
         } else if (auto pw =
@@ -2329,7 +2281,9 @@ public:
       } else {
         if (auto stem =
                 k ? nullptr
-                  : StemStageKernel::createBf16(c, stages[k].post, *stage)) {
+                  : StemStageKernel::createBf16(
+                        c, stages[k].post, *stage,
+                        stages.size() > 2 ? stages[0].f32SourceScale : 0.0f)) {
           stage = std::move(stem);
           kernel->stem_ = true;
         } else if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,

@@ -33,6 +33,15 @@ struct StemGeometry {
   int64_t padTop = 0, padLeft = 0;
 };
 
+// `pixels` consecutive pixels of a plain NCHW f32 image of 3 channels
+// (channel c's at src + c * planeStride) to NHWC s8, x * scale saturated
+// and rounded to nearest even, or to NHWC bf16 (as oneDNN's reorders
+// compute them). The caller checks AVX-512 VBMI (s8) or AVX-512 BF16.
+void rgbToInt8Pixels(const float *src, int64_t planeStride, int8_t *dst,
+                     int64_t pixels, float scale);
+void rgbToBf16Pixels(const float *src, int64_t planeStride, uint16_t *dst,
+                     int64_t pixels);
+
 // AMX usable (as pointwiseAmxEnabled) and GOPT_STEM_AMX is not "0".
 bool stemAmxEnabled();
 
@@ -53,7 +62,16 @@ public:
              const std::vector<float> &bias, bool clamp, float lo, float hi,
              int threads);
 
-  // `images` NHWC images -> NHWC results of n channels.
+  // From now on run() reads plain NCHW f32 images of 3 channels and
+  // converts them as rgbToInt8Pixels (x * scale) or rgbToBf16Pixels do, a
+  // band's source rows at a time: the network input's quantize or cast
+  // done inside the stem, whose converted image is never written. False
+  // (nothing changes) where the channels are not 3 or the CPU lacks the
+  // converters' instructions.
+  bool readF32Source(float scale);
+
+  // `images` NHWC images (plain NCHW f32 ones after readF32Source) ->
+  // NHWC results of n channels.
   void run(const void *src, void *dst, int64_t images) const;
 
   // The gathered rows' elements: 3 x 3 x channels values, then zeros.
@@ -82,6 +100,8 @@ private:
   std::unique_ptr<PointwiseInt8Amx> int8_;
   std::unique_ptr<PointwiseBf16Amx> bf16Kernel_;
   int threads_ = 1;
+  bool f32Source_ = false;
+  float sourceScale_ = 1;
 };
 
 } // namespace gopt::runtime::cpu
