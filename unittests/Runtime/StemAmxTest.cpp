@@ -365,6 +365,25 @@ TEST(StemAmx, Timing) {
   std::printf("stem int8 %.1f us, bf16 %.1f us an image\n",
               time([&] { i8->run(x.data(), dst.data(), 1); }),
               time([&] { bf->run(xb.data(), db.data(), 1); }));
+  // The same from the f32 image (readF32Source), and the conversions
+  // alone (what the network input's separate quantize or cast costs).
+  std::vector<float> rgb(3 * 224 * 224, 0.5f);
+  std::vector<int8_t> q(rgb.size());
+  std::vector<uint16_t> h(rgb.size());
+  const double convertInt8 = time([&] {
+    gopt::runtime::cpu::rgbToInt8Pixels(rgb.data(), 224 * 224, q.data(),
+                                        224 * 224, 20.0f);
+  });
+  const double convertBf16 = time([&] {
+    gopt::runtime::cpu::rgbToBf16Pixels(rgb.data(), 224 * 224, h.data(),
+                                        224 * 224);
+  });
+  ASSERT_TRUE(i8->readF32Source(20.0f) && bf->readF32Source(1.0f));
+  std::printf("from f32: stem int8 %.1f us, bf16 %.1f us; conversions "
+              "alone %.1f us, %.1f us an image\n",
+              time([&] { i8->run(rgb.data(), dst.data(), 1); }),
+              time([&] { bf->run(rgb.data(), db.data(), 1); }), convertInt8,
+              convertBf16);
 }
 
 } // namespace
