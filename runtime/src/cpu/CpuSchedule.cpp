@@ -52,6 +52,7 @@
 #include "ChannelShuffle.h"
 #include "EnvSwitch.h"
 #include "FastKernels.h"
+#include "Int8Pool.h"
 #include "InvertedResidualF32.h"
 #include "OneDnn.h"
 #include "ReluGradBias.h"
@@ -278,6 +279,7 @@ private:
   // Squeeze-and-excitation from global average pool `o` to the gating
   // multiply as one step (SqueezeExcite.cpp).
   Status scheduleSqueezeExcite(int o, bool &done);
+  Status scheduleInt8GlobalPool(int o, bool &done);
   // Whether `c` is an f32 1x1 convolution of `from` (stride 1, no padding,
   // one group) with constant weights, of `in` to `out` channels; its
   // weights and bias (zeros where it has none) in `w`, `b`.
@@ -966,6 +968,32 @@ Status CpuScheduler::emitChain(int chain, int o) {
             std::max(image, static_cast<size_t>(numElements(shape(r)) / batch) *
                                 dtypeSize(dtype(r)));
     }
+    // A chain whose first source is the network's input, still to be
+    // quantized or cast to bf16 (pendingCast_) and read by nothing else,
+    // may read the f32 input instead and convert it inside its stem
+    // (StemAmx): the converted image is then never written.
+    const int src0 = stages[0].src, cast = pendingCast_[src0];
+    // The conv reads src0, or int8 src0 through its (deferred) dequantize
+    // (soleConsumer would not name the conv: it is fused by now).
+    auto only = [&](int t) {
+      return consumers_[t].size() == 1 ? consumers_[t][0] : -1;
+    };
+    int reader = cast >= 0 ? only(src0) : -1;
+    if (reader >= 0 && reader != stages[0].conv && deferrable(reader))
+      reader = only(p_.ops(reader).outputs(0));
+    float inputScale = 0;
+    if (cast >= 0 && reader == stages[0].conv &&
+        dtype(p_.ops(cast).inputs(0)) == DType::kF32 &&
+        shape(src0).size() == 4 && shape(src0)[1] == 3) {
+      const plan::Op &c = p_.ops(cast);
+      if (c.kind() == "quantize" && perTensorScale(c, inputScale))
+        inputScale = 1.0f / inputScale; // as pendingCastKernel
+      else if (c.kind() == "cast" && dtype(src0) == DType::kBF16)
+        inputScale = 1.0f;
+      if (!(inputScale > 0 && std::isfinite(inputScale)))
+        inputScale = 0;
+    }
+    configs[0].f32SourceScale = inputScale;
     if (batch == 1 && !stages[0].int8) {
       GOPT_ASSIGN_OR_RETURN(kernel, cpu::createInvertedResidualF32(configs));
     }
@@ -982,6 +1010,14 @@ Status CpuScheduler::emitChain(int chain, int o) {
     Fusion f;
     f.conv = stages.back().conv;
     f.src = stages.front().src;
+    // It reads the f32 input (see above): the cast never runs.
+    const int cast = pendingCast_[f.src];
+    if (cast >= 0 && dtype(f.src) != DType::kF32 &&
+        kernel->inputDesc(0).data_type() == memory::data_type::f32) {
+      const int x = p_.ops(cast).inputs(0);
+      lastUse_[x] = std::max(lastUse_[x], lastUse_[f.src]);
+      f.src = x;
+    }
     f.residual = stages.back().residual;
     f.addOp = stages.back().addOp;
     f.post = stages.back().post;
@@ -1750,6 +1786,38 @@ Status CpuScheduler::scheduleInt8MaxPool(int o, bool &done) {
   addStep(std::move(kernel), {srcSlot}, {out},
           op.name() + "+" + p_.ops(quant).name(), "max_pool+quantize");
   fusedInto_[quant] = -2;
+  done = true;
+  return Status::success();
+}
+
+// A global average pooling whose input is a deferred dequantize(q, scale)
+// read by nothing else (a static-int8 network's head: MobileNetV2's last
+// convolution's int8 result): one pass summing q's int8 values in q's
+// layout (cpu::createDequantizeGlobalAvgPool), so the dequantized f32
+// tensor is never written. GOPT_INT8_GLOBAL_POOL=0 keeps the two steps.
+Status CpuScheduler::scheduleInt8GlobalPool(int o, bool &done) {
+  const plan::Op &op = p_.ops(o);
+  const int x = op.inputs(0), d = deferred_[x];
+  float scale;
+  if (d < 0 || soleConsumer(x) != o || shape(x).size() != 4 ||
+      dtype(op.outputs(0)) != DType::kF32 || !perTensorScale(p_.ops(d), scale))
+    return Status::success();
+  const int q = p_.ops(d).inputs(0);
+  if (dtype(q) != DType::kI8 || versions_[q].empty())
+    return Status::success();
+  memory::desc src = currentDesc(q);
+  std::unique_ptr<cpu::LayoutKernel> kernel =
+      cpu::createDequantizeGlobalAvgPool(src, scale);
+  if (!kernel)
+    return Status::success();
+  GOPT_ASSIGN_OR_RETURN(int srcSlot, slotIn(q, src));
+  const int result = op.outputs(0);
+  memory::desc dst = kernel->outputDesc();
+  int out = newSlot(result, dst.get_size());
+  versions_[result].push_back({dst, out});
+  addStep(std::move(kernel), {srcSlot}, {out},
+          p_.ops(d).name() + "+" + op.name(), "dequantize+global_avg_pool");
+  deferred_[x] = -1;
   done = true;
   return Status::success();
 }
@@ -3584,6 +3652,13 @@ Status CpuScheduler::build() {
               op.name() + "+" + transpose.name(), "max_pool+transpose");
       plainReady_[result] = true;
       continue;
+    }
+    // Before its deferred dequantize runs, which it replaces.
+    if (k == "global_avg_pool" && nchw) {
+      bool pooled = false;
+      GOPT_RETURN_IF_ERROR(scheduleInt8GlobalPool(o, pooled));
+      if (pooled)
+        continue;
     }
     // Everything else reads its operands' values (a conv2d converts a
     // deferred cast into its own layout).

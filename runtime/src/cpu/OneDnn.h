@@ -191,6 +191,11 @@ struct ConvChainStage {
   KernelConfig config;
   ConvPostOps post;
   const Int8Params *int8 = nullptr;
+  // First stage only: > 0 where its bf16 or int8 source is a plain NCHW
+  // f32 tensor's conversion (x * f32SourceScale) that the chain may read
+  // unconverted (a network's input and its stem); the chain's
+  // inputDesc(0) then tells which it reads.
+  float f32SourceScale = 0;
 };
 // conv2d ops (NCHW, constant weights and biases) where each reads the one
 // before's result, run `chunk` images of the batch at a time (chunk

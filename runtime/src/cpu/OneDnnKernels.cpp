@@ -29,6 +29,7 @@
 #include "PointwiseAmx.h"
 #include "SingleChannelConv.h"
 #include "SmallConvTraining.h"
+#include "StemAmx.h"
 #include "StemConvF32.h"
 #include "WinogradConv.h"
 #include "gopt/runtime/Kernel.h"
@@ -1433,65 +1434,8 @@ bool isNhwc(const memory::desc &md) {
 }
 
 // A plain NCHW f32 tensor of 3 channels (an RGB image batch, the graph's
-// input) to NHWC bf16 or int8 (x * scale, saturated, rounded to nearest
-// even, as oneDNN's reorder computes it): oneDNN's reorder for this
-// transpose took 3 ms for MobileNetV2's 32 images (0.6 ns an element).
-// Here 16 pixels at a time: each channel's 16 values converted in one
-// register, then the three interleaved with one permute (AVX-512 VBMI,
-// AVX-512 BF16: Sapphire Rapids on).
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
-rgbToInt8Pixels(const float *src, int8_t *dst, int64_t pixels, float scale) {
-  alignas(64) int8_t index[64];
-  for (int j = 0; j < 64; ++j)
-    index[j] = static_cast<int8_t>(j < 48 ? (j % 3) * 16 + j / 3 : 0);
-  const __m512i interleave = _mm512_load_si512(index);
-  const __m512 factor = _mm512_set1_ps(scale);
-  int64_t p = 0;
-  for (; p + 16 <= pixels; p += 16) {
-    __m512i packed = _mm512_setzero_si512();
-    for (int c = 0; c < 3; ++c) {
-      __m512 v = _mm512_mul_ps(_mm512_loadu_ps(src + c * pixels + p), factor);
-      __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT |
-                                                  _MM_FROUND_NO_EXC);
-      packed = _mm512_inserti32x4(packed, _mm512_cvtsepi32_epi8(q), c);
-    }
-    _mm512_mask_storeu_epi8(dst + p * 3, (1ull << 48) - 1,
-                            _mm512_permutexvar_epi8(interleave, packed));
-  }
-  for (; p < pixels; ++p)
-    for (int c = 0; c < 3; ++c) {
-      float v = std::nearbyint(src[c * pixels + p] * scale);
-      dst[p * 3 + c] =
-          static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, v)));
-    }
-}
-
-__attribute__((target("avx512f,avx512bw,avx512bf16"))) void
-rgbToBf16Pixels(const float *src, uint16_t *dst, int64_t pixels) {
-  alignas(64) uint16_t index[64];
-  for (int j = 0; j < 48; ++j) // element j: pixel j / 3, channel j % 3
-    index[j] = static_cast<uint16_t>((j % 3) * 16 + j / 3);
-  for (int j = 48; j < 64; ++j)
-    index[j] = 0;
-  const __m512i low = _mm512_load_si512(index);
-  const __m512i high = _mm512_load_si512(index + 32);
-  int64_t p = 0;
-  for (; p + 16 <= pixels; p += 16) {
-    __m256i r = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + p));
-    __m256i g = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + pixels + p));
-    __m256i b =
-        (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + 2 * pixels + p));
-    __m512i rg = _mm512_inserti64x4(_mm512_castsi256_si512(r), g, 1);
-    __m512i b0 = _mm512_castsi256_si512(b);
-    _mm512_storeu_si512(dst + p * 3, _mm512_permutex2var_epi16(rg, low, b0));
-    _mm512_mask_storeu_epi16(dst + p * 3 + 32, 0xffff,
-                             _mm512_permutex2var_epi16(rg, high, b0));
-  }
-  for (; p < pixels; ++p)
-    for (int c = 0; c < 3; ++c)
-      dst[p * 3 + c] = cpu::fromF32<uint16_t>(src[c * pixels + p]);
-}
-
+// input) to NHWC bf16 or int8: cpu::rgbToInt8Pixels / rgbToBf16Pixels
+// (StemAmx.cpp), whose channel planes here are the whole image's.
 class PixelsKernel : public Kernel {
 public:
   // Null unless `from` is plain NCHW f32 with 3 channels and `to` the same
@@ -1528,13 +1472,13 @@ public:
     for (int64_t n = 0; n < batch; ++n) {
       const float *image = src + n * channels * pixels;
       if (int8_)
-        rgbToInt8Pixels(image,
-                        static_cast<int8_t *>(dst) + n * channels * pixels,
-                        pixels, scale_);
+        cpu::rgbToInt8Pixels(image, pixels,
+                             static_cast<int8_t *>(dst) + n * channels * pixels,
+                             pixels, scale_);
       else
-        rgbToBf16Pixels(image,
-                        static_cast<uint16_t *>(dst) + n * channels * pixels,
-                        pixels);
+        cpu::rgbToBf16Pixels(
+            image, pixels, static_cast<uint16_t *>(dst) + n * channels * pixels,
+            pixels);
     }
     return Status::success();
   }
@@ -1966,8 +1910,9 @@ public:
       return none();
     const int64_t k = g.cin, n = g.cout;
     // 16 outputs fill half of the kernel's 32-wide block: oneDNN's was
-    // faster there (MobileNetV2's 32 -> 16, 1.25x).
-    if (n <= 16)
+    // faster there (MobileNetV2's 32 -> 16, 1.25x) until the kernel ran
+    // such blocks on half the tiles (GOPT_POINTWISE_AMX_BF16_NARROW).
+    if (n <= 16 && !cpu::pointwiseAmxBf16Narrow())
       return none();
     // Weights [n][k] from OIHW ([n, k, 1, 1]) or HWIO ([1, 1, k, n]).
     const auto *raw = static_cast<const uint16_t *>(c.constantInputs[1]);
@@ -2197,6 +2142,148 @@ private:
   std::unique_ptr<cpu::DepthwiseInt8> dw_;
 };
 
+// A chain's first stage where it is a network's stem (a dense 3x3
+// convolution of at most 3 NHWC input channels, bf16 or static int8, an
+// NHWC result, no sum) run by gopt's AMX kernel (StemAmx.cpp) instead of
+// oneDNN 2.6's jit / jit_int8 kernels, which pad each tap's 3 channels to
+// a 4-channel group (MobileNetV2's 3 -> 32 stride 2: 160-180 us an image,
+// a tenth of the int8 step). GOPT_STEM_AMX=0 keeps oneDNN's.
+std::optional<cpu::StemGeometry> stemGeometry(const KernelConfig &c,
+                                              const OneDnnLayoutKernel &onednn,
+                                              DataType srcType,
+                                              DataType dstType) {
+  if (!cpu::stemAmxEnabled())
+    return std::nullopt;
+  StatusOr<ConvGeometry> geometry = convGeometry(c);
+  if (!geometry.ok())
+    return std::nullopt;
+  const ConvGeometry &g = *geometry;
+  const Dims &wd = g.weightDims;
+  const memory::desc in = onednn.inputDesc(0), out = onednn.outputDesc();
+  if (wd.size() != 4 || wd[2] != 3 || wd[3] != 3 || g.cin > 3 ||
+      g.strides[0] != g.strides[1] || g.dilations[0] != 0 ||
+      g.dilations[1] != 0 || !isNhwc(in) || !isNhwc(out) ||
+      in.data_type() != srcType || out.data_type() != dstType ||
+      in.dims() != g.srcDims || out.dims() != g.dstDims)
+    return std::nullopt;
+  cpu::StemGeometry s;
+  s.channels = g.cin;
+  s.height = g.h;
+  s.width = g.w;
+  s.outHeight = g.dstDims[2];
+  s.outWidth = g.dstDims[3];
+  s.stride = g.strides[0];
+  s.padTop = g.padL[0];
+  s.padLeft = g.padL[1];
+  return s;
+}
+
+// The weights [n][3][3][c] from OIHW or HWIO.
+template <typename T>
+std::vector<T> stemWeights(const T *raw, int64_t n, int64_t c, bool oihw) {
+  std::vector<T> w(n * 9 * c);
+  for (int64_t o = 0; o < n; ++o)
+    for (int64_t t = 0; t < 9; ++t)
+      for (int64_t i = 0; i < c; ++i)
+        w[(o * 9 + t) * c + i] =
+            oihw ? raw[(o * c + i) * 9 + t] : raw[(t * c + i) * n + o];
+  return w;
+}
+
+class StemStageKernel : public OneDnnLayoutKernel {
+public:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  createInt8(const KernelConfig &c, const cpu::Int8Params &p,
+             const OneDnnLayoutKernel &onednn, float f32Scale) {
+    if (p.dstScale <= 0 || !p.weights || p.sum ||
+        (p.activation != "none" && p.activation != "relu" &&
+         p.activation != "relu6" && p.activation != "clip"))
+      return nullptr;
+    std::optional<cpu::StemGeometry> s = stemGeometry(
+        c, onednn, p.srcUnsigned ? DataType::u8 : DataType::s8, int8DstType(p));
+    if (!s)
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    if (static_cast<int64_t>(p.weightScales.size()) != g->cout &&
+        p.weightScales.size() != 1)
+      return nullptr;
+    cpu::PointwiseInt8Params q;
+    setInt8Epilogue(p, g->cout, q);
+    auto kernel = std::unique_ptr<StemStageKernel>(new StemStageKernel());
+    kernel->stem_ = cpu::StemConvAmx::createInt8(
+        *s, g->cout,
+        stemWeights(p.weights, g->cout, g->cin, g->weightTag == Tag::oihw), q,
+        omp_get_max_threads());
+    return finish(std::move(kernel), onednn, g->n, f32Scale, "gopt-stem-int8");
+  }
+  static std::unique_ptr<OneDnnLayoutKernel>
+  createBf16(const KernelConfig &c, const cpu::ConvPostOps &post,
+             const OneDnnLayoutKernel &onednn, float f32Scale) {
+    if (convType(c) != DataType::bf16 || c.inputTypes[1] != DType::kBF16 ||
+        !c.constantInputs[1] || !post.tail.empty() || post.sum)
+      return nullptr;
+    const bool hasBias = c.inputShapes.size() == 3;
+    if (hasBias && !constantF32OrBf16Bias(c))
+      return nullptr;
+    std::optional<ActivationClamp> act = activationClamp(post);
+    std::optional<cpu::StemGeometry> s =
+        stemGeometry(c, onednn, DataType::bf16, DataType::bf16);
+    if (!act || !s)
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    const int64_t n = g->cout;
+    std::vector<float> bias;
+    for (int64_t o = 0; hasBias && o < n; ++o) {
+      float b;
+      if (c.inputTypes[2] == DType::kF32) {
+        b = static_cast<const float *>(c.constantInputs[2])[o];
+      } else {
+        uint32_t wide = static_cast<uint32_t>(static_cast<const uint16_t *>(
+                            c.constantInputs[2])[o])
+                        << 16;
+        std::memcpy(&b, &wide, sizeof(float));
+      }
+      bias.push_back(b);
+    }
+    auto kernel = std::unique_ptr<StemStageKernel>(new StemStageKernel());
+    kernel->stem_ = cpu::StemConvAmx::createBf16(
+        *s, n,
+        stemWeights(static_cast<const uint16_t *>(c.constantInputs[1]), n,
+                    g->cin, g->weightTag == Tag::oihw),
+        bias, act->clamp, act->lo, act->hi, omp_get_max_threads());
+    return finish(std::move(kernel), onednn, g->n, f32Scale, "gopt-stem-bf16");
+  }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    stem_->run(inputs[0].data(), outputs[0].data(), images_);
+    return Status::success();
+  }
+  const char *implementation() const override { return name_; }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  static std::unique_ptr<OneDnnLayoutKernel>
+  finish(std::unique_ptr<StemStageKernel> kernel,
+         const OneDnnLayoutKernel &onednn, int64_t images, float f32Scale,
+         const char *name) {
+    if (!kernel->stem_)
+      return nullptr;
+    kernel->images_ = images;
+    kernel->name_ = name;
+    kernel->inputDescs_ = {onednn.inputDesc(0)};
+    // The f32 image itself, converted inside (GOPT_STEM_AMX_F32_SOURCE).
+    static const bool f32Source = envSwitchOn("GOPT_STEM_AMX_F32_SOURCE");
+    if (f32Scale > 0 && f32Source && kernel->stem_->readF32Source(f32Scale))
+      kernel->inputDescs_ = {
+          memory::desc(onednn.inputDesc(0).dims(), DataType::f32, Tag::nchw)};
+    kernel->outputDesc_ = onednn.outputDesc();
+    return kernel;
+  }
+  std::unique_ptr<cpu::StemConvAmx> stem_;
+  int64_t images_ = 0;
+  const char *name_ = "";
+};
+
 std::unique_ptr<OneDnnLayoutKernel>
 int8DepthwiseKernel(const KernelConfig &c, const Int8Params &p,
                     const OneDnnLayoutKernel &onednn) {
@@ -2249,7 +2336,15 @@ public:
       if (!supported || stage->runsReference())
         return std::unique_ptr<LayoutKernel>();
       if (int8) {
-        if (auto pw = Int8PointwiseStageKernel::create(c, *int8, *stage)) {
+        if (auto stem =
+                k ? nullptr
+                  : StemStageKernel::createInt8(
+                        c, *int8, *stage,
+                        stages.size() > 2 ? stages[0].f32SourceScale : 0.0f)) {
+          stage = std::move(stem);
+          kernel->stem_ = true;
+        } else if (auto pw =
+                       Int8PointwiseStageKernel::create(c, *int8, *stage)) {
           stage = std::move(pw);
           kernel->pointwise_ = true;
         } else if (auto dw =
@@ -2258,7 +2353,15 @@ public:
           kernel->depthwise_ = true;
         }
       } else {
-        if (auto dw = DepthwiseStageKernel::create(c, stages[k].post, *stage)) {
+        if (auto stem =
+                k ? nullptr
+                  : StemStageKernel::createBf16(
+                        c, stages[k].post, *stage,
+                        stages.size() > 2 ? stages[0].f32SourceScale : 0.0f)) {
+          stage = std::move(stem);
+          kernel->stem_ = true;
+        } else if (auto dw = DepthwiseStageKernel::create(c, stages[k].post,
+                                                          *stage)) {
           stage = std::move(dw);
           kernel->depthwise_ = true;
         } else if (auto f32 =
@@ -2340,13 +2443,18 @@ public:
   }
   // "-dw": a depthwise stage runs gopt's kernel (DepthwiseStageKernel or
   // Int8DepthwiseStageKernel);
-  // "-pw": a 1x1 stage runs gopt's AMX kernel (PointwiseStageKernel).
+  // "-pw": a 1x1 stage runs gopt's AMX kernel (PointwiseStageKernel);
+  // "-stem": the first stage runs StemStageKernel.
   const char *implementation() const override {
-    static const char *names[2][2][2] = {
-        {{"onednn", "onednn-pw"}, {"onednn-dw", "onednn-dw-pw"}},
-        {{"onednn-rows", "onednn-rows-pw"},
-         {"onednn-rows-dw", "onednn-rows-dw-pw"}}};
-    return names[!bands_.empty()][depthwise_][pointwise_];
+    static const char *names[2][2][2][2] = {
+        {{{"onednn", "onednn-stem"}, {"onednn-pw", "onednn-pw-stem"}},
+         {{"onednn-dw", "onednn-dw-stem"},
+          {"onednn-dw-pw", "onednn-dw-pw-stem"}}},
+        {{{"onednn-rows", "onednn-rows-stem"},
+          {"onednn-rows-pw", "onednn-rows-pw-stem"}},
+         {{"onednn-rows-dw", "onednn-rows-dw-stem"},
+          {"onednn-rows-dw-pw", "onednn-rows-dw-pw-stem"}}}};
+    return names[!bands_.empty()][depthwise_][pointwise_][stem_];
   }
   int64_t batch() const { return batch_; }
   int64_t chunk() const { return chunk_; }
@@ -2619,6 +2727,7 @@ private:
   }
 
   bool depthwise_ = false, pointwise_ = false;
+  bool stem_ = false; // the first stage runs StemStageKernel
   std::shared_ptr<void> pending_;
   size_t pendingBytes_ = 0;
   size_t head_ = 0; // stages run on whole images before the bands

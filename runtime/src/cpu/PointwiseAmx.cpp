@@ -113,6 +113,7 @@ PointwiseBf16Amx::create(int64_t k, int64_t n,
   // Read per kernel, not once per process, so one process can time both.
   p->fastEpilogue_ = envSwitchOn("GOPT_POINTWISE_AMX_EPILOGUE");
   p->interleave_ = envSwitchOn("GOPT_POINTWISE_AMX_INTERLEAVE");
+  p->halfBlocks_ = pointwiseAmxBf16Narrow();
   return p;
 }
 
@@ -132,6 +133,8 @@ struct Job {
   bool fastEpilogue;
   // Tile loads interleaved with the products (tiles32).
   bool interleave;
+  // A block of at most 16 outputs on tiles 0 and 1 only (tiles32).
+  bool halfBlocks;
 };
 
 // The four C tiles of pixels [m0, m0 + 32) by output channels [n0, n0 + 32)
@@ -146,6 +149,20 @@ GOPT_PW_TARGET inline void tiles32(const Job &j, const uint16_t *a0,
   const uint16_t *a1 = a0 + 16 * strideA / 2;
   _tile_zero(0);
   _tile_zero(1);
+  if (j.halfBlocks && j.n - n0 <= 16) {
+    // The second 16 outputs are padding: not computed, not stored (the
+    // epilogue's mask drops them). MobileNetV2's 32 -> 16 projection.
+    for (int64_t c = 0; c < j.chunks; ++c) {
+      _tile_loadd(4, a0 + c * j.kc, strideA);
+      _tile_loadd(6, b0 + c * chunkElems, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_loadd(5, a1 + c * j.kc, strideA);
+      _tile_dpbf16ps(1, 5, 6);
+    }
+    _tile_stored(0, buf, 64);
+    _tile_stored(1, buf + 256, 64);
+    return;
+  }
   _tile_zero(2);
   _tile_zero(3);
   if (j.interleave) {
@@ -350,7 +367,8 @@ GOPT_PW_TARGET void runRange(const Job &j, const uint16_t *src, uint16_t *dst,
     cfg.rows[t] = static_cast<uint8_t>(j.kc / 2);
     cfg.colsb[t] = 64;
   }
-  alignas(64) float buf[1024];
+  // Zeroed: half blocks leave the upper 16 outputs' tiles unwritten.
+  alignas(64) float buf[1024] = {};
   std::vector<uint16_t> tail;
   loadTileConfig(cfg);
   const int64_t strideA = j.k * 2;
@@ -385,7 +403,8 @@ void PointwiseBf16Amx::run(const uint16_t *src, uint16_t *dst,
 #ifdef GOPT_PW_X86
   Job j{k_,           n_,     kc_,  k_ / kc_,      packed_.data(),
         bias_.data(), clamp_, sum_, lo_,           hi_,
-        false,        0,      0,    fastEpilogue_, interleave_};
+        false,        0,      0,    fastEpilogue_, interleave_,
+        halfBlocks_};
   j.clamp16 = clamp_ && bf16Clamp(lo_, hi_, j.lo16, j.hi16);
   const int64_t blocks = (pixels + 31) / 32;
   const int threads = static_cast<int>(
@@ -429,6 +448,10 @@ bool pointwiseAmxInt8Enabled() {
 #else
   return false;
 #endif
+}
+
+bool pointwiseAmxBf16Narrow() {
+  return envSwitchOn("GOPT_POINTWISE_AMX_BF16_NARROW");
 }
 
 bool pointwiseAmxInt8Narrow() {

@@ -49,7 +49,15 @@ private:
   bool fastEpilogue_ = true;
   // Tile loads interleaved with the products (GOPT_POINTWISE_AMX_INTERLEAVE).
   bool interleave_ = true;
+  // Blocks of at most 16 outputs on two C tiles
+  // (GOPT_POINTWISE_AMX_BF16_NARROW).
+  bool halfBlocks_ = true;
 };
+
+// GOPT_POINTWISE_AMX_BF16_NARROW is not "0" (read at each call): the bf16
+// kernel computes a block of at most 16 outputs on two C tiles, and
+// chains give it stages of 16 or fewer outputs.
+bool pointwiseAmxBf16Narrow();
 
 // AMX-INT8 usable (as pointwiseAmxEnabled) and GOPT_POINTWISE_AMX_INT8 is
 // not "0".
