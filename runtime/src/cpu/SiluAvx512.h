@@ -1,5 +1,4 @@
-//===- SiluAvx512.h - SiLU of 16 f32 lanes -----------------------*- C++
-//-*-===//
+//===- SiluAvx512.h - SiLU of 16 f32 lanes ----------------------*- C++ -*-===//
 //
 // The one AVX-512 SiLU that gopt's f32 kernels share (DepthwiseF32's
 // epilogue and the pass after oneDNN's convolutions in DepthwiseConv.cpp,
@@ -26,10 +25,9 @@ namespace gopt::runtime::cpu {
 // where siluDirect's clamp at -87 gives v / 6e37). The pass after each
 // convolution and the depthwise epilogue are bound by these operations
 // (ports 0 and 5), not memory.
-__attribute__((target("avx512f"))) inline __m512 siluExp2(__m512 v) {
-  // The zero-masked forms: GCC 12 warns of the plain ones' undefined
-  // pass-through lanes where inlined into some kernels.
-  const __m512 c = _mm512_maskz_min_ps(0xFFFF, v, _mm512_set1_ps(88.0f));
+// 1 + exp(-c) in base 2 as described above, for c <= 88 (the callers
+// clamp): SiLU's and the squeeze-excite gate's sigmoid denominator.
+__attribute__((target("avx512f"))) inline __m512 onePlusExpNeg(__m512 c) {
   const __m512 magic = _mm512_set1_ps(12582912.0f);
   const __m512 n = _mm512_sub_ps(
       _mm512_fmadd_ps(c, _mm512_set1_ps(-1.44269504088896341f), magic), magic);
@@ -42,9 +40,15 @@ __attribute__((target("avx512f"))) inline __m512 siluExp2(__m512 v) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022121727e-01f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314694405e-01f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0000001192e+00f));
-  const __m512 d =
-      _mm512_add_ps(_mm512_maskz_scalef_ps(0xFFFF, p, n), _mm512_set1_ps(1.0f));
-  return _mm512_div_ps(v, d);
+  // The zero-masked form: GCC 12 warns of the plain one's undefined
+  // pass-through lanes where inlined into some kernels.
+  return _mm512_add_ps(_mm512_maskz_scalef_ps(0xFFFF, p, n),
+                       _mm512_set1_ps(1.0f));
+}
+
+__attribute__((target("avx512f"))) inline __m512 siluExp2(__m512 v) {
+  const __m512 c = _mm512_maskz_min_ps(0xFFFF, v, _mm512_set1_ps(88.0f));
+  return _mm512_div_ps(v, onePlusExpNeg(c));
 }
 
 } // namespace gopt::runtime::cpu

@@ -9,6 +9,7 @@
 #include "SqueezeExcite.h"
 #include "EnvSwitch.h"
 #include "ParallelRange.h"
+#include "SiluAvx512.h"
 
 #include "gopt/runtime/Kernel.h"
 
@@ -198,32 +199,18 @@ float activate(const SeActivation &a, float v) {
 
 #ifdef GOPT_SE_X86
 // sigmoid(v) (or v sigmoid(v), SiLU) for x[0..n) in place: exp(-v) in
-// base 2 as DepthwiseConv.cpp's siluExp2 computes it (v clamped to [-88,
+// base 2 as SiluAvx512.h's siluExp2 computes it (v clamped to [-88,
 // 88]: a gate of 6e-39 for 0 below, 1 above). The gate's 1152 scalar
 // expf calls were a fifth of an EfficientNet 7x7 block's step.
 __attribute__((target("avx512f"))) void sigmoidRange(float *x, int64_t n,
                                                      bool silu) {
-  const __m512 magic = _mm512_set1_ps(12582912.0f);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m =
         static_cast<__mmask16>(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-88.0f)),
                                    _mm512_set1_ps(88.0f));
-    const __m512 k = _mm512_sub_ps(
-        _mm512_fmadd_ps(c, _mm512_set1_ps(-1.44269504088896341f), magic),
-        magic);
-    __m512 r =
-        _mm512_fnmsub_ps(c, _mm512_set1_ps(1.44269502162933349609375f), k);
-    r = _mm512_fnmadd_ps(c, _mm512_set1_ps(1.925963033500011e-08f), r);
-    __m512 p = _mm512_set1_ps(1.3266970636e-03f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6754599363e-03f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5507425219e-02f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022121727e-01f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314694405e-01f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0000001192e+00f));
-    const __m512 d =
-        _mm512_add_ps(_mm512_scalef_ps(p, k), _mm512_set1_ps(1.0f));
+    const __m512 d = onePlusExpNeg(c);
     _mm512_mask_storeu_ps(x + i, m,
                           _mm512_div_ps(silu ? v : _mm512_set1_ps(1.0f), d));
   }
