@@ -314,6 +314,19 @@ Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
   return o;
 }
 
+// `act` of `x` into `y`: an op of that kind, or for "silu" x * sigmoid(x),
+// as EfficientNet's ONNX files spell SiLU.
+void addActivation(PlanBuilder &b, const std::string &act, int x, int y,
+                   const Shape &shape) {
+  if (act == "silu") {
+    int g = b.addIntermediate("g", F32, shape);
+    b.addOp("sigmoid", "sigmoid", {x}, {g});
+    b.addOp("mul", "mul", {x, g}, {y});
+  } else {
+    b.addOp(act, "act", {x}, {y});
+  }
+}
+
 // A 1x1 conv2d 320 -> 1280 on 7x7 then `act` (relu6: MobileNetV2's last
 // layer; hard_swish: MobileNetV3's; silu: EfficientNet-B0's) on "cpu" and
 // "reference".
@@ -333,14 +346,7 @@ Outcome runPlanConvAct(const char *act) {
            {"pads", intsAttr({0, 0, 0, 0})},
            {"activation", stringAttr("none")}});
   int y = b.addOutput("y", F32, yshape);
-  if (std::string(act) == "silu") {
-    // x * sigmoid(x), as EfficientNet's ONNX files spell SiLU.
-    int g = b.addIntermediate("g", F32, yshape);
-    b.addOp("sigmoid", "sigmoid", {c}, {g});
-    b.addOp("mul", "mul", {c, g}, {y});
-  } else {
-    b.addOp(act, "act", {c}, {y});
-  }
+  addActivation(b, act, c, y, yshape);
   auto plan = b.build();
   EXPECT_TRUE(plan.ok()) << plan.status().toString();
   Outcome o;
@@ -393,13 +399,7 @@ Outcome runPlanConvPool(const std::string &act = "relu") {
            {"pads", intsAttr({0, 0, 0, 0})},
            {"activation", stringAttr("none")}});
   int r = b.addIntermediate("r", F32, cshape);
-  if (act == "silu") {
-    int g = b.addIntermediate("g", F32, cshape);
-    b.addOp("sigmoid", "sigmoid", {c}, {g});
-    b.addOp("mul", "mul", {c, g}, {r});
-  } else {
-    b.addOp(act, "act", {c}, {r});
-  }
+  addActivation(b, act, c, r, cshape);
   int p = b.addIntermediate("p", F32, {1, 1000, 1, 1});
   b.addOp("global_avg_pool", "gap", {r}, {p},
           {{"data_format", stringAttr("NCHW")}});
