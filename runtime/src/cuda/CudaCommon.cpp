@@ -1,5 +1,6 @@
 //===- CudaCommon.cpp - Errors, handles and the device context ------------===//
 #include "CudaCommon.h"
+#include "CublasLtLoader.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +139,7 @@ Status DeviceContext::init() {
   GOPT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   GOPT_CUDNN_CHECK(cudnnCreate(&cudnn));
   GOPT_CUDNN_CHECK(cudnnSetStream(cudnn, stream));
+  GOPT_RETURN_IF_ERROR(loadCublasLt());
   GOPT_CUBLAS_CHECK(cublasLtCreate(&cublasLt));
   int tf32 = envFlag("GOPT_CUDA_TF32", -1);
   if (tf32 >= 0)

@@ -1,5 +1,6 @@
 //===- CudaHelpersTest.cpp - CUDA backend parts that need no GPU ----------===//
 #include "AlgoCache.h"
+#include "CublasLtLoader.h"
 #include "CudaCommon.h"
 #include "Launch.h"
 #include "gopt/runtime/OpSchema.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -481,6 +483,35 @@ TEST(CudaErrors, StatusNamesTheCall) {
   EXPECT_NE(b.message().find("cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE"),
             std::string::npos);
   EXPECT_TRUE(fromCublas(CUBLAS_STATUS_SUCCESS, "x").ok());
+}
+
+// cuBLASLt is opened when a device context starts, not at process start
+// (its load costs half a second): before loadCublasLt the process has not
+// loaded it and its entry points refuse; after, they reach the library,
+// whose descriptor calls need no GPU.
+TEST(CublasLtLoader, OpensTheLibraryOnlyWhenAsked) {
+  std::string soname = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+  EXPECT_EQ(dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr)
+      << soname << " was loaded before any CUDA session";
+  cublasLtMatmulDesc_t desc = nullptr;
+  EXPECT_EQ(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+            CUBLAS_STATUS_NOT_INITIALIZED);
+
+  Status loaded = loadCublasLt();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.message();
+  void *handle = dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  if (handle)
+    dlclose(handle);
+  ASSERT_EQ(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_NE(desc, nullptr);
+  EXPECT_EQ(cublasLtMatmulDescDestroy(desc), CUBLAS_STATUS_SUCCESS);
+  cublasLtMatrixLayout_t layout = nullptr;
+  ASSERT_EQ(cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 4, 8, 4),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasLtMatrixLayoutDestroy(layout), CUBLAS_STATUS_SUCCESS);
 }
 
 } // namespace
