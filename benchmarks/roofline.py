@@ -2,13 +2,16 @@
 """How far each model is from this CPU's measured roofline, in one run.
 
   benchmarks/roofline.py [--build-dir build] [--threads 2] [--batches 1,32]
-                         [--models DIR] [--precisions f32,bf16] [--repeats 3]
+                         [--models DIR] [--precisions f32,bf16,int8]
+                         [--repeats 3]
                          [--out benchmarks/results/roofline-DATE.json]
                          [--doc docs/benchmarks.md]
 
 1. The compute roof: a matmul microbenchmark, gopt-run on a chain of four
    [B, 1024] x [1024, 1024] matmuls (B = 2048) compiled with gopt's default
-   pipeline at each precision (`--optimize --precision P`): the matmuls'
+   pipeline at each precision (`--optimize --precision P`; int8: static
+   quantization, gopt-quantize with minmax ranges calibrated on one batch
+   of random data, as for the models below): the matmuls'
    flops over their mean times in the profile (not the casts at the chain's
    ends), the best of three runs: the rate oneDNN reaches here on large
    GEMMs, which bounds what a model can reach at that precision.
@@ -36,7 +39,9 @@ activations' memory traffic, per-op overhead (small convolutions,
 depthwise layers), or weights not read at streaming speed; the fraction
 says how much of the machine it leaves unused, not why. Progress goes to
 stderr, the table to stdout; with --doc the table replaces the part of that
-file between <!-- roofline:begin --> and <!-- roofline:end -->. A
+file between <!-- roofline:KIND:begin --> and <!-- roofline:KIND:end -->,
+KIND being the machine's widest matrix unit (amx, avx512-bf16, avx512 or
+avx2), so that each kind of CPU keeps its own table. A
 benchmark, not a test. Run with Debian's /usr/bin/python3.
 """
 import argparse
@@ -75,13 +80,42 @@ def matmul_chain(w, depth):
     return "\n".join(lines) + "\n"
 
 
-def run_gopt(gopt_run, model, precision, batch, threads, warmup, iterations):
+OPTIMIZE = "builtin.module(gopt-optimize{target=cpu})"
+QUANTIZE = ("builtin.module(gopt-optimize{target=cpu},"
+            "func.func(gopt-quantize{calibration=%s}))")
+
+
+def static_int8(gopt_run, model, tmp):
+    """MODEL as static int8 (gopt-quantize with minmax ranges calibrated on
+    one batch of random data: the ranges do not change the arithmetic's
+    speed), written to a .mlir file in TMP that gopt-run runs as is."""
+    base = os.path.join(tmp, os.path.splitext(os.path.basename(model))[0])
+    ranges, quantized = base + ".ranges.json", base + ".int8.mlir"
+    if os.path.exists(quantized):
+        return quantized
+    gopt_opt = os.path.join(os.path.dirname(gopt_run), "gopt-opt")
+    for cmd in ([gopt_run, model, "--pipeline", OPTIMIZE, "--calibrate",
+                 "--calibration-out", ranges, "--batch", "4"],
+                [gopt_opt, model, "--pass-pipeline=" + QUANTIZE % ranges,
+                 "-o", quantized]):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()[-400:]}")
+    return quantized
+
+
+def run_gopt(gopt_run, model, precision, batch, threads, warmup, iterations,
+             tmp=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
-        cmd = [gopt_run, model, "--optimize", "--batch", str(batch),
-               "--threads", str(threads), "--warmup", str(warmup),
-               "--iterations", str(iterations), "--json", report.name]
-        if precision != "f32":
-            cmd += ["--precision", precision]
+        if precision == "int8":
+            cmd = [gopt_run, static_int8(gopt_run, model, tmp)]
+        else:
+            cmd = [gopt_run, model, "--optimize"]
+            if precision != "f32":
+                cmd += ["--precision", precision]
+        cmd += ["--batch", str(batch), "--threads", str(threads), "--warmup",
+                str(warmup), "--iterations", str(iterations), "--json",
+                report.name]
         # One wait policy for every run: gopt-run would otherwise choose by
         # the machine's load when it starts, which differs run to run.
         env = dict(os.environ, OMP_WAIT_POLICY=WAIT_POLICY)
@@ -120,11 +154,25 @@ def cpu_flags():
             for line in f:
                 if line.startswith("flags"):
                     flags = set(line.split(":", 1)[1].split())
-                    return [x for x in ("avx512f", "avx512_bf16", "amx_bf16",
-                                        "amx_int8") if x in flags]
+                    return [x for x in ("avx2", "avx512f", "avx512_vnni",
+                                        "avx512_bf16", "amx_bf16", "amx_int8")
+                            if x in flags]
     except OSError:
         pass
     return []
+
+
+def machine_class(flags):
+    """Which roofline section of --doc a run belongs to: the widest matrix
+    unit the CPU has, since that sets the bf16 roof (AMX tiles, AVX512-BF16
+    dot products, or f32 arithmetic only)."""
+    if "amx_bf16" in flags:
+        return "amx"
+    if "avx512_bf16" in flags:
+        return "avx512-bf16"
+    if "avx512f" in flags:
+        return "avx512"
+    return "avx2"
 
 
 def table(result):
@@ -148,6 +196,7 @@ def table(result):
     lines += ["", "Produced by `/usr/bin/python3 benchmarks/roofline.py "
               f"--threads {result['threads']} --batches "
               f"{','.join(map(str, result['batches']))} "
+              f"--precisions {','.join(result['peaks'])} "
               f"--repeats {result['repeats']} --wait {result['wait']}`; "
               f"raw data: `{result['out']}`."]
     return "\n".join(lines) + "\n"
@@ -168,7 +217,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batches", default="1,32")
     p.add_argument("--models", default=DEFAULT_MODELS)
-    p.add_argument("--precisions", default="f32,bf16")
+    p.add_argument("--precisions", default="f32,bf16,int8",
+                   help="f32, bf16 (mixed precision) and int8 (static "
+                        "quantization, ranges from random data)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--wait", default="active",
                    help="OMP_WAIT_POLICY of every run (active: threads spin "
@@ -197,7 +248,8 @@ def main():
             f.write(matmul_chain(PEAK_WIDTH, PEAK_DEPTH))
         for precision in precisions:
             runs = [run_gopt(gopt_run, chain, precision, PEAK_BATCH, a.threads,
-                             3, 10)["op_gflops"] for _ in range(a.repeats)]
+                             3, 10, tmp)["op_gflops"]
+                    for _ in range(a.repeats)]
             result["peaks"][precision] = max(runs)
             print(f"peak {precision}: {max(runs):.0f} GFLOP/s", file=sys.stderr)
         stream = os.path.join(tmp, "stream-chain.mlir")
@@ -210,26 +262,29 @@ def main():
                                     for r in runs)
         print(f"weight streaming: {result['stream_gbps']:.1f} GB/s",
               file=sys.stderr)
-    names = sorted(f[:-5] for f in os.listdir(a.models) if f.endswith(".onnx"))
-    for name in names:
-        for batch in batches:
-            for precision in precisions:
-                # The best of --repeats runs, as for the roofs: on a shared
-                # machine a run only ever loses time to other load.
-                r = min((run_gopt(gopt_run,
-                                  os.path.join(a.models, name + ".onnx"),
-                                  precision, batch, a.threads, 3,
-                                  10 if batch > 1 else 50)
-                         for _ in range(a.repeats)),
-                        key=lambda run: run["median_ms"])
-                bound, fraction = roofline(r, result["peaks"][precision],
-                                           result["stream_gbps"])
-                r.update(model=name, precision=precision, batch=batch,
-                         bound=bound, fraction=fraction)
-                result["models"].append(r)
-                print(f"{name} {precision} batch {batch}: {r['gflops']:.0f} "
-                      f"GFLOP/s, {100 * fraction:.0f}% of the roofline "
-                      f"({bound})", file=sys.stderr)
+        # The models run inside the same temporary directory: their static
+        # int8 versions are compiled there.
+        names = sorted(f[:-5] for f in os.listdir(a.models)
+                       if f.endswith(".onnx"))
+        for name in names:
+            for batch in batches:
+                for precision in precisions:
+                    # The best of --repeats runs, as for the roofs: on a shared
+                    # machine a run only ever loses time to other load.
+                    r = min((run_gopt(gopt_run,
+                                      os.path.join(a.models, name + ".onnx"),
+                                      precision, batch, a.threads, 3,
+                                      10 if batch > 1 else 50, tmp)
+                             for _ in range(a.repeats)),
+                            key=lambda run: run["median_ms"])
+                    bound, fraction = roofline(r, result["peaks"][precision],
+                                               result["stream_gbps"])
+                    r.update(model=name, precision=precision, batch=batch,
+                             bound=bound, fraction=fraction)
+                    result["models"].append(r)
+                    print(f"{name} {precision} batch {batch}: "
+                          f"{r['gflops']:.0f} GFLOP/s, {100 * fraction:.0f}% "
+                          f"of the roofline ({bound})", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
@@ -238,9 +293,14 @@ def main():
     if a.doc:
         with open(a.doc) as f:
             doc = f.read()
-        begin, end = "<!-- roofline:begin -->", "<!-- roofline:end -->"
+        # One section per kind of machine, so that a run on a CPU without
+        # AMX does not replace the AMX machine's table (and vice versa).
+        key = machine_class(result["flags"])
+        begin = f"<!-- roofline:{key}:begin -->"
+        end = f"<!-- roofline:{key}:end -->"
         if begin not in doc or end not in doc:
-            sys.exit(f"{a.doc} has no {begin} ... {end} markers")
+            sys.exit(f"{a.doc} has no {begin} ... {end} markers for this "
+                     "machine's section; add them where its table goes")
         head, rest = doc.split(begin, 1)
         with open(a.doc, "w") as f:
             f.write(head + begin + "\n" + text + end + rest.split(end, 1)[1])
