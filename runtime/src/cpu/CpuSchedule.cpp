@@ -105,6 +105,15 @@ private:
   const Shape &shape(int t) const { return (*in_.shapes)[t]; }
   // A CONSTANT tensor's data, else null.
   const void *constant(int t) const { return in_.constants[t]; }
+  // A constant, or a dequantize of constants (a weight-only int8 weight):
+  // materialize computes the latter once, before its reader runs, so to a
+  // schedule deciding ahead of that (chainSuccessor) it is constant too.
+  bool constantWhenRead(int t) const {
+    if (constant(t))
+      return true;
+    int d = producer_[t];
+    return d >= 0 && deferrable(d) && constant(p_.ops(d).inputs(0));
+  }
   memory::desc plain(int t) const { return cpu::plainDesc(shape(t), dtype(t)); }
   int root(int slot) const {
     while (s_.slots[slot].aliasOf >= 0)
@@ -852,7 +861,7 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   if (f.int8 && !quantizedWeight(next.inputs(1), oihw ? 0 : 3, weights, scales))
     return -1;
   for (int i = f.int8 ? 2 : 1; i < next.inputs_size(); ++i)
-    if (next.inputs(i) == read || !constant(next.inputs(i)))
+    if (next.inputs(i) == read || !constantWhenRead(next.inputs(i)))
       return -1;
   if (macsPerElement(conv, shape(conv.inputs(1))) > kChainMacsPerElement &&
       macsPerElement(next, shape(next.inputs(1))) > kChainMacsPerElement)
