@@ -81,30 +81,35 @@ Status loadCublasLt() {
 
 using gopt::runtime::cuda::loaded;
 
+static const gopt::runtime::cuda::CublasLtLibrary *loadedLibrary() {
+  return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+}
+
 #define GOPT_CUBLASLT_FORWARD(name, ...)                                       \
-  const auto *lib = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);                \
-  return lib ? lib->name(__VA_ARGS__) : CUBLAS_STATUS_NOT_INITIALIZED;
+  (loadedLibrary() ? loadedLibrary()->name(__VA_ARGS__)                        \
+                   : CUBLAS_STATUS_NOT_INITIALIZED)
 
 extern "C" {
 
-cublasStatus_t CUBLASWINAPI cublasLtCreate(cublasLtHandle_t *lightHandle){
-    GOPT_CUBLASLT_FORWARD(cublasLtCreate, lightHandle)}
+cublasStatus_t CUBLASWINAPI cublasLtCreate(cublasLtHandle_t *lightHandle) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtCreate, lightHandle);
+}
 
-cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t lightHandle){
-    GOPT_CUBLASLT_FORWARD(cublasLtDestroy, lightHandle)}
+cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t lightHandle) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtDestroy, lightHandle);
+}
 
-cublasStatus_t CUBLASWINAPI
-    cublasLtMatmul(cublasLtHandle_t lightHandle,
-                   cublasLtMatmulDesc_t computeDesc, const void *alpha,
-                   const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
-                   cublasLtMatrixLayout_t Bdesc, const void *beta,
-                   const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
-                   cublasLtMatrixLayout_t Ddesc,
-                   const cublasLtMatmulAlgo_t *algo, void *workspace,
-                   size_t workspaceSizeInBytes, cudaStream_t stream){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmul, lightHandle, computeDesc, alpha,
-                              A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
-                              algo, workspace, workspaceSizeInBytes, stream)}
+cublasStatus_t CUBLASWINAPI cublasLtMatmul(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+    const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
+    const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+    const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
+    cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
+    void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmul, lightHandle, computeDesc, alpha,
+                               A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
+                               algo, workspace, workspaceSizeInBytes, stream);
+}
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulAlgoGetHeuristic(
     cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc,
@@ -112,61 +117,66 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulAlgoGetHeuristic(
     cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
     cublasLtMatmulPreference_t preference, int requestedAlgoCount,
     cublasLtMatmulHeuristicResult_t heuristicResultsArray[],
-    int *returnAlgoCount){
-    GOPT_CUBLASLT_FORWARD(cublasLtMatmulAlgoGetHeuristic, lightHandle,
-                          operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference,
-                          requestedAlgoCount, heuristicResultsArray,
-                          returnAlgoCount)}
+    int *returnAlgoCount) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulAlgoGetHeuristic, lightHandle,
+                               operationDesc, Adesc, Bdesc, Cdesc, Ddesc,
+                               preference, requestedAlgoCount,
+                               heuristicResultsArray, returnAlgoCount);
+}
+
+cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(
+    cublasLtMatmulDesc_t *matmulDesc, cublasComputeType_t computeType,
+    cudaDataType_t scaleType) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescCreate, matmulDesc,
+                               computeType, scaleType);
+}
 
 cublasStatus_t CUBLASWINAPI
-    cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmulDesc,
-                             cublasComputeType_t computeType,
-                             cudaDataType_t scaleType){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescCreate, matmulDesc, computeType,
-                              scaleType)}
+cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescDestroy, matmulDesc);
+}
+
+cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(
+    cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr,
+    const void *buf, size_t sizeInBytes) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescSetAttribute, matmulDesc, attr,
+                               buf, sizeInBytes);
+}
 
 cublasStatus_t CUBLASWINAPI
-    cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescDestroy, matmulDesc)}
+cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceCreate, pref);
+}
 
 cublasStatus_t CUBLASWINAPI
-    cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t matmulDesc,
-                                   cublasLtMatmulDescAttributes_t attr,
-                                   const void *buf, size_t sizeInBytes){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmulDescSetAttribute, matmulDesc, attr,
-                              buf, sizeInBytes)}
-
-cublasStatus_t CUBLASWINAPI
-    cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceCreate, pref)}
-
-cublasStatus_t CUBLASWINAPI
-    cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceDestroy, pref)}
+cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceDestroy, pref);
+}
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulPreferenceSetAttribute(
     cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr,
-    const void *buf, size_t sizeInBytes){
-    GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceSetAttribute, pref, attr, buf,
-                          sizeInBytes)}
+    const void *buf, size_t sizeInBytes) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatmulPreferenceSetAttribute, pref, attr,
+                               buf, sizeInBytes);
+}
 
 cublasStatus_t CUBLASWINAPI
-    cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *matLayout,
-                               cudaDataType type, uint64_t rows, uint64_t cols,
-                               int64_t ld){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutCreate, matLayout, type, rows,
-                              cols, ld)}
+cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *matLayout, cudaDataType type,
+                           uint64_t rows, uint64_t cols, int64_t ld) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutCreate, matLayout, type,
+                               rows, cols, ld);
+}
 
 cublasStatus_t CUBLASWINAPI
-    cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout){
-        GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutDestroy, matLayout)}
+cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutDestroy, matLayout);
+}
 
-cublasStatus_t CUBLASWINAPI
-    cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLayout,
-                                     cublasLtMatrixLayoutAttribute_t attr,
-                                     const void *buf, size_t sizeInBytes) {
-  GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutSetAttribute, matLayout, attr, buf,
-                        sizeInBytes)
+cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(
+    cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr,
+    const void *buf, size_t sizeInBytes) {
+  return GOPT_CUBLASLT_FORWARD(cublasLtMatrixLayoutSetAttribute, matLayout,
+                               attr, buf, sizeInBytes);
 }
 
 } // extern "C"

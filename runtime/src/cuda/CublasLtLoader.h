@@ -1,5 +1,4 @@
-//===- CublasLtLoader.h - cuBLASLt, loaded when a GPU session starts -*- C++
-//-*-===//
+//===- CublasLtLoader.h - cuBLASLt, opened lazily ---------------*- C++ -*-===//
 //
 // libcublasLt's static initializers take about half a second of page faults
 // at load (its kernels' tables), in every process that links it: every
