@@ -6,7 +6,8 @@
 // channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
 // stride 2, bias, an in-place residual sum, relu, a clamp (relu6),
 // HardSwish and SiLU, both filter layouts,
-// several images with either work order, one thread or two. Then in a plan:
+// several images with either work order, one thread or two, a result
+// written into a channel slice of a wider tensor. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
 // 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
 //
@@ -126,6 +127,62 @@ TEST(Conv1x1F32, MatchesDoubleLoop) {
       EXPECT_LT(maxError(s, 2), 1e-4) << blocked << " " << h;
     }
   }
+}
+
+// Into a channel slice of a wider nChw16c tensor (a concat's destination:
+// SqueezeNet's expand1x1 layers at batch > 1): each image's result starts
+// dstImageStride floats after the last one's, and the channels outside the
+// slice keep what they held.
+TEST(Conv1x1F32, WritesIntoAChannelSlice) {
+  const int64_t n = 3, cin = 32, cout = 32, h = 9, w = 9, total = 80,
+                offset = 16, pixels = h * w;
+  Conv1x1F32Shape s = shape(n, cin, cout, h, w, 1, /*blocked=*/true);
+  s.bias = s.relu = true;
+  s.dstImageStride = total * pixels;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> filter(cin * cout), bias(cout), src(n * cin * pixels);
+  for (float &v : filter)
+    v = u(rng) / 8;
+  for (float &v : bias)
+    v = u(rng);
+  for (float &v : src)
+    v = u(rng);
+  std::unique_ptr<Conv1x1F32> k =
+      Conv1x1F32::create(s, filter.data(), bias.data());
+  if (!k)
+    GTEST_SKIP() << "no AVX-512";
+  const float untouched = 7.0f;
+  std::vector<float> dst(n * total * pixels, untouched);
+  k->run(src.data(), dst.data() + offset * pixels);
+  double worst = 0;
+  int64_t changedOutside = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < total; ++c)
+      for (int64_t p = 0; p < pixels; ++p) {
+        const float got = dst[at(s, total, h, w, i, c, p / w, p % w)];
+        if (c < offset || c >= offset + cout) {
+          changedOutside += got != untouched;
+          continue;
+        }
+        double acc = bias[c - offset];
+        for (int64_t ci = 0; ci < cin; ++ci)
+          acc += double(filter[(c - offset) * cin + ci]) *
+                 src[at(s, cin, h, w, i, ci, p / w, p % w)];
+        worst = std::max(worst, std::fabs(std::max(acc, 0.0) - got));
+      }
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_EQ(changedOutside, 0);
+  // Only nChw16c, only without the pool, never less than a dense result.
+  Conv1x1F32Shape nhwc = s;
+  nhwc.blocked = false;
+  EXPECT_FALSE(Conv1x1F32::create(nhwc, filter.data(), bias.data()));
+  Conv1x1F32Shape small = s;
+  small.dstImageStride = cout * pixels - 16;
+  EXPECT_FALSE(Conv1x1F32::create(small, filter.data(), bias.data()));
+  Conv1x1F32Shape pooled = s;
+  pooled.pool = true;
+  EXPECT_FALSE(Conv1x1F32::create(pooled, filter.data(), bias.data()));
 }
 
 // MobileNets' 7x7 layers: relu6 (a clamp) on MobileNetV2's expand and last

@@ -193,7 +193,10 @@ std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &s,
   if (!avx512bwSupported() || s.n <= 0 || s.cin <= 0 || s.cin % 16 != 0 ||
       s.cout <= 0 || (s.cout % 16 != 0 && !s.pool) || s.h <= 0 || s.w <= 0 ||
       s.strideH < 1 || s.strideH > 2 || s.strideW < 1 || s.strideW > 2 ||
-      (s.bias && !bias) || !filter || (s.clip && !(s.lo <= s.hi)))
+      (s.bias && !bias) || !filter || (s.clip && !(s.lo <= s.hi)) ||
+      (s.dstImageStride != 0 &&
+       (!s.blocked || s.pool ||
+        s.dstImageStride < s.cout * s.outH() * s.outW())))
     return nullptr;
   auto k = std::unique_ptr<Conv1x1F32>(new Conv1x1F32());
   k->s_ = s;
@@ -227,7 +230,8 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   const int64_t itemRuns = s.pool ? 1 : runs;
   const int64_t items = s.n * outBlocks * itemRuns;
   // Strides in floats: per image, per 16-channel block, per pixel.
-  const int64_t xImage = s.cin * s.h * s.w, yImage = s.cout * pixels;
+  const int64_t xImage = s.cin * s.h * s.w,
+                yImage = s.dstImageStride ? s.dstImageStride : s.cout * pixels;
   const int64_t xBlock = s.blocked ? s.h * s.w * 16 : 16;
   const int64_t yBlock = s.blocked ? pixels * 16 : 16;
   const int64_t xPixel = s.blocked ? 16 : s.cin;

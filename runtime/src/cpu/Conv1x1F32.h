@@ -41,6 +41,10 @@ struct Conv1x1F32Shape {
   // SiLU x * sigmoid(x) last (SiluAvx512.h's, as the pass after oneDNN's
   // convolutions computes it): EfficientNet's 7x7 expand and head layers.
   bool silu = false;
+  // Floats from one image's result to the next; 0: cout * outH * outW (a
+  // dense result). Larger in nChw16c only: a channel slice of a wider
+  // tensor, such as a concat's destination (SqueezeNet's fire modules).
+  int64_t dstImageStride = 0;
   int64_t outH() const { return (h - 1) / strideH + 1; }
   int64_t outW() const { return (w - 1) / strideW + 1; }
 };

@@ -2960,6 +2960,66 @@ static bool conv1x1TakesSilu(const ConvPostOps::Eltwise &e) {
          cpu::siluExp2Enabled();
 }
 
+// The shape gopt's f32 1x1 kernel (Conv1x1F32.cpp) computes for an NCHW
+// 1x1 unpadded convolution with a constant f32 filter (and bias) and its
+// post-ops, or nullopt where the kernel has no form of them (or
+// GOPT_CONV_1X1_F32=0). The layout (`blocked`) is the caller's to set.
+static std::optional<Conv1x1F32Shape>
+conv1x1F32ShapeOf(const KernelConfig &c, const ConvPostOps &post) {
+  if (!conv1x1F32Enabled() || convType(c) != DataType::f32 ||
+      c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
+      post.tail.size() > 1)
+    return std::nullopt;
+  std::optional<ActivationClamp> act = activationClamp(post);
+  if (!act)
+    return std::nullopt;
+  const bool hasBias = c.inputShapes.size() == 3;
+  if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+    return std::nullopt;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+      g->weightDims[2] != 1 || g->weightDims[3] != 1 || g->padL != Dims{0, 0} ||
+      g->padR != Dims{0, 0})
+    return std::nullopt;
+  Conv1x1F32Shape s;
+  s.n = g->n;
+  s.cin = g->cin;
+  s.cout = g->cout;
+  s.h = g->h;
+  s.w = g->w;
+  s.strideH = g->strides[0];
+  s.strideW = g->strides[1];
+  if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
+    return std::nullopt;
+  s.oihw = g->weightTag == Tag::oihw;
+  s.bias = hasBias;
+  s.sum = post.sum;
+  s.relu = post.activation == "relu";
+  // relu6 and clip (MobileNets' 7x7 expand and last layers) as a clamp,
+  // and a HardSwish or SiLU after it.
+  s.clip = act->clamp && !s.relu;
+  s.lo = act->lo;
+  s.hi = act->hi;
+  if (!post.tail.empty()) {
+    const cpu::ConvPostOps::Eltwise &e = post.tail[0];
+    if (conv1x1TakesSilu(e))
+      s.silu = true;
+    else if (isHardSwish(e))
+      s.hardswish = true;
+    else
+      return std::nullopt;
+  }
+  return s;
+}
+
+// The filter and bias of a convolution conv1x1F32ShapeOf accepted.
+static std::unique_ptr<Conv1x1F32> createConv1x1F32(const KernelConfig &c,
+                                                    const Conv1x1F32Shape &s) {
+  return Conv1x1F32::create(
+      s, static_cast<const float *>(c.constantInputs[1]),
+      s.bias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+}
+
 // gopt's f32 1x1 convolution (Conv1x1F32.cpp) in the layouts oneDNN chose
 // for the layer (`onednn`, nChw16c or NHWC), where it ran faster than
 // oneDNN 2.6's jit_1x1 / brgconv_1x1 (conv1x1F32Preferred: ResNet-50's 7x7
@@ -2970,68 +3030,26 @@ public:
   static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
                                               const ConvPostOps &post,
                                               const LayoutKernel &onednn) {
-    if (!conv1x1F32Enabled() || convType(c) != DataType::f32 ||
-        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
-        post.tail.size() > 1)
-      return nullptr;
-    std::optional<ActivationClamp> act = activationClamp(post);
-    if (!act)
-      return nullptr;
-    const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+    std::optional<Conv1x1F32Shape> s = conv1x1F32ShapeOf(c, post);
+    if (!s || s->cin < 64 || s->cout < 64)
       return nullptr;
     StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-        g->weightDims[2] != 1 || g->weightDims[3] != 1 ||
-        g->padL != Dims{0, 0} || g->padR != Dims{0, 0} || g->cin < 64 ||
-        g->cout < 64)
-      return nullptr;
-    Conv1x1F32Shape s;
-    s.n = g->n;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    s.strideH = g->strides[0];
-    s.strideW = g->strides[1];
-    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
-      return nullptr;
     const memory::desc src = onednn.inputDesc(0), dst = onednn.outputDesc();
     auto is = [](const memory::desc &md, const Dims &dims, Tag tag) {
       return md == memory::desc(dims, DataType::f32, tag);
     };
     if (is(src, g->srcDims, Tag::aBcd16b) && is(dst, g->dstDims, Tag::aBcd16b))
-      s.blocked = true;
+      s->blocked = true;
     else if (is(src, g->srcDims, Tag::nhwc) && is(dst, g->dstDims, Tag::nhwc))
-      s.blocked = false;
+      s->blocked = false;
     else
       return nullptr;
-    s.oihw = g->weightTag == Tag::oihw;
-    s.bias = hasBias;
-    s.sum = post.sum;
-    s.relu = post.activation == "relu";
-    // relu6 and clip (MobileNets' 7x7 expand and last layers) as a clamp,
-    // and a HardSwish after it (MobileNetV3's).
-    s.clip = act->clamp && !s.relu;
-    s.lo = act->lo;
-    s.hi = act->hi;
-    if (!post.tail.empty()) {
-      const cpu::ConvPostOps::Eltwise &e = post.tail[0];
-      if (conv1x1TakesSilu(e))
-        s.silu = true;
-      else if (isHardSwish(e))
-        s.hardswish = true;
-      else
-        return nullptr;
-    }
-    if ((s.clip || s.hardswish) && !conv1x1F32ClampEnabled())
+    if ((s->clip || s->hardswish) && !conv1x1F32ClampEnabled())
       return nullptr;
-    if (!conv1x1F32Preferred(s))
+    if (!conv1x1F32Preferred(*s))
       return nullptr;
     auto k = std::unique_ptr<Conv1x1F32Kernel>(new Conv1x1F32Kernel());
-    k->conv_ = Conv1x1F32::create(
-        s, static_cast<const float *>(c.constantInputs[1]),
-        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    k->conv_ = createConv1x1F32(c, *s);
     if (!k->conv_)
       return nullptr;
     k->sum_ = post.sum;
@@ -3077,51 +3095,19 @@ public:
                                               const ConvPostOps &post,
                                               const memory::desc &source,
                                               const Shape &pooled) {
-    if (!conv1x1F32Enabled() || !conv1x1PoolF32Enabled() ||
-        convType(c) != DataType::f32 || c.inputTypes[1] != DType::kF32 ||
-        !c.constantInputs[1] || post.sum || post.tail.size() > 1)
-      return nullptr;
-    std::optional<ActivationClamp> act = activationClamp(post);
-    if (!act || (!post.tail.empty() && !isHardSwish(post.tail[0]) &&
-                 !conv1x1TakesSilu(post.tail[0])))
-      return nullptr;
-    const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && (!c.constantInputs[2] || c.inputTypes[2] != DType::kF32))
+    std::optional<Conv1x1F32Shape> s = conv1x1F32ShapeOf(c, post);
+    if (!s || !conv1x1PoolF32Enabled() || s->sum ||
+        pooled != Shape{s->n, s->cout, 1, 1})
       return nullptr;
     StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-        g->weightDims[2] != 1 || g->weightDims[3] != 1 ||
-        g->padL != Dims{0, 0} || g->padR != Dims{0, 0})
-      return nullptr;
-    Conv1x1F32Shape s;
-    s.n = g->n;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    s.strideH = g->strides[0];
-    s.strideW = g->strides[1];
-    if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW() ||
-        pooled != Shape{s.n, s.cout, 1, 1})
-      return nullptr;
-    s.blocked = source != memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
-    s.oihw = g->weightTag == Tag::oihw;
-    s.bias = hasBias;
-    s.relu = post.activation == "relu";
-    s.clip = act->clamp && !s.relu;
-    s.lo = act->lo;
-    s.hi = act->hi;
-    s.hardswish = !post.tail.empty() && isHardSwish(post.tail[0]);
-    s.silu = !post.tail.empty() && !s.hardswish;
-    s.pool = true;
+    s->blocked = source != memory::desc(g->srcDims, DataType::f32, Tag::nhwc);
+    s->pool = true;
     auto k = std::unique_ptr<Conv1x1PoolF32Kernel>(new Conv1x1PoolF32Kernel());
-    k->conv_ = Conv1x1F32::create(
-        s, static_cast<const float *>(c.constantInputs[1]),
-        hasBias ? static_cast<const float *>(c.constantInputs[2]) : nullptr);
+    k->conv_ = createConv1x1F32(c, *s);
     if (!k->conv_)
       return nullptr;
     k->src_ = memory::desc(g->srcDims, DataType::f32,
-                           s.blocked ? Tag::aBcd16b : Tag::nhwc);
+                           s->blocked ? Tag::aBcd16b : Tag::nhwc);
     k->dst_ = plainDesc(pooled, DType::kF32);
     return k;
   }
@@ -3139,6 +3125,68 @@ public:
 private:
   std::unique_ptr<Conv1x1F32> conv_;
   memory::desc src_, dst_;
+};
+
+// A 1x1 convolution writing its result into a channel concatenation's
+// nChw16c destination (SqueezeNet's expand1x1 layers) on gopt's 1x1 kernel,
+// all images in one call: the kernel's result may skip from one image to
+// the next by the concat's image size (Conv1x1F32Shape::dstImageStride),
+// where oneDNN's JIT kernels take only dense results and so ran one image
+// at a time (ConvIntoConcatKernel), each call a fork and join over a few
+// microseconds of work. GOPT_CONV_1X1_F32=0 keeps oneDNN's.
+class Conv1x1IntoConcatKernel : public LayoutKernel {
+public:
+  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
+                                              const ConvPostOps &post,
+                                              const memory::desc &src,
+                                              const memory::desc &concatDst,
+                                              int64_t channelOffset) {
+    // One image stays on oneDNN's kernel, which was faster there
+    // (SqueezeNet's eight expand1x1 layers at batch 1: 0.26 against 0.31
+    // ms; at batch 2, 0.64 against 0.59 on this kernel; docs/benchmarks.md).
+    std::optional<Conv1x1F32Shape> s = conv1x1F32ShapeOf(c, post);
+    if (!s || s->n < 2 || s->sum || s->cout % 16 != 0 ||
+        channelOffset % 16 != 0)
+      return nullptr;
+    StatusOr<ConvGeometry> g = convGeometry(c);
+    memory::dims whole = concatDst.dims();
+    if (src != memory::desc(g->srcDims, DataType::f32, Tag::aBcd16b) ||
+        whole.size() != 4 || whole[0] != s->n || whole[2] != s->outH() ||
+        whole[3] != s->outW() || channelOffset + s->cout > whole[1] ||
+        concatDst != memory::desc(whole, DataType::f32, Tag::aBcd16b))
+      return nullptr;
+    const int64_t pixels = s->outH() * s->outW();
+    s->blocked = true;
+    s->dstImageStride = whole[1] * pixels;
+    auto k =
+        std::unique_ptr<Conv1x1IntoConcatKernel>(new Conv1x1IntoConcatKernel());
+    k->conv_ = createConv1x1F32(c, *s);
+    if (!k->conv_)
+      return nullptr;
+    k->src_ = src;
+    k->dst_ = concatDst;
+    k->offset_ = channelOffset * pixels;
+    return k;
+  }
+  memory::desc inputDesc(int i) const override {
+    return i == 0 ? src_ : memory::desc();
+  }
+  // The whole concatenation, of which this kernel writes its slice.
+  memory::desc outputDesc() const override { return dst_; }
+  Status run(const std::vector<Tensor> &inputs,
+             std::vector<Tensor> &outputs) override {
+    conv_->run(inputs[0].data<float>(), outputs[0].data<float>() + offset_);
+    return Status::success();
+  }
+  const char *implementation() const override {
+    return "gopt-1x1-f32-into-concat";
+  }
+  size_t workspaceBytes() const override { return 0; }
+
+private:
+  std::unique_ptr<Conv1x1F32> conv_;
+  memory::desc src_, dst_;
+  int64_t offset_ = 0; // floats from an image's start to its slice
 };
 
 // gopt's Winograd for a 3x3 stride-2 pad-1 f32 convolution
@@ -3400,6 +3448,9 @@ StatusOr<std::unique_ptr<LayoutKernel>>
 createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
                      const memory::desc &src, const memory::desc &concatDst,
                      int64_t channelOffset, bool anyWinogradTile) {
+  if (auto own = Conv1x1IntoConcatKernel::create(config, post, src, concatDst,
+                                                 channelOffset))
+    return own;
   return ConvIntoConcatKernel::create(config, post, src, concatDst,
                                       channelOffset, anyWinogradTile);
 }
