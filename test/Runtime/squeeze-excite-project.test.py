@@ -1,7 +1,8 @@
 """Writes sep.onnx (two EfficientNet-style MBConv blocks as torchvision
 builds them: 1x1 expand + SiLU, 3x3 depthwise + SiLU, squeeze-and-
-excitation, 1x1 projection, the first with its residual add), x.npy (one
-image) and y.npy (PyTorch's result) into the directory given."""
+excitation, 1x1 projection, the first with its residual add; any batch),
+x.npy (one image), x3.npy (three) and y.npy, y3.npy (PyTorch's results)
+into the directory given."""
 import os
 import sys
 
@@ -37,9 +38,14 @@ out = sys.argv[1]
 torch.manual_seed(0)
 net = Net().eval()
 x = torch.randn(1, 3, 19, 21)
+x3 = torch.randn(3, 3, 19, 21)
 with torch.no_grad():
     y = net(x)
+    y3 = net(x3)
 torch.onnx.export(net, (x,), os.path.join(out, "sep.onnx"),
-                  input_names=["x"], output_names=["y"], opset_version=14)
+                  input_names=["x"], output_names=["y"], opset_version=14,
+                  dynamic_axes={"x": {0: "n"}, "y": {0: "n"}})
 np.save(os.path.join(out, "x.npy"), x.numpy())
 np.save(os.path.join(out, "y.npy"), y.numpy())
+np.save(os.path.join(out, "x3.npy"), x3.numpy())
+np.save(os.path.join(out, "y3.npy"), y3.numpy())

@@ -7,7 +7,8 @@
 // with padded channels (40 of 48), nChw8c and NHWC, two images; and at
 // batch 1 on 1-3 threads, where the passes over x split pixels (also
 // inside a block and inside one NHWC block) and the products run whole on
-// every thread or split by channel.
+// every thread or split by channel. Folded into the 1x1 projection after
+// it, at batch 1 and for several images (each scaling its own weights).
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/src/cpu/SqueezeExcite.h"
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace gopt::runtime;
@@ -166,13 +168,14 @@ TEST(SqueezeExcite, BatchOneThreads) {
 // and output channels padded) and NHWC (output blocks partly masked),
 // with pixel counts that leave tails after the 8-16 pixel tiles.
 void checkProject(int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
-                  int64_t cout, bool residual, bool splitProducts = false) {
+                  int64_t cout, bool residual, bool splitProducts = false,
+                  int64_t n = 1) {
   if (!gopt::runtime::cpu::squeezeExciteProjectEnabled())
     GTEST_SKIP() << "no AVX-512F or GOPT_SE_PROJECT=0";
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   SqueezeExciteParams p;
-  p.n = 1;
+  p.n = n;
   p.channels = c;
   p.hw = h * w;
   p.block = block;
@@ -199,22 +202,28 @@ void checkProject(int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
   const bool nhwc = block == c;
   const int64_t inC = nhwc ? c : (c + 15) / 16 * 16;
   const int64_t outC = nhwc ? cout : (cout + 15) / 16 * 16;
-  auto atIn = [&](int64_t k, int64_t q) {
-    return nhwc ? q * c + k : ((k / 16) * hw + q) * 16 + k % 16;
+  // Image i's channel k, pixel q.
+  auto atIn = [&](int64_t i, int64_t k, int64_t q) {
+    return i * inC * hw +
+           (nhwc ? q * c + k : ((k / 16) * hw + q) * 16 + k % 16);
   };
-  auto atOut = [&](int64_t k, int64_t q) {
-    return nhwc ? q * cout + k : ((k / 16) * hw + q) * 16 + k % 16;
+  auto atOut = [&](int64_t i, int64_t k, int64_t q) {
+    return i * outC * hw +
+           (nhwc ? q * cout + k : ((k / 16) * hw + q) * 16 + k % 16);
   };
   // Padding channels of x hold NaN: they must not reach the result.
-  std::vector<float> x(inC * hw, NAN), r(outC * hw, 0.0f), y(outC * hw, NAN);
-  std::vector<double> plain(c * hw), res(cout * hw, 0.0);
-  for (int64_t k = 0; k < c; ++k)
-    for (int64_t q = 0; q < hw; ++q)
-      plain[k * hw + q] = x[atIn(k, q)] = u(rng);
-  if (residual)
-    for (int64_t k = 0; k < cout; ++k)
+  std::vector<float> x(n * inC * hw, NAN), r(n * outC * hw, 0.0f),
+      y(n * outC * hw, NAN);
+  std::vector<double> plain(n * c * hw), res(n * cout * hw, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k)
       for (int64_t q = 0; q < hw; ++q)
-        res[k * hw + q] = r[atOut(k, q)] = u(rng);
+        plain[(i * c + k) * hw + q] = x[atIn(i, k, q)] = u(rng);
+  if (residual)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < cout; ++k)
+        for (int64_t q = 0; q < hw; ++q)
+          res[(i * cout + k) * hw + q] = r[atOut(i, k, q)] = u(rng);
   std::unique_ptr<Kernel> kernel = createSqueezeExcite(std::move(p));
   ASSERT_TRUE(kernel);
   std::vector<Tensor> in = {
@@ -225,35 +234,40 @@ void checkProject(int64_t c, int64_t s, int64_t h, int64_t w, int64_t block,
   std::vector<Tensor> out = {
       Tensor::view(DType::kF32, {static_cast<int64_t>(y.size())}, y.data())};
   ASSERT_TRUE(kernel->run(in, out).ok());
-  std::vector<double> mean(c, 0.0), hid(s), gate(c);
-  for (int64_t k = 0; k < c; ++k) {
-    for (int64_t q = 0; q < hw; ++q)
-      mean[k] += plain[k * hw + q];
-    mean[k] /= hw;
-  }
-  for (int64_t j = 0; j < s; ++j) {
-    double v = kept.b1[j];
-    for (int64_t k = 0; k < c; ++k)
-      v += double(kept.w1[j * c + k]) * mean[k];
-    hid[j] = act(kept.act1, v);
-  }
-  for (int64_t k = 0; k < c; ++k) {
-    double v = kept.b2[k];
-    for (int64_t j = 0; j < s; ++j)
-      v += double(kept.w2[k * s + j]) * hid[j];
-    gate[k] = act(kept.act2, v);
-  }
-  for (int64_t o = 0; o < outC; ++o)
-    for (int64_t q = 0; q < hw; ++q) {
-      double want = 0.0;
-      if (o < cout) {
-        want = kept.projBias[o] + res[o * hw + q];
-        for (int64_t k = 0; k < c; ++k)
-          want += double(kept.projW[o * c + k]) * gate[k] * plain[k * hw + q];
-      }
-      ASSERT_NEAR(y[atOut(o, q)], want, 1e-4)
-          << "channel " << o << " pixel " << q;
+  for (int64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE("image " + std::to_string(i));
+    const double *xi = plain.data() + i * c * hw;
+    const double *ri = res.data() + i * cout * hw;
+    std::vector<double> mean(c, 0.0), hid(s), gate(c);
+    for (int64_t k = 0; k < c; ++k) {
+      for (int64_t q = 0; q < hw; ++q)
+        mean[k] += xi[k * hw + q];
+      mean[k] /= hw;
     }
+    for (int64_t j = 0; j < s; ++j) {
+      double v = kept.b1[j];
+      for (int64_t k = 0; k < c; ++k)
+        v += double(kept.w1[j * c + k]) * mean[k];
+      hid[j] = act(kept.act1, v);
+    }
+    for (int64_t k = 0; k < c; ++k) {
+      double v = kept.b2[k];
+      for (int64_t j = 0; j < s; ++j)
+        v += double(kept.w2[k * s + j]) * hid[j];
+      gate[k] = act(kept.act2, v);
+    }
+    for (int64_t o = 0; o < outC; ++o)
+      for (int64_t q = 0; q < hw; ++q) {
+        double want = 0.0;
+        if (o < cout) {
+          want = kept.projBias[o] + ri[o * hw + q];
+          for (int64_t k = 0; k < c; ++k)
+            want += double(kept.projW[o * c + k]) * gate[k] * xi[k * hw + q];
+        }
+        ASSERT_NEAR(y[atOut(i, o, q)], want, 1e-4)
+            << "channel " << o << " pixel " << q;
+      }
+  }
 }
 
 TEST(SqueezeExcite, FoldedIntoProjection) {
@@ -267,6 +281,11 @@ TEST(SqueezeExcite, FoldedIntoProjection) {
     checkProject(72, 24, 23, 23, 72, 40, true);  // NHWC, masked last block
     checkProject(120, 32, 9, 9, 120, 112, false, true); // 3 + 3 + 1 blocks
     checkProject(32, 8, 31, 33, 32, 16, false);         // NHWC, one block
+    // Several images, each with its own gate: three images of 7x9 (two
+    // 48-pixel tiles each, the threads' ranges crossing images).
+    checkProject(144, 6, 7, 9, 16, 24, true, false, 3);
+    checkProject(72, 24, 7, 9, 72, 40, true, true, 3); // NHWC
+    checkProject(40, 10, 13, 11, 16, 80, false, false, 2);
   }
   omp_set_num_threads(saved);
 }

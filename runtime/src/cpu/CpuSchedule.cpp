@@ -2386,8 +2386,12 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
   int x = pool.inputs(0), pooled = pool.outputs(0);
   const Shape &xs = shape(x);
   if (xs.size() != 4 || dtype(x) != DType::kF32 || pool.outputs_size() != 1 ||
-      shape(pooled) != Shape{xs[0], xs[1], 1, 1} ||
-      !cpu::squeezeExciteEnabled(xs[0]))
+      shape(pooled) != Shape{xs[0], xs[1], 1, 1})
+    return Status::success();
+  // The one-step kernel alone (the gated x written) at batch 1; at any
+  // batch where it folds into the projection after it (below).
+  const bool alone = cpu::squeezeExciteEnabled(xs[0]);
+  if (!alone && !cpu::squeezeExciteProjectEnabled())
     return Status::success();
   auto activation = [](const std::string &a, cpu::SeActivation &act) {
     act.kind = a.empty() || a == "none" ? cpu::SeActivation::kNone
@@ -2471,17 +2475,14 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
           p.block = b;
           md = v.md;
         }
-  if (src < 0) {
-    GOPT_ASSIGN_OR_RETURN(src, plainSlot(x));
-  }
-  // At batch 1, fold the gate into the 1x1 projection that follows (and
-  // its residual add) where its weights are small next to x (at most a
-  // quarter of x's pixels as output channels: EfficientNet-B0's blocks
-  // to 28x28): the gate rescales the weights' input channels and x * gate
-  // is never written nor read back (SqueezeExcite.h).
+  // Fold the gate into the 1x1 projection that follows (and its residual
+  // add) where its weights are small next to x (at most a quarter of x's
+  // pixels as output channels: EfficientNet-B0's blocks to 28x28): the
+  // gate rescales the weights' input channels, per image, and x * gate is
+  // never written nor read back (SqueezeExcite.h).
   int proj = soleConsumer(result), addOp = -1, residual = -1;
   memory::desc projMd;
-  if (proj >= 0 && p.n == 1 && cpu::squeezeExciteProjectEnabled() &&
+  if (proj >= 0 && cpu::squeezeExciteProjectEnabled() &&
       (p.block == 16 || p.block == xs[1]) &&
       pointwiseConstConv(proj, result, xs[1], p.projOut, p.projW, p.projBias) &&
       p.hw >= 4 * p.projOut) {
@@ -2512,6 +2513,11 @@ Status CpuScheduler::scheduleSqueezeExcite(int o, bool &done) {
     p.projW.clear();
     p.projBias.clear();
     proj = -1;
+    if (!alone)
+      return Status::success();
+  }
+  if (src < 0) {
+    GOPT_ASSIGN_OR_RETURN(src, plainSlot(x));
   }
   p.residual = residual >= 0;
   std::unique_ptr<Kernel> kernel = cpu::createSqueezeExcite(std::move(p));

@@ -256,7 +256,7 @@ public:
           projT_[k * ld + o] = p_.projW[o * c + k];
       projBias_.assign(ld, 0.0f);
       std::copy(p_.projBias.begin(), p_.projBias.end(), projBias_.begin());
-      packed_.assign(c * ld, 0.0f);
+      packed_.assign(p_.n * c * ld, 0.0f);
       const bool nhwc = block_ == c;
       for (int64_t j = 0; j < outBlocks_; ++j) {
         const int64_t lanes = nhwc ? std::min<int64_t>(16, co - 16 * j) : 16;
@@ -268,6 +268,7 @@ public:
                  nhwc ? 16 : p_.hw * 16,
                  nhwc ? co : 16,
                  ld};
+      yImage_ = nhwc ? p_.hw * co : outBlocks_ * 16 * p_.hw;
     }
   }
 
@@ -376,21 +377,39 @@ public:
       }
 #ifdef GOPT_SE_X86
       if (p_.projOut > 0) {
-        // The gated weights: each thread scales its channels' rows.
+        // Each image's gated weights: each thread scales its rows (image,
+        // channel).
         const int64_t ld = layout_.ldw;
         int64_t r0, r1;
-        range(c, 1, r0, r1);
-        for (int64_t k = r0; k < r1; ++k)
+        range(n * c, 1, r0, r1);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t img = r / c, k = r % c;
+          const float g = gate[img * pc + k];
+          float *dstRow = packed_.data() + r * ld;
+          const float *srcRow = projT_.data() + k * ld;
           for (int64_t o = 0; o < ld; ++o)
-            packed_[k * ld + o] = projT_[k * ld + o] * gate[k];
+            dstRow[o] = srcRow[o] * g;
+        }
         if (threads > 1) {
 #pragma omp barrier
         }
-        int64_t q0, q1;
-        range(hw, 48, q0, q1);
-        project(layout_, outBlocks_, x, packed_.data(), projBias_.data(),
-                p_.residual ? inputs[1].data<float>() : nullptr, y,
-                masks_.data(), q0, q1);
+        // The images' pixels in one range split between the threads (in
+        // tiles of 48: project's own), each image with its own weights.
+        const int64_t tiles = (hw + 47) / 48;
+        const int64_t xImage = blocks_ * b * hw;
+        const int64_t yImage = yImage_;
+        const float *res = p_.residual ? inputs[1].data<float>() : nullptr;
+        int64_t t0, t1;
+        range(n * tiles, 1, t0, t1);
+        for (int64_t t = t0; t < t1;) {
+          const int64_t img = t / tiles, first = t % tiles;
+          const int64_t last = std::min(tiles, first + (t1 - t));
+          project(layout_, outBlocks_, x + img * xImage,
+                  packed_.data() + img * c * ld, projBias_.data(),
+                  res ? res + img * yImage : nullptr, y + img * yImage,
+                  masks_.data(), first * 48, std::min(hw, last * 48));
+          t += last - first;
+        }
       } else
 #endif
         // Scale x, the same pixels this thread summed (still in its cache).
@@ -417,7 +436,8 @@ private:
   std::vector<float> w1t_, w2t_, partial_, hiddenPart_, hidden_, gate_;
   // The projection's: weights [channels][cout padded], their gated copy,
   // bias (padded), the result's store masks per output block.
-  int64_t outBlocks_ = 0;
+  int64_t outBlocks_ = 0, yImage_ = 0; // yImage_: floats per image
+  // packed_: each image's gated weights.
   std::vector<float> projT_, packed_, projBias_;
   std::vector<uint16_t> masks_;
 #ifdef GOPT_SE_X86
@@ -430,7 +450,8 @@ private:
 bool squeezeExciteEnabled(int64_t batch) {
   // By default at batch 1, where it gained at one and two threads since
   // the passes over x split pixels; at batch 8 it still lost to oneDNN's
-  // separate ops (architecture.md, "squeeze-and-excitation").
+  // separate ops (architecture.md, "squeeze-and-excitation"), except where
+  // it folds into the projection after it (squeezeExciteProjectEnabled).
   const char *v = std::getenv("GOPT_SQUEEZE_EXCITE");
   if (v && std::strcmp(v, "0") == 0)
     return false;
@@ -441,8 +462,10 @@ bool squeezeExciteEnabled(int64_t batch) {
 
 bool squeezeExciteProjectEnabled() {
 #ifdef GOPT_SE_X86
-  static const bool enabled =
-      envSwitchOn("GOPT_SE_PROJECT") && __builtin_cpu_supports("avx512f");
+  // GOPT_SQUEEZE_EXCITE=0 turns off the one-step kernel in every form.
+  static const bool enabled = envSwitchOn("GOPT_SE_PROJECT") &&
+                              envSwitchOn("GOPT_SQUEEZE_EXCITE") &&
+                              __builtin_cpu_supports("avx512f");
   return enabled;
 #else
   return false;
@@ -451,10 +474,10 @@ bool squeezeExciteProjectEnabled() {
 
 std::unique_ptr<Kernel> createSqueezeExcite(SqueezeExciteParams p) {
   const int64_t c = p.channels, s = p.squeezed;
-  if (p.projOut > 0 && (!squeezeExciteProjectEnabled() || p.n != 1 ||
-                        (p.block != 16 && p.block != c) ||
-                        static_cast<int64_t>(p.projW.size()) != p.projOut * c ||
-                        static_cast<int64_t>(p.projBias.size()) != p.projOut))
+  if (p.projOut > 0 &&
+      (!squeezeExciteProjectEnabled() || (p.block != 16 && p.block != c) ||
+       static_cast<int64_t>(p.projW.size()) != p.projOut * c ||
+       static_cast<int64_t>(p.projBias.size()) != p.projOut))
     return nullptr;
   if (p.projOut <= 0 && p.residual)
     return nullptr;

@@ -49,20 +49,21 @@ struct SqueezeExciteParams {
   // Split the products between threads even when they are small (tests;
   // by default small ones run whole on every thread).
   bool splitProducts = false;
-  // With `projOut` > 0 (one image, x nChw16c or NHWC): the result is the
+  // With `projOut` > 0 (x nChw16c or NHWC): the result is the
   // following 1x1 projection of the gated x, proj(x * gate) + projBias (+
   // a residual, the kernel's second input, in the result's layout), and
   // x * gate is never written: the gate scales the projection's input
-  // channels, i.e. its weights' columns (a cin x cout rescale per run
-  // instead of a pass over x). The result is nChw16c (channels padded to
-  // 16, padding 0 plus the residual's) where x is, else NHWC.
+  // channels, i.e. its weights' columns (a cin x cout rescale per image
+  // and run instead of a pass over x). The result is nChw16c (channels padded
+  // to 16, padding 0 plus the residual's) where x is, else NHWC.
   int64_t projOut = 0;
   std::vector<float> projW, projBias; // [projOut, channels], [projOut]
   bool residual = false;
 };
 
-// Whether an SE block is folded into its 1x1 projection where that pays
-// (GOPT_SE_PROJECT=0: never; needs AVX-512F).
+// Whether an SE block is folded into its 1x1 projection where that pays,
+// at any batch (GOPT_SE_PROJECT=0 or GOPT_SQUEEZE_EXCITE=0: never; needs
+// AVX-512F).
 bool squeezeExciteProjectEnabled();
 
 // Inputs: x (and with `residual` the residual); output: x * gate, or its
