@@ -2,19 +2,26 @@
 //
 // gopt's own Winograd F(2x2, 3x3) (runtime/src/cpu/WinogradConv.cpp) runs
 // one image's wide 3x3 convolutions (transformed filter over 1 MiB, output
-// channels in blocks of 64, at least 36 2x2 tiles); it must compute what the
+// channels in blocks of 64, at least 36 2x2 tiles, or fewer where the
+// machine reads its filter fast enough); it must compute what the
 // reference kernel does, with bias, relu and a fused residual add, odd
 // sizes (partial tiles, an odd number of channel blocks for two threads, a
 // channel count that is no multiple of its 128-channel passes) and both
 // filter layouts.
 //
 //===----------------------------------------------------------------------===//
+#include "../../runtime/src/cpu/WinogradConv.h"
+#include "../../runtime/src/cpu/Avx512Lanes.h"
+#include "../../runtime/src/cpu/MemoryBandwidth.h"
 #include "TestUtil.h"
 
 #include <cstdlib>
 
 using namespace gopt::runtime;
 using namespace gopt::runtime::testing;
+using gopt::runtime::cpu::measureStreamingReadGBps;
+using gopt::runtime::cpu::streamingReadGBps;
+using gopt::runtime::cpu::winogradWideFewTilesPays;
 
 namespace {
 
@@ -103,8 +110,9 @@ TEST(WinogradWide, FusesResidualAddAndRelu) {
   EXPECT_LT(o.maxDiff, 1e-4f);
 }
 
-// Below 36 tiles (7x7: 16) the direct kernel runs unless
-// GOPT_CONV_WINOGRAD_WIDE=all; GOPT_CONV_WINOGRAD_WIDE=0 and
+// Below 36 tiles (7x7: 16) the direct kernel runs unless the filter
+// streams fast (GOPT_STREAM_GBPS) or GOPT_CONV_WINOGRAD_WIDE=all;
+// GOPT_CONV_WINOGRAD_WIDE=0 and
 // GOPT_CONV_WINOGRAD=0 turn the kernel off; a filter of at most 1 MiB
 // transformed (oneDNN's 2x3 kernel's) and output channels not in blocks of
 // 64 are not taken.
@@ -112,7 +120,14 @@ TEST(WinogradWide, WhereItIsTaken) {
   // The direct kernel these fall back to is oneDNN's without gopt's batch-1
   // one (ConvBatch1Test covers that).
   setenv("GOPT_CONV_BATCH1", "0", 1);
+  // 7x7 (16 tiles): by the machine's read rate (winogradWideFewTilesPays).
+  setenv("GOPT_STREAM_GBPS", "10", 1);
   EXPECT_EQ(runConv(512, 512, 7, 7, "OIHW", true, false).impl, "onednn");
+  setenv("GOPT_STREAM_GBPS", "200", 1);
+  Outcome fast = runConv(512, 512, 7, 7, "OIHW", true, false);
+  EXPECT_EQ(fast.impl, "winograd-wide");
+  EXPECT_LT(fast.maxDiff, 1e-4f);
+  setenv("GOPT_STREAM_GBPS", "10", 1);
   setenv("GOPT_CONV_WINOGRAD_WIDE", "all", 1);
   Outcome all = runConv(512, 512, 7, 7, "OIHW", true, true);
   EXPECT_EQ(all.impl, "winograd-wide");
@@ -129,6 +144,40 @@ TEST(WinogradWide, WhereItIsTaken) {
             "onednn-winograd");
   EXPECT_EQ(runConv(256, 240, 14, 14, "OIHW", true, false).impl, "onednn");
   unsetenv("GOPT_CONV_BATCH1");
+  unsetenv("GOPT_STREAM_GBPS");
+}
+
+// A few-tile layer takes Winograd where reading its transformed filter is
+// well under the direct kernel's arithmetic: ResNet-18's 512-channel 7x7
+// layers on 2 threads at an AMD EPYC's 64 GB/s, not at an Intel Xeon's 23;
+// a rate of 0 (not measured) never.
+TEST(WinogradWide, FewTilesPayWhereTheFilterStreamsFast) {
+  EXPECT_TRUE(winogradWideFewTilesPays(512, 512, 7, 7, 2, 64));
+  EXPECT_FALSE(winogradWideFewTilesPays(512, 512, 7, 7, 2, 23));
+  EXPECT_FALSE(winogradWideFewTilesPays(512, 512, 7, 7, 2, 0));
+  EXPECT_FALSE(winogradWideFewTilesPays(512, 512, 7, 7, 0, 64));
+  // One thread does half the arithmetic per second: 23 GB/s then suffices.
+  EXPECT_TRUE(winogradWideFewTilesPays(512, 512, 7, 7, 1, 23));
+  // A smaller image has less arithmetic per filter byte.
+  EXPECT_FALSE(winogradWideFewTilesPays(512, 512, 3, 3, 2, 64));
+}
+
+// The read rate: measured (positive where AVX-512 runs the probe), or
+// GOPT_STREAM_GBPS where that is a positive number.
+TEST(MemoryBandwidth, MeasuredOrSet) {
+  const double measured = measureStreamingReadGBps(size_t(8) << 20);
+#ifdef GOPT_HAVE_AVX512_LANES
+  if (avx512bwSupported())
+    EXPECT_GT(measured, 0.1);
+  else
+#endif
+    EXPECT_EQ(measured, 0);
+  setenv("GOPT_STREAM_GBPS", "12.5", 1);
+  EXPECT_EQ(streamingReadGBps(), 12.5);
+  setenv("GOPT_STREAM_GBPS", "fast", 1);
+  EXPECT_NE(streamingReadGBps(), 12.5);
+  EXPECT_GE(streamingReadGBps(), 0);
+  unsetenv("GOPT_STREAM_GBPS");
 }
 
 // gopt's Winograd for 3x3 stride-2 convolutions (WinogradStride2Conv): 25

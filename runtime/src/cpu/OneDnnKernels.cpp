@@ -24,6 +24,7 @@
 #include "EnvSwitch.h"
 #include "FastKernels.h"
 #include "GemvF32.h"
+#include "MemoryBandwidth.h"
 #include "OneDnn.h"
 #include "ParallelRange.h"
 #include "PointwiseAmx.h"
@@ -2921,13 +2922,18 @@ createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
   // Each transformed filter element (16/9 of the filter's bytes, streamed
   // from L3 every run) serves one multiply per 2x2 tile: ResNet-18's
   // 14x14 layers (49 tiles) ran 1.55x faster alone, its 7x7 ones (16
-  // tiles) 1.2x faster alone but slower in the network, where their 16
-  // MiB filters came from further away. GOPT_CONV_WINOGRAD_WIDE=all takes
-  // those too.
+  // tiles) 1.2x faster alone but slower in the network on an Intel Xeon,
+  // where their 16 MiB filters came from further away at 23 GB/s, and
+  // 1.15-1.25x faster in the network on an AMD EPYC reading 64 GB/s: below
+  // 36 tiles the machine's measured read rate decides.
+  // GOPT_CONV_WINOGRAD_WIDE=all takes those layers regardless.
   const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
   bool anyTiles = setting && std::strcmp(setting, "all") == 0;
   int64_t tiles = ((g->h + 1) / 2) * ((g->w + 1) / 2);
-  if (!anyTiles && tiles < 36)
+  if (!anyTiles && tiles < 36 &&
+      !winogradWideFewTilesPays(g->cin, g->cout, g->h, g->w,
+                                omp_in_parallel() ? 1 : omp_get_max_threads(),
+                                streamingReadGBps()))
     return nullptr;
   // Its transformed input (16 x tiles x cin floats) and each thread's
   // products (16 x tiles x 64) are whole-image buffers: large images

@@ -30,6 +30,24 @@ bool winogradWideEnabled() {
   return !wide || std::strcmp(wide, "0") != 0;
 }
 
+bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
+                              int threads, double streamGBps) {
+  if (threads < 1 || streamGBps <= 0)
+    return false;
+  // An AVX-512 core's f32 rate on a matmul chain (roofline.py: 165 GFLOP/s
+  // a core on the Xeon, 189 on the EPYC); the direct kernel runs near it.
+  constexpr double kFlopsPerThread = 175e9;
+  const double directSeconds =
+      2.0 * 9 * cin * cout * h * w / (kFlopsPerThread * threads);
+  const double filterSeconds =
+      16.0 * cin * cout * sizeof(float) / (streamGBps * 1e9);
+  // A margin for the transforms and the filter read not overlapping the
+  // multiplies fully: ResNet-18's 7x7 layers measured 0.86-0.96 -> 0.72-0.78
+  // ms on the EPYC (filter read 0.26 of the direct kernel's 0.66 ms of
+  // arithmetic) and slower in the network on the Xeon (0.73 of 0.70).
+  return filterSeconds < 0.8 * directSeconds;
+}
+
 bool winogradStride2Enabled() {
   const char *all = std::getenv("GOPT_CONV_WINOGRAD");
   if (all && std::strcmp(all, "0") == 0)

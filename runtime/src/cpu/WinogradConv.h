@@ -51,6 +51,17 @@ private:
 // GOPT_CONV_WINOGRAD=0 / 4x3) keeps oneDNN's direct kernel.
 bool winogradWideEnabled();
 
+// Whether WinogradWideConv pays for a layer of few 2x2 tiles (below 36:
+// ResNet's 512-channel 7x7 layers) on `threads` threads reading
+// `streamGBps` (MemoryBandwidth.h). There each transformed filter element
+// (16/9 of the filter's bytes, read from memory every run) serves few
+// multiplies, so the kernel is bound by reading its filter; it pays where
+// that read takes well under the direct kernel's arithmetic at an AVX-512
+// core's f32 rate: on an AMD EPYC's 64 GB/s (2 threads) and not on an
+// Intel Xeon's 23.
+bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
+                              int threads, double streamGBps);
+
 // Winograd for a 3x3 stride-2 pad-1 f32 convolution with a constant filter
 // (ResNet-50's first 3x3 of each stage, torchvision's stride on conv2): its
 // taps split by the parity of the input row and column into a 2-tap and a
