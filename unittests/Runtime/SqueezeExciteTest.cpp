@@ -286,6 +286,9 @@ TEST(SqueezeExcite, FoldedIntoProjection) {
     checkProject(144, 6, 7, 9, 16, 24, true, false, 3);
     checkProject(72, 24, 7, 9, 72, 40, true, true, 3); // NHWC
     checkProject(40, 10, 13, 11, 16, 80, false, false, 2);
+    // 1.1 MiB of gated weights an image: the images' weights in turns of
+    // one (at most 2 MiB are kept at once).
+    checkProject(1152, 48, 5, 5, 16, 240, true, false, 3);
   }
   omp_set_num_threads(saved);
 }

@@ -2924,8 +2924,8 @@ createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
   // 14x14 layers (49 tiles) ran 1.55x faster alone, its 7x7 ones (16
   // tiles) 1.2x faster alone but slower in the network on an Intel Xeon,
   // where their 16 MiB filters came from further away at 23 GB/s, and
-  // 1.15-1.25x faster in the network on an AMD EPYC reading 64 GB/s: below
-  // 36 tiles the machine's measured read rate decides.
+  // 5-20% faster in the network on an AMD EPYC reading 64 GB/s: below 36
+  // tiles the machine's measured read rate decides.
   // GOPT_CONV_WINOGRAD_WIDE=all takes those layers regardless.
   const char *setting = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
   bool anyTiles = setting && std::strcmp(setting, "all") == 0;
