@@ -39,6 +39,21 @@ int64_t at(const Conv1x1F32Shape &s, int64_t c, int64_t h, int64_t w, int64_t n,
   return ((n * h + y) * w + x) * c + ch;
 }
 
+// Fills a convolution's operands from `rng`, in this order: the filter
+// (uniform in (-1, 1) divided by `filterScale`, so results stay near 1),
+// the bias and the source (uniform in (-1, 1)).
+void fillOperands(std::mt19937 &rng, float filterScale,
+                  std::vector<float> &filter, std::vector<float> &bias,
+                  std::vector<float> &src) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float &v : filter)
+    v = u(rng) / filterScale;
+  for (float &v : bias)
+    v = u(rng);
+  for (float &v : src)
+    v = u(rng);
+}
+
 // Largest |kernel - double loop| over the result.
 double maxError(const Conv1x1F32Shape &s, int threads) {
   std::mt19937 rng(7);
@@ -46,12 +61,7 @@ double maxError(const Conv1x1F32Shape &s, int threads) {
   const int64_t oh = s.outH(), ow = s.outW();
   std::vector<float> filter(s.cin * s.cout), bias(s.cout),
       src(s.n * s.cin * s.h * s.w), dst(s.n * s.cout * oh * ow);
-  for (float &v : filter)
-    v = u(rng) / 16;
-  for (float &v : bias)
-    v = u(rng);
-  for (float &v : src)
-    v = u(rng);
+  fillOperands(rng, 16, filter, bias, src);
   for (float &v : dst) // the residual, with `sum`
     v = u(rng);
   const std::vector<float> residual = dst;
@@ -140,14 +150,8 @@ TEST(Conv1x1F32, WritesIntoAChannelSlice) {
   s.bias = s.relu = true;
   s.dstImageStride = total * pixels;
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> filter(cin * cout), bias(cout), src(n * cin * pixels);
-  for (float &v : filter)
-    v = u(rng) / 8;
-  for (float &v : bias)
-    v = u(rng);
-  for (float &v : src)
-    v = u(rng);
+  fillOperands(rng, 8, filter, bias, src);
   std::unique_ptr<Conv1x1F32> k =
       Conv1x1F32::create(s, filter.data(), bias.data());
   if (!k)
@@ -209,16 +213,10 @@ TEST(Conv1x1F32, ClampAndHardSwish) {
 // pixels of the activated result, [n][cout] (any cout).
 double maxPoolError(const Conv1x1F32Shape &s, int threads) {
   std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(-1, 1);
   const int64_t oh = s.outH(), ow = s.outW();
   std::vector<float> filter(s.cin * s.cout), bias(s.cout),
       src(s.n * s.cin * s.h * s.w), dst(s.n * s.cout + 16, 1e9f);
-  for (float &v : filter)
-    v = u(rng) / 16;
-  for (float &v : bias)
-    v = u(rng);
-  for (float &v : src)
-    v = u(rng);
+  fillOperands(rng, 16, filter, bias, src);
   std::unique_ptr<Conv1x1F32> k =
       Conv1x1F32::create(s, filter.data(), s.bias ? bias.data() : nullptr);
   EXPECT_TRUE(k);
