@@ -1,4 +1,5 @@
 //===- OneDnnKernelsTest.cpp - oneDNN kernels vs. the reference -----------===//
+#include "../../runtime/src/cpu/OneDnn.h"
 #include "TestUtil.h"
 
 #include <cstdlib>
@@ -262,6 +263,43 @@ TEST(OneDnn, WorkspaceIsReported) {
   EXPECT_EQ((*session)->opProfiles()[0].implementation, "onednn");
   EXPECT_GE((*session)->memoryStats().totalBytes(),
             (*session)->memoryStats().constantBytes);
+}
+
+// Layouts that place every element at the same byte are one layout to the
+// schedule (no reorder between them): a channel block spanning all the
+// channels is NHWC, dimensions of one element have no stride; a block that
+// splits or pads the channels, another type or other dims are not.
+TEST(OneDnnLayout, SameBytes) {
+  using dnnl::memory;
+  using Tag = memory::format_tag;
+  auto md = [&](memory::dims d, Tag t,
+                memory::data_type type = memory::data_type::f32) {
+    return memory::desc(d, type, t);
+  };
+  using gopt::runtime::cpu::sameBytes;
+  EXPECT_TRUE(
+      sameBytes(md({1, 16, 5, 7}, Tag::aBcd16b), md({1, 16, 5, 7}, Tag::nhwc)));
+  EXPECT_TRUE(
+      sameBytes(md({3, 16, 5, 7}, Tag::nhwc), md({3, 16, 5, 7}, Tag::aBcd16b)));
+  EXPECT_TRUE(
+      sameBytes(md({2, 8, 4, 4}, Tag::aBcd8b), md({2, 8, 4, 4}, Tag::nhwc)));
+  EXPECT_TRUE(
+      sameBytes(md({2, 1, 4, 4}, Tag::nchw), md({2, 1, 4, 4}, Tag::nhwc)));
+  EXPECT_TRUE(
+      sameBytes(md({1, 32, 1, 1}, Tag::nchw), md({1, 32, 1, 1}, Tag::aBcd16b)));
+  EXPECT_TRUE(sameBytes(md({2, 32, 3, 3}, Tag::aBcd16b),
+                        md({2, 32, 3, 3}, Tag::aBcd16b)));
+  EXPECT_FALSE(
+      sameBytes(md({1, 32, 5, 7}, Tag::aBcd16b), md({1, 32, 5, 7}, Tag::nhwc)));
+  EXPECT_FALSE(
+      sameBytes(md({1, 12, 5, 7}, Tag::aBcd16b), md({1, 12, 5, 7}, Tag::nhwc)));
+  EXPECT_FALSE(
+      sameBytes(md({1, 16, 5, 7}, Tag::nchw), md({1, 16, 5, 7}, Tag::nhwc)));
+  EXPECT_FALSE(
+      sameBytes(md({1, 16, 5, 7}, Tag::aBcd16b),
+                md({1, 16, 5, 7}, Tag::nhwc, memory::data_type::bf16)));
+  EXPECT_FALSE(
+      sameBytes(md({1, 16, 5, 7}, Tag::nhwc), md({1, 16, 7, 5}, Tag::nhwc)));
 }
 
 } // namespace

@@ -29,6 +29,11 @@ public:
   virtual dnnl::memory::desc outputDesc() const = 0;
 };
 
+// Whether layouts `a` and `b` place every element at the same byte (the
+// same dims and type, and nChw16c of 16 channels is NHWC): a tensor in one
+// is already in the other, with no reorder.
+bool sameBytes(const dnnl::memory::desc &a, const dnnl::memory::desc &b);
+
 // oneDNN's data type for the element types its kernels compute in (f32,
 // bf16); undef for the others.
 dnnl::memory::data_type oneDnnType(DType dtype);

@@ -3463,6 +3463,55 @@ createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
                                       channelOffset, anyWinogradTile);
 }
 
+namespace {
+// Each dimension's stride in elements where `md` is a blocked layout whose
+// blocked dimensions are as good as unblocked (a block of 16 spanning all
+// 16 channels, or 32 channels at one pixel: the second block right after
+// the first), 0 for dimensions of one element; nullopt for a layout that
+// really blocks a dimension, pads it or carries extra data.
+std::optional<std::vector<dnnl_dim_t>>
+effectiveStrides(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0)
+    return std::nullopt;
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  std::vector<dnnl_dim_t> strides(b.strides, b.strides + d.ndims);
+  std::vector<bool> blocked(d.ndims, false);
+  dnnl_dim_t inner = 1;
+  for (int i = b.inner_nblks - 1; i >= 0; --i) {
+    const int dim = static_cast<int>(b.inner_idxs[i]);
+    if (blocked[dim])
+      return std::nullopt;
+    blocked[dim] = true;
+    // The blocks of `dim` follow one another: the outer stride steps over
+    // one whole block.
+    if (b.inner_blks[i] != d.dims[dim] &&
+        strides[dim] != inner * b.inner_blks[i])
+      return std::nullopt;
+    strides[dim] = inner;
+    inner *= b.inner_blks[i];
+  }
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.padded_dims[i] != d.dims[i])
+      return std::nullopt;
+    if (d.dims[i] == 1)
+      strides[i] = 0;
+  }
+  return strides;
+}
+} // namespace
+
+bool sameBytes(const memory::desc &a, const memory::desc &b) {
+  if (a == b)
+    return true;
+  if (a.data.ndims != b.data.ndims || a.data.data_type != b.data.data_type ||
+      a.data.offset0 != b.data.offset0 || a.dims() != b.dims())
+    return false;
+  std::optional<std::vector<dnnl_dim_t>> sa = effectiveStrides(a),
+                                         sb = effectiveStrides(b);
+  return sa && sb && *sa == *sb;
+}
+
 std::optional<memory::desc> winogradSourceDesc(const KernelConfig &c) {
   if (convType(c) != DataType::f32 || c.inputShapes[0].size() != 4 ||
       c.attrs().getString("data_format") != "NCHW")
