@@ -686,6 +686,9 @@ Status CpuScheduler::scheduleConv(int o) {
   if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
       p_.ops(reader).inputs(0) == cur)
     readerLayout = cpu::winogradSourceDesc(makeKernelConfig(in_, reader));
+  if (!readerLayout && reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
+      p_.ops(reader).inputs(0) == cur && chainOf_[o] < 0)
+    readerLayout = cpu::depthwiseF32SourceDesc(makeKernelConfig(in_, reader));
   // A source a Winograd convolution (or one next to it) left in nChw16c,
   // or a stem's image (below).
   memory::desc source = currentDesc(f.src);

@@ -115,6 +115,12 @@ createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
 // layout.
 std::optional<dnnl::memory::desc>
 winogradSourceDesc(const KernelConfig &config);
+// The layout f32 depthwise convolution `config` reads where it runs as
+// gopt's NHWC depthwise kernel (DepthwiseF32Kernel: where oneDNN itself
+// picks NHWC for it), nullopt otherwise: its producer writes that layout
+// at once instead of a blocked one reordered for it.
+std::optional<dnnl::memory::desc>
+depthwiseF32SourceDesc(const KernelConfig &config);
 // What runs after an f32 matmul's product, in oneDNN's order: `bias` adds
 // a row of N values (kernel input 2) to every row, `sum` adds the
 // destination's previous contents (an in-place residual), then `eltwise`

@@ -3531,6 +3531,22 @@ std::optional<memory::desc> winogradSourceDesc(const KernelConfig &c) {
   return pd->src_desc();
 }
 
+std::optional<memory::desc> depthwiseF32SourceDesc(const KernelConfig &c) {
+  if (convType(c) != DataType::f32 || c.inputShapes[0].size() != 4 ||
+      c.attrs().getString("data_format") != "NCHW" ||
+      !cpu::depthwiseF32Enabled() || !envSwitchOn("GOPT_DEPTHWISE_F32_SOURCE"))
+    return std::nullopt;
+  auto onednn = std::unique_ptr<ConvKernel>(new ConvKernel());
+  bool supported = false;
+  const cpu::ConvPostOps none;
+  if (!onednn->init(c, /*anyLayout=*/true, none, supported).ok() ||
+      !supported || onednn->isWinograd())
+    return std::nullopt;
+  if (!DepthwiseF32Kernel::create(c, none, *onednn))
+    return std::nullopt;
+  return onednn->inputDesc(0);
+}
+
 namespace {
 // One head at a time per thread: the scaled queries and the [L, L2]
 // scores stay in the thread's scratch (64 KiB for 128 tokens), and the
