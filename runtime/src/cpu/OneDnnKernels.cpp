@@ -3297,15 +3297,13 @@ public:
       s.hardswish = true;
     }
     StatusOr<ConvGeometry> g = convGeometry(c);
-    // 3x3 windows of stride 2 and at most 32 outputs: the stems measured
-    // (MobileNets', RegNet's), at any batch (MobileNetV3 at batch 8: 0.86
-    // ms a step against oneDNN's 0.74-0.81 and the image's reorder, 0.31).
-    // ResNet's 7x7 -> 64 keeps oneDNN's (and GOPT_CONV_STEM_BLOCKED's), as
-    // does SqueezeNet's 3x3 -> 64 (0.26 vs 0.24 ms at batch 1 on an AMD
-    // EPYC), the MNIST CNN's stride-1 batches too.
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 || g->cin > 4 ||
-        g->cout > 32 || g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-        g->strides != Dims{2, 2} || g->dilations != Dims{0, 0})
+    // One image, 3x3 windows of stride 2 and at most 32 outputs: the stems
+    // measured (MobileNets', RegNet's). ResNet's 7x7 -> 64 keeps oneDNN's
+    // (and GOPT_CONV_STEM_BLOCKED's), the MNIST CNN's stride-1 batches too.
+    if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
+        g->cin > 4 || g->cout > 32 || g->weightDims[2] != 3 ||
+        g->weightDims[3] != 3 || g->strides != Dims{2, 2} ||
+        g->dilations != Dims{0, 0})
       return nullptr;
     const memory::desc dst = onednn.outputDesc();
     if (dst == memory::desc(g->dstDims, DataType::f32, Tag::nhwc))
