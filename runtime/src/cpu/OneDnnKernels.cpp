@@ -3534,6 +3534,14 @@ std::optional<memory::desc> depthwiseF32SourceDesc(const KernelConfig &c) {
       c.attrs().getString("data_format") != "NCHW" ||
       !cpu::depthwiseF32Enabled() || !envSwitchOn("GOPT_DEPTHWISE_F32_SOURCE"))
     return std::nullopt;
+  // Only a depthwise convolution's oneDNN kernel is worth creating here
+  // (each creation compiles one): 3x3 or 5x5, one channel a group.
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || g->weightDims.size() != 5 || g->weightDims[0] != g->cin ||
+      g->cout != g->cin || g->weightDims[1] != 1 || g->weightDims[2] != 1 ||
+      g->weightDims[3] != g->weightDims[4] ||
+      (g->weightDims[3] != 3 && g->weightDims[3] != 5))
+    return std::nullopt;
   auto onednn = std::unique_ptr<ConvKernel>(new ConvKernel());
   bool supported = false;
   const cpu::ConvPostOps none;
