@@ -272,8 +272,8 @@ TEST(OneDnn, WorkspaceIsReported) {
 TEST(OneDnnLayout, SameBytes) {
   using dnnl::memory;
   using Tag = memory::format_tag;
-  auto md = [&](memory::dims d, Tag t,
-                memory::data_type type = memory::data_type::f32) {
+  auto md = [](memory::dims d, Tag t,
+               memory::data_type type = memory::data_type::f32) {
     return memory::desc(d, type, t);
   };
   using gopt::runtime::cpu::sameBytes;
