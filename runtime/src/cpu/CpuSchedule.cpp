@@ -680,15 +680,17 @@ Status CpuScheduler::scheduleConv(int o) {
     }
   }
   // A Winograd convolution reading the result wants its own blocked
-  // layout: written so at once, the result needs no reorder.
+  // layout, gopt's f32 depthwise kernel NHWC (unless this convolution is
+  // chained): written so at once, the result needs no reorder.
   std::optional<memory::desc> readerLayout;
   int reader = soleConsumer(cur);
   if (reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
-      p_.ops(reader).inputs(0) == cur)
-    readerLayout = cpu::winogradSourceDesc(makeKernelConfig(in_, reader));
-  if (!readerLayout && reader >= 0 && p_.ops(reader).kind() == "conv2d" &&
-      p_.ops(reader).inputs(0) == cur && chainOf_[o] < 0)
-    readerLayout = cpu::depthwiseF32SourceDesc(makeKernelConfig(in_, reader));
+      p_.ops(reader).inputs(0) == cur) {
+    const KernelConfig readerConfig = makeKernelConfig(in_, reader);
+    readerLayout = cpu::winogradSourceDesc(readerConfig);
+    if (!readerLayout && chainOf_[o] < 0)
+      readerLayout = cpu::depthwiseF32SourceDesc(readerConfig);
+  }
   // A source a Winograd convolution (or one next to it) left in nChw16c,
   // or a stem's image (below).
   memory::desc source = currentDesc(f.src);
