@@ -77,6 +77,11 @@ TEST(OneDnnConv, Winograd2x3ForOneImageWithASmallFilter) {
   std::vector<Tensor> small = {randomF32({1, 64, 28, 28}, 10),
                                randomF32({64, 64, 3, 3}, 11),
                                randomF32({64}, 12)};
+  // By default gopt's tiled Winograd kernel runs it in oneDNN's layouts
+  // (WinogradConvTest.cpp).
+  compareBackends("conv2d", attrs, small, {F32, {1, 64, 28, 28}}, {1, 2},
+                  "winograd-tiled", 1e-3f);
+  setenv("GOPT_CONV_WINOGRAD_TILED", "0", 1);
   compareBackends("conv2d", attrs, small, {F32, {1, 64, 28, 28}}, {1, 2},
                   "onednn-winograd", 1e-3f);
   setenv("GOPT_CONV_WINOGRAD", "4x3", 1);
@@ -89,6 +94,7 @@ TEST(OneDnnConv, Winograd2x3ForOneImageWithASmallFilter) {
                    randomF32({256, 256, 3, 3}, 14), randomF32({256}, 15)},
                   {F32, {1, 256, 14, 14}}, {1, 2}, "onednn", 1e-3f);
   unsetenv("GOPT_CONV_WINOGRAD_WIDE");
+  unsetenv("GOPT_CONV_WINOGRAD_TILED");
 }
 
 // Fewer than 64 output channels on an image over 64x64 (Inception-v3's

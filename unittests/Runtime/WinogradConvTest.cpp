@@ -21,6 +21,8 @@ using namespace gopt::runtime;
 using namespace gopt::runtime::testing;
 using gopt::runtime::cpu::measureStreamingReadGBps;
 using gopt::runtime::cpu::streamingReadGBps;
+using gopt::runtime::cpu::WinogradTiledConv;
+using gopt::runtime::cpu::WinogradTiledShape;
 using gopt::runtime::cpu::winogradWideFewTilesPays;
 
 namespace {
@@ -140,8 +142,10 @@ TEST(WinogradWide, WhereItIsTaken) {
   setenv("GOPT_CONV_WINOGRAD", "0", 1);
   EXPECT_EQ(runConv(256, 256, 14, 14, "OIHW", true, false).impl, "onednn");
   unsetenv("GOPT_CONV_WINOGRAD");
+  // A filter of at most 1 MiB transformed: oneDNN's Winograd, run by
+  // gopt's tiled kernel (below).
   EXPECT_EQ(runConv(64, 64, 28, 28, "OIHW", true, false).impl,
-            "onednn-winograd");
+            "winograd-tiled");
   EXPECT_EQ(runConv(256, 240, 14, 14, "OIHW", true, false).impl, "onednn");
   unsetenv("GOPT_CONV_BATCH1");
   unsetenv("GOPT_STREAM_GBPS");
@@ -298,6 +302,184 @@ TEST(WinogradStride2, WhereItIsTaken) {
   EXPECT_EQ(runStride2(1, 128, 128, 56, "OIHW", true, false).impl, "onednn");
   EXPECT_EQ(runStride2(1, 256, 288, 28, "OIHW", true, false).impl, "onednn");
   unsetenv("GOPT_CONV_BATCH1");
+}
+
+// gopt's tiled Winograd (WinogradTiledConv) on its own, against a direct
+// loop: NHWC and nChw16c sources, a result written into a channel slice of
+// a wider NHWC or nChw16c tensor (the channels around it untouched), odd
+// sizes (tiles half outside the image, groups across images), bias, a
+// residual sum and relu, both filter layouts.
+TEST(WinogradTiled, MatchesDirectLoop) {
+  if (!avx512fSupported())
+    GTEST_SKIP() << "no AVX-512";
+  struct Case {
+    int64_t n, cin, cout, h, w;
+    bool oihw, srcBlocked, dstBlocked;
+    int64_t dstChannels, dstOffset;
+    bool bias, sum, relu;
+  };
+  const Case cases[] = {
+      {3, 16, 64, 13, 11, true, true, true, 128, 64, true, false, true},
+      {1, 48, 192, 9, 9, false, false, false, 192, 0, false, false, false},
+      {2, 32, 128, 7, 6, true, false, true, 160, 16, true, true, true},
+      {5, 144, 64, 5, 5, true, true, false, 80, 8, true, true, false}};
+  for (const Case &c : cases) {
+    WinogradTiledShape s;
+    s.n = c.n, s.cin = c.cin, s.cout = c.cout, s.h = c.h, s.w = c.w;
+    s.oihw = c.oihw, s.srcBlocked = c.srcBlocked, s.dstBlocked = c.dstBlocked;
+    s.dstChannels = c.dstChannels, s.dstOffset = c.dstOffset;
+    s.bias = c.bias, s.sum = c.sum, s.relu = c.relu;
+    Tensor filter = randomF32({c.cout * c.cin * 9}, 41);
+    Tensor src = randomF32({c.n * c.h * c.w * c.cin}, 42);
+    Tensor bias = randomF32({c.cout}, 43);
+    Tensor dst = randomF32({c.n * c.h * c.w * c.dstChannels}, 44);
+    const float *f = filter.data<float>(), *x = src.data<float>();
+    auto srcAt = [&](int64_t n, int64_t y, int64_t xx, int64_t ch) {
+      return c.srcBlocked
+                 ? (((n * (c.cin / 16) + ch / 16) * c.h + y) * c.w + xx) * 16 +
+                       ch % 16
+                 : ((n * c.h + y) * c.w + xx) * c.cin + ch;
+    };
+    auto dstAt = [&](int64_t n, int64_t y, int64_t xx, int64_t ch) {
+      return c.dstBlocked
+                 ? (((n * (c.dstChannels / 16) + ch / 16) * c.h + y) * c.w +
+                    xx) * 16 +
+                       ch % 16
+                 : ((n * c.h + y) * c.w + xx) * c.dstChannels + ch;
+    };
+    std::vector<float> want(dst.data<float>(),
+                            dst.data<float>() + dst.numElements());
+    for (int64_t n = 0; n < c.n; ++n)
+      for (int64_t y = 0; y < c.h; ++y)
+        for (int64_t xx = 0; xx < c.w; ++xx)
+          for (int64_t o = 0; o < c.cout; ++o) {
+            double acc = c.bias ? bias.data<float>()[o] : 0.0;
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                int64_t iy = y + ky - 1, ix = xx + kx - 1;
+                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
+                  continue;
+                for (int64_t i = 0; i < c.cin; ++i)
+                  acc += double(x[srcAt(n, iy, ix, i)]) *
+                         f[c.oihw ? ((o * c.cin + i) * 3 + ky) * 3 + kx
+                                  : ((ky * 3 + kx) * c.cin + i) * c.cout + o];
+              }
+            float &out = want[dstAt(n, y, xx, c.dstOffset + o)];
+            float value = static_cast<float>(acc) + (c.sum ? out : 0.0f);
+            out = c.relu ? std::max(value, 0.0f) : value;
+          }
+    auto conv = WinogradTiledConv::create(s, f);
+    ASSERT_NE(conv, nullptr);
+    conv->run(x, c.bias ? bias.data<float>() : nullptr, dst.data<float>());
+    float worst = 0;
+    for (int64_t i = 0; i < dst.numElements(); ++i)
+      worst = std::max(worst, std::abs(dst.data<float>()[i] - want[i]));
+    // Sums of up to 9 * 144 products of values in [-1, 1).
+    EXPECT_LT(worst, 2e-4f) << c.n << " " << c.cin << "->" << c.cout;
+  }
+  // Not covered: output channels not in 64s, input channels not in 16s, a
+  // blocked result's slice off a 16-channel boundary.
+  WinogradTiledShape bad;
+  bad.cin = 16, bad.cout = 48, bad.h = bad.w = 5;
+  std::vector<float> f(48 * 16 * 9);
+  EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
+  bad.cin = 8, bad.cout = 64;
+  EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
+  bad.cin = 16, bad.dstBlocked = true, bad.dstChannels = 128, bad.dstOffset = 8;
+  EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
+}
+
+// A SqueezeNet fire module whose expand3x3 has output channels in 64s: it
+// writes its slice of the concat on the tiled Winograd kernel, all images
+// in one call, and computes what the reference does;
+// GOPT_CONV_WINOGRAD_TILED=0 keeps oneDNN's kernels, one image at a time.
+Outcome runFireModule(int64_t n, int64_t h, const char *filterFormat) {
+  PlanBuilder b("g");
+  const int64_t cin = 32, squeeze = 16, e1 = 64, e3 = 64;
+  int x = b.addInput("x", F32, {n, cin, h, h});
+  bool oihw = std::string(filterFormat) == "OIHW";
+  auto conv = [&](const char *name, int in, int64_t ci, int64_t co, int k,
+                  uint32_t seed) {
+    Tensor f =
+        randomF32(oihw ? Shape{co, ci, k, k} : Shape{k, k, ci, co}, seed);
+    for (int64_t i = 0; i < f.numElements(); ++i)
+      f.data<float>()[i] /= 8.0f;
+    int y = b.addIntermediate(std::string(name) + "_y", F32, {n, co, h, h});
+    AttrMap attrs = convAttrs(filterFormat, "relu");
+    if (k == 1)
+      attrs["pads"] = intsAttr({0, 0, 0, 0});
+    b.addOp(
+        "conv2d", name,
+        {in, b.addConstant(std::string(name) + "_f", f),
+         b.addConstant(std::string(name) + "_b", randomF32({co}, seed + 1))},
+        {y}, attrs);
+    return y;
+  };
+  int sq = conv("squeeze", x, cin, squeeze, 1, 51);
+  int a = conv("expand1x1", sq, squeeze, e1, 1, 53);
+  int c = conv("expand3x3", sq, squeeze, e3, 3, 55);
+  int cat = b.addOutput("cat", F32, {n, e1 + e3, h, h});
+  b.addOp("concat", "concat", {a, c}, {cat}, {{"axis", intAttr(1)}});
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  std::vector<Tensor> inputs = {randomF32({n, cin, h, h}, 57)};
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (p.name.rfind("expand3x3", 0) == 0) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+TEST(WinogradTiled, FireModuleWritesIntoItsConcat) {
+  if (!avx512fSupported())
+    GTEST_SKIP() << "no AVX-512";
+  for (int64_t n : {1, 3})
+    for (const char *format : {"OIHW", "HWIO"}) {
+      Outcome o = runFireModule(n, 13, format);
+      EXPECT_EQ(o.impl, "winograd-tiled-into-concat") << n << format;
+      EXPECT_EQ(o.kind, "conv2d+concat") << n << format;
+      EXPECT_LT(o.maxDiff, 1e-4f) << n << format;
+    }
+  setenv("GOPT_CONV_WINOGRAD_TILED", "0", 1);
+  Outcome off = runFireModule(3, 13, "OIHW");
+  unsetenv("GOPT_CONV_WINOGRAD_TILED");
+  EXPECT_NE(off.impl, "winograd-tiled-into-concat");
+  EXPECT_NE(off.impl.find("into-concat"), std::string::npos) << off.impl;
+  EXPECT_LT(off.maxDiff, 1e-4f);
+}
+
+// One image's 3x3 convolution where oneDNN takes a Winograd kernel (its
+// 2x3 one at 64 channels, its 4x3 one at 128 x 28x28) runs on the tiled
+// kernel in oneDNN's layouts, with a fused residual add and relu;
+// GOPT_CONV_WINOGRAD_TILED=0 keeps oneDNN's.
+TEST(WinogradTiled, RunsOneImagesWinogradLayers) {
+  if (!avx512fSupported())
+    GTEST_SKIP() << "no AVX-512";
+  for (int64_t channels : {64, 128}) {
+    Outcome o =
+        runConv(channels, channels, 28, 28, "OIHW", true, false, "relu");
+    EXPECT_EQ(o.impl, "winograd-tiled") << channels;
+    EXPECT_LT(o.maxDiff, 1e-4f) << channels;
+    Outcome sum = runConv(channels, channels, 28, 28, "HWIO", true,
+                          /*residual=*/true);
+    EXPECT_EQ(sum.impl, "winograd-tiled") << channels;
+    EXPECT_EQ(sum.kind, "conv2d+add+relu") << channels;
+    EXPECT_LT(sum.maxDiff, 1e-4f) << channels;
+  }
+  setenv("GOPT_CONV_WINOGRAD_TILED", "0", 1);
+  Outcome off = runConv(128, 128, 28, 28, "OIHW", true, false);
+  unsetenv("GOPT_CONV_WINOGRAD_TILED");
+  EXPECT_EQ(off.impl, "onednn-winograd");
+  EXPECT_LT(off.maxDiff, 1e-4f);
 }
 
 } // namespace

@@ -1,6 +1,6 @@
-//===- WinogradConv.cpp - Batch-1 Winograd F(2x2,3x3) for wide layers -----===//
+//===- WinogradConv.cpp - gopt's own Winograd convolutions ----------------===//
 //
-// See WinogradConv.h. Per image: the input transform V = B^T d B of every
+// See WinogradConv.h. The wide kernel, per image: the input transform V = B^T d B of every
 // 4x4 input tile (stride 2) is split over the threads; then each thread
 // takes whole blocks of 64 output channels, runs that block's 16 GEMMs
 // (tiles x cin times cin x 64, the transformed filter read once from L3 and
@@ -46,6 +46,14 @@ bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
   // ms on the EPYC (filter read 0.26 of the direct kernel's 0.66 ms of
   // arithmetic) and slower in the network on the Xeon (0.73 of 0.70).
   return filterSeconds < 0.8 * directSeconds;
+}
+
+bool winogradTiledEnabled() {
+  const char *all = std::getenv("GOPT_CONV_WINOGRAD");
+  if (all && (std::strcmp(all, "0") == 0 || std::strcmp(all, "4x3") == 0))
+    return false;
+  const char *tiled = std::getenv("GOPT_CONV_WINOGRAD_TILED");
+  return !tiled || std::strcmp(tiled, "0") != 0;
 }
 
 bool winogradStride2Enabled() {
@@ -530,6 +538,226 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Tiled: all images' 2x2 tiles in groups; a group's input transform, then
+// per 64-channel block its 16 GEMMs and the output transform, on one
+// thread.
+
+namespace {
+
+// Where a tensor's pixels lie: pixel (y, x) of image `img`, channels
+// [c, c + 16) start at img * image + y * row + x * pixel + channelAt(c).
+struct PixelStrides {
+  bool blocked;
+  int64_t image, row, pixel, channelBlock; // channelBlock: per 16 channels
+  PixelStrides(bool blocked, int64_t channels, int64_t h, int64_t w)
+      : blocked(blocked), image(channels * h * w),
+        row(blocked ? w * 16 : w * channels), pixel(blocked ? 16 : channels),
+        channelBlock(blocked ? h * w * 16 : 16) {}
+  // c: a multiple of 16 where blocked.
+  int64_t at(int64_t img, int64_t y, int64_t x, int64_t c) const {
+    return img * image + y * row + x * pixel +
+           (blocked ? (c / 16) * channelBlock : c);
+  }
+};
+
+// The rows [ylo, yhi) and columns [xlo, xhi) of a tile's 4x4 input patch
+// (or 2x2 output) that lie inside the image.
+struct TileBounds {
+  int ylo, yhi, xlo, xhi;
+  TileBounds(int64_t y0, int64_t x0, int size, int64_t h, int64_t w)
+      : ylo(static_cast<int>(std::max<int64_t>(0, -y0))),
+        yhi(static_cast<int>(std::min<int64_t>(size, h - y0))),
+        xlo(static_cast<int>(std::max<int64_t>(0, -x0))),
+        xhi(static_cast<int>(std::min<int64_t>(size, w - x0))) {}
+  bool whole(int size) const {
+    return ylo == 0 && xlo == 0 && yhi == size && xhi == size;
+  }
+};
+
+// V = B^T d B for 16 channels of a 4x4 input patch whose top-left pixel is
+// `offset` floats from `src` (outside the image where the bounds say: the
+// zero padding), rows and pixels as strided.
+template <bool kWhole>
+GOPT_AVX512BW inline void
+tiledInputTile(const float *src, int64_t offset, const PixelStrides &st,
+               const TileBounds &in, float *v, int64_t planeStride) {
+  __m512 d[4][4];
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b)
+      d[a][b] =
+          kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
+              ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
+              : _mm512_setzero_ps();
+  __m512 e[4][4];
+  for (int b = 0; b < 4; ++b) {
+    e[0][b] = _mm512_sub_ps(d[0][b], d[2][b]);
+    e[1][b] = _mm512_add_ps(d[1][b], d[2][b]);
+    e[2][b] = _mm512_sub_ps(d[2][b], d[1][b]);
+    e[3][b] = _mm512_sub_ps(d[1][b], d[3][b]);
+  }
+  for (int a = 0; a < 4; ++a) {
+    float *row = v + (a * 4) * planeStride;
+    _mm512_storeu_ps(row, _mm512_sub_ps(e[a][0], e[a][2]));
+    _mm512_storeu_ps(row + planeStride, _mm512_add_ps(e[a][1], e[a][2]));
+    _mm512_storeu_ps(row + 2 * planeStride, _mm512_sub_ps(e[a][2], e[a][1]));
+    _mm512_storeu_ps(row + 3 * planeStride, _mm512_sub_ps(e[a][1], e[a][3]));
+  }
+}
+
+// Y = A^T M A for 16 output channels of one tile, then bias, residual and
+// relu, into the tile's 2x2 pixels from `offset` inside the bounds. bias:
+// the 16 channels' or null.
+GOPT_AVX512BW inline void tiledOutputTile(const float *m, int64_t planeStride,
+                                          const float *bias, bool sum,
+                                          bool relu, float *dst, int64_t offset,
+                                          const PixelStrides &st,
+                                          const TileBounds &out) {
+  __m512 t[4][4];
+  for (int p = 0; p < 16; ++p)
+    t[p / 4][p % 4] = _mm512_loadu_ps(m + p * planeStride);
+  __m512 r[2][4];
+  for (int b = 0; b < 4; ++b) {
+    r[0][b] = _mm512_add_ps(_mm512_add_ps(t[0][b], t[1][b]), t[2][b]);
+    r[1][b] = _mm512_sub_ps(_mm512_sub_ps(t[1][b], t[2][b]), t[3][b]);
+  }
+  const __m512 add = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  for (int a = 0; a < out.yhi; ++a) {
+    __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[a][0], r[a][1]), r[a][2]),
+                   _mm512_sub_ps(_mm512_sub_ps(r[a][1], r[a][2]), r[a][3])};
+    for (int b = 0; b < out.xhi; ++b) {
+      float *o = dst + offset + a * st.row + b * st.pixel;
+      __m512 value = _mm512_add_ps(y[b], add);
+      if (sum)
+        value = _mm512_add_ps(value, _mm512_loadu_ps(o));
+      if (relu)
+        value = _mm512_max_ps(value, _mm512_setzero_ps());
+      _mm512_storeu_ps(o, value);
+    }
+  }
+}
+
+// A group's transformed input (16 x group x cin floats) within about a
+// third of a 1 MiB L2, where each 64-channel filter block passes over it
+// (and a block's products, 16 x group x 64, within 196 KiB).
+constexpr int64_t kTiledGroupBytes = 384 << 10;
+constexpr int64_t kTiledMaxGroup = 48; // 8 GEMM calls of kMaxRows tiles
+
+} // namespace
+
+std::unique_ptr<WinogradTiledConv>
+WinogradTiledConv::create(const WinogradTiledShape &s, const float *filter) {
+  WinogradTiledShape shape = s;
+  if (shape.dstChannels == 0)
+    shape.dstChannels = shape.cout;
+  if (!avx512fSupported() || shape.n <= 0 || shape.cin <= 0 ||
+      shape.cin % 16 != 0 || shape.cout <= 0 || shape.cout % kBlock != 0 ||
+      shape.h <= 0 || shape.w <= 0 || !filter || shape.dstOffset < 0 ||
+      shape.dstOffset + shape.cout > shape.dstChannels ||
+      (shape.dstBlocked &&
+       (shape.dstChannels % 16 != 0 || shape.dstOffset % 16 != 0)))
+    return nullptr;
+  auto k = std::unique_ptr<WinogradTiledConv>(new WinogradTiledConv());
+  k->s_ = shape;
+  k->tilesH_ = (shape.h + 1) / 2;
+  k->tilesW_ = (shape.w + 1) / 2;
+  const int64_t perTile = 16 * shape.cin * int64_t(sizeof(float));
+  k->groupTiles_ = std::max<int64_t>(
+      kMaxRows, std::min(kTiledMaxGroup, kTiledGroupBytes / perTile));
+  static constexpr double G[4][3] = {
+      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::vector<float> u =
+      transformFilter(filter, shape.oihw, shape.cin, shape.cout, G);
+  k->u_.assign(u.begin(), u.end());
+  const size_t threads = std::max(1, omp_get_max_threads());
+  k->v_.assign(threads, AlignedVector<float>(16 * k->groupTiles_ * shape.cin));
+  k->m_.assign(threads, AlignedVector<float>(16 * k->groupTiles_ * kBlock));
+  return k;
+}
+
+size_t WinogradTiledConv::workspaceBytes() const {
+  return (u_.size() + v_.size() * (v_.empty() ? 0 : v_[0].size()) +
+          m_.size() * (m_.empty() ? 0 : m_[0].size())) *
+         sizeof(float);
+}
+
+void WinogradTiledConv::run(const float *src, const float *bias, float *dst) {
+  const WinogradTiledShape s = s_;
+  const int64_t perImage = tilesH_ * tilesW_, tilesW = tilesW_;
+  const int64_t tiles = s.n * perImage, cin = s.cin;
+  const int64_t channelGroups = cin / 16, blocks = s.cout / kBlock;
+  const PixelStrides in(s.srcBlocked, cin, s.h, s.w);
+  const PixelStrides out(s.dstBlocked, s.dstChannels, s.h, s.w);
+  const int maxThreads = static_cast<int>(
+      std::min<int64_t>({static_cast<int64_t>(omp_get_max_threads()),
+                         static_cast<int64_t>(v_.size()), tiles}));
+  // Near-equal groups of at most groupTiles_, a whole number per thread.
+  int64_t groups = (tiles + groupTiles_ - 1) / groupTiles_;
+  groups = (groups + maxThreads - 1) / maxThreads * maxThreads;
+  groups = std::min(groups, tiles);
+  const int threads = static_cast<int>(std::min<int64_t>(maxThreads, groups));
+  const float *u = u_.data();
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    float *v = v_[id].data();
+    float *m = m_[id].data();
+    for (int64_t g = groups * id / nt; g < groups * (id + 1) / nt; ++g) {
+      const int64_t first = tiles * g / groups;
+      const int64_t count = tiles * (g + 1) / groups - first;
+      for (int64_t r = 0; r < count; ++r) {
+        const int64_t t = first + r, img = t / perImage, tt = t % perImage;
+        const int64_t y0 = 2 * (tt / tilesW) - 1, x0 = 2 * (tt % tilesW) - 1;
+        const TileBounds bounds(y0, x0, 4, s.h, s.w);
+        const int64_t offset = in.at(img, y0, x0, 0);
+        float *vr = v + r * cin;
+        if (bounds.whole(4))
+          for (int64_t c = 0; c < channelGroups; ++c)
+            tiledInputTile<true>(src, offset + c * in.channelBlock, in, bounds,
+                                 vr + c * 16, count * cin);
+        else
+          for (int64_t c = 0; c < channelGroups; ++c)
+            tiledInputTile<false>(src, offset + c * in.channelBlock, in, bounds,
+                                  vr + c * 16, count * cin);
+      }
+      // Per 64-channel block: each point's filter slice (cin x 64) stays
+      // in L1 across the group's GEMM calls, the products (16 x group x
+      // 64, in L2) wait for the block's output transform. Taking the
+      // points per chunk of kMaxRows tiles instead, products in L1,
+      // streamed the block's whole filter from L2 for every chunk: 1.25-1.4x
+      // slower on SqueezeNet's 16- and 32-channel layers.
+      const int64_t chunks = (count + kMaxRows - 1) / kMaxRows;
+      for (int64_t ob = 0; ob < blocks; ++ob) {
+        for (int p = 0; p < 16; ++p) {
+          const float *up = u + (ob * 16 + p) * cin * kBlock;
+          for (int64_t k0 = 0; k0 < cin; k0 += kDepth) {
+            const int64_t depth = std::min(kDepth, cin - k0);
+            for (int64_t ch = 0, t0 = 0; ch < chunks; ++ch) {
+              const int rows = static_cast<int>(count / chunks +
+                                                (ch < count % chunks ? 1 : 0));
+              gemmAnyRows(rows, v + (p * count + t0) * cin + k0, cin,
+                          up + k0 * kBlock, depth,
+                          m + (p * count + t0) * kBlock, k0 > 0, nullptr, 0);
+              t0 += rows;
+            }
+          }
+        }
+        for (int64_t r = 0; r < count; ++r) {
+          const int64_t t = first + r, img = t / perImage, tt = t % perImage;
+          const int64_t y0 = 2 * (tt / tilesW), x0 = 2 * (tt % tilesW);
+          const TileBounds bounds(y0, x0, 2, s.h, s.w);
+          for (int64_t j = 0; j < kBlock; j += 16) {
+            const int64_t oc = ob * kBlock + j;
+            tiledOutputTile(m + r * kBlock + j, count * kBlock,
+                            bias ? bias + oc : nullptr, s.sum, s.relu, dst,
+                            out.at(img, y0, x0, s.dstOffset + oc), out, bounds);
+          }
+        }
+      }
+    }
+  }
+}
+
 #else // !GOPT_HAVE_AVX512_LANES
 
 std::unique_ptr<WinogradWideConv>
@@ -544,6 +772,12 @@ WinogradStride2Conv::create(const WinogradStride2Shape &, const float *) {
 }
 size_t WinogradStride2Conv::workspaceBytes() const { return 0; }
 void WinogradStride2Conv::run(const float *, const float *, float *) {}
+std::unique_ptr<WinogradTiledConv>
+WinogradTiledConv::create(const WinogradTiledShape &, const float *) {
+  return nullptr;
+}
+size_t WinogradTiledConv::workspaceBytes() const { return 0; }
+void WinogradTiledConv::run(const float *, const float *, float *) {}
 
 #endif
 

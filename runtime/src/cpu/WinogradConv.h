@@ -1,19 +1,25 @@
-//===- WinogradConv.h - Batch-1 Winograd F(2x2,3x3) for wide layers -*- C++
-//-*-===//
+//===- WinogradConv.h - gopt's own Winograd convolutions ------*- C++ -*-===//
 //
-// gopt's own Winograd F(2x2, 3x3) for one image's f32 3x3 stride-1 pad-1
-// convolution with a constant filter and many channels (ResNet's 256- and
-// 512-channel layers at batch 1), where oneDNN's 2x3 kernel was no faster
-// than its direct one: the transformed filter (16 x cin x cout floats, 4-16
-// MiB) is packed once in blocks of 64 output channels, each block's 16
-// GEMMs run on one thread with that block's filter streaming through its L2,
-// and the threads split the output channels rather than the few spatial
-// tiles. Source and result are NHWC; bias, an in-place residual sum and relu
-// run in the output transform.
+// Three Winograd kernels for f32 3x3 convolutions with a constant filter,
+// each where oneDNN's kernels left time on the table:
+// - WinogradWideConv: F(2x2, 3x3) for one image's wide layers (ResNet's
+//   256- and 512-channel layers at batch 1), where oneDNN's 2x3 kernel was
+//   no faster than its direct one: the transformed filter (16 x cin x cout
+//   floats, 4-16 MiB) is packed once in blocks of 64 output channels, each
+//   block's 16 GEMMs run on one thread with that block's filter streaming
+//   through its L2, and the threads split the output channels rather than
+//   the few spatial tiles. NHWC.
+// - WinogradTiledConv: F(2x2, 3x3) for layers of few channels over many
+//   pixels, any batch: the threads split the tiles instead, and the result
+//   may go into a channel slice of a concat's destination.
+// - WinogradStride2Conv: stride 2, from a parity split of the taps.
+// Bias, an in-place residual sum and relu run in the output transforms.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GOPT_RUNTIME_SRC_CPU_WINOGRADCONV_H
 #define GOPT_RUNTIME_SRC_CPU_WINOGRADCONV_H
+
+#include "AlignedVector.h"
 
 #include <cstdint>
 #include <memory>
@@ -102,6 +108,53 @@ private:
   std::vector<std::vector<float>> m_; // per thread: [25][group tiles][64]
   bool claims_ = false; // blocks from a shared counter (BlockClaims.h)
 };
+
+// Winograd F(2x2, 3x3) for a 3x3 stride-1 pad-1 f32 convolution with a
+// constant filter and few channels over many pixels, at any batch
+// (SqueezeNet's fire modules: 16 -> 64 channels at 55x55 up to 64 -> 256 at
+// 13x13), where WinogradWideConv's whole-image buffers and split by output
+// channels do not fit. The threads split the 2x2 tiles of all images in
+// groups whose transformed input (16 x group x cin floats) and products (16
+// x group x 64) stay in L2, while each 64-channel block of the transformed
+// filter passes over them. The source is NHWC or nChw16c; the result goes
+// into channels [dstOffset, dstOffset + cout) of a tensor of dstChannels
+// (NHWC or nChw16c): a channel concat's destination, or the convolution's
+// own result (dstChannels = cout, dstOffset = 0).
+struct WinogradTiledShape {
+  int64_t n = 1, cin = 0, cout = 0, h = 0, w = 0;
+  bool oihw = true;                            // filter layout: OIHW, else HWIO
+  bool srcBlocked = false, dstBlocked = false; // nChw16c, else NHWC
+  int64_t dstChannels = 0, dstOffset = 0;
+  bool bias = false, sum = false, relu = false;
+};
+
+class WinogradTiledConv {
+public:
+  // Null where the CPU lacks AVX-512 or the shape is not covered (cin a
+  // multiple of 16, cout of 64; with a blocked result, dstChannels and
+  // dstOffset multiples of 16).
+  static std::unique_ptr<WinogradTiledConv> create(const WinogradTiledShape &s,
+                                                   const float *filter);
+  // src [n, h, w, cin] (or nChw16c); dst the whole [n, h, w, dstChannels]
+  // tensor (or nChw16c), of which the kernel writes its channels; with
+  // `sum` they hold the residual on entry. bias: cout floats or null.
+  void run(const float *src, const float *bias, float *dst);
+  size_t workspaceBytes() const;
+
+private:
+  WinogradTiledShape s_;
+  int64_t tilesH_ = 0, tilesW_ = 0, groupTiles_ = 0;
+  AlignedVector<float> u_; // [cout / 64][16][cin][64]
+  // Per thread, each on cache lines of its own: buffers sharing a line
+  // with another thread's made two threads no faster than one (the line
+  // moved between the cores on every GEMM call).
+  std::vector<AlignedVector<float>> v_; // [16][group][cin]
+  std::vector<AlignedVector<float>> m_; // [16][group][64]
+};
+
+// Whether the tiled kernel may be used: GOPT_CONV_WINOGRAD_TILED=0 (or
+// GOPT_CONV_WINOGRAD=0 / 4x3) keeps oneDNN's kernels.
+bool winogradTiledEnabled();
 
 // Whether the stride-2 kernel may be used: GOPT_CONV_WINOGRAD_STRIDE2=0 (or
 // GOPT_CONV_WINOGRAD=0) keeps oneDNN's direct kernel (=all: also in
