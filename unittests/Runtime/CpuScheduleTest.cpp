@@ -67,11 +67,11 @@ struct Graph {
 };
 
 void expectSame(const Plan &plan, const std::vector<Tensor> &inputs,
-                int64_t batch, const RunResult &cpu) {
+                int64_t batch, const RunResult &cpu, float tolerance = 2e-4f) {
   RunResult ref = runPlan(plan, "reference", inputs, batch);
   ASSERT_EQ(ref.outputs.size(), cpu.outputs.size());
   for (size_t i = 0; i < ref.outputs.size(); ++i)
-    EXPECT_LT(maxAbsDiff(ref.outputs[i], cpu.outputs[i]), 2e-4f)
+    EXPECT_LT(maxAbsDiff(ref.outputs[i], cpu.outputs[i]), tolerance)
         << "output " << i;
 }
 
@@ -199,13 +199,17 @@ TEST(CpuSchedule, WinogradConvIsNotChainedAndItsNeighboursUseItsLayout) {
   ASSERT_TRUE(plan.ok()) << plan.status().toString();
   std::vector<Tensor> in = {randomF32({32, 1, 28, 28}, 4)};
   RunResult cpu = runPlan(*plan, "cpu", in, 32);
-  expectSame(*plan, in, 32, cpu);
+  // Winograd F(4x4, 3x3) rounds to about 5e-6 of the largest output (here
+  // sums of 288 products of unscaled random values, up to about 30).
+  expectSame(*plan, in, 32, cpu, 1e-3f);
   std::vector<std::string> implementations;
   for (const OpProfile &p : cpu.profiles)
     if (p.kind.rfind("conv2d", 0) == 0)
       implementations.push_back(p.kind + " " + p.implementation);
+  // oneDNN's Winograd kernel decides the layouts; gopt's tiled kernel runs
+  // it in them (WinogradConvTest.cpp).
   EXPECT_EQ(implementations,
-            (std::vector<std::string>{"conv2d onednn", "conv2d onednn-winograd",
+            (std::vector<std::string>{"conv2d onednn", "conv2d winograd-tiled",
                                       "conv2d onednn"}));
   // Only the pooled result is reordered, into the output's plain layout.
   EXPECT_EQ(kinds(cpu).count("reorder"), 1u);

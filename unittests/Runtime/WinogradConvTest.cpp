@@ -368,14 +368,24 @@ TEST(WinogradTiled, MatchesDirectLoop) {
             float value = static_cast<float>(acc) + (c.sum ? out : 0.0f);
             out = c.relu ? std::max(value, 0.0f) : value;
           }
-    auto conv = WinogradTiledConv::create(s, f);
-    ASSERT_NE(conv, nullptr);
-    conv->run(x, c.bias ? bias.data<float>() : nullptr, dst.data<float>());
-    float worst = 0;
-    for (int64_t i = 0; i < dst.numElements(); ++i)
-      worst = std::max(worst, std::abs(dst.data<float>()[i] - want[i]));
-    // Sums of up to 9 * 144 products of values in [-1, 1).
-    EXPECT_LT(worst, 2e-4f) << c.n << " " << c.cin << "->" << c.cout;
+    float scale = 0;
+    for (float value : want)
+      scale = std::max(scale, std::abs(value));
+    // F(4x4, 3x3)'s transforms (entries up to 5 and 8) round more: about
+    // 5e-6 of the largest output on these sums of up to 9 x 144 products,
+    // against 3e-7 for F(2x2, 3x3).
+    for (int tile : {2, 4}) {
+      s.tile = tile;
+      Tensor out = dst.clone();
+      auto conv = WinogradTiledConv::create(s, f);
+      ASSERT_NE(conv, nullptr);
+      conv->run(x, c.bias ? bias.data<float>() : nullptr, out.data<float>());
+      float worst = 0;
+      for (int64_t i = 0; i < out.numElements(); ++i)
+        worst = std::max(worst, std::abs(out.data<float>()[i] - want[i]));
+      EXPECT_LT(worst, (tile == 2 ? 2e-6f : 2e-5f) * scale)
+          << c.n << " " << c.cin << "->" << c.cout << " tile " << tile;
+    }
   }
   // Not covered: output channels not in 64s, input channels not in 16s, a
   // blocked result's slice off a 16-channel boundary.
@@ -387,6 +397,27 @@ TEST(WinogradTiled, MatchesDirectLoop) {
   EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
   bad.cin = 16, bad.dstBlocked = true, bad.dstChannels = 128, bad.dstOffset = 8;
   EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
+  bad.dstOffset = 0, bad.tile = 3;
+  EXPECT_EQ(WinogradTiledConv::create(bad, f.data()), nullptr);
+}
+
+// F(4x4, 3x3) where it takes fewer products and each thread has tiles
+// enough; GOPT_CONV_WINOGRAD_TILED=2x2 keeps F(2x2, 3x3).
+TEST(WinogradTiled, OutputTile) {
+  auto tile = [](int64_t n, int64_t size, int threads) {
+    WinogradTiledShape s;
+    s.n = n, s.cin = 64, s.cout = 64, s.h = s.w = size;
+    return gopt::runtime::cpu::winogradTiledTile(s, threads);
+  };
+  EXPECT_EQ(tile(1, 56, 2), 4);  // 196 tiles, 0.56 of the products
+  EXPECT_EQ(tile(1, 28, 2), 4);  // 49 tiles
+  EXPECT_EQ(tile(1, 13, 2), 2);  // 16 tiles: 8 a thread
+  EXPECT_EQ(tile(8, 13, 2), 4);  // 128 tiles, 0.73 of the products
+  EXPECT_EQ(tile(8, 10, 2), 2);  // 3x3 tiles cover 12x12: 0.81
+  EXPECT_EQ(tile(1, 28, 16), 2); // 3 tiles a thread
+  setenv("GOPT_CONV_WINOGRAD_TILED", "2x2", 1);
+  EXPECT_EQ(tile(1, 56, 2), 2);
+  unsetenv("GOPT_CONV_WINOGRAD_TILED");
 }
 
 // A SqueezeNet fire module whose expand3x3 has output channels in 64s: it

@@ -1,8 +1,8 @@
 //===- WinogradConv.cpp - gopt's own Winograd convolutions ----------------===//
 //
-// See WinogradConv.h. The wide kernel, per image: the input transform V = B^T d B of every
-// 4x4 input tile (stride 2) is split over the threads; then each thread
-// takes whole blocks of 64 output channels, runs that block's 16 GEMMs
+// See WinogradConv.h. The wide kernel, per image: the input transform V = B^T d
+// B of every 4x4 input tile (stride 2) is split over the threads; then each
+// thread takes whole blocks of 64 output channels, runs that block's 16 GEMMs
 // (tiles x cin times cin x 64, the transformed filter read once from L3 and
 // then from L2 for every group of up to 6 tiles) and its output transform
 // Y = A^T M A with bias, residual and relu. At 7x7 and 14x14 the spatial
@@ -54,6 +54,17 @@ bool winogradTiledEnabled() {
     return false;
   const char *tiled = std::getenv("GOPT_CONV_WINOGRAD_TILED");
   return !tiled || std::strcmp(tiled, "0") != 0;
+}
+
+int winogradTiledTile(const WinogradTiledShape &s, int threads) {
+  const char *setting = std::getenv("GOPT_CONV_WINOGRAD_TILED");
+  if (setting && std::strcmp(setting, "2x2") == 0)
+    return 2;
+  auto tiles = [&](int64_t size) {
+    return s.n * ((s.h + size - 1) / size) * ((s.w + size - 1) / size);
+  };
+  const bool fewerProducts = 36 * tiles(4) < 0.75 * 16 * tiles(2);
+  return fewerProducts && tiles(4) >= 16 * std::max(1, threads) ? 4 : 2;
 }
 
 bool winogradStride2Enabled() {
@@ -196,11 +207,12 @@ GOPT_AVX512BW void outputTile(const float *m, int64_t planeStride,
 }
 
 // U = G g G^T for every (output, input) channel pair of a 3x3 filter (OIHW
-// or HWIO), with a 4x3 transform G of few non-zero entries, in double and
-// stored per 64-output block as the GEMMs read it: [cout / kBlock][16]
-// [cin][kBlock]. Zero entries add nothing, so sums of taps stay exact.
+// or HWIO), with an N x 3 transform G, in double and stored per 64-output
+// block as the GEMMs read it: [cout / kBlock][N * N][cin][kBlock]. Zero
+// entries add nothing, so sums of taps stay exact.
+template <int N>
 std::vector<float> transformFilter(const float *filter, bool oihw, int64_t cin,
-                                   int64_t cout, const double (&G)[4][3]) {
+                                   int64_t cout, const double (&G)[N][3]) {
   auto apply = [&](const double(&row)[3], const double(&v)[3]) {
     double sum = 0;
     bool any = false;
@@ -211,21 +223,21 @@ std::vector<float> transformFilter(const float *filter, bool oihw, int64_t cin,
       }
     return sum;
   };
-  std::vector<float> u(16 * cin * cout, 0.0f);
+  std::vector<float> u(N * N * cin * cout, 0.0f);
   for (int64_t o = 0; o < cout; ++o)
     for (int64_t i = 0; i < cin; ++i) {
-      double g[3][3], t[4][3];
+      double g[3][3], t[N][3];
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b)
           g[a][b] = oihw ? filter[((o * cin + i) * 3 + a) * 3 + b]
                          : filter[((a * 3 + b) * cin + i) * cout + o];
       for (int b = 0; b < 3; ++b)
-        for (int r = 0; r < 4; ++r)
+        for (int r = 0; r < N; ++r)
           t[r][b] = apply(G[r], {g[0][b], g[1][b], g[2][b]});
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b)
-          u[(((o / kBlock) * 16 + a * 4 + b) * cin + i) * kBlock + o % kBlock] =
-              static_cast<float>(apply(G[b], t[a]));
+      for (int a = 0; a < N; ++a)
+        for (int b = 0; b < N; ++b)
+          u[(((o / kBlock) * N * N + a * N + b) * cin + i) * kBlock +
+            o % kBlock] = static_cast<float>(apply(G[b], t[a]));
     }
   return u;
 }
@@ -637,9 +649,92 @@ GOPT_AVX512BW inline void tiledOutputTile(const float *m, int64_t planeStride,
   }
 }
 
-// A group's transformed input (16 x group x cin floats) within about a
-// third of a 1 MiB L2, where each 64-channel filter block passes over it
-// (and a block's products, 16 x group x 64, within 196 KiB).
+// F(4x4, 3x3) along one axis: B^T d of a 6-point patch and A^T m of 6
+// products (Lavin and Gray's points 0, +-1, +-2 and infinity).
+GOPT_AVX512BW inline void inputTransform6(const __m512 (&d)[6],
+                                          __m512 (&v)[6]) {
+  const __m512 two = _mm512_set1_ps(2), four = _mm512_set1_ps(4),
+               five = _mm512_set1_ps(5);
+  const __m512 t0 = _mm512_fnmadd_ps(four, d[2], d[4]); // d4 - 4 d2
+  const __m512 t1 = _mm512_fnmadd_ps(four, d[1], d[3]); // d3 - 4 d1
+  const __m512 t2 = _mm512_sub_ps(d[4], d[2]);
+  const __m512 t3 = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
+  v[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+  v[1] = _mm512_add_ps(t1, t0);
+  v[2] = _mm512_sub_ps(t0, t1);
+  v[3] = _mm512_add_ps(t2, t3);
+  v[4] = _mm512_sub_ps(t2, t3);
+  v[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+}
+
+GOPT_AVX512BW inline void outputTransform6(const __m512 (&m)[6],
+                                           __m512 (&y)[4]) {
+  const __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
+  const __m512 c = _mm512_add_ps(m[3], m[4]), d = _mm512_sub_ps(m[3], m[4]);
+  y[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
+  y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2), d, b);
+  y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4), c, a);
+  y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8), d, b), m[5]);
+}
+
+// V = B^T d B for 16 channels of a 6x6 input patch, as tiledInputTile.
+template <bool kWhole>
+GOPT_AVX512BW inline void
+tiledInputTile4(const float *src, int64_t offset, const PixelStrides &st,
+                const TileBounds &in, float *v, int64_t planeStride) {
+  __m512 e[6][6];
+  for (int b = 0; b < 6; ++b) {
+    __m512 d[6], t[6];
+    for (int a = 0; a < 6; ++a)
+      d[a] = kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
+                 ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
+                 : _mm512_setzero_ps();
+    inputTransform6(d, t);
+    for (int a = 0; a < 6; ++a)
+      e[a][b] = t[a];
+  }
+  for (int a = 0; a < 6; ++a) {
+    __m512 t[6];
+    inputTransform6(e[a], t);
+    for (int b = 0; b < 6; ++b)
+      _mm512_storeu_ps(v + (a * 6 + b) * planeStride, t[b]);
+  }
+}
+
+// Y = A^T M A for 16 output channels of one 4x4 tile, then bias, residual
+// and relu, as tiledOutputTile.
+GOPT_AVX512BW inline void
+tiledOutputTile4(const float *m, int64_t planeStride, const float *bias,
+                 bool sum, bool relu, float *dst, int64_t offset,
+                 const PixelStrides &st, const TileBounds &out) {
+  __m512 r[4][6];
+  for (int b = 0; b < 6; ++b) {
+    __m512 t[6], y[4];
+    for (int a = 0; a < 6; ++a)
+      t[a] = _mm512_loadu_ps(m + (a * 6 + b) * planeStride);
+    outputTransform6(t, y);
+    for (int a = 0; a < 4; ++a)
+      r[a][b] = y[a];
+  }
+  const __m512 add = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  for (int a = 0; a < out.yhi; ++a) {
+    __m512 y[4];
+    outputTransform6(r[a], y);
+    for (int b = 0; b < out.xhi; ++b) {
+      float *o = dst + offset + a * st.row + b * st.pixel;
+      __m512 value = _mm512_add_ps(y[b], add);
+      if (sum)
+        value = _mm512_add_ps(value, _mm512_loadu_ps(o));
+      if (relu)
+        value = _mm512_max_ps(value, _mm512_setzero_ps());
+      _mm512_storeu_ps(o, value);
+    }
+  }
+}
+
+// A group's transformed input (points x group x cin floats) and one
+// block's products (points x group x 64) within about a third of a 1 MiB
+// L2, where each 64-channel filter block passes over them.
 constexpr int64_t kTiledGroupBytes = 384 << 10;
 constexpr int64_t kTiledMaxGroup = 48; // 8 GEMM calls of kMaxRows tiles
 
@@ -650,28 +745,42 @@ WinogradTiledConv::create(const WinogradTiledShape &s, const float *filter) {
   WinogradTiledShape shape = s;
   if (shape.dstChannels == 0)
     shape.dstChannels = shape.cout;
-  if (!avx512fSupported() || shape.n <= 0 || shape.cin <= 0 ||
-      shape.cin % 16 != 0 || shape.cout <= 0 || shape.cout % kBlock != 0 ||
-      shape.h <= 0 || shape.w <= 0 || !filter || shape.dstOffset < 0 ||
+  if (!avx512fSupported() || (shape.tile != 2 && shape.tile != 4) ||
+      shape.n <= 0 || shape.cin <= 0 || shape.cin % 16 != 0 ||
+      shape.cout <= 0 || shape.cout % kBlock != 0 || shape.h <= 0 ||
+      shape.w <= 0 || !filter || shape.dstOffset < 0 ||
       shape.dstOffset + shape.cout > shape.dstChannels ||
       (shape.dstBlocked &&
        (shape.dstChannels % 16 != 0 || shape.dstOffset % 16 != 0)))
     return nullptr;
   auto k = std::unique_ptr<WinogradTiledConv>(new WinogradTiledConv());
   k->s_ = shape;
-  k->tilesH_ = (shape.h + 1) / 2;
-  k->tilesW_ = (shape.w + 1) / 2;
-  const int64_t perTile = 16 * shape.cin * int64_t(sizeof(float));
+  k->tilesH_ = (shape.h + shape.tile - 1) / shape.tile;
+  k->tilesW_ = (shape.w + shape.tile - 1) / shape.tile;
+  const int64_t points = (shape.tile + 2) * (shape.tile + 2);
+  const int64_t perTile =
+      points * (shape.cin + kBlock) * int64_t(sizeof(float));
   k->groupTiles_ = std::max<int64_t>(
       kMaxRows, std::min(kTiledMaxGroup, kTiledGroupBytes / perTile));
-  static constexpr double G[4][3] = {
-      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  std::vector<float> u =
-      transformFilter(filter, shape.oihw, shape.cin, shape.cout, G);
+  std::vector<float> u;
+  if (shape.tile == 2) {
+    static constexpr double G[4][3] = {
+        {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    u = transformFilter(filter, shape.oihw, shape.cin, shape.cout, G);
+  } else {
+    static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                       {0, 0, 1}};
+    u = transformFilter(filter, shape.oihw, shape.cin, shape.cout, G);
+  }
   k->u_.assign(u.begin(), u.end());
   const size_t threads = std::max(1, omp_get_max_threads());
-  k->v_.assign(threads, AlignedVector<float>(16 * k->groupTiles_ * shape.cin));
-  k->m_.assign(threads, AlignedVector<float>(16 * k->groupTiles_ * kBlock));
+  k->v_.assign(threads,
+               AlignedVector<float>(points * k->groupTiles_ * shape.cin));
+  k->m_.assign(threads, AlignedVector<float>(points * k->groupTiles_ * kBlock));
   return k;
 }
 
@@ -682,6 +791,16 @@ size_t WinogradTiledConv::workspaceBytes() const {
 }
 
 void WinogradTiledConv::run(const float *src, const float *bias, float *dst) {
+  if (s_.tile == 4)
+    runTiles<4>(src, bias, dst);
+  else
+    runTiles<2>(src, bias, dst);
+}
+
+template <int kTile>
+void WinogradTiledConv::runTiles(const float *src, const float *bias,
+                                 float *dst) {
+  constexpr int kPatch = kTile + 2, kPoints = kPatch * kPatch;
   const WinogradTiledShape s = s_;
   const int64_t perImage = tilesH_ * tilesW_, tilesW = tilesW_;
   const int64_t tiles = s.n * perImage, cin = s.cin;
@@ -707,29 +826,41 @@ void WinogradTiledConv::run(const float *src, const float *bias, float *dst) {
       const int64_t count = tiles * (g + 1) / groups - first;
       for (int64_t r = 0; r < count; ++r) {
         const int64_t t = first + r, img = t / perImage, tt = t % perImage;
-        const int64_t y0 = 2 * (tt / tilesW) - 1, x0 = 2 * (tt % tilesW) - 1;
-        const TileBounds bounds(y0, x0, 4, s.h, s.w);
+        const int64_t y0 = kTile * (tt / tilesW) - 1,
+                      x0 = kTile * (tt % tilesW) - 1;
+        const TileBounds bounds(y0, x0, kPatch, s.h, s.w);
         const int64_t offset = in.at(img, y0, x0, 0);
         float *vr = v + r * cin;
-        if (bounds.whole(4))
-          for (int64_t c = 0; c < channelGroups; ++c)
-            tiledInputTile<true>(src, offset + c * in.channelBlock, in, bounds,
-                                 vr + c * 16, count * cin);
-        else
-          for (int64_t c = 0; c < channelGroups; ++c)
-            tiledInputTile<false>(src, offset + c * in.channelBlock, in, bounds,
-                                  vr + c * 16, count * cin);
+        const bool whole = bounds.whole(kPatch);
+        for (int64_t c = 0; c < channelGroups; ++c) {
+          const int64_t at = offset + c * in.channelBlock;
+          if constexpr (kTile == 2) {
+            if (whole)
+              tiledInputTile<true>(src, at, in, bounds, vr + c * 16,
+                                   count * cin);
+            else
+              tiledInputTile<false>(src, at, in, bounds, vr + c * 16,
+                                    count * cin);
+          } else {
+            if (whole)
+              tiledInputTile4<true>(src, at, in, bounds, vr + c * 16,
+                                    count * cin);
+            else
+              tiledInputTile4<false>(src, at, in, bounds, vr + c * 16,
+                                     count * cin);
+          }
+        }
       }
       // Per 64-channel block: each point's filter slice (cin x 64) stays
-      // in L1 across the group's GEMM calls, the products (16 x group x
-      // 64, in L2) wait for the block's output transform. Taking the
+      // in L1 across the group's GEMM calls, the products (points x group
+      // x 64, in L2) wait for the block's output transform. Taking the
       // points per chunk of kMaxRows tiles instead, products in L1,
       // streamed the block's whole filter from L2 for every chunk: 1.25-1.4x
       // slower on SqueezeNet's 16- and 32-channel layers.
       const int64_t chunks = (count + kMaxRows - 1) / kMaxRows;
       for (int64_t ob = 0; ob < blocks; ++ob) {
-        for (int p = 0; p < 16; ++p) {
-          const float *up = u + (ob * 16 + p) * cin * kBlock;
+        for (int p = 0; p < kPoints; ++p) {
+          const float *up = u + (ob * kPoints + p) * cin * kBlock;
           for (int64_t k0 = 0; k0 < cin; k0 += kDepth) {
             const int64_t depth = std::min(kDepth, cin - k0);
             for (int64_t ch = 0, t0 = 0; ch < chunks; ++ch) {
@@ -744,13 +875,19 @@ void WinogradTiledConv::run(const float *src, const float *bias, float *dst) {
         }
         for (int64_t r = 0; r < count; ++r) {
           const int64_t t = first + r, img = t / perImage, tt = t % perImage;
-          const int64_t y0 = 2 * (tt / tilesW), x0 = 2 * (tt % tilesW);
-          const TileBounds bounds(y0, x0, 2, s.h, s.w);
+          const int64_t y0 = kTile * (tt / tilesW), x0 = kTile * (tt % tilesW);
+          const TileBounds bounds(y0, x0, kTile, s.h, s.w);
           for (int64_t j = 0; j < kBlock; j += 16) {
             const int64_t oc = ob * kBlock + j;
-            tiledOutputTile(m + r * kBlock + j, count * kBlock,
-                            bias ? bias + oc : nullptr, s.sum, s.relu, dst,
-                            out.at(img, y0, x0, s.dstOffset + oc), out, bounds);
+            const int64_t at = out.at(img, y0, x0, s.dstOffset + oc);
+            if constexpr (kTile == 2)
+              tiledOutputTile(m + r * kBlock + j, count * kBlock,
+                              bias ? bias + oc : nullptr, s.sum, s.relu, dst,
+                              at, out, bounds);
+            else
+              tiledOutputTile4(m + r * kBlock + j, count * kBlock,
+                               bias ? bias + oc : nullptr, s.sum, s.relu, dst,
+                               at, out, bounds);
           }
         }
       }

@@ -126,6 +126,10 @@ struct WinogradTiledShape {
   bool srcBlocked = false, dstBlocked = false; // nChw16c, else NHWC
   int64_t dstChannels = 0, dstOffset = 0;
   bool bias = false, sum = false, relu = false;
+  // Output tile: 2 (F(2x2, 3x3): 16 products per 4 outputs) or 4 (F(4x4,
+  // 3x3): 36 per 16, from 6x6 patches; larger rounding, about 1e-6 of the
+  // output's scale against 1e-7).
+  int tile = 2;
 };
 
 class WinogradTiledConv {
@@ -142,6 +146,8 @@ public:
   size_t workspaceBytes() const;
 
 private:
+  template <int kTile>
+  void runTiles(const float *src, const float *bias, float *dst);
   WinogradTiledShape s_;
   int64_t tilesH_ = 0, tilesW_ = 0, groupTiles_ = 0;
   AlignedVector<float> u_; // [cout / 64][16][cin][64]
@@ -155,6 +161,14 @@ private:
 // Whether the tiled kernel may be used: GOPT_CONV_WINOGRAD_TILED=0 (or
 // GOPT_CONV_WINOGRAD=0 / 4x3) keeps oneDNN's kernels.
 bool winogradTiledEnabled();
+
+// The output tile the tiled kernel takes for `s` on `threads` threads: 4
+// where its products (36 per 4x4 tile, the image rounded up to whole
+// tiles) are under 0.75 of F(2x2, 3x3)'s (0.56 at 55x55, 0.73 at 13x13)
+// and each thread gets 16 tiles or more (one 13x13 image's 16 tiles ran
+// 1.1x slower than its 49 2x2 ones; eight images' 1.15-1.3x faster), else
+// 2. GOPT_CONV_WINOGRAD_TILED=2x2 keeps 2.
+int winogradTiledTile(const WinogradTiledShape &s, int threads);
 
 // Whether the stride-2 kernel may be used: GOPT_CONV_WINOGRAD_STRIDE2=0 (or
 // GOPT_CONV_WINOGRAD=0) keeps oneDNN's direct kernel (=all: also in
