@@ -3198,124 +3198,28 @@ private:
   int64_t offset_ = 0; // floats from an image's start to its slice
 };
 
-// A 3x3 stride-1 pad-1 convolution writing its result into a channel
-// concatenation's nChw16c destination on gopt's tiled Winograd F(2x2, 3x3)
-// (WinogradTiledConv: SqueezeNet's expand3x3 layers), all images in one
-// call, where oneDNN's kernels take only dense results and so ran one image
-// at a time (ConvIntoConcatKernel, its 2x3 Winograd kernel).
-// GOPT_CONV_WINOGRAD_TILED=0 keeps oneDNN's.
-class WinogradIntoConcatKernel : public LayoutKernel {
-public:
-  static std::unique_ptr<LayoutKernel> create(const KernelConfig &c,
-                                              const ConvPostOps &post,
-                                              const memory::desc &src,
-                                              const memory::desc &concatDst,
-                                              int64_t channelOffset) {
-    if (!winogradTiledEnabled() || convType(c) != DataType::f32 ||
-        c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] || post.sum ||
-        !post.tail.empty() ||
-        (post.activation != "none" && post.activation != "relu"))
-      return nullptr;
-    const bool hasBias = c.inputShapes.size() == 3;
-    if (hasBias && c.inputTypes[2] != DType::kF32)
-      return nullptr;
-    StatusOr<ConvGeometry> g = convGeometry(c);
-    if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-        g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-        g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
-        g->padL != Dims{1, 1} || g->padR != Dims{1, 1} ||
-        g->dstDims[2] != g->h || g->dstDims[3] != g->w)
-      return nullptr;
-    memory::dims whole = concatDst.dims();
-    if (whole.size() != 4 || whole[0] != g->n || whole[2] != g->h ||
-        whole[3] != g->w ||
-        concatDst != memory::desc(whole, DataType::f32, Tag::aBcd16b))
-      return nullptr;
-    WinogradTiledShape s;
-    if (src == memory::desc(g->srcDims, DataType::f32, Tag::aBcd16b))
-      s.srcBlocked = true;
-    else if (src != memory::desc(g->srcDims, DataType::f32, Tag::nhwc))
-      return nullptr;
-    s.n = g->n;
-    s.cin = g->cin;
-    s.cout = g->cout;
-    s.h = g->h;
-    s.w = g->w;
-    s.oihw = g->weightTag == Tag::oihw;
-    s.dstBlocked = true;
-    s.dstChannels = whole[1];
-    s.dstOffset = channelOffset;
-    s.bias = hasBias;
-    s.relu = post.activation == "relu";
-    s.tile = winogradTiledTile(s, omp_get_max_threads());
-    auto k = std::unique_ptr<WinogradIntoConcatKernel>(
-        new WinogradIntoConcatKernel());
-    k->conv_ = WinogradTiledConv::create(
-        s, static_cast<const float *>(c.constantInputs[1]));
-    if (!k->conv_)
-      return nullptr;
-    k->hasBias_ = hasBias;
-    k->src_ = src;
-    k->dst_ = concatDst;
-    return k;
-  }
-  memory::desc inputDesc(int i) const override {
-    return i == 0 ? src_ : memory::desc();
-  }
-  // The whole concatenation, of which this kernel writes its slice.
-  memory::desc outputDesc() const override { return dst_; }
-  Status run(const std::vector<Tensor> &inputs,
-             std::vector<Tensor> &outputs) override {
-    conv_->run(inputs[0].data<float>(),
-               hasBias_ ? inputs[2].data<float>() : nullptr,
-               outputs[0].data<float>());
-    return Status::success();
-  }
-  const char *implementation() const override {
-    return "winograd-tiled-into-concat";
-  }
-  size_t workspaceBytes() const override { return conv_->workspaceBytes(); }
-
-private:
-  std::unique_ptr<WinogradTiledConv> conv_;
-  bool hasBias_ = false;
-  memory::desc src_, dst_;
-};
-
-// gopt's tiled Winograd F(2x2, 3x3) (WinogradTiledConv) for a 3x3
-// stride-1 pad-1 f32 convolution with a constant filter, in the layouts
-// oneDNN chose for the layer (NHWC or nChw16c).
-std::unique_ptr<LayoutKernel>
-createWinogradTiledKernel(const KernelConfig &c, const ConvPostOps &post,
-                          const memory::desc &src, const memory::desc &dst) {
+// WinogradTiledConv's shape for conv2d `c` with `post` (f32, a constant
+// filter, 3x3 stride 1 pad 1; bias, a residual sum, relu), its layouts,
+// result slice and tile left to the caller; nullopt where not covered or
+// switched off.
+std::optional<WinogradTiledShape>
+winogradTiledShapeOf(const KernelConfig &c, const ConvPostOps &post) {
   if (!winogradTiledEnabled() || convType(c) != DataType::f32 ||
       c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
       !post.tail.empty() ||
       (post.activation != "none" && post.activation != "relu"))
-    return nullptr;
+    return std::nullopt;
   const bool hasBias = c.inputShapes.size() == 3;
   if (hasBias && c.inputTypes[2] != DType::kF32)
-    return nullptr;
+    return std::nullopt;
   StatusOr<ConvGeometry> g = convGeometry(c);
   if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
       g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
       g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
       g->padL != Dims{1, 1} || g->padR != Dims{1, 1} || g->dstDims[2] != g->h ||
       g->dstDims[3] != g->w)
-    return nullptr;
-  auto layout = [](const memory::desc &md, const Dims &dims, bool &blocked) {
-    if (md == memory::desc(dims, DataType::f32, Tag::aBcd16b))
-      blocked = true;
-    else if (md == memory::desc(dims, DataType::f32, Tag::nhwc))
-      blocked = false;
-    else
-      return false;
-    return true;
-  };
+    return std::nullopt;
   WinogradTiledShape s;
-  if (!layout(src, g->srcDims, s.srcBlocked) ||
-      !layout(dst, g->dstDims, s.dstBlocked))
-    return nullptr;
   s.n = g->n;
   s.cin = g->cin;
   s.cout = g->cout;
@@ -3325,20 +3229,72 @@ createWinogradTiledKernel(const KernelConfig &c, const ConvPostOps &post,
   s.bias = hasBias;
   s.sum = post.sum;
   s.relu = post.activation == "relu";
-  s.tile = winogradTiledTile(s, omp_get_max_threads());
+  return s;
+}
+
+// Whether `md` is `dims` in nChw16c (blocked) or NHWC; false for others.
+bool nchw16cOrNhwc(const memory::desc &md, const memory::dims &dims,
+                   bool &blocked) {
+  blocked = md == memory::desc(dims, DataType::f32, Tag::aBcd16b);
+  return blocked || md == memory::desc(dims, DataType::f32, Tag::nhwc);
+}
+
+// gopt's tiled Winograd (WinogradTiledConv) for a 3x3 stride-1 pad-1 f32
+// convolution with a constant filter, in the layouts oneDNN chose for the
+// layer (NHWC or nChw16c).
+std::unique_ptr<LayoutKernel>
+createWinogradTiledKernel(const KernelConfig &c, const ConvPostOps &post,
+                          const memory::desc &src, const memory::desc &dst) {
+  std::optional<WinogradTiledShape> s = winogradTiledShapeOf(c, post);
+  if (!s)
+    return nullptr;
+  const memory::dims srcDims = {s->n, s->cin, s->h, s->w},
+                     dstDims = {s->n, s->cout, s->h, s->w};
+  if (!nchw16cOrNhwc(src, srcDims, s->srcBlocked) ||
+      !nchw16cOrNhwc(dst, dstDims, s->dstBlocked))
+    return nullptr;
+  s->tile = winogradTiledTile(*s, omp_get_max_threads());
   // Each group of tiles reads the whole transformed filter: ResNet's
   // 512-channel layers (36 MiB in F(4x4, 3x3)) at 7x7 and batch 8 ran
   // 1.15-1.3x slower than oneDNN's 4x3 kernel, the 256-channel ones (9
   // MiB) 1.05x faster.
-  const int64_t points = (s.tile + 2) * (s.tile + 2);
-  if (points * s.cin * s.cout * int64_t(sizeof(float)) > (int64_t(16) << 20))
+  const int64_t points = (s->tile + 2) * (s->tile + 2);
+  if (points * s->cin * s->cout * int64_t(sizeof(float)) > (int64_t(16) << 20))
     return nullptr;
   std::unique_ptr<WinogradTiledConv> conv = WinogradTiledConv::create(
-      s, static_cast<const float *>(c.constantInputs[1]));
+      *s, static_cast<const float *>(c.constantInputs[1]));
   if (!conv)
     return nullptr;
   return OwnF32ConvKernel<WinogradTiledConv>::wrap(
-      std::move(conv), src, dst, hasBias, post.sum, "winograd-tiled");
+      std::move(conv), src, dst, s->bias, s->sum, "winograd-tiled");
+}
+
+// The same writing its result into channels [channelOffset, +cout) of a
+// channel concatenation's nChw16c destination (SqueezeNet's expand3x3
+// layers), all images in one call, where oneDNN's kernels take only dense
+// results and so ran one image at a time (ConvIntoConcatKernel, its 2x3
+// Winograd kernel).
+std::unique_ptr<LayoutKernel> createWinogradIntoConcatKernel(
+    const KernelConfig &c, const ConvPostOps &post, const memory::desc &src,
+    const memory::desc &concatDst, int64_t channelOffset) {
+  std::optional<WinogradTiledShape> s = winogradTiledShapeOf(c, post);
+  memory::dims whole = concatDst.dims();
+  if (!s || s->sum || whole.size() != 4 || whole[0] != s->n ||
+      whole[2] != s->h || whole[3] != s->w ||
+      concatDst != memory::desc(whole, DataType::f32, Tag::aBcd16b) ||
+      !nchw16cOrNhwc(src, {s->n, s->cin, s->h, s->w}, s->srcBlocked))
+    return nullptr;
+  s->dstBlocked = true;
+  s->dstChannels = whole[1];
+  s->dstOffset = channelOffset;
+  s->tile = winogradTiledTile(*s, omp_get_max_threads());
+  std::unique_ptr<WinogradTiledConv> conv = WinogradTiledConv::create(
+      *s, static_cast<const float *>(c.constantInputs[1]));
+  if (!conv)
+    return nullptr;
+  return OwnF32ConvKernel<WinogradTiledConv>::wrap(
+      std::move(conv), src, concatDst, s->bias, /*sum=*/false,
+      "winograd-tiled-into-concat");
 }
 
 // gopt's Winograd for a 3x3 stride-2 pad-1 f32 convolution
@@ -3613,8 +3569,8 @@ createConvIntoConcat(const KernelConfig &config, const ConvPostOps &post,
                                                  channelOffset))
     return own;
   if (anyWinogradTile)
-    if (auto own = WinogradIntoConcatKernel::create(config, post, src,
-                                                    concatDst, channelOffset))
+    if (auto own = createWinogradIntoConcatKernel(config, post, src, concatDst,
+                                                  channelOffset))
       return own;
   return ConvIntoConcatKernel::create(config, post, src, concatDst,
                                       channelOffset, anyWinogradTile);

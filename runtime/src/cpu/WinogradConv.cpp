@@ -145,19 +145,62 @@ GOPT_AVX512BW void gemmAnyRows(int rows, const float *v, int64_t ldv,
   }
 }
 
-// V = B^T d B for 16 channels of the 4x4 input tile whose top-left input
-// pixel is (y0, x0) (pixels outside the image are the zero padding).
-GOPT_AVX512BW void inputTile(const float *src, int64_t h, int64_t w,
-                             int64_t cin, int64_t y0, int64_t x0, int64_t c,
-                             float *v, int64_t planeStride) {
+// Where a tensor's pixels lie, NHWC or nChw16c: pixel (y, x) of image
+// `img`, channels [c, c + 16) start at at(img, y, x, c).
+struct PixelStrides {
+  bool blocked;
+  int64_t image, row, pixel, channelBlock; // channelBlock: per 16 channels
+  PixelStrides(bool blocked, int64_t channels, int64_t h, int64_t w)
+      : blocked(blocked), image(channels * h * w),
+        row(blocked ? w * 16 : w * channels), pixel(blocked ? 16 : channels),
+        channelBlock(blocked ? h * w * 16 : 16) {}
+  // c: a multiple of 16 where blocked.
+  int64_t at(int64_t img, int64_t y, int64_t x, int64_t c) const {
+    return img * image + y * row + x * pixel +
+           (blocked ? (c / 16) * channelBlock : c);
+  }
+};
+
+// The rows [ylo, yhi) and columns [xlo, xhi) of a tile's 4x4 input patch
+// (or 2x2 output) that lie inside the image.
+struct TileBounds {
+  int ylo, yhi, xlo, xhi;
+  TileBounds(int64_t y0, int64_t x0, int size, int64_t h, int64_t w)
+      : ylo(static_cast<int>(std::max<int64_t>(0, -y0))),
+        yhi(static_cast<int>(std::min<int64_t>(size, h - y0))),
+        xlo(static_cast<int>(std::max<int64_t>(0, -x0))),
+        xhi(static_cast<int>(std::min<int64_t>(size, w - x0))) {}
+  bool whole(int size) const {
+    return ylo == 0 && xlo == 0 && yhi == size && xhi == size;
+  }
+};
+
+// One output vector: the transform's `y` plus bias `add`, plus the
+// residual already at `o` with `sum`, through relu with `relu`.
+GOPT_AVX512BW inline void storeOutput(float *o, __m512 y, __m512 add, bool sum,
+                                      bool relu) {
+  __m512 value = _mm512_add_ps(y, add);
+  if (sum)
+    value = _mm512_add_ps(value, _mm512_loadu_ps(o));
+  if (relu)
+    value = _mm512_max_ps(value, _mm512_setzero_ps());
+  _mm512_storeu_ps(o, value);
+}
+
+// V = B^T d B (F(2x2, 3x3)) for 16 channels of a 4x4 input patch whose
+// top-left pixel is `offset` floats from `src` (outside the image where
+// the bounds say: the zero padding), rows and pixels as strided.
+template <bool kWhole>
+GOPT_AVX512BW inline void
+tiledInputTile(const float *src, int64_t offset, const PixelStrides &st,
+               const TileBounds &in, float *v, int64_t planeStride) {
   __m512 d[4][4];
   for (int a = 0; a < 4; ++a)
-    for (int b = 0; b < 4; ++b) {
-      int64_t y = y0 + a, x = x0 + b;
-      d[a][b] = (y >= 0 && y < h && x >= 0 && x < w)
-                    ? _mm512_loadu_ps(src + (y * w + x) * cin + c)
-                    : _mm512_setzero_ps();
-    }
+    for (int b = 0; b < 4; ++b)
+      d[a][b] =
+          kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
+              ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
+              : _mm512_setzero_ps();
   __m512 e[4][4];
   for (int b = 0; b < 4; ++b) {
     e[0][b] = _mm512_sub_ps(d[0][b], d[2][b]);
@@ -174,11 +217,14 @@ GOPT_AVX512BW void inputTile(const float *src, int64_t h, int64_t w,
   }
 }
 
-// Y = A^T M A for 16 channels of one tile, then bias, residual and relu,
-// into the output pixels (y0, x0) .. (y0 + 1, x0 + 1) inside the image.
-GOPT_AVX512BW void outputTile(const float *m, int64_t planeStride,
-                              const WinogradWideShape &s, const float *bias,
-                              int64_t y0, int64_t x0, int64_t oc, float *dst) {
+// Y = A^T M A for 16 output channels of one tile, then bias, residual and
+// relu, into the tile's 2x2 pixels from `offset` inside the bounds. bias:
+// the 16 channels' or null.
+GOPT_AVX512BW inline void tiledOutputTile(const float *m, int64_t planeStride,
+                                          const float *bias, bool sum,
+                                          bool relu, float *dst, int64_t offset,
+                                          const PixelStrides &st,
+                                          const TileBounds &out) {
   __m512 t[4][4];
   for (int p = 0; p < 16; ++p)
     t[p / 4][p % 4] = _mm512_loadu_ps(m + p * planeStride);
@@ -187,21 +233,13 @@ GOPT_AVX512BW void outputTile(const float *m, int64_t planeStride,
     r[0][b] = _mm512_add_ps(_mm512_add_ps(t[0][b], t[1][b]), t[2][b]);
     r[1][b] = _mm512_sub_ps(_mm512_sub_ps(t[1][b], t[2][b]), t[3][b]);
   }
-  __m512 add = bias ? _mm512_loadu_ps(bias + oc) : _mm512_setzero_ps();
-  for (int a = 0; a < 2; ++a) {
+  const __m512 add = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  for (int a = 0; a < out.yhi; ++a) {
     __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[a][0], r[a][1]), r[a][2]),
                    _mm512_sub_ps(_mm512_sub_ps(r[a][1], r[a][2]), r[a][3])};
-    for (int b = 0; b < 2; ++b) {
-      int64_t py = y0 + a, px = x0 + b;
-      if (py >= s.h || px >= s.w)
-        continue;
-      float *out = dst + (py * s.w + px) * s.cout + oc;
-      __m512 value = _mm512_add_ps(y[b], add);
-      if (s.sum)
-        value = _mm512_add_ps(value, _mm512_loadu_ps(out));
-      if (s.relu)
-        value = _mm512_max_ps(value, _mm512_setzero_ps());
-      _mm512_storeu_ps(out, value);
+    for (int b = 0; b < out.xhi; ++b) {
+      storeOutput(dst + offset + a * st.row + b * st.pixel, y[b], add, sum,
+                  relu);
     }
   }
 }
@@ -286,10 +324,17 @@ void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
     // Input transform: an even share of (tile, 16 channels) items each.
     const int64_t items = tiles * groups;
     const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+    const PixelStrides in(/*blocked=*/false, cin, s.h, s.w);
     for (int64_t it = begin; it < end; ++it) {
-      int64_t t = it / groups, c = (it % groups) * 16;
-      inputTile(src, s.h, s.w, cin, 2 * (t / tilesW) - 1, 2 * (t % tilesW) - 1,
-                c, v + t * cin + c, tiles * cin);
+      const int64_t t = it / groups, c = (it % groups) * 16;
+      const int64_t y0 = 2 * (t / tilesW) - 1, x0 = 2 * (t % tilesW) - 1;
+      const TileBounds bounds(y0, x0, 4, s.h, s.w);
+      const int64_t at = in.at(0, y0, x0, c);
+      if (bounds.whole(4))
+        tiledInputTile<true>(src, at, in, bounds, v + t * cin + c, tiles * cin);
+      else
+        tiledInputTile<false>(src, at, in, bounds, v + t * cin + c,
+                              tiles * cin);
     }
 #pragma omp barrier
     std::vector<float> &m = m_[id];
@@ -331,10 +376,17 @@ void WinogradWideConv::run(const float *src, const float *bias, float *dst) {
           }
         }
       }
-      for (int64_t t = 0; t < tiles; ++t)
-        for (int64_t j = 0; j < kBlock; j += 16)
-          outputTile(m.data() + t * kBlock + j, tiles * kBlock, s, bias,
-                     2 * (t / tilesW), 2 * (t % tilesW), ob * kBlock + j, dst);
+      const PixelStrides out(/*blocked=*/false, s.cout, s.h, s.w);
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t y0 = 2 * (t / tilesW), x0 = 2 * (t % tilesW);
+        const TileBounds bounds(y0, x0, 2, s.h, s.w);
+        for (int64_t j = 0; j < kBlock; j += 16) {
+          const int64_t oc = ob * kBlock + j;
+          tiledOutputTile(m.data() + t * kBlock + j, tiles * kBlock,
+                          bias ? bias + oc : nullptr, s.sum, s.relu, dst,
+                          out.at(0, y0, x0, oc), out, bounds);
+        }
+      }
     }
   }
 }
@@ -557,98 +609,6 @@ void WinogradStride2Conv::run(const float *src, const float *bias, float *dst) {
 
 namespace {
 
-// Where a tensor's pixels lie: pixel (y, x) of image `img`, channels
-// [c, c + 16) start at img * image + y * row + x * pixel + channelAt(c).
-struct PixelStrides {
-  bool blocked;
-  int64_t image, row, pixel, channelBlock; // channelBlock: per 16 channels
-  PixelStrides(bool blocked, int64_t channels, int64_t h, int64_t w)
-      : blocked(blocked), image(channels * h * w),
-        row(blocked ? w * 16 : w * channels), pixel(blocked ? 16 : channels),
-        channelBlock(blocked ? h * w * 16 : 16) {}
-  // c: a multiple of 16 where blocked.
-  int64_t at(int64_t img, int64_t y, int64_t x, int64_t c) const {
-    return img * image + y * row + x * pixel +
-           (blocked ? (c / 16) * channelBlock : c);
-  }
-};
-
-// The rows [ylo, yhi) and columns [xlo, xhi) of a tile's 4x4 input patch
-// (or 2x2 output) that lie inside the image.
-struct TileBounds {
-  int ylo, yhi, xlo, xhi;
-  TileBounds(int64_t y0, int64_t x0, int size, int64_t h, int64_t w)
-      : ylo(static_cast<int>(std::max<int64_t>(0, -y0))),
-        yhi(static_cast<int>(std::min<int64_t>(size, h - y0))),
-        xlo(static_cast<int>(std::max<int64_t>(0, -x0))),
-        xhi(static_cast<int>(std::min<int64_t>(size, w - x0))) {}
-  bool whole(int size) const {
-    return ylo == 0 && xlo == 0 && yhi == size && xhi == size;
-  }
-};
-
-// V = B^T d B for 16 channels of a 4x4 input patch whose top-left pixel is
-// `offset` floats from `src` (outside the image where the bounds say: the
-// zero padding), rows and pixels as strided.
-template <bool kWhole>
-GOPT_AVX512BW inline void
-tiledInputTile(const float *src, int64_t offset, const PixelStrides &st,
-               const TileBounds &in, float *v, int64_t planeStride) {
-  __m512 d[4][4];
-  for (int a = 0; a < 4; ++a)
-    for (int b = 0; b < 4; ++b)
-      d[a][b] =
-          kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
-              ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
-              : _mm512_setzero_ps();
-  __m512 e[4][4];
-  for (int b = 0; b < 4; ++b) {
-    e[0][b] = _mm512_sub_ps(d[0][b], d[2][b]);
-    e[1][b] = _mm512_add_ps(d[1][b], d[2][b]);
-    e[2][b] = _mm512_sub_ps(d[2][b], d[1][b]);
-    e[3][b] = _mm512_sub_ps(d[1][b], d[3][b]);
-  }
-  for (int a = 0; a < 4; ++a) {
-    float *row = v + (a * 4) * planeStride;
-    _mm512_storeu_ps(row, _mm512_sub_ps(e[a][0], e[a][2]));
-    _mm512_storeu_ps(row + planeStride, _mm512_add_ps(e[a][1], e[a][2]));
-    _mm512_storeu_ps(row + 2 * planeStride, _mm512_sub_ps(e[a][2], e[a][1]));
-    _mm512_storeu_ps(row + 3 * planeStride, _mm512_sub_ps(e[a][1], e[a][3]));
-  }
-}
-
-// Y = A^T M A for 16 output channels of one tile, then bias, residual and
-// relu, into the tile's 2x2 pixels from `offset` inside the bounds. bias:
-// the 16 channels' or null.
-GOPT_AVX512BW inline void tiledOutputTile(const float *m, int64_t planeStride,
-                                          const float *bias, bool sum,
-                                          bool relu, float *dst, int64_t offset,
-                                          const PixelStrides &st,
-                                          const TileBounds &out) {
-  __m512 t[4][4];
-  for (int p = 0; p < 16; ++p)
-    t[p / 4][p % 4] = _mm512_loadu_ps(m + p * planeStride);
-  __m512 r[2][4];
-  for (int b = 0; b < 4; ++b) {
-    r[0][b] = _mm512_add_ps(_mm512_add_ps(t[0][b], t[1][b]), t[2][b]);
-    r[1][b] = _mm512_sub_ps(_mm512_sub_ps(t[1][b], t[2][b]), t[3][b]);
-  }
-  const __m512 add = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
-  for (int a = 0; a < out.yhi; ++a) {
-    __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[a][0], r[a][1]), r[a][2]),
-                   _mm512_sub_ps(_mm512_sub_ps(r[a][1], r[a][2]), r[a][3])};
-    for (int b = 0; b < out.xhi; ++b) {
-      float *o = dst + offset + a * st.row + b * st.pixel;
-      __m512 value = _mm512_add_ps(y[b], add);
-      if (sum)
-        value = _mm512_add_ps(value, _mm512_loadu_ps(o));
-      if (relu)
-        value = _mm512_max_ps(value, _mm512_setzero_ps());
-      _mm512_storeu_ps(o, value);
-    }
-  }
-}
-
 // F(4x4, 3x3) along one axis: B^T d of a 6-point patch and A^T m of 6
 // products (Lavin and Gray's points 0, +-1, +-2 and infinity).
 GOPT_AVX512BW inline void inputTransform6(const __m512 (&d)[6],
@@ -721,13 +681,8 @@ tiledOutputTile4(const float *m, int64_t planeStride, const float *bias,
     __m512 y[4];
     outputTransform6(r[a], y);
     for (int b = 0; b < out.xhi; ++b) {
-      float *o = dst + offset + a * st.row + b * st.pixel;
-      __m512 value = _mm512_add_ps(y[b], add);
-      if (sum)
-        value = _mm512_add_ps(value, _mm512_loadu_ps(o));
-      if (relu)
-        value = _mm512_max_ps(value, _mm512_setzero_ps());
-      _mm512_storeu_ps(o, value);
+      storeOutput(dst + offset + a * st.row + b * st.pixel, y[b], add, sum,
+                  relu);
     }
   }
 }
