@@ -613,9 +613,6 @@ public:
     return Status::success();
   }
   bool isWinograd() const { return winograd_; }
-  bool isWinograd2x3() const {
-    return winograd_ && implInfo_.find("wino_2x3") != std::string::npos;
-  }
   // Before init: any Winograd tile size, into `preferredDst` (one image).
   void allowAnyWinogradTile() { anyWinogradTile_ = true; }
 
@@ -3232,6 +3229,21 @@ winogradTiledShapeOf(const KernelConfig &c, const ConvPostOps &post) {
   return s;
 }
 
+// The tiled kernel for shape `s` (layouts set) with its output tile
+// chosen, null where its transformed filter is over 16 MiB: each group of
+// tiles reads the whole of it, and ResNet's 512-channel layers (36 MiB in
+// F(4x4, 3x3)) at 7x7 and batch 8 ran 1.15-1.3x slower than oneDNN's 4x3
+// kernel, the 256-channel ones (9 MiB) 1.05x faster.
+std::unique_ptr<WinogradTiledConv>
+createWinogradTiledConv(const KernelConfig &c, WinogradTiledShape s) {
+  s.tile = winogradTiledTile(s, omp_get_max_threads());
+  const int64_t points = (s.tile + 2) * (s.tile + 2);
+  if (points * s.cin * s.cout * int64_t(sizeof(float)) > (int64_t(16) << 20))
+    return nullptr;
+  return WinogradTiledConv::create(
+      s, static_cast<const float *>(c.constantInputs[1]));
+}
+
 // Whether `md` is `dims` in nChw16c (blocked) or NHWC; false for others.
 bool nchw16cOrNhwc(const memory::desc &md, const memory::dims &dims,
                    bool &blocked) {
@@ -3253,16 +3265,7 @@ createWinogradTiledKernel(const KernelConfig &c, const ConvPostOps &post,
   if (!nchw16cOrNhwc(src, srcDims, s->srcBlocked) ||
       !nchw16cOrNhwc(dst, dstDims, s->dstBlocked))
     return nullptr;
-  s->tile = winogradTiledTile(*s, omp_get_max_threads());
-  // Each group of tiles reads the whole transformed filter: ResNet's
-  // 512-channel layers (36 MiB in F(4x4, 3x3)) at 7x7 and batch 8 ran
-  // 1.15-1.3x slower than oneDNN's 4x3 kernel, the 256-channel ones (9
-  // MiB) 1.05x faster.
-  const int64_t points = (s->tile + 2) * (s->tile + 2);
-  if (points * s->cin * s->cout * int64_t(sizeof(float)) > (int64_t(16) << 20))
-    return nullptr;
-  std::unique_ptr<WinogradTiledConv> conv = WinogradTiledConv::create(
-      *s, static_cast<const float *>(c.constantInputs[1]));
+  std::unique_ptr<WinogradTiledConv> conv = createWinogradTiledConv(c, *s);
   if (!conv)
     return nullptr;
   return OwnF32ConvKernel<WinogradTiledConv>::wrap(
@@ -3287,9 +3290,7 @@ std::unique_ptr<LayoutKernel> createWinogradIntoConcatKernel(
   s->dstBlocked = true;
   s->dstChannels = whole[1];
   s->dstOffset = channelOffset;
-  s->tile = winogradTiledTile(*s, omp_get_max_threads());
-  std::unique_ptr<WinogradTiledConv> conv = WinogradTiledConv::create(
-      *s, static_cast<const float *>(c.constantInputs[1]));
+  std::unique_ptr<WinogradTiledConv> conv = createWinogradTiledConv(c, *s);
   if (!conv)
     return nullptr;
   return OwnF32ConvKernel<WinogradTiledConv>::wrap(
@@ -3529,11 +3530,10 @@ createLayoutConv(const KernelConfig &c, const ConvPostOps &post,
                                     blockedSrc));
   if (!supported)
     return std::unique_ptr<LayoutKernel>();
-  // Where oneDNN took a Winograd kernel for one image (its 2x3 one for
-  // ResNet-18's 64-channel layers at 56x56, its 4x3 one for the 128-channel
-  // ones at 28x28), gopt's tiled kernel runs in its layouts: 1.1-1.3x
-  // faster per layer. Past one image oneDNN's 4x3 kernel stays (1.1-1.4x
-  // faster than the tiled 2x3 on ResNet-18's layers at batch 8).
+  // Where oneDNN took one of its Winograd kernels, gopt's tiled kernel
+  // runs the layer in its layouts: ResNet-18's 64- and 128-channel layers
+  // 1.1-1.3x faster than oneDNN's 2x3 and 4x3 kernels at batch 1, 1.3-1.5x
+  // faster than its 4x3 at batch 8 (docs/architecture.md).
   if (kernel->isWinograd())
     if (auto tiled = createWinogradTiledKernel(c, post, kernel->inputDesc(0),
                                                kernel->outputDesc()))

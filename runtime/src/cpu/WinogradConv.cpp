@@ -199,7 +199,7 @@ tiledInputTile(const float *src, int64_t offset, const PixelStrides &st,
     for (int b = 0; b < 4; ++b)
       d[a][b] =
           kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
-              ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
+              ? _mm512_loadu_ps(src + (offset + a * st.row + b * st.pixel))
               : _mm512_setzero_ps();
   __m512 e[4][4];
   for (int b = 0; b < 4; ++b) {
@@ -647,7 +647,7 @@ tiledInputTile4(const float *src, int64_t offset, const PixelStrides &st,
     __m512 d[6], t[6];
     for (int a = 0; a < 6; ++a)
       d[a] = kWhole || (a >= in.ylo && a < in.yhi && b >= in.xlo && b < in.xhi)
-                 ? _mm512_loadu_ps(src + offset + a * st.row + b * st.pixel)
+                 ? _mm512_loadu_ps(src + (offset + a * st.row + b * st.pixel))
                  : _mm512_setzero_ps();
     inputTransform6(d, t);
     for (int a = 0; a < 6; ++a)
