@@ -36,13 +36,39 @@ AttrMap convAttrs(const char *filterFormat, const char *activation) {
           {"activation", stringAttr(activation)}};
 }
 
-// conv2d [+ add of a residual input + relu] at batch 1 on "cpu" and
-// "reference"; returns the conv step's implementation and kind on "cpu".
+// What a test graph did on "cpu": a step's implementation and kind, and
+// the output's largest difference from "reference".
 struct Outcome {
   std::string impl, kind;
   float maxDiff = 0;
 };
 
+// Builds `b`'s plan and runs it on "reference" and "cpu" with `inputs`:
+// the one output's largest difference, and the implementation and kind of
+// the last op on "cpu" that `picks`.
+template <typename Pick>
+Outcome outcomeOf(PlanBuilder &b, const std::vector<Tensor> &inputs,
+                  Pick picks) {
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  Outcome o;
+  if (!plan.ok())
+    return o;
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (picks(p)) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+// conv2d [+ add of a residual input + relu] at batch 1: the conv step's
+// outcome.
 Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
                 const char *filterFormat, bool bias, bool residual,
                 const char *activation = "none") {
@@ -72,22 +98,9 @@ Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
     int y = b.addOutput("y", F32, yshape);
     b.addOp("relu", "relu", {s}, {y});
   }
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("conv2d", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return outcomeOf(b, inputs, [](const OpProfile &p) {
+    return p.kind.rfind("conv2d", 0) == 0;
+  });
 }
 
 TEST(WinogradWide, MatchesReferenceOnOddShapes) {
@@ -229,22 +242,9 @@ Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
     int y = b.addOutput("y", F32, yshape);
     b.addOp("relu", "relu", {s}, {y});
   }
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("conv2d", 0) == 0 && p.name != "lead") {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return outcomeOf(b, inputs, [](const OpProfile &p) {
+    return p.kind.rfind("conv2d", 0) == 0 && p.name != "lead";
+  });
 }
 
 // Sums and differences only: within float rounding of the reference at
@@ -451,23 +451,9 @@ Outcome runFireModule(int64_t n, int64_t h, const char *filterFormat) {
   int c = conv("expand3x3", sq, squeeze, e3, 3, 55);
   int cat = b.addOutput("cat", F32, {n, e1 + e3, h, h});
   b.addOp("concat", "concat", {a, c}, {cat}, {{"axis", intAttr(1)}});
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
-  std::vector<Tensor> inputs = {randomF32({n, cin, h, h}, 57)};
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.name.rfind("expand3x3", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return outcomeOf(b, {randomF32({n, cin, h, h}, 57)}, [](const OpProfile &p) {
+    return p.name.rfind("expand3x3", 0) == 0;
+  });
 }
 
 TEST(WinogradTiled, FireModuleWritesIntoItsConcat) {

@@ -2895,6 +2895,45 @@ private:
   memory::desc src_, dst_;
 };
 
+// The geometry of conv2d `c` where gopt's Winograd kernels (WinogradConv.h)
+// can run it with `post`: f32 with a constant f32 filter (and an f32
+// bias), a 3x3 window of `stride` without dilation, top and left pads of
+// 1 (at stride 1 also bottom and right: a result of the source's size),
+// and only relu and an in-place residual sum after it; nullopt otherwise.
+std::optional<ConvGeometry> winogradGeometry(const KernelConfig &c,
+                                             const ConvPostOps &post,
+                                             int64_t stride) {
+  if (convType(c) != DataType::f32 || c.inputTypes[1] != DType::kF32 ||
+      !c.constantInputs[1] || !post.tail.empty() ||
+      (post.activation != "none" && post.activation != "relu"))
+    return std::nullopt;
+  if (c.inputShapes.size() == 3 && c.inputTypes[2] != DType::kF32)
+    return std::nullopt;
+  StatusOr<ConvGeometry> g = convGeometry(c);
+  if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
+      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
+      g->strides != Dims{stride, stride} || g->dilations != Dims{0, 0} ||
+      g->padL != Dims{1, 1})
+    return std::nullopt;
+  if (stride == 1 &&
+      (g->padR != Dims{1, 1} || g->dstDims[2] != g->h || g->dstDims[3] != g->w))
+    return std::nullopt;
+  return *g;
+}
+
+// The part of a Winograd kernel's shape every kernel shares.
+void fillWinogradShape(WinogradConvShape &s, const ConvGeometry &g,
+                       const KernelConfig &c, const ConvPostOps &post) {
+  s.cin = g.cin;
+  s.cout = g.cout;
+  s.h = g.h;
+  s.w = g.w;
+  s.oihw = g.weightTag == Tag::oihw;
+  s.bias = c.inputShapes.size() == 3;
+  s.sum = post.sum;
+  s.relu = post.activation == "relu";
+}
+
 // gopt's batch-1 Winograd F(2x2, 3x3) (WinogradConv.cpp) for a wide 3x3
 // stride-1 pad-1 f32 convolution with a constant filter: where the
 // transformed filter is over the 1 MiB that oneDNN's own 2x3 kernel is
@@ -2902,19 +2941,10 @@ private:
 // direct (brgemm) kernel reads these layers at batch 1.
 std::unique_ptr<LayoutKernel>
 createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
-  if (!winogradWideEnabled() || convType(c) != DataType::f32 ||
-      !c.constantInputs[1] || !post.tail.empty() ||
-      (post.activation != "none" && post.activation != "relu"))
+  if (!winogradWideEnabled())
     return nullptr;
-  StatusOr<ConvGeometry> g = convGeometry(c);
-  if (!g.ok() || !g->nchw || g->n != 1 || g->weightDims.size() != 4 ||
-      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-      g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
-      g->padL != Dims{1, 1} || g->padR != Dims{1, 1} || g->dstDims[2] != g->h ||
-      g->dstDims[3] != g->w)
-    return nullptr;
-  bool hasBias = c.inputShapes.size() == 3;
-  if (hasBias && c.inputTypes[2] != DType::kF32)
+  std::optional<ConvGeometry> g = winogradGeometry(c, post, /*stride=*/1);
+  if (!g || g->n != 1)
     return nullptr;
   // Below this oneDNN's 2x3 kernel is taken (winogradConv).
   if (16 * g->cin * g->cout * int64_t(sizeof(float)) <= (int64_t(1) << 20))
@@ -2941,20 +2971,13 @@ createWinogradWideKernel(const KernelConfig &c, const ConvPostOps &post) {
   if (tiles > 1024 || 16 * tiles * g->cin > (int64_t(4) << 20))
     return nullptr;
   WinogradWideShape s;
-  s.cin = g->cin;
-  s.cout = g->cout;
-  s.h = g->h;
-  s.w = g->w;
-  s.oihw = g->weightTag == Tag::oihw;
-  s.bias = hasBias;
-  s.sum = post.sum;
-  s.relu = post.activation == "relu";
+  fillWinogradShape(s, *g, c, post);
   std::unique_ptr<WinogradWideConv> conv = WinogradWideConv::create(
       s, static_cast<const float *>(c.constantInputs[1]));
   if (!conv)
     return nullptr;
-  return OwnF32ConvKernel<WinogradWideConv>::wrap(std::move(conv), *g, hasBias,
-                                                  post.sum, "winograd-wide");
+  return OwnF32ConvKernel<WinogradWideConv>::wrap(std::move(conv), *g, s.bias,
+                                                  s.sum, "winograd-wide");
 }
 
 // SiLU as the pass after oneDNN's convolution computes it by default (the
@@ -3201,31 +3224,14 @@ private:
 // switched off.
 std::optional<WinogradTiledShape>
 winogradTiledShapeOf(const KernelConfig &c, const ConvPostOps &post) {
-  if (!winogradTiledEnabled() || convType(c) != DataType::f32 ||
-      c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
-      !post.tail.empty() ||
-      (post.activation != "none" && post.activation != "relu"))
+  if (!winogradTiledEnabled())
     return std::nullopt;
-  const bool hasBias = c.inputShapes.size() == 3;
-  if (hasBias && c.inputTypes[2] != DType::kF32)
-    return std::nullopt;
-  StatusOr<ConvGeometry> g = convGeometry(c);
-  if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-      g->strides != Dims{1, 1} || g->dilations != Dims{0, 0} ||
-      g->padL != Dims{1, 1} || g->padR != Dims{1, 1} || g->dstDims[2] != g->h ||
-      g->dstDims[3] != g->w)
+  std::optional<ConvGeometry> g = winogradGeometry(c, post, /*stride=*/1);
+  if (!g)
     return std::nullopt;
   WinogradTiledShape s;
+  fillWinogradShape(s, *g, c, post);
   s.n = g->n;
-  s.cin = g->cin;
-  s.cout = g->cout;
-  s.h = g->h;
-  s.w = g->w;
-  s.oihw = g->weightTag == Tag::oihw;
-  s.bias = hasBias;
-  s.sum = post.sum;
-  s.relu = post.activation == "relu";
   return s;
 }
 
@@ -3309,26 +3315,14 @@ std::unique_ptr<LayoutKernel> createWinogradIntoConcatKernel(
 std::unique_ptr<LayoutKernel>
 createWinogradStride2Kernel(const KernelConfig &c, const ConvPostOps &post,
                             const LayoutKernel &onednn) {
-  if (!winogradStride2Enabled() || convType(c) != DataType::f32 ||
-      c.inputTypes[1] != DType::kF32 || !c.constantInputs[1] ||
-      !post.tail.empty() ||
-      (post.activation != "none" && post.activation != "relu"))
+  if (!winogradStride2Enabled())
     return nullptr;
-  const bool hasBias = c.inputShapes.size() == 3;
-  if (hasBias && c.inputTypes[2] != DType::kF32)
-    return nullptr;
-  StatusOr<ConvGeometry> g = convGeometry(c);
-  if (!g.ok() || !g->nchw || g->weightDims.size() != 4 ||
-      g->weightDims[2] != 3 || g->weightDims[3] != 3 ||
-      g->strides != Dims{2, 2} || g->dilations != Dims{0, 0} ||
-      g->padL != Dims{1, 1})
+  std::optional<ConvGeometry> g = winogradGeometry(c, post, /*stride=*/2);
+  if (!g)
     return nullptr;
   WinogradStride2Shape s;
+  fillWinogradShape(s, *g, c, post);
   s.n = g->n;
-  s.cin = g->cin;
-  s.cout = g->cout;
-  s.h = g->h;
-  s.w = g->w;
   if (g->dstDims[2] != s.outH() || g->dstDims[3] != s.outW())
     return nullptr;
   const int64_t tiles = ((s.outH() + 1) / 2) * ((s.outW() + 1) / 2);
@@ -3357,16 +3351,12 @@ createWinogradStride2Kernel(const KernelConfig &c, const ConvPostOps &post,
     s.blocked = false;
   else
     return nullptr;
-  s.oihw = g->weightTag == Tag::oihw;
-  s.bias = hasBias;
-  s.sum = post.sum;
-  s.relu = post.activation == "relu";
   std::unique_ptr<WinogradStride2Conv> conv = WinogradStride2Conv::create(
       s, static_cast<const float *>(c.constantInputs[1]));
   if (!conv)
     return nullptr;
   return OwnF32ConvKernel<WinogradStride2Conv>::wrap(
-      std::move(conv), src, dst, hasBias, post.sum, "winograd-stride2");
+      std::move(conv), src, dst, s.bias, s.sum, "winograd-stride2");
 }
 
 // gopt's f32 stem convolution (StemConvF32.cpp): a convolution of at most

@@ -22,12 +22,20 @@
 
 namespace gopt::runtime::cpu {
 
-bool winogradWideEnabled() {
+namespace {
+// Whether a stride-1 kernel's own switch `name` is not 0, nor
+// GOPT_CONV_WINOGRAD 0 or 4x3 (oneDNN's 4x3 kernel only).
+bool stride1WinogradSwitchOn(const char *name) {
   const char *all = std::getenv("GOPT_CONV_WINOGRAD");
   if (all && (std::strcmp(all, "0") == 0 || std::strcmp(all, "4x3") == 0))
     return false;
-  const char *wide = std::getenv("GOPT_CONV_WINOGRAD_WIDE");
-  return !wide || std::strcmp(wide, "0") != 0;
+  const char *own = std::getenv(name);
+  return !own || std::strcmp(own, "0") != 0;
+}
+} // namespace
+
+bool winogradWideEnabled() {
+  return stride1WinogradSwitchOn("GOPT_CONV_WINOGRAD_WIDE");
 }
 
 bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
@@ -49,11 +57,7 @@ bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
 }
 
 bool winogradTiledEnabled() {
-  const char *all = std::getenv("GOPT_CONV_WINOGRAD");
-  if (all && (std::strcmp(all, "0") == 0 || std::strcmp(all, "4x3") == 0))
-    return false;
-  const char *tiled = std::getenv("GOPT_CONV_WINOGRAD_TILED");
-  return !tiled || std::strcmp(tiled, "0") != 0;
+  return stride1WinogradSwitchOn("GOPT_CONV_WINOGRAD_TILED");
 }
 
 int winogradTiledTile(const WinogradTiledShape &s, int threads) {

@@ -27,11 +27,16 @@
 
 namespace gopt::runtime::cpu {
 
-struct WinogradWideShape {
+// What each kernel here computes: a 3x3 convolution of cin -> cout
+// channels over an h x w source, its filter's layout, and what the output
+// transform adds: bias, an in-place residual sum, relu.
+struct WinogradConvShape {
   int64_t cin = 0, cout = 0, h = 0, w = 0;
   bool oihw = true; // filter layout: OIHW, else HWIO
   bool bias = false, sum = false, relu = false;
 };
+
+struct WinogradWideShape : WinogradConvShape {};
 
 class WinogradWideConv {
 public:
@@ -80,11 +85,9 @@ bool winogradWideFewTilesPays(int64_t cin, int64_t cout, int64_t h, int64_t w,
 // of several images share one pass of the filter. Source and result NHWC
 // or nChw16c (`blocked`); bias, an in-place residual sum and relu run in
 // the output transform.
-struct WinogradStride2Shape {
-  int64_t n = 1, cin = 0, cout = 0, h = 0, w = 0;
-  bool oihw = true;     // filter layout: OIHW, else HWIO
+struct WinogradStride2Shape : WinogradConvShape {
+  int64_t n = 1;
   bool blocked = false; // nChw16c, else NHWC
-  bool bias = false, sum = false, relu = false;
   int64_t outH() const { return (h - 1) / 2 + 1; }
   int64_t outW() const { return (w - 1) / 2 + 1; }
 };
@@ -109,26 +112,25 @@ private:
   bool claims_ = false; // blocks from a shared counter (BlockClaims.h)
 };
 
-// Winograd F(2x2, 3x3) for a 3x3 stride-1 pad-1 f32 convolution with a
-// constant filter and few channels over many pixels, at any batch
-// (SqueezeNet's fire modules: 16 -> 64 channels at 55x55 up to 64 -> 256 at
-// 13x13), where WinogradWideConv's whole-image buffers and split by output
-// channels do not fit. The threads split the 2x2 tiles of all images in
-// groups whose transformed input (16 x group x cin floats) and products (16
-// x group x 64) stay in L2, while each 64-channel block of the transformed
+// Winograd F(2x2, 3x3) or F(4x4, 3x3) for a 3x3 stride-1 pad-1 f32
+// convolution with a constant filter and up to a few hundred channels, at
+// any batch (SqueezeNet's fire modules: 16 -> 64 channels at 55x55 up to
+// 64 -> 256 at 13x13; ResNet's 64- to 256-channel layers), where
+// WinogradWideConv's whole-image buffers and split by output channels do
+// not fit. The threads split the tiles of all images in groups whose
+// transformed input (points x group x cin floats) and products (points x
+// group x 64) stay in L2, while each 64-channel block of the transformed
 // filter passes over them. The source is NHWC or nChw16c; the result goes
 // into channels [dstOffset, dstOffset + cout) of a tensor of dstChannels
 // (NHWC or nChw16c): a channel concat's destination, or the convolution's
 // own result (dstChannels = cout, dstOffset = 0).
-struct WinogradTiledShape {
-  int64_t n = 1, cin = 0, cout = 0, h = 0, w = 0;
-  bool oihw = true;                            // filter layout: OIHW, else HWIO
+struct WinogradTiledShape : WinogradConvShape {
+  int64_t n = 1;
   bool srcBlocked = false, dstBlocked = false; // nChw16c, else NHWC
   int64_t dstChannels = 0, dstOffset = 0;
-  bool bias = false, sum = false, relu = false;
   // Output tile: 2 (F(2x2, 3x3): 16 products per 4 outputs) or 4 (F(4x4,
-  // 3x3): 36 per 16, from 6x6 patches; larger rounding, about 1e-6 of the
-  // output's scale against 1e-7).
+  // 3x3): 36 per 16, from 6x6 patches; rounding about 5e-6 of a layer's
+  // largest output against 3e-7).
   int tile = 2;
 };
 
