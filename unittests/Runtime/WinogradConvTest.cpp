@@ -67,13 +67,13 @@ Outcome outcomeOf(PlanBuilder &b, const std::vector<Tensor> &inputs,
   return o;
 }
 
-// conv2d [+ add of a residual input + relu] at batch 1: the conv step's
+// conv2d [+ add of a residual input + relu] at batch `n`: the conv step's
 // outcome.
 Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
                 const char *filterFormat, bool bias, bool residual,
-                const char *activation = "none") {
+                const char *activation = "none", int64_t n = 1) {
   PlanBuilder b("g");
-  int x = b.addInput("x", F32, {1, cin, h, w});
+  int x = b.addInput("x", F32, {n, cin, h, w});
   bool oihw = std::string(filterFormat) == "OIHW";
   Shape fshape = oihw ? Shape{cout, cin, 3, 3} : Shape{3, 3, cin, cout};
   // Scaled so results stay near 1 (the tolerance is absolute).
@@ -83,8 +83,8 @@ Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
   std::vector<int> ins = {x, b.addConstant("f", filter)};
   if (bias)
     ins.push_back(b.addConstant("bias", randomF32({cout}, 22)));
-  std::vector<Tensor> inputs = {randomF32({1, cin, h, w}, 23)};
-  Shape yshape = {1, cout, h, w};
+  std::vector<Tensor> inputs = {randomF32({n, cin, h, w}, 23)};
+  Shape yshape = {n, cout, h, w};
   if (!residual) {
     int y = b.addOutput("y", F32, yshape);
     b.addOp("conv2d", "conv", ins, {y}, convAttrs(filterFormat, activation));
@@ -497,6 +497,21 @@ TEST(WinogradTiled, RunsOneImagesWinogradLayers) {
   unsetenv("GOPT_CONV_WINOGRAD_TILED");
   EXPECT_EQ(off.impl, "onednn-winograd");
   EXPECT_LT(off.maxDiff, 1e-4f);
+}
+
+// Past one image oneDNN's 4x3 kernel runs 512 x 512 channels at 7x7, and
+// the tiled kernel leaves it there: its transformed filter (16 MiB in the
+// F(2x2, 3x3) four 7x7 images take, 36 in F(4x4, 3x3)) would be read once
+// per group of tiles. 256 x 256 (4 MiB) it takes.
+TEST(WinogradTiled, LeavesFiltersOf16MiBToOneDnn) {
+  if (!avx512fSupported())
+    GTEST_SKIP() << "no AVX-512";
+  Outcome wide = runConv(512, 512, 7, 7, "OIHW", true, false, "relu", 4);
+  EXPECT_EQ(wide.impl, "onednn-winograd");
+  EXPECT_LT(wide.maxDiff, 1e-4f);
+  Outcome taken = runConv(256, 256, 7, 7, "OIHW", true, false, "relu", 4);
+  EXPECT_EQ(taken.impl, "winograd-tiled");
+  EXPECT_LT(taken.maxDiff, 1e-4f);
 }
 
 } // namespace

@@ -3236,15 +3236,16 @@ winogradTiledShapeOf(const KernelConfig &c, const ConvPostOps &post) {
 }
 
 // The tiled kernel for shape `s` (layouts set) with its output tile
-// chosen, null where its transformed filter is over 16 MiB: each group of
-// tiles reads the whole of it, and ResNet's 512-channel layers (36 MiB in
-// F(4x4, 3x3)) at 7x7 and batch 8 ran 1.15-1.3x slower than oneDNN's 4x3
-// kernel, the 256-channel ones (9 MiB) 1.05x faster.
+// chosen, null where its transformed filter is 16 MiB or more: each group
+// of tiles reads the whole of it, and ResNet's 512-channel layers (36 MiB
+// in F(4x4, 3x3), 16 in F(2x2, 3x3)) at 7x7 and batch 8 ran 1.15-1.3x
+// slower than oneDNN's 4x3 kernel in F(4x4) and slower still in F(2x2), the
+// 256-channel ones (9 MiB) 1.05x faster.
 std::unique_ptr<WinogradTiledConv>
 createWinogradTiledConv(const KernelConfig &c, WinogradTiledShape s) {
   s.tile = winogradTiledTile(s, omp_get_max_threads());
   const int64_t points = (s.tile + 2) * (s.tile + 2);
-  if (points * s.cin * s.cout * int64_t(sizeof(float)) > (int64_t(16) << 20))
+  if (points * s.cin * s.cout * int64_t(sizeof(float)) >= (int64_t(16) << 20))
     return nullptr;
   return WinogradTiledConv::create(
       s, static_cast<const float *>(c.constantInputs[1]));
