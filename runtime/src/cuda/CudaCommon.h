@@ -141,6 +141,34 @@ using CudaKernelHandler =
 // read the same rows.
 const std::map<std::string, CudaKernelHandler> &cudaDispatchTable();
 
+// The mean time of `runOnce` on the stream (two warm-up runs, then five).
+template <typename Fn>
+StatusOr<float> timeOnStream(cudaStream_t stream, Fn runOnce) {
+  for (int i = 0; i < 2; ++i)
+    GOPT_RETURN_IF_ERROR(runOnce());
+  cudaEvent_t start = nullptr, stop = nullptr;
+  GOPT_RETURN_IF_ERROR(fromCuda(cudaEventCreate(&start), "cudaEventCreate"));
+  Status s = fromCuda(cudaEventCreate(&stop), "cudaEventCreate");
+  float ms = 0;
+  if (s.ok())
+    s = fromCuda(cudaEventRecord(start, stream), "cudaEventRecord");
+  constexpr int kRuns = 5;
+  for (int i = 0; s.ok() && i < kRuns; ++i)
+    s = runOnce();
+  if (s.ok())
+    s = fromCuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+  if (s.ok())
+    s = fromCuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  if (s.ok())
+    s = fromCuda(cudaEventElapsedTime(&ms, start, stop),
+                 "cudaEventElapsedTime");
+  cudaEventDestroy(start);
+  if (stop)
+    cudaEventDestroy(stop);
+  GOPT_RETURN_IF_ERROR(s);
+  return ms / kRuns;
+}
+
 } // namespace gopt::runtime::cuda
 
 #endif // GOPT_RUNTIME_SRC_CUDA_CUDACOMMON_H
