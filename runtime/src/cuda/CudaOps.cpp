@@ -1241,23 +1241,35 @@ Status ConvKernel::chooseGraph(const std::string &key,
       (shape.c != shape.cPerGroup ||
        (AlgoCache::global().lookup(key + "|graph", &lost) && lost.algo == 0)))
     return Status::success();
-  GOPT_ASSIGN_OR_RETURN(
-      std::unique_ptr<CudnnGraphConv> graph,
-      CudnnGraphConv::create(ctx_, shape, ctx_->tf32Conv, key));
-  if (!graph)
+  using Graph = std::unique_ptr<CudnnGraphConv>;
+  auto winner = [&]() -> StatusOr<Graph> {
+    GOPT_ASSIGN_OR_RETURN(
+        Graph graph, CudnnGraphConv::create(ctx_, shape, ctx_->tf32Conv, key));
+    if (!graph)
+      return Graph();
+    DeviceBuffer scratch;
+    GOPT_RETURN_IF_ERROR(scratch.allocate(graph->workspaceBytes()));
+    GOPT_ASSIGN_OR_RETURN(
+        bool use,
+        beatsCudnn(key, "|graph", "GOPT_CUDA_CONV_GRAPH",
+                   [&](const void *x, const void *w, const void *b, void *y) {
+                     return graph->run(x, w, b, y, scratch.ptr);
+                   }));
+    return use ? std::move(graph) : Graph();
+  }();
+  // The graph is an optimization beside a correct legacy path: unless it
+  // is forced (tests), a cuDNN release that refuses part of it leaves the
+  // op on the legacy algorithm instead of failing the session.
+  if (!winner.ok()) {
+    if (mode == "1")
+      return winner.status();
+    cudaGetLastError(); // a failed launch's error is not the next call's
     return Status::success();
-  DeviceBuffer scratch;
-  GOPT_RETURN_IF_ERROR(scratch.allocate(graph->workspaceBytes()));
-  GOPT_ASSIGN_OR_RETURN(
-      bool use,
-      beatsCudnn(key, "|graph", "GOPT_CUDA_CONV_GRAPH",
-                 [&](const void *x, const void *w, const void *b, void *y) {
-                   return graph->run(x, w, b, y, scratch.ptr);
-                 }));
-  if (!use)
+  }
+  if (!*winner)
     return Status::success();
-  GOPT_RETURN_IF_ERROR(ctx_->reserveWorkspace(graph->workspaceBytes()));
-  graph_ = std::move(graph);
+  GOPT_RETURN_IF_ERROR(ctx_->reserveWorkspace((*winner)->workspaceBytes()));
+  graph_ = std::move(*winner);
   fused_ = false;
   return Status::success();
 }
