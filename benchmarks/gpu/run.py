@@ -16,7 +16,11 @@ For every model and batch it times, interleaved:
   output as gopt-run's session does (the copies are in both times).
 The model is rebuilt with torchvision at the same architecture; weights
 differ from the plan's, which does not change the time. Writes DIR/gpu.json
-and DIR/gpu.md (ratios: gopt's throughput over PyTorch's).
+and DIR/gpu.md (ratios: gopt's throughput over PyTorch's). Each
+--variant LABEL:VAR=VALUE also times gopt under that environment right
+after its default run, and adds the column gopt / gopt (LABEL); e.g.
+--variant legacy-conv:GOPT_CUDA_CONV_GRAPH=0 measures cuDNN's graph API
+against the legacy algorithms in the same call.
 """
 import argparse
 import json
@@ -103,7 +107,19 @@ def main():
     p.add_argument("--batches", default="1,32")
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--variant", action="append", default=[],
+                   metavar="LABEL:VAR=VALUE[,VAR=VALUE]",
+                   help="also time gopt with these environment variables, "
+                        "right after its default run (e.g. "
+                        "legacy-conv:GOPT_CUDA_CONV_GRAPH=0); repeatable")
     a = p.parse_args()
+    variants = []
+    for v in a.variant:
+        label, _, assignments = v.partition(":")
+        env = dict(kv.split("=", 1) for kv in assignments.split(",") if kv)
+        if not label or not env:
+            p.error(f"--variant {v!r}: expected LABEL:VAR=VALUE[,VAR=VALUE]")
+        variants.append((label, env))
     os.makedirs(a.out, exist_ok=True)
     models_dir = os.path.join(a.bundle, "models")
     names = a.models.split(",") if a.models else sorted(
@@ -116,9 +132,14 @@ def main():
                 if not os.path.exists(plan):
                     continue
                 gopt = time_gopt(a.bundle, plan, batch, a.warmup, a.iterations, a.out)
+                others = {label: time_gopt(a.bundle, plan, batch, a.warmup,
+                                           a.iterations, a.out, env)
+                          for label, env in variants}
                 peer = time_torch(name, batch, precision, a.warmup, a.iterations)
                 row = {"model": name, "batch": batch, "precision": precision,
                        "gopt": gopt, "torch_eager": peer}
+                if others:
+                    row["gopt_variants"] = others
                 if "throughput_per_s" in gopt:
                     row["ratio"] = gopt["throughput_per_s"] / peer["throughput_per_s"]
                 rows.append(row)
@@ -130,14 +151,22 @@ def main():
     with open(os.path.join(a.out, "gpu.md"), "w") as f:
         f.write(f"{device}, PyTorch {torch.__version__} eager; samples/s, median "
                 f"of {a.iterations}\n\n")
-        f.write("| model | batch | precision | gopt | PyTorch | gopt / PyTorch |\n")
-        f.write("|---|---|---|---|---|---|\n")
+        labels = [label for label, _ in variants]
+        f.write("| model | batch | precision | gopt | PyTorch | gopt / PyTorch |" +
+                "".join(f" gopt / gopt ({l}) |" for l in labels) + "\n")
+        f.write("|---|---|---|---|---|---|" + "---|" * len(labels) + "\n")
         for r in rows:
             g = r["gopt"]
             gopt = f"{g['throughput_per_s']:.0f}" if "throughput_per_s" in g else "error"
             ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "-"
+            cells = ""
+            for l in labels:
+                o = r.get("gopt_variants", {}).get(l, {})
+                cells += (f" {g['throughput_per_s'] / o['throughput_per_s']:.2f}x |"
+                          if "throughput_per_s" in g and "throughput_per_s" in o
+                          else " - |")
             f.write(f"| {r['model']} | {r['batch']} | {r['precision']} | {gopt} | "
-                    f"{r['torch_eager']['throughput_per_s']:.0f} | {ratio} |\n")
+                    f"{r['torch_eager']['throughput_per_s']:.0f} | {ratio} |{cells}\n")
     return 0
 
 
