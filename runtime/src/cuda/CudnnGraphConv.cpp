@@ -433,9 +433,8 @@ CudnnGraphConv::search(DeviceContext *ctx, const GraphConvShape &shape,
     GOPT_RETURN_IF_ERROR(fromCuda(
         cudaMemsetAsync(b->ptr, 0, b->bytes, ctx->stream), "cudaMemsetAsync"));
   float bestMs = 1e30f;
-  int best = -1;
-  for (size_t i = 0; i < configs.size() && conv->timed_ < kMaxTimedEngines;
-       ++i) {
+  int best = -1, timed = 0;
+  for (size_t i = 0; i < configs.size() && timed < kMaxTimedEngines; ++i) {
     GOPT_ASSIGN_OR_RETURN(bool allowed,
                           engineAllowed(configs[i], f32, allowTf32));
     if (!allowed)
@@ -453,7 +452,7 @@ CudnnGraphConv::search(DeviceContext *ctx, const GraphConvShape &shape,
                      scratch.ptr, shape.bias);
     };
     auto ms = timeOnStream(ctx->stream, runOnce);
-    ++conv->timed_;
+    ++timed;
     // An engine that fails to run is skipped, not an error: the legacy
     // path still runs the op.
     if (!ms.ok()) {
