@@ -6,7 +6,9 @@
 # make-test-plans), the small non-system shared libraries they load
 # (libprotobuf, libdnnl, libgomp, ...; never libMLIR, never cuDNN, cuBLAS or
 # NCCL, which come from the GPU machine's PyTorch environment), the .gplan
-# files of the test and benchmark models, and OUT_DIR/run-gpu-tests.sh.
+# files of the test and benchmark models, OUT_DIR/run-gpu-tests.sh and
+# OUT_DIR/gpu-check.sh (the tests, then the benchmarks against PyTorch, as
+# one device call).
 # What travels is OUT_DIR.tar.xz (the libraries compress about 4x); unpack it
 # there with `tar xJf`.
 #
@@ -304,6 +306,31 @@ exit $status
 RUN
 chmod +x "$OUT/run-gpu-tests.sh"
 
+cat > "$OUT/gpu-check.sh" <<'CHECK'
+#!/usr/bin/env bash
+# gpu-check.sh DIR: one device call's whole check, results under DIR
+# (the device tool's $OUT): run-gpu-tests.sh, then gopt against PyTorch
+# eager on the bundled models at batches 1, 8 and 32, each also with
+# cuDNN's legacy algorithms only (GOPT_CUDA_CONV_GRAPH=0), in about five
+# minutes.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+DIR=${1:?usage: gpu-check.sh DIR}
+mkdir -p "$DIR"
+timeout 300 "$HERE/run-gpu-tests.sh" > "$DIR/tests.log" 2>&1
+tests=$?
+echo "run-gpu-tests.sh: exit $tests (log: tests.log)"
+grep -E "^\[  (PASSED|FAILED) |MISMATCH|parameters (match|differ)" "$DIR/tests.log"
+source "$HERE/env.sh"
+timeout 240 python3 "$HERE/benchmarks/run.py" --bundle "$HERE" \
+  --out "$DIR/bench" --batches 1,8,32 --iterations 50 \
+  --variant legacy-conv:GOPT_CUDA_CONV_GRAPH=0 > "$DIR/bench.log" 2>&1
+echo "benchmarks/run.py: exit $? (log: bench.log)"
+cat "$DIR/bench/gpu.md" 2>/dev/null
+exit $tests
+CHECK
+chmod +x "$OUT/gpu-check.sh"
+
 tar -C "$(dirname "$OUT")" -cf - "$(basename "$OUT")" | xz -T0 -6 > "$OUT.tar.xz"
 size=$(stat -c %s "$OUT.tar.xz")
 echo "== $OUT.tar.xz: $((size / 1024 / 1024)) MiB ($(du -sm "$OUT" | cut -f1) MiB unpacked)"
@@ -315,11 +342,14 @@ if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
     (cd "$ROOT" && xargs -0 -r stat -c %s 2>/dev/null) |
     awk '{s += $1} END {print s + 0}')
 fi
-limit=$((64 * 1024 * 1024))
+# The device tool counts a little more than these two: it refused 63.2 MiB
+# by this count and carried 62.2 MiB (2026-11-28).
+limit=$((62 * 1024 * 1024 + 512 * 1024))
 if [ "$size" -ge "$limit" ] || [ $((size + tree)) -ge "$limit" ]; then
   echo "error: the bundle ($size bytes) and the working tree ($tree bytes) make" \
-    "$((size + tree)) bytes, over the 64 MiB a device call carries: bundle" \
-    "fewer models or precisions (GOPT_DEVICE_MODELS)" >&2
+    "$((size + tree)) bytes, over the 62.5 MiB a device call safely carries" \
+    "(64 MiB by its own count): bundle fewer models or precisions" \
+    "(GOPT_DEVICE_MODELS)" >&2
   exit 1
 fi
-echo "   with the working tree ($((tree / 1024 / 1024)) MiB): $(((size + tree) / 1024 / 1024)) of 64 MiB"
+echo "   with the working tree ($((tree / 1024 / 1024)) MiB): $(((size + tree) / 1024 / 1024)) of 62.5 MiB"
