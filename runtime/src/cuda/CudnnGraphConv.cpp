@@ -311,41 +311,28 @@ StatusOr<BackendDescriptor> makePlan(cudnnHandle_t handle,
   return plan;
 }
 
+// The pointers of one execution, ptrs = {x, w, y, bias, workspace}; the
+// bias only when the graph reads one.
 StatusOr<BackendDescriptor> makeVariantPack(const void *const ptrs[5],
                                             bool bias) {
   BackendDescriptor pack;
   GOPT_RETURN_IF_ERROR(pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
-  int64_t uids[3] = {kX, kW, kY};
-  int64_t count = 3;
-  void *data[3] = {const_cast<void *>(ptrs[0]), const_cast<void *>(ptrs[1]),
-                   const_cast<void *>(ptrs[2])};
-  std::vector<int64_t> ids(uids, uids + count);
-  std::vector<void *> pointers(data, data + count);
-  if (bias) {
-    ids.push_back(kBias);
-    pointers.push_back(const_cast<void *>(ptrs[3]));
-  }
+  int64_t ids[4] = {kX, kW, kY, kBias};
+  void *pointers[4];
+  for (int i = 0; i < 4; ++i)
+    pointers[i] = const_cast<void *>(ptrs[i]);
+  const int64_t count = bias ? 4 : 3;
   void *workspace = const_cast<void *>(ptrs[4]);
   GOPT_RETURN_IF_ERROR(setAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                                    CUDNN_TYPE_INT64, int64_t(ids.size()),
-                                    ids.data()));
-  GOPT_RETURN_IF_ERROR(setAttribute(
-      pack.d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-      int64_t(pointers.size()), pointers.data()));
+                                    CUDNN_TYPE_INT64, count, ids));
+  GOPT_RETURN_IF_ERROR(setAttribute(pack.d,
+                                    CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                    CUDNN_TYPE_VOID_PTR, count, pointers));
   GOPT_RETURN_IF_ERROR(setAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
                                     CUDNN_TYPE_VOID_PTR, 1, &workspace));
   GOPT_RETURN_IF_ERROR(fromCudnn(cudnnBackendFinalize(pack.d),
                                  "cudnnBackendFinalize (variant pack)"));
   return pack;
-}
-
-Status execute(cudnnHandle_t handle, const BackendDescriptor &plan,
-               const void *x, const void *w, const void *bias, void *y,
-               void *workspace, bool hasBias) {
-  const void *ptrs[5] = {x, w, y, bias, workspace};
-  GOPT_ASSIGN_OR_RETURN(BackendDescriptor pack, makeVariantPack(ptrs, hasBias));
-  return fromCudnn(cudnnBackendExecute(handle, plan.d, pack.d),
-                   "cudnnBackendExecute");
 }
 
 } // namespace
@@ -447,9 +434,14 @@ CudnnGraphConv::search(DeviceContext *ctx, const GraphConvShape &shape,
     DeviceBuffer scratch;
     if (bytes && !scratch.allocate(bytes).ok())
       continue;
+    // One variant pack for all runs, as run() keeps one: building it is
+    // host work that would starve the GPU on small convolutions.
+    const void *ptrs[5] = {xs.ptr, ws.ptr, ys.ptr, bs.ptr, scratch.ptr};
+    GOPT_ASSIGN_OR_RETURN(BackendDescriptor pack,
+                          makeVariantPack(ptrs, shape.bias));
     auto runOnce = [&] {
-      return execute(ctx->cudnn, plan, xs.ptr, ws.ptr, bs.ptr, ys.ptr,
-                     scratch.ptr, shape.bias);
+      return fromCudnn(cudnnBackendExecute(ctx->cudnn, plan.d, pack.d),
+                       "cudnnBackendExecute");
     };
     auto ms = timeOnStream(ctx->stream, runOnce);
     ++timed;
