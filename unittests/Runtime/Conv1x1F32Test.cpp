@@ -323,13 +323,8 @@ TEST(Conv1x1F32, PreferredShapes) {
 
 const DType F32 = DType::kF32;
 
-struct Outcome {
-  std::string impl, kind;
-  float maxDiff = 0;
-};
-
 // A 1x1 conv2d + add of a residual input + relu on "cpu" and "reference".
-Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
+CpuOutcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {1, cin, h, h});
   Tensor filter = randomF32({cout, cin, 1, 1}, 31);
@@ -349,24 +344,9 @@ Outcome runPlanConv(int64_t cin, int64_t cout, int64_t h) {
   b.addOp("add", "add", {c, r}, {s});
   int y = b.addOutput("y", F32, yshape);
   b.addOp("relu", "relu", {s}, {y});
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
   std::vector<Tensor> inputs = {randomF32({1, cin, h, h}, 33),
                                 randomF32(yshape, 34)};
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("conv2d", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return cpuAgainstReference(b, inputs, "conv2d");
 }
 
 // `act` of `x` into `y`: an op of that kind, or for "silu" x * sigmoid(x),
@@ -385,7 +365,7 @@ void addActivation(PlanBuilder &b, const std::string &act, int x, int y,
 // A 1x1 conv2d 320 -> 1280 on 7x7 then `act` (relu6: MobileNetV2's last
 // layer; hard_swish: MobileNetV3's; silu: EfficientNet-B0's) on "cpu" and
 // "reference".
-Outcome runPlanConvAct(const char *act) {
+CpuOutcome runPlanConvAct(const char *act) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {1, 320, 7, 7});
   Tensor filter = randomF32({1280, 320, 1, 1}, 35);
@@ -402,34 +382,19 @@ Outcome runPlanConvAct(const char *act) {
            {"activation", stringAttr("none")}});
   int y = b.addOutput("y", F32, yshape);
   addActivation(b, act, c, y, yshape);
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
   std::vector<Tensor> inputs = {randomF32({1, 320, 7, 7}, 37)};
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("conv2d", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return cpuAgainstReference(b, inputs, "conv2d");
 }
 
 TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
   for (const char *act : {"relu6", "hard_swish"}) {
-    Outcome on = runPlanConvAct(act);
+    CpuOutcome on = runPlanConvAct(act);
     EXPECT_EQ(on.impl, "gopt-1x1-f32") << act;
     EXPECT_EQ(on.kind, std::string("conv2d+") + act);
     EXPECT_LT(on.maxDiff, 1e-4f) << act;
   }
   setenv("GOPT_CONV_1X1_F32_CLAMP", "0", 1);
-  Outcome off = runPlanConvAct("relu6");
+  CpuOutcome off = runPlanConvAct("relu6");
   EXPECT_NE(off.impl, "gopt-1x1-f32");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_1X1_F32_CLAMP");
@@ -438,7 +403,7 @@ TEST(Conv1x1F32, TakesClampAndHardSwishLayers) {
 // A 1x1 conv2d 160 -> 1000 on 13x13, `act` (relu: SqueezeNet's classifier
 // with fewer input channels; silu: as EfficientNet-B0's head), global
 // average pool and flatten, on "cpu" and "reference".
-Outcome runPlanConvPool(const std::string &act = "relu") {
+CpuOutcome runPlanConvPool(const std::string &act = "relu") {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {1, 160, 13, 13});
   Tensor filter = randomF32({1000, 160, 1, 1}, 51);
@@ -460,49 +425,34 @@ Outcome runPlanConvPool(const std::string &act = "relu") {
           {{"data_format", stringAttr("NCHW")}});
   int y = b.addOutput("y", F32, {1, 1000});
   b.addOp("flatten", "flatten", {p}, {y}, {{"axis", intAttr(1)}});
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
   std::vector<Tensor> inputs = {randomF32({1, 160, 13, 13}, 53)};
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("conv2d", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return cpuAgainstReference(b, inputs, "conv2d");
 }
 
 TEST(Conv1x1F32, TakesTheGlobalPool) {
-  Outcome on = runPlanConvPool();
+  CpuOutcome on = runPlanConvPool();
   EXPECT_EQ(on.impl, "gopt-1x1-pool-f32");
   EXPECT_EQ(on.kind, "conv2d+relu+global_avg_pool");
   EXPECT_LT(on.maxDiff, 1e-4f);
   setenv("GOPT_CONV_1X1_POOL_F32", "0", 1);
-  Outcome off = runPlanConvPool();
+  CpuOutcome off = runPlanConvPool();
   EXPECT_NE(off.impl, "gopt-1x1-pool-f32");
   EXPECT_EQ(off.kind, "conv2d+relu");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_1X1_POOL_F32");
-  Outcome silu = runPlanConvPool("silu");
+  CpuOutcome silu = runPlanConvPool("silu");
   EXPECT_EQ(silu.impl, "gopt-1x1-pool-f32");
   EXPECT_EQ(silu.kind, "conv2d+sigmoid+mul+global_avg_pool");
   EXPECT_LT(silu.maxDiff, 1e-4f);
 }
 
 TEST(Conv1x1F32, TakesSiluLayers) {
-  Outcome on = runPlanConvAct("silu");
+  CpuOutcome on = runPlanConvAct("silu");
   EXPECT_EQ(on.impl, "gopt-1x1-f32");
   EXPECT_EQ(on.kind, "conv2d+sigmoid+mul");
   EXPECT_LT(on.maxDiff, 1e-4f);
   setenv("GOPT_CONV_1X1_F32_SILU", "0", 1);
-  Outcome off = runPlanConvAct("silu");
+  CpuOutcome off = runPlanConvAct("silu");
   EXPECT_NE(off.impl, "gopt-1x1-f32");
   EXPECT_EQ(off.kind, "conv2d+sigmoid+mul");
   EXPECT_LT(off.maxDiff, 1e-4f);
@@ -510,17 +460,17 @@ TEST(Conv1x1F32, TakesSiluLayers) {
 }
 
 TEST(Conv1x1F32, WhereItIsTaken) {
-  Outcome small = runPlanConv(512, 256, 7);
+  CpuOutcome small = runPlanConv(512, 256, 7);
   EXPECT_EQ(small.impl, "gopt-1x1-f32");
   EXPECT_EQ(small.kind, "conv2d+add+relu");
   EXPECT_LT(small.maxDiff, 1e-4f);
   EXPECT_NE(runPlanConv(256, 64, 28).impl, "gopt-1x1-f32");
   setenv("GOPT_CONV_1X1_F32", "all", 1);
-  Outcome all = runPlanConv(256, 64, 28);
+  CpuOutcome all = runPlanConv(256, 64, 28);
   EXPECT_EQ(all.impl, "gopt-1x1-f32");
   EXPECT_LT(all.maxDiff, 1e-4f);
   setenv("GOPT_CONV_1X1_F32", "0", 1);
-  Outcome off = runPlanConv(512, 256, 7);
+  CpuOutcome off = runPlanConv(512, 256, 7);
   EXPECT_NE(off.impl, "gopt-1x1-f32");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_1X1_F32");

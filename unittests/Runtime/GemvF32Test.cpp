@@ -116,13 +116,8 @@ TEST(GemvF32, HugePageBuffer) {
 
 const DType F32 = DType::kF32;
 
-struct Outcome {
-  std::string impl, kind;
-  float maxDiff = 0;
-};
-
 // matmul [rows, k] x [n, k]^T + bias, then relu, on "cpu" and "reference".
-Outcome runPlanDense(int64_t rows, int64_t k, int64_t n) {
+CpuOutcome runPlanDense(int64_t rows, int64_t k, int64_t n) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {rows, k});
   int w = b.addConstant("w", randomF32({n, k}, 41));
@@ -134,35 +129,20 @@ Outcome runPlanDense(int64_t rows, int64_t k, int64_t n) {
   b.addOp("add", "add", {m, bias}, {a});
   int y = b.addOutput("y", F32, yshape);
   b.addOp("relu", "relu", {a}, {y});
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
   std::vector<Tensor> inputs = {randomF32({rows, k}, 43)};
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (p.kind.rfind("matmul", 0) == 0) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
+  return cpuAgainstReference(b, inputs, "matmul");
 }
 
 TEST(GemvF32, WhereItIsTaken) {
-  Outcome one = runPlanDense(1, 300, 200);
+  CpuOutcome one = runPlanDense(1, 300, 200);
   EXPECT_EQ(one.impl, "gopt-gemv-f32");
   EXPECT_EQ(one.kind, "matmul+add+relu");
   EXPECT_LT(one.maxDiff, 1e-4f);
-  Outcome four = runPlanDense(4, 300, 200);
+  CpuOutcome four = runPlanDense(4, 300, 200);
   EXPECT_NE(four.impl, "gopt-gemv-f32");
   EXPECT_LT(four.maxDiff, 1e-4f);
   setenv("GOPT_GEMV_F32", "0", 1);
-  Outcome off = runPlanDense(1, 300, 200);
+  CpuOutcome off = runPlanDense(1, 300, 200);
   EXPECT_NE(off.impl, "gopt-gemv-f32");
   EXPECT_EQ(off.kind, "matmul+add+relu");
   EXPECT_LT(off.maxDiff, 1e-4f);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -254,6 +255,44 @@ inline float maxAbsDiff(const Tensor &a, const Tensor &b) {
   for (int64_t i = 0; i < a.numElements(); ++i)
     m = std::max(m, std::abs(a.data<float>()[i] - b.data<float>()[i]));
   return m;
+}
+
+// What the CPU backend made of a plan of one output, against the
+// reference backend: their largest difference and the implementation and
+// kind of the last "cpu" profile row that `picks`.
+struct CpuOutcome {
+  std::string impl, kind;
+  float maxDiff = 0;
+};
+
+inline CpuOutcome
+cpuAgainstReference(PlanBuilder &b, const std::vector<Tensor> &inputs,
+                    const std::function<bool(const OpProfile &)> &picks) {
+  auto plan = b.build();
+  EXPECT_TRUE(plan.ok()) << plan.status().toString();
+  CpuOutcome o;
+  if (!plan.ok())
+    return o;
+  RunResult ref = runPlan(*plan, "reference", inputs);
+  RunResult cpu = runPlan(*plan, "cpu", inputs);
+  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
+    return o;
+  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
+  for (const OpProfile &p : cpu.profiles)
+    if (picks(p)) {
+      o.impl = p.implementation;
+      o.kind = p.kind;
+    }
+  return o;
+}
+
+// The same, picking the last row whose kind starts with `kindPrefix`.
+inline CpuOutcome cpuAgainstReference(PlanBuilder &b,
+                                      const std::vector<Tensor> &inputs,
+                                      const std::string &kindPrefix) {
+  return cpuAgainstReference(b, inputs, [&](const OpProfile &p) {
+    return p.kind.rfind(kindPrefix, 0) == 0;
+  });
 }
 
 } // namespace gopt::runtime::testing

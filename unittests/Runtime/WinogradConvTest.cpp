@@ -36,42 +36,11 @@ AttrMap convAttrs(const char *filterFormat, const char *activation) {
           {"activation", stringAttr(activation)}};
 }
 
-// What a test graph did on "cpu": a step's implementation and kind, and
-// the output's largest difference from "reference".
-struct Outcome {
-  std::string impl, kind;
-  float maxDiff = 0;
-};
-
-// Builds `b`'s plan and runs it on "reference" and "cpu" with `inputs`:
-// the one output's largest difference, and the implementation and kind of
-// the last op on "cpu" that `picks`.
-template <typename Pick>
-Outcome outcomeOf(PlanBuilder &b, const std::vector<Tensor> &inputs,
-                  Pick picks) {
-  auto plan = b.build();
-  EXPECT_TRUE(plan.ok()) << plan.status().toString();
-  Outcome o;
-  if (!plan.ok())
-    return o;
-  RunResult ref = runPlan(*plan, "reference", inputs);
-  RunResult cpu = runPlan(*plan, "cpu", inputs);
-  if (ref.outputs.size() != 1 || cpu.outputs.size() != 1)
-    return o;
-  o.maxDiff = maxAbsDiff(ref.outputs[0], cpu.outputs[0]);
-  for (const OpProfile &p : cpu.profiles)
-    if (picks(p)) {
-      o.impl = p.implementation;
-      o.kind = p.kind;
-    }
-  return o;
-}
-
 // conv2d [+ add of a residual input + relu] at batch `n`: the conv step's
 // outcome.
-Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
-                const char *filterFormat, bool bias, bool residual,
-                const char *activation = "none", int64_t n = 1) {
+CpuOutcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
+                   const char *filterFormat, bool bias, bool residual,
+                   const char *activation = "none", int64_t n = 1) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {n, cin, h, w});
   bool oihw = std::string(filterFormat) == "OIHW";
@@ -98,9 +67,7 @@ Outcome runConv(int64_t cin, int64_t cout, int64_t h, int64_t w,
     int y = b.addOutput("y", F32, yshape);
     b.addOp("relu", "relu", {s}, {y});
   }
-  return outcomeOf(b, inputs, [](const OpProfile &p) {
-    return p.kind.rfind("conv2d", 0) == 0;
-  });
+  return cpuAgainstReference(b, inputs, "conv2d");
 }
 
 TEST(WinogradWide, MatchesReferenceOnOddShapes) {
@@ -108,18 +75,18 @@ TEST(WinogradWide, MatchesReferenceOnOddShapes) {
   // 144 input channels: a 128-channel pass and a 16-channel one; 192 output
   // channels: 3 blocks over 2 threads.
   for (const char *format : {"OIHW", "HWIO"}) {
-    Outcome o = runConv(144, 192, 13, 13, format, /*bias=*/true,
-                        /*residual=*/false, "relu");
+    CpuOutcome o = runConv(144, 192, 13, 13, format, /*bias=*/true,
+                           /*residual=*/false, "relu");
     EXPECT_EQ(o.impl, "winograd-wide") << format;
     EXPECT_LT(o.maxDiff, 1e-4f) << format;
   }
-  Outcome noBias = runConv(256, 256, 14, 14, "OIHW", false, false);
+  CpuOutcome noBias = runConv(256, 256, 14, 14, "OIHW", false, false);
   EXPECT_EQ(noBias.impl, "winograd-wide");
   EXPECT_LT(noBias.maxDiff, 1e-4f);
 }
 
 TEST(WinogradWide, FusesResidualAddAndRelu) {
-  Outcome o = runConv(256, 256, 14, 14, "OIHW", true, /*residual=*/true);
+  CpuOutcome o = runConv(256, 256, 14, 14, "OIHW", true, /*residual=*/true);
   EXPECT_EQ(o.impl, "winograd-wide");
   EXPECT_EQ(o.kind, "conv2d+add+relu");
   EXPECT_LT(o.maxDiff, 1e-4f);
@@ -139,16 +106,16 @@ TEST(WinogradWide, WhereItIsTaken) {
   setenv("GOPT_STREAM_GBPS", "10", 1);
   EXPECT_EQ(runConv(512, 512, 7, 7, "OIHW", true, false).impl, "onednn");
   setenv("GOPT_STREAM_GBPS", "200", 1);
-  Outcome fast = runConv(512, 512, 7, 7, "OIHW", true, false);
+  CpuOutcome fast = runConv(512, 512, 7, 7, "OIHW", true, false);
   EXPECT_EQ(fast.impl, "winograd-wide");
   EXPECT_LT(fast.maxDiff, 1e-4f);
   setenv("GOPT_STREAM_GBPS", "10", 1);
   setenv("GOPT_CONV_WINOGRAD_WIDE", "all", 1);
-  Outcome all = runConv(512, 512, 7, 7, "OIHW", true, true);
+  CpuOutcome all = runConv(512, 512, 7, 7, "OIHW", true, true);
   EXPECT_EQ(all.impl, "winograd-wide");
   EXPECT_LT(all.maxDiff, 1e-4f);
   setenv("GOPT_CONV_WINOGRAD_WIDE", "0", 1);
-  Outcome off = runConv(256, 256, 14, 14, "OIHW", true, false);
+  CpuOutcome off = runConv(256, 256, 14, 14, "OIHW", true, false);
   EXPECT_EQ(off.impl, "onednn");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_WINOGRAD_WIDE");
@@ -202,9 +169,9 @@ TEST(MemoryBandwidth, MeasuredOrSet) {
 // [+ add of a residual + relu] with strides 2, pads 1 at batch `n`.
 // With `afterConv` the source comes from a stride-1 3x3 convolution, which
 // oneDNN's Winograd kernel runs past batch 1 and leaves in nChw16c.
-Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
-                   const char *filterFormat, bool bias, bool residual,
-                   const char *activation = "none", bool afterConv = false) {
+CpuOutcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
+                      const char *filterFormat, bool bias, bool residual,
+                      const char *activation = "none", bool afterConv = false) {
   PlanBuilder b("g");
   int x = b.addInput("x", F32, {n, cin, h, h});
   if (afterConv) {
@@ -242,7 +209,7 @@ Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
     int y = b.addOutput("y", F32, yshape);
     b.addOp("relu", "relu", {s}, {y});
   }
-  return outcomeOf(b, inputs, [](const OpProfile &p) {
+  return cpuAgainstReference(b, inputs, [](const OpProfile &p) {
     return p.kind.rfind("conv2d", 0) == 0 && p.name != "lead";
   });
 }
@@ -252,22 +219,22 @@ Outcome runStride2(int64_t n, int64_t cin, int64_t cout, int64_t h,
 // without bias, and with an odd result (27x27: the last tiles half outside).
 TEST(WinogradStride2, MatchesReference) {
   for (const char *format : {"OIHW", "HWIO"}) {
-    Outcome o = runStride2(1, 256, 256, 28, format, /*bias=*/true,
-                           /*residual=*/false, "relu");
+    CpuOutcome o = runStride2(1, 256, 256, 28, format, /*bias=*/true,
+                              /*residual=*/false, "relu");
     EXPECT_EQ(o.impl, "winograd-stride2") << format;
     EXPECT_LT(o.maxDiff, 1e-4f) << format;
   }
-  Outcome batch = runStride2(2, 256, 320, 28, "OIHW", false, false);
+  CpuOutcome batch = runStride2(2, 256, 320, 28, "OIHW", false, false);
   EXPECT_EQ(batch.impl, "winograd-stride2");
   EXPECT_LT(batch.maxDiff, 1e-4f);
-  Outcome odd = runStride2(1, 256, 256, 54, "OIHW", true, false, "relu");
+  CpuOutcome odd = runStride2(1, 256, 256, 54, "OIHW", true, false, "relu");
   EXPECT_EQ(odd.impl, "winograd-stride2");
   EXPECT_LT(odd.maxDiff, 1e-4f);
   // nChw16c source and result (after oneDNN's Winograd), as in ResNet-50
   // at batch 8: taken with GOPT_CONV_WINOGRAD_STRIDE2=all only.
   setenv("GOPT_CONV_WINOGRAD_STRIDE2", "all", 1);
-  Outcome blocked = runStride2(4, 256, 256, 12, "OIHW", true, false, "relu",
-                               /*afterConv=*/true);
+  CpuOutcome blocked = runStride2(4, 256, 256, 12, "OIHW", true, false, "relu",
+                                  /*afterConv=*/true);
   unsetenv("GOPT_CONV_WINOGRAD_STRIDE2");
   EXPECT_EQ(blocked.impl, "winograd-stride2");
   EXPECT_LT(blocked.maxDiff, 1e-4f);
@@ -277,7 +244,7 @@ TEST(WinogradStride2, MatchesReference) {
 
 TEST(WinogradStride2, FusesResidualAddAndRelu) {
   for (int64_t n : {1, 2}) {
-    Outcome o = runStride2(n, 256, 256, 28, "OIHW", true, /*residual=*/true);
+    CpuOutcome o = runStride2(n, 256, 256, 28, "OIHW", true, /*residual=*/true);
     EXPECT_EQ(o.impl, "winograd-stride2") << n;
     EXPECT_EQ(o.kind, "conv2d+add+relu") << n;
     EXPECT_LT(o.maxDiff, 1e-4f) << n;
@@ -291,7 +258,7 @@ TEST(WinogradStride2, FusesResidualAddAndRelu) {
 TEST(WinogradStride2, WhereItIsTaken) {
   setenv("GOPT_CONV_BATCH1", "0", 1);
   setenv("GOPT_CONV_WINOGRAD_STRIDE2", "0", 1);
-  Outcome off = runStride2(1, 256, 256, 28, "OIHW", true, false);
+  CpuOutcome off = runStride2(1, 256, 256, 28, "OIHW", true, false);
   EXPECT_EQ(off.impl, "onednn");
   EXPECT_LT(off.maxDiff, 1e-4f);
   unsetenv("GOPT_CONV_WINOGRAD_STRIDE2");
@@ -424,7 +391,7 @@ TEST(WinogradTiled, OutputTile) {
 // writes its slice of the concat on the tiled Winograd kernel, all images
 // in one call, and computes what the reference does;
 // GOPT_CONV_WINOGRAD_TILED=0 keeps oneDNN's kernels, one image at a time.
-Outcome runFireModule(int64_t n, int64_t h, const char *filterFormat) {
+CpuOutcome runFireModule(int64_t n, int64_t h, const char *filterFormat) {
   PlanBuilder b("g");
   const int64_t cin = 32, squeeze = 16, e1 = 64, e3 = 64;
   int x = b.addInput("x", F32, {n, cin, h, h});
@@ -451,9 +418,9 @@ Outcome runFireModule(int64_t n, int64_t h, const char *filterFormat) {
   int c = conv("expand3x3", sq, squeeze, e3, 3, 55);
   int cat = b.addOutput("cat", F32, {n, e1 + e3, h, h});
   b.addOp("concat", "concat", {a, c}, {cat}, {{"axis", intAttr(1)}});
-  return outcomeOf(b, {randomF32({n, cin, h, h}, 57)}, [](const OpProfile &p) {
-    return p.name.rfind("expand3x3", 0) == 0;
-  });
+  return cpuAgainstReference(
+      b, {randomF32({n, cin, h, h}, 57)},
+      [](const OpProfile &p) { return p.name.rfind("expand3x3", 0) == 0; });
 }
 
 TEST(WinogradTiled, FireModuleWritesIntoItsConcat) {
@@ -461,13 +428,13 @@ TEST(WinogradTiled, FireModuleWritesIntoItsConcat) {
     GTEST_SKIP() << "no AVX-512";
   for (int64_t n : {1, 3})
     for (const char *format : {"OIHW", "HWIO"}) {
-      Outcome o = runFireModule(n, 13, format);
+      CpuOutcome o = runFireModule(n, 13, format);
       EXPECT_EQ(o.impl, "winograd-tiled-into-concat") << n << format;
       EXPECT_EQ(o.kind, "conv2d+concat") << n << format;
       EXPECT_LT(o.maxDiff, 1e-4f) << n << format;
     }
   setenv("GOPT_CONV_WINOGRAD_TILED", "0", 1);
-  Outcome off = runFireModule(3, 13, "OIHW");
+  CpuOutcome off = runFireModule(3, 13, "OIHW");
   unsetenv("GOPT_CONV_WINOGRAD_TILED");
   EXPECT_NE(off.impl, "winograd-tiled-into-concat");
   EXPECT_NE(off.impl.find("into-concat"), std::string::npos) << off.impl;
@@ -482,18 +449,18 @@ TEST(WinogradTiled, RunsOneImagesWinogradLayers) {
   if (!avx512fSupported())
     GTEST_SKIP() << "no AVX-512";
   for (int64_t channels : {64, 128}) {
-    Outcome o =
+    CpuOutcome o =
         runConv(channels, channels, 28, 28, "OIHW", true, false, "relu");
     EXPECT_EQ(o.impl, "winograd-tiled") << channels;
     EXPECT_LT(o.maxDiff, 1e-4f) << channels;
-    Outcome sum = runConv(channels, channels, 28, 28, "HWIO", true,
-                          /*residual=*/true);
+    CpuOutcome sum = runConv(channels, channels, 28, 28, "HWIO", true,
+                             /*residual=*/true);
     EXPECT_EQ(sum.impl, "winograd-tiled") << channels;
     EXPECT_EQ(sum.kind, "conv2d+add+relu") << channels;
     EXPECT_LT(sum.maxDiff, 1e-4f) << channels;
   }
   setenv("GOPT_CONV_WINOGRAD_TILED", "0", 1);
-  Outcome off = runConv(128, 128, 28, 28, "OIHW", true, false);
+  CpuOutcome off = runConv(128, 128, 28, 28, "OIHW", true, false);
   unsetenv("GOPT_CONV_WINOGRAD_TILED");
   EXPECT_EQ(off.impl, "onednn-winograd");
   EXPECT_LT(off.maxDiff, 1e-4f);
@@ -506,10 +473,10 @@ TEST(WinogradTiled, RunsOneImagesWinogradLayers) {
 TEST(WinogradTiled, LeavesFiltersOf16MiBToOneDnn) {
   if (!avx512fSupported())
     GTEST_SKIP() << "no AVX-512";
-  Outcome wide = runConv(512, 512, 7, 7, "OIHW", true, false, "relu", 4);
+  CpuOutcome wide = runConv(512, 512, 7, 7, "OIHW", true, false, "relu", 4);
   EXPECT_EQ(wide.impl, "onednn-winograd");
   EXPECT_LT(wide.maxDiff, 1e-4f);
-  Outcome taken = runConv(256, 256, 7, 7, "OIHW", true, false, "relu", 4);
+  CpuOutcome taken = runConv(256, 256, 7, 7, "OIHW", true, false, "relu", 4);
   EXPECT_EQ(taken.impl, "winograd-tiled");
   EXPECT_LT(taken.maxDiff, 1e-4f);
 }
