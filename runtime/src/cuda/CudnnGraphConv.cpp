@@ -4,6 +4,7 @@
 #include "AlgoCache.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace gopt::runtime::cuda {
@@ -248,6 +249,21 @@ heuristicConfigs(const BackendDescriptor &graph, cudnnBackendHeurMode_t mode) {
   return configs;
 }
 
+// An engine's notes of one kind (numerical or behavior), or none when
+// cuDNN does not give them.
+template <typename Note>
+std::optional<std::vector<Note>>
+engineNotes(const BackendDescriptor &engine, cudnnBackendAttributeName_t name,
+            cudnnBackendAttributeType_t type, int64_t capacity) {
+  std::vector<Note> notes(static_cast<size_t>(capacity));
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(engine.d, name, type, capacity, &got,
+                               notes.data()) != CUDNN_STATUS_SUCCESS)
+    return std::nullopt;
+  notes.resize(static_cast<size_t>(std::clamp<int64_t>(got, 0, capacity)));
+  return notes;
+}
+
 // Whether the configuration's engine computes what the op asks: no inputs
 // rounded to a narrower type (TF32 only where allowed), no narrower sums,
 // no FFT (its rounding grows with the image), deterministic, and no
@@ -262,29 +278,25 @@ StatusOr<bool> engineAllowed(const BackendDescriptor &config, bool f32,
                                &engine.d) != CUDNN_STATUS_SUCCESS ||
       got != 1)
     return false;
-  cudnnBackendNumericalNote_t numerical[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  if (cudnnBackendGetAttribute(engine.d, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-                               CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &got,
-                               numerical) != CUDNN_STATUS_SUCCESS)
+  std::optional<std::vector<cudnnBackendNumericalNote_t>> numerical =
+      engineNotes<cudnnBackendNumericalNote_t>(
+          engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+          CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  std::optional<std::vector<cudnnBackendBehaviorNote_t>> behavior =
+      engineNotes<cudnnBackendBehaviorNote_t>(
+          engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+          CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
+  if (!numerical || !behavior)
     return false;
-  for (int64_t i = 0; i < got; ++i) {
-    cudnnBackendNumericalNote_t note = numerical[i];
+  for (cudnnBackendNumericalNote_t note : *numerical)
     if (note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
         note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION ||
         note == CUDNN_NUMERICAL_NOTE_FFT ||
         note == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC ||
         (f32 && !allowTf32 && note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
       return false;
-  }
-  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-  if (cudnnBackendGetAttribute(engine.d, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
-                               CUDNN_TYPE_BEHAVIOR_NOTE,
-                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got,
-                               behavior) != CUDNN_STATUS_SUCCESS)
-    return false;
-  for (int64_t i = 0; i < got; ++i)
-    if (behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
+  for (cudnnBackendBehaviorNote_t note : *behavior)
+    if (note == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)
       return false;
   return true;
 }
