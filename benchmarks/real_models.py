@@ -4,6 +4,7 @@
   benchmarks/real_models.py [--build-dir build] [--threads 2] [--repeats 3]
                             [--models ppocr-det,ppocr-rec,ppocr-cls,transformer,lstm]
                             [--batches 1,8] [--waits default,passive]
+                            [--baseline OLD/bin/gopt-run]
                             [--out benchmarks/results/real-models-DATE.json]
 
 The models are the ones a user meets: PP-OCRv4's text detector and
@@ -21,7 +22,9 @@ anything else is set as OMP_WAIT_POLICY) and ONNX Runtime (onnxruntime-node,
 graph optimization 'all', through scripts/ort_run.js) are timed
 interleaved, on the same .npy input, with the same thread count; the median
 latency of each repeat is kept and the table gives the median throughput
-and the ratio gopt / ONNX Runtime (> 1: gopt is faster). Progress goes to stderr; the table to stdout. A benchmark, not a
+and the ratio gopt / ONNX Runtime (> 1: gopt is faster). --baseline times
+an older gopt-run binary (e.g. main's build) in the same interleaved rounds,
+as one more column, for a before/after beside ONNX Runtime. Progress goes to stderr; the table to stdout. A benchmark, not a
 test: scripts/test.sh never runs it. Run with Debian's /usr/bin/python3.
 """
 import argparse
@@ -60,6 +63,8 @@ MODELS = {
 
 
 TORCHVISION = os.path.join(ROOT, ".models", "torchvision")
+# The --baseline binary's entry among the wait settings.
+BASELINE = "baseline"
 # One model per family a user is likely to deploy: a ResNet, the mobile
 # networks, an EfficientNet, a ConvNeXt and a vision transformer.
 TORCHVISION_SET = ["resnet50", "mobilenet_v3_large", "efficientnet_b0",
@@ -105,9 +110,12 @@ def time_gopt(args, model, feed, batch, warmup, iterations, tmp, wait):
     report = os.path.join(tmp, "gopt.json")
     env = dict(os.environ)
     env.pop("OMP_WAIT_POLICY", None)
-    if wait != "default":
+    binary = os.path.join(args.build_dir, "bin", "gopt-run")
+    if wait == BASELINE:
+        binary = args.baseline
+    elif wait != "default":
         env["OMP_WAIT_POLICY"] = wait
-    run_json([os.path.join(args.build_dir, "bin", "gopt-run"), model,
+    run_json([binary, model,
               "--optimize", "--input", feed, "--batch", str(batch),
               "--threads", str(args.threads), "--warmup", str(warmup),
               "--iterations", str(iterations), "--json", report], env=env)
@@ -131,8 +139,12 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--waits", default="default",
                    help="gopt's OpenMP wait settings, e.g. default,passive")
+    p.add_argument("--baseline", help="an older gopt-run binary timed in the "
+                   "same rounds with gopt-run's default wait")
     p.add_argument("--out", default=None)
     args = p.parse_args()
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        p.error("--baseline %s: not an executable file" % args.baseline)
     names = []
     for m in args.models.split(","):
         if m == "torchvision":
@@ -144,6 +156,8 @@ def main():
                 model_spec(m)[0]):
             export_torchvision(m)
     waits = [w for w in args.waits.split(",") if w]
+    if args.baseline:
+        waits.insert(0, BASELINE)
     if any(MODELS.get(m, ("",))[0].startswith(SEQUENCE) and
            not os.path.isfile(MODELS[m][0]) for m in names):
         subprocess.run([sys.executable, os.path.join(HERE,
@@ -180,7 +194,8 @@ def main():
                 rows.append((name, batch,
                              [batch * 1000 / statistics.median(gopt_ms[w])
                               for w in waits], batch * 1000 / o))
-    label = lambda w: "gopt" if w == "default" else "gopt, %s wait" % w
+    label = lambda w: ("gopt" if w == "default" else "gopt (baseline)"
+                       if w == BASELINE else "gopt, %s wait" % w)
     print("| model | batch | " +
           " | ".join("%s (samples/s)" % label(w) for w in waits) +
           " | ONNX Runtime (samples/s) | " +
@@ -201,7 +216,7 @@ def main():
             json.dump({"date": datetime.datetime.now().isoformat(),
                        "machine": platform.machine(), "cpu": cpu,
                        "threads": args.threads, "load": os.getloadavg(),
-                       "waits": waits,
+                       "waits": waits, "baseline": args.baseline,
                        "samples": samples}, f, indent=1)
     return 0
 
