@@ -6,7 +6,8 @@
 // channel pass plus a shorter one, output blocks of 16, 48 and 64 channels,
 // stride 2, bias, an in-place residual sum, relu, a clamp (relu6),
 // HardSwish and SiLU, both filter layouts,
-// several images with either work order, one thread or two, a result
+// several images with either work order, one thread or two, items split
+// evenly over two threads by shorter runs of pixels, a result
 // written into a channel slice of a wider tensor. Then in a plan:
 // taken for a 7x7 result (with the residual add and relu fused), not for a
 // 28x28 one, and GOPT_CONV_1X1_F32=0 / all; which shapes it is taken for.
@@ -54,8 +55,9 @@ void fillOperands(std::mt19937 &rng, float filterScale,
     v = u(rng);
 }
 
-// Largest |kernel - double loop| over the result.
-double maxError(const Conv1x1F32Shape &s, int threads) {
+// Largest |kernel - double loop| over the result, run on `threads` threads
+// (and created for `createThreads`, where not 0: the split it plans).
+double maxError(const Conv1x1F32Shape &s, int threads, int createThreads = 0) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
   const int64_t oh = s.outH(), ow = s.outW();
@@ -65,12 +67,15 @@ double maxError(const Conv1x1F32Shape &s, int threads) {
   for (float &v : dst) // the residual, with `sum`
     v = u(rng);
   const std::vector<float> residual = dst;
+  const int saved = omp_get_max_threads();
+  if (createThreads)
+    omp_set_num_threads(createThreads);
   std::unique_ptr<Conv1x1F32> k =
       Conv1x1F32::create(s, filter.data(), s.bias ? bias.data() : nullptr);
+  omp_set_num_threads(saved);
   EXPECT_TRUE(k);
   if (!k)
     return 1e9;
-  const int saved = omp_get_max_threads();
   omp_set_num_threads(threads);
   k->run(src.data(), dst.data());
   omp_set_num_threads(saved);
@@ -136,6 +141,32 @@ TEST(Conv1x1F32, MatchesDoubleLoop) {
       s.bias = s.sum = s.relu = true;
       EXPECT_LT(maxError(s, 2), 1e-4) << blocked << " " << h;
     }
+  }
+}
+
+// Few output blocks on two threads: MobileNetV3's 7x7 projection to 160
+// channels is three blocks (64, 64, 32) of one run; planned for two threads
+// it runs a quarter of the pixels per item (13, 12, 12, 12), the threads
+// taking uneven counts of items. Planned for two threads and run on one,
+// the items are split by count. One block per thread already splits
+// evenly: a whole run.
+TEST(Conv1x1F32, SplitsFewBlocksEvenly) {
+  const int saved = omp_get_max_threads();
+  for (bool blocked : {true, false}) {
+    Conv1x1F32Shape s = shape(1, 960, 160, 7, 7, 1, blocked);
+    s.bias = s.sum = true;
+    EXPECT_LT(maxError(s, 2, 2), 1e-4) << blocked;
+    EXPECT_LT(maxError(s, 1, 2), 1e-4) << blocked;
+    std::vector<float> filter(s.cin * s.cout, 0.01f);
+    omp_set_num_threads(2);
+    EXPECT_EQ(
+        Conv1x1F32::create(s, filter.data(), filter.data())->pixelsPerRun(),
+        13);
+    s.cout = 128;
+    EXPECT_EQ(
+        Conv1x1F32::create(s, filter.data(), filter.data())->pixelsPerRun(),
+        96);
+    omp_set_num_threads(saved);
   }
 }
 

@@ -216,19 +216,99 @@ std::unique_ptr<Conv1x1F32> Conv1x1F32::create(const Conv1x1F32Shape &s,
   k->bias_.assign(static_cast<size_t>(padded), 0.0f);
   if (s.bias)
     std::copy(bias, bias + s.cout, k->bias_.begin());
+  k->run_ = kRun;
+  if (!s.pool && omp_get_max_threads() > 1)
+    k->planSplit(omp_get_max_threads());
   return k;
+}
+
+int64_t Conv1x1F32::outBlocks() const {
+  return (coutPadded_ + kBlock - 1) / kBlock;
+}
+
+int64_t Conv1x1F32::runs() const {
+  return (s_.outH() * s_.outW() + run_ - 1) / run_;
+}
+
+Conv1x1F32::Item Conv1x1F32::itemAt(int64_t item) const {
+  // With `pool` an item takes all runs of its (image, block): the block's
+  // sums over the pixels are the item's alone.
+  const int64_t itemRuns = s_.pool ? 1 : runs(), blocks = outBlocks();
+  // Where an image's pixels read are fewer than a block's channels (7x7
+  // against 64), each block's filter serves every image before the next
+  // block's is read, rather than every block being read again for each
+  // image (batch 8's 7x7 layers read 4-8 MiB of filter each).
+  if (s_.outH() * s_.outW() <= kBlock)
+    return {(item / itemRuns) % s_.n, item / (itemRuns * s_.n),
+            item % itemRuns};
+  return {item / (itemRuns * blocks), (item / itemRuns) % blocks,
+          item % itemRuns};
+}
+
+// A layer of few items splits them unevenly by count: MobileNetV3's and
+// EfficientNet's 7x7 projections to 160 or 192 channels are three blocks
+// (64, 64 and 32 or 64 channels) of one run, two items for one thread and
+// one for the other. Runs of a half to a quarter of the pixels give more,
+// smaller items, and each thread takes the items that bring its share of
+// the work (16-channel blocks times pixels, plus two pixels' worth for the
+// item's filter pass) closest to an even part; kept where the busiest
+// thread's share falls by at least 5%.
+void Conv1x1F32::planSplit(int threads) {
+  const int64_t pixels = s_.outH() * s_.outW();
+  const int64_t fullRuns = (pixels + kRun - 1) / kRun;
+  auto plan = [&](int64_t run, std::vector<int64_t> &splits) {
+    run_ = run;
+    const int64_t items = s_.n * outBlocks() * runs();
+    std::vector<double> cost(items);
+    double total = 0;
+    for (int64_t i = 0; i < items; ++i) {
+      const Item it = itemAt(i);
+      const int64_t nb = std::min(kBlock, coutPadded_ - it.block * kBlock) / 16;
+      const int64_t m = std::min(pixels, (it.run + 1) * run) - it.run * run;
+      total += cost[i] = static_cast<double>(nb * (m + 2));
+    }
+    // Thread t takes the items whose cost's midpoint lies in its part.
+    splits.assign(threads + 1, items);
+    splits[0] = 0;
+    double before = 0, busiest = 0, share = 0;
+    int t = 1;
+    for (int64_t i = 0; i < items; ++i) {
+      while (t < threads && before + cost[i] / 2 >= total * t / threads) {
+        splits[t++] = i;
+        busiest = std::max(busiest, share);
+        share = 0;
+      }
+      before += cost[i];
+      share += cost[i];
+    }
+    return std::max(busiest, share);
+  };
+  std::vector<int64_t> best, splits;
+  const double even = plan(kRun, best);
+  double bestCost = even;
+  int64_t bestRun = kRun;
+  for (int64_t parts = 2; parts <= 4; ++parts) {
+    const int64_t run = (pixels + fullRuns * parts - 1) / (fullRuns * parts);
+    if (run < kTile)
+      break;
+    const double c = plan(run, splits);
+    if (c < bestCost && c <= 0.95 * even) {
+      bestCost = c;
+      bestRun = run;
+      best = splits;
+    }
+  }
+  run_ = bestRun;
+  plannedThreads_ = threads;
+  splits_ = std::move(best);
 }
 
 GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   const Conv1x1F32Shape &s = s_;
   const int64_t oh = s.outH(), ow = s.outW(), pixels = oh * ow;
   const int64_t inBlocks = s.cin / 16;
-  const int64_t outBlocks = (coutPadded_ + kBlock - 1) / kBlock;
-  const int64_t runs = (pixels + kRun - 1) / kRun;
-  // With `pool` an item takes all runs of its (image, block): the block's
-  // sums over the pixels are the item's alone.
-  const int64_t itemRuns = s.pool ? 1 : runs;
-  const int64_t items = s.n * outBlocks * itemRuns;
+  const int64_t outBlocks = this->outBlocks(), runs = this->runs();
+  const int64_t items = s.n * outBlocks * (s.pool ? 1 : runs);
   // Strides in floats: per image, per 16-channel block, per pixel.
   const int64_t xImage = s.cin * s.h * s.w,
                 yImage = s.dstImageStride ? s.dstImageStride : s.cout * pixels;
@@ -236,11 +316,6 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   const int64_t yBlock = s.blocked ? pixels * 16 : 16;
   const int64_t xPixel = s.blocked ? 16 : s.cin;
   const int64_t yPixel = s.blocked ? 16 : s.cout;
-  // Where an image's pixels read are fewer than a block's channels (7x7
-  // against 64), each block's filter serves every image before the next
-  // block's is read, rather than every block being read again for each
-  // image (batch 8's 7x7 layers read 4-8 MiB of filter each).
-  const bool blockOuter = pixels <= kBlock;
   const int threads =
       omp_in_parallel()
           ? 1
@@ -248,7 +323,9 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t begin = items * id / nt, end = items * (id + 1) / nt;
+    const bool planned = nt == plannedThreads_;
+    const int64_t begin = planned ? splits_[id] : items * id / nt;
+    const int64_t end = planned ? splits_[id + 1] : items * (id + 1) / nt;
     // With `pool`: a run's partial sums between passes, [pixel][64], and the
     // block's sums over the pixels.
     alignas(64) float scratch[kRun * kBlock];
@@ -265,12 +342,9 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.hardswish = s.hardswish;
     a.silu = s.silu;
     for (int64_t item = begin; item < end; ++item) {
-      int64_t r = item % itemRuns, ob = (item / itemRuns) % outBlocks,
-              n = item / (itemRuns * outBlocks);
-      if (blockOuter) {
-        n = (item / itemRuns) % s.n;
-        ob = item / (itemRuns * s.n);
-      }
+      const Item at = itemAt(item);
+      const int64_t n = at.n, ob = at.block;
+      int64_t r = at.run;
       const int64_t oc0 = ob * kBlock;
       const int nb = static_cast<int>(std::min(kBlock, coutPadded_ - oc0) / 16);
       const float *wBlock = w_.data() + oc0 * s.cin;
@@ -280,7 +354,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
       if (s.pool)
         std::fill(sums, sums + kBlock, 0.0f);
       for (const int64_t rEnd = s.pool ? runs : r + 1; r < rEnd; ++r) {
-        const int64_t p0 = r * kRun, p1 = std::min(pixels, p0 + kRun);
+        const int64_t p0 = r * run_, p1 = std::min(pixels, p0 + run_);
         // Tiles of as even a size as 6 allows (49 pixels: 4 x 6 + 5 x 5, not
         // 8 x 6 + 1), and each pixel's offset in an image's source.
         const int64_t m = p1 - p0, tiles = (m + kTile - 1) / kTile;

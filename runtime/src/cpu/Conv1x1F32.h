@@ -59,6 +59,8 @@ public:
   // on entry. Runs on omp_get_max_threads() threads (one inside a
   // parallel region).
   void run(const float *src, float *dst) const;
+  // Pixels per work item (planSplit's choice for the threads at creation).
+  int64_t pixelsPerRun() const { return run_; }
 
 private:
   Conv1x1F32Shape s_;
@@ -66,6 +68,22 @@ private:
   int64_t coutPadded_ = 0;
   HugePageBuffer w_;        // per 64-channel block: [cin][64] (or fewer)
   std::vector<float> bias_; // coutPadded_ floats (zeros without a bias)
+
+  // One work item: an image, a 64-channel output block and a run of
+  // pixels, numbered as run() hands them out.
+  struct Item {
+    int64_t n, block, run;
+  };
+  int64_t outBlocks() const;
+  int64_t runs() const;
+  Item itemAt(int64_t item) const;
+  // Pixels per run and, for plannedThreads_ threads, each thread's first
+  // item (splits_[t] .. splits_[t + 1]): chosen at creation so that the
+  // threads' shares of the work are even (planSplit).
+  void planSplit(int threads);
+  int64_t run_ = 0;
+  int plannedThreads_ = 0;
+  std::vector<int64_t> splits_;
 };
 
 // Whether a 1x1 convolution whose result only a global average pool reads
