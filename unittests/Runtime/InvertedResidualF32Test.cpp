@@ -173,6 +173,18 @@ TEST(InvertedResidualF32, MatchesDoubleLoop) {
     check(c);
 }
 
+// Which blocks the schedule fuses by default, by the core's L2: 256 KiB and
+// up below 2 MiB of L2 (MobileNetV2's 28x28 and 14x14 blocks too), 1 MiB
+// and up from 2 MiB or where the size is unknown.
+TEST(InvertedResidualF32, MinBytesFollowL2) {
+  EXPECT_EQ(gopt::runtime::cpu::invertedResidualMinBytes(1l << 20), 256u << 10);
+  EXPECT_EQ(gopt::runtime::cpu::invertedResidualMinBytes(512l << 10),
+            256u << 10);
+  EXPECT_EQ(gopt::runtime::cpu::invertedResidualMinBytes(2l << 20), 1u << 20);
+  EXPECT_EQ(gopt::runtime::cpu::invertedResidualMinBytes(0), 1u << 20);
+  EXPECT_EQ(gopt::runtime::cpu::invertedResidualMinBytes(-1), 1u << 20);
+}
+
 TEST(InvertedResidualF32, RejectsBadShapes) {
   if (!invertedResidualF32Enabled())
     GTEST_SKIP() << "no AVX-512F";

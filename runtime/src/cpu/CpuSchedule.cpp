@@ -63,6 +63,7 @@
 #include "gopt/runtime/CpuInfo.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -893,15 +894,14 @@ int CpuScheduler::chainSuccessor(const Fusion &f) const {
   const bool batchOne = batchOneBandedChains();
   // At batch 1 an f32 inverted residual block (1x1 -> depthwise -> 1x1)
   // whose expanded tensor (the depthwise's source) is over
-  // GOPT_INVERTED_RESIDUAL_MIN_BYTES (1 MiB: MobileNetV2's 112x112 and
-  // 56x56 blocks) runs as one kernel, that tensor never written out
-  // (emitChain; GOPT_INVERTED_RESIDUAL_F32=0: the schedule before it).
-  // Smaller blocks stay in cache between oneDNN's kernels, which ran them
-  // 5-15% faster.
+  // GOPT_INVERTED_RESIDUAL_MIN_BYTES runs as one kernel, that tensor never
+  // written out (emitChain; GOPT_INVERTED_RESIDUAL_F32=0: the schedule
+  // before it). Smaller blocks stay in cache between oneDNN's kernels; how
+  // small depends on the L2 (invertedResidualMinBytes).
   static const size_t irMinBytes = [] {
-    const char *e = std::getenv("GOPT_INVERTED_RESIDUAL_MIN_BYTES");
-    return e ? static_cast<size_t>(std::strtoull(e, nullptr, 10))
-             : size_t(1) << 20;
+    if (const char *e = std::getenv("GOPT_INVERTED_RESIDUAL_MIN_BYTES"))
+      return static_cast<size_t>(std::strtoull(e, nullptr, 10));
+    return cpu::invertedResidualMinBytes(sysconf(_SC_LEVEL2_CACHE_SIZE));
   }();
   if (batch == 1 && !f.int8 && dtype(r) == DType::kF32 &&
       cpu::invertedResidualF32Enabled()) {

@@ -15,6 +15,7 @@
 
 #include "gopt/runtime/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -46,6 +47,11 @@ struct InvertedResidualStage {
 
 // False where the CPU lacks AVX-512F or GOPT_INVERTED_RESIDUAL_F32=0.
 bool invertedResidualF32Enabled();
+
+// The expanded tensor (bytes, one image) above which the CPU schedule runs a
+// batch-1 block as this kernel, for a core with `l2Bytes` of L2 (<= 0:
+// unknown): smaller blocks stay in cache between oneDNN's kernels.
+size_t invertedResidualMinBytes(long l2Bytes);
 
 class InvertedResidualF32 {
 public:
