@@ -93,8 +93,9 @@ inline RunResult runPlan(const Plan &plan, const std::string &backend,
     EXPECT_TRUE((*session)->setInput(ins[i].name, inputs[i]).ok());
   for (int r = 0; r < 2; ++r) {
     result.status = (*session)->run();
-    if (expectSuccess)
+    if (expectSuccess) {
       EXPECT_TRUE(result.status.ok()) << result.status.toString();
+    }
     if (!result.status.ok())
       return result;
   }
@@ -223,8 +224,9 @@ runOnBothBackends(const std::string &kind, const AttrMap &attrs,
     for (const OpProfile &row : run->profiles) {
       if (row.name == opRowName(kind))
         pair.cpuImplementation = row.implementation;
-      else if (!otherRows.empty())
+      else if (!otherRows.empty()) {
         EXPECT_TRUE(otherRows.count(row.kind)) << "unexpected row " << row.kind;
+      }
     }
   }
   return pair;
