@@ -306,7 +306,8 @@ __attribute__((target("avx512f"))) inline __m512 sigmoid16(__m512 x) {
 /// are independent of the new cell state, so their eight sigmoid and tanh
 /// evaluations for 32 units are in flight together rather than chained
 /// through the peephole terms (the general pass took about a fifth of a
-/// batch-32 step, bound by that latency). Same arithmetic, same results.
+/// batch-32 step, far more than its arithmetic). Same arithmetic, same
+/// results.
 __attribute__((target("avx512f"))) inline void
 lstmUnitsPlainAt(int64_t j, int64_t n, int64_t ld, const float *xp,
                  const float *bias, const float *rp, float *c, float *h,
