@@ -226,14 +226,14 @@ int64_t Conv1x1F32::outBlocks() const {
   return (coutPadded_ + kBlock - 1) / kBlock;
 }
 
-int64_t Conv1x1F32::runs() const {
-  return (s_.outH() * s_.outW() + run_ - 1) / run_;
+int64_t Conv1x1F32::runsOf(int64_t run) const {
+  return (s_.outH() * s_.outW() + run - 1) / run;
 }
 
-Conv1x1F32::Item Conv1x1F32::itemAt(int64_t item) const {
+Conv1x1F32::Item Conv1x1F32::itemAt(int64_t item, int64_t runs) const {
   // With `pool` an item takes all runs of its (image, block): the block's
   // sums over the pixels are the item's alone.
-  const int64_t itemRuns = s_.pool ? 1 : runs(), blocks = outBlocks();
+  const int64_t itemRuns = s_.pool ? 1 : runs, blocks = outBlocks();
   // Where an image's pixels read are fewer than a block's channels (7x7
   // against 64), each block's filter serves every image before the next
   // block's is read, rather than every block being read again for each
@@ -257,12 +257,11 @@ void Conv1x1F32::planSplit(int threads) {
   const int64_t pixels = s_.outH() * s_.outW();
   const int64_t fullRuns = (pixels + kRun - 1) / kRun;
   auto plan = [&](int64_t run, std::vector<int64_t> &splits) {
-    run_ = run;
-    const int64_t items = s_.n * outBlocks() * runs();
+    const int64_t runs = runsOf(run), items = s_.n * outBlocks() * runs;
     std::vector<double> cost(items);
     double total = 0;
     for (int64_t i = 0; i < items; ++i) {
-      const Item it = itemAt(i);
+      const Item it = itemAt(i, runs);
       const int64_t nb = std::min(kBlock, coutPadded_ - it.block * kBlock) / 16;
       const int64_t m = std::min(pixels, (it.run + 1) * run) - it.run * run;
       total += cost[i] = static_cast<double>(nb * (m + 2));
@@ -307,7 +306,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
   const Conv1x1F32Shape &s = s_;
   const int64_t oh = s.outH(), ow = s.outW(), pixels = oh * ow;
   const int64_t inBlocks = s.cin / 16;
-  const int64_t outBlocks = this->outBlocks(), runs = this->runs();
+  const int64_t outBlocks = this->outBlocks(), runs = runsOf(run_);
   const int64_t items = s.n * outBlocks * (s.pool ? 1 : runs);
   // Strides in floats: per image, per 16-channel block, per pixel.
   const int64_t xImage = s.cin * s.h * s.w,
@@ -342,7 +341,7 @@ GOPT_AVX512BW void Conv1x1F32::run(const float *src, float *dst) const {
     a.hardswish = s.hardswish;
     a.silu = s.silu;
     for (int64_t item = begin; item < end; ++item) {
-      const Item at = itemAt(item);
+      const Item at = itemAt(item, runs);
       const int64_t n = at.n, ob = at.block;
       int64_t r = at.run;
       const int64_t oc0 = ob * kBlock;

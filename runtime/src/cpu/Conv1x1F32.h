@@ -75,8 +75,8 @@ private:
     int64_t n, block, run;
   };
   int64_t outBlocks() const;
-  int64_t runs() const;
-  Item itemAt(int64_t item) const;
+  int64_t runsOf(int64_t run) const; // runs of `run` pixels an image has
+  Item itemAt(int64_t item, int64_t runs) const;
   // Pixels per run and, for plannedThreads_ threads, each thread's first
   // item (splits_[t] .. splits_[t + 1]): chosen at creation so that the
   // threads' shares of the work are even (planSplit).

@@ -388,13 +388,6 @@ void lstmUnits16(int64_t n, int64_t ld, const float *xp, const float *bias,
                  bool inputForget, float *gates, float *c, float *h, float *y) {
   lstmUnits(n, ld, xp, bias, rp, peep, clip, inputForget, gates, c, h, y);
 }
-void lstmUnitsPlain16(int64_t n, int64_t ld, const float *xp, const float *bias,
-                      const float *rp, float *c, float *h, float *y) {
-  std::vector<float> peep(3 * ld, 0.0f), gates(4 * n);
-  lstmUnits(n, ld, xp, bias, rp, peep.data(),
-            std::numeric_limits<float>::infinity(), false, gates.data(), c, h,
-            y);
-}
 #endif
 
 /// The LSTM recurrence split by hidden units over the threads, in one
@@ -502,7 +495,7 @@ public:
     const int64_t count = numSlices();
     // PyTorch's layers: no peepholes, clip or input_forget, and slices of
     // whole vectors (every slice but the last is; the last when hidden is).
-    const bool plain =
+    [[maybe_unused]] const bool plain =
         avx512_ && !inputForget && hidden % 16 == 0 &&
         clip == std::numeric_limits<float>::infinity() &&
         std::all_of(peep, peep + 3 * hidden, [](float v) { return v == 0; });
@@ -564,6 +557,7 @@ public:
               continue;
             }
             const int64_t t = reverse ? lens[b] - 1 - step : step;
+#ifdef GOPT_HAVE_AVX512_LANES
             if (plain) {
               lstmUnitsPlain16(
                   n, hidden, xproj + (t * batch + b) * rows + s.begin,
@@ -571,6 +565,7 @@ public:
                   y + ((t * directions + d) * batch + b) * hidden + s.begin);
               continue;
             }
+#endif
             (avx512_ ? lstmUnits16 : lstmUnits)(
                 n, hidden, xproj + (t * batch + b) * rows + s.begin,
                 bias + s.begin, s.out.data() + b * s.outLd, peep + s.begin,
