@@ -16,8 +16,10 @@ PACKAGES=(
   # MLIR/LLVM 19 (shared libMLIR.so) and its link dependencies
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools clang-19 lld-19
   libzstd-dev libedit-dev zlib1g-dev libxml2-dev
-  # importers, plans, runtime
+  # importers, plans, runtime (libomp: the OpenMP runtime gopt and oneDNN
+  # share, runtime/CMakeLists.txt)
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata libdnnl-dev
+  libomp-dev
   # image_decoder's codecs (each optional: a missing one's format is refused)
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   # dnnl's CMake config requires OpenCL (its GPU runtime); only recommended

@@ -38,6 +38,8 @@ for tool in ["gopt-translate", "gopt-run"]:
         config.available_features.add(tool)
 if config.gopt_enable_cuda:
     config.available_features.add("cuda")
+# The OpenMP runtime gopt and oneDNN run on (runtime/CMakeLists.txt).
+config.available_features.add(config.gopt_openmp_runtime)
 
 # image_decoder built with every codec library (runtime/CMakeLists.txt), and
 # PIL with every format, to write the images and decode them as the oracle.

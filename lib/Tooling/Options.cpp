@@ -34,9 +34,9 @@ const char *const kUsage = R"(usage: gopt-run MODEL [options]
   --backend B            cpu (default), reference, or cuda
   --batch N              value of dynamic batch dimensions (default 1)
   --threads N            intra-op threads (default: library default); idle
-                         threads spin briefly, then sleep (libgomp's
-                         default), or sleep at once when other tasks keep
-                         the CPUs busy; OMP_WAIT_POLICY overrides the choice
+                         threads spin about 5 ms, then sleep, or sleep at
+                         once when other tasks keep the CPUs busy;
+                         OMP_WAIT_POLICY and KMP_BLOCKTIME override it
   --affinity MODE        none (default): threads go where the kernel puts
                          them; cores: each thread pinned to a core of its
                          own, local ranks (--nproc, torchrun, mpirun) on

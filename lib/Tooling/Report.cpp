@@ -2,6 +2,7 @@
 #include "gopt/Tooling/Report.h"
 #include "gopt/Tooling/Profile.h"
 #include "gopt/Tooling/Run.h"
+#include "gopt/runtime/CpuInfo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,8 +112,8 @@ Status writeTrace(const std::string &path, const Session &session,
 std::string openMPWaitDescription() {
   const char *policy = std::getenv("OMP_WAIT_POLICY");
   const char *choice = std::getenv("GOPT_OMP_WAIT_CHOICE");
-  std::string text =
-      policy ? policy : "default (libgomp: a short spin, then sleep)";
+  std::string text = std::string(policy ? policy : "default") + " (" +
+                     openMPWaitBehaviour() + ")";
   if (choice && *choice)
     text += std::string(policy ? " (chosen: " : " (") + choice + ")";
   return text;

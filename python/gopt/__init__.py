@@ -25,18 +25,21 @@ from . import errors
 
 
 def _choose_omp_wait_policy():
-    # libgomp reads OMP_WAIT_POLICY once, when it loads (with _gopt below):
-    # as gopt-run does, wait passively when other processes keep the CPUs
-    # busy, where spinning threads take the CPU their partners need (a
-    # training step 3-5x slower). Unless the user chose; too late if another
-    # package (torch) loaded libgomp first.
+    # The OpenMP runtime reads OMP_WAIT_POLICY once (libgomp when it loads,
+    # libomp at its first parallel region): as gopt-run does, wait passively
+    # when other processes keep the CPUs busy, where spinning threads take
+    # the CPU their partners need (a training step 3-5x slower), else spin
+    # briefly. Unless the user chose; too late if another package (torch)
+    # loaded libgomp first.
     if "OMP_WAIT_POLICY" in _os.environ:
         return
-    from ._wait_policy import choose
+    from ._wait_policy import SPIN_MILLISECONDS, choose
     policy, reason = choose(0)
     _os.environ["GOPT_OMP_WAIT_CHOICE"] = reason
     if policy:
         _os.environ["OMP_WAIT_POLICY"] = policy
+    else:
+        _os.environ.setdefault("KMP_BLOCKTIME", str(SPIN_MILLISECONDS))
 
 
 _choose_omp_wait_policy()

@@ -1,8 +1,8 @@
 //===- wait_policy.cpp - gopt._wait_policy --------------------------------===//
 //
 // runtime::chooseOpenMPWaitPolicy for the package's __init__, which must set
-// OMP_WAIT_POLICY before gopt._gopt loads libgomp (gopt-run re-executes
-// itself instead). Links no OpenMP.
+// OMP_WAIT_POLICY (or libomp's KMP_BLOCKTIME) before gopt._gopt loads the
+// OpenMP runtime (gopt-run re-executes itself instead). Links no OpenMP.
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/CpuInfo.h"
@@ -22,5 +22,6 @@ PYBIND11_MODULE(_wait_policy, m) {
       },
       py::arg("threads") = 0,
       "(policy, reason): 'passive' when other tasks keep the CPUs busy, "
-      "else '' (libgomp's default).");
+      "else '' (a short spin: SPIN_MILLISECONDS in libomp's KMP_BLOCKTIME).");
+  m.attr("SPIN_MILLISECONDS") = gopt::runtime::kOpenMPSpinMilliseconds;
 }

@@ -2,6 +2,7 @@
 profile and trace. Most tests run the plans in data/, so a runtime-only
 build runs them too."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -206,3 +207,29 @@ def test_without_the_compiler_graphs_raise_unimplemented(relu_plan, tmp_path):
                  gopt.available_passes):
         with pytest.raises(gopt.Unimplemented):
             call()
+
+
+def test_gopt_and_onednn_share_one_openmp_pool(conv_plan):
+    # _gopt links libomp ahead of libdnnl (whose own dependency is libgomp):
+    # loaded by Python with RTLD_LOCAL, both must still fork onto one pool,
+    # else a second pool's threads would spin against the first's.
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no worker threads to count")
+    script = textwrap.dedent("""
+        import os, sys
+        sys.path[:0] = %r
+        import numpy as np
+        import gopt
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+        before = threads()
+        session = gopt.InferenceSession(%r, threads=2)
+        x = np.ones((64, 8, 8, 4), np.float32)
+        for _ in range(3):
+            session.run(None, {"x": x})
+        print(threads() - before)
+    """ % (sys.path, conv_plan))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    # One worker beside the caller's thread; two runtimes would add two.
+    assert int(out) == 1, "%s threads added by a 2-thread session" % out

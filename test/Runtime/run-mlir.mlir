@@ -11,10 +11,11 @@
 /// gopt-run compiles .mlir graphs on the fly, times them and profiles each
 /// op; --compare runs two graphs on the same inputs.
 
-/// Unless the user sets OMP_WAIT_POLICY, gopt-run keeps libgomp's wait (a
-/// short spin, then sleep) when its threads have CPUs to themselves and
-/// waits passively on a busy machine, and says which and why.
-// CHECK: model: {{.*}}run-mlir.mlir  backend: cpu  batch: 3  threads: 0  omp-wait: {{(default \(libgomp: a short spin, then sleep\) \(|passive \(chosen: )[0-9.]+ other runnable tasks on [0-9]+ CPUs\)$}}
+/// Unless the user sets OMP_WAIT_POLICY, gopt-run lets idle threads spin
+/// briefly, then sleep, when its threads have CPUs to themselves and waits
+/// passively on a busy machine, and says which, on which OpenMP runtime,
+/// and why (openmp-runtime.test checks that libomp agrees).
+// CHECK: model: {{.*}}run-mlir.mlir  backend: cpu  batch: 3  threads: 0  omp-wait: {{(default \(lib(g?)omp[.0-9so]*: (spin 5 ms|a short spin), then sleep\) \(|passive \(lib(g?)omp[.0-9so]*: sleep at once\) \(chosen: )[0-9.]+ other runnable tasks on [0-9]+ CPUs\)$}}
 // CHECK: latency (ms): median {{[0-9.]+}}  p90 {{[0-9.]+}}  min {{[0-9.]+}}  (5 iterations after 2 warm-up)
 // CHECK: throughput: {{[0-9.]+}} samples/s
 // CHECK: op kind device

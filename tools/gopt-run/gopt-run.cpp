@@ -37,9 +37,11 @@ std::string envOr(const char *name, const char *other, const char *fallback) {
 /// libgomp reads its wait policy and places once, when it loads, so when
 /// the user set none gopt-run chooses them and re-executes itself with
 /// them: OMP_WAIT_POLICY=passive when the machine is busy
-/// (chooseOpenMPWaitPolicy), OMP_PLACES and OMP_PROC_BIND=close for
-/// --affinity cores (choosePinnedPlaces). GOPT_OMP_WAIT_CHOICE and
-/// GOPT_AFFINITY_CHOICE carry the reasons to the report.
+/// (chooseOpenMPWaitPolicy), else libomp's KMP_BLOCKTIME for a short spin
+/// (libomp reads it at its first parallel region), OMP_PLACES and
+/// OMP_PROC_BIND=close for --affinity cores (choosePinnedPlaces).
+/// GOPT_OMP_WAIT_CHOICE and GOPT_AFFINITY_CHOICE carry the reasons to the
+/// report.
 void chooseThreadEnvironment(char **argv,
                              const gopt::tooling::ToolOptions &options) {
   bool reexecute = false;
@@ -50,6 +52,10 @@ void chooseThreadEnvironment(char **argv,
     if (!choice.policy.empty()) {
       setenv("OMP_WAIT_POLICY", choice.policy.c_str(), /*overwrite=*/1);
       reexecute = true;
+    } else {
+      setenv("KMP_BLOCKTIME",
+             std::to_string(gopt::runtime::kOpenMPSpinMilliseconds).c_str(),
+             /*overwrite=*/0);
     }
   }
   // --nproc's launcher only waits for its ranks, which pin themselves.

@@ -1,12 +1,20 @@
 //===- CpuInfo.cpp - What backend "cpu" computes natively -----------------===//
 #include "gopt/runtime/CpuInfo.h"
 
+#include <dlfcn.h>
 #include <dnnl.hpp>
 
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+
+// What GCC compiles `#pragma omp parallel` to, in libgomp and in libomp.
+extern "C" void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads,
+                              unsigned flags);
 
 namespace gopt::runtime {
 
@@ -59,6 +67,49 @@ std::string cpuIsaName() {
   default:
     return "unknown";
   }
+}
+
+std::string openMPRuntimeName() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&GOMP_parallel), &info) == 0 ||
+      !info.dli_fname)
+    return "";
+  const char *slash = std::strrchr(info.dli_fname, '/');
+  return slash ? slash + 1 : info.dli_fname;
+}
+
+std::string openMPWaitBehaviour() {
+  std::string runtime = openMPRuntimeName();
+  const char *env = std::getenv("OMP_WAIT_POLICY");
+  std::string policy = env ? env : "";
+  for (char &c : policy)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string behaviour;
+  if (runtime.rfind("libomp", 0) == 0) {
+    // libomp: KMP_BLOCKTIME, where set, overrides the policy's spin.
+    const char *blocktime = std::getenv("KMP_BLOCKTIME");
+    if (blocktime && std::strcmp(blocktime, "infinite") == 0)
+      behaviour = "spin, never sleep";
+    else if (blocktime && std::atoi(blocktime) == 0)
+      behaviour = "sleep at once";
+    else if (blocktime)
+      behaviour = std::string("spin ") + blocktime + " ms, then sleep";
+    else if (policy == "active")
+      behaviour = "spin, never sleep";
+    else if (policy == "passive")
+      behaviour = "sleep at once";
+    else
+      behaviour = "spin 200 ms, then sleep";
+  } else {
+    // libgomp: GOMP_SPINCOUNT's 300,000 spins, 30,000,000 when active.
+    if (policy == "active")
+      behaviour = "a long spin, then sleep";
+    else if (policy == "passive")
+      behaviour = "sleep at once";
+    else
+      behaviour = "a short spin, then sleep";
+  }
+  return (runtime.empty() ? std::string("OpenMP") : runtime) + ": " + behaviour;
 }
 
 } // namespace gopt::runtime

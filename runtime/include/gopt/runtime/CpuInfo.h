@@ -37,19 +37,37 @@ std::string cpuIsaName();
 
 // How OpenMP's idle threads should wait in a process about to run
 // `threads` threads (0: one per CPU), when the user set no policy.
-// libgomp's default (spin about 300,000 iterations, then sleep) is fastest
-// when every thread has a CPU of its own: parallel regions follow each other
-// within microseconds. When other processes already keep the CPUs busy, a
-// spinning thread holds the CPU its partner needs and each region waits for
-// the scheduler (measured: a transformer at batch 1, 12 ms passive, 300-800
-// ms spinning), so passive waiting is chosen. libgomp reads the policy once,
-// when it loads: callers set OMP_WAIT_POLICY before that (gopt-run
-// re-executes itself).
+// A short spin, then sleep, is fastest when every thread has a CPU of its
+// own: parallel regions follow each other within microseconds. When other
+// processes already keep the CPUs busy, a spinning thread holds the CPU its
+// partner needs and each region waits for the scheduler (measured: a
+// transformer at batch 1, 12 ms passive, 300-800 ms spinning), so passive
+// waiting is chosen. libgomp reads the policy once, when it loads, libomp at
+// its first parallel region: callers set OMP_WAIT_POLICY before either
+// (gopt-run re-executes itself).
 struct WaitPolicyChoice {
-  std::string policy; // "passive", or empty for libgomp's default
+  std::string policy; // "passive", or empty for the short spin
   std::string reason; // e.g. "3.2 other runnable tasks on 2 CPUs"
 };
 WaitPolicyChoice chooseOpenMPWaitPolicy(int threads);
+
+// The short spin's length in libomp's terms (KMP_BLOCKTIME, milliseconds),
+// which callers set with an empty policy unless the user set KMP_BLOCKTIME:
+// about what libgomp's 300,000 spins take (6 ms on a Zen 5), where libomp's
+// own default spins 200 ms, long enough to take a CPU from the training
+// input pipeline's threads between steps.
+constexpr int kOpenMPSpinMilliseconds = 5;
+
+// The OpenMP runtime this process's parallel regions run on: the file name
+// of the library that defines the GOMP_parallel gopt calls (e.g.
+// "libomp.so.5", "libgomp.so.1"), as the dynamic linker resolved it; oneDNN
+// resolves it the same way. Empty where it cannot be told.
+std::string openMPRuntimeName();
+
+// What openMPRuntimeName's runtime does with idle threads under
+// OMP_WAIT_POLICY and KMP_BLOCKTIME as they are now, e.g. "libomp.so.5:
+// spin 5 ms, then sleep".
+std::string openMPWaitBehaviour();
 
 // The cores this process may run on (sched_getaffinity), each as its
 // logical CPUs (a core's hyperthreads together), in CPU order.
