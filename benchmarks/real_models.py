@@ -4,7 +4,7 @@
   benchmarks/real_models.py [--build-dir build] [--threads 2] [--repeats 3]
                             [--models ppocr-det,ppocr-rec,ppocr-cls,transformer,lstm]
                             [--batches 1,8] [--waits default,passive]
-                            [--baseline OLD/bin/gopt-run]
+                            [--baseline OLD/bin/gopt-run] [--iterations N]
                             [--out benchmarks/results/real-models-DATE.json]
 
 The models are the ones a user meets: PP-OCRv4's text detector and
@@ -141,6 +141,10 @@ def main():
                    help="gopt's OpenMP wait settings, e.g. default,passive")
     p.add_argument("--baseline", help="an older gopt-run binary timed in the "
                    "same rounds with gopt-run's default wait")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="timed steps per repeat for every model (default: "
+                   "each model's own, 20-50; batch 1's few milliseconds "
+                   "need hundreds for a stable median)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.baseline and not os.access(args.baseline, os.X_OK):
@@ -174,6 +178,9 @@ def main():
         for name in names:
             model, input_name, shape, dtype, warmup, iterations = \
                 model_spec(name)
+            if args.iterations:
+                iterations = args.iterations
+                warmup = max(warmup, iterations // 10)
             for batch in [int(b) for b in args.batches.split(",")]:
                 path = os.path.join(tmp, "%s-%d.npy" % (name, batch))
                 np.save(path, make_input(shape, dtype, batch))
