@@ -90,6 +90,41 @@ TEST(GemvF32, MatchesDoubleLoop) {
   }
 }
 
+// runShare, as the squeeze-and-excitation kernel calls it from inside its
+// own parallel region: each of nt shares writes whole panels, the shares
+// tile [0, n) in order, and together they give run()'s bits.
+TEST(GemvF32, SharesTileTheColumns) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t n : {240, 48, 960, 7})
+    for (int nt : {1, 2, 3, 5}) {
+      SCOPED_TRACE(::testing::Message() << n << " columns, " << nt);
+      const int64_t k = 33;
+      std::vector<float> w(k * n), b(n), x(k), whole(n), shared(n, NAN);
+      for (float &v : w)
+        v = u(rng);
+      for (float &v : b)
+        v = u(rng);
+      for (float &v : x)
+        v = u(rng);
+      std::unique_ptr<GemvF32> g =
+          GemvF32::create(shape(k, n, true, false), w.data());
+      ASSERT_TRUE(g);
+      g->run(x.data(), b.data(), whole.data());
+      int64_t next = 0;
+      for (int id = 0; id < nt; ++id) {
+        auto [first, last] =
+            g->runShare(x.data(), b.data(), shared.data(), id, nt);
+        EXPECT_EQ(first, next);
+        EXPECT_TRUE(first == last || first % 64 == 0);
+        next = last;
+      }
+      EXPECT_EQ(next, n);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(shared[j], whole[j]) << "column " << j;
+    }
+}
+
 // Packed weights of 1 MiB and more start on a 2 MiB boundary (where Linux
 // may back them with a huge page), smaller ones and all with
 // GOPT_HUGE_PAGE_WEIGHTS=0 on a cache line; all start zeroed.

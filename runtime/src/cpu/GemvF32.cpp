@@ -78,37 +78,43 @@ std::unique_ptr<GemvF32> GemvF32::create(const GemvF32Shape &s,
   return g;
 }
 
-GOPT_AVX512BW void GemvF32::run(const float *x, const float *bias,
-                                float *y) const {
+GOPT_AVX512BW std::pair<int64_t, int64_t> GemvF32::runShare(const float *x,
+                                                            const float *bias,
+                                                            float *y, int id,
+                                                            int nt) const {
   const int64_t k = s_.k, n = s_.n;
   const int64_t panels = (n + kPanel - 1) / kPanel;
+  const int64_t first = panels * id / nt, last = panels * (id + 1) / nt;
+  for (int64_t p = first; p < last; ++p) {
+    const int64_t p0 = p * kPanel, cols = std::min(kPanel, n - p0);
+    const float *w = w_.data() + p0 * k;
+    const float *b = bias ? bias + p0 : nullptr;
+    switch ((cols + 15) / 16) {
+    case 1:
+      panel<1>(x, w, k, b, y + p0, cols, s_.relu);
+      break;
+    case 2:
+      panel<2>(x, w, k, b, y + p0, cols, s_.relu);
+      break;
+    case 3:
+      panel<3>(x, w, k, b, y + p0, cols, s_.relu);
+      break;
+    default:
+      panel<4>(x, w, k, b, y + p0, cols, s_.relu);
+      break;
+    }
+  }
+  return {std::min(n, first * kPanel), std::min(n, last * kPanel)};
+}
+
+void GemvF32::run(const float *x, const float *bias, float *y) const {
+  const int64_t panels = (s_.n + kPanel - 1) / kPanel;
   const int threads =
       omp_in_parallel()
           ? 1
           : static_cast<int>(std::min<int64_t>(omp_get_max_threads(), panels));
 #pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    for (int64_t p = panels * id / nt; p < panels * (id + 1) / nt; ++p) {
-      const int64_t p0 = p * kPanel, cols = std::min(kPanel, n - p0);
-      const float *w = w_.data() + p0 * k;
-      const float *b = bias ? bias + p0 : nullptr;
-      switch ((cols + 15) / 16) {
-      case 1:
-        panel<1>(x, w, k, b, y + p0, cols, s_.relu);
-        break;
-      case 2:
-        panel<2>(x, w, k, b, y + p0, cols, s_.relu);
-        break;
-      case 3:
-        panel<3>(x, w, k, b, y + p0, cols, s_.relu);
-        break;
-      default:
-        panel<4>(x, w, k, b, y + p0, cols, s_.relu);
-        break;
-      }
-    }
-  }
+  runShare(x, bias, y, omp_get_thread_num(), omp_get_num_threads());
 }
 
 #else // !GOPT_HAVE_AVX512_LANES
@@ -117,6 +123,10 @@ std::unique_ptr<GemvF32> GemvF32::create(const GemvF32Shape &, const float *) {
   return nullptr;
 }
 void GemvF32::run(const float *, const float *, float *) const {}
+std::pair<int64_t, int64_t> GemvF32::runShare(const float *, const float *,
+                                              float *, int, int) const {
+  return {0, 0};
+}
 
 #endif
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "HugePageBuffer.h"
@@ -35,6 +36,12 @@ public:
   // y[N] = relu?(x[K] * W + bias[N]) (bias: null without one). Runs on
   // omp_get_max_threads() threads (one inside a parallel region).
   void run(const float *x, const float *bias, float *y) const;
+  // Thread `id` of `nt`'s share of run(), for a caller already inside a
+  // parallel region: whole panels, columns [first, last) of y, returned.
+  std::pair<int64_t, int64_t> runShare(const float *x, const float *bias,
+                                       float *y, int id, int nt) const;
+  // The packed weights' bytes.
+  size_t bytes() const { return w_.size() * sizeof(float); }
 
 private:
   GemvF32Shape s_;
