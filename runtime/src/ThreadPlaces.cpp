@@ -3,7 +3,7 @@
 // choosePinnedPlaces (CpuInfo.h): the cores this process may use, grouped
 // from the kernel's topology (a core's hyperthreads are one place), and the
 // slice of them a local rank takes, as OMP_PLACES. Like WaitPolicy.cpp it
-// needs no OpenMP: it runs before libgomp loads.
+// needs no OpenMP: it runs before the OpenMP runtime starts.
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/CpuInfo.h"

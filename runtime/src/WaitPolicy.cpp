@@ -1,9 +1,9 @@
 //===- WaitPolicy.cpp - OpenMP wait policy for a busy machine -------------===//
 //
 // chooseOpenMPWaitPolicy (CpuInfo.h) on its own, with no oneDNN or OpenMP:
-// it must run before libgomp loads, so the Python package calls it from a
-// module of its own (python/src/wait_policy.cpp) before it loads the one that
-// links libgomp.
+// it must run before the OpenMP runtime starts (libgomp reads its settings
+// when it loads), so the Python package calls it from a module of its own
+// (python/src/wait_policy.cpp) before it loads the one that links OpenMP.
 //
 //===----------------------------------------------------------------------===//
 #include "gopt/runtime/CpuInfo.h"

@@ -81,7 +81,7 @@ void chooseThreadEnvironment(char **argv,
       if (!choice.places.empty()) {
         setenv("OMP_PLACES", choice.places.c_str(), /*overwrite=*/1);
         setenv("OMP_PROC_BIND", "close", /*overwrite=*/1);
-        // One thread per place when --threads leaves the count to libgomp.
+        // One thread per place when --threads leaves the count to OpenMP.
         if (options.threads() <= 0 && !std::getenv("OMP_NUM_THREADS"))
           setenv("OMP_NUM_THREADS",
                  std::to_string(std::count(choice.places.begin(),
@@ -95,7 +95,7 @@ void chooseThreadEnvironment(char **argv,
   if (!reexecute)
     return;
   execv("/proc/self/exe", argv);
-  // Re-executing failed: libgomp keeps its defaults, and the report says so.
+  // Re-executing failed: OpenMP keeps its defaults, and the report says so.
   unsetenv("OMP_WAIT_POLICY");
   unsetenv("OMP_PLACES");
   unsetenv("GOPT_AFFINITY_CHOICE");

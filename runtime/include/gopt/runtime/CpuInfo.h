@@ -78,7 +78,7 @@ std::vector<std::vector<int>> allowedCores();
 // local ranks), local rank r taking the r-th run of cores, so that ranks
 // started on one machine never share a core. `places` is OMP_PLACES's
 // value (empty: not pinned, `description` says why); the caller sets it
-// with OMP_PROC_BIND=close before libgomp loads.
+// with OMP_PROC_BIND=close before the OpenMP runtime starts.
 struct PlacesChoice {
   std::string places;
   std::string description; // e.g. "cores {0},{1} (local rank 0 of 2)"
