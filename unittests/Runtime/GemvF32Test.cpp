@@ -29,17 +29,20 @@ using gopt::runtime::cpu::HugePageBuffer;
 
 namespace {
 
+// Weights, bias and input, uniform in [-1, 1).
+void fillUniform(std::mt19937 &rng, std::vector<float> &w,
+                 std::vector<float> &b, std::vector<float> &x) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (std::vector<float> *vec : {&w, &b, &x})
+    for (float &v : *vec)
+      v = u(rng);
+}
+
 // Largest |kernel - double loop| over the result.
 double maxError(const GemvF32Shape &s, bool bias, int threads) {
   std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> w(s.k * s.n), b(s.n), x(s.k), y(s.n + 16, 1e9f);
-  for (float &v : w)
-    v = u(rng);
-  for (float &v : b)
-    v = u(rng);
-  for (float &v : x)
-    v = u(rng);
+  fillUniform(rng, w, b, x);
   std::unique_ptr<GemvF32> g = GemvF32::create(s, w.data());
   EXPECT_TRUE(g);
   if (!g)
@@ -95,18 +98,12 @@ TEST(GemvF32, MatchesDoubleLoop) {
 // tile [0, n) in order, and together they give run()'s bits.
 TEST(GemvF32, SharesTileTheColumns) {
   std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t n : {240, 48, 960, 7})
     for (int nt : {1, 2, 3, 5}) {
       SCOPED_TRACE(::testing::Message() << n << " columns, " << nt);
       const int64_t k = 33;
       std::vector<float> w(k * n), b(n), x(k), whole(n), shared(n, NAN);
-      for (float &v : w)
-        v = u(rng);
-      for (float &v : b)
-        v = u(rng);
-      for (float &v : x)
-        v = u(rng);
+      fillUniform(rng, w, b, x);
       std::unique_ptr<GemvF32> g =
           GemvF32::create(shape(k, n, true, false), w.data());
       ASSERT_TRUE(g);
