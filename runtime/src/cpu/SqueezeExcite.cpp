@@ -240,16 +240,9 @@ public:
     block_ = p_.block == 0 ? 1 : p_.block;
     blocks_ = p_.block == 0 ? c : (c + block_ - 1) / block_;
     padded_ = blocks_ * block_;
-    w1t_.assign(c * s, 0.0f);
-    w2t_.assign(s * padded_, 0.0f);
-    for (int64_t j = 0; j < s; ++j)
-      for (int64_t k = 0; k < c; ++k) {
-        w1t_[k * s + j] = p_.w1[j * c + k];
-        w2t_[j * padded_ + k] = p_.w2[k * s + j];
-      }
-    // One image's products split between threads are matrix-vector
-    // products: GemvF32 streams each weight once from huge pages in
-    // 64-column panels, where the rows above take one call per input
+    // One image's products too large to run whole on every thread are
+    // matrix-vector products: GemvF32 streams each weight once in 64-column
+    // panels, where the transposed rows below take one call per input
     // channel (MobileNetV3's 960 -> 240 -> 960 blocks read their 1.8 MB at
     // a third of GemvF32's rate).
     if (p_.n == 1 && (p_.splitProducts || c * s > kRedundantMacs) &&
@@ -260,6 +253,15 @@ public:
                                p_.w2.data());
       if (!gemv1_ || !gemv2_)
         gemv1_.reset(), gemv2_.reset();
+    }
+    if (!gemv1_) {
+      w1t_.assign(c * s, 0.0f);
+      w2t_.assign(s * padded_, 0.0f);
+      for (int64_t j = 0; j < s; ++j)
+        for (int64_t k = 0; k < c; ++k) {
+          w1t_[k * s + j] = p_.w1[j * c + k];
+          w2t_[j * padded_ + k] = p_.w2[k * s + j];
+        }
     }
     if (p_.projOut > 0) {
       const int64_t co = p_.projOut;
@@ -309,9 +311,9 @@ public:
     const size_t nt = static_cast<size_t>(maxThreads);
     partial_.resize(nt * n * pc);
     hiddenPart_.resize(nt * n * s);
-    // Each thread's hidden sums, then (GemvF32's products) its copy of
-    // the pooled means.
-    hidden_.resize(nt * (n * s + (gemv1_ ? c : 0)));
+    hidden_.resize(nt * n * s);
+    if (gemv1_)
+      means_.resize(nt * c);
     // Padding channels' gates stay 0 (never written), so they scale to 0.
     gate_.resize(nt * n * pc, 0.0f);
     // The passes over x split pixels, not channel blocks: NHWC is one
@@ -356,10 +358,10 @@ public:
       // barrier) and the second's outputs.
       const bool split = !redundant && threads > 1;
       float *gate = gate_.data() + (split ? 0 : me) * n * pc;
-      if (split && gemv1_) {
+      if (gemv1_) {
         // One image: each thread its panels of each product, the
         // activation on its own columns.
-        float *mean = hidden_.data() + me * (s + c) + s; // n == 1
+        float *mean = means_.data() + me * c;
         for (int64_t k = 0; k < c; ++k) {
           float sum = 0.0f;
           for (int t = 0; t < threads; ++t)
@@ -482,8 +484,11 @@ private:
   SqueezeExciteParams p_;
   int64_t block_ = 1, blocks_ = 0, padded_ = 0;
   std::vector<float> w1t_, w2t_, partial_, hiddenPart_, hidden_, gate_;
-  // The products as GemvF32's (one image, split between threads), or null.
+  // The products as GemvF32's (one image, too large to run whole on every
+  // thread; then w1t_ and w2t_ stay empty), or null; each thread's copy of
+  // the pooled means they read.
   std::unique_ptr<GemvF32> gemv1_, gemv2_;
+  std::vector<float> means_;
   // The projection's: weights [channels][cout padded], their gated copy,
   // bias (padded), the result's store masks per output block.
   int64_t outBlocks_ = 0, yImage_ = 0; // yImage_: floats per image
